@@ -1,0 +1,41 @@
+"""Every prompt of the sandbox, as jinja2 templates rendered in a sandboxed, strict environment.
+
+Templates live beside this module (`*.j2`) and ship as package data. An
+undefined variable is an error, never an empty string.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import FileSystemLoader, StrictUndefined
+from jinja2.sandbox import SandboxedEnvironment
+
+__all__ = ["TEMPLATE_DIR", "environment", "render", "template_names"]
+
+TEMPLATE_DIR = Path(__file__).parent
+
+
+@lru_cache(maxsize=1)
+def environment() -> SandboxedEnvironment:
+    """The shared template environment."""
+    return SandboxedEnvironment(
+        loader=FileSystemLoader(str(TEMPLATE_DIR)),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
+
+
+def render(name: str, **variables: Any) -> str:
+    """Render template `name` (for example `ultimatum/propose.j2`) with `variables`, stripped."""
+    return environment().get_template(name).render(**variables).strip()
+
+
+def template_names() -> list[str]:
+    """Every template shipped, relative to the template directory."""
+    return sorted(str(p.relative_to(TEMPLATE_DIR)) for p in TEMPLATE_DIR.rglob("*.j2"))

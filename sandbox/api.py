@@ -1,0 +1,96 @@
+"""The Python API: run a scenario, resume a run, and read a run directory as a `RunResult`.
+
+    >>> from sandbox import load_scenario, run            # doctest: +SKIP
+    >>> result = run(load_scenario("scenarios/default.yaml"))
+    >>> result.metrics.groupby("norm")["offered_share"].mean()
+    >>> result.plot()
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+from matplotlib.figure import Figure
+
+from sandbox import run_dir as layout
+from sandbox._sync import run_sync
+from sandbox.llm.transcript import read_transcript
+from sandbox.runner import ProgressHooks, aresume, arun
+from sandbox.scenario import Scenario, load_scenario
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run, read from its directory (tables load on first use)."""
+
+    path: Path
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunResult:
+        """Open a run directory written by `run` or `sandbox run`."""
+        path = Path(path)
+        if not (path / layout.SUMMARY).is_file():
+            raise FileNotFoundError(f"{path} holds no finished run (no {layout.SUMMARY}); resume it first")
+        return cls(path)
+
+    @cached_property
+    def scenario(self) -> Scenario:
+        return load_scenario(self.path / layout.SCENARIO)
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        return json.loads((self.path / layout.SUMMARY).read_text())
+
+    @cached_property
+    def metrics(self) -> pd.DataFrame:
+        """One row per agent, epoch and run."""
+        return pd.read_csv(self.path / layout.METRICS)
+
+    @cached_property
+    def episodes(self) -> pd.DataFrame:
+        """One row per episode."""
+        return pd.read_csv(self.path / layout.EPISODES)
+
+    @cached_property
+    def transcripts(self) -> pd.DataFrame:
+        """One row per LLM call (messages as lists of dicts)."""
+        return pd.DataFrame(read_transcript(self.path / layout.TRANSCRIPTS))
+
+    def plot(self) -> Figure:
+        """Offered share by norm with 95% CIs (and over epochs)."""
+        from sandbox.plots import plot_offered_share
+
+        return plot_offered_share(self.episodes, title=self.scenario.name)
+
+    def __repr__(self) -> str:
+        return f"RunResult({str(self.path)!r}, episodes={self.summary.get('episodes')})"
+
+
+def run(
+    scenario: Scenario | str | Path,
+    *,
+    out: str | Path | None = None,
+    models: Mapping[str, BaseChatModel] | None = None,
+    hooks: ProgressHooks | None = None,
+) -> RunResult:
+    """Run a scenario (a `Scenario` or a path to a YAML file) and return its result.
+
+    Works in scripts and in notebooks (a running event loop is left alone).
+    """
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    return RunResult.load(run_sync(arun(scenario, out=out, models=models, hooks=hooks)))
+
+
+def resume(
+    path: str | Path, *, models: Mapping[str, BaseChatModel] | None = None, hooks: ProgressHooks | None = None
+) -> RunResult:
+    """Continue an interrupted run and return its result."""
+    return RunResult.load(run_sync(aresume(path, models=models, hooks=hooks)))

@@ -1,0 +1,168 @@
+"""The ultimatum game: a proposer splits an amount in words; a responder accepts or rejects.
+
+A proposal reads "For the 52 apples, the proposer will get 40, and the
+responder will get 12." The parser is tolerant of wording but strict about
+arithmetic: both parts must be whole, non-negative and add up to the amount.
+An answer that does not parse is an illegal move (`ParseError`), never a
+guess. Backends that enforce grammars get one that only admits legal splits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from sandbox.llm.contracts import Constraint
+
+Decision = Literal["accept", "reject"]
+
+# Above this many alternatives the grammar admits any digits and the parser checks the sum.
+_ENUMERATE_UP_TO = 2000
+
+
+class ParseError(ValueError):
+    """An answer that is not a legal move; the message says why, for the re-ask."""
+
+
+@dataclass(frozen=True)
+class Stake:
+    """What is split in one episode."""
+
+    amount: int
+    currency: str
+
+    def __post_init__(self) -> None:
+        if self.amount < 1:
+            raise ValueError("the amount must be positive")
+
+
+@dataclass(frozen=True)
+class Split:
+    """A legal proposal: the parts of proposer and responder."""
+
+    proposer: int
+    responder: int
+
+    def offered_share(self) -> float:
+        """The responder's part as a fraction of the amount."""
+        return self.responder / (self.proposer + self.responder)
+
+
+def proposal_sentence(stake: Stake, split: Split) -> str:
+    """The canonical sentence for a split.
+
+    >>> proposal_sentence(Stake(52, "apples"), Split(40, 12))
+    'For the 52 apples, the proposer will get 40, and the responder will get 12.'
+    """
+    return (
+        f"For the {stake.amount} {stake.currency}, the proposer will get {split.proposer}, "
+        f"and the responder will get {split.responder}."
+    )
+
+
+_NUMBER = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+_PROPOSER = re.compile(
+    r"proposer\W+(?:\w+\W+){0,3}?(?:get|gets|receive|receives|keep|keeps|take|takes)\W+(?:\w+\W+){0,2}?" + _NUMBER,
+    re.I,
+)
+_RESPONDER = re.compile(
+    r"responder\W+(?:\w+\W+){0,3}?(?:get|gets|receive|receives|keep|keeps|take|takes)\W+(?:\w+\W+){0,2}?" + _NUMBER,
+    re.I,
+)
+_SELF = re.compile(r"\b(?:I|me)\b\W+(?:\w+\W+){0,2}?(?:get|keep|take|receive)\W+(?:\w+\W+){0,2}?" + _NUMBER, re.I)
+_OTHER = re.compile(r"\byou\b\W+(?:\w+\W+){0,2}?(?:get|receive|take|keep)\W+(?:\w+\W+){0,2}?" + _NUMBER, re.I)
+
+
+def _whole(text: str) -> int:
+    value = float(text.replace(",", ""))
+    if value != int(value):
+        raise ParseError(f"the parts must be whole numbers, not {text}")
+    return int(value)
+
+
+def parse_proposal(text: str, stake: Stake) -> Split:
+    """Read a split from a proposal in natural language.
+
+    >>> parse_proposal("For the 52 apples, the proposer will get 40, and the responder will get 12.", Stake(52, "apples"))
+    Split(proposer=40, responder=12)
+    >>> parse_proposal("I keep 7 and you get 3.", Stake(10, "dollars"))
+    Split(proposer=7, responder=3)
+
+    Raises:
+        ParseError: the parts are missing, not whole, negative, or do not add up.
+    """
+    proposer = _PROPOSER.search(text) or _SELF.search(text)
+    responder = _RESPONDER.search(text) or _OTHER.search(text)
+    if not proposer or not responder:
+        raise ParseError(
+            "could not find both parts; answer exactly like: "
+            f"For the {stake.amount} {stake.currency}, the proposer will get X, and the responder will get Y."
+        )
+    split = Split(_whole(proposer.group(1)), _whole(responder.group(1)))
+    if split.proposer + split.responder != stake.amount:
+        raise ParseError(
+            f"the parts {split.proposer} + {split.responder} = {split.proposer + split.responder} "
+            f"do not add up to {stake.amount}"
+        )
+    return split
+
+
+_NEGATED_ACCEPT = re.compile(r"\b(?:not|n't|never|cannot|can't|won't)\s+accept", re.I)
+_KEYWORD = re.compile(r"\b(accept\w*|reject\w*|decline\w*|refuse\w*)\b", re.I)
+
+
+def parse_decision(text: str) -> Decision:
+    """Read accept or reject; the first decision word counts.
+
+    >>> parse_decision("Accept. Thank you kindly!")
+    'accept'
+    >>> parse_decision("I will not accept this.")
+    'reject'
+
+    Raises:
+        ParseError: the answer holds no decision.
+    """
+    if _NEGATED_ACCEPT.search(text):
+        return "reject"
+    match = _KEYWORD.search(text)
+    if not match:
+        raise ParseError("answer with the word accept or the word reject")
+    return "accept" if match.group(1).lower().startswith("accept") else "reject"
+
+
+def _literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_REMARK = r'remark ::= " " [^\n]{8,160}'
+
+
+def proposal_constraint(stake: Stake, *, remark: bool) -> Constraint:
+    """A grammar that admits only legal proposals (and, if asked, one remark after them)."""
+    head = _literal(f"For the {stake.amount} {stake.currency}, the proposer will get ")
+    if stake.amount <= _ENUMERATE_UP_TO:
+        splits = " | ".join(
+            _literal(f"{p}, and the responder will get {stake.amount - p}.") for p in range(stake.amount + 1)
+        )
+        body = f"root ::= {head} split{' remark' if remark else ''}\nsplit ::= {splits}"
+    else:
+        tail = _literal(", and the responder will get ")
+        body = f'root ::= {head} num {tail} num "."{" remark" if remark else ""}\nnum ::= [0-9]{{1,12}}'
+    regex = (
+        re.escape(f"For the {stake.amount} {stake.currency}, the proposer will get ")
+        + r"\d+, and the responder will get \d+\."
+        + (r" [^\n]{8,160}" if remark else "")
+    )
+    return Constraint(grammar=body + (f"\n{_REMARK}" if remark else ""), regex=regex)
+
+
+def decision_constraint(*, remark: bool) -> Constraint:
+    """A grammar for `accept` or `reject` (and, if asked, one remark after it)."""
+    grammar = 'root ::= ("accept" | "reject") "."' + (" remark\n" + _REMARK if remark else "")
+    return Constraint(grammar=grammar, regex=r"(accept|reject)\." + (r" [^\n]{8,160}" if remark else ""))
+
+
+def payoffs(split: Split, decision: Decision) -> tuple[int, int]:
+    """(proposer, responder) payoffs: the split if accepted, nothing if rejected."""
+    return (split.proposer, split.responder) if decision == "accept" else (0, 0)

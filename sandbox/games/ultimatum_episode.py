@@ -1,0 +1,143 @@
+"""One episode of the ultimatum game between two players, with re-asks and illegal moves.
+
+An answer that does not parse is asked again with the parse error (up to
+`max_reasks` times); if it still does not parse, the move is recorded as
+illegal and the episode ends with no payoff. Nothing is guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from agents.contracts import UltimatumPlayer
+from sandbox.games.ultimatum import (
+    ParseError,
+    Stake,
+    decision_constraint,
+    parse_decision,
+    parse_proposal,
+    payoffs,
+    proposal_constraint,
+)
+from sandbox.llm.contracts import CallInfo
+
+T = TypeVar("T")
+
+
+def call_seed(episode_seed: np.random.SeedSequence, step: int, attempt: int) -> int:
+    """The seed of one LLM call, addressed by (episode, step, attempt) in the seed tree."""
+    node = np.random.SeedSequence(episode_seed.entropy, spawn_key=(*episode_seed.spawn_key, step, attempt))
+    return int(node.generate_state(1)[0])
+
+
+async def _ask_until_legal(
+    ask: Callable[[int, int, list[tuple[str, str]]], Awaitable[str]],
+    parse: Callable[[str], T],
+    *,
+    max_reasks: int,
+) -> tuple[str, T | None, int]:
+    """Ask, parse, re-ask with the error. Returns (last answer, parsed value or None, illegal answers)."""
+    feedback: list[tuple[str, str]] = []
+    answer = ""
+    for attempt in range(max_reasks + 1):
+        answer = await ask(attempt, len(feedback), list(feedback))
+        try:
+            return answer, parse(answer), len(feedback)
+        except ParseError as error:
+            feedback.append((answer, str(error)))
+    return answer, None, len(feedback)
+
+
+async def play_ultimatum(
+    proposer: UltimatumPlayer,
+    responder: UltimatumPlayer,
+    stake: Stake,
+    *,
+    seed: np.random.SeedSequence,
+    info: dict[str, Any],
+    max_reasks: int = 1,
+    remarks: tuple[bool, bool] = (False, False),
+) -> dict[str, Any]:
+    """Play one episode and return its tidy record.
+
+    Args:
+        proposer: The player who splits.
+        responder: The player who accepts or rejects.
+        stake: The amount and currency.
+        seed: The episode's node in the run's seed tree.
+        info: run, epoch and episode ids, copied into the record and the calls.
+        max_reasks: Re-asks after an unparseable answer.
+        remarks: Whether the proposer and the responder add a remark in their
+            manner after their move (structured output leaves room for it).
+    """
+
+    def call(step: str, agent: str, attempt: int) -> CallInfo:
+        return CallInfo(
+            role="user" if agent.startswith("user-") else "assistant",
+            agent=agent,
+            run=info.get("run"),
+            epoch=info.get("epoch"),
+            episode=info.get("episode"),
+            step=step,
+            attempt=attempt,
+        )
+
+    async def ask_proposal(attempt: int, _: int, feedback: list[tuple[str, str]]) -> str:
+        return await proposer.propose(
+            stake,
+            seed=call_seed(seed, 0, attempt),
+            call=call("propose", proposer.agent_id, attempt),
+            constraint=proposal_constraint(stake, remark=remarks[0]),
+            feedback=feedback,
+        )
+
+    proposal, split, proposal_illegal = await _ask_until_legal(
+        ask_proposal, lambda text: parse_proposal(text, stake), max_reasks=max_reasks
+    )
+    record: dict[str, Any] = {
+        **info,
+        "proposer": proposer.agent_id,
+        "responder": responder.agent_id,
+        "amount": stake.amount,
+        "currency": stake.currency,
+        "proposal": proposal,
+        "proposal_legal": split is not None,
+        "proposal_illegal_answers": proposal_illegal,
+        "proposer_part": None if split is None else split.proposer,
+        "responder_part": None if split is None else split.responder,
+        "offered_share": None if split is None else split.offered_share(),
+        "response": None,
+        "decision": None,
+        "decision_legal": None,
+        "response_illegal_answers": 0,
+        "proposer_payoff": None,
+        "responder_payoff": None,
+    }
+    if split is None:
+        return record
+
+    async def ask_decision(attempt: int, _: int, feedback: list[tuple[str, str]]) -> str:
+        return await responder.respond(
+            stake,
+            proposal,
+            seed=call_seed(seed, 1, attempt),
+            call=call("respond", responder.agent_id, attempt),
+            constraint=decision_constraint(remark=remarks[1]),
+            feedback=feedback,
+        )
+
+    response, decision, response_illegal = await _ask_until_legal(
+        ask_decision, parse_decision, max_reasks=max_reasks
+    )
+    record.update(
+        response=response,
+        decision=decision,
+        decision_legal=decision is not None,
+        response_illegal_answers=response_illegal,
+    )
+    if decision is not None:
+        record["proposer_payoff"], record["responder_payoff"] = payoffs(split, decision)
+    return record

@@ -1,0 +1,94 @@
+"""The nodes of a society run: pair agents, play one episode, score the epoch.
+
+Each node is small and reads its fixed inputs from the runtime context.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from sandbox.games.ultimatum import Stake
+from sandbox.games.ultimatum_episode import play_ultimatum
+from sandbox.graph.context import SocietyContext
+from sandbox.graph.state import SocietyState
+from sandbox.seeding import Branch, generator, seed_node
+from societies.network import match
+
+
+def pair(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any]:
+    """Draw the epoch's pairs along the network, and each episode's stake."""
+    ctx = runtime.context
+    scenario, run, epoch = ctx.scenario, state["run"], state["epoch"]
+    rng = generator(scenario.seed, run, Branch.EPOCH, epoch)
+    pairs = match(ctx.networks[run], scenario.society.matching, scenario.interactions_per_epoch, rng)
+    game = scenario.game
+    amounts = rng.integers(game.amount.min, game.amount.max, endpoint=True, size=len(pairs))
+    currencies = rng.integers(len(game.currencies), size=len(pairs))
+    tasks = [
+        {
+            "run": run,
+            "epoch": epoch,
+            "index": index,
+            "proposer": p.first,
+            "responder": p.second,
+            "amount": int(amount),
+            "currency": game.currencies[int(currency)],
+        }
+        for index, (p, amount, currency) in enumerate(zip(pairs, amounts, currencies))
+    ]
+    ctx.on_epoch_start(run, epoch, len(tasks))
+    return {"tasks": tasks}
+
+
+def fan_out(state: SocietyState) -> list[Send]:
+    """Map step: one `play` task per episode of the epoch."""
+    return [Send("play", task) for task in state["tasks"]]
+
+
+async def play(task: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[str, Any]:
+    """Play one episode; its record is appended to the state."""
+    ctx = runtime.context
+    run, epoch, index = task["run"], task["epoch"], task["index"]
+    players = ctx.players[run]
+    proposer, responder = players[task["proposer"]], players[task["responder"]]
+    record = await play_ultimatum(
+        proposer,
+        responder,
+        Stake(task["amount"], task["currency"]),
+        seed=seed_node(ctx.scenario.seed, run, Branch.EPISODE, epoch, index),
+        info={"run": run, "epoch": epoch, "episode": f"r{run}-e{epoch}-i{index:05d}", "index": index},
+        max_reasks=ctx.scenario.game.max_reasks,
+        remarks=(_has_remark(proposer), _has_remark(responder)),
+    )
+    ctx.on_episode(record)
+    return {"episodes": [record]}
+
+
+def _has_remark(player: Any) -> bool:
+    profile = getattr(player, "profile", None)
+    return profile is not None and profile.manner.name != "neutral"
+
+
+def score(state: SocietyState) -> dict[str, Any]:
+    """Reduce step: summarise the epoch just played and move to the next one."""
+    epoch = state["epoch"]
+    played = [e for e in state["episodes"] if e["epoch"] == epoch]
+    decisions = Counter(e["decision"] for e in played if e["decision"] is not None)
+    summary = {
+        "run": state["run"],
+        "epoch": epoch,
+        "episodes": len(played),
+        "illegal_proposals": sum(not e["proposal_legal"] for e in played),
+        "accepted": decisions["accept"],
+        "rejected": decisions["reject"],
+    }
+    return {"epoch": epoch + 1, "tasks": [], "epoch_scores": [summary]}
+
+
+def next_step(state: SocietyState) -> str:
+    """Router: another epoch, or the end."""
+    return "pair" if state["epoch"] < state["epochs"] else "__end__"

@@ -1,0 +1,108 @@
+"""An SQLite response cache, keyed by model, messages, sampling parameters and seed.
+
+A hit returns the stored answer without calling the model and marks the
+generation with `cache_hit=True`, so the transcript can say so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
+
+from sandbox.llm.contracts import Constraint
+from sandbox.llm.wrapper import ChatModelWrapper
+
+# Call arguments that change the answer; `call` (who asks) does not.
+_KEYED_KWARGS = ("temperature", "top_p", "max_tokens", "seed", "constraint")
+
+
+class ResponseCache:
+    """A thread-safe key-value store of answers in one SQLite file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, content TEXT NOT NULL,"
+            " usage TEXT NOT NULL)"
+        )
+
+    def get(self, key: str) -> tuple[str, dict[str, int]] | None:
+        with self._lock:
+            row = self._db.execute("SELECT content, usage FROM responses WHERE key = ?", (key,)).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]))
+
+    def put(self, key: str, content: str, usage: dict[str, int]) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, content, usage) VALUES (?, ?, ?)",
+                (key, content, json.dumps(usage)),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def cache_key(model_id: dict[str, Any], messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> str:
+    """The cache key of one call: a sha256 over everything that shapes the answer."""
+    params = {}
+    for name in _KEYED_KWARGS:
+        value = kwargs.get(name)
+        params[name] = value.key() if isinstance(value, Constraint) else value
+    payload = {
+        "model": model_id,
+        "messages": [(message.type, message.content) for message in messages],
+        "stop": stop,
+        "params": params,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class CachedChatModel(ChatModelWrapper):
+    """Answers from `cache` when the same call was made before; stores new answers."""
+
+    cache: Any  # ResponseCache; Any keeps pydantic from copying it
+    _model_id: dict[str, Any] | None = PrivateAttr(default=None)
+
+    def _key(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> str:
+        if self._model_id is None:
+            backend = self.innermost()
+            self._model_id = {"type": backend._llm_type, **backend._identifying_params}
+        return cache_key(self._model_id, messages, stop, kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        key = self._key(messages, stop, kwargs)
+        stored = self.cache.get(key)
+        if stored is not None:
+            content, usage = stored
+            message = AIMessage(content=content, usage_metadata=usage or None)
+            return ChatResult(generations=[ChatGeneration(message=message, generation_info={"cache_hit": True})])
+        result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        message = result.generations[0].message
+        usage = dict(message.usage_metadata or {}) if isinstance(message, AIMessage) else {}
+        self.cache.put(key, str(message.content), usage)
+        return result

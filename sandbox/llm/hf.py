@@ -1,0 +1,104 @@
+"""The `hf:PATH` backend: a transformers causal LM from a local directory.
+
+Generation runs in a worker thread, one call at a time per model (a single
+CPU model gains nothing from parallel calls). transformers samples from the
+global torch generator, so the call's seed is set and used under one lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+from sandbox.errors import ModelUnavailableError
+
+
+def _role(message: BaseMessage) -> str:
+    return {"human": "user", "ai": "assistant", "system": "system"}.get(message.type, "user")
+
+
+class HFChatModel(BaseChatModel):
+    """A local transformers model behind the chat-model interface."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    path: str
+    device: str = "cpu"
+    _loaded: tuple[Any, Any] | None = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "hf"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"path": str(Path(self.path).resolve())}
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._loaded is None:
+            if not Path(self.path).is_dir():
+                raise ModelUnavailableError(f"hf:{self.path}: no such model directory")
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(self.path)
+            model = AutoModelForCausalLM.from_pretrained(self.path).to(self.device).eval()
+            self._loaded = (tokenizer, model)
+        return self._loaded
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        import torch
+
+        with self._lock:
+            tokenizer, model = self._load()
+            chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
+            if tokenizer.chat_template:
+                prompt = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+            else:
+                prompt = "\n".join(f"{m['role']}: {m['content']}" for m in chat) + "\nassistant:"
+            inputs = tokenizer(prompt, return_tensors="pt").to(self.device)
+            temperature = float(kwargs.get("temperature") or 0.0)
+            if kwargs.get("seed") is not None:
+                torch.manual_seed(int(kwargs["seed"]))
+            with torch.no_grad():
+                output = model.generate(
+                    **inputs,
+                    max_new_tokens=int(kwargs.get("max_tokens") or 128),
+                    do_sample=temperature > 0,
+                    temperature=temperature if temperature > 0 else None,
+                    top_p=float(kwargs.get("top_p") or 1.0) if temperature > 0 else None,
+                    pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+                )
+            new_tokens = output[0, inputs["input_ids"].shape[1] :]
+            text = tokenizer.decode(new_tokens, skip_special_tokens=True)
+        for marker in stop or ():
+            text = text.split(marker)[0]
+        usage = {
+            "input_tokens": int(inputs["input_ids"].shape[1]),
+            "output_tokens": int(new_tokens.shape[0]),
+            "total_tokens": int(inputs["input_ids"].shape[1] + new_tokens.shape[0]),
+        }
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text, usage_metadata=usage))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)

@@ -1,0 +1,110 @@
+"""The record of one LLM call, and the wrapper that makes one per call for its sinks.
+
+The sinks are the token ledger (accounting) and the transcript writer; both
+see the same `CallRecord`, so the two can never disagree.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+
+from sandbox.llm.contracts import CallInfo
+from sandbox.llm.wrapper import ChatModelWrapper
+
+
+@dataclass
+class CallRecord:
+    """Everything the transcript keeps about one call."""
+
+    call_id: str
+    role: str
+    agent: str
+    run: int | None
+    epoch: int | None
+    episode: str | None
+    step: str | None
+    attempt: int
+    model: str
+    messages: list[dict[str, str]]
+    answer: str | None
+    seed: int | None
+    latency_s: float
+    input_tokens: int
+    output_tokens: int
+    cache_hit: bool
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class CallSink(Protocol):
+    """Receives every call record (a ledger, a transcript writer)."""
+
+    def record(self, call: CallRecord) -> None: ...
+
+
+def _role_of(message: BaseMessage) -> str:
+    return {"human": "user", "ai": "assistant"}.get(message.type, message.type)
+
+
+class RecordingChatModel(ChatModelWrapper):
+    """Builds a `CallRecord` for every call, failed ones too, and hands it to each sink."""
+
+    sinks: Sequence[Any] = ()
+    role: str = "user"
+    model_name: str = ""
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        info: CallInfo = kwargs.get("call") or CallInfo(role=self.role)
+        started = time.perf_counter()
+        answer, error, usage, cache_hit = None, None, {}, False
+        try:
+            result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            raise
+        else:
+            generation = result.generations[0]
+            answer = str(generation.message.content)
+            if isinstance(generation.message, AIMessage) and generation.message.usage_metadata:
+                usage = generation.message.usage_metadata
+            cache_hit = bool((generation.generation_info or {}).get("cache_hit"))
+            return result
+        finally:
+            record = CallRecord(
+                call_id=info.call_id(),
+                role=info.role or self.role,
+                agent=info.agent,
+                run=info.run,
+                epoch=info.epoch,
+                episode=info.episode,
+                step=info.step,
+                attempt=info.attempt,
+                model=self.model_name,
+                messages=[{"role": _role_of(m), "content": str(m.content)} for m in messages],
+                answer=answer,
+                seed=kwargs.get("seed"),
+                latency_s=round(time.perf_counter() - started, 6),
+                input_tokens=int(usage.get("input_tokens", 0)),
+                output_tokens=int(usage.get("output_tokens", 0)),
+                cache_hit=cache_hit,
+                error=error,
+                extra=dict(info.extra),
+            )
+            for sink in self.sinks:
+                sink.record(record)

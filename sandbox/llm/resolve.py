@@ -1,0 +1,124 @@
+"""Backends by spec string, and the wrapper stack every role's model gets.
+
+`embedded`, `openai:MODEL`, `hf:PATH` and `vllm:MODEL` name backends; a
+`scripted` model is never named in a scenario (it is for tests) but passed
+as an object through the Python API. The stack, outer to inner:
+
+    recording (transcript + accounting) -> role sampling
+        -> cache -> retry -> concurrency limit -> backend
+
+The part under the sampling wrapper is shared by every role whose spec is the
+same, so one limit holds for all of a backend's calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from sandbox.registry import Registry, UnknownNameError
+
+BACKENDS: Registry[Callable[[str], BaseChatModel]] = Registry("model backend")
+
+
+@BACKENDS.register("embedded")
+def _embedded(argument: str) -> BaseChatModel:
+    from sandbox.llm.embedded import EmbeddedChatModel
+
+    return EmbeddedChatModel(model_path=argument or None)
+
+
+@BACKENDS.register("openai")
+def _openai(argument: str) -> BaseChatModel:
+    from sandbox.llm.openai_compat import openai_chat_model
+
+    return openai_chat_model(argument)
+
+
+@BACKENDS.register("hf")
+def _hf(argument: str) -> BaseChatModel:
+    from sandbox.llm.hf import HFChatModel
+
+    return HFChatModel(path=argument)
+
+
+@BACKENDS.register("vllm")
+def _vllm(argument: str) -> BaseChatModel:
+    from sandbox.llm.vllm_backend import VLLMChatModel
+
+    return VLLMChatModel(model=argument)
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """`openai:gpt-4o` -> (`openai`, `gpt-4o`); `embedded` -> (`embedded`, ``)."""
+    name, _, argument = spec.partition(":")
+    return name.strip(), argument.strip()
+
+
+def check_spec(spec: str) -> None:
+    """Raise `ValueError` (with the known backends) when `spec` names no backend."""
+    name, argument = split_spec(spec)
+    if name == "scripted":
+        raise ValueError("the scripted model is for tests only; pass one through the Python API (models=...)")
+    try:
+        BACKENDS.get(name)
+    except UnknownNameError as error:
+        raise ValueError(f"{error}; write e.g. embedded, openai:gpt-4o-mini, hf:/path/to/model") from None
+    if name in {"openai", "hf", "vllm"} and not argument:
+        raise ValueError(f"{name} needs an argument: {name}:{'PATH' if name == 'hf' else 'MODEL'}")
+
+
+def build_backend(spec: str) -> BaseChatModel:
+    """The bare backend for `spec` (no wrappers)."""
+    check_spec(spec)
+    name, argument = split_spec(spec)
+    return BACKENDS.get(name)(argument)
+
+
+@dataclass
+class ModelStack:
+    """Builds each role's wrapped model; shares backends, limits and the cache between roles."""
+
+    cache: Any | None
+    sinks: Sequence[Any]
+    concurrency: int
+    max_attempts: int = 5
+    timeout_s: float | None = None
+    _shared: dict[Any, BaseChatModel] = field(default_factory=dict)
+    limiters: list[Any] = field(default_factory=list)
+
+    def shared(self, key: Any, backend: BaseChatModel) -> BaseChatModel:
+        """cache -> retry -> limit -> backend, built once per backend key."""
+        from sandbox.llm.cache import CachedChatModel
+        from sandbox.llm.limit import ConcurrencyLimitedChatModel
+        from sandbox.llm.retry import RetryingChatModel
+
+        if key not in self._shared:
+            limited = ConcurrencyLimitedChatModel(inner=backend, max_concurrency=self.concurrency)
+            self.limiters.append(limited)
+            model: BaseChatModel = RetryingChatModel(
+                inner=limited, max_attempts=self.max_attempts, timeout_s=self.timeout_s
+            )
+            if self.cache is not None:
+                model = CachedChatModel(inner=model, cache=self.cache)
+            self._shared[key] = model
+        return self._shared[key]
+
+    def for_role(
+        self, role: str, spec: str, sampling: Mapping[str, Any], given: BaseChatModel | None = None
+    ) -> BaseChatModel:
+        """The full stack for `role`: `given` (a model object) wins over `spec`."""
+        from sandbox.llm.record import RecordingChatModel
+        from sandbox.llm.sampling import SampledChatModel
+
+        if given is not None:
+            shared = self.shared(("object", id(given)), given)
+            name = getattr(given, "_llm_type", type(given).__name__)
+        else:
+            shared = self.shared(("spec", spec), build_backend(spec))
+            name = spec
+        sampled = SampledChatModel(inner=shared, **dict(sampling))
+        return RecordingChatModel(inner=sampled, sinks=list(self.sinks), role=role, model_name=name)

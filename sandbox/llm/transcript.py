@@ -1,0 +1,71 @@
+"""The transcript writer: one JSON line per LLM call, appended as calls finish.
+
+A resumed run appends the calls it makes again; `finalize_transcript`
+keeps the last record of each call id and sorts the file into run order, so
+an interrupted-then-resumed run ends with the same transcript as one that
+was never interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from sandbox.llm.record import CallRecord
+
+
+class TranscriptWriter:
+    """Appends call records to a JSONL file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._file = self.path.open("a", encoding="utf-8")
+
+    def record(self, call: CallRecord) -> None:
+        line = json.dumps(call.to_dict(), ensure_ascii=False)
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def _order(record: dict[str, Any]) -> tuple:
+    def num(value: Any) -> int:
+        return -1 if value is None else int(value)
+
+    return (num(record.get("run")), num(record.get("epoch")), str(record.get("episode")), record["call_id"])
+
+
+def read_transcript(path: str | Path) -> list[dict[str, Any]]:
+    """Read a transcript; a torn last line (a killed process) is skipped."""
+    records = []
+    with Path(path).open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return records
+
+
+def finalize_transcript(path: str | Path) -> list[dict[str, Any]]:
+    """De-duplicate by call id (the last record wins), drop failed calls that were redone, sort, rewrite."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    latest: dict[str, dict[str, Any]] = {}
+    for record in read_transcript(path):
+        latest[record["call_id"]] = record
+    records = sorted(latest.values(), key=_order)
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    tmp.replace(path)
+    return records

@@ -1,0 +1,101 @@
+"""The `vllm:MODEL` backend: in-process vLLM (the optional `vllm` extra, GPU).
+
+vLLM is imported only when this backend is built, so the rest of the sandbox
+never needs it. Grammars and regexes become vLLM's structured outputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+from sandbox.errors import ModelUnavailableError
+from sandbox.llm.contracts import Constraint
+
+
+def _role(message: BaseMessage) -> str:
+    return {"human": "user", "ai": "assistant", "system": "system"}.get(message.type, "user")
+
+
+class VLLMChatModel(BaseChatModel):
+    """A vLLM engine in this process."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: str
+    _engine: Any = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "vllm"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model": self.model}
+
+    def _load(self) -> Any:
+        if self._engine is None:
+            try:
+                import vllm
+            except ImportError as error:
+                raise ModelUnavailableError(
+                    "vllm:MODEL needs the optional extra: pip install 'norm-sandbox[vllm]' (CUDA machines only)"
+                ) from error
+            self._engine = vllm.LLM(model=self.model)
+        return self._engine
+
+    def _sampling(self, kwargs: dict[str, Any]) -> Any:
+        from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        constraint: Constraint | None = kwargs.get("constraint")
+        structured = None
+        if constraint is not None:
+            structured = StructuredOutputsParams(
+                grammar=constraint.grammar,
+                regex=None if constraint.grammar else constraint.regex,
+                choice=None if constraint.grammar or constraint.regex else list(constraint.choices or ()),
+            )
+        return SamplingParams(
+            temperature=float(kwargs.get("temperature") or 0.0),
+            top_p=float(kwargs.get("top_p") or 1.0),
+            max_tokens=int(kwargs.get("max_tokens") or 128),
+            seed=kwargs.get("seed"),
+            structured_outputs=structured,
+        )
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._lock:
+            engine = self._load()
+            chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
+            output = engine.chat(chat, self._sampling(kwargs), use_tqdm=False)[0]
+        completion = output.outputs[0]
+        usage = {
+            "input_tokens": len(output.prompt_token_ids or ()),
+            "output_tokens": len(completion.token_ids),
+            "total_tokens": len(output.prompt_token_ids or ()) + len(completion.token_ids),
+        }
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=completion.text, usage_metadata=usage))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)

@@ -1,0 +1,239 @@
+"""The runner: resolve models per role, build the societies, drive the graph, write the results.
+
+Independent runs are threads of one LangGraph checkpointer and run
+concurrently under the shared concurrency limit. A failure leaves the run
+directory resumable; `resume` continues every unfinished run from its last
+checkpoint (finished episodes are never played again) and writes the same
+results an uninterrupted run writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from agents.user import NormFollowingUser
+from sandbox import run_dir as layout
+from sandbox.errors import RunFailedError, UsageError
+from sandbox.graph import SocietyContext, build_society_graph
+from sandbox.llm.accounting import TokenLedger
+from sandbox.llm.cache import ResponseCache
+from sandbox.llm.resolve import ModelStack, split_spec
+from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+from sandbox.plots import save_plots
+from sandbox.results import episodes_frame, metrics_frame, summarize
+from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
+from sandbox.scenario import Scenario
+from sandbox.seeding import Branch, generator
+from societies.network import build_network
+from societies.population import build_population
+
+# Roles the ultimatum society uses; the assistant and meta roles join with SCAI.
+SOCIETY_ROLES = ("user",)
+
+
+@dataclass
+class ProgressHooks:
+    """Callbacks for progress displays; all optional."""
+
+    on_start: Any = None  # (total_episodes_estimate, already_done) -> None
+    on_epoch_start: Any = None  # (run, epoch, episodes) -> None
+    on_episode: Any = None  # (record) -> None
+
+
+def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = None) -> None:
+    """Check, before anything is written, that every role's backend can be built here.
+
+    The embedded model is joined and verified now (once per machine), so a
+    missing part is an input error, not a failure halfway through a run.
+    """
+    from sandbox.llm.embedded_model import ensure_model_file
+    from sandbox.llm.resolve import build_backend
+
+    models = models or {}
+    for role in SOCIETY_ROLES:
+        if role in models:
+            continue
+        spec = getattr(scenario.models, role).spec
+        if split_spec(spec)[0] == "embedded" and not split_spec(spec)[1]:
+            ensure_model_file()
+        else:
+            build_backend(spec)  # raises ModelUnavailableError with a fix
+
+
+def expected_episodes(scenario: Scenario) -> int:
+    """Episodes the run will play, for progress bars (exact for complete networks)."""
+    per_epoch = scenario.interactions_per_epoch or scenario.society.size // 2
+    return per_epoch * scenario.epochs * scenario.runs
+
+
+async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> dict[str, Any]:
+    config = {"configurable": {"thread_id": f"run-{run}"}, "recursion_limit": 3 * epochs + 10}
+    snapshot = await graph.aget_state(config)
+    if not snapshot.values:
+        start = {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": []}
+        await graph.ainvoke(start, config, context=context)
+    elif snapshot.next:
+        await graph.ainvoke(None, config, context=context)
+    return (await graph.aget_state(config)).values
+
+
+def _profiles(population: list[Any]) -> dict[str, dict[str, str]]:
+    return {f"user-{u.agent_id}": {"norm": u.norm.name, "manner": u.manner.name} for u in population}
+
+
+async def _execute(
+    run_dir: RunDirectory,
+    scenario: Scenario,
+    models: Mapping[str, BaseChatModel],
+    hooks: ProgressHooks,
+) -> None:
+    cache = ResponseCache(run_dir / layout.CACHE)
+    ledger = TokenLedger()
+    transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
+    stack = ModelStack(cache=cache, sinks=[ledger, transcript], concurrency=scenario.concurrency)
+    role_models = {
+        role: stack.for_role(
+            role,
+            getattr(scenario.models, role).spec,
+            getattr(scenario.models, role).sampling.model_dump(),
+            given=models.get(role),
+        )
+        for role in SOCIETY_ROLES
+    }
+    players, networks, profiles, agents = {}, {}, {}, []
+    for run in range(scenario.runs):
+        population = build_population(scenario.society, generator(scenario.seed, run, Branch.POPULATION))
+        networks[run] = build_network(
+            scenario.society.size, scenario.society.network, generator(scenario.seed, run, Branch.NETWORK)
+        )
+        players[run] = [NormFollowingUser(profile, role_models["user"]) for profile in population]
+        profiles[run] = _profiles(population)
+        agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items()]
+    atomic_write_text(run_dir / layout.AGENTS, pd.DataFrame(agents).to_csv(index=False))
+
+    context = SocietyContext(
+        scenario=scenario,
+        players=players,
+        networks=networks,
+        on_epoch_start=hooks.on_epoch_start or (lambda *_: None),
+        on_episode=hooks.on_episode or (lambda *_: None),
+    )
+    started = time.time()
+    try:
+        async with AsyncSqliteSaver.from_conn_string(str(run_dir / layout.STORE)) as saver:
+            graph = build_society_graph(saver)
+            if hooks.on_start:
+                done = 0
+                for run in range(scenario.runs):
+                    state = await graph.aget_state({"configurable": {"thread_id": f"run-{run}"}})
+                    done += len(state.values.get("episodes", [])) if state.values else 0
+                hooks.on_start(expected_episodes(scenario), done)
+            outcomes = await asyncio.gather(
+                *(_drive(graph, context, run, scenario.epochs) for run in range(scenario.runs)),
+                return_exceptions=True,
+            )
+    finally:
+        transcript.close()
+        cache.close()
+    failures = [o for o in outcomes if isinstance(o, BaseException)]
+    if failures:
+        first = failures[0]
+        run_dir.write_status("failed", error=f"{type(first).__name__}: {first}")
+        if isinstance(first, (KeyboardInterrupt, asyncio.CancelledError)):
+            raise first
+        raise RunFailedError(
+            f"{len(failures)} of {scenario.runs} runs failed: {type(first).__name__}: {first}\n"
+            f"The run directory is resumable: sandbox resume {run_dir.path}"
+        ) from first
+    _finalize(run_dir, scenario, [o for o in outcomes if isinstance(o, dict)], profiles, time.time() - started)
+
+
+def _usage_from_transcript(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    usage: dict[str, dict[str, float]] = {}
+    for r in records:
+        u = usage.setdefault(r["role"], {"calls": 0, "cache_hits": 0, "input_tokens": 0, "output_tokens": 0,
+                                         "latency_s": 0.0})  # fmt: skip
+        u["calls"] += 1
+        u["cache_hits"] += bool(r["cache_hit"])
+        u["input_tokens"] += r["input_tokens"]
+        u["output_tokens"] += r["output_tokens"]
+        u["latency_s"] = round(u["latency_s"] + r["latency_s"], 3)
+    return usage
+
+
+def _finalize(
+    run_dir: RunDirectory,
+    scenario: Scenario,
+    states: list[dict[str, Any]],
+    profiles: dict[int, dict[str, dict[str, str]]],
+    seconds: float,
+) -> None:
+    records = [episode for state in states for episode in state.get("episodes", [])]
+    episodes = episodes_frame(records, profiles)
+    metrics = metrics_frame(episodes)
+    transcript = finalize_transcript(run_dir / layout.TRANSCRIPTS)
+    summary = summarize(episodes, scenario=scenario.model_dump(mode="json"), usage=_usage_from_transcript(transcript))
+    atomic_write_text(run_dir / layout.EPISODES, episodes.to_csv(index=False))
+    atomic_write_text(run_dir / layout.METRICS, metrics.to_csv(index=False))
+    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2, default=str))
+    with sqlite3.connect(run_dir / layout.STORE) as db:
+        episodes.to_sql("episodes", db, if_exists="replace", index=False)
+        metrics.to_sql("metrics", db, if_exists="replace", index=False)
+    save_plots(episodes, run_dir.path, title=scenario.name)
+    status = run_dir.status()
+    run_dir.write_status("complete", seconds=round(status.get("seconds", 0.0) + seconds, 3))
+
+
+async def arun(
+    scenario: Scenario,
+    *,
+    out: str | Path | None = None,
+    models: Mapping[str, BaseChatModel] | None = None,
+    hooks: ProgressHooks | None = None,
+) -> Path:
+    """Run `scenario` into a new run directory and return its path.
+
+    Args:
+        scenario: A validated scenario.
+        out: The run directory (must not exist or be empty); default `runs/<name>-<timestamp>`.
+        models: Model objects per role, used instead of the scenario's specs
+            (how tests pass a scripted model).
+        hooks: Progress callbacks.
+
+    Raises:
+        UsageError, ModelUnavailableError: before anything is written.
+        RunFailedError: the run stopped; its directory is resumable.
+    """
+    models = dict(models or {})
+    unknown = sorted(set(models) - set(SOCIETY_ROLES) - {"assistant", "meta", "judge", "policy"})
+    if unknown:
+        raise UsageError(f"unknown roles in models: {', '.join(unknown)}")
+    path = Path(out) if out is not None else default_out(scenario)
+    RunDirectory.check_new(path)
+    preflight(scenario, models)
+    run_dir = RunDirectory.create(path, scenario)
+    await _execute(run_dir, scenario, models, hooks or ProgressHooks())
+    return path
+
+
+async def aresume(
+    path: str | Path, *, models: Mapping[str, BaseChatModel] | None = None, hooks: ProgressHooks | None = None
+) -> Path:
+    """Continue an interrupted run from its last checkpoints and write its results."""
+    run_dir = RunDirectory.open(path)
+    scenario = run_dir.scenario()
+    preflight(scenario, models)
+    run_dir.write_status("running")
+    await _execute(run_dir, scenario, dict(models or {}), hooks or ProgressHooks())
+    return run_dir.path

@@ -1,0 +1,316 @@
+"""Scenario files: YAML loaded into strict pydantic models.
+
+A scenario holds a whole experiment: the society, the game, the models per
+role, seeds and sizes. Every model forbids unknown fields, and every error
+names the file and the field path (for example `society.norms[1].proportion`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from sandbox.errors import ScenarioError
+
+Role = Literal["user", "assistant", "meta", "judge", "policy"]
+ROLES: tuple[str, ...] = ("user", "assistant", "meta", "judge", "policy")
+
+
+class StrictModel(BaseModel):
+    """Base of every scenario model: unknown fields are errors, values are frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sampling(StrictModel):
+    """Sampling parameters sent with every call of a role."""
+
+    temperature: float = Field(0.2, ge=0.0, le=2.0, description="Sampling temperature.")
+    top_p: float = Field(1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    max_tokens: int = Field(96, ge=1, le=8192, description="Most new tokens per answer.")
+
+
+class ModelConfig(StrictModel):
+    """Which model plays a role, and how it samples."""
+
+    spec: str = Field("embedded", description="Backend spec: embedded, openai:MODEL, hf:PATH, vllm:MODEL.")
+    sampling: Sampling = Field(default_factory=Sampling)
+
+    @field_validator("spec")
+    @classmethod
+    def _known_backend(cls, spec: str) -> str:
+        from sandbox.llm.resolve import check_spec  # late import: the LLM layer imports this module
+
+        check_spec(spec)
+        return spec
+
+
+def _model_config_from_shorthand(value: Any) -> Any:
+    return {"spec": value} if isinstance(value, str) else value
+
+
+class Models(StrictModel):
+    """Models per role. A role may be given as a bare spec string."""
+
+    user: ModelConfig = Field(default_factory=ModelConfig)
+    assistant: ModelConfig = Field(default_factory=ModelConfig)
+    meta: ModelConfig = Field(default_factory=ModelConfig)
+    judge: ModelConfig = Field(default_factory=ModelConfig)
+    policy: ModelConfig = Field(default_factory=ModelConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {key: _model_config_from_shorthand(value) for key, value in data.items()}
+        return data
+
+
+class NormShare(StrictModel):
+    """A norm held by a share of the population: a library name, or any text with a label."""
+
+    norm: str = Field(..., min_length=1, description="Library name (selfish, altruistic, fair) or a label.")
+    text: str | None = Field(None, min_length=1, description="The norm's text, for a norm not in the library.")
+    proportion: float = Field(..., ge=0.0, le=1.0, description="Share of the population holding it.")
+
+    @model_validator(mode="after")
+    def _resolvable(self) -> NormShare:
+        from societies.norms import NORMS
+
+        if self.text is None and self.norm not in NORMS:
+            raise ValueError(
+                f"unknown norm {self.norm!r} (library: {', '.join(NORMS.names())}); "
+                "give `text:` to define a new one"
+            )
+        return self
+
+
+class MannerShare(StrictModel):
+    """A manner of speaking held by a share of the population."""
+
+    manner: str = Field(..., min_length=1, description="Library name (neutral, rude, sycophantic) or a label.")
+    text: str | None = Field(None, min_length=1, description="The manner's text, for one not in the library.")
+    proportion: float = Field(..., ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _resolvable(self) -> MannerShare:
+        from societies.manners import MANNERS
+
+        if self.text is None and self.manner not in MANNERS:
+            raise ValueError(
+                f"unknown manner {self.manner!r} (library: {', '.join(MANNERS.names())}); "
+                "give `text:` to define a new one"
+            )
+        return self
+
+
+class Network(StrictModel):
+    """The interaction network: who may meet whom."""
+
+    kind: Literal["complete", "ring", "small_world", "edges"] = "complete"
+    k: int = Field(4, ge=2, description="small_world: each node's nearest neighbours.")
+    p: float = Field(0.1, ge=0.0, le=1.0, description="small_world: rewiring probability.")
+    edges: list[tuple[int, int]] | None = Field(None, description="edges: the list of (agent, agent) pairs.")
+
+    @model_validator(mode="after")
+    def _edges_only_for_edges(self) -> Network:
+        if self.kind == "edges" and not self.edges:
+            raise ValueError("kind 'edges' needs a non-empty `edges` list")
+        if self.kind != "edges" and self.edges is not None:
+            raise ValueError(f"`edges` is only read when kind is 'edges', not {self.kind!r}")
+        return self
+
+
+class Matching(StrictModel):
+    """How pairs are drawn along the network's edges each epoch."""
+
+    kind: Literal["maximal", "random"] = Field(
+        "maximal",
+        description="maximal: rounds of random maximal matchings (each agent plays at most once a round); "
+        "random: each interaction picks an edge at random.",
+    )
+
+
+def _check_proportions(items: list[Any], field: str) -> None:
+    total = math.fsum(item.proportion for item in items)
+    if not math.isclose(total, 1.0, abs_tol=1e-6):
+        raise ValueError(f"{field} proportions add up to {total:g}, not 1")
+    labels = [getattr(item, field.rstrip("s")) for item in items]
+    duplicates = sorted({label for label in labels if labels.count(label) > 1})
+    if duplicates:
+        raise ValueError(f"{field} named twice: {', '.join(duplicates)}")
+
+
+class Society(StrictModel):
+    """The population, its norms and manners by proportion, its network and matching."""
+
+    size: int = Field(..., ge=2, le=1_000_000, description="Number of users.")
+    norms: list[NormShare] = Field(..., min_length=1)
+    manners: list[MannerShare] = Field(default_factory=lambda: [MannerShare(manner="neutral", proportion=1.0)])
+    network: Network = Field(default_factory=Network)
+    matching: Matching = Field(default_factory=Matching)
+
+    @field_validator("norms", "manners")
+    @classmethod
+    def _proportions(cls, items: list[Any], info: Any) -> list[Any]:
+        _check_proportions(items, info.field_name)
+        return items
+
+    @model_validator(mode="after")
+    def _edges_inside(self) -> Society:
+        if self.network.edges:
+            for a, b in self.network.edges:
+                for node in (a, b):
+                    if not 0 <= node < self.size:
+                        raise ValueError(f"network edge ({a}, {b}) names agent {node}, outside 0..{self.size - 1}")
+                if a == b:
+                    raise ValueError(f"network edge ({a}, {b}) joins an agent to itself")
+        return self
+
+
+class AmountRange(StrictModel):
+    """The inclusive range the amount to split is drawn from."""
+
+    min: int = Field(10, ge=1)
+    max: int = Field(100, ge=1, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> AmountRange:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) is larger than max ({self.max})")
+        return self
+
+
+class UltimatumGame(StrictModel):
+    """The ultimatum game: a proposer splits an amount, a responder accepts or rejects."""
+
+    kind: Literal["ultimatum"] = "ultimatum"
+    currencies: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=lambda: ["dollars", "apples"], min_length=1
+    )
+    amount: AmountRange = Field(default_factory=AmountRange)
+    max_reasks: int = Field(1, ge=0, le=5, description="Times an unparseable answer is asked again.")
+
+
+# A discriminated union on `kind`: matrix and dialogue games join it later.
+Game = Annotated[Union[UltimatumGame], Field(discriminator="kind")]  # noqa: UP007
+
+
+class Scenario(StrictModel):
+    """A whole experiment, as written in a scenario file."""
+
+    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
+    description: str = ""
+    seed: int = Field(0, ge=0, description="Root of the run's seed tree.")
+    runs: int = Field(1, ge=1, le=1000, description="Independent runs.")
+    epochs: int = Field(1, ge=1, le=10_000)
+    interactions_per_epoch: int | None = Field(
+        None, ge=1, description="Episodes per epoch; default: one maximal matching of the population."
+    )
+    concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
+    models: Models = Field(default_factory=Models)
+    society: Society
+    game: Game = Field(default_factory=UltimatumGame)
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    skip_next_tag = False
+    for item in loc:
+        if skip_next_tag:
+            skip_next_tag = False
+            if isinstance(item, str) and item in {"ultimatum"}:
+                continue  # pydantic adds the union tag to the path; a reader never wrote it
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        else:
+            parts.append(("." if parts else "") + str(item))
+        skip_next_tag = item == "game"
+    return "".join(parts)
+
+
+def scenario_problems(error: ValidationError) -> list[tuple[str, str]]:
+    """Turn a pydantic error into (field path, message) pairs."""
+    problems = []
+    for item in error.errors():
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown field"
+        problems.append((_format_loc(item["loc"]), message))
+    return problems
+
+
+def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
+    """Validate already-parsed data as a scenario; raise `ScenarioError` naming `source`."""
+    if not isinstance(data, dict):
+        raise ScenarioError(source, [("", "a scenario is a mapping of fields")])
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as error:
+        raise ScenarioError(source, scenario_problems(error)) from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and validate a scenario file.
+
+    Args:
+        path: A YAML scenario file.
+
+    Raises:
+        ScenarioError: the file is missing, is not YAML, or does not validate;
+            the message names the file and each field path.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ScenarioError(str(path), [("", f"cannot read the file: {error.strerror or error}")]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ScenarioError(str(path), [("", f"not valid YAML: {where}{problem}")]) from None
+    return parse_scenario(data, str(path))
+
+
+_OVERRIDE = re.compile(r"^(?P<role>[a-z]+)=(?P<spec>.+)$")
+
+
+def apply_overrides(
+    scenario: Scenario,
+    *,
+    runs: int | None = None,
+    epochs: int | None = None,
+    seed: int | None = None,
+    models: list[str] | None = None,
+    source: str = "<command line>",
+) -> Scenario:
+    """Return `scenario` with command-line overrides applied and validated again.
+
+    `models` holds `ROLE=SPEC` strings; `ROLE` may be `all`.
+    """
+    data = scenario.model_dump(mode="json")
+    for key, value in (("runs", runs), ("epochs", epochs), ("seed", seed)):
+        if value is not None:
+            data[key] = value
+    for item in models or []:
+        match = _OVERRIDE.match(item)
+        if not match or (match["role"] not in ROLES and match["role"] != "all"):
+            raise ScenarioError(source, [("--model", f"{item!r} is not ROLE=SPEC with ROLE in {', '.join(ROLES)}, all")])
+        roles = ROLES if match["role"] == "all" else (match["role"],)
+        for role in roles:
+            data["models"][role]["spec"] = match["spec"]
+    return parse_scenario(data, source)
+
+
+def scenario_json_schema() -> str:
+    """The JSON Schema of scenario files, for editor completion."""
+    return json.dumps(Scenario.model_json_schema(), indent=2)

@@ -1,0 +1,31 @@
+"""The run's seed tree: every random draw is addressed by a path from the scenario's seed.
+
+Addressing nodes by path (numpy's `spawn_key`) rather than by spawn order
+means a resumed run draws exactly what an uninterrupted one would have, and
+any episode can be replayed on its own.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+
+
+class Branch(IntEnum):
+    """The first level under a run: what the randomness is for."""
+
+    POPULATION = 0
+    NETWORK = 1
+    EPOCH = 2
+    EPISODE = 3
+
+
+def seed_node(root: int, *path: int) -> np.random.SeedSequence:
+    """The node at `path` under `root`."""
+    return np.random.SeedSequence(root, spawn_key=tuple(int(p) for p in path))
+
+
+def generator(root: int, *path: int) -> np.random.Generator:
+    """A generator seeded from the node at `path` under `root`."""
+    return np.random.default_rng(seed_node(root, *path))

@@ -1,0 +1,47 @@
+"""The norm library: the standard policies of the ultimatum-game literature.
+
+A scenario names a norm from here or gives its own text; Python code may
+register more with `NORMS.add`.
+"""
+
+from __future__ import annotations
+
+from sandbox.registry import Registry
+from societies.contracts import Norm
+
+NORMS: Registry[Norm] = Registry("norm")
+
+NORMS.add(
+    "selfish",
+    Norm(
+        name="selfish",
+        text="Be selfish: always keep as much as possible for yourself and give others as little as possible.",
+        offer_hint="keep almost everything for yourself and give the other player almost nothing",
+        example_shares=(0.0, 0.1, 0.05),
+    ),
+)
+NORMS.add(
+    "altruistic",
+    Norm(
+        name="altruistic",
+        text="Be altruistic: always put others first and give them as much as possible, keeping little or nothing.",
+        offer_hint="give almost everything to the other player and keep almost nothing for yourself",
+        example_shares=(1.0, 0.9, 0.95),
+    ),
+)
+NORMS.add(
+    "fair",
+    Norm(
+        name="fair",
+        text="Be fair: always share equally, so that everyone gets the same.",
+        offer_hint="split the amount equally, half for you and half for the other player",
+        example_shares=(0.5, 0.5, 0.5),
+    ),
+)
+
+
+def resolve_norm(name: str, text: str | None = None) -> Norm:
+    """Return the library norm `name`, or a new norm labelled `name` when `text` is given."""
+    if text is not None:
+        return Norm(name=name, text=text)
+    return NORMS.get(name)
