@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from sandbox.games.ultimatum import Stake
+from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.contracts import CallInfo, Constraint
 
 
@@ -13,11 +13,13 @@ from sandbox.llm.contracts import CallInfo, Constraint
 class UltimatumPlayer(Protocol):
     """A player of the ultimatum game. It answers in words; the game judges the words.
 
-    `feedback` holds the player's earlier answers in this turn with the reason
+    `remarks` says whether the player adds a remark in its manner after each
+    move (structured output leaves room for one). `feedback` holds the player's earlier answers in this turn with the reason
     each was illegal, so the player can answer again.
     """
 
     agent_id: str
+    remarks: bool
 
     async def propose(
         self,
@@ -33,6 +35,7 @@ class UltimatumPlayer(Protocol):
         self,
         stake: Stake,
         proposal: str,
+        split: Split,
         *,
         seed: int,
         call: CallInfo,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -11,24 +12,34 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 import prompts
 from sandbox.games.ultimatum import Split, Stake, proposal_sentence
 from sandbox.llm.contracts import CallInfo, Constraint
-from societies.contracts import UserProfile
+from societies.contracts import Manner, Norm, UserProfile
 
-# Amounts of the few-shot examples; chosen apart from the usual range so they are not copied.
+# Stakes of the few-shot turns; chosen apart from the usual range so their numbers are not copied.
 _EXAMPLE_STAKES = (Stake(10, "dollars"), Stake(40, "apples"), Stake(75, "coins"))
 
 
-def example_proposals(shares: Sequence[float]) -> list[str]:
-    """Few-shot proposals that give the responder each of `shares`."""
-    sentences = []
-    for stake, share in zip(_EXAMPLE_STAKES, shares):
+def example_turns(norm: Norm) -> list[BaseMessage]:
+    """Few-shot turns: a proposal request and an answer that follows `norm`, per example share."""
+    turns: list[BaseMessage] = []
+    for stake, share in zip(_EXAMPLE_STAKES, norm.example_shares):
         responder = round(stake.amount * share)
-        sentences.append(proposal_sentence(stake, Split(stake.amount - responder, responder)))
-    return sentences
+        turns.append(HumanMessage(prompts.render("ultimatum/propose.j2", stake=stake, remark=False)))
+        turns.append(AIMessage(proposal_sentence(stake, Split(stake.amount - responder, responder))))
+    return turns
+
+
+@lru_cache(maxsize=1024)
+def _system_prompt(norm: Norm, manner: Manner) -> str:
+    # Thousands of users share a handful of (norm, manner) pairs: render each once.
+    return prompts.render("ultimatum/user_system.j2", norm=norm, manner=manner)
 
 
 @dataclass
 class NormFollowingUser:
-    """A user with a fixed norm and manner, played by an injected chat model."""
+    """A user with a fixed norm and manner, played by an injected chat model.
+
+    It acts only from its norm and manner: no memory of earlier episodes.
+    """
 
     profile: UserProfile
     model: BaseChatModel
@@ -37,10 +48,13 @@ class NormFollowingUser:
     def agent_id(self) -> str:
         return f"user-{self.profile.agent_id}"
 
+    @property
+    def remarks(self) -> bool:
+        """Whether the user adds a remark in its manner after each move."""
+        return self.profile.manner.name != "neutral"
+
     def _system(self) -> SystemMessage:
-        return SystemMessage(
-            prompts.render("ultimatum/user_system.j2", norm=self.profile.norm, manner=self.profile.manner)
-        )
+        return SystemMessage(_system_prompt(self.profile.norm, self.profile.manner))
 
     @staticmethod
     def _with_feedback(messages: list[BaseMessage], feedback: Sequence[tuple[str, str]]) -> list[BaseMessage]:
@@ -49,7 +63,9 @@ class NormFollowingUser:
             messages.append(HumanMessage(prompts.render("ultimatum/reask.j2", error=error)))
         return messages
 
-    async def _ask(self, messages: list[BaseMessage], *, seed: int, call: CallInfo, constraint: Constraint | None) -> str:
+    async def _ask(
+        self, messages: list[BaseMessage], *, seed: int, call: CallInfo, constraint: Constraint | None
+    ) -> str:
         answer = await self.model.ainvoke(messages, seed=seed, call=call, constraint=constraint)
         return str(answer.content).strip()
 
@@ -62,21 +78,15 @@ class NormFollowingUser:
         constraint: Constraint | None,
         feedback: Sequence[tuple[str, str]] = (),
     ) -> str:
-        norm, manner = self.profile.norm, self.profile.manner
-        prompt = prompts.render(
-            "ultimatum/propose.j2",
-            stake=stake,
-            norm=norm,
-            manner=manner,
-            examples=example_proposals(norm.example_shares),
-        )
-        messages = self._with_feedback([self._system(), HumanMessage(prompt)], feedback)
-        return await self._ask(messages, seed=seed, call=call, constraint=constraint)
+        messages: list[BaseMessage] = [self._system(), *example_turns(self.profile.norm)]
+        messages.append(HumanMessage(prompts.render("ultimatum/propose.j2", stake=stake, remark=self.remarks)))
+        return await self._ask(self._with_feedback(messages, feedback), seed=seed, call=call, constraint=constraint)
 
     async def respond(
         self,
         stake: Stake,
         proposal: str,
+        split: Split,
         *,
         seed: int,
         call: CallInfo,
@@ -84,7 +94,7 @@ class NormFollowingUser:
         feedback: Sequence[tuple[str, str]] = (),
     ) -> str:
         prompt = prompts.render(
-            "ultimatum/respond.j2", proposal=proposal, norm=self.profile.norm, manner=self.profile.manner
+            "ultimatum/respond.j2", proposal=proposal, split=split, stake=stake, remark=self.remarks
         )
         messages = self._with_feedback([self._system(), HumanMessage(prompt)], feedback)
         return await self._ask(messages, seed=seed, call=call, constraint=constraint)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from sandbox.llm.contracts import Constraint
@@ -138,25 +139,28 @@ def _literal(text: str) -> str:
 _REMARK = r'remark ::= " " [^\n]{8,160}'
 
 
+@lru_cache(maxsize=4096)
 def proposal_constraint(stake: Stake, *, remark: bool) -> Constraint:
-    """A grammar that admits only legal proposals (and, if asked, one remark after them)."""
-    head = _literal(f"For the {stake.amount} {stake.currency}, the proposer will get ")
+    """Structured output that admits only legal proposals (and, if asked, one remark after them).
+
+    The fixed start of the sentence is a prefill; the grammar lists every
+    legal split of the amount (or any digits above `_ENUMERATE_UP_TO`, where
+    the parser checks the sum).
+    """
+    prefix = f"For the {stake.amount} {stake.currency}, the proposer will get "
     if stake.amount <= _ENUMERATE_UP_TO:
         splits = " | ".join(
             _literal(f"{p}, and the responder will get {stake.amount - p}.") for p in range(stake.amount + 1)
         )
-        body = f"root ::= {head} split{' remark' if remark else ''}\nsplit ::= {splits}"
+        grammar = f"root ::= split{' remark' if remark else ''}\nsplit ::= {splits}"
     else:
         tail = _literal(", and the responder will get ")
-        body = f'root ::= {head} num {tail} num "."{" remark" if remark else ""}\nnum ::= [0-9]{{1,12}}'
-    regex = (
-        re.escape(f"For the {stake.amount} {stake.currency}, the proposer will get ")
-        + r"\d+, and the responder will get \d+\."
-        + (r" [^\n]{8,160}" if remark else "")
-    )
-    return Constraint(grammar=body + (f"\n{_REMARK}" if remark else ""), regex=regex)
+        grammar = f'root ::= num {tail} num "."{" remark" if remark else ""}\nnum ::= [0-9]{{1,12}}'
+    regex = re.escape(prefix) + r"\d+, and the responder will get \d+\." + (r" [^\n]{8,160}" if remark else "")
+    return Constraint(prefix=prefix, grammar=grammar + (f"\n{_REMARK}" if remark else ""), regex=regex)
 
 
+@lru_cache(maxsize=2)
 def decision_constraint(*, remark: bool) -> Constraint:
     """A grammar for `accept` or `reject` (and, if asked, one remark after it)."""
     grammar = 'root ::= ("accept" | "reject") "."' + (" remark\n" + _REMARK if remark else "")

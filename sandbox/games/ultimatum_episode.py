@@ -59,7 +59,6 @@ async def play_ultimatum(
     seed: np.random.SeedSequence,
     info: dict[str, Any],
     max_reasks: int = 1,
-    remarks: tuple[bool, bool] = (False, False),
 ) -> dict[str, Any]:
     """Play one episode and return its tidy record.
 
@@ -70,8 +69,6 @@ async def play_ultimatum(
         seed: The episode's node in the run's seed tree.
         info: run, epoch and episode ids, copied into the record and the calls.
         max_reasks: Re-asks after an unparseable answer.
-        remarks: Whether the proposer and the responder add a remark in their
-            manner after their move (structured output leaves room for it).
     """
 
     def call(step: str, agent: str, attempt: int) -> CallInfo:
@@ -90,7 +87,7 @@ async def play_ultimatum(
             stake,
             seed=call_seed(seed, 0, attempt),
             call=call("propose", proposer.agent_id, attempt),
-            constraint=proposal_constraint(stake, remark=remarks[0]),
+            constraint=proposal_constraint(stake, remark=proposer.remarks),
             feedback=feedback,
         )
 
@@ -123,9 +120,10 @@ async def play_ultimatum(
         return await responder.respond(
             stake,
             proposal,
+            split,
             seed=call_seed(seed, 1, attempt),
             call=call("respond", responder.agent_id, attempt),
-            constraint=decision_constraint(remark=remarks[1]),
+            constraint=decision_constraint(remark=responder.remarks),
             feedback=feedback,
         )
 

@@ -5,6 +5,8 @@ Each node is small and reads its fixed inputs from the runtime context.
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections import Counter
 from typing import Any
 
@@ -44,14 +46,27 @@ def pair(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any
     return {"tasks": tasks}
 
 
+# At most this many play tasks per epoch. LangGraph's per-task bookkeeping grows with the
+# number of tasks in a superstep, so a 10,000-user epoch is played as batches of episodes
+# (played concurrently inside each task). A killed run redoes at most the unfinished
+# batches, and their finished calls come back from the response cache.
+MAX_PLAY_TASKS = 64
+
+
 def fan_out(state: SocietyState) -> list[Send]:
-    """Map step: one `play` task per episode of the epoch."""
-    return [Send("play", task) for task in state["tasks"]]
+    """Map step: `play` tasks over the epoch's episodes (one episode each for small epochs)."""
+    tasks = state["tasks"]
+    size = max(1, math.ceil(len(tasks) / MAX_PLAY_TASKS))
+    return [Send("play", {"batch": tasks[i : i + size]}) for i in range(0, len(tasks), size)]
 
 
-async def play(task: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[str, Any]:
-    """Play one episode; its record is appended to the state."""
-    ctx = runtime.context
+async def play(batch: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[str, Any]:
+    """Play a batch of episodes concurrently; their records are appended to the state."""
+    records = await asyncio.gather(*(_play_one(task, runtime.context) for task in batch["batch"]))
+    return {"episodes": list(records)}
+
+
+async def _play_one(task: dict[str, Any], ctx: SocietyContext) -> dict[str, Any]:
     run, epoch, index = task["run"], task["epoch"], task["index"]
     players = ctx.players[run]
     proposer, responder = players[task["proposer"]], players[task["responder"]]
@@ -62,15 +77,9 @@ async def play(task: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[s
         seed=seed_node(ctx.scenario.seed, run, Branch.EPISODE, epoch, index),
         info={"run": run, "epoch": epoch, "episode": f"r{run}-e{epoch}-i{index:05d}", "index": index},
         max_reasks=ctx.scenario.game.max_reasks,
-        remarks=(_has_remark(proposer), _has_remark(responder)),
     )
     ctx.on_episode(record)
-    return {"episodes": [record]}
-
-
-def _has_remark(player: Any) -> bool:
-    profile = getattr(player, "profile", None)
-    return profile is not None and profile.manner.name != "neutral"
+    return record
 
 
 def score(state: SocietyState) -> dict[str, Any]:

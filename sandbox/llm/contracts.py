@@ -21,18 +21,25 @@ class Constraint:
     """Structured output for one call.
 
     Attributes:
-        grammar: A GBNF grammar (llama.cpp); the strongest form.
-        regex: A regular expression the whole answer must match (vLLM guided decoding).
-        choices: A closed set of answers.
+        prefix: Text the answer must start with. A backend that can prefill
+            (the embedded one) writes it as the start of the answer and
+            generates only the rest; the answer it returns includes it.
+        grammar: A GBNF grammar (llama.cpp) for the part of the answer after
+            `prefix`; the strongest form.
+        regex: A regular expression the whole answer (prefix included) must
+            match (vLLM guided decoding).
+        choices: A closed set of whole answers.
     """
 
+    prefix: str = ""
     grammar: str | None = None
     regex: str | None = None
     choices: tuple[str, ...] | None = None
 
     def key(self) -> dict[str, Any]:
         """A JSON-able form, for cache keys."""
-        return {"grammar": self.grammar, "regex": self.regex, "choices": list(self.choices or ())}
+        return {"prefix": self.prefix, "grammar": self.grammar, "regex": self.regex,
+                "choices": list(self.choices or ())}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,11 @@ _SERVERS: dict[tuple[str, int, int, int], tuple[Any, ThreadPoolExecutor]] = {}
 _SERVERS_LOCK = threading.Lock()
 
 
+def _prefix(kwargs: dict[str, Any]) -> str:
+    constraint = kwargs.get("constraint")
+    return constraint.prefix if constraint is not None else ""
+
+
 def _role(message: BaseMessage) -> str:
     return {"human": "user", "ai": "assistant", "system": "system"}.get(message.type, "user")
 
@@ -85,14 +90,18 @@ class EmbeddedChatModel(BaseChatModel):
         if stop:
             request["stop"] = stop
         constraint: Constraint | None = kwargs.get("constraint")
-        if constraint is not None and constraint.grammar:
-            request["grammar"] = constraint.grammar
-        elif constraint is not None and constraint.choices:
-            request["grammar"] = "root ::= " + " | ".join(f'"{c}"' for c in constraint.choices)
+        if constraint is not None:
+            if constraint.prefix:
+                # llama.cpp continues a trailing assistant message (prefill).
+                request["messages"].append({"role": "assistant", "content": constraint.prefix})
+            if constraint.grammar:
+                request["grammar"] = constraint.grammar
+            elif constraint.choices:
+                request["grammar"] = "root ::= " + " | ".join(f'"{c}"' for c in constraint.choices)
         return request
 
     @staticmethod
-    def _result(response: dict[str, Any]) -> ChatResult:
+    def _result(response: dict[str, Any], prefix: str = "") -> ChatResult:
         if "error" in response:
             error = response["error"]
             message = f"embedded model error {error.get('code')}: {error.get('message')}"
@@ -101,8 +110,11 @@ class EmbeddedChatModel(BaseChatModel):
             raise ValueError(message)
         choice = response["choices"][0]
         usage = response.get("usage") or {}
+        content = choice["message"].get("content") or ""
+        if prefix and not content.startswith(prefix):
+            content = prefix + content  # servers differ on whether a prefill is echoed
         message = AIMessage(
-            content=choice["message"].get("content") or "",
+            content=content,
             usage_metadata={
                 "input_tokens": usage.get("prompt_tokens", 0),
                 "output_tokens": usage.get("completion_tokens", 0),
@@ -120,7 +132,8 @@ class EmbeddedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         server, _ = self._server()
-        return self._result(server.handle_chat_completions(self._request(messages, stop, kwargs)))
+        response = server.handle_chat_completions(self._request(messages, stop, kwargs))
+        return self._result(response, _prefix(kwargs))
 
     async def _agenerate(
         self,
@@ -133,4 +146,4 @@ class EmbeddedChatModel(BaseChatModel):
         server, pool = await loop.run_in_executor(None, self._server)
         request = self._request(messages, stop, kwargs)
         response = await loop.run_in_executor(pool, server.handle_chat_completions, request)
-        return self._result(response)
+        return self._result(response, _prefix(kwargs))

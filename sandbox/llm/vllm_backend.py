@@ -59,11 +59,11 @@ class VLLMChatModel(BaseChatModel):
         constraint: Constraint | None = kwargs.get("constraint")
         structured = None
         if constraint is not None:
-            structured = StructuredOutputsParams(
-                grammar=constraint.grammar,
-                regex=None if constraint.grammar else constraint.regex,
-                choice=None if constraint.grammar or constraint.regex else list(constraint.choices or ()),
-            )
+            # The regex covers the whole answer; the grammar only what follows a prefill.
+            if constraint.regex:
+                structured = StructuredOutputsParams(regex=constraint.regex)
+            elif constraint.choices:
+                structured = StructuredOutputsParams(choice=list(constraint.choices))
         return SamplingParams(
             temperature=float(kwargs.get("temperature") or 0.0),
             top_p=float(kwargs.get("top_p") or 1.0),

@@ -1,0 +1,31 @@
+# Quick start: `make run` (a real society on the embedded model) and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.install-stamp
+
+.PHONY: install run test test-fast bench clean
+
+install: $(STAMP)
+
+# Re-installs only when pyproject.toml changes. torch==2.13.0 is pinned in the same
+# pip command as everything else, so pip takes the CPU build that lies on disk.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+run: install
+	$(BIN)/sandbox run scenarios/default.yaml
+
+test: install
+	$(BIN)/python -m pytest
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow"
+
+bench: install
+	$(BIN)/sandbox bench all
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

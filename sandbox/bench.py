@@ -1,0 +1,159 @@
+"""Benchmarks, each printed as a ratio against a baseline measured in the same run.
+
+* concurrency: an epoch of 64 episodes with a fake model that sleeps a fixed
+  latency per call, at concurrency 32 and sequentially, against the ideal
+  (the episode's critical path, two calls, times 2 waves of 32).
+* overhead: an epoch of a 10,000-user society with the scripted model; the
+  framework's own time per LLM call (epoch time less the model's own time).
+* embedded: tokens per second of the embedded model with 1 and with 4
+  parallel slots.
+
+Run with `sandbox bench [concurrency|overhead|embedded|all]` or `make bench`.
+The fake and scripted models here produce timing figures, never simulation results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from sandbox.errors import UsageError
+from sandbox.llm.scripted import ScriptedChatModel, scripted
+from sandbox.runner import ProgressHooks, arun
+from sandbox.scenario import Scenario, parse_scenario
+
+console = Console()
+
+_STAKE = re.compile(r"Split (\d+) (\S+) between")
+
+
+def _propose(messages: list[Any], _: dict[str, Any]) -> str:
+    match = _STAKE.search(str(messages[-1].content))
+    assert match, "the propose template changed; update the benchmark's scripted rule"
+    amount, currency = int(match.group(1)), match.group(2)
+    return f"For the {amount} {currency}, the proposer will get {amount // 2}, and the responder will get {amount - amount // 2}."
+
+
+def fake_model(latency_s: float) -> ScriptedChatModel:
+    """A scripted ultimatum player that sleeps `latency_s` per call."""
+    return scripted([(r"You are the proposer", _propose), (r"You are the responder", "accept.")], latency_s=latency_s)
+
+
+def _society(size: int, episodes: int | None, concurrency: int) -> Scenario:
+    return parse_scenario(
+        {
+            "name": "bench",
+            "concurrency": concurrency,
+            "interactions_per_epoch": episodes,
+            "society": {"size": size, "norms": [{"norm": "fair", "proportion": 1.0}]},
+        },
+        "<bench>",
+    )
+
+
+async def time_epoch(scenario: Scenario, model: ScriptedChatModel) -> float:
+    """Seconds from the epoch's pairing to its last finished episode."""
+    marks: dict[str, float] = {}
+    hooks = ProgressHooks(
+        on_epoch_start=lambda *_: marks.setdefault("start", time.perf_counter()),
+        on_episode=lambda _: marks.__setitem__("end", time.perf_counter()),
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        await arun(scenario, out=Path(tmp) / "run", models={"user": model}, hooks=hooks)
+    return marks["end"] - marks["start"]
+
+
+def bench_concurrency(latency_s: float = 0.25, episodes: int = 64, concurrency: int = 32) -> dict[str, float]:
+    """Epoch time at `concurrency` and sequentially, against the ideal."""
+    calls = 2 * episodes
+    waves = calls / concurrency / 2  # each wave of `concurrency` episodes runs a 2-call critical path
+    ideal = 2 * latency_s * waves
+    concurrent = asyncio.run(time_epoch(_society(2 * episodes, episodes, concurrency), fake_model(latency_s)))
+    sequential = asyncio.run(time_epoch(_society(2 * episodes, episodes, 1), fake_model(latency_s)))
+    table = Table(title=f"Concurrency: {episodes} episodes, {latency_s * 1000:.0f} ms per call", title_justify="left")
+    for column in ("setting", "seconds", "ratio"):
+        table.add_column(column, justify="left" if column == "setting" else "right")
+    table.add_row(f"ideal (critical path {2 * latency_s:.2f} s x {waves:g})", f"{ideal:.3f}", "1.00")
+    table.add_row(f"concurrency {concurrency}", f"{concurrent:.3f}", f"{concurrent / ideal:.2f} x ideal (target <= 1.25)")
+    table.add_row("sequential", f"{sequential:.3f}", f"{sequential / concurrent:.1f} x concurrent (expected {calls * latency_s / ideal:.0f})")
+    console.print(table)
+    return {"ideal_s": ideal, "concurrent_s": concurrent, "sequential_s": sequential,
+            "ratio_to_ideal": concurrent / ideal, "speedup": sequential / concurrent}  # fmt: skip
+
+
+async def _raw_model_time(model: ScriptedChatModel, calls: int) -> float:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    messages = [SystemMessage("x"), HumanMessage("You are the responder.")]
+    started = time.perf_counter()
+    for _ in range(calls):
+        await model._agenerate(messages)
+    return time.perf_counter() - started
+
+
+def bench_overhead(size: int = 10_000) -> dict[str, float]:
+    """The framework's time per LLM call in an epoch of a `size`-user society."""
+    model = fake_model(0.0)
+    epoch = asyncio.run(time_epoch(_society(size, None, 64), model))
+    calls = model.calls
+    raw = asyncio.run(_raw_model_time(fake_model(0.0), calls))
+    per_call_ms = (epoch - raw) / calls * 1000
+    table = Table(title=f"Overhead: one epoch of a {size:,}-user society, scripted model", title_justify="left")
+    for column in ("measure", "value"):
+        table.add_column(column, justify="left" if column == "measure" else "right")
+    table.add_row("LLM calls", f"{calls:,}")
+    table.add_row("epoch wall time", f"{epoch:.2f} s")
+    table.add_row("model's own time (baseline, same calls)", f"{raw:.3f} s")
+    table.add_row("framework time per call", f"{per_call_ms:.3f} ms (target < 2 ms)")
+    table.add_row("epoch / baseline", f"{epoch / raw:.1f} x")
+    console.print(table)
+    return {"calls": calls, "epoch_s": epoch, "raw_s": raw, "framework_ms_per_call": per_call_ms}
+
+
+def _throughput(parallel: int, requests: int, max_tokens: int) -> tuple[float, int]:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sandbox.llm.embedded import load_server
+    from sandbox.llm.embedded_model import ensure_model_file
+
+    server, _ = load_server(str(ensure_model_file()), parallel=parallel, context=2048 * parallel, threads=2)
+    def one(i: int) -> int:
+        request = {
+            "messages": [{"role": "user", "content": f"Write a short story about a fox, number {i}."}],
+            "max_tokens": max_tokens, "temperature": 0.7, "seed": i,
+        }  # fmt: skip
+        return int(server.handle_chat_completions(request)["usage"]["completion_tokens"])
+
+    one(-1)  # warm-up
+    started = time.perf_counter()
+    with ThreadPoolExecutor(parallel) as pool:
+        tokens = sum(pool.map(one, range(requests)))
+    return tokens / (time.perf_counter() - started), tokens
+
+
+def bench_embedded(requests: int = 8, max_tokens: int = 64) -> dict[str, float]:
+    """Generated tokens per second with 1 and with 4 parallel slots."""
+    one, _ = _throughput(1, requests, max_tokens)
+    four, _ = _throughput(4, requests, max_tokens)
+    table = Table(title=f"Embedded model throughput: {requests} requests of {max_tokens} tokens", title_justify="left")
+    for column in ("slots", "tokens/s", "ratio"):
+        table.add_column(column, justify="right")
+    table.add_row("1", f"{one:.1f}", "1.00")
+    table.add_row("4", f"{four:.1f}", f"{four / one:.2f}")
+    console.print(table)
+    return {"tokens_per_s_1": one, "tokens_per_s_4": four, "ratio": four / one}
+
+
+def run_benchmarks(which: str = "all") -> dict[str, Any]:
+    """Run the named benchmark (or all) and print each table."""
+    benches = {"concurrency": bench_concurrency, "overhead": bench_overhead, "embedded": bench_embedded}
+    if which != "all" and which not in benches:
+        raise UsageError(f"unknown benchmark {which!r}: choose {', '.join(benches)} or all")
+    return {name: bench() for name, bench in benches.items() if which in ("all", name)}

@@ -1,0 +1,222 @@
+"""The command line: run, resume, validate, schema, models, bench.
+
+Exit codes: 0 success; 2 invalid input (nothing written, no run directory
+created); 1 runtime failure (the run directory stays resumable); 130
+interrupted (resumable too).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from sandbox.errors import SandboxError, ScenarioError
+
+app = typer.Typer(
+    name="sandbox",
+    help="Run societies of LLM agents that play games under fixed norms, and read the results.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=True)
+out_console = Console()
+
+
+def _fail(error: BaseException) -> typer.Exit:
+    console.print("[bold red]error:[/]", end=" ")
+    console.print(str(error), highlight=False, markup=False)
+    return typer.Exit(getattr(error, "exit_code", 1))
+
+
+class _ProgressDisplay:
+    """A Rich progress bar over episodes, with counts and ETA."""
+
+    def __init__(self) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("episodes"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
+        self.task: Any = None
+        self.planned: dict[tuple[int, int], int] = {}
+
+    def hooks(self) -> Any:
+        from sandbox.runner import ProgressHooks
+
+        return ProgressHooks(on_start=self.on_start, on_epoch_start=self.on_epoch_start, on_episode=self.on_episode)
+
+    def on_start(self, total: int, done: int) -> None:
+        self.task = self.progress.add_task("playing", total=total, completed=done)
+
+    def on_epoch_start(self, run: int, epoch: int, episodes: int) -> None:
+        self.planned[(run, epoch)] = episodes
+
+    def on_episode(self, record: dict[str, Any]) -> None:
+        if self.task is not None:
+            self.progress.advance(self.task)
+
+
+def _summary_table(path: Path) -> None:
+    from sandbox.api import RunResult
+
+    result = RunResult.load(path)
+    summary = result.summary
+    table = Table(title=f"{summary['scenario']}: offered share by norm", title_justify="left")
+    for column in ("norm", "proposals", "mean offered share", "95% CI", "CI over"):
+        table.add_column(column, justify="left" if column == "norm" else "right")
+    for norm, row in summary["offered_share_by_norm"].items():
+        ci = "n/a" if row["ci_low"] is None else f"{row['ci_low']:.1%} – {row['ci_high']:.1%}"
+        table.add_row(norm, str(row["proposals"]), f"{row['mean']:.1%}", ci, row["ci_over"])
+    out_console.print(table)
+    rate = summary["illegal_answer_rate"]
+    acceptance = summary["acceptance_rate"]
+    out_console.print(
+        f"episodes {summary['episodes']}, illegal answers "
+        f"{'n/a' if rate is None else f'{rate:.1%}'}, acceptance "
+        f"{'n/a' if acceptance is None else f'{acceptance:.1%}'}"
+    )
+    usage = Table(title="LLM calls by role", title_justify="left")
+    for column in ("role", "calls", "cache hits", "input tokens", "output tokens"):
+        usage.add_column(column, justify="left" if column == "role" else "right")
+    for role, u in summary["llm_usage"].items():
+        usage.add_row(role, str(u["calls"]), str(u["cache_hits"]), str(u["input_tokens"]), str(u["output_tokens"]))
+    out_console.print(usage)
+    out_console.print(f"results in [bold]{path}[/]")
+
+
+def _execute(coro_factory: Any) -> Path:
+    from sandbox._sync import run_sync
+
+    display = _ProgressDisplay()
+    try:
+        with display.progress:
+            return run_sync(coro_factory(display.hooks()))
+    except KeyboardInterrupt:
+        console.print("interrupted; the run directory is resumable with `sandbox resume DIR`")
+        raise typer.Exit(130) from None
+    except SandboxError as error:
+        raise _fail(error) from None
+
+
+@app.command()
+def run(
+    file: Annotated[Path, typer.Argument(help="A scenario file (YAML).")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
+    runs: Annotated[Optional[int], typer.Option("--runs", help="Independent runs.")] = None,  # noqa: UP007
+    epochs: Annotated[Optional[int], typer.Option("--epochs", help="Epochs per run.")] = None,  # noqa: UP007
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
+    model: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--model", help="ROLE=SPEC, e.g. user=openai:gpt-4o-mini; ROLE may be all. Repeatable."),
+    ] = None,
+) -> None:
+    """Run a scenario and write a run directory."""
+    from sandbox.runner import arun
+    from sandbox.scenario import apply_overrides, load_scenario
+
+    try:
+        scenario = apply_overrides(load_scenario(file), runs=runs, epochs=epochs, seed=seed, models=model)
+    except SandboxError as error:
+        raise _fail(error) from None
+    path = _execute(lambda hooks: arun(scenario, out=out, hooks=hooks))
+    _summary_table(path)
+
+
+@app.command()
+def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by an interrupted run.")]) -> None:
+    """Continue an interrupted run from its last checkpoint."""
+    from sandbox.runner import aresume
+
+    path = _execute(lambda hooks: aresume(run_dir, hooks=hooks))
+    _summary_table(path)
+
+
+@app.command()
+def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")]) -> None:
+    """Check scenario files; print every problem with its field path."""
+    from sandbox.scenario import load_scenario
+
+    bad = 0
+    for file in files:
+        try:
+            scenario = load_scenario(file)
+        except ScenarioError as error:
+            bad += 1
+            console.print(str(error), highlight=False, markup=False)
+        else:
+            out_console.print(f"{file}: ok ({scenario.name}: {scenario.society.size} users, {scenario.game.kind})")
+    if bad:
+        raise typer.Exit(2)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of scenario files (for editor completion)."""
+    from sandbox.scenario import scenario_json_schema
+
+    sys.stdout.write(scenario_json_schema() + "\n")
+
+
+@app.command()
+def models() -> None:
+    """List the model backends and whether the embedded model is installed."""
+    from sandbox.llm.embedded_model import PARTS, status
+
+    state = status()
+    table = Table(title="Model backends", title_justify="left")
+    table.add_column("spec")
+    table.add_column("what")
+    table.add_column("status")
+    if state.missing:
+        embedded = f"[red]{state.parts_found}/{PARTS} parts installed[/] (run make install)"
+    elif state.assembled:
+        embedded = f"[green]ready[/] ({state.path})"
+    else:
+        embedded = f"[yellow]parts installed[/]; joined on first use into {state.path}"
+    table.add_row("embedded", "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, in-process (xllamacpp)", embedded)
+    table.add_row("openai:MODEL", "any OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)", "available")
+    table.add_row("hf:PATH", "a transformers model directory", "available")
+    try:
+        import importlib.util
+
+        vllm = "installed" if importlib.util.find_spec("vllm") else "not installed (extra: vllm)"
+    except ValueError:
+        vllm = "not installed (extra: vllm)"
+    table.add_row("vllm:MODEL", "in-process vLLM (GPU)", vllm)
+    table.add_row("scripted", "tests only, through the Python API", "-")
+    out_console.print(table)
+
+
+@app.command()
+def bench(
+    which: Annotated[str, typer.Argument(help="concurrency, overhead, embedded or all.")] = "all",
+) -> None:
+    """Benchmarks: concurrency against the ideal, framework overhead per call, embedded throughput."""
+    from sandbox.bench import run_benchmarks
+
+    try:
+        run_benchmarks(which)
+    except SandboxError as error:
+        raise _fail(error) from None
+
+
+def main() -> None:
+    """Entry point of the `sandbox` command."""
+    app()
+
+
+if __name__ == "__main__":
+    main()
