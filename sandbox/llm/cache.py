@@ -79,7 +79,8 @@ def cache_key(model_id: dict[str, Any], messages: list[BaseMessage], stop: list[
 class CachedChatModel(ChatModelWrapper):
     """Answers from `cache` when the same call was made before; stores new answers."""
 
-    cache: Any  # ResponseCache; Any keeps pydantic from copying it
+    # Not `cache`: that name is BaseChatModel's own (LangChain's global cache switch).
+    responses: Any  # ResponseCache; Any keeps pydantic from copying it
     _model_id: dict[str, Any] | None = PrivateAttr(default=None)
 
     def _key(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> str:
@@ -96,7 +97,7 @@ class CachedChatModel(ChatModelWrapper):
         **kwargs: Any,
     ) -> ChatResult:
         key = self._key(messages, stop, kwargs)
-        stored = self.cache.get(key)
+        stored = self.responses.get(key)
         if stored is not None:
             content, usage = stored
             message = AIMessage(content=content, usage_metadata=usage or None)
@@ -104,5 +105,5 @@ class CachedChatModel(ChatModelWrapper):
         result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         message = result.generations[0].message
         usage = dict(message.usage_metadata or {}) if isinstance(message, AIMessage) else {}
-        self.cache.put(key, str(message.content), usage)
+        self.responses.put(key, str(message.content), usage)
         return result

@@ -86,6 +86,7 @@ class ModelStack:
     sinks: Sequence[Any]
     concurrency: int
     max_attempts: int = 5
+    base_delay_s: float = 0.5
     timeout_s: float | None = None
     _shared: dict[Any, BaseChatModel] = field(default_factory=dict)
     limiters: list[Any] = field(default_factory=list)
@@ -100,10 +101,10 @@ class ModelStack:
             limited = ConcurrencyLimitedChatModel(inner=backend, max_concurrency=self.concurrency)
             self.limiters.append(limited)
             model: BaseChatModel = RetryingChatModel(
-                inner=limited, max_attempts=self.max_attempts, timeout_s=self.timeout_s
+                inner=limited, max_attempts=self.max_attempts, base_delay_s=self.base_delay_s, timeout_s=self.timeout_s
             )
             if self.cache is not None:
-                model = CachedChatModel(inner=model, cache=self.cache)
+                model = CachedChatModel(inner=model, responses=self.cache)
             self._shared[key] = model
         return self._shared[key]
 

@@ -1,0 +1,176 @@
+"""The LLM layer's wrappers: cache, retry, concurrency limit, recording, sampling defaults."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from sandbox.llm.accounting import TokenLedger
+from sandbox.llm.cache import CachedChatModel, ResponseCache
+from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.limit import ConcurrencyLimitedChatModel
+from sandbox.llm.resolve import ModelStack, build_backend, check_spec
+from sandbox.llm.retry import RetryExhaustedError, RetryingChatModel, TransientLLMError
+from sandbox.llm.scripted import ScriptedChatModel, UnexpectedPromptError, scripted
+from sandbox.llm.transcript import TranscriptWriter, finalize_transcript, read_transcript
+
+MESSAGES = [SystemMessage("You are terse."), HumanMessage("Say hello.")]
+
+
+def echo(messages: list[Any], kwargs: dict[str, Any]) -> str:
+    return f"hello seed={kwargs.get('seed')} t={kwargs.get('temperature')}"
+
+
+class Flaky(ScriptedChatModel):
+    """Fails transiently `failures` times, then answers."""
+
+    failures: int = 0
+    error: Any = TransientLLMError
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[override]
+        if self.failures > 0:
+            self.failures -= 1
+            raise self.error("injected failure")
+        return await super()._agenerate(messages, stop, run_manager, **kwargs)
+
+
+def test_scripted_model_raises_on_unexpected_prompts() -> None:
+    model = scripted([("Say hello", "hello")])
+    assert model.invoke(MESSAGES).content == "hello"
+    with pytest.raises(UnexpectedPromptError):
+        model.invoke([HumanMessage("What is the capital of France?")])
+
+
+async def test_cache_hits_skip_the_model(tmp_path: Path) -> None:
+    inner = scripted([("Say hello", echo)])
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    model = CachedChatModel(inner=inner, responses=cache)
+    first = await model.ainvoke(MESSAGES, seed=1, temperature=0.5)
+    second = await model.ainvoke(MESSAGES, seed=1, temperature=0.5)
+    assert first.content == second.content == "hello seed=1 t=0.5"
+    assert inner.calls == 1
+    # a different seed, temperature, constraint or message is a different key
+    await model.ainvoke(MESSAGES, seed=2, temperature=0.5)
+    await model.ainvoke(MESSAGES, seed=1, temperature=0.7)
+    await model.ainvoke(MESSAGES, seed=1, temperature=0.5, constraint=Constraint(grammar='root ::= "x"'))
+    await model.ainvoke([*MESSAGES[:1], HumanMessage("Say hello again.")], seed=1, temperature=0.5)
+    assert inner.calls == 5
+    # who calls does not change the answer, so it is not part of the key
+    await model.ainvoke(MESSAGES, seed=1, temperature=0.5, call=CallInfo(agent="someone-else"))
+    assert inner.calls == 5
+    cache.close()
+    # persisted: a new cache on the same file answers without the model
+    reopened = CachedChatModel(inner=scripted([]), responses=ResponseCache(tmp_path / "cache.sqlite"))
+    assert (await reopened.ainvoke(MESSAGES, seed=1, temperature=0.5)).content == "hello seed=1 t=0.5"
+
+
+async def test_retry_recovers_from_transient_failures() -> None:
+    flaky = Flaky(rules=[("Say hello", "hello")], failures=3)
+    model = RetryingChatModel(inner=flaky, max_attempts=5, base_delay_s=0.001)
+    assert (await model.ainvoke(MESSAGES)).content == "hello"
+    assert model.retries == 3
+
+
+async def test_retry_gives_up_after_the_cap() -> None:
+    flaky = Flaky(rules=[("Say hello", "hello")], failures=10)
+    model = RetryingChatModel(inner=flaky, max_attempts=3, base_delay_s=0.001)
+    with pytest.raises(RetryExhaustedError, match="gave up after 3 attempts"):
+        await model.ainvoke(MESSAGES)
+    assert flaky.failures == 7
+
+
+async def test_retry_does_not_retry_permanent_errors() -> None:
+    flaky = Flaky(rules=[("Say hello", "hello")], failures=1, error=ValueError)
+    model = RetryingChatModel(inner=flaky, max_attempts=5, base_delay_s=0.001)
+    with pytest.raises(ValueError, match="injected"):
+        await model.ainvoke(MESSAGES)
+    assert model.retries == 0
+
+
+async def test_retry_times_out_slow_attempts() -> None:
+    slow = scripted([("Say hello", "hello")], latency_s=1.0)
+    model = RetryingChatModel(inner=slow, max_attempts=2, base_delay_s=0.001, timeout_s=0.05)
+    with pytest.raises(RetryExhaustedError, match="TimeoutError"):
+        await model.ainvoke(MESSAGES)
+
+
+def test_backoff_is_capped_and_grows() -> None:
+    model = RetryingChatModel(inner=scripted([]), base_delay_s=1.0, max_delay_s=4.0)
+    assert all(0 <= model.backoff(0) <= 1.0 for _ in range(50))
+    assert all(0 <= model.backoff(10) <= 4.0 for _ in range(50))
+    assert max(model.backoff(2) for _ in range(200)) > 1.0
+
+
+async def test_concurrency_limit_holds() -> None:
+    inner = scripted([("Say hello", "hello")], latency_s=0.02)
+    model = ConcurrencyLimitedChatModel(inner=inner, max_concurrency=3)
+    await asyncio.gather(*(model.ainvoke(MESSAGES) for _ in range(20)))
+    assert model.peak_in_flight == 3
+    assert model.in_flight == 0
+
+
+async def test_stack_records_every_call(tmp_path: Path) -> None:
+    ledger = TokenLedger()
+    writer = TranscriptWriter(tmp_path / "t.jsonl")
+    inner = scripted([("Say hello", echo)])
+    stack = ModelStack(cache=ResponseCache(tmp_path / "c.sqlite"), sinks=[ledger, writer], concurrency=2)
+    model = stack.for_role("user", "embedded", {"temperature": 0.3, "top_p": 1.0, "max_tokens": 10}, given=inner)
+    info = CallInfo(role="user", agent="user-1", run=0, epoch=0, episode="e1", step="propose")
+    first = await model.ainvoke(MESSAGES, seed=42, call=info)
+    await model.ainvoke(MESSAGES, seed=42, call=info)
+    assert first.content == "hello seed=42 t=0.3"  # the role's sampling reached the backend
+    writer.close()
+    records = read_transcript(tmp_path / "t.jsonl")
+    assert len(records) == 2
+    record = records[0]
+    assert record["role"] == "user" and record["agent"] == "user-1" and record["seed"] == 42
+    assert record["messages"][1] == {"role": "user", "content": "Say hello."}
+    assert record["answer"] == "hello seed=42 t=0.3"
+    assert record["input_tokens"] > 0 and record["output_tokens"] > 0 and record["latency_s"] >= 0
+    assert [r["cache_hit"] for r in records] == [False, True]
+    usage = ledger.totals()["user"]
+    assert usage["calls"] == 2 and usage["cache_hits"] == 1
+    # finalize keeps one record per call id (a resumed run redoes calls)
+    assert len(finalize_transcript(tmp_path / "t.jsonl")) == 1
+
+
+async def test_failed_calls_are_recorded(tmp_path: Path) -> None:
+    writer = TranscriptWriter(tmp_path / "t.jsonl")
+    stack = ModelStack(cache=None, sinks=[writer], concurrency=2, max_attempts=1)
+    model = stack.for_role("user", "embedded", {}, given=scripted([]))
+    with pytest.raises(UnexpectedPromptError):
+        await model.ainvoke(MESSAGES, call=CallInfo(agent="a"))
+    writer.close()
+    [record] = read_transcript(tmp_path / "t.jsonl")
+    assert record["answer"] is None and "UnexpectedPromptError" in record["error"]
+
+
+def test_specs() -> None:
+    for good in ("embedded", "openai:gpt-4o-mini", "hf:/models/x", "vllm:Qwen/Qwen2.5-1.5B"):
+        check_spec(good)
+    for bad, message in (("nope", "unknown model backend"), ("hf:", "hf:PATH"), ("scripted", "tests only")):
+        with pytest.raises(ValueError, match=message):
+            check_spec(bad)
+
+
+def test_openai_backend_needs_a_key_or_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sandbox.errors import ModelUnavailableError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ModelUnavailableError, match="OPENAI_API_KEY"):
+        build_backend("openai:gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert build_backend("openai:local-model").model_name == "local-model"
+
+
+def test_vllm_backend_is_imported_lazily() -> None:
+    import sys
+
+    model = build_backend("vllm:some/model")
+    assert "vllm" not in sys.modules
+    assert model._llm_type == "vllm"

@@ -1,0 +1,98 @@
+"""The openai: backend on the real HTTP path, against a loopback server: retries, timeouts, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.resolve import ModelStack
+from sandbox.llm.retry import RetryExhaustedError
+from tests.loopback_openai import loopback_openai
+
+MESSAGES = [HumanMessage("Say hello.")]
+
+
+def hello(body: dict[str, Any]) -> str:
+    return "hello"
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    return monkeypatch
+
+
+def stack(**changes: Any) -> ModelStack:
+    options: dict[str, Any] = {"cache": None, "sinks": [], "concurrency": 4, "max_attempts": 4, "base_delay_s": 0.01}
+    options.update(changes)
+    return ModelStack(**options)
+
+
+async def test_requests_carry_sampling_and_seed_but_not_sandbox_fields(env: pytest.MonkeyPatch) -> None:
+    with loopback_openai(hello) as server:
+        env.setenv("OPENAI_BASE_URL", server.url)
+        model = stack().for_role("user", "openai:test-model", {"temperature": 0.4, "top_p": 0.9, "max_tokens": 12})
+        answer = await model.ainvoke(MESSAGES, seed=7, call=CallInfo(agent="a"), constraint=Constraint(regex="x"))
+    assert answer.content == "hello"
+    [body] = server.requests
+    assert body["model"] == "test-model" and body["seed"] == 7 and body["temperature"] == 0.4
+    assert body.get("max_tokens", body.get("max_completion_tokens")) == 12
+    assert "call" not in body and "constraint" not in body
+
+
+@pytest.mark.parametrize("status", [500, 502, 429])
+async def test_transient_http_errors_are_retried(env: pytest.MonkeyPatch, status: int) -> None:
+    with loopback_openai(hello) as server:
+        env.setenv("OPENAI_BASE_URL", server.url)
+        server.failures = [status, status]
+        model = stack().for_role("user", "openai:m", {})
+        assert (await model.ainvoke(MESSAGES)).content == "hello"
+    assert len(server.requests) == 3
+
+
+async def test_client_errors_are_not_retried(env: pytest.MonkeyPatch) -> None:
+    import openai
+
+    with loopback_openai(hello) as server:
+        env.setenv("OPENAI_BASE_URL", server.url)
+        server.failures = [400]
+        model = stack().for_role("user", "openai:m", {})
+        with pytest.raises(openai.BadRequestError):
+            await model.ainvoke(MESSAGES)
+    assert len(server.requests) == 1
+
+
+async def test_retries_stop_at_the_cap(env: pytest.MonkeyPatch) -> None:
+    with loopback_openai(hello) as server:
+        env.setenv("OPENAI_BASE_URL", server.url)
+        server.failures = [503] * 10
+        model = stack(max_attempts=3).for_role("user", "openai:m", {})
+        with pytest.raises(RetryExhaustedError, match="3 attempts"):
+            await model.ainvoke(MESSAGES)
+    assert len(server.requests) == 3
+
+
+async def test_slow_server_times_out_then_recovers(env: pytest.MonkeyPatch) -> None:
+    with loopback_openai(hello, latency_s=0.5) as server:
+        env.setenv("OPENAI_BASE_URL", server.url)
+        model = stack(max_attempts=2, timeout_s=0.1).for_role("user", "openai:m", {})
+        with pytest.raises(RetryExhaustedError, match="TimeoutError"):
+            await model.ainvoke(MESSAGES)
+        server.latency_s = 0.0
+        assert (await model.ainvoke(MESSAGES)).content == "hello"
+
+
+async def test_concurrency_limit_on_the_wire(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    with loopback_openai(hello, latency_s=0.1) as server:
+        env.setenv("OPENAI_BASE_URL", server.url)
+        model = stack(concurrency=3).for_role("user", "openai:m", {})
+        started = asyncio.get_running_loop().time()
+        await asyncio.gather(*(model.ainvoke(MESSAGES) for _ in range(9)))
+        elapsed = asyncio.get_running_loop().time() - started
+    assert server.peak_in_flight == 3
+    assert elapsed >= 0.3  # three waves of three
