@@ -31,7 +31,7 @@ out_console = Console()
 
 def _fail(error: BaseException) -> typer.Exit:
     console.print("[bold red]error:[/]", end=" ")
-    console.print(str(error), highlight=False, markup=False)
+    console.print(str(error), highlight=False, markup=False, soft_wrap=True)
     return typer.Exit(getattr(error, "exit_code", 1))
 
 
@@ -105,7 +105,7 @@ def _execute(coro_factory: Any) -> Path:
         with display.progress:
             return run_sync(coro_factory(display.hooks()))
     except KeyboardInterrupt:
-        console.print("interrupted; the run directory is resumable with `sandbox resume DIR`")
+        console.print("interrupted; the run directory is resumable with `sandbox resume DIR`", soft_wrap=True)
         raise typer.Exit(130) from None
     except SandboxError as error:
         raise _fail(error) from None
@@ -155,9 +155,12 @@ def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")
             scenario = load_scenario(file)
         except ScenarioError as error:
             bad += 1
-            console.print(str(error), highlight=False, markup=False)
+            console.print(str(error), highlight=False, markup=False, soft_wrap=True)
         else:
-            out_console.print(f"{file}: ok ({scenario.name}: {scenario.society.size} users, {scenario.game.kind})")
+            out_console.print(
+                f"{file}: ok ({scenario.name}: {scenario.society.size} users, {scenario.game.kind})",
+                highlight=False, markup=False, soft_wrap=True,
+            )
     if bad:
         raise typer.Exit(2)
 
