@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # files, not windows; notebooks still render the returned figure
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from sandbox.results import offered_share_by
 
-from sandbox.results import offered_share_by  # noqa: E402
+# Figures are built with matplotlib's object API (no pyplot): no global state, no GUI
+# backend, and a notebook displays the returned Figure as it is.
 
 
 def _errors(frame: pd.DataFrame) -> list[list[float]]:
@@ -24,7 +23,8 @@ def plot_offered_share(episodes: pd.DataFrame, title: str = "") -> Figure:
     """Mean offered share by the proposer's norm, with 95% CIs; and per epoch when there are several."""
     by_norm = offered_share_by(episodes)
     epochs = episodes["epoch"].nunique()
-    fig, axes = plt.subplots(1, 2 if epochs > 1 else 1, figsize=(11 if epochs > 1 else 6, 4), squeeze=False)
+    fig = Figure(figsize=(11 if epochs > 1 else 6, 4))
+    axes = fig.subplots(1, 2 if epochs > 1 else 1, squeeze=False)
     ax = axes[0, 0]
     if not by_norm.empty:
         ax.bar(by_norm["proposer_norm"], by_norm["mean"], yerr=_errors(by_norm), capsize=6, color="#4c72b0")
@@ -55,5 +55,4 @@ def save_plots(episodes: pd.DataFrame, out_dir: Path, title: str = "") -> list[P
     fig = plot_offered_share(episodes, title)
     path = out_dir / "offered_share_by_norm.png"
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return [path]

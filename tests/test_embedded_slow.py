@@ -1,0 +1,72 @@
+"""The real LLM path: a small society on the embedded model (marked slow; runs in CI)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from sandbox import run
+from sandbox.games.ultimatum import Stake, parse_proposal, proposal_constraint
+from sandbox.llm.contracts import CallInfo
+from sandbox.llm.resolve import build_backend
+from sandbox.scenario import parse_scenario
+
+pytestmark = pytest.mark.slow
+
+
+async def test_embedded_backend_honours_prefix_and_grammar() -> None:
+    model = build_backend("embedded")
+    stake = Stake(30, "dollars")
+    answer = await model.ainvoke(
+        [HumanMessage("Split 30 dollars between you and another player.")],
+        seed=1,
+        temperature=0.0,
+        max_tokens=24,
+        constraint=proposal_constraint(stake, remark=False),
+        call=CallInfo(agent="test"),
+    )
+    text = str(answer.content)
+    assert text.startswith("For the 30 dollars, the proposer will get ")
+    split = parse_proposal(text, stake)  # the grammar admits only legal splits
+    assert split.proposer + split.responder == 30
+    assert answer.usage_metadata and answer.usage_metadata["output_tokens"] > 0
+
+
+def test_small_society_on_the_embedded_model(tmp_path: Path) -> None:
+    scenario = parse_scenario(
+        {
+            "name": "embedded-smoke",
+            "seed": 5,
+            "concurrency": 4,
+            "models": {"user": {"spec": "embedded", "sampling": {"temperature": 0.2, "max_tokens": 48}}},
+            "society": {
+                "size": 4,
+                "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "altruistic", "proportion": 0.5}],
+                "manners": [{"manner": "neutral", "proportion": 0.5}, {"manner": "rude", "proportion": 0.5}],
+            },
+            "game": {"kind": "ultimatum", "amount": {"min": 20, "max": 60}},
+        }
+    )
+    result = run(scenario, out=tmp_path / "run")
+    records = [json.loads(line) for line in (result.path / "transcripts.jsonl").read_text().splitlines()]
+    proposals = [r for r in records if r["step"] == "propose"]
+    assert len(proposals) >= 2
+    for record in records:
+        assert record["model"] == "embedded" and record["role"] == "user"
+        assert record["answer"] and record["error"] is None
+        assert record["input_tokens"] > 50 and record["output_tokens"] > 0
+        assert not record["cache_hit"] and record["seed"] is not None and record["latency_s"] > 0
+    agents = {a: (n, m) for a, n, m in result.metrics[["agent", "norm", "manner"]].itertuples(index=False)}
+    for record in proposals:
+        assert record["answer"].startswith("For the ")
+        if agents[record["agent"]][1] == "rude":  # a remark in the user's manner follows the split
+            assert len(record["answer"].split(".")[1].strip()) > 0
+    metrics = result.metrics
+    assert len(metrics) == 4 and set(metrics["epoch"]) == {0}
+    shares = metrics["offered_share"].dropna()
+    assert len(shares) == 2 and shares.between(0, 1).all()
+    assert result.summary["llm_usage"]["user"]["calls"] == len(records)
+    assert (result.path / "offered_share_by_norm.png").stat().st_size > 1000
