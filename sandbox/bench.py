@@ -43,7 +43,7 @@ def _propose(messages: list[Any], _: dict[str, Any]) -> str:
 
 def fake_model(latency_s: float) -> ScriptedChatModel:
     """A scripted ultimatum player that sleeps `latency_s` per call."""
-    return scripted([(r"You are the proposer", _propose), (r"You are the responder", "accept.")], latency_s=latency_s)
+    return scripted([(r"You are the proposer", _propose), (r"You are the responder", "yes")], latency_s=latency_s)
 
 
 def _society(size: int, episodes: int | None, concurrency: int) -> Scenario:

@@ -13,6 +13,7 @@ class Norm:
         name: Short label used in tables and plots.
         text: The principle as the user reads it.
         offer_hint: How the norm translates into an offer, for prompts.
+        decision_hint: How the norm translates into accepting or rejecting.
         example_shares: Offered shares (responder's part / amount) of the
             few-shot examples shown to users who hold the norm.
     """
@@ -20,6 +21,7 @@ class Norm:
     name: str
     text: str
     offer_hint: str = ""
+    decision_hint: str = ""
     example_shares: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:

@@ -17,6 +17,7 @@ NORMS.add(
         name="selfish",
         text="Be selfish: always keep as much as possible for yourself and give others as little as possible.",
         offer_hint="keep almost everything for yourself and give the other player almost nothing",
+        decision_hint="accept any offer that gives you more than nothing, because something is better than nothing",
         example_shares=(0.0, 0.1, 0.05),
     ),
 )
@@ -26,6 +27,7 @@ NORMS.add(
         name="altruistic",
         text="Be altruistic: always put others first and give them as much as possible, keeping little or nothing.",
         offer_hint="give almost everything to the other player and keep almost nothing for yourself",
+        decision_hint="accept every offer, because rejecting would leave the other player with nothing",
         example_shares=(1.0, 0.9, 0.95),
     ),
 )
@@ -35,6 +37,7 @@ NORMS.add(
         name="fair",
         text="Be fair: always share equally, so that everyone gets the same.",
         offer_hint="split the amount equally, half for you and half for the other player",
+        decision_hint="accept offers close to an equal split and reject clearly unequal ones",
         example_shares=(0.5, 0.5, 0.5),
     ),
 )

@@ -37,8 +37,8 @@ def scripted_respond(messages: list[Any], kwargs: dict[str, Any]) -> str:
     assert match, "the last message is not a decision request"
     mine, theirs = int(match.group(1)), int(match.group(2))
     if norm_of(messages) == "selfish" and mine < 0.2 * (mine + theirs):
-        return "reject."
-    return "accept."
+        return "no"
+    return "yes"
 
 
 def ultimatum_model(latency_s: float = 0.0) -> ScriptedChatModel:

@@ -67,15 +67,18 @@ def test_large_amounts_with_commas() -> None:
         ("I will not accept this.", "reject"),
         ("I won't accept", "reject"),
         ("I accepted it", "accept"),
+        ("yes", "accept"),
+        ("No. You ungrateful fool.", "reject"),
+        ("Yes, gladly", "accept"),
     ],
 )
 def test_parses_decisions(text: str, decision: str) -> None:
     assert parse_decision(text) == decision
 
 
-@pytest.mark.parametrize("text", ["", "maybe", "Let me think about it."])
+@pytest.mark.parametrize("text", ["", "maybe", "Let me think about it.", "Nobody knows"])
 def test_rejects_non_decisions(text: str) -> None:
-    with pytest.raises(ParseError, match="accept or the word reject"):
+    with pytest.raises(ParseError, match="answer yes"):
         parse_decision(text)
 
 
@@ -109,5 +112,7 @@ def test_proposal_grammar_for_huge_amounts_is_generic() -> None:
 
 
 def test_decision_grammar() -> None:
-    assert decision_constraint(remark=False).grammar == 'root ::= ("accept" | "reject") "."'
-    assert "remark" in (decision_constraint(remark=True).grammar or "")
+    assert decision_constraint(remark=False).grammar == 'root ::= ("yes" | "no")'
+    with_remark = decision_constraint(remark=True)
+    assert "remark ::=" in (with_remark.grammar or "")
+    assert with_remark.regex is not None and re.fullmatch(with_remark.regex, "no. You greedy little worm.")

@@ -111,15 +111,18 @@ def parse_proposal(text: str, stake: Stake) -> Split:
 
 _NEGATED_ACCEPT = re.compile(r"\b(?:not|n't|never|cannot|can't|won't)\s+accept", re.I)
 _KEYWORD = re.compile(r"\b(accept\w*|reject\w*|decline\w*|refuse\w*)\b", re.I)
+_YES_NO = re.compile(r"^\W*(yes|no)\b", re.I)
 
 
 def parse_decision(text: str) -> Decision:
-    """Read accept or reject; the first decision word counts.
+    """Read accept or reject: a decision word (the first counts), else a leading yes or no.
 
     >>> parse_decision("Accept. Thank you kindly!")
     'accept'
     >>> parse_decision("I will not accept this.")
     'reject'
+    >>> parse_decision("yes. Take it, fool.")
+    'accept'
 
     Raises:
         ParseError: the answer holds no decision.
@@ -127,9 +130,12 @@ def parse_decision(text: str) -> Decision:
     if _NEGATED_ACCEPT.search(text):
         return "reject"
     match = _KEYWORD.search(text)
-    if not match:
-        raise ParseError("answer with the word accept or the word reject")
-    return "accept" if match.group(1).lower().startswith("accept") else "reject"
+    if match:
+        return "accept" if match.group(1).lower().startswith("accept") else "reject"
+    answer = _YES_NO.search(text)
+    if answer:
+        return "accept" if answer.group(1).lower() == "yes" else "reject"
+    raise ParseError("answer yes (you accept) or no (you reject)")
 
 
 def _literal(text: str) -> str:
@@ -162,9 +168,16 @@ def proposal_constraint(stake: Stake, *, remark: bool) -> Constraint:
 
 @lru_cache(maxsize=2)
 def decision_constraint(*, remark: bool) -> Constraint:
-    """A grammar for `accept` or `reject` (and, if asked, one remark after it)."""
-    grammar = 'root ::= ("accept" | "reject") "."' + (" remark\n" + _REMARK if remark else "")
-    return Constraint(grammar=grammar, regex=r"(accept|reject)\." + (r" [^\n]{8,160}" if remark else ""))
+    """A grammar for `yes` (accept) or `no` (reject), and, if asked, one remark after it.
+
+    Asked "do you accept?", the embedded model answers yes or no far more
+    faithfully to its norm than it picks between the words accept and reject
+    (which it answers with "reject" whatever the offer); measured in the closing
+    note of the platform issue.
+    """
+    if remark:
+        return Constraint(grammar='root ::= ("yes" | "no") "." remark\n' + _REMARK, regex=r"(yes|no)\. [^\n]{8,160}")
+    return Constraint(grammar='root ::= ("yes" | "no")', regex=r"(yes|no)")
 
 
 def payoffs(split: Split, decision: Decision) -> tuple[int, int]:
