@@ -1,9 +1,11 @@
 """The Python API: run a scenario, resume a run, and read a run directory as a `RunResult`.
 
-    >>> from sandbox import load_scenario, run            # doctest: +SKIP
-    >>> result = run(load_scenario("scenarios/default.yaml"))
-    >>> result.metrics.groupby("norm")["offered_share"].mean()
-    >>> result.plot()
+Example (in a notebook)::
+
+    from sandbox import load_scenario, run
+    result = run(load_scenario("scenarios/default.yaml"))
+    result.metrics.groupby("norm")["offered_share"].mean()
+    result.plot()
 """
 
 from __future__ import annotations

@@ -1,0 +1,54 @@
+"""The hf: backend through transformers, on a tiny random model built in-process (no hub)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from sandbox.errors import ModelUnavailableError
+from sandbox.llm.resolve import build_backend
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} {% endfor %}"
+    "{% if add_generation_prompt %}<assistant> {% endif %}"
+)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    corpus = ["for the 10 dollars the proposer will get 5 and the responder will get 5",
+              "accept reject yes no split apples coins", "<system> <user> <assistant>"] * 20  # fmt: skip
+    tokenizer = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.train_from_iterator(corpus, trainers.WordLevelTrainer(special_tokens=["[UNK]", "[EOS]"]))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", eos_token="[EOS]")
+    fast.chat_template = CHAT_TEMPLATE
+    config = GPT2Config(vocab_size=fast.vocab_size, n_positions=256, n_embd=32, n_layer=1, n_head=2,
+                        eos_token_id=fast.eos_token_id, bos_token_id=fast.eos_token_id)  # fmt: skip
+    path = tmp_path_factory.mktemp("tiny")
+    GPT2LMHeadModel(config).save_pretrained(path)
+    fast.save_pretrained(path)
+    return path
+
+
+async def test_generates_with_token_counts_and_seeds(tiny_model: Path) -> None:
+    model = build_backend(f"hf:{tiny_model}")
+    messages = [SystemMessage("split apples"), HumanMessage("the proposer will get")]
+    first = await model.ainvoke(messages, seed=3, temperature=1.0, max_tokens=8)
+    again = await model.ainvoke(messages, seed=3, temperature=1.0, max_tokens=8)
+    assert first.content == again.content  # the call's seed makes sampling repeatable
+    assert first.usage_metadata["input_tokens"] > 0
+    assert 0 < first.usage_metadata["output_tokens"] <= 8
+    greedy = await model.ainvoke(messages, temperature=0.0, max_tokens=4)
+    assert isinstance(greedy.content, str)
+
+
+async def test_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
+    model = build_backend(f"hf:{tmp_path / 'nothing'}")
+    with pytest.raises(ModelUnavailableError, match="no such model directory"):
+        await model.ainvoke([HumanMessage("hi")])
