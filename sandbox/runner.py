@@ -83,7 +83,9 @@ async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> 
     if not snapshot.values:
         start = {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": []}
         await graph.ainvoke(start, config, context=context)
-    elif snapshot.next:
+    elif snapshot.values.get("epoch", 0) < epochs:
+        # Not `snapshot.next`: when every task of the interrupted superstep had saved its
+        # writes, `next` is empty although the superstep was never committed.
         await graph.ainvoke(None, config, context=context)
     return (await graph.aget_state(config)).values
 

@@ -177,3 +177,30 @@ def test_ring_network_society(tmp_path: Path) -> None:
     assert len(episodes) == 20
     ids = episodes[["proposer", "responder"]].map(lambda a: int(a.split("-")[1]))
     assert ((ids["proposer"] - ids["responder"]) % 12).isin([1, 11]).all()  # ring neighbours only
+
+
+def test_drive_resumes_a_superstep_whose_tasks_all_saved_their_writes() -> None:
+    """LangGraph reports no `next` when every task of an uncommitted superstep saved its writes;
+    the run is still unfinished and must be continued, not taken as done."""
+    from types import SimpleNamespace
+
+    from sandbox.runner import _drive
+
+    calls: list[Any] = []
+
+    class Graph:
+        def __init__(self, values: dict[str, Any]) -> None:
+            self.values = values
+
+        async def aget_state(self, config: Any) -> Any:
+            return SimpleNamespace(values=self.values, next=())
+
+        async def ainvoke(self, state: Any, config: Any, context: Any) -> None:
+            calls.append(state)
+
+    asyncio.run(_drive(Graph({"epoch": 0, "episodes": [{}]}), None, run=0, epochs=2))  # type: ignore[arg-type]
+    assert calls == [None]
+    asyncio.run(_drive(Graph({"epoch": 2}), None, run=0, epochs=2))  # type: ignore[arg-type]
+    assert calls == [None]  # a finished run is left alone
+    asyncio.run(_drive(Graph({}), None, run=1, epochs=2))  # type: ignore[arg-type]
+    assert calls[-1]["run"] == 1 and calls[-1]["epoch"] == 0  # a run never started starts
