@@ -1,1 +1,6 @@
-"""agents package."""
+"""The actors: norm-following users (the assistant and its MetaLM join with SCAI)."""
+
+from agents.contracts import UltimatumPlayer
+from agents.user import NormFollowingUser
+
+__all__ = ["NormFollowingUser", "UltimatumPlayer"]

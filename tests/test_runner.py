@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from sandbox import RunFailedError, RunResult, arun, aresume, run
+from sandbox import RunFailedError, RunResult, aresume, arun, run
 from sandbox.errors import UsageError
 from sandbox.llm.scripted import ScriptedChatModel, scripted
 from sandbox.results import METRIC_COLUMNS

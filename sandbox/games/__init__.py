@@ -1,0 +1,25 @@
+"""Games: the ultimatum game (rules, parsing, grammars) and how one episode is played."""
+
+from sandbox.games.ultimatum import (
+    ParseError,
+    Split,
+    Stake,
+    decision_constraint,
+    parse_decision,
+    parse_proposal,
+    payoffs,
+    proposal_constraint,
+    proposal_sentence,
+)
+
+__all__ = [
+    "ParseError",
+    "Split",
+    "Stake",
+    "decision_constraint",
+    "parse_decision",
+    "parse_proposal",
+    "payoffs",
+    "proposal_constraint",
+    "proposal_sentence",
+]
