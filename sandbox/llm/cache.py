@@ -100,7 +100,7 @@ class CachedChatModel(ChatModelWrapper):
         stored = self.responses.get(key)
         if stored is not None:
             content, usage = stored
-            message = AIMessage(content=content, usage_metadata=usage or None)
+            message = AIMessage(content=content, usage_metadata=usage or None)  # type: ignore[arg-type]
             return ChatResult(generations=[ChatGeneration(message=message, generation_info={"cache_hit": True})])
         result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         message = result.generations[0].message

@@ -119,6 +119,9 @@ class EmbeddedChatModel(BaseChatModel):
                 "input_tokens": usage.get("prompt_tokens", 0),
                 "output_tokens": usage.get("completion_tokens", 0),
                 "total_tokens": usage.get("total_tokens", 0),
+                "input_token_details": {
+                    "cache_read": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+                },
             },
             response_metadata={"finish_reason": choice.get("finish_reason")},
         )

@@ -21,7 +21,12 @@ from sandbox.llm.wrapper import ChatModelWrapper
 
 @dataclass
 class CallRecord:
-    """Everything the transcript keeps about one call."""
+    """Everything the transcript keeps about one call.
+
+    `cache_hit` means the sandbox's response cache answered (no model call);
+    `prompt_cached_tokens` counts prompt tokens the backend reused from its own
+    prompt cache (llama.cpp's KV cache), where it reports them.
+    """
 
     call_id: str
     role: str
@@ -39,6 +44,7 @@ class CallRecord:
     input_tokens: int
     output_tokens: int
     cache_hit: bool
+    prompt_cached_tokens: int = 0
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -104,6 +110,7 @@ class RecordingChatModel(ChatModelWrapper):
                 input_tokens=int(usage.get("input_tokens", 0)),
                 output_tokens=int(usage.get("output_tokens", 0)),
                 cache_hit=cache_hit,
+                prompt_cached_tokens=int((usage.get("input_token_details") or {}).get("cache_read") or 0),
                 error=error,
                 extra=dict(info.extra),
             )
