@@ -14,7 +14,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sandbox.errors import ScenarioError
 
@@ -45,7 +52,9 @@ class ModelConfig(StrictModel):
     @field_validator("spec")
     @classmethod
     def _known_backend(cls, spec: str) -> str:
-        from sandbox.llm.resolve import check_spec  # late import: the LLM layer imports this module
+        from sandbox.llm.resolve import (
+            check_spec,  # late import: the LLM layer imports this module
+        )
 
         check_spec(spec)
         return spec

@@ -9,7 +9,11 @@ from sandbox.llm.resolve import BACKENDS, ModelStack, build_backend, check_spec
 from sandbox.llm.retry import RetryExhaustedError, RetryingChatModel, TransientLLMError
 from sandbox.llm.sampling import SampledChatModel
 from sandbox.llm.scripted import ScriptedChatModel, UnexpectedPromptError, scripted
-from sandbox.llm.transcript import TranscriptWriter, finalize_transcript, read_transcript
+from sandbox.llm.transcript import (
+    TranscriptWriter,
+    finalize_transcript,
+    read_transcript,
+)
 
 __all__ = [
     "BACKENDS",

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.messages import BaseMessage
+
 # Keyword arguments that only the sandbox's own layers understand; a foreign
 # LangChain model must not see them.
 SANDBOX_KWARGS = ("call", "constraint")
@@ -58,6 +60,12 @@ class CallInfo:
     def call_id(self) -> str:
         """A stable id for the call within a run directory (used to de-duplicate on resume)."""
         return f"{self.run}/{self.epoch}/{self.episode}/{self.step}/{self.agent}/{self.attempt}"
+
+
+def chat_dicts(messages: list[BaseMessage]) -> list[dict[str, str]]:
+    """Messages as OpenAI-style `{"role", "content"}` dicts (system, user, assistant)."""
+    roles = {"human": "user", "ai": "assistant", "system": "system"}
+    return [{"role": roles.get(m.type, "user"), "content": str(m.content)} for m in messages]
 
 
 def strip_sandbox_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:

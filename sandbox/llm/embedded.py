@@ -14,13 +14,16 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
-from sandbox.llm.contracts import Constraint
+from sandbox.llm.contracts import Constraint, chat_dicts
 from sandbox.llm.embedded_model import FILE_NAME, ensure_model_file
 from sandbox.llm.retry import TransientLLMError
 
@@ -32,9 +35,6 @@ def _prefix(kwargs: dict[str, Any]) -> str:
     constraint = kwargs.get("constraint")
     return constraint.prefix if constraint is not None else ""
 
-
-def _role(message: BaseMessage) -> str:
-    return {"human": "user", "ai": "assistant", "system": "system"}.get(message.type, "user")
 
 
 def load_server(path: str, *, parallel: int, context: int, threads: int) -> tuple[Any, ThreadPoolExecutor]:
@@ -80,7 +80,7 @@ class EmbeddedChatModel(BaseChatModel):
 
     def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> dict:
         request: dict[str, Any] = {
-            "messages": [{"role": _role(m), "content": str(m.content)} for m in messages],
+            "messages": chat_dicts(messages),
             "max_tokens": kwargs.get("max_tokens") or 256,
             "temperature": kwargs.get("temperature", 0.0),
             "top_p": kwargs.get("top_p", 1.0),

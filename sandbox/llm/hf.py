@@ -12,17 +12,17 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from sandbox.errors import ModelUnavailableError
-
-
-def _role(message: BaseMessage) -> str:
-    return {"human": "user", "ai": "assistant", "system": "system"}.get(message.type, "user")
+from sandbox.llm.contracts import chat_dicts
 
 
 class HFChatModel(BaseChatModel):
@@ -65,7 +65,7 @@ class HFChatModel(BaseChatModel):
 
         with self._lock:
             tokenizer, model = self._load()
-            chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
+            chat = chat_dicts(messages)
             if tokenizer.chat_template:
                 prompt = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
             else:

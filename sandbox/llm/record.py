@@ -15,7 +15,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 
-from sandbox.llm.contracts import CallInfo
+from sandbox.llm.contracts import CallInfo, chat_dicts
 from sandbox.llm.wrapper import ChatModelWrapper
 
 
@@ -59,9 +59,6 @@ class CallSink(Protocol):
     def record(self, call: CallRecord) -> None: ...
 
 
-def _role_of(message: BaseMessage) -> str:
-    return {"human": "user", "ai": "assistant"}.get(message.type, message.type)
-
 
 class RecordingChatModel(ChatModelWrapper):
     """Builds a `CallRecord` for every call, failed ones too, and hands it to each sink."""
@@ -103,7 +100,7 @@ class RecordingChatModel(ChatModelWrapper):
                 step=info.step,
                 attempt=info.attempt,
                 model=self.model_name,
-                messages=[{"role": _role_of(m), "content": str(m.content)} for m in messages],
+                messages=chat_dicts(messages),
                 answer=answer,
                 seed=kwargs.get("seed"),
                 latency_s=round(time.perf_counter() - started, 6),

@@ -10,18 +10,17 @@ import asyncio
 import threading
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForLLMRun,
+    CallbackManagerForLLMRun,
+)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from sandbox.errors import ModelUnavailableError
-from sandbox.llm.contracts import Constraint
-
-
-def _role(message: BaseMessage) -> str:
-    return {"human": "user", "ai": "assistant", "system": "system"}.get(message.type, "user")
+from sandbox.llm.contracts import Constraint, chat_dicts
 
 
 class VLLMChatModel(BaseChatModel):
@@ -81,7 +80,7 @@ class VLLMChatModel(BaseChatModel):
     ) -> ChatResult:
         with self._lock:
             engine = self._load()
-            chat = [{"role": _role(m), "content": str(m.content)} for m in messages]
+            chat = chat_dicts(messages)
             output = engine.chat(chat, self._sampling(kwargs), use_tqdm=False)[0]
         completion = output.outputs[0]
         usage = {
