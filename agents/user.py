@@ -19,12 +19,25 @@ _EXAMPLE_STAKES = (Stake(10, "dollars"), Stake(40, "apples"), Stake(75, "coins")
 
 
 def example_turns(norm: Norm) -> list[BaseMessage]:
-    """Few-shot turns: a proposal request and an answer that follows `norm`, per example share."""
+    """Few-shot proposal turns: a request and an answer that follows `norm`, per example share."""
     turns: list[BaseMessage] = []
     for stake, share in zip(_EXAMPLE_STAKES, norm.example_shares):
         responder = round(stake.amount * share)
         turns.append(HumanMessage(prompts.render("ultimatum/propose.j2", stake=stake, remark=False)))
         turns.append(AIMessage(proposal_sentence(stake, Split(stake.amount - responder, responder))))
+    return turns
+
+
+def example_decision_turns(norm: Norm) -> list[BaseMessage]:
+    """Few-shot decision turns: a proposal and the answer `norm` gives it, per example decision."""
+    turns: list[BaseMessage] = []
+    for stake, (share, accept) in zip(_EXAMPLE_STAKES, norm.example_decisions):
+        responder = round(stake.amount * share)
+        split = Split(stake.amount - responder, responder)
+        proposal = proposal_sentence(stake, split)
+        turns.append(HumanMessage(prompts.render("ultimatum/respond.j2", proposal=proposal, split=split,
+                                                 stake=stake, remark=False)))  # fmt: skip
+        turns.append(AIMessage("yes" if accept else "no"))
     return turns
 
 
@@ -96,5 +109,5 @@ class NormFollowingUser:
         prompt = prompts.render(
             "ultimatum/respond.j2", proposal=proposal, split=split, stake=stake, remark=self.remarks
         )
-        messages = self._with_feedback([self._system(), HumanMessage(prompt)], feedback)
-        return await self._ask(messages, seed=seed, call=call, constraint=constraint)
+        messages = [self._system(), *example_decision_turns(self.profile.norm), HumanMessage(prompt)]
+        return await self._ask(self._with_feedback(messages, feedback), seed=seed, call=call, constraint=constraint)

@@ -15,7 +15,9 @@ class Norm:
         offer_hint: How the norm translates into an offer, for prompts.
         decision_hint: How the norm translates into accepting or rejecting.
         example_shares: Offered shares (responder's part / amount) of the
-            few-shot examples shown to users who hold the norm.
+            few-shot proposals shown to users who hold the norm.
+        example_decisions: (offered share, accept?) pairs of the few-shot
+            answers to proposals shown to users who hold the norm.
     """
 
     name: str
@@ -23,11 +25,13 @@ class Norm:
     offer_hint: str = ""
     decision_hint: str = ""
     example_shares: tuple[float, ...] = ()
+    example_decisions: tuple[tuple[float, bool], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name or not self.text:
             raise ValueError("a norm needs a name and a text")
-        if any(not 0.0 <= share <= 1.0 for share in self.example_shares):
+        shares = [*self.example_shares, *(share for share, _ in self.example_decisions)]
+        if any(not 0.0 <= share <= 1.0 for share in shares):
             raise ValueError("example shares lie between 0 and 1")
 
 

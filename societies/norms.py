@@ -19,6 +19,7 @@ NORMS.add(
         offer_hint="keep almost everything for yourself and give the other player almost nothing",
         decision_hint="accept any offer that gives you more than nothing, because something is better than nothing",
         example_shares=(0.0, 0.1, 0.05),
+        example_decisions=((0.1, True), (0.5, True)),
     ),
 )
 NORMS.add(
@@ -29,6 +30,7 @@ NORMS.add(
         offer_hint="give almost everything to the other player and keep almost nothing for yourself",
         decision_hint="accept every offer, because rejecting would leave the other player with nothing",
         example_shares=(1.0, 0.9, 0.95),
+        example_decisions=((0.1, True), (0.9, True)),
     ),
 )
 NORMS.add(
@@ -37,8 +39,9 @@ NORMS.add(
         name="fair",
         text="Be fair: always share equally, so that everyone gets the same.",
         offer_hint="split the amount equally, half for you and half for the other player",
-        decision_hint="accept offers close to an equal split and reject clearly unequal ones",
+        decision_hint="accept an offer only if it gives you at least 40%, and reject any offer that gives you less than 40%",
         example_shares=(0.5, 0.5, 0.5),
+        example_decisions=((0.1, False), (0.5, True), (0.2, False)),
     ),
 )
 
