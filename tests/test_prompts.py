@@ -27,7 +27,7 @@ def test_templates_ship_and_render() -> None:
     stake = Stake(52, "apples")
     assert "Split 52 apples" in prompts.render("ultimatum/propose.j2", stake=stake, remark=False)
     respond = prompts.render("ultimatum/respond.j2", proposal="p", split=Split(40, 12), stake=stake, remark=True)
-    assert "you get 12 apples and the proposer gets 40" in respond and "remark" in respond
+    assert "you get 12 apples (23% of the 52) and the proposer gets 40" in respond and "remark" in respond
 
 
 def test_undefined_variables_are_errors() -> None:
