@@ -33,7 +33,7 @@ def scripted_propose(messages: list[Any], kwargs: dict[str, Any]) -> str:
 
 def scripted_respond(messages: list[Any], kwargs: dict[str, Any]) -> str:
     """Selfish responders reject offers under 20%; everyone else accepts."""
-    match = re.search(r"you get (\d+) \S+ and the proposer gets (\d+)", str(messages[-1].content))
+    match = re.search(r"you get (\d+) \S+ .*?and the proposer gets (\d+)", str(messages[-1].content))
     assert match, "the last message is not a decision request"
     mine, theirs = int(match.group(1)), int(match.group(2))
     if norm_of(messages) == "selfish" and mine < 0.2 * (mine + theirs):
