@@ -58,18 +58,22 @@ class _ProgressDisplay:
             transient=False,
         )
         self.task: Any = None
-        self.planned: dict[tuple[int, int], int] = {}
+        self.per_epoch = 0
 
     def hooks(self) -> Any:
         from sandbox.runner import ProgressHooks
 
         return ProgressHooks(on_start=self.on_start, on_epoch_start=self.on_epoch_start, on_episode=self.on_episode)
 
-    def on_start(self, total: int, done: int) -> None:
+    def on_start(self, total: int, done: int, per_epoch: int) -> None:
+        self.per_epoch = per_epoch
         self.task = self.progress.add_task("playing", total=total, completed=done)
 
     def on_epoch_start(self, run: int, epoch: int, episodes: int) -> None:
-        self.planned[(run, epoch)] = episodes
+        # The total was an estimate (a maximal matching on a sparse network can be smaller).
+        if self.task is not None and episodes != self.per_epoch:
+            total = self.progress.tasks[self.task].total or 0
+            self.progress.update(self.task, total=total + episodes - self.per_epoch)
 
     def on_episode(self, record: dict[str, Any]) -> None:
         if self.task is not None:

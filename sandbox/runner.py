@@ -46,7 +46,7 @@ SOCIETY_ROLES = ("user",)
 class ProgressHooks:
     """Callbacks for progress displays; all optional."""
 
-    on_start: Any = None  # (total_episodes_estimate, already_done) -> None
+    on_start: Any = None  # (total_episodes_estimate, already_done, per_epoch_estimate) -> None
     on_epoch_start: Any = None  # (run, epoch, episodes) -> None
     on_episode: Any = None  # (record) -> None
 
@@ -71,10 +71,9 @@ def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = N
             build_backend(spec)  # raises ModelUnavailableError with a fix
 
 
-def expected_episodes(scenario: Scenario) -> int:
-    """Episodes the run will play, for progress bars (exact for complete networks)."""
-    per_epoch = scenario.interactions_per_epoch or scenario.society.size // 2
-    return per_epoch * scenario.epochs * scenario.runs
+def episodes_per_epoch(scenario: Scenario) -> int:
+    """Episodes an epoch plays, for progress bars (exact unless a sparse network limits a matching)."""
+    return scenario.interactions_per_epoch or scenario.society.size // 2
 
 
 async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> dict[str, Any]:
@@ -101,9 +100,9 @@ async def _execute(
     hooks: ProgressHooks,
 ) -> None:
     cache = ResponseCache(run_dir / layout.CACHE)
-    ledger = TokenLedger()
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
-    stack = ModelStack(cache=cache, sinks=[ledger, transcript], concurrency=scenario.concurrency)
+    # Usage is counted from the finished transcript, so a resumed run counts both sessions' calls.
+    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency)
     role_models = {
         role: stack.for_role(
             role,
@@ -140,7 +139,8 @@ async def _execute(
                 for run in range(scenario.runs):
                     state = await graph.aget_state({"configurable": {"thread_id": f"run-{run}"}})
                     done += len(state.values.get("episodes", [])) if state.values else 0
-                hooks.on_start(expected_episodes(scenario), done)
+                per_epoch = episodes_per_epoch(scenario)
+                hooks.on_start(per_epoch * scenario.epochs * scenario.runs, done, per_epoch)
             outcomes = await asyncio.gather(
                 *(_drive(graph, context, run, scenario.epochs) for run in range(scenario.runs)),
                 return_exceptions=True,
@@ -161,19 +161,6 @@ async def _execute(
     _finalize(run_dir, scenario, [o for o in outcomes if isinstance(o, dict)], profiles, time.time() - started)
 
 
-def _usage_from_transcript(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    usage: dict[str, dict[str, float]] = {}
-    for r in records:
-        u = usage.setdefault(r["role"], {"calls": 0, "cache_hits": 0, "input_tokens": 0, "output_tokens": 0,
-                                         "latency_s": 0.0})  # fmt: skip
-        u["calls"] += 1
-        u["cache_hits"] += bool(r["cache_hit"])
-        u["input_tokens"] += r["input_tokens"]
-        u["output_tokens"] += r["output_tokens"]
-        u["latency_s"] = round(u["latency_s"] + r["latency_s"], 3)
-    return usage
-
-
 def _finalize(
     run_dir: RunDirectory,
     scenario: Scenario,
@@ -185,7 +172,8 @@ def _finalize(
     episodes = episodes_frame(records, profiles)
     metrics = metrics_frame(episodes)
     transcript = finalize_transcript(run_dir / layout.TRANSCRIPTS)
-    summary = summarize(episodes, scenario=scenario.model_dump(mode="json"), usage=_usage_from_transcript(transcript))
+    usage = TokenLedger.from_transcript(transcript).totals()
+    summary = summarize(episodes, scenario=scenario.model_dump(mode="json"), usage=usage)
     atomic_write_text(run_dir / layout.EPISODES, episodes.to_csv(index=False))
     atomic_write_text(run_dir / layout.METRICS, metrics.to_csv(index=False))
     atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2, default=str))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from sandbox.llm.record import CallRecord
 
@@ -28,14 +30,28 @@ class TokenLedger:
         self.by_role: dict[str, RoleUsage] = {}
 
     def record(self, call: CallRecord) -> None:
+        self.add(call.role, call.cache_hit, call.error is not None, call.input_tokens, call.output_tokens,
+                 call.latency_s)  # fmt: skip
+
+    def add(self, role: str, cache_hit: bool, error: bool, input_tokens: int, output_tokens: int, latency_s: float) -> None:
+        """Count one call."""
         with self._lock:
-            usage = self.by_role.setdefault(call.role, RoleUsage())
+            usage = self.by_role.setdefault(role, RoleUsage())
             usage.calls += 1
-            usage.cache_hits += call.cache_hit
-            usage.errors += call.error is not None
-            usage.input_tokens += call.input_tokens
-            usage.output_tokens += call.output_tokens
-            usage.latency_s += call.latency_s
+            usage.cache_hits += cache_hit
+            usage.errors += error
+            usage.input_tokens += input_tokens
+            usage.output_tokens += output_tokens
+            usage.latency_s = round(usage.latency_s + latency_s, 6)
+
+    @classmethod
+    def from_transcript(cls, records: Iterable[dict[str, Any]]) -> TokenLedger:
+        """A ledger of a transcript's records (a resumed run's calls from both sessions)."""
+        ledger = cls()
+        for r in records:
+            ledger.add(r["role"], bool(r["cache_hit"]), r.get("error") is not None, r["input_tokens"],
+                       r["output_tokens"], r["latency_s"])  # fmt: skip
+        return ledger
 
     def totals(self) -> dict[str, dict[str, float]]:
         """Per-role totals as plain dicts (for summary.json)."""
