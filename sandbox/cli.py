@@ -86,11 +86,13 @@ def _summary_table(path: Path) -> None:
     result = RunResult.load(path)
     summary = result.summary
     table = Table(title=f"{summary['scenario']}: offered share by norm", title_justify="left")
-    for column in ("norm", "proposals", "mean offered share", "95% CI", "CI over"):
+    for column in ("norm", "proposals", "mean offered share", "95% CI", "CI over", "accepts as responder"):
         table.add_column(column, justify="left" if column == "norm" else "right")
+    acceptance = summary.get("acceptance_rate_by_responder_norm", {})
     for norm, row in summary["offered_share_by_norm"].items():
         ci = "n/a" if row["ci_low"] is None else f"{row['ci_low']:.1%} – {row['ci_high']:.1%}"
-        table.add_row(norm, str(row["proposals"]), f"{row['mean']:.1%}", ci, row["ci_over"])
+        accepts = f"{acceptance[norm]:.0%}" if norm in acceptance else "n/a"
+        table.add_row(norm, str(row["proposals"]), f"{row['mean']:.1%}", ci, row["ci_over"], accepts)
     out_console.print(table)
     rate = summary["illegal_answer_rate"]
     acceptance = summary["acceptance_rate"]

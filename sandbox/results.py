@@ -139,6 +139,10 @@ def summarize(episodes: pd.DataFrame, *, scenario: dict[str, Any], usage: dict[s
         "illegal_proposals": int((~episodes["proposal_legal"].astype(bool)).sum()),
         "illegal_answer_rate": answers_illegal / answers if answers else None,
         "acceptance_rate": float((decided == "accept").mean()) if len(decided) else None,
+        "acceptance_rate_by_responder_norm": {
+            norm: float((frame["decision"] == "accept").mean())
+            for norm, frame in episodes[episodes["decision"].notna()].groupby("responder_norm")
+        },
         "offered_share_by_norm": {
             row["proposer_norm"]: {k: row[k] for k in ("mean", "ci_low", "ci_high", "n", "ci_over", "proposals")}
             for row in by_norm.to_dict("records")

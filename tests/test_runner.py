@@ -49,6 +49,9 @@ def test_run_writes_the_run_directory(tmp_path: Path) -> None:
     assert summary["illegal_answer_rate"] == 0
     assert summary["offered_share_by_norm"]["selfish"]["ci_over"] == "runs"
     assert summary["llm_usage"]["user"]["calls"] == 2 * summary["episodes"]
+    # the scripted altruistic and fair responders accept everything; selfish ones reject offers under 20%
+    assert summary["acceptance_rate_by_responder_norm"]["fair"] == 1.0
+    assert summary["acceptance_rate_by_responder_norm"]["selfish"] < 1.0
     # payoffs follow decisions: a rejection pays nothing
     episodes = result.episodes
     rejected = episodes[episodes["decision"] == "reject"]
