@@ -145,6 +145,9 @@ async def _execute(
                 *(_drive(graph, context, run, scenario.epochs) for run in range(scenario.runs)),
                 return_exceptions=True,
             )
+    except BaseException as error:  # Ctrl-C, cancellation: say so, then stop as asked
+        run_dir.write_status("interrupted", error=f"{type(error).__name__}: {error}")
+        raise
     finally:
         transcript.close()
         cache.close()
