@@ -18,17 +18,19 @@ from societies.contracts import Manner, Norm, UserProfile
 _EXAMPLE_STAKES = (Stake(10, "dollars"), Stake(40, "apples"), Stake(75, "coins"))
 
 
-def example_turns(norm: Norm) -> list[BaseMessage]:
+@lru_cache(maxsize=256)
+def example_turns(norm: Norm) -> tuple[BaseMessage, ...]:
     """Few-shot proposal turns: a request and an answer that follows `norm`, per example share."""
     turns: list[BaseMessage] = []
     for stake, share in zip(_EXAMPLE_STAKES, norm.example_shares):
         responder = round(stake.amount * share)
         turns.append(HumanMessage(prompts.render("ultimatum/propose.j2", stake=stake, remark=False)))
         turns.append(AIMessage(proposal_sentence(stake, Split(stake.amount - responder, responder))))
-    return turns
+    return tuple(turns)
 
 
-def example_decision_turns(norm: Norm) -> list[BaseMessage]:
+@lru_cache(maxsize=256)
+def example_decision_turns(norm: Norm) -> tuple[BaseMessage, ...]:
     """Few-shot decision turns: a proposal and the answer `norm` gives it, per example decision."""
     turns: list[BaseMessage] = []
     for stake, (share, accept) in zip(_EXAMPLE_STAKES, norm.example_decisions):
@@ -38,7 +40,7 @@ def example_decision_turns(norm: Norm) -> list[BaseMessage]:
         turns.append(HumanMessage(prompts.render("ultimatum/respond.j2", proposal=proposal, split=split,
                                                  stake=stake, remark=False)))  # fmt: skip
         turns.append(AIMessage("yes" if accept else "no"))
-    return turns
+    return tuple(turns)
 
 
 @lru_cache(maxsize=1024)

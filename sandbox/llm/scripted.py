@@ -42,6 +42,7 @@ class ScriptedChatModel(BaseChatModel):
     latency_s: float = Field(0.0, ge=0.0, description="Sleep per call, to stand in for a real model.")
     name_tag: str = "scripted"
     calls: int = 0
+    busy_s: float = Field(0.0, description="Seconds spent answering (latency sleeps excluded).")
 
     @property
     def _llm_type(self) -> str:
@@ -60,6 +61,7 @@ class ScriptedChatModel(BaseChatModel):
         raise UnexpectedPromptError(f"no scripted rule matches the prompt:\n{conversation[-2000:]}")
 
     def _result(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
+        started = time.perf_counter()
         self.calls += 1
         text = self.answer(messages, kwargs)
         usage = {
@@ -68,6 +70,7 @@ class ScriptedChatModel(BaseChatModel):
             "total_tokens": 0,
         }
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
+        self.busy_s += time.perf_counter() - started
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text, usage_metadata=usage))])
 
     def _generate(
