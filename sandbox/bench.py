@@ -113,7 +113,7 @@ def bench_overhead(size: int = 10_000) -> dict[str, float]:
 def _throughput(parallel: int, requests: int, max_tokens: int) -> tuple[float, int]:
     from concurrent.futures import ThreadPoolExecutor
 
-    from sandbox.llm.embedded import load_server
+    from sandbox.llm.embedded import load_server, unload_servers
     from sandbox.llm.embedded_model import ensure_model_file
 
     server, _ = load_server(str(ensure_model_file()), parallel=parallel, context=2048 * parallel, threads=2)
@@ -124,11 +124,15 @@ def _throughput(parallel: int, requests: int, max_tokens: int) -> tuple[float, i
         }  # fmt: skip
         return int(server.handle_chat_completions(request)["usage"]["completion_tokens"])
 
-    one(-1)  # warm-up
-    started = time.perf_counter()
-    with ThreadPoolExecutor(parallel) as pool:
-        tokens = sum(pool.map(one, range(requests)))
-    return tokens / (time.perf_counter() - started), tokens
+    try:
+        one(-1)  # warm-up
+        started = time.perf_counter()
+        with ThreadPoolExecutor(parallel) as pool:
+            tokens = sum(pool.map(one, range(requests)))
+        return tokens / (time.perf_counter() - started), tokens
+    finally:
+        del server
+        unload_servers()
 
 
 def bench_embedded(requests: int = 8, max_tokens: int = 64) -> dict[str, float]:
