@@ -85,8 +85,11 @@ def _summary_table(path: Path) -> None:
 
     result = RunResult.load(path)
     summary = result.summary
-    table = Table(title=f"{summary['scenario']}: offered share by norm", title_justify="left")
-    for column in ("norm", "proposals", "mean offered share", "95% CI", "CI over", "accepts as responder"):
+    table = Table(
+        title=f"{summary['scenario']}: offered share by the proposer's norm; acceptance as responder",
+        title_justify="left",
+    )
+    for column in ("norm", "proposals", "offered share", "95% CI", "CI over", "accepts"):
         table.add_column(column, justify="left" if column == "norm" else "right")
     acceptance = summary.get("acceptance_rate_by_responder_norm", {})
     for norm, row in summary["offered_share_by_norm"].items():

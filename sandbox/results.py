@@ -95,7 +95,7 @@ def metrics_frame(episodes: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ci_record(values: list[float], over: str) -> dict[str, Any]:
-    mean, low, high, n = mean_ci(values)
+    mean, low, high, n = mean_ci(values, bounds=(0.0, 1.0))  # shares lie in [0, 1]
     clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in
              {"mean": mean, "ci_low": low, "ci_high": high}.items()}  # fmt: skip
     return {**clean, "n": n, "ci_over": over}
