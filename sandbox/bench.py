@@ -131,7 +131,6 @@ def _throughput(parallel: int, requests: int, max_tokens: int) -> tuple[float, i
             tokens = sum(pool.map(one, range(requests)))
         return tokens / (time.perf_counter() - started), tokens
     finally:
-        del server
         unload_servers()
 
 

@@ -16,7 +16,11 @@ from sandbox.llm.limit import ConcurrencyLimitedChatModel
 from sandbox.llm.resolve import ModelStack, build_backend, check_spec
 from sandbox.llm.retry import RetryExhaustedError, RetryingChatModel, TransientLLMError
 from sandbox.llm.scripted import ScriptedChatModel, UnexpectedPromptError, scripted
-from sandbox.llm.transcript import TranscriptWriter, finalize_transcript, read_transcript
+from sandbox.llm.transcript import (
+    TranscriptWriter,
+    finalize_transcript,
+    read_transcript,
+)
 
 MESSAGES = [SystemMessage("You are terse."), HumanMessage("Say hello.")]
 

@@ -14,7 +14,12 @@ from sandbox import RunFailedError, RunResult, aresume, arun, run
 from sandbox.errors import UsageError
 from sandbox.llm.scripted import ScriptedChatModel, scripted
 from sandbox.results import METRIC_COLUMNS
-from tests.conftest import scripted_propose, scripted_respond, small_scenario, ultimatum_model
+from tests.conftest import (
+    scripted_propose,
+    scripted_respond,
+    small_scenario,
+    ultimatum_model,
+)
 
 
 def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

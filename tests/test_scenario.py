@@ -10,7 +10,12 @@ import pytest
 import yaml
 
 from sandbox.errors import ScenarioError
-from sandbox.scenario import apply_overrides, load_scenario, parse_scenario, scenario_json_schema
+from sandbox.scenario import (
+    apply_overrides,
+    load_scenario,
+    parse_scenario,
+    scenario_json_schema,
+)
 
 SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios").glob("*.yaml"))
 

@@ -1,19 +1,17 @@
 """The `hf:PATH` backend: a transformers causal LM from a local directory.
 
-Generation runs in a worker thread, one call at a time per model (a single
-CPU model gains nothing from parallel calls). transformers samples from the
+Generation runs in a worker thread (LangChain's default for async calls), one
+call at a time per model (a single CPU model gains nothing from parallel calls). transformers samples from the
 global torch generator, so the call's seed is set and used under one lock.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import (
-    AsyncCallbackManagerForLLMRun,
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel
@@ -93,12 +91,3 @@ class HFChatModel(BaseChatModel):
             "total_tokens": int(inputs["input_ids"].shape[1] + new_tokens.shape[0]),
         }
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text, usage_metadata=usage))])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)

@@ -6,12 +6,10 @@ never needs it. Grammars and regexes become vLLM's structured outputs.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import Any
 
 from langchain_core.callbacks import (
-    AsyncCallbackManagerForLLMRun,
     CallbackManagerForLLMRun,
 )
 from langchain_core.language_models import BaseChatModel
@@ -89,12 +87,3 @@ class VLLMChatModel(BaseChatModel):
             "total_tokens": len(output.prompt_token_ids or ()) + len(completion.token_ids),
         }
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=completion.text, usage_metadata=usage))])
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
