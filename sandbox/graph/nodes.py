@@ -1,4 +1,4 @@
-"""The nodes of a society run: pair agents, play one episode, score the epoch.
+"""The nodes of a society run: pair agents, play a batch of episodes, score the epoch.
 
 Each node is small and reads its fixed inputs from the runtime context.
 """
