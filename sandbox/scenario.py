@@ -11,7 +11,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 import yaml
 from pydantic import (
@@ -228,19 +228,23 @@ class Scenario(StrictModel):
     game: Game = Field(default_factory=UltimatumGame)
 
 
+def _game_tags() -> frozenset[str]:
+    """The `kind` values of every game in the `Game` union (derived, so a new game needs no edit here)."""
+    union = get_args(Game)[0]
+    members = get_args(union) or (union,)
+    return frozenset(member.model_fields["kind"].default for member in members)
+
+
 def _format_loc(loc: tuple[Any, ...]) -> str:
     parts: list[str] = []
-    skip_next_tag = False
-    for item in loc:
-        if skip_next_tag:
-            skip_next_tag = False
-            if isinstance(item, str) and item in {"ultimatum"}:
-                continue  # pydantic adds the union tag to the path; a reader never wrote it
+    tags = _game_tags()
+    for previous, item in zip((None, *loc), loc):
+        if previous == "game" and item in tags:
+            continue  # pydantic adds the union tag to the path; a reader never wrote it
         if isinstance(item, int):
             parts.append(f"[{item}]")
         else:
             parts.append(("." if parts else "") + str(item))
-        skip_next_tag = item == "game"
     return "".join(parts)
 
 

@@ -57,8 +57,3 @@ class TokenLedger:
         """Per-role totals as plain dicts (for summary.json)."""
         with self._lock:
             return {role: asdict(usage) for role, usage in sorted(self.by_role.items())}
-
-    @property
-    def calls(self) -> int:
-        with self._lock:
-            return sum(usage.calls for usage in self.by_role.values())

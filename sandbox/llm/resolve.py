@@ -89,7 +89,6 @@ class ModelStack:
     base_delay_s: float = 0.5
     timeout_s: float | None = None
     _shared: dict[Any, BaseChatModel] = field(default_factory=dict)
-    limiters: list[Any] = field(default_factory=list)
 
     def shared(self, key: Any, backend: BaseChatModel) -> BaseChatModel:
         """cache -> retry -> limit -> backend, built once per backend key."""
@@ -99,7 +98,6 @@ class ModelStack:
 
         if key not in self._shared:
             limited = ConcurrencyLimitedChatModel(inner=backend, max_concurrency=self.concurrency)
-            self.limiters.append(limited)
             model: BaseChatModel = RetryingChatModel(
                 inner=limited, max_attempts=self.max_attempts, base_delay_s=self.base_delay_s, timeout_s=self.timeout_s
             )
