@@ -10,6 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 import prompts
+from agents.turns import ask, propose_messages, respond_messages
 from sandbox.games.ultimatum import Split, Stake, proposal_sentence
 from sandbox.llm.contracts import CallInfo, Constraint
 from societies.contracts import Manner, Norm, UserProfile
@@ -71,19 +72,6 @@ class NormFollowingUser:
     def _system(self) -> SystemMessage:
         return SystemMessage(_system_prompt(self.profile.norm, self.profile.manner))
 
-    @staticmethod
-    def _with_feedback(messages: list[BaseMessage], feedback: Sequence[tuple[str, str]]) -> list[BaseMessage]:
-        for answer, error in feedback:
-            messages.append(AIMessage(answer))
-            messages.append(HumanMessage(prompts.render("ultimatum/reask.j2", error=error)))
-        return messages
-
-    async def _ask(
-        self, messages: list[BaseMessage], *, seed: int, call: CallInfo, constraint: Constraint | None
-    ) -> str:
-        answer = await self.model.ainvoke(messages, seed=seed, call=call, constraint=constraint)
-        return str(answer.content).strip()
-
     async def propose(
         self,
         stake: Stake,
@@ -93,9 +81,9 @@ class NormFollowingUser:
         constraint: Constraint | None,
         feedback: Sequence[tuple[str, str]] = (),
     ) -> str:
-        messages: list[BaseMessage] = [self._system(), *example_turns(self.profile.norm)]
-        messages.append(HumanMessage(prompts.render("ultimatum/propose.j2", stake=stake, remark=self.remarks)))
-        return await self._ask(self._with_feedback(messages, feedback), seed=seed, call=call, constraint=constraint)
+        examples = example_turns(self.profile.norm)
+        messages = propose_messages(self._system(), examples, stake, remark=self.remarks, feedback=feedback)
+        return await ask(self.model, messages, seed=seed, call=call, constraint=constraint)
 
     async def respond(
         self,
@@ -108,8 +96,8 @@ class NormFollowingUser:
         constraint: Constraint | None,
         feedback: Sequence[tuple[str, str]] = (),
     ) -> str:
-        prompt = prompts.render(
-            "ultimatum/respond.j2", proposal=proposal, split=split, stake=stake, remark=self.remarks
+        examples = example_decision_turns(self.profile.norm)
+        messages = respond_messages(
+            self._system(), examples, stake, proposal, split, remark=self.remarks, feedback=feedback
         )
-        messages = [self._system(), *example_decision_turns(self.profile.norm), HumanMessage(prompt)]
-        return await self._ask(self._with_feedback(messages, feedback), seed=seed, call=call, constraint=constraint)
+        return await ask(self.model, messages, seed=seed, call=call, constraint=constraint)

@@ -17,7 +17,7 @@ import pandas as pd
 from sandbox.stats import mean_ci
 
 EPISODE_COLUMNS = [
-    "run", "epoch", "episode", "index", "proposer", "responder", "proposer_norm", "proposer_manner",
+    "run", "epoch", "episode", "index", "interaction", "policy_version", "proposer", "responder", "proposer_norm", "proposer_manner",
     "responder_norm", "responder_manner", "amount", "currency", "proposal", "proposal_legal",
     "proposal_illegal_answers", "proposer_part", "responder_part", "offered_share", "response", "decision",
     "decision_legal", "response_illegal_answers", "proposer_payoff", "responder_payoff",

@@ -10,6 +10,11 @@ Layout:
     episodes.csv        one row per episode
     metrics.csv         one row per agent, epoch and run
     summary.json        headline figures with 95% confidence intervals
+    policies.jsonl      SCAI: every policy with its run, epoch, evidence and diff
+    epochs.csv          SCAI: one row per run, epoch and group (users, assistant)
+    epoch_summary.csv   SCAI: per epoch and group, means and 95% CIs across runs
+    final_policies.csv  SCAI: each run's final policy and its norm bin
+    evaluation.csv      SCAI: `sandbox evaluate` proposals under new conditions
     *.png               plots
 """
 
@@ -36,6 +41,11 @@ AGENTS = "agents.csv"
 EPISODES = "episodes.csv"
 METRICS = "metrics.csv"
 SUMMARY = "summary.json"
+POLICIES = "policies.jsonl"
+EPOCHS = "epochs.csv"
+EPOCH_SUMMARY = "epoch_summary.csv"
+FINAL_POLICIES = "final_policies.csv"
+EVALUATION = "evaluation.csv"
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -22,15 +22,23 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.meta import MetaLM
 from agents.user import NormFollowingUser
 from sandbox import run_dir as layout
+from sandbox.alignment import (
+    epoch_summary,
+    final_policy_bins,
+    group_epochs,
+    scai_summary,
+)
 from sandbox.errors import RunFailedError, UsageError
 from sandbox.graph import SocietyContext, build_society_graph
+from sandbox.graph.context import ASSISTANT
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import ModelStack, split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
-from sandbox.plots import save_plots
+from sandbox.plots import save_plots, save_scai_plots
 from sandbox.results import episodes_frame, metrics_frame, summarize
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
 from sandbox.scenario import Scenario
@@ -38,8 +46,11 @@ from sandbox.seeding import Branch, generator
 from societies.network import build_network
 from societies.population import build_population
 
-# Roles the ultimatum society uses; the assistant and meta roles join with SCAI.
-SOCIETY_ROLES = ("user",)
+POLICY_COLUMNS = ["run", "version", "epoch", "policy", "source", "legal", "evidence", "diff", "answer",
+                  "illegal_answers"]  # fmt: skip
+
+# Roles a scenario may call; `Scenario.roles()` says which one does.
+SOCIETY_ROLES = ("user", "assistant", "meta")
 
 
 @dataclass
@@ -49,6 +60,7 @@ class ProgressHooks:
     on_start: Any = None  # (total_episodes_estimate, already_done, per_epoch_estimate) -> None
     on_epoch_start: Any = None  # (run, epoch, episodes) -> None
     on_episode: Any = None  # (record) -> None
+    on_policy: Any = None  # (policy record) -> None
 
 
 def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = None) -> None:
@@ -61,7 +73,7 @@ def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = N
     from sandbox.llm.resolve import build_backend
 
     models = models or {}
-    for role in SOCIETY_ROLES:
+    for role in scenario.roles():
         if role in models:
             continue
         spec = getattr(scenario.models, role).spec
@@ -73,14 +85,17 @@ def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = N
 
 def episodes_per_epoch(scenario: Scenario) -> int:
     """Episodes an epoch plays, for progress bars (exact unless a sparse network limits a matching)."""
+    if scenario.assistant is not None:
+        return scenario.assistant.interactions.total()
     return scenario.interactions_per_epoch or scenario.society.size // 2
 
 
 async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> dict[str, Any]:
-    config = {"configurable": {"thread_id": f"run-{run}"}, "recursion_limit": 3 * epochs + 10}
+    config = {"configurable": {"thread_id": f"run-{run}"}, "recursion_limit": 5 * epochs + 10}
     snapshot = await graph.aget_state(config)
     if not snapshot.values:
-        start = {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": []}
+        start = {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": [],
+                 "policies": []}  # fmt: skip
         await graph.ainvoke(start, config, context=context)
     elif snapshot.values.get("epoch", 0) < epochs:
         # Not `snapshot.next`: when every task of the interrupted superstep had saved its
@@ -89,8 +104,12 @@ async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> 
     return (await graph.aget_state(config)).values
 
 
-def _profiles(population: list[Any]) -> dict[str, dict[str, str]]:
-    return {f"user-{u.agent_id}": {"norm": u.norm.name, "manner": u.manner.name} for u in population}
+def _profiles(population: list[Any], assistant: bool) -> dict[str, dict[str, str]]:
+    profiles = {f"user-{u.agent_id}": {"norm": u.norm.name, "manner": u.manner.name} for u in population}
+    if assistant:
+        for agent in (ASSISTANT, f"{ASSISTANT}-0", f"{ASSISTANT}-1"):
+            profiles[agent] = {"norm": ASSISTANT, "manner": "neutral"}
+    return profiles
 
 
 async def _execute(
@@ -110,7 +129,7 @@ async def _execute(
             getattr(scenario.models, role).sampling.model_dump(),
             given=models.get(role),
         )
-        for role in SOCIETY_ROLES
+        for role in scenario.roles()
     }
     players, networks, profiles, agents = {}, {}, {}, []
     for run in range(scenario.runs):
@@ -119,21 +138,28 @@ async def _execute(
             scenario.society.size, scenario.society.network, generator(scenario.seed, run, Branch.NETWORK)
         )
         players[run] = [NormFollowingUser(profile, role_models["user"]) for profile in population]
-        profiles[run] = _profiles(population)
-        agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items()]
+        profiles[run] = _profiles(population, scenario.assistant is not None)
+        agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items() if a != f"{ASSISTANT}-0"
+                   and a != f"{ASSISTANT}-1"]  # fmt: skip
     atomic_write_text(run_dir / layout.AGENTS, pd.DataFrame(agents).to_csv(index=False))
 
+    config = scenario.assistant
     context = SocietyContext(
         scenario=scenario,
         players=players,
         networks=networks,
+        assistant_model=role_models.get("assistant"),
+        meta=None if config is None else MetaLM(
+            role_models["meta"], config.meta_principle, config.revision_instruction, config.max_reasks
+        ),
         on_epoch_start=hooks.on_epoch_start or (lambda *_: None),
         on_episode=hooks.on_episode or (lambda *_: None),
+        on_policy=hooks.on_policy or (lambda *_: None),
     )
     started = time.time()
     try:
         async with AsyncSqliteSaver.from_conn_string(str(run_dir / layout.STORE)) as saver:
-            graph = build_society_graph(saver)
+            graph = build_society_graph(saver, assistant=config is not None)
             if hooks.on_start:
                 done = 0
                 for run in range(scenario.runs):
@@ -184,8 +210,36 @@ def _finalize(
         episodes.to_sql("episodes", db, if_exists="replace", index=False)
         metrics.to_sql("metrics", db, if_exists="replace", index=False)
     save_plots(episodes, run_dir.path, title=scenario.name)
+    if scenario.assistant is not None:
+        policies = [policy for state in states for policy in state.get("policies", [])]
+        summary["scai"] = _finalize_scai(run_dir, scenario, episodes, policies)
+        atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2, default=str))
     status = run_dir.status()
     run_dir.write_status("complete", seconds=round(status.get("seconds", 0.0) + seconds, 3))
+
+
+def _finalize_scai(
+    run_dir: RunDirectory, scenario: Scenario, episodes: pd.DataFrame, records: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Write the SCAI tables and plots; return the summary's `scai` section."""
+    records = sorted(records, key=lambda r: (r["run"], r["version"]))
+    atomic_write_text(run_dir / layout.POLICIES, "".join(json.dumps(r) + "\n" for r in records))
+    policies = pd.DataFrame(records, columns=POLICY_COLUMNS)
+    groups = group_epochs(episodes)
+    population = {share.norm: share.proportion for share in scenario.society.norms}
+    per_run, bins = final_policy_bins(groups, population)
+    final = policies.groupby("run").tail(1)[["run", "version", "policy"]]
+    per_run = final.merge(per_run, on="run", how="left")
+    atomic_write_text(run_dir / layout.EPOCHS, groups.to_csv(index=False))
+    atomic_write_text(run_dir / layout.EPOCH_SUMMARY, epoch_summary(groups).to_csv(index=False))
+    atomic_write_text(run_dir / layout.FINAL_POLICIES, per_run.to_csv(index=False))
+    with sqlite3.connect(run_dir / layout.STORE) as db:
+        policies.assign(evidence=policies["evidence"].map(json.dumps)).to_sql(
+            "policies", db, if_exists="replace", index=False
+        )
+        groups.to_sql("epochs", db, if_exists="replace", index=False)
+    save_scai_plots(groups, bins, run_dir.path, title=scenario.name, mixed=len(population) > 1)
+    return scai_summary(groups, policies, population)
 
 
 async def arun(

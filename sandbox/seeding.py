@@ -19,6 +19,9 @@ class Branch(IntEnum):
     NETWORK = 1
     EPOCH = 2
     EPISODE = 3
+    POLICY = 4
+    META = 5
+    EVALUATION = 6
 
 
 def seed_node(root: int, *path: int) -> np.random.SeedSequence:

@@ -71,3 +71,73 @@ def small_scenario(**changes: Any) -> Scenario:
 @pytest.fixture
 def model() -> ScriptedChatModel:
     return ultimatum_model()
+
+
+# --- Social Contract AI doubles: an assistant that reads its policy, a MetaLM that reads the users ---
+
+POLICY_SHARES = {"yourself": 0.1, "equally": 0.5, "others": 0.9}
+POLICY_FOR_SHARE = {
+    0.1: "Look after yourself and keep nearly all.",
+    0.5: "Share everything equally with everyone.",
+    0.9: "Put others first and give them nearly all.",
+}
+PROPOSAL = re.compile(r"proposer will get (\d+), and the responder will get (\d+)")
+
+
+def policy_of(messages: list[Any]) -> str:
+    match = re.search(r"Your principle: (.*)", str(messages[0].content))
+    assert match, "no policy in the assistant's system prompt"
+    return match.group(1)
+
+
+def assistant_share(policy: str) -> float:
+    """The scripted assistant's offer: the first keyword of its policy decides; 0.5 otherwise."""
+    for word, share in POLICY_SHARES.items():
+        if word in policy:
+            return share
+    return 0.5
+
+
+def scripted_assistant_propose(messages: list[Any], kwargs: dict[str, Any]) -> str:
+    match = STAKE.search(str(messages[-1].content))
+    assert match, "the last message is not a proposal request"
+    amount, currency = int(match.group(1)), match.group(2)
+    responder = round(amount * assistant_share(policy_of(messages)))
+    return f"For the {amount} {currency}, the proposer will get {amount - responder}, and the responder will get {responder}."
+
+
+def scripted_meta(messages: list[Any], kwargs: dict[str, Any]) -> str:
+    """A MetaLM that copies the users: the mean share users offered among themselves, mapped to a policy."""
+    text = str(messages[-1].content)
+    users = text.split("Next, analyze")[0]
+    shares = [int(r) / (int(p) + int(r)) for p, r in PROPOSAL.findall(users)]
+    if not shares:
+        return "Revised principle: Share everything equally with everyone."
+    mean = sum(shares) / len(shares)
+    nearest = min(POLICY_FOR_SHARE, key=lambda s: abs(s - mean))
+    return f"Revised principle: {POLICY_FOR_SHARE[nearest]}"
+
+
+def scai_models(latency_s: float = 0.0) -> dict[str, ScriptedChatModel]:
+    """Scripted user, assistant and meta models (tests and benchmarks only)."""
+    assistant = scripted(
+        [(r"You are the proposer", scripted_assistant_propose), (r"You are the responder", "yes"),
+         (r"reason for your proposal", "Because my principle says so.")],  # fmt: skip
+        latency_s=latency_s,
+    )
+    meta = scripted([(r"extract a principle", scripted_meta)], latency_s=latency_s)
+    return {"user": ultimatum_model(latency_s), "assistant": assistant, "meta": meta}
+
+
+def scai_scenario(**changes: Any) -> Scenario:
+    data: dict[str, Any] = {
+        "name": "scai",
+        "seed": 5,
+        "runs": 3,
+        "epochs": 3,
+        "concurrency": 8,
+        "society": {"size": 16, "norms": [{"norm": "selfish", "proportion": 1.0}]},
+        "assistant": {"initial_policy": "Put others first and give them nearly all."},
+    }
+    data.update(changes)
+    return parse_scenario(data, "<test>")

@@ -1,8 +1,18 @@
 """The society graph: pair -> play (one task per episode, concurrently) -> score -> next epoch.
 
+With an assistant (Social Contract AI) the same epoch nodes run between an
+`init_policy` node at the start and a `meta` node after every epoch but the
+last, where the MetaLM writes the next epoch's policy:
+
+    START -> init_policy -> pair -> play* -> score -> meta -> pair ... -> score -> END
+
+The epoch's nodes are added to one flat graph rather than nested as a
+compiled subgraph: the episodes list has an appending reducer, and a nested
+graph returns its whole state to the parent, which would append it twice.
+
 Built by a factory and compiled with the run's checkpointer, so every
-superstep (and every finished episode inside one) is saved and a killed run
-resumes where it stopped.
+superstep (each epoch's play tasks, each policy revision) is saved and a
+killed run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -13,17 +23,31 @@ from langgraph.graph import END, START, StateGraph
 
 from sandbox.graph.context import SocietyContext
 from sandbox.graph.nodes import fan_out, next_step, pair, play, score
+from sandbox.graph.scai_nodes import init_policy, meta
 from sandbox.graph.state import SocietyState
 
 
-def build_society_graph(checkpointer: Any | None = None) -> Any:
-    """Compile the society graph, optionally with a checkpointer."""
-    builder = StateGraph(SocietyState, context_schema=SocietyContext)
+def add_epoch_nodes(builder: StateGraph) -> None:
+    """The nodes of one epoch: pair -> play (fan-out) -> score, then the `next_step` router."""
     builder.add_node("pair", pair)
     builder.add_node("play", play)
     builder.add_node("score", score)
-    builder.add_edge(START, "pair")
     builder.add_conditional_edges("pair", fan_out, ["play"])
     builder.add_edge("play", "score")
-    builder.add_conditional_edges("score", next_step, {"pair": "pair", "__end__": END})
+
+
+def build_society_graph(checkpointer: Any | None = None, *, assistant: bool = False) -> Any:
+    """Compile the society graph, with the SCAI policy nodes when `assistant`, optionally with a checkpointer."""
+    builder = StateGraph(SocietyState, context_schema=SocietyContext)
+    add_epoch_nodes(builder)
+    if assistant:
+        builder.add_node("init_policy", init_policy)
+        builder.add_node("meta", meta)
+        builder.add_edge(START, "init_policy")
+        builder.add_edge("init_policy", "pair")
+        builder.add_edge("meta", "pair")
+        builder.add_conditional_edges("score", next_step, {"pair": "pair", "meta": "meta", "__end__": END})
+    else:
+        builder.add_edge(START, "pair")
+        builder.add_conditional_edges("score", next_step, {"pair": "pair", "__end__": END})
     return builder.compile(checkpointer=checkpointer)

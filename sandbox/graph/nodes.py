@@ -8,39 +8,53 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import play_ultimatum
-from sandbox.graph.context import SocietyContext
+from sandbox.graph.context import ASSISTANT, SocietyContext
 from sandbox.graph.state import SocietyState
 from sandbox.seeding import Branch, generator, seed_node
 from societies.network import match
 
 
 def pair(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any]:
-    """Draw the epoch's pairs along the network, and each episode's stake."""
+    """Draw the epoch's pairs (users along the network; the assistant by the scenario's mix) and stakes."""
     ctx = runtime.context
     scenario, run, epoch = ctx.scenario, state["run"], state["epoch"]
     rng = generator(scenario.seed, run, Branch.EPOCH, epoch)
-    pairs = match(ctx.networks[run], scenario.society.matching, scenario.interactions_per_epoch, rng)
+    mix = scenario.assistant.interactions if scenario.assistant else None
+    count = mix.user_user if mix else scenario.interactions_per_epoch
+    pairs: list[tuple[int | str, int | str, str]] = []
+    if count != 0:
+        pairs += [(p.first, p.second, "user-user") for p in match(ctx.networks[run], scenario.society.matching, count, rng)]
+    if mix:
+        size = scenario.society.size
+        pairs += [(ASSISTANT, int(u), "assistant-proposer") for u in rng.integers(size, size=mix.assistant_proposer)]
+        pairs += [(int(u), ASSISTANT, "assistant-responder") for u in rng.integers(size, size=mix.assistant_responder)]
+        pairs += [(f"{ASSISTANT}-0", f"{ASSISTANT}-1", "assistant-assistant")] * mix.assistant_assistant
     game = scenario.game
     amounts = rng.integers(game.amount.min, game.amount.max, endpoint=True, size=len(pairs))
     currencies = rng.integers(len(game.currencies), size=len(pairs))
+    policy = state["policies"][-1] if state.get("policies") else None
     tasks = [
         {
             "run": run,
             "epoch": epoch,
             "index": index,
-            "proposer": p.first,
-            "responder": p.second,
+            "interaction": interaction,
+            "proposer": proposer,
+            "responder": responder,
             "amount": int(amount),
             "currency": game.currencies[int(currency)],
+            **({"policy": policy["policy"], "policy_version": policy["version"]} if policy else {}),
         }
-        for index, (p, amount, currency) in enumerate(zip(pairs, amounts, currencies))
+        for index, ((proposer, responder, interaction), amount, currency) in enumerate(
+            zip(pairs, amounts, currencies)
+        )
     ]
     ctx.on_epoch_start(run, epoch, len(tasks))
     return {"tasks": tasks}
@@ -68,14 +82,20 @@ async def play(batch: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[
 
 async def _play_one(task: dict[str, Any], ctx: SocietyContext) -> dict[str, Any]:
     run, epoch, index = task["run"], task["epoch"], task["index"]
-    players = ctx.players[run]
-    proposer, responder = players[task["proposer"]], players[task["responder"]]
+    proposer, responder = ctx.player(task, task["proposer"]), ctx.player(task, task["responder"])
     record = await play_ultimatum(
         proposer,
         responder,
         Stake(task["amount"], task["currency"]),
         seed=seed_node(ctx.scenario.seed, run, Branch.EPISODE, epoch, index),
-        info={"run": run, "epoch": epoch, "episode": f"r{run}-e{epoch}-i{index:05d}", "index": index},
+        info={
+            "run": run,
+            "epoch": epoch,
+            "episode": f"r{run}-e{epoch}-i{index:05d}",
+            "index": index,
+            "interaction": task.get("interaction", "user-user"),
+            "policy_version": task.get("policy_version"),
+        },
         max_reasks=ctx.scenario.game.max_reasks,
     )
     ctx.on_episode(record)
@@ -98,6 +118,8 @@ def score(state: SocietyState) -> dict[str, Any]:
     return {"epoch": epoch + 1, "tasks": [], "epoch_scores": [summary]}
 
 
-def next_step(state: SocietyState) -> str:
-    """Router: another epoch, or the end."""
-    return "pair" if state["epoch"] < state["epochs"] else "__end__"
+def next_step(state: SocietyState, runtime: Runtime[SocietyContext]) -> Literal["pair", "meta", "__end__"]:
+    """Router: another epoch (after a policy revision when there is an assistant), or the end."""
+    if state["epoch"] >= state["epochs"]:
+        return "__end__"
+    return "meta" if runtime.context.scenario.assistant is not None else "pair"

@@ -21,6 +21,7 @@ class SocietyState(TypedDict, total=False):
         tasks: The episodes of the current epoch, as drawn by the pair node.
         episodes: Records of every episode played so far (appended by play nodes).
         epoch_scores: One summary per finished epoch (appended by the score node).
+        policies: The assistant's policies, one per epoch, version k played in epoch k (SCAI only).
     """
 
     run: int
@@ -29,3 +30,4 @@ class SocietyState(TypedDict, total=False):
     tasks: list[dict[str, Any]]
     episodes: Annotated[list[dict[str, Any]], operator.add]
     epoch_scores: Annotated[list[dict[str, Any]], operator.add]
+    policies: Annotated[list[dict[str, Any]], operator.add]

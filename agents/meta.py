@@ -1,0 +1,142 @@
+"""The MetaLM: reads the meta-principle, observed interactions and the previous policy; writes the next policy.
+
+This is the verbal-reinforcement step of Social Contract AI (Fränken et al.,
+Appendix C): one draw from the MetaLM is the assistant's policy for the next
+epoch. An answer that is not a usable policy is asked again with the reason;
+if it still is not, the revision is recorded as illegal and the previous
+policy stays (the record says so; nothing is guessed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+
+import prompts
+from agents.turns import ask
+from sandbox.llm.contracts import CallInfo, Constraint
+
+_PREFIX = "Revised principle:"
+_LABEL = re.compile(r"^\s*(?:\*\*)?\s*(?:revised|new|updated|flex-policy agents?'?s?)?\s*principle\s*(?:\*\*)?\s*:\s*", re.I)
+MIN_CHARS, MAX_CHARS = 12, 600
+
+# The prefill names the answer; the grammar keeps it to one line of text.
+POLICY_CONSTRAINT = Constraint(prefix=_PREFIX, grammar='root ::= " " [A-Za-z"\'] [^\\n]*', regex=r"Revised principle: [^\n]+")
+
+
+class PolicyError(ValueError):
+    """An answer that is not a usable policy; the message says why, for the re-ask."""
+
+
+def parse_policy(text: str) -> str:
+    """The policy in a MetaLM answer: its label and quotes removed, whitespace collapsed.
+
+    >>> parse_policy('Revised principle: "Always put others first."')
+    'Always put others first.'
+
+    Raises:
+        PolicyError: the answer is empty, too short, too long, or holds no words.
+    """
+    policy = _LABEL.sub("", text.strip(), count=1)
+    policy = " ".join(policy.split()).strip().strip('"').strip("'").strip()
+    if len(policy) < MIN_CHARS or not re.search(r"[A-Za-z]{3}", policy):
+        raise PolicyError("the principle is empty or too short")
+    if len(policy) > MAX_CHARS:
+        raise PolicyError(f"the principle is longer than {MAX_CHARS} characters; keep it short")
+    return policy
+
+
+@dataclass(frozen=True)
+class Interaction:
+    """One observed interaction, as the MetaLM reads it."""
+
+    episode: str
+    proposer_is_assistant: bool
+    responder_is_assistant: bool
+    proposal: str
+    response: str | None
+
+    @property
+    def with_assistant(self) -> bool:
+        return self.proposer_is_assistant or self.responder_is_assistant
+
+
+@dataclass(frozen=True)
+class Revision:
+    """What one meta step produced.
+
+    Attributes:
+        policy: The new policy, or None when every answer was illegal.
+        answer: The MetaLM's last answer, as written.
+        illegal_answers: Answers that were not usable policies.
+    """
+
+    policy: str | None
+    answer: str
+    illegal_answers: int = 0
+    errors: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class MetaLM:
+    """The policy writer.
+
+    Attributes:
+        model: The meta role's chat model.
+        meta_principle: The MetaLM's objective (default: the paper's).
+        revision_instruction: What it is asked to write (default: the paper's).
+        max_reasks: Re-asks after an unusable answer.
+    """
+
+    model: BaseChatModel
+    meta_principle: str | None = None
+    revision_instruction: str | None = None
+    max_reasks: int = 1
+
+    def messages(self, previous_policy: str, interactions: Sequence[Interaction]) -> list[BaseMessage]:
+        """The MetaLM's prompt: users' interactions first, then the assistant's, then the previous policy."""
+        human = prompts.render(
+            "scai/meta.j2",
+            meta_principle=self.meta_principle or prompts.render("scai/meta_principle.j2"),
+            revision_instruction=self.revision_instruction or prompts.render("scai/revision.j2"),
+            user_interactions=[i for i in interactions if not i.with_assistant],
+            assistant_interactions=[i for i in interactions if i.with_assistant],
+            previous_policy=previous_policy,
+        )
+        return [SystemMessage(prompts.render("scai/meta_system.j2")), HumanMessage(human)]
+
+    async def revise(
+        self,
+        previous_policy: str,
+        interactions: Sequence[Interaction],
+        *,
+        seeds: Sequence[int],
+        call: CallInfo,
+    ) -> Revision:
+        """Write the next policy; `seeds` holds one seed per attempt (at least `max_reasks + 1`)."""
+        messages = self.messages(previous_policy, interactions)
+        errors: list[str] = []
+        answer = ""
+        for attempt in range(self.max_reasks + 1):
+            answer = await ask(
+                self.model, messages, seed=seeds[attempt], call=_attempt(call, attempt), constraint=POLICY_CONSTRAINT
+            )
+            try:
+                return Revision(parse_policy(answer), answer, len(errors), tuple(errors))
+            except PolicyError as error:
+                errors.append(str(error))
+                messages = [
+                    *messages,
+                    AIMessage(answer),
+                    HumanMessage(prompts.render("scai/meta_reask.j2", error=str(error))),
+                ]
+        return Revision(None, answer, len(errors), tuple(errors))
+
+
+def _attempt(call: CallInfo, attempt: int) -> CallInfo:
+    return CallInfo(role=call.role, agent=call.agent, run=call.run, epoch=call.epoch, episode=call.episode,
+                    step=call.step, attempt=attempt, extra=call.extra)  # fmt: skip
