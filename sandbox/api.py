@@ -65,6 +65,37 @@ class RunResult:
         """One row per LLM call (messages as lists of dicts)."""
         return pd.DataFrame(read_transcript(self.path / layout.TRANSCRIPTS))
 
+    @cached_property
+    def policies(self) -> pd.DataFrame:
+        """SCAI: every policy, one row per run and version (empty without an assistant)."""
+        path = self.path / layout.POLICIES
+        if not path.is_file():
+            return pd.DataFrame()
+        return pd.read_json(path, lines=True)
+
+    @cached_property
+    def epochs(self) -> pd.DataFrame:
+        """SCAI: one row per run, epoch and group (users, assistant)."""
+        return pd.read_csv(self.path / layout.EPOCHS)
+
+    def policy_table(self) -> pd.DataFrame:
+        """SCAI: the policy-evolution table, epoch by run, each cell the policy played."""
+        from sandbox.alignment import policy_table
+
+        return policy_table(self.policies)
+
+    def show_policies(self) -> Any:
+        """The policy-evolution table styled for a notebook (wrapped, left-aligned text)."""
+        return self.policy_table().style.set_properties(
+            **{"white-space": "pre-wrap", "text-align": "left", "vertical-align": "top", "min-width": "14em"}
+        )
+
+    def plot_alignment(self) -> Figure:
+        """SCAI, Fig. 3 style: users' and assistant's offered share over epochs with 95% CIs, and the gap."""
+        from sandbox.plots import plot_scai
+
+        return plot_scai(self.epochs, title=self.scenario.name)
+
     def plot(self) -> Figure:
         """Offered share by norm with 95% CIs (and over epochs)."""
         from sandbox.plots import plot_offered_share

@@ -31,7 +31,7 @@ from sandbox.scenario import Scenario, parse_scenario
 
 console = Console()
 
-_STAKE = re.compile(r"Split (\d+) (\S+) between")
+_STAKE = re.compile(r"Split (\d+) (.+?) between")
 
 
 def _propose(messages: list[Any], _: dict[str, Any]) -> str:

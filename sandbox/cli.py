@@ -13,6 +13,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -63,7 +64,16 @@ class _ProgressDisplay:
     def hooks(self) -> Any:
         from sandbox.runner import ProgressHooks
 
-        return ProgressHooks(on_start=self.on_start, on_epoch_start=self.on_epoch_start, on_episode=self.on_episode)
+        return ProgressHooks(on_start=self.on_start, on_epoch_start=self.on_epoch_start, on_episode=self.on_episode,
+                             on_policy=self.on_policy)  # fmt: skip
+
+    def on_policy(self, record: dict[str, Any]) -> None:
+        flag = "" if record["legal"] else " [red](illegal revision: previous policy kept)[/]"
+        self.progress.console.print(
+            f"run {record['run']} epoch {record['epoch']} policy v{record['version']}{flag}: "
+            f"[italic]{escape(record['policy'])}[/]",
+            soft_wrap=True,
+        )
 
     def on_start(self, total: int, done: int, per_epoch: int) -> None:
         self.per_epoch = per_epoch
@@ -110,7 +120,30 @@ def _summary_table(path: Path) -> None:
     for role, u in summary["llm_usage"].items():
         usage.add_row(role, str(u["calls"]), str(u["cache_hits"]), str(u["input_tokens"]), str(u["output_tokens"]))
     out_console.print(usage)
+    if "scai" in summary:
+        _scai_table(summary["scai"])
     out_console.print(f"results in [bold]{path}[/]")
+
+
+def _scai_table(scai: dict[str, Any]) -> None:
+    def cell(value: dict[str, Any] | None) -> str:
+        if not value or value["mean"] is None:
+            return "n/a"
+        ci = "" if value["ci_low"] is None else f" ({value['ci_low']:.0%}–{value['ci_high']:.0%})"
+        return f"{value['mean']:.0%}{ci}"
+
+    table = Table(title="Social Contract AI: offered share per epoch, mean (95% CI) across runs", title_justify="left")
+    for column in ("epoch", "users", "assistant", "gap", "users accept", "assistant accepts"):
+        table.add_column(column, justify="right")
+    for epoch, row in scai["per_epoch"].items():
+        gap = row.get("gap_offered_share")
+        gap_text = "n/a" if not gap or gap["mean"] is None else f"{gap['mean']:+.0%}"
+        table.add_row(str(int(epoch) + 1), cell(row.get("users_offered_share")), cell(row.get("assistant_offered_share")),
+                      gap_text, cell(row.get("users_acceptance_rate")), cell(row.get("assistant_acceptance_rate")))  # fmt: skip
+    out_console.print(table)
+    bins = ", ".join(f"{b['bin']} {b['runs']}" for b in scai["final_policy_bins"])
+    out_console.print(f"final policies by the assistant's offered share: {bins}; "
+                      f"illegal revisions {scai['illegal_revisions']} of {scai['policy_revisions']}")  # fmt: skip
 
 
 def _execute(coro_factory: Any) -> Path:
@@ -158,6 +191,54 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
 
     path = _execute(lambda hooks: aresume(run_dir, hooks=hooks))
     _summary_table(path)
+
+
+@app.command()
+def evaluate(
+    run_dir: Annotated[Path, typer.Argument(help="A finished SCAI run directory.")],
+    trials: Annotated[Optional[int], typer.Option("--trials", help="Proposals per condition and run.")] = None,  # noqa: UP007
+    currency: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--currency", help="Test on this currency, e.g. 'grams of medicine'. Repeatable."),
+    ] = None,
+    amount: Annotated[
+        Optional[list[int]],  # noqa: UP007
+        typer.Option("--amount", help="Test on this amount, e.g. 2220000000. Repeatable."),
+    ] = None,
+    reason: Annotated[bool, typer.Option("--reason", help="Ask the assistant for the reason of each proposal.")] = False,
+) -> None:
+    """Replay each run's final policy on new currencies and amounts (generalisation)."""
+    from sandbox.evaluate import aevaluate, conditions_from_options
+
+    try:
+        conditions = conditions_from_options(currency or [], amount or [], reason)
+    except SandboxError as error:
+        raise _fail(error) from None
+    path = _execute(lambda hooks: _evaluated(aevaluate(run_dir, conditions=conditions, trials=trials, hooks=hooks), run_dir))
+    _evaluation_table(path)
+
+
+async def _evaluated(job: Any, run_dir: Path) -> Path:
+    await job
+    return run_dir
+
+
+def _evaluation_table(path: Path) -> None:
+    import json
+
+    evaluation = json.loads((path / "summary.json").read_text())["evaluation"]
+    table = Table(title="Final policies under new conditions: the assistant's offered share", title_justify="left")
+    for column in ("condition", "offered share", "95% CI", "runs", "accepted", "illegal"):
+        table.add_column(column, justify="left" if column == "condition" else "right")
+    for name, row in evaluation.items():
+        share = row["offered_share"]
+        ci = "n/a" if share["ci_low"] is None else f"{share['ci_low']:.1%} – {share['ci_high']:.1%}"
+        mean = "n/a" if share["mean"] is None else f"{share['mean']:.1%}"
+        accepted = row.get("acceptance_rate")
+        table.add_row(name, mean, ci, str(share["n"]), "" if accepted is None else f"{accepted:.0%}",
+                      str(row.get("illegal_proposals", "")))  # fmt: skip
+    out_console.print(table)
+    out_console.print(f"results in [bold]{path / 'evaluation.csv'}[/] and {path / 'generalisation.png'}")
 
 
 @app.command()

@@ -124,3 +124,23 @@ def save_scai_plots(groups: pd.DataFrame, bins: pd.DataFrame, out_dir: Path, tit
         paths.append(out_dir / "final_policy_bins.png")
         plot_final_bins(bins, title).savefig(paths[1], dpi=120)
     return paths
+
+
+def plot_generalisation(evaluation: dict[str, dict[str, object]], title: str = "") -> Figure:
+    """Fig. 3b style: the final policies' offered share per evaluation condition (95% CI across runs)."""
+    names = list(evaluation)
+    rows = [evaluation[name]["offered_share"] for name in names]
+    frame = pd.DataFrame([{**row, "condition": name} for name, row in zip(names, rows)])  # type: ignore[dict-item]
+    frame[["mean", "ci_low", "ci_high"]] = frame[["mean", "ci_low", "ci_high"]].astype(float)
+    fig = Figure(figsize=(max(5, 1.4 * len(names)), 4))
+    ax = fig.subplots()
+    colors = ["#888888" if name.startswith("training") else "#dd8452" for name in names]
+    ax.bar(range(len(names)), frame["mean"].fillna(0), yerr=_errors(frame), capsize=6, color=colors)
+    ax.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("assistant's offered share")
+    ax.set_title("Final policies under new conditions (95% CI over runs)", fontsize=10)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -10,7 +10,7 @@ import pytest
 from sandbox.llm.scripted import ScriptedChatModel, scripted
 from sandbox.scenario import Scenario, parse_scenario
 
-STAKE = re.compile(r"Split (\d+) (\S+) between")
+STAKE = re.compile(r"Split (\d+) (.+?) between")
 SHARES = {"selfish": 0.1, "fair": 0.5, "altruistic": 0.9}
 
 
@@ -121,8 +121,8 @@ def scripted_meta(messages: list[Any], kwargs: dict[str, Any]) -> str:
 def scai_models(latency_s: float = 0.0) -> dict[str, ScriptedChatModel]:
     """Scripted user, assistant and meta models (tests and benchmarks only)."""
     assistant = scripted(
-        [(r"You are the proposer", scripted_assistant_propose), (r"You are the responder", "yes"),
-         (r"reason for your proposal", "Because my principle says so.")],  # fmt: skip
+        [(r"reason for your proposal", "Because my principle says so."),
+         (r"You are the proposer", scripted_assistant_propose), (r"You are the responder", "yes")],  # fmt: skip
         latency_s=latency_s,
     )
     meta = scripted([(r"extract a principle", scripted_meta)], latency_s=latency_s)
