@@ -31,6 +31,41 @@ def library_policies() -> list[str]:
     return [line.strip() for line in prompts.render("scai/initial_policies.j2").splitlines() if line.strip()]
 
 
+# What the assistant says it keeps, and the band of its own share each word admits.
+KEEP_WORDS = (("nothing", 0.0, 0.05), ("a little", 0.05, 0.35), ("half", 0.35, 0.65), ("most", 0.65, 0.95),
+              ("everything", 0.95, 1.0))  # fmt: skip
+
+
+def _in_band(share: float, low: float, high: float) -> bool:
+    return low <= share <= high and (share > low or low == 0.0)
+
+
+def _literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@lru_cache(maxsize=4096)
+def lead_constraint(stake: Stake) -> Constraint | None:
+    """A proposal grammar behind a lead-in that first says, in words, how much the assistant keeps.
+
+    A small model maps a principle to a word (nothing ... everything) far more
+    faithfully than to a number. The grammar admits, after each word, only the
+    legal splits whose proposer share lies in that word's band, so the numbers
+    agree with what the model itself just said. None above 2000 (no enumeration).
+    """
+    if stake.amount > 2000:
+        return None
+    prefix = f"For the {stake.amount} {stake.currency}, the proposer will get "
+    branches = []
+    for word, low, high in KEEP_WORDS:
+        keeps = [p for p in range(stake.amount + 1) if _in_band(p / stake.amount, low, high)]
+        if keeps:
+            splits = " | ".join(_literal(f"{p}, and the responder will get {stake.amount - p}.") for p in keeps)
+            branches.append(f"{_literal(f' {word}. ' + prefix)} ({splits})")
+    grammar = "root ::= " + " | ".join(f"({b})" for b in branches)
+    return Constraint(prefix=prompts.render("scai/assistant_lead.j2"), grammar=grammar)
+
+
 @dataclass(frozen=True)
 class PolicyFollowingAssistant:
     """The assistant under one policy, played by an injected chat model.
@@ -59,7 +94,13 @@ class PolicyFollowingAssistant:
         feedback: Sequence[tuple[str, str]] = (),
     ) -> str:
         messages = propose_messages(self._system(), (), stake, remark=self.remarks, feedback=feedback)
-        return await ask(self.model, messages, seed=seed, call=call, constraint=constraint)
+        lead = lead_constraint(stake) if constraint is not None and constraint.grammar else None
+        if lead is None or feedback:
+            return await ask(self.model, messages, seed=seed, call=call, constraint=constraint)
+        answer = await ask(self.model, messages, seed=seed, call=call, constraint=lead)
+        # The lead-in grounds the numbers; the move itself is the proposal sentence after it.
+        start = answer.find("For the ")
+        return answer[start:] if start >= 0 else answer
 
     async def respond(
         self,
