@@ -5,6 +5,8 @@
   (the episode's critical path, two calls, times 2 waves of 32).
 * overhead: an epoch of a 10,000-user society with the scripted model; the
   framework's own time per LLM call (epoch time less the model's own time).
+* scai: 20 SCAI runs of 5 epochs (8+2 interactions) against the critical
+  path (epochs x 3 dependent calls x latency) and against a sequential run.
 * embedded: tokens per second of the embedded model with 1 and with 4
   parallel slots.
 
@@ -110,6 +112,72 @@ def bench_overhead(size: int = 10_000) -> dict[str, float]:
     return {"calls": calls, "epoch_s": epoch, "model_s": own, "framework_ms_per_call": per_call_ms}
 
 
+def _fake_assistant_propose(messages: list[Any], kwargs: dict[str, Any]) -> str:
+    return _propose(messages, kwargs)
+
+
+def fake_scai_models(latency_s: float) -> dict[str, ScriptedChatModel]:
+    """Scripted user, assistant and meta models that sleep `latency_s` per call (timing only)."""
+    assistant = scripted([(r"You are the proposer", _fake_assistant_propose), (r"You are the responder", "yes")],
+                         latency_s=latency_s)  # fmt: skip
+    meta = scripted([(r"extract a principle", "Revised principle: Share everything equally with everyone.")],
+                    latency_s=latency_s)  # fmt: skip
+    return {"user": fake_model(latency_s), "assistant": assistant, "meta": meta}
+
+
+def _scai_society(runs: int, epochs: int, concurrency: int) -> Scenario:
+    return parse_scenario(
+        {
+            "name": "bench-scai", "runs": runs, "epochs": epochs, "concurrency": concurrency,
+            "society": {"size": 16, "norms": [{"norm": "fair", "proportion": 1.0}]},
+            "assistant": {"initial_policy": "Share everything equally with everyone.",
+                          "interactions": {"user_user": 8, "assistant_proposer": 1, "assistant_responder": 1}},
+        },
+        "<bench>",
+    )  # fmt: skip
+
+
+async def time_scai(scenario: Scenario, models: dict[str, ScriptedChatModel]) -> float:
+    """Seconds from the first epoch's pairing to the last finished episode of every run."""
+    marks: dict[str, float] = {}
+    hooks = ProgressHooks(
+        on_epoch_start=lambda *_: marks.setdefault("start", time.perf_counter()),
+        on_episode=lambda _: marks.__setitem__("end", time.perf_counter()),
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        await arun(scenario, out=Path(tmp) / "run", models=models, hooks=hooks)
+    return marks["end"] - marks["start"]
+
+
+def bench_scai(latency_s: float = 0.2, runs: int = 20, epochs: int = 5) -> dict[str, float]:
+    """SCAI: `runs` runs of `epochs` epochs (8 user-user + 2 assistant-user) against the critical path.
+
+    The critical path is epochs x the longest chain of dependent calls in an
+    epoch (propose, respond, then the MetaLM's revision: 3 calls) x the
+    latency. The last epoch has no revision, so the true chain is one call
+    shorter; both are printed. The baseline is the same scenario run with one
+    call at a time.
+    """
+    calls = runs * (epochs * 2 * 10 + (epochs - 1))
+    critical = epochs * 3 * latency_s
+    chain = (epochs * 3 - 1) * latency_s
+    concurrent = asyncio.run(time_scai(_scai_society(runs, epochs, 4 * runs * 10), fake_scai_models(latency_s)))
+    sequential = asyncio.run(time_scai(_scai_society(runs, epochs, 1), fake_scai_models(latency_s)))
+    table = Table(title=f"SCAI: {runs} runs x {epochs} epochs, 8+2 interactions, {latency_s * 1000:.0f} ms per call, "
+                        f"{calls} calls", title_justify="left")  # fmt: skip
+    for column in ("setting", "seconds", "ratio"):
+        table.add_column(column, justify="left" if column == "setting" else "right")
+    table.add_row(f"critical path ({epochs} epochs x 3 calls x latency)", f"{critical:.3f}", "1.00")
+    table.add_row(f"exact chain ({epochs * 3 - 1} calls: no revision after the last epoch)", f"{chain:.3f}",
+                  f"{chain / critical:.2f}")  # fmt: skip
+    table.add_row("all runs concurrently", f"{concurrent:.3f}", f"{concurrent / critical:.2f} x critical path (target <= 1.3)")
+    table.add_row("sequential (one call at a time)", f"{sequential:.3f}",
+                  f"{sequential / concurrent:.1f} x concurrent (expected {calls * latency_s / critical:.0f})")  # fmt: skip
+    console.print(table)
+    return {"critical_s": critical, "chain_s": chain, "concurrent_s": concurrent, "sequential_s": sequential,
+            "ratio_to_critical": concurrent / critical, "speedup": sequential / concurrent}  # fmt: skip
+
+
 def _throughput(parallel: int, requests: int, max_tokens: int) -> tuple[float, int]:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -149,7 +217,8 @@ def bench_embedded(requests: int = 8, max_tokens: int = 64) -> dict[str, float]:
 
 def run_benchmarks(which: str = "all") -> dict[str, Any]:
     """Run the named benchmark (or all) and print each table."""
-    benches = {"concurrency": bench_concurrency, "overhead": bench_overhead, "embedded": bench_embedded}
+    benches = {"concurrency": bench_concurrency, "overhead": bench_overhead, "scai": bench_scai,
+               "embedded": bench_embedded}  # fmt: skip
     if which != "all" and which not in benches:
         raise UsageError(f"unknown benchmark {which!r}: choose {', '.join(benches)} or all")
     return {name: bench() for name, bench in benches.items() if which in ("all", name)}

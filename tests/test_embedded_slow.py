@@ -70,3 +70,42 @@ def test_small_society_on_the_embedded_model(tmp_path: Path) -> None:
     assert len(shares) == 2 and shares.between(0, 1).all()
     assert result.summary["llm_usage"]["user"]["calls"] == len(records)
     assert (result.path / "offered_share_by_norm.png").stat().st_size > 1000
+
+
+def test_scai_two_epochs_on_the_embedded_model(tmp_path: Path) -> None:
+    scenario = parse_scenario(
+        {
+            "name": "embedded-scai",
+            "seed": 9,
+            "epochs": 2,
+            "concurrency": 4,
+            "models": {
+                "user": {"spec": "embedded", "sampling": {"temperature": 0.2, "max_tokens": 48}},
+                "assistant": {"spec": "embedded", "sampling": {"temperature": 0.2, "max_tokens": 48}},
+                "meta": {"spec": "embedded", "sampling": {"temperature": 0.2, "max_tokens": 80}},
+            },
+            "society": {"size": 4, "norms": [{"norm": "selfish", "proportion": 1.0}]},
+            "game": {"kind": "ultimatum", "amount": {"min": 20, "max": 60}},
+            "assistant": {"initial_policy": "Always prioritize the well-being of others over your own.",
+                          "interactions": {"user_user": 2, "assistant_proposer": 1, "assistant_responder": 1}},
+        }
+    )  # fmt: skip
+    result = run(scenario, out=tmp_path / "run")
+    records = [json.loads(line) for line in (result.path / "transcripts.jsonl").read_text().splitlines()]
+    roles = {r["role"] for r in records}
+    assert roles == {"user", "assistant", "meta"}
+    assert all(r["model"] == "embedded" and r["error"] is None and r["answer"] for r in records)
+    policies = [json.loads(line) for line in (result.path / "policies.jsonl").read_text().splitlines()]
+    assert [p["version"] for p in policies] == [0, 1]
+    revision = policies[1]
+    assert revision["source"] == "meta" and len(revision["evidence"]) == 4
+    # the MetaLM wrote a usable policy, or the record says it did not and the old one stayed
+    assert revision["legal"] or revision["policy"] == policies[0]["policy"]
+    for record in records:
+        if record["role"] == "assistant":  # the assistant sees its epoch's policy only
+            text = str(record["messages"])
+            assert policies[record["epoch"]]["policy"] in text and "Start of interaction" not in text
+    assert len(result.episodes) == 2 * 4
+    scai = result.summary["scai"]
+    assert set(scai["per_epoch"]) == {"0", "1"}
+    assert (result.path / "offered_share_over_epochs.png").stat().st_size > 1000
