@@ -112,17 +112,18 @@ def bench_overhead(size: int = 10_000) -> dict[str, float]:
     return {"calls": calls, "epoch_s": epoch, "model_s": own, "framework_ms_per_call": per_call_ms}
 
 
-def _fake_assistant_propose(messages: list[Any], kwargs: dict[str, Any]) -> str:
-    return _propose(messages, kwargs)
-
-
 def fake_scai_models(latency_s: float) -> dict[str, ScriptedChatModel]:
-    """Scripted user, assistant and meta models that sleep `latency_s` per call (timing only)."""
-    assistant = scripted([(r"You are the proposer", _fake_assistant_propose), (r"You are the responder", "yes")],
-                         latency_s=latency_s)  # fmt: skip
-    meta = scripted([(r"extract a principle", "Revised principle: Share everything equally with everyone.")],
-                    latency_s=latency_s)  # fmt: skip
-    return {"user": fake_model(latency_s), "assistant": assistant, "meta": meta}
+    """One scripted model for the user, assistant and meta roles, sleeping `latency_s` per call (timing only).
+
+    One object, so the roles share one concurrency limit, as they share the
+    embedded backend in a real run (and "sequential" means one call at a time).
+    """
+    model = scripted(
+        [(r"extract a principle", "Revised principle: Share everything equally with everyone."),
+         (r"You are the proposer", _propose), (r"You are the responder", "yes")],  # fmt: skip
+        latency_s=latency_s,
+    )
+    return {"user": model, "assistant": model, "meta": model}
 
 
 def _scai_society(runs: int, epochs: int, concurrency: int) -> Scenario:
