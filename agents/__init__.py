@@ -1,6 +1,8 @@
-"""The actors: norm-following users (the assistant and its MetaLM join with SCAI)."""
+"""The actors: norm-following users, and the SCAI assistant with its MetaLM."""
 
+from agents.assistant import PolicyFollowingAssistant
 from agents.contracts import UltimatumPlayer
+from agents.meta import MetaLM
 from agents.user import NormFollowingUser
 
-__all__ = ["NormFollowingUser", "UltimatumPlayer"]
+__all__ = ["MetaLM", "NormFollowingUser", "PolicyFollowingAssistant", "UltimatumPlayer"]

@@ -263,3 +263,16 @@ def test_every_scai_scenario_validates_and_runs(path: Path, tmp_path: Path) -> N
     mix = scenario.assistant.interactions
     assert result.summary["episodes"] == 2 * 2 * mix.total()
     assert len(policies(result.path)) == 2 * 2
+
+
+@pytest.mark.parametrize("amount", [1, 2, 7, 10, 33, 100, 2000])
+def test_the_assistants_lead_in_admits_every_legal_split_exactly_once(amount: int) -> None:
+    import re
+
+    from agents.assistant import lead_constraint
+    from sandbox.games.ultimatum import Stake
+
+    grammar = lead_constraint(Stake(amount, "dollars")).grammar
+    kept = [int(p) for p in re.findall(r'"(\d+), and the responder will get', grammar)]
+    assert sorted(kept) == list(range(amount + 1))  # each split under one word only: the numbers follow the word
+    assert lead_constraint(Stake(2001, "dollars")) is None
