@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -123,7 +123,7 @@ class MetaLM:
         answer = ""
         for attempt in range(self.max_reasks + 1):
             answer = await ask(
-                self.model, messages, seed=seeds[attempt], call=_attempt(call, attempt), constraint=POLICY_CONSTRAINT
+                self.model, messages, seed=seeds[attempt], call=replace(call, attempt=attempt), constraint=POLICY_CONSTRAINT
             )
             try:
                 return Revision(parse_policy(answer), answer, len(errors), tuple(errors))
@@ -136,7 +136,3 @@ class MetaLM:
                 ]
         return Revision(None, answer, len(errors), tuple(errors))
 
-
-def _attempt(call: CallInfo, attempt: int) -> CallInfo:
-    return CallInfo(role=call.role, agent=call.agent, run=call.run, epoch=call.epoch, episode=call.episode,
-                    step=call.step, attempt=attempt, extra=call.extra)  # fmt: skip

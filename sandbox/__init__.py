@@ -22,8 +22,8 @@ _EXPORTS = {
     "UsageError": "sandbox.errors",
     "arun": "sandbox.runner",
     "aresume": "sandbox.runner",
-    "load_scenario": "sandbox.scenario",
-    "parse_scenario": "sandbox.scenario",
+    "load_scenario": "sandbox.scenario_file",
+    "parse_scenario": "sandbox.scenario_file",
     "resume": "sandbox.api",
     "run": "sandbox.api",
 }

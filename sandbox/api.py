@@ -25,7 +25,8 @@ from sandbox import run_dir as layout
 from sandbox._sync import run_sync
 from sandbox.llm.transcript import read_transcript
 from sandbox.runner import ProgressHooks, aresume, arun
-from sandbox.scenario import Scenario, load_scenario
+from sandbox.scenario import Scenario
+from sandbox.scenario_file import load_scenario
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from rich.table import Table
 from sandbox.errors import UsageError
 from sandbox.llm.scripted import ScriptedChatModel, scripted
 from sandbox.runner import ProgressHooks, arun
-from sandbox.scenario import Scenario, parse_scenario
+from sandbox.scenario import Scenario
+from sandbox.scenario_file import parse_scenario
 
 console = Console()
 

@@ -174,7 +174,7 @@ def run(
 ) -> None:
     """Run a scenario and write a run directory."""
     from sandbox.runner import arun
-    from sandbox.scenario import apply_overrides, load_scenario
+    from sandbox.scenario_file import apply_overrides, load_scenario
 
     try:
         scenario = apply_overrides(load_scenario(file), runs=runs, epochs=epochs, seed=seed, models=model)
@@ -244,7 +244,7 @@ def _evaluation_table(path: Path) -> None:
 @app.command()
 def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")]) -> None:
     """Check scenario files; print every problem with its field path."""
-    from sandbox.scenario import load_scenario
+    from sandbox.scenario_file import load_scenario
 
     bad = 0
     for file in files:
@@ -265,7 +265,7 @@ def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of scenario files (for editor completion)."""
-    from sandbox.scenario import scenario_json_schema
+    from sandbox.scenario_file import scenario_json_schema
 
     sys.stdout.write(scenario_json_schema() + "\n")
 

@@ -34,12 +34,8 @@ from sandbox.llm.contracts import CallInfo
 from sandbox.llm.resolve import ModelStack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.run_dir import RunDirectory, atomic_write_text
-from sandbox.scenario import (
-    AmountRange,
-    EvaluationCondition,
-    Scenario,
-    scenario_problems,
-)
+from sandbox.scenario import AmountRange, EvaluationCondition, Scenario
+from sandbox.scenario_file import scenario_problems
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import mean_ci
 from societies.population import build_population

@@ -30,7 +30,8 @@ from typing import Any
 import yaml
 
 from sandbox.errors import UsageError
-from sandbox.scenario import Scenario, load_scenario
+from sandbox.scenario import Scenario
+from sandbox.scenario_file import load_scenario
 
 SCENARIO = "scenario.yaml"
 STATUS = "run.json"

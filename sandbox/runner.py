@@ -41,7 +41,7 @@ from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.plots import save_plots, save_scai_plots
 from sandbox.results import episodes_frame, metrics_frame, summarize
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
-from sandbox.scenario import Scenario
+from sandbox.scenario import ROLES, Scenario
 from sandbox.seeding import Branch, generator
 from societies.network import build_network
 from societies.population import build_population
@@ -49,8 +49,7 @@ from societies.population import build_population
 POLICY_COLUMNS = ["run", "version", "epoch", "policy", "source", "legal", "evidence", "diff", "answer",
                   "illegal_answers"]  # fmt: skip
 
-# Roles a scenario may call; `Scenario.roles()` says which one does.
-SOCIETY_ROLES = ("user", "assistant", "meta")
+COPIES = (f"{ASSISTANT}-0", f"{ASSISTANT}-1")
 
 
 @dataclass
@@ -107,7 +106,7 @@ async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> 
 def _profiles(population: list[Any], assistant: bool) -> dict[str, dict[str, str]]:
     profiles = {f"user-{u.agent_id}": {"norm": u.norm.name, "manner": u.manner.name} for u in population}
     if assistant:
-        for agent in (ASSISTANT, f"{ASSISTANT}-0", f"{ASSISTANT}-1"):
+        for agent in (ASSISTANT, *COPIES):
             profiles[agent] = {"norm": ASSISTANT, "manner": "neutral"}
     return profiles
 
@@ -139,8 +138,8 @@ async def _execute(
         )
         players[run] = [NormFollowingUser(profile, role_models["user"]) for profile in population]
         profiles[run] = _profiles(population, scenario.assistant is not None)
-        agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items() if a != f"{ASSISTANT}-0"
-                   and a != f"{ASSISTANT}-1"]  # fmt: skip
+        # the two copies that meet in assistant-assistant games are the one assistant
+        agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items() if a not in COPIES]
     atomic_write_text(run_dir / layout.AGENTS, pd.DataFrame(agents).to_csv(index=False))
 
     config = scenario.assistant
@@ -263,7 +262,7 @@ async def arun(
         RunFailedError: the run stopped; its directory is resumable.
     """
     models = dict(models or {})
-    unknown = sorted(set(models) - set(SOCIETY_ROLES) - {"assistant", "meta", "judge", "policy"})
+    unknown = sorted(set(models) - set(ROLES))
     if unknown:
         raise UsageError(f"unknown roles in models: {', '.join(unknown)}")
     path = Path(out) if out is not None else default_out(scenario)

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from sandbox.llm.scripted import ScriptedChatModel, scripted
-from sandbox.scenario import Scenario, parse_scenario
+from sandbox.scenario import Scenario
+from sandbox.scenario_file import parse_scenario
 
 STAKE = re.compile(r"Split (\d+) (.+?) between")
 SHARES = {"selfish": 0.1, "fair": 0.5, "altruistic": 0.9}
@@ -22,13 +23,18 @@ def norm_of(messages: list[Any]) -> str:
     raise AssertionError(f"no library norm in the system prompt: {system}")
 
 
-def scripted_propose(messages: list[Any], kwargs: dict[str, Any]) -> str:
-    """A proposal that follows the proposer's norm exactly (read from its system prompt)."""
+def proposal_offering(messages: list[Any], share: float) -> str:
+    """The canonical proposal that offers `share` of the stake asked for in the last message."""
     match = STAKE.search(str(messages[-1].content))
     assert match, "the last message is not a proposal request"
     amount, currency = int(match.group(1)), match.group(2)
-    responder = round(amount * SHARES[norm_of(messages)])
+    responder = round(amount * share)
     return f"For the {amount} {currency}, the proposer will get {amount - responder}, and the responder will get {responder}."
+
+
+def scripted_propose(messages: list[Any], kwargs: dict[str, Any]) -> str:
+    """A proposal that follows the proposer's norm exactly (read from its system prompt)."""
+    return proposal_offering(messages, SHARES[norm_of(messages)])
 
 
 def scripted_respond(messages: list[Any], kwargs: dict[str, Any]) -> str:
@@ -99,11 +105,7 @@ def assistant_share(policy: str) -> float:
 
 
 def scripted_assistant_propose(messages: list[Any], kwargs: dict[str, Any]) -> str:
-    match = STAKE.search(str(messages[-1].content))
-    assert match, "the last message is not a proposal request"
-    amount, currency = int(match.group(1)), match.group(2)
-    responder = round(amount * assistant_share(policy_of(messages)))
-    return f"For the {amount} {currency}, the proposer will get {amount - responder}, and the responder will get {responder}."
+    return proposal_offering(messages, assistant_share(policy_of(messages)))
 
 
 def scripted_meta(messages: list[Any], kwargs: dict[str, Any]) -> str:

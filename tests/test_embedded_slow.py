@@ -12,7 +12,7 @@ from sandbox import run
 from sandbox.games.ultimatum import Stake, parse_proposal, proposal_constraint
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.resolve import build_backend
-from sandbox.scenario import parse_scenario
+from sandbox.scenario_file import parse_scenario
 
 pytestmark = pytest.mark.slow
 

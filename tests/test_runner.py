@@ -153,7 +153,7 @@ def test_a_reask_can_recover(tmp_path: Path) -> None:
                       (r"You are the proposer", propose_after_reask), (r"You are the responder", "accept.")])  # fmt: skip
     data = small_scenario(runs=1, epochs=1).model_dump()
     data["game"]["amount"] = {"min": 10, "max": 10}
-    from sandbox.scenario import parse_scenario
+    from sandbox.scenario_file import parse_scenario
 
     result = run(parse_scenario(data), out=tmp_path / "r", models={"user": model})
     assert result.episodes["proposal_legal"].all()
@@ -178,7 +178,7 @@ def test_unknown_role_is_a_usage_error(tmp_path: Path) -> None:
 def test_ring_network_society(tmp_path: Path) -> None:
     data = small_scenario(runs=1, epochs=1, interactions_per_epoch=20).model_dump()
     data["society"]["network"] = {"kind": "ring"}
-    from sandbox.scenario import parse_scenario
+    from sandbox.scenario_file import parse_scenario
 
     result = run(parse_scenario(data), out=tmp_path / "ring", models={"user": ultimatum_model()})
     episodes = result.episodes

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from sandbox.errors import ScenarioError
-from sandbox.scenario import (
+from sandbox.scenario_file import (
     apply_overrides,
     load_scenario,
     parse_scenario,
