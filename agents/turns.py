@@ -14,6 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 import prompts
 from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.wrapper import acall
 
 
 def with_feedback(messages: list[BaseMessage], feedback: Sequence[tuple[str, str]]) -> list[BaseMessage]:
@@ -56,5 +57,5 @@ async def ask(
     model: BaseChatModel, messages: list[BaseMessage], *, seed: int, call: CallInfo, constraint: Constraint | None
 ) -> str:
     """One call; the answer's text, stripped."""
-    answer = await model.ainvoke(messages, seed=seed, call=call, constraint=constraint)
+    answer = await acall(model, messages, seed=seed, call=call, constraint=constraint)
     return str(answer.content).strip()

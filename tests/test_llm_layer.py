@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pytest
+from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableLambda
 
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import CachedChatModel, ResponseCache
@@ -21,6 +24,7 @@ from sandbox.llm.transcript import (
     finalize_transcript,
     read_transcript,
 )
+from sandbox.llm.wrapper import acall
 
 MESSAGES = [SystemMessage("You are terse."), HumanMessage("Say hello.")]
 
@@ -140,6 +144,35 @@ async def test_stack_records_every_call(tmp_path: Path) -> None:
     assert usage["calls"] == 2 and usage["cache_hits"] == 1
     # finalize keeps one record per call id (a resumed run redoes calls)
     assert len(finalize_transcript(tmp_path / "t.jsonl")) == 1
+
+
+class Listener(AsyncCallbackHandler):
+    """Counts the chat-model starts LangChain reports to it."""
+
+    def __init__(self) -> None:
+        self.starts = 0
+
+    async def on_chat_model_start(self, *args: Any, **kwargs: Any) -> None:
+        self.starts += 1
+
+
+async def test_acall_skips_langchain_callbacks_only_when_nobody_listens(tmp_path: Path) -> None:
+    writer = TranscriptWriter(tmp_path / "t.jsonl")
+    stack = ModelStack(cache=None, sinks=[writer], concurrency=2)
+    model = stack.for_role("user", "embedded", {}, given=scripted([("Say hello", echo)]))
+    with patch.object(type(model), "ainvoke", side_effect=AssertionError("ainvoke with nobody listening")):
+        quiet = await acall(model, MESSAGES, seed=1, call=CallInfo(agent="a"))
+    own, inherited = Listener(), Listener()
+    heard = await acall(model.model_copy(update={"callbacks": [own]}), MESSAGES, seed=1, call=CallInfo(agent="b"))
+    # a graph node's calls inherit the graph's callbacks through the runnable config's context
+    async def node(_: Any) -> Any:
+        return await acall(model, MESSAGES, seed=1, call=CallInfo(agent="c"))
+
+    in_graph = await RunnableLambda(node).ainvoke(None, {"callbacks": [inherited]})
+    assert quiet.content == heard.content == in_graph.content == "hello seed=1 t=0.2"
+    assert (own.starts, inherited.starts) == (1, 1)
+    writer.close()
+    assert [r["agent"] for r in read_transcript(tmp_path / "t.jsonl")] == ["a", "b", "c"]  # recorded either way
 
 
 async def test_failed_calls_are_recorded(tmp_path: Path) -> None:

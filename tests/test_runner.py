@@ -12,6 +12,7 @@ import pytest
 
 from sandbox import RunFailedError, RunResult, aresume, arun, run
 from sandbox.errors import UsageError
+from sandbox.graph.nodes import fan_out
 from sandbox.llm.scripted import ScriptedChatModel, scripted
 from sandbox.results import METRIC_COLUMNS
 from tests.conftest import (
@@ -212,3 +213,11 @@ def test_drive_resumes_a_superstep_whose_tasks_all_saved_their_writes() -> None:
     assert calls == [None]  # a finished run is left alone
     asyncio.run(_drive(Graph({}), None, run=1, epochs=2))  # type: ignore[arg-type]
     assert calls[-1]["run"] == 1 and calls[-1]["epoch"] == 0  # a run never started starts
+
+
+@pytest.mark.parametrize(("episodes", "sizes"), [(10, [10]), (40, [16, 16, 8]), (64, [16] * 4), (5000, [79] * 63 + [23])])
+def test_an_epoch_is_played_in_batches_of_at_least_16_and_at_most_64_tasks(episodes: int, sizes: list[int]) -> None:
+    tasks = [{"index": i} for i in range(episodes)]
+    sends = fan_out({"tasks": tasks})  # type: ignore[typeddict-item]
+    assert [len(s.arg["batch"]) for s in sends] == sizes
+    assert [t for s in sends for t in s.arg["batch"]] == tasks  # every episode once, in order

@@ -60,17 +60,20 @@ def pair(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any
     return {"tasks": tasks}
 
 
-# At most this many play tasks per epoch. LangGraph's per-task bookkeeping grows with the
-# number of tasks in a superstep, so a 10,000-user epoch is played as batches of episodes
-# (played concurrently inside each task). A killed run redoes at most the unfinished
-# batches, and their finished calls come back from the response cache.
+# How an epoch's episodes are split into play tasks: batches of at least MIN_BATCH episodes,
+# at most MAX_PLAY_TASKS tasks (episodes inside a task are played concurrently, so the
+# split does not change the epoch's critical path). Every task costs LangGraph bookkeeping
+# and a checkpoint write, which for small epochs (a SCAI epoch has 10 episodes) cost more
+# than the episodes' own framework time; a 10,000-user epoch is 64 batches. A killed run
+# redoes the unfinished batches, and their finished calls come back from the response cache.
+MIN_BATCH = 16
 MAX_PLAY_TASKS = 64
 
 
 def fan_out(state: SocietyState) -> list[Send]:
-    """Map step: `play` tasks over the epoch's episodes (one episode each for small epochs)."""
+    """Map step: `play` tasks, each a batch of the epoch's episodes."""
     tasks = state["tasks"]
-    size = max(1, math.ceil(len(tasks) / MAX_PLAY_TASKS))
+    size = max(MIN_BATCH, math.ceil(len(tasks) / MAX_PLAY_TASKS))
     return [Send("play", {"batch": tasks[i : i + size]}) for i in range(0, len(tasks), size)]
 
 
