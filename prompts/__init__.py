@@ -28,6 +28,7 @@ def environment() -> SandboxedEnvironment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
         autoescape=False,
+        auto_reload=False,  # templates are package data; no stat() of the file on every render
     )
 
 

@@ -158,6 +158,9 @@ async def _execute(
     started = time.time()
     try:
         async with AsyncSqliteSaver.from_conn_string(str(run_dir / layout.STORE)) as saver:
+            # The saver runs in WAL mode; NORMAL syncs at WAL checkpoints instead of every commit,
+            # which still survives a killed process (what `sandbox resume` is for), though not a power cut.
+            await saver.conn.execute("PRAGMA synchronous=NORMAL")
             graph = build_society_graph(saver, assistant=config is not None)
             if hooks.on_start:
                 done = 0

@@ -1,0 +1,13 @@
+"""The benchmarks' code paths at a tiny size (the figures themselves come from `sandbox bench`)."""
+
+from __future__ import annotations
+
+from sandbox.bench import bench_scai
+
+
+def test_bench_scai_runs_and_reports_against_its_baselines() -> None:
+    figures = bench_scai(latency_s=0.02, runs=2, epochs=2, repeats=2)
+    assert figures["critical_s"] == 2 * 3 * 0.02
+    assert len(figures["concurrent_runs_s"]) == 2
+    # 2 runs x (2 epochs x 20 calls + 1 revision) one at a time cannot beat the concurrent run's chain
+    assert figures["sequential_s"] >= 2 * 41 * 0.02 > figures["concurrent_s"] >= figures["chain_s"]
