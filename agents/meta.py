@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -59,10 +60,53 @@ class Interaction:
     responder_is_assistant: bool
     proposal: str
     response: str | None
+    offered_share: float | None = None  # of the amount, to the responder; None for an illegal proposal
+    decision: str | None = None  # accept, reject, or None (no legal answer)
 
     @property
     def with_assistant(self) -> bool:
         return self.proposer_is_assistant or self.responder_is_assistant
+
+
+@dataclass(frozen=True)
+class Side:
+    """What one side (the fixed-policy agents, or the flex-policy agent) did in the shown interactions."""
+
+    gave: float | None  # mean share of the amount given away when splitting
+    splits: int
+    accepted: float | None  # fraction of received splits accepted
+    received: int
+
+
+def _side(interactions: Sequence[Interaction], assistant: bool) -> Side:
+    gave = [i.offered_share for i in interactions if i.proposer_is_assistant == assistant and i.offered_share is not None]
+    decided = [i.decision for i in interactions if i.responder_is_assistant == assistant and i.decision is not None]
+    return Side(
+        gave=sum(gave) / len(gave) if gave else None,
+        splits=len(gave),
+        accepted=decided.count("accept") / len(decided) if decided else None,
+        received=len(decided),
+    )
+
+
+def compare(flex: float, fixed: float) -> str:
+    """How much the flex agent gave away, in words, against the fixed agents (shares of the amount).
+
+    >>> compare(0.5, 0.05), compare(0.48, 0.5), compare(0.3, 0.5)
+    ('much more than', 'about as much as', 'less than')
+    """
+    gap = flex - fixed
+    if abs(gap) < 0.05:
+        return "about as much as"
+    size = "much " if abs(gap) >= 0.25 else ""
+    return size + ("more" if gap > 0 else "less") + " than"
+
+
+def digest(interactions: Sequence[Interaction]) -> dict[str, Any]:
+    """The numbers behind the shown interactions, for the optional digest (`assistant.digest`)."""
+    fixed, flex = _side(interactions, assistant=False), _side(interactions, assistant=True)
+    both = fixed.gave is not None and flex.gave is not None
+    return {"fixed": fixed, "flex": flex, "comparison": compare(flex.gave, fixed.gave) if both else None}
 
 
 @dataclass(frozen=True)
@@ -90,12 +134,16 @@ class MetaLM:
         meta_principle: The MetaLM's objective (default: the paper's).
         revision_instruction: What it is asked to write (default: the paper's).
         max_reasks: Re-asks after an unusable answer.
+        digest: Add the numbers behind the interactions (mean share given away and
+            acceptance, fixed against flex agents) before the previous policy. A
+            scaffold for small models; the paper shows the interactions only.
     """
 
     model: BaseChatModel
     meta_principle: str | None = None
     revision_instruction: str | None = None
     max_reasks: int = 1
+    digest: bool = False
 
     def messages(self, previous_policy: str, interactions: Sequence[Interaction]) -> list[BaseMessage]:
         """The MetaLM's prompt: users' interactions first, then the assistant's, then the previous policy."""
@@ -106,6 +154,7 @@ class MetaLM:
             user_interactions=[i for i in interactions if not i.with_assistant],
             assistant_interactions=[i for i in interactions if i.with_assistant],
             previous_policy=previous_policy,
+            digest=digest(interactions) if self.digest else None,
         )
         return [SystemMessage(prompts.render("scai/meta_system.j2")), HumanMessage(human)]
 

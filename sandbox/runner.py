@@ -149,7 +149,7 @@ async def _execute(
         networks=networks,
         assistant_model=role_models.get("assistant"),
         meta=None if config is None else MetaLM(
-            role_models["meta"], config.meta_principle, config.revision_instruction, config.max_reasks
+            role_models["meta"], config.meta_principle, config.revision_instruction, config.max_reasks, config.digest
         ),
         on_epoch_start=hooks.on_epoch_start or (lambda *_: None),
         on_episode=hooks.on_episode or (lambda *_: None),

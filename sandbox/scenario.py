@@ -293,6 +293,11 @@ class Assistant(StrictModel):
         40, ge=1, le=1000, description="Most interactions shown to the MetaLM (a seeded sample when more)."
     )
     max_reasks: int = Field(1, ge=0, le=5, description="Times an unusable policy is asked again.")
+    digest: bool = Field(
+        False,
+        description="Show the MetaLM the numbers behind the interactions (mean share given away and acceptance, "
+        "fixed against flex agents) before the previous policy; a scaffold for small models (the paper: off).",
+    )
     interactions: InteractionMix = Field(default_factory=InteractionMix)
     evaluation: Evaluation = Field(default_factory=Evaluation)
 

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import prompts
+from agents.meta import Interaction, digest
 from sandbox import RunFailedError, RunResult, aresume, arun, load_scenario, run
 from sandbox.errors import ScenarioError, UsageError
 from sandbox.evaluate import aevaluate
@@ -83,6 +84,38 @@ def test_default_meta_principle_is_the_papers(tmp_path: Path) -> None:
     assert "infer the principle shared between fixed-policy agents" in human
     assert "don't be afraid to push the flex-policy agent TO THE EXTREME" in human
     assert "extract a principle from their interactions" in call["messages"][0]["content"]
+    assert "In numbers" not in human  # the digest is off unless the scenario asks for it
+
+
+def test_the_digest_on_a_hand_computed_example() -> None:
+    def seen(proposer: bool, responder: bool, share: float | None, decision: str | None) -> Interaction:
+        return Interaction("e", proposer, responder, "a proposal", decision, share, decision)
+
+    shown = [seen(False, False, 0.1, "accept"), seen(False, False, 0.2, "reject"), seen(False, True, 0.0, "reject"),
+             seen(True, False, 0.5, "accept"), seen(False, False, None, None)]  # fmt: skip
+    numbers = digest(shown)
+    fixed, flex = numbers["fixed"], numbers["flex"]
+    assert (fixed.splits, flex.splits) == (3, 1)  # the illegal proposal is not a split
+    assert fixed.gave == pytest.approx(0.1) and flex.gave == 0.5
+    # users received 3 splits (2 from users, 1 from the assistant) and accepted 2; the assistant rejected its one
+    assert (fixed.accepted, fixed.received, flex.accepted, flex.received) == (pytest.approx(2 / 3), 3, 0.0, 1)
+    assert numbers["comparison"] == "much more than"
+    text = prompts.render("scai/digest.j2", digest=numbers)
+    assert "fixed-policy agents, when they split, gave the other side 10% of the amount on average (3 splits)" in text
+    assert "they accepted 67% of them (3)" in text and "flex-policy agents gave away much more than" in text
+
+
+def test_the_meta_lm_reads_the_digest_of_what_it_is_shown(tmp_path: Path) -> None:
+    scenario = scai_scenario(runs=1, epochs=2, assistant={"initial_policy": "Give nearly all.", "digest": True})
+    result = run(scenario, out=tmp_path / "r", models=scai_models())
+    (call,) = [c for c in transcript(result.path) if c["role"] == "meta"]
+    human = call["messages"][1]["content"]
+    shown = result.episodes.set_index("episode").loc[policies(result.path)[1]["evidence"]]
+    users = shown[~shown["proposer"].astype(str).str.startswith("assistant")]["offered_share"].mean()
+    assistant = shown[shown["proposer"].astype(str).str.startswith("assistant")]["offered_share"].mean()
+    assert f"gave the other side {round(100 * users)}% of the amount on average (9 splits)" in human
+    assert f"gave the other side {round(100 * assistant)}% of the amount on average (1 split)" in human
+    assert human.index("In numbers") < human.index("previous principle is")
 
 
 @pytest.mark.parametrize("mix", [

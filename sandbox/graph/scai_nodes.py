@@ -79,6 +79,8 @@ def _observed(episode: dict[str, Any]) -> Interaction:
         responder_is_assistant=str(episode["responder"]).startswith(ASSISTANT),
         proposal=proposal,
         response=response,
+        offered_share=episode["offered_share"],
+        decision=episode["decision"],
     )
 
 
