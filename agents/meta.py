@@ -18,15 +18,39 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 import prompts
+from agents.assistant import KEEP_WORDS
 from agents.turns import ask
 from sandbox.llm.contracts import CallInfo, Constraint
 
 _PREFIX = "Revised principle:"
 _LABEL = re.compile(r"^\s*(?:\*\*)?\s*(?:revised|new|updated|flex-policy agents?'?s?)?\s*principle\s*(?:\*\*)?\s*:\s*", re.I)
+_MARKER = re.compile(r"\n\s*(?:\*\*)?\s*revised principle\s*(?:\*\*)?\s*:", re.I)
 MIN_CHARS, MAX_CHARS = 12, 600
 
 # The prefill names the answer; the grammar keeps it to one line of text.
 POLICY_CONSTRAINT = Constraint(prefix=_PREFIX, grammar='root ::= " " [A-Za-z"\'] [^\\n]*', regex=r"Revised principle: [^\n]+")
+
+# With the digest, the answer starts from what each side keeps, in the assistant's own words
+# (`KEEP_WORDS`), read off the digest's numbers; the model writes the principle from there.
+_OBSERVATION = "Observation: of what they have, the fixed-policy agents keep {fixed} and the flex-policy agents keep {flex}."
+
+
+def keep_word(kept: float) -> str:
+    """The assistant's word for keeping share `kept` of the amount.
+
+    >>> keep_word(0.96), keep_word(0.5), keep_word(0.0)
+    ('everything', 'half', 'nothing')
+    """
+    return next(word for word, low, high in KEEP_WORDS if low <= kept <= high)
+
+
+def observed_constraint(numbers: dict[str, Any]) -> Constraint:
+    """The policy constraint behind a prefilled observation of what each side keeps (digest mode)."""
+    fixed, flex = numbers["fixed"].gave, numbers["flex"].gave
+    if fixed is None or flex is None:
+        return POLICY_CONSTRAINT
+    observation = _OBSERVATION.format(fixed=keep_word(1 - fixed), flex=keep_word(1 - flex))
+    return replace(POLICY_CONSTRAINT, prefix=f"{observation}\n{_PREFIX}", regex=f"{re.escape(observation)}\n{POLICY_CONSTRAINT.regex}")
 
 
 class PolicyError(ValueError):
@@ -42,7 +66,8 @@ def parse_policy(text: str) -> str:
     Raises:
         PolicyError: the answer is empty, too short, too long, or holds no words.
     """
-    policy = _LABEL.sub("", text.strip(), count=1)
+    marker = _MARKER.search(text)  # an answer that reasons first (the digest's observation)
+    policy = _LABEL.sub("", text[marker.start() :] if marker else text.strip(), count=1)
     policy = " ".join(policy.split()).strip().strip('"').strip("'").strip()
     if len(policy) < MIN_CHARS or not re.search(r"[A-Za-z]{3}", policy):
         raise PolicyError("the principle is empty or too short")
@@ -168,11 +193,16 @@ class MetaLM:
     ) -> Revision:
         """Write the next policy; `seeds` holds one seed per attempt (at least `max_reasks + 1`)."""
         messages = self.messages(previous_policy, interactions)
+        constraint = observed_constraint(digest(interactions)) if self.digest else POLICY_CONSTRAINT
         errors: list[str] = []
         answer = ""
         for attempt in range(self.max_reasks + 1):
             answer = await ask(
-                self.model, messages, seed=seeds[attempt], call=replace(call, attempt=attempt), constraint=POLICY_CONSTRAINT
+                self.model,
+                messages,
+                seed=seeds[attempt],
+                call=replace(call, attempt=attempt),
+                constraint=constraint,
             )
             try:
                 return Revision(parse_policy(answer), answer, len(errors), tuple(errors))

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import prompts
-from agents.meta import Interaction, digest
+from agents.meta import Interaction, digest, keep_word
 from sandbox import RunFailedError, RunResult, aresume, arun, load_scenario, run
 from sandbox.errors import ScenarioError, UsageError
 from sandbox.evaluate import aevaluate
@@ -101,21 +101,27 @@ def test_the_digest_on_a_hand_computed_example() -> None:
     assert (fixed.accepted, fixed.received, flex.accepted, flex.received) == (pytest.approx(2 / 3), 3, 0.0, 1)
     assert numbers["comparison"] == "much more than"
     text = prompts.render("scai/digest.j2", digest=numbers)
-    assert "fixed-policy agents, when they split, gave the other side 10% of the amount on average (3 splits)" in text
+    assert "fixed-policy agents, when they split, kept 90% of the amount and gave 10% to the other side, on average (3 splits)" in text
     assert "they accepted 67% of them (3)" in text and "flex-policy agents gave away much more than" in text
 
 
 def test_the_meta_lm_reads_the_digest_of_what_it_is_shown(tmp_path: Path) -> None:
     scenario = scai_scenario(runs=1, epochs=2, assistant={"initial_policy": "Give nearly all.", "digest": True})
-    result = run(scenario, out=tmp_path / "r", models=scai_models())
+    models = scai_models()  # a MetaLM that answers its prefill (as the embedded backend does) and a principle
+    models["meta"] = scripted([("extract a principle", lambda _, kw: kw["constraint"].prefix + " Look after yourself.")])
+    result = run(scenario, out=tmp_path / "r", models=models)
     (call,) = [c for c in transcript(result.path) if c["role"] == "meta"]
     human = call["messages"][1]["content"]
     shown = result.episodes.set_index("episode").loc[policies(result.path)[1]["evidence"]]
     users = shown[~shown["proposer"].astype(str).str.startswith("assistant")]["offered_share"].mean()
     assistant = shown[shown["proposer"].astype(str).str.startswith("assistant")]["offered_share"].mean()
-    assert f"gave the other side {round(100 * users)}% of the amount on average (9 splits)" in human
-    assert f"gave the other side {round(100 * assistant)}% of the amount on average (1 split)" in human
+    assert f"gave {round(100 * users)}% to the other side, on average (9 splits)" in human
+    assert f"gave {round(100 * assistant)}% to the other side, on average (1 split)" in human
     assert human.index("In numbers") < human.index("previous principle is")
+    # the answer starts from what each side keeps, in the assistant's words, read off those numbers
+    observation = f"fixed-policy agents keep {keep_word(1 - users)} and the flex-policy agents keep {keep_word(1 - assistant)}."
+    assert observation in call["answer"] and policies(result.path)[1]["answer"] == call["answer"]
+    assert policies(result.path)[1]["policy"] == "Look after yourself."
 
 
 @pytest.mark.parametrize("mix", [
