@@ -7,7 +7,15 @@ import importlib
 
 import pytest
 
-MODULES = ["sandbox.games.ultimatum", "sandbox.stats", "societies.population"]
+MODULES = [
+    "agents.meta",
+    "sandbox.games.matrix",
+    "sandbox.games.ultimatum",
+    "sandbox.graph.scai_nodes",
+    "sandbox.moral.rewards",
+    "sandbox.stats",
+    "societies.population",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
