@@ -6,6 +6,7 @@ the opponent's previous move (the state) and the game. An illegal output
 earns `R_illegal` whatever the reward. The same functions serve PPO, GRPO
 and RLOO.
 
+>>> from sandbox.games.matrix import MATRIX_GAMES
 >>> pd = MATRIX_GAMES.get("prisoners_dilemma")
 >>> step = Step(own="D", other="C", last_other="C", game=pd)
 >>> [reward(name, step) for name in ("game", "deontological", "utilitarian", "game_deontological")]
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sandbox.games.matrix import MATRIX_GAMES, Move, PayoffTable
+from sandbox.games.matrix import Move, PayoffTable
 from sandbox.registry import Registry
 
 __all__ = ["REWARDS", "RewardParams", "Schedule", "Step", "reward"]
