@@ -1,10 +1,13 @@
-"""Contracts of the actors: what a player of the ultimatum game can be asked."""
+"""Contracts of the actors: what a player of the ultimatum game can be asked, and a matrix-game strategy."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
+from sandbox.games.matrix import Move
 from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.contracts import CallInfo, Constraint
 
@@ -42,3 +45,12 @@ class UltimatumPlayer(Protocol):
         constraint: Constraint | None,
         feedback: Sequence[tuple[str, str]] = (),
     ) -> str: ...
+
+
+@runtime_checkable
+class MatrixStrategy(Protocol):
+    """A fixed strategy in an iterated 2x2 game: a move from the opponent's last move and its own."""
+
+    name: str
+
+    def move(self, opponent_last: Move | None, own_last: Move | None, rng: np.random.Generator) -> Move: ...

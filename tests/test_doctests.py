@@ -10,6 +10,7 @@ import pytest
 MODULES = [
     "agents.meta",
     "sandbox.games.matrix",
+    "sandbox.games.matrix_prompt",
     "sandbox.games.ultimatum",
     "sandbox.graph.scai_nodes",
     "sandbox.moral.rewards",
