@@ -10,7 +10,12 @@ import pytest
 from agents.contracts import MatrixStrategy
 from agents.strategies import STRATEGIES, Random
 from sandbox.games.matrix import MATRIX_GAMES
-from sandbox.games.matrix_prompt import TEST_TOKENS, ActionTokens, matrix_prompt, parse_action
+from sandbox.games.matrix_prompt import (
+    TEST_TOKENS,
+    ActionTokens,
+    matrix_prompt,
+    parse_action,
+)
 
 PD = MATRIX_GAMES.get("prisoners_dilemma")
 GAME_WORDS = re.compile(r"prisoner|dilemma|stag|hunt|chicken|bach|stravinsky|coordinat|cooperat|defect", re.I)
