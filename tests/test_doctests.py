@@ -13,6 +13,7 @@ MODULES = [
     "sandbox.games.matrix_prompt",
     "sandbox.games.ultimatum",
     "sandbox.graph.scai_nodes",
+    "sandbox.moral.ppo",
     "sandbox.moral.rewards",
     "sandbox.stats",
     "societies.population",

@@ -9,31 +9,14 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from sandbox.errors import ModelUnavailableError
 from sandbox.llm.resolve import build_backend
-
-CHAT_TEMPLATE = (
-    "{% for m in messages %}<{{ m['role'] }}> {{ m['content'] }} {% endfor %}"
-    "{% if add_generation_prompt %}<assistant> {% endif %}"
-)
+from tests.tiny_lm import build_tiny_lm
 
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
     corpus = ["for the 10 dollars the proposer will get 5 and the responder will get 5",
-              "accept reject yes no split apples coins", "<system> <user> <assistant>"] * 20  # fmt: skip
-    tokenizer = Tokenizer(models.WordLevel(unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    tokenizer.train_from_iterator(corpus, trainers.WordLevelTrainer(special_tokens=["[UNK]", "[EOS]"]))
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", eos_token="[EOS]")
-    fast.chat_template = CHAT_TEMPLATE
-    config = GPT2Config(vocab_size=fast.vocab_size, n_positions=256, n_embd=32, n_layer=1, n_head=2,
-                        eos_token_id=fast.eos_token_id, bos_token_id=fast.eos_token_id)  # fmt: skip
-    path = tmp_path_factory.mktemp("tiny")
-    GPT2LMHeadModel(config).save_pretrained(path)
-    fast.save_pretrained(path)
-    return path
+              "accept reject yes no split apples coins", "<system> <user> <assistant>"] * 10  # fmt: skip
+    return build_tiny_lm(tmp_path_factory.mktemp("tiny"), corpus)
 
 
 async def test_generates_with_token_counts_and_seeds(tiny_model: Path) -> None:

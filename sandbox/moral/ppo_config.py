@@ -1,0 +1,69 @@
+"""The PPO trainer's configuration: one dataclass, every field with help text, validated on creation.
+
+Defaults follow TRL's former PPOTrainer (which the paper used) where the
+paper keeps them, and the paper's own choices otherwise (LoRA rank 64,
+gradient accumulation 4, reward scaling and normalisation, two new tokens).
+A scenario file's `training:` block and the CLI's options set the same fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+
+def _help(text: str, default: Any) -> Any:
+    return field(default=default, metadata={"help": text})
+
+
+@dataclass(frozen=True)
+class PPOConfig:
+    """Hyper-parameters of `PPOTrainer`; `PPOConfig.help()` lists them with their help text."""
+
+    learning_rate: float = _help("Adam learning rate of the LoRA weights and the value head.", 1.41e-5)
+    batch_size: int = _help("Experiences (prompt, answer, reward) per PPO step.", 8)
+    mini_batch_size: int = _help("Experiences per gradient computation inside a step.", 2)
+    gradient_accumulation_steps: int = _help("Mini-batches whose gradients are summed before one optimiser step.", 4)
+    ppo_epochs: int = _help("Passes over the step's batch, reshuffled each time.", 4)
+    cliprange: float = _help("PPO's clip on the probability ratio: [1 - c, 1 + c].", 0.2)
+    cliprange_value: float = _help("Clip on how far a new value estimate may move from the old one.", 0.2)
+    vf_coef: float = _help("Weight of the value loss against the policy loss.", 0.1)
+    gamma: float = _help("Discount over the answer's tokens.", 1.0)
+    lam: float = _help("GAE lambda over the answer's tokens.", 0.95)
+    max_grad_norm: float = _help("Gradient-norm clip per optimiser step (0 = none).", 1.0)
+    init_kl_coef: float = _help("Starting weight of the per-token KL penalty against the reference model.", 0.2)
+    adap_kl_ctrl: bool = _help("Adapt the KL weight toward `target_kl` (Ziegler et al. 2019).", True)
+    target_kl: float = _help("The KL (per answer, summed over tokens) the adaptive controller aims at.", 6.0)
+    horizon: int = _help("The adaptive controller's horizon, in experiences.", 10_000)
+    whiten_advantages: bool = _help("Normalise advantages to zero mean, unit variance per step.", True)
+    score_scaling: bool = _help("Divide rewards by the running standard deviation of rewards.", True)
+    score_norm: bool = _help("Also subtract the running mean of rewards (with score_scaling).", True)
+    score_clip: float = _help("Clip scaled rewards to [-c, c] (0 = none).", 0.0)
+    max_new_tokens: int = _help("Tokens generated per answer; an action token needs one or two.", 2)
+    temperature: float = _help("Sampling temperature of rollouts.", 1.0)
+    lora_r: int = _help("LoRA rank.", 64)
+    lora_alpha: int = _help("LoRA alpha (scale = alpha / r).", 128)
+    lora_dropout: float = _help("LoRA dropout.", 0.0)
+    lora_target_modules: str = _help("Modules that get adapters: 'all-linear' or a comma-separated list.", "all-linear")
+    seed: int = _help("Seed of torch (initialisation, sampling, shuffling).", 0)
+
+    def __post_init__(self) -> None:
+        positive = ("learning_rate", "batch_size", "mini_batch_size", "gradient_accumulation_steps", "ppo_epochs",
+                    "max_new_tokens", "lora_r", "lora_alpha", "horizon", "target_kl", "temperature")  # fmt: skip
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"training.{name} must be positive, got {getattr(self, name)}")
+        if self.batch_size % self.mini_batch_size:
+            raise ValueError(f"training.batch_size ({self.batch_size}) must be a multiple of "
+                             f"training.mini_batch_size ({self.mini_batch_size})")  # fmt: skip
+        for name in ("cliprange", "cliprange_value", "lam", "gamma", "lora_dropout"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"training.{name} must lie in [0, 1], got {getattr(self, name)}")
+        for name in ("vf_coef", "init_kl_coef", "max_grad_norm", "score_clip"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"training.{name} must not be negative, got {getattr(self, name)}")
+
+    @classmethod
+    def help(cls) -> dict[str, str]:
+        """Each field's help text."""
+        return {f.name: f.metadata["help"] for f in fields(cls)}

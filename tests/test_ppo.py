@@ -1,0 +1,133 @@
+"""The PPO trainer's unit behaviour on a tiny random model: ratio, clipping, KL, value loss, checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from sandbox.moral.ppo import PPOTrainer, ppo_losses
+from sandbox.moral.ppo_config import PPOConfig
+from tests.tiny_lm import build_tiny_lm
+
+CORPUS = ["you are playing a game with another agent A choose either action1 or action2 your answer",
+          "action1 action2 action3 action4 points row column player last time you played they played"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_lm(tmp_path_factory.mktemp("tiny-ppo"), CORPUS)
+
+
+def trainer(tiny_dir: Path, **changes: object) -> PPOTrainer:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    config = PPOConfig(**{"batch_size": 4, "mini_batch_size": 2, "gradient_accumulation_steps": 1, "lora_r": 4,
+                          "lora_alpha": 8, "learning_rate": 1e-3, **changes})  # type: ignore[arg-type]  # fmt: skip
+    return PPOTrainer(AutoModelForCausalLM.from_pretrained(tiny_dir), AutoTokenizer.from_pretrained(tiny_dir), config)
+
+
+def batch(ppo: PPOTrainer) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    text = ["choose either action1 or action2 your answer", "last time you played action2 your answer",
+            "last time they played action1 your answer", "you are the row player your answer"]  # fmt: skip
+    queries = [torch.tensor(ppo.tokenizer(t)["input_ids"]) for t in text]
+    answers = [torch.tensor(ppo.tokenizer(a)["input_ids"]) for a in ("action1", "action2", "action2 action1", "action1")]
+    return queries, answers
+
+
+def test_the_ratio_is_one_on_the_first_minibatch_and_the_kl_starts_at_zero(tiny_dir: Path) -> None:
+    ppo = trainer(tiny_dir)
+    queries, answers = batch(ppo)
+    stats = ppo.step(queries, answers, [1.0, -1.0, 0.5, 2.0])
+    assert stats["ratio_first"] == pytest.approx(1.0, abs=1e-6)  # the policy has not moved yet
+    assert stats["kl"] == pytest.approx(0.0, abs=1e-6)  # a fresh LoRA adapter is the identity
+    later = ppo.step(queries, answers, [1.0, -1.0, 0.5, 2.0])
+    assert abs(later["kl"]) > 1e-6  # the adapter moved (a sampled estimate: any sign on fixed answers)
+
+
+def test_the_reference_is_the_base_model_with_the_adapter_disabled(tiny_dir: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    ppo = trainer(tiny_dir, learning_rate=1e-2)
+    queries, answers = batch(ppo)
+    for _ in range(3):
+        ppo.step(queries, answers, [1.0, -1.0, 0.5, 2.0])
+    base = AutoModelForCausalLM.from_pretrained(tiny_dir).eval()
+    with torch.no_grad():
+        reference, _, mask = ppo._forward(queries, answers, adapter=False)
+        policy, _, _ = ppo._forward(queries, answers)
+        ids = torch.cat([queries[0], answers[0]])[None]
+        base_logprobs = torch.log_softmax(base(ids).logits[0, len(queries[0]) - 1 : -1], -1)
+    expected = base_logprobs.gather(-1, answers[0][:, None]).squeeze(-1)
+    assert torch.allclose(reference[0, : len(answers[0])], expected, atol=1e-5)  # KL to the base is 0
+    assert not torch.allclose(policy * mask, reference * mask, atol=1e-4)
+
+
+def test_clipping_bounds_the_update() -> None:
+    mask = torch.ones(1, 4)
+    old = torch.zeros(1, 4)
+    # ratios 0.5, 1.1, 1.5, 0.9 with positive advantages, then with negative ones
+    logprobs = torch.log(torch.tensor([[0.5, 1.1, 1.5, 0.9]])).requires_grad_()
+    zeros = torch.zeros(1, 4)
+    for sign, frozen in ((1.0, [False, False, True, False]), (-1.0, [True, False, False, False])):
+        logprobs.grad = None
+        losses = ppo_losses(logprobs, old, sign * torch.ones(1, 4), zeros, zeros, zeros, mask,
+                            cliprange=0.2, cliprange_value=0.2)  # fmt: skip
+        losses["policy_loss"].backward()
+        assert [bool(g == 0) for g in logprobs.grad[0]] == frozen  # no gradient past the clip, in A's direction
+    # the value estimate may move at most cliprange_value from the old one
+    vpreds = torch.tensor([[2.0]], requires_grad=True)
+    value = ppo_losses(zeros[:, :1], zeros[:, :1], zeros[:, :1], vpreds, zeros[:, :1], torch.tensor([[1.0]]),
+                       mask[:, :1], cliprange=0.2, cliprange_value=0.2)["value_loss"]  # fmt: skip
+    assert value.item() == pytest.approx(0.5 * max((2.0 - 1.0) ** 2, (0.2 - 1.0) ** 2))
+
+
+def test_the_value_loss_falls_on_a_fixed_batch(tiny_dir: Path) -> None:
+    ppo = trainer(tiny_dir, learning_rate=1e-2, score_scaling=False, init_kl_coef=0.0)
+    queries, answers = batch(ppo)
+    # distinct prompts, so one value per state can fit every return (shared prefixes could not)
+    losses = [ppo.step(queries, answers, [1.0, -1.0, 0.5, 2.0])["value_loss"] for _ in range(10)]
+    assert losses[-1] < 0.5 * losses[0]
+
+
+def test_a_step_takes_exactly_one_batch(tiny_dir: Path) -> None:
+    ppo = trainer(tiny_dir)
+    queries, answers = batch(ppo)
+    with pytest.raises(ValueError, match="takes 4 experiences"):
+        ppo.step(queries[:3], answers[:3], [0.0] * 3)
+
+
+def test_generation_is_short_and_seeded(tiny_dir: Path) -> None:
+    ppo = trainer(tiny_dir, max_new_tokens=2)
+    queries, _ = batch(ppo)
+    first = ppo.generate(queries, generator_seed=5)
+    assert all(1 <= len(a) <= 2 for a in first)
+    assert [a.tolist() for a in ppo.generate(queries, generator_seed=5)] == [a.tolist() for a in first]
+
+
+def test_a_checkpoint_restores_adapter_optimiser_and_controllers(tiny_dir: Path, tmp_path: Path) -> None:
+    ppo = trainer(tiny_dir, learning_rate=1e-2)
+    queries, answers = batch(ppo)
+    ppo.step(queries, answers, [1.0, -1.0, 0.5, 2.0])
+    ppo.save(tmp_path / "ckpt")
+    after_save = ppo.step(queries, answers, [1.0, -1.0, 0.5, 2.0])
+    fresh = trainer(tiny_dir, learning_rate=1e-2)
+    fresh.load(tmp_path / "ckpt")
+    assert (fresh.steps, fresh.kl.value, fresh.scores) == (1, pytest.approx(ppo_kl_after_first(tiny_dir)), fresh.scores)
+    assert fresh.step(queries, answers, [1.0, -1.0, 0.5, 2.0]) == pytest.approx(after_save)
+
+
+def ppo_kl_after_first(tiny_dir: Path) -> float:
+    ppo = trainer(tiny_dir, learning_rate=1e-2)
+    queries, answers = batch(ppo)
+    ppo.step(queries, answers, [1.0, -1.0, 0.5, 2.0])
+    return ppo.kl.value
+
+
+def test_every_config_field_has_help_and_bad_values_are_refused() -> None:
+    assert all(text for text in PPOConfig.help().values())
+    with pytest.raises(ValueError, match="multiple of training.mini_batch_size"):
+        PPOConfig(batch_size=5, mini_batch_size=2)
+    with pytest.raises(ValueError, match=r"training.cliprange must lie in \[0, 1\]"):
+        PPOConfig(cliprange=1.5)
