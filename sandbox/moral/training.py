@@ -1,0 +1,143 @@
+"""Moral fine-tuning's rollout loop: a learner LLM plays iterated matrix games and learns by PPO.
+
+An episode (Tennant et al., Section 3.2) gathers one PPO batch: `parallel`
+games, each reset to a random state, play `rounds` rounds in turn; on each
+round every game's prompt is answered by the policy (one batched
+generation), the answer is parsed to a move (or an illegal output), the
+opponent moves, and the scheduled reward scores the round. Then one PPO
+step. `parallel x rounds` is the batch size (the paper: 1 x 5 against TFT).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.strategies import STRATEGIES
+from sandbox.games.matrix import MATRIX_GAMES
+from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
+from sandbox.moral.iterated import IteratedGame
+from sandbox.moral.ppo import PPOTrainer
+from sandbox.moral.rewards import REWARDS, RewardParams, Schedule, Step, reward
+from sandbox.seeding import generator
+
+ACTION_TYPES = ("C|C", "C|D", "D|C", "D|D")  # own move | the opponent's last move
+
+
+@dataclass(frozen=True)
+class MoralSetup:
+    """What is played and rewarded (the PPO hyper-parameters live in `PPOConfig`).
+
+    Attributes:
+        game: A registered matrix game.
+        opponent: A registered fixed strategy.
+        schedule: The reward schedule, e.g. `Schedule.parse("game,utilitarian@500")`.
+        tokens: The action tokens of training.
+        history_length: Rounds in the state.
+        parallel: Games played side by side per episode (one batched generation per round).
+        rounds: Rounds each game plays per episode.
+        rewards: xi and the illegal-output penalty.
+        seed: The root of the run's seed tree (states, opponents' draws, prompt orders).
+    """
+
+    game: str = "prisoners_dilemma"
+    opponent: str = "tit_for_tat"
+    schedule: Schedule = field(default_factory=lambda: Schedule.parse("game"))
+    tokens: ActionTokens = field(default_factory=ActionTokens)
+    history_length: int = 1
+    parallel: int = 1
+    rounds: int = 5
+    rewards: RewardParams = field(default_factory=RewardParams)
+    seed: int = 0
+
+    @property
+    def batch_size(self) -> int:
+        return self.parallel * self.rounds
+
+
+def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
+    """The prompt as the model's chat turn (its chat template when it has one), as token ids."""
+    if getattr(tokenizer, "chat_template", None):
+        ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                            tokenize=True, return_dict=False)  # fmt: skip
+    else:
+        ids = tokenizer(prompt)["input_ids"]
+    return torch.tensor(ids, dtype=torch.long)
+
+
+def action_type(step: Step) -> str:
+    """`own|opponent's last` for a legal move, `illegal` otherwise."""
+    return "illegal" if step.own is None else f"{step.own}|{step.last_other}"
+
+
+def play_episode(
+    trainer: PPOTrainer, setup: MoralSetup, episode: int, *, batched: bool = True
+) -> tuple[list[torch.Tensor], list[torch.Tensor], list[Step]]:
+    """One episode's experiences: prompts, answers and scored rounds (no learning)."""
+    rng = generator(setup.seed, episode)
+    games = [IteratedGame(MATRIX_GAMES.get(setup.game), STRATEGIES.get(setup.opponent), setup.history_length)
+             for _ in range(setup.parallel)]  # fmt: skip
+    for game in games:
+        game.reset(rng)
+    queries, answers, steps = [], [], []
+    for _ in range(setup.rounds):
+        round_queries = [encode(trainer.tokenizer, matrix_prompt(g.game, g.state(), setup.tokens, rng)) for g in games]
+        if batched:
+            round_answers = trainer.generate(round_queries)
+        else:
+            round_answers = [trainer.generate([q])[0] for q in round_queries]
+        for game, answer in zip(games, round_answers):
+            move = parse_action(trainer.tokenizer.decode(answer, skip_special_tokens=True), setup.tokens)
+            steps.append(game.play(move, rng))
+        queries += round_queries
+        answers += round_answers
+    return queries, answers, steps
+
+
+def episode_metrics(episode: int, setup: MoralSetup, steps: list[Step], stats: dict[str, float]) -> dict[str, Any]:
+    """One row of `metrics.csv`: rewards by kind, action types, illegal rate, KL."""
+    params = setup.rewards
+    types = Counter(action_type(s) for s in steps)
+    row: dict[str, Any] = {"episode": episode, "reward_kind": setup.schedule.at(episode)}
+    row["reward"] = float(np.mean([reward(row["reward_kind"], s, params) for s in steps]))
+    for kind in REWARDS.names():
+        row[f"reward_{kind}"] = float(np.mean([reward(kind, s, params) for s in steps]))
+    for name in (*ACTION_TYPES, "illegal"):
+        row[name] = types[name] / len(steps)
+    row.update({key: stats[key] for key in ("kl", "kl_coef", "policy_loss", "value_loss", "clipfrac")})
+    return row
+
+
+def train(
+    trainer: PPOTrainer,
+    setup: MoralSetup,
+    episodes: int,
+    *,
+    start: int = 0,
+    on_episode: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Episodes `start`..`episodes - 1`: play, score with the scheduled reward, one PPO step each."""
+    if trainer.config.batch_size != setup.batch_size:
+        raise ValueError(f"training.batch_size ({trainer.config.batch_size}) must equal parallel x rounds "
+                         f"({setup.parallel} x {setup.rounds})")  # fmt: skip
+    rows = []
+    for episode in range(start, episodes):
+        queries, answers, steps = play_episode(trainer, setup, episode)
+        kind = setup.schedule.at(episode)
+        scores = [reward(kind, s, setup.rewards) for s in steps]
+        row = episode_metrics(episode, setup, steps, trainer.step(queries, answers, scores))
+        rows.append(row)
+        if on_episode:
+            on_episode(row)
+    return rows
+
+
+def final_action_rates(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The mean share of each action type over the last tenth of episodes."""
+    tail = rows[-max(1, len(rows) // 10) :]
+    return {name: float(np.mean([r[name] for r in tail])) for name in (*ACTION_TYPES, "illegal")}
