@@ -298,7 +298,8 @@ class PPOTrainer:
             grad_norms.append(self._optimizer_step())
 
         kl = float(kl_tokens.sum(1).mean())
-        self.kl.update(kl, config.batch_size) if config.adap_kl_ctrl else None
+        if config.adap_kl_ctrl:
+            self.kl.update(kl, config.batch_size)
         self.steps += 1
         return {
             "kl": kl, "kl_coef": self.kl.value, "score_mean": float(raw.mean()),

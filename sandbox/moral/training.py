@@ -104,9 +104,9 @@ def episode_metrics(episode: int, setup: MoralSetup, steps: list[Step], stats: d
     params = setup.rewards
     types = Counter(action_type(s) for s in steps)
     row: dict[str, Any] = {"episode": episode, "reward_kind": setup.schedule.at(episode)}
-    row["reward"] = float(np.mean([reward(row["reward_kind"], s, params) for s in steps]))
     for kind in REWARDS.names():
         row[f"reward_{kind}"] = float(np.mean([reward(kind, s, params) for s in steps]))
+    row["reward"] = row[f"reward_{row['reward_kind']}"]  # the one in force
     for name in (*ACTION_TYPES, "illegal"):
         row[name] = types[name] / len(steps)
     row.update({key: stats[key] for key in ("kl", "kl_coef", "policy_loss", "value_loss", "clipfrac")})
