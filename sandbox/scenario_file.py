@@ -32,6 +32,8 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
     for previous, item in zip((None, *loc), loc):
         if previous == "game" and item in tags:
             continue  # pydantic adds the union tag to the path; a reader never wrote it
+        if isinstance(item, str) and (item.startswith("function-") or item == "str") and previous is not None:
+            continue  # the same for a validated union member (`game: str | CustomGame`)
         if isinstance(item, int):
             parts.append(f"[{item}]")
         else:
@@ -60,6 +62,54 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
         raise ScenarioError(source, scenario_problems(error)) from None
 
 
+def parse_training_scenario(data: Any, source: str = "<scenario>") -> Any:
+    """Validate already-parsed data as a training scenario (`sandbox.moral.scenario.TrainingScenario`)."""
+    from sandbox.moral.scenario import TrainingScenario
+
+    if not isinstance(data, dict):
+        raise ScenarioError(source, [("", "a scenario is a mapping of fields")])
+    try:
+        return TrainingScenario.model_validate(data)
+    except ValidationError as error:
+        raise ScenarioError(source, scenario_problems(error)) from None
+
+
+def is_training(data: Any) -> bool:
+    """A scenario with a `training:` block is a moral fine-tuning experiment."""
+    return isinstance(data, dict) and "training" in data
+
+
+def read_yaml(path: str | Path) -> Any:
+    """The parsed YAML of a scenario file; `ScenarioError` naming the file when unreadable or not YAML."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ScenarioError(str(path), [("", f"cannot read the file: {error.strerror or error}")]) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ScenarioError(str(path), [("", f"not valid YAML: {where}{problem}")]) from None
+
+
+def load_any_scenario(path: str | Path) -> Any:
+    """A society scenario (`Scenario`) or, with a `training:` block, a `TrainingScenario`."""
+    data = read_yaml(path)
+    return parse_training_scenario(data, str(path)) if is_training(data) else parse_scenario(data, str(path))
+
+
+def load_training_scenario(path: str | Path) -> Any:
+    """Load and validate a training scenario file (one with a `training:` block)."""
+    data = read_yaml(path)
+    if not is_training(data):
+        raise ScenarioError(str(path), [("training", "missing: `sandbox train` runs scenarios with a training: "
+                                                     "block; run a society with `sandbox run`")])  # fmt: skip
+    return parse_training_scenario(data, str(path))
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Load and validate a scenario file.
 
@@ -70,18 +120,9 @@ def load_scenario(path: str | Path) -> Scenario:
         ScenarioError: the file is missing, is not YAML, or does not validate;
             the message names the file and each field path.
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ScenarioError(str(path), [("", f"cannot read the file: {error.strerror or error}")]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ScenarioError(str(path), [("", f"not valid YAML: {where}{problem}")]) from None
+    data = read_yaml(path)
+    if is_training(data):
+        raise ScenarioError(str(path), [("training", "a training scenario: run it with `sandbox train`")])
     return parse_scenario(data, str(path))
 
 
@@ -113,6 +154,34 @@ def apply_overrides(
         for role in roles:
             data["models"][role]["spec"] = match["spec"]
     return parse_scenario(data, source)
+
+
+def apply_training_overrides(
+    scenario: Any,
+    *,
+    episodes: int | None = None,
+    seed: int | None = None,
+    policy: str | None = None,
+    ppo: list[str] | None = None,
+    source: str = "<command line>",
+) -> Any:
+    """Return a training scenario with command-line overrides applied and validated again.
+
+    `ppo` holds `FIELD=VALUE` strings for `training.ppo` (values read as YAML scalars).
+    """
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    if episodes is not None:
+        data["training"]["episodes"] = episodes
+    if seed is not None:
+        data["seed"] = seed
+    if policy is not None:
+        data["models"]["policy"] = policy
+    for item in ppo or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ScenarioError(source, [("--ppo", f"{item!r} is not FIELD=VALUE, e.g. learning_rate=1e-4")])
+        data["training"].setdefault("ppo", {})[key.strip()] = yaml.safe_load(value)
+    return parse_training_scenario(data, source)
 
 
 def scenario_json_schema() -> str:

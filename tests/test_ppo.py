@@ -17,7 +17,7 @@ CORPUS = ["you are playing a game with another agent A choose either action1 or 
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_lm(tmp_path_factory.mktemp("tiny-ppo"), CORPUS)
+    return build_tiny_lm(tmp_path_factory.mktemp("tiny-ppo"), CORPUS, n_embd=32, n_layer=1, init=0.02)
 
 
 def trainer(tiny_dir: Path, **changes: object) -> PPOTrainer:
@@ -121,7 +121,7 @@ def test_a_checkpoint_restores_adapter_optimiser_and_controllers(tiny_dir: Path,
 
 def test_every_config_field_has_help_and_bad_values_are_refused() -> None:
     assert all(text for text in PPOConfig.help().values())
-    with pytest.raises(ValueError, match="multiple of training.mini_batch_size"):
+    with pytest.raises(ValueError, match="multiple of training.ppo.mini_batch_size"):
         PPOConfig(batch_size=5, mini_batch_size=2)
-    with pytest.raises(ValueError, match=r"training.cliprange must lie in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"training.ppo.cliprange must lie in \[0, 1\]"):
         PPOConfig(cliprange=1.5)

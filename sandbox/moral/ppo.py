@@ -328,7 +328,8 @@ class PPOTrainer:
         torch.save(
             {"value_head": self.value_head.state_dict(), "optimizer": self.optimizer.state_dict(),
              "kl_coef": self.kl.value, "scores": vars(self.scores), "steps": self.steps,
-             "rng": torch.get_rng_state()},
+             "rng": torch.get_rng_state(),
+             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
             path / "trainer.pt",
         )  # fmt: skip
 
@@ -345,3 +346,5 @@ class PPOTrainer:
         self.kl.value, self.steps = state["kl_coef"], state["steps"]
         self.scores = RunningMoments(**state["scores"])
         torch.set_rng_state(state["rng"])
+        if state.get("cuda_rng") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])

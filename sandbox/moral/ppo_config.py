@@ -52,16 +52,16 @@ class PPOConfig:
                     "max_new_tokens", "lora_r", "lora_alpha", "horizon", "target_kl", "temperature")  # fmt: skip
         for name in positive:
             if getattr(self, name) <= 0:
-                raise ValueError(f"training.{name} must be positive, got {getattr(self, name)}")
+                raise ValueError(f"training.ppo.{name} must be positive, got {getattr(self, name)}")
         if self.batch_size % self.mini_batch_size:
-            raise ValueError(f"training.batch_size ({self.batch_size}) must be a multiple of "
-                             f"training.mini_batch_size ({self.mini_batch_size})")  # fmt: skip
+            raise ValueError(f"training.ppo.batch_size ({self.batch_size}) must be a multiple of "
+                             f"training.ppo.mini_batch_size ({self.mini_batch_size})")  # fmt: skip
         for name in ("cliprange", "cliprange_value", "lam", "gamma", "lora_dropout"):
             if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"training.{name} must lie in [0, 1], got {getattr(self, name)}")
+                raise ValueError(f"training.ppo.{name} must lie in [0, 1], got {getattr(self, name)}")
         for name in ("vf_coef", "init_kl_coef", "max_grad_norm", "score_clip"):
             if getattr(self, name) < 0:
-                raise ValueError(f"training.{name} must not be negative, got {getattr(self, name)}")
+                raise ValueError(f"training.ppo.{name} must not be negative, got {getattr(self, name)}")
 
     @classmethod
     def help(cls) -> dict[str, str]:

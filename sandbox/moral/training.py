@@ -10,6 +10,7 @@ step. `parallel x rounds` is the batch size (the paper: 1 x 5 against TFT).
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,8 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.contracts import MatrixStrategy
 from agents.strategies import STRATEGIES
-from sandbox.games.matrix import MATRIX_GAMES
+from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.ppo import PPOTrainer
@@ -34,8 +36,8 @@ class MoralSetup:
     """What is played and rewarded (the PPO hyper-parameters live in `PPOConfig`).
 
     Attributes:
-        game: A registered matrix game.
-        opponent: A registered fixed strategy.
+        game: A registered matrix game, or a payoff table.
+        opponent: A registered fixed strategy, or a strategy object.
         schedule: The reward schedule, e.g. `Schedule.parse("game,utilitarian@500")`.
         tokens: The action tokens of training.
         history_length: Rounds in the state.
@@ -45,8 +47,8 @@ class MoralSetup:
         seed: The root of the run's seed tree (states, opponents' draws, prompt orders).
     """
 
-    game: str = "prisoners_dilemma"
-    opponent: str = "tit_for_tat"
+    game: str | PayoffTable = "prisoners_dilemma"
+    opponent: str | MatrixStrategy = "tit_for_tat"
     schedule: Schedule = field(default_factory=lambda: Schedule.parse("game"))
     tokens: ActionTokens = field(default_factory=ActionTokens)
     history_length: int = 1
@@ -58,6 +60,12 @@ class MoralSetup:
     @property
     def batch_size(self) -> int:
         return self.parallel * self.rounds
+
+    def table(self) -> PayoffTable:
+        return MATRIX_GAMES.get(self.game) if isinstance(self.game, str) else self.game
+
+    def strategy(self) -> MatrixStrategy:
+        return STRATEGIES.get(self.opponent) if isinstance(self.opponent, str) else self.opponent
 
 
 def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
@@ -80,8 +88,7 @@ def play_episode(
 ) -> tuple[list[torch.Tensor], list[torch.Tensor], list[Step]]:
     """One episode's experiences: prompts, answers and scored rounds (no learning)."""
     rng = generator(setup.seed, episode)
-    games = [IteratedGame(MATRIX_GAMES.get(setup.game), STRATEGIES.get(setup.opponent), setup.history_length)
-             for _ in range(setup.parallel)]  # fmt: skip
+    games = [IteratedGame(setup.table(), setup.strategy(), setup.history_length) for _ in range(setup.parallel)]
     for game in games:
         game.reset(rng)
     queries, answers, steps = [], [], []
@@ -123,14 +130,16 @@ def train(
 ) -> list[dict[str, Any]]:
     """Episodes `start`..`episodes - 1`: play, score with the scheduled reward, one PPO step each."""
     if trainer.config.batch_size != setup.batch_size:
-        raise ValueError(f"training.batch_size ({trainer.config.batch_size}) must equal parallel x rounds "
+        raise ValueError(f"training.ppo.batch_size ({trainer.config.batch_size}) must equal parallel x rounds "
                          f"({setup.parallel} x {setup.rounds})")  # fmt: skip
     rows = []
     for episode in range(start, episodes):
+        began = time.perf_counter()
         queries, answers, steps = play_episode(trainer, setup, episode)
         kind = setup.schedule.at(episode)
         scores = [reward(kind, s, setup.rewards) for s in steps]
         row = episode_metrics(episode, setup, steps, trainer.step(queries, answers, scores))
+        row["seconds"] = time.perf_counter() - began
         rows.append(row)
         if on_episode:
             on_episode(row)

@@ -1,0 +1,232 @@
+"""A moral fine-tuning run on disk: train from a training scenario, checkpoint, resume, summarise.
+
+Layout of the run directory:
+    scenario.yaml       the resolved training scenario; resume reads it
+    run.json            status (running, interrupted, failed, complete), timings
+    metrics.csv         one row per episode: rewards by kind, action types, illegal rate, KL, seconds
+    checkpoint/         every `checkpoint_every` episodes: adapter, value head, optimiser, KL
+                        controller, reward moments, torch RNG, and `state.json` (episodes done)
+    adapter/            the trained LoRA adapter (PEFT format), at the end
+    summary.json        `final_action_rates` (last tenth of episodes) and headline figures
+    training_actions.png, training_rewards.png   Fig. 2 and Fig. 3 style plots
+
+A killed run resumes from its last checkpoint: the rows after it are dropped and
+played again. Each episode draws from its own node of the seed tree and the
+checkpoint holds torch's RNG, so the resumed run ends with the same metrics as
+an uninterrupted one (bar the `seconds` column).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sandbox.errors import RunFailedError, UsageError
+from sandbox.moral.scenario import TrainingScenario
+from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
+
+__all__ = ["TrainHooks", "load_trainer", "resume_training", "train_scenario"]
+
+METRICS = "metrics.csv"
+SUMMARY = "summary.json"
+CHECKPOINT = "checkpoint"
+ADAPTER = "adapter"
+
+
+@dataclass
+class TrainHooks:
+    """Progress callbacks: `on_start(total, done)` once, `on_episode(row)` after each episode."""
+
+    on_start: Callable[[int, int], None] | None = None
+    on_episode: Callable[[dict[str, Any]], None] | None = None
+
+
+def _scenario(run_dir: RunDirectory) -> TrainingScenario:
+    from sandbox.scenario_file import load_training_scenario
+
+    return load_training_scenario(run_dir / SCENARIO)
+
+
+def load_trainer(scenario: TrainingScenario, *, model: Any = None, tokenizer: Any = None) -> Any:
+    """A `PPOTrainer` on the scenario's base model (or on `model`/`tokenizer` passed in)."""
+    from sandbox.moral.base_model import load_base_model
+    from sandbox.moral.ppo import PPOTrainer
+
+    if model is None:
+        base = load_base_model(scenario.models.policy, device=scenario.models.device, dtype=scenario.models.dtype)
+        model, tokenizer = base.model, base.tokenizer
+    return PPOTrainer(model, tokenizer, scenario.training.ppo_config(seed=scenario.seed))
+
+
+def train_scenario(
+    scenario: TrainingScenario,
+    out: Path | str | None = None,
+    *,
+    hooks: TrainHooks | None = None,
+    model: Any = None,
+    tokenizer: Any = None,
+) -> Path:
+    """Train the scenario's model into a new run directory and return its path.
+
+    Args:
+        scenario: The training scenario.
+        out: The run directory (default `runs/<name>-<time>`); it must not hold files.
+        hooks: Progress callbacks.
+        model: A transformers causal LM to train instead of `models.policy` (with `tokenizer`).
+        tokenizer: Its tokenizer.
+    """
+    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    RunDirectory.check_new(path)
+    trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)  # before any file: a bad model writes nothing
+    run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+    return _train(run_dir, scenario, trainer, 0, hooks or TrainHooks())
+
+
+def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model: Any = None, tokenizer: Any = None) -> Path:
+    """Continue an interrupted training run from its last checkpoint (or from the start without one)."""
+    run_dir = RunDirectory.open(path)
+    scenario = _scenario(run_dir)
+    trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
+    start = 0
+    _recover_checkpoint(run_dir)
+    checkpoint = run_dir / CHECKPOINT
+    if (checkpoint / "state.json").is_file():
+        trainer.load(checkpoint)
+        start = json.loads((checkpoint / "state.json").read_text())["episodes"]
+    _keep_rows(run_dir / METRICS, start)
+    return _train(run_dir, scenario, trainer, start, hooks or TrainHooks())
+
+
+def _keep_rows(path: Path, episodes: int) -> None:
+    """Keep the header and the rows of episodes before `episodes` (a killed run may leave a cut line)."""
+    if not path.is_file():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = lines[:1] + [line for line in lines[1:] if line.endswith("\n") and _episode(line) < episodes]
+    atomic_write_text(path, "".join(kept) if len(kept) > 1 else "")
+
+
+def _episode(line: str) -> int:
+    try:
+        return int(line.split(",", 1)[0])
+    except ValueError:
+        return 1 << 62
+
+
+def _checkpoint(run_dir: RunDirectory, trainer: Any, episodes: int) -> None:
+    """Replace the checkpoint at once: write beside it, then swap (a kill leaves one whole checkpoint)."""
+    final, fresh, old = run_dir / CHECKPOINT, run_dir / f"{CHECKPOINT}.new", run_dir / f"{CHECKPOINT}.old"
+    shutil.rmtree(fresh, ignore_errors=True)
+    trainer.save(fresh)
+    (fresh / "state.json").write_text(json.dumps({"episodes": episodes, "time": time.time()}))
+    if final.exists():
+        final.replace(old)
+    fresh.replace(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _recover_checkpoint(run_dir: RunDirectory) -> None:
+    """A kill between the two renames of `_checkpoint` leaves only `checkpoint.old` or `.new`."""
+    final = run_dir / CHECKPOINT
+    for spare in (run_dir / f"{CHECKPOINT}.new", run_dir / f"{CHECKPOINT}.old"):
+        if not final.exists() and (spare / "state.json").is_file():
+            spare.replace(final)
+        shutil.rmtree(spare, ignore_errors=True)
+
+
+def _train(run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, start: int, hooks: TrainHooks) -> Path:
+    from sandbox.moral.training import train
+
+    training = scenario.training
+    setup = training.setup(seed=scenario.seed)
+    total = training.episodes
+    if hooks.on_start:
+        hooks.on_start(total, start)
+    metrics = run_dir / METRICS
+    run_dir.write_status("running", started=time.time(), start_episode=start)
+    with metrics.open("a", newline="", encoding="utf-8") as handle:
+        writer: csv.DictWriter[str] | None = None
+
+        def on_episode(row: dict[str, Any]) -> None:
+            nonlocal writer
+            if writer is None:
+                writer = csv.DictWriter(handle, fieldnames=list(row))
+                if handle.tell() == 0:
+                    writer.writeheader()
+            writer.writerow(row)
+            handle.flush()
+            done = row["episode"] + 1
+            if done % training.checkpoint_every == 0 or done == total:
+                _checkpoint(run_dir, trainer, done)
+            if hooks.on_episode:
+                hooks.on_episode(row)
+
+        try:
+            train(trainer, setup, total, start=start, on_episode=on_episode)
+        except KeyboardInterrupt:
+            run_dir.write_status("interrupted")
+            raise
+        except Exception as error:
+            run_dir.write_status("failed", error=repr(error))
+            raise RunFailedError(f"training failed at an episode after {start}: {error!r}; "
+                                 f"resume it with `sandbox resume {run_dir.path}`") from error  # fmt: skip
+    trainer.model.save_pretrained(run_dir / ADAPTER)
+    finish(run_dir, scenario)
+    return run_dir.path
+
+
+def finish(run_dir: RunDirectory, scenario: TrainingScenario) -> dict[str, Any]:
+    """Write `summary.json` and the plots from `metrics.csv`; mark the run complete."""
+    from sandbox.moral.plots import plot_training_actions, plot_training_rewards
+    from sandbox.moral.training import final_action_rates
+
+    metrics = pd.read_csv(run_dir / METRICS)
+    if len(metrics) != scenario.training.episodes:
+        raise UsageError(f"{run_dir.path}: {len(metrics)} of {scenario.training.episodes} episodes in {METRICS}; "
+                         f"resume it with `sandbox resume {run_dir.path}`")  # fmt: skip
+    rows = metrics.to_dict("records")
+    rates = final_action_rates(rows)
+    tail = metrics.tail(max(1, len(metrics) // 10))
+    training = scenario.training
+    summary = {
+        "scenario": scenario.name,
+        "policy": scenario.models.policy,
+        "algorithm": training.algorithm,
+        "game": training.game if isinstance(training.game, str) else training.game.name,
+        "opponent": training.opponent,
+        "reward": training.reward,
+        "episodes": len(metrics),
+        "rounds_per_episode": training.parallel * training.rounds,
+        "final_action_rates": {name: rates[name] for name in ("C|C", "C|D", "D|C", "D|D")},
+        "final_illegal_rate": rates["illegal"],
+        "final_rewards": {kind: float(tail[f"reward_{kind}"].mean())
+                          for kind in ("game", "deontological", "utilitarian", "game_deontological")},  # fmt: skip
+        "final_kl": float(tail["kl"].mean()),
+        "seconds_per_episode": float(metrics["seconds"].mean()),
+        "adapter": ADAPTER,
+    }
+    atomic_write_text(run_dir / SUMMARY, json.dumps(summary, indent=2))
+    title = f"{scenario.name}: {training.reward} vs {training.opponent}"
+    plot_training_actions(metrics, title).savefig(run_dir / "training_actions.png", dpi=120)
+    plot_training_rewards(metrics, title).savefig(run_dir / "training_rewards.png", dpi=120)
+    run_dir.write_status("complete", finished=time.time())
+    return summary
+
+
+def is_training_run(path: Path | str) -> bool:
+    """Whether `path` is a run directory of a training scenario."""
+    import yaml
+
+    scenario = Path(path) / SCENARIO
+    try:
+        return scenario.is_file() and "training" in (yaml.safe_load(scenario.read_text()) or {})
+    except yaml.YAMLError:
+        return False

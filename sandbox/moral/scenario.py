@@ -1,0 +1,201 @@
+"""Training scenarios: a moral fine-tuning experiment as strict pydantic models (a file with `training:`).
+
+A training scenario names the base model (`models.policy`), the game, the
+opponent, the reward schedule and the PPO hyper-parameters. `training.ppo`
+holds the fields of `PPOConfig` (each with its help text); `batch_size`
+defaults to `parallel x rounds`, and `mini_batch_size` to `batch_size`.
+
+    name: utilitarian-vs-tft
+    models: {policy: tiny}
+    training:
+      episodes: 80
+      reward: utilitarian          # or a schedule: game,utilitarian@500
+      opponent: tit_for_tat
+      parallel: 2
+      rounds: 20
+      ppo: {learning_rate: 0.01, lora_r: 8}
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import fields
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, create_model, field_validator, model_validator
+
+from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
+from sandbox.games.matrix_prompt import TEST_TOKENS, TRAIN_TOKENS, ActionTokens
+from sandbox.moral.ppo_config import PPOConfig
+from sandbox.moral.rewards import RewardParams, Schedule
+from sandbox.scenario import StrictModel
+
+__all__ = ["CustomGame", "MoralEvaluation", "PPOFields", "Training", "TrainingModels", "TrainingScenario"]
+
+def _known(lookup: Any, name: str) -> None:
+    """A registry lookup whose failure pydantic reports at the field (it only wraps ValueError)."""
+    try:
+        lookup(name)
+    except KeyError as error:
+        raise ValueError(str(error)) from None
+
+
+EVALUATION_GAMES = ("prisoners_dilemma", "stag_hunt", "chicken", "bach_or_stravinsky", "defective_coordination")
+
+# The fields of `PPOConfig` as a strict pydantic model: a typo is an "unknown field" at
+# `training.ppo.<name>`, a wrong type names the field, and the help text is the schema's description.
+PPOFields = create_model(  # type: ignore[call-overload]
+    "PPOFields",
+    __base__=StrictModel,
+    **{
+        f.name: (getattr(builtins, str(f.type)) | None, Field(None, description=f.metadata["help"]))
+        for f in fields(PPOConfig)
+    },
+)
+
+
+class CustomGame(StrictModel):
+    """A 2x2 game not in the registry: rows as printed, `[[CC, CD], [DC, DD]]`, each cell `[own, other]`."""
+
+    name: str = Field(..., pattern=r"^[A-Za-z0-9_]+$")
+    payoffs: list[list[list[float]]] = Field(..., description="[[CC, CD], [DC, DD]], each cell [row, column].")
+
+    @model_validator(mode="after")
+    def _shape(self) -> CustomGame:
+        if len(self.payoffs) != 2 or any(len(row) != 2 or any(len(cell) != 2 for cell in row) for row in self.payoffs):
+            raise ValueError("payoffs are 2 rows of 2 cells of 2 numbers: [[CC, CD], [DC, DD]]")
+        return self
+
+    def table(self) -> PayoffTable:
+        return PayoffTable.from_rows(self.name, self.payoffs)
+
+
+TokenPair = Annotated[list[str], Field(min_length=2, max_length=2)]
+
+
+class MoralEvaluation(StrictModel):
+    """`sandbox evaluate-moral`: the trained adapter on several games against a random opponent, new tokens."""
+
+    games: list[str] = Field(list(EVALUATION_GAMES), min_length=1, description="Registered matrix games.")
+    opponent: str = Field("random", description="A fixed strategy (the paper: random, to visit every state).")
+    games_per_game: int = Field(50, ge=1, le=10_000, description="Test games per matrix game (the paper: 50).")
+    rounds: int = Field(5, ge=1, le=1000, description="Rounds per test game.")
+
+    @field_validator("games")
+    @classmethod
+    def _known_games(cls, games: list[str]) -> list[str]:
+        for name in games:
+            _known(MATRIX_GAMES.get, name)
+        return games
+
+    @field_validator("opponent")
+    @classmethod
+    def _known_opponent(cls, name: str) -> str:
+        from agents.strategies import STRATEGIES
+
+        _known(STRATEGIES.get, name)
+        return name
+
+
+class Training(StrictModel):
+    """What is played, how it is rewarded, and the PPO hyper-parameters."""
+
+    algorithm: Literal["ppo"] = Field("ppo", description="The learning algorithm.")
+    episodes: int = Field(1000, ge=1, le=1_000_000, description="PPO steps; each plays parallel x rounds rounds.")
+    game: str | CustomGame = Field("prisoners_dilemma", description="A registered game or a custom table.")
+    opponent: str = Field("tit_for_tat", description="A fixed strategy: tit_for_tat, always_defect, ...")
+    reward: str = Field("game", description="A reward or a schedule: game, utilitarian, game,utilitarian@500.")
+    xi: float = Field(3.0, ge=0, description="The Deontological penalty for defecting against a cooperator.")
+    illegal: float = Field(-6.0, le=0, description="The reward of an output that is not a legal action token.")
+    tokens: TokenPair = Field(list(TRAIN_TOKENS), description="[cooperate token, defect token] in training.")
+    test_tokens: TokenPair = Field(list(TEST_TOKENS), description="[cooperate token, defect token] at evaluation.")
+    history_length: int = Field(1, ge=1, le=20, description="Rounds of history in the state the model sees.")
+    parallel: int = Field(1, ge=1, le=4096, description="Games played side by side per episode (batched).")
+    rounds: int = Field(5, ge=1, le=1000, description="Rounds each game plays per episode.")
+    checkpoint_every: int = Field(50, ge=1, description="Episodes between checkpoints (adapter, optimiser, state).")
+    ppo: PPOFields = Field(default_factory=PPOFields, description="PPOConfig fields (see `sandbox train --help-ppo`).")  # type: ignore[valid-type]
+    evaluation: MoralEvaluation = Field(default_factory=MoralEvaluation)
+
+    @field_validator("game")
+    @classmethod
+    def _known_game(cls, game: str | CustomGame) -> str | CustomGame:
+        if isinstance(game, str):
+            _known(MATRIX_GAMES.get, game)
+        return game
+
+    @field_validator("opponent")
+    @classmethod
+    def _known_opponent(cls, name: str) -> str:
+        from agents.strategies import STRATEGIES
+
+        _known(STRATEGIES.get, name)
+        return name
+
+    @field_validator("reward")
+    @classmethod
+    def _schedule(cls, text: str) -> str:
+        _known(Schedule.parse, text)
+        return text
+
+    @field_validator("tokens", "test_tokens")
+    @classmethod
+    def _tokens(cls, pair: list[str]) -> list[str]:
+        ActionTokens.of(pair)
+        return pair
+
+    @model_validator(mode="after")
+    def _ppo_config(self) -> Training:
+        self.ppo_config(seed=0)  # PPOConfig's own checks, with the defaults filled in
+        return self
+
+    def ppo_config(self, seed: int) -> PPOConfig:
+        """The `PPOConfig`: the fields given, `batch_size = parallel x rounds` and `seed` unless given."""
+        given = {key: value for key, value in self.ppo.model_dump().items() if value is not None}  # type: ignore[attr-defined]
+        batch = self.parallel * self.rounds
+        if given.get("batch_size", batch) != batch:
+            raise ValueError(f"training.ppo.batch_size ({given['batch_size']}) must equal parallel x rounds "
+                             f"({self.parallel} x {self.rounds}): an episode is one PPO batch")  # fmt: skip
+        given.setdefault("batch_size", batch)
+        given.setdefault("mini_batch_size", batch)
+        given.setdefault("seed", seed)
+        return PPOConfig(**given)
+
+    def game_table(self) -> PayoffTable:
+        return self.game.table() if isinstance(self.game, CustomGame) else MATRIX_GAMES.get(self.game)
+
+    def setup(self, seed: int) -> Any:
+        """The `MoralSetup` this block describes."""
+        from sandbox.moral.training import MoralSetup
+
+        return MoralSetup(game=self.game_table(), opponent=self.opponent, schedule=Schedule.parse(self.reward),
+                          tokens=ActionTokens.of(self.tokens), history_length=self.history_length,
+                          parallel=self.parallel, rounds=self.rounds,
+                          rewards=RewardParams(xi=self.xi, illegal=self.illegal), seed=seed)  # fmt: skip
+
+
+class TrainingModels(StrictModel):
+    """The model that learns."""
+
+    policy: str = Field("tiny", description="Base model: tiny, tiny:SEED, hf:PATH, gguf:FILE, embedded, smollm2.")
+    device: str | None = Field(None, description="cpu, cuda, cuda:1...; default: CUDA when present.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto", description="auto = bfloat16 on a GPU, float32 on CPU."
+    )
+
+    @field_validator("policy")
+    @classmethod
+    def _known(cls, spec: str) -> str:
+        from sandbox.moral.base_model import check_base_model_spec
+
+        check_base_model_spec(spec)
+        return spec
+
+
+class TrainingScenario(StrictModel):
+    """A moral fine-tuning experiment, as written in a scenario file with a `training:` block."""
+
+    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
+    description: str = ""
+    seed: int = Field(0, ge=0, description="Root of the run's seed tree (states, opponents, prompts, torch).")
+    models: TrainingModels = Field(default_factory=TrainingModels)
+    training: Training = Field(default_factory=Training)
