@@ -326,6 +326,40 @@ def train(
     _train_table(_train_with_progress(lambda hooks: train_scenario(scenario, out, hooks=hooks)))
 
 
+@app.command("evaluate-moral")
+def evaluate_moral(
+    run_dir: Annotated[Path, typer.Argument(help="A finished training run directory.")],
+) -> None:
+    """Play the trained adapter on five games against a random opponent: moral regret and action types."""
+    from sandbox.moral.evaluation import evaluate_run
+
+    progress = Progress(TextColumn("[bold]evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("games"),
+                        TimeElapsedColumn(), console=console)  # fmt: skip
+    task: Any = None
+
+    def on_start(total: int) -> None:
+        nonlocal task
+        task = progress.add_task("evaluating", total=total)
+
+    try:
+        with progress:
+            entry = evaluate_run(run_dir, on_start=on_start, on_game=lambda: progress.advance(task))
+    except SandboxError as error:
+        raise _fail(error) from None
+    for condition, result in entry["conditions"].items():
+        tokens = result["tokens"]
+        table = Table(title=f"{condition} tokens (C={tokens['C']}, D={tokens['D']}) against {entry['opponent']}: "
+                            "normalised regret (0 best, 1 worst) and action types", title_justify="left")  # fmt: skip
+        for column in ("game", "deontological", "utilitarian", "C|C", "C|D", "D|C", "D|D", "illegal"):
+            table.add_column(column, justify="left" if column == "game" else "right")
+        for game, types in result["action_types"].items():
+            table.add_row(game, f"{result['regret']['deontological'][game]:.2f}",
+                          f"{result['regret']['utilitarian'][game]:.2f}",
+                          *(f"{types[name]:.0%}" for name in ("C|C", "C|D", "D|C", "D|D", "illegal")))  # fmt: skip
+        out_console.print(table)
+    out_console.print(f"results in [bold]{run_dir}[/]: moral_regret.csv, test_action_types.csv, evaluation_rounds.csv")
+
+
 @app.command()
 def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")]) -> None:
     """Check scenario files; print every problem with its field path."""

@@ -15,6 +15,7 @@ MODULES = [
     "sandbox.graph.scai_nodes",
     "sandbox.moral.ppo",
     "sandbox.moral.rewards",
+    "sandbox.moral.regret",
     "sandbox.stats",
     "societies.population",
 ]

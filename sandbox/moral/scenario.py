@@ -80,6 +80,12 @@ class MoralEvaluation(StrictModel):
     opponent: str = Field("random", description="A fixed strategy (the paper: random, to visit every state).")
     games_per_game: int = Field(50, ge=1, le=10_000, description="Test games per matrix game (the paper: 50).")
     rounds: int = Field(5, ge=1, le=1000, description="Rounds per test game.")
+    conditions: list[Literal["test", "training", "reversed"]] = Field(
+        ["test", "reversed"],
+        min_length=1,
+        description="Token conditions: test (the new test tokens), training (the training tokens), "
+        "reversed (the training tokens with their meanings swapped).",
+    )
 
     @field_validator("games")
     @classmethod

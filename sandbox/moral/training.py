@@ -84,10 +84,20 @@ def action_type(step: Step) -> str:
 
 
 def play_episode(
-    trainer: PPOTrainer, setup: MoralSetup, episode: int, *, batched: bool = True
+    trainer: PPOTrainer,
+    setup: MoralSetup,
+    episode: int,
+    *,
+    batched: bool = True,
+    rng: np.random.Generator | None = None,
 ) -> tuple[list[torch.Tensor], list[torch.Tensor], list[Step]]:
-    """One episode's experiences: prompts, answers and scored rounds (no learning)."""
-    rng = generator(setup.seed, episode)
+    """One episode's experiences: prompts, answers and scored rounds (no learning).
+
+    Steps come round by round: round 0 of every game, then round 1, ...
+    The draws (states, opponents, prompt orders) come from the episode's node of
+    the seed tree, or from `rng` when given.
+    """
+    rng = rng if rng is not None else generator(setup.seed, episode)
     games = [IteratedGame(setup.table(), setup.strategy(), setup.history_length) for _ in range(setup.parallel)]
     for game in games:
         game.reset(rng)
