@@ -31,7 +31,7 @@ class IteratedGame:
     """
 
     game: PayoffTable
-    opponent: MatrixStrategy
+    opponent: MatrixStrategy | None  # None: the opponent's moves are given to `play_against` (an LLM)
     history_length: int = 1
     history: list[tuple[Move, Move]] = field(default_factory=list)
 
@@ -46,8 +46,14 @@ class IteratedGame:
     def play(self, learner: Move | None, rng: np.random.Generator) -> Step:
         """One round: the opponent moves from the state, the learner's move (None = illegal) is scored."""
         assert self.history, "reset() the game first: a game starts from a state"
+        assert self.opponent is not None, "a game without a strategy is played with play_against"
         learner_last, opponent_last = self.history[-1]
-        opponent = self.opponent.move(learner_last, opponent_last, rng)
-        step = Step(own=learner, other=opponent, last_other=opponent_last, game=self.game)
-        self.history.append((learner if learner is not None else learner_last, opponent))
+        return self.play_against(learner, self.opponent.move(learner_last, opponent_last, rng))
+
+    def play_against(self, learner: Move | None, opponent: Move | None) -> Step:
+        """One round with both moves given; None is an illegal output, replaced by that player's last legal move."""
+        learner_last, opponent_last = self.history[-1]
+        played = opponent if opponent is not None else opponent_last
+        step = Step(own=learner, other=played, last_other=opponent_last, game=self.game)
+        self.history.append((learner if learner is not None else learner_last, played))
         return step

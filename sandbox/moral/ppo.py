@@ -32,7 +32,49 @@ from torch import nn
 
 from sandbox.moral.ppo_config import PPOConfig
 
-__all__ = ["AdaptiveKLController", "PPOTrainer", "RunningMoments", "gae", "ppo_losses"]
+__all__ = ["AdaptiveKLController", "PPOTrainer", "RunningMoments", "Sampler", "gae", "ppo_losses", "sample"]
+
+
+@torch.no_grad()
+def sample(
+    model: Any, tokenizer: Any, queries: Sequence[torch.Tensor], *, max_new_tokens: int, temperature: float = 1.0
+) -> list[torch.Tensor]:
+    """One sampled answer per query (1-D token ids), in one batched generation with left padding.
+
+    Answers are cut after their first EOS. Plain sampling (no top-k, no top-p),
+    as PPO's probability ratios assume.
+    """
+    pad = tokenizer.pad_token_id
+    width = max(len(q) for q in queries)
+    ids = torch.full((len(queries), width), pad, dtype=torch.long)
+    attention = torch.zeros((len(queries), width), dtype=torch.long)
+    for i, q in enumerate(queries):
+        ids[i, width - len(q) :], attention[i, width - len(q) :] = q, 1
+    device = next(model.parameters()).device
+    out = model.generate(
+        input_ids=ids.to(device), attention_mask=attention.to(device), do_sample=True, temperature=temperature,
+        top_k=0, top_p=1.0, max_new_tokens=max_new_tokens, pad_token_id=pad, eos_token_id=tokenizer.eos_token_id,
+    )  # fmt: skip
+    answers = []
+    for row in out[:, width:].cpu():
+        eos = (row == tokenizer.eos_token_id).nonzero()
+        answers.append(row[: int(eos[0]) + 1] if len(eos) else row)
+    return answers
+
+
+@dataclass
+class Sampler:
+    """A model that answers prompts by sampling (what a rollout needs of a policy, without a trainer)."""
+
+    model: Any
+    tokenizer: Any
+    max_new_tokens: int = 2
+    temperature: float = 1.0
+
+    def generate(self, queries: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        self.model.eval()
+        return sample(self.model, self.tokenizer, queries, max_new_tokens=self.max_new_tokens,
+                      temperature=self.temperature)  # fmt: skip
 
 
 def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -182,28 +224,13 @@ class PPOTrainer:
 
     # -- rollouts ---------------------------------------------------------------------------
 
-    @torch.no_grad()
     def generate(self, queries: Sequence[torch.Tensor], *, generator_seed: int | None = None) -> list[torch.Tensor]:
         """Sample one answer per query (1-D token ids), batched with left padding; answers end at EOS."""
         if generator_seed is not None:
             torch.manual_seed(generator_seed)
-        pad = self.tokenizer.pad_token_id
-        width = max(len(q) for q in queries)
-        ids = torch.full((len(queries), width), pad, dtype=torch.long)
-        attention = torch.zeros((len(queries), width), dtype=torch.long)
-        for i, q in enumerate(queries):
-            ids[i, width - len(q) :], attention[i, width - len(q) :] = q, 1
         self.model.eval()
-        out = self.model.generate(
-            input_ids=ids.to(self.device), attention_mask=attention.to(self.device), do_sample=True,
-            temperature=self.config.temperature, top_k=0, top_p=1.0, max_new_tokens=self.config.max_new_tokens,
-            pad_token_id=pad, eos_token_id=self.tokenizer.eos_token_id,
-        )  # fmt: skip
-        answers = []
-        for row in out[:, width:].cpu():
-            eos = (row == self.tokenizer.eos_token_id).nonzero()
-            answers.append(row[: int(eos[0]) + 1] if len(eos) else row)
-        return answers
+        return sample(self.model, self.tokenizer, queries, max_new_tokens=self.config.max_new_tokens,
+                      temperature=self.config.temperature)  # fmt: skip
 
     # -- learning ---------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from sandbox.errors import RunFailedError, UsageError
+from sandbox.moral.opponents import LearningLLM
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
 
@@ -55,15 +56,41 @@ def _scenario(run_dir: RunDirectory) -> TrainingScenario:
     return load_training_scenario(run_dir / SCENARIO)
 
 
+def _base(scenario: TrainingScenario, model: Any, tokenizer: Any) -> Any:
+    from sandbox.moral.base_model import BaseModel, load_base_model
+
+    if model is not None:
+        return BaseModel(model, tokenizer, "<object>", str(next(model.parameters()).device))
+    return load_base_model(scenario.models.policy, device=scenario.models.device, dtype=scenario.models.dtype)
+
+
 def load_trainer(scenario: TrainingScenario, *, model: Any = None, tokenizer: Any = None) -> Any:
     """A `PPOTrainer` on the scenario's base model (or on `model`/`tokenizer` passed in)."""
-    from sandbox.moral.base_model import load_base_model
     from sandbox.moral.ppo import PPOTrainer
 
-    if model is None:
-        base = load_base_model(scenario.models.policy, device=scenario.models.device, dtype=scenario.models.dtype)
-        model, tokenizer = base.model, base.tokenizer
-    return PPOTrainer(model, tokenizer, scenario.training.ppo_config(seed=scenario.seed))
+    base = _base(scenario, model, tokenizer)
+    return PPOTrainer(base.model, base.tokenizer, scenario.training.ppo_config(seed=scenario.seed))
+
+
+def make_opponent(scenario: TrainingScenario, trainer: Any) -> Any:
+    """The LLM opponent of `opponent: llm` (the learner's base model, adapter off) or `learner` (a second
+    `PPOTrainer` on a fresh copy of the base model, seeded apart); None for a fixed strategy."""
+    from sandbox.games.matrix_prompt import ActionTokens
+    from sandbox.moral.opponents import BaseOfAdapter, FrozenLLM, LearningLLM
+    from sandbox.moral.ppo import PPOTrainer
+    from sandbox.moral.rewards import RewardParams, Schedule
+
+    training = scenario.training
+    tokens = ActionTokens.of(training.tokens)
+    if training.opponent == "llm":
+        return FrozenLLM(BaseOfAdapter(trainer), tokens)
+    if training.opponent == "learner":
+        base = _base(scenario, None, None)
+        config = training.ppo_config(seed=scenario.seed + 1)  # its own adapter initialisation
+        return LearningLLM(PPOTrainer(base.model, base.tokenizer, config), tokens,
+                           schedule=Schedule.parse(training.opponent_reward or training.reward),
+                           rewards=RewardParams(xi=training.xi, illegal=training.illegal))  # fmt: skip
+    return None
 
 
 def train_scenario(
@@ -85,24 +112,33 @@ def train_scenario(
     """
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
-    trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)  # before any file: a bad model writes nothing
+    if scenario.training.algorithm != "ppo":
+        base = _base(scenario, model, tokenizer)  # before any file: a bad model writes nothing
+        return _train_trl(RunDirectory.create(path, scenario), scenario, base, hooks or TrainHooks(), resume=False)  # type: ignore[arg-type]
+    trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
+    opponent = make_opponent(scenario, trainer)
     run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-    return _train(run_dir, scenario, trainer, 0, hooks or TrainHooks())
+    return _train(run_dir, scenario, trainer, 0, hooks or TrainHooks(), opponent)
 
 
 def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model: Any = None, tokenizer: Any = None) -> Path:
     """Continue an interrupted training run from its last checkpoint (or from the start without one)."""
     run_dir = RunDirectory.open(path)
     scenario = _scenario(run_dir)
+    if scenario.training.algorithm != "ppo":
+        return _train_trl(run_dir, scenario, _base(scenario, model, tokenizer), hooks or TrainHooks(), resume=True)
     trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
     start = 0
     _recover_checkpoint(run_dir)
     checkpoint = run_dir / CHECKPOINT
+    opponent = make_opponent(scenario, trainer)
     if (checkpoint / "state.json").is_file():
         trainer.load(checkpoint)
+        if isinstance(opponent, LearningLLM):
+            opponent.policy.load(checkpoint / "opponent")
         start = json.loads((checkpoint / "state.json").read_text())["episodes"]
     _keep_rows(run_dir / METRICS, start)
-    return _train(run_dir, scenario, trainer, start, hooks or TrainHooks())
+    return _train(run_dir, scenario, trainer, start, hooks or TrainHooks(), opponent)
 
 
 def _keep_rows(path: Path, episodes: int) -> None:
@@ -121,11 +157,13 @@ def _episode(line: str) -> int:
         return 1 << 62
 
 
-def _checkpoint(run_dir: RunDirectory, trainer: Any, episodes: int) -> None:
+def _checkpoint(run_dir: RunDirectory, trainer: Any, episodes: int, opponent: Any = None) -> None:
     """Replace the checkpoint at once: write beside it, then swap (a kill leaves one whole checkpoint)."""
     final, fresh, old = run_dir / CHECKPOINT, run_dir / f"{CHECKPOINT}.new", run_dir / f"{CHECKPOINT}.old"
     shutil.rmtree(fresh, ignore_errors=True)
     trainer.save(fresh)
+    if isinstance(opponent, LearningLLM):
+        opponent.policy.save(fresh / "opponent")
     (fresh / "state.json").write_text(json.dumps({"episodes": episodes, "time": time.time()}))
     if final.exists():
         final.replace(old)
@@ -142,11 +180,13 @@ def _recover_checkpoint(run_dir: RunDirectory) -> None:
         shutil.rmtree(spare, ignore_errors=True)
 
 
-def _train(run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, start: int, hooks: TrainHooks) -> Path:
+def _train(
+    run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, start: int, hooks: TrainHooks, opponent: Any = None
+) -> Path:
     from sandbox.moral.training import train
 
     training = scenario.training
-    setup = training.setup(seed=scenario.seed)
+    setup = training.setup(seed=scenario.seed, opponent=opponent)
     total = training.episodes
     if hooks.on_start:
         hooks.on_start(total, start)
@@ -165,7 +205,7 @@ def _train(run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, star
             handle.flush()
             done = row["episode"] + 1
             if done % training.checkpoint_every == 0 or done == total:
-                _checkpoint(run_dir, trainer, done)
+                _checkpoint(run_dir, trainer, done, opponent)
             if hooks.on_episode:
                 hooks.on_episode(row)
 
@@ -179,22 +219,73 @@ def _train(run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, star
             raise RunFailedError(f"training failed at an episode after {start}: {error!r}; "
                                  f"resume it with `sandbox resume {run_dir.path}`") from error  # fmt: skip
     trainer.model.save_pretrained(run_dir / ADAPTER)
+    if isinstance(opponent, LearningLLM):
+        opponent.policy.model.save_pretrained(run_dir / "opponent_adapter")
     finish(run_dir, scenario)
     return run_dir.path
 
 
-def finish(run_dir: RunDirectory, scenario: TrainingScenario) -> dict[str, Any]:
-    """Write `summary.json` and the plots from `metrics.csv`; mark the run complete."""
+def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hooks: TrainHooks, *, resume: bool) -> Path:
+    """GRPO or RLOO through TRL: its own checkpoints (`trl/checkpoint-N`) and resume, our rows and summary."""
+    from sandbox.moral.trl_trainers import play_rates, trl_trainer
+
+    training = scenario.training
+    out = run_dir / "trl"
+    checkpoints = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1])) if resume else []
+    start = int(checkpoints[-1].name.rsplit("-", 1)[1]) if checkpoints else 0
+    _keep_rows(run_dir / METRICS, start)
+    if hooks.on_start:
+        hooks.on_start(training.episodes, start)
+    run_dir.write_status("running", started=time.time(), start_episode=start)
+    with (run_dir / METRICS).open("a", newline="", encoding="utf-8") as handle:
+        writer: csv.DictWriter[str] | None = None
+        last = time.perf_counter()
+
+        def on_row(row: dict[str, Any]) -> None:
+            nonlocal writer, last
+            now = time.perf_counter()
+            row["seconds"], last = now - last, now
+            if writer is None:
+                writer = csv.DictWriter(handle, fieldnames=list(row))
+                if handle.tell() == 0:
+                    writer.writeheader()
+            writer.writerow(row)
+            handle.flush()
+            if hooks.on_episode:
+                hooks.on_episode(row)
+
+        try:
+            trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row)
+            trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
+        except KeyboardInterrupt:
+            run_dir.write_status("interrupted")
+            raise
+        except Exception as error:
+            run_dir.write_status("failed", error=repr(error))
+            raise RunFailedError(f"training failed: {error!r}; resume it with `sandbox resume {run_dir.path}`") from error
+    trainer.model.save_pretrained(run_dir / ADAPTER)
+    play = pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario))
+    play.to_csv(run_dir / "play.csv", index=False)
+    finish(run_dir, scenario, play=play)
+    return run_dir.path
+
+
+def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame | None = None) -> dict[str, Any]:
+    """Write `summary.json` and the plots from `metrics.csv`; mark the run complete.
+
+    `final_action_rates` are those of the last tenth of training episodes, or of
+    `play` (episodes the trained policy played afterwards) when given.
+    """
     from sandbox.moral.plots import plot_training_actions, plot_training_rewards
-    from sandbox.moral.training import final_action_rates
+    from sandbox.moral.training import action_rates, final_action_rates
 
     metrics = pd.read_csv(run_dir / METRICS)
     if len(metrics) != scenario.training.episodes:
         raise UsageError(f"{run_dir.path}: {len(metrics)} of {scenario.training.episodes} episodes in {METRICS}; "
                          f"resume it with `sandbox resume {run_dir.path}`")  # fmt: skip
     rows = metrics.to_dict("records")
-    rates = final_action_rates(rows)
-    tail = metrics.tail(max(1, len(metrics) // 10))
+    rates = final_action_rates(rows) if play is None else action_rates(play.to_dict("records"))
+    tail = metrics.tail(max(1, len(metrics) // 10)) if play is None else play
     training = scenario.training
     summary = {
         "scenario": scenario.name,
@@ -206,11 +297,12 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario) -> dict[str, Any]:
         "episodes": len(metrics),
         "rounds_per_episode": training.parallel * training.rounds,
         "final_action_rates": {name: rates[name] for name in ("C|C", "C|D", "D|C", "D|D")},
+        "final_action_rates_from": "last tenth of training" if play is None else "play after training (play.csv)",
         "final_illegal_rate": rates["illegal"],
         "final_rewards": {kind: float(tail[f"reward_{kind}"].mean())
                           for kind in ("game", "deontological", "utilitarian", "game_deontological")},  # fmt: skip
-        "final_kl": float(tail["kl"].mean()),
-        "seconds_per_episode": float(metrics["seconds"].mean()),
+        "final_kl": float(metrics.tail(max(1, len(metrics) // 10))["kl"].mean()),
+        "seconds_per_episode": float(metrics["seconds"].mean()) if "seconds" in metrics else None,
         "adapter": ADAPTER,
     }
     atomic_write_text(run_dir / SUMMARY, json.dumps(summary, indent=2))

@@ -40,6 +40,8 @@ def _known(lookup: Any, name: str) -> None:
         raise ValueError(str(error)) from None
 
 
+LLM_OPPONENTS = ("llm", "learner")
+
 EVALUATION_GAMES = ("prisoners_dilemma", "stag_hunt", "chicken", "bach_or_stravinsky", "defective_coordination")
 
 # The fields of `PPOConfig` as a strict pydantic model: a typo is an "unknown field" at
@@ -106,10 +108,17 @@ class MoralEvaluation(StrictModel):
 class Training(StrictModel):
     """What is played, how it is rewarded, and the PPO hyper-parameters."""
 
-    algorithm: Literal["ppo"] = Field("ppo", description="The learning algorithm.")
+    algorithm: Literal["ppo", "grpo", "rloo"] = Field(
+        "ppo", description="ppo (the project's), or TRL's grpo or rloo behind the same rewards."
+    )
     episodes: int = Field(1000, ge=1, le=1_000_000, description="PPO steps; each plays parallel x rounds rounds.")
     game: str | CustomGame = Field("prisoners_dilemma", description="A registered game or a custom table.")
-    opponent: str = Field("tit_for_tat", description="A fixed strategy: tit_for_tat, always_defect, ...")
+    opponent: str = Field(
+        "tit_for_tat",
+        description="A fixed strategy (tit_for_tat, always_defect, always_cooperate, random), llm (the base "
+        "model, fixed) or learner (a second LLM that learns too, with opponent_reward).",
+    )
+    opponent_reward: str | None = Field(None, description="learner: its reward or schedule; default: `reward`.")
     reward: str = Field("game", description="A reward or a schedule: game, utilitarian, game,utilitarian@500.")
     xi: float = Field(3.0, ge=0, description="The Deontological penalty for defecting against a cooperator.")
     illegal: float = Field(-6.0, le=0, description="The reward of an output that is not a legal action token.")
@@ -120,6 +129,11 @@ class Training(StrictModel):
     rounds: int = Field(5, ge=1, le=1000, description="Rounds each game plays per episode.")
     checkpoint_every: int = Field(50, ge=1, description="Episodes between checkpoints (adapter, optimiser, state).")
     ppo: PPOFields = Field(default_factory=PPOFields, description="PPOConfig fields (see `sandbox train --help-ppo`).")  # type: ignore[valid-type]
+    trl: dict[str, Any] = Field(
+        default_factory=dict,
+        description="grpo/rloo: fields of TRL's GRPOConfig/RLOOConfig (num_generations, beta, ...). LoRA, "
+        "learning_rate, max_new_tokens, temperature and seed come from the ppo block.",
+    )
     evaluation: MoralEvaluation = Field(default_factory=MoralEvaluation)
 
     @field_validator("game")
@@ -134,13 +148,18 @@ class Training(StrictModel):
     def _known_opponent(cls, name: str) -> str:
         from agents.strategies import STRATEGIES
 
-        _known(STRATEGIES.get, name)
+        if name not in LLM_OPPONENTS:
+            try:
+                STRATEGIES.get(name)
+            except KeyError as error:
+                raise ValueError(f"{error}; or an LLM: {', '.join(LLM_OPPONENTS)}") from None
         return name
 
-    @field_validator("reward")
+    @field_validator("reward", "opponent_reward")
     @classmethod
-    def _schedule(cls, text: str) -> str:
-        _known(Schedule.parse, text)
+    def _schedule(cls, text: str | None) -> str | None:
+        if text is not None:
+            _known(Schedule.parse, text)
         return text
 
     @field_validator("tokens", "test_tokens")
@@ -152,6 +171,20 @@ class Training(StrictModel):
     @model_validator(mode="after")
     def _ppo_config(self) -> Training:
         self.ppo_config(seed=0)  # PPOConfig's own checks, with the defaults filled in
+        if self.algorithm == "ppo" and self.trl:
+            raise ValueError("training.trl is for algorithm grpo or rloo; PPO reads training.ppo")
+        if self.opponent_reward is not None and self.opponent != "learner":
+            raise ValueError("training.opponent_reward is the reward of a learning opponent (opponent: learner)")
+        if self.algorithm != "ppo" and self.opponent in LLM_OPPONENTS:
+            raise ValueError(f"training.opponent: {self.algorithm} plays fixed strategies; an LLM opponent needs ppo")
+        if self.algorithm != "ppo":
+            from sandbox.moral.trl_trainers import check_trl_fields, config_class
+
+            check_trl_fields(self.algorithm, self.trl)
+            generations = self.trl.get("num_generations", config_class(self.algorithm).num_generations)
+            if not isinstance(generations, int) or generations < 2 or (self.parallel * self.rounds) % generations:
+                raise ValueError(f"training.trl.num_generations ({generations}) must be at least 2 and divide "
+                                 f"parallel x rounds ({self.parallel} x {self.rounds})")  # fmt: skip
         return self
 
     def ppo_config(self, seed: int) -> PPOConfig:
@@ -169,11 +202,13 @@ class Training(StrictModel):
     def game_table(self) -> PayoffTable:
         return self.game.table() if isinstance(self.game, CustomGame) else MATRIX_GAMES.get(self.game)
 
-    def setup(self, seed: int) -> Any:
-        """The `MoralSetup` this block describes."""
+    def setup(self, seed: int, opponent: Any = None) -> Any:
+        """The `MoralSetup` this block describes (`opponent`: the LLM opponent object, for llm and learner)."""
         from sandbox.moral.training import MoralSetup
 
-        return MoralSetup(game=self.game_table(), opponent=self.opponent, schedule=Schedule.parse(self.reward),
+        if self.opponent in LLM_OPPONENTS and opponent is None:
+            raise ValueError(f"opponent {self.opponent!r} needs its LLM: pass opponent=")
+        return MoralSetup(game=self.game_table(), opponent=opponent or self.opponent, schedule=Schedule.parse(self.reward),
                           tokens=ActionTokens.of(self.tokens), history_length=self.history_length,
                           parallel=self.parallel, rounds=self.rounds,
                           rewards=RewardParams(xi=self.xi, illegal=self.illegal), seed=seed)  # fmt: skip

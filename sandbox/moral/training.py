@@ -24,6 +24,7 @@ from agents.strategies import STRATEGIES
 from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from sandbox.moral.iterated import IteratedGame
+from sandbox.moral.opponents import LLMOpponent
 from sandbox.moral.ppo import PPOTrainer
 from sandbox.moral.rewards import REWARDS, RewardParams, Schedule, Step, reward
 from sandbox.seeding import generator
@@ -48,7 +49,7 @@ class MoralSetup:
     """
 
     game: str | PayoffTable = "prisoners_dilemma"
-    opponent: str | MatrixStrategy = "tit_for_tat"
+    opponent: str | MatrixStrategy | LLMOpponent = "tit_for_tat"
     schedule: Schedule = field(default_factory=lambda: Schedule.parse("game"))
     tokens: ActionTokens = field(default_factory=ActionTokens)
     history_length: int = 1
@@ -64,8 +65,15 @@ class MoralSetup:
     def table(self) -> PayoffTable:
         return MATRIX_GAMES.get(self.game) if isinstance(self.game, str) else self.game
 
-    def strategy(self) -> MatrixStrategy:
+    def strategy(self) -> MatrixStrategy | None:
+        """The opponent's fixed strategy; None for an LLM opponent."""
+        if isinstance(self.opponent, LLMOpponent):
+            return None
         return STRATEGIES.get(self.opponent) if isinstance(self.opponent, str) else self.opponent
+
+    @property
+    def llm_opponent(self) -> LLMOpponent | None:
+        return self.opponent if isinstance(self.opponent, LLMOpponent) else None
 
 
 def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
@@ -102,15 +110,21 @@ def play_episode(
     for game in games:
         game.reset(rng)
     queries, answers, steps = [], [], []
+    llm = setup.llm_opponent
     for _ in range(setup.rounds):
+        if llm is not None:  # simultaneous moves: the opponent answers from the same state
+            learner_before = [g.history[-1][0] for g in games]
+            opponent_moves = llm.moves(games, rng)
         round_queries = [encode(trainer.tokenizer, matrix_prompt(g.game, g.state(), setup.tokens, rng)) for g in games]
         if batched:
             round_answers = trainer.generate(round_queries)
         else:
             round_answers = [trainer.generate([q])[0] for q in round_queries]
-        for game, answer in zip(games, round_answers):
+        for i, (game, answer) in enumerate(zip(games, round_answers)):
             move = parse_action(trainer.tokenizer.decode(answer, skip_special_tokens=True), setup.tokens)
-            steps.append(game.play(move, rng))
+            steps.append(game.play(move, rng) if llm is None else game.play_against(move, opponent_moves[i]))
+        if llm is not None:
+            llm.observe([g.history[-1][0] for g in games], learner_before)
         queries += round_queries
         answers += round_answers
     return queries, answers, steps
@@ -149,6 +163,8 @@ def train(
         kind = setup.schedule.at(episode)
         scores = [reward(kind, s, setup.rewards) for s in steps]
         row = episode_metrics(episode, setup, steps, trainer.step(queries, answers, scores))
+        if setup.llm_opponent is not None:
+            row.update(setup.llm_opponent.finish_episode(episode))  # a learning opponent learns here
         row["seconds"] = time.perf_counter() - began
         rows.append(row)
         if on_episode:
@@ -156,7 +172,11 @@ def train(
     return rows
 
 
+def action_rates(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The mean share of each action type (and of illegal outputs) over `rows`."""
+    return {name: float(np.mean([r[name] for r in rows])) for name in (*ACTION_TYPES, "illegal")}
+
+
 def final_action_rates(rows: list[dict[str, Any]]) -> dict[str, float]:
     """The mean share of each action type over the last tenth of episodes."""
-    tail = rows[-max(1, len(rows) // 10) :]
-    return {name: float(np.mean([r[name] for r in tail])) for name in (*ACTION_TYPES, "illegal")}
+    return action_rates(rows[-max(1, len(rows) // 10) :])

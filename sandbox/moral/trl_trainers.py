@@ -1,0 +1,198 @@
+"""GRPO and RLOO (TRL) behind the same intrinsic rewards as PPO.
+
+TRL's trainers learn from prompts, not from episodes: each step draws
+`parallel x rounds / num_generations` prompts, samples `num_generations`
+answers to each, and scores every answer with `MoralRewardFunction`, a plain
+TRL reward function `f(prompts, completions, **columns) -> list[float]` that
+calls the same reward functions (`sandbox.moral.rewards`) as PPO. A prompt is
+the implicit game prompt of a random state (every PPO game starts from one
+too); the opponent's move is drawn from its strategy in that state when the
+answer is scored.
+
+Because the states are drawn at random rather than reached by play, the
+action types logged during training are not those of play. After training,
+the trained policy plays `max(1, episodes // 10)` episodes against the
+training opponent, exactly as a PPO episode is played; `play.csv` holds
+them and `final_action_rates` comes from them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from sandbox.games.matrix import MOVES, Move
+from sandbox.games.matrix_prompt import matrix_prompt, parse_action
+from sandbox.moral.rewards import Step, reward
+from sandbox.moral.training import MoralSetup, episode_metrics
+from sandbox.seeding import Branch, generator
+
+__all__ = ["ALGORITHMS", "RESERVED", "MoralRewardFunction", "state_dataset", "trl_config", "trl_trainer"]
+
+ALGORITHMS = ("grpo", "rloo")
+
+# TRL fields the sandbox sets itself: one optimiser step per generation batch per episode, its own
+# output directory, checkpoints and logging (so that an episode is one reward call and one metrics row).
+RESERVED = frozenset({
+    "output_dir", "max_steps", "num_train_epochs", "per_device_train_batch_size", "generation_batch_size",
+    "steps_per_generation", "num_iterations", "gradient_accumulation_steps", "save_strategy", "save_steps",
+    "save_total_limit", "logging_steps", "report_to", "use_cpu", "bf16", "fp16", "seed", "data_seed",
+    "learning_rate", "max_completion_length", "temperature", "remove_unused_columns",
+})  # fmt: skip
+
+
+def config_class(algorithm: str) -> type:
+    from trl import GRPOConfig, RLOOConfig
+
+    return {"grpo": GRPOConfig, "rloo": RLOOConfig}[algorithm]
+
+
+def check_trl_fields(algorithm: str, given: dict[str, Any]) -> None:
+    """Raise `ValueError` for a field the algorithm's TRL config lacks, or one the sandbox sets itself."""
+    known = {f.name for f in fields(config_class(algorithm))}
+    for key in given:
+        if key in RESERVED:
+            raise ValueError(f"training.trl.{key} is set by the sandbox (from episodes, parallel x rounds, "
+                             "checkpoint_every and the ppo block's learning_rate, max_new_tokens, temperature)")  # fmt: skip
+        if key not in known:
+            raise ValueError(f"training.trl.{key}: not a field of TRL's {config_class(algorithm).__name__}")
+
+
+def trl_config(algorithm: str, training: Any, out_dir: Path, seed: int, device: str) -> Any:
+    """The TRL config of a training block: its `trl:` fields, and the sandbox's own (see `RESERVED`)."""
+    ppo = training.ppo_config(seed=seed)
+    batch = training.parallel * training.rounds
+    options = {"lr_scheduler_type": "constant", **training.trl}  # a constant rate, as PPO's
+    return config_class(algorithm)(
+        output_dir=str(out_dir), max_steps=training.episodes, per_device_train_batch_size=batch,
+        steps_per_generation=1, num_iterations=1, gradient_accumulation_steps=1,
+        save_strategy="steps", save_steps=training.checkpoint_every, save_total_limit=1, logging_steps=1,
+        report_to="none", use_cpu=device == "cpu", bf16=device != "cpu", seed=ppo.seed, data_seed=ppo.seed,
+        learning_rate=ppo.learning_rate, max_completion_length=ppo.max_new_tokens, temperature=ppo.temperature,
+        remove_unused_columns=False, disable_tqdm=True, **options,
+    )  # fmt: skip
+
+
+def lora_config(training: Any, seed: int) -> Any:
+    from peft import LoraConfig
+
+    ppo = training.ppo_config(seed=seed)
+    targets = ppo.lora_target_modules
+    return LoraConfig(r=ppo.lora_r, lora_alpha=ppo.lora_alpha, lora_dropout=ppo.lora_dropout,
+                      target_modules=targets if targets == "all-linear" else targets.split(","),
+                      task_type="CAUSAL_LM")  # fmt: skip
+
+
+def chat_text(tokenizer: Any, prompt: str) -> str:
+    """The prompt as the model's chat turn, as text (TRL tokenizes it)."""
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                             tokenize=False)  # fmt: skip
+    return prompt
+
+
+def state_dataset(setup: MoralSetup, tokenizer: Any, size: int) -> Any:
+    """`size` prompts of random states: columns `prompt` (chat text) and `history` (JSON of the state's rounds)."""
+    from datasets import Dataset
+
+    rng = generator(setup.seed, Branch.EPISODE, 1 << 20)  # a node of its own, apart from the episodes'
+    rows = []
+    for _ in range(size):
+        history = [(MOVES[int(rng.integers(2))], MOVES[int(rng.integers(2))]) for _ in range(setup.history_length)]
+        prompt = matrix_prompt(setup.table(), history, setup.tokens, rng)
+        rows.append({"prompt": chat_text(tokenizer, prompt), "history": json.dumps(history)})
+    return Dataset.from_list(rows)
+
+
+def _text(completion: Any) -> str:
+    return completion if isinstance(completion, str) else completion[-1]["content"]
+
+
+class MoralRewardFunction:
+    """A TRL reward function: the scheduled intrinsic reward of each answer in the state of its prompt.
+
+    Each call is one training step (the sandbox sets one generation batch per
+    step); `on_step(step, steps)` receives the scored rounds.
+    """
+
+    __name__ = "moral_reward"  # TRL names a reward function's metrics after it
+
+    def __init__(self, setup: MoralSetup, on_step: Callable[[int, list[Step]], None] | None = None) -> None:
+        self.setup, self.on_step = setup, on_step
+        self.strategy = setup.strategy()
+        self.table = setup.table()
+
+    def __call__(self, prompts: list[Any], completions: list[Any], history: list[str], trainer_state: Any = None,
+                 **columns: Any) -> list[float]:  # fmt: skip
+        episode = int(trainer_state.global_step) if trainer_state is not None else 0
+        rng = generator(self.setup.seed, episode)
+        kind = self.setup.schedule.at(episode)
+        steps = []
+        for completion, state in zip(completions, history):
+            own_last, other_last = json.loads(state)[-1]
+            other: Move = self.strategy.move(own_last, other_last, rng)
+            steps.append(Step(own=parse_action(_text(completion), self.setup.tokens), other=other,
+                              last_other=other_last, game=self.table))  # fmt: skip
+        if self.on_step:
+            self.on_step(episode, steps)
+        return [reward(kind, s, self.setup.rewards) for s in steps]
+
+
+def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_dir: Path, device: str,
+                on_row: Callable[[dict[str, Any]], None]) -> Any:  # fmt: skip
+    """A GRPO or RLOO trainer for the scenario, whose every step hands `on_row` its `metrics.csv` row."""
+    from transformers import PrinterCallback, TrainerCallback
+
+    training, seed = scenario.training, scenario.seed
+    setup = training.setup(seed=seed)
+    args = trl_config(algorithm, training, out_dir, seed, device)
+    if (training.parallel * training.rounds) % args.num_generations:
+        raise ValueError(f"training.trl.num_generations ({args.num_generations}) must divide parallel x rounds "
+                         f"({training.parallel * training.rounds})")  # fmt: skip
+    pending: dict[int, list[Step]] = {}
+
+    class Rows(TrainerCallback):  # type: ignore[misc]
+        """Completes each step's row with TRL's logged statistics and hands it on."""
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kw: Any) -> None:
+            episode = state.global_step - 1
+            if logs is None or episode not in pending:
+                return
+            stats = {"kl": logs.get("kl", 0.0), "kl_coef": getattr(args, "beta", math.nan),
+                     "policy_loss": logs.get("loss", math.nan), "value_loss": math.nan,
+                     "clipfrac": logs.get("clip_ratio/region_mean", math.nan)}  # fmt: skip
+            on_row(episode_metrics(episode, setup, pending.pop(episode), stats))
+
+    from trl import GRPOTrainer, RLOOTrainer
+
+    cls = {"grpo": GRPOTrainer, "rloo": RLOOTrainer}[algorithm]
+    prompts = training.episodes * training.parallel * training.rounds // args.num_generations
+    trainer = cls(model=model, reward_funcs=MoralRewardFunction(setup, lambda e, s: pending.__setitem__(e, s)),
+                  args=args, train_dataset=state_dataset(setup, tokenizer, prompts), processing_class=tokenizer,
+                  peft_config=lora_config(training, seed), callbacks=[Rows()])  # fmt: skip
+    trainer.remove_callback(PrinterCallback)  # the sandbox shows its own progress and writes its own rows
+    return trainer
+
+
+def play_rates(model: Any, tokenizer: Any, scenario: Any) -> list[dict[str, Any]]:
+    """The trained policy plays `max(1, episodes // 10)` episodes against the training opponent: rows for `play.csv`."""
+    import torch
+
+    from sandbox.moral.ppo import Sampler
+    from sandbox.moral.training import play_episode
+
+    training, seed = scenario.training, scenario.seed
+    setup = training.setup(seed=seed)
+    ppo = training.ppo_config(seed=seed)
+    sampler = Sampler(model, tokenizer, ppo.max_new_tokens, ppo.temperature)
+    torch.manual_seed(seed)
+    rows = []
+    nan_stats = dict.fromkeys(("kl", "kl_coef", "policy_loss", "value_loss", "clipfrac"), math.nan)
+    for i in range(max(1, training.episodes // 10)):
+        _, _, steps = play_episode(sampler, setup, i, rng=generator(seed, Branch.EVALUATION, 1 << 20, i))  # type: ignore[arg-type]
+        rows.append(episode_metrics(i, setup, steps, nan_stats))
+    return rows
