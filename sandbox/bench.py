@@ -9,8 +9,11 @@
   path (epochs x 3 dependent calls x latency) and against a sequential run.
 * embedded: tokens per second of the embedded model with 1 and with 4
   parallel slots.
+* rollout: moral fine-tuning's rollout throughput (episodes per second, no
+  learning) with one batched generation per round against one generation per
+  game, on the tiny model and on SmolLM2-135M.
 
-Run with `sandbox bench [concurrency|overhead|embedded|all]` or `make bench`.
+Run with `sandbox bench [concurrency|overhead|scai|embedded|rollout|all]` or `make bench`.
 The fake and scripted models here produce timing figures, never simulation results.
 """
 
@@ -227,10 +230,55 @@ def bench_embedded(requests: int = 8, max_tokens: int = 64) -> dict[str, float]:
     return {"tokens_per_s_1": one, "tokens_per_s_4": four, "ratio": four / one}
 
 
+def _episodes_per_s(trainer: Any, setup: Any, episodes: int, batched: bool) -> float:
+    from sandbox.moral.training import play_episode
+
+    play_episode(trainer, setup, episodes, batched=batched)  # warm-up (an episode not timed)
+    started = time.perf_counter()
+    for episode in range(episodes):
+        play_episode(trainer, setup, episode, batched=batched)
+    return episodes / (time.perf_counter() - started)
+
+
+def bench_rollout(
+    policies: tuple[str, ...] = ("tiny", "smollm2"), parallel: int = 16, rounds: int = 5, episodes: int = 3
+) -> dict[str, dict[str, float]]:
+    """Episodes per second of rollouts, one batched generation per round against one generation per game."""
+    import torch
+
+    from sandbox.errors import ModelUnavailableError
+    from sandbox.moral.base_model import load_base_model
+    from sandbox.moral.ppo import PPOTrainer
+    from sandbox.moral.ppo_config import PPOConfig
+    from sandbox.moral.training import MoralSetup
+
+    setup = MoralSetup(parallel=parallel, rounds=rounds, seed=0)
+    table = Table(title=f"Rollout throughput: episodes of {parallel} games x {rounds} rounds, no learning",
+                  title_justify="left")  # fmt: skip
+    for column in ("policy", "device", "one at a time (episodes/s)", "batched (episodes/s)", "ratio"):
+        table.add_column(column, justify="left" if column == "policy" else "right")
+    figures = {}
+    for spec in policies:
+        try:
+            base = load_base_model(spec)
+        except ModelUnavailableError as error:
+            console.print(f"{spec}: skipped ({error})")
+            continue
+        trainer = PPOTrainer(base.model, base.tokenizer, PPOConfig(batch_size=parallel * rounds,
+                                                                   mini_batch_size=parallel * rounds, max_new_tokens=2))  # fmt: skip
+        torch.manual_seed(0)
+        single = _episodes_per_s(trainer, setup, episodes, batched=False)
+        batched = _episodes_per_s(trainer, setup, episodes, batched=True)
+        figures[spec] = {"one_at_a_time": single, "batched": batched, "ratio": batched / single}
+        table.add_row(spec, base.device, f"{single:.3f}", f"{batched:.3f}", f"{batched / single:.1f}x")
+    console.print(table)
+    return figures
+
+
 def run_benchmarks(which: str = "all") -> dict[str, Any]:
     """Run the named benchmark (or all) and print each table."""
     benches = {"concurrency": bench_concurrency, "overhead": bench_overhead, "scai": bench_scai,
-               "embedded": bench_embedded}  # fmt: skip
+               "embedded": bench_embedded, "rollout": bench_rollout}  # fmt: skip
     if which != "all" and which not in benches:
         raise UsageError(f"unknown benchmark {which!r}: choose {', '.join(benches)} or all")
     return {name: bench() for name, bench in benches.items() if which in ("all", name)}
