@@ -36,7 +36,7 @@ def test_validate_ok_and_bad(tmp_path: Path) -> None:
 
 
 def test_validate_every_shipped_scenario() -> None:
-    files = sorted(str(p) for p in (ROOT / "scenarios").glob("*.yaml"))
+    files = sorted(str(p) for p in (ROOT / "scenarios").rglob("*.yaml"))
     result = runner.invoke(app, ["validate", *files])
     assert result.exit_code == 0, result.output
 

@@ -1,59 +1,52 @@
-"""Moral fine-tuning learns on a tiny model against tit-for-tat (slow: PPO on CPU, still run in CI).
+"""Moral fine-tuning learns on the tiny model against tit-for-tat (slow: training on CPU, still run in CI).
 
-The tiny model's vocabulary holds the action tokens, digits and a few
-marks; every other word of the prompt is [UNK]. A random model answers a
-legal token now and then from the start; it must learn which one. Its
-weights start wider than GPT-2's (see `build_tiny_lm`) so that an adapter
-can make one token likely at all.
+Each test trains a shipped tiny scenario file end to end (`sandbox train`'s
+path: scenario, run directory, summary) with fixed seeds. The tiny model's
+vocabulary holds the action tokens, digits and a few marks; every other word
+of the prompt is [UNK]. A random model answers a legal token now and then from
+the start; it must learn which one. Its weights start wider than GPT-2's (see
+`sandbox.moral.tiny_model`) so that an adapter can make one token likely at all.
 
-Each game starts from a random state, so the first two rounds of every game
-follow random moves; 20 rounds a game keep that under a tenth of the play.
+Each game starts from a random state, so the first round of every game follows
+a random move; 20 rounds a game keep that under a tenth of the play. PPO's
+rates are those of the last tenth of training; GRPO's come from 8 episodes the
+trained policy plays afterwards (GRPO trains on prompts of random states).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from sandbox.moral.ppo import PPOTrainer
-from sandbox.moral.ppo_config import PPOConfig
-from sandbox.moral.rewards import Schedule
-from sandbox.moral.training import MoralSetup, final_action_rates, train
-from tests.tiny_lm import build_tiny_lm
+from sandbox.moral.run import train_scenario
+from sandbox.scenario_file import load_training_scenario
 
-VOCABULARY = ["action1 action2 action3 action4 0 1 2 3 4 5 6 | , . :"]
-EPISODES = 80
+TINY = Path(__file__).parent.parent / "scenarios" / "moral" / "tiny"
 
 
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_lm(tmp_path_factory.mktemp("tiny-moral"), VOCABULARY, n_embd=64, n_layer=2, init=0.1)
-
-
-def learn(tiny_dir: Path, reward: str) -> dict[str, float]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    config = PPOConfig(batch_size=40, mini_batch_size=10, gradient_accumulation_steps=1, learning_rate=1e-2,
-                       lora_r=8, lora_alpha=16, max_new_tokens=1, seed=0)  # fmt: skip
-    trainer = PPOTrainer(AutoModelForCausalLM.from_pretrained(tiny_dir), AutoTokenizer.from_pretrained(tiny_dir), config)
-    setup = MoralSetup(schedule=Schedule.parse(reward), opponent="tit_for_tat", parallel=2, rounds=20, seed=0)
-    return final_action_rates(train(trainer, setup, EPISODES))
+def learn(name: str, out: Path) -> dict[str, float]:
+    summary = json.loads((train_scenario(load_training_scenario(TINY / f"{name}.yaml"), out) / "summary.json").read_text())
+    return {**summary["final_action_rates"], "illegal": summary["final_illegal_rate"]}
 
 
 @pytest.mark.slow
-def test_utilitarian_learns_mutual_cooperation(tiny_dir: Path) -> None:
-    rates = learn(tiny_dir, "utilitarian")
+@pytest.mark.parametrize("prefix", ["", "grpo_"])
+def test_utilitarian_learns_mutual_cooperation(prefix: str, tmp_path: Path) -> None:
+    rates = learn(f"{prefix}utilitarian_vs_tft", tmp_path / "run")
     assert rates["C|C"] >= 0.9, rates
 
 
 @pytest.mark.slow
-def test_game_learns_to_defect(tiny_dir: Path) -> None:
-    rates = learn(tiny_dir, "game")
+@pytest.mark.parametrize("prefix", ["", "grpo_"])
+def test_game_learns_to_defect(prefix: str, tmp_path: Path) -> None:
+    rates = learn(f"{prefix}game_vs_tft", tmp_path / "run")
     assert rates["D|C"] + rates["D|D"] >= 0.9, rates
 
 
 @pytest.mark.slow
-def test_deontological_stops_defecting_against_cooperators(tiny_dir: Path) -> None:
-    rates = learn(tiny_dir, "deontological")
+@pytest.mark.parametrize("prefix", ["", "grpo_"])
+def test_deontological_stops_defecting_against_cooperators(prefix: str, tmp_path: Path) -> None:
+    rates = learn(f"{prefix}deontological_vs_tft", tmp_path / "run")
     assert rates["D|C"] <= 0.05 and rates["illegal"] <= 0.05, rates
