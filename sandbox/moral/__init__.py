@@ -1,5 +1,35 @@
-"""Moral fine-tuning (Tennant et al.): intrinsic rewards on iterated matrix games."""
+"""Moral fine-tuning (Tennant et al.): intrinsic rewards on iterated matrix games, PPO/GRPO/RLOO with LoRA.
+
+    from sandbox.moral import train_scenario, evaluate_run
+    from sandbox.scenario_file import load_training_scenario
+
+    run_dir = train_scenario(load_training_scenario("scenarios/moral/tiny/utilitarian_vs_tft.yaml"), "runs/util")
+    evaluate_run(run_dir)
+
+The torch-backed parts are imported on first use, so the rewards stay cheap to import.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
 
 from sandbox.moral.rewards import REWARDS, RewardParams, Schedule, Step, reward
 
-__all__ = ["REWARDS", "RewardParams", "Schedule", "Step", "reward"]
+__all__ = [
+    "REWARDS", "PPOConfig", "PPOTrainer", "RewardParams", "Schedule", "Step", "TrainingScenario", "evaluate_run",
+    "load_base_model", "normalised_regret", "resume_training", "reward", "train_scenario",
+]  # fmt: skip
+
+_LAZY = {
+    "PPOConfig": "sandbox.moral.ppo_config", "PPOTrainer": "sandbox.moral.ppo",
+    "TrainingScenario": "sandbox.moral.scenario", "evaluate_run": "sandbox.moral.evaluation",
+    "load_base_model": "sandbox.moral.base_model", "normalised_regret": "sandbox.moral.regret",
+    "resume_training": "sandbox.moral.run", "train_scenario": "sandbox.moral.run",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sandbox.moral' has no attribute {name!r}")

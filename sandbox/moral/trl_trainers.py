@@ -41,7 +41,7 @@ RESERVED = frozenset({
     "output_dir", "max_steps", "num_train_epochs", "per_device_train_batch_size", "generation_batch_size",
     "steps_per_generation", "num_iterations", "gradient_accumulation_steps", "save_strategy", "save_steps",
     "save_total_limit", "logging_steps", "report_to", "use_cpu", "bf16", "fp16", "seed", "data_seed",
-    "learning_rate", "max_completion_length", "temperature", "remove_unused_columns",
+    "learning_rate", "max_completion_length", "temperature", "remove_unused_columns", "disable_tqdm",
 })  # fmt: skip
 
 
