@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -16,10 +17,44 @@ from tests.conftest import scai_models, scai_scenario, small_scenario, ultimatum
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 
+def _moral_run(tmp_path: Path) -> SimpleNamespace:
+    """A tiny real training run (3 PPO episodes of the in-process tiny model) with a small evaluation."""
+    from sandbox.moral.evaluation import evaluate_run
+    from sandbox.moral.run import train_scenario
+    from sandbox.scenario_file import parse_training_scenario
+
+    scenario = parse_training_scenario({
+        "name": "nb", "models": {"policy": "tiny"},
+        "training": {"episodes": 3, "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
+                     "evaluation": {"games_per_game": 3, "rounds": 2}},
+    })  # fmt: skip
+    path = train_scenario(scenario, tmp_path / "run")
+    evaluate_run(path)
+    return SimpleNamespace(path=path)
+
+
+def _moral_run(tmp_path: Path) -> SimpleNamespace:
+    """A tiny real training run (3 PPO episodes of the in-process tiny model) with a small evaluation."""
+    from sandbox.moral.evaluation import evaluate_run
+    from sandbox.moral.run import train_scenario
+    from sandbox.scenario_file import parse_training_scenario
+
+    scenario = parse_training_scenario({
+        "name": "nb", "models": {"policy": "tiny"},
+        "training": {"episodes": 3, "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
+                     "evaluation": {"games_per_game": 3, "rounds": 2}},
+    })  # fmt: skip
+    path = train_scenario(scenario, tmp_path / "run")
+    evaluate_run(path)
+    return SimpleNamespace(path=path)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The run the notebook reads is made with the scripted model: this checks the notebook, not a result.
-    if path.name.startswith("scai"):
+    if path.name.startswith("moral"):
+        result = _moral_run(tmp_path)
+    elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())
         asyncio.run(aevaluate(result.path, trials=2, models=scai_models()))
     else:
