@@ -143,3 +143,20 @@ def test_resume_command_dispatches_training_runs(tmp_path: Path) -> None:
     result = runner.invoke(app, ["resume", str(path)])
     assert result.exit_code == 0, result.output
     assert "action types over the last tenth of 2 episodes" in " ".join(result.output.split())
+
+
+def test_a_failure_is_recorded_and_the_run_stays_resumable(tmp_path: Path) -> None:
+    from sandbox.errors import RunFailedError
+
+    def fail(row: dict[str, Any]) -> None:
+        if row["episode"] == 1:
+            raise RuntimeError("the disk is full")
+
+    scenario = parse_training_scenario({**TINY, "training": {**TINY["training"], "episodes": 3}})
+    with pytest.raises(RunFailedError, match="the disk is full.*sandbox resume"):
+        train_scenario(scenario, tmp_path / "run", hooks=TrainHooks(on_episode=fail))
+    status = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert status["status"] == "failed" and "the disk is full" in status["error"]
+    resume_training(tmp_path / "run")
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "complete"
+    assert pd.read_csv(tmp_path / "run" / "metrics.csv")["episode"].tolist() == [0, 1, 2]

@@ -22,7 +22,8 @@ import csv
 import json
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,29 @@ def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model:
     return _train(run_dir, scenario, trainer, start, hooks or TrainHooks(), opponent)
 
 
+class MetricsFile:
+    """`metrics.csv` opened for appending: each row written and flushed at once (a header on an empty file)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.writer: csv.DictWriter[str] | None = None
+
+    def __enter__(self) -> MetricsFile:
+        self.handle = self.path.open("a", newline="", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+    def append(self, row: dict[str, Any]) -> None:
+        if self.writer is None:
+            self.writer = csv.DictWriter(self.handle, fieldnames=list(row))
+            if self.handle.tell() == 0:
+                self.writer.writeheader()
+        self.writer.writerow(row)
+        self.handle.flush()
+
+
 def _keep_rows(path: Path, episodes: int) -> None:
     """Keep the header and the rows of episodes before `episodes` (a killed run may leave a cut line)."""
     if not path.is_file():
@@ -180,6 +204,21 @@ def _recover_checkpoint(run_dir: RunDirectory) -> None:
         shutil.rmtree(spare, ignore_errors=True)
 
 
+@contextmanager
+def _running(run_dir: RunDirectory, start: int) -> Iterator[None]:
+    """Mark the run running; on an interrupt or a failure, say so in `run.json` (the run stays resumable)."""
+    run_dir.write_status("running", started=time.time(), start_episode=start)
+    try:
+        yield
+    except KeyboardInterrupt:
+        run_dir.write_status("interrupted")
+        raise
+    except Exception as error:
+        run_dir.write_status("failed", error=repr(error))
+        raise RunFailedError(f"training failed after episode {start}: {error!r}; "
+                             f"resume it with `sandbox resume {run_dir.path}`") from error  # fmt: skip
+
+
 def _train(
     run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, start: int, hooks: TrainHooks, opponent: Any = None
 ) -> Path:
@@ -190,34 +229,17 @@ def _train(
     total = training.episodes
     if hooks.on_start:
         hooks.on_start(total, start)
-    metrics = run_dir / METRICS
-    run_dir.write_status("running", started=time.time(), start_episode=start)
-    with metrics.open("a", newline="", encoding="utf-8") as handle:
-        writer: csv.DictWriter[str] | None = None
+    with _running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
 
         def on_episode(row: dict[str, Any]) -> None:
-            nonlocal writer
-            if writer is None:
-                writer = csv.DictWriter(handle, fieldnames=list(row))
-                if handle.tell() == 0:
-                    writer.writeheader()
-            writer.writerow(row)
-            handle.flush()
+            rows.append(row)
             done = row["episode"] + 1
             if done % training.checkpoint_every == 0 or done == total:
                 _checkpoint(run_dir, trainer, done, opponent)
             if hooks.on_episode:
                 hooks.on_episode(row)
 
-        try:
-            train(trainer, setup, total, start=start, on_episode=on_episode)
-        except KeyboardInterrupt:
-            run_dir.write_status("interrupted")
-            raise
-        except Exception as error:
-            run_dir.write_status("failed", error=repr(error))
-            raise RunFailedError(f"training failed at an episode after {start}: {error!r}; "
-                                 f"resume it with `sandbox resume {run_dir.path}`") from error  # fmt: skip
+        train(trainer, setup, total, start=start, on_episode=on_episode)
     trainer.model.save_pretrained(run_dir / ADAPTER)
     if isinstance(opponent, LearningLLM):
         opponent.policy.model.save_pretrained(run_dir / "opponent_adapter")
@@ -236,33 +258,19 @@ def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hoo
     _keep_rows(run_dir / METRICS, start)
     if hooks.on_start:
         hooks.on_start(training.episodes, start)
-    run_dir.write_status("running", started=time.time(), start_episode=start)
-    with (run_dir / METRICS).open("a", newline="", encoding="utf-8") as handle:
-        writer: csv.DictWriter[str] | None = None
+    with _running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
         last = time.perf_counter()
 
         def on_row(row: dict[str, Any]) -> None:
-            nonlocal writer, last
+            nonlocal last
             now = time.perf_counter()
             row["seconds"], last = now - last, now
-            if writer is None:
-                writer = csv.DictWriter(handle, fieldnames=list(row))
-                if handle.tell() == 0:
-                    writer.writeheader()
-            writer.writerow(row)
-            handle.flush()
+            rows.append(row)
             if hooks.on_episode:
                 hooks.on_episode(row)
 
-        try:
-            trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row)
-            trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
-        except KeyboardInterrupt:
-            run_dir.write_status("interrupted")
-            raise
-        except Exception as error:
-            run_dir.write_status("failed", error=repr(error))
-            raise RunFailedError(f"training failed: {error!r}; resume it with `sandbox resume {run_dir.path}`") from error
+        trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row)
+        trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
     trainer.model.save_pretrained(run_dir / ADAPTER)
     play = pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario))
     play.to_csv(run_dir / "play.csv", index=False)
