@@ -309,7 +309,7 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
         "final_illegal_rate": rates["illegal"],
         "final_rewards": {kind: float(tail[f"reward_{kind}"].mean())
                           for kind in ("game", "deontological", "utilitarian", "game_deontological")},  # fmt: skip
-        "final_kl": float(metrics.tail(max(1, len(metrics) // 10))["kl"].mean()),
+        "final_kl": _number(metrics.tail(max(1, len(metrics) // 10))["kl"].mean()),  # None: not computed
         "seconds_per_episode": float(metrics["seconds"].mean()) if "seconds" in metrics else None,
         "adapter": ADAPTER,
     }
@@ -319,6 +319,10 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
     plot_training_rewards(metrics, title).savefig(run_dir / "training_rewards.png", dpi=120)
     run_dir.write_status("complete", finished=time.time())
     return summary
+
+
+def _number(value: float) -> float | None:
+    return None if pd.isna(value) else float(value)
 
 
 def is_training_run(path: Path | str) -> bool:

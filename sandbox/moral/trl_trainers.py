@@ -162,7 +162,7 @@ def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_d
             episode = state.global_step - 1
             if logs is None or episode not in pending:
                 return
-            stats = {"kl": logs.get("kl", 0.0), "kl_coef": getattr(args, "beta", math.nan),
+            stats = {"kl": logs.get("kl", math.nan), "kl_coef": getattr(args, "beta", math.nan),  # no kl at beta 0
                      "policy_loss": logs.get("loss", math.nan), "value_loss": math.nan,
                      "clipfrac": logs.get("clip_ratio/region_mean", math.nan)}  # fmt: skip
             on_row(episode_metrics(episode, setup, pending.pop(episode), stats))
