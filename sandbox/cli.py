@@ -24,7 +24,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from sandbox.errors import SandboxError, ScenarioError
+from sandbox.errors import SandboxError, ScenarioError, UsageError
 
 app = typer.Typer(
     name="sandbox",
@@ -291,9 +291,9 @@ def _train_table(path: Path) -> None:
 
 @app.command()
 def train(
-    file: Annotated[Path, typer.Argument(help="A training scenario (YAML with a training: block).")],
+    file: Annotated[Optional[Path], typer.Argument(help="A training scenario (YAML with a training: block).")] = None,  # noqa: UP007
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
-    episodes: Annotated[Optional[int], typer.Option("--episodes", help="Episodes (PPO steps).")] = None,  # noqa: UP007
+    episodes: Annotated[Optional[int], typer.Option("--episodes", help="Episodes (training steps).")] = None,  # noqa: UP007
     seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
     policy: Annotated[Optional[str], typer.Option("--policy", help="Base model: tiny, hf:PATH, gguf:FILE, embedded, smollm2.")] = None,  # noqa: UP007
     ppo: Annotated[
@@ -302,7 +302,7 @@ def train(
     ] = None,
     help_ppo: Annotated[bool, typer.Option("--help-ppo", help="List the PPO fields with their help text and exit.")] = False,
 ) -> None:
-    """Fine-tune a model on an iterated matrix game with an intrinsic moral reward (PPO, LoRA)."""
+    """Fine-tune a model on an iterated matrix game with an intrinsic moral reward (PPO, GRPO or RLOO; LoRA)."""
     from sandbox.moral.run import train_scenario
     from sandbox.scenario_file import apply_training_overrides, load_training_scenario
 
@@ -318,6 +318,8 @@ def train(
         out_console.print(table)
         out_console.print("In a scenario, batch_size defaults to parallel x rounds and mini_batch_size to batch_size.")
         return
+    if file is None:
+        raise _fail(UsageError("give a training scenario file: sandbox train FILE"))
     try:
         scenario = apply_training_overrides(load_training_scenario(file), episodes=episodes, seed=seed, policy=policy,
                                             ppo=ppo)  # fmt: skip
