@@ -1,4 +1,4 @@
-"""The command line: run, resume, evaluate, train, evaluate-moral, validate, schema, models, bench.
+"""The command line: run, resume, evaluate, validate, schema, models, bench (train, evaluate-moral: `sandbox.moral.commands`).
 
 Exit codes: 0 success; 2 invalid input (nothing written, no run directory
 created); 1 runtime failure (the run directory stays resumable); 130
@@ -24,7 +24,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from sandbox.errors import SandboxError, ScenarioError, UsageError
+from sandbox.errors import SandboxError, ScenarioError
 
 app = typer.Typer(
     name="sandbox",
@@ -187,11 +187,12 @@ def run(
 @app.command()
 def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by an interrupted run.")]) -> None:
     """Continue an interrupted run (a society or a training run) from its last checkpoint."""
+    from sandbox.moral.commands import train_table, train_with_progress
     from sandbox.moral.run import is_training_run, resume_training
     from sandbox.runner import aresume
 
     if is_training_run(run_dir):
-        _train_table(_train_with_progress(lambda hooks: resume_training(run_dir, hooks=hooks)))
+        train_table(train_with_progress(lambda hooks: resume_training(run_dir, hooks=hooks)))
         return
     path = _execute(lambda hooks: aresume(run_dir, hooks=hooks))
     _summary_table(path)
@@ -243,123 +244,6 @@ def _evaluation_table(path: Path) -> None:
                       str(row.get("illegal_proposals", "")))  # fmt: skip
     out_console.print(table)
     out_console.print(f"results in [bold]{path / 'evaluation.csv'}[/] and {path / 'generalisation.png'}")
-
-
-def _train_with_progress(job: Any) -> Path:
-    """Run a training job under a Rich progress bar over episodes, with the last episode's action types."""
-    from sandbox.moral.run import TrainHooks
-
-    progress = Progress(TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        TextColumn("{task.fields[last]}"), console=console)  # fmt: skip
-    task: Any = None
-
-    def on_start(total: int, done: int) -> None:
-        nonlocal task
-        task = progress.add_task("training", total=total, completed=done, last="")
-
-    def on_episode(row: dict[str, Any]) -> None:
-        last = (f"C|C {row['C|C']:.0%} C|D {row['C|D']:.0%} D|C {row['D|C']:.0%} D|D {row['D|D']:.0%} "
-                f"illegal {row['illegal']:.0%} kl {row['kl']:.2f}")  # fmt: skip
-        progress.update(task, advance=1, last=last)
-
-    try:
-        with progress:
-            return job(TrainHooks(on_start=on_start, on_episode=on_episode))
-    except KeyboardInterrupt:
-        console.print("interrupted; resume from the last checkpoint with `sandbox resume DIR`", soft_wrap=True)
-        raise typer.Exit(130) from None
-    except SandboxError as error:
-        raise _fail(error) from None
-
-
-def _train_table(path: Path) -> None:
-    import json
-
-    summary = json.loads((path / "summary.json").read_text())
-    table = Table(title=f"{summary['scenario']}: {summary['reward']} vs {summary['opponent']}, action types over "
-                        f"the last tenth of {summary['episodes']} episodes", title_justify="left")  # fmt: skip
-    for column in ("C|C", "C|D", "D|C", "D|D", "illegal"):
-        table.add_column(column, justify="right")
-    rates = summary["final_action_rates"]
-    table.add_row(*(f"{rates[name]:.1%}" for name in ("C|C", "C|D", "D|C", "D|D")), f"{summary['final_illegal_rate']:.1%}")
-    out_console.print(table)
-    rewards = ", ".join(f"{kind} {value:+.2f}" for kind, value in summary["final_rewards"].items())
-    out_console.print(f"rewards per round: {rewards}; {summary['seconds_per_episode']:.2f} s per episode")
-    out_console.print(f"results in [bold]{path}[/] (adapter in {path / summary['adapter']})")
-
-
-@app.command()
-def train(
-    file: Annotated[Optional[Path], typer.Argument(help="A training scenario (YAML with a training: block).")] = None,  # noqa: UP007
-    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
-    episodes: Annotated[Optional[int], typer.Option("--episodes", help="Episodes (training steps).")] = None,  # noqa: UP007
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
-    policy: Annotated[Optional[str], typer.Option("--policy", help="Base model: tiny, hf:PATH, gguf:FILE, embedded, smollm2.")] = None,  # noqa: UP007
-    ppo: Annotated[
-        Optional[list[str]],  # noqa: UP007
-        typer.Option("--ppo", help="FIELD=VALUE of training.ppo, e.g. learning_rate=1e-4 (see --help-ppo). Repeatable."),
-    ] = None,
-    help_ppo: Annotated[bool, typer.Option("--help-ppo", help="List the PPO fields with their help text and exit.")] = False,
-) -> None:
-    """Fine-tune a model on an iterated matrix game with an intrinsic moral reward (PPO, GRPO or RLOO; LoRA)."""
-    from sandbox.moral.run import train_scenario
-    from sandbox.scenario_file import apply_training_overrides, load_training_scenario
-
-    if help_ppo:
-        from sandbox.moral.ppo_config import PPOConfig
-
-        table = Table(title="training.ppo fields (--ppo FIELD=VALUE)", title_justify="left")
-        for column in ("field", "default", "help"):
-            table.add_column(column)
-        defaults = PPOConfig()
-        for name, text in PPOConfig.help().items():
-            table.add_row(name, repr(getattr(defaults, name)), text)
-        out_console.print(table)
-        out_console.print("In a scenario, batch_size defaults to parallel x rounds and mini_batch_size to batch_size.")
-        return
-    if file is None:
-        raise _fail(UsageError("give a training scenario file: sandbox train FILE"))
-    try:
-        scenario = apply_training_overrides(load_training_scenario(file), episodes=episodes, seed=seed, policy=policy,
-                                            ppo=ppo)  # fmt: skip
-    except SandboxError as error:
-        raise _fail(error) from None
-    _train_table(_train_with_progress(lambda hooks: train_scenario(scenario, out, hooks=hooks)))
-
-
-@app.command("evaluate-moral")
-def evaluate_moral(
-    run_dir: Annotated[Path, typer.Argument(help="A finished training run directory.")],
-) -> None:
-    """Play the trained adapter on five games against a random opponent: moral regret and action types."""
-    from sandbox.moral.evaluation import evaluate_run
-
-    progress = Progress(TextColumn("[bold]evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("games"),
-                        TimeElapsedColumn(), console=console)  # fmt: skip
-    task: Any = None
-
-    def on_start(total: int) -> None:
-        nonlocal task
-        task = progress.add_task("evaluating", total=total)
-
-    try:
-        with progress:
-            entry = evaluate_run(run_dir, on_start=on_start, on_game=lambda: progress.advance(task))
-    except SandboxError as error:
-        raise _fail(error) from None
-    for condition, result in entry["conditions"].items():
-        tokens = result["tokens"]
-        table = Table(title=f"{condition} tokens (C={tokens['C']}, D={tokens['D']}) against {entry['opponent']}: "
-                            "normalised regret (0 best, 1 worst) and action types", title_justify="left")  # fmt: skip
-        for column in ("game", "deontological", "utilitarian", "C|C", "C|D", "D|C", "D|D", "illegal"):
-            table.add_column(column, justify="left" if column == "game" else "right")
-        for game, types in result["action_types"].items():
-            table.add_row(game, f"{result['regret']['deontological'][game]:.2f}",
-                          f"{result['regret']['utilitarian'][game]:.2f}",
-                          *(f"{types[name]:.0%}" for name in ("C|C", "C|D", "D|C", "D|D", "illegal")))  # fmt: skip
-        out_console.print(table)
-    out_console.print(f"results in [bold]{run_dir}[/]: moral_regret.csv, test_action_types.csv, evaluation_rounds.csv")
 
 
 @app.command()
@@ -435,6 +319,10 @@ def bench(
         run_benchmarks(which)
     except SandboxError as error:
         raise _fail(error) from None
+
+
+# The moral fine-tuning commands (train, evaluate-moral) live in their own module; importing it registers them.
+from sandbox.moral import commands as _moral_commands  # noqa: E402, F401
 
 
 def main() -> None:

@@ -33,25 +33,10 @@ def _moral_run(tmp_path: Path) -> SimpleNamespace:
     return SimpleNamespace(path=path)
 
 
-def _moral_run(tmp_path: Path) -> SimpleNamespace:
-    """A tiny real training run (3 PPO episodes of the in-process tiny model) with a small evaluation."""
-    from sandbox.moral.evaluation import evaluate_run
-    from sandbox.moral.run import train_scenario
-    from sandbox.scenario_file import parse_training_scenario
-
-    scenario = parse_training_scenario({
-        "name": "nb", "models": {"policy": "tiny"},
-        "training": {"episodes": 3, "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
-                     "evaluation": {"games_per_game": 3, "rounds": 2}},
-    })  # fmt: skip
-    path = train_scenario(scenario, tmp_path / "run")
-    evaluate_run(path)
-    return SimpleNamespace(path=path)
-
-
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The run the notebook reads is made with the scripted model: this checks the notebook, not a result.
+    # The society runs the notebooks read are made with the scripted model, and the training run is 3 episodes
+    # of the tiny model: this checks the notebooks, not a result.
     if path.name.startswith("moral"):
         result = _moral_run(tmp_path)
     elif path.name.startswith("scai"):

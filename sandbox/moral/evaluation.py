@@ -139,8 +139,7 @@ def evaluate_run(path: Path | str, *, on_start: Callable[[int], None] | None = N
         "opponent": evaluation.opponent, "games_per_game": evaluation.games_per_game, "rounds": evaluation.rounds,
         "conditions": {
             condition: {
-                "tokens": {"C": condition_tokens(scenario, condition).cooperate,
-                           "D": condition_tokens(scenario, condition).defect},
+                "tokens": condition_tokens(scenario, condition).by_move(),
                 "regret": {kind: {r["game"]: r["mean"] for r in regret[(regret["condition"] == condition)
                                                                        & (regret["kind"] == kind)].to_dict("records")}
                            for kind in KINDS},

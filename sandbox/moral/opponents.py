@@ -59,6 +59,8 @@ class LLMOpponent:
     tokens: ActionTokens
     name: str = "llm"
     experiences: list[tuple[torch.Tensor, torch.Tensor, Step]] = field(default_factory=list)
+    # This round's (query, answer, move, its view of the table) per game, until `observe`.
+    pending: list[tuple[torch.Tensor, torch.Tensor, Move | None, Any]] = field(default_factory=list)
 
     def moves(self, games: list[Any], rng: np.random.Generator) -> list[Move | None]:
         """Each game's move (None = an illegal answer), from one batched generation; experiences are kept."""
@@ -69,12 +71,12 @@ class LLMOpponent:
         queries = [encode(tokenizer, matrix_prompt(table, history, self.tokens, rng)) for table, history in views]
         answers = self.policy.generate(queries)
         moves = [parse_action(tokenizer.decode(a, skip_special_tokens=True), self.tokens) for a in answers]
-        self._pending = list(zip(queries, answers, moves, [table for table, _ in views]))
+        self.pending = list(zip(queries, answers, moves, [table for table, _ in views]))
         return moves
 
     def observe(self, learner_seen: list[Move], learner_before: list[Move]) -> None:
         """After the round: each game's learner move as the opponent saw it, and the one before (its state)."""
-        for (query, answer, move, table), other, last in zip(self._pending, learner_seen, learner_before):
+        for (query, answer, move, table), other, last in zip(self.pending, learner_seen, learner_before):
             self.experiences.append((query, answer, Step(own=move, other=other, last_other=last, game=table)))
 
     def finish_episode(self, episode: int) -> dict[str, float]:

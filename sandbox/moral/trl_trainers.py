@@ -149,10 +149,7 @@ def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_d
 
     training, seed = scenario.training, scenario.seed
     setup = training.setup(seed=seed)
-    args = trl_config(algorithm, training, out_dir, seed, device)
-    if (training.parallel * training.rounds) % args.num_generations:
-        raise ValueError(f"training.trl.num_generations ({args.num_generations}) must divide parallel x rounds "
-                         f"({training.parallel * training.rounds})")  # fmt: skip
+    args = trl_config(algorithm, training, out_dir, seed, device)  # num_generations: checked by `Training`
     pending: dict[int, list[Step]] = {}
 
     class Rows(TrainerCallback):  # type: ignore[misc]
