@@ -7,8 +7,10 @@
   framework's own time per LLM call (epoch time less the model's own time).
 * scai: 20 SCAI runs of 5 epochs (8+2 interactions) against the critical
   path (epochs x 3 dependent calls x latency) and against a sequential run.
-* embedded: tokens per second of the embedded model with 1 and with 4
-  parallel slots.
+* embedded: the `make run` society on the embedded model with the present
+  settings (4 slots, no prefix gate) and with this machine's choice, each
+  from a cold server: wall time, prompt tokens computed against reused, calls
+  per minute; then generated tokens per second with 1, 2 and 4 slots.
 * rollout: moral fine-tuning's rollout throughput (episodes per second, no
   learning) with one batched generation per round against one generation per
   game, on the tiny model and on SmolLM2-135M.
@@ -193,41 +195,106 @@ def bench_scai(latency_s: float = 0.2, runs: int = 20, epochs: int = 5, repeats:
             "speedup": sequential / concurrent}  # fmt: skip
 
 
-def _throughput(parallel: int, requests: int, max_tokens: int) -> tuple[float, int]:
+def _throughput(slots: int, requests: int, max_tokens: int) -> float:
+    """Generated tokens per second of `requests` calls at once on a server with `slots` slots."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from sandbox.llm.embedded import load_server, unload_servers
-    from sandbox.llm.embedded_model import ensure_model_file
+    from sandbox.llm.embedded import EmbeddedChatModel, load_server, unload_servers
 
-    server, _ = load_server(str(ensure_model_file()), parallel=parallel, context=2048 * parallel, threads=2)
+    loaded = load_server(EmbeddedChatModel(slots=slots).settings())
+
     def one(i: int) -> int:
         request = {
             "messages": [{"role": "user", "content": f"Write a short story about a fox, number {i}."}],
             "max_tokens": max_tokens, "temperature": 0.7, "seed": i,
         }  # fmt: skip
-        return int(server.handle_chat_completions(request)["usage"]["completion_tokens"])
+        return int(loaded.server.handle_chat_completions(request)["usage"]["completion_tokens"])
 
     try:
         one(-1)  # warm-up
         started = time.perf_counter()
-        with ThreadPoolExecutor(parallel) as pool:
+        with ThreadPoolExecutor(slots) as pool:
             tokens = sum(pool.map(one, range(requests)))
-        return tokens / (time.perf_counter() - started), tokens
+        return tokens / (time.perf_counter() - started)
     finally:
         unload_servers()
 
 
-def bench_embedded(requests: int = 8, max_tokens: int = 64) -> dict[str, float]:
-    """Generated tokens per second with 1 and with 4 parallel slots."""
-    one, _ = _throughput(1, requests, max_tokens)
-    four, _ = _throughput(4, requests, max_tokens)
-    table = Table(title=f"Embedded model throughput: {requests} requests of {max_tokens} tokens", title_justify="left")
-    for column in ("slots", "tokens/s", "ratio"):
-        table.add_column(column, justify="right")
-    table.add_row("1", f"{one:.1f}", "1.00")
-    table.add_row("4", f"{four:.1f}", f"{four / one:.2f}")
+def _society_run(scenario: Scenario, models: dict[str, Any] | None) -> dict[str, Any]:
+    """Play `scenario` into a temporary directory; wall time, calls, prompt tokens and answers."""
+    import json
+
+    from sandbox.llm.embedded import unload_servers
+
+    unload_servers()  # each setting starts from a cold server: no prompt cached from the run before
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        path = asyncio.run(arun(scenario, out=Path(tmp) / "run", models=models))
+        wall = time.perf_counter() - started
+        records = [json.loads(line) for line in (path / "transcripts.jsonl").read_text().splitlines()]
+    unload_servers()
+    prompt = sum(r["input_tokens"] for r in records)
+    reused = sum(r["prompt_cached_tokens"] for r in records)
+    return {"wall_s": wall, "calls": len(records), "prompt_tokens": prompt, "reused_tokens": reused,
+            "computed_tokens": prompt - reused, "answers": {r["call_id"]: r["answer"] for r in records}}  # fmt: skip
+
+
+# The `make run` scenario, found from the checkout whatever the working directory.
+DEFAULT_SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "default.yaml"
+
+
+def bench_embedded(
+    scenario_file: str | Path = DEFAULT_SCENARIO, requests: int = 8, max_tokens: int = 64
+) -> dict[str, Any]:
+    """The `make run` society on the embedded model, the present settings against this machine's choice.
+
+    The present behaviour, measured in the same run: 4 slots, a thread per
+    CPU, llama.cpp's prompt cache at its default size and slots chosen by
+    prompt similarity, no prefix gate. Then generated tokens per second with
+    1, 2 and 4 slots (the evidence behind `embedded_tuning.choose_slots`).
+    """
+    import os
+
+    from sandbox.llm.embedded import EmbeddedChatModel
+    from sandbox.scenario_file import load_scenario
+
+    scenario = load_scenario(scenario_file)
+    present = EmbeddedChatModel(slots=4, threads=os.cpu_count() or 2, prompt_cache_mib=8192, gate_prefixes=False)
+    tuned = EmbeddedChatModel(**scenario.embedded.model_dump())
+    chosen = tuned.settings()
+    before = _society_run(scenario, {role: present for role in scenario.roles()})
+    after = _society_run(scenario, None)  # the scenario's own settings, through its spec, as `sandbox run` does
+    same = sum(after["answers"].get(call) == answer for call, answer in before["answers"].items())
+
+    table = Table(title=f"Embedded model: the {scenario.name} society ({Path(scenario_file).name}), {after['calls']} calls",
+                  title_justify="left")  # fmt: skip
+    for column in ("setting", "wall s", "prompt tokens computed", "reused", "calls/min", "ratio"):
+        table.add_column(column, justify="left" if column == "setting" else "right")
+    for label, figures in ((f"present: 4 slots, {present.threads} threads", before),
+                           (f"tuned: {chosen.slots} slot(s), {chosen.threads} threads, prefix reuse", after)):  # fmt: skip
+        table.add_row(
+            label,
+            f"{figures['wall_s']:.1f}",
+            f"{figures['computed_tokens']:,} of {figures['prompt_tokens']:,}",
+            f"{figures['reused_tokens'] / max(1, figures['prompt_tokens']):.0%}",
+            f"{figures['calls'] / figures['wall_s'] * 60:.1f}",
+            f"{before['wall_s'] / figures['wall_s']:.2f} x faster" if figures is after else "1.00",
+        )
     console.print(table)
-    return {"tokens_per_s_1": one, "tokens_per_s_4": four, "ratio": four / one}
+    console.print(f"same answers for the same seeds: {same} of {len(before['answers'])} calls")
+
+    rates = {slots: _throughput(slots, requests, max_tokens) for slots in (1, 2, 4)}
+    throughput = Table(title=f"Decoding throughput: {requests} requests of {max_tokens} tokens at once",
+                       title_justify="left")  # fmt: skip
+    for column in ("slots", "tokens/s", "ratio"):
+        throughput.add_column(column, justify="right")
+    for slots, rate in rates.items():
+        throughput.add_row(str(slots), f"{rate:.1f}", f"{rate / rates[1]:.2f}")
+    console.print(throughput)
+    drop = {"answers"}
+    return {"present": {k: v for k, v in before.items() if k not in drop},
+            "tuned": {k: v for k, v in after.items() if k not in drop}, "same_answers": same,
+            "speedup": before["wall_s"] / after["wall_s"], "tokens_per_s": rates}  # fmt: skip
 
 
 def _episodes_per_s(trainer: Any, setup: Any, episodes: int, batched: bool) -> float:

@@ -115,10 +115,13 @@ def _summary_table(path: Path) -> None:
         f"{'n/a' if acceptance is None else f'{acceptance:.1%}'}"
     )
     usage = Table(title="LLM calls by role", title_justify="left")
-    for column in ("role", "calls", "cache hits", "input tokens", "output tokens"):
+    for column in ("role", "calls", "cache hits", "input tokens", "reused", "output tokens"):
         usage.add_column(column, justify="left" if column == "role" else "right")
     for role, u in summary["llm_usage"].items():
-        usage.add_row(role, str(u["calls"]), str(u["cache_hits"]), str(u["input_tokens"]), str(u["output_tokens"]))
+        reused = u.get("prompt_cached_tokens", 0)  # prompt tokens the backend did not compute again
+        share = f" ({reused / u['input_tokens']:.0%})" if u["input_tokens"] else ""
+        usage.add_row(role, str(u["calls"]), str(u["cache_hits"]), str(u["input_tokens"]), f"{reused}{share}",
+                      str(u["output_tokens"]))  # fmt: skip
     out_console.print(usage)
     if "scai" in summary:
         _scai_table(summary["scai"])
@@ -294,7 +297,11 @@ def models() -> None:
         embedded = f"[green]ready[/] ({state.path})"
     else:
         embedded = f"[yellow]parts installed[/]; joined on first use into {state.path}"
-    table.add_row("embedded", "Qwen2.5-Coder-1.5B-Instruct Q4_K_M, in-process (xllamacpp)", embedded)
+    from sandbox.llm.embedded_tuning import choose_slots, choose_threads, physical_cores, usable_cores
+
+    cores = usable_cores()
+    machine = f"{choose_slots(cores)} slot(s), {choose_threads(cores, physical_cores())} threads on {cores} usable cores"
+    table.add_row("embedded", f"Qwen2.5-Coder-1.5B-Instruct Q4_K_M, in-process (xllamacpp); here: {machine}", embedded)
     table.add_row("openai:MODEL", "any OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)", "available")
     table.add_row("hf:PATH", "a transformers model directory", "available")
     try:

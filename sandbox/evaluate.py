@@ -31,7 +31,6 @@ from sandbox.games.ultimatum_episode import call_seed, play_ultimatum
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo
-from sandbox.llm.resolve import ModelStack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.scenario import AmountRange, EvaluationCondition, Scenario
@@ -168,12 +167,12 @@ async def aevaluate(
     trials = trials or scenario.assistant.evaluation.trials
     policies = final_policies(run_dir)
     models = dict(models or {})
-    from sandbox.runner import preflight
+    from sandbox.runner import model_stack, preflight
 
     preflight(scenario, models)
     cache = ResponseCache(run_dir / layout.CACHE)
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
-    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency)
+    stack = model_stack(scenario, cache, [transcript])
     role = {
         name: stack.for_role(name, getattr(scenario.models, name).spec,
                              getattr(scenario.models, name).sampling.model_dump(), given=models.get(name))

@@ -82,6 +82,16 @@ def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = N
             build_backend(spec)  # raises ModelUnavailableError with a fix
 
 
+def model_stack(scenario: Scenario, cache: ResponseCache | None, sinks: list[Any]) -> ModelStack:
+    """The wrapper stack of a scenario's roles: its concurrency limit and its embedded model's settings."""
+    return ModelStack(
+        cache=cache,
+        sinks=sinks,
+        concurrency=scenario.concurrency,
+        backend_options={"embedded": scenario.embedded.model_dump()},
+    )
+
+
 def episodes_per_epoch(scenario: Scenario) -> int:
     """Episodes an epoch plays, for progress bars (exact unless a sparse network limits a matching)."""
     if scenario.assistant is not None:
@@ -120,7 +130,7 @@ async def _execute(
     cache = ResponseCache(run_dir / layout.CACHE)
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
     # Usage is counted from the finished transcript, so a resumed run counts both sessions' calls.
-    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency)
+    stack = model_stack(scenario, cache, [transcript])
     role_models = {
         role: stack.for_role(
             role,

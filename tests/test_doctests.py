@@ -13,6 +13,7 @@ MODULES = [
     "sandbox.games.matrix_prompt",
     "sandbox.games.ultimatum",
     "sandbox.graph.scai_nodes",
+    "sandbox.llm.embedded_tuning",
     "sandbox.moral.ppo",
     "sandbox.moral.rewards",
     "sandbox.moral.regret",

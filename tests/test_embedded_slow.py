@@ -11,7 +11,10 @@ from langchain_core.messages import HumanMessage
 from sandbox import run
 from sandbox.games.ultimatum import Stake, parse_proposal, proposal_constraint
 from sandbox.llm.contracts import CallInfo
-from sandbox.llm.resolve import build_backend
+from sandbox.llm.embedded import unload_servers
+from sandbox.llm.resolve import ModelStack, build_backend
+from sandbox.llm.transcript import TranscriptWriter, read_transcript
+from sandbox.llm.wrapper import acall
 from sandbox.scenario_file import parse_scenario
 
 pytestmark = pytest.mark.slow
@@ -109,3 +112,51 @@ def test_scai_two_epochs_on_the_embedded_model(tmp_path: Path) -> None:
     scai = result.summary["scai"]
     assert set(scai["per_epoch"]) == {"0", "1"}
     assert (result.path / "offered_share_over_epochs.png").stat().st_size > 1000
+
+
+async def test_a_shared_system_prompt_is_reused_and_recorded(tmp_path: Path) -> None:
+    """A call reuses the prompt computed for an earlier call with the same system prompt, even after another prompt
+    ran in the slot in between (the prompt cache kept it), and the transcript records the reused tokens."""
+    from langchain_core.messages import SystemMessage
+
+    unload_servers()  # a cold server: nothing cached by an earlier test
+    writer = TranscriptWriter(tmp_path / "transcripts.jsonl")
+    stack = ModelStack(cache=None, sinks=[writer], concurrency=1, backend_options={"embedded": {"slots": 1}})
+    model = stack.for_role("user", "embedded", {"temperature": 0.0, "max_tokens": 4})
+    fair = SystemMessage("You split things with other players. " * 12 + "Your principle: be fair, split evenly.")
+    selfish = SystemMessage("You are a trader. " * 12 + "Your principle: keep as much as you can.")
+    for name, system, request in [("fair-1", fair, "Split 30 apples."), ("selfish-1", selfish, "Split 30 apples."),
+                                  ("fair-2", fair, "Split 70 coins.")]:  # fmt: skip
+        await acall(model, [system, HumanMessage(request)], seed=1, call=CallInfo(agent=name))
+    writer.close()
+    records = {r["agent"]: r for r in read_transcript(tmp_path / "transcripts.jsonl")}
+    first, second = records["fair-1"], records["fair-2"]
+    assert first["prompt_cached_tokens"] == 0 and records["selfish-1"]["prompt_cached_tokens"] < 10
+    # everything but the last request's few tokens comes from the first fair call
+    assert second["prompt_cached_tokens"] >= second["input_tokens"] - 15 > 100
+
+
+def _determinism_scenario() -> dict:
+    return {
+        "name": "embedded-determinism",
+        "seed": 21,
+        "concurrency": 4,
+        "embedded": {"slots": 1},
+        "models": {"user": {"spec": "embedded", "sampling": {"temperature": 0.7, "max_tokens": 48}}},
+        "society": {"size": 6, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "fair", "proportion": 0.5}]},
+        "game": {"kind": "ultimatum", "amount": {"min": 20, "max": 90}},
+    }
+
+
+def test_one_slot_runs_are_deterministic_for_a_seed(tmp_path: Path) -> None:
+    """Two runs of one scenario with one slot and one seed, each from a cold server, write the same transcript."""
+    transcripts = []
+    for name in ("first", "second"):
+        unload_servers()
+        result = run(parse_scenario(_determinism_scenario()), out=tmp_path / name)
+        records = read_transcript(result.path / "transcripts.jsonl")
+        transcripts.append([(r["call_id"], r["seed"], r["answer"], r["input_tokens"], r["prompt_cached_tokens"],
+                             r["output_tokens"]) for r in records])  # fmt: skip
+    assert len(transcripts[0]) == 6  # 3 episodes, a proposal and a decision each
+    assert transcripts[0] == transcripts[1]
+    assert sum(r[4] for r in transcripts[0]) > 0  # later calls reused earlier prompts

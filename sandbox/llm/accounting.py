@@ -20,6 +20,8 @@ class RoleUsage:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
+    # prompt tokens the backend reused from its own prompt cache instead of computing them (llama.cpp)
+    prompt_cached_tokens: int = 0
 
 
 class TokenLedger:
@@ -31,9 +33,18 @@ class TokenLedger:
 
     def record(self, call: CallRecord) -> None:
         self.add(call.role, call.cache_hit, call.error is not None, call.input_tokens, call.output_tokens,
-                 call.latency_s)  # fmt: skip
+                 call.latency_s, call.prompt_cached_tokens)  # fmt: skip
 
-    def add(self, role: str, cache_hit: bool, error: bool, input_tokens: int, output_tokens: int, latency_s: float) -> None:
+    def add(
+        self,
+        role: str,
+        cache_hit: bool,
+        error: bool,
+        input_tokens: int,
+        output_tokens: int,
+        latency_s: float,
+        prompt_cached_tokens: int = 0,
+    ) -> None:
         """Count one call."""
         with self._lock:
             usage = self.by_role.setdefault(role, RoleUsage())
@@ -43,6 +54,7 @@ class TokenLedger:
             usage.input_tokens += input_tokens
             usage.output_tokens += output_tokens
             usage.latency_s = round(usage.latency_s + latency_s, 6)
+            usage.prompt_cached_tokens += prompt_cached_tokens
 
     @classmethod
     def from_transcript(cls, records: Iterable[dict[str, Any]]) -> TokenLedger:
@@ -50,7 +62,7 @@ class TokenLedger:
         ledger = cls()
         for r in records:
             ledger.add(r["role"], bool(r["cache_hit"]), r.get("error") is not None, r["input_tokens"],
-                       r["output_tokens"], r["latency_s"])  # fmt: skip
+                       r["output_tokens"], r["latency_s"], int(r.get("prompt_cached_tokens") or 0))  # fmt: skip
         return ledger
 
     def totals(self) -> dict[str, dict[str, float]]:

@@ -1,18 +1,35 @@
 """The `embedded` backend: the shipped GGUF model run in-process by xllamacpp.
 
-xllamacpp embeds llama.cpp's server: one `Server` holds the model and
-several parallel slots (continuous batching). Calls block in C++, so each runs
-in a worker thread; the slots then decode together. One server is loaded per
-(file, slots, context) and shared by every role and run in the process.
+xllamacpp embeds llama.cpp's server: one `Server` holds the model and its
+slots (continuous batching). Calls block in C++, so each runs in a worker
+thread, one thread per slot. One server is loaded per settings and shared by
+every role and run in the process.
+
+On a CPU the time goes to computing prompts (prefill). Calls that share a
+system prompt and few-shot block share their first few hundred tokens, so the
+server keeps prompts between calls: llama.cpp's host-memory prompt cache
+(`prompt_cache_mib`) saves a slot's prompt state when the slot moves on to
+another prompt, and loads the saved state that shares the longest prefix with
+the next call. A prefix is then computed once and reused whichever slot runs
+the call; the transcript's `prompt_cached_tokens` counts the tokens reused per
+call. With one slot, the slot is chosen by least recent use, never by prompt
+similarity (`slot_prompt_similarity = 0`), so every call saves the slot's prompt
+and loads the best match. Choosing by similarity would overwrite a prompt that
+shares only the system prompt with the next call, such as a proposal followed
+by a decision of the same norm, without saving it. With several slots
+the similarity choice stays, so a call goes to the slot that already holds its
+prefix, and a `PrefixGate` holds back the calls that share a prefix not yet
+computed until the first of them has finished. How many slots and threads fit
+the machine is `sandbox.llm.embedded_tuning`'s business.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -22,13 +39,40 @@ from langchain_core.callbacks import (
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from sandbox.llm.contracts import Constraint, chat_dicts
 from sandbox.llm.embedded_model import FILE_NAME, ensure_model_file
+from sandbox.llm.embedded_tuning import choose_slots, choose_threads, physical_cores, usable_cores
+from sandbox.llm.prefix_gate import PrefixGate, prefix_key
 from sandbox.llm.retry import TransientLLMError
 
-_SERVERS: dict[tuple[str, int, int, int], tuple[Any, ThreadPoolExecutor]] = {}
+# llama.cpp picks a slot whose cached prompt shares more than this fraction of the new prompt (its default).
+SLOT_SIMILARITY = 0.1
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Everything a loaded server is keyed by."""
+
+    path: str
+    slots: int
+    context_per_slot: int
+    threads: int
+    prompt_cache_mib: int
+
+
+@dataclass
+class LoadedServer:
+    """A server, the worker threads that call it (one per slot) and its prefix gate."""
+
+    server: Any
+    pool: ThreadPoolExecutor
+    gate: PrefixGate
+    settings: ServerSettings
+
+
+_SERVERS: dict[ServerSettings, LoadedServer] = {}
 _SERVERS_LOCK = threading.Lock()
 
 
@@ -37,32 +81,36 @@ def _prefix(kwargs: dict[str, Any]) -> str:
     return constraint.prefix if constraint is not None else ""
 
 
-
-def load_server(path: str, *, parallel: int, context: int, threads: int) -> tuple[Any, ThreadPoolExecutor]:
-    """Load (once) an xllamacpp server for `path` with `parallel` slots sharing `context` tokens."""
-    key = (path, parallel, context, threads)
+def load_server(settings: ServerSettings) -> LoadedServer:
+    """Load (once) an xllamacpp server with these settings; later calls return the same one."""
     with _SERVERS_LOCK:
-        if key not in _SERVERS:
+        if settings not in _SERVERS:
             import xllamacpp  # imported here: loading the native library is only worth it when used
 
             params = xllamacpp.CommonParams()
-            params.model.path = path
-            params.n_parallel = parallel
-            params.n_ctx = context
-            params.cpuparams.n_threads = threads
-            params.cpuparams_batch.n_threads = threads
+            params.model.path = settings.path
+            params.n_parallel = settings.slots
+            params.n_ctx = settings.context_per_slot * settings.slots
+            params.cpuparams.n_threads = settings.threads
+            params.cpuparams_batch.n_threads = settings.threads
+            params.cache_ram_mib = settings.prompt_cache_mib
+            params.slot_prompt_similarity = SLOT_SIMILARITY if settings.slots > 1 else 0.0
             params.verbosity = -1  # llama.cpp logs every slot event; the transcript says what matters
             params.warmup = False
-            _SERVERS[key] = (xllamacpp.Server(params), ThreadPoolExecutor(parallel, thread_name_prefix="llama"))
-        return _SERVERS[key]
+            _SERVERS[settings] = LoadedServer(
+                xllamacpp.Server(params),
+                ThreadPoolExecutor(settings.slots, thread_name_prefix="llama"),
+                PrefixGate(),
+                settings,
+            )
+        return _SERVERS[settings]
 
 
 def unload_servers() -> None:
     """Stop every loaded server and free its memory (two servers in one process slow each other)."""
     with _SERVERS_LOCK:
-        for server, pool in _SERVERS.values():
-            pool.shutdown(wait=True)
-            del server
+        for loaded in _SERVERS.values():
+            loaded.pool.shutdown(wait=True)
         _SERVERS.clear()
     gc.collect()
 
@@ -71,9 +119,18 @@ class EmbeddedChatModel(BaseChatModel):
     """Qwen2.5-Coder-1.5B-Instruct (Q4_K_M), in-process, with llama.cpp grammars for structured output."""
 
     model_path: str | None = Field(None, description="A GGUF file; default: the joined embedded model.")
-    parallel: int = Field(4, ge=1, le=64, description="Parallel decoding slots.")
-    context_per_slot: int = Field(2048, ge=256, description="Context tokens per slot.")
-    threads: int = Field(default_factory=lambda: os.cpu_count() or 2, ge=1)
+    slots: int | None = Field(
+        None, ge=1, le=64, description="Calls decoded at once; default: chosen from the cores (see embedded_tuning)."
+    )
+    threads: int | None = Field(None, ge=1, le=1024, description="CPU threads; default: the usable physical cores.")
+    context_per_slot: int = Field(2048, ge=256, le=131072, description="Context tokens per slot.")
+    prompt_cache_mib: int = Field(
+        2048, ge=0, description="Host memory for prompts kept between calls (llama.cpp's prompt cache); 0 = none."
+    )
+    gate_prefixes: bool = Field(
+        True, description="With several slots, hold calls whose shared prefix is being computed by another call."
+    )
+    _settings: ServerSettings | None = PrivateAttr(None)
 
     @property
     def _llm_type(self) -> str:
@@ -81,13 +138,24 @@ class EmbeddedChatModel(BaseChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"model": os.path.basename(self.model_path) if self.model_path else FILE_NAME}
+        return {"model": self.model_path.rsplit("/", 1)[-1] if self.model_path else FILE_NAME}
 
-    def _server(self) -> tuple[Any, ThreadPoolExecutor]:
-        path = self.model_path or str(ensure_model_file())
-        return load_server(
-            path, parallel=self.parallel, context=self.context_per_slot * self.parallel, threads=self.threads
+    def settings(self) -> ServerSettings:
+        """The server settings this model runs with, the machine's choices filled in (resolved once)."""
+        if self._settings is not None:
+            return self._settings
+        cores = usable_cores()
+        self._settings = ServerSettings(
+            path=self.model_path or str(ensure_model_file()),
+            slots=self.slots or choose_slots(cores),
+            context_per_slot=self.context_per_slot,
+            threads=self.threads or choose_threads(cores, physical_cores()),
+            prompt_cache_mib=self.prompt_cache_mib,
         )
+        return self._settings
+
+    def _server(self) -> LoadedServer:
+        return load_server(self.settings())
 
     def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> dict:
         request: dict[str, Any] = {
@@ -145,8 +213,8 @@ class EmbeddedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        server, _ = self._server()
-        response = server.handle_chat_completions(self._request(messages, stop, kwargs))
+        loaded = self._server()
+        response = loaded.server.handle_chat_completions(self._request(messages, stop, kwargs))
         return self._result(response, _prefix(kwargs))
 
     async def _agenerate(
@@ -157,7 +225,10 @@ class EmbeddedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         loop = asyncio.get_running_loop()
-        server, pool = await loop.run_in_executor(None, self._server)
+        loaded = await loop.run_in_executor(None, self._server)
         request = self._request(messages, stop, kwargs)
-        response = await loop.run_in_executor(pool, server.handle_chat_completions, request)
+        # One slot runs calls one at a time in arrival order anyway; holding some back would only reorder them.
+        gated = self.gate_prefixes and loaded.settings.slots > 1
+        async with loaded.gate.hold(prefix_key(chat_dicts(messages)) if gated else None):
+            response = await loop.run_in_executor(loaded.pool, loaded.server.handle_chat_completions, request)
         return self._result(response, _prefix(kwargs))

@@ -21,14 +21,16 @@ from langchain_core.language_models import BaseChatModel
 
 from sandbox.registry import Registry, UnknownNameError
 
-BACKENDS: Registry[Callable[[str], BaseChatModel]] = Registry("model backend")
+# A backend takes its spec's argument and, for backends with machine settings (`embedded`), keyword options.
+BACKENDS: Registry[Callable[..., BaseChatModel]] = Registry("model backend")
 
 
 @BACKENDS.register("embedded")
-def _embedded(argument: str) -> BaseChatModel:
+def _embedded(argument: str, **settings: Any) -> BaseChatModel:
+    """`settings`: the scenario's `embedded:` block (slots, threads, context_per_slot, prompt_cache_mib)."""
     from sandbox.llm.embedded import EmbeddedChatModel
 
-    return EmbeddedChatModel(model_path=argument or None)
+    return EmbeddedChatModel(model_path=argument or None, **settings)
 
 
 @BACKENDS.register("openai")
@@ -71,11 +73,11 @@ def check_spec(spec: str) -> None:
         raise ValueError(f"{name} needs an argument: {name}:{'PATH' if name == 'hf' else 'MODEL'}")
 
 
-def build_backend(spec: str) -> BaseChatModel:
-    """The bare backend for `spec` (no wrappers)."""
+def build_backend(spec: str, options: Mapping[str, Mapping[str, Any]] | None = None) -> BaseChatModel:
+    """The bare backend for `spec` (no wrappers); `options[name]` are the settings of backend `name`, if any."""
     check_spec(spec)
     name, argument = split_spec(spec)
-    return BACKENDS.get(name)(argument)
+    return BACKENDS.get(name)(argument, **dict((options or {}).get(name) or {}))
 
 
 @dataclass
@@ -88,6 +90,7 @@ class ModelStack:
     max_attempts: int = 5
     base_delay_s: float = 0.5
     timeout_s: float | None = None
+    backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # e.g. {"embedded": {...}}
     _shared: dict[Any, BaseChatModel] = field(default_factory=dict)
 
     def shared(self, key: Any, backend: BaseChatModel) -> BaseChatModel:
@@ -117,7 +120,7 @@ class ModelStack:
             shared = self.shared(("object", id(given)), given)
             name = getattr(given, "_llm_type", type(given).__name__)
         else:
-            shared = self.shared(("spec", spec), build_backend(spec))
+            shared = self.shared(("spec", spec), build_backend(spec, self.backend_options))
             name = spec
         sampled = SampledChatModel(inner=shared, **dict(sampling))
         return RecordingChatModel(inner=sampled, sinks=list(self.sinks), role=role, model_name=name)
