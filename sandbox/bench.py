@@ -200,8 +200,9 @@ def _throughput(slots: int, requests: int, max_tokens: int) -> float:
     from concurrent.futures import ThreadPoolExecutor
 
     from sandbox.llm.embedded import EmbeddedChatModel, load_server, unload_servers
+    from sandbox.llm.embedded_tuning import EmbeddedSettings
 
-    loaded = load_server(EmbeddedChatModel(slots=slots).settings())
+    loaded = load_server(EmbeddedChatModel(settings=EmbeddedSettings(slots=slots)).server_settings())
 
     def one(i: int) -> int:
         request = {
@@ -232,11 +233,13 @@ def _society_run(scenario: Scenario, models: dict[str, Any] | None) -> dict[str,
         path = asyncio.run(arun(scenario, out=Path(tmp) / "run", models=models))
         wall = time.perf_counter() - started
         records = [json.loads(line) for line in (path / "transcripts.jsonl").read_text().splitlines()]
+        machine = json.loads((path / "summary.json").read_text()).get("embedded_backend")
     unload_servers()
     prompt = sum(r["input_tokens"] for r in records)
     reused = sum(r["prompt_cached_tokens"] for r in records)
     return {"wall_s": wall, "calls": len(records), "prompt_tokens": prompt, "reused_tokens": reused,
-            "computed_tokens": prompt - reused, "answers": {r["call_id"]: r["answer"] for r in records}}  # fmt: skip
+            "computed_tokens": prompt - reused, "machine": machine,
+            "answers": {r["call_id"]: r["answer"] for r in records}}  # fmt: skip
 
 
 # The `make run` scenario, found from the checkout whatever the working directory.
@@ -244,34 +247,38 @@ DEFAULT_SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "default.
 
 
 def bench_embedded(
-    scenario_file: str | Path = DEFAULT_SCENARIO, requests: int = 8, max_tokens: int = 64
+    scenario_file: str | Path = DEFAULT_SCENARIO,
+    requests: int = 8,
+    max_tokens: int = 64,
+    slot_counts: tuple[int, ...] = (1, 2, 4),
 ) -> dict[str, Any]:
     """The `make run` society on the embedded model, the present settings against this machine's choice.
 
     The present behaviour, measured in the same run: 4 slots, a thread per
     CPU, llama.cpp's prompt cache at its default size and slots chosen by
     prompt similarity, no prefix gate. Then generated tokens per second with
-    1, 2 and 4 slots (the evidence behind `embedded_tuning.choose_slots`).
+    each of `slot_counts` slots (the evidence behind `embedded_tuning.choose_slots`).
     """
     import os
 
     from sandbox.llm.embedded import EmbeddedChatModel
+    from sandbox.llm.embedded_tuning import EmbeddedSettings
     from sandbox.scenario_file import load_scenario
 
     scenario = load_scenario(scenario_file)
-    present = EmbeddedChatModel(slots=4, threads=os.cpu_count() or 2, prompt_cache_mib=8192, gate_prefixes=False)
-    tuned = EmbeddedChatModel(**scenario.embedded.model_dump())
-    chosen = tuned.settings()
+    # what the backend did before: 4 slots, a thread per CPU, llama.cpp's default prompt cache (8 GiB)
+    present = EmbeddedChatModel(settings=EmbeddedSettings(slots=4, threads=os.cpu_count() or 2, prompt_cache_mib=8192))
     before = _society_run(scenario, {role: present for role in scenario.roles()})
     after = _society_run(scenario, None)  # the scenario's own settings, through its spec, as `sandbox run` does
     same = sum(after["answers"].get(call) == answer for call, answer in before["answers"].items())
+    chosen = after["machine"]
 
     table = Table(title=f"Embedded model: the {scenario.name} society ({Path(scenario_file).name}), {after['calls']} calls",
                   title_justify="left")  # fmt: skip
     for column in ("setting", "wall s", "prompt tokens computed", "reused", "calls/min", "ratio"):
         table.add_column(column, justify="left" if column == "setting" else "right")
-    for label, figures in ((f"present: 4 slots, {present.threads} threads", before),
-                           (f"tuned: {chosen.slots} slot(s), {chosen.threads} threads, prefix reuse", after)):  # fmt: skip
+    for label, figures in ((f"present: 4 slots, {present.settings.threads} threads", before),
+                           (f"tuned: {chosen['slots']} slot(s), {chosen['threads']} threads", after)):  # fmt: skip
         table.add_row(
             label,
             f"{figures['wall_s']:.1f}",
@@ -283,13 +290,13 @@ def bench_embedded(
     console.print(table)
     console.print(f"same answers for the same seeds: {same} of {len(before['answers'])} calls")
 
-    rates = {slots: _throughput(slots, requests, max_tokens) for slots in (1, 2, 4)}
+    rates = {slots: _throughput(slots, requests, max_tokens) for slots in slot_counts}
     throughput = Table(title=f"Decoding throughput: {requests} requests of {max_tokens} tokens at once",
                        title_justify="left")  # fmt: skip
     for column in ("slots", "tokens/s", "ratio"):
         throughput.add_column(column, justify="right")
     for slots, rate in rates.items():
-        throughput.add_row(str(slots), f"{rate:.1f}", f"{rate / rates[1]:.2f}")
+        throughput.add_row(str(slots), f"{rate:.1f}", f"{rate / rates[slot_counts[0]]:.2f}")
     console.print(throughput)
     drop = {"answers"}
     return {"present": {k: v for k, v in before.items() if k not in drop},

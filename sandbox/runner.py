@@ -36,7 +36,7 @@ from sandbox.graph import SocietyContext, build_society_graph
 from sandbox.graph.context import ASSISTANT
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
-from sandbox.llm.resolve import ModelStack, split_spec
+from sandbox.llm.resolve import BackendOptions, ModelStack, split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.plots import save_plots, save_scai_plots
 from sandbox.results import episodes_frame, metrics_frame, summarize
@@ -88,7 +88,7 @@ def model_stack(scenario: Scenario, cache: ResponseCache | None, sinks: list[Any
         cache=cache,
         sinks=sinks,
         concurrency=scenario.concurrency,
-        backend_options={"embedded": scenario.embedded.model_dump()},
+        options=BackendOptions(embedded=scenario.embedded),
     )
 
 
@@ -199,7 +199,18 @@ async def _execute(
             f"{len(failures)} of {scenario.runs} runs failed: {type(first).__name__}: {first}\n"
             f"The run directory is resumable: sandbox resume {run_dir.path}"
         ) from first
-    _finalize(run_dir, scenario, [o for o in outcomes if isinstance(o, dict)], profiles, time.time() - started)
+    _finalize(run_dir, scenario, [o for o in outcomes if isinstance(o, dict)], profiles, time.time() - started,
+              _embedded_backend(stack))  # fmt: skip
+
+
+def _embedded_backend(stack: ModelStack) -> dict[str, int] | None:
+    """The slots and threads the embedded model ran with, as this machine resolved them (None if unused)."""
+    from sandbox.llm.embedded import EmbeddedChatModel
+
+    for backend in stack.backends():
+        if isinstance(backend, EmbeddedChatModel):
+            return backend.server_settings().machine()
+    return None
 
 
 def _finalize(
@@ -208,6 +219,7 @@ def _finalize(
     states: list[dict[str, Any]],
     profiles: dict[int, dict[str, dict[str, str]]],
     seconds: float,
+    embedded_backend: dict[str, int] | None = None,
 ) -> None:
     records = [episode for state in states for episode in state.get("episodes", [])]
     episodes = episodes_frame(records, profiles)
@@ -215,6 +227,8 @@ def _finalize(
     transcript = finalize_transcript(run_dir / layout.TRANSCRIPTS)
     usage = TokenLedger.from_transcript(transcript).totals()
     summary = summarize(episodes, scenario=scenario.model_dump(mode="json"), usage=usage)
+    if embedded_backend is not None:  # the scenario may leave slots and threads to the machine: say what ran
+        summary["embedded_backend"] = embedded_backend
     atomic_write_text(run_dir / layout.EPISODES, episodes.to_csv(index=False))
     atomic_write_text(run_dir / layout.METRICS, metrics.to_csv(index=False))
     atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2, default=str))

@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from sandbox.llm.embedded_tuning import EmbeddedSettings
+
 Role = Literal["user", "assistant", "meta", "judge", "policy"]
 ROLES: tuple[str, ...] = ("user", "assistant", "meta", "judge", "policy")
 
@@ -72,25 +74,6 @@ class Models(StrictModel):
         if isinstance(data, dict):
             return {key: _model_config_from_shorthand(value) for key, value in data.items()}
         return data
-
-
-class EmbeddedSettings(StrictModel):
-    """How the in-process embedded model uses this machine; one server serves every role that names `embedded`.
-
-    By default the slots and threads are chosen from the cores this process may
-    use (`sandbox.llm.embedded_tuning`): on fewer than 8 cores, one slot and a
-    thread per core.
-    """
-
-    slots: int | None = Field(
-        None, ge=1, le=64, description="Calls decoded at once; default: 1 below 8 cores, else one per 4 cores (max 4)."
-    )
-    threads: int | None = Field(None, ge=1, le=1024, description="CPU threads; default: the usable physical cores.")
-    context_per_slot: int = Field(2048, ge=256, le=131072, description="Context tokens per slot.")
-    prompt_cache_mib: int = Field(
-        2048, ge=0, le=1_048_576,
-        description="Host memory for prompts kept between calls, so shared prefixes are computed once; 0 = none.",
-    )  # fmt: skip
 
 
 class NormShare(StrictModel):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from sandbox.bench import bench_scai
 
 
@@ -20,3 +24,21 @@ def test_bench_rollout_runs_both_ways_on_the_tiny_model() -> None:
     tiny = figures["tiny"]
     assert tiny["batched"] > 0 and tiny["one_at_a_time"] > 0
     assert tiny["ratio"] == tiny["batched"] / tiny["one_at_a_time"]
+
+
+@pytest.mark.slow
+def test_bench_embedded_plays_a_society_both_ways(tmp_path: Path) -> None:
+    from sandbox.bench import bench_embedded
+
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(
+        "name: tiny\nseed: 2\nmodels: {user: {spec: embedded, sampling: {max_tokens: 48}}}\n"
+        "society: {size: 4, norms: [{norm: fair, proportion: 1.0}]}\n"
+    )
+    figures = bench_embedded(scenario, requests=2, max_tokens=8, slot_counts=(1, 2))
+    for setting in ("present", "tuned"):
+        run = figures[setting]
+        assert run["calls"] == 4 and run["computed_tokens"] + run["reused_tokens"] == run["prompt_tokens"] > 400
+    # one norm: the tuned run's later calls reuse the first call's system prompt and few-shot turns
+    assert figures["tuned"]["reused_tokens"] > figures["tuned"]["prompt_tokens"] / 2
+    assert 0 <= figures["same_answers"] <= 4 and set(figures["tokens_per_s"]) == {1, 2}

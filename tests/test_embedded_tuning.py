@@ -1,4 +1,4 @@
-"""The embedded model's machine settings: slots and threads from the cores, the scenario's override, the prefix gate."""
+"""The embedded model's machine settings: slots and threads from the cores, the scenario's override, call order."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from sandbox.errors import ScenarioError
 from sandbox.llm import embedded, embedded_tuning
-from sandbox.llm.embedded import EmbeddedChatModel, LoadedServer, ServerSettings
-from sandbox.llm.embedded_tuning import choose_slots, choose_threads, usable_cores
-from sandbox.llm.prefix_gate import PrefixGate, prefix_key
-from sandbox.llm.resolve import build_backend
+from sandbox.llm.embedded import EmbeddedChatModel, LoadedServer
+from sandbox.llm.embedded_tuning import EmbeddedSettings, ServerSettings, choose_slots, choose_threads, usable_cores
+from sandbox.llm.resolve import BackendOptions, ModelStack, build_backend
 from tests.conftest import small_scenario
 
 
@@ -42,22 +41,31 @@ def test_a_container_quota_caps_the_usable_cores(tmp_path: Path, cpu_max: str, e
 
 
 def test_the_model_chooses_from_the_cores_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedded, "physical_cores", lambda: None)
-    monkeypatch.setattr(embedded, "usable_cores", lambda: 16)
-    chosen = EmbeddedChatModel(model_path="/models/m.gguf").settings()
-    assert (chosen.slots, chosen.threads, chosen.prompt_cache_mib) == (4, 16, 2048)
-    monkeypatch.setattr(embedded, "usable_cores", lambda: 2)
-    assert EmbeddedChatModel(model_path="/models/m.gguf").settings().slots == 1
-    told = EmbeddedChatModel(model_path="/models/m.gguf", slots=3, threads=5).settings()
+    monkeypatch.setattr(embedded_tuning, "machine", lambda: (16, None))
+    chosen = EmbeddedSettings().resolve("/models/m.gguf")
+    assert (chosen.slots, chosen.threads, chosen.prompt_cache_mib, chosen.path) == (4, 16, 2048, "/models/m.gguf")
+    monkeypatch.setattr(embedded_tuning, "machine", lambda: (2, 2))
+    assert EmbeddedSettings().resolve("/m.gguf").slots == 1
+    told = EmbeddedSettings(slots=3, threads=5).resolve("/m.gguf")
     assert (told.slots, told.threads) == (3, 5)
+    assert told.machine() == {"slots": 3, "threads": 5, "context_per_slot": 2048, "prompt_cache_mib": 2048,
+                              "usable_cores": 2}  # fmt: skip
 
 
 def test_the_scenario_block_reaches_the_backend() -> None:
     scenario = small_scenario(embedded={"slots": 2, "threads": 3, "prompt_cache_mib": 0})
-    model = build_backend("embedded:/models/m.gguf", {"embedded": scenario.embedded.model_dump()})
-    assert isinstance(model, EmbeddedChatModel)
-    assert (model.slots, model.threads, model.prompt_cache_mib, model.model_path) == (2, 3, 0, "/models/m.gguf")
-    assert small_scenario().embedded.slots is None  # chosen from the machine
+    model = build_backend("embedded:/models/m.gguf", BackendOptions(embedded=scenario.embedded))
+    assert isinstance(model, EmbeddedChatModel) and model.model_path == "/models/m.gguf"
+    assert model.settings == EmbeddedSettings(slots=2, threads=3, prompt_cache_mib=0)
+    assert small_scenario().embedded == EmbeddedSettings()  # slots and threads left to the machine
+
+
+def test_the_stack_reports_its_bare_backends() -> None:
+    stack = ModelStack(cache=None, sinks=[], concurrency=1, options=BackendOptions(embedded=EmbeddedSettings(slots=2)))
+    stack.for_role("user", "embedded:/models/m.gguf", {})
+    stack.for_role("assistant", "embedded:/models/m.gguf", {})  # the same spec: one backend, shared
+    (backend,) = stack.backends()
+    assert isinstance(backend, EmbeddedChatModel) and backend.settings.slots == 2
 
 
 @pytest.mark.parametrize(
@@ -67,39 +75,6 @@ def test_the_scenario_block_reaches_the_backend() -> None:
 def test_a_bad_embedded_block_names_its_field(block: dict[str, Any], message: str) -> None:
     with pytest.raises(ScenarioError, match=message):
         small_scenario(embedded=block)
-
-
-def test_prefix_key_is_everything_but_the_last_message() -> None:
-    system = {"role": "system", "content": "Be fair."}
-    a = prefix_key([system, {"role": "user", "content": "Split 10."}])
-    assert a == prefix_key([system, {"role": "user", "content": "Split 99."}])
-    assert a != prefix_key([{"role": "system", "content": "Be selfish."}, {"role": "user", "content": "Split 10."}])
-    assert prefix_key([{"role": "user", "content": "alone"}]) is None
-
-
-async def test_calls_sharing_a_new_prefix_wait_for_the_first() -> None:
-    gate, log = PrefixGate(), []
-
-    async def call(name: str, key: str, fail: bool = False) -> None:
-        async with gate.hold(key):
-            log.append(f"start {name}")
-            await asyncio.sleep(0.05)
-            log.append(f"end {name}")
-            if fail:
-                raise RuntimeError("the backend failed")
-
-    await asyncio.gather(call("a1", "A"), call("a2", "A"), call("b1", "B"), call("a3", "A"))
-    assert log.index("end a1") < log.index("start a2") and log.index("end a1") < log.index("start a3")
-    assert log.index("start b1") < log.index("end a1")  # another prefix does not wait
-    assert gate.computed("A") and gate.computed("B")
-    log.clear()
-    await asyncio.gather(call("a4", "A"), call("a5", "A"))  # computed: both run at once
-    assert log[:2] == ["start a4", "start a5"]
-
-    log.clear()
-    results = await asyncio.gather(call("c1", "C", fail=True), call("c2", "C"), return_exceptions=True)
-    assert isinstance(results[0], RuntimeError) and results[1] is None
-    assert log.index("end c1") < log.index("start c2") and gate.computed("C")  # c2 finished, so C is computed
 
 
 class _FakeServer:
@@ -118,22 +93,29 @@ class _FakeServer:
 
 
 @pytest.mark.parametrize("slots", [1, 3])
-async def test_the_backend_gates_prefixes_only_with_several_slots(monkeypatch: pytest.MonkeyPatch, slots: int) -> None:
+async def test_calls_reach_the_server_in_the_order_made(monkeypatch: pytest.MonkeyPatch, slots: int) -> None:
+    """While the server loads, calls queue in order; one slot then runs them one at a time in that order."""
     from concurrent.futures import ThreadPoolExecutor
 
     fake = _FakeServer()
     settings = ServerSettings("/models/m.gguf", slots, 2048, 2, 2048)
-    loaded = LoadedServer(fake, ThreadPoolExecutor(slots), PrefixGate(), settings)
-    monkeypatch.setattr(embedded, "load_server", lambda _: loaded)
-    model = EmbeddedChatModel(model_path="/models/m.gguf", slots=slots, threads=2)
-    calls = [[SystemMessage(norm), HumanMessage(name)] for name, norm in [("a1", "A"), ("a2", "A"), ("a3", "A"), ("b1", "B")]]
-    answers = await asyncio.gather(*(model.ainvoke(messages) for messages in calls))
+    loaded = LoadedServer(fake, ThreadPoolExecutor(slots), settings)
+    monkeypatch.setattr(embedded, "_SERVERS", {})
+    monkeypatch.setattr(embedded, "_RESOLVED", {})
+
+    def slow_load(settings: ServerSettings) -> LoadedServer:
+        time.sleep(0.05)  # calls keep arriving while the server loads
+        return embedded._SERVERS.setdefault(settings, loaded)
+
+    monkeypatch.setattr(embedded, "load_server", slow_load)
+    model = EmbeddedChatModel(model_path="/models/m.gguf", settings=EmbeddedSettings(slots=slots, threads=2))
+    names = [f"call-{i}" for i in range(6)]
+    answers = await asyncio.gather(*(model.ainvoke([SystemMessage("Be fair."), HumanMessage(n)]) for n in names))
     loaded.pool.shutdown()
-    assert [a.content for a in answers] == ["yes"] * 4
+    assert [a.content for a in answers] == ["yes"] * 6
     assert answers[0].usage_metadata["input_token_details"]["cache_read"] == 4  # reused tokens reach the record
-    log = fake.log
-    if slots == 1:  # one worker: arrival order, one call at a time, nothing held back
-        assert log == [f"{e} {n}" for n in ("a1", "a2", "a3", "b1") for e in ("start", "end")]
-    else:  # b1 runs beside a1; a2 and a3 wait until a1 has computed A
-        assert log.index("start b1") < log.index("end a1") < min(log.index("start a2"), log.index("start a3"))
-    assert loaded.gate.computed(prefix_key([{"role": "system", "content": "A"}, {}])) == (slots > 1)
+    starts = [entry.split()[1] for entry in fake.log if entry.startswith("start")]
+    if slots == 1:
+        assert fake.log == [f"{e} {n}" for n in names for e in ("start", "end")]
+    else:  # workers take calls in the order made, several at once
+        assert starts[:slots] == names[:slots] and fake.log.index(f"start {names[1]}") < fake.log.index(f"end {names[0]}")

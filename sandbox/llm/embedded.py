@@ -2,32 +2,41 @@
 
 xllamacpp embeds llama.cpp's server: one `Server` holds the model and its
 slots (continuous batching). Calls block in C++, so each runs in a worker
-thread, one thread per slot. One server is loaded per settings and shared by
-every role and run in the process.
+thread, one thread per slot, and calls reach the server in the order they
+were made. One server is loaded per `ServerSettings` and shared by every role
+and run in the process.
 
-On a CPU the time goes to computing prompts (prefill). Calls that share a
-system prompt and few-shot block share their first few hundred tokens, so the
-server keeps prompts between calls: llama.cpp's host-memory prompt cache
-(`prompt_cache_mib`) saves a slot's prompt state when the slot moves on to
-another prompt, and loads the saved state that shares the longest prefix with
-the next call. A prefix is then computed once and reused whichever slot runs
-the call; the transcript's `prompt_cached_tokens` counts the tokens reused per
-call. With one slot, the slot is chosen by least recent use, never by prompt
-similarity (`slot_prompt_similarity = 0`), so every call saves the slot's prompt
-and loads the best match. Choosing by similarity would overwrite a prompt that
-shares only the system prompt with the next call, such as a proposal followed
-by a decision of the same norm, without saving it. With several slots
-the similarity choice stays, so a call goes to the slot that already holds its
-prefix, and a `PrefixGate` holds back the calls that share a prefix not yet
-computed until the first of them has finished. How many slots and threads fit
-the machine is `sandbox.llm.embedded_tuning`'s business.
+On a CPU the time goes to computing prompts (prefill), and the calls of a
+society share most of their prompt: users of a norm share its system prompt
+and few-shot turns. So the server keeps prompts between calls in llama.cpp's
+host-memory prompt cache (`prompt_cache_mib`). When a slot takes a new call,
+it saves the prompt it holds to the cache and loads the cached prompt that
+best matches the new one: llama.cpp takes a saved prompt only if it shares
+more of the new prompt than the slot's own, and at least a quarter of its own
+tokens. Only the rest is computed, so a shared prefix is computed once and
+reused afterwards. The transcript's `prompt_cached_tokens` counts the tokens
+reused per call.
+
+With one slot, the slot is taken by least recent use, never by prompt
+similarity (`slot_prompt_similarity = 0`), so every call takes that save-and-load
+path. Taken by similarity, a slot overwrites the prompt it holds without
+saving it whenever the new call keeps more than half of it, for example a
+proposal after a decision of the same norm, which share only the system prompt.
+
+With several slots, a call goes to the free slot that already holds most of
+its prompt (similarity). The cache moves a saved prompt into one slot rather
+than copying it, so a prefix is computed at most once per slot, not once in
+all. How many slots and threads fit the machine is
+`sandbox.llm.embedded_tuning`'s business.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -39,41 +48,31 @@ from langchain_core.callbacks import (
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from sandbox.llm.contracts import Constraint, chat_dicts
 from sandbox.llm.embedded_model import FILE_NAME, ensure_model_file
-from sandbox.llm.embedded_tuning import choose_slots, choose_threads, physical_cores, usable_cores
-from sandbox.llm.prefix_gate import PrefixGate, prefix_key
+from sandbox.llm.embedded_tuning import EmbeddedSettings, ServerSettings
 from sandbox.llm.retry import TransientLLMError
 
-# llama.cpp picks a slot whose cached prompt shares more than this fraction of the new prompt (its default).
+# llama.cpp picks a free slot whose prompt shares more than this fraction of the new prompt (its default).
 SLOT_SIMILARITY = 0.1
-
-
-@dataclass(frozen=True)
-class ServerSettings:
-    """Everything a loaded server is keyed by."""
-
-    path: str
-    slots: int
-    context_per_slot: int
-    threads: int
-    prompt_cache_mib: int
 
 
 @dataclass
 class LoadedServer:
-    """A server, the worker threads that call it (one per slot) and its prefix gate."""
+    """A server and the worker threads that call it, one per slot."""
 
     server: Any
     pool: ThreadPoolExecutor
-    gate: PrefixGate
     settings: ServerSettings
 
 
 _SERVERS: dict[ServerSettings, LoadedServer] = {}
+_RESOLVED: dict[tuple[str | None, EmbeddedSettings], ServerSettings] = {}
 _SERVERS_LOCK = threading.Lock()
+# Per event loop (a notebook's and the CLI's differ): calls wait here, in order, while a server loads.
+_LOAD_LOCKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
 def _prefix(kwargs: dict[str, Any]) -> str:
@@ -98,10 +97,7 @@ def load_server(settings: ServerSettings) -> LoadedServer:
             params.verbosity = -1  # llama.cpp logs every slot event; the transcript says what matters
             params.warmup = False
             _SERVERS[settings] = LoadedServer(
-                xllamacpp.Server(params),
-                ThreadPoolExecutor(settings.slots, thread_name_prefix="llama"),
-                PrefixGate(),
-                settings,
+                xllamacpp.Server(params), ThreadPoolExecutor(settings.slots, thread_name_prefix="llama"), settings
             )
         return _SERVERS[settings]
 
@@ -109,28 +105,30 @@ def load_server(settings: ServerSettings) -> LoadedServer:
 def unload_servers() -> None:
     """Stop every loaded server and free its memory (two servers in one process slow each other)."""
     with _SERVERS_LOCK:
-        for loaded in _SERVERS.values():
-            loaded.pool.shutdown(wait=True)
+        loaded = list(_SERVERS.values())
         _SERVERS.clear()
+    for server in loaded:
+        server.pool.shutdown(wait=True)
+    del loaded
     gc.collect()
+
+
+def _load_lock() -> asyncio.Lock:
+    loop = asyncio.get_running_loop()
+    with _SERVERS_LOCK:
+        lock = _LOAD_LOCKS.get(loop)
+        if lock is None:
+            lock = _LOAD_LOCKS[loop] = asyncio.Lock()
+        return lock
 
 
 class EmbeddedChatModel(BaseChatModel):
     """Qwen2.5-Coder-1.5B-Instruct (Q4_K_M), in-process, with llama.cpp grammars for structured output."""
 
     model_path: str | None = Field(None, description="A GGUF file; default: the joined embedded model.")
-    slots: int | None = Field(
-        None, ge=1, le=64, description="Calls decoded at once; default: chosen from the cores (see embedded_tuning)."
+    settings: EmbeddedSettings = Field(
+        default_factory=EmbeddedSettings, description="Slots, threads, context and prompt cache (a scenario's `embedded:`)."
     )
-    threads: int | None = Field(None, ge=1, le=1024, description="CPU threads; default: the usable physical cores.")
-    context_per_slot: int = Field(2048, ge=256, le=131072, description="Context tokens per slot.")
-    prompt_cache_mib: int = Field(
-        2048, ge=0, description="Host memory for prompts kept between calls (llama.cpp's prompt cache); 0 = none."
-    )
-    gate_prefixes: bool = Field(
-        True, description="With several slots, hold calls whose shared prefix is being computed by another call."
-    )
-    _settings: ServerSettings | None = PrivateAttr(None)
 
     @property
     def _llm_type(self) -> str:
@@ -138,24 +136,32 @@ class EmbeddedChatModel(BaseChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"model": self.model_path.rsplit("/", 1)[-1] if self.model_path else FILE_NAME}
+        return {"model": os.path.basename(self.model_path) if self.model_path else FILE_NAME}
 
-    def settings(self) -> ServerSettings:
-        """The server settings this model runs with, the machine's choices filled in (resolved once)."""
-        if self._settings is not None:
-            return self._settings
-        cores = usable_cores()
-        self._settings = ServerSettings(
-            path=self.model_path or str(ensure_model_file()),
-            slots=self.slots or choose_slots(cores),
-            context_per_slot=self.context_per_slot,
-            threads=self.threads or choose_threads(cores, physical_cores()),
-            prompt_cache_mib=self.prompt_cache_mib,
-        )
-        return self._settings
+    def server_settings(self) -> ServerSettings:
+        """The settings of this model's server on this machine (resolved once per model file and settings).
+
+        The first call may join and verify the embedded model file (see `embedded_model`).
+        """
+        key = (self.model_path, self.settings)
+        if key not in _RESOLVED:
+            resolved = self.settings.resolve(self.model_path or str(ensure_model_file()))
+            with _SERVERS_LOCK:
+                _RESOLVED.setdefault(key, resolved)
+        return _RESOLVED[key]
 
     def _server(self) -> LoadedServer:
-        return load_server(self.settings())
+        return load_server(self.server_settings())
+
+    async def _aserver(self) -> LoadedServer:
+        """The loaded server. Every call passes one lock (free when uncontended), so while the server loads,
+        calls queue in the order they were made and reach its workers in that order."""
+        async with _load_lock():
+            settings = _RESOLVED.get((self.model_path, self.settings))
+            loaded = _SERVERS.get(settings) if settings is not None else None
+            if loaded is None:
+                loaded = await asyncio.get_running_loop().run_in_executor(None, self._server)
+            return loaded
 
     def _request(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]) -> dict:
         request: dict[str, Any] = {
@@ -213,8 +219,7 @@ class EmbeddedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        loaded = self._server()
-        response = loaded.server.handle_chat_completions(self._request(messages, stop, kwargs))
+        response = self._server().server.handle_chat_completions(self._request(messages, stop, kwargs))
         return self._result(response, _prefix(kwargs))
 
     async def _agenerate(
@@ -224,11 +229,12 @@ class EmbeddedChatModel(BaseChatModel):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        loop = asyncio.get_running_loop()
-        loaded = await loop.run_in_executor(None, self._server)
+        loaded = await self._aserver()
         request = self._request(messages, stop, kwargs)
-        # One slot runs calls one at a time in arrival order anyway; holding some back would only reorder them.
-        gated = self.gate_prefixes and loaded.settings.slots > 1
-        async with loaded.gate.hold(prefix_key(chat_dicts(messages)) if gated else None):
-            response = await loop.run_in_executor(loaded.pool, loaded.server.handle_chat_completions, request)
-        return self._result(response, _prefix(kwargs))
+        try:
+            future = asyncio.get_running_loop().run_in_executor(
+                loaded.pool, loaded.server.handle_chat_completions, request
+            )
+        except RuntimeError as error:  # the server was unloaded under this call: the retry loads it again
+            raise TransientLLMError(f"embedded model server stopped: {error}") from error
+        return self._result(await future, _prefix(kwargs))

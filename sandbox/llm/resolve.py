@@ -19,36 +19,44 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.registry import Registry, UnknownNameError
 
-# A backend takes its spec's argument and, for backends with machine settings (`embedded`), keyword options.
-BACKENDS: Registry[Callable[..., BaseChatModel]] = Registry("model backend")
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """What a backend needs beyond its spec string: the embedded model's machine settings (a scenario's `embedded:`)."""
+
+    embedded: EmbeddedSettings = field(default_factory=EmbeddedSettings)
+
+
+# A backend is built from its spec's argument and the options (most backends need none).
+BACKENDS: Registry[Callable[[str, BackendOptions], BaseChatModel]] = Registry("model backend")
 
 
 @BACKENDS.register("embedded")
-def _embedded(argument: str, **settings: Any) -> BaseChatModel:
-    """`settings`: the scenario's `embedded:` block (slots, threads, context_per_slot, prompt_cache_mib)."""
+def _embedded(argument: str, options: BackendOptions) -> BaseChatModel:
     from sandbox.llm.embedded import EmbeddedChatModel
 
-    return EmbeddedChatModel(model_path=argument or None, **settings)
+    return EmbeddedChatModel(model_path=argument or None, settings=options.embedded)
 
 
 @BACKENDS.register("openai")
-def _openai(argument: str) -> BaseChatModel:
+def _openai(argument: str, _: BackendOptions) -> BaseChatModel:
     from sandbox.llm.openai_compat import openai_chat_model
 
     return openai_chat_model(argument)
 
 
 @BACKENDS.register("hf")
-def _hf(argument: str) -> BaseChatModel:
+def _hf(argument: str, _: BackendOptions) -> BaseChatModel:
     from sandbox.llm.hf import HFChatModel
 
     return HFChatModel(path=argument)
 
 
 @BACKENDS.register("vllm")
-def _vllm(argument: str) -> BaseChatModel:
+def _vllm(argument: str, _: BackendOptions) -> BaseChatModel:
     from sandbox.llm.vllm_backend import VLLMChatModel
 
     return VLLMChatModel(model=argument)
@@ -73,11 +81,11 @@ def check_spec(spec: str) -> None:
         raise ValueError(f"{name} needs an argument: {name}:{'PATH' if name == 'hf' else 'MODEL'}")
 
 
-def build_backend(spec: str, options: Mapping[str, Mapping[str, Any]] | None = None) -> BaseChatModel:
-    """The bare backend for `spec` (no wrappers); `options[name]` are the settings of backend `name`, if any."""
+def build_backend(spec: str, options: BackendOptions | None = None) -> BaseChatModel:
+    """The bare backend for `spec` (no wrappers)."""
     check_spec(spec)
     name, argument = split_spec(spec)
-    return BACKENDS.get(name)(argument, **dict((options or {}).get(name) or {}))
+    return BACKENDS.get(name)(argument, options or BackendOptions())
 
 
 @dataclass
@@ -90,7 +98,7 @@ class ModelStack:
     max_attempts: int = 5
     base_delay_s: float = 0.5
     timeout_s: float | None = None
-    backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # e.g. {"embedded": {...}}
+    options: BackendOptions = field(default_factory=BackendOptions)
     _shared: dict[Any, BaseChatModel] = field(default_factory=dict)
 
     def shared(self, key: Any, backend: BaseChatModel) -> BaseChatModel:
@@ -109,6 +117,12 @@ class ModelStack:
             self._shared[key] = model
         return self._shared[key]
 
+    def backends(self) -> list[BaseChatModel]:
+        """The bare backends under the shared stacks built so far (specs resolved, model objects given)."""
+        from sandbox.llm.wrapper import ChatModelWrapper
+
+        return [m.innermost() if isinstance(m, ChatModelWrapper) else m for m in self._shared.values()]
+
     def for_role(
         self, role: str, spec: str, sampling: Mapping[str, Any], given: BaseChatModel | None = None
     ) -> BaseChatModel:
@@ -120,7 +134,7 @@ class ModelStack:
             shared = self.shared(("object", id(given)), given)
             name = getattr(given, "_llm_type", type(given).__name__)
         else:
-            shared = self.shared(("spec", spec), build_backend(spec, self.backend_options))
+            shared = self.shared(("spec", spec), build_backend(spec, self.options))
             name = spec
         sampled = SampledChatModel(inner=shared, **dict(sampling))
         return RecordingChatModel(inner=sampled, sinks=list(self.sinks), role=role, model_name=name)
