@@ -12,7 +12,8 @@ from sandbox import run
 from sandbox.games.ultimatum import Stake, parse_proposal, proposal_constraint
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.embedded import unload_servers
-from sandbox.llm.resolve import ModelStack, build_backend
+from sandbox.llm.embedded_tuning import EmbeddedSettings, choose_slots, usable_cores
+from sandbox.llm.resolve import BackendOptions, ModelStack, build_backend
 from sandbox.llm.transcript import TranscriptWriter, read_transcript
 from sandbox.llm.wrapper import acall
 from sandbox.scenario_file import parse_scenario
@@ -72,6 +73,7 @@ def test_small_society_on_the_embedded_model(tmp_path: Path) -> None:
     shares = metrics["offered_share"].dropna()
     assert len(shares) == 2 and shares.between(0, 1).all()
     assert result.summary["llm_usage"]["user"]["calls"] == len(records)
+    assert result.summary["embedded_backend"]["slots"] == choose_slots(usable_cores())  # what ran is recorded
     assert (result.path / "offered_share_by_norm.png").stat().st_size > 1000
 
 
@@ -121,10 +123,11 @@ async def test_a_shared_system_prompt_is_reused_and_recorded(tmp_path: Path) -> 
 
     unload_servers()  # a cold server: nothing cached by an earlier test
     writer = TranscriptWriter(tmp_path / "transcripts.jsonl")
-    stack = ModelStack(cache=None, sinks=[writer], concurrency=1, backend_options={"embedded": {"slots": 1}})
+    stack = ModelStack(cache=None, sinks=[writer], concurrency=1,
+                       options=BackendOptions(embedded=EmbeddedSettings(slots=1)))  # fmt: skip
     model = stack.for_role("user", "embedded", {"temperature": 0.0, "max_tokens": 4})
-    fair = SystemMessage("You split things with other players. " * 12 + "Your principle: be fair, split evenly.")
-    selfish = SystemMessage("You are a trader. " * 12 + "Your principle: keep as much as you can.")
+    fair = SystemMessage("You split things with other players. " * 20 + "Your principle: be fair, split evenly.")
+    selfish = SystemMessage("You are a trader. " * 30 + "Your principle: keep as much as you can.")
     for name, system, request in [("fair-1", fair, "Split 30 apples."), ("selfish-1", selfish, "Split 30 apples."),
                                   ("fair-2", fair, "Split 70 coins.")]:  # fmt: skip
         await acall(model, [system, HumanMessage(request)], seed=1, call=CallInfo(agent=name))

@@ -1,16 +1,23 @@
 """How the embedded model uses the machine: usable cores, slots and threads, and the settings that say so.
 
-On a CPU the embedded model's work is the forward pass, and on a few cores
-that pass is compute-bound: decoding several calls together in one batch
-(llama.cpp's parallel slots) does not raise the total token rate, while each
-extra slot splits the cores' time and holds prompts of its own. Measured with
-`sandbox bench embedded` on a 2-core machine (the README has the figures),
-one slot is the fastest. So `choose_slots` picks one slot below `MANY_CORES`
-cores. With more cores a single stream becomes memory-bound and batching
-pays, so it picks a slot per `CORES_PER_SLOT` cores, at most `MAX_SLOTS`: that
-rule is llama.cpp's usual advice, not a measurement of this project's (no
-machine with more than 2 cores was at hand). A scenario's `embedded:` block
-(`EmbeddedSettings`) overrides both choices.
+A society's calls on the embedded model are mostly prompt: `make run`
+computes about 3,000 prompt tokens and generates 170. On a CPU, computing a
+prompt (prefill) is compute-bound whatever the number of slots: about 78
+tokens/s on 2 cores. Decoding several calls in one batch (llama.cpp's slots)
+raises the generated tokens per second, but each slot holds its own prompt,
+and a shared prefix is computed again in every slot that needs it. Measured
+with `sandbox bench embedded` on a 2-core machine:
+
+* decoding: 29.6 tokens/s with 1 slot, 30.7 with 2, 38.4 with 4 (1.30x);
+* the `make run` society: 44.3 s with 1 slot, 53.4 s with 4;
+* the norm-fidelity scenario (240 calls): 251 s with 1 slot, 270 s with 4.
+
+So `choose_slots` picks one slot below `MANY_CORES` cores. With more cores,
+prefill has more arithmetic to spare and batching pays more, so it picks a
+slot per `CORES_PER_SLOT` cores, at most `MAX_SLOTS`. That rule is llama.cpp's
+usual advice, not a measurement of this project's: no machine with more than
+2 cores was at hand. A scenario's `embedded:` block (`EmbeddedSettings`)
+overrides both choices.
 """
 
 from __future__ import annotations
