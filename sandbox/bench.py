@@ -8,7 +8,7 @@
 * scai: 20 SCAI runs of 5 epochs (8+2 interactions) against the critical
   path (epochs x 3 dependent calls x latency) and against a sequential run.
 * embedded: the `make run` society on the embedded model with the present
-  settings (4 slots, no prefix gate) and with this machine's choice, each
+  settings (4 slots) and with this machine's choice, each
   from a cold server: wall time, prompt tokens computed against reused, calls
   per minute; then generated tokens per second with 1, 2 and 4 slots.
 * rollout: moral fine-tuning's rollout throughput (episodes per second, no
@@ -256,7 +256,7 @@ def bench_embedded(
 
     The present behaviour, measured in the same run: 4 slots, a thread per
     CPU, llama.cpp's prompt cache at its default size and slots chosen by
-    prompt similarity, no prefix gate. Then generated tokens per second with
+    prompt similarity. Then generated tokens per second with
     each of `slot_counts` slots (the evidence behind `embedded_tuning.choose_slots`).
     """
     import os

@@ -297,10 +297,10 @@ def models() -> None:
         embedded = f"[green]ready[/] ({state.path})"
     else:
         embedded = f"[yellow]parts installed[/]; joined on first use into {state.path}"
-    from sandbox.llm.embedded_tuning import choose_slots, choose_threads, physical_cores, usable_cores
+    from sandbox.llm.embedded_tuning import EmbeddedSettings
 
-    cores = usable_cores()
-    machine = f"{choose_slots(cores)} slot(s), {choose_threads(cores, physical_cores())} threads on {cores} usable cores"
+    chosen = EmbeddedSettings().resolve(str(state.path)).machine()
+    machine = f"{chosen['slots']} slot(s), {chosen['threads']} threads on {chosen['usable_cores']} usable cores"
     table.add_row("embedded", f"Qwen2.5-Coder-1.5B-Instruct Q4_K_M, in-process (xllamacpp); here: {machine}", embedded)
     table.add_row("openai:MODEL", "any OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)", "available")
     table.add_row("hf:PATH", "a transformers model directory", "available")
