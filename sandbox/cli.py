@@ -1,4 +1,5 @@
-"""The command line: run, resume, evaluate, validate, schema, models, bench (train, evaluate-moral: `sandbox.moral.commands`).
+"""The command line: run, resume, evaluate, validate, schema, models, bench (train, evaluate-moral:
+`sandbox.moral.commands`; label: `sandbox.proxy.commands`).
 
 Exit codes: 0 success; 2 invalid input (nothing written, no run directory
 created); 1 runtime failure (the run directory stays resumable); 130
@@ -192,8 +193,13 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
     """Continue an interrupted run (a society or a training run) from its last checkpoint."""
     from sandbox.moral.commands import train_table, train_with_progress
     from sandbox.moral.run import is_training_run, resume_training
+    from sandbox.proxy.commands import label_table, label_with_progress
+    from sandbox.proxy.label import is_label_run, resume_labeling
     from sandbox.runner import aresume
 
+    if is_label_run(run_dir):
+        label_table(label_with_progress(lambda hooks: resume_labeling(run_dir, hooks=hooks)))
+        return
     if is_training_run(run_dir):
         train_table(train_with_progress(lambda hooks: resume_training(run_dir, hooks=hooks)))
         return
@@ -265,6 +271,9 @@ def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")
             continue
         if isinstance(scenario, Scenario):
             what = f"{scenario.society.size} users, {scenario.game.kind}"
+        elif hasattr(scenario, "proxy"):
+            p = scenario.proxy
+            what = f"labeling {p.task}, {p.objective.name}, intent {p.intent.form}, judge {scenario.models.judge.spec}"
         else:
             t = scenario.training
             what = f"training {scenario.models.policy}, {t.reward} vs {t.opponent}, {t.episodes} episodes"
@@ -330,6 +339,7 @@ def bench(
 
 # The moral fine-tuning commands (train, evaluate-moral) live in their own module; importing it registers them.
 from sandbox.moral import commands as _moral_commands  # noqa: E402, F401
+from sandbox.proxy import commands as _proxy_commands  # noqa: E402, F401
 
 
 def main() -> None:

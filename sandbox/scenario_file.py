@@ -52,31 +52,42 @@ def scenario_problems(error: ValidationError) -> list[tuple[str, str]]:
     return problems
 
 
-def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
-    """Validate already-parsed data as a scenario; raise `ScenarioError` naming `source`."""
+def _validate(model: Any, data: Any, source: str) -> Any:
     if not isinstance(data, dict):
         raise ScenarioError(source, [("", "a scenario is a mapping of fields")])
     try:
-        return Scenario.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as error:
         raise ScenarioError(source, scenario_problems(error)) from None
+
+
+def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
+    """Validate already-parsed data as a scenario; raise `ScenarioError` naming `source`."""
+    return _validate(Scenario, data, source)
 
 
 def parse_training_scenario(data: Any, source: str = "<scenario>") -> Any:
     """Validate already-parsed data as a training scenario (`sandbox.moral.scenario.TrainingScenario`)."""
     from sandbox.moral.scenario import TrainingScenario
 
-    if not isinstance(data, dict):
-        raise ScenarioError(source, [("", "a scenario is a mapping of fields")])
-    try:
-        return TrainingScenario.model_validate(data)
-    except ValidationError as error:
-        raise ScenarioError(source, scenario_problems(error)) from None
+    return _validate(TrainingScenario, data, source)
+
+
+def parse_proxy_scenario(data: Any, source: str = "<scenario>") -> Any:
+    """Validate already-parsed data as a labeling scenario (`sandbox.proxy.scenario.ProxyScenario`)."""
+    from sandbox.proxy.scenario import ProxyScenario
+
+    return _validate(ProxyScenario, data, source)
 
 
 def is_training(data: Any) -> bool:
     """A scenario with a `training:` block is a moral fine-tuning experiment."""
     return isinstance(data, dict) and "training" in data
+
+
+def is_proxy(data: Any) -> bool:
+    """A scenario with a `proxy:` block is a reward-design (labeling) experiment."""
+    return isinstance(data, dict) and "proxy" in data and "training" not in data
 
 
 def read_yaml(path: str | Path) -> Any:
@@ -96,9 +107,21 @@ def read_yaml(path: str | Path) -> Any:
 
 
 def load_any_scenario(path: str | Path) -> Any:
-    """A society scenario (`Scenario`) or, with a `training:` block, a `TrainingScenario`."""
+    """A society scenario (`Scenario`), or a `TrainingScenario` (a `training:` block), or a `ProxyScenario` (`proxy:`)."""
     data = read_yaml(path)
-    return parse_training_scenario(data, str(path)) if is_training(data) else parse_scenario(data, str(path))
+    if is_training(data):
+        return parse_training_scenario(data, str(path))
+    if is_proxy(data):
+        return parse_proxy_scenario(data, str(path))
+    return parse_scenario(data, str(path))
+
+
+def load_proxy_scenario(path: str | Path) -> Any:
+    """Load and validate a labeling scenario file (one with a `proxy:` block)."""
+    data = read_yaml(path)
+    if not is_proxy(data):
+        raise ScenarioError(str(path), [("proxy", "missing: `sandbox label` runs scenarios with a proxy: block")])
+    return parse_proxy_scenario(data, str(path))
 
 
 def load_training_scenario(path: str | Path) -> Any:
@@ -123,6 +146,8 @@ def load_scenario(path: str | Path) -> Scenario:
     data = read_yaml(path)
     if is_training(data):
         raise ScenarioError(str(path), [("training", "a training scenario: run it with `sandbox train`")])
+    if is_proxy(data):
+        raise ScenarioError(str(path), [("proxy", "a labeling scenario: run it with `sandbox label`")])
     return parse_scenario(data, str(path))
 
 
@@ -146,6 +171,11 @@ def apply_overrides(
     for key, value in (("runs", runs), ("epochs", epochs), ("seed", seed)):
         if value is not None:
             data[key] = value
+    _override_models(data, models, source)
+    return parse_scenario(data, source)
+
+
+def _override_models(data: dict[str, Any], models: list[str] | None, source: str) -> None:
     for item in models or []:
         match = _OVERRIDE.match(item)
         if not match or (match["role"] not in ROLES and match["role"] != "all"):
@@ -153,7 +183,24 @@ def apply_overrides(
         roles = ROLES if match["role"] == "all" else (match["role"],)
         for role in roles:
             data["models"][role]["spec"] = match["spec"]
-    return parse_scenario(data, source)
+
+
+def apply_proxy_overrides(
+    scenario: Any,
+    *,
+    seed: int | None = None,
+    models: list[str] | None = None,
+    test_items: int | None = None,
+    source: str = "<command line>",
+) -> Any:
+    """Return a labeling scenario with command-line overrides (`--seed`, `--model ROLE=SPEC`, `--items`) applied."""
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    if seed is not None:
+        data["seed"] = seed
+    if test_items is not None:
+        data["proxy"]["test_items"] = test_items
+    _override_models(data, models, source)
+    return parse_proxy_scenario(data, source)
 
 
 def apply_training_overrides(

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from sandbox.cli import app
 from sandbox.games.matrix import MATRIX_GAMES
+from sandbox.moral.scenario import EVALUATION_GAMES
 from sandbox.moral.evaluation import action_table, regret_table
 from sandbox.moral.regret import max_regret, normalised_regret, regret
 from sandbox.moral.rewards import RewardParams, Step
@@ -57,7 +58,7 @@ def test_regret_in_reward_units_and_the_per_game_maximum() -> None:
     assert regret("deontological", step("prisoners_dilemma", "D", "C", "C")) == 3.0
     assert regret("deontological", step("prisoners_dilemma", "D", "C", "C"), RewardParams(xi=5)) == 5.0
     assert regret("utilitarian", step("stag_hunt", "D", "C", "C")) == 5.0
-    assert {name: max_regret("utilitarian", MATRIX_GAMES.get(name)) for name in MATRIX_GAMES.names()} == {
+    assert {name: max_regret("utilitarian", MATRIX_GAMES.get(name)) for name in EVALUATION_GAMES} == {
         "bach_or_stravinsky": 5.0, "chicken": 5.0, "defective_coordination": 8.0, "prisoners_dilemma": 2.0,
         "stag_hunt": 5.0,
     }  # fmt: skip
@@ -97,7 +98,7 @@ def test_evaluate_moral_writes_regret_tables_and_plots(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rounds = pd.read_csv(path / "evaluation_rounds.csv")
     assert len(rounds) == 3 * 5 * 4 * 3  # conditions x games x test games x rounds
-    assert set(rounds["game"]) == set(MATRIX_GAMES.names())
+    assert set(rounds["game"]) == set(EVALUATION_GAMES)
     regret_csv = pd.read_csv(path / "moral_regret.csv")
     assert len(regret_csv) == 3 * 5 * 2 and regret_csv["mean"].between(0, 1).all()
     for name in ("moral_regret.png", "test_action_types.png", "moral_regret_reversed.png", "test_action_types_training.png"):

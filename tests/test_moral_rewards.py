@@ -6,7 +6,8 @@ import itertools
 
 import pytest
 
-from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
+from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES, PayoffTable
+from sandbox.moral.scenario import EVALUATION_GAMES
 from sandbox.moral.rewards import RewardParams, Schedule, Step, reward
 
 PD = MATRIX_GAMES.get("prisoners_dilemma")
@@ -14,12 +15,13 @@ PARAMS = RewardParams(xi=3.0, illegal=-6.0)
 
 
 def test_the_five_games_have_the_papers_payoffs_and_properties() -> None:
-    assert MATRIX_GAMES.names() == ["bach_or_stravinsky", "chicken", "defective_coordination",
-                                    "prisoners_dilemma", "stag_hunt"]  # fmt: skip
+    assert set(EVALUATION_GAMES) == {"bach_or_stravinsky", "chicken", "defective_coordination",
+                                     "prisoners_dilemma", "stag_hunt"}  # fmt: skip
+    assert set(MATRIX_GAMES.names()) == set(EVALUATION_GAMES) | set(KWON_GAMES)
     assert PD.rows() == [[(3, 3), (0, 4)], [(4, 0), (1, 1)]]  # Fig. 1
     # Section 8.6: where the greatest collective payoff lies in each game
     best = {name: {pair for pair, (a, b) in MATRIX_GAMES.get(name).table.items()
-                   if a + b == MATRIX_GAMES.get(name).max_collective()} for name in MATRIX_GAMES}  # fmt: skip
+                   if a + b == MATRIX_GAMES.get(name).max_collective()} for name in EVALUATION_GAMES}  # fmt: skip
     assert best["prisoners_dilemma"] == best["stag_hunt"] == {("C", "C")}
     assert best["chicken"] == {("C", "D"), ("D", "C")}
     assert best["bach_or_stravinsky"] == {("C", "C"), ("D", "D")}

@@ -10,6 +10,9 @@ Fig. 7 and Table 3. The appendix's OCR garbles the Defective Coordination
 table and Fig. 7 omits it; the table here (C,C 1,1; C,D 0,0; D,C 0,0; D,D 4,4)
 is the one with the property Section 8.6 states: the greatest collective
 payoff comes from mutual defection, and coordination is rewarded.
+
+The four `kwon_*` games are the tables Kwon et al. (reward design with
+language models) asked their LLM about, zero-shot (their Figs. 11-12).
 """
 
 from __future__ import annotations
@@ -75,11 +78,18 @@ class PayoffTable:
 
 MATRIX_GAMES: Registry[PayoffTable] = Registry("matrix game")
 
+# Kwon et al. (reward design with language models), Table/Figs. 11-12: the four games the LLM judged zero-shot.
+KWON_GAMES = ("kwon_battle_of_the_sexes", "kwon_prisoners_dilemma", "kwon_stag_hunt", "kwon_chicken")
+
 for _game in (
     PayoffTable.from_rows("prisoners_dilemma", [[[3, 3], [0, 4]], [[4, 0], [1, 1]]]),
     PayoffTable.from_rows("stag_hunt", [[[4, 4], [0, 3]], [[3, 0], [1, 1]]]),
     PayoffTable.from_rows("chicken", [[[2, 2], [1, 4]], [[4, 1], [0, 0]]]),
     PayoffTable.from_rows("bach_or_stravinsky", [[[3, 2], [0, 0]], [[0, 0], [2, 3]]]),
     PayoffTable.from_rows("defective_coordination", [[[1, 1], [0, 0]], [[0, 0], [4, 4]]]),
+    PayoffTable.from_rows("kwon_battle_of_the_sexes", [[[2, 1], [0, 0]], [[0, 0], [1, 2]]]),
+    PayoffTable.from_rows("kwon_prisoners_dilemma", [[[3, 3], [0, 5]], [[5, 0], [1, 1]]]),
+    PayoffTable.from_rows("kwon_stag_hunt", [[[2, 2], [-3, 1]], [[1, -3], [1, 1]]]),
+    PayoffTable.from_rows("kwon_chicken", [[[2, 2], [1, 3]], [[3, 1], [0, 0]]]),
 ):
     MATRIX_GAMES.add(_game.name, _game)

@@ -1,7 +1,10 @@
 """An SQLite response cache, keyed by model, messages, sampling parameters and seed.
 
 A hit returns the stored answer without calling the model and marks the
-generation with `cache_hit=True`, so the transcript can say so.
+generation with `cache_hit=True`, so the transcript can say so. The answer's
+log-probabilities and finish reason are stored with it, so a hit gives the
+same graded reward, and the same verdict on a cut-off answer, as the call
+that filled it.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from sandbox.llm.contracts import Constraint
+from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint
 from sandbox.llm.wrapper import ChatModelWrapper
 
 # Call arguments that change the answer; `call` (who asks) does not.
-_KEYED_KWARGS = ("temperature", "top_p", "max_tokens", "seed", "constraint")
+_KEYED_KWARGS = ("temperature", "top_p", "max_tokens", "seed", "constraint", "top_logprobs")
+# The parts of an answer's `response_metadata` that are stored with it.
+_KEPT_METADATA = (TOKEN_LOGPROBS, "finish_reason")
 
 
 class ResponseCache:
@@ -37,19 +42,23 @@ class ResponseCache:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, content TEXT NOT NULL,"
-            " usage TEXT NOT NULL)"
+            " usage TEXT NOT NULL, metadata TEXT NOT NULL DEFAULT '{}')"
         )
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+        if "metadata" not in columns:  # a cache written before answers kept their metadata
+            self._db.execute("ALTER TABLE responses ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}'")
 
-    def get(self, key: str) -> tuple[str, dict[str, int]] | None:
+    def get(self, key: str) -> tuple[str, dict[str, int], dict[str, Any]] | None:
+        """(content, usage, metadata) of a stored answer, or None."""
         with self._lock:
-            row = self._db.execute("SELECT content, usage FROM responses WHERE key = ?", (key,)).fetchone()
-        return None if row is None else (row[0], json.loads(row[1]))
+            row = self._db.execute("SELECT content, usage, metadata FROM responses WHERE key = ?", (key,)).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]), json.loads(row[2]))
 
-    def put(self, key: str, content: str, usage: dict[str, int]) -> None:
+    def put(self, key: str, content: str, usage: dict[str, int], metadata: dict[str, Any] | None = None) -> None:
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, content, usage) VALUES (?, ?, ?)",
-                (key, content, json.dumps(usage)),
+                "INSERT OR REPLACE INTO responses (key, content, usage, metadata) VALUES (?, ?, ?, ?)",
+                (key, content, json.dumps(usage), json.dumps(metadata or {})),
             )
 
     def __len__(self) -> int:
@@ -66,6 +75,8 @@ def cache_key(model_id: dict[str, Any], messages: list[BaseMessage], stop: list[
     params = {}
     for name in _KEYED_KWARGS:
         value = kwargs.get(name)
+        if name == "top_logprobs" and not value:
+            continue  # keys made before log-probabilities existed stay valid
         params[name] = value.key() if isinstance(value, Constraint) else value
     payload = {
         "model": model_id,
@@ -99,11 +110,12 @@ class CachedChatModel(ChatModelWrapper):
         key = self._key(messages, stop, kwargs)
         stored = self.responses.get(key)
         if stored is not None:
-            content, usage = stored
-            message = AIMessage(content=content, usage_metadata=usage or None)  # type: ignore[arg-type]
+            content, usage, metadata = stored
+            message = AIMessage(content=content, usage_metadata=usage or None, response_metadata=metadata)  # type: ignore[arg-type]
             return ChatResult(generations=[ChatGeneration(message=message, generation_info={"cache_hit": True})])
         result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         message = result.generations[0].message
         usage = dict(message.usage_metadata or {}) if isinstance(message, AIMessage) else {}
-        self.responses.put(key, str(message.content), usage)
+        kept = {name: message.response_metadata[name] for name in _KEPT_METADATA if name in message.response_metadata}
+        self.responses.put(key, str(message.content), usage, kept)
         return result

@@ -50,7 +50,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
-from sandbox.llm.contracts import Constraint, chat_dicts
+from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint, chat_dicts, openai_token_logprobs
 from sandbox.llm.embedded_model import FILE_NAME, ensure_model_file
 from sandbox.llm.embedded_tuning import EmbeddedSettings, ServerSettings
 from sandbox.llm.retry import TransientLLMError
@@ -174,6 +174,10 @@ class EmbeddedChatModel(BaseChatModel):
             request["seed"] = int(kwargs["seed"]) % 2**32
         if stop:
             request["stop"] = stop
+        if kwargs.get("top_logprobs"):
+            # llama.cpp reports the probabilities before sampling, so a grammar does not change them.
+            request["logprobs"] = True
+            request["top_logprobs"] = int(kwargs["top_logprobs"])
         constraint: Constraint | None = kwargs.get("constraint")
         if constraint is not None:
             if constraint.prefix:
@@ -198,6 +202,9 @@ class EmbeddedChatModel(BaseChatModel):
         content = choice["message"].get("content") or ""
         if prefix and not content.startswith(prefix):
             content = prefix + content  # servers differ on whether a prefill is echoed
+        metadata: dict[str, Any] = {"finish_reason": choice.get("finish_reason")}
+        if choice.get("logprobs"):
+            metadata[TOKEN_LOGPROBS] = openai_token_logprobs(choice["logprobs"].get("content"))
         message = AIMessage(
             content=content,
             usage_metadata={
@@ -208,7 +215,7 @@ class EmbeddedChatModel(BaseChatModel):
                     "cache_read": (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
                 },
             },
-            response_metadata={"finish_reason": choice.get("finish_reason")},
+            response_metadata=metadata,
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 

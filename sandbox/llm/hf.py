@@ -3,6 +3,8 @@
 Generation runs in a worker thread (LangChain's default for async calls), one
 call at a time per model (a single CPU model gains nothing from parallel calls). transformers samples from the
 global torch generator, so the call's seed is set and used under one lock.
+A call's `top_logprobs=k` returns, for every generated token, the k most
+likely tokens from the model's raw logits (before any sampling setting).
 """
 
 from __future__ import annotations
@@ -20,7 +22,23 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from sandbox.errors import ModelUnavailableError
-from sandbox.llm.contracts import chat_dicts
+from sandbox.llm.contracts import TOKEN_LOGPROBS, TokenLogprob, chat_dicts
+
+
+def _token_logprobs(tokenizer: Any, logits: Any, tokens: Any, k: int) -> list[dict[str, Any]]:
+    """`TokenLogprob` dicts from generate's per-step raw logits and the generated token ids."""
+    import torch
+
+    entries = []
+    for step_logits, token in zip(logits, tokens.tolist()):
+        logprobs = torch.log_softmax(step_logits[0].float(), dim=-1)
+        values, ids = logprobs.topk(k)
+        top: dict[str, float] = {}
+        for value, index in zip(values.tolist(), ids.tolist()):
+            text = tokenizer.decode([index])
+            top[text] = max(top.get(text, float("-inf")), value)
+        entries.append(TokenLogprob(tokenizer.decode([token]), float(logprobs[token]), top).to_dict())
+    return entries
 
 
 class HFChatModel(BaseChatModel):
@@ -72,6 +90,7 @@ class HFChatModel(BaseChatModel):
             temperature = float(kwargs.get("temperature") or 0.0)
             if kwargs.get("seed") is not None:
                 torch.manual_seed(int(kwargs["seed"]))
+            top_k = int(kwargs.get("top_logprobs") or 0)
             with torch.no_grad():
                 output = model.generate(
                     **inputs,
@@ -80,9 +99,12 @@ class HFChatModel(BaseChatModel):
                     temperature=temperature if temperature > 0 else None,
                     top_p=float(kwargs.get("top_p") or 1.0) if temperature > 0 else None,
                     pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+                    return_dict_in_generate=True,
+                    output_logits=bool(top_k),
                 )
-            new_tokens = output[0, inputs["input_ids"].shape[1] :]
+            new_tokens = output.sequences[0, inputs["input_ids"].shape[1] :]
             text = tokenizer.decode(new_tokens, skip_special_tokens=True)
+            metadata = {TOKEN_LOGPROBS: _token_logprobs(tokenizer, output.logits, new_tokens, top_k)} if top_k else {}
         for marker in stop or ():
             text = text.split(marker)[0]
         usage = {
@@ -90,4 +112,5 @@ class HFChatModel(BaseChatModel):
             "output_tokens": int(new_tokens.shape[0]),
             "total_tokens": int(inputs["input_ids"].shape[1] + new_tokens.shape[0]),
         }
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text, usage_metadata=usage))])
+        message = AIMessage(content=text, usage_metadata=usage, response_metadata=metadata)  # type: ignore[arg-type]
+        return ChatResult(generations=[ChatGeneration(message=message)])

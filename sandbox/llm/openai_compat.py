@@ -2,7 +2,9 @@
 
 It is LangChain's `ChatOpenAI`, reading `OPENAI_BASE_URL` and `OPENAI_API_KEY`,
 with the client's own retries off (the sandbox's retry wrapper owns retries)
-and the sandbox-only call arguments removed before the request is built.
+and the sandbox-only call arguments removed before the request is built. A
+call's `top_logprobs=k` becomes the API's `logprobs` option, and the answer's
+log-probabilities come back in the sandbox's shape (`TOKEN_LOGPROBS`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,30 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 
-from sandbox.llm.contracts import strip_sandbox_kwargs
+from sandbox.llm.contracts import TOKEN_LOGPROBS, openai_token_logprobs, strip_sandbox_kwargs
+
+
+def _request_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    request = strip_sandbox_kwargs(kwargs)
+    if kwargs.get("top_logprobs"):
+        request.update(logprobs=True, top_logprobs=int(kwargs["top_logprobs"]))
+    return request
+
+
+def _with_logprobs(result: ChatResult) -> ChatResult:
+    """Moves the finish reason and the log-probabilities onto the message, where the sandbox's wrappers read them.
+
+    (LangChain merges `generation_info` into the message only on its own call path, which the wrappers skip.)
+    """
+    for generation in result.generations:
+        info = generation.generation_info or {}
+        metadata = generation.message.response_metadata
+        if info.get("finish_reason") is not None:
+            metadata.setdefault("finish_reason", info["finish_reason"])
+        logprobs = info.get("logprobs") or metadata.get("logprobs")
+        if isinstance(logprobs, dict) and logprobs.get("content") is not None:
+            metadata[TOKEN_LOGPROBS] = openai_token_logprobs(logprobs["content"])
+    return result
 
 
 class OpenAICompatibleChatModel(ChatOpenAI):
@@ -31,7 +56,7 @@ class OpenAICompatibleChatModel(ChatOpenAI):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **strip_sandbox_kwargs(kwargs))
+        return _with_logprobs(super()._generate(messages, stop=stop, run_manager=run_manager, **_request_kwargs(kwargs)))
 
     async def _agenerate(
         self,
@@ -40,8 +65,8 @@ class OpenAICompatibleChatModel(ChatOpenAI):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return await super()._agenerate(
-            messages, stop=stop, run_manager=run_manager, **strip_sandbox_kwargs(kwargs)
+        return _with_logprobs(
+            await super()._agenerate(messages, stop=stop, run_manager=run_manager, **_request_kwargs(kwargs))
         )
 
 

@@ -15,7 +15,7 @@ from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 
-from sandbox.llm.contracts import CallInfo, chat_dicts
+from sandbox.llm.contracts import TOKEN_LOGPROBS, CallInfo, chat_dicts
 from sandbox.llm.wrapper import ChatModelWrapper
 
 
@@ -47,6 +47,8 @@ class CallRecord:
     prompt_cached_tokens: int = 0
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Per generated token, when the call asked for log-probabilities (`contracts.TokenLogprob.to_dict()`).
+    token_logprobs: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # A shallow copy: `asdict` deep-copies every message and costs more than the call itself.
@@ -76,7 +78,7 @@ class RecordingChatModel(ChatModelWrapper):
     ) -> ChatResult:
         info: CallInfo = kwargs.get("call") or CallInfo(role=self.role)
         started = time.perf_counter()
-        answer, error, usage, cache_hit = None, None, {}, False
+        answer, error, usage, cache_hit, logprobs = None, None, {}, False, None
         try:
             result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         except Exception as exc:
@@ -88,6 +90,7 @@ class RecordingChatModel(ChatModelWrapper):
             if isinstance(generation.message, AIMessage) and generation.message.usage_metadata:
                 usage = generation.message.usage_metadata
             cache_hit = bool((generation.generation_info or {}).get("cache_hit"))
+            logprobs = generation.message.response_metadata.get(TOKEN_LOGPROBS)
             return result
         finally:
             record = CallRecord(
@@ -110,6 +113,7 @@ class RecordingChatModel(ChatModelWrapper):
                 prompt_cached_tokens=int((usage.get("input_token_details") or {}).get("cache_read") or 0),
                 error=error,
                 extra=dict(info.extra),
+                token_logprobs=logprobs,
             )
             for sink in self.sinks:
                 sink.record(record)

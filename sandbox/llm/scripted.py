@@ -2,7 +2,9 @@
 
 It answers from rules (a regex over the conversation, and an answer or a
 function of the messages), sleeps a fixed latency if asked, and raises on a
-prompt no rule expects. Its answers are never simulation results.
+prompt no rule expects. An answer may carry log-probabilities
+(`ScriptedReply`), returned when a call asks for them. Its answers are never
+simulation results.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 from typing import Any, Union
 
@@ -22,7 +25,18 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
-Answer = Union[str, Callable[[list[BaseMessage], dict[str, Any]], str]]
+from sandbox.llm.contracts import TOKEN_LOGPROBS
+
+
+@dataclass(frozen=True)
+class ScriptedReply:
+    """An answer with log-probabilities: `token_logprobs` in the shape of `contracts.TokenLogprob.to_dict()`."""
+
+    text: str
+    token_logprobs: tuple[dict[str, Any], ...] = ()
+
+
+Answer = Union[str, ScriptedReply, Callable[[list[BaseMessage], dict[str, Any]], "str | ScriptedReply"]]
 
 
 class UnexpectedPromptError(AssertionError):
@@ -52,18 +66,23 @@ class ScriptedChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"name": self.name_tag}
 
-    def answer(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> str:
+    def answer(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> str | ScriptedReply:
         """The answer for `messages`, or `UnexpectedPromptError`."""
         conversation = "\n".join(f"{m.type}: {m.content}" for m in messages)
         for pattern, answer in self.rules:
             if re.search(pattern, conversation, flags=re.S):
-                return answer(messages, kwargs) if callable(answer) else str(answer)
+                reply = answer(messages, kwargs) if callable(answer) else answer
+                return reply if isinstance(reply, ScriptedReply) else str(reply)
         raise UnexpectedPromptError(f"no scripted rule matches the prompt:\n{conversation[-2000:]}")
 
     def _result(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
         started = time.perf_counter()
         self.calls += 1
-        text = self.answer(messages, kwargs)
+        reply = self.answer(messages, kwargs)
+        text = reply.text if isinstance(reply, ScriptedReply) else reply
+        metadata: dict[str, Any] = {"finish_reason": "stop"}
+        if isinstance(reply, ScriptedReply) and reply.token_logprobs and kwargs.get("top_logprobs"):
+            metadata[TOKEN_LOGPROBS] = [dict(entry) for entry in reply.token_logprobs]
         usage = {
             "input_tokens": sum(len(str(m.content).split()) for m in messages),
             "output_tokens": len(text.split()),
@@ -71,7 +90,8 @@ class ScriptedChatModel(BaseChatModel):
         }
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
         self.busy_s += time.perf_counter() - started
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text, usage_metadata=usage))])
+        message = AIMessage(content=text, usage_metadata=usage, response_metadata=metadata)  # type: ignore[arg-type]
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _generate(
         self,

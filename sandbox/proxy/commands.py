@@ -1,0 +1,83 @@
+"""The command line's reward-design command: `sandbox label`.
+
+It is registered on `sandbox.cli.app` when that module is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from sandbox.cli import _fail, app, console, out_console
+from sandbox.errors import SandboxError
+
+__all__ = ["label", "label_table", "label_with_progress"]
+
+
+def label_with_progress(job: Any) -> Path:
+    """Run a labeling job under a Rich progress bar over the judge's verdicts."""
+    from sandbox.proxy.label import LabelHooks
+
+    progress = Progress(TextColumn("[bold]labeling"), BarColumn(), MofNCompleteColumn(), TextColumn("verdicts"),
+                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)  # fmt: skip
+    task: Any = None
+
+    def on_start(total: int, done: int) -> None:
+        nonlocal task
+        task = progress.add_task("labeling", total=total, completed=done)
+
+    try:
+        with progress:
+            return job(LabelHooks(on_start=on_start, on_item=lambda: progress.advance(task)))
+    except KeyboardInterrupt:
+        console.print("interrupted; the verdicts so far are kept: `sandbox resume DIR` asks the rest", soft_wrap=True)
+        raise typer.Exit(130) from None
+    except SandboxError as error:
+        raise _fail(error) from None
+
+
+def label_table(path: Path) -> None:
+    """Print a labeling run's accuracy table and its cost."""
+    summary = json.loads((path / "summary.json").read_text())
+    table = Table(title=f"{summary['scenario']}: labeling accuracy on {summary['items']} items "
+                        f"({summary['objective']['name']}, intent: {summary['intent']})", title_justify="left")  # fmt: skip
+    for column in ("condition", "accuracy", "95% CI", "unparsed", "AUC"):
+        table.add_column(column, justify="left" if column == "condition" else "right")
+    for condition, row in summary["accuracy"].items():
+        ci = "" if row.get("ci_low") is None else f"{row['ci_low']:.2f}-{row['ci_high']:.2f}"
+        auc = row.get("auc")
+        table.add_row(condition, f"{row['accuracy']:.2f}", ci, str(row.get("unparsed", 0)),
+                      "" if auc is None else f"{auc:.2f}")  # fmt: skip
+    out_console.print(table)
+    rate = summary["judge_cache_hit_rate"]
+    out_console.print(f"judge ({summary['judge']}): {summary['judge_calls']} calls, "
+                      f"{summary['judge_cache_hits']} cache hits{'' if rate is None else f' ({rate:.0%})'}; "
+                      f"graded rewards from {summary['graded_sources'] or 'n/a'}; {summary['seconds']:.0f} s")  # fmt: skip
+    out_console.print(f"results in [bold]{path}[/]: labels.csv, accuracy.csv, accuracy.png")
+
+
+@app.command()
+def label(
+    file: Annotated[Path, typer.Argument(help="A labeling scenario (YAML with a proxy: block).")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
+    items: Annotated[Optional[int], typer.Option("--items", help="Test items (proxy.test_items).")] = None,  # noqa: UP007
+    model: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--model", help="ROLE=SPEC, e.g. judge=openai:gpt-4o-mini. Repeatable."),
+    ] = None,
+) -> None:
+    """Label a test set with an LLM judge given the user's examples or description; accuracy against the truth."""
+    from sandbox.proxy.label import label_scenario
+    from sandbox.scenario_file import apply_proxy_overrides, load_proxy_scenario
+
+    try:
+        scenario = apply_proxy_overrides(load_proxy_scenario(file), seed=seed, models=model, test_items=items)
+    except SandboxError as error:
+        raise _fail(error) from None
+    label_table(label_with_progress(lambda hooks: label_scenario(scenario, out, hooks=hooks)))

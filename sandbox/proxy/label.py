@@ -1,0 +1,327 @@
+"""`sandbox label`: a labeling experiment, the judge against the ground truth on a fixed test set.
+
+The run directory:
+    scenario.yaml, run.json, cache.sqlite, transcripts.jsonl (as every run)
+    labels.partial.jsonl  verdicts as they arrive (a resumed run skips them); removed at the end
+    labels.csv            one row per condition and test item: inputs, ground truth, label, graded reward, parsed
+    accuracy.csv          labeling accuracy with 95% intervals per condition (LLM, No-Objective, SL, random), AUC
+    summary.json          the figures, the judge's calls and cache hits
+    accuracy.png          the bars, in the style of the paper's Fig. 5
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+
+from sandbox import run_dir as layout
+from sandbox.errors import RunFailedError
+from sandbox.llm.accounting import TokenLedger
+from sandbox.llm.cache import ResponseCache
+from sandbox.llm.contracts import CallInfo
+from sandbox.llm.resolve import BackendOptions, ModelStack
+from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+from sandbox.proxy import matrix_task, ultimatum_task
+from sandbox.proxy.judge import ProxyJudge
+from sandbox.proxy.metrics import auc, wilson_interval
+from sandbox.proxy.plots import plot_accuracy
+from sandbox.proxy.scenario import ProxyScenario
+from sandbox.proxy.supervised import fit_supervised
+from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
+from sandbox.seeding import generator, seed_node
+from sandbox.stats import mean_ci
+
+__all__ = ["LabelHooks", "is_label_run", "label_scenario", "resume_labeling"]
+
+PARTIAL = "labels.partial.jsonl"
+LABELS = "labels.csv"
+ACCURACY = "accuracy.csv"
+PLOT = "accuracy.png"
+# Branches of the seed tree under the scenario's seed.
+_TEST, _EXAMPLES, _SCRAMBLE, _CALLS = 0, 1, 2, 3
+
+
+@dataclass
+class LabelHooks:
+    """Progress callbacks: `on_start(total, done)` once, `on_item()` per verdict."""
+
+    on_start: Callable[[int, int], None] | None = None
+    on_item: Callable[[], None] | None = None
+
+
+def _call_seed(scenario: ProxyScenario, index: int) -> int:
+    return int(seed_node(scenario.seed, _CALLS, index).generate_state(1)[0])
+
+
+class _Partial:
+    """Verdicts appended as they arrive, so a killed run resumes where it stopped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.done: dict[str, dict[str, Any]] = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:  # a line cut off by the kill
+                    continue
+                self.done[row["key"]] = row
+        self._file = path.open("a", encoding="utf-8")
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.done[row["key"]] = row
+        self._file.write(json.dumps(row) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
+    block = scenario.proxy
+    example_offers, test = ultimatum_task.draw_split(block, generator(scenario.seed, _TEST),
+                                                     generator(scenario.seed, _EXAMPLES))  # fmt: skip
+    examples = ultimatum_task.examples_for(block, example_offers)
+    conditions = ["llm", "no_objective"] if block.no_objective and block.intent.form != "none" else ["llm"]
+    jobs = [(condition, index, offer) for condition in conditions for index, offer in enumerate(test)]
+    if hooks.on_start:
+        hooks.on_start(len(jobs), sum(f"{c}:{i}" in partial.done for c, i, _ in jobs))
+
+    async def one(condition: str, index: int, offer: ultimatum_task.Offer) -> None:
+        key = f"{condition}:{index}"
+        if key in partial.done:
+            return
+        prompt = ultimatum_task.render_prompt(block, offer, examples, objective=condition == "llm")
+        call = CallInfo(role="judge", agent="judge", episode=key, step="verdict")
+        verdict = await judge.yes_no(prompt.text, step_by_step=prompt.step_by_step, call=call,
+                                     seed=_call_seed(scenario, index))  # fmt: skip
+        partial.add({"key": key, "label": verdict.label, "p_yes": verdict.p_yes, "mass": verdict.mass,
+                     "answer": verdict.answer})  # fmt: skip
+        if hooks.on_item:
+            hooks.on_item()
+
+    await asyncio.gather(*(one(*job) for job in jobs))
+    rows = []
+    for condition, index, offer in jobs:
+        verdict = partial.done[f"{condition}:{index}"]
+        rows.append(_ultimatum_row(condition, index, offer, ultimatum_task.should_reject(block, offer), verdict["label"],
+                                   verdict["p_yes"], verdict["mass"], verdict["answer"]))  # fmt: skip
+    if examples:
+        model = fit_supervised([[e.offer.proposer, e.offer.responder] for e in examples], [e.reject for e in examples])
+        probabilities = model.probability([[o.proposer, o.responder] for o in test])
+        for index, (offer, p) in enumerate(zip(test, probabilities)):
+            rows.append(_ultimatum_row("supervised", index, offer, ultimatum_task.should_reject(block, offer), p >= 0.5,
+                                       p, None, ""))  # fmt: skip
+    return rows
+
+
+def _ultimatum_row(condition: str, index: int, offer: Any, truth: bool, label: bool | None, p_yes: float | None,
+                   mass: float | None, answer: str) -> dict[str, Any]:  # fmt: skip
+    source = "unparsed" if label is None else ("logprob" if p_yes is not None else "binary")
+    if condition == "supervised":
+        source = "classifier"
+    reward = None if label is None else (p_yes if p_yes is not None else float(label))
+    return {"condition": condition, "item": index, "proposer": offer.proposer, "responder": offer.responder,
+            "total": round(offer.total, 2), "share": round(offer.share, 4), "truth": truth, "label": label,
+            "reward": reward, "p_yes": p_yes, "mass": mass, "source": source, "parsed": label is not None,
+            "correct": label == truth if label is not None else False, "answer": answer}  # fmt: skip
+
+
+async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
+    block = scenario.proxy
+    rng = generator(scenario.seed, _SCRAMBLE)
+    items = [matrix_task.matrix_item(name, block.order, rng) for name in block.games]
+    objective = block.objective.name if block.intent.form == "description" and block.intent.description is None else "custom"
+    questions = {"llm": (objective, block.intent.description)} if block.intent.form != "none" else {}
+    if block.no_objective or block.intent.form == "none":
+        questions["no_objective"] = ("none", None)
+    jobs = [(condition, index, item) for condition in questions for index, item in enumerate(items)]
+    if hooks.on_start:
+        hooks.on_start(len(jobs), sum(f"{c}:{i}" in partial.done for c, i, _ in jobs))
+
+    async def one(condition: str, index: int, item: matrix_task.MatrixItem) -> None:
+        key = f"{condition}:{index}"
+        if key in partial.done:
+            return
+        question, description = questions[condition]
+        parts = [item.options_text()] if block.task_description else []
+        prompt = "\n\n".join([*parts, item.question_text(question, description)])
+        call = CallInfo(role="judge", agent="judge", episode=key, step="options")
+        verdict = await judge.options(prompt, call=call, seed=_call_seed(scenario, index))
+        partial.add({"key": key, "options": None if verdict.options is None else sorted(verdict.options),
+                     "reasoning": verdict.reasoning, "answer": verdict.answer})  # fmt: skip
+        if hooks.on_item:
+            hooks.on_item()
+
+    await asyncio.gather(*(one(*job) for job in jobs))
+    rows = []
+    for condition, index, item in jobs:
+        verdict = partial.done[f"{condition}:{index}"]
+        answer = None if verdict["options"] is None else frozenset(verdict["options"])
+        truth = item.truth(block.objective.name)
+        row: dict[str, Any] = {"condition": condition, "item": index, "game": item.game.name, "order": block.order}
+        for letter in "ABCD":
+            u1, u2 = item.shown(letter)
+            row[f"{letter}_payoffs"] = f"{u1:g},{u2:g}"
+            row[f"{letter}_cell"] = ",".join(item.order["ABCD".index(letter)])
+        row.update({"truth": ",".join(sorted(truth)) or "none",
+                    "answer": "" if answer is None else (",".join(sorted(answer)) or "none"),
+                    "parsed": answer is not None, "score": matrix_task.set_score(answer, truth),
+                    "random_baseline": matrix_task.random_baseline(truth), "reasoning": verdict["reasoning"]})  # fmt: skip
+        rows.append(row)
+    return rows
+
+
+def _accuracy(labels: pd.DataFrame, task: str) -> pd.DataFrame:
+    rows = []
+    for condition, frame in labels.groupby("condition", sort=False):
+        if task == "ultimatum":
+            n, correct = len(frame), int(frame["correct"].sum())
+            low, high = wilson_interval(correct, n)
+            rows.append({"condition": condition, "accuracy": correct / n, "ci_low": low, "ci_high": high, "n": n,
+                         "unparsed": int((~frame["parsed"]).sum()),
+                         "accuracy_parsed": frame.loc[frame["parsed"], "correct"].mean() if frame["parsed"].any() else math.nan,
+                         "auc": auc(frame["reward"].tolist(), frame["truth"].tolist()),
+                         "yes_rate": frame.loc[frame["parsed"], "label"].astype(bool).mean() if frame["parsed"].any() else math.nan,
+                         "truth_rate": frame["truth"].mean()})  # fmt: skip
+        else:
+            mean, low, high, n = mean_ci(frame["score"], bounds=(0.0, 1.0))
+            rows.append({"condition": condition, "accuracy": mean, "ci_low": low, "ci_high": high, "n": n,
+                         "unparsed": int((~frame["parsed"]).sum())})  # fmt: skip
+    if task == "ultimatum":
+        n = int((labels["condition"] == "llm").sum())
+        rows.append({"condition": "random", "accuracy": 0.5, "ci_low": math.nan, "ci_high": math.nan, "n": n,
+                     "unparsed": 0, "auc": 0.5})  # fmt: skip
+    else:
+        first = labels[labels["condition"] == labels["condition"].iloc[0]]
+        mean, low, high, n = mean_ci(first["random_baseline"], bounds=(0.0, 1.0))
+        rows.append({"condition": "random", "accuracy": mean, "ci_low": low, "ci_high": high, "n": n, "unparsed": 0})
+    return pd.DataFrame(rows)
+
+
+async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mapping[str, BaseChatModel],
+                  hooks: LabelHooks) -> dict[str, Any]:  # fmt: skip
+    cache = ResponseCache(run_dir / layout.CACHE)
+    transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
+    partial = _Partial(run_dir / PARTIAL)
+    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency,
+                       options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
+    config = scenario.models.judge
+    model = stack.for_role("judge", config.spec, config.sampling.model_dump(), given=models.get("judge"))
+    block = scenario.proxy
+    judge = ProxyJudge(model, temperature=block.temperature, graded=block.scoring == "graded",
+                       top_logprobs=block.top_logprobs, reasoning_tokens=block.reasoning_tokens)  # fmt: skip
+    started = time.time()
+    try:
+        rows = await (_ultimatum_rows if block.task == "ultimatum" else _matrix_rows)(scenario, judge, partial, hooks)
+    except BaseException as error:
+        run_dir.write_status("failed" if isinstance(error, Exception) else "interrupted",
+                             error=f"{type(error).__name__}: {error}")  # fmt: skip
+        if isinstance(error, Exception) and not isinstance(error, (KeyboardInterrupt, asyncio.CancelledError)):
+            raise RunFailedError(f"labeling failed: {type(error).__name__}: {error}\n"
+                                 f"The run directory is resumable: sandbox resume {run_dir.path}") from error  # fmt: skip
+        raise
+    finally:
+        partial.close()
+        transcript.close()
+        cache.close()
+    return _finish(run_dir, scenario, rows, time.time() - started)
+
+
+def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
+    block = scenario.proxy
+    labels = pd.DataFrame(rows)
+    accuracy = _accuracy(labels, block.task)
+    records = finalize_transcript(run_dir / layout.TRANSCRIPTS)
+    usage = TokenLedger.from_transcript(records).totals().get("judge", {})
+    llm = labels[labels["condition"] == "llm"]
+    summary = {
+        "scenario": scenario.name,
+        "task": block.task,
+        "objective": {"name": block.objective.name, **block.objective.params()},
+        "intent": block.intent.form,
+        "examples": len(block.intent.examples) if isinstance(block.intent.examples, list) else
+                    (block.intent.examples if block.intent.form == "examples" else 0),  # fmt: skip
+        "explanations": block.intent.explanations,
+        "order": block.order if block.task == "matrix" else None,
+        "judge": scenario.models.judge.spec,
+        "scoring": block.scoring,
+        "items": int(len(llm)),
+        "accuracy": {r["condition"]: {k: _number(v) for k, v in r.items() if k != "condition"}
+                     for r in accuracy.to_dict("records")},  # fmt: skip
+        "graded_sources": llm["source"].value_counts().to_dict() if "source" in llm else {},
+        "judge_calls": int(usage.get("calls", 0)),
+        "judge_cache_hits": int(usage.get("cache_hits", 0)),
+        "judge_cache_hit_rate": _number(usage.get("cache_hits", 0) / usage["calls"]) if usage.get("calls") else None,
+        "judge_input_tokens": int(usage.get("input_tokens", 0)),
+        "judge_output_tokens": int(usage.get("output_tokens", 0)),
+        "judge_prompt_cached_tokens": int(usage.get("prompt_cached_tokens", 0)),
+        "seconds": round(seconds + float(run_dir.status().get("seconds", 0.0)), 2),
+    }
+    atomic_write_text(run_dir / LABELS, labels.to_csv(index=False))
+    atomic_write_text(run_dir / ACCURACY, accuracy.to_csv(index=False))
+    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
+    title = f"{scenario.name}: {block.objective.name}, {block.intent.form}"
+    plot_accuracy(accuracy, title).savefig(run_dir / PLOT, dpi=120)
+    (run_dir / PARTIAL).unlink(missing_ok=True)
+    run_dir.write_status("complete", seconds=summary["seconds"])
+    return summary
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def label_scenario(
+    scenario: ProxyScenario,
+    out: Path | str | None = None,
+    *,
+    models: Mapping[str, BaseChatModel] | None = None,
+    hooks: LabelHooks | None = None,
+) -> Path:
+    """Label the scenario's test set with its judge; the run directory.
+
+    Args:
+        scenario: A validated labeling scenario.
+        out: The run directory (default `runs/<name>-<time>`); must be new or empty.
+        models: Model objects by role (e.g. `{"judge": model}`), instead of the scenario's specs.
+        hooks: Progress callbacks.
+    """
+    from sandbox._sync import run_sync
+
+    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+    run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks()))
+    return path
+
+
+def is_label_run(path: Path | str) -> bool:
+    """Whether `path` is a labeling run directory (its scenario has a `proxy:` block)."""
+    from sandbox.scenario_file import read_yaml
+
+    scenario = Path(path) / layout.SCENARIO
+    return scenario.is_file() and isinstance(data := read_yaml(scenario), dict) and "proxy" in data
+
+
+def resume_labeling(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None,
+                    hooks: LabelHooks | None = None) -> Path:  # fmt: skip
+    """Finish an interrupted labeling run: verdicts already given are kept, the rest are asked."""
+    from sandbox._sync import run_sync
+    from sandbox.scenario_file import load_proxy_scenario
+
+    run_dir = RunDirectory.open(path)
+    scenario = load_proxy_scenario(run_dir / layout.SCENARIO)
+    run_dir.write_status("running")
+    run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks()))
+    return Path(path)

@@ -1,0 +1,41 @@
+"""Plots of labeling experiments: accuracy per condition with 95% intervals, in the style of Kwon et al.'s Fig. 5."""
+
+from __future__ import annotations
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = ["CONDITION_COLORS", "CONDITION_NAMES", "plot_accuracy"]
+
+# Figures use matplotlib's object API (no pyplot): no global state, no GUI backend.
+CONDITION_NAMES = {"llm": "LLM (ours)", "no_objective": "No objective", "supervised": "SL", "random": "Random"}
+CONDITION_COLORS = {"llm": "#4c72b0", "no_objective": "#dd8452", "supervised": "#55a868", "random": "#999999"}
+
+
+def plot_accuracy(accuracy: pd.DataFrame, title: str = "", group: str | None = None) -> Figure:
+    """Bars of labeling accuracy per condition (and per `group`, e.g. the objective, when given), with 95% CIs."""
+    groups = list(dict.fromkeys(accuracy[group])) if group else [None]
+    conditions = [c for c in CONDITION_NAMES if c in set(accuracy["condition"])]
+    fig = Figure(figsize=(max(5.0, 1.6 * len(groups) * len(conditions) / 2 + 2), 4))
+    ax = fig.subplots()
+    width = 0.8 / len(conditions)
+    for offset, condition in enumerate(conditions):
+        rows = accuracy[accuracy["condition"] == condition]
+        values, lows, highs = [], [], []
+        for name in groups:
+            row = rows if name is None else rows[rows[group] == name]
+            mean = float(row["accuracy"].iloc[0]) if len(row) else float("nan")
+            values.append(mean)
+            lows.append(max(0.0, mean - float(row["ci_low"].iloc[0])) if len(row) and row["ci_low"].notna().iloc[0] else 0.0)
+            highs.append(max(0.0, float(row["ci_high"].iloc[0]) - mean) if len(row) and row["ci_high"].notna().iloc[0] else 0.0)
+        positions = [i + (offset - (len(conditions) - 1) / 2) * width for i in range(len(groups))]
+        ax.bar(positions, values, width, yerr=[lows, highs], capsize=4, color=CONDITION_COLORS[condition],
+               label=CONDITION_NAMES[condition])  # fmt: skip
+    ax.set_xticks(range(len(groups)), [str(g) if g is not None else "" for g in groups], rotation=15, ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("labeling accuracy")
+    ax.legend(fontsize=8, loc="upper right")
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

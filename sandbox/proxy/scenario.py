@@ -1,0 +1,163 @@
+"""Labeling scenarios: a reward-design experiment as strict pydantic models (a file with a `proxy:` block).
+
+    name: kwon-ultimatum-share30-10ex
+    models: {judge: embedded}          # or: --model judge=openai:MODEL
+    proxy:
+      task: ultimatum
+      objective: {name: reject_below_share, threshold: 0.3}   # the ground truth; never shown to the judge
+      intent: {form: examples, examples: 10}                  # or description, or none (No-Objective)
+      test_items: 50
+
+The judge is the scenario's `judge` role. Its temperature is `proxy.temperature`
+(the paper's 0), and its answer length is set per question form, so a role's
+`sampling:` only lends its `top_p`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES
+from sandbox.llm.embedded_tuning import EmbeddedSettings
+from sandbox.proxy.objectives import MATRIX_OBJECTIVES, ULTIMATUM_OBJECTIVES
+from sandbox.scenario import Models, StrictModel
+
+__all__ = ["Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample"]
+
+TASKS = ("ultimatum", "matrix")
+
+
+class Objective(StrictModel):
+    """A ground-truth objective by name, with its parameters."""
+
+    name: str = Field(..., description="An ultimatum objective (reject_below_share, reject_below_amount, "
+                                       "inequity_aversion) or a matrix one (welfare, equality, rawlsian, pareto).")  # fmt: skip
+    threshold: float | None = Field(None, gt=0, description="reject_below_share: a share in (0, 1); "
+                                                            "reject_below_amount: dollars.")  # fmt: skip
+    tolerance: float | None = Field(None, ge=0, lt=0.5, description="inequity_aversion: how far from an "
+                                                                     "equal split still counts as fair.")  # fmt: skip
+
+    def params(self) -> dict[str, float]:
+        """The parameters given (the objective function's keyword arguments)."""
+        return {key: value for key, value in (("threshold", self.threshold), ("tolerance", self.tolerance))
+                if value is not None}  # fmt: skip
+
+
+class UltimatumExample(StrictModel):
+    """One of the user's examples: a proposal P2 rejected, and optionally why (the label is the ground truth's)."""
+
+    proposer: float = Field(..., ge=0, description="Dollars P1 keeps.")
+    responder: float = Field(..., ge=0, description="Dollars P1 offers P2.")
+    explanation: str | None = Field(None, min_length=1, description="The user's reasoning; ends with the verdict.")
+
+
+class Intent(StrictModel):
+    """How the user's objective reaches the judge (the paper's rho2)."""
+
+    form: Literal["examples", "description", "none"] = Field(
+        "examples", description="examples: labelled episodes; description: the objective in words; "
+                                "none: no objective at all (the No-Objective baseline)."  # fmt: skip
+    )
+    examples: int | list[UltimatumExample] = Field(
+        10, description="How many labelled examples to draw (ultimatum), or the examples themselves."
+    )
+    explanations: bool = Field(False, description="Each example carries an explanation and the judge reasons "
+                                                  "step by step (the paper's 1 example + explanation).")  # fmt: skip
+    description: str | None = Field(None, min_length=1, description="The objective in the user's words.")
+
+    @field_validator("examples")
+    @classmethod
+    def _count(cls, value: int | list[UltimatumExample]) -> int | list[UltimatumExample]:
+        if isinstance(value, int) and not 0 <= value <= 100:
+            raise ValueError("draw between 0 and 100 examples")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Intent:
+        if self.form == "description" and self.description is None and self.explanations:
+            raise ValueError("a description carries no explanations")
+        if self.form == "examples" and self.examples in (0, []):
+            raise ValueError("the examples form needs at least one example")
+        return self
+
+
+class ProxyBlock(StrictModel):
+    """The reward-design experiment: the task, the true objective, how the user states it, the test set."""
+
+    task: Literal["ultimatum", "matrix"] = Field(..., description="ultimatum (the responder) or matrix "
+                                                                  "(2x2 games, zero-shot).")  # fmt: skip
+    objective: Objective
+    intent: Intent = Field(default_factory=Intent)
+    offers: Literal["percentage", "payoff"] | None = Field(
+        None, description="Ultimatum test proposals as the paper drew them: percentage ($10 split at random) or "
+                          "payoff (a total of $0.1 to $1000, P2 at most half). Default: payoff for "
+                          "reject_below_amount, else percentage.",  # fmt: skip
+    )
+    test_items: int = Field(50, ge=1, le=10_000, description="Ultimatum: test proposals (the paper: 50).")
+    balanced: bool = Field(False, description="Ultimatum: draw as many reject as accept items.")
+    games: list[str] = Field(default_factory=lambda: list(KWON_GAMES), min_length=1,
+                             description="Matrix: registered 2x2 games (the paper's four by default).")  # fmt: skip
+    order: Literal["regular", "scrambled"] = Field(
+        "regular", description="Matrix: options in the regular order or with payoffs re-assigned to them "
+                               "(the paper's fixed permutation for its games, a seeded one for others).",  # fmt: skip
+    )
+    task_description: bool = Field(True, description="Include the task description (rho1); false is the "
+                                                     "paper's A.8 ablation.")  # fmt: skip
+    answer_instruction: str | None = Field(
+        None, min_length=1, description="A last line asking a chat model for the answer's form, e.g. "
+                                        "'Answer with Yes or No.' (not in the paper).",  # fmt: skip
+    )
+    scoring: Literal["graded", "binary"] = Field(
+        "graded", description="graded: also P(yes)/(P(yes)+P(no)) where the backend gives log-probabilities.")
+    top_logprobs: int = Field(10, ge=1, le=20, description="Most likely tokens read per position (graded).")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="The judge's temperature (the paper: 0).")
+    reasoning_tokens: int = Field(256, ge=16, le=4096, description="Most tokens of a step-by-step answer.")
+    no_objective: bool = Field(True, description="Also label with no objective (the No-Objective baseline).")
+
+    @model_validator(mode="after")
+    def _objective_fits_the_task(self) -> ProxyBlock:
+        registry = ULTIMATUM_OBJECTIVES if self.task == "ultimatum" else MATRIX_OBJECTIVES
+        if self.objective.name not in registry:
+            raise ValueError(f"objective.name: unknown {self.task} objective {self.objective.name!r} "
+                             f"(known: {', '.join(registry.names())})")  # fmt: skip
+        function = registry.get(self.objective.name)
+        wanted = [name for name in inspect.signature(function).parameters if name not in ("offer", "game")]
+        given = self.objective.params()
+        missing = [name for name in wanted if name not in given]
+        extra = [name for name in given if name not in wanted]
+        if missing or extra:
+            raise ValueError(f"objective: {self.objective.name} takes {', '.join(wanted) or 'no parameters'}"
+                             + (f"; missing {', '.join(missing)}" if missing else "")
+                             + (f"; not {', '.join(extra)}" if extra else ""))  # fmt: skip
+        if self.objective.name == "reject_below_share" and not 0 < (self.objective.threshold or 0) < 1:
+            raise ValueError("objective.threshold: a share lies between 0 and 1")
+        if self.task == "matrix":
+            if self.intent.form == "examples":
+                raise ValueError("intent.form: matrix games are judged zero-shot: description or none")
+            for game in self.games:
+                if game not in MATRIX_GAMES:
+                    raise ValueError(f"games: unknown matrix game {game!r} (known: {', '.join(MATRIX_GAMES.names())})")
+        if self.task == "ultimatum" and self.intent.form == "description" and self.intent.description is None:
+            raise ValueError("intent.description: the description form needs the objective in words")
+        return self
+
+    def offer_kind(self) -> str:
+        """The ultimatum proposal distribution in force."""
+        return self.offers or ("payoff" if self.objective.name == "reject_below_amount" else "percentage")
+
+
+class ProxyScenario(StrictModel):
+    """A labeling experiment, as written in a scenario file with a `proxy:` block."""
+
+    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
+    description: str = ""
+    seed: int = Field(0, ge=0, description="Root of the run's seed tree (test items, examples, scrambles).")
+    concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
+    models: Models = Field(default_factory=Models)
+    embedded: EmbeddedSettings = Field(
+        default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."
+    )
+    proxy: ProxyBlock
