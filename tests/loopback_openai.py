@@ -18,7 +18,7 @@ from typing import Any
 class LoopbackOpenAI:
     """State shared with the handler threads."""
 
-    def __init__(self, answer: Callable[[dict[str, Any]], str], latency_s: float = 0.0) -> None:
+    def __init__(self, answer: Callable[[dict[str, Any]], Any], latency_s: float = 0.0) -> None:
         self.answer = answer
         self.latency_s = latency_s
         self.failures: list[int] = []  # status codes to answer with, first to last, before succeeding
@@ -54,7 +54,9 @@ def _handler(state: LoopbackOpenAI) -> type[BaseHTTPRequestHandler]:
                 if failure is not None:
                     self._send(failure, {"error": {"message": f"injected {failure}", "type": "server_error"}})
                     return
-                text = state.answer(body)
+                answer = state.answer(body)
+                # an answer may come with OpenAI-shaped log-probabilities: (text, logprobs["content"])
+                text, logprobs = answer if isinstance(answer, tuple) else (answer, None)
                 self._send(
                     200,
                     {
@@ -62,7 +64,8 @@ def _handler(state: LoopbackOpenAI) -> type[BaseHTTPRequestHandler]:
                         "object": "chat.completion",
                         "created": 0,
                         "model": body.get("model", "test"),
-                        "choices": [{"index": 0, "finish_reason": "stop",
+                        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None if logprobs is None
+                                     else {"content": logprobs, "refusal": None},
                                      "message": {"role": "assistant", "content": text}}],
                         "usage": {"prompt_tokens": 11, "completion_tokens": len(text.split()),
                                   "total_tokens": 11 + len(text.split())},
@@ -76,7 +79,7 @@ def _handler(state: LoopbackOpenAI) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def loopback_openai(answer: Callable[[dict[str, Any]], str], latency_s: float = 0.0) -> Iterator[LoopbackOpenAI]:
+def loopback_openai(answer: Callable[[dict[str, Any]], Any], latency_s: float = 0.0) -> Iterator[LoopbackOpenAI]:
     """Start the server on 127.0.0.1 (a free port); stop it on exit."""
     state = LoopbackOpenAI(answer, latency_s)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))

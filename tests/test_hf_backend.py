@@ -35,3 +35,20 @@ async def test_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
     model = build_backend(f"hf:{tmp_path / 'nothing'}")
     with pytest.raises(ModelUnavailableError, match="no such model directory"):
         await model.ainvoke([HumanMessage("hi")])
+
+
+async def test_log_probabilities_from_the_logits(tiny_model: Path) -> None:
+    import math
+
+    from sandbox.llm.contracts import TOKEN_LOGPROBS
+
+    model = build_backend(f"hf:{tiny_model}")
+    answer = await model.ainvoke([HumanMessage("accept or reject")], temperature=0.0, max_tokens=3, top_logprobs=5)
+    entries = answer.response_metadata[TOKEN_LOGPROBS]
+    assert 1 <= len(entries) <= 3
+    for entry in entries:
+        assert len(entry["top"]) <= 5 and sum(math.exp(v) for v in entry["top"].values()) <= 1.0 + 1e-6
+        # greedy decoding picks the likeliest token, so its log-probability tops the list
+        assert entry["logprob"] == pytest.approx(max(entry["top"].values()), abs=1e-5)
+    plain = await model.ainvoke([HumanMessage("accept or reject")], temperature=0.0, max_tokens=3)
+    assert TOKEN_LOGPROBS not in plain.response_metadata and plain.content == answer.content

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +97,29 @@ async def test_concurrency_limit_on_the_wire(env: pytest.MonkeyPatch, tmp_path: 
         elapsed = asyncio.get_running_loop().time() - started
     assert server.peak_in_flight == 3
     assert elapsed >= 0.3  # three waves of three
+
+
+async def test_log_probabilities_on_the_wire_and_through_the_cache(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from sandbox.llm.cache import ResponseCache
+    from sandbox.llm.contracts import TOKEN_LOGPROBS
+    from sandbox.proxy.judge import ProxyJudge
+
+    def graded(body: dict[str, Any]) -> Any:
+        if not body.get("logprobs"):
+            return "Yes"
+        top = [{"token": "Yes", "logprob": -0.5, "bytes": None}, {"token": "No", "logprob": -1.5, "bytes": None}]
+        return "Yes", [{"token": "Yes", "logprob": -0.5, "bytes": None, "top_logprobs": top}]
+
+    with loopback_openai(graded) as server:
+        env.setenv("OPENAI_BASE_URL", server.url)
+        model = stack(cache=ResponseCache(tmp_path / "cache.sqlite")).for_role("judge", "openai:judge", {})
+        answer = await model.ainvoke(MESSAGES, top_logprobs=5)
+        assert server.requests[-1]["logprobs"] is True and server.requests[-1]["top_logprobs"] == 5
+        assert "top_logprobs" in server.requests[-1] and "call" not in server.requests[-1]
+        assert answer.response_metadata[TOKEN_LOGPROBS] == [{"token": "Yes", "logprob": -0.5, "top": {"Yes": -0.5, "No": -1.5}}]
+        verdict = await ProxyJudge(model).yes_no("Is it?", step_by_step=False, call=CallInfo(role="judge"))
+        again = await ProxyJudge(model).yes_no("Is it?", step_by_step=False, call=CallInfo(role="judge"))
+        assert len(server.requests) == 2  # the second verdict is a cache hit
+        assert verdict == again and verdict.p_yes == pytest.approx(1 / (1 + math.exp(-1.0)))
+        plain = await model.ainvoke(MESSAGES)
+        assert "logprobs" not in server.requests[-1] and TOKEN_LOGPROBS not in plain.response_metadata

@@ -32,8 +32,9 @@ __all__ = [
 OPTION_LETTERS = ("A", "B", "C", "D")
 _WORD = re.compile(r"[A-Za-z]+")
 _THEREFORE = re.compile(r"outcome\s+is\s+(not\s+|un)?desirable", re.I)
-# The marker after which the decisive word of a "Therefore, the outcome is (not) desirable" answer comes.
-THEREFORE_MARKER = re.compile(r"outcome\s+is", re.I)
+# The marker after which the decisive word of a "Therefore, the outcome is (not) desirable" answer comes
+# (only where a verdict follows, so the graded reward is read where the label was).
+THEREFORE_MARKER = re.compile(r"outcome\s+is(?=\s+(not\s+|un)?desirable)", re.I)
 
 
 def yes_no(text: str) -> bool | None:

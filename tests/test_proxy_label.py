@@ -1,0 +1,246 @@
+"""Labeling runs (`sandbox label`) on scripted judges: prompts, graded rewards, baselines, files, resume, errors."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from sandbox.cli import app
+from sandbox.errors import RunFailedError
+from sandbox.llm.cache import CachedChatModel, ResponseCache
+from sandbox.llm.contracts import CallInfo
+from sandbox.llm.scripted import ScriptedReply, scripted
+from sandbox.proxy import label as label_module
+from sandbox.proxy import ultimatum_task
+from sandbox.proxy.judge import ProxyJudge
+from sandbox.proxy.label import label_scenario, resume_labeling
+from sandbox.proxy.matrix_task import matrix_item
+from sandbox.scenario_file import parse_proxy_scenario
+from sandbox.seeding import generator
+
+runner = CliRunner()
+ITEM = re.compile(r"P1 proposes a split of \$([\d.]+) for P1 and \$([\d.]+) for P2\. P2 rejected this offer\.[^\n]*(\n[^\n]*)?$")
+
+
+def scenario(**proxy: Any) -> Any:
+    block = {"task": "ultimatum", "objective": {"name": "reject_below_share", "threshold": 0.3}, "test_items": 16}
+    block.update(proxy)
+    return parse_proxy_scenario({"name": "proxy-test", "seed": 5, "proxy": block})
+
+
+def last_offer(messages: list[Any]) -> tuple[float, float]:
+    match = ITEM.search(str(messages[-1].content))
+    assert match, "the prompt does not end with the test item"
+    return float(match[1]), float(match[2])
+
+
+def reply(yes: bool, p_yes: float) -> ScriptedReply:
+    """A yes/no answer with log-probabilities: P(Yes) = p_yes, P(No) = 0.9 - p_yes (0.1 left for other tokens)."""
+    top = {"Yes": math.log(p_yes), "No": math.log(0.9 - p_yes), "The": math.log(0.1)}
+    return ScriptedReply("Yes" if yes else "No", ({"token": "Yes" if yes else "No", "logprob": top["Yes" if yes else "No"],
+                                                   "top": top},))  # fmt: skip
+
+
+def rule_judge(messages: list[Any], kwargs: dict[str, Any]) -> ScriptedReply | str:
+    """Knows the rule when it is stated (examples or a description); says Yes to everything without one."""
+    if "desirable outcome is defined" not in str(messages[-1].content):
+        return reply(True, 0.6)
+    p1, p2 = last_offer(messages)
+    reject = p2 / (p1 + p2) < 0.3
+    return reply(reject, 0.85 if reject else 0.2)
+
+
+def test_the_prompt_for_each_intent_form() -> None:
+    offer = ultimatum_task.Offer(8.0, 2.0)
+    examples_block = scenario(intent={"form": "examples", "examples": 3}).proxy
+    offers, _ = ultimatum_task.draw_split(examples_block, generator(0, 0), generator(0, 1))
+    few_shot = ultimatum_task.render_prompt(examples_block, offer, ultimatum_task.examples_for(examples_block, offers))
+    assert few_shot.text.startswith("P1 and P2 are playing the Ultimatum Game. P1 proposes how they should split $10  and")
+    assert few_shot.text.count("Is the outcome desirable?") == 4 and not few_shot.step_by_step
+    assert few_shot.text.count("\nYes\n") + few_shot.text.count("\nNo\n") == 3
+    assert few_shot.text.endswith("P1 proposes a split of $8.0 for P1 and $2.0 for P2. P2 rejected this offer. A desirable "
+                                  "outcome is defined as one where P2 punishes P1's selfish behavior. Is the outcome desirable?")  # fmt: skip
+    explained_block = scenario(intent={"form": "examples", "explanations": True,
+                                       "examples": [{"proposer": 9.78, "responder": 0.22}]}).proxy  # fmt: skip
+    explained = ultimatum_task.render_prompt(explained_block, offer, ultimatum_task.examples_for(explained_block, [ultimatum_task.Offer(9.78, 0.22)]))
+    assert explained.step_by_step and explained.text.endswith("Let's think step by step:")
+    assert "P2 receives $0.22 < $3.0 so P2 should reject this offer. Therefore, the outcome is desirable." in explained.text
+    described_block = scenario(intent={"form": "description", "description": "P2 rejects offers under 30%."},
+                               answer_instruction="Answer with Yes or No.").proxy  # fmt: skip
+    described = ultimatum_task.render_prompt(described_block, offer, [])
+    assert "P2 acts on this principle: P2 rejects offers under 30%. Is the outcome desirable?\nAnswer with Yes or No." in described.text
+    assert described.text.count("P1 proposes a split") == 1
+    blank = ultimatum_task.render_prompt(described_block, offer, [], objective=False)
+    assert "desirable outcome is defined" not in blank.text and "Is the outcome desirable?" in blank.text
+    no_task = ultimatum_task.render_prompt(scenario(task_description=False).proxy, offer, [], objective=False)
+    assert not no_task.text.startswith("P1 and P2 are playing")
+
+
+def test_a_labeling_run_writes_its_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[list[float]]] = []
+    real_fit = label_module.fit_supervised
+    monkeypatch.setattr(label_module, "fit_supervised", lambda x, y: seen.append(x) or real_fit(x, y))
+    path = label_scenario(scenario(), tmp_path / "run", models={"judge": scripted([(r"Ultimatum", rule_judge)])})
+    labels = pd.read_csv(path / "labels.csv")
+    accuracy = pd.read_csv(path / "accuracy.csv").set_index("condition")
+    llm = labels[labels["condition"] == "llm"]
+    assert len(llm) == 16 and llm["correct"].all() and (llm["source"] == "logprob").all()
+    assert set(llm["reward"].round(2)) <= {0.85 / 0.9, 0.2 / 0.9} | {round(0.85 / 0.9, 2), round(0.2 / 0.9, 2)}
+    assert llm["mass"].round(6).eq(0.9).all()
+    assert accuracy.loc["llm", "accuracy"] == 1.0 and accuracy.loc["llm", "auc"] == 1.0
+    blank = labels[labels["condition"] == "no_objective"]
+    assert accuracy.loc["no_objective", "accuracy"] == pytest.approx(blank["truth"].mean())  # says yes to all
+    assert accuracy.loc["random", "accuracy"] == 0.5
+    assert "supervised" in accuracy.index and len(labels[labels["condition"] == "supervised"]) == 16
+    # the supervised baseline saw the 10 examples only, none of the test items
+    assert len(seen) == 1 and len(seen[0]) == 10
+    test_items = {(p1, p2) for p1, p2 in llm[["proposer", "responder"]].itertuples(index=False)}
+    assert not test_items & {tuple(row) for row in seen[0]}
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["judge_calls"] == 32 and summary["judge_cache_hits"] == 0 and summary["items"] == 16
+    assert summary["graded_sources"] == {"logprob": 16}
+    assert (path / "accuracy.png").stat().st_size > 0 and not (path / "labels.partial.jsonl").exists()
+    records = [json.loads(line) for line in (path / "transcripts.jsonl").read_text().splitlines()]
+    assert len(records) == 32 and all(r["role"] == "judge" and r["token_logprobs"] for r in records)
+
+
+def test_unparsed_answers_are_counted_never_scored(tmp_path: Path) -> None:
+    def judge(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        p1, p2 = last_offer(messages)
+        return "Maybe" if p2 > 5 else ("Yes" if p2 / (p1 + p2) < 0.3 else "No")
+
+    path = label_scenario(scenario(no_objective=False), tmp_path / "run", models={"judge": scripted([(r"Ultimatum", judge)])})
+    labels = pd.read_csv(path / "labels.csv")
+    llm = labels[labels["condition"] == "llm"]
+    unparsed = llm[~llm["parsed"]]
+    assert len(unparsed) > 0 and unparsed["reward"].isna().all() and (unparsed["source"] == "unparsed").all()
+    assert (llm.loc[llm["parsed"], "source"] == "binary").all()  # no log-probabilities: the binary answer
+    row = pd.read_csv(path / "accuracy.csv").set_index("condition").loc["llm"]
+    assert row["unparsed"] == len(unparsed)
+    assert row["accuracy"] == pytest.approx(1 - len(unparsed) / 16) and row["accuracy_parsed"] == 1.0
+
+
+async def test_a_cache_hit_returns_the_same_graded_reward(tmp_path: Path) -> None:
+    model = scripted([(r"Ultimatum", lambda m, k: reply(True, 0.7))])
+    cached = CachedChatModel(inner=model, responses=ResponseCache(tmp_path / "cache.sqlite"))
+    judge = ProxyJudge(cached)
+    prompt = "P1 and P2 are playing the Ultimatum Game. Is the outcome desirable?"
+    first = await judge.yes_no(prompt, step_by_step=False, call=CallInfo(role="judge"))
+    reopened = CachedChatModel(inner=model, responses=ResponseCache(tmp_path / "cache.sqlite"))
+    second = await ProxyJudge(reopened).yes_no(prompt, step_by_step=False, call=CallInfo(role="judge"))
+    assert model.calls == 1 and first == second and first.p_yes == pytest.approx(0.7 / 0.9)
+    binary = await ProxyJudge(reopened, graded=False).yes_no(prompt, step_by_step=False, call=CallInfo(role="judge"))
+    assert model.calls == 2 and binary.p_yes is None and binary.reward == 1.0  # a different call, not a hit
+
+
+async def test_step_by_step_answers_are_graded_at_the_verdict() -> None:
+    tokens = ["P2", " gets", " $0.5", ".", " Therefore", ",", " the", " outcome", " is", " desirable", "."]
+    logprobs = tuple({"token": t, "logprob": -0.1, "top": {t: -0.1}} for t in tokens)
+    logprobs = logprobs[:9] + ({"token": " desirable", "logprob": math.log(0.6),
+                                "top": {" desirable": math.log(0.6), " not": math.log(0.3)}},) + logprobs[10:]  # fmt: skip
+    model = scripted([(r".", ScriptedReply("".join(tokens), logprobs))])
+    verdict = await ProxyJudge(model).yes_no("question", step_by_step=True, call=CallInfo(role="judge"))
+    assert verdict.label is True and verdict.p_yes == pytest.approx(2 / 3) and verdict.mass == pytest.approx(0.9)
+
+
+def test_a_matrix_run_scores_answer_sets(tmp_path: Path) -> None:
+    def judge(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        if len(messages) == 1:
+            return "the sum of both rewards."
+        options = re.findall(r"^([A-D])\. .*P1 gets reward of (-?[\d.]+), P2 gets reward of (-?[\d.]+)\.$",
+                             str(messages[0].content), flags=re.M)  # fmt: skip
+        if "players choose" in str(messages[0].content):
+            return "A"
+        best = max(float(a) + float(b) for _, a, b in options)
+        return ", ".join(letter for letter, a, b in options if float(a) + float(b) == best)
+
+    matrix = parse_proxy_scenario({"name": "m", "proxy": {"task": "matrix", "objective": {"name": "welfare"},
+                                                          "intent": {"form": "description"}, "order": "scrambled"}})  # fmt: skip
+    path = label_scenario(matrix, tmp_path / "run", models={"judge": scripted([(r"two-player game", judge)])})
+    labels = pd.read_csv(path / "labels.csv")
+    llm = labels[labels["condition"] == "llm"].set_index("game")
+    assert (llm["score"] == 1.0).all() and len(llm) == 4
+    assert llm.loc["kwon_prisoners_dilemma", "A_payoffs"] == "5,0" and llm.loc["kwon_prisoners_dilemma", "A_cell"] == "D,C"
+    assert llm.loc["kwon_prisoners_dilemma", "truth"] == "D"
+    accuracy = pd.read_csv(path / "accuracy.csv").set_index("condition")
+    assert accuracy.loc["llm", "accuracy"] == 1.0 and accuracy.loc["random", "accuracy"] == pytest.approx(0.125)
+    assert 0.0 <= accuracy.loc["no_objective", "accuracy"] < 1.0
+    item = matrix_item("kwon_prisoners_dilemma", "scrambled", np.random.default_rng(0))
+    # anyone can recompute the truth from the row: the payoffs listed under A-D
+    payoffs = [tuple(float(v) for v in llm.loc["kwon_prisoners_dilemma", f"{x}_payoffs"].split(",")) for x in "ABCD"]
+    assert payoffs == [item.shown(x) for x in "ABCD"]
+
+
+def test_a_killed_labeling_run_resumes_to_the_same_labels(tmp_path: Path) -> None:
+    calls = {"n": 0}
+
+    def flaky(messages: list[Any], kwargs: dict[str, Any]) -> Any:
+        calls["n"] += 1
+        if calls["n"] > 7:
+            raise ValueError("the judge went away")  # a permanent error: no retry
+        return rule_judge(messages, kwargs)
+
+    whole = label_scenario(scenario(), tmp_path / "whole", models={"judge": scripted([(r"Ultimatum", rule_judge)])})
+    with pytest.raises(RunFailedError, match="resumable"):
+        label_scenario(scenario(), tmp_path / "cut", models={"judge": scripted([(r"Ultimatum", flaky)])})
+    assert (tmp_path / "cut" / "labels.partial.jsonl").exists() and not (tmp_path / "cut" / "labels.csv").exists()
+    kept = len((tmp_path / "cut" / "labels.partial.jsonl").read_text().splitlines())
+    resumed_model = scripted([(r"Ultimatum", rule_judge)])
+    resume_labeling(tmp_path / "cut", models={"judge": resumed_model})
+    assert resumed_model.calls == 32 - kept  # verdicts already given are not asked again
+    pd.testing.assert_frame_equal(pd.read_csv(whole / "labels.csv"), pd.read_csv(tmp_path / "cut" / "labels.csv"))
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "complete"
+
+
+@pytest.mark.parametrize(
+    "change,field",
+    [
+        ({"objective": {"name": "nope"}}, "objective.name"),
+        ({"objective": {"name": "reject_below_share"}}, "missing threshold"),
+        ({"objective": {"name": "reject_below_share", "threshold": 1.5}}, "objective.threshold"),
+        ({"objective": {"name": "welfare"}}, "objective.name"),
+        ({"test_items": 0}, "proxy.test_items"),
+        ({"intent": {"form": "description"}}, "intent.description"),
+        ({"intent": {"form": "sometimes"}}, "proxy.intent.form"),
+        ({"scoring": "fuzzy"}, "proxy.scoring"),
+        ({"colour": "blue"}, "proxy.colour"),
+    ],
+)
+def test_bad_proxy_blocks_exit_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
+    block = {"task": "ultimatum", "objective": {"name": "reject_below_share", "threshold": 0.3}, **change}
+    file = tmp_path / "bad.yaml"
+    file.write_text(yaml.safe_dump({"name": "bad", "proxy": block}))
+    result = runner.invoke(app, ["label", str(file), "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert "bad.yaml" in result.output and field in result.output.replace("\n", " ")
+    assert not (tmp_path / "run").exists()  # nothing written
+
+
+def test_bad_matrix_blocks_and_model_overrides(tmp_path: Path) -> None:
+    file = tmp_path / "m.yaml"
+    file.write_text(yaml.safe_dump({"name": "m", "proxy": {"task": "matrix", "objective": {"name": "welfare"},
+                                                           "intent": {"form": "examples"}, "games": ["nope"]}}))  # fmt: skip
+    result = runner.invoke(app, ["label", str(file)])
+    assert result.exit_code == 2 and "zero-shot" in result.output
+    good = tmp_path / "g.yaml"
+    good.write_text(yaml.safe_dump({"name": "g", "proxy": {"task": "matrix", "objective": {"name": "welfare"},
+                                                           "intent": {"form": "none"}}}))  # fmt: skip
+    result = runner.invoke(app, ["label", str(good), "--model", "judge=scripted"])
+    assert result.exit_code == 2 and "tests only" in result.output
+    assert runner.invoke(app, ["validate", str(good)]).exit_code == 0
+
+
+def test_every_shipped_proxy_scenario_validates() -> None:
+    files = sorted(Path("scenarios/proxy").rglob("*.yaml"))
+    assert len(files) >= 23
+    result = runner.invoke(app, ["validate", *map(str, files)])
+    assert result.exit_code == 0, result.output
