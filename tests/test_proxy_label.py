@@ -174,6 +174,9 @@ def test_a_matrix_run_scores_answer_sets(tmp_path: Path) -> None:
     accuracy = pd.read_csv(path / "accuracy.csv").set_index("condition")
     assert accuracy.loc["llm", "accuracy"] == 1.0 and accuracy.loc["random", "accuracy"] == pytest.approx(0.125)
     assert 0.0 <= accuracy.loc["no_objective", "accuracy"] < 1.0
+    assert accuracy.loc["llm", "agent_accuracy"] == 1.0  # a bandit on the judge's sets picks a welfare-best option
+    # No-Objective always names A: right only where A is welfare-best (nowhere in the scrambled listings)
+    assert accuracy.loc["no_objective", "agent_accuracy"] == pytest.approx(np.mean(["A" in t for t in llm["truth"]]))
     item = matrix_item("kwon_prisoners_dilemma", "scrambled", np.random.default_rng(0))
     # anyone can recompute the truth from the row: the payoffs listed under A-D
     payoffs = [tuple(float(v) for v in llm.loc["kwon_prisoners_dilemma", f"{x}_payoffs"].split(",")) for x in "ABCD"]
@@ -244,3 +247,24 @@ def test_every_shipped_proxy_scenario_validates() -> None:
     assert len(files) >= 23
     result = runner.invoke(app, ["validate", *map(str, files)])
     assert result.exit_code == 0, result.output
+
+
+def test_agents_trained_on_the_proxy_table_are_scored_on_the_truth(tmp_path: Path) -> None:
+    def half_wrong(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        p1, p2 = last_offer(messages)
+        right = p2 / (p1 + p2) < 0.3
+        return ("Yes" if right else "No") if p1 > 5 else ("No" if right else "Yes")  # wrong on generous offers
+
+    path = label_scenario(scenario(no_objective=False), tmp_path / "run", models={"judge": scripted([(r"Ultimatum", half_wrong)])})
+    labels = pd.read_csv(path / "labels.csv")
+    llm = labels[labels["condition"] == "llm"]
+    agents = pd.read_csv(path / "agents.csv")
+    means = agents.groupby("condition")["agent_accuracy"].mean()
+    assert set(agents["condition"]) == {"llm", "supervised", "true_reward"} and (agents.groupby("condition").size() == 3).all()
+    assert means["true_reward"] == 1.0
+    assert means["llm"] == pytest.approx(llm["correct"].mean())  # the agent learns exactly what the table says
+    accuracy = pd.read_csv(path / "accuracy.csv").set_index("condition")
+    assert accuracy.loc["llm", "agent_accuracy"] == pytest.approx(means["llm"])
+    assert accuracy.loc["random", "agent_accuracy"] == 0.5
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["rl_judge_calls"] == 0 and summary["judge_calls"] == summary["distinct_episodes"] == 16

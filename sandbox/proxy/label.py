@@ -4,7 +4,9 @@ The run directory:
     scenario.yaml, run.json, cache.sqlite, transcripts.jsonl (as every run)
     labels.partial.jsonl  verdicts as they arrive (a resumed run skips them); removed at the end
     labels.csv            one row per condition and test item: inputs, ground truth, label, graded reward, parsed
-    accuracy.csv          labeling accuracy with 95% intervals per condition (LLM, No-Objective, SL, random), AUC
+    accuracy.csv          labeling accuracy with 95% intervals per condition (LLM, No-Objective, SL, random), AUC,
+                          and the mean accuracy of an RL agent trained on that condition's rewards
+    agents.csv            RL agent accuracy per reward source (and the true reward) and seed
     summary.json          the figures, the judge's calls and cache hits
     accuracy.png          the bars, in the style of the paper's Fig. 5
 """
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
@@ -31,6 +34,7 @@ from sandbox.llm.contracts import CallInfo
 from sandbox.llm.resolve import BackendOptions, ModelStack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.proxy import matrix_task, ultimatum_task
+from sandbox.proxy.agents import agent_accuracy
 from sandbox.proxy.judge import ProxyJudge
 from sandbox.proxy.metrics import auc, wilson_interval
 from sandbox.proxy.plots import plot_accuracy
@@ -46,8 +50,11 @@ PARTIAL = "labels.partial.jsonl"
 LABELS = "labels.csv"
 ACCURACY = "accuracy.csv"
 PLOT = "accuracy.png"
+AGENTS = "agents.csv"
+# The paper's RL results are over 3 seeds; training steps of the tabular agent per seed.
+AGENT_SEEDS, AGENT_STEPS = 3, 2000
 # Branches of the seed tree under the scenario's seed.
-_TEST, _EXAMPLES, _SCRAMBLE, _CALLS = 0, 1, 2, 3
+_TEST, _EXAMPLES, _SCRAMBLE, _CALLS, _AGENTS = 0, 1, 2, 3, 4
 
 
 @dataclass
@@ -181,6 +188,43 @@ async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Par
     return rows
 
 
+def _reward_tables(labels: pd.DataFrame, task: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Per reward source, `rewards[state, action]` (NaN: unparsed), and `correct[state, action]` from the truth.
+
+    Ultimatum actions are (accept, reject); a verdict's reward r pays r for rejecting and 1 - r for accepting.
+    Matrix actions are the options A-D; an option pays 1 when the judge named it.
+    """
+    tables: dict[str, np.ndarray] = {}
+    if task == "ultimatum":
+        truth = labels[labels["condition"] == "llm"].sort_values("item")["truth"].to_numpy(dtype=bool)
+        correct = np.stack([~truth, truth], axis=1)
+        for condition, frame in labels.groupby("condition", sort=False):
+            frame = frame.sort_values("item")
+            column = "label" if condition == "supervised" else "reward"
+            paid = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+            tables[condition] = np.stack([1.0 - paid, paid], axis=1)
+    else:
+        first = labels[labels["condition"] == labels["condition"].iloc[0]].sort_values("item")
+        correct = np.array([[letter in str(t).split(",") for letter in "ABCD"] for t in first["truth"]])
+        for condition, frame in labels.groupby("condition", sort=False):
+            frame = frame.sort_values("item")
+            tables[condition] = np.array([[float(letter in str(a).split(",")) if parsed else np.nan for letter in "ABCD"]
+                                          for a, parsed in zip(frame["answer"].fillna(""), frame["parsed"])])  # fmt: skip
+    tables["true_reward"] = correct.astype(float)
+    return tables, correct
+
+
+def _agents(scenario: ProxyScenario, labels: pd.DataFrame) -> pd.DataFrame:
+    tables, correct = _reward_tables(labels, scenario.proxy.task)
+    rows = []
+    for condition, rewards in tables.items():
+        for seed in range(AGENT_SEEDS):
+            rng = generator(scenario.seed, _AGENTS, seed)
+            rows.append({"condition": condition, "seed": seed,
+                         "agent_accuracy": agent_accuracy(rewards, correct, rng, steps=AGENT_STEPS)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 def _accuracy(labels: pd.DataFrame, task: str) -> pd.DataFrame:
     rows = []
     for condition, frame in labels.groupby("condition", sort=False):
@@ -241,6 +285,11 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
     block = scenario.proxy
     labels = pd.DataFrame(rows)
     accuracy = _accuracy(labels, block.task)
+    agents = _agents(scenario, labels)
+    by_source = agents.groupby("condition", sort=False)["agent_accuracy"]
+    accuracy["agent_accuracy"] = accuracy["condition"].map(by_source.mean())
+    _, correct = _reward_tables(labels, block.task)
+    accuracy.loc[accuracy["condition"] == "random", "agent_accuracy"] = float(correct.mean())  # a uniformly random policy
     records = finalize_transcript(run_dir / layout.TRANSCRIPTS)
     usage = TokenLedger.from_transcript(records).totals().get("judge", {})
     llm = labels[labels["condition"] == "llm"]
@@ -258,6 +307,11 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
         "items": int(len(llm)),
         "accuracy": {r["condition"]: {k: _number(v) for k, v in r.items() if k != "condition"}
                      for r in accuracy.to_dict("records")},  # fmt: skip
+        "agent_accuracy": {condition: dict(zip(("mean", "ci_low", "ci_high", "seeds"),
+                                               map(_number, mean_ci(values, bounds=(0.0, 1.0)))))
+                           for condition, values in by_source},  # fmt: skip
+        "distinct_episodes": int(len(llm)),
+        "rl_judge_calls": 0,  # the agents train on the table the labeling filled
         "graded_sources": llm["source"].value_counts().to_dict() if "source" in llm else {},
         "judge_calls": int(usage.get("calls", 0)),
         "judge_cache_hits": int(usage.get("cache_hits", 0)),
@@ -269,6 +323,7 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
     }
     atomic_write_text(run_dir / LABELS, labels.to_csv(index=False))
     atomic_write_text(run_dir / ACCURACY, accuracy.to_csv(index=False))
+    atomic_write_text(run_dir / AGENTS, agents.to_csv(index=False))
     atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
     title = f"{scenario.name}: {block.objective.name}, {block.intent.form}"
     plot_accuracy(accuracy, title).savefig(run_dir / PLOT, dpi=120)
