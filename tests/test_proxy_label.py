@@ -268,3 +268,12 @@ def test_agents_trained_on_the_proxy_table_are_scored_on_the_truth(tmp_path: Pat
     assert accuracy.loc["random", "agent_accuracy"] == 0.5
     summary = json.loads((path / "summary.json").read_text())
     assert summary["rl_judge_calls"] == 0 and summary["judge_calls"] == summary["distinct_episodes"] == 16
+
+
+def test_the_no_objective_form_runs_alone(tmp_path: Path) -> None:
+    path = label_scenario(scenario(intent={"form": "none"}), tmp_path / "run",
+                          models={"judge": scripted([(r"Ultimatum", rule_judge)])})  # fmt: skip
+    accuracy = pd.read_csv(path / "accuracy.csv").set_index("condition")
+    assert list(accuracy.index) == ["no_objective", "random"]
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["items"] == 16 and summary["judge_calls"] == 16

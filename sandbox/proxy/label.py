@@ -17,7 +17,7 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,35 +93,58 @@ class _Partial:
         self._file.close()
 
 
+def _conditions(scenario: ProxyScenario) -> list[str]:
+    """The judge's conditions: with the user's objective (llm) and without it (no_objective)."""
+    block = scenario.proxy
+    if block.intent.form == "none":
+        return ["no_objective"]
+    return ["llm", "no_objective"] if block.no_objective else ["llm"]
+
+
+async def _ask_all(
+    conditions: list[str],
+    items: list[Any],
+    partial: _Partial,
+    hooks: LabelHooks,
+    ask: Callable[[str, int, Any], Awaitable[dict[str, Any]]],
+) -> None:
+    """Ask every (condition, item) not yet answered, concurrently (the model stack limits how many at once)."""
+    jobs = [(condition, index, item) for condition in conditions for index, item in enumerate(items)]
+    if hooks.on_start:
+        hooks.on_start(len(jobs), sum(f"{c}:{i}" in partial.done for c, i, _ in jobs))
+
+    async def one(condition: str, index: int, item: Any) -> None:
+        key = f"{condition}:{index}"
+        if key in partial.done:
+            return
+        partial.add({"key": key, **await ask(condition, index, item)})
+        if hooks.on_item:
+            hooks.on_item()
+
+    await asyncio.gather(*(one(*job) for job in jobs))
+
+
 async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
     block = scenario.proxy
     example_offers, test = ultimatum_task.draw_split(block, generator(scenario.seed, _TEST),
                                                      generator(scenario.seed, _EXAMPLES))  # fmt: skip
     examples = ultimatum_task.examples_for(block, example_offers)
-    conditions = ["llm", "no_objective"] if block.no_objective and block.intent.form != "none" else ["llm"]
-    jobs = [(condition, index, offer) for condition in conditions for index, offer in enumerate(test)]
-    if hooks.on_start:
-        hooks.on_start(len(jobs), sum(f"{c}:{i}" in partial.done for c, i, _ in jobs))
+    conditions = _conditions(scenario)
 
-    async def one(condition: str, index: int, offer: ultimatum_task.Offer) -> None:
-        key = f"{condition}:{index}"
-        if key in partial.done:
-            return
+    async def ask(condition: str, index: int, offer: ultimatum_task.Offer) -> dict[str, Any]:
         prompt = ultimatum_task.render_prompt(block, offer, examples, objective=condition == "llm")
-        call = CallInfo(role="judge", agent="judge", episode=key, step="verdict")
+        call = CallInfo(role="judge", agent="judge", episode=f"{condition}:{index}", step="verdict")
         verdict = await judge.yes_no(prompt.text, step_by_step=prompt.step_by_step, call=call,
                                      seed=_call_seed(scenario, index))  # fmt: skip
-        partial.add({"key": key, "label": verdict.label, "p_yes": verdict.p_yes, "mass": verdict.mass,
-                     "answer": verdict.answer})  # fmt: skip
-        if hooks.on_item:
-            hooks.on_item()
+        return {"label": verdict.label, "p_yes": verdict.p_yes, "mass": verdict.mass, "answer": verdict.answer}
 
-    await asyncio.gather(*(one(*job) for job in jobs))
+    await _ask_all(conditions, test, partial, hooks, ask)
     rows = []
-    for condition, index, offer in jobs:
-        verdict = partial.done[f"{condition}:{index}"]
-        rows.append(_ultimatum_row(condition, index, offer, ultimatum_task.should_reject(block, offer), verdict["label"],
-                                   verdict["p_yes"], verdict["mass"], verdict["answer"]))  # fmt: skip
+    for condition in conditions:
+        for index, offer in enumerate(test):
+            verdict = partial.done[f"{condition}:{index}"]
+            rows.append(_ultimatum_row(condition, index, offer, ultimatum_task.should_reject(block, offer),
+                                       verdict["label"], verdict["p_yes"], verdict["mass"], verdict["answer"]))  # fmt: skip
     if examples:
         model = fit_supervised([[e.offer.proposer, e.offer.responder] for e in examples], [e.reject for e in examples])
         probabilities = model.probability([[o.proposer, o.responder] for o in test])
@@ -147,45 +170,43 @@ async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Par
     block = scenario.proxy
     rng = generator(scenario.seed, _SCRAMBLE)
     items = [matrix_task.matrix_item(name, block.order, rng) for name in block.games]
-    objective = block.objective.name if block.intent.form == "description" and block.intent.description is None else "custom"
-    questions = {"llm": (objective, block.intent.description)} if block.intent.form != "none" else {}
-    if block.no_objective or block.intent.form == "none":
-        questions["no_objective"] = ("none", None)
-    jobs = [(condition, index, item) for condition in questions for index, item in enumerate(items)]
-    if hooks.on_start:
-        hooks.on_start(len(jobs), sum(f"{c}:{i}" in partial.done for c, i, _ in jobs))
+    # The objective's own question, or the user's description of it; "none" for the No-Objective baseline.
+    questions = {"llm": (block.objective.name, None) if block.intent.description is None else
+                 ("custom", block.intent.description), "no_objective": ("none", None)}  # fmt: skip
+    conditions = _conditions(scenario)
 
-    async def one(condition: str, index: int, item: matrix_task.MatrixItem) -> None:
-        key = f"{condition}:{index}"
-        if key in partial.done:
-            return
+    async def ask(condition: str, index: int, item: matrix_task.MatrixItem) -> dict[str, Any]:
         question, description = questions[condition]
         parts = [item.options_text()] if block.task_description else []
         prompt = "\n\n".join([*parts, item.question_text(question, description)])
-        call = CallInfo(role="judge", agent="judge", episode=key, step="options")
+        call = CallInfo(role="judge", agent="judge", episode=f"{condition}:{index}", step="options")
         verdict = await judge.options(prompt, call=call, seed=_call_seed(scenario, index))
-        partial.add({"key": key, "options": None if verdict.options is None else sorted(verdict.options),
-                     "reasoning": verdict.reasoning, "answer": verdict.answer})  # fmt: skip
-        if hooks.on_item:
-            hooks.on_item()
+        return {"options": None if verdict.options is None else sorted(verdict.options), "reasoning": verdict.reasoning,
+                "answer": verdict.answer}  # fmt: skip
 
-    await asyncio.gather(*(one(*job) for job in jobs))
+    await _ask_all(conditions, items, partial, hooks, ask)
     rows = []
-    for condition, index, item in jobs:
-        verdict = partial.done[f"{condition}:{index}"]
-        answer = None if verdict["options"] is None else frozenset(verdict["options"])
-        truth = item.truth(block.objective.name)
-        row: dict[str, Any] = {"condition": condition, "item": index, "game": item.game.name, "order": block.order}
-        for letter in "ABCD":
-            u1, u2 = item.shown(letter)
-            row[f"{letter}_payoffs"] = f"{u1:g},{u2:g}"
-            row[f"{letter}_cell"] = ",".join(item.order["ABCD".index(letter)])
-        row.update({"truth": ",".join(sorted(truth)) or "none",
-                    "answer": "" if answer is None else (",".join(sorted(answer)) or "none"),
-                    "parsed": answer is not None, "score": matrix_task.set_score(answer, truth),
-                    "random_baseline": matrix_task.random_baseline(truth), "reasoning": verdict["reasoning"]})  # fmt: skip
-        rows.append(row)
+    for condition in conditions:
+        for index, item in enumerate(items):
+            verdict = partial.done[f"{condition}:{index}"]
+            rows.append(_matrix_row(condition, index, item, block.objective.name, block.order, verdict))
     return rows
+
+
+def _matrix_row(condition: str, index: int, item: matrix_task.MatrixItem, objective: str, order: str,
+                verdict: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    answer = None if verdict["options"] is None else frozenset(verdict["options"])
+    truth = item.truth(objective)
+    row: dict[str, Any] = {"condition": condition, "item": index, "game": item.game.name, "order": order}
+    for letter in "ABCD":
+        u1, u2 = item.shown(letter)
+        row[f"{letter}_payoffs"] = f"{u1:g},{u2:g}"
+        row[f"{letter}_cell"] = ",".join(item.order["ABCD".index(letter)])
+    row.update({"truth": ",".join(sorted(truth)) or "none",
+                "answer": "" if answer is None else (",".join(sorted(answer)) or "none"),
+                "parsed": answer is not None, "score": matrix_task.set_score(answer, truth),
+                "random_baseline": matrix_task.random_baseline(truth), "reasoning": verdict["reasoning"]})  # fmt: skip
+    return row
 
 
 def _reward_tables(labels: pd.DataFrame, task: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -196,7 +217,8 @@ def _reward_tables(labels: pd.DataFrame, task: str) -> tuple[dict[str, np.ndarra
     """
     tables: dict[str, np.ndarray] = {}
     if task == "ultimatum":
-        truth = labels[labels["condition"] == "llm"].sort_values("item")["truth"].to_numpy(dtype=bool)
+        first = labels[labels["condition"] == labels["condition"].iloc[0]]
+        truth = first.sort_values("item")["truth"].to_numpy(dtype=bool)
         correct = np.stack([~truth, truth], axis=1)
         for condition, frame in labels.groupby("condition", sort=False):
             frame = frame.sort_values("item")
@@ -242,7 +264,7 @@ def _accuracy(labels: pd.DataFrame, task: str) -> pd.DataFrame:
             rows.append({"condition": condition, "accuracy": mean, "ci_low": low, "ci_high": high, "n": n,
                          "unparsed": int((~frame["parsed"]).sum())})  # fmt: skip
     if task == "ultimatum":
-        n = int((labels["condition"] == "llm").sum())
+        n = int((labels["condition"] == labels["condition"].iloc[0]).sum())
         rows.append({"condition": "random", "accuracy": 0.5, "ci_low": math.nan, "ci_high": math.nan, "n": n,
                      "unparsed": 0, "auc": 0.5})  # fmt: skip
     else:
@@ -292,7 +314,7 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
     accuracy.loc[accuracy["condition"] == "random", "agent_accuracy"] = float(correct.mean())  # a uniformly random policy
     records = finalize_transcript(run_dir / layout.TRANSCRIPTS)
     usage = TokenLedger.from_transcript(records).totals().get("judge", {})
-    llm = labels[labels["condition"] == "llm"]
+    llm = labels[labels["condition"] == labels["condition"].iloc[0]]  # the judge's first condition
     summary = {
         "scenario": scenario.name,
         "task": block.task,
