@@ -211,3 +211,26 @@ def test_vllm_backend_is_imported_lazily() -> None:
     model = build_backend("vllm:some/model")
     assert "vllm" not in sys.modules
     assert model._llm_type == "vllm"
+
+
+def test_cache_keys_without_log_probabilities_are_those_of_older_caches(tmp_path: Path) -> None:
+    """A cache written before log-probabilities existed keeps answering: same keys, and its table is migrated."""
+    import sqlite3
+
+    from langchain_core.messages import HumanMessage
+
+    from sandbox.llm.cache import cache_key
+
+    messages = [HumanMessage("hi")]
+    plain = cache_key({"type": "m"}, messages, None, {"temperature": 0.0, "seed": 1})
+    assert plain == cache_key({"type": "m"}, messages, None, {"temperature": 0.0, "seed": 1, "top_logprobs": None})
+    assert plain != cache_key({"type": "m"}, messages, None, {"temperature": 0.0, "seed": 1, "top_logprobs": 5})
+    old = sqlite3.connect(tmp_path / "old.sqlite")
+    old.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, content TEXT NOT NULL, usage TEXT NOT NULL)")
+    old.execute("INSERT INTO responses VALUES ('k', 'stored answer', '{}')")
+    old.commit()
+    old.close()
+    cache = ResponseCache(tmp_path / "old.sqlite")
+    assert cache.get("k") == ("stored answer", {}, {})
+    cache.put("k2", "new", {}, {"finish_reason": "length"})
+    assert cache.get("k2") == ("new", {}, {"finish_reason": "length"})

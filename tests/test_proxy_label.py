@@ -73,7 +73,7 @@ def test_the_prompt_for_each_intent_form() -> None:
                                        "examples": [{"proposer": 9.78, "responder": 0.22}]}).proxy  # fmt: skip
     explained = ultimatum_task.render_prompt(explained_block, offer, ultimatum_task.examples_for(explained_block, [ultimatum_task.Offer(9.78, 0.22)]))
     assert explained.step_by_step and explained.text.endswith("Let's think step by step:")
-    assert "P2 receives $0.22 < $3.0 so P2 should reject this offer. Therefore, the outcome is desirable." in explained.text
+    assert "P2 receives $0.22 < $3 so P2 should reject this offer. Therefore, the outcome is desirable." in explained.text
     described_block = scenario(intent={"form": "description", "description": "P2 rejects offers under 30%."},
                                answer_instruction="Answer with Yes or No.").proxy  # fmt: skip
     described = ultimatum_task.render_prompt(described_block, offer, [])
@@ -108,6 +108,8 @@ def test_a_labeling_run_writes_its_tables(tmp_path: Path, monkeypatch: pytest.Mo
     summary = json.loads((path / "summary.json").read_text())
     assert summary["judge_calls"] == 32 and summary["judge_cache_hits"] == 0 and summary["items"] == 16
     assert summary["graded_sources"] == {"logprob": 16}
+    agents = pd.read_csv(path / "agents.csv").groupby("condition")["agent_accuracy"].mean()
+    assert agents["llm"] == agents["llm_graded"] == agents["true_reward"] == 1.0
     assert (path / "accuracy.png").stat().st_size > 0 and not (path / "labels.partial.jsonl").exists()
     records = [json.loads(line) for line in (path / "transcripts.jsonl").read_text().splitlines()]
     assert len(records) == 32 and all(r["role"] == "judge" and r["token_logprobs"] for r in records)
@@ -216,6 +218,13 @@ def test_a_killed_labeling_run_resumes_to_the_same_labels(tmp_path: Path) -> Non
         ({"intent": {"form": "sometimes"}}, "proxy.intent.form"),
         ({"scoring": "fuzzy"}, "proxy.scoring"),
         ({"colour": "blue"}, "proxy.colour"),
+        ({"intent": {"form": "description", "description": "x", "examples": [{"proposer": 1, "responder": 1}]}},
+         "only the examples form"),
+        ({"intent": {"form": "examples", "examples": [{"proposer": 0, "responder": 0}]}}, "positive amount"),
+        ({"test_items": 201}, "proxy.test_items"),
+        # a balanced set that cannot be drawn: every $10 offer is below $1000
+        ({"objective": {"name": "reject_below_amount", "threshold": 1000}, "offers": "percentage", "balanced": True},
+         "could not draw"),
     ],
 )
 def test_bad_proxy_blocks_exit_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:

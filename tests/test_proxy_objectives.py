@@ -161,3 +161,10 @@ def test_the_verdict_is_graded_where_the_label_was_read() -> None:
     tokens = [{"token": t} for t in text]
     assert therefore_desirable("".join(text)) is True
     assert decision_position(tokens, THEREFORE_MARKER) == 3  # not " actually", after the last "outcome is"
+
+
+def test_option_sets_skip_the_article_but_not_option_a() -> None:
+    assert option_set("A good choice is D.") == {"D"}
+    assert option_set("A and D") == {"A", "D"}
+    assert option_set("Total welfare is highest in A. A fair split is B.") == {"A", "B"}
+    assert option_set("None of the options.") == frozenset()

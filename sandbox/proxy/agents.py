@@ -5,8 +5,9 @@ trained Stable-Baselines3's DQN on the lookup table: the Ultimatum responder
 over the 50 labelled proposals (observation: both amounts; actions accept and
 reject), the matrix agent as a 4-armed bandit over joint outcomes. Every
 episode is one step, so the learning problem is a contextual bandit; here it
-is solved by tabular epsilon-greedy value learning, one state per labelled
-episode, which needs no network and converges to the table's greedy choice.
+is solved by tabular epsilon-greedy value learning from optimistic initial
+values, one state per labelled episode, which needs no network and converges
+to the table's greedy choice.
 The judge is never asked during training: its table was filled once, so an RL
 run makes no more judge calls than there are distinct episodes (it makes none).
 
@@ -38,7 +39,10 @@ def train_bandit(
 
     States are visited uniformly at random, one step per episode, as the paper's environments drew proposals.
     """
-    values = np.zeros_like(rewards, dtype=float)
+    # Optimistic start (the largest reward): every action is tried before the greedy choice settles, as the
+    # paper's DQN explored for half of its steps.
+    top = np.nanmax(rewards) if np.isfinite(rewards).any() else 0.0
+    values = np.full(rewards.shape, float(top))
     states, actions = rewards.shape
     for _ in range(steps):
         state = int(rng.integers(states))

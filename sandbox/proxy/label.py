@@ -44,7 +44,7 @@ from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
 from sandbox.seeding import generator, seed_node
 from sandbox.stats import mean_ci
 
-__all__ = ["LabelHooks", "is_label_run", "label_scenario", "resume_labeling"]
+__all__ = ["LabelHooks", "is_label_run", "label_scenario", "resume_labeling", "draw_test_set"]
 
 PARTIAL = "labels.partial.jsonl"
 LABELS = "labels.csv"
@@ -124,10 +124,14 @@ async def _ask_all(
     await asyncio.gather(*(one(*job) for job in jobs))
 
 
+def draw_test_set(scenario: ProxyScenario) -> tuple[list[ultimatum_task.Offer], list[ultimatum_task.Offer]]:
+    """The ultimatum scenario's example proposals and test proposals, from its seed tree."""
+    return ultimatum_task.draw_split(scenario.proxy, generator(scenario.seed, _TEST), generator(scenario.seed, _EXAMPLES))
+
+
 async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
     block = scenario.proxy
-    example_offers, test = ultimatum_task.draw_split(block, generator(scenario.seed, _TEST),
-                                                     generator(scenario.seed, _EXAMPLES))  # fmt: skip
+    example_offers, test = draw_test_set(scenario)
     examples = ultimatum_task.examples_for(block, example_offers)
     conditions = _conditions(scenario)
 
@@ -220,11 +224,15 @@ def _reward_tables(labels: pd.DataFrame, task: str) -> tuple[dict[str, np.ndarra
         first = labels[labels["condition"] == labels["condition"].iloc[0]]
         truth = first.sort_values("item")["truth"].to_numpy(dtype=bool)
         correct = np.stack([~truth, truth], axis=1)
+        binary = {True: 1.0, False: 0.0, "True": 1.0, "False": 0.0}
         for condition, frame in labels.groupby("condition", sort=False):
             frame = frame.sort_values("item")
-            column = "label" if condition == "supervised" else "reward"
-            paid = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+            # The paper's reward: 1 when the action agrees with the judge's label (unparsed: none).
+            paid = frame["label"].map(binary).to_numpy(dtype=float)
             tables[condition] = np.stack([1.0 - paid, paid], axis=1)
+            if (frame["source"] == "logprob").any():  # and the graded reward, P(yes) for rejecting
+                graded = pd.to_numeric(frame["reward"], errors="coerce").to_numpy(dtype=float)
+                tables[f"{condition}_graded"] = np.stack([1.0 - graded, graded], axis=1)
     else:
         first = labels[labels["condition"] == labels["condition"].iloc[0]].sort_values("item")
         correct = np.array([[letter in str(t).split(",") for letter in "ABCD"] for t in first["truth"]])

@@ -54,6 +54,10 @@ def yes_no(text: str) -> bool | None:
 def therefore_desirable(text: str) -> bool | None:
     """Kwon's 1-example answers: the last "the outcome is (not) desirable" decides.
 
+    The authors' parser looked for "Therefore, the outcome is not desirable" first, then for the positive
+    sentence. A chat model often restates the question before it concludes, and words its verdict its own way
+    ("Thus, the outcome is desirable"), so the last verdict in any wording is read here.
+
     >>> therefore_desirable("... so P2 should reject this offer. Therefore, the outcome is desirable")
     True
     >>> therefore_desirable("I cannot tell.") is None
@@ -68,19 +72,24 @@ def therefore_desirable(text: str) -> bool | None:
 def option_set(text: str) -> frozenset[str] | None:
     """The option letters an answer names ("A, D", "options B and C", "None"); None when it names none.
 
-    Only standalone capital letters A-D count, so the article "A" at the start of a sentence is not an option
-    unless nothing else is named.
+    Only standalone capital letters A-D count, and not the article "A" before a lower-case word.
 
-    >>> sorted(option_set("B, C"))
-    ['B', 'C']
-    >>> option_set("none") == frozenset()
+    >>> sorted(option_set("B, C")), sorted(option_set("A good choice is D."))
+    (['B', 'C'], ['D'])
+    >>> option_set("none") == option_set("None of the options.") == frozenset()
     True
     >>> option_set("I do not know") is None
     True
     """
-    if re.fullmatch(r"\s*(none|no option\S*)\W*", text, flags=re.I):
+    letters = []
+    for match in re.finditer(r"(?<![A-Za-z])([A-D])(?![A-Za-z])", text):
+        before, after = text[: match.start()], text[match.end() :]
+        sentence_start = not before.strip() or re.search(r"[.!?:\n]\s*$", before)
+        if match.group(1) == "A" and sentence_start and re.match(r" [a-z]", after) and not re.match(r" (and|or)\b", after):
+            continue  # the article
+        letters.append(match.group(1))
+    if not letters and re.match(r"\s*(none|no option)", text, flags=re.I):
         return frozenset()
-    letters = re.findall(r"(?<![A-Za-z])([A-D])(?![A-Za-z])", text)
     if not letters:
         return None
     return frozenset(letters)

@@ -49,9 +49,16 @@ class Objective(StrictModel):
 class UltimatumExample(StrictModel):
     """One of the user's examples: a proposal P2 rejected, and optionally why (the label is the ground truth's)."""
 
-    proposer: float = Field(..., ge=0, description="Dollars P1 keeps.")
-    responder: float = Field(..., ge=0, description="Dollars P1 offers P2.")
+    # int first: an example written as a whole number is printed as one ($700, as in the paper).
+    proposer: int | float = Field(..., ge=0, description="Dollars P1 keeps.")
+    responder: int | float = Field(..., ge=0, description="Dollars P1 offers P2.")
     explanation: str | None = Field(None, min_length=1, description="The user's reasoning; ends with the verdict.")
+
+    @model_validator(mode="after")
+    def _splits_something(self) -> UltimatumExample:
+        if self.proposer + self.responder <= 0:
+            raise ValueError("an example splits a positive amount")
+        return self
 
 
 class Intent(StrictModel):
@@ -77,8 +84,10 @@ class Intent(StrictModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Intent:
-        if self.form == "description" and self.description is None and self.explanations:
-            raise ValueError("a description carries no explanations")
+        if self.form != "examples" and self.explanations:
+            raise ValueError("explanations: only examples carry explanations")
+        if self.form != "examples" and isinstance(self.examples, list):
+            raise ValueError("examples: only the examples form shows the judge examples")
         if self.form == "examples" and self.examples in (0, []):
             raise ValueError("the examples form needs at least one example")
         return self
@@ -96,7 +105,7 @@ class ProxyBlock(StrictModel):
                           "payoff (a total of $0.1 to $1000, P2 at most half). Default: payoff for "
                           "reject_below_amount, else percentage.",  # fmt: skip
     )
-    test_items: int = Field(50, ge=1, le=10_000, description="Ultimatum: test proposals (the paper: 50).")
+    test_items: int = Field(50, ge=1, le=200, description="Ultimatum: test proposals (the paper: 50).")
     balanced: bool = Field(False, description="Ultimatum: draw as many reject as accept items.")
     games: list[str] = Field(default_factory=lambda: list(KWON_GAMES), min_length=1,
                              description="Matrix: registered 2x2 games (the paper's four by default).")  # fmt: skip
@@ -161,3 +170,16 @@ class ProxyScenario(StrictModel):
         default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."
     )
     proxy: ProxyBlock
+
+    @model_validator(mode="after")
+    def _test_set_can_be_drawn(self) -> ProxyScenario:
+        """Draw the ultimatum test set now (milliseconds): one that cannot be drawn is bad input, found at load."""
+        if self.proxy.task == "ultimatum":
+            from sandbox.errors import UsageError
+            from sandbox.proxy.label import draw_test_set
+
+            try:
+                draw_test_set(self)
+            except UsageError as error:
+                raise ValueError(f"proxy.test_items: {error}") from None
+        return self

@@ -79,12 +79,12 @@ def draw_split(block: ProxyBlock, seed_rng: np.random.Generator, example_rng: np
     """The user's example proposals (drawn when `intent.examples` is a number) and the test proposals, disjoint."""
     kind = block.offer_kind()
     given = block.intent.examples
-    if isinstance(given, list):
+    if block.intent.form != "examples":
+        example_offers: list[Offer] = []
+    elif isinstance(given, list):
         example_offers = [Offer(e.proposer, e.responder) for e in given]
-    elif block.intent.form == "examples":
-        example_offers = draw_offers(example_rng, given, kind=kind)
     else:
-        example_offers = []
+        example_offers = draw_offers(example_rng, given, kind=kind)
     test = draw_offers(seed_rng, block.test_items, kind=kind, label=lambda o: should_reject(block, o),
                        balanced=block.balanced, exclude=frozenset(example_offers))  # fmt: skip
     return example_offers, test
@@ -100,14 +100,15 @@ class Example:
 
 
 def _money(value: float) -> str:
-    """Amounts as the paper printed them: Python's float text (7.0, 0.22)."""
-    return repr(round(float(value), 2))
+    """Amounts as the paper printed them: Python's text of the number (7.0 and 0.22 for drawn amounts, 700 for an
+    example written as a whole number)."""
+    return repr(round(value, 2))
 
 
 def _limit(block: ProxyBlock) -> str:
     objective = block.objective
     if objective.name == "reject_below_share":
-        return _money(10.0 * (objective.threshold or 0))  # the paper's "$3" for 30% of $10
+        return f"{10.0 * (objective.threshold or 0):g}"  # the paper's "$3" for 30% of $10
     if objective.name == "reject_below_amount":
         return f"{objective.threshold:g}"
     return "5"
@@ -155,7 +156,7 @@ def render_prompt(block: ProxyBlock, offer: Offer, examples: list[Example], *, o
     if block.task_description:
         # The paper's 1-example payoff prompt says "a sum of money"; its others "$10" (even for $1000 stakes).
         stake = "a sum of money" if block.offer_kind() == "payoff" and step_by_step else "$10"
-        parts.append(prompts.render("proxy/ultimatum/task.j2", stake=stake))
+        parts.append(prompts.render("proxy/ultimatum/task.j2", stake=stake) + " ")  # the paper's trailing space
     if form == "examples":
         for example in examples:
             answer = example.explanation if step_by_step else ("Yes" if example.reject else "No")
