@@ -167,7 +167,8 @@ async def aevaluate(
     trials = trials or scenario.assistant.evaluation.trials
     policies = final_policies(run_dir)
     models = dict(models or {})
-    from sandbox.runner import model_stack, preflight
+    from sandbox.llm.resolve import model_stack
+    from sandbox.runner import preflight
 
     preflight(scenario, models)
     cache = ResponseCache(run_dir / layout.CACHE)

@@ -36,7 +36,7 @@ from sandbox.graph import SocietyContext, build_society_graph
 from sandbox.graph.context import ASSISTANT
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
-from sandbox.llm.resolve import BackendOptions, ModelStack, split_spec
+from sandbox.llm.resolve import ModelStack, model_stack, split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.plots import save_plots, save_scai_plots
 from sandbox.results import episodes_frame, metrics_frame, summarize
@@ -80,16 +80,6 @@ def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = N
             ensure_model_file()
         else:
             build_backend(spec)  # raises ModelUnavailableError with a fix
-
-
-def model_stack(scenario: Scenario, cache: ResponseCache | None, sinks: list[Any]) -> ModelStack:
-    """The wrapper stack of a scenario's roles: its concurrency limit and its embedded model's settings."""
-    return ModelStack(
-        cache=cache,
-        sinks=sinks,
-        concurrency=scenario.concurrency,
-        options=BackendOptions(embedded=scenario.embedded),
-    )
 
 
 def episodes_per_epoch(scenario: Scenario) -> int:

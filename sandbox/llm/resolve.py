@@ -138,3 +138,10 @@ class ModelStack:
             name = spec
         sampled = SampledChatModel(inner=shared, **dict(sampling))
         return RecordingChatModel(inner=sampled, sinks=list(self.sinks), role=role, model_name=name)
+
+
+def model_stack(scenario: Any, cache: Any | None, sinks: Sequence[Any]) -> ModelStack:
+    """The wrapper stack of a scenario's roles (a society, evaluation or labeling scenario): its concurrency limit
+    and its embedded model's settings."""
+    return ModelStack(cache=cache, sinks=list(sinks), concurrency=scenario.concurrency,
+                      options=BackendOptions(embedded=scenario.embedded))  # fmt: skip

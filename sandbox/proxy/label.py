@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
@@ -31,15 +30,14 @@ from sandbox.errors import RunFailedError
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo
-from sandbox.llm.resolve import BackendOptions, ModelStack
+from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.proxy import matrix_task, ultimatum_task
-from sandbox.proxy.agents import agent_accuracy
 from sandbox.proxy.judge import ProxyJudge
-from sandbox.proxy.metrics import auc, wilson_interval
 from sandbox.proxy.plots import plot_accuracy
 from sandbox.proxy.scenario import ProxyScenario
 from sandbox.proxy.supervised import fit_supervised
+from sandbox.proxy.tables import accuracy_table, agents_table, matrix_row, ultimatum_row
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
 from sandbox.seeding import generator, seed_node
 from sandbox.stats import mean_ci
@@ -51,8 +49,6 @@ LABELS = "labels.csv"
 ACCURACY = "accuracy.csv"
 PLOT = "accuracy.png"
 AGENTS = "agents.csv"
-# The paper's RL results are over 3 seeds; training steps of the tabular agent per seed.
-AGENT_SEEDS, AGENT_STEPS = 3, 2000
 # Branches of the seed tree under the scenario's seed.
 _TEST, _EXAMPLES, _SCRAMBLE, _CALLS, _AGENTS = 0, 1, 2, 3, 4
 
@@ -147,27 +143,15 @@ async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _
     for condition in conditions:
         for index, offer in enumerate(test):
             verdict = partial.done[f"{condition}:{index}"]
-            rows.append(_ultimatum_row(condition, index, offer, ultimatum_task.should_reject(block, offer),
+            rows.append(ultimatum_row(condition, index, offer, ultimatum_task.should_reject(block, offer),
                                        verdict["label"], verdict["p_yes"], verdict["mass"], verdict["answer"]))  # fmt: skip
     if examples:
         model = fit_supervised([[e.offer.proposer, e.offer.responder] for e in examples], [e.reject for e in examples])
         probabilities = model.probability([[o.proposer, o.responder] for o in test])
         for index, (offer, p) in enumerate(zip(test, probabilities)):
-            rows.append(_ultimatum_row("supervised", index, offer, ultimatum_task.should_reject(block, offer), p >= 0.5,
+            rows.append(ultimatum_row("supervised", index, offer, ultimatum_task.should_reject(block, offer), p >= 0.5,
                                        p, None, ""))  # fmt: skip
     return rows
-
-
-def _ultimatum_row(condition: str, index: int, offer: Any, truth: bool, label: bool | None, p_yes: float | None,
-                   mass: float | None, answer: str) -> dict[str, Any]:  # fmt: skip
-    source = "unparsed" if label is None else ("logprob" if p_yes is not None else "binary")
-    if condition == "supervised":
-        source = "classifier"
-    reward = None if label is None else (p_yes if p_yes is not None else float(label))
-    return {"condition": condition, "item": index, "proposer": offer.proposer, "responder": offer.responder,
-            "total": round(offer.total, 2), "share": round(offer.share, 4), "truth": truth, "label": label,
-            "reward": reward, "p_yes": p_yes, "mass": mass, "source": source, "parsed": label is not None,
-            "correct": label == truth if label is not None else False, "answer": answer}  # fmt: skip
 
 
 async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
@@ -193,93 +177,8 @@ async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Par
     for condition in conditions:
         for index, item in enumerate(items):
             verdict = partial.done[f"{condition}:{index}"]
-            rows.append(_matrix_row(condition, index, item, block.objective.name, block.order, verdict))
+            rows.append(matrix_row(condition, index, item, block.objective.name, block.order, verdict))
     return rows
-
-
-def _matrix_row(condition: str, index: int, item: matrix_task.MatrixItem, objective: str, order: str,
-                verdict: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    answer = None if verdict["options"] is None else frozenset(verdict["options"])
-    truth = item.truth(objective)
-    row: dict[str, Any] = {"condition": condition, "item": index, "game": item.game.name, "order": order}
-    for letter in "ABCD":
-        u1, u2 = item.shown(letter)
-        row[f"{letter}_payoffs"] = f"{u1:g},{u2:g}"
-        row[f"{letter}_cell"] = ",".join(item.order["ABCD".index(letter)])
-    row.update({"truth": ",".join(sorted(truth)) or "none",
-                "answer": "" if answer is None else (",".join(sorted(answer)) or "none"),
-                "parsed": answer is not None, "score": matrix_task.set_score(answer, truth),
-                "random_baseline": matrix_task.random_baseline(truth), "reasoning": verdict["reasoning"]})  # fmt: skip
-    return row
-
-
-def _reward_tables(labels: pd.DataFrame, task: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """Per reward source, `rewards[state, action]` (NaN: unparsed), and `correct[state, action]` from the truth.
-
-    Ultimatum actions are (accept, reject); a verdict's reward r pays r for rejecting and 1 - r for accepting.
-    Matrix actions are the options A-D; an option pays 1 when the judge named it.
-    """
-    tables: dict[str, np.ndarray] = {}
-    if task == "ultimatum":
-        first = labels[labels["condition"] == labels["condition"].iloc[0]]
-        truth = first.sort_values("item")["truth"].to_numpy(dtype=bool)
-        correct = np.stack([~truth, truth], axis=1)
-        binary = {True: 1.0, False: 0.0, "True": 1.0, "False": 0.0}
-        for condition, frame in labels.groupby("condition", sort=False):
-            frame = frame.sort_values("item")
-            # The paper's reward: 1 when the action agrees with the judge's label (unparsed: none).
-            paid = frame["label"].map(binary).to_numpy(dtype=float)
-            tables[condition] = np.stack([1.0 - paid, paid], axis=1)
-            if (frame["source"] == "logprob").any():  # and the graded reward, P(yes) for rejecting
-                graded = pd.to_numeric(frame["reward"], errors="coerce").to_numpy(dtype=float)
-                tables[f"{condition}_graded"] = np.stack([1.0 - graded, graded], axis=1)
-    else:
-        first = labels[labels["condition"] == labels["condition"].iloc[0]].sort_values("item")
-        correct = np.array([[letter in str(t).split(",") for letter in "ABCD"] for t in first["truth"]])
-        for condition, frame in labels.groupby("condition", sort=False):
-            frame = frame.sort_values("item")
-            tables[condition] = np.array([[float(letter in str(a).split(",")) if parsed else np.nan for letter in "ABCD"]
-                                          for a, parsed in zip(frame["answer"].fillna(""), frame["parsed"])])  # fmt: skip
-    tables["true_reward"] = correct.astype(float)
-    return tables, correct
-
-
-def _agents(scenario: ProxyScenario, labels: pd.DataFrame) -> pd.DataFrame:
-    tables, correct = _reward_tables(labels, scenario.proxy.task)
-    rows = []
-    for condition, rewards in tables.items():
-        for seed in range(AGENT_SEEDS):
-            rng = generator(scenario.seed, _AGENTS, seed)
-            rows.append({"condition": condition, "seed": seed,
-                         "agent_accuracy": agent_accuracy(rewards, correct, rng, steps=AGENT_STEPS)})  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def _accuracy(labels: pd.DataFrame, task: str) -> pd.DataFrame:
-    rows = []
-    for condition, frame in labels.groupby("condition", sort=False):
-        if task == "ultimatum":
-            n, correct = len(frame), int(frame["correct"].sum())
-            low, high = wilson_interval(correct, n)
-            rows.append({"condition": condition, "accuracy": correct / n, "ci_low": low, "ci_high": high, "n": n,
-                         "unparsed": int((~frame["parsed"]).sum()),
-                         "accuracy_parsed": frame.loc[frame["parsed"], "correct"].mean() if frame["parsed"].any() else math.nan,
-                         "auc": auc(frame["reward"].tolist(), frame["truth"].tolist()),
-                         "yes_rate": frame.loc[frame["parsed"], "label"].astype(bool).mean() if frame["parsed"].any() else math.nan,
-                         "truth_rate": frame["truth"].mean()})  # fmt: skip
-        else:
-            mean, low, high, n = mean_ci(frame["score"], bounds=(0.0, 1.0))
-            rows.append({"condition": condition, "accuracy": mean, "ci_low": low, "ci_high": high, "n": n,
-                         "unparsed": int((~frame["parsed"]).sum())})  # fmt: skip
-    if task == "ultimatum":
-        n = int((labels["condition"] == labels["condition"].iloc[0]).sum())
-        rows.append({"condition": "random", "accuracy": 0.5, "ci_low": math.nan, "ci_high": math.nan, "n": n,
-                     "unparsed": 0, "auc": 0.5})  # fmt: skip
-    else:
-        first = labels[labels["condition"] == labels["condition"].iloc[0]]
-        mean, low, high, n = mean_ci(first["random_baseline"], bounds=(0.0, 1.0))
-        rows.append({"condition": "random", "accuracy": mean, "ci_low": low, "ci_high": high, "n": n, "unparsed": 0})
-    return pd.DataFrame(rows)
 
 
 async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mapping[str, BaseChatModel],
@@ -287,8 +186,7 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
     cache = ResponseCache(run_dir / layout.CACHE)
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
     partial = _Partial(run_dir / PARTIAL)
-    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency,
-                       options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
+    stack = model_stack(scenario, cache, [transcript])
     config = scenario.models.judge
     model = stack.for_role("judge", config.spec, config.sampling.model_dump(), given=models.get("judge"))
     block = scenario.proxy
@@ -298,9 +196,9 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
     try:
         rows = await (_ultimatum_rows if block.task == "ultimatum" else _matrix_rows)(scenario, judge, partial, hooks)
     except BaseException as error:
-        run_dir.write_status("failed" if isinstance(error, Exception) else "interrupted",
-                             error=f"{type(error).__name__}: {error}")  # fmt: skip
-        if isinstance(error, Exception) and not isinstance(error, (KeyboardInterrupt, asyncio.CancelledError)):
+        failed = isinstance(error, Exception)  # not Ctrl-C or a cancellation
+        run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
+        if failed:
             raise RunFailedError(f"labeling failed: {type(error).__name__}: {error}\n"
                                  f"The run directory is resumable: sandbox resume {run_dir.path}") from error  # fmt: skip
         raise
@@ -314,12 +212,11 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
 def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str, Any]], seconds: float) -> dict[str, Any]:
     block = scenario.proxy
     labels = pd.DataFrame(rows)
-    accuracy = _accuracy(labels, block.task)
-    agents = _agents(scenario, labels)
+    accuracy = accuracy_table(labels, block.task)
+    agents, random_policy = agents_table(labels, block.task, scenario.seed, _AGENTS)
     by_source = agents.groupby("condition", sort=False)["agent_accuracy"]
     accuracy["agent_accuracy"] = accuracy["condition"].map(by_source.mean())
-    _, correct = _reward_tables(labels, block.task)
-    accuracy.loc[accuracy["condition"] == "random", "agent_accuracy"] = float(correct.mean())  # a uniformly random policy
+    accuracy.loc[accuracy["condition"] == "random", "agent_accuracy"] = random_policy
     records = finalize_transcript(run_dir / layout.TRANSCRIPTS)
     usage = TokenLedger.from_transcript(records).totals().get("judge", {})
     llm = labels[labels["condition"] == labels["condition"].iloc[0]]  # the judge's first condition
@@ -349,7 +246,7 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
         "judge_input_tokens": int(usage.get("input_tokens", 0)),
         "judge_output_tokens": int(usage.get("output_tokens", 0)),
         "judge_prompt_cached_tokens": int(usage.get("prompt_cached_tokens", 0)),
-        "seconds": round(seconds + float(run_dir.status().get("seconds", 0.0)), 2),
+        "seconds": round(seconds, 2),
     }
     atomic_write_text(run_dir / LABELS, labels.to_csv(index=False))
     atomic_write_text(run_dir / ACCURACY, accuracy.to_csv(index=False))

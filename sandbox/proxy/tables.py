@@ -1,0 +1,125 @@
+"""The tables of a labeling run: one row per verdict, accuracy per condition, and the RL agents' accuracy.
+
+Rows are plain dicts (`labels.csv`); accuracy and agents are computed from
+those rows alone, so anyone can recompute them from the run directory.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sandbox.proxy import matrix_task
+from sandbox.proxy.agents import agent_accuracy
+from sandbox.proxy.metrics import auc, wilson_interval
+from sandbox.seeding import generator
+from sandbox.stats import mean_ci
+
+__all__ = ["AGENT_SEEDS", "AGENT_STEPS", "accuracy_table", "agents_table", "matrix_row", "ultimatum_row"]
+
+# The paper's RL results are over 3 seeds; training steps of the tabular agent per seed.
+AGENT_SEEDS, AGENT_STEPS = 3, 2000
+
+
+def ultimatum_row(condition: str, index: int, offer: Any, truth: bool, label: bool | None, p_yes: float | None,
+                   mass: float | None, answer: str) -> dict[str, Any]:  # fmt: skip
+    source = "unparsed" if label is None else ("logprob" if p_yes is not None else "binary")
+    if condition == "supervised":
+        source = "classifier"
+    reward = None if label is None else (p_yes if p_yes is not None else float(label))
+    return {"condition": condition, "item": index, "proposer": offer.proposer, "responder": offer.responder,
+            "total": round(offer.total, 2), "share": round(offer.share, 4), "truth": truth, "label": label,
+            "reward": reward, "p_yes": p_yes, "mass": mass, "source": source, "parsed": label is not None,
+            "correct": label == truth if label is not None else False, "answer": answer}  # fmt: skip
+
+
+def matrix_row(condition: str, index: int, item: matrix_task.MatrixItem, objective: str, order: str,
+                verdict: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    answer = None if verdict["options"] is None else frozenset(verdict["options"])
+    truth = item.truth(objective)
+    row: dict[str, Any] = {"condition": condition, "item": index, "game": item.game.name, "order": order}
+    for letter in "ABCD":
+        u1, u2 = item.shown(letter)
+        row[f"{letter}_payoffs"] = f"{u1:g},{u2:g}"
+        row[f"{letter}_cell"] = ",".join(item.order["ABCD".index(letter)])
+    row.update({"truth": ",".join(sorted(truth)) or "none",
+                "answer": "" if answer is None else (",".join(sorted(answer)) or "none"),
+                "parsed": answer is not None, "score": matrix_task.set_score(answer, truth),
+                "random_baseline": matrix_task.random_baseline(truth), "reasoning": verdict["reasoning"]})  # fmt: skip
+    return row
+
+
+def _reward_tables(labels: pd.DataFrame, task: str) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Per reward source, `rewards[state, action]` (NaN: unparsed), and `correct[state, action]` from the truth.
+
+    Ultimatum actions are (accept, reject); a verdict's reward r pays r for rejecting and 1 - r for accepting.
+    Matrix actions are the options A-D; an option pays 1 when the judge named it.
+    """
+    tables: dict[str, np.ndarray] = {}
+    if task == "ultimatum":
+        first = labels[labels["condition"] == labels["condition"].iloc[0]]
+        truth = first.sort_values("item")["truth"].to_numpy(dtype=bool)
+        correct = np.stack([~truth, truth], axis=1)
+        binary = {True: 1.0, False: 0.0, "True": 1.0, "False": 0.0}
+        for condition, frame in labels.groupby("condition", sort=False):
+            frame = frame.sort_values("item")
+            # The paper's reward: 1 when the action agrees with the judge's label (unparsed: none).
+            paid = frame["label"].map(binary).to_numpy(dtype=float)
+            tables[condition] = np.stack([1.0 - paid, paid], axis=1)
+            if (frame["source"] == "logprob").any():  # and the graded reward, P(yes) for rejecting
+                graded = pd.to_numeric(frame["reward"], errors="coerce").to_numpy(dtype=float)
+                tables[f"{condition}_graded"] = np.stack([1.0 - graded, graded], axis=1)
+    else:
+        first = labels[labels["condition"] == labels["condition"].iloc[0]].sort_values("item")
+        correct = np.array([[letter in str(t).split(",") for letter in "ABCD"] for t in first["truth"]])
+        for condition, frame in labels.groupby("condition", sort=False):
+            frame = frame.sort_values("item")
+            tables[condition] = np.array([[float(letter in str(a).split(",")) if parsed else np.nan for letter in "ABCD"]
+                                          for a, parsed in zip(frame["answer"].fillna(""), frame["parsed"])])  # fmt: skip
+    tables["true_reward"] = correct.astype(float)
+    return tables, correct
+
+
+def agents_table(labels: pd.DataFrame, task: str, seed: int, branch: int) -> tuple[pd.DataFrame, float]:
+    """Agent accuracy per reward source and seed (trained on each table, scored on the truth), and the accuracy
+    of a uniformly random policy. Seeds come from the run's seed tree at `(seed, branch, agent seed)`."""
+    tables, correct = _reward_tables(labels, task)
+    rows = []
+    for condition, rewards in tables.items():
+        for agent_seed in range(AGENT_SEEDS):
+            rng = generator(seed, branch, agent_seed)
+            rows.append({"condition": condition, "seed": agent_seed,
+                         "agent_accuracy": agent_accuracy(rewards, correct, rng, steps=AGENT_STEPS)})  # fmt: skip
+    return pd.DataFrame(rows), float(correct.mean())
+
+
+def accuracy_table(labels: pd.DataFrame, task: str) -> pd.DataFrame:
+    rows = []
+    for condition, frame in labels.groupby("condition", sort=False):
+        if task == "ultimatum":
+            n, correct = len(frame), int(frame["correct"].sum())
+            low, high = wilson_interval(correct, n)
+            rows.append({"condition": condition, "accuracy": correct / n, "ci_low": low, "ci_high": high, "n": n,
+                         "unparsed": int((~frame["parsed"]).sum()),
+                         "accuracy_parsed": frame.loc[frame["parsed"], "correct"].mean() if frame["parsed"].any() else math.nan,
+                         "auc": auc(frame["reward"].tolist(), frame["truth"].tolist()),
+                         "yes_rate": frame.loc[frame["parsed"], "label"].astype(bool).mean() if frame["parsed"].any() else math.nan,
+                         "truth_rate": frame["truth"].mean()})  # fmt: skip
+        else:
+            mean, low, high, n = mean_ci(frame["score"], bounds=(0.0, 1.0))
+            rows.append({"condition": condition, "accuracy": mean, "ci_low": low, "ci_high": high, "n": n,
+                         "unparsed": int((~frame["parsed"]).sum())})  # fmt: skip
+    if task == "ultimatum":
+        n = int((labels["condition"] == labels["condition"].iloc[0]).sum())
+        rows.append({"condition": "random", "accuracy": 0.5, "ci_low": math.nan, "ci_high": math.nan, "n": n,
+                     "unparsed": 0, "auc": 0.5})  # fmt: skip
+    else:
+        first = labels[labels["condition"] == labels["condition"].iloc[0]]
+        mean, low, high, n = mean_ci(first["random_baseline"], bounds=(0.0, 1.0))
+        rows.append({"condition": "random", "accuracy": mean, "ci_low": low, "ci_high": high, "n": n, "unparsed": 0})
+    return pd.DataFrame(rows)
+
+
