@@ -210,13 +210,20 @@ def apply_training_overrides(
     seed: int | None = None,
     policy: str | None = None,
     ppo: list[str] | None = None,
+    models: list[str] | None = None,
     source: str = "<command line>",
 ) -> Any:
     """Return a training scenario with command-line overrides applied and validated again.
 
-    `ppo` holds `FIELD=VALUE` strings for `training.ppo` (values read as YAML scalars).
+    `ppo` holds `FIELD=VALUE` strings for `training.ppo` (values read as YAML scalars); `models` holds
+    `ROLE=SPEC` strings for `models.policy` and `models.judge` (the judge of proxy rewards).
     """
     data = scenario.model_dump(mode="json", exclude_none=True)
+    for item in models or []:
+        match = _OVERRIDE.match(item)
+        if not match or match["role"] not in ("policy", "judge"):
+            raise ScenarioError(source, [("--model", f"{item!r} is not ROLE=SPEC with ROLE policy or judge")])
+        data["models"][match["role"]] = match["spec"]
     if episodes is not None:
         data["training"]["episodes"] = episodes
     if seed is not None:

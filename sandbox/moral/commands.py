@@ -66,6 +66,14 @@ def train_table(path: Path) -> None:
     out_console.print(table)
     rewards = ", ".join(f"{kind} {value:+.2f}" for kind, value in summary["final_rewards"].items())
     out_console.print(f"rewards per round: {rewards}; {summary['seconds_per_episode']:.2f} s per episode")
+    if "proxy" in summary:
+        proxy = summary["proxy"]
+        for name, figures in proxy["objectives"].items():
+            out_console.print(f"proxy:{name}: the judge named {figures['judge_options']} (table labeling accuracy "
+                              f"{figures['labeling_accuracy']:.0%}); agent accuracy on the truth "
+                              f"{figures['agent_accuracy']:.1%}")  # fmt: skip
+        out_console.print(f"judge calls {proxy['judge_calls']} for {proxy['distinct_episodes']} distinct episodes "
+                          f"({proxy['judge_cache_hits']} cache hits), none during training")  # fmt: skip
     out_console.print(f"results in [bold]{path}[/] (adapter in {path / summary['adapter']})")
 
 
@@ -79,6 +87,10 @@ def train(
     ppo: Annotated[
         Optional[list[str]],  # noqa: UP007
         typer.Option("--ppo", help="FIELD=VALUE of training.ppo, e.g. learning_rate=1e-4 (see --help-ppo). Repeatable."),
+    ] = None,
+    model: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--model", help="ROLE=SPEC: policy=... (as --policy) or judge=openai:MODEL (judges proxy rewards)."),
     ] = None,
     help_ppo: Annotated[bool, typer.Option("--help-ppo", help="List the PPO fields with their help text and exit.")] = False,
 ) -> None:
@@ -102,7 +114,7 @@ def train(
         raise _fail(UsageError("give a training scenario file: sandbox train FILE"))
     try:
         scenario = apply_training_overrides(load_training_scenario(file), episodes=episodes, seed=seed, policy=policy,
-                                            ppo=ppo)  # fmt: skip
+                                            ppo=ppo, models=model)  # fmt: skip
     except SandboxError as error:
         raise _fail(error) from None
     train_table(train_with_progress(lambda hooks: train_scenario(scenario, out, hooks=hooks)))

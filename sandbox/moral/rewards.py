@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from sandbox.games.matrix import Move, PayoffTable
 from sandbox.registry import Registry
 
-__all__ = ["REWARDS", "RewardParams", "Schedule", "Step", "reward"]
+__all__ = ["REWARDS", "TABLE_PREFIXES", "RewardFn", "RewardParams", "Schedule", "Step", "reward"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ class RewardParams:
 
 RewardFn = Callable[[Step, RewardParams], float]
 REWARDS: Registry[RewardFn] = Registry("reward")
+# Rewards a run builds from its scenario (sandbox.proxy.reward): a judge's table and its ground truth.
+TABLE_PREFIXES = ("proxy:", "truth:")
 
 
 @REWARDS.register("game")
@@ -115,7 +117,8 @@ class Schedule:
         if not self.phases or starts[0] != 0 or starts != sorted(set(starts)):
             raise ValueError(f"a schedule starts at episode 0 and its switch episodes increase: {self.phases}")
         for _, name in self.phases:
-            REWARDS.get(name)  # an unknown name fails here, listing the known ones
+            if not name.startswith(TABLE_PREFIXES):  # a run's proxy rewards are checked against its scenario
+                REWARDS.get(name)  # an unknown name fails here, listing the known ones
 
     @classmethod
     def parse(cls, text: str | Sequence[tuple[int, str]]) -> Schedule:

@@ -8,6 +8,7 @@ Layout of the run directory:
                         controller, reward moments, torch RNG, and `state.json` (episodes done)
     adapter/            the trained LoRA adapter (PEFT format), at the end
     summary.json        `final_action_rates` (last tenth of episodes) and headline figures
+    proxy_table.csv     with training.proxies: the judge's reward table and the ground truth (asked once)
     training_actions.png, training_rewards.png   Fig. 2 and Fig. 3 style plots
 
 A killed run resumes from its last checkpoint: the rows after it are dropped and
@@ -101,6 +102,7 @@ def train_scenario(
     hooks: TrainHooks | None = None,
     model: Any = None,
     tokenizer: Any = None,
+    judge: Any = None,
 ) -> Path:
     """Train the scenario's model into a new run directory and return its path.
 
@@ -110,24 +112,28 @@ def train_scenario(
         hooks: Progress callbacks.
         model: A transformers causal LM to train instead of `models.policy` (with `tokenizer`).
         tokenizer: Its tokenizer.
+        judge: A chat model to judge `training.proxies` instead of `models.judge`.
     """
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
     if scenario.training.algorithm != "ppo":
         base = _base(scenario, model, tokenizer)  # before any file: a bad model writes nothing
-        return _train_trl(RunDirectory.create(path, scenario), scenario, base, hooks or TrainHooks(), resume=False)  # type: ignore[arg-type]
+        return _train_trl(RunDirectory.create(path, scenario), scenario, base, hooks or TrainHooks(), resume=False,  # type: ignore[arg-type]
+                          judge=judge)  # fmt: skip
     trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
     opponent = make_opponent(scenario, trainer)
     run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-    return _train(run_dir, scenario, trainer, 0, hooks or TrainHooks(), opponent)
+    return _train(run_dir, scenario, trainer, 0, hooks or TrainHooks(), opponent, judge=judge)
 
 
-def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model: Any = None, tokenizer: Any = None) -> Path:
+def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model: Any = None, tokenizer: Any = None,
+                    judge: Any = None) -> Path:  # fmt: skip
     """Continue an interrupted training run from its last checkpoint (or from the start without one)."""
     run_dir = RunDirectory.open(path)
     scenario = _scenario(run_dir)
     if scenario.training.algorithm != "ppo":
-        return _train_trl(run_dir, scenario, _base(scenario, model, tokenizer), hooks or TrainHooks(), resume=True)
+        return _train_trl(run_dir, scenario, _base(scenario, model, tokenizer), hooks or TrainHooks(), resume=True,
+                          judge=judge)  # fmt: skip
     trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
     start = 0
     _recover_checkpoint(run_dir)
@@ -139,7 +145,7 @@ def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model:
             opponent.policy.load(checkpoint / "opponent")
         start = json.loads((checkpoint / "state.json").read_text())["episodes"]
     _keep_rows(run_dir / METRICS, start)
-    return _train(run_dir, scenario, trainer, start, hooks or TrainHooks(), opponent)
+    return _train(run_dir, scenario, trainer, start, hooks or TrainHooks(), opponent, judge=judge)
 
 
 class MetricsFile:
@@ -219,14 +225,25 @@ def _running(run_dir: RunDirectory, start: int) -> Iterator[None]:
                              f"resume it with `sandbox resume {run_dir.path}`") from error  # fmt: skip
 
 
+def _proxies(run_dir: RunDirectory, scenario: TrainingScenario, judge: Any) -> dict[str, Any]:
+    """The run's proxy and truth rewards: `proxy_table.csv`, the judge asked first where it is missing."""
+    from sandbox.proxy.reward import proxy_rewards
+
+    training = scenario.training
+    return proxy_rewards(training.proxies, training.game_table(), scenario.models.judge, run_dir.path,
+                         seed=scenario.seed, judge=judge)  # fmt: skip
+
+
 def _train(
-    run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, start: int, hooks: TrainHooks, opponent: Any = None
+    run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, start: int, hooks: TrainHooks, opponent: Any = None,
+    judge: Any = None,
 ) -> Path:
     from sandbox.moral.training import train
 
     training = scenario.training
-    setup = training.setup(seed=scenario.seed, opponent=opponent)
     total = training.episodes
+    with _running(run_dir, start):  # a judge that fails leaves a failed, resumable run
+        setup = training.setup(seed=scenario.seed, opponent=opponent, proxies=_proxies(run_dir, scenario, judge))
     if hooks.on_start:
         hooks.on_start(total, start)
     with _running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
@@ -247,7 +264,8 @@ def _train(
     return run_dir.path
 
 
-def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hooks: TrainHooks, *, resume: bool) -> Path:
+def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hooks: TrainHooks, *, resume: bool,
+               judge: Any = None) -> Path:  # fmt: skip
     """GRPO or RLOO through TRL: its own checkpoints (`trl/checkpoint-N`) and resume, our rows and summary."""
     from sandbox.moral.trl_trainers import play_rates, trl_trainer
 
@@ -256,6 +274,8 @@ def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hoo
     checkpoints = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1])) if resume else []
     start = int(checkpoints[-1].name.rsplit("-", 1)[1]) if checkpoints else 0
     _keep_rows(run_dir / METRICS, start)
+    with _running(run_dir, start):
+        proxies = _proxies(run_dir, scenario, judge)
     if hooks.on_start:
         hooks.on_start(training.episodes, start)
     with _running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
@@ -269,10 +289,11 @@ def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hoo
             if hooks.on_episode:
                 hooks.on_episode(row)
 
-        trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row)
+        trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row,
+                              proxies)  # fmt: skip
         trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
     trainer.model.save_pretrained(run_dir / ADAPTER)
-    play = pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario))
+    play = pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario, proxies))
     play.to_csv(run_dir / "play.csv", index=False)
     finish(run_dir, scenario, play=play)
     return run_dir.path
@@ -308,17 +329,43 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
         "final_action_rates_from": "last tenth of training" if play is None else "play after training (play.csv)",
         "final_illegal_rate": rates["illegal"],
         "final_rewards": {kind: float(tail[f"reward_{kind}"].mean())
-                          for kind in ("game", "deontological", "utilitarian", "game_deontological")},  # fmt: skip
+                          for kind in ("game", "deontological", "utilitarian", "game_deontological",
+                                       *(f"{prefix}{name}" for name in training.proxies
+                                         for prefix in ("proxy:", "truth:")))},  # fmt: skip
         "final_kl": _number(metrics.tail(max(1, len(metrics) // 10))["kl"].mean()),  # None: not computed
         "seconds_per_episode": float(metrics["seconds"].mean()) if "seconds" in metrics else None,
         "adapter": ADAPTER,
     }
+    if training.proxies:
+        summary["proxy"] = _proxy_summary(run_dir, training.proxies, summary["final_rewards"])
     atomic_write_text(run_dir / SUMMARY, json.dumps(summary, indent=2))
     title = f"{scenario.name}: {training.reward} vs {training.opponent}"
     plot_training_actions(metrics, title).savefig(run_dir / "training_actions.png", dpi=120)
     plot_training_rewards(metrics, title).savefig(run_dir / "training_rewards.png", dpi=120)
     run_dir.write_status("complete", finished=time.time())
     return summary
+
+
+def _proxy_summary(run_dir: RunDirectory, proxies: Any, final: dict[str, float]) -> dict[str, Any]:
+    """Per proxy reward: its table's labeling accuracy, the agent accuracy (the share of the last tenth's steps
+    whose joint outcome the ground truth accepts), and what the judge cost."""
+    from sandbox.llm.accounting import TokenLedger
+    from sandbox.llm.transcript import read_transcript
+    from sandbox.proxy.reward import PROXY_TABLE
+
+    table = pd.read_csv(run_dir / PROXY_TABLE)
+    path = run_dir / "transcripts.jsonl"
+    usage = TokenLedger.from_transcript(list(read_transcript(path)) if path.is_file() else []).totals().get("judge", {})
+    return {
+        "objectives": {name: {"labeling_accuracy": float((rows["proxy"] == rows["truth"]).mean()),
+                              "judge_options": str(rows["judge_options"].iloc[0]),
+                              "agent_accuracy": final[f"truth:{name}"], "proxy_reward": final[f"proxy:{name}"]}
+                       for name, rows in table.groupby("reward", sort=False)},  # fmt: skip
+        "distinct_episodes": int(table["reward"].nunique()),  # one rendered game per proxy reward
+        "judge_calls": int(usage.get("calls", 0)),
+        "judge_cache_hits": int(usage.get("cache_hits", 0)),
+        "judge_calls_in_training": 0,  # training reads the table
+    }
 
 
 def _number(value: float) -> float | None:

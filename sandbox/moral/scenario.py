@@ -19,6 +19,7 @@ defaults to `parallel x rounds`, and `mini_batch_size` to `batch_size`.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import Annotated, Any, Literal
 
@@ -27,7 +28,8 @@ from pydantic import Field, create_model, field_validator, model_validator
 from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 from sandbox.games.matrix_prompt import TEST_TOKENS, TRAIN_TOKENS, ActionTokens
 from sandbox.moral.ppo_config import PPOConfig
-from sandbox.moral.rewards import RewardParams, Schedule
+from sandbox.moral.rewards import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
+from sandbox.proxy.reward import ProxyRewardSpec
 from sandbox.scenario import StrictModel
 
 __all__ = ["CustomGame", "MoralEvaluation", "PPOFields", "Training", "TrainingModels", "TrainingScenario"]
@@ -134,6 +136,11 @@ class Training(StrictModel):
         description="grpo/rloo: fields of TRL's GRPOConfig/RLOOConfig (num_generations, beta, ...). LoRA, "
         "learning_rate, max_new_tokens, temperature and seed come from the ppo block.",
     )
+    proxies: dict[str, ProxyRewardSpec] = Field(
+        default_factory=dict,
+        description="Proxy rewards by name, used as proxy:NAME in reward (Kwon et al.: the judge names the joint "
+        "outcomes that meet the objective once, and the table rewards them; truth:NAME is the ground truth).",
+    )
     evaluation: MoralEvaluation = Field(default_factory=MoralEvaluation)
 
     @field_validator("game")
@@ -171,6 +178,18 @@ class Training(StrictModel):
     @model_validator(mode="after")
     def _ppo_config(self) -> Training:
         self.ppo_config(seed=0)  # PPOConfig's own checks, with the defaults filled in
+        for name in self.proxies:
+            if not name.replace("_", "").isalnum():
+                raise ValueError(f"training.proxies: a name is letters, digits and _, not {name!r}")
+        for _, kind in Schedule.parse(self.reward).phases:
+            prefix, _, name = kind.partition(":")
+            if kind.startswith(TABLE_PREFIXES) and name not in self.proxies:
+                raise ValueError(f"training.reward: {kind} is not declared in training.proxies "
+                                 f"({', '.join(self.proxies) or 'none declared'})")  # fmt: skip
+        if self.opponent_reward is not None and self.opponent_reward.startswith(TABLE_PREFIXES):
+            raise ValueError("training.opponent_reward: a learning opponent takes the registered rewards only")
+        if self.proxies and self.opponent in LLM_OPPONENTS:
+            raise ValueError(f"training.proxies: proxy rewards train against a fixed strategy, not {self.opponent!r}")
         if self.algorithm == "ppo" and self.trl:
             raise ValueError("training.trl is for algorithm grpo or rloo; PPO reads training.ppo")
         if self.opponent_reward is not None and self.opponent != "learner":
@@ -202,22 +221,28 @@ class Training(StrictModel):
     def game_table(self) -> PayoffTable:
         return self.game.table() if isinstance(self.game, CustomGame) else MATRIX_GAMES.get(self.game)
 
-    def setup(self, seed: int, opponent: Any = None) -> Any:
-        """The `MoralSetup` this block describes (`opponent`: the LLM opponent object, for llm and learner)."""
+    def setup(self, seed: int, opponent: Any = None, proxies: Mapping[str, RewardFn] | None = None) -> Any:
+        """The `MoralSetup` this block describes (`opponent`: the LLM opponent object, for llm and learner;
+        `proxies`: the run's table rewards, from `sandbox.proxy.reward.proxy_rewards`)."""
         from sandbox.moral.training import MoralSetup
 
         if self.opponent in LLM_OPPONENTS and opponent is None:
             raise ValueError(f"opponent {self.opponent!r} needs its LLM: pass opponent=")
+        if self.proxies and not proxies:
+            raise ValueError("training.proxies needs the run's judge tables: pass proxies=")
         return MoralSetup(game=self.game_table(), opponent=opponent or self.opponent, schedule=Schedule.parse(self.reward),
                           tokens=ActionTokens.of(self.tokens), history_length=self.history_length,
                           parallel=self.parallel, rounds=self.rounds,
-                          rewards=RewardParams(xi=self.xi, illegal=self.illegal), seed=seed)  # fmt: skip
+                          rewards=RewardParams(xi=self.xi, illegal=self.illegal), seed=seed,
+                          proxies=dict(proxies or {}))  # fmt: skip
 
 
 class TrainingModels(StrictModel):
     """The model that learns."""
 
     policy: str = Field("tiny", description="Base model: tiny, tiny:SEED, hf:PATH, gguf:FILE, embedded, smollm2.")
+    judge: str = Field("embedded", description="The judge of training.proxies: a model spec (embedded, "
+                                               "openai:MODEL, hf:PATH, ...).")  # fmt: skip
     device: str | None = Field(None, description="cpu, cuda, cuda:1...; default: CUDA when present.")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="auto = bfloat16 on a GPU, float32 on CPU."
@@ -229,6 +254,14 @@ class TrainingModels(StrictModel):
         from sandbox.moral.base_model import check_base_model_spec
 
         check_base_model_spec(spec)
+        return spec
+
+    @field_validator("judge")
+    @classmethod
+    def _judge_spec(cls, spec: str) -> str:
+        from sandbox.llm.resolve import check_spec
+
+        check_spec(spec)
         return spec
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_actio
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import LLMOpponent
 from sandbox.moral.ppo import PPOTrainer
-from sandbox.moral.rewards import REWARDS, RewardParams, Schedule, Step, reward
+from sandbox.moral.rewards import REWARDS, TABLE_PREFIXES, RewardFn, RewardParams, Schedule, Step, reward
 from sandbox.seeding import generator
 
 ACTION_TYPES = ("C|C", "C|D", "D|C", "D|D")  # own move | the opponent's last move
@@ -46,6 +46,7 @@ class MoralSetup:
         rounds: Rounds each game plays per episode.
         rewards: xi and the illegal-output penalty.
         seed: The root of the run's seed tree (states, opponents' draws, prompt orders).
+        proxies: The run's table rewards by name (`proxy:NAME`, `truth:NAME`; see `sandbox.proxy.reward`).
     """
 
     game: str | PayoffTable = "prisoners_dilemma"
@@ -57,6 +58,7 @@ class MoralSetup:
     rounds: int = 5
     rewards: RewardParams = field(default_factory=RewardParams)
     seed: int = 0
+    proxies: Mapping[str, RewardFn] = field(default_factory=dict, compare=False)
 
     @property
     def batch_size(self) -> int:
@@ -74,6 +76,16 @@ class MoralSetup:
     @property
     def llm_opponent(self) -> LLMOpponent | None:
         return self.opponent if isinstance(self.opponent, LLMOpponent) else None
+
+    def reward_kinds(self) -> list[str]:
+        """Every reward a metrics row reports: the registered ones and the run's table rewards."""
+        return [*REWARDS.names(), *self.proxies]
+
+    def score(self, kind: str, step: Step) -> float:
+        """The reward `kind` (registered, or one of the run's table rewards) of `step`."""
+        if kind.startswith(TABLE_PREFIXES) and kind not in self.proxies:
+            raise KeyError(f"reward {kind!r} is not among this run's table rewards ({', '.join(self.proxies) or 'none'})")
+        return reward(self.proxies.get(kind, kind), step, self.rewards)
 
 
 def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
@@ -132,11 +144,10 @@ def play_episode(
 
 def episode_metrics(episode: int, setup: MoralSetup, steps: list[Step], stats: dict[str, float]) -> dict[str, Any]:
     """One row of `metrics.csv`: rewards by kind, action types, illegal rate, KL."""
-    params = setup.rewards
     types = Counter(action_type(s) for s in steps)
     row: dict[str, Any] = {"episode": episode, "reward_kind": setup.schedule.at(episode)}
-    for kind in REWARDS.names():
-        row[f"reward_{kind}"] = float(np.mean([reward(kind, s, params) for s in steps]))
+    for kind in setup.reward_kinds():
+        row[f"reward_{kind}"] = float(np.mean([setup.score(kind, s) for s in steps]))
     row["reward"] = row[f"reward_{row['reward_kind']}"]  # the one in force
     for name in (*ACTION_TYPES, "illegal"):
         row[name] = types[name] / len(steps)
@@ -161,7 +172,7 @@ def train(
         began = time.perf_counter()
         queries, answers, steps = play_episode(trainer, setup, episode)
         kind = setup.schedule.at(episode)
-        scores = [reward(kind, s, setup.rewards) for s in steps]
+        scores = [setup.score(kind, s) for s in steps]
         row = episode_metrics(episode, setup, steps, trainer.step(queries, answers, scores))
         if setup.llm_opponent is not None:
             row.update(setup.llm_opponent.finish_episode(episode))  # a learning opponent learns here

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from sandbox.games.matrix import MOVES, Move
 from sandbox.games.matrix_prompt import matrix_prompt, parse_action
-from sandbox.moral.rewards import Step, reward
+from sandbox.moral.rewards import RewardFn, Step
 from sandbox.moral.training import MoralSetup, episode_metrics
 from sandbox.seeding import Branch, generator
 
@@ -139,16 +139,16 @@ class MoralRewardFunction:
                               last_other=other_last, game=self.table))  # fmt: skip
         if self.on_step:
             self.on_step(episode, steps)
-        return [reward(kind, s, self.setup.rewards) for s in steps]
+        return [self.setup.score(kind, s) for s in steps]
 
 
 def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_dir: Path, device: str,
-                on_row: Callable[[dict[str, Any]], None]) -> Any:  # fmt: skip
+                on_row: Callable[[dict[str, Any]], None], proxies: Mapping[str, RewardFn] | None = None) -> Any:  # fmt: skip
     """A GRPO or RLOO trainer for the scenario, whose every step hands `on_row` its `metrics.csv` row."""
     from transformers import PrinterCallback, TrainerCallback
 
     training, seed = scenario.training, scenario.seed
-    setup = training.setup(seed=seed)
+    setup = training.setup(seed=seed, proxies=proxies)
     args = trl_config(algorithm, training, out_dir, seed, device)  # num_generations: checked by `Training`
     pending: dict[int, list[Step]] = {}
 
@@ -175,7 +175,7 @@ def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_d
     return trainer
 
 
-def play_rates(model: Any, tokenizer: Any, scenario: Any) -> list[dict[str, Any]]:
+def play_rates(model: Any, tokenizer: Any, scenario: Any, proxies: Mapping[str, RewardFn] | None = None) -> list[dict[str, Any]]:
     """The trained policy plays `max(1, episodes // 10)` episodes against the training opponent: rows for `play.csv`."""
     import torch
 
@@ -183,7 +183,7 @@ def play_rates(model: Any, tokenizer: Any, scenario: Any) -> list[dict[str, Any]
     from sandbox.moral.training import play_episode
 
     training, seed = scenario.training, scenario.seed
-    setup = training.setup(seed=seed)
+    setup = training.setup(seed=seed, proxies=proxies)
     ppo = training.ppo_config(seed=seed)
     sampler = Sampler(model, tokenizer, ppo.max_new_tokens, ppo.temperature)
     torch.manual_seed(seed)

@@ -191,7 +191,7 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
     model = stack.for_role("judge", config.spec, config.sampling.model_dump(), given=models.get("judge"))
     block = scenario.proxy
     judge = ProxyJudge(model, temperature=block.temperature, graded=block.scoring == "graded",
-                       top_logprobs=block.top_logprobs, reasoning_tokens=block.reasoning_tokens)  # fmt: skip
+                       top_logprobs=block.top_logprobs, reasoning_tokens=block.reasoning_budget())  # fmt: skip
     started = time.time()
     try:
         rows = await (_ultimatum_rows if block.task == "ultimatum" else _matrix_rows)(scenario, judge, partial, hooks)

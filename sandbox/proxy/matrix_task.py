@@ -69,16 +69,18 @@ class MatrixItem:
         return prompts.render("proxy/matrix/question.j2", objective=objective, description=description)
 
 
-def matrix_item(name: str, order: str, rng: np.random.Generator) -> MatrixItem:
-    """The game `name` listed in the regular order, or scrambled (the paper's permutation, else one from `rng`)."""
+def matrix_item(game: str | PayoffTable, order: str, rng: np.random.Generator) -> MatrixItem:
+    """The game (a registered name or a table) listed in the regular order, or scrambled (the paper's permutation
+    for its games, else one from `rng`)."""
+    table = MATRIX_GAMES.get(game) if isinstance(game, str) else game
     if order == "regular":
-        return MatrixItem(MATRIX_GAMES.get(name), JOINT_OUTCOMES)
-    if name in KWON_SCRAMBLED:
-        return MatrixItem(MATRIX_GAMES.get(name), KWON_SCRAMBLED[name])
+        return MatrixItem(table, JOINT_OUTCOMES)
+    if table.name in KWON_SCRAMBLED:
+        return MatrixItem(table, KWON_SCRAMBLED[table.name])
     while True:
         permutation = tuple(JOINT_OUTCOMES[i] for i in rng.permutation(4))
         if permutation != JOINT_OUTCOMES:
-            return MatrixItem(MATRIX_GAMES.get(name), permutation)
+            return MatrixItem(table, permutation)
 
 
 def set_score(answer: frozenset[str] | None, truth: frozenset[str]) -> float:

@@ -123,7 +123,10 @@ class ProxyBlock(StrictModel):
         "graded", description="graded: also P(yes)/(P(yes)+P(no)) where the backend gives log-probabilities.")
     top_logprobs: int = Field(10, ge=1, le=20, description="Most likely tokens read per position (graded).")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="The judge's temperature (the paper: 0).")
-    reasoning_tokens: int = Field(256, ge=16, le=4096, description="Most tokens of a step-by-step answer.")
+    reasoning_tokens: int | None = Field(
+        None, ge=16, le=4096, description="Most tokens of a step-by-step answer. Default: the authors' code, "
+                                          "256 (ultimatum) and 512 (matrix, ask_lm.py).",  # fmt: skip
+    )
     no_objective: bool = Field(True, description="Also label with no objective (the No-Objective baseline).")
 
     @model_validator(mode="after")
@@ -152,6 +155,10 @@ class ProxyBlock(StrictModel):
         if self.task == "ultimatum" and self.intent.form == "description" and self.intent.description is None:
             raise ValueError("intent.description: the description form needs the objective in words")
         return self
+
+    def reasoning_budget(self) -> int:
+        """The step-by-step answer's token limit in force."""
+        return self.reasoning_tokens or (512 if self.task == "matrix" else 256)
 
     def offer_kind(self) -> str:
         """The ultimatum proposal distribution in force."""
