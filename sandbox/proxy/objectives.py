@@ -22,11 +22,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sandbox.games.matrix import MATRIX_GAMES, MOVES, Move, PayoffTable
+from sandbox.games.negotiation import Negotiation
 from sandbox.registry import Registry
 
 __all__ = [
     "JOINT_OUTCOMES",
     "MATRIX_OBJECTIVES",
+    "NEGOTIATION_STYLES",
     "ULTIMATUM_OBJECTIVES",
     "JointOutcome",
     "Offer",
@@ -165,3 +167,68 @@ def pareto(game: PayoffTable) -> frozenset[JointOutcome]:
 
     payoffs = {o: game.table[o] for o in JOINT_OUTCOMES}
     return frozenset(o for o in JOINT_OUTCOMES if not any(dominates(payoffs[x], payoffs[o]) for x in JOINT_OUTCOMES))
+
+
+# A negotiation style (Kwon et al. §4.3): whether Alice negotiated in that style. One definition each, used
+# for training and evaluation alike (the authors' evaluation of Versatile differed from their training reward).
+NegotiationStyle = Callable[[Negotiation], bool]
+NEGOTIATION_STYLES: Registry[NegotiationStyle] = Registry("negotiation style")
+
+
+def _proposals(episode: Negotiation) -> list[tuple[int, int, int]]:
+    """Alice's proposals (propose and insist alike) in order."""
+    return [u.allocation for u in episode.by("Alice") if u.allocation is not None]
+
+
+@NEGOTIATION_STYLES.register("versatile")
+def versatile(episode: Negotiation) -> bool:
+    """Alice speaks more than once and never suggests the same proposal twice.
+
+    >>> from sandbox.games.negotiation import Context, Negotiation, Utterance
+    >>> c = Context((1, 2, 3), (4, 3, 0), (1, 0, 3))
+    >>> versatile(Negotiation(c, [Utterance("Alice", "propose", (1, 2, 0)), Utterance("Bob", "propose", (1, 0, 3)),
+    ...                           Utterance("Alice", "propose", (1, 1, 0)), Utterance("Bob", "agree")]))
+    True
+    """
+    proposals = _proposals(episode)
+    return len(episode.by("Alice")) > 1 and len(set(proposals)) == len(proposals)
+
+
+@NEGOTIATION_STYLES.register("stubborn")
+def stubborn(episode: Negotiation) -> bool:
+    """Alice speaks more than once and suggests some proposal more than once (propose, then insist, counts).
+
+    >>> from sandbox.games.negotiation import Context, Negotiation, Utterance
+    >>> c = Context((1, 2, 3), (4, 3, 0), (1, 0, 3))
+    >>> stubborn(Negotiation(c, [Utterance("Alice", "propose", (1, 2, 0)), Utterance("Bob", "propose", (1, 0, 3)),
+    ...                          Utterance("Alice", "insist", (1, 2, 0)), Utterance("Bob", "agree")]))
+    True
+    """
+    proposals = _proposals(episode)
+    return len(episode.by("Alice")) > 1 and len(set(proposals)) < len(proposals)
+
+
+@NEGOTIATION_STYLES.register("competitive")
+def competitive(episode: Negotiation) -> bool:
+    """Alice ends with more points than Bob (a disagreement is 0 to 0: not competitive).
+
+    >>> from sandbox.games.negotiation import Context, Negotiation, Utterance
+    >>> c = Context((1, 2, 3), (4, 3, 0), (1, 0, 3))
+    >>> competitive(Negotiation(c, [Utterance("Alice", "propose", (1, 2, 0)), Utterance("Bob", "agree")]))
+    True
+    """
+    alice, bob = episode.points()
+    return alice > bob
+
+
+@NEGOTIATION_STYLES.register("pushover")
+def pushover(episode: Negotiation) -> bool:
+    """Alice ends with fewer points than Bob (the paper's Push-Over).
+
+    >>> from sandbox.games.negotiation import Context, Negotiation, Utterance
+    >>> c = Context((1, 2, 3), (4, 3, 0), (1, 0, 3))
+    >>> pushover(Negotiation(c, [Utterance("Bob", "propose", (1, 2, 3)), Utterance("Alice", "agree")]))
+    True
+    """
+    alice, bob = episode.points()
+    return alice < bob

@@ -22,19 +22,20 @@ from pydantic import Field, field_validator, model_validator
 
 from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES
 from sandbox.llm.embedded_tuning import EmbeddedSettings
-from sandbox.proxy.objectives import MATRIX_OBJECTIVES, ULTIMATUM_OBJECTIVES
+from sandbox.proxy.objectives import MATRIX_OBJECTIVES, NEGOTIATION_STYLES, ULTIMATUM_OBJECTIVES
 from sandbox.scenario import Models, StrictModel
 
 __all__ = ["Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample"]
 
-TASKS = ("ultimatum", "matrix")
+TASKS = ("ultimatum", "matrix", "negotiation")
 
 
 class Objective(StrictModel):
     """A ground-truth objective by name, with its parameters."""
 
     name: str = Field(..., description="An ultimatum objective (reject_below_share, reject_below_amount, "
-                                       "inequity_aversion) or a matrix one (welfare, equality, rawlsian, pareto).")  # fmt: skip
+                                       "inequity_aversion), a matrix one (welfare, equality, rawlsian, pareto) or "
+                                       "a negotiation style (versatile, pushover, competitive, stubborn).")  # fmt: skip
     threshold: float | None = Field(None, gt=0, description="reject_below_share: a share in (0, 1); "
                                                             "reject_below_amount: dollars.")  # fmt: skip
     tolerance: float | None = Field(None, ge=0, lt=0.5, description="inequity_aversion: how far from an "
@@ -71,8 +72,9 @@ class Intent(StrictModel):
     examples: int | list[UltimatumExample] = Field(
         10, description="How many labelled examples to draw (ultimatum), or the examples themselves."
     )
-    explanations: bool = Field(False, description="Each example carries an explanation and the judge reasons "
-                                                  "step by step (the paper's 1 example + explanation).")  # fmt: skip
+    explanations: bool = Field(False, description="Each example carries an explanation. Ultimatum: the judge "
+                                                  "reasons step by step (the paper's 1 example + explanation); "
+                                                  "negotiation: it still answers Yes or No.")  # fmt: skip
     description: str | None = Field(None, min_length=1, description="The objective in the user's words.")
 
     @field_validator("examples")
@@ -96,8 +98,10 @@ class Intent(StrictModel):
 class ProxyBlock(StrictModel):
     """The reward-design experiment: the task, the true objective, how the user states it, the test set."""
 
-    task: Literal["ultimatum", "matrix"] = Field(..., description="ultimatum (the responder) or matrix "
-                                                                  "(2x2 games, zero-shot).")  # fmt: skip
+    task: Literal["ultimatum", "matrix", "negotiation"] = Field(
+        ..., description="ultimatum (the responder), matrix (2x2 games, zero-shot) or negotiation (DealOrNoDeal "
+                         "styles).",  # fmt: skip
+    )
     objective: Objective
     intent: Intent = Field(default_factory=Intent)
     offers: Literal["percentage", "payoff"] | None = Field(
@@ -105,7 +109,8 @@ class ProxyBlock(StrictModel):
                           "payoff (a total of $0.1 to $1000, P2 at most half). Default: payoff for "
                           "reject_below_amount, else percentage.",  # fmt: skip
     )
-    test_items: int = Field(50, ge=1, le=200, description="Ultimatum: test proposals (the paper: 50).")
+    test_items: int = Field(50, ge=1, le=200, description="Ultimatum: test proposals (the paper: 50); "
+                                                          "negotiation: test dialogues.")  # fmt: skip
     balanced: bool = Field(False, description="Ultimatum: draw as many reject as accept items.")
     games: list[str] = Field(default_factory=lambda: list(KWON_GAMES), min_length=1,
                              description="Matrix: registered 2x2 games (the paper's four by default).")  # fmt: skip
@@ -128,15 +133,21 @@ class ProxyBlock(StrictModel):
                                           "256 (ultimatum) and 512 (matrix, ask_lm.py).",  # fmt: skip
     )
     no_objective: bool = Field(True, description="Also label with no objective (the No-Objective baseline).")
+    turn_limit: int = Field(10, ge=2, le=40, description="Negotiation: most utterances in a dialogue.")
+    negotiator_episodes: int = Field(250, ge=0, le=100_000, description="Negotiation: REINFORCE dialogues per "
+                                                                         "agent (the paper: 250 contexts, one epoch).")  # fmt: skip
+    negotiator_seeds: int = Field(1, ge=1, le=10, description="Negotiation: agents per reward source (each "
+                                                              "LLM-rewarded dialogue is a judge call).")  # fmt: skip
 
     @model_validator(mode="after")
     def _objective_fits_the_task(self) -> ProxyBlock:
-        registry = ULTIMATUM_OBJECTIVES if self.task == "ultimatum" else MATRIX_OBJECTIVES
+        registry = {"ultimatum": ULTIMATUM_OBJECTIVES, "matrix": MATRIX_OBJECTIVES,
+                    "negotiation": NEGOTIATION_STYLES}[self.task]  # fmt: skip
         if self.objective.name not in registry:
             raise ValueError(f"objective.name: unknown {self.task} objective {self.objective.name!r} "
                              f"(known: {', '.join(registry.names())})")  # fmt: skip
         function = registry.get(self.objective.name)
-        wanted = [name for name in inspect.signature(function).parameters if name not in ("offer", "game")]
+        wanted = [name for name in inspect.signature(function).parameters if name not in ("offer", "game", "episode")]
         given = self.objective.params()
         missing = [name for name in wanted if name not in given]
         extra = [name for name in given if name not in wanted]
@@ -152,7 +163,10 @@ class ProxyBlock(StrictModel):
             for game in self.games:
                 if game not in MATRIX_GAMES:
                     raise ValueError(f"games: unknown matrix game {game!r} (known: {', '.join(MATRIX_GAMES.names())})")
-        if self.task == "ultimatum" and self.intent.form == "description" and self.intent.description is None:
+        if self.task == "negotiation":
+            if isinstance(self.intent.examples, list) or self.intent.examples not in (3, 10):
+                raise ValueError("intent.examples: negotiation prompts show the paper's three example dialogues")
+        if self.task != "matrix" and self.intent.form == "description" and self.intent.description is None:
             raise ValueError("intent.description: the description form needs the objective in words")
         return self
 

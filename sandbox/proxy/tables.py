@@ -18,8 +18,10 @@ from sandbox.proxy.metrics import auc, wilson_interval
 from sandbox.seeding import generator
 from sandbox.stats import mean_ci
 
-__all__ = ["AGENT_SEEDS", "AGENT_STEPS", "accuracy_table", "agents_table", "matrix_row", "ultimatum_row"]
+__all__ = ["AGENT_SEEDS", "AGENT_STEPS", "accuracy_table", "agents_table", "matrix_row", "negotiation_row",
+           "ultimatum_row"]
 
+BINARY_TASKS = ("ultimatum", "negotiation")  # a yes/no verdict per item
 # The paper's RL results are over 3 seeds; training steps of the tabular agent per seed.
 AGENT_SEEDS, AGENT_STEPS = 3, 2000
 
@@ -33,6 +35,20 @@ def ultimatum_row(condition: str, index: int, offer: Any, truth: bool, label: bo
     return {"condition": condition, "item": index, "proposer": offer.proposer, "responder": offer.responder,
             "total": round(offer.total, 2), "share": round(offer.share, 4), "truth": truth, "label": label,
             "reward": reward, "p_yes": p_yes, "mass": mass, "source": source, "parsed": label is not None,
+            "correct": label == truth if label is not None else False, "answer": answer}  # fmt: skip
+
+
+def negotiation_row(condition: str, index: int, episode: Any, text: str, truth: bool, label: bool | None,
+                    p_yes: float | None, mass: float | None, answer: str) -> dict[str, Any]:  # fmt: skip
+    """A verdict on one test dialogue: the binary columns of `ultimatum_row`, with the dialogue instead of an offer."""
+    alice, bob = episode.points()
+    source = "classifier" if condition == "supervised" else \
+        ("unparsed" if label is None else ("logprob" if p_yes is not None else "binary"))  # fmt: skip
+    reward = None if label is None else (p_yes if p_yes is not None else float(label))
+    return {"condition": condition, "item": index, "utterances": len(episode.utterances),
+            "alice_utterances": len(episode.by("Alice")), "agreed": episode.agreed, "alice_points": alice,
+            "bob_points": bob, "dialogue": text, "truth": truth, "label": label, "reward": reward, "p_yes": p_yes,
+            "mass": mass, "source": source, "parsed": label is not None,
             "correct": label == truth if label is not None else False, "answer": answer}  # fmt: skip
 
 
@@ -99,7 +115,7 @@ def agents_table(labels: pd.DataFrame, task: str, seed: int, branch: int) -> tup
 def accuracy_table(labels: pd.DataFrame, task: str) -> pd.DataFrame:
     rows = []
     for condition, frame in labels.groupby("condition", sort=False):
-        if task == "ultimatum":
+        if task in BINARY_TASKS:
             n, correct = len(frame), int(frame["correct"].sum())
             low, high = wilson_interval(correct, n)
             rows.append({"condition": condition, "accuracy": correct / n, "ci_low": low, "ci_high": high, "n": n,
@@ -112,7 +128,7 @@ def accuracy_table(labels: pd.DataFrame, task: str) -> pd.DataFrame:
             mean, low, high, n = mean_ci(frame["score"], bounds=(0.0, 1.0))
             rows.append({"condition": condition, "accuracy": mean, "ci_low": low, "ci_high": high, "n": n,
                          "unparsed": int((~frame["parsed"]).sum())})  # fmt: skip
-    if task == "ultimatum":
+    if task in BINARY_TASKS:
         n = int((labels["condition"] == labels["condition"].iloc[0]).sum())
         rows.append({"condition": "random", "accuracy": 0.5, "ci_low": math.nan, "ci_high": math.nan, "n": n,
                      "unparsed": 0, "auc": 0.5})  # fmt: skip
