@@ -22,8 +22,10 @@ from sandbox.proxy.label import label_scenario
 from sandbox.proxy.negotiator import Negotiator, style_accuracy, train_negotiator
 from sandbox.proxy.objectives import NEGOTIATION_STYLES
 from sandbox.scenario_file import load_proxy_scenario, parse_proxy_scenario
+from tests.test_notebooks import execute_notebook
 
 runner = CliRunner()
+NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "proxy_rewards.ipynb"
 CONTEXT = Context((1, 2, 3), (4, 3, 0), (1, 0, 3))
 
 
@@ -139,7 +141,7 @@ def stubborn_judge(messages: list[Any], kwargs: dict[str, Any]) -> str:
     return "Yes" if len(alice) != len(set(alice)) else "No"
 
 
-def test_a_negotiation_labeling_run(tmp_path: Path) -> None:
+def test_a_negotiation_labeling_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     scenario = load_proxy_scenario("scenarios/proxy/negotiation/stubborn.yaml")
     data = scenario.model_dump(mode="json", exclude_none=True)
     data["proxy"].update({"test_items": 30, "negotiator_episodes": 200})
@@ -157,6 +159,10 @@ def test_a_negotiation_labeling_run(tmp_path: Path) -> None:
     # every distinct dialogue asked once: no more RL calls than dialogues, all through the run's cache
     assert 0 < summary["rl_judge_calls"] <= summary["rl_dialogues"] == 200
     assert summary["judge_calls"] == 60 + summary["rl_judge_calls"]
+    monkeypatch.setenv("PROXY_RUNS", str(tmp_path))  # the notebook reads negotiation runs too
+    outputs = execute_notebook(NOTEBOOK)
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
 
 
 @pytest.mark.parametrize(
