@@ -53,7 +53,7 @@ def test_contexts_are_drawn_as_in_the_paper() -> None:
         ((("Alice", "propose", (1, 2, 0)), ("Bob", "propose", (1, 0, 3)), ("Alice", "propose", (1, 1, 0)),
           ("Bob", "propose", (1, 0, 3)), ("Alice", "propose", (1, 2, 0)), ("Bob", "agree", None)),
          (10, 9), {"stubborn", "competitive"}),
-        # two different proposals: versatile; Alice takes the balls only (0 points) while Bob gets 4
+        # two different proposals: versatile; Alice ends with a hat and the balls (3 points), Bob with the book (1)
         ((("Alice", "propose", (0, 0, 3)), ("Bob", "propose", (1, 0, 3)), ("Alice", "propose", (0, 1, 3)),
           ("Bob", "agree", None)), (3, 1), {"versatile", "competitive"}),
         # Alice speaks once: neither versatile nor stubborn; she accepts Bob's split, worse for her
@@ -159,6 +159,7 @@ def test_a_negotiation_labeling_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     # every distinct dialogue asked once: no more RL calls than dialogues, all through the run's cache
     assert 0 < summary["rl_judge_calls"] <= summary["rl_dialogues"] == 200
     assert summary["judge_calls"] == 60 + summary["rl_judge_calls"]
+    assert summary["rl_labeling_accuracy"] == 1.0  # the judge scored on the RL dialogues too, as the paper did
     monkeypatch.setenv("PROXY_RUNS", str(tmp_path))  # the notebook reads negotiation runs too
     outputs = execute_notebook(NOTEBOOK)
     assert not [o for o in outputs if o.output_type == "error"]
@@ -170,6 +171,7 @@ def test_a_negotiation_labeling_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     [
         ({"objective": {"name": "sneaky"}}, "unknown negotiation objective"),
         ({"intent": {"form": "examples", "examples": 5}}, "three example dialogues"),
+        ({"intent": {"form": "examples", "examples": 10}}, "three example dialogues"),  # said, so not ignored
         ({"intent": {"form": "description"}}, "intent.description"),
         ({"turn_limit": 1}, "proxy.turn_limit"),
     ],

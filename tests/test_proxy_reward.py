@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from sandbox.cli import app
-from sandbox.errors import RunFailedError
+from sandbox.errors import UsageError
 from sandbox.games.matrix import MATRIX_GAMES
 from sandbox.llm.scripted import scripted
 from sandbox.moral.rewards import RewardParams, Schedule, Step
@@ -88,7 +88,12 @@ def test_training_on_a_proxy_reward_asks_once_and_resumes_without_asking(tmp_pat
     summary = json.loads((path / "summary.json").read_text())
     proxy = summary["proxy"]
     assert (proxy["distinct_episodes"], proxy["judge_calls"], proxy["judge_calls_in_training"]) == (1, 2, 0)
-    assert proxy["objectives"]["welfare"]["labeling_accuracy"] == 1.0
+    welfare = proxy["objectives"]["welfare"]
+    assert (welfare["labeling_score"], welfare["judge_options"], welfare["true_options"]) == (1.0, "A", "A")
+    # agent accuracy: the share of the final rounds with a true outcome, an illegal round counting as wrong
+    tail = metrics.tail(max(1, len(metrics) // 10))
+    assert welfare["agent_accuracy"] == pytest.approx((tail["C|C"] + tail["C|D"]).mean())
+    assert 0 <= welfare["agent_accuracy"] <= 1
     assert "proxy:welfare" in summary["final_rewards"] and "truth:welfare" in summary["final_rewards"]
 
     # a run killed after its first checkpoint resumes from the table, with the same rows
@@ -106,10 +111,22 @@ def test_training_on_a_proxy_reward_asks_once_and_resumes_without_asking(tmp_pat
 
 def test_a_judge_that_names_no_options_fails_the_run_before_training(tmp_path: Path) -> None:
     judge = scripted([(r"Therefore, which option", "I cannot say"), (r"step by step", "Hmm.")])
-    with pytest.raises(RunFailedError, match="names no options"):
+    with pytest.raises(UsageError, match="names no options.*start a new run"):
         train_scenario(parse_training_scenario(TINY), tmp_path / "run", judge=judge)
     assert not (tmp_path / "run" / PROXY_TABLE).exists()
     assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "failed"
+
+
+def test_an_empty_set_is_an_answer_and_names_survive_the_csv(tmp_path: Path) -> None:
+    # "None" (no outcome meets the objective) is a valid, wrong answer: every outcome pays 0
+    specs = {"NA": ProxyRewardSpec(objective="welfare")}  # a name pandas would read as missing
+    data = copy.deepcopy(TINY)
+    data["training"].update({"reward": "proxy:NA", "proxies": {"NA": {"objective": "welfare"}}, "episodes": 2})
+    path = train_scenario(parse_training_scenario(data), tmp_path / "run", judge=judge_naming("None"))
+    assert dict(proxy_rewards(specs, PD, "embedded", path, seed=1).pop("proxy:NA").table) == {
+        ("C", "C"): 0.0, ("C", "D"): 0.0, ("D", "C"): 0.0, ("D", "D"): 0.0}
+    figures = json.loads((path / "summary.json").read_text())["proxy"]["objectives"]["NA"]
+    assert (figures["judge_options"], figures["labeling_score"]) == ("None", 0.0)
 
 
 @pytest.mark.parametrize(
@@ -120,6 +137,8 @@ def test_a_judge_that_names_no_options_fails_the_run_before_training(tmp_path: P
         ({"proxies": {"welfare": {"objective": "kindness"}}}, "training.proxies.welfare.objective"),
         ({"proxies": {"welfare": {"objective": "welfare", "colour": 1}}}, "training.proxies.welfare.colour"),
         ({"opponent": "llm"}, "training.proxies: proxy rewards train against a fixed strategy"),
+        ({"opponent": "learner", "proxies": {}, "reward": "game", "opponent_reward": "game,proxy:welfare@2"},
+         "training.opponent_reward: a learning opponent takes the registered rewards only"),
     ],
 )
 def test_bad_proxy_training_blocks_exit_2_naming_the_field(tmp_path: Path, change: dict, field: str | None) -> None:

@@ -69,9 +69,9 @@ def train_table(path: Path) -> None:
     if "proxy" in summary:
         proxy = summary["proxy"]
         for name, figures in proxy["objectives"].items():
-            out_console.print(f"proxy:{name}: the judge named {figures['judge_options']} (table labeling accuracy "
-                              f"{figures['labeling_accuracy']:.0%}); agent accuracy on the truth "
-                              f"{figures['agent_accuracy']:.1%}")  # fmt: skip
+            out_console.print(f"proxy:{name}: the judge named {figures['judge_options']}, the truth is "
+                              f"{figures['true_options']} (score {figures['labeling_score']:.2f}); agent accuracy "
+                              f"on the truth {figures['agent_accuracy']:.1%}")  # fmt: skip
         out_console.print(f"judge calls {proxy['judge_calls']} for {proxy['distinct_episodes']} distinct episodes "
                           f"({proxy['judge_cache_hits']} cache hits), none during training")  # fmt: skip
     out_console.print(f"results in [bold]{path}[/] (adapter in {path / summary['adapter']})")

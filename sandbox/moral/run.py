@@ -230,8 +230,12 @@ def _proxies(run_dir: RunDirectory, scenario: TrainingScenario, judge: Any) -> d
     from sandbox.proxy.reward import proxy_rewards
 
     training = scenario.training
-    return proxy_rewards(training.proxies, training.game_table(), scenario.models.judge, run_dir.path,
-                         seed=scenario.seed, judge=judge)  # fmt: skip
+    try:
+        return proxy_rewards(training.proxies, training.game_table(), scenario.models.judge, run_dir.path,
+                             seed=scenario.seed, judge=judge)  # fmt: skip
+    except Exception as error:  # the judge failed, or answered nothing usable: nothing was trained
+        run_dir.write_status("failed", error=f"{type(error).__name__}: {error}")
+        raise
 
 
 def _train(
@@ -242,8 +246,7 @@ def _train(
 
     training = scenario.training
     total = training.episodes
-    with _running(run_dir, start):  # a judge that fails leaves a failed, resumable run
-        setup = training.setup(seed=scenario.seed, opponent=opponent, proxies=_proxies(run_dir, scenario, judge))
+    setup = training.setup(seed=scenario.seed, opponent=opponent, proxies=_proxies(run_dir, scenario, judge))
     if hooks.on_start:
         hooks.on_start(total, start)
     with _running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
@@ -274,8 +277,7 @@ def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hoo
     checkpoints = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1])) if resume else []
     start = int(checkpoints[-1].name.rsplit("-", 1)[1]) if checkpoints else 0
     _keep_rows(run_dir / METRICS, start)
-    with _running(run_dir, start):
-        proxies = _proxies(run_dir, scenario, judge)
+    proxies = _proxies(run_dir, scenario, judge)
     if hooks.on_start:
         hooks.on_start(training.episodes, start)
     with _running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
@@ -337,7 +339,7 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
         "adapter": ADAPTER,
     }
     if training.proxies:
-        summary["proxy"] = _proxy_summary(run_dir, training.proxies, summary["final_rewards"])
+        summary["proxy"] = _proxy_summary(run_dir, summary["final_rewards"], rates["illegal"], training.illegal)
     atomic_write_text(run_dir / SUMMARY, json.dumps(summary, indent=2))
     title = f"{scenario.name}: {training.reward} vs {training.opponent}"
     plot_training_actions(metrics, title).savefig(run_dir / "training_actions.png", dpi=120)
@@ -346,22 +348,30 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
     return summary
 
 
-def _proxy_summary(run_dir: RunDirectory, proxies: Any, final: dict[str, float]) -> dict[str, Any]:
-    """Per proxy reward: its table's labeling accuracy, the agent accuracy (the share of the last tenth's steps
-    whose joint outcome the ground truth accepts), and what the judge cost."""
+def _proxy_summary(run_dir: RunDirectory, final: dict[str, float], illegal_rate: float, illegal: float) -> dict[str, Any]:
+    """Per proxy reward: the judge's set scored as `sandbox label` scores it (`set_score`), the agent accuracy
+    (the share of the final rounds whose joint outcome the ground truth accepts; an illegal round counts as
+    wrong) and what the judge cost."""
     from sandbox.llm.accounting import TokenLedger
     from sandbox.llm.transcript import read_transcript
+    from sandbox.proxy.matrix_task import set_score
     from sandbox.proxy.reward import PROXY_TABLE
 
-    table = pd.read_csv(run_dir / PROXY_TABLE)
+    table = pd.read_csv(run_dir / PROXY_TABLE, dtype=str, keep_default_na=False)
     path = run_dir / "transcripts.jsonl"
-    usage = TokenLedger.from_transcript(list(read_transcript(path)) if path.is_file() else []).totals().get("judge", {})
+    usage = TokenLedger.from_transcript(read_transcript(path) if path.is_file() else []).totals().get("judge", {})
+    objectives = {}
+    for name, rows in table.groupby("reward", sort=False):
+        named = frozenset(rows.loc[rows["proxy"].astype(float) == 1, "option"])
+        truth = frozenset(rows.loc[rows["truth"].astype(float) == 1, "option"])
+        # the truth reward pays 1 or 0 on a legal round and `illegal` on an illegal one
+        objectives[name] = {"labeling_score": set_score(named, truth), "judge_options": ",".join(sorted(named)) or "None",
+                            "true_options": ",".join(sorted(truth)) or "None",
+                            "agent_accuracy": final[f"truth:{name}"] - illegal_rate * illegal,
+                            "proxy_reward": final[f"proxy:{name}"]}  # fmt: skip
     return {
-        "objectives": {name: {"labeling_accuracy": float((rows["proxy"] == rows["truth"]).mean()),
-                              "judge_options": str(rows["judge_options"].iloc[0]),
-                              "agent_accuracy": final[f"truth:{name}"], "proxy_reward": final[f"proxy:{name}"]}
-                       for name, rows in table.groupby("reward", sort=False)},  # fmt: skip
-        "distinct_episodes": int(table["reward"].nunique()),  # one rendered game per proxy reward
+        "objectives": objectives,
+        "distinct_episodes": len(objectives),  # one rendered game per proxy reward
         "judge_calls": int(usage.get("calls", 0)),
         "judge_cache_hits": int(usage.get("cache_hits", 0)),
         "judge_calls_in_training": 0,  # training reads the table

@@ -186,7 +186,9 @@ class Training(StrictModel):
             if kind.startswith(TABLE_PREFIXES) and name not in self.proxies:
                 raise ValueError(f"training.reward: {kind} is not declared in training.proxies "
                                  f"({', '.join(self.proxies) or 'none declared'})")  # fmt: skip
-        if self.opponent_reward is not None and self.opponent_reward.startswith(TABLE_PREFIXES):
+        if self.opponent_reward is not None and any(
+            kind.startswith(TABLE_PREFIXES) for _, kind in Schedule.parse(self.opponent_reward).phases
+        ):
             raise ValueError("training.opponent_reward: a learning opponent takes the registered rewards only")
         if self.proxies and self.opponent in LLM_OPPONENTS:
             raise ValueError(f"training.proxies: proxy rewards train against a fixed strategy, not {self.opponent!r}")

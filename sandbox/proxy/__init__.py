@@ -15,12 +15,20 @@ it labels.
 
 from __future__ import annotations
 
-from sandbox.proxy.judge import Judgement, ProxyJudge, SetJudgement
-from sandbox.proxy.label import is_label_run, label_scenario, resume_labeling
-from sandbox.proxy.objectives import MATRIX_OBJECTIVES, ULTIMATUM_OBJECTIVES, Offer
-from sandbox.proxy.scenario import ProxyScenario
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "MATRIX_OBJECTIVES", "ULTIMATUM_OBJECTIVES", "Judgement", "Offer", "ProxyJudge", "ProxyScenario", "SetJudgement",
-    "is_label_run", "label_scenario", "resume_labeling",
-]  # fmt: skip
+# Imported on first use, so that `sandbox.proxy.reward` (which training scenarios load) stays light.
+_LAZY = {
+    "Judgement": "judge", "ProxyJudge": "judge", "SetJudgement": "judge", "is_label_run": "label",
+    "label_scenario": "label", "resume_labeling": "label", "MATRIX_OBJECTIVES": "objectives",
+    "NEGOTIATION_STYLES": "objectives", "ULTIMATUM_OBJECTIVES": "objectives", "Offer": "objectives",
+    "ProxyScenario": "scenario",
+}  # fmt: skip
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
@@ -237,15 +238,15 @@ async def _negotiation_agents(scenario: ProxyScenario, judge: ProxyJudge) -> tup
     block = scenario.proxy
     style = block.objective.name
     classifier = _negotiation_classifier(style)
-    asked: dict[str, float | None] = {}
+    asked: dict[str, tuple[float | None, bool]] = {}  # per distinct dialogue: the judge's reward, the truth
 
     async def llm(episode: Any) -> float | None:
         text = negotiation_task.render_episode(episode)
         if text not in asked:
             verdict = await _negotiation_verdict(scenario, judge, episode, "llm", f"rl:{len(asked)}",
                                                  _call_seed(scenario, 1 << 20))  # fmt: skip
-            asked[text] = None if verdict.label is None else float(verdict.label)
-        return asked[text]
+            asked[text] = (None if verdict.label is None else float(verdict.label), negotiation_task.truth(style, episode))
+        return asked[text][0]
 
     async def supervised(episode: Any) -> float:
         return float(classifier.predict([negotiation_task.features(episode)])[0])
@@ -264,8 +265,13 @@ async def _negotiation_agents(scenario: ProxyScenario, judge: ProxyJudge) -> tup
             rows.append({"condition": condition, "seed": agent_seed,
                          "agent_accuracy": style_accuracy(agent, style, seed=scenario.seed)})  # fmt: skip
     untrained = style_accuracy(Negotiator.new(scenario.seed, block.turn_limit), style, seed=scenario.seed)
+    # The paper scored its judge on the RL dialogues (reward_model_accuracy.py): the same, at no extra call.
+    rated = [(label, truth) for label, truth in asked.values() if label is not None]
+    rl_accuracy = float(np.mean([bool(label) == truth for label, truth in rated])) if rated else None
     return pd.DataFrame(rows), untrained, {"rl_judge_calls": len(asked), "rl_unparsed_skipped": skipped,
-                                           "rl_dialogues": block.negotiator_episodes * block.negotiator_seeds}
+                                           "rl_dialogues": block.negotiator_episodes * block.negotiator_seeds,
+                                           "rl_labeling_accuracy": rl_accuracy,
+                                           "rl_truth_rate": float(np.mean([t for _, t in rated])) if rated else None}
 
 
 async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mapping[str, BaseChatModel],

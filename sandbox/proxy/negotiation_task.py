@@ -4,8 +4,11 @@ The prompt is rho1 (the task), three example negotiations each followed by
 the question and the user's answer with its explanation (rho2), the episode
 (rho3, `render_episode`, the paper's parser f) and the question (rho4). As
 in the paper, the four styles share four example negotiations, three each,
-with the paper's explanations; their contexts and dialogues are the
-sandbox's own (the paper's are not all printed), so the numbers differ.
+with the paper's explanations and the same mix of answers (one yes, two
+no); the dialogues themselves are the sandbox's own, written for its act
+vocabulary (the authors' `negotiation/base_prompts.py` has theirs, which
+the project's reference notes quote only in part), so the points differ,
+and each style lists its positive example first.
 
 >>> episode = EXAMPLES[0].episode
 >>> print(render_episode(episode).splitlines()[1])
@@ -92,7 +95,7 @@ EXAMPLES = (
 
 
 def examples_for(style: str) -> list[NegotiationExample]:
-    """The three examples of `style`, in the prompt's order (the positive one first, as in the paper)."""
+    """The three examples of `style`, in the prompt's order (the positive one first)."""
     chosen = [e for e in EXAMPLES if style in e.answers]
     return sorted(chosen, key=lambda e: not e.answers[style].startswith("Yes"))
 

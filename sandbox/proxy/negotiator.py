@@ -25,6 +25,7 @@ import torch
 
 from sandbox.games.negotiation import Allocation, Context, FixedPartner, Negotiation, Utterance, allocations, draw_context, play
 from sandbox.proxy.objectives import NEGOTIATION_STYLES
+from sandbox.seeding import generator
 
 __all__ = ["ACTS", "Negotiator", "style_accuracy", "train_negotiator"]
 
@@ -59,9 +60,16 @@ class Negotiator:
 
     @classmethod
     def new(cls, seed: int, turn_limit: int = 10) -> Negotiator:
-        torch.manual_seed(seed)
-        network = torch.nn.Sequential(torch.nn.Linear(_FEATURES, 32), torch.nn.Tanh(), torch.nn.Linear(32, len(ACTS)))
-        return cls(network, np.random.default_rng(seed), turn_limit)
+        with torch.random.fork_rng(devices=[]):  # the initialisation from `seed`, the global RNG untouched
+            torch.manual_seed(seed)
+            network = torch.nn.Sequential(torch.nn.Linear(_FEATURES, 32), torch.nn.Tanh(),
+                                          torch.nn.Linear(32, len(ACTS)))  # fmt: skip
+        return cls(network, generator(seed, 0), turn_limit)
+
+    def reseed(self, seed: int) -> None:
+        """Restart the agent's own draws (its acts and its new splits) from `seed`."""
+        self.rng = generator(seed, 0)
+        self.sampler.manual_seed(int(self.rng.integers(1 << 62)))
 
     def __post_init__(self) -> None:
         self.log_probs: list[torch.Tensor] = []
@@ -101,7 +109,7 @@ async def train_negotiator(reward: Reward, *, episodes: int = 250, seed: int = 0
     """REINFORCE on `reward` (awaited once per dialogue; None = unparsed, the dialogue is skipped as the paper
     did). Contexts and who opens come from `seed`. Returns the policy and counts (dialogues, skipped)."""
     agent = Negotiator.new(seed, turn_limit)
-    contexts = np.random.default_rng([seed, 1])
+    contexts = generator(seed, 1)
     optimiser = torch.optim.Adam(agent.network.parameters(), lr=learning_rate)
     mean, var, seen, skipped = 0.0, 1.0, 0, 0
     for _ in range(episodes):
@@ -126,8 +134,8 @@ async def train_negotiator(reward: Reward, *, episodes: int = 250, seed: int = 0
 
 def style_accuracy(agent: Negotiator, style: str, *, dialogues: int = 200, seed: int = 0) -> float:
     """The agent accuracy: the share of fresh dialogues (contexts from `seed`) in which Alice has the style."""
-    rng = np.random.default_rng([seed, 2])
-    agent.sampler.manual_seed(seed)
+    rng = generator(seed, 2)
+    agent.reseed(seed)
     truth = NEGOTIATION_STYLES.get(style)
     with torch.no_grad():
         hits = [truth(agent.play(draw_context(rng), alice_first=bool(rng.integers(2)))) for _ in range(dialogues)]

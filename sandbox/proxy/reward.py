@@ -47,6 +47,7 @@ __all__ = ["PROXY_TABLE", "ProxyRewardSpec", "TableReward", "judge_tables", "pro
 
 PROXY_TABLE = "proxy_table.csv"
 PROXY, TRUTH = "proxy:", "truth:"
+_SCRAMBLE = 1 << 21  # the seed-tree branch of a scrambled listing, apart from the training's branches
 _COLUMNS = ("reward", "game", "own", "other", "option", "own_payoff", "other_payoff", "proxy", "truth",
             "judge_options", "judge_answer", "judge_reasoning")  # fmt: skip
 
@@ -94,13 +95,14 @@ async def _ask(name: str, spec: ProxyRewardSpec, game: PayoffTable, judge_model:
     from sandbox.proxy.matrix_task import matrix_item
     from sandbox.seeding import generator
 
-    item = matrix_item(game, spec.order, generator(seed, 2))
+    item = matrix_item(game, spec.order, generator(seed, _SCRAMBLE))
     judge = ProxyJudge(judge_model, temperature=spec.temperature, graded=False, reasoning_tokens=spec.reasoning_tokens)
     verdict = await judge.options(_prompt(item, spec), call=CallInfo(role="judge", agent="judge", episode=name,
                                                                       step="options"), seed=seed)  # fmt: skip
     if verdict.options is None:
         raise UsageError(f"proxy:{name}: the judge's answer {verdict.answer!r} names no options, so the reward table "
-                         "cannot be filled; try another judge (--model judge=SPEC)")  # fmt: skip
+                         "cannot be filled and nothing was trained; start a new run with another judge "
+                         "(sandbox train FILE --model judge=SPEC)")  # fmt: skip
     truth = item.truth(spec.objective)
     rows = []
     for index, outcome in enumerate(item.order):  # the option letter under which each joint outcome is shown
@@ -160,13 +162,15 @@ def proxy_rewards(
     The table is written whole once every answer is in, so a killed run either has it or asks again (from the
     cache); a resumed run reads the same table.
     """
+    from sandbox.errors import UsageError
     from sandbox.run_dir import atomic_write_text
 
     if not specs:
         return {}
     path = run_dir / PROXY_TABLE
     if path.is_file():
-        rows = list(csv.DictReader(path.open(encoding="utf-8")))
+        with path.open(encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
     else:
         rows = judge_tables(specs, game, judge_spec, run_dir, seed=seed, judge=judge)
         text = io.StringIO()
@@ -179,6 +183,8 @@ def proxy_rewards(
         mine = [row for row in rows if row["reward"] == name]
         for prefix, column in ((PROXY, "proxy"), (TRUTH, "truth")):
             table = {(row["own"], row["other"]): float(row[column]) for row in mine}
-            assert set(table) == set(JOINT_OUTCOMES), f"{path}: proxy {name} lacks joint outcomes"
+            if set(table) != set(JOINT_OUTCOMES):
+                raise UsageError(f"{path}: no table for proxy:{name} (the scenario changed since the run began?); "
+                                 "start a new run")  # fmt: skip
             rewards[prefix + name] = TableReward(prefix + name, table)
     return rewards

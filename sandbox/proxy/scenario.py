@@ -164,7 +164,8 @@ class ProxyBlock(StrictModel):
                 if game not in MATRIX_GAMES:
                     raise ValueError(f"games: unknown matrix game {game!r} (known: {', '.join(MATRIX_GAMES.names())})")
         if self.task == "negotiation":
-            if isinstance(self.intent.examples, list) or self.intent.examples not in (3, 10):
+            given = "examples" in self.intent.model_fields_set
+            if isinstance(self.intent.examples, list) or (given and self.intent.examples != 3):
                 raise ValueError("intent.examples: negotiation prompts show the paper's three example dialogues")
         if self.task != "matrix" and self.intent.form == "description" and self.intent.description is None:
             raise ValueError("intent.description: the description form needs the objective in words")
