@@ -184,3 +184,13 @@ def test_bad_negotiation_blocks_exit_2(tmp_path: Path, change: dict, field: str)
     assert result.exit_code == 2, result.output
     assert "bad.yaml" in result.output and field in result.output.replace("\n", " ")
     assert not (tmp_path / "run").exists()
+
+
+def test_command_line_overrides_keep_a_negotiation_scenario_valid() -> None:
+    from sandbox.scenario_file import apply_proxy_overrides
+
+    for name in ("stubborn", "pushover_description"):
+        scenario = apply_proxy_overrides(load_proxy_scenario(f"scenarios/proxy/negotiation/{name}.yaml"), test_items=5)
+        assert scenario.proxy.test_items == 5 and scenario.proxy.example_count() in (0, 3)
+    ultimatum = apply_proxy_overrides(load_proxy_scenario("scenarios/proxy/ultimatum/share30_description.yaml"), seed=2)
+    assert ultimatum.proxy.example_count() == 0

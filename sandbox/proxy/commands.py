@@ -23,17 +23,22 @@ def label_with_progress(job: Any) -> Path:
     """Run a labeling job under a Rich progress bar over the judge's verdicts."""
     from sandbox.proxy.label import LabelHooks
 
-    progress = Progress(TextColumn("[bold]labeling"), BarColumn(), MofNCompleteColumn(), TextColumn("verdicts"),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), console=console)  # fmt: skip
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[what]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                        console=console)  # fmt: skip
     task: Any = None
 
     def on_start(total: int, done: int) -> None:
         nonlocal task
-        task = progress.add_task("labeling", total=total, completed=done)
+        task = progress.add_task("labeling", total=total, completed=done, what="verdicts")
+
+    def on_phase(what: str, total: int) -> None:  # negotiators training on the judge's verdicts
+        nonlocal task
+        task = progress.add_task("training", total=total, what=what)
 
     try:
         with progress:
-            return job(LabelHooks(on_start=on_start, on_item=lambda: progress.advance(task)))
+            return job(LabelHooks(on_start=on_start, on_item=lambda: progress.advance(task), on_phase=on_phase))
     except KeyboardInterrupt:
         console.print("interrupted; the verdicts so far are kept: `sandbox resume DIR` asks the rest", soft_wrap=True)
         raise typer.Exit(130) from None
@@ -58,7 +63,11 @@ def label_table(path: Path) -> None:
     out_console.print(f"judge ({summary['judge']}): {summary['judge_calls']} calls, "
                       f"{summary['judge_cache_hits']} cache hits{'' if rate is None else f' ({rate:.0%})'}; "
                       f"graded rewards from {summary['graded_sources'] or 'n/a'}; {summary['seconds']:.0f} s")  # fmt: skip
-    out_console.print(f"results in [bold]{path}[/]: labels.csv, accuracy.csv, accuracy.png")
+    if summary.get("rl_dialogues"):
+        agents = ", ".join(f"{k} {v['mean']:.2f}" for k, v in summary["agent_accuracy"].items() if v["mean"] is not None)
+        out_console.print(f"negotiators' agent accuracy on the true style: {agents}; the judge rated "
+                          f"{summary['rl_judge_calls']} distinct dialogues of {summary['rl_dialogues']}")  # fmt: skip
+    out_console.print(f"results in [bold]{path}[/]: labels.csv, accuracy.csv, agents.csv, accuracy.png")
 
 
 @app.command()

@@ -58,10 +58,12 @@ _TEST, _EXAMPLES, _SCRAMBLE, _CALLS, _AGENTS = 0, 1, 2, 3, 4
 
 @dataclass
 class LabelHooks:
-    """Progress callbacks: `on_start(total, done)` once, `on_item()` per verdict."""
+    """Progress callbacks: `on_start(total, done)` once, `on_item()` per verdict; `on_phase(what, total)` when
+    the negotiators start training, then `on_item()` per dialogue."""
 
     on_start: Callable[[int, int], None] | None = None
     on_item: Callable[[], None] | None = None
+    on_phase: Callable[[str, int], None] | None = None
 
 
 def _call_seed(scenario: ProxyScenario, index: int) -> int:
@@ -229,7 +231,8 @@ async def _negotiation_verdict(scenario: ProxyScenario, judge: ProxyJudge, episo
     return await judge.yes_no(prompt, step_by_step=False, call=call, seed=seed)
 
 
-async def _negotiation_agents(scenario: ProxyScenario, judge: ProxyJudge) -> tuple[pd.DataFrame, float, dict[str, int]]:
+async def _negotiation_agents(scenario: ProxyScenario, judge: ProxyJudge,
+                              hooks: LabelHooks) -> tuple[pd.DataFrame, float, dict[str, Any]]:  # fmt: skip
     """Negotiators trained by REINFORCE on the judge's verdicts (every distinct dialogue asked once, through the
     cache), on the supervised baseline's and on the true style, scored on the truth; and an untrained policy's
     accuracy. Returns the agents' table, that accuracy and the judge's RL cost."""
@@ -256,11 +259,13 @@ async def _negotiation_agents(scenario: ProxyScenario, judge: ProxyJudge) -> tup
 
     sources = {"llm": llm, "supervised": supervised, "true_reward": true_reward}
     rows, skipped = [], 0
+    if hooks.on_phase:
+        hooks.on_phase("negotiator dialogues", len(sources) * block.negotiator_seeds * block.negotiator_episodes)
     for condition, reward in sources.items():
         for agent_seed in range(block.negotiator_seeds):
             seed = int(seed_node(scenario.seed, _AGENTS, agent_seed).generate_state(1)[0])
             agent, counts = await train_negotiator(reward, episodes=block.negotiator_episodes, seed=seed,
-                                                   turn_limit=block.turn_limit)  # fmt: skip
+                                                   turn_limit=block.turn_limit, on_dialogue=hooks.on_item)  # fmt: skip
             skipped += counts["skipped"] if condition == "llm" else 0
             rows.append({"condition": condition, "seed": agent_seed,
                          "agent_accuracy": style_accuracy(agent, style, seed=scenario.seed)})  # fmt: skip
@@ -291,7 +296,7 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
     try:
         rows = await tasks[block.task](scenario, judge, partial, hooks)
         if block.task == "negotiation":
-            agents = await _negotiation_agents(scenario, judge)
+            agents = await _negotiation_agents(scenario, judge, hooks)
     except BaseException as error:
         failed = isinstance(error, Exception)  # not Ctrl-C or a cancellation
         run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
@@ -307,7 +312,7 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
 
 
 def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str, Any]], seconds: float,
-            trained: tuple[pd.DataFrame, float, dict[str, int]] | None = None) -> dict[str, Any]:  # fmt: skip
+            trained: tuple[pd.DataFrame, float, dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
     """Write the tables, the summary and the plot; `trained`: the negotiation agents (the others are computed
     here from the labels' table)."""
     block = scenario.proxy
@@ -329,9 +334,7 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
         "task": block.task,
         "objective": {"name": block.objective.name, **block.objective.params()},
         "intent": block.intent.form,
-        "examples": len(block.intent.examples) if isinstance(block.intent.examples, list) else
-                    (0 if block.intent.form != "examples" else 3 if block.task == "negotiation" else
-                     block.intent.examples),  # fmt: skip
+        "examples": block.example_count(),
         "explanations": block.intent.explanations,
         "order": block.order if block.task == "matrix" else None,
         "judge": scenario.models.judge.spec,

@@ -105,7 +105,8 @@ Reward = Callable[[Negotiation], Awaitable[float | None]]
 
 
 async def train_negotiator(reward: Reward, *, episodes: int = 250, seed: int = 0, turn_limit: int = 10,
-                           learning_rate: float = 0.01) -> tuple[Negotiator, dict[str, int]]:  # fmt: skip
+                           learning_rate: float = 0.01,
+                           on_dialogue: Callable[[], None] | None = None) -> tuple[Negotiator, dict[str, int]]:  # fmt: skip
     """REINFORCE on `reward` (awaited once per dialogue; None = unparsed, the dialogue is skipped as the paper
     did). Contexts and who opens come from `seed`. Returns the policy and counts (dialogues, skipped)."""
     agent = Negotiator.new(seed, turn_limit)
@@ -115,6 +116,8 @@ async def train_negotiator(reward: Reward, *, episodes: int = 250, seed: int = 0
     for _ in range(episodes):
         episode = agent.play(draw_context(contexts), alice_first=bool(contexts.integers(2)))
         value = await reward(episode)
+        if on_dialogue:
+            on_dialogue()
         if value is None or not agent.log_probs:
             skipped += value is None
             continue

@@ -69,8 +69,9 @@ class Intent(StrictModel):
         "examples", description="examples: labelled episodes; description: the objective in words; "
                                 "none: no objective at all (the No-Objective baseline)."  # fmt: skip
     )
-    examples: int | list[UltimatumExample] = Field(
-        10, description="How many labelled examples to draw (ultimatum), or the examples themselves."
+    examples: int | list[UltimatumExample] | None = Field(
+        None, description="How many labelled examples to draw (ultimatum; default 10), or the examples themselves; "
+                          "negotiation shows the paper's three example dialogues.",  # fmt: skip
     )
     explanations: bool = Field(False, description="Each example carries an explanation. Ultimatum: the judge "
                                                   "reasons step by step (the paper's 1 example + explanation); "
@@ -79,7 +80,7 @@ class Intent(StrictModel):
 
     @field_validator("examples")
     @classmethod
-    def _count(cls, value: int | list[UltimatumExample]) -> int | list[UltimatumExample]:
+    def _count(cls, value: int | list[UltimatumExample] | None) -> int | list[UltimatumExample] | None:
         if isinstance(value, int) and not 0 <= value <= 100:
             raise ValueError("draw between 0 and 100 examples")
         return value
@@ -164,12 +165,19 @@ class ProxyBlock(StrictModel):
                 if game not in MATRIX_GAMES:
                     raise ValueError(f"games: unknown matrix game {game!r} (known: {', '.join(MATRIX_GAMES.names())})")
         if self.task == "negotiation":
-            given = "examples" in self.intent.model_fields_set
-            if isinstance(self.intent.examples, list) or (given and self.intent.examples != 3):
+            if isinstance(self.intent.examples, list) or self.intent.examples not in (None, 3):
                 raise ValueError("intent.examples: negotiation prompts show the paper's three example dialogues")
         if self.task != "matrix" and self.intent.form == "description" and self.intent.description is None:
             raise ValueError("intent.description: the description form needs the objective in words")
         return self
+
+    def example_count(self) -> int:
+        """How many examples the judge sees (0 unless the intent is given by examples)."""
+        if self.intent.form != "examples":
+            return 0
+        if isinstance(self.intent.examples, list):
+            return len(self.intent.examples)
+        return 3 if self.task == "negotiation" else (10 if self.intent.examples is None else self.intent.examples)
 
     def reasoning_budget(self) -> int:
         """The step-by-step answer's token limit in force."""

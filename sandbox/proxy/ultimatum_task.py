@@ -84,7 +84,7 @@ def draw_split(block: ProxyBlock, seed_rng: np.random.Generator, example_rng: np
     elif isinstance(given, list):
         example_offers = [Offer(e.proposer, e.responder) for e in given]
     else:
-        example_offers = draw_offers(example_rng, given, kind=kind)
+        example_offers = draw_offers(example_rng, block.example_count(), kind=kind)
     test = draw_offers(seed_rng, block.test_items, kind=kind, label=lambda o: should_reject(block, o),
                        balanced=block.balanced, exclude=frozenset(example_offers))  # fmt: skip
     return example_offers, test
