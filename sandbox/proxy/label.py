@@ -8,7 +8,8 @@ The run directory:
                           and the mean accuracy of an RL agent trained on that condition's rewards
     agents.csv            RL agent accuracy per reward source (and the true reward) and seed: tabular agents on
                           the labels' table (ultimatum, matrix: no judge calls), or REINFORCE negotiators whose
-                          dialogues the judge rates as they come (negotiation: one call per distinct dialogue)
+                          dialogues the judge rates as they come (negotiation: one call per distinct dialogue;
+                          `sandbox.proxy.negotiation_label`)
     summary.json          the figures, the judge's calls and cache hits
     accuracy.png          the bars, in the style of the paper's Fig. 5
 """
@@ -24,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
@@ -35,12 +35,12 @@ from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
-from sandbox.proxy import matrix_task, negotiation_task, ultimatum_task
+from sandbox.proxy import matrix_task, ultimatum_task
 from sandbox.proxy.judge import ProxyJudge
 from sandbox.proxy.plots import plot_accuracy
 from sandbox.proxy.scenario import ProxyScenario
 from sandbox.proxy.supervised import fit_supervised
-from sandbox.proxy.tables import accuracy_table, agents_table, matrix_row, negotiation_row, ultimatum_row
+from sandbox.proxy.tables import accuracy_table, agents_table, matrix_row, ultimatum_row
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
 from sandbox.seeding import generator, seed_node
 from sandbox.stats import mean_ci
@@ -186,99 +186,6 @@ async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Par
     return rows
 
 
-async def _negotiation_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial,
-                            hooks: LabelHooks) -> list[dict[str, Any]]:  # fmt: skip
-    block = scenario.proxy
-    style = block.objective.name
-    test = negotiation_task.draw_test_set(block.test_items, generator(scenario.seed, _TEST), turn_limit=block.turn_limit)
-    texts = [negotiation_task.render_episode(e) for e in test]
-
-    async def ask(condition: str, index: int, episode: Any) -> dict[str, Any]:
-        verdict = await _negotiation_verdict(scenario, judge, episode, condition, f"{condition}:{index}",
-                                             _call_seed(scenario, index))  # fmt: skip
-        return {"label": verdict.label, "p_yes": verdict.p_yes, "mass": verdict.mass, "answer": verdict.answer}
-
-    conditions = _conditions(scenario)
-    await _ask_all(conditions, test, partial, hooks, ask)
-    rows = []
-    for condition in conditions:
-        for index, (episode, text) in enumerate(zip(test, texts)):
-            v = partial.done[f"{condition}:{index}"]
-            rows.append(negotiation_row(condition, index, episode, text, negotiation_task.truth(style, episode),
-                                        v["label"], v["p_yes"], v["mass"], v["answer"]))  # fmt: skip
-    model = _negotiation_classifier(style)
-    for index, (episode, text, p) in enumerate(zip(test, texts, model.probability([negotiation_task.features(e) for e in test]))):
-        rows.append(negotiation_row("supervised", index, episode, text, negotiation_task.truth(style, episode), p >= 0.5,
-                                    p, None, ""))  # fmt: skip
-    return rows
-
-
-def _negotiation_classifier(style: str) -> Any:
-    """The supervised baseline, fitted on the three example dialogues the judge saw."""
-    examples = negotiation_task.examples_for(style)
-    return fit_supervised([negotiation_task.features(e.episode) for e in examples],
-                          [e.answers[style].startswith("Yes") for e in examples])  # fmt: skip
-
-
-async def _negotiation_verdict(scenario: ProxyScenario, judge: ProxyJudge, episode: Any, condition: str, key: str,
-                               seed: int) -> Any:  # fmt: skip
-    block = scenario.proxy
-    prompt = negotiation_task.render_prompt(
-        block.objective.name, episode, form=block.intent.form if condition == "llm" else "none",
-        explanations=block.intent.explanations, description=block.intent.description,
-        task_description=block.task_description, answer_instruction=block.answer_instruction)  # fmt: skip
-    call = CallInfo(role="judge", agent="judge", episode=key, step="verdict")
-    return await judge.yes_no(prompt, step_by_step=False, call=call, seed=seed)
-
-
-async def _negotiation_agents(scenario: ProxyScenario, judge: ProxyJudge,
-                              hooks: LabelHooks) -> tuple[pd.DataFrame, float, dict[str, Any]]:  # fmt: skip
-    """Negotiators trained by REINFORCE on the judge's verdicts (every distinct dialogue asked once, through the
-    cache), on the supervised baseline's and on the true style, scored on the truth; and an untrained policy's
-    accuracy. Returns the agents' table, that accuracy and the judge's RL cost."""
-    from sandbox.proxy.negotiator import Negotiator, style_accuracy, train_negotiator
-
-    block = scenario.proxy
-    style = block.objective.name
-    classifier = _negotiation_classifier(style)
-    asked: dict[str, tuple[float | None, bool]] = {}  # per distinct dialogue: the judge's reward, the truth
-
-    async def llm(episode: Any) -> float | None:
-        text = negotiation_task.render_episode(episode)
-        if text not in asked:
-            verdict = await _negotiation_verdict(scenario, judge, episode, "llm", f"rl:{len(asked)}",
-                                                 _call_seed(scenario, 1 << 20))  # fmt: skip
-            asked[text] = (None if verdict.label is None else float(verdict.label), negotiation_task.truth(style, episode))
-        return asked[text][0]
-
-    async def supervised(episode: Any) -> float:
-        return float(classifier.predict([negotiation_task.features(episode)])[0])
-
-    async def true_reward(episode: Any) -> float:
-        return float(negotiation_task.truth(style, episode))
-
-    sources = {"llm": llm, "supervised": supervised, "true_reward": true_reward}
-    rows, skipped = [], 0
-    if hooks.on_phase:
-        hooks.on_phase("negotiator dialogues", len(sources) * block.negotiator_seeds * block.negotiator_episodes)
-    for condition, reward in sources.items():
-        for agent_seed in range(block.negotiator_seeds):
-            seed = int(seed_node(scenario.seed, _AGENTS, agent_seed).generate_state(1)[0])
-            agent, counts = await train_negotiator(reward, episodes=block.negotiator_episodes, seed=seed,
-                                                   turn_limit=block.turn_limit, on_dialogue=hooks.on_item)  # fmt: skip
-            skipped += counts["skipped"] if condition == "llm" else 0
-            rows.append({"condition": condition, "seed": agent_seed,
-                         "agent_accuracy": style_accuracy(agent, style, seed=scenario.seed)})  # fmt: skip
-    untrained = style_accuracy(Negotiator.new(scenario.seed, block.turn_limit), style, seed=scenario.seed)
-    # The paper scored its judge on the RL dialogues (reward_model_accuracy.py): the same, at no extra call.
-    rated = [(label, truth) for label, truth in asked.values() if label is not None]
-    rl_accuracy = float(np.mean([bool(label) == truth for label, truth in rated])) if rated else None
-    return pd.DataFrame(rows), untrained, {"rl_judge_calls": len(asked), "rl_unparsed_skipped": skipped,
-                                           "rl_dialogues": block.negotiator_episodes * block.negotiator_seeds,
-                                           "rl_labeling_accuracy": rl_accuracy,
-                                           "rl_truth_rate": float(np.mean([t for _, t in rated])) if rated else None}
-
-
 async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mapping[str, BaseChatModel],
                   hooks: LabelHooks) -> dict[str, Any]:  # fmt: skip
     cache = ResponseCache(run_dir / layout.CACHE)
@@ -291,12 +198,14 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
     judge = ProxyJudge(model, temperature=block.temperature, graded=block.scoring == "graded",
                        top_logprobs=block.top_logprobs, reasoning_tokens=block.reasoning_budget())  # fmt: skip
     started = time.time()
-    tasks = {"ultimatum": _ultimatum_rows, "matrix": _matrix_rows, "negotiation": _negotiation_rows}
+    from sandbox.proxy.negotiation_label import negotiation_agents, negotiation_rows
+
+    tasks = {"ultimatum": _ultimatum_rows, "matrix": _matrix_rows, "negotiation": negotiation_rows}
     agents = None
     try:
         rows = await tasks[block.task](scenario, judge, partial, hooks)
         if block.task == "negotiation":
-            agents = await _negotiation_agents(scenario, judge, hooks)
+            agents = await negotiation_agents(scenario, judge, hooks)
     except BaseException as error:
         failed = isinstance(error, Exception)  # not Ctrl-C or a cancellation
         run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
