@@ -26,6 +26,7 @@ from sandbox.proxy.label import label_scenario, resume_labeling
 from sandbox.proxy.matrix_task import matrix_item
 from sandbox.scenario_file import parse_proxy_scenario
 from sandbox.seeding import generator
+from tests.test_notebooks import execute_notebook
 
 runner = CliRunner()
 ITEM = re.compile(r"P1 proposes a split of \$([\d.]+) for P1 and \$([\d.]+) for P2\. P2 rejected this offer\.[^\n]*(\n[^\n]*)?$")
@@ -222,6 +223,10 @@ def test_a_killed_labeling_run_resumes_to_the_same_labels(tmp_path: Path) -> Non
          "only the examples form"),
         ({"intent": {"form": "examples", "examples": [{"proposer": 0, "responder": 0}]}}, "positive amount"),
         ({"test_items": 201}, "proxy.test_items"),
+        ({"calibration": "examples", "intent": {"form": "description", "description": "x"}}, "at least 2 examples"),
+        ({"calibration": "examples", "intent": {"examples": 1}}, "at least 2 examples"),
+        ({"calibration": "examples", "scoring": "binary"}, "scoring: graded"),
+        ({"calibration": "always"}, "proxy.calibration"),
         # a balanced set that cannot be drawn: every $10 offer is below $1000
         ({"objective": {"name": "reject_below_amount", "threshold": 1000}, "offers": "percentage", "balanced": True},
          "could not draw"),
@@ -286,3 +291,46 @@ def test_the_no_objective_form_runs_alone(tmp_path: Path) -> None:
     assert list(accuracy.index) == ["no_objective", "random"]
     summary = json.loads((path / "summary.json").read_text())
     assert summary["items"] == 16 and summary["judge_calls"] == 16
+
+
+def test_calibration_fits_the_threshold_on_the_examples_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A judge that always answers No, but whose P(yes) is higher where rejecting is right: the answers score the
+    base rate, a threshold fitted on the user's examples (each asked with the others shown) scores 1."""
+    prompts_seen: list[str] = []
+
+    def shy(messages: list[Any], kwargs: dict[str, Any]) -> ScriptedReply:
+        prompts_seen.append(str(messages[-1].content))
+        p1, p2 = last_offer(messages)
+        return reply(False, 0.3 if p2 / (p1 + p2) < 0.3 else 0.1)
+
+    plain = label_scenario(scenario(no_objective=False), tmp_path / "plain", models={"judge": scripted([(r"Ultimatum", shy)])})
+    prompts_seen.clear()
+    path = label_scenario(scenario(no_objective=False, calibration="examples"), tmp_path / "run",
+                          models={"judge": scripted([(r"Ultimatum", shy)])})  # fmt: skip
+    plain_llm = pd.read_csv(plain / "labels.csv").query("condition == 'llm'")
+    labels = pd.read_csv(path / "labels.csv")
+    llm = labels[labels["condition"] == "llm"]
+    assert len(llm) == 16 and not plain_llm["label"].any()
+    assert plain_llm["correct"].mean() == pytest.approx(1 - plain_llm["truth"].mean())
+    assert plain_llm["truth"].any()
+    assert llm["correct"].all() and llm["threshold"].between(0.1 / 0.9, 0.3 / 0.9).all()
+    assert (llm["answer"] == "No").all()  # the text is kept; the label is the fitted cut
+    calibration = pd.read_csv(path / "calibration.csv")
+    assert len(calibration) == 10 and calibration["correct"].all() and calibration["truth"].nunique() == 2
+    # the calibration items are the examples, never the test items, and no example is shown with its own verdict
+    tested = set(map(tuple, llm[["proposer", "responder"]].to_numpy()))
+    assert not tested & set(map(tuple, calibration[["proposer", "responder"]].to_numpy()))
+    by_item = {last_offer([type("M", (), {"content": text})]): text for text in prompts_seen}
+    assert len(prompts_seen) == len(by_item) == 26
+    for p1, p2 in calibration[["proposer", "responder"]].itertuples(index=False):
+        text = by_item[(p1, p2)]  # its own prompt: the 9 other examples, then the example as the item
+        assert text.count(f"for P2. P2 rejected") == 10 and text.count(f"${float(p1)!r} for P1 and ${float(p2)!r} for P2") == 1
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["judge_calls"] == 26 and summary["calibration"]["llm"]["examples_accuracy"] == 1.0
+    assert json.loads((plain / "summary.json").read_text())["calibration"] is None
+    agents = pd.read_csv(path / "agents.csv").groupby("condition")["agent_accuracy"].mean()
+    assert agents["llm"] == 1.0  # the agent learns the calibrated labels
+    monkeypatch.setenv("PROXY_RUNS", str(tmp_path))  # the notebook names the calibrated setting and draws the cut
+    outputs = execute_notebook(Path(__file__).parent.parent / "notebooks" / "proxy_rewards.ipynb")
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert any("10 ex., calibrated" in str(o.get("data", {}).get("text/plain", "")) for o in outputs)

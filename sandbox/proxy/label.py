@@ -10,6 +10,8 @@ The run directory:
                           the labels' table (ultimatum, matrix: no judge calls), or REINFORCE negotiators whose
                           dialogues the judge rates as they come (negotiation: one call per distinct dialogue;
                           `sandbox.proxy.negotiation_label`)
+    calibration.csv       with `calibration: examples`: the verdicts on the user's examples and the threshold fitted
+                          on them, per condition (labels.csv's columns)
     summary.json          the figures, the judge's calls and cache hits
     accuracy.png          the bars, in the style of the paper's Fig. 5
 """
@@ -37,6 +39,7 @@ from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.proxy import matrix_task, ultimatum_task
 from sandbox.proxy.judge import ProxyJudge
+from sandbox.proxy.metrics import fit_threshold
 from sandbox.proxy.plots import plot_accuracy
 from sandbox.proxy.scenario import ProxyScenario
 from sandbox.proxy.supervised import fit_supervised
@@ -52,6 +55,7 @@ LABELS = "labels.csv"
 ACCURACY = "accuracy.csv"
 PLOT = "accuracy.png"
 AGENTS = "agents.csv"
+CALIBRATION = "calibration.csv"
 # Branches of the seed tree under the scenario's seed.
 _TEST, _EXAMPLES, _SCRAMBLE, _CALLS, _AGENTS = 0, 1, 2, 3, 4
 
@@ -131,25 +135,42 @@ def draw_test_set(scenario: ProxyScenario) -> tuple[list[ultimatum_task.Offer], 
 
 
 async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
+    """The verdicts on the test proposals; with `calibration: examples`, first on each of the user's examples
+    (shown the other examples; rows with `split: calibration`), whose fitted threshold then labels the test set."""
     block = scenario.proxy
     example_offers, test = draw_test_set(scenario)
     examples = ultimatum_task.examples_for(block, example_offers)
     conditions = _conditions(scenario)
+    # Items after the test set are the examples, asked for calibration (their keys follow the test items').
+    calibrating = examples if block.calibration == "examples" else []
+    items = [*test, *(example.offer for example in calibrating)]
 
     async def ask(condition: str, index: int, offer: ultimatum_task.Offer) -> dict[str, Any]:
-        prompt = ultimatum_task.render_prompt(block, offer, examples, objective=condition == "llm")
-        call = CallInfo(role="judge", agent="judge", episode=f"{condition}:{index}", step="verdict")
+        shown = examples if index < len(test) else [e for e in examples if e is not calibrating[index - len(test)]]
+        prompt = ultimatum_task.render_prompt(block, offer, shown, objective=condition == "llm")
+        step = "verdict" if index < len(test) else "calibration"
+        call = CallInfo(role="judge", agent="judge", episode=f"{condition}:{index}", step=step)
         verdict = await judge.yes_no(prompt.text, step_by_step=prompt.step_by_step, call=call,
                                      seed=_call_seed(scenario, index))  # fmt: skip
         return {"label": verdict.label, "p_yes": verdict.p_yes, "mass": verdict.mass, "answer": verdict.answer}
 
-    await _ask_all(conditions, test, partial, hooks, ask)
+    await _ask_all(conditions, items, partial, hooks, ask)
     rows = []
     for condition in conditions:
+        threshold = None
+        if calibrating:
+            asked = [partial.done[f"{condition}:{len(test) + j}"] for j in range(len(calibrating))]
+            threshold = fit_threshold([v["p_yes"] if v["label"] is not None else None for v in asked],
+                                      [example.reject for example in calibrating])  # fmt: skip
+            for j, (example, verdict) in enumerate(zip(calibrating, asked)):
+                rows.append({**ultimatum_row(condition, j, example.offer, example.reject, verdict["label"],
+                                             verdict["p_yes"], verdict["mass"], verdict["answer"], threshold),
+                             "split": "calibration"})  # fmt: skip
         for index, offer in enumerate(test):
             verdict = partial.done[f"{condition}:{index}"]
             rows.append(ultimatum_row(condition, index, offer, ultimatum_task.should_reject(block, offer),
-                                       verdict["label"], verdict["p_yes"], verdict["mass"], verdict["answer"]))  # fmt: skip
+                                       verdict["label"], verdict["p_yes"], verdict["mass"], verdict["answer"],
+                                       threshold))  # fmt: skip
     if examples:
         model = fit_supervised([[e.offer.proposer, e.offer.responder] for e in examples], [e.reject for e in examples])
         probabilities = model.probability([[o.proposer, o.responder] for o in test])
@@ -226,6 +247,10 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
     here from the labels' table)."""
     block = scenario.proxy
     labels = pd.DataFrame(rows)
+    calibration = None
+    if "split" in labels:  # the verdicts on the user's examples that fitted the threshold
+        calibration = labels[labels["split"] == "calibration"].drop(columns="split")
+        labels = labels[labels["split"] != "calibration"].drop(columns="split").reset_index(drop=True)
     accuracy = accuracy_table(labels, block.task)
     if trained is None:
         agents, random_policy = agents_table(labels, block.task, scenario.seed, _AGENTS)
@@ -254,6 +279,10 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
         "agent_accuracy": {condition: dict(zip(("mean", "ci_low", "ci_high", "seeds"),
                                                map(_number, mean_ci(values, bounds=(0.0, 1.0)))))
                            for condition, values in by_source},  # fmt: skip
+        "calibration": None if calibration is None else
+        {condition: {"threshold": _number(group["threshold"].iloc[0]), "examples": int(len(group)),
+                     "examples_accuracy": _number(group["correct"].mean())}
+         for condition, group in calibration.groupby("condition", sort=False)},  # fmt: skip
         "distinct_episodes": int(len(llm)),
         **rl_cost,
         "graded_sources": llm["source"].value_counts().to_dict() if "source" in llm else {},
@@ -268,6 +297,8 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
     atomic_write_text(run_dir / LABELS, labels.to_csv(index=False))
     atomic_write_text(run_dir / ACCURACY, accuracy.to_csv(index=False))
     atomic_write_text(run_dir / AGENTS, agents.to_csv(index=False))
+    if calibration is not None:
+        atomic_write_text(run_dir / CALIBRATION, calibration.to_csv(index=False))
     atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
     title = f"{scenario.name}: {block.objective.name}, {block.intent.form}"
     plot_accuracy(accuracy, title).savefig(run_dir / PLOT, dpi=120)

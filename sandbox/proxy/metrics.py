@@ -1,4 +1,4 @@
-"""Labeling metrics: accuracy with a 95% interval, and the AUC of a graded reward.
+"""Labeling metrics: accuracy with a 95% interval, the AUC of a graded reward, a threshold fitted on examples.
 
 >>> low, high = wilson_interval(45, 50)
 >>> round(low, 3), round(high, 3)
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from scipy import stats
 
-__all__ = ["auc", "wilson_interval"]
+__all__ = ["auc", "fit_threshold", "wilson_interval"]
 
 
 def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -43,3 +43,30 @@ def auc(scores: Sequence[float | None], truths: Sequence[bool]) -> float:
         return math.nan
     wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
     return wins / (len(positives) * len(negatives))
+
+
+def fit_threshold(scores: Sequence[float | None], truths: Sequence[bool], default: float = 0.5) -> float:
+    """The cut on `scores` that labels the most of `truths` right (a score at or above it is True).
+
+    Cuts lie halfway between neighbouring scores (or at 0, everything True); among equally good cuts, the one
+    nearest `default`. Items with no score are left out; `default` when none has one.
+
+    >>> fit_threshold([0.1, 0.2, 0.6, 0.7], [False, False, True, True])
+    0.4
+    >>> fit_threshold([0.02, 0.04, 0.3], [False, True, True])
+    0.03
+    >>> fit_threshold([0.9, 0.8], [True, True])  # one class: the cuts 0 and 0.4 are right; 0.4 is nearer 0.5
+    0.4
+    >>> fit_threshold([None], [True])
+    0.5
+    """
+    pairs = [(float(s), bool(t)) for s, t in zip(scores, truths) if s is not None and not math.isnan(s)]
+    if not pairs:
+        return default
+    points = sorted({0.0, 1.0, *(s for s, _ in pairs)})
+    cuts = [0.0, *((low + high) / 2 for low, high in zip(points, points[1:]))]
+
+    def right(cut: float) -> int:
+        return sum((s >= cut) == t for s, t in pairs)
+
+    return max(cuts, key=lambda cut: (right(cut), -abs(cut - default)))

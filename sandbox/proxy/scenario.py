@@ -133,6 +133,12 @@ class ProxyBlock(StrictModel):
         None, ge=16, le=4096, description="Most tokens of a step-by-step answer. Default: the authors' code, "
                                           "256 (ultimatum) and 512 (matrix, ask_lm.py).",  # fmt: skip
     )
+    calibration: Literal["none", "examples"] = Field(
+        "none", description="none: the judge's answer is its label (the paper). examples: the label is P(yes) at or "
+                            "above a threshold fitted on the user's examples, each asked with the others as its "
+                            "examples (k more calls per condition, never the test set); the embedded judge's "
+                            "P(yes) ranks items better than its answers do. Ultimatum, graded, 2+ examples.",  # fmt: skip
+    )
     no_objective: bool = Field(True, description="Also label with no objective (the No-Objective baseline).")
     turn_limit: int = Field(10, ge=2, le=40, description="Negotiation: most utterances in a dialogue.")
     negotiator_episodes: int = Field(250, ge=0, le=100_000, description="Negotiation: REINFORCE dialogues per "
@@ -167,6 +173,14 @@ class ProxyBlock(StrictModel):
         if self.task == "negotiation":
             if isinstance(self.intent.examples, list) or self.intent.examples not in (None, 3):
                 raise ValueError("intent.examples: negotiation prompts show the paper's three example dialogues")
+        if self.calibration == "examples":
+            if self.task != "ultimatum":
+                raise ValueError("calibration: only the ultimatum task is calibrated on the user's examples")
+            if self.example_count() < 2:
+                raise ValueError("calibration: the threshold is fitted on the user's examples, each asked with the "
+                                 "others shown: give at least 2 examples")  # fmt: skip
+            if self.scoring != "graded":
+                raise ValueError("calibration: a threshold on P(yes) needs scoring: graded")
         if self.task != "matrix" and self.intent.form == "description" and self.intent.description is None:
             raise ValueError("intent.description: the description form needs the objective in words")
         return self
