@@ -227,6 +227,9 @@ def test_a_killed_labeling_run_resumes_to_the_same_labels(tmp_path: Path) -> Non
         ({"calibration": "examples", "intent": {"examples": 1}}, "at least 2 examples"),
         ({"calibration": "examples", "scoring": "binary"}, "scoring: graded"),
         ({"calibration": "always"}, "proxy.calibration"),
+        ({"calibration": "examples", "intent": {"examples": [{"proposer": 8, "responder": 2},
+                                                             {"proposer": 8, "responder": 2}]}}, "must differ"),
+        ({"calibration": "examples", "task": "negotiation", "objective": {"name": "stubborn"}}, "only the ultimatum"),
         # a balanced set that cannot be drawn: every $10 offer is below $1000
         ({"objective": {"name": "reject_below_amount", "threshold": 1000}, "offers": "percentage", "balanced": True},
          "could not draw"),
@@ -299,9 +302,13 @@ def test_calibration_fits_the_threshold_on_the_examples_only(tmp_path: Path, mon
     prompts_seen: list[str] = []
 
     def shy(messages: list[Any], kwargs: dict[str, Any]) -> ScriptedReply:
-        prompts_seen.append(str(messages[-1].content))
+        text = str(messages[-1].content)
+        prompts_seen.append(text)
         p1, p2 = last_offer(messages)
-        return reply(False, 0.3 if p2 / (p1 + p2) < 0.3 else 0.1)
+        held_out = text.count("P2 rejected") == 10  # 9 examples shown: an example asked for calibration
+        # P(yes) / 0.9: examples 0.356 / 0.222, test items 0.333 / 0.111; a cut fitted on the test set would differ
+        high, low = (0.32, 0.2) if held_out else (0.3, 0.1)
+        return reply(False, high if p2 / (p1 + p2) < 0.3 else low)
 
     plain = label_scenario(scenario(no_objective=False), tmp_path / "plain", models={"judge": scripted([(r"Ultimatum", shy)])})
     prompts_seen.clear()
@@ -313,7 +320,9 @@ def test_calibration_fits_the_threshold_on_the_examples_only(tmp_path: Path, mon
     assert len(llm) == 16 and not plain_llm["label"].any()
     assert plain_llm["correct"].mean() == pytest.approx(1 - plain_llm["truth"].mean())
     assert plain_llm["truth"].any()
-    assert llm["correct"].all() and llm["threshold"].between(0.1 / 0.9, 0.3 / 0.9).all()
+    assert llm["correct"].all() and llm["threshold"].eq(llm["threshold"].iloc[0]).all()
+    assert llm["threshold"].iloc[0] == pytest.approx((0.32 + 0.2) / 2 / 0.9)  # halfway between the examples' scores
+    assert not llm["answer_label"].any()
     assert (llm["answer"] == "No").all()  # the text is kept; the label is the fitted cut
     calibration = pd.read_csv(path / "calibration.csv")
     assert len(calibration) == 10 and calibration["correct"].all() and calibration["truth"].nunique() == 2
@@ -324,9 +333,9 @@ def test_calibration_fits_the_threshold_on_the_examples_only(tmp_path: Path, mon
     assert len(prompts_seen) == len(by_item) == 26
     for p1, p2 in calibration[["proposer", "responder"]].itertuples(index=False):
         text = by_item[(p1, p2)]  # its own prompt: the 9 other examples, then the example as the item
-        assert text.count(f"for P2. P2 rejected") == 10 and text.count(f"${float(p1)!r} for P1 and ${float(p2)!r} for P2") == 1
+        assert text.count("for P2. P2 rejected") == 10 and text.count(f"${float(p1)!r} for P1 and ${float(p2)!r} for P2") == 1
     summary = json.loads((path / "summary.json").read_text())
-    assert summary["judge_calls"] == 26 and summary["calibration"]["llm"]["examples_accuracy"] == 1.0
+    assert summary["judge_calls"] == 26 and summary["calibration"]["llm"]["examples_fit_accuracy"] == 1.0
     assert json.loads((plain / "summary.json").read_text())["calibration"] is None
     agents = pd.read_csv(path / "agents.csv").groupby("condition")["agent_accuracy"].mean()
     assert agents["llm"] == 1.0  # the agent learns the calibrated labels
@@ -334,3 +343,16 @@ def test_calibration_fits_the_threshold_on_the_examples_only(tmp_path: Path, mon
     outputs = execute_notebook(Path(__file__).parent.parent / "notebooks" / "proxy_rewards.ipynb")
     assert not [o for o in outputs if o.output_type == "error"]
     assert any("10 ex., calibrated" in str(o.get("data", {}).get("text/plain", "")) for o in outputs)
+
+
+def test_examples_of_one_class_fit_no_threshold(tmp_path: Path) -> None:
+    """Two examples that both call for rejecting: no cut can be chosen, so the answers stay the labels."""
+    examples = [{"proposer": 9, "responder": 1}, {"proposer": 8, "responder": 2}]
+    path = label_scenario(scenario(no_objective=False, calibration="examples", intent={"examples": examples}),
+                          tmp_path / "run", models={"judge": scripted([(r"Ultimatum", rule_judge)])})  # fmt: skip
+    labels = pd.read_csv(path / "labels.csv")
+    assert labels.query("condition == 'llm'")["threshold"].isna().all()
+    llm = labels[labels["condition"] == "llm"]
+    assert (llm["label"] == llm["answer_label"]).all() and llm["correct"].all()
+    fitted = json.loads((path / "summary.json").read_text())["calibration"]["llm"]
+    assert fitted["threshold"] is None and fitted["example_classes"] == 1 and fitted["scored_examples"] == 2

@@ -64,8 +64,10 @@ def label_table(path: Path) -> None:
                       f"{summary['judge_cache_hits']} cache hits{'' if rate is None else f' ({rate:.0%})'}; "
                       f"graded rewards from {summary['graded_sources'] or 'n/a'}; {summary['seconds']:.0f} s")  # fmt: skip
     if summary.get("calibration"):
-        fitted = ", ".join(f"{k} {v['threshold']:.3f} (right on {v['examples_accuracy']:.0%} of {v['examples']})"
-                           for k, v in summary["calibration"].items())  # fmt: skip
+        fitted = ", ".join(f"{k} {v['threshold']:.3f} (in-sample {v['examples_fit_accuracy']:.0%} of {v['examples']})"
+                           if v["threshold"] is not None else
+                           f"{k} not fitted ({v['scored_examples']} examples with P(yes), {v['example_classes']} "
+                           "class(es)): its answers are its labels" for k, v in summary["calibration"].items())  # fmt: skip
         out_console.print(f"labels are P(yes) at or above a threshold fitted on the user's examples: {fitted}")
     if summary.get("rl_dialogues"):
         agents = ", ".join(f"{k} {v['mean']:.2f}" for k, v in summary["agent_accuracy"].items() if v["mean"] is not None)

@@ -135,8 +135,10 @@ def draw_test_set(scenario: ProxyScenario) -> tuple[list[ultimatum_task.Offer], 
 
 
 async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
-    """The verdicts on the test proposals; with `calibration: examples`, first on each of the user's examples
-    (shown the other examples; rows with `split: calibration`), whose fitted threshold then labels the test set."""
+    """The verdicts on the test proposals; with `calibration: examples`, also on each of the user's examples
+    (rows with `split: calibration`; the llm condition shows the other examples, the No-Objective one none),
+    whose fitted threshold then labels that condition's test set (None when it cannot be fitted: the answers
+    stay the labels)."""
     block = scenario.proxy
     example_offers, test = draw_test_set(scenario)
     examples = ultimatum_task.examples_for(block, example_offers)
@@ -146,7 +148,8 @@ async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _
     items = [*test, *(example.offer for example in calibrating)]
 
     async def ask(condition: str, index: int, offer: ultimatum_task.Offer) -> dict[str, Any]:
-        shown = examples if index < len(test) else [e for e in examples if e is not calibrating[index - len(test)]]
+        held_out = index - len(test)  # leave-one-out by position (duplicate examples are refused)
+        shown = examples if held_out < 0 else examples[:held_out] + examples[held_out + 1:]
         prompt = ultimatum_task.render_prompt(block, offer, shown, objective=condition == "llm")
         step = "verdict" if index < len(test) else "calibration"
         call = CallInfo(role="judge", agent="judge", episode=f"{condition}:{index}", step=step)
@@ -281,7 +284,9 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
                            for condition, values in by_source},  # fmt: skip
         "calibration": None if calibration is None else
         {condition: {"threshold": _number(group["threshold"].iloc[0]), "examples": int(len(group)),
-                     "examples_accuracy": _number(group["correct"].mean())}
+                     "scored_examples": int(group["p_yes"].notna().sum()),
+                     "example_classes": int(group["truth"].nunique()),
+                     "examples_fit_accuracy": _number(group["correct"].mean())}  # in-sample: the cut was fitted here
          for condition, group in calibration.groupby("condition", sort=False)},  # fmt: skip
         "distinct_episodes": int(len(llm)),
         **rl_cost,

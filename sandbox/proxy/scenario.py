@@ -135,9 +135,10 @@ class ProxyBlock(StrictModel):
     )
     calibration: Literal["none", "examples"] = Field(
         "none", description="none: the judge's answer is its label (the paper). examples: the label is P(yes) at or "
-                            "above a threshold fitted on the user's examples, each asked with the others as its "
-                            "examples (k more calls per condition, never the test set); the embedded judge's "
-                            "P(yes) ranks items better than its answers do. Ultimatum, graded, 2+ examples.",  # fmt: skip
+                            "above a threshold fitted on the user's examples, each asked as a test item (with the "
+                            "other examples shown; the No-Objective judge, calibrated alike, is shown none): k more "
+                            "calls per condition, never the test set; the embedded judge's P(yes) ranks items "
+                            "better than its answers do. Ultimatum, graded, 2+ distinct examples.",  # fmt: skip
     )
     no_objective: bool = Field(True, description="Also label with no objective (the No-Objective baseline).")
     turn_limit: int = Field(10, ge=2, le=40, description="Negotiation: most utterances in a dialogue.")
@@ -181,6 +182,10 @@ class ProxyBlock(StrictModel):
                                  "others shown: give at least 2 examples")  # fmt: skip
             if self.scoring != "graded":
                 raise ValueError("calibration: a threshold on P(yes) needs scoring: graded")
+            given = self.intent.examples
+            if isinstance(given, list) and len({(e.proposer, e.responder) for e in given}) < len(given):
+                raise ValueError("calibration: each example is held out in turn, so the examples must differ "
+                                 "(a duplicate would show the held-out example's own label)")  # fmt: skip
         if self.task != "matrix" and self.intent.form == "description" and self.intent.description is None:
             raise ValueError("intent.description: the description form needs the objective in words")
         return self

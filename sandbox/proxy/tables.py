@@ -29,7 +29,8 @@ AGENT_SEEDS, AGENT_STEPS = 3, 2000
 def ultimatum_row(condition: str, index: int, offer: Any, truth: bool, label: bool | None, p_yes: float | None,
                    mass: float | None, answer: str, threshold: float | None = None) -> dict[str, Any]:  # fmt: skip
     """A verdict on one proposal; with a `threshold` (calibration), the label is P(yes) >= threshold where the
-    judge gave P(yes), else its parsed answer."""
+    judge gave P(yes), else its parsed answer (`answer_label` keeps the answer's own label)."""
+    answer_label = label
     if threshold is not None and label is not None and p_yes is not None:
         label = p_yes >= threshold
     source = "unparsed" if label is None else ("logprob" if p_yes is not None else "binary")
@@ -39,7 +40,8 @@ def ultimatum_row(condition: str, index: int, offer: Any, truth: bool, label: bo
     return {"condition": condition, "item": index, "proposer": offer.proposer, "responder": offer.responder,
             "total": round(offer.total, 2), "share": round(offer.share, 4), "truth": truth, "label": label,
             "reward": reward, "p_yes": p_yes, "mass": mass, "source": source, "parsed": label is not None,
-            "correct": label == truth if label is not None else False, "answer": answer, "threshold": threshold}  # fmt: skip
+            "correct": label == truth if label is not None else False, "answer": answer, "answer_label": answer_label,
+            "threshold": threshold}  # fmt: skip
 
 
 def negotiation_row(condition: str, index: int, episode: Any, text: str, truth: bool, label: bool | None,
