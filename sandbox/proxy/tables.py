@@ -14,6 +14,7 @@ import pandas as pd
 
 from sandbox.proxy import matrix_task
 from sandbox.proxy.agents import agent_accuracy
+from sandbox.proxy.judge import Judgement
 from sandbox.proxy.metrics import auc, wilson_interval
 from sandbox.seeding import generator
 from sandbox.stats import mean_ci
@@ -33,14 +34,9 @@ def ultimatum_row(condition: str, index: int, offer: Any, truth: bool, label: bo
     answer_label = label
     if threshold is not None and label is not None and p_yes is not None:
         label = p_yes >= threshold
-    source = "unparsed" if label is None else ("logprob" if p_yes is not None else "binary")
-    if condition == "supervised":
-        source = "classifier"
-    reward = None if label is None else (p_yes if p_yes is not None else float(label))
     return {"condition": condition, "item": index, "proposer": offer.proposer, "responder": offer.responder,
-            "total": round(offer.total, 2), "share": round(offer.share, 4), "truth": truth, "label": label,
-            "reward": reward, "p_yes": p_yes, "mass": mass, "source": source, "parsed": label is not None,
-            "correct": label == truth if label is not None else False, "answer": answer, "answer_label": answer_label,
+            "total": round(offer.total, 2), "share": round(offer.share, 4),
+            **_verdict(condition, truth, label, p_yes, mass, answer), "answer_label": answer_label,
             "threshold": threshold}  # fmt: skip
 
 
@@ -48,13 +44,18 @@ def negotiation_row(condition: str, index: int, episode: Any, text: str, truth: 
                     p_yes: float | None, mass: float | None, answer: str) -> dict[str, Any]:  # fmt: skip
     """A verdict on one test dialogue: the binary columns of `ultimatum_row`, with the dialogue instead of an offer."""
     alice, bob = episode.points()
-    source = "classifier" if condition == "supervised" else \
-        ("unparsed" if label is None else ("logprob" if p_yes is not None else "binary"))  # fmt: skip
-    reward = None if label is None else (p_yes if p_yes is not None else float(label))
     return {"condition": condition, "item": index, "utterances": len(episode.utterances),
             "alice_utterances": len(episode.by("Alice")), "agreed": episode.agreed, "alice_points": alice,
-            "bob_points": bob, "dialogue": text, "truth": truth, "label": label, "reward": reward, "p_yes": p_yes,
-            "mass": mass, "source": source, "parsed": label is not None,
+            "bob_points": bob, "dialogue": text, **_verdict(condition, truth, label, p_yes, mass, answer)}  # fmt: skip
+
+
+def _verdict(condition: str, truth: bool, label: bool | None, p_yes: float | None, mass: float | None,
+             answer: str) -> dict[str, Any]:  # fmt: skip
+    """A yes/no verdict's columns: its reward and source as `Judgement` defines them (the supervised baseline's
+    source is its classifier), whether it parsed and whether it is right."""
+    judgement = Judgement(label, p_yes, mass, answer)
+    return {"truth": truth, "label": label, "reward": judgement.reward, "p_yes": p_yes, "mass": mass,
+            "source": "classifier" if condition == "supervised" else judgement.source, "parsed": label is not None,
             "correct": label == truth if label is not None else False, "answer": answer}  # fmt: skip
 
 
