@@ -70,13 +70,16 @@ def _from_gguf(file: Path, dtype: Any) -> tuple[Any, Any]:
     return model, tokenizer
 
 
-def load_base_model(spec: str, *, device: str | None = None, dtype: str = "auto") -> BaseModel:
+def load_base_model(
+    spec: str, *, device: str | None = None, dtype: str = "auto", vocabulary: tuple[str, ...] | None = None
+) -> BaseModel:
     """Load the base model `spec` (see the module's docstring) onto `device` (default: CUDA when present).
 
     Args:
         spec: The base model.
         device: `cpu`, `cuda`, ...; default CUDA when available, else CPU.
         dtype: `auto` (bfloat16 on a GPU, float32 on CPU), `float32`, `bfloat16` or `float16`.
+        vocabulary: The tiny model's words (default: the matrix games'); other models ignore it.
 
     Raises:
         ModelUnavailableError: the model's files are not on this machine.
@@ -91,7 +94,9 @@ def load_base_model(spec: str, *, device: str | None = None, dtype: str = "auto"
     if kind == "tiny":
         from sandbox.moral.tiny_model import tiny_lm
 
-        model, tokenizer = tiny_lm(seed=int(argument or 0))
+        from sandbox.moral.tiny_model import MATRIX_VOCABULARY
+
+        model, tokenizer = tiny_lm(vocabulary or MATRIX_VOCABULARY, seed=int(argument or 0))
         model = model.to(torch_dtype)
     elif kind == "hf":
         from transformers import AutoModelForCausalLM, AutoTokenizer

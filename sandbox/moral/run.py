@@ -19,19 +19,17 @@ an uninterrupted one (bar the `seconds` column).
 
 from __future__ import annotations
 
-import csv
 import json
-import shutil
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from sandbox.errors import RunFailedError, UsageError
+from sandbox.errors import UsageError
+from sandbox.moral.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recover_checkpoint, running, save_checkpoint
 from sandbox.moral.opponents import LearningLLM
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
@@ -40,7 +38,6 @@ __all__ = ["TrainHooks", "load_trainer", "resume_training", "train_scenario"]
 
 METRICS = "metrics.csv"
 SUMMARY = "summary.json"
-CHECKPOINT = "checkpoint"
 ADAPTER = "adapter"
 
 
@@ -136,7 +133,7 @@ def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model:
                           judge=judge)  # fmt: skip
     trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
     start = 0
-    _recover_checkpoint(run_dir)
+    recover_checkpoint(run_dir)
     checkpoint = run_dir / CHECKPOINT
     opponent = make_opponent(scenario, trainer)
     if (checkpoint / "state.json").is_file():
@@ -144,85 +141,8 @@ def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model:
         if isinstance(opponent, LearningLLM):
             opponent.policy.load(checkpoint / "opponent")
         start = json.loads((checkpoint / "state.json").read_text())["episodes"]
-    _keep_rows(run_dir / METRICS, start)
+    keep_rows(run_dir / METRICS, start)
     return _train(run_dir, scenario, trainer, start, hooks or TrainHooks(), opponent, judge=judge)
-
-
-class MetricsFile:
-    """`metrics.csv` opened for appending: each row written and flushed at once (a header on an empty file)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.writer: csv.DictWriter[str] | None = None
-
-    def __enter__(self) -> MetricsFile:
-        self.handle = self.path.open("a", newline="", encoding="utf-8")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.handle.close()
-
-    def append(self, row: dict[str, Any]) -> None:
-        if self.writer is None:
-            self.writer = csv.DictWriter(self.handle, fieldnames=list(row))
-            if self.handle.tell() == 0:
-                self.writer.writeheader()
-        self.writer.writerow(row)
-        self.handle.flush()
-
-
-def _keep_rows(path: Path, episodes: int) -> None:
-    """Keep the header and the rows of episodes before `episodes` (a killed run may leave a cut line)."""
-    if not path.is_file():
-        return
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = lines[:1] + [line for line in lines[1:] if line.endswith("\n") and _episode(line) < episodes]
-    atomic_write_text(path, "".join(kept) if len(kept) > 1 else "")
-
-
-def _episode(line: str) -> int:
-    try:
-        return int(line.split(",", 1)[0])
-    except ValueError:
-        return 1 << 62
-
-
-def _checkpoint(run_dir: RunDirectory, trainer: Any, episodes: int, opponent: Any = None) -> None:
-    """Replace the checkpoint at once: write beside it, then swap (a kill leaves one whole checkpoint)."""
-    final, fresh, old = run_dir / CHECKPOINT, run_dir / f"{CHECKPOINT}.new", run_dir / f"{CHECKPOINT}.old"
-    shutil.rmtree(fresh, ignore_errors=True)
-    trainer.save(fresh)
-    if isinstance(opponent, LearningLLM):
-        opponent.policy.save(fresh / "opponent")
-    (fresh / "state.json").write_text(json.dumps({"episodes": episodes, "time": time.time()}))
-    if final.exists():
-        final.replace(old)
-    fresh.replace(final)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _recover_checkpoint(run_dir: RunDirectory) -> None:
-    """A kill between the two renames of `_checkpoint` leaves only `checkpoint.old` or `.new`."""
-    final = run_dir / CHECKPOINT
-    for spare in (run_dir / f"{CHECKPOINT}.new", run_dir / f"{CHECKPOINT}.old"):
-        if not final.exists() and (spare / "state.json").is_file():
-            spare.replace(final)
-        shutil.rmtree(spare, ignore_errors=True)
-
-
-@contextmanager
-def _running(run_dir: RunDirectory, start: int) -> Iterator[None]:
-    """Mark the run running; on an interrupt or a failure, say so in `run.json` (the run stays resumable)."""
-    run_dir.write_status("running", started=time.time(), start_episode=start)
-    try:
-        yield
-    except KeyboardInterrupt:
-        run_dir.write_status("interrupted")
-        raise
-    except Exception as error:
-        run_dir.write_status("failed", error=repr(error))
-        raise RunFailedError(f"training failed after episode {start}: {error!r}; "
-                             f"resume it with `sandbox resume {run_dir.path}`") from error  # fmt: skip
 
 
 def _proxies(run_dir: RunDirectory, scenario: TrainingScenario, judge: Any) -> dict[str, Any]:
@@ -249,13 +169,13 @@ def _train(
     setup = training.setup(seed=scenario.seed, opponent=opponent, proxies=_proxies(run_dir, scenario, judge))
     if hooks.on_start:
         hooks.on_start(total, start)
-    with _running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
+    with running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
 
         def on_episode(row: dict[str, Any]) -> None:
             rows.append(row)
             done = row["episode"] + 1
             if done % training.checkpoint_every == 0 or done == total:
-                _checkpoint(run_dir, trainer, done, opponent)
+                save_checkpoint(run_dir, trainer, done, {"opponent": opponent.policy} if isinstance(opponent, LearningLLM) else None)
             if hooks.on_episode:
                 hooks.on_episode(row)
 
@@ -276,11 +196,11 @@ def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hoo
     out = run_dir / "trl"
     checkpoints = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1])) if resume else []
     start = int(checkpoints[-1].name.rsplit("-", 1)[1]) if checkpoints else 0
-    _keep_rows(run_dir / METRICS, start)
+    keep_rows(run_dir / METRICS, start)
     proxies = _proxies(run_dir, scenario, judge)
     if hooks.on_start:
         hooks.on_start(training.episodes, start)
-    with _running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
+    with running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
         last = time.perf_counter()
 
         def on_row(row: dict[str, Any]) -> None:
@@ -387,7 +307,10 @@ def is_training_run(path: Path | str) -> bool:
     import yaml
 
     scenario = Path(path) / SCENARIO
+    if not scenario.is_file():
+        return False
     try:
-        return scenario.is_file() and "training" in (yaml.safe_load(scenario.read_text()) or {})
+        data = yaml.safe_load(scenario.read_text()) or {}
+        return isinstance(data, dict) and "training" in data and "distill" not in data  # a distillation trains too
     except yaml.YAMLError:
         return False

@@ -1,18 +1,22 @@
-"""Moral fine-tuning's rollout loop: a learner LLM plays iterated matrix games and learns by PPO.
+"""The rollout loop of any environment, and the iterated matrix games of moral fine-tuning as one.
 
 An episode (Tennant et al., Section 3.2) gathers one PPO batch: `parallel`
 games, each reset to a random state, play `rounds` rounds in turn; on each
 round every game's prompt is answered by the policy (one batched
 generation), the answer is parsed to a move (or an illegal output), the
-opponent moves, and the scheduled reward scores the round. Then one PPO
-step. `parallel x rounds` is the batch size (the paper: 1 x 5 against TFT).
+environment plays the round, and the scheduled reward scores it. Then one
+PPO step. `parallel x rounds` is the batch size (the paper: 1 x 5 against
+TFT). The loop knows only the `Environment` contract; `MoralSetup` is the
+matrix games' environment (`sandbox.moral.ultimatum_env` holds the
+ultimatum game's).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +25,9 @@ import torch
 
 from agents.contracts import MatrixStrategy
 from agents.strategies import STRATEGIES
-from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
+from sandbox.games.matrix import MATRIX_GAMES, Move, PayoffTable
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
+from sandbox.moral.environment import Environment
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import LLMOpponent
 from sandbox.moral.ppo import PPOTrainer
@@ -87,6 +92,46 @@ class MoralSetup:
             raise KeyError(f"reward {kind!r} is not among this run's table rewards ({', '.join(self.proxies) or 'none'})")
         return reward(self.proxies.get(kind, kind), step, self.rewards)
 
+    # -- the Environment contract -------------------------------------------------------------
+
+    def new_game(self, rng: np.random.Generator) -> IteratedGame:
+        game = IteratedGame(self.table(), self.strategy(), self.history_length)
+        game.reset(rng)
+        return game
+
+    def prompt(self, game: IteratedGame, rng: np.random.Generator) -> str:
+        return matrix_prompt(game.game, game.state(), self.tokens, rng)
+
+    def parse(self, answer: str, game: IteratedGame) -> Move | None:
+        return parse_action(answer, self.tokens)
+
+    def step(self, games: Sequence[IteratedGame], moves: Sequence[Move | None], rng: np.random.Generator) -> list[Step]:
+        """One round of every game; an LLM opponent answers all games' states in one batch (moves are simultaneous)."""
+        llm = self.llm_opponent
+        if llm is None:
+            return [game.play(move, rng) for game, move in zip(games, moves)]
+        learner_before = [g.history[-1][0] for g in games]
+        opponent_moves = llm.moves(list(games), rng)
+        steps = [game.play_against(move, theirs) for game, move, theirs in zip(games, moves, opponent_moves)]
+        llm.observe([g.history[-1][0] for g in games], learner_before)
+        return steps
+
+    def prefetch(self, outcomes: Sequence[Step]) -> None:
+        """Nothing to fetch: the rewards are functions, the judge's tables were filled when the run began."""
+
+    def columns(self, outcomes: Sequence[Step]) -> dict[str, float]:
+        """The share of each action type (own move | the opponent's last move) and of illegal outputs."""
+        types = Counter(action_type(s) for s in outcomes)
+        return {name: types[name] / len(outcomes) for name in (*ACTION_TYPES, "illegal")}
+
+    def snapshot(self, game: IteratedGame) -> str:
+        return json.dumps(game.state())
+
+    def restore(self, text: str) -> IteratedGame:
+        game = IteratedGame(self.table(), self.strategy(), self.history_length)
+        game.history = [(own, other) for own, other in json.loads(text)]
+        return game
+
 
 def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
     """The prompt as the model's chat turn (its chat template when it has one), as token ids."""
@@ -105,59 +150,49 @@ def action_type(step: Step) -> str:
 
 def play_episode(
     trainer: PPOTrainer,
-    setup: MoralSetup,
+    setup: Environment,
     episode: int,
     *,
     batched: bool = True,
     rng: np.random.Generator | None = None,
-) -> tuple[list[torch.Tensor], list[torch.Tensor], list[Step]]:
-    """One episode's experiences: prompts, answers and scored rounds (no learning).
+) -> tuple[list[torch.Tensor], list[torch.Tensor], list[Any]]:
+    """One episode's experiences in any environment: prompts, answers and scored outcomes (no learning).
 
-    Steps come round by round: round 0 of every game, then round 1, ...
+    Outcomes come round by round: round 0 of every game, then round 1, ...
     The draws (states, opponents, prompt orders) come from the episode's node of
     the seed tree, or from `rng` when given.
     """
     rng = rng if rng is not None else generator(setup.seed, episode)
-    games = [IteratedGame(setup.table(), setup.strategy(), setup.history_length) for _ in range(setup.parallel)]
-    for game in games:
-        game.reset(rng)
-    queries, answers, steps = [], [], []
-    llm = setup.llm_opponent
+    games = [setup.new_game(rng) for _ in range(setup.parallel)]
+    queries, answers, outcomes = [], [], []
     for _ in range(setup.rounds):
-        if llm is not None:  # simultaneous moves: the opponent answers from the same state
-            learner_before = [g.history[-1][0] for g in games]
-            opponent_moves = llm.moves(games, rng)
-        round_queries = [encode(trainer.tokenizer, matrix_prompt(g.game, g.state(), setup.tokens, rng)) for g in games]
+        round_queries = [encode(trainer.tokenizer, setup.prompt(game, rng)) for game in games]
         if batched:
             round_answers = trainer.generate(round_queries)
         else:
             round_answers = [trainer.generate([q])[0] for q in round_queries]
-        for i, (game, answer) in enumerate(zip(games, round_answers)):
-            move = parse_action(trainer.tokenizer.decode(answer, skip_special_tokens=True), setup.tokens)
-            steps.append(game.play(move, rng) if llm is None else game.play_against(move, opponent_moves[i]))
-        if llm is not None:
-            llm.observe([g.history[-1][0] for g in games], learner_before)
+        moves = [setup.parse(trainer.tokenizer.decode(answer, skip_special_tokens=True), game)
+                 for game, answer in zip(games, round_answers)]  # fmt: skip
+        outcomes += setup.step(games, moves, rng)
         queries += round_queries
         answers += round_answers
-    return queries, answers, steps
+    return queries, answers, outcomes
 
 
-def episode_metrics(episode: int, setup: MoralSetup, steps: list[Step], stats: dict[str, float]) -> dict[str, Any]:
-    """One row of `metrics.csv`: rewards by kind, action types, illegal rate, KL."""
-    types = Counter(action_type(s) for s in steps)
+def episode_metrics(episode: int, setup: Environment, steps: Sequence[Any], stats: dict[str, float]) -> dict[str, Any]:
+    """One row of `metrics.csv`: rewards by kind, the environment's columns (action types, illegal rate), KL."""
     row: dict[str, Any] = {"episode": episode, "reward_kind": setup.schedule.at(episode)}
     for kind in setup.reward_kinds():
         row[f"reward_{kind}"] = float(np.mean([setup.score(kind, s) for s in steps]))
     row["reward"] = row[f"reward_{row['reward_kind']}"]  # the one in force
-    for name in (*ACTION_TYPES, "illegal"):
-        row[name] = types[name] / len(steps)
+    row.update(setup.columns(steps))
     row.update({key: stats[key] for key in ("kl", "kl_coef", "policy_loss", "value_loss", "clipfrac")})
     return row
 
 
 def train(
     trainer: PPOTrainer,
-    setup: MoralSetup,
+    setup: Environment,
     episodes: int,
     *,
     start: int = 0,
@@ -171,11 +206,13 @@ def train(
     for episode in range(start, episodes):
         began = time.perf_counter()
         queries, answers, steps = play_episode(trainer, setup, episode)
+        setup.prefetch(steps)
         kind = setup.schedule.at(episode)
         scores = [setup.score(kind, s) for s in steps]
         row = episode_metrics(episode, setup, steps, trainer.step(queries, answers, scores))
-        if setup.llm_opponent is not None:
-            row.update(setup.llm_opponent.finish_episode(episode))  # a learning opponent learns here
+        llm = getattr(setup, "llm_opponent", None)
+        if llm is not None:
+            row.update(llm.finish_episode(episode))  # a learning opponent learns here
         row["seconds"] = time.perf_counter() - began
         rows.append(row)
         if on_episode:

@@ -2,12 +2,13 @@
 
 TRL's trainers learn from prompts, not from episodes: each step draws
 `parallel x rounds / num_generations` prompts, samples `num_generations`
-answers to each, and scores every answer with `MoralRewardFunction`, a plain
+answers to each, and scores every answer with `EnvironmentReward`, a plain
 TRL reward function `f(prompts, completions, **columns) -> list[float]` that
-calls the same reward functions (`sandbox.moral.rewards`) as PPO. A prompt is
-the implicit game prompt of a random state (every PPO game starts from one
-too); the opponent's move is drawn from its strategy in that state when the
-answer is scored.
+plays the answer in its prompt's state through the environment
+(`sandbox.moral.environment`) and scores it with the same rewards as PPO. A
+prompt is the prompt of a random start state (every PPO game starts from one
+too); in a matrix game the opponent's move is drawn from its strategy in that
+state when the answer is scored.
 
 Because the states are drawn at random rather than reached by play, the
 action types logged during training are not those of play. After training,
@@ -18,20 +19,18 @@ them and `final_action_rates` comes from them.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from sandbox.games.matrix import MOVES, Move
-from sandbox.games.matrix_prompt import matrix_prompt, parse_action
-from sandbox.moral.rewards import RewardFn, Step
-from sandbox.moral.training import MoralSetup, episode_metrics
+from sandbox.moral.environment import Environment
+from sandbox.moral.rewards import RewardFn
+from sandbox.moral.training import episode_metrics
 from sandbox.seeding import Branch, generator
 
-__all__ = ["ALGORITHMS", "RESERVED", "MoralRewardFunction", "state_dataset", "trl_config", "trl_trainer"]
+__all__ = ["ALGORITHMS", "RESERVED", "EnvironmentReward", "MoralRewardFunction", "state_dataset", "trl_config", "trl_trainer"]
 
 ALGORITHMS = ("grpo", "rloo")
 
@@ -95,16 +94,15 @@ def chat_text(tokenizer: Any, prompt: str) -> str:
     return prompt
 
 
-def state_dataset(setup: MoralSetup, tokenizer: Any, size: int) -> Any:
-    """`size` prompts of random states: columns `prompt` (chat text) and `history` (JSON of the state's rounds)."""
+def state_dataset(setup: Environment, tokenizer: Any, size: int) -> Any:
+    """`size` prompts of random start states: columns `prompt` (chat text) and `state` (the game's snapshot)."""
     from datasets import Dataset
 
     rng = generator(setup.seed, Branch.EPISODE, 1 << 20)  # a node of its own, apart from the episodes'
     rows = []
     for _ in range(size):
-        history = [(MOVES[int(rng.integers(2))], MOVES[int(rng.integers(2))]) for _ in range(setup.history_length)]
-        prompt = matrix_prompt(setup.table(), history, setup.tokens, rng)
-        rows.append({"prompt": chat_text(tokenizer, prompt), "history": json.dumps(history)})
+        game = setup.new_game(rng)
+        rows.append({"prompt": chat_text(tokenizer, setup.prompt(game, rng)), "state": setup.snapshot(game)})
     return Dataset.from_list(rows)
 
 
@@ -112,45 +110,50 @@ def _text(completion: Any) -> str:
     return completion if isinstance(completion, str) else completion[-1]["content"]
 
 
-class MoralRewardFunction:
-    """A TRL reward function: the scheduled intrinsic reward of each answer in the state of its prompt.
+class EnvironmentReward:
+    """A TRL reward function: each answer played in the state of its prompt, scored by the scheduled reward.
 
     Each call is one training step (the sandbox sets one generation batch per
-    step); `on_step(step, steps)` receives the scored rounds.
+    step); `on_step(step, outcomes)` receives the scored outcomes.
     """
 
     __name__ = "moral_reward"  # TRL names a reward function's metrics after it
 
-    def __init__(self, setup: MoralSetup, on_step: Callable[[int, list[Step]], None] | None = None) -> None:
+    def __init__(self, setup: Environment, on_step: Callable[[int, list[Any]], None] | None = None) -> None:
         self.setup, self.on_step = setup, on_step
-        self.strategy = setup.strategy()
-        self.table = setup.table()
 
-    def __call__(self, prompts: list[Any], completions: list[Any], history: list[str], trainer_state: Any = None,
+    def __call__(self, prompts: list[Any], completions: list[Any], state: list[str], trainer_state: Any = None,
                  **columns: Any) -> list[float]:  # fmt: skip
         episode = int(trainer_state.global_step) if trainer_state is not None else 0
         rng = generator(self.setup.seed, episode)
         kind = self.setup.schedule.at(episode)
-        steps = []
-        for completion, state in zip(completions, history):
-            own_last, other_last = json.loads(state)[-1]
-            other: Move = self.strategy.move(own_last, other_last, rng)
-            steps.append(Step(own=parse_action(_text(completion), self.setup.tokens), other=other,
-                              last_other=other_last, game=self.table))  # fmt: skip
+        outcomes = []
+        for completion, snapshot in zip(completions, state):
+            game = self.setup.restore(snapshot)
+            outcomes += self.setup.step([game], [self.setup.parse(_text(completion), game)], rng)
+        self.setup.prefetch(outcomes)
         if self.on_step:
-            self.on_step(episode, steps)
-        return [self.setup.score(kind, s) for s in steps]
+            self.on_step(episode, outcomes)
+        return [self.setup.score(kind, s) for s in outcomes]
+
+
+MoralRewardFunction = EnvironmentReward  # its name before the ultimatum game joined the matrix games
 
 
 def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_dir: Path, device: str,
-                on_row: Callable[[dict[str, Any]], None], proxies: Mapping[str, RewardFn] | None = None) -> Any:  # fmt: skip
-    """A GRPO or RLOO trainer for the scenario, whose every step hands `on_row` its `metrics.csv` row."""
+                on_row: Callable[[dict[str, Any]], None], proxies: Mapping[str, RewardFn] | None = None,
+                setup: Environment | None = None) -> Any:  # fmt: skip
+    """A GRPO or RLOO trainer for the scenario, whose every step hands `on_row` its `metrics.csv` row.
+
+    `setup` is the environment (default: the scenario's matrix game); `scenario.training` gives the episodes,
+    batch, checkpoints, LoRA and TRL fields.
+    """
     from transformers import PrinterCallback, TrainerCallback
 
     training, seed = scenario.training, scenario.seed
-    setup = training.setup(seed=seed, proxies=proxies)
+    setup = setup if setup is not None else training.setup(seed=seed, proxies=proxies)
     args = trl_config(algorithm, training, out_dir, seed, device)  # num_generations: checked by `Training`
-    pending: dict[int, list[Step]] = {}
+    pending: dict[int, list[Any]] = {}
 
     class Rows(TrainerCallback):  # type: ignore[misc]
         """Completes each step's row with TRL's logged statistics and hands it on."""
@@ -168,22 +171,24 @@ def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_d
 
     cls = {"grpo": GRPOTrainer, "rloo": RLOOTrainer}[algorithm]
     prompts = training.episodes * training.parallel * training.rounds // args.num_generations
-    trainer = cls(model=model, reward_funcs=MoralRewardFunction(setup, lambda e, s: pending.__setitem__(e, s)),
+    trainer = cls(model=model, reward_funcs=EnvironmentReward(setup, lambda e, s: pending.__setitem__(e, s)),
                   args=args, train_dataset=state_dataset(setup, tokenizer, prompts), processing_class=tokenizer,
                   peft_config=lora_config(training, seed), callbacks=[Rows()])  # fmt: skip
     trainer.remove_callback(PrinterCallback)  # the sandbox shows its own progress and writes its own rows
     return trainer
 
 
-def play_rates(model: Any, tokenizer: Any, scenario: Any, proxies: Mapping[str, RewardFn] | None = None) -> list[dict[str, Any]]:
-    """The trained policy plays `max(1, episodes // 10)` episodes against the training opponent: rows for `play.csv`."""
+def play_rates(model: Any, tokenizer: Any, scenario: Any, proxies: Mapping[str, RewardFn] | None = None,
+               setup: Environment | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """The trained policy plays `max(1, episodes // 10)` episodes of the environment (default: the scenario's
+    matrix game against the training opponent): rows for `play.csv`."""
     import torch
 
     from sandbox.moral.ppo import Sampler
     from sandbox.moral.training import play_episode
 
     training, seed = scenario.training, scenario.seed
-    setup = training.setup(seed=seed, proxies=proxies)
+    setup = setup if setup is not None else training.setup(seed=seed, proxies=proxies)
     ppo = training.ppo_config(seed=seed)
     sampler = Sampler(model, tokenizer, ppo.max_new_tokens, ppo.temperature)
     torch.manual_seed(seed)
@@ -191,5 +196,6 @@ def play_rates(model: Any, tokenizer: Any, scenario: Any, proxies: Mapping[str, 
     nan_stats = dict.fromkeys(("kl", "kl_coef", "policy_loss", "value_loss", "clipfrac"), math.nan)
     for i in range(max(1, training.episodes // 10)):
         _, _, steps = play_episode(sampler, setup, i, rng=generator(seed, Branch.EVALUATION, 1 << 20, i))  # type: ignore[arg-type]
+        setup.prefetch(steps)
         rows.append(episode_metrics(i, setup, steps, nan_stats))
     return rows

@@ -1,0 +1,232 @@
+"""The ultimatum game as a training environment: the student proposes splits and answers proposals, with no policy.
+
+Each round of a game is one move on a fresh stake: an amount drawn from the
+training amounts and a currency from the training currencies. As proposer
+the student splits the stake; as responder (a `responder_share` of rounds)
+it accepts or rejects a proposal whose part for it is drawn uniformly from 0
+to the amount. The prompt carries no policy and no system prompt
+(`prompts/student/`).
+
+Two answer forms:
+
+* `sentence`: the society's own sentence ("For the 52 apples, the proposer
+  will get 40, and the responder will get 12.", and yes or no), read by the
+  society's parsers (`sandbox.games.ultimatum`); for a real model.
+* `number`: the tiny in-process model answers the number it keeps (and yes
+  or no), parsed strictly: only a whole number from 0 to the amount is a
+  move; its prompt holds only words its vocabulary knows.
+
+An answer that does not parse is an illegal move, as in the society: it is
+recorded and earns `illegal`, whatever the reward.
+
+>>> env = UltimatumEnvironment(amounts=(10,), currencies=("apples",), form="number")
+>>> game = env.new_game(np.random.default_rng(0))
+>>> env.prompt(game, np.random.default_rng(0))
+'proposer split 10 keep ?'
+>>> env.parse("7", game), env.parse("11", game), env.parse("7 apples", game)
+(Split(proposer=7, responder=3), None, None)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+import prompts
+from sandbox.games.ultimatum import (
+    Decision,
+    ParseError,
+    Split,
+    Stake,
+    parse_decision,
+    parse_proposal,
+    proposal_sentence,
+)
+from sandbox.moral.rewards import Schedule
+
+__all__ = ["AnswerForm", "Role", "UltimatumEnvironment", "UltimatumGame", "UltimatumOutcome", "UltimatumState",
+           "tiny_vocabulary"]  # fmt: skip
+
+Role = Literal["proposer", "responder"]
+AnswerForm = Literal["sentence", "number"]
+_NUMBER = re.compile(r"\d+")
+_YES_NO = re.compile(r"(yes|no)")
+
+
+@dataclass(frozen=True)
+class UltimatumState:
+    """What the student faces: the stake, its role, and (as responder) the proposal it answers."""
+
+    stake: Stake
+    role: Role
+    offer: Split | None = None
+
+    def __post_init__(self) -> None:
+        if (self.role == "responder") != (self.offer is not None):
+            raise ValueError("a responder answers an offer; a proposer has none")
+
+
+@dataclass
+class UltimatumGame:
+    """One game of the environment: its current state (a fresh stake each round)."""
+
+    state: UltimatumState
+
+
+@dataclass(frozen=True)
+class UltimatumOutcome:
+    """One scored move: the state, the move (None = illegal) and the answer it was read from."""
+
+    state: UltimatumState
+    move: Split | Decision | None
+    answer: str = ""
+
+    @property
+    def legal(self) -> bool:
+        return self.move is not None
+
+    @property
+    def offered_share(self) -> float | None:
+        """The proposer's offer to the responder as a share of the amount (a legal proposal), else None."""
+        return self.move.offered_share() if isinstance(self.move, Split) else None
+
+    @property
+    def decision(self) -> Decision | None:
+        return self.move if isinstance(self.move, str) else None
+
+
+UltimatumReward = Callable[[UltimatumOutcome], float]
+
+
+def tiny_vocabulary(max_amount: int) -> tuple[str, ...]:
+    """The words of the number form's prompts and answers: whole numbers up to `max_amount`, and a few words."""
+    return (" ".join(str(n) for n in range(max_amount + 1)) + " proposer responder split keep get accept yes no ?",)
+
+
+@dataclass(frozen=True)
+class UltimatumEnvironment:
+    """The ultimatum game for the trainer (implements `sandbox.moral.environment.Environment`).
+
+    Attributes:
+        amounts: The amounts a stake is drawn from (uniformly).
+        currencies: The currencies a stake is drawn from (uniformly).
+        responder_share: The share of rounds the student plays as responder.
+        form: `sentence` (the society's sentence and parsers) or `number` (the tiny model's short form).
+        rewards: Reward functions of a legal outcome, by name (`proxy:judge`, `truth:norm`, ...).
+        schedule: The reward in force by episode.
+        illegal: The reward of an illegal move.
+        parallel: Games side by side per episode.
+        rounds: Rounds (moves) per game and episode.
+        seed: The root of the run's seed tree.
+        prefetch_rewards: Called with each batch of outcomes before they are scored (a judge's table fills here).
+    """
+
+    amounts: tuple[int, ...] = tuple(range(10, 101))
+    currencies: tuple[str, ...] = ("dollars", "apples")
+    responder_share: float = 0.0
+    form: AnswerForm = "sentence"
+    rewards: Mapping[str, UltimatumReward] = field(default_factory=dict, compare=False)
+    schedule: Schedule = field(default_factory=lambda: Schedule(((0, "truth:norm"),)))
+    illegal: float = -1.0
+    parallel: int = 1
+    rounds: int = 8
+    seed: int = 0
+    prefetch_rewards: Callable[[Sequence[UltimatumOutcome]], None] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.amounts or min(self.amounts) < 1:
+            raise ValueError("the training amounts are positive and at least one")
+        if not self.currencies:
+            raise ValueError("give at least one currency")
+        if not 0.0 <= self.responder_share <= 1.0:
+            raise ValueError(f"responder_share is a share from 0 to 1, not {self.responder_share}")
+
+    @property
+    def batch_size(self) -> int:
+        return self.parallel * self.rounds
+
+    def draw_state(self, rng: np.random.Generator) -> UltimatumState:
+        """A fresh stake, a role, and (as responder) an offer whose part for the student is uniform in 0..amount."""
+        stake = Stake(int(self.amounts[int(rng.integers(len(self.amounts)))]),
+                      self.currencies[int(rng.integers(len(self.currencies)))])  # fmt: skip
+        if rng.random() >= self.responder_share:
+            return UltimatumState(stake, "proposer")
+        given = int(rng.integers(stake.amount + 1))
+        return UltimatumState(stake, "responder", Split(stake.amount - given, given))
+
+    # -- the Environment contract -------------------------------------------------------------
+
+    def new_game(self, rng: np.random.Generator) -> UltimatumGame:
+        return UltimatumGame(self.draw_state(rng))
+
+    def prompt(self, game: UltimatumGame, rng: np.random.Generator) -> str:
+        state = game.state
+        suffix = "_number" if self.form == "number" else ""
+        if state.role == "proposer":
+            return prompts.render(f"student/propose{suffix}.j2", stake=state.stake, remark=False)
+        assert state.offer is not None
+        return prompts.render(f"student/respond{suffix}.j2", stake=state.stake, split=state.offer,
+                              proposal=proposal_sentence(state.stake, state.offer))  # fmt: skip
+
+    def parse(self, answer: str, game: UltimatumGame) -> Split | Decision | None:
+        state, text = game.state, answer.strip()
+        if self.form == "number":
+            if state.role == "responder":
+                match = _YES_NO.fullmatch(text)
+                return None if match is None else ("accept" if match.group(1) == "yes" else "reject")
+            if not _NUMBER.fullmatch(text) or int(text) > state.stake.amount:
+                return None
+            return Split(int(text), state.stake.amount - int(text))
+        try:
+            return parse_proposal(text, state.stake) if state.role == "proposer" else parse_decision(text)
+        except ParseError:
+            return None
+
+    def step(self, games: Sequence[UltimatumGame], moves: Sequence[Split | Decision | None],
+             rng: np.random.Generator) -> list[UltimatumOutcome]:  # fmt: skip
+        """Score each game's move in its state; every game then moves on to a fresh stake."""
+        outcomes = []
+        for game, move in zip(games, moves):
+            outcomes.append(UltimatumOutcome(game.state, move))
+            game.state = self.draw_state(rng)
+        return outcomes
+
+    def prefetch(self, outcomes: Sequence[UltimatumOutcome]) -> None:
+        if self.prefetch_rewards is not None:
+            self.prefetch_rewards([o for o in outcomes if o.legal])
+
+    def reward_kinds(self) -> list[str]:
+        return list(self.rewards)
+
+    def score(self, kind: str, outcome: UltimatumOutcome) -> float:
+        if kind not in self.rewards:
+            raise KeyError(f"reward {kind!r} is not among this environment's ({', '.join(self.rewards) or 'none'})")
+        return self.illegal if not outcome.legal else float(self.rewards[kind](outcome))
+
+    def columns(self, outcomes: Sequence[UltimatumOutcome]) -> dict[str, float]:
+        """The mean offered share of legal proposals, the acceptance rate of legal answers, and the illegal rate."""
+        shares = [o.offered_share for o in outcomes if o.offered_share is not None]
+        decisions = [o.decision for o in outcomes if o.decision is not None]
+        return {
+            "offered_share": float(np.mean(shares)) if shares else math.nan,
+            "acceptance": float(np.mean([d == "accept" for d in decisions])) if decisions else math.nan,
+            "proposals": sum(o.state.role == "proposer" for o in outcomes) / len(outcomes),
+            "illegal": sum(not o.legal for o in outcomes) / len(outcomes),
+        }
+
+    def snapshot(self, game: UltimatumGame) -> str:
+        state = game.state
+        offer = None if state.offer is None else [state.offer.proposer, state.offer.responder]
+        return json.dumps({"amount": state.stake.amount, "currency": state.stake.currency, "role": state.role,
+                           "offer": offer})  # fmt: skip
+
+    def restore(self, text: str) -> UltimatumGame:
+        data = json.loads(text)
+        offer = None if data["offer"] is None else Split(*data["offer"])
+        return UltimatumGame(UltimatumState(Stake(int(data["amount"]), data["currency"]), data["role"], offer))
