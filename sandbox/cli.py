@@ -190,13 +190,18 @@ def run(
 
 @app.command()
 def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by an interrupted run.")]) -> None:
-    """Continue an interrupted run (a society or a training run) from its last checkpoint."""
+    """Continue an interrupted run (a society, training, labeling or distillation run) from its last checkpoint."""
+    from sandbox.distill.commands import distill_table, distill_with_progress
+    from sandbox.distill.run import is_distill_run, resume_distill
     from sandbox.moral.commands import train_table, train_with_progress
     from sandbox.moral.run import is_training_run, resume_training
     from sandbox.proxy.commands import label_table, label_with_progress
     from sandbox.proxy.label import is_label_run, resume_labeling
     from sandbox.runner import aresume
 
+    if is_distill_run(run_dir):
+        distill_table(distill_with_progress(lambda hooks: resume_distill(run_dir, hooks=hooks)))
+        return
     if is_label_run(run_dir):
         label_table(label_with_progress(lambda hooks: resume_labeling(run_dir, hooks=hooks)))
         return
@@ -340,6 +345,7 @@ def bench(
 # The moral fine-tuning commands (train, evaluate-moral) live in their own module; importing it registers them.
 from sandbox.moral import commands as _moral_commands  # noqa: E402, F401
 from sandbox.proxy import commands as _proxy_commands  # noqa: E402, F401
+from sandbox.distill import commands as _distill_commands  # noqa: E402, F401
 
 
 def main() -> None:

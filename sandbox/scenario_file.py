@@ -80,9 +80,21 @@ def parse_proxy_scenario(data: Any, source: str = "<scenario>") -> Any:
     return _validate(ProxyScenario, data, source)
 
 
+def parse_distill_scenario(data: Any, source: str = "<scenario>") -> Any:
+    """Validate already-parsed data as a distillation scenario (`sandbox.distill.scenario.DistillScenario`)."""
+    from sandbox.distill.scenario import DistillScenario
+
+    return _validate(DistillScenario, data, source)
+
+
+def is_distill(data: Any) -> bool:
+    """A scenario with a `distill:` block is a norm distillation (its `training:` block says how the student trains)."""
+    return isinstance(data, dict) and "distill" in data
+
+
 def is_training(data: Any) -> bool:
-    """A scenario with a `training:` block is a moral fine-tuning experiment."""
-    return isinstance(data, dict) and "training" in data
+    """A scenario with a `training:` block (and no `distill:`) is a moral fine-tuning experiment."""
+    return isinstance(data, dict) and "training" in data and "distill" not in data
 
 
 def is_proxy(data: Any) -> bool:
@@ -107,8 +119,11 @@ def read_yaml(path: str | Path) -> Any:
 
 
 def load_any_scenario(path: str | Path) -> Any:
-    """A society scenario (`Scenario`), or a `TrainingScenario` (a `training:` block), or a `ProxyScenario` (`proxy:`)."""
+    """A society scenario (`Scenario`), a `TrainingScenario` (a `training:` block), a `ProxyScenario` (`proxy:`) or a
+    `DistillScenario` (`distill:`)."""
     data = read_yaml(path)
+    if is_distill(data):
+        return parse_distill_scenario(data, str(path))
     if is_training(data):
         return parse_training_scenario(data, str(path))
     if is_proxy(data):
@@ -124,9 +139,19 @@ def load_proxy_scenario(path: str | Path) -> Any:
     return parse_proxy_scenario(data, str(path))
 
 
+def load_distill_scenario(path: str | Path) -> Any:
+    """Load and validate a distillation scenario file (one with a `distill:` block)."""
+    data = read_yaml(path)
+    if not is_distill(data):
+        raise ScenarioError(str(path), [("distill", "missing: `sandbox distill` runs scenarios with a distill: block")])
+    return parse_distill_scenario(data, str(path))
+
+
 def load_training_scenario(path: str | Path) -> Any:
     """Load and validate a training scenario file (one with a `training:` block)."""
     data = read_yaml(path)
+    if is_distill(data):
+        raise ScenarioError(str(path), [("distill", "a distillation scenario: run it with `sandbox distill`")])
     if not is_training(data):
         raise ScenarioError(str(path), [("training", "missing: `sandbox train` runs scenarios with a training: "
                                                      "block; run a society with `sandbox run`")])  # fmt: skip
@@ -144,6 +169,8 @@ def load_scenario(path: str | Path) -> Scenario:
             the message names the file and each field path.
     """
     data = read_yaml(path)
+    if is_distill(data):
+        raise ScenarioError(str(path), [("distill", "a distillation scenario: run it with `sandbox distill`")])
     if is_training(data):
         raise ScenarioError(str(path), [("training", "a training scenario: run it with `sandbox train`")])
     if is_proxy(data):

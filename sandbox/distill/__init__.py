@@ -1,0 +1,30 @@
+"""Norm distillation: a society's learned norm, judged as a reward, trained into a student's weights.
+
+A SCAI run writes its norm as a policy in words; the proxy judge asks whether
+a move follows that policy; PPO (or TRL's GRPO, RLOO) trains a LoRA adapter
+on the judge's verdicts in the ultimatum game, with no policy in the
+student's prompt.
+
+    from sandbox.distill import distill_scenario
+    from sandbox.scenario_file import load_distill_scenario
+
+    run_dir = distill_scenario(load_distill_scenario("scenarios/distill/selfish_tiny.yaml"), "runs/selfish")
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__all__ = ["DistillScenario", "JudgeTable", "distill_scenario", "resume_distill"]
+
+_LAZY = {
+    "DistillScenario": "sandbox.distill.scenario", "JudgeTable": "sandbox.distill.judge_table",
+    "distill_scenario": "sandbox.distill.run", "resume_distill": "sandbox.distill.run",
+}  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sandbox.distill' has no attribute {name!r}")

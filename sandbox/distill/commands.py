@@ -1,0 +1,112 @@
+"""The command line's distillation command: `sandbox distill FILE` (resumed by `sandbox resume DIR`).
+
+Registered on `sandbox.cli.app` when that module is imported.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from sandbox.cli import _fail, app, console, out_console
+from sandbox.errors import SandboxError, ScenarioError
+
+__all__ = ["distill", "distill_table", "distill_with_progress"]
+
+_ROLES = ("student", "judge", "assistant", "user")
+
+
+def distill_with_progress(job: Any) -> Path:
+    """Run a distillation under a Rich progress bar over episodes, with the last episode's offered share."""
+    from sandbox.distill.run import DistillHooks
+
+    progress = Progress(TextColumn("[bold]distilling"), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"),
+                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                        TextColumn("{task.fields[last]}"), console=console)  # fmt: skip
+    task: Any = None
+
+    def on_start(total: int, done: int) -> None:
+        nonlocal task
+        task = progress.add_task("distilling", total=total, completed=done, last="")
+
+    def on_episode(row: dict[str, Any]) -> None:
+        share = row.get("offered_share")
+        last = (f"offered {share:.0%} " if share == share else "") + f"illegal {row['illegal']:.0%} reward {row['reward']:+.2f}"
+        progress.update(task, advance=1, last=last)
+
+    try:
+        with progress:
+            return job(DistillHooks(on_start=on_start, on_episode=on_episode))
+    except KeyboardInterrupt:
+        console.print("interrupted; resume from the last checkpoint with `sandbox resume DIR`", soft_wrap=True)
+        raise typer.Exit(130) from None
+    except SandboxError as error:
+        raise _fail(error) from None
+
+
+def distill_table(path: Path) -> None:
+    """Print a finished distillation's headline figures."""
+    import json
+
+    summary = json.loads((path / "summary.json").read_text())
+    final, judge = summary["final"], summary["judge"]
+    share = final["offered_share"]
+    out_console.print(f"[bold]{summary['scenario']}[/]: {summary['algorithm']} on the {summary['reward']} reward, "
+                      f"{summary['episodes']} episodes of {summary['moves_per_episode']} moves ({summary['final_from']})")  # fmt: skip
+    out_console.print(f"student without a policy: offered share {'n/a' if share is None else f'{share:.1%}'}, "
+                      f"illegal {final['illegal']:.1%}")  # fmt: skip
+    if "judge_target_share" in judge:
+        out_console.print(f"the judge rewards an offered share of {judge['judge_target_share']:.0%} most")
+    if "accuracy_vs_truth" in judge:
+        out_console.print(f"judge against the true norm ({summary['truth']}): accuracy {judge['accuracy_vs_truth']:.1%} "
+                          f"on {judge['judged_moves_with_truth']} distinct moves")  # fmt: skip
+    out_console.print(f"judge: {judge['table_entries']} verdicts ({judge['calls']} calls, {judge['cache_hits']} cache hits) "
+                      f"for {judge['moves_played']} moves played")  # fmt: skip
+    out_console.print(f"results in [bold]{path}[/] (adapter in {path / summary['adapter']}, judge_table.csv)")
+
+
+@app.command()
+def distill(
+    file: Annotated[Path, typer.Argument(help="A distillation scenario (YAML with a distill: block).")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
+    source: Annotated[Optional[Path], typer.Option("--source", help="A SCAI run directory: distill.source.run.")] = None,  # noqa: UP007
+    reward: Annotated[
+        Optional[str],  # noqa: UP007
+        typer.Option("--reward", help="judge, or a control: truth, no_principle, flipped (distill.reward)."),
+    ] = None,
+    episodes: Annotated[Optional[int], typer.Option("--episodes", help="Training episodes.")] = None,  # noqa: UP007
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
+    model: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--model", help="ROLE=SPEC for student, judge, assistant or user, e.g. judge=openai:gpt-4o."),
+    ] = None,
+) -> None:
+    """Distil a society's learned norm into a student's weights: the judge's verdicts as a PPO/GRPO/RLOO reward."""
+    from sandbox.distill.run import distill_scenario
+    from sandbox.scenario_file import load_distill_scenario, parse_distill_scenario
+
+    try:
+        scenario = load_distill_scenario(file)
+        data = scenario.model_dump(mode="json", exclude_none=True)
+        if source is not None:
+            data["distill"]["source"] = {**{k: v for k, v in data["distill"]["source"].items() if k != "text"},
+                                         "run": str(source)}  # fmt: skip
+        if reward is not None:
+            data["distill"]["reward"] = reward
+        if episodes is not None:
+            data["training"]["episodes"] = episodes
+        if seed is not None:
+            data["seed"] = seed
+        for item in model or []:
+            role, sep, spec = item.partition("=")
+            if not sep or role not in _ROLES:
+                raise ScenarioError("<command line>", [("--model", f"{item!r} is not ROLE=SPEC with ROLE in "
+                                                                   f"{', '.join(_ROLES)}")])  # fmt: skip
+            data["models"][role] = spec
+        scenario = parse_distill_scenario(data, "<command line>" if data != scenario.model_dump(mode="json", exclude_none=True) else str(file))
+    except SandboxError as error:
+        raise _fail(error) from None
+    distill_table(distill_with_progress(lambda hooks: distill_scenario(scenario, out, source=str(file), hooks=hooks)))

@@ -1,0 +1,317 @@
+"""A distillation run on disk: the judged norm trained into an adapter, checkpointed, resumable, summarised.
+
+Layout of the run directory (that of `sandbox train`, plus the judge's table):
+    scenario.yaml       the resolved distillation scenario; resume reads it
+    principles.json     the principle(s) read from the source, the true norm, the amounts held out
+    run.json            status (running, interrupted, failed, complete), timings
+    metrics.csv         one row per episode: rewards by kind, offered share, acceptance, illegal rate, KL, seconds
+    judge_table.csv     one verdict per distinct (variant, principle, role, offer, decision), appended as asked
+    cache.sqlite, transcripts.jsonl   the judge's calls
+    checkpoint/         every `checkpoint_every` episodes (PPO; TRL keeps `trl/checkpoint-N`)
+    adapter/            the trained LoRA adapter (PEFT format), at the end
+    summary.json        final behaviour, the judge's accuracy against the true norm, the judge's cost
+    training_shares.png the offered share and the rewards over episodes
+
+A killed run resumes from its last checkpoint; the judge's table is read back,
+so no move is asked about twice, and each episode draws from its own node of
+the seed tree, so the resumed run ends with the same metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sandbox.distill.judge_table import JUDGE_TABLE, JudgeTable
+from sandbox.distill.scenario import DistillScenario
+from sandbox.distill.source import Principle, resolve_principles, source_run
+from sandbox.errors import UsageError
+from sandbox.moral.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recover_checkpoint, running, save_checkpoint
+from sandbox.moral.ultimatum_env import UltimatumEnvironment, tiny_vocabulary
+from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
+from sandbox.seeding import generator
+
+__all__ = ["DistillHooks", "DistillPlan", "distill_scenario", "is_distill_run", "plan", "resume_distill"]
+
+PRINCIPLES = "principles.json"
+METRICS = "metrics.csv"
+SUMMARY = "summary.json"
+ADAPTER = "adapter"
+REWARD_KINDS = {"judge": "proxy:judge", "truth": "truth:norm", "no_principle": "proxy:no_principle",
+                "flipped": "proxy:flipped"}  # fmt: skip
+_HELD_OUT = 1 << 23  # the seed-tree branch that picks the held-out amounts
+
+
+@dataclass
+class DistillHooks:
+    """Progress callbacks: `on_start(total, done)` once, `on_episode(row)` after each episode."""
+
+    on_start: Callable[[int, int], None] | None = None
+    on_episode: Callable[[dict[str, Any]], None] | None = None
+
+
+@dataclass(frozen=True)
+class DistillPlan:
+    """What a distillation resolved from its scenario and source, before training (`principles.json`)."""
+
+    principles: list[Principle]
+    truth: str | None
+    currencies: list[str]
+    train_amounts: list[int]
+    held_out_amounts: list[int]
+    source: str | None  # the source run directory
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"principles": [p.to_dict() for p in self.principles], "truth": self.truth,
+                "currencies": self.currencies, "train_amounts": self.train_amounts,
+                "held_out_amounts": self.held_out_amounts, "source": self.source}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DistillPlan:
+        return cls([Principle(**p) for p in data["principles"]], data["truth"], list(data["currencies"]),
+                   list(data["train_amounts"]), list(data["held_out_amounts"]), data["source"])  # fmt: skip
+
+
+def split_amounts(low: int, high: int, share: float, seed: int) -> tuple[list[int], list[int]]:
+    """(training amounts, held-out amounts): a seeded `share` of the range `low..high` is held out.
+
+    >>> train, held = split_amounts(10, 19, 0.2, seed=0)
+    >>> len(train), len(held), sorted(train + held) == list(range(10, 20))
+    (8, 2, True)
+    """
+    amounts = list(range(low, high + 1))
+    count = int(round(len(amounts) * share))
+    held = sorted(int(a) for a in generator(seed, _HELD_OUT).choice(amounts, size=count, replace=False)) if count else []
+    return [a for a in amounts if a not in set(held)], held
+
+
+def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
+    """Resolve the scenario's source and amounts; `ScenarioError` naming the field when they cannot be used."""
+    from sandbox.errors import ScenarioError
+
+    block = scenario.distill
+    principles = resolve_principles(block, source)
+    run = source_run(block, source)
+    truth = block.truth if block.truth is not None else (run.library_norm() if run is not None else None)
+    if block.reward == "truth" and truth is None:
+        raise ScenarioError(source, [("distill.truth", "reward truth needs the true norm, and the source run's "
+                                                       "society holds no single library norm: set distill.truth")])  # fmt: skip
+    currencies = block.currencies or (list(run.scenario.game.currencies) if run is not None else ["dollars", "apples"])
+    train, held = split_amounts(block.amounts.min, block.amounts.max, block.held_out, scenario.seed)
+    if not train:
+        raise ScenarioError(source, [("distill.held_out", f"holds out every amount of {block.amounts.min}.."
+                                                          f"{block.amounts.max}; lower it or widen the range")])  # fmt: skip
+    return DistillPlan(principles, truth, currencies, train, held, str(run.path) if run is not None else None)
+
+
+def student_vocabulary(scenario: DistillScenario) -> tuple[str, ...]:
+    """The tiny student's words: whole numbers up to the largest training amount (at least 100)."""
+    return tiny_vocabulary(max(scenario.distill.amounts.max, 100))
+
+
+def load_student(scenario: DistillScenario, model: Any = None, tokenizer: Any = None) -> Any:
+    """The student's base model (`models.student`), or `model`/`tokenizer` passed in."""
+    from sandbox.moral.base_model import BaseModel, load_base_model
+
+    if model is not None:
+        return BaseModel(model, tokenizer, "<object>", str(next(model.parameters()).device))
+    models = scenario.models
+    return load_base_model(models.student, device=models.device, dtype=models.dtype,
+                           vocabulary=student_vocabulary(scenario))  # fmt: skip
+
+
+def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, judge: Any = None) -> tuple[JudgeTable, Callable[[], None]]:
+    """The run's judge table on the judge's model stack (the run's cache and transcript); and its closer."""
+    from sandbox import run_dir as layout
+    from sandbox.llm.cache import ResponseCache
+    from sandbox.llm.resolve import ModelStack
+    from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+    from sandbox.proxy.judge import ProxyJudge
+
+    cache = ResponseCache(run_dir / layout.CACHE)
+    transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
+    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency)
+    model = stack.for_role("judge", scenario.models.judge, {}, given=judge)
+    block = scenario.distill
+    proxy = ProxyJudge(model, temperature=block.judge_temperature, graded=block.scoring == "graded")
+    table = JudgeTable(run_dir / JUDGE_TABLE, [p.text for p in plan_.principles], proxy, resolution=block.resolution,
+                       currency=plan_.currencies[0], seed=scenario.seed, scoring=block.scoring, truth=plan_.truth,
+                       concurrency=scenario.concurrency)  # fmt: skip
+
+    def close() -> None:
+        transcript.close()
+        cache.close()
+        finalize_transcript(run_dir / layout.TRANSCRIPTS)
+
+    return table, close
+
+
+def environment(scenario: DistillScenario, plan_: DistillPlan, table: JudgeTable | None,
+                amounts: list[int] | None = None) -> UltimatumEnvironment:  # fmt: skip
+    """The training environment: the ultimatum game on the training amounts, rewarded by the judge's table."""
+    from sandbox.distill.truth import truth_reward
+    from sandbox.moral.rewards import Schedule
+
+    block, training = scenario.distill, scenario.training
+    rewards: dict[str, Any] = {}
+    variants: list[str] = []
+    if table is not None:
+        variants.append("principle")
+        rewards["proxy:judge"] = lambda outcome: table.reward(outcome, "principle")
+        if block.reward == "flipped":
+            rewards["proxy:flipped"] = lambda outcome: 1.0 - table.reward(outcome, "principle")
+        if block.reward == "no_principle":
+            variants.append("no_principle")
+            rewards["proxy:no_principle"] = lambda outcome: table.reward(outcome, "no_principle")
+    if plan_.truth is not None:
+        norm = plan_.truth
+        rewards["truth:norm"] = lambda outcome: truth_reward(norm, outcome)
+    return UltimatumEnvironment(
+        amounts=tuple(amounts or plan_.train_amounts), currencies=tuple(plan_.currencies),
+        responder_share=block.responder_share, form=scenario.form(), rewards=rewards,
+        schedule=Schedule(((0, REWARD_KINDS[block.reward]),)), illegal=training.illegal, parallel=training.parallel,
+        rounds=training.rounds, seed=scenario.seed,
+        prefetch_rewards=(lambda outcomes: table.prefetch(outcomes, variants)) if table is not None else None,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def distill_scenario(
+    scenario: DistillScenario,
+    out: Path | str | None = None,
+    *,
+    source: str = "<scenario>",
+    hooks: DistillHooks | None = None,
+    model: Any = None,
+    tokenizer: Any = None,
+    judge: Any = None,
+) -> Path:
+    """Distil the scenario's principle into a new run directory and return its path.
+
+    Args:
+        scenario: The distillation scenario.
+        out: The run directory (default `runs/<name>-<time>`); it must not hold files.
+        source: The scenario file's name, for error messages.
+        hooks: Progress callbacks.
+        model: A transformers causal LM to train instead of `models.student` (with `tokenizer`).
+        tokenizer: Its tokenizer.
+        judge: A chat model to judge with instead of `models.judge`.
+    """
+    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    RunDirectory.check_new(path)
+    plan_ = plan(scenario, source)  # a bad source writes nothing
+    base = load_student(scenario, model, tokenizer)  # nor does a missing model
+    run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+    atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
+    return _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=False, judge=judge)
+
+
+def resume_distill(path: Path | str, *, hooks: DistillHooks | None = None, model: Any = None, tokenizer: Any = None,
+                   judge: Any = None) -> Path:  # fmt: skip
+    """Continue an interrupted distillation from its last checkpoint (the judge's table is read back)."""
+    run_dir = RunDirectory.open(path)
+    scenario = load_distill_run_scenario(run_dir)
+    if not (run_dir / PRINCIPLES).is_file():
+        raise UsageError(f"{run_dir.path} has no {PRINCIPLES}; start a new run")
+    plan_ = DistillPlan.from_dict(json.loads((run_dir / PRINCIPLES).read_text()))
+    base = load_student(scenario, model, tokenizer)
+    return _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=True, judge=judge)
+
+
+def load_distill_run_scenario(run_dir: RunDirectory) -> DistillScenario:
+    from sandbox.scenario_file import load_distill_scenario
+
+    return load_distill_scenario(run_dir / SCENARIO)
+
+
+def _run(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, base: Any, hooks: DistillHooks, *,
+         resume: bool, judge: Any) -> Path:  # fmt: skip
+    table, close = judge_table(run_dir, scenario, plan_, judge)
+    try:
+        env = environment(scenario, plan_, table)
+        if scenario.training.algorithm == "ppo":
+            _train_ppo(run_dir, scenario, env, base, hooks, resume=resume)
+        else:
+            _train_trl(run_dir, scenario, env, base, hooks, resume=resume)
+    finally:
+        close()
+    from sandbox.distill.summary import finish
+
+    finish(run_dir, scenario, plan_, table)
+    return run_dir.path
+
+
+def _train_ppo(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumEnvironment, base: Any,
+               hooks: DistillHooks, *, resume: bool) -> None:  # fmt: skip
+    from sandbox.moral.ppo import PPOTrainer
+    from sandbox.moral.training import train
+
+    training = scenario.training
+    trainer = PPOTrainer(base.model, base.tokenizer, training.ppo_config(seed=scenario.seed))
+    start = 0
+    if resume:
+        recover_checkpoint(run_dir)
+        if (run_dir / CHECKPOINT / "state.json").is_file():
+            trainer.load(run_dir / CHECKPOINT)
+            start = json.loads((run_dir / CHECKPOINT / "state.json").read_text())["episodes"]
+    keep_rows(run_dir / METRICS, start)
+    if hooks.on_start:
+        hooks.on_start(training.episodes, start)
+    with running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
+
+        def on_episode(row: dict[str, Any]) -> None:
+            rows.append(row)
+            done = row["episode"] + 1
+            if done % training.checkpoint_every == 0 or done == training.episodes:
+                save_checkpoint(run_dir, trainer, done)
+            if hooks.on_episode:
+                hooks.on_episode(row)
+
+        train(trainer, env, training.episodes, start=start, on_episode=on_episode)
+    trainer.model.save_pretrained(run_dir / ADAPTER)
+
+
+def _train_trl(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumEnvironment, base: Any,
+               hooks: DistillHooks, *, resume: bool) -> None:  # fmt: skip
+    import pandas as pd
+
+    from sandbox.moral.trl_trainers import play_rates, trl_trainer
+
+    training = scenario.training
+    out = run_dir / "trl"
+    checkpoints = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1])) if resume else []
+    start = int(checkpoints[-1].name.rsplit("-", 1)[1]) if checkpoints else 0
+    keep_rows(run_dir / METRICS, start)
+    if hooks.on_start:
+        hooks.on_start(training.episodes, start)
+    with running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
+        last = time.perf_counter()
+
+        def on_row(row: dict[str, Any]) -> None:
+            nonlocal last
+            now = time.perf_counter()
+            row["seconds"], last = now - last, now
+            rows.append(row)
+            if hooks.on_episode:
+                hooks.on_episode(row)
+
+        trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row,
+                              setup=env)  # fmt: skip
+        trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
+    trainer.model.save_pretrained(run_dir / ADAPTER)
+    pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario, setup=env)).to_csv(run_dir / "play.csv", index=False)
+
+
+def is_distill_run(path: Path | str) -> bool:
+    """Whether `path` is a run directory of a distillation scenario."""
+    import yaml
+
+    scenario = Path(path) / SCENARIO
+    try:
+        return scenario.is_file() and "distill" in (yaml.safe_load(scenario.read_text()) or {})
+    except yaml.YAMLError:
+        return False
+

@@ -1,0 +1,192 @@
+"""Norm distillation: the principle's sources, the judge's table (one call per distinct move), runs and resume,
+and bad `distill:` blocks (exit 2, naming the field, nothing written)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from sandbox.cli import app
+from sandbox.distill.judge_table import JudgeTable
+from sandbox.distill.run import DistillHooks, distill_scenario, plan, resume_distill
+from sandbox.distill.source import resolve_principles
+from sandbox.errors import ScenarioError
+from sandbox.games.ultimatum import Split, Stake
+from sandbox.llm.scripted import scripted
+from sandbox.moral.ultimatum_env import UltimatumOutcome, UltimatumState
+from sandbox.proxy.judge import ProxyJudge
+from sandbox.scenario_file import parse_distill_scenario, read_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+
+def generous_judge(at_least: int = 90) -> Any:
+    """A judge that says Yes when the responder gets at least `at_least` of the 100, and counts its calls."""
+
+    def verdict(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        given = re.search(r"the responder will get (\d+)\.", str(messages[-1].content))
+        return "Yes" if given and int(given.group(1)) >= at_least else "No"
+
+    return scripted([(r"Answer Yes or No", verdict)])
+
+
+def proposal(amount: int, keep: int) -> UltimatumOutcome:
+    return UltimatumOutcome(UltimatumState(Stake(amount, "apples"), "proposer"), Split(keep, amount - keep))
+
+
+def test_the_judge_is_asked_once_per_distinct_move_and_its_table_is_read_back(tmp_path: Path) -> None:
+    model = generous_judge()
+    table = JudgeTable(tmp_path / "judge_table.csv", ["Give everything away."], ProxyJudge(model, graded=False),
+                       resolution=0.05, currency="apples", seed=0, scoring="binary", truth="altruistic")  # fmt: skip
+    moves = [proposal(10, 0), proposal(20, 0), proposal(10, 5), proposal(100, 50), proposal(52, 40)]  # 3 distinct
+    table.prefetch(moves)
+    table.prefetch(moves)
+    assert model.calls == 3 == len(table)
+    assert [table.reward(m) for m in moves] == [1.0, 1.0, 0.0, 0.0, 0.0]
+    prompt = table.prompt(next(iter(table.rows)).move, 0)
+    assert "The principle of this society: Give everything away." in prompt and "100 apples" in prompt
+    assert "principle" not in table.prompt(next(iter(table.rows)).move, -1)  # the no-principle control
+    again = JudgeTable(tmp_path / "judge_table.csv", ["Give everything away."], ProxyJudge(model, graded=False),
+                       resolution=0.05, currency="apples", seed=0, scoring="binary")  # fmt: skip
+    again.prefetch(moves)
+    assert model.calls == 3 and [again.reward(m) for m in moves] == [1.0, 1.0, 0.0, 0.0, 0.0]
+    table.prefetch(moves, variants=("no_principle",))
+    assert model.calls == 6
+    rows = pd.read_csv(tmp_path / "judge_table.csv")
+    assert len(rows) == 6 and set(rows["variant"]) == {"principle", "no_principle"}
+    assert rows.loc[rows["variant"] == "principle", "truth_label"].tolist() == [True, False, False]
+
+
+def scenario(**distill: Any) -> Any:
+    return parse_distill_scenario({
+        "name": "tiny-distill", "seed": 3, "models": {"student": "tiny"},
+        "distill": {"source": {"text": "Give the other player everything."}, "truth": "altruistic",
+                    "scoring": "binary", "amounts": {"min": 10, "max": 30}, **distill},
+        "training": {"episodes": 6, "parallel": 2, "rounds": 4, "checkpoint_every": 2,
+                     "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1}},
+    })  # fmt: skip  # one token: a number alone, legal up to the amount, so the judge has moves to see
+
+
+def test_a_killed_distillation_resumes_to_the_same_metrics_without_asking_twice(tmp_path: Path) -> None:
+    whole_judge = generous_judge()
+    whole = distill_scenario(scenario(), tmp_path / "whole", judge=whole_judge)
+
+    def stop_after_three(row: dict[str, Any]) -> None:
+        if row["episode"] == 2:
+            raise KeyboardInterrupt
+
+    first, second = generous_judge(), generous_judge()
+    with pytest.raises(KeyboardInterrupt):
+        distill_scenario(scenario(), tmp_path / "killed", judge=first, hooks=DistillHooks(on_episode=stop_after_three))
+    assert json.loads((tmp_path / "killed" / "run.json").read_text())["status"] == "interrupted"
+    resume_distill(tmp_path / "killed", judge=second)
+    drop = ["seconds"]
+    pd.testing.assert_frame_equal(pd.read_csv(whole / "metrics.csv").drop(columns=drop),
+                                  pd.read_csv(tmp_path / "killed" / "metrics.csv").drop(columns=drop))  # fmt: skip
+    table = pd.read_csv(tmp_path / "killed" / "judge_table.csv")
+    assert first.calls + second.calls == len(table) == whole_judge.calls > 0  # no move asked twice
+    assert first.calls > 0 and second.calls < len(table)  # the resumed run read the first part's verdicts back
+    assert not table.duplicated(["variant", "principle", "role", "offered_share", "decision"]).any()
+    summary = json.loads((tmp_path / "killed" / "summary.json").read_text())
+    assert summary["judge"]["table_entries"] == len(table) and summary["judge"]["moves_played"] == 6 * 8
+    assert summary["principles"] == ["Give the other player everything."] and summary["truth"] == "altruistic"
+    assert (tmp_path / "killed" / "adapter" / "adapter_config.json").is_file()
+    assert (tmp_path / "killed" / "training_shares.png").is_file()
+
+
+@pytest.mark.parametrize("reward", ["truth", "no_principle", "flipped"])
+def test_the_controls_train_on_their_own_reward(reward: str, tmp_path: Path) -> None:
+    model = generous_judge()
+    run = distill_scenario(scenario(reward=reward), tmp_path / reward, judge=model)
+    metrics = pd.read_csv(run / "metrics.csv")
+    kind = {"truth": "truth:norm", "no_principle": "proxy:no_principle", "flipped": "proxy:flipped"}[reward]
+    assert (metrics["reward_kind"] == kind).all() and (metrics["reward"] == metrics[f"reward_{kind}"]).all()
+    legal = metrics["illegal"] < 1
+    if reward == "flipped":  # a legal move's flipped reward is 1 - the judge's
+        both = metrics[legal & (metrics["illegal"] == 0)]
+        assert np.allclose(both["reward_proxy:flipped"], 1 - both["reward_proxy:judge"])
+    table = pd.read_csv(run / "judge_table.csv")
+    assert ("no_principle" in set(table["variant"])) == (reward == "no_principle")
+
+
+def scai_run(tmp_path: Path, *, policies: bool = True) -> Path:
+    """A finished SCAI run directory as `sandbox run` leaves it (two runs of a selfish society)."""
+    run = tmp_path / "scai"
+    run.mkdir()
+    data = read_yaml(ROOT / "scenarios" / "scai" / "one_group_selfish.yaml")
+    (run / "scenario.yaml").write_text(json.dumps(data))
+    if policies:
+        records = [{"run": r, "version": v, "policy": f"policy {r}.{v}"} for r in (0, 1) for v in (0, 1)]
+        (run / "policies.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        pd.DataFrame({"run": [0, 1], "version": [1, 1], "policy": ["policy 0.1", "policy 1.1"],
+                      "bin": ["selfish", "fair"]}).to_csv(run / "final_policies.csv", index=False)  # fmt: skip
+    return run
+
+
+def test_principles_come_from_a_scai_run_directory(tmp_path: Path) -> None:
+    run = scai_run(tmp_path)
+
+    def principles(**source: Any) -> list[str]:
+        return [p.text for p in resolve_principles(scenario(source={"run": str(run), **source}).distill, "f.yaml")]
+
+    assert principles() == ["policy 0.1"] and principles(run_index=1) == ["policy 1.1"]
+    assert principles(pick="all") == ["policy 0.1", "policy 1.1"]
+    assert principles(pick="bin") == ["policy 0.1"] and principles(pick="bin", bin="fair") == ["policy 1.1"]
+    resolved = plan(parse_distill_scenario({"name": "x", "distill": {"source": {"run": str(run)}}}), "f.yaml")
+    assert resolved.truth == "selfish" and resolved.currencies == ["dollars", "apples"]  # from the source's society
+    assert set(resolved.train_amounts).isdisjoint(resolved.held_out_amounts) and len(resolved.held_out_amounts) == 18
+
+
+def write_scenario(tmp_path: Path, source: dict[str, Any]) -> Path:
+    file = tmp_path / "distill.yaml"
+    file.write_text(json.dumps({"name": "bad", "distill": {"source": source}}))
+    return file
+
+
+@pytest.mark.parametrize(
+    ("case", "field", "message"),
+    [
+        ("no policies", "distill.source.run", "has no policies.jsonl"),
+        ("unknown run", "distill.source.run_index", "run 5 is not in"),
+        ("missing run", "distill.source.run", "is not a directory"),
+        ("not a run", "distill.source.run", "is not a run directory"),
+        ("empty bin", "distill.source.bin", "no run of"),
+        ("text and run", "distill.source", "give either run"),
+        ("missing file", "", "cannot read the file"),
+    ],
+)
+def test_bad_distill_blocks_exit_2_naming_the_field_and_write_nothing(case: str, field: str, message: str,
+                                                                     tmp_path: Path) -> None:  # fmt: skip
+    run = scai_run(tmp_path, policies=case != "no policies")
+    source: dict[str, Any] = {
+        "no policies": {"run": str(run)},
+        "unknown run": {"run": str(run), "run_index": 5},
+        "missing run": {"run": str(tmp_path / "nowhere")},
+        "not a run": {"run": str(tmp_path)},
+        "empty bin": {"run": str(run), "pick": "bin", "bin": "altruistic"},
+        "text and run": {"run": str(run), "text": "Be kind."},
+        "missing file": {"text": "Be kind."},
+    }[case]
+    file = write_scenario(tmp_path, source) if case != "missing file" else tmp_path / "absent.yaml"
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["distill", str(file), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert f"{field}:" in text if field else str(file) in text
+    assert message in text
+    assert not out.exists()
+
+
+def test_a_control_without_a_known_truth_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="distill"):
+        parse_distill_scenario({"name": "x", "distill": {"source": {"text": "Be kind."}, "reward": "truth"}})
+    shutil.rmtree(tmp_path, ignore_errors=True)
