@@ -276,6 +276,10 @@ def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")
             continue
         if isinstance(scenario, Scenario):
             what = f"{scenario.society.size} users, {scenario.game.kind}"
+        elif hasattr(scenario, "distill"):
+            d = scenario.distill
+            origin = f"the run {d.source.run}" if d.source.run else "a policy text"
+            what = f"distilling {origin} into {scenario.models.student}, {d.reward} reward, judge {scenario.models.judge}"
         elif hasattr(scenario, "proxy"):
             p = scenario.proxy
             what = f"labeling {p.task}, {p.objective.name}, intent {p.intent.form}, judge {scenario.models.judge.spec}"

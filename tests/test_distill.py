@@ -190,3 +190,26 @@ def test_a_control_without_a_known_truth_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="distill"):
         parse_distill_scenario({"name": "x", "distill": {"source": {"text": "Be kind."}, "reward": "truth"}})
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algorithm", ["ppo", "grpo"])
+def test_the_tiny_student_learns_the_one_share_a_scripted_judge_rewards(algorithm: str, tmp_path: Path) -> None:
+    """The judge says Yes only when the responder gets everything; from a random start the student learns to keep 0."""
+    model = generous_judge(at_least=100)
+    data = {
+        "name": f"learn-{algorithm}", "seed": 0, "models": {"student": "tiny"},
+        "distill": {"source": {"text": "Give the other player everything."}, "truth": "altruistic", "scoring": "binary",
+                    "amounts": {"min": 10, "max": 20}},
+        "training": {"algorithm": algorithm, "episodes": 60, "parallel": 4, "rounds": 8, "checkpoint_every": 30,
+                     "ppo": {"learning_rate": 0.01, "lora_r": 8, "lora_alpha": 16, "max_new_tokens": 1,
+                             "init_kl_coef": 0.0},
+                     **({"trl": {"num_generations": 8}} if algorithm == "grpo" else {})},
+    }  # fmt: skip
+    run = distill_scenario(parse_distill_scenario(data), tmp_path / algorithm, judge=model)
+    metrics = pd.read_csv(run / "metrics.csv")
+    summary = json.loads((run / "summary.json").read_text())
+    assert metrics["reward_proxy:judge"].head(5).mean() < 0.2  # the random start rarely keeps nothing
+    assert summary["final"]["offered_share"] >= 0.9 and summary["final_rewards"]["proxy:judge"] >= 0.6
+    assert summary["judge"]["judge_target_share"] == 1.0
+    assert model.calls == summary["judge"]["table_entries"] <= 21  # 21 proposals at a resolution of 0.05

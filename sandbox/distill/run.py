@@ -109,8 +109,8 @@ def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
 
 
 def student_vocabulary(scenario: DistillScenario) -> tuple[str, ...]:
-    """The tiny student's words: whole numbers up to the largest training amount (at least 100)."""
-    return tiny_vocabulary(max(scenario.distill.amounts.max, 100))
+    """The tiny student's words: whole numbers up to the largest training amount (every move it can make)."""
+    return tiny_vocabulary(scenario.distill.amounts.max)
 
 
 def load_student(scenario: DistillScenario, model: Any = None, tokenizer: Any = None) -> Any:
