@@ -20,7 +20,6 @@ the seed tree, so the resumed run ends with the same metrics.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -276,33 +275,9 @@ def _train_ppo(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumE
 
 def _train_trl(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumEnvironment, base: Any,
                hooks: DistillHooks, *, resume: bool) -> None:  # fmt: skip
-    import pandas as pd
+    from sandbox.moral.trl_trainers import train_with_trl
 
-    from sandbox.moral.trl_trainers import play_rates, trl_trainer
-
-    training = scenario.training
-    out = run_dir / "trl"
-    checkpoints = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1])) if resume else []
-    start = int(checkpoints[-1].name.rsplit("-", 1)[1]) if checkpoints else 0
-    keep_rows(run_dir / METRICS, start)
-    if hooks.on_start:
-        hooks.on_start(training.episodes, start)
-    with running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
-        last = time.perf_counter()
-
-        def on_row(row: dict[str, Any]) -> None:
-            nonlocal last
-            now = time.perf_counter()
-            row["seconds"], last = now - last, now
-            rows.append(row)
-            if hooks.on_episode:
-                hooks.on_episode(row)
-
-        trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row,
-                              setup=env)  # fmt: skip
-        trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
-    trainer.model.save_pretrained(run_dir / ADAPTER)
-    pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario, setup=env)).to_csv(run_dir / "play.csv", index=False)
+    train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env)
 
 
 def is_distill_run(path: Path | str) -> bool:

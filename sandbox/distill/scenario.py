@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from sandbox.moral.ppo_config import PPOConfig
-from sandbox.moral.scenario import PPOFields
+from sandbox.moral.scenario import PPOFields, batch_ppo_config, check_trl_block
 from sandbox.scenario import AmountRange, EvaluationCondition, StrictModel
 
 __all__ = ["DistillBlock", "DistillModels", "DistillScenario", "DistillTraining", "PrincipleSource"]
@@ -128,29 +128,12 @@ class DistillTraining(StrictModel):
     @model_validator(mode="after")
     def _consistent(self) -> DistillTraining:
         self.ppo_config(seed=0)
-        if self.algorithm == "ppo" and self.trl:
-            raise ValueError("training.trl is for algorithm grpo or rloo; PPO reads training.ppo")
-        if self.algorithm != "ppo":
-            from sandbox.moral.trl_trainers import check_trl_fields, config_class
-
-            check_trl_fields(self.algorithm, self.trl)
-            generations = self.trl.get("num_generations", config_class(self.algorithm).num_generations)
-            if not isinstance(generations, int) or generations < 2 or (self.parallel * self.rounds) % generations:
-                raise ValueError(f"training.trl.num_generations ({generations}) must be at least 2 and divide "
-                                 f"parallel x rounds ({self.parallel} x {self.rounds})")  # fmt: skip
+        check_trl_block(self.algorithm, self.trl, self.parallel, self.rounds)
         return self
 
     def ppo_config(self, seed: int) -> PPOConfig:
         """The `PPOConfig`: the fields given, `batch_size = parallel x rounds` and `seed` unless given."""
-        given = {key: value for key, value in self.ppo.model_dump().items() if value is not None}  # type: ignore[attr-defined]
-        batch = self.parallel * self.rounds
-        if given.get("batch_size", batch) != batch:
-            raise ValueError(f"training.ppo.batch_size ({given['batch_size']}) must equal parallel x rounds "
-                             f"({self.parallel} x {self.rounds}): an episode is one PPO batch")  # fmt: skip
-        given.setdefault("batch_size", batch)
-        given.setdefault("mini_batch_size", batch)
-        given.setdefault("seed", seed)
-        return PPOConfig(**given)
+        return batch_ppo_config(self.ppo, self.parallel, self.rounds, seed)
 
 
 class DistillModels(StrictModel):

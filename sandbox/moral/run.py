@@ -190,33 +190,9 @@ def _train(
 def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hooks: TrainHooks, *, resume: bool,
                judge: Any = None) -> Path:  # fmt: skip
     """GRPO or RLOO through TRL: its own checkpoints (`trl/checkpoint-N`) and resume, our rows and summary."""
-    from sandbox.moral.trl_trainers import play_rates, trl_trainer
+    from sandbox.moral.trl_trainers import train_with_trl
 
-    training = scenario.training
-    out = run_dir / "trl"
-    checkpoints = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1])) if resume else []
-    start = int(checkpoints[-1].name.rsplit("-", 1)[1]) if checkpoints else 0
-    keep_rows(run_dir / METRICS, start)
-    proxies = _proxies(run_dir, scenario, judge)
-    if hooks.on_start:
-        hooks.on_start(training.episodes, start)
-    with running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
-        last = time.perf_counter()
-
-        def on_row(row: dict[str, Any]) -> None:
-            nonlocal last
-            now = time.perf_counter()
-            row["seconds"], last = now - last, now
-            rows.append(row)
-            if hooks.on_episode:
-                hooks.on_episode(row)
-
-        trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row,
-                              proxies)  # fmt: skip
-        trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
-    trainer.model.save_pretrained(run_dir / ADAPTER)
-    play = pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario, proxies))
-    play.to_csv(run_dir / "play.csv", index=False)
+    play = train_with_trl(run_dir, scenario, base, hooks, resume=resume, proxies=lambda: _proxies(run_dir, scenario, judge))
     finish(run_dir, scenario, play=play)
     return run_dir.path
 

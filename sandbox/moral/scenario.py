@@ -32,7 +32,8 @@ from sandbox.moral.rewards import TABLE_PREFIXES, RewardFn, RewardParams, Schedu
 from sandbox.proxy.reward import ProxyRewardSpec
 from sandbox.scenario import StrictModel
 
-__all__ = ["CustomGame", "MoralEvaluation", "PPOFields", "Training", "TrainingModels", "TrainingScenario"]
+__all__ = ["CustomGame", "MoralEvaluation", "PPOFields", "Training", "TrainingModels", "TrainingScenario",
+           "batch_ppo_config", "check_trl_block"]
 
 def _known(lookup: Any, name: str) -> None:
     """A registry lookup whose failure pydantic reports at the field (it only wraps ValueError)."""
@@ -56,6 +57,34 @@ PPOFields = create_model(  # type: ignore[call-overload]
         for f in fields(PPOConfig)
     },
 )
+
+
+def batch_ppo_config(ppo: Any, parallel: int, rounds: int, seed: int) -> PPOConfig:
+    """The `PPOConfig` of a `ppo:` block: the fields given, `batch_size = parallel x rounds` and `seed` unless given."""
+    given = {key: value for key, value in ppo.model_dump().items() if value is not None}
+    batch = parallel * rounds
+    if given.get("batch_size", batch) != batch:
+        raise ValueError(f"training.ppo.batch_size ({given['batch_size']}) must equal parallel x rounds "
+                         f"({parallel} x {rounds}): an episode is one PPO batch")  # fmt: skip
+    given.setdefault("batch_size", batch)
+    given.setdefault("mini_batch_size", batch)
+    given.setdefault("seed", seed)
+    return PPOConfig(**given)
+
+
+def check_trl_block(algorithm: str, trl: dict[str, Any], parallel: int, rounds: int) -> None:
+    """Raise `ValueError` when a `trl:` block does not fit the algorithm or the batch (`num_generations`)."""
+    if algorithm == "ppo":
+        if trl:
+            raise ValueError("training.trl is for algorithm grpo or rloo; PPO reads training.ppo")
+        return
+    from sandbox.moral.trl_trainers import check_trl_fields, config_class
+
+    check_trl_fields(algorithm, trl)
+    generations = trl.get("num_generations", config_class(algorithm).num_generations)
+    if not isinstance(generations, int) or generations < 2 or (parallel * rounds) % generations:
+        raise ValueError(f"training.trl.num_generations ({generations}) must be at least 2 and divide "
+                         f"parallel x rounds ({parallel} x {rounds})")  # fmt: skip
 
 
 class CustomGame(StrictModel):
@@ -192,33 +221,16 @@ class Training(StrictModel):
             raise ValueError("training.opponent_reward: a learning opponent takes the registered rewards only")
         if self.proxies and self.opponent in LLM_OPPONENTS:
             raise ValueError(f"training.proxies: proxy rewards train against a fixed strategy, not {self.opponent!r}")
-        if self.algorithm == "ppo" and self.trl:
-            raise ValueError("training.trl is for algorithm grpo or rloo; PPO reads training.ppo")
         if self.opponent_reward is not None and self.opponent != "learner":
             raise ValueError("training.opponent_reward is the reward of a learning opponent (opponent: learner)")
         if self.algorithm != "ppo" and self.opponent in LLM_OPPONENTS:
             raise ValueError(f"training.opponent: {self.algorithm} plays fixed strategies; an LLM opponent needs ppo")
-        if self.algorithm != "ppo":
-            from sandbox.moral.trl_trainers import check_trl_fields, config_class
-
-            check_trl_fields(self.algorithm, self.trl)
-            generations = self.trl.get("num_generations", config_class(self.algorithm).num_generations)
-            if not isinstance(generations, int) or generations < 2 or (self.parallel * self.rounds) % generations:
-                raise ValueError(f"training.trl.num_generations ({generations}) must be at least 2 and divide "
-                                 f"parallel x rounds ({self.parallel} x {self.rounds})")  # fmt: skip
+        check_trl_block(self.algorithm, self.trl, self.parallel, self.rounds)
         return self
 
     def ppo_config(self, seed: int) -> PPOConfig:
         """The `PPOConfig`: the fields given, `batch_size = parallel x rounds` and `seed` unless given."""
-        given = {key: value for key, value in self.ppo.model_dump().items() if value is not None}  # type: ignore[attr-defined]
-        batch = self.parallel * self.rounds
-        if given.get("batch_size", batch) != batch:
-            raise ValueError(f"training.ppo.batch_size ({given['batch_size']}) must equal parallel x rounds "
-                             f"({self.parallel} x {self.rounds}): an episode is one PPO batch")  # fmt: skip
-        given.setdefault("batch_size", batch)
-        given.setdefault("mini_batch_size", batch)
-        given.setdefault("seed", seed)
-        return PPOConfig(**given)
+        return batch_ppo_config(self.ppo, self.parallel, self.rounds, seed)
 
     def game_table(self) -> PayoffTable:
         return self.game.table() if isinstance(self.game, CustomGame) else MATRIX_GAMES.get(self.game)

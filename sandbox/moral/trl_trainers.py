@@ -30,7 +30,8 @@ from sandbox.moral.rewards import RewardFn
 from sandbox.moral.training import episode_metrics
 from sandbox.seeding import Branch, generator
 
-__all__ = ["ALGORITHMS", "RESERVED", "EnvironmentReward", "MoralRewardFunction", "state_dataset", "trl_config", "trl_trainer"]
+__all__ = ["ALGORITHMS", "RESERVED", "EnvironmentReward", "MoralRewardFunction", "state_dataset", "train_with_trl",
+           "trl_config", "trl_trainer"]
 
 ALGORITHMS = ("grpo", "rloo")
 
@@ -199,3 +200,60 @@ def play_rates(model: Any, tokenizer: Any, scenario: Any, proxies: Mapping[str, 
         setup.prefetch(steps)
         rows.append(episode_metrics(i, setup, steps, nan_stats))
     return rows
+
+
+def train_with_trl(
+    run_dir: Any,
+    scenario: Any,
+    base: Any,
+    hooks: Any,
+    *,
+    resume: bool,
+    proxies: Callable[[], Mapping[str, RewardFn]] | None = None,
+    setup: Environment | None = None,
+) -> Any:
+    """A GRPO or RLOO run into `run_dir`: TRL's checkpoints (`trl/checkpoint-N`, resumed from the last), one
+    `metrics.csv` row per step (with `seconds`), the adapter (`adapter/`), and the trained policy's play
+    (`play.csv`, returned as a DataFrame).
+
+    Args:
+        run_dir: The run directory (`sandbox.run_dir.RunDirectory`).
+        scenario: A scenario whose `training` block has algorithm, episodes, parallel, rounds, trl and ppo fields.
+        base: The base model (`sandbox.moral.base_model.BaseModel`).
+        hooks: `on_start(total, done)` and `on_episode(row)` callbacks (either may be None).
+        resume: Continue from the last TRL checkpoint.
+        proxies: Builds the run's table rewards once the rows are trimmed (matrix games).
+        setup: The environment (default: the scenario's matrix game).
+    """
+    import time
+
+    import pandas as pd
+
+    from sandbox.moral.checkpoints import MetricsFile, keep_rows, running
+
+    training = scenario.training
+    out = run_dir / "trl"
+    checkpoints = sorted(out.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1])) if resume else []
+    start = int(checkpoints[-1].name.rsplit("-", 1)[1]) if checkpoints else 0
+    keep_rows(run_dir / "metrics.csv", start)
+    tables = proxies() if proxies is not None else None
+    if hooks.on_start:
+        hooks.on_start(training.episodes, start)
+    with running(run_dir, start), MetricsFile(run_dir / "metrics.csv") as rows:
+        last = time.perf_counter()
+
+        def on_row(row: dict[str, Any]) -> None:
+            nonlocal last
+            now = time.perf_counter()
+            row["seconds"], last = now - last, now
+            rows.append(row)
+            if hooks.on_episode:
+                hooks.on_episode(row)
+
+        trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row,
+                              tables, setup=setup)  # fmt: skip
+        trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
+    trainer.model.save_pretrained(run_dir / "adapter")
+    play = pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario, tables, setup=setup))
+    play.to_csv(run_dir / "play.csv", index=False)
+    return play
