@@ -213,3 +213,49 @@ def test_the_tiny_student_learns_the_one_share_a_scripted_judge_rewards(algorith
     assert summary["final"]["offered_share"] >= 0.9 and summary["final_rewards"]["proxy:judge"] >= 0.6
     assert summary["judge"]["judge_target_share"] == 1.0
     assert model.calls == summary["judge"]["table_entries"] <= 21  # 21 proposals at a resolution of 0.05
+
+
+def test_the_distilled_student_answers_through_the_llm_layer_as_base_plus_adapter(tmp_path: Path) -> None:
+    from langchain_core.messages import HumanMessage
+
+    from sandbox.llm.resolve import ModelStack, build_backend, check_spec
+    from sandbox.llm.wrapper import acall
+    from sandbox._sync import run_sync
+
+    run = distill_scenario(scenario(), tmp_path / "run", judge=generous_judge())
+    spec = json.loads((run / "summary.json").read_text())["assistant_spec"]
+    assert spec == f"hf:{(run / 'student_base').resolve()}+adapter:{(run / 'adapter').resolve()}"
+    check_spec(spec)
+    model = ModelStack(cache=None, sinks=[], concurrency=1).for_role("assistant", spec, {"temperature": 0.0})
+    answer = run_sync(acall(model, [HumanMessage("proposer split 12 keep ?")], seed=0, max_tokens=1))
+    assert re.fullmatch(r"\d+|\?|yes|no|proposer|responder|split|keep|get|accept|\[UNK\]|", str(answer.content).strip())
+    from sandbox.errors import ModelUnavailableError
+
+    with pytest.raises(ModelUnavailableError, match="no LoRA adapter"):
+        build_backend(f"tiny+adapter:{tmp_path / 'nowhere'}")
+    with pytest.raises(ValueError, match="unknown base model"):
+        check_spec("gpt9+adapter:/x")
+
+
+def test_the_distilled_student_plays_as_a_societys_assistant(tmp_path: Path) -> None:
+    from peft import PeftModel
+
+    from sandbox import run as run_society
+    from sandbox.llm.resolve import build_backend
+    from tests.conftest import scai_models, scai_scenario
+
+    student = distill_scenario(scenario(), tmp_path / "student", judge=generous_judge())
+    spec = json.loads((student / "summary.json").read_text())["assistant_spec"]
+    backend = build_backend(spec)
+    assert isinstance(backend._load()[1], PeftModel)  # type: ignore[attr-defined]
+    society = scai_scenario(runs=1, epochs=1, models={"assistant": {"spec": spec, "sampling": {"max_tokens": 4}}})
+    models = scai_models()
+    del models["assistant"]  # the assistant is the spec: the tiny base with the distilled adapter
+    result = run_society(society, out=tmp_path / "society", models=models)
+    calls = [json.loads(line) for line in (result.path / "transcripts.jsonl").read_text().splitlines()]
+    assistant = [c for c in calls if c["role"] == "assistant"]
+    assert assistant and all(c["model"] == spec for c in assistant)
+    episodes = pd.read_csv(result.path / "episodes.csv")
+    proposals = episodes[episodes["proposer"] == "assistant"]
+    # The tiny student answers numbers, not the society's sentence: its proposals are recorded as illegal moves.
+    assert len(proposals) == 1 and not proposals["proposal_legal"].astype(bool).any()

@@ -66,6 +66,7 @@ def distill_table(path: Path) -> None:
     out_console.print(f"judge: {judge['table_entries']} verdicts ({judge['calls']} calls, {judge['cache_hits']} cache hits) "
                       f"for {judge['moves_played']} moves played")  # fmt: skip
     out_console.print(f"results in [bold]{path}[/] (adapter in {path / summary['adapter']}, judge_table.csv)")
+    out_console.print(f"as a society's assistant: --model assistant={summary['assistant_spec']}", soft_wrap=True)
 
 
 @app.command()

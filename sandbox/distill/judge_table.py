@@ -85,13 +85,15 @@ class JudgeTable:
         scoring: `graded` (P(yes) where known) or `binary` (the label).
         truth: The library norm, for the `truth_label` column; None when unknown.
         concurrency: Judge calls in flight at once.
+        template: The judge's prompt (a template under `prompts/`).
     """
 
     def __init__(self, path: Path, principles: Sequence[str], judge: Any, *, resolution: float, currency: str,
-                 seed: int, scoring: str = "graded", truth: str | None = None, concurrency: int = 4) -> None:  # fmt: skip
+                 seed: int, scoring: str = "graded", truth: str | None = None, concurrency: int = 4,
+                 template: str = "distill/judge.j2") -> None:  # fmt: skip
         self.path, self.principles, self.judge = path, list(principles), judge
         self.resolution, self.currency, self.seed, self.scoring = resolution, currency, seed, scoring
-        self.truth, self.concurrency = truth, concurrency
+        self.truth, self.concurrency, self.template = truth, concurrency, template
         self.rows: dict[_Key, dict[str, Any]] = {}
         self.calls = 0  # verdicts asked in this process (a resumed run's table answers the rest)
         if not path.is_file():  # the table exists from the start, even before the first verdict
@@ -108,8 +110,8 @@ class JudgeTable:
         stake = Stake(100, self.currency)
         proposal = proposal_sentence(stake, Split(100 - move.offered, move.offered))
         text = self.principles[principle] if principle >= 0 else None
-        return prompts.render("distill/judge.j2", principle=text, proposal=proposal, role=move.role,
-                              decision=move.decision or None)  # fmt: skip
+        return prompts.render(self.template, principle=text, proposal=proposal, role=move.role,
+                              decision=move.decision or None, offered=move.offered)  # fmt: skip
 
     def _keys(self, moves: Iterable[JudgedMove], variant: Variant) -> list[_Key]:
         indices = range(len(self.principles)) if variant == "principle" else (-1,)

@@ -40,6 +40,7 @@ PRINCIPLES = "principles.json"
 METRICS = "metrics.csv"
 SUMMARY = "summary.json"
 ADAPTER = "adapter"
+STUDENT_BASE = "student_base"
 REWARD_KINDS = {"judge": "proxy:judge", "truth": "truth:norm", "no_principle": "proxy:no_principle",
                 "flipped": "proxy:flipped"}  # fmt: skip
 _HELD_OUT = 1 << 23  # the seed-tree branch that picks the held-out amounts
@@ -205,6 +206,10 @@ def distill_scenario(
     base = load_student(scenario, model, tokenizer)  # nor does a missing model
     run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
     atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
+    if scenario.models.student.partition(":")[0] == "tiny" or model is not None:
+        # A base built in-process (or passed in) is kept beside its adapter, so that `assistant_spec` can load both.
+        base.model.save_pretrained(run_dir / STUDENT_BASE)
+        base.tokenizer.save_pretrained(run_dir / STUDENT_BASE)
     return _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=False, judge=judge)
 
 
@@ -278,6 +283,14 @@ def _train_trl(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumE
     from sandbox.moral.trl_trainers import train_with_trl
 
     train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env)
+
+
+def assistant_spec(run_dir: RunDirectory, scenario: DistillScenario) -> str:
+    """The model spec of the distilled student, for a society's `assistant` (`BASE+adapter:DIR`)."""
+    adapter = (run_dir / ADAPTER).resolve()
+    if (run_dir / STUDENT_BASE).is_dir():
+        return f"hf:{(run_dir / STUDENT_BASE).resolve()}+adapter:{adapter}"
+    return f"{scenario.models.student}+adapter:{adapter}"
 
 
 def is_distill_run(path: Path | str) -> bool:

@@ -79,6 +79,7 @@ def plot_training_shares(metrics: pd.DataFrame, title: str = "") -> Figure:
 
 def finish(run_dir: RunDirectory, scenario: Any, plan: Any, table: JudgeTable) -> dict[str, Any]:
     """Write `summary.json` and `training_shares.png` from `metrics.csv` (and `play.csv`); mark the run complete."""
+    from sandbox.distill.run import assistant_spec
     from sandbox.llm.accounting import TokenLedger
     from sandbox.llm.transcript import read_transcript
 
@@ -113,6 +114,7 @@ def finish(run_dir: RunDirectory, scenario: Any, plan: Any, table: JudgeTable) -
                   "cache_hits": int(usage.get("cache_hits", 0)), "moves_played": moves},  # fmt: skip
         "seconds_per_episode": _number(metrics["seconds"].mean()) if "seconds" in metrics else None,
         "adapter": "adapter",
+        "assistant_spec": assistant_spec(run_dir, scenario),
     }
     atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2))
     title = f"{scenario.name}: {scenario.distill.reward} reward"

@@ -1,4 +1,4 @@
-"""The `hf:PATH` backend: a transformers causal LM from a local directory.
+"""The `hf:PATH` backend: a transformers causal LM from a local directory (or a trainer's base model with a LoRA adapter).
 
 Generation runs in a worker thread (LangChain's default for async calls), one
 call at a time per model (a single CPU model gains nothing from parallel calls). transformers samples from the
@@ -9,6 +9,7 @@ likely tokens from the model's raw logits (before any sampling setting).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,8 @@ class HFChatModel(BaseChatModel):
 
     path: str
     device: str = "cpu"
+    base: str | None = None  # a trainer's base-model spec (`sandbox.moral.base_model`), instead of `path`
+    adapter: str | None = None  # a LoRA adapter directory (PEFT format) put on the model
     _loaded: tuple[Any, Any] | None = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -57,17 +60,33 @@ class HFChatModel(BaseChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"path": str(Path(self.path).resolve())}
+        if self.base is None and self.adapter is None:
+            return {"path": str(Path(self.path).resolve())}
+        # The adapter's weights, not only its path, name the model: a retrained adapter is another model.
+        weights = Path(self.adapter or "") / "adapter_model.safetensors"
+        digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:16] if weights.is_file() else None
+        base = self.base if self.base is not None else f"hf:{Path(self.path).resolve()}"
+        return {"base": base, "adapter": str(Path(self.adapter).resolve()) if self.adapter else None, "weights": digest}
 
     def _load(self) -> tuple[Any, Any]:
         if self._loaded is None:
-            if not Path(self.path).is_dir():
-                raise ModelUnavailableError(f"hf:{self.path}: no such model directory")
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            if self.base is not None:
+                from sandbox.moral.base_model import load_base_model
 
-            tokenizer = AutoTokenizer.from_pretrained(self.path)
-            model = AutoModelForCausalLM.from_pretrained(self.path).to(self.device).eval()
-            self._loaded = (tokenizer, model)
+                loaded = load_base_model(self.base, device=self.device)
+                tokenizer, model = loaded.tokenizer, loaded.model
+            else:
+                if not Path(self.path).is_dir():
+                    raise ModelUnavailableError(f"hf:{self.path}: no such model directory")
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+
+                tokenizer = AutoTokenizer.from_pretrained(self.path)
+                model = AutoModelForCausalLM.from_pretrained(self.path).to(self.device)
+            if self.adapter is not None:
+                from peft import PeftModel
+
+                model = PeftModel.from_pretrained(model, self.adapter)
+            self._loaded = (tokenizer, model.eval())
         return self._loaded
 
     def _generate(

@@ -2,7 +2,10 @@
 
 `embedded`, `openai:MODEL`, `hf:PATH` and `vllm:MODEL` name backends; a
 `scripted` model is never named in a scenario (it is for tests) but passed
-as an object through the Python API. The stack, outer to inner:
+as an object through the Python API. `BASE+adapter:DIR` puts a LoRA adapter
+(PEFT format, e.g. a distillation's `adapter/`) on a base model named as the
+trainers name it (`hf:PATH`, `gguf:FILE`, `embedded`, `smollm2`, `tiny`) and
+runs it through transformers. The stack, outer to inner:
 
     recording (transcript + accounting) -> role sampling
         -> cache -> retry -> concurrency limit -> backend
@@ -62,6 +65,26 @@ def _vllm(argument: str, _: BackendOptions) -> BaseChatModel:
     return VLLMChatModel(model=argument)
 
 
+ADAPTER = "+adapter:"
+
+
+def split_adapter(spec: str) -> tuple[str, str] | None:
+    """`embedded+adapter:runs/x/adapter` -> (`embedded`, `runs/x/adapter`); None for a spec without an adapter."""
+    base, sep, adapter = spec.partition(ADAPTER)
+    return (base.strip(), adapter.strip()) if sep else None
+
+
+def _adapted(base: str, adapter: str) -> BaseChatModel:
+    from pathlib import Path
+
+    from sandbox.errors import ModelUnavailableError
+    from sandbox.llm.hf import HFChatModel
+
+    if not (Path(adapter).expanduser() / "adapter_config.json").is_file():
+        raise ModelUnavailableError(f"{base}{ADAPTER}{adapter}: no LoRA adapter there (no adapter_config.json)")
+    return HFChatModel(path="", base=base, adapter=str(Path(adapter).expanduser()))
+
+
 def split_spec(spec: str) -> tuple[str, str]:
     """`openai:gpt-4o` -> (`openai`, `gpt-4o`); `embedded` -> (`embedded`, ``)."""
     name, _, argument = spec.partition(":")
@@ -70,6 +93,14 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 def check_spec(spec: str) -> None:
     """Raise `ValueError` (with the known backends) when `spec` names no backend."""
+    adapted = split_adapter(spec)
+    if adapted is not None:
+        from sandbox.moral.base_model import check_base_model_spec  # the base models the trainers load
+
+        check_base_model_spec(adapted[0])
+        if not adapted[1]:
+            raise ValueError(f"{spec!r}: name the adapter's directory after {ADAPTER}")
+        return
     name, argument = split_spec(spec)
     if name == "scripted":
         raise ValueError("the scripted model is for tests only; pass one through the Python API (models=...)")
@@ -84,6 +115,9 @@ def check_spec(spec: str) -> None:
 def build_backend(spec: str, options: BackendOptions | None = None) -> BaseChatModel:
     """The bare backend for `spec` (no wrappers)."""
     check_spec(spec)
+    adapted = split_adapter(spec)
+    if adapted is not None:
+        return _adapted(*adapted)
     name, argument = split_spec(spec)
     return BACKENDS.get(name)(argument, options or BackendOptions())
 
