@@ -186,6 +186,14 @@ def test_bad_distill_blocks_exit_2_naming_the_field_and_write_nothing(case: str,
     assert not out.exists()
 
 
+def test_a_tiny_student_is_refused_amounts_beyond_its_vocabulary(tmp_path: Path) -> None:
+    file = tmp_path / "big.yaml"
+    file.write_text(json.dumps({"name": "big", "distill": {"source": {"text": "Be kind."},
+                                                           "amounts": {"min": 10, "max": 5000}}}))  # fmt: skip
+    result = runner.invoke(app, ["distill", str(file), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "distill.amounts.max" in result.output and not (tmp_path / "out").exists()
+
+
 def test_a_control_without_a_known_truth_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="distill"):
         parse_distill_scenario({"name": "x", "distill": {"source": {"text": "Be kind."}, "reward": "truth"}})

@@ -43,6 +43,7 @@ ADAPTER = "adapter"
 STUDENT_BASE = "student_base"
 REWARD_KINDS = {"judge": "proxy:judge", "truth": "truth:norm", "no_principle": "proxy:no_principle",
                 "flipped": "proxy:flipped"}  # fmt: skip
+TINY_MAX_AMOUNT = 1000  # the tiny student's vocabulary holds every number up to the largest amount
 _HELD_OUT = 1 << 23  # the seed-tree branch that picks the held-out amounts
 
 
@@ -94,6 +95,9 @@ def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
     from sandbox.errors import ScenarioError
 
     block = scenario.distill
+    if scenario.models.student.partition(":")[0] == "tiny" and block.amounts.max > TINY_MAX_AMOUNT:
+        raise ScenarioError(source, [("distill.amounts.max", f"the tiny student reads each amount as a word of its "
+                                                              f"vocabulary; keep amounts up to {TINY_MAX_AMOUNT}")])  # fmt: skip
     principles = resolve_principles(block, source)
     run = source_run(block, source)
     truth = block.truth if block.truth is not None else (run.library_norm() if run is not None else None)
