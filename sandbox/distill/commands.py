@@ -5,6 +5,7 @@ Registered on `sandbox.cli.app` when that module is imported.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -90,8 +91,8 @@ def distill(
     from sandbox.scenario_file import load_distill_scenario, parse_distill_scenario
 
     try:
-        scenario = load_distill_scenario(file)
-        data = scenario.model_dump(mode="json", exclude_none=True)
+        original = load_distill_scenario(file).model_dump(mode="json", exclude_none=True)
+        data = copy.deepcopy(original)
         if source is not None:
             data["distill"]["source"] = {**{k: v for k, v in data["distill"]["source"].items() if k != "text"},
                                          "run": str(source)}  # fmt: skip
@@ -107,7 +108,7 @@ def distill(
                 raise ScenarioError("<command line>", [("--model", f"{item!r} is not ROLE=SPEC with ROLE in "
                                                                    f"{', '.join(_ROLES)}")])  # fmt: skip
             data["models"][role] = spec
-        scenario = parse_distill_scenario(data, "<command line>" if data != scenario.model_dump(mode="json", exclude_none=True) else str(file))
+        scenario = parse_distill_scenario(data, str(file) if data == original else "<command line>")
     except SandboxError as error:
         raise _fail(error) from None
     distill_table(distill_with_progress(lambda hooks: distill_scenario(scenario, out, source=str(file), hooks=hooks)))

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import prompts
 from sandbox.games.ultimatum import Split, Stake, proposal_sentence
-from sandbox.moral.ultimatum_env import UltimatumOutcome
+from sandbox.moral.ultimatum_env import UltimatumOutcome, UltimatumState
 from sandbox.seeding import seed_node
 
 __all__ = ["JUDGE_TABLE", "JudgeTable", "JudgedMove", "Variant", "judged_move"]
@@ -52,11 +52,17 @@ class JudgedMove:
     def offered_share(self) -> float:
         return self.offered / 100
 
+    def outcome(self, currency: str) -> UltimatumOutcome:
+        """The move played on a stake of 100 of `currency`: what the judge is shown and the truth labels."""
+        split = Split(100 - self.offered, self.offered)
+        if self.role == "proposer":
+            return UltimatumOutcome(UltimatumState(Stake(100, currency), "proposer"), split)
+        return UltimatumOutcome(UltimatumState(Stake(100, currency), "responder", split), self.decision)  # type: ignore[arg-type]
+
 
 def judged_move(outcome: UltimatumOutcome, resolution: float) -> JudgedMove:
     """The judge's view of a legal move: its offered share rounded to `resolution`.
 
-    >>> from sandbox.moral.ultimatum_env import UltimatumState
     >>> judged_move(UltimatumOutcome(UltimatumState(Stake(52, "apples"), "proposer"), Split(40, 12)), 0.05)
     JudgedMove(role='proposer', offered=25, decision='')
     """
@@ -107,8 +113,9 @@ class JudgeTable:
     # -- asking -------------------------------------------------------------------------------
 
     def prompt(self, move: JudgedMove, principle: int) -> str:
-        stake = Stake(100, self.currency)
-        proposal = proposal_sentence(stake, Split(100 - move.offered, move.offered))
+        outcome = move.outcome(self.currency)
+        offer = outcome.state.offer if outcome.state.offer is not None else outcome.move
+        proposal = proposal_sentence(outcome.state.stake, offer)  # type: ignore[arg-type]
         text = self.principles[principle] if principle >= 0 else None
         return prompts.render(self.template, principle=text, proposal=proposal, role=move.role,
                               decision=move.decision or None, offered=move.offered)  # fmt: skip
@@ -142,7 +149,7 @@ class JudgeTable:
             handle.flush()
 
     async def _ask(self, key: _Key) -> dict[str, Any]:
-        from sandbox.distill.truth import accepts
+        from sandbox.distill.truth import truth_label
         from sandbox.llm.contracts import CallInfo
 
         move = key.move
@@ -158,14 +165,7 @@ class JudgeTable:
             reward = verdict.p_yes
         else:
             reward = float(verdict.label)
-        truth: bool | None = None
-        if self.truth is not None:
-            if move.role == "proposer":
-                from sandbox.alignment import share_bin
-
-                truth = share_bin(move.offered_share()) == self.truth
-            else:
-                truth = (move.decision == "accept") == accepts(self.truth, move.offered_share())
+        truth = truth_label(self.truth, move.outcome(self.currency)) if self.truth is not None else None
         return {"variant": key.variant, "principle": key.principle, "role": move.role,
                 "offered_share": move.offered_share(), "decision": move.decision,
                 "label": "" if verdict.label is None else ("yes" if verdict.label else "no"),

@@ -30,6 +30,7 @@ from sandbox.distill.scenario import DistillScenario
 from sandbox.distill.source import Principle, resolve_principles, source_run
 from sandbox.errors import UsageError
 from sandbox.moral.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recover_checkpoint, running, save_checkpoint
+from sandbox.moral.run import TrainHooks
 from sandbox.moral.ultimatum_env import UltimatumEnvironment, tiny_vocabulary
 from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
 from sandbox.seeding import generator
@@ -47,12 +48,7 @@ TINY_MAX_AMOUNT = 1000  # the tiny student's vocabulary holds every number up to
 _HELD_OUT = 1 << 23  # the seed-tree branch that picks the held-out amounts
 
 
-@dataclass
-class DistillHooks:
-    """Progress callbacks: `on_start(total, done)` once, `on_episode(row)` after each episode."""
-
-    on_start: Callable[[int, int], None] | None = None
-    on_episode: Callable[[dict[str, Any]], None] | None = None
+DistillHooks = TrainHooks  # progress callbacks: `on_start(total, done)` once, `on_episode(row)` after each episode
 
 
 @dataclass(frozen=True)
@@ -98,8 +94,8 @@ def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
     if scenario.models.student.partition(":")[0] == "tiny" and block.amounts.max > TINY_MAX_AMOUNT:
         raise ScenarioError(source, [("distill.amounts.max", f"the tiny student reads each amount as a word of its "
                                                               f"vocabulary; keep amounts up to {TINY_MAX_AMOUNT}")])  # fmt: skip
-    principles = resolve_principles(block, source)
     run = source_run(block, source)
+    principles = resolve_principles(block, source, run)
     truth = block.truth if block.truth is not None else (run.library_norm() if run is not None else None)
     if block.reward == "truth" and truth is None:
         raise ScenarioError(source, [("distill.truth", "reward truth needs the true norm, and the source run's "
@@ -154,32 +150,28 @@ def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: Distill
     return table, close
 
 
-def environment(scenario: DistillScenario, plan_: DistillPlan, table: JudgeTable | None,
-                amounts: list[int] | None = None) -> UltimatumEnvironment:  # fmt: skip
+def environment(scenario: DistillScenario, plan_: DistillPlan, table: JudgeTable) -> UltimatumEnvironment:
     """The training environment: the ultimatum game on the training amounts, rewarded by the judge's table."""
     from sandbox.distill.truth import truth_reward
     from sandbox.moral.rewards import Schedule
 
     block, training = scenario.distill, scenario.training
-    rewards: dict[str, Any] = {}
-    variants: list[str] = []
-    if table is not None:
-        variants.append("principle")
-        rewards["proxy:judge"] = lambda outcome: table.reward(outcome, "principle")
-        if block.reward == "flipped":
-            rewards["proxy:flipped"] = lambda outcome: 1.0 - table.reward(outcome, "principle")
-        if block.reward == "no_principle":
-            variants.append("no_principle")
-            rewards["proxy:no_principle"] = lambda outcome: table.reward(outcome, "no_principle")
+    rewards: dict[str, Any] = {"proxy:judge": lambda outcome: table.reward(outcome, "principle")}
+    variants: list[Any] = ["principle"]
+    if block.reward == "flipped":
+        rewards["proxy:flipped"] = lambda outcome: 1.0 - table.reward(outcome, "principle")
+    if block.reward == "no_principle":
+        variants.append("no_principle")
+        rewards["proxy:no_principle"] = lambda outcome: table.reward(outcome, "no_principle")
     if plan_.truth is not None:
         norm = plan_.truth
         rewards["truth:norm"] = lambda outcome: truth_reward(norm, outcome)
     return UltimatumEnvironment(
-        amounts=tuple(amounts or plan_.train_amounts), currencies=tuple(plan_.currencies),
+        amounts=tuple(plan_.train_amounts), currencies=tuple(plan_.currencies),
         responder_share=block.responder_share, form=scenario.form(), rewards=rewards,
         schedule=Schedule(((0, REWARD_KINDS[block.reward]),)), illegal=training.illegal, parallel=training.parallel,
         rounds=training.rounds, seed=scenario.seed,
-        prefetch_rewards=(lambda outcomes: table.prefetch(outcomes, variants)) if table is not None else None,  # type: ignore[arg-type]
+        prefetch_rewards=lambda outcomes: table.prefetch(outcomes, variants),
     )  # fmt: skip
 
 

@@ -101,16 +101,17 @@ def _bins(path: Path) -> dict[int, str]:
     return {int(row["run"]): str(row["bin"]) for _, row in table.iterrows() if "bin" in table and pd.notna(row["bin"])}
 
 
-def resolve_principles(block: Any, source: str) -> list[Principle]:
+def resolve_principles(block: Any, source: str, run: SourceRun | None = None) -> list[Principle]:
     """The principle(s) `block.source` names; `ScenarioError` naming the field when they cannot be read.
 
     Args:
         block: The scenario's `distill:` block.
         source: The scenario file's name, for error messages.
+        run: The source run, when the caller has checked it already (`source_run`).
     """
     if block.source.text is not None:
         return [Principle(block.source.text.strip(), "text")]
-    run = source_run(block, source)
+    run = run or source_run(block, source)
     assert run is not None
     final = _final_policies(run.path, source)
     bins = _bins(run.path)
