@@ -25,7 +25,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from sandbox.errors import SandboxError, ScenarioError
+from sandbox.errors import SandboxError, ScenarioError, UsageError
 
 app = typer.Typer(
     name="sandbox",
@@ -191,7 +191,7 @@ def run(
 @app.command()
 def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by an interrupted run.")]) -> None:
     """Continue an interrupted run (a society, training, labeling or distillation run) from its last checkpoint."""
-    from sandbox.distill.commands import distill_table, distill_with_progress
+    from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
     from sandbox.distill.run import is_distill_run, resume_distill
     from sandbox.moral.commands import train_table, train_with_progress
     from sandbox.moral.run import is_training_run, resume_training
@@ -200,7 +200,12 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
     from sandbox.runner import aresume
 
     if is_distill_run(run_dir):
-        distill_table(distill_with_progress(lambda hooks: resume_distill(run_dir, hooks=hooks)))
+        path = distill_with_progress(lambda hooks: resume_distill(run_dir, hooks=hooks, evaluate=False))
+        distill_table(path)
+        from sandbox.distill.evaluate import RESULTS
+
+        if not (path / RESULTS).is_file():
+            evaluate_with_progress(path)
         return
     if is_label_run(run_dir):
         label_table(label_with_progress(lambda hooks: resume_labeling(run_dir, hooks=hooks)))
@@ -214,7 +219,7 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
 
 @app.command()
 def evaluate(
-    run_dir: Annotated[Path, typer.Argument(help="A finished SCAI run directory.")],
+    run_dir: Annotated[Path, typer.Argument(help="A finished SCAI run directory, or a distillation run directory.")],
     trials: Annotated[Optional[int], typer.Option("--trials", help="Proposals per condition and run.")] = None,  # noqa: UP007
     currency: Annotated[
         Optional[list[str]],  # noqa: UP007
@@ -226,9 +231,18 @@ def evaluate(
     ] = None,
     reason: Annotated[bool, typer.Option("--reason", help="Ask the assistant for the reason of each proposal.")] = False,
 ) -> None:
-    """Replay each run's final policy on new currencies and amounts (generalisation)."""
+    """Replay each run's final policy on new currencies and amounts (generalisation); for a distillation run, play
+    the distilled student, the policy-prompted assistant, the users and the base model with no policy."""
+    from sandbox.distill.run import is_distill_run
     from sandbox.evaluate import aevaluate, conditions_from_options
 
+    if is_distill_run(run_dir):
+        from sandbox.distill.commands import evaluate_with_progress
+
+        if currency or amount or reason:
+            raise _fail(UsageError("a distillation's conditions are its distill.conditions; --trials alone applies"))
+        evaluate_with_progress(run_dir, trials)
+        return
     try:
         conditions = conditions_from_options(currency or [], amount or [], reason)
     except SandboxError as error:

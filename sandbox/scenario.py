@@ -302,11 +302,25 @@ class Assistant(StrictModel):
     )
     interactions: InteractionMix = Field(default_factory=InteractionMix)
     evaluation: Evaluation = Field(default_factory=Evaluation)
+    prompt: Literal["policy", "none"] = Field(
+        "policy",
+        description="policy: the assistant plays under its policy, which the MetaLM rewrites (SCAI); none: no policy "
+        "and no system prompt, and no MetaLM (a distilled student, whose norm is in its weights: prompts/student/).",
+    )
+    answer: Literal["sentence", "number"] = Field(
+        "sentence",
+        description="prompt none: the student's answer form, sentence (the society's) or number (the amount it "
+        "keeps, the tiny model's), handed to the society as its sentence.",
+    )
 
     @model_validator(mode="after")
     def _one_start(self) -> Assistant:
         if self.initial_policy is not None and self.initial_policies is not None:
             raise ValueError("give initial_policy or initial_policies, not both")
+        if self.prompt == "none" and (self.initial_policy is not None or self.initial_policies is not None):
+            raise ValueError("prompt none plays with no policy; drop initial_policy and initial_policies")
+        if self.answer == "number" and self.prompt != "none":
+            raise ValueError("answer number is a distilled student's form: it needs prompt none")
         return self
 
 

@@ -78,7 +78,7 @@ def scenario(**distill: Any) -> Any:
 
 def test_a_killed_distillation_resumes_to_the_same_metrics_without_asking_twice(tmp_path: Path) -> None:
     whole_judge = generous_judge()
-    whole = distill_scenario(scenario(), tmp_path / "whole", judge=whole_judge)
+    whole = distill_scenario(scenario(), tmp_path / "whole", judge=whole_judge, evaluate=False)
 
     def stop_after_three(row: dict[str, Any]) -> None:
         if row["episode"] == 2:
@@ -86,9 +86,10 @@ def test_a_killed_distillation_resumes_to_the_same_metrics_without_asking_twice(
 
     first, second = generous_judge(), generous_judge()
     with pytest.raises(KeyboardInterrupt):
-        distill_scenario(scenario(), tmp_path / "killed", judge=first, hooks=DistillHooks(on_episode=stop_after_three))
+        distill_scenario(scenario(), tmp_path / "killed", judge=first, hooks=DistillHooks(on_episode=stop_after_three),
+                         evaluate=False)
     assert json.loads((tmp_path / "killed" / "run.json").read_text())["status"] == "interrupted"
-    resume_distill(tmp_path / "killed", judge=second)
+    resume_distill(tmp_path / "killed", judge=second, evaluate=False)
     drop = ["seconds"]
     pd.testing.assert_frame_equal(pd.read_csv(whole / "metrics.csv").drop(columns=drop),
                                   pd.read_csv(tmp_path / "killed" / "metrics.csv").drop(columns=drop))  # fmt: skip
@@ -106,7 +107,7 @@ def test_a_killed_distillation_resumes_to_the_same_metrics_without_asking_twice(
 @pytest.mark.parametrize("reward", ["truth", "no_principle", "flipped"])
 def test_the_controls_train_on_their_own_reward(reward: str, tmp_path: Path) -> None:
     model = generous_judge()
-    run = distill_scenario(scenario(reward=reward), tmp_path / reward, judge=model)
+    run = distill_scenario(scenario(reward=reward), tmp_path / reward, judge=model, evaluate=False)
     metrics = pd.read_csv(run / "metrics.csv")
     kind = {"truth": "truth:norm", "no_principle": "proxy:no_principle", "flipped": "proxy:flipped"}[reward]
     assert (metrics["reward_kind"] == kind).all() and (metrics["reward"] == metrics[f"reward_{kind}"]).all()
@@ -214,7 +215,7 @@ def test_the_tiny_student_learns_the_one_share_a_scripted_judge_rewards(algorith
                              "init_kl_coef": 0.0},
                      **({"trl": {"num_generations": 8}} if algorithm == "grpo" else {})},
     }  # fmt: skip
-    run = distill_scenario(parse_distill_scenario(data), tmp_path / algorithm, judge=model)
+    run = distill_scenario(parse_distill_scenario(data), tmp_path / algorithm, judge=model, evaluate=False)
     metrics = pd.read_csv(run / "metrics.csv")
     summary = json.loads((run / "summary.json").read_text())
     assert metrics["reward_proxy:judge"].head(5).mean() < 0.2  # the random start rarely keeps nothing
@@ -230,7 +231,7 @@ def test_the_distilled_student_answers_through_the_llm_layer_as_base_plus_adapte
     from sandbox.llm.wrapper import acall
     from sandbox._sync import run_sync
 
-    run = distill_scenario(scenario(), tmp_path / "run", judge=generous_judge())
+    run = distill_scenario(scenario(), tmp_path / "run", judge=generous_judge(), evaluate=False)
     spec = json.loads((run / "summary.json").read_text())["assistant_spec"]
     assert spec == f"hf:{(run / 'student_base').resolve()}+adapter:{(run / 'adapter').resolve()}"
     check_spec(spec)
@@ -245,25 +246,83 @@ def test_the_distilled_student_answers_through_the_llm_layer_as_base_plus_adapte
         check_spec("gpt9+adapter:/x")
 
 
-def test_the_distilled_student_plays_as_a_societys_assistant(tmp_path: Path) -> None:
+def test_the_distilled_student_plays_as_a_societys_assistant_with_no_policy(tmp_path: Path) -> None:
     from peft import PeftModel
 
     from sandbox import run as run_society
     from sandbox.llm.resolve import build_backend
     from tests.conftest import scai_models, scai_scenario
 
-    student = distill_scenario(scenario(), tmp_path / "student", judge=generous_judge())
+    student = distill_scenario(scenario(), tmp_path / "student", judge=generous_judge(), evaluate=False)
     spec = json.loads((student / "summary.json").read_text())["assistant_spec"]
     backend = build_backend(spec)
     assert isinstance(backend._load()[1], PeftModel)  # type: ignore[attr-defined]
-    society = scai_scenario(runs=1, epochs=1, models={"assistant": {"spec": spec, "sampling": {"max_tokens": 4}}})
     models = scai_models()
     del models["assistant"]  # the assistant is the spec: the tiny base with the distilled adapter
-    result = run_society(society, out=tmp_path / "society", models=models)
+    sampling = {"spec": spec, "sampling": {"max_tokens": 1, "temperature": 1.0}}
+
+    # Under SCAI's policy prompt, the tiny student's numbers are not the society's sentence: illegal proposals.
+    society = scai_scenario(runs=1, epochs=1, models={"assistant": sampling})
+    episodes = pd.read_csv(run_society(society, out=tmp_path / "policy", models=models).path / "episodes.csv")
+    assert not episodes.loc[episodes["proposer"] == "assistant", "proposal_legal"].astype(bool).any()
+
+    # With no policy (prompt: none), it is asked its training prompt and its number becomes the society's sentence.
+    society = scai_scenario(runs=1, epochs=2, models={"assistant": sampling},
+                            assistant={"prompt": "none", "answer": "number"})  # fmt: skip
+    result = run_society(society, out=tmp_path / "none", models=models)
     calls = [json.loads(line) for line in (result.path / "transcripts.jsonl").read_text().splitlines()]
     assistant = [c for c in calls if c["role"] == "assistant"]
     assert assistant and all(c["model"] == spec for c in assistant)
+    assert not [c for c in calls if c["role"] == "meta"]  # no MetaLM: there is no policy to revise
+    for call in assistant:
+        assert [m["role"] for m in call["messages"]] == ["user"]  # no system prompt
+        assert re.fullmatch(r"(proposer split \d+ keep|responder split \d+ get \d+ accept) \?",
+                            call["messages"][0]["content"])  # fmt: skip
     episodes = pd.read_csv(result.path / "episodes.csv")
     proposals = episodes[episodes["proposer"] == "assistant"]
-    # The tiny student answers numbers, not the society's sentence: its proposals are recorded as illegal moves.
-    assert len(proposals) == 1 and not proposals["proposal_legal"].astype(bool).any()
+    assert len(proposals) == 2
+    for _, episode in proposals.iterrows():  # legal exactly when its last answer is a number up to the amount
+        last = [c for c in assistant if c["episode"] == episode["episode"] and c["step"] == "propose"][-1]
+        number = re.fullmatch(r"\d+", last["answer"].strip())
+        assert bool(episode["proposal_legal"]) == (number is not None and int(last["answer"]) <= episode["amount"])
+    policies = [json.loads(line) for line in (result.path / "policies.jsonl").read_text().splitlines()]
+    assert [p["policy"] for p in policies] == ["", ""] and {p["source"] for p in policies} == {"none"}
+    with pytest.raises(ScenarioError, match="prompt none"):
+        scai_scenario(assistant={"prompt": "none", "initial_policy": "Be kind."})
+    with pytest.raises(ScenarioError, match="needs prompt none"):
+        scai_scenario(assistant={"answer": "number"})
+
+
+def test_the_evaluation_plays_without_the_policy_beside_assistant_users_and_base(tmp_path: Path) -> None:
+    from sandbox.distill.evaluate import evaluate_distill
+    from tests.conftest import scai_models
+
+    models = scai_models()
+    subjects = {"assistant": models["assistant"], "users": models["user"]}
+    run = distill_scenario(scenario(trials=3), tmp_path / "run", judge=generous_judge(), evaluation_models=subjects)
+    table = pd.read_csv(run / "distillation.csv")
+    assert set(table["subject"]) == {"users", "assistant", "student", "base"}
+    assert list(dict.fromkeys(table["condition"])) == ["training", "held-out", "medicine", "billions"]
+    moves = pd.read_csv(run / "evaluation.csv")
+    assert len(moves) == 4 * 4 * 3 * 2  # subjects x conditions x trials x (a proposal and an answer)
+    # Every subject met the same stakes.
+    stakes = moves.groupby("subject")[["condition", "trial", "role", "amount", "currency"]].apply(
+        lambda f: f.sort_values(["condition", "trial", "role"]).to_numpy().tolist())
+    assert all(s == stakes["student"] for s in stakes)
+    assert (moves.loc[moves["condition"] == "billions", "amount"] == 2_220_000_000).all()
+    assert (moves.loc[moves["condition"] == "medicine", "currency"] == "grams of medicine").all()
+    principle = "Give the other player everything."
+    calls = [json.loads(line) for line in (run / "evaluation_transcripts.jsonl").read_text().splitlines()]
+    by_role = {role: [c for c in calls if c["role"] == role] for role in ("student", "base", "assistant", "users")}
+    assert all(by_role.values())
+    for call in by_role["student"] + by_role["base"]:  # no policy in any prompt of the student or the base
+        assert [m["role"] for m in call["messages"]] == ["user"]
+        assert principle not in json.dumps(call["messages"]) and "principle" not in json.dumps(call["messages"])
+    assert all(principle in call["messages"][0]["content"] for call in by_role["assistant"])
+    summary = json.loads((run / "summary.json").read_text())
+    assert len(summary["evaluation"]["table"]) == 16 and (run / "distillation.png").is_file()
+    # Evaluated again (as after a kill): the same table from the cache, no new calls.
+    asked = models["assistant"].calls, models["user"].calls
+    again = evaluate_distill(run, models=subjects)
+    assert (models["assistant"].calls, models["user"].calls) == asked
+    pd.testing.assert_frame_equal(again, table, check_dtype=False)

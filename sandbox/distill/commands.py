@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sandbox.cli import _fail, app, console, out_console
 from sandbox.errors import SandboxError, ScenarioError
 
-__all__ = ["distill", "distill_table", "distill_with_progress"]
+__all__ = ["distill", "distill_table", "distill_with_progress", "evaluate_with_progress", "evaluation_table"]
 
 _ROLES = ("student", "judge", "assistant", "user")
 
@@ -46,6 +46,54 @@ def distill_with_progress(job: Any) -> Path:
         raise typer.Exit(130) from None
     except SandboxError as error:
         raise _fail(error) from None
+
+
+def evaluate_with_progress(path: Path, trials: int | None = None) -> Path:
+    """Play the evaluation without the policy under a Rich progress bar over moves; print its table."""
+    from sandbox.distill.evaluate import RESULTS, evaluate_distill
+    from sandbox.distill.run import DistillHooks
+
+    progress = Progress(TextColumn("[bold]evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("moves"),
+                        TimeElapsedColumn(), console=console)  # fmt: skip
+    task: Any = None
+
+    def on_start(total: int, done: int) -> None:
+        nonlocal task
+        task = progress.add_task("evaluating", total=total, completed=done)
+
+    try:
+        with progress:
+            evaluate_distill(path, trials=trials,
+                             hooks=DistillHooks(on_start=on_start, on_episode=lambda _: progress.advance(task)))  # fmt: skip
+    except KeyboardInterrupt:
+        console.print("interrupted; play it again from the cache with `sandbox evaluate DIR`", soft_wrap=True)
+        raise typer.Exit(130) from None
+    except SandboxError as error:
+        raise _fail(error) from None
+    evaluation_table(path / RESULTS)
+    return path
+
+
+def evaluation_table(path: Path) -> None:
+    """Print `distillation.csv`: offered share and acceptance per subject and condition, with 95% CIs."""
+    import pandas as pd
+    from rich.table import Table
+
+    frame = pd.read_csv(path)
+    table = Table("condition", "subject", "offered share (95% CI)", "acceptance (95% CI)", "illegal",
+                  title="without the policy: users, policy-prompted assistant, distilled student, base model")  # fmt: skip
+
+    def cell(row: Any, metric: str) -> str:
+        mean, low, high = row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
+        if mean != mean:
+            return "n/a"
+        return f"{mean:.0%}" + ("" if low != low else f" ({low:.0%}–{high:.0%})")
+
+    for _, row in frame.iterrows():
+        table.add_row(row["condition"], row["subject"], cell(row, "offered_share"), cell(row, "acceptance"),
+                      f"{row['illegal']:.0%}")  # fmt: skip
+    out_console.print(table)
+    out_console.print(f"tables in [bold]{path.parent}[/] (distillation.csv, evaluation.csv, distillation.png)")
 
 
 def distill_table(path: Path) -> None:
@@ -85,6 +133,10 @@ def distill(
         Optional[list[str]],  # noqa: UP007
         typer.Option("--model", help="ROLE=SPEC for student, judge, assistant or user, e.g. judge=openai:gpt-4o."),
     ] = None,
+    evaluate: Annotated[
+        bool, typer.Option("--evaluate/--no-evaluate", help="Play the evaluation without the policy after training.")
+    ] = True,
+    trials: Annotated[Optional[int], typer.Option("--trials", help="Evaluation moves per condition and subject.")] = None,  # noqa: UP007
 ) -> None:
     """Distil a society's learned norm into a student's weights: the judge's verdicts as a PPO/GRPO/RLOO reward."""
     from sandbox.distill.run import distill_scenario
@@ -111,4 +163,8 @@ def distill(
         scenario = parse_distill_scenario(data, str(file) if data == original else "<command line>")
     except SandboxError as error:
         raise _fail(error) from None
-    distill_table(distill_with_progress(lambda hooks: distill_scenario(scenario, out, source=str(file), hooks=hooks)))
+    path = distill_with_progress(lambda hooks: distill_scenario(scenario, out, source=str(file), hooks=hooks,
+                                                                evaluate=False))  # fmt: skip
+    distill_table(path)
+    if evaluate:
+        evaluate_with_progress(path, trials)

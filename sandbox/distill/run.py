@@ -184,6 +184,8 @@ def distill_scenario(
     model: Any = None,
     tokenizer: Any = None,
     judge: Any = None,
+    evaluate: bool = True,
+    evaluation_models: Any = None,
 ) -> Path:
     """Distil the scenario's principle into a new run directory and return its path.
 
@@ -195,6 +197,8 @@ def distill_scenario(
         model: A transformers causal LM to train instead of `models.student` (with `tokenizer`).
         tokenizer: Its tokenizer.
         judge: A chat model to judge with instead of `models.judge`.
+        evaluate: Play the evaluation without the policy after training (`sandbox.distill.evaluate`).
+        evaluation_models: Chat models per evaluation subject (users, assistant, student, base) instead of the specs.
     """
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
@@ -206,19 +210,32 @@ def distill_scenario(
         # A base built in-process (or passed in) is kept beside its adapter, so that `assistant_spec` can load both.
         base.model.save_pretrained(run_dir / STUDENT_BASE)
         base.tokenizer.save_pretrained(run_dir / STUDENT_BASE)
-    return _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=False, judge=judge)
+    _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=False, judge=judge)
+    return _evaluate(run_dir, evaluate, evaluation_models)
 
 
 def resume_distill(path: Path | str, *, hooks: DistillHooks | None = None, model: Any = None, tokenizer: Any = None,
-                   judge: Any = None) -> Path:  # fmt: skip
-    """Continue an interrupted distillation from its last checkpoint (the judge's table is read back)."""
+                   judge: Any = None, evaluate: bool = True, evaluation_models: Any = None) -> Path:  # fmt: skip
+    """Continue an interrupted distillation from its last checkpoint (the judge's table is read back); a run
+    killed during its evaluation plays it again from the cache."""
     run_dir = RunDirectory.open(path)
     scenario = load_distill_run_scenario(run_dir)
     if not (run_dir / PRINCIPLES).is_file():
         raise UsageError(f"{run_dir.path} has no {PRINCIPLES}; start a new run")
-    plan_ = DistillPlan.from_dict(json.loads((run_dir / PRINCIPLES).read_text()))
-    base = load_student(scenario, model, tokenizer)
-    return _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=True, judge=judge)
+    if run_dir.status().get("status") != "complete":
+        plan_ = DistillPlan.from_dict(json.loads((run_dir / PRINCIPLES).read_text()))
+        base = load_student(scenario, model, tokenizer)
+        _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=True, judge=judge)
+    return _evaluate(run_dir, evaluate, evaluation_models)
+
+
+def _evaluate(run_dir: RunDirectory, evaluate: bool, models: Any) -> Path:
+    if evaluate:
+        from sandbox.distill.evaluate import RESULTS, evaluate_distill
+
+        if not (run_dir / RESULTS).is_file():
+            evaluate_distill(run_dir.path, models=models)
+    return run_dir.path
 
 
 def load_distill_run_scenario(run_dir: RunDirectory) -> DistillScenario:

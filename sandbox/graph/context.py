@@ -14,6 +14,7 @@ from langchain_core.language_models import BaseChatModel
 from agents.assistant import PolicyFollowingAssistant
 from agents.contracts import UltimatumPlayer
 from agents.meta import MetaLM
+from agents.student import PolicylessAssistant
 from sandbox.scenario import Scenario
 from societies.network import InteractionNetwork
 
@@ -55,4 +56,7 @@ class SocietyContext:
             return self.players[task["run"]][who]
         if self.assistant_model is None or "policy" not in task:
             raise ValueError(f"episode task names {who!r} but the scenario has no assistant")
+        config = self.scenario.assistant
+        if config is not None and config.prompt == "none":
+            return PolicylessAssistant(model=self.assistant_model, form=config.answer, agent_id=who)
         return PolicyFollowingAssistant(policy=task["policy"], model=self.assistant_model, agent_id=who)

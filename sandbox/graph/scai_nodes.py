@@ -54,6 +54,10 @@ def init_policy(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[s
     config = ctx.scenario.assistant
     assert config is not None, "init_policy runs only in scenarios with an assistant"
     run = state["run"]
+    if config.prompt == "none":  # a distilled student: no policy, now or later
+        record = _policy_record(run, 0, "", source="none")
+        ctx.on_policy(record)
+        return {"policies": [record]}
     if config.initial_policy is not None:
         policy = config.initial_policy
     else:
@@ -115,6 +119,10 @@ async def meta(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[st
     assert ctx.meta is not None and ctx.scenario.assistant is not None
     run, epoch = state["run"], state["epoch"]
     previous = state["policies"][-1]
+    if ctx.scenario.assistant.prompt == "none":  # no policy to revise: the MetaLM is not asked
+        record = _policy_record(run, epoch, "", source="none")
+        ctx.on_policy(record)
+        return {"policies": [record]}
     observed = evidence(state, runtime)
     call = CallInfo(role="meta", agent="meta", run=run, epoch=epoch - 1, episode=f"r{run}-policy{epoch}", step="revise")
     revision = await ctx.meta.revise(

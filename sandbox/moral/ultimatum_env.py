@@ -51,7 +51,7 @@ from sandbox.games.ultimatum import (
 from sandbox.moral.rewards import Schedule
 
 __all__ = ["AnswerForm", "Role", "UltimatumEnvironment", "UltimatumGame", "UltimatumOutcome", "UltimatumState",
-           "tiny_vocabulary"]  # fmt: skip
+           "parse_student", "student_prompt", "tiny_vocabulary"]  # fmt: skip
 
 Role = Literal["proposer", "responder"]
 AnswerForm = Literal["sentence", "number"]
@@ -107,6 +107,32 @@ UltimatumReward = Callable[[UltimatumOutcome], float]
 def tiny_vocabulary(max_amount: int) -> tuple[str, ...]:
     """The words of the number form's prompts and answers: whole numbers up to `max_amount`, and a few words."""
     return (" ".join(str(n) for n in range(max_amount + 1)) + " proposer responder split keep get accept yes no ?",)
+
+
+def student_prompt(state: UltimatumState, form: AnswerForm) -> str:
+    """The student's prompt for a move in `state` (`prompts/student/`): no policy, no system prompt."""
+    suffix = "_number" if form == "number" else ""
+    if state.role == "proposer":
+        return prompts.render(f"student/propose{suffix}.j2", stake=state.stake, remark=False)
+    assert state.offer is not None
+    return prompts.render(f"student/respond{suffix}.j2", stake=state.stake, split=state.offer,
+                          proposal=proposal_sentence(state.stake, state.offer))  # fmt: skip
+
+
+def parse_student(answer: str, state: UltimatumState, form: AnswerForm) -> Split | Decision | None:
+    """The move in a student's answer, or None (an illegal move): the society's parsers, or the strict number form."""
+    text = answer.strip()
+    if form == "number":
+        if state.role == "responder":
+            match = _YES_NO.fullmatch(text)
+            return None if match is None else ("accept" if match.group(1) == "yes" else "reject")
+        if not _NUMBER.fullmatch(text) or int(text) > state.stake.amount:
+            return None
+        return Split(int(text), state.stake.amount - int(text))
+    try:
+        return parse_proposal(text, state.stake) if state.role == "proposer" else parse_decision(text)
+    except ParseError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -166,27 +192,10 @@ class UltimatumEnvironment:
         return UltimatumGame(self.draw_state(rng))
 
     def prompt(self, game: UltimatumGame, rng: np.random.Generator) -> str:
-        state = game.state
-        suffix = "_number" if self.form == "number" else ""
-        if state.role == "proposer":
-            return prompts.render(f"student/propose{suffix}.j2", stake=state.stake, remark=False)
-        assert state.offer is not None
-        return prompts.render(f"student/respond{suffix}.j2", stake=state.stake, split=state.offer,
-                              proposal=proposal_sentence(state.stake, state.offer))  # fmt: skip
+        return student_prompt(game.state, self.form)
 
     def parse(self, answer: str, game: UltimatumGame) -> Split | Decision | None:
-        state, text = game.state, answer.strip()
-        if self.form == "number":
-            if state.role == "responder":
-                match = _YES_NO.fullmatch(text)
-                return None if match is None else ("accept" if match.group(1) == "yes" else "reject")
-            if not _NUMBER.fullmatch(text) or int(text) > state.stake.amount:
-                return None
-            return Split(int(text), state.stake.amount - int(text))
-        try:
-            return parse_proposal(text, state.stake) if state.role == "proposer" else parse_decision(text)
-        except ParseError:
-            return None
+        return parse_student(answer, game.state, self.form)
 
     def step(self, games: Sequence[UltimatumGame], moves: Sequence[Split | Decision | None],
              rng: np.random.Generator) -> list[UltimatumOutcome]:  # fmt: skip

@@ -1,0 +1,84 @@
+"""The assistant with no policy: an ultimatum player that asks its model exactly what a distilled student trained on.
+
+A distilled student carries its norm in its weights, so it plays with no
+policy and no system prompt: one user turn from `prompts/student/` (the
+prompt of `sandbox.moral.ultimatum_env`), read by the same parser as in
+training. Where the student answers in the number form (the tiny model: the
+amount it keeps, or yes/no), a legal number is handed to the society as the
+society's own proposal sentence and a yes/no as accept/reject, so that the
+society's parser records the move; an answer that does not parse is passed
+on as said and recorded as an illegal move.
+
+It answers as it was trained, unconstrained: the society's grammar
+constraint (for backends that support one) is not applied, and an illegal
+answer is asked again only with the same prompt under the next seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+
+from agents.turns import ask
+from sandbox.games.ultimatum import Split, Stake, proposal_sentence
+from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.moral.ultimatum_env import AnswerForm, UltimatumState, parse_student, student_prompt
+
+__all__ = ["PolicylessAssistant"]
+
+
+@dataclass(frozen=True)
+class PolicylessAssistant:
+    """The assistant as a distilled student: no policy, no system prompt, the training prompt and answer form.
+
+    Attributes:
+        model: The student's chat model (for example `hf:BASE+adapter:DIR`).
+        form: `sentence` (the society's sentence) or `number` (the amount it keeps; the tiny model).
+        agent_id: `assistant`, as for the policy-following assistant.
+    """
+
+    model: BaseChatModel
+    form: AnswerForm = "sentence"
+    agent_id: str = "assistant"
+    remarks: bool = False
+
+    async def propose(
+        self,
+        stake: Stake,
+        *,
+        seed: int,
+        call: CallInfo,
+        constraint: Constraint | None,
+        feedback: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        state = UltimatumState(stake, "proposer")
+        answer = await ask(self.model, [HumanMessage(student_prompt(state, self.form))], seed=seed, call=call,
+                           constraint=None)  # fmt: skip
+        if self.form == "number":
+            move = parse_student(answer, state, self.form)
+            if isinstance(move, Split):
+                return proposal_sentence(stake, move)
+        return answer
+
+    async def respond(
+        self,
+        stake: Stake,
+        proposal: str,
+        split: Split,
+        *,
+        seed: int,
+        call: CallInfo,
+        constraint: Constraint | None,
+        feedback: Sequence[tuple[str, str]] = (),
+    ) -> str:
+        state = UltimatumState(stake, "responder", split)
+        answer = await ask(self.model, [HumanMessage(student_prompt(state, self.form))], seed=seed, call=call,
+                           constraint=None)  # fmt: skip
+        if self.form == "number":
+            move = parse_student(answer, state, self.form)
+            if move is not None:
+                return str(move)
+        return answer
