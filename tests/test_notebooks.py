@@ -41,12 +41,33 @@ def _moral_run(tmp_path: Path) -> SimpleNamespace:
     return SimpleNamespace(path=path)
 
 
+def _distill_run(tmp_path: Path) -> SimpleNamespace:
+    """A tiny real distillation (4 PPO episodes of the tiny student, a scripted judge) with a small evaluation."""
+    from sandbox.distill.run import distill_scenario
+    from sandbox.llm.scripted import scripted
+    from sandbox.scenario_file import parse_distill_scenario
+
+    scenario = parse_distill_scenario({
+        "name": "nb", "models": {"student": "tiny"},
+        "distill": {"source": {"text": "Give everything."}, "truth": "altruistic", "amounts": {"min": 10, "max": 20},
+                    "trials": 3},
+        "training": {"episodes": 4, "parallel": 2, "rounds": 4,
+                     "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1}},
+    })  # fmt: skip
+    models = scai_models()
+    path = distill_scenario(scenario, tmp_path / "run", judge=scripted([(r"Answer Yes or No", "Yes")]),
+                            evaluation_models={"assistant": models["assistant"], "users": models["user"]})  # fmt: skip
+    return SimpleNamespace(path=path)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The society runs the notebooks read are made with the scripted model, and the training run is 3 episodes
     # of the tiny model: this checks the notebooks, not a result.
     if path.name.startswith("moral"):
         result = _moral_run(tmp_path)
+    elif path.name.startswith("distill"):
+        result = _distill_run(tmp_path)
     elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())
         asyncio.run(aevaluate(result.path, trials=2, models=scai_models()))

@@ -118,7 +118,8 @@ class JudgeTable:
         proposal = proposal_sentence(outcome.state.stake, offer)  # type: ignore[arg-type]
         text = self.principles[principle] if principle >= 0 else None
         return prompts.render(self.template, principle=text, proposal=proposal, role=move.role,
-                              decision=move.decision or None, offered=move.offered)  # fmt: skip
+                              decision=move.decision or None, offered=move.offered,
+                              currency=self.currency)  # fmt: skip
 
     def _keys(self, moves: Iterable[JudgedMove], variant: Variant) -> list[_Key]:
         indices = range(len(self.principles)) if variant == "principle" else (-1,)
