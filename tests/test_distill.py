@@ -326,3 +326,12 @@ def test_the_evaluation_plays_without_the_policy_beside_assistant_users_and_base
     again = evaluate_distill(run, models=subjects)
     assert (models["assistant"].calls, models["user"].calls) == asked
     pd.testing.assert_frame_equal(again, table, check_dtype=False)
+    # Played afresh (no cache), the same seeds give the same moves: the student's and the base's draws do not
+    # depend on how their calls interleave.
+    fresh = tmp_path / "fresh"
+    shutil.copytree(run, fresh)
+    for name in ("cache.sqlite", "cache.sqlite-wal", "cache.sqlite-shm", "distillation.csv", "evaluation.csv"):
+        (fresh / name).unlink(missing_ok=True)
+    evaluate_distill(fresh, models=subjects)
+    first, second = pd.read_csv(run / "evaluation.csv"), pd.read_csv(fresh / "evaluation.csv")
+    pd.testing.assert_frame_equal(first, second)

@@ -42,6 +42,12 @@ def _token_logprobs(tokenizer: Any, logits: Any, tokens: Any, k: int) -> list[di
     return entries
 
 
+# Every HF model in the process generates under one lock: a call's seed sets torch's global generator, which two
+# models sampling at once in two threads (a distillation's student and base) would share, and their draws would
+# depend on the interleaving.
+_GENERATE = threading.Lock()
+
+
 class HFChatModel(BaseChatModel):
     """A local transformers model behind the chat-model interface."""
 
@@ -52,7 +58,6 @@ class HFChatModel(BaseChatModel):
     base: str | None = None  # a trainer's base-model spec (`sandbox.moral.base_model`), instead of `path`
     adapter: str | None = None  # a LoRA adapter directory (PEFT format) put on the model
     _loaded: tuple[Any, Any] | None = PrivateAttr(default=None)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
     def _llm_type(self) -> str:
@@ -98,7 +103,7 @@ class HFChatModel(BaseChatModel):
     ) -> ChatResult:
         import torch
 
-        with self._lock:
+        with _GENERATE:  # one call at a time in the process: the seed is torch's global generator
             tokenizer, model = self._load()
             chat = chat_dicts(messages)
             if tokenizer.chat_template:
