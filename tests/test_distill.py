@@ -335,3 +335,25 @@ def test_the_evaluation_plays_without_the_policy_beside_assistant_users_and_base
     evaluate_distill(fresh, models=subjects)
     first, second = pd.read_csv(run / "evaluation.csv"), pd.read_csv(fresh / "evaluation.csv")
     pd.testing.assert_frame_equal(first, second)
+
+
+def test_the_act_judge_rewards_agreement_with_its_own_play_under_the_principle(tmp_path: Path) -> None:
+    """judge: act: the judge's model plays under the principle; a proposal earns 1 - |offered - its mean offer|, an
+    answer 1 when it answers the same proposal alike; one proposal per sample and one answer per distinct offer."""
+    actor = scripted([(r"You are the proposer", "For the 100 apples, the proposer will get 20, and the responder will get 80."),
+                      (r"You are the responder", "no")])  # fmt: skip
+    table = JudgeTable(tmp_path / "judge_table.csv", ["Give generously."], ProxyJudge(actor, graded=False),
+                       resolution=0.05, currency="apples", seed=0, scoring="binary", truth="altruistic", mode="act",
+                       actor=actor, samples=3)  # fmt: skip
+    answer = UltimatumOutcome(UltimatumState(Stake(100, "apples"), "responder", Split(70, 30)), "accept")
+    refused = UltimatumOutcome(UltimatumState(Stake(100, "apples"), "responder", Split(70, 30)), "reject")
+    moves = [proposal(10, 2), proposal(20, 20), proposal(100, 0), answer, refused]
+    table.prefetch(moves)
+    assert [round(table.reward(m), 3) for m in moves] == [1.0, 0.2, 0.8, 0.0, 1.0]
+    assert actor.calls == 3 + 1  # three proposals for the target; one answer to the 70/30 proposal (cached after)
+    rows = pd.read_csv(tmp_path / "judge_table.csv")
+    assert set(rows["source"]) == {"act"} and rows["label"].tolist() == ["yes", "no", "yes", "no", "yes"]
+    again = JudgeTable(tmp_path / "judge_table.csv", ["Give generously."], ProxyJudge(actor, graded=False),
+                       resolution=0.05, currency="apples", seed=0, mode="act", actor=actor, samples=3)  # fmt: skip
+    again.prefetch(moves)
+    assert actor.calls == 4 and [round(again.reward(m), 3) for m in moves] == [1.0, 0.2, 0.8, 0.0, 1.0]

@@ -103,7 +103,8 @@ def distill_table(path: Path) -> None:
     summary = json.loads((path / "summary.json").read_text())
     final, judge = summary["final"], summary["judge"]
     share = final["offered_share"]
-    out_console.print(f"[bold]{summary['scenario']}[/]: {summary['algorithm']} on the {summary['reward']} reward, "
+    out_console.print(f"[bold]{summary['scenario']}[/]: {summary['algorithm']} on the {summary['reward']} reward "
+                      f"(judge: {summary.get('judge_mode', 'verdict')}), "
                       f"{summary['episodes']} episodes of {summary['moves_per_episode']} moves ({summary['final_from']})")  # fmt: skip
     out_console.print(f"student without a policy: offered share {'n/a' if share is None else f'{share:.1%}'}, "
                       f"illegal {final['illegal']:.1%}")  # fmt: skip
@@ -126,6 +127,10 @@ def distill(
     reward: Annotated[
         Optional[str],  # noqa: UP007
         typer.Option("--reward", help="judge, or a control: truth, no_principle, flipped (distill.reward)."),
+    ] = None,
+    judge: Annotated[
+        Optional[str],  # noqa: UP007
+        typer.Option("--judge", help="verdict (the judge says yes or no) or act (it plays under the principle)."),
     ] = None,
     episodes: Annotated[Optional[int], typer.Option("--episodes", help="Training episodes.")] = None,  # noqa: UP007
     seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
@@ -150,6 +155,8 @@ def distill(
                                          "run": str(source)}  # fmt: skip
         if reward is not None:
             data["distill"]["reward"] = reward
+        if judge is not None:
+            data["distill"]["judge"] = judge
         if episodes is not None:
             data["training"]["episodes"] = episodes
         if seed is not None:

@@ -16,6 +16,17 @@ same question with no principle: the control that shows what the judge
 rewards by itself). The `flipped` control reads the principle's verdicts
 reversed (1 - reward). With several principles (a run directory's policies),
 a move's reward is the mean over them.
+
+Mode `act` (a named switch, `distill.judge: act`; the default `verdict` is
+the proxy-reward method's question): the judge's model does not judge the
+move, it plays under the principle, as SCAI's policy-following assistant
+(`agents.assistant`), and the reward is agreement with its play. A proposal
+earns 1 − |offered share − the mean offered share of `samples` seeded
+proposals the judge's model makes on the stake of 100| (label yes within
+0.2); an answer earns 1 when the judge's model, under the principle, gives
+the same answer to the same proposal, else 0. The reason: a small model
+follows a principle far better than it judges one (README, Norm
+distillation). The no-principle control plays with an empty principle.
 """
 
 from __future__ import annotations
@@ -96,8 +107,12 @@ class JudgeTable:
 
     def __init__(self, path: Path, principles: Sequence[str], judge: Any, *, resolution: float, currency: str,
                  seed: int, scoring: str = "graded", truth: str | None = None, concurrency: int = 4,
-                 template: str = "distill/judge.j2") -> None:  # fmt: skip
+                 template: str = "distill/judge.j2", mode: str = "verdict", actor: Any = None,
+                 samples: int = 4) -> None:  # fmt: skip
         self.path, self.principles, self.judge = path, list(principles), judge
+        self.mode, self.actor, self.samples = mode, actor if actor is not None else getattr(judge, "model", None), samples
+        self.targets: dict[int, float | None] = {}  # act mode: the judge's mean offered share per principle
+        self.decisions: dict[tuple[int, int], tuple[str | None, str]] = {}  # act: (decision, answer) per offer
         self.resolution, self.currency, self.seed, self.scoring = resolution, currency, seed, scoring
         self.truth, self.concurrency, self.template = truth, concurrency, template
         self.rows: dict[_Key, dict[str, Any]] = {}
@@ -136,6 +151,14 @@ class JudgeTable:
 
     async def _ask_all(self, keys: list[_Key]) -> None:
         semaphore = asyncio.Semaphore(self.concurrency)
+        if self.mode == "act":  # what the judge's model does: once per principle, and once per proposal answered
+            for principle in dict.fromkeys(k.principle for k in keys if k.move.role == "proposer"):
+                if principle not in self.targets:
+                    self.targets[principle] = await self._target(principle)
+            offers = [o for o in dict.fromkeys((k.principle, k.move.offered) for k in keys if k.move.role == "responder")
+                      if o not in self.decisions]  # fmt: skip
+            for offer, decision in zip(offers, await asyncio.gather(*(self._decision(*o) for o in offers))):
+                self.decisions[offer] = decision
 
         async def one(key: _Key) -> dict[str, Any]:
             async with semaphore:
@@ -149,11 +172,74 @@ class JudgeTable:
                 self.rows[key] = {name: "" if row[name] is None else str(row[name]) for name in _COLUMNS}
             handle.flush()
 
+    def _player(self, principle: int) -> Any:
+        from agents.assistant import PolicyFollowingAssistant
+
+        return PolicyFollowingAssistant(policy=self.principles[principle] if principle >= 0 else "", model=self.actor,
+                                        agent_id="judge")  # fmt: skip
+
+    async def _target(self, principle: int) -> float | None:
+        """Act mode: the mean offered share of the judge's model's proposals under the principle (None: none legal)."""
+        from sandbox.games.ultimatum import ParseError, parse_proposal, proposal_constraint
+        from sandbox.llm.contracts import CallInfo
+
+        stake, shares = Stake(100, self.currency), []
+        for sample in range(self.samples):
+            node = seed_node(self.seed, _JUDGE_BRANCH, principle + 1, 1000 + sample)
+            call = CallInfo(role="judge", agent="judge", episode=f"act-p{principle}-s{sample}", step="propose")
+            answer = await self._player(principle).propose(stake, seed=int(node.generate_state(1)[0]), call=call,
+                                                           constraint=proposal_constraint(stake, remark=False))  # fmt: skip
+            self.calls += 1
+            try:
+                shares.append(parse_proposal(answer, stake).responder / 100)
+            except ParseError:
+                continue
+        return sum(shares) / len(shares) if shares else None
+
+    async def _decision(self, principle: int, offered: int) -> tuple[str | None, str]:
+        """Act mode: (decision or None, answer) of the judge's model under the principle to a proposal of `offered`."""
+        from sandbox.games.ultimatum import ParseError, decision_constraint, parse_decision
+        from sandbox.llm.contracts import CallInfo
+
+        stake, offer = Stake(100, self.currency), Split(100 - offered, offered)
+        node = seed_node(self.seed, _JUDGE_BRANCH, principle + 1, offered, 0, False)
+        call = CallInfo(role="judge", agent="judge", episode=f"act-p{principle}-responder-{offered}", step="respond")
+        answer = await self._player(principle).respond(stake, proposal_sentence(stake, offer), offer,
+                                                       seed=int(node.generate_state(1)[0]), call=call,
+                                                       constraint=decision_constraint(remark=False))  # fmt: skip
+        self.calls += 1
+        try:
+            return parse_decision(answer), answer
+        except ParseError:
+            return None, answer
+
+    def _act(self, key: _Key) -> tuple[float, str, str, str]:
+        """Act mode: (reward, label, source, what the judge's model did) for one move."""
+        move = key.move
+        if move.role == "proposer":
+            target = self.targets.get(key.principle)
+            if target is None:
+                return 0.5, "", "unparsed", "no legal proposal under the principle"
+            reward = 1.0 - abs(move.offered_share() - target)
+            return reward, "yes" if reward >= 0.8 else "no", "act", f"offers {target:.3f}"
+        decision, answer = self.decisions[(key.principle, move.offered)]
+        if decision is None:
+            return 0.5, "", "unparsed", answer
+        same = decision == move.decision
+        return float(same), "yes" if same else "no", "act", answer
+
     async def _ask(self, key: _Key) -> dict[str, Any]:
         from sandbox.distill.truth import truth_label
         from sandbox.llm.contracts import CallInfo
 
         move = key.move
+        if self.mode == "act":
+            reward, label, source, answer = self._act(key)
+            truth = truth_label(self.truth, move.outcome(self.currency)) if self.truth is not None else None
+            return {"variant": key.variant, "principle": key.principle, "role": move.role,
+                    "offered_share": move.offered_share(), "decision": move.decision, "label": label, "p_yes": None,
+                    "mass": None, "source": source, "reward": reward, "truth_label": "" if truth is None else truth,
+                    "prompt": "", "answer": answer}  # fmt: skip
         prompt = self.prompt(move, key.principle)
         episode = f"{key.variant}-p{key.principle}-{move.role}-{move.offered}{('-' + move.decision) if move.decision else ''}"
         node = seed_node(self.seed, _JUDGE_BRANCH, key.principle + 1, move.offered, len(move.decision), move.role == "proposer")

@@ -9,8 +9,10 @@ Layout of the run directory (that of `sandbox train`, plus the judge's table):
     cache.sqlite, transcripts.jsonl   the judge's calls
     checkpoint/         every `checkpoint_every` episodes (PPO; TRL keeps `trl/checkpoint-N`)
     adapter/            the trained LoRA adapter (PEFT format), at the end
-    summary.json        final behaviour, the judge's accuracy against the true norm, the judge's cost
+    summary.json        final behaviour, the judge's accuracy against the true norm, the judge's cost, the evaluation
     training_shares.png the offered share and the rewards over episodes
+    evaluation.csv, distillation.csv, distillation.png, evaluation_transcripts.jsonl
+                        the evaluation without the policy (`sandbox.distill.evaluate`)
 
 A killed run resumes from its last checkpoint; the judge's table is read back,
 so no move is asked about twice, and each episode draws from its own node of
@@ -138,9 +140,11 @@ def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: Distill
     model = stack.for_role("judge", scenario.models.judge, {}, given=judge)
     block = scenario.distill
     proxy = ProxyJudge(model, temperature=block.judge_temperature, graded=block.scoring == "graded")
+    actor = stack.for_role("judge", scenario.models.judge, {"temperature": block.judge_temperature, "max_tokens": 64},
+                           given=judge)  # fmt: skip
     table = JudgeTable(run_dir / JUDGE_TABLE, [p.text for p in plan_.principles], proxy, resolution=block.resolution,
                        currency=plan_.currencies[0], seed=scenario.seed, scoring=block.scoring, truth=plan_.truth,
-                       concurrency=scenario.concurrency)  # fmt: skip
+                       concurrency=scenario.concurrency, mode=block.judge, actor=actor, samples=block.act_samples)  # fmt: skip
 
     def close() -> None:
         transcript.close()

@@ -77,6 +77,15 @@ class DistillBlock(StrictModel):
         "currency: a finite table (21 proposals at 0.05), one judge call per distinct move.",
     )  # fmt: skip
     judge_temperature: float = Field(0.0, ge=0.0, le=2.0, description="The judge's temperature.")
+    judge: Literal["verdict", "act"] = Field(
+        "verdict",
+        description="verdict: the judge says whether a move follows the principle (the proxy-reward method); act: "
+        "the judge's model plays under the principle (SCAI's assistant) and the reward is agreement with its play "
+        "(a small model follows a principle better than it judges one).",
+    )
+    act_samples: int = Field(
+        4, ge=1, le=100, description="judge act: the judge's proposals whose mean offered share is the target."
+    )
     form: Literal["auto", "sentence", "number"] = Field(
         "auto",
         description="The student's answer: sentence (the society's sentence and parser), number (the amount it "
@@ -95,9 +104,13 @@ class DistillBlock(StrictModel):
             EvaluationCondition(name="medicine", currency="grams of medicine"),
             EvaluationCondition(name="billions", amount=2_220_000_000),
         ],
-        description="Evaluation conditions beyond training and held-out amounts (SCAI's).",
+        description="Evaluation conditions beyond the training and held-out amounts (SCAI's); an amount or a "
+        "currency left out is the training one.",
     )
-    trials: int = Field(20, ge=1, le=10_000, description="Evaluation proposals per condition and model.")
+    trials: int = Field(
+        20, ge=1, le=10_000,
+        description="Evaluation trials per condition and subject: each one proposal and one answer to a proposal.",
+    )  # fmt: skip
 
     @field_validator("currencies")
     @classmethod

@@ -99,6 +99,7 @@ def finish(run_dir: RunDirectory, scenario: Any, plan: Any, table: JudgeTable) -
         "judge_model": scenario.models.judge,
         "algorithm": training.algorithm,
         "reward": scenario.distill.reward,
+        "judge_mode": scenario.distill.judge,
         "scoring": scenario.distill.scoring,
         "form": scenario.form(),
         "principles": [p.text for p in plan.principles],
