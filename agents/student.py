@@ -6,8 +6,11 @@ prompt of `sandbox.moral.ultimatum_env`), read by the same parser as in
 training. Where the student answers in the number form (the tiny model: the
 amount it keeps, or yes/no), a legal number is handed to the society as the
 society's own proposal sentence and a yes/no as accept/reject, so that the
-society's parser records the move; an answer that does not parse is passed
-on as said and recorded as an illegal move.
+society's parser records the move; a number-form answer the strict parser
+refuses is handed on as an empty answer, so that the society's more forgiving
+parsers cannot read it either, and is recorded as an illegal move (the
+transcript keeps what the model said). A sentence-form answer is passed on as
+said.
 
 It answers as it was trained, unconstrained: the society's grammar
 constraint (for backends that support one) is not applied, and an illegal
@@ -57,10 +60,9 @@ class PolicylessAssistant:
         state = UltimatumState(stake, "proposer")
         answer = await ask(self.model, [HumanMessage(student_prompt(state, self.form))], seed=seed, call=call,
                            constraint=None)  # fmt: skip
-        if self.form == "number":
+        if self.form == "number":  # strictly, as in training: a number the parser refuses is no move at all
             move = parse_student(answer, state, self.form)
-            if isinstance(move, Split):
-                return proposal_sentence(stake, move)
+            return proposal_sentence(stake, move) if isinstance(move, Split) else ""
         return answer
 
     async def respond(
@@ -79,6 +81,5 @@ class PolicylessAssistant:
                            constraint=None)  # fmt: skip
         if self.form == "number":
             move = parse_student(answer, state, self.form)
-            if move is not None:
-                return str(move)
+            return "" if move is None else str(move)
         return answer

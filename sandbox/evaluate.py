@@ -161,6 +161,9 @@ async def aevaluate(
     scenario = run_dir.scenario()
     if scenario.assistant is None:
         raise UsageError(f"{run_dir.path} is not a SCAI run (its scenario has no assistant)")
+    if scenario.assistant.prompt == "none":
+        raise UsageError(f"{run_dir.path}: its assistant plays with no policy (assistant.prompt: none), so there is "
+                         "no final policy to replay; a distillation's evaluation is `sandbox evaluate DISTILL_DIR`")  # fmt: skip
     if run_dir.status().get("status") != "complete":
         raise UsageError(f"{run_dir.path} is not finished; resume it first: sandbox resume {run_dir.path}")
     conditions = list(conditions or scenario.assistant.evaluation.conditions)

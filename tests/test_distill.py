@@ -287,6 +287,10 @@ def test_the_distilled_student_plays_as_a_societys_assistant_with_no_policy(tmp_
         assert bool(episode["proposal_legal"]) == (number is not None and int(last["answer"]) <= episode["amount"])
     policies = [json.loads(line) for line in (result.path / "policies.jsonl").read_text().splitlines()]
     assert [p["policy"] for p in policies] == ["", ""] and {p["source"] for p in policies} == {"none"}
+    refused = runner.invoke(app, ["evaluate", str(result.path)])  # no policy to replay
+    assert refused.exit_code == 2 and "no policy" in refused.output
+    refused = runner.invoke(app, ["evaluate", str(student), "--currency", "gold"])  # a distillation's own conditions
+    assert refused.exit_code == 2 and "distill.conditions" in refused.output
     with pytest.raises(ScenarioError, match="prompt none"):
         scai_scenario(assistant={"prompt": "none", "initial_policy": "Be kind."})
     with pytest.raises(ScenarioError, match="needs prompt none"):
@@ -306,8 +310,8 @@ def test_the_evaluation_plays_without_the_policy_beside_assistant_users_and_base
     moves = pd.read_csv(run / "evaluation.csv")
     assert len(moves) == 4 * 4 * 3 * 2  # subjects x conditions x trials x (a proposal and an answer)
     # Every subject met the same stakes.
-    stakes = moves.groupby("subject")[["condition", "trial", "role", "amount", "currency"]].apply(
-        lambda f: f.sort_values(["condition", "trial", "role"]).to_numpy().tolist())
+    stakes = moves.groupby("subject")[["condition", "trial", "role", "amount", "currency", "offer_to_responder"]].apply(
+        lambda f: f.sort_values(["condition", "trial", "role"]).fillna(-1).to_numpy().tolist())
     assert all(s == stakes["student"] for s in stakes)
     assert (moves.loc[moves["condition"] == "billions", "amount"] == 2_220_000_000).all()
     assert (moves.loc[moves["condition"] == "medicine", "currency"] == "grams of medicine").all()

@@ -157,6 +157,8 @@ def distill(
             data["distill"]["reward"] = reward
         if judge is not None:
             data["distill"]["judge"] = judge
+        if trials is not None:
+            data["distill"]["trials"] = trials
         if episodes is not None:
             data["training"]["episodes"] = episodes
         if seed is not None:
@@ -174,4 +176,4 @@ def distill(
                                                                 evaluate=False))  # fmt: skip
     distill_table(path)
     if evaluate:
-        evaluate_with_progress(path, trials)
+        evaluate_with_progress(path)

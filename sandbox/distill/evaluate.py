@@ -100,7 +100,7 @@ def _seed(seed: int, index: int, trial: int, move: int) -> int:
     return int(seed_node(seed, _EVAL, index, trial, move).generate_state(1)[0])
 
 
-def _users(plan: Any, source: Any) -> list[Any]:
+def _users(plan: Any, source: Any, seed: int) -> list[Any]:
     """The user profiles who play `users`: the source run's population, or one of the true norm."""
     from sandbox.scenario import Society
     from sandbox.seeding import Branch
@@ -112,7 +112,7 @@ def _users(plan: Any, source: Any) -> list[Any]:
     if plan.truth is None:
         return []
     society = Society(size=2, norms=[{"norm": plan.truth, "proportion": 1.0}])
-    return build_population(society, generator(0, 0, Branch.POPULATION))
+    return build_population(society, generator(seed, 0, Branch.POPULATION))
 
 
 def _device(scenario: Any) -> str:
@@ -206,7 +206,9 @@ def evaluate_distill(path: str | Path, *, trials: int | None = None, models: Map
         models: Chat models per subject (`users`, `assistant`, `student`, `base`) instead of the specs.
         hooks: Progress callbacks (`on_start(total, done)`, `on_episode(row)`).
     """
-    return asyncio.run(aevaluate_distill(path, trials=trials, models=models, hooks=hooks))
+    from sandbox._sync import run_sync
+
+    return run_sync(aevaluate_distill(path, trials=trials, models=models, hooks=hooks))
 
 
 async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
@@ -229,9 +231,12 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     if run_dir.status().get("status") != "complete" or not (run_dir / ADAPTER).is_dir():
         raise UsageError(f"{run_dir.path} has not finished training; resume it first: sandbox resume {run_dir.path}")
     plan = DistillPlan.from_dict(json.loads((run_dir / PRINCIPLES).read_text()))
-    trials = trials or scenario.distill.trials
+    trials = trials if trials is not None else scenario.distill.trials
     models = dict(models or {})
-    source = source_run(scenario.distill, str(run_dir / layout.SCENARIO)) if plan.source else None
+    source = None
+    if plan.source:  # the source run as the plan resolved it (an absolute path), wherever this runs from
+        block = scenario.distill.model_copy(update={"source": scenario.distill.source.model_copy(update={"run": plan.source})})
+        source = source_run(block, str(run_dir / layout.SCENARIO))
     form = scenario.form()
 
     cache = ResponseCache(run_dir / layout.CACHE)
@@ -260,7 +265,7 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     assistant_sampling = (src_models.assistant.sampling if src_models else Sampling()).model_dump()
     assistant_model = role("assistant", assistant_spec, assistant_sampling)
     players["assistant"] = [PolicyFollowingAssistant(policy=p.text, model=assistant_model) for p in plan.principles]
-    profiles = _users(plan, source)
+    profiles = _users(plan, source, scenario.seed)
     if profiles:
         user_spec = scenario.models.user or (src_models.user.spec if src_models else scenario.models.judge)
         user_sampling = (src_models.user.sampling if src_models else Sampling()).model_dump()
@@ -297,7 +302,6 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     moves = pd.DataFrame(rows, columns=COLUMNS)
     table = distillation_table(moves)
     atomic_write_text(run_dir / EVALUATION, moves.to_csv(index=False))
-    atomic_write_text(run_dir / RESULTS, table.to_csv(index=False))
     plot_distillation(table, f"{scenario.name}: without the policy").savefig(run_dir / PLOT, dpi=120)
     summary_path = run_dir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
@@ -310,5 +314,6 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
         "table": json.loads(table.to_json(orient="records")),
     }
     atomic_write_text(summary_path, json.dumps(summary, indent=2))
+    atomic_write_text(run_dir / RESULTS, table.to_csv(index=False))  # last: its presence marks the evaluation done
     return table
 

@@ -221,7 +221,8 @@ class JudgeTable:
             if target is None:
                 return 0.5, "", "unparsed", "no legal proposal under the principle"
             reward = 1.0 - abs(move.offered_share() - target)
-            return reward, "yes" if reward >= 0.8 else "no", "act", f"offers {target:.3f}"
+            near = abs(move.offered - target * 100) <= 20 + 1e-9  # in percent, clear of float noise at the edge
+            return reward, "yes" if near else "no", "act", f"offers {target:.3f}"
         decision, answer = self.decisions[(key.principle, move.offered)]
         if decision is None:
             return 0.5, "", "unparsed", answer

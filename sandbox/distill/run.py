@@ -107,7 +107,7 @@ def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
     if not train:
         raise ScenarioError(source, [("distill.held_out", f"holds out every amount of {block.amounts.min}.."
                                                           f"{block.amounts.max}; lower it or widen the range")])  # fmt: skip
-    return DistillPlan(principles, truth, currencies, train, held, str(run.path) if run is not None else None)
+    return DistillPlan(principles, truth, currencies, train, held, str(run.path.resolve()) if run is not None else None)
 
 
 def student_vocabulary(scenario: DistillScenario) -> tuple[str, ...]:
