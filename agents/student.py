@@ -48,6 +48,11 @@ class PolicylessAssistant:
     agent_id: str = "assistant"
     remarks: bool = False
 
+    async def _answer(self, state: UltimatumState, seed: int, call: CallInfo) -> str:
+        """The training prompt of `state` as the only turn, unconstrained."""
+        return await ask(self.model, [HumanMessage(student_prompt(state, self.form))], seed=seed, call=call,
+                         constraint=None)  # fmt: skip
+
     async def propose(
         self,
         stake: Stake,
@@ -58,8 +63,7 @@ class PolicylessAssistant:
         feedback: Sequence[tuple[str, str]] = (),
     ) -> str:
         state = UltimatumState(stake, "proposer")
-        answer = await ask(self.model, [HumanMessage(student_prompt(state, self.form))], seed=seed, call=call,
-                           constraint=None)  # fmt: skip
+        answer = await self._answer(state, seed, call)
         if self.form == "number":  # strictly, as in training: a number the parser refuses is no move at all
             move = parse_student(answer, state, self.form)
             return proposal_sentence(stake, move) if isinstance(move, Split) else ""
@@ -77,8 +81,7 @@ class PolicylessAssistant:
         feedback: Sequence[tuple[str, str]] = (),
     ) -> str:
         state = UltimatumState(stake, "responder", split)
-        answer = await ask(self.model, [HumanMessage(student_prompt(state, self.form))], seed=seed, call=call,
-                           constraint=None)  # fmt: skip
+        answer = await self._answer(state, seed, call)
         if self.form == "number":
             move = parse_student(answer, state, self.form)
             return "" if move is None else str(move)

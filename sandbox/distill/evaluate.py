@@ -273,13 +273,8 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
         players["users"] = [NormFollowingUser(profile, user_model) for profile in profiles]
 
     names = conditions(scenario, plan)
-    jobs = []
-    for subject in SUBJECTS:
-        for index, condition in enumerate(names):
-            for trial in range(trials):
-                for move in ("proposer", "responder"):
-                    jobs.append((subject, index, condition, trial, move))
-    jobs = [job for job in jobs if job[0] in players]
+    jobs = [(subject, index, condition, trial, move) for subject in SUBJECTS if subject in players
+            for index, condition in enumerate(names) for trial in range(trials) for move in ("proposer", "responder")]
     if hooks is not None and hooks.on_start:
         hooks.on_start(len(jobs), 0)
 

@@ -133,8 +133,7 @@ class JudgeTable:
         proposal = proposal_sentence(outcome.state.stake, offer)  # type: ignore[arg-type]
         text = self.principles[principle] if principle >= 0 else None
         return prompts.render(self.template, principle=text, proposal=proposal, role=move.role,
-                              decision=move.decision or None, offered=move.offered,
-                              currency=self.currency)  # fmt: skip
+                              decision=move.decision or None, offered=move.offered)  # fmt: skip
 
     def _keys(self, moves: Iterable[JudgedMove], variant: Variant) -> list[_Key]:
         indices = range(len(self.principles)) if variant == "principle" else (-1,)
@@ -230,17 +229,12 @@ class JudgeTable:
         return float(same), "yes" if same else "no", "act", answer
 
     async def _ask(self, key: _Key) -> dict[str, Any]:
-        from sandbox.distill.truth import truth_label
         from sandbox.llm.contracts import CallInfo
 
         move = key.move
         if self.mode == "act":
             reward, label, source, answer = self._act(key)
-            truth = truth_label(self.truth, move.outcome(self.currency)) if self.truth is not None else None
-            return {"variant": key.variant, "principle": key.principle, "role": move.role,
-                    "offered_share": move.offered_share(), "decision": move.decision, "label": label, "p_yes": None,
-                    "mass": None, "source": source, "reward": reward, "truth_label": "" if truth is None else truth,
-                    "prompt": "", "answer": answer}  # fmt: skip
+            return self._row(key, reward, label, source, answer)
         prompt = self.prompt(move, key.principle)
         episode = f"{key.variant}-p{key.principle}-{move.role}-{move.offered}{('-' + move.decision) if move.decision else ''}"
         node = seed_node(self.seed, _JUDGE_BRANCH, key.principle + 1, move.offered, len(move.decision), move.role == "proposer")
@@ -253,12 +247,21 @@ class JudgeTable:
             reward = verdict.p_yes
         else:
             reward = float(verdict.label)
+        label = "" if verdict.label is None else ("yes" if verdict.label else "no")
+        return self._row(key, reward, label, verdict.source, verdict.answer, p_yes=verdict.p_yes, mass=verdict.mass,
+                         prompt=prompt)  # fmt: skip
+
+    def _row(self, key: _Key, reward: float, label: str, source: str, answer: str, *, p_yes: float | None = None,
+             mass: float | None = None, prompt: str = "") -> dict[str, Any]:  # fmt: skip
+        """A row of `judge_table.csv`: the move, what the judge said or did, its reward, and the true norm's label."""
+        from sandbox.distill.truth import truth_label
+
+        move = key.move
         truth = truth_label(self.truth, move.outcome(self.currency)) if self.truth is not None else None
         return {"variant": key.variant, "principle": key.principle, "role": move.role,
-                "offered_share": move.offered_share(), "decision": move.decision,
-                "label": "" if verdict.label is None else ("yes" if verdict.label else "no"),
-                "p_yes": verdict.p_yes, "mass": verdict.mass, "source": verdict.source, "reward": reward,
-                "truth_label": "" if truth is None else truth, "prompt": prompt, "answer": verdict.answer}  # fmt: skip
+                "offered_share": move.offered_share(), "decision": move.decision, "label": label, "p_yes": p_yes,
+                "mass": mass, "source": source, "reward": reward, "truth_label": "" if truth is None else truth,
+                "prompt": prompt, "answer": answer}  # fmt: skip
 
     # -- reading ------------------------------------------------------------------------------
 

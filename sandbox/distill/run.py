@@ -140,8 +140,10 @@ def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: Distill
     model = stack.for_role("judge", scenario.models.judge, {}, given=judge)
     block = scenario.distill
     proxy = ProxyJudge(model, temperature=block.judge_temperature, graded=block.scoring == "graded")
-    actor = stack.for_role("judge", scenario.models.judge, {"temperature": block.judge_temperature, "max_tokens": 64},
-                           given=judge)  # fmt: skip
+    actor = None  # act mode: the judge's model plays, sampled as a player
+    if block.judge == "act":
+        actor = stack.for_role("judge", scenario.models.judge,
+                               {"temperature": block.judge_temperature, "max_tokens": 64}, given=judge)  # fmt: skip
     table = JudgeTable(run_dir / JUDGE_TABLE, [p.text for p in plan_.principles], proxy, resolution=block.resolution,
                        currency=plan_.currencies[0], seed=scenario.seed, scoring=block.scoring, truth=plan_.truth,
                        concurrency=scenario.concurrency, mode=block.judge, actor=actor, samples=block.act_samples)  # fmt: skip
