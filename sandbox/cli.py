@@ -190,7 +190,7 @@ def run(
 
 @app.command()
 def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by an interrupted run.")]) -> None:
-    """Continue an interrupted run (a society, training, labeling or distillation run) from its last checkpoint."""
+    """Continue an interrupted run (a society, training, labeling, distillation or solve run) from its last checkpoint."""
     from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
     from sandbox.distill.run import is_distill_run, resume_distill
     from sandbox.moral.commands import train_table, train_with_progress
@@ -199,6 +199,14 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
     from sandbox.proxy.label import is_label_run, resume_labeling
     from sandbox.runner import aresume
 
+    from sandbox.dialogue.run import is_solve_run
+
+    if is_solve_run(run_dir):
+        from sandbox.dialogue.commands import solve_table, solve_with_progress
+        from sandbox.dialogue.run import resume_solve
+
+        solve_table(solve_with_progress(lambda hooks: resume_solve(run_dir, hooks=hooks)))
+        return
     if is_distill_run(run_dir):
         path = distill_with_progress(lambda hooks: resume_distill(run_dir, hooks=hooks, evaluate=False))
         distill_table(path)
@@ -290,6 +298,12 @@ def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")
             continue
         if isinstance(scenario, Scenario):
             what = f"{scenario.society.size} users, {scenario.game.kind}"
+        elif hasattr(scenario, "dialogue"):
+            from sandbox.dialogue.scenario import estimate_messages
+
+            g = scenario.dialogue
+            what = (f"dialogue game {g.domain.kind}, {len(g.players)} players, up to {g.max_messages} messages, "
+                    f"{g.seeds_per_message} seed(s), at most {estimate_messages(g)} messages in the tree")
         elif hasattr(scenario, "distill"):
             d = scenario.distill
             origin = f"the run {d.source.run}" if d.source.run else "a policy text"
@@ -364,6 +378,7 @@ def bench(
 from sandbox.moral import commands as _moral_commands  # noqa: E402, F401
 from sandbox.proxy import commands as _proxy_commands  # noqa: E402, F401
 from sandbox.distill import commands as _distill_commands  # noqa: E402, F401
+from sandbox.dialogue import commands as _dialogue_commands  # noqa: E402, F401
 
 
 def main() -> None:

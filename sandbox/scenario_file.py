@@ -87,6 +87,49 @@ def parse_distill_scenario(data: Any, source: str = "<scenario>") -> Any:
     return _validate(DistillScenario, data, source)
 
 
+def parse_dialogue_scenario(data: Any, source: str = "<scenario>") -> Any:
+    """Validate already-parsed data as a dialogue-game scenario (`sandbox.dialogue.scenario.DialogueScenario`)."""
+    from sandbox.dialogue.scenario import DialogueScenario
+
+    return _validate(DialogueScenario, data, source)
+
+
+def is_dialogue(data: Any) -> bool:
+    """A scenario with a `dialogue:` block is a dialogue game, solved by `sandbox solve`."""
+    return isinstance(data, dict) and "dialogue" in data
+
+
+def load_dialogue_scenario(path: str | Path) -> Any:
+    """Load and validate a dialogue-game scenario file (one with a `dialogue:` block)."""
+    data = read_yaml(path)
+    if not is_dialogue(data):
+        raise ScenarioError(str(path), [("dialogue", "missing: `sandbox solve` runs scenarios with a dialogue: block")])
+    return parse_dialogue_scenario(data, str(path))
+
+
+def apply_dialogue_overrides(
+    scenario: Any,
+    *,
+    seed: int | None = None,
+    iterations: int | None = None,
+    models: list[str] | None = None,
+    source: str = "<command line>",
+) -> Any:
+    """Return a dialogue scenario with `--seed`, `--iterations` and `--model ROLE=SPEC` (players, judge) applied."""
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    if seed is not None:
+        data["seed"] = seed
+    if iterations is not None:
+        data["solver"]["iterations"] = iterations
+    for item in models or []:
+        match = _OVERRIDE.match(item)
+        if not match or match["role"] not in ("players", "judge", "all"):
+            raise ScenarioError(source, [("--model", f"{item!r} is not ROLE=SPEC with ROLE players, judge or all")])
+        for role in ("players", "judge") if match["role"] == "all" else (match["role"],):
+            data["models"][role]["spec"] = match["spec"]
+    return parse_dialogue_scenario(data, source)
+
+
 def is_distill(data: Any) -> bool:
     """A scenario with a `distill:` block is a norm distillation (its `training:` block says how the student trains)."""
     return isinstance(data, dict) and "distill" in data
@@ -119,9 +162,11 @@ def read_yaml(path: str | Path) -> Any:
 
 
 def load_any_scenario(path: str | Path) -> Any:
-    """A society scenario (`Scenario`), a `TrainingScenario` (a `training:` block), a `ProxyScenario` (`proxy:`) or a
-    `DistillScenario` (`distill:`)."""
+    """A society scenario (`Scenario`), a `TrainingScenario` (a `training:` block), a `ProxyScenario` (`proxy:`), a
+    `DistillScenario` (`distill:`) or a `DialogueScenario` (`dialogue:`)."""
     data = read_yaml(path)
+    if is_dialogue(data):
+        return parse_dialogue_scenario(data, str(path))
     if is_distill(data):
         return parse_distill_scenario(data, str(path))
     if is_training(data):
@@ -169,6 +214,8 @@ def load_scenario(path: str | Path) -> Scenario:
             the message names the file and each field path.
     """
     data = read_yaml(path)
+    if is_dialogue(data):
+        raise ScenarioError(str(path), [("dialogue", "a dialogue game: solve it with `sandbox solve`")])
     if is_distill(data):
         raise ScenarioError(str(path), [("distill", "a distillation scenario: run it with `sandbox distill`")])
     if is_training(data):

@@ -22,6 +22,7 @@ class Branch(IntEnum):
     POLICY = 4
     META = 5
     EVALUATION = 6
+    DIALOGUE = 7
 
 
 def seed_node(root: int, *path: int) -> np.random.SeedSequence:

@@ -1,0 +1,15 @@
+"""Solver-guided dialogue: dialogue games bound to OpenSpiel, solved with CFR, and the paper's metrics.
+
+A dialogue game's actions are instructions (a tone, a day, an argument
+style), LLM randomness is a chance node over recorded seeds, and the tree is
+expanded once, a level at a time, through the project's LLM layer and cache.
+"""
+
+from sandbox.dialogue.contracts import ANY, Domain, Message, Outcome, Prompt, Setup
+from sandbox.dialogue.expand import Node, Tree, expand
+from sandbox.dialogue.game import DialogueGame
+from sandbox.dialogue.models import StackModels
+from sandbox.dialogue.solve import Solution, evaluate, solve
+
+__all__ = ["ANY", "DialogueGame", "Domain", "Message", "Node", "Outcome", "Prompt", "Setup", "Solution",
+           "StackModels", "Tree", "evaluate", "expand", "solve"]  # fmt: skip

@@ -1,0 +1,88 @@
+"""The command line's dialogue-game command: `sandbox solve`.
+
+It is registered on `sandbox.cli.app` when that module is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sandbox.cli import _fail, app, console, out_console
+from sandbox.errors import SandboxError
+
+__all__ = ["solve", "solve_table", "solve_with_progress"]
+
+
+def solve_with_progress(job: Any) -> Path:
+    """Run a solve under a Rich progress display: LLM calls while expanding, iterations while solving."""
+    from sandbox.dialogue.run import SolveHooks
+
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console)  # fmt: skip
+    task: Any = None
+
+    def on_phase(what: str, total: int | None) -> None:
+        nonlocal task
+        if task is not None:
+            progress.update(task, total=progress.tasks[task].completed)
+        task = progress.add_task(what + (" (LLM calls)" if total is None else ""), total=total)
+
+    try:
+        with progress:
+            return job(SolveHooks(on_phase=on_phase, on_advance=lambda n: progress.advance(task, n)))
+    except KeyboardInterrupt:
+        console.print("interrupted; the calls so far are cached: `sandbox resume DIR` finishes", soft_wrap=True)
+        raise typer.Exit(130) from None
+    except SandboxError as error:
+        raise _fail(error) from None
+
+
+def solve_table(path: Path) -> None:
+    """Print a solve's headline figures (the paper's Table 1 and the tree's cost)."""
+    s = json.loads((path / "summary.json").read_text())
+    tree, calls = s["tree"], s["llm_calls"]
+    out_console.print(f"{s['scenario']}: {tree['nodes']} nodes ({tree['decision_nodes']} decisions, "
+                      f"{tree['terminal_nodes']} terminals), {tree['infostates']} information states; LLM calls: "
+                      f"{calls['messages']} messages, {calls['judgments']} judgments, {calls['rewards']} rewards, "
+                      f"{calls['steering']} steering; {s['seconds']['total']:.0f} s", highlight=False)  # fmt: skip
+    table = Table(title=f"{s['solver']['algorithm']} x {s['solver']['iterations']}: NashConv {s['nash_conv']:.4g}, "
+                        f"CFR Gain (mean) {s['cfr_gain_mean']:.4g}", title_justify="left")  # fmt: skip
+    for column in ("player", "any vs any", "solver vs any", "CFR Gain", "solver vs solver"):
+        table.add_column(column, justify="left" if column == "player" else "right")
+    for p, name in enumerate(s["players"]):
+        table.add_row(name, f"{s['any_vs_any'][p]:.3f}", f"{s['solver_vs_any'][p]:.3f}", f"{s['cfr_gain'][p]:.3f}",
+                      f"{s['values'][p]:.3f}")  # fmt: skip
+    out_console.print(table)
+    if s["steering_rate"] is not None:
+        rows = ", ".join(f"{r['instruction']} {r['follows']}/{r['messages']}" for r in s["steering"])
+        out_console.print(f"instruction following: {s['steering_rate']:.0%} ({rows})", highlight=False)
+    out_console.print(f"results in [bold]{path}[/]: policy.csv, dialogues.csv, steering.csv, policy.png, payoffs.png")
+
+
+@app.command()
+def solve(
+    file: Annotated[Path, typer.Argument(help="A dialogue-game scenario (YAML with a dialogue: block).")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
+    iterations: Annotated[Optional[int], typer.Option("--iterations", help="Solver iterations.")] = None,  # noqa: UP007
+    model: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--model", help="ROLE=SPEC with ROLE players, judge or all, e.g. players=openai:gpt-4o-mini."),
+    ] = None,
+) -> None:
+    """Expand a dialogue game once on the LLM, solve it with CFR, and report NashConv, CFR Gain and steering."""
+    from sandbox.dialogue.run import solve_scenario
+    from sandbox.scenario_file import apply_dialogue_overrides, load_dialogue_scenario
+
+    try:
+        scenario = apply_dialogue_overrides(load_dialogue_scenario(file), seed=seed, iterations=iterations,
+                                            models=model)  # fmt: skip
+    except SandboxError as error:
+        raise _fail(error) from None
+    solve_table(solve_with_progress(lambda hooks: solve_scenario(scenario, out, hooks=hooks)))

@@ -1,0 +1,6 @@
+"""The dialogue domains: each a scenario block (`dialogue.domain`, tagged by `kind`) that builds a `Domain` and its
+setups. The paper's three (meeting scheduling, fruit trading, debate) and a small instructed ultimatum game."""
+
+from sandbox.dialogue.domains.ultimatum import UltimatumConfig, UltimatumDomain
+
+__all__ = ["UltimatumConfig", "UltimatumDomain"]

@@ -1,0 +1,69 @@
+"""The LLM calls of a dialogue game on the project's model stack: the speakers, and the judge.
+
+Every call carries a seed and a `CallInfo`, goes through the run's cache and
+transcript, and is limited by the backend's concurrency limit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+
+from prompts import render
+from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
+from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.wrapper import acall
+
+YES_NO = Constraint(grammar='root ::= ("yes" | "no")', regex=r"(yes|no)", choices=("yes", "no"))
+
+
+def call_key(*parts: Any) -> str:
+    """A short stable id of a call's content: the transcript keeps one record per distinct call."""
+    return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
+
+
+def transcript_text(setup: Setup, dialogue: tuple[Message, ...]) -> str:
+    """The public dialogue as `Name: text` lines."""
+    return "\n".join(f"{setup.players[m.speaker]}: {m.text}" for m in dialogue)
+
+
+@dataclass
+class StackModels:
+    """`DialogueModels` over two wrapped chat models: `speaker` writes messages, `judge` ends and scores dialogues.
+
+    Attributes:
+        speaker: The players' model (its role's sampling applies).
+        judge: The judge's model (termination, reward model, instruction classifier).
+        judge_seed: The seed of every judge call (a judgment is a function of its prompt).
+        reward: The domain's reward model (`sandbox.dialogue.reward.RewardModel`), where payoffs come from an LLM.
+    """
+
+    speaker: BaseChatModel
+    judge: BaseChatModel | None = None
+    judge_seed: int = 0
+    reward_model: Any = None
+
+    async def speak(self, prompt: Prompt, seed: int, *, speaker: str) -> str:
+        call = CallInfo(role="player", agent=speaker, episode=call_key(prompt.key(), seed), step="message")
+        kwargs: dict[str, Any] = {"seed": seed, "max_tokens": prompt.max_tokens, "call": call}
+        if prompt.constraint is not None:
+            kwargs["constraint"] = prompt.constraint
+        answer = await acall(self.speaker, list(prompt.messages), **kwargs)
+        return str(answer.content).strip()
+
+    async def is_over(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool:
+        if self.judge is None:
+            raise ValueError("termination: judge needs a judge model")
+        prompt = render("dialogue/over.j2", dialogue=transcript_text(setup, dialogue))
+        answer = await acall(self.judge, [HumanMessage(prompt)], seed=self.judge_seed, max_tokens=2,
+                             constraint=YES_NO, call=CallInfo(role="judge", episode=call_key(prompt), step="over"))  # fmt: skip
+        return str(answer.content).strip().lower().startswith("yes")
+
+    async def reward(self, setup: Setup, dialogue: tuple[Message, ...]) -> Outcome:
+        if self.reward_model is None or self.judge is None:
+            raise ValueError("this domain's payoffs come from the LLM reward model, which needs a judge model")
+        return await self.reward_model.score(self.judge, setup, dialogue, seed=self.judge_seed)

@@ -1,0 +1,45 @@
+"""Plots of a solved dialogue game: the solver's policy per player, and the payoffs of the paper's Table 1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+
+def plot_policy(policy: pd.DataFrame, tree: Any, path: Path) -> None:
+    """Per player and depth of the dialogue, the mean probability the solver puts on each instruction."""
+    players = tree.game.num_players
+    fig, axes = plt.subplots(1, players, figsize=(4.5 * players, 3.4), squeeze=False)
+    for p in range(players):
+        ax = axes[0][p]
+        mine = policy[policy["player"] == p]
+        if len(mine):
+            table = mine.pivot_table(index="depth", columns="instruction", values="probability", aggfunc="mean")
+            table = table[[i for i in tree.game.instructions[p] if i in table.columns]]
+            table.plot.bar(ax=ax, rot=0)
+        ax.set_title(f"{tree.game.setups[0].players[p]} (player {p})")
+        ax.set_xlabel("messages before the decision")
+        ax.set_ylabel("solver's probability (mean over infostates)")
+        ax.set_ylim(0, 1)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_payoffs(summary: dict[str, Any], path: Path) -> None:
+    """Expected payoff per player: all on "any", the player alone on the solver's policy, all on the solver's."""
+    players = summary["players"]
+    frame = pd.DataFrame({"any vs any": summary["any_vs_any"], "solver vs any": summary["solver_vs_any"],
+                          "solver vs solver": summary["values"]}, index=players)  # fmt: skip
+    ax = frame.plot.bar(rot=0, figsize=(5.5, 3.4))
+    ax.set_ylabel("expected payoff")
+    ax.set_title(f"{summary['scenario']}: NashConv {summary['nash_conv']:.3g}, CFR Gain {summary['cfr_gain_mean']:.3g}")
+    ax.figure.tight_layout()
+    ax.figure.savefig(path, dpi=120)
+    plt.close(ax.figure)

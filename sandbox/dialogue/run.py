@@ -1,0 +1,220 @@
+"""`sandbox solve`: expand a dialogue game once, solve it with CFR, measure it, and write a run directory.
+
+Layout (besides scenario.yaml, run.json, cache.sqlite, transcripts.jsonl):
+    dialogues.csv   one row per terminal history: setup, instructions, seeds, messages, payoffs, illegal moves
+    policy.csv      the solver's policy: one row per information state and instruction
+    steering.csv    instruction following: one row per classified message
+    summary.json    tree size, LLM calls, NashConv, CFR Gain, payoffs (solver vs any, any vs any), steering rate
+    policy.png, payoffs.png
+
+A resumed (or repeated) solve expands the tree again from the run's cache,
+with no new calls for what was already answered.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+
+from sandbox import run_dir as layout
+from sandbox._sync import run_sync
+from sandbox.dialogue.expand import Tree, expand
+from sandbox.dialogue.game import DialogueGame
+from sandbox.dialogue.models import StackModels
+from sandbox.dialogue.scenario import DialogueScenario
+from sandbox.dialogue.solve import Solution, infostates, solve
+from sandbox.dialogue.steering import classify, steering_table
+from sandbox.errors import UsageError
+from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
+from sandbox.seeding import Branch, generator, seed_node
+
+__all__ = ["SolveHooks", "build_game", "is_solve_run", "resume_solve", "solve_scenario"]
+
+DIALOGUES = "dialogues.csv"
+POLICY = "policy.csv"
+STEERING = "steering.csv"
+
+
+@dataclass
+class SolveHooks:
+    """Progress callbacks: a phase starts (`what`, its total or None), and advances by `n`."""
+
+    on_phase: Callable[[str, int | None], None] = field(default=lambda what, total: None)
+    on_advance: Callable[[int], None] = field(default=lambda n: None)
+
+
+def _seed(root: int, *path: int) -> int:
+    return int(seed_node(root, Branch.DIALOGUE, *path).generate_state(1)[0])
+
+
+def build_game(scenario: DialogueScenario) -> DialogueGame:
+    """The scenario's game: its setups drawn from the seed tree, and one fixed LLM seed per chance outcome."""
+    block = scenario.dialogue
+    domain, setups = block.domain.build(block.players, block.scenarios, generator(scenario.seed, Branch.DIALOGUE, 0))
+    seeds = tuple(_seed(scenario.seed, 1, k) for k in range(block.seeds_per_message))
+    return DialogueGame(domain, setups, block.instructions, block.max_messages, seeds, block.termination)
+
+
+def solve_scenario(scenario: DialogueScenario, out: Path | str | None = None, *,
+                   models: Mapping[str, BaseChatModel] | None = None, hooks: SolveHooks | None = None) -> Path:  # fmt: skip
+    """Solve the scenario's game into a new run directory and return its path.
+
+    Args:
+        scenario: The dialogue scenario.
+        out: The run directory (default `runs/<name>-<time>`); it must not hold files.
+        models: Chat models by role (`players`, `judge`) instead of the scenario's specs.
+        hooks: Progress callbacks.
+    """
+    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    RunDirectory.check_new(path)
+    game = build_game(scenario)  # a game that cannot be built writes nothing
+    run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+    return _solve(run_dir, scenario, game, models or {}, hooks or SolveHooks())
+
+
+def resume_solve(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None,
+                 hooks: SolveHooks | None = None) -> Path:  # fmt: skip
+    """Finish an interrupted solve: the calls already answered come from the run's cache."""
+    run_dir = RunDirectory.open(path)
+    if run_dir.status().get("status") == "complete":
+        return run_dir.path
+    scenario = load_solve_run_scenario(run_dir)
+    return _solve(run_dir, scenario, build_game(scenario), models or {}, hooks or SolveHooks())
+
+
+def load_solve_run_scenario(run_dir: RunDirectory) -> DialogueScenario:
+    from sandbox.scenario_file import load_dialogue_scenario
+
+    return load_dialogue_scenario(run_dir / layout.SCENARIO)
+
+
+def is_solve_run(path: Path | str) -> bool:
+    """Whether `path` is a run directory of `sandbox solve`."""
+    from sandbox.scenario_file import is_dialogue, read_yaml
+
+    scenario = Path(path) / layout.SCENARIO
+    return scenario.is_file() and is_dialogue(read_yaml(scenario))
+
+
+def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame,
+           models: Mapping[str, BaseChatModel], hooks: SolveHooks) -> Path:  # fmt: skip
+    from sandbox.llm.accounting import TokenLedger
+    from sandbox.llm.cache import ResponseCache
+    from sandbox.llm.resolve import BackendOptions, ModelStack
+    from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+
+    started = time.time()
+    cache = ResponseCache(run_dir / layout.CACHE)
+    transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
+    ledger = TokenLedger()
+    stack = ModelStack(cache=cache, sinks=[transcript, ledger], concurrency=scenario.concurrency,
+                       options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
+    try:
+        roles = {role: stack.for_role(role, getattr(scenario.models, role).spec,
+                                      getattr(scenario.models, role).sampling.model_dump(), given=models.get(role))
+                 for role in ("players", "judge")}  # fmt: skip
+        oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2))
+        hooks.on_phase("expanding", None)
+        tree = run_sync(expand(game, oracle, on_level=lambda what, n: hooks.on_advance(n)))
+        expanded = time.time()
+        hooks.on_phase("solving", scenario.solver.iterations)
+        solution = solve(tree, algorithm=scenario.solver.algorithm, iterations=scenario.solver.iterations,
+                         on_iteration=lambda i: hooks.on_advance(1))  # fmt: skip
+        solved = time.time()
+        steered = []
+        if scenario.solver.steering:
+            hooks.on_phase("steering", None)
+            steered = run_sync(classify(tree, roles["judge"], seed=_seed(scenario.seed, 3)))
+        _write(run_dir, scenario, tree, solution, steered, ledger.totals(),
+               {"expand": expanded - started, "solve": solved - expanded, "total": time.time() - started})  # fmt: skip
+    finally:
+        transcript.close()
+        cache.close()
+        finalize_transcript(run_dir / layout.TRANSCRIPTS)
+    run_dir.write_status("complete", finished=time.time())
+    return run_dir.path
+
+
+def dialogues_frame(tree: Tree) -> pd.DataFrame:
+    """One row per terminal history."""
+    rows = []
+    for node in tree.terminals():
+        setup = tree.game.setups[node.setup]
+        row: dict[str, Any] = {"setup": node.setup,
+                               "instructions": " | ".join(m.instruction for m in node.dialogue),
+                               "seeds": " ".join(str(m.seed_index) for m in node.dialogue),
+                               "messages": len(node.dialogue)}  # fmt: skip
+        for i, m in enumerate(node.dialogue):
+            row[f"message_{i}"] = f"{setup.players[m.speaker]}: {m.text}"
+        for p, payoff in enumerate(node.outcome.payoffs):  # type: ignore[union-attr]
+            row[f"payoff_{p}"] = payoff
+        row["illegal"] = node.outcome.illegal or ""  # type: ignore[union-attr]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def policy_frame(tree: Tree, solution: Solution) -> pd.DataFrame:
+    """The solver's policy: one row per information state and instruction."""
+    rows = []
+    for index, state in enumerate(infostates(tree)):
+        node = tree.nodes[state.node]
+        last = node.dialogue[-1].text if node.dialogue else ""
+        own = [m.instruction for m in node.dialogue if m.speaker == state.player]
+        for action, probability in solution.table[state.key]:
+            rows.append({"infostate": index, "player": state.player, "depth": len(node.dialogue),
+                         "own_instructions": " | ".join(own), "last_message": last,
+                         "instruction": state.instructions[action], "probability": probability,
+                         "infostate_text": state.key})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _number(value: float) -> float | None:
+    return None if value != value else round(float(value), 6)
+
+
+def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, solution: Solution, steered: list[Any],
+           usage: dict[str, Any], seconds: dict[str, float]) -> None:  # fmt: skip
+    from sandbox.dialogue.plots import plot_payoffs, plot_policy
+
+    dialogues = dialogues_frame(tree)
+    policy = policy_frame(tree, solution)
+    dialogues.to_csv(run_dir / DIALOGUES, index=False)
+    policy.to_csv(run_dir / POLICY, index=False)
+    steering_rows = steering_table(tree, steered)
+    pd.DataFrame([{"player": s.player, "instruction": s.instruction, "judged": s.judged, "follows": s.follows,
+                   "message": s.text} for s in steered],
+                 columns=["player", "instruction", "judged", "follows", "message"]).to_csv(run_dir / STEERING, index=False)  # fmt: skip
+    follows = sum(s.follows for s in steered)
+    steering_calls = len({(s.player, s.text) for s in steered})
+    players = tree.game.num_players
+    summary = {
+        "scenario": scenario.name,
+        "domain": scenario.dialogue.domain.kind,
+        "players": list(scenario.dialogue.players),
+        "instructions": [list(own) for own in scenario.dialogue.instructions],
+        "tree": tree.counts(),
+        "llm_calls": {**tree.calls, "steering": steering_calls,
+                      "distinct": sum(tree.calls.values()) + steering_calls},
+        "backend_calls": {role: int(u["calls"] - u["cache_hits"]) for role, u in usage.items()},
+        "illegal_terminals": int((dialogues["illegal"] != "").sum()) if len(dialogues) else 0,
+        "solver": {"algorithm": scenario.solver.algorithm, "iterations": solution.iterations},
+        "nash_conv": _number(solution.nash_conv),
+        "values": [_number(v) for v in solution.values],
+        "any_vs_any": [_number(v) for v in solution.any_values],
+        "solver_vs_any": [_number(v) for v in solution.solver_vs_any],
+        "cfr_gain": [_number(v) for v in solution.cfr_gain],
+        "cfr_gain_mean": _number(sum(solution.cfr_gain) / players),
+        "steering_rate": _number(follows / len(steered)) if steered else None,
+        "steering": steering_rows,
+        "seconds": {k: round(v, 2) for k, v in seconds.items()},
+    }
+    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
+    plot_policy(policy, tree, run_dir / "policy.png")
+    plot_payoffs(summary, run_dir / "payoffs.png")

@@ -1,0 +1,143 @@
+"""Dialogue-game scenarios: a file with a `dialogue:` block, solved by `sandbox solve`.
+
+    name: dialogue-ultimatum-small
+    seed: 7
+    models:
+      players: {spec: embedded, sampling: {temperature: 0.7}}
+      judge: embedded
+    dialogue:
+      domain: {kind: ultimatum, amount: 10, currency: dollars}
+      players: [Alice, Bob]
+      instructions: [[generous, greedy, any], [tough, lenient, any]]
+      max_messages: 2
+      seeds_per_message: 2
+      scenarios: 1
+    solver: {algorithm: cfr, iterations: 1000}
+
+The tree's size is estimated at load, and a scenario whose tree would hold
+more messages than `dialogue.max_tree_messages` is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, field_validator, model_validator
+
+from sandbox.dialogue.contracts import ANY
+from sandbox.dialogue.domains import UltimatumConfig
+from sandbox.llm.embedded_tuning import EmbeddedSettings
+from sandbox.scenario import ModelConfig, Sampling, StrictModel, _model_config_from_shorthand
+
+__all__ = ["DialogueBlock", "DialogueModelsConfig", "DialogueScenario", "SolverBlock", "estimate_messages"]
+
+DomainConfig = Annotated[Union[UltimatumConfig], Field(discriminator="kind")]
+DIALOGUE_ROLES = ("players", "judge")
+
+
+def _player_sampling() -> ModelConfig:
+    # The players sample (each chance outcome is a seed); the paper's models sampled too.
+    return ModelConfig(sampling=Sampling(temperature=0.7, max_tokens=128))
+
+
+def _judge_sampling() -> ModelConfig:
+    return ModelConfig(sampling=Sampling(temperature=0.0, max_tokens=16))
+
+
+class DialogueModelsConfig(StrictModel):
+    """Models per role: `players` write the messages; `judge` ends dialogues, scores them (the reward model) and
+    classifies instruction following. A role may be a bare spec string."""
+
+    players: ModelConfig = Field(default_factory=_player_sampling)
+    judge: ModelConfig = Field(default_factory=_judge_sampling)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            defaults = {"players": _player_sampling(), "judge": _judge_sampling()}
+            out = {}
+            for key, value in data.items():
+                value = _model_config_from_shorthand(value)
+                if isinstance(value, dict) and "sampling" not in value and key in defaults:
+                    value = {**value, "sampling": defaults[key].sampling.model_dump()}
+                out[key] = value
+            return out
+        return data
+
+
+class DialogueBlock(StrictModel):
+    """The game: its domain, players, instructions, message limit, seeds and setups."""
+
+    domain: DomainConfig
+    players: tuple[str, ...] = Field(("Alice", "Bob"), min_length=2, max_length=10, description="Names, in turn order.")
+    instructions: tuple[tuple[str, ...], ...] = Field(
+        ..., description="Per player, the instructions it may be given (its actions); each list includes \"any\", "
+        "the baseline.")  # fmt: skip
+    max_messages: int = Field(2, ge=1, le=12, description="The dialogue ends after this many messages.")
+    seeds_per_message: int = Field(1, ge=1, le=16, description="Chance outcomes (LLM seeds) after each decision.")
+    scenarios: int = Field(1, ge=1, le=1000, description="Setups the root chance node draws from (private information).")
+    termination: Literal["rules", "judge"] = Field(
+        "rules", description="rules: the domain's rules and max_messages end a dialogue; judge: the judge is also "
+        "asked after every message whether it is over.")  # fmt: skip
+    max_tree_messages: int = Field(5000, ge=1, description="Refuse a game whose tree would hold more messages.")
+
+    @field_validator("instructions")
+    @classmethod
+    def _instructions(cls, value: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+        for player, own in enumerate(value):
+            if ANY not in own:
+                raise ValueError(f"player {player}'s instructions must include the baseline \"{ANY}\"")
+            if len(set(own)) != len(own):
+                raise ValueError(f"player {player}'s instructions repeat one: {list(own)}")
+            if any(not i.strip() for i in own):
+                raise ValueError(f"player {player}'s instructions include an empty one")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DialogueBlock:
+        if len(self.instructions) != len(self.players):
+            raise ValueError(f"instructions: {len(self.instructions)} lists for {len(self.players)} players")
+        if self.domain.kind == "ultimatum":
+            if len(self.players) != 2:
+                raise ValueError("players: the ultimatum game has two players (proposer, responder)")
+            if self.max_messages != 2:
+                raise ValueError("max_messages: the ultimatum game has two messages (the proposal and the answer)")
+        messages = estimate_messages(self)
+        if messages > self.max_tree_messages:
+            raise ValueError(f"max_tree_messages: the tree would hold up to {messages} messages (scenarios x "
+                             f"(instructions x seeds_per_message) per message, over max_messages); lower them or "
+                             f"raise max_tree_messages ({self.max_tree_messages})")  # fmt: skip
+        return self
+
+
+def estimate_messages(block: DialogueBlock) -> int:
+    """The most messages the tree can hold (every dialogue runs to max_messages)."""
+    total, paths = 0, block.scenarios
+    for depth in range(block.max_messages):
+        paths *= len(block.instructions[depth % len(block.players)]) * block.seeds_per_message
+        total += paths
+    return total
+
+
+class SolverBlock(StrictModel):
+    """How the game is solved."""
+
+    algorithm: Literal["cfr", "cfr_plus"] = Field("cfr", description="OpenSpiel's C++ CFR or CFR+.")
+    iterations: int = Field(1000, ge=1, le=1_000_000, description="Solver iterations on the cached tree.")
+    steering: bool = Field(True, description="Measure instruction following with the judge (one call per message).")
+
+
+class DialogueScenario(StrictModel):
+    """A dialogue game and how to solve it, as written in a scenario file with a `dialogue:` block."""
+
+    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
+    description: str = ""
+    seed: int = Field(0, ge=0, description="Root of the seed tree: setups and every LLM seed.")
+    concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
+    models: DialogueModelsConfig = Field(default_factory=DialogueModelsConfig)
+    embedded: EmbeddedSettings = Field(
+        default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."
+    )
+    dialogue: DialogueBlock
+    solver: SolverBlock = Field(default_factory=SolverBlock)

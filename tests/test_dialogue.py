@@ -1,0 +1,228 @@
+"""Dialogue games bound to OpenSpiel: the solver path, the tree's shape, its LLM calls, the metrics, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from sandbox.cli import app
+from sandbox.dialogue import StackModels, expand, solve
+from sandbox.dialogue.run import build_game, resume_solve, solve_scenario
+from sandbox.dialogue.solve import infostates
+from sandbox.llm.cache import ResponseCache
+from sandbox.llm.resolve import ModelStack
+from sandbox.scenario_file import parse_dialogue_scenario
+from sandbox.llm import scripted
+from tests.dialogue_helpers import ULTIMATUM, chat_game, kuhn_game, kuhn_model, ultimatum_model
+
+runner = CliRunner()
+
+
+def _scenario(**changes: Any) -> Any:
+    data = json.loads(json.dumps(ULTIMATUM))
+    for path, value in changes.items():
+        where = data
+        *parents, last = path.split("__")
+        for key in parents:
+            where = where[key]
+        where[last] = value
+    return parse_dialogue_scenario(data, "test.yaml")
+
+
+def test_kuhn_poker_through_the_binding_has_its_known_value() -> None:
+    """Kuhn poker spoken in messages, solved by OpenSpiel's C++ CFR on the cached tree: player 0's value is -1/18."""
+    model = kuhn_model()
+    tree = asyncio.run(expand(kuhn_game(), StackModels(model)))
+    assert tree.counts()["infostates"] == 12
+    solution = solve(tree, iterations=1000)
+    assert solution.values[0] == pytest.approx(-1 / 18, abs=1e-3)
+    assert solution.values[1] == pytest.approx(1 / 18, abs=1e-3)
+    assert solution.nash_conv < 0.005
+    assert model.calls == tree.calls["messages"] == 18  # 3 cards x 2 instructions x 3 positions in the betting
+
+
+def test_every_decision_changes_the_game() -> None:
+    """No dummy moves: at every decision, two instructions lead to different dialogues or different payoffs."""
+    tree = asyncio.run(expand(build_game(_scenario()), StackModels(ultimatum_model())))
+
+    def reachable(node_id: int) -> set[Any]:
+        node = tree.nodes[node_id]
+        if node.kind == "terminal":
+            return {(tuple(m.text for m in node.dialogue), node.outcome.payoffs)}
+        return set().union(*(reachable(c) for c in node.children))
+
+    decisions = [n for n in tree.nodes if n.kind == "decision"]
+    assert decisions and any(len(n.dialogue) == 1 for n in decisions)  # the responder decides too
+    for node in decisions:
+        outcomes = [frozenset(reachable(c)) for c in node.children]
+        assert len(set(outcomes)) == len(outcomes), f"a dummy decision at {node.dialogue}"
+
+
+def test_perfect_recall_when_the_model_ignores_its_instruction() -> None:
+    """The same words under different own instructions stay different information states."""
+    game = chat_game()
+    tree = asyncio.run(expand(game, StackModels(scripted([(r"Say something", "hello")]))))
+    by_state: dict[str, set[tuple[str, ...]]] = {}
+    for node in tree.nodes:
+        if node.kind == "decision":
+            key = game.infostate(node.setup, node.dialogue, node.player)
+            by_state.setdefault(key, set()).add(tuple(m.instruction for m in node.dialogue if m.speaker == node.player))
+    assert all(len(histories) == 1 for histories in by_state.values())
+    # player 0 at the start; player 1 after "hello" (it cannot tell player 0's instruction); player 0 again, once
+    # per instruction it gave itself (OpenSpiel's chat games merge these three, as the words are the same)
+    assert len(by_state) == 1 + 1 + 3
+
+
+def test_a_second_expansion_makes_no_backend_calls(tmp_path: Path) -> None:
+    game = build_game(_scenario())
+    model = ultimatum_model()
+    first = ModelStack(cache=ResponseCache(tmp_path / "cache.sqlite"), sinks=[], concurrency=4)
+    tree = asyncio.run(expand(game, StackModels(first.for_role("players", "", {}, given=model))))
+    calls = model.calls
+    assert calls == tree.calls["messages"] > 0
+    again = ModelStack(cache=ResponseCache(tmp_path / "cache.sqlite"), sinks=[], concurrency=4)
+    second = asyncio.run(expand(build_game(_scenario()), StackModels(again.for_role("players", "", {}, given=model))))
+    assert model.calls == calls
+    assert [n.dialogue for n in second.nodes] == [n.dialogue for n in tree.nodes]
+
+
+def test_a_solve_calls_the_model_once_per_distinct_message_and_classification(tmp_path: Path) -> None:
+    model = ultimatum_model()
+    path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
+    summary = json.loads((path / "summary.json").read_text())
+    calls = summary["llm_calls"]
+    # 3 proposals x 2 seeds (the scripted words repeat across seeds: 3 distinct proposals, each answered under
+    # 3 instructions x 2 seeds), and one classification per distinct non-"any" message text.
+    assert calls["messages"] == 3 * 2 + 3 * 3 * 2 == 24
+    assert model.calls == calls["distinct"] == sum(summary["backend_calls"].values())
+    tree = summary["tree"]
+    assert tree["terminal_nodes"] == 3 * 2 * 3 * 2 and tree["infostates"] == 4
+
+
+def test_cfr_finds_a_dominant_instruction(tmp_path: Path) -> None:
+    """A responder that accepts everything makes "greedy" dominant: CFR plays it, gains over "any", NashConv ~ 0."""
+    model = ultimatum_model(accept=lambda style, offered: True)
+    path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
+    policy = pd.read_csv(path / "policy.csv")
+    root = policy[(policy.player == 0) & (policy.depth == 0)].set_index("instruction")["probability"]
+    assert root["greedy"] > 0.99
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["any_vs_any"] == [5.0, 5.0]
+    assert summary["solver_vs_any"][0] == pytest.approx(9.0, abs=0.05)
+    assert summary["cfr_gain"][0] == pytest.approx(4.0, abs=0.05)
+    assert summary["nash_conv"] < 0.05
+    assert summary["steering_rate"] == 1.0
+    for name in ("dialogues.csv", "steering.csv", "policy.png", "payoffs.png", "transcripts.jsonl"):
+        assert (path / name).is_file(), name
+
+
+def test_expansion_generates_a_level_concurrently() -> None:
+    """Every message of a depth is in flight together (the speed itself is measured by `sandbox bench dialogue`)."""
+    in_flight = peak = 0
+    model = ultimatum_model(latency_s=0.02)
+    inner = model.answer
+
+    def counting(messages: Any, kwargs: Any) -> Any:
+        return inner(messages, kwargs)
+
+    class Watch(StackModels):
+        async def speak(self, prompt: Any, seed: int, *, speaker: str) -> str:
+            nonlocal in_flight, peak
+            in_flight += 1
+            peak = max(peak, in_flight)
+            try:
+                return await super().speak(prompt, seed, speaker=speaker)
+            finally:
+                in_flight -= 1
+
+    asyncio.run(expand(build_game(_scenario()), Watch(model)))
+    assert peak == 3 * 3 * 2  # the widest level: 3 distinct proposals x 3 responder instructions x 2 seeds
+
+
+def test_an_illegal_proposal_is_a_recorded_terminal(tmp_path: Path) -> None:
+    model = scripted([(r"Propose your split", "I want it all, give me everything."), (r"styles does", "greedy")])
+    path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
+    dialogues = pd.read_csv(path / "dialogues.csv")
+    assert len(dialogues) == 3 * 2 and dialogues["illegal"].str.startswith("proposal:").all()
+    assert (dialogues[["payoff_0", "payoff_1"]] == 0).all().all()
+
+
+def test_a_killed_solve_resumes_to_the_same_result(tmp_path: Path) -> None:
+    model = ultimatum_model()
+    whole = solve_scenario(_scenario(), tmp_path / "whole", models={"players": model, "judge": model})
+
+    class Dies(Exception):
+        pass
+
+    dying = ultimatum_model()
+    inner = dying.answer
+    count = 0
+
+    def answer(messages: Any, kwargs: Any) -> Any:
+        nonlocal count
+        count += 1
+        if count > 8:
+            raise Dies("killed")
+        return inner(messages, kwargs)
+
+    object.__setattr__(dying, "answer", answer)
+    with pytest.raises(Dies):
+        solve_scenario(_scenario(), tmp_path / "cut", models={"players": dying, "judge": dying})
+    fresh = ultimatum_model()
+    resume_solve(tmp_path / "cut", models={"players": fresh, "judge": fresh})
+    assert fresh.calls < model.calls  # the answers before the kill came from the cache
+    for name in ("policy.csv", "dialogues.csv", "steering.csv"):
+        assert (tmp_path / "cut" / name).read_text() == (whole / name).read_text(), name
+    cut, full = (json.loads((p / "summary.json").read_text()) for p in (tmp_path / "cut", whole))
+    for key in ("tree", "llm_calls", "nash_conv", "values", "cfr_gain", "steering_rate"):
+        assert cut[key] == full[key], key
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"dialogue": {**ULTIMATUM["dialogue"], "instructions": [["generous", "greedy"], ["tough", "any"]]}},
+         "dialogue.instructions"),
+        ({"dialogue": {**ULTIMATUM["dialogue"], "players": ["A", "B", "C"],
+                       "instructions": [["any"], ["any"], ["any"]]}}, "players"),
+        ({"dialogue": {**ULTIMATUM["dialogue"], "seeds_per_message": 16, "scenarios": 100}}, "max_tree_messages"),
+        ({"dialogue": {**ULTIMATUM["dialogue"], "tone": "calm"}}, "dialogue.tone"),
+        ({"dialogue": {**ULTIMATUM["dialogue"], "domain": {"kind": "chess"}}}, "dialogue.domain"),
+        ({"solver": {"algorithm": "mccfr"}}, "solver.algorithm"),
+    ],
+)
+def test_bad_dialogue_scenarios_exit_2_naming_the_field(tmp_path: Path, change: dict[str, Any], field: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({**ULTIMATUM, **change}))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["solve", str(bad), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "bad.yaml" in result.output and field in result.output, result.output
+    assert not out.exists()
+
+
+def test_solve_refuses_a_bad_model_override(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(ULTIMATUM))
+    for args in (["--model", "user=embedded"], ["--model", "players=nonsense"]):
+        result = runner.invoke(app, ["solve", str(good), "--out", str(tmp_path / "out"), *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert not (tmp_path / "out").exists()
+
+
+def test_the_policy_table_covers_every_information_state(tmp_path: Path) -> None:
+    model = ultimatum_model()
+    path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
+    policy = pd.read_csv(path / "policy.csv")
+    sums = policy.groupby("infostate")["probability"].sum()
+    assert (sums.round(6) == 1.0).all()
+    game = build_game(_scenario())
+    tree = asyncio.run(expand(game, StackModels(model)))
+    assert policy["infostate"].nunique() == len(infostates(tree)) == tree.counts()["infostates"]
