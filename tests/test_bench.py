@@ -42,3 +42,12 @@ def test_bench_embedded_plays_a_society_both_ways(tmp_path: Path) -> None:
     # one norm: the tuned run's later calls reuse the first call's system prompt and few-shot turns
     assert figures["tuned"]["reused_tokens"] > figures["tuned"]["prompt_tokens"] / 2
     assert 0 <= figures["same_answers"] <= 4 and set(figures["tokens_per_s"]) == {1, 2}
+
+
+def test_bench_dialogue_expands_a_level_at_a_time() -> None:
+    from sandbox.bench import bench_dialogue
+
+    figures = bench_dialogue(latency_s=0.01, depth=2, concurrency=64)
+    assert figures["calls"] == 4 + 16
+    # one call at a time cannot beat its 20 latencies; a level at a time needs at least its 2
+    assert figures["sequential_s"] >= 20 * 0.01 > figures["concurrent_s"] >= 2 * 0.01

@@ -31,7 +31,6 @@ from sandbox.dialogue.models import StackModels
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.dialogue.solve import Solution, infostates, solve
 from sandbox.dialogue.steering import classify, steering_table
-from sandbox.errors import UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
 from sandbox.seeding import Branch, generator, seed_node
 
