@@ -226,3 +226,23 @@ def test_the_policy_table_covers_every_information_state(tmp_path: Path) -> None
     game = build_game(_scenario())
     tree = asyncio.run(expand(game, StackModels(model)))
     assert policy["infostate"].nunique() == len(infostates(tree)) == tree.counts()["infostates"]
+
+
+@pytest.mark.slow
+def test_the_small_game_solves_on_the_embedded_model(tmp_path: Path) -> None:
+    """The instructed ultimatum game, one seed per message, expanded on the embedded model and solved."""
+    from sandbox.scenario_file import load_dialogue_scenario
+
+    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios/dialogue/ultimatum_small.yaml")
+    data = scenario.model_dump(mode="json")
+    data["dialogue"]["seeds_per_message"] = 1
+    path = solve_scenario(parse_dialogue_scenario(data, "small"), tmp_path / "run")
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["tree"]["terminal_nodes"] == 9 and summary["illegal_terminals"] == 0  # the grammar holds
+    calls = summary["llm_calls"]
+    proposals = pd.read_csv(path / "dialogues.csv")["message_0"].nunique()
+    assert calls["messages"] == 3 + 3 * proposals  # every distinct message generated once, no re-expansion
+    assert sum(summary["backend_calls"].values()) == calls["distinct"]
+    assert 0.0 <= summary["nash_conv"] < 0.5
+    assert summary["steering_rate"] is not None and 0.0 <= summary["steering_rate"] <= 1.0
+    assert len(summary["cfr_gain"]) == 2
