@@ -71,7 +71,7 @@ def ultimatum_model(
 
     def propose(messages: list[Any], kw: dict[str, Any]) -> str:
         s = "any" if ignore_instructions else style(messages)
-        keep = proposals[s]
+        keep = proposals.get(s, 5)
         return f"For the 10 dollars, the proposer will get {keep}, and the responder will get {10 - keep}. ({s})"
 
     def respond(messages: list[Any], kw: dict[str, Any]) -> str:
@@ -82,7 +82,7 @@ def ultimatum_model(
     def classify(messages: list[Any], kw: dict[str, Any]) -> str:
         return re.search(r"\((\w+)\)", str(messages[-1].content)).group(1)  # type: ignore[union-attr]
 
-    return scripted([(r"styles does the message", classify), (r"Propose your split", propose),
+    return scripted([(r"Which one does the message follow", classify), (r"Propose your split", propose),
                      (r"Do you accept", respond)], latency_s=latency_s)  # fmt: skip
 
 

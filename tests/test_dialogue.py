@@ -147,7 +147,7 @@ def test_expansion_generates_a_level_concurrently() -> None:
 
 
 def test_an_illegal_proposal_is_a_recorded_terminal(tmp_path: Path) -> None:
-    model = scripted([(r"Propose your split", "I want it all, give me everything."), (r"styles does", "greedy")])
+    model = scripted([(r"Propose your split", "I want it all, give me everything."), (r"Which one does the message", "greedy")])
     path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
     dialogues = pd.read_csv(path / "dialogues.csv")
     assert len(dialogues) == 3 * 2 and dialogues["illegal"].str.startswith("proposal:").all()

@@ -43,3 +43,24 @@ def plot_payoffs(summary: dict[str, Any], path: Path) -> None:
     ax.figure.tight_layout()
     ax.figure.savefig(path, dpi=120)
     plt.close(ax.figure)
+
+
+def plot_psro(meta: pd.DataFrame, summary: dict[str, Any], path: Path) -> None:
+    """The meta-strategy over PSRO iterations, per player (the paper's Fig. 3): stacked probability of each
+    instruction, new instructions appearing as they join the set."""
+    players = sorted(meta["player"].unique())
+    fig, axes = plt.subplots(1, len(players), figsize=(5 * len(players), 3.4), squeeze=False)
+    for ax, p in zip(axes[0], players):
+        table = meta[meta["player"] == p].pivot_table(index="iteration", columns="instruction", values="probability",
+                                                      aggfunc="sum").fillna(0.0)  # fmt: skip
+        order = list(dict.fromkeys(meta[meta["player"] == p]["instruction"]))
+        table = table[order]
+        ax.stackplot(table.index, table.T.values, labels=table.columns)
+        ax.set_xlabel("PSRO iteration")
+        ax.set_ylabel("meta-strategy")
+        ax.set_ylim(0, 1)
+        ax.set_title(f"{summary['players'][p]} ({summary['psro']['meta_solver']})")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

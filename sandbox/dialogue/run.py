@@ -28,6 +28,8 @@ from sandbox._sync import run_sync
 from sandbox.dialogue.expand import Tree, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels
+from sandbox.dialogue.psro import PSROResult, run_psro
+from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.dialogue.solve import Solution, infostates, solve
 from sandbox.dialogue.steering import classify, steering_table
@@ -39,6 +41,8 @@ __all__ = ["SolveHooks", "build_game", "is_solve_run", "resume_solve", "solve_sc
 DIALOGUES = "dialogues.csv"
 POLICY = "policy.csv"
 STEERING = "steering.csv"
+PSRO_META = "psro.csv"
+PSRO_CANDIDATES = "psro_candidates.csv"
 
 
 @dataclass
@@ -59,6 +63,12 @@ def build_game(scenario: DialogueScenario) -> DialogueGame:
     domain, setups = block.domain.build(block.players, block.scenarios, generator(scenario.seed, Branch.DIALOGUE, 0))
     seeds = tuple(_seed(scenario.seed, 1, k) for k in range(block.seeds_per_message))
     return DialogueGame(domain, setups, block.instructions, block.max_messages, seeds, block.termination)
+
+
+def reward_model(scenario: DialogueScenario, game: DialogueGame) -> RewardModel | None:
+    """The domain's LLM reward model, where its payoffs come from one."""
+    mode = getattr(scenario.dialogue.domain, "reward", None)
+    return None if mode is None else RewardModel(game.domain, mode)  # type: ignore[arg-type]
 
 
 def solve_scenario(scenario: DialogueScenario, out: Path | str | None = None, *,
@@ -119,7 +129,8 @@ def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame
         roles = {role: stack.for_role(role, getattr(scenario.models, role).spec,
                                       getattr(scenario.models, role).sampling.model_dump(), given=models.get(role))
                  for role in ("players", "judge")}  # fmt: skip
-        oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2))
+        oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2),
+                             reward_model=reward_model(scenario, game))
         hooks.on_phase("expanding", None)
         tree = run_sync(expand(game, oracle, on_level=lambda what, n: hooks.on_advance(n)))
         expanded = time.time()
@@ -131,14 +142,31 @@ def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame
         if scenario.solver.steering:
             hooks.on_phase("steering", None)
             steered = run_sync(classify(tree, roles["judge"], seed=_seed(scenario.seed, 3)))
+        psro = None
+        if scenario.psro is not None:
+            hooks.on_phase("psro", scenario.psro.iterations + 1)
+            psro = run_sync(_psro(scenario, game, oracle, roles["players"], hooks))
         _write(run_dir, scenario, tree, solution, steered, ledger.totals(),
-               {"expand": expanded - started, "solve": solved - expanded, "total": time.time() - started})  # fmt: skip
+               {"expand": expanded - started, "solve": solved - expanded, "total": time.time() - started}, psro)  # fmt: skip
     finally:
         transcript.close()
         cache.close()
         finalize_transcript(run_dir / layout.TRANSCRIPTS)
     run_dir.write_status("complete", finished=time.time())
     return run_dir.path
+
+
+async def _psro(scenario: DialogueScenario, game: DialogueGame, oracle: StackModels, proposer: BaseChatModel,
+                hooks: SolveHooks) -> PSROResult:  # fmt: skip
+    block = scenario.psro
+    assert block is not None
+    shared = block.shared if block.shared is not None else len(set(game.instructions)) == 1
+    options = getattr(scenario.dialogue.domain, "candidate_options", lambda: None)()
+    solver_options = {"iterations": block.prd_iterations} if block.meta_solver == "prd" else {}
+    return await run_psro(game, oracle, proposer, iterations=block.iterations, candidates=block.candidates,
+                          solver=block.meta_solver, shared=shared, options=options, solver_options=solver_options,
+                          seeds=lambda it, p: [_seed(scenario.seed, 4, it, p, k) for k in range(3 * block.candidates)],
+                          on_iteration=lambda i: hooks.on_advance(1))  # fmt: skip
 
 
 def dialogues_frame(tree: Tree) -> pd.DataFrame:
@@ -179,8 +207,8 @@ def _number(value: float) -> float | None:
 
 
 def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, solution: Solution, steered: list[Any],
-           usage: dict[str, Any], seconds: dict[str, float]) -> None:  # fmt: skip
-    from sandbox.dialogue.plots import plot_payoffs, plot_policy
+           usage: dict[str, Any], seconds: dict[str, float], psro: PSROResult | None = None) -> None:  # fmt: skip
+    from sandbox.dialogue.plots import plot_payoffs, plot_policy, plot_psro
 
     dialogues = dialogues_frame(tree)
     policy = policy_frame(tree, solution)
@@ -192,6 +220,8 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
                  columns=["player", "instruction", "judged", "follows", "message"]).to_csv(run_dir / STEERING, index=False)  # fmt: skip
     follows = sum(s.follows for s in steered)
     steering_calls = len({(s.player, s.text) for s in steered})
+    # the reward model asks once per dialogue (outcome) or once per player (value)
+    reward_calls_each = tree.game.num_players if getattr(scenario.dialogue.domain, "reward", None) == "value" else 1
     players = tree.game.num_players
     summary = {
         "scenario": scenario.name,
@@ -199,8 +229,9 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
         "players": list(scenario.dialogue.players),
         "instructions": [list(own) for own in scenario.dialogue.instructions],
         "tree": tree.counts(),
-        "llm_calls": {**tree.calls, "steering": steering_calls,
-                      "distinct": sum(tree.calls.values()) + steering_calls},
+        "llm_calls": {**tree.calls, "reward_calls": tree.calls["rewards"] * reward_calls_each, "steering": steering_calls,
+                      "distinct": tree.calls["messages"] + tree.calls["judgments"]
+                      + tree.calls["rewards"] * reward_calls_each + steering_calls},
         "backend_calls": {role: int(u["calls"] - u["cache_hits"]) for role, u in usage.items()},
         "illegal_terminals": int((dialogues["illegal"] != "").sum()) if len(dialogues) else 0,
         "solver": {"algorithm": scenario.solver.algorithm, "iterations": solution.iterations},
@@ -214,6 +245,19 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
         "steering": steering_rows,
         "seconds": {k: round(v, 2) for k, v in seconds.items()},
     }
+    if psro is not None:
+        meta = pd.DataFrame(psro.meta)
+        meta.to_csv(run_dir / PSRO_META, index=False)
+        pd.DataFrame(psro.candidates, columns=["iteration", "player", "candidate", "status", "score"]).to_csv(
+            run_dir / PSRO_CANDIDATES, index=False)
+        last = meta[meta["iteration"] == meta["iteration"].max()]
+        summary["psro"] = {"meta_solver": scenario.psro.meta_solver,  # type: ignore[union-attr]
+                           "instructions": psro.instructions,
+                           "added": [c["candidate"] for c in psro.candidates if c["status"] == "added"],
+                           "refused": sum(c["status"] == "duplicate" for c in psro.candidates),
+                           "final": {int(p): dict(zip(g["instruction"], g["probability"].round(4)))
+                                     for p, g in last.groupby("player")}}  # fmt: skip
+        plot_psro(meta, summary, run_dir / "psro.png")
     atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
     plot_policy(policy, tree, run_dir / "policy.png")
     plot_payoffs(summary, run_dir / "payoffs.png")

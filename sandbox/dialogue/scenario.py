@@ -25,13 +25,13 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field, field_validator, model_validator
 
 from sandbox.dialogue.contracts import ANY
-from sandbox.dialogue.domains import UltimatumConfig
+from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.scenario import ModelConfig, Sampling, StrictModel, _model_config_from_shorthand
 
-__all__ = ["DialogueBlock", "DialogueModelsConfig", "DialogueScenario", "SolverBlock", "estimate_messages"]
+__all__ = ["DialogueBlock", "DialogueModelsConfig", "DialogueScenario", "PSROBlock", "SolverBlock", "estimate_messages"]
 
-DomainConfig = Annotated[Union[UltimatumConfig], Field(discriminator="kind")]
+DomainConfig = Annotated[Union[UltimatumConfig, MeetingConfig, FruitConfig, DebateConfig], Field(discriminator="kind")]
 DIALOGUE_ROLES = ("players", "judge")
 
 
@@ -98,6 +98,13 @@ class DialogueBlock(StrictModel):
     def _consistent(self) -> DialogueBlock:
         if len(self.instructions) != len(self.players):
             raise ValueError(f"instructions: {len(self.instructions)} lists for {len(self.players)} players")
+        if self.domain.kind != "ultimatum":
+            if len(self.players) != 2:
+                raise ValueError(f"players: the {self.domain.kind} domain has two players")
+            try:
+                self.domain.check_instructions(self.instructions)
+            except ValueError as error:
+                raise ValueError(f"instructions: {error}") from None
         if self.domain.kind == "ultimatum":
             if len(self.players) != 2:
                 raise ValueError("players: the ultimatum game has two players (proposer, responder)")
@@ -128,6 +135,19 @@ class SolverBlock(StrictModel):
     steering: bool = Field(True, description="Measure instruction following with the judge (one call per message).")
 
 
+class PSROBlock(StrictModel):
+    """PSRO with LLM-proposed instructions (`sandbox.dialogue.psro`), run after the CFR solve."""
+
+    iterations: int = Field(3, ge=1, le=20, description="PSRO iterations (each adds one instruction per player).")
+    candidates: int = Field(2, ge=1, le=8, description="Instructions the LLM proposes per player and iteration.")
+    meta_solver: Literal["prd", "nash_bargaining"] = Field(
+        "prd", description="prd: projected replicator dynamics; nash_bargaining: the Nash bargaining solution.")
+    shared: bool | None = Field(
+        None, description="One instruction set for both players (a symmetric game; default: when their "
+        "instruction lists are equal).")  # fmt: skip
+    prd_iterations: int = Field(10_000, ge=100, le=1_000_000, description="Steps of projected replicator dynamics.")
+
+
 class DialogueScenario(StrictModel):
     """A dialogue game and how to solve it, as written in a scenario file with a `dialogue:` block."""
 
@@ -141,3 +161,10 @@ class DialogueScenario(StrictModel):
     )
     dialogue: DialogueBlock
     solver: SolverBlock = Field(default_factory=SolverBlock)
+    psro: PSROBlock | None = Field(None, description="Grow the instruction sets by PSRO after the solve.")
+
+    @model_validator(mode="after")
+    def _psro_two_players(self) -> DialogueScenario:
+        if self.psro is not None and self.psro.shared and len(set(self.dialogue.instructions)) != 1:
+            raise ValueError("psro.shared: the players' instruction lists differ; a shared set needs them equal")
+        return self

@@ -33,6 +33,9 @@ class UltimatumConfig(StrictModel):
                                             "it was instructed), so that instructions show in words.")  # fmt: skip
     max_tokens: int = Field(64, ge=4, le=512, description="Most new tokens per message.")
 
+    def check_instructions(self, instructions: tuple[tuple[str, ...], ...]) -> None:
+        pass  # any style
+
     def build(self, players: tuple[str, ...], count: int, rng: np.random.Generator) -> tuple[UltimatumDomain, tuple[Setup, ...]]:
         """The domain and its setups (every setup is the same stake: the game has no private information)."""
         stake = {"amount": self.amount, "currency": self.currency}

@@ -1,0 +1,110 @@
+"""Meeting scheduling (the paper's Section 5): two players with private available days and valuations agree a day.
+
+Each player has days it can meet and a value (1-10) for each; its
+instructions are days to insist on ("Insist on a meeting for Friday. Do not
+accept any other day.", the wording of OpenSpiel's `schedule_meeting_w_dow`)
+and the baseline "any". The payoff is each player's value of the agreed
+day, nothing for either without agreement; the LLM reward model reads it
+from the dialogue (`reward: value`, the paper's) or reads the agreed day and
+the game computes the values (`reward: outcome`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from langchain_core.messages import HumanMessage
+from pydantic import Field
+
+from prompts import render
+from sandbox.dialogue.contracts import ANY, Message, Outcome, Prompt, Setup
+from sandbox.dialogue.reward import choices, describe, dialogue_text
+from sandbox.llm.contracts import Constraint
+from sandbox.scenario import StrictModel
+
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+NONE = "none"
+
+
+class MeetingConfig(StrictModel):
+    """`dialogue.domain` for meeting scheduling."""
+
+    kind: Literal["meeting"] = "meeting"
+    available: tuple[int, int] = Field((3, 5), description="Least and most days a player can meet (drawn per setup).")
+    max_value: int = Field(10, ge=1, le=99, description="Day values are drawn from 1..max_value.")
+    reward: Literal["value", "outcome"] = Field(
+        "value", description="value: the judge states each player's payoff (the paper's reward model); outcome: the "
+        "judge names the agreed day and the game computes the payoffs.")  # fmt: skip
+    max_tokens: int = Field(96, ge=8, le=1024, description="Most new tokens per message.")
+
+    def check_instructions(self, instructions: tuple[tuple[str, ...], ...]) -> None:
+        for player, own in enumerate(instructions):
+            unknown = [i for i in own if i != ANY and i not in DAYS]
+            if unknown:
+                raise ValueError(f"player {player}'s instructions must be days ({', '.join(DAYS)}) or any: {unknown}")
+
+    def candidate_options(self) -> tuple[str, ...]:
+        """PSRO's candidates are days."""
+        return DAYS
+
+    def build(self, players: tuple[str, ...], count: int, rng: np.random.Generator) -> tuple[MeetingDomain, tuple[Setup, ...]]:
+        low, high = self.available
+        setups = []
+        for _ in range(count):
+            private, values = [], []
+            for _player in players:
+                days = sorted(rng.choice(len(DAYS), size=int(rng.integers(low, high + 1)), replace=False))
+                value = {DAYS[d]: int(rng.integers(1, self.max_value + 1)) for d in days}
+                values.append(value)
+                private.append({"Days you can meet": ", ".join(value),
+                                "Your value for each day": ", ".join(f"{d}: {v}" for d, v in value.items())})  # fmt: skip
+            setups.append(Setup(players, tuple(private), data={"values": values}))
+        return MeetingDomain(self), tuple(setups)
+
+
+class MeetingDomain:
+    """Prompts and reward-model questions of meeting scheduling."""
+
+    name = "meeting"
+    zero_sum = False
+
+    def __init__(self, config: MeetingConfig) -> None:
+        self.config = config
+
+    def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
+        text = render("dialogue/meeting/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
+                      info=setup.info_text(speaker), dialogue=dialogue_text(setup, dialogue), day=instruction)  # fmt: skip
+        return Prompt((HumanMessage(text),), None, self.config.max_tokens)
+
+    def over(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool | None:
+        return None
+
+    def payoffs(self, setup: Setup, dialogue: tuple[Message, ...]) -> Outcome | None:
+        return None  # the reward model's
+
+    def payoff_range(self) -> tuple[float, float]:
+        return (0.0, float(self.config.max_value))
+
+    def no_deal(self, setup: Setup) -> tuple[float, ...]:
+        return tuple(0.0 for _ in setup.players)
+
+    def value_question(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> str:
+        return render("dialogue/meeting/value.j2", info=describe(setup), dialogue=dialogue_text(setup, dialogue),
+                      player=setup.players[player], max_value=self.config.max_value)  # fmt: skip
+
+    def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]:
+        prompt = render("dialogue/meeting/outcome.j2", players=setup.players, dialogue=dialogue_text(setup, dialogue))
+        return prompt, choices([*DAYS, NONE])
+
+    def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome:
+        day = answer.strip().strip(".").capitalize()
+        if answer.strip().lower() == NONE:
+            return Outcome(self.no_deal(setup))
+        if day not in DAYS:
+            return Outcome(self.no_deal(setup), illegal=f"reward model: {answer[:40]!r} is not a day")
+        return Outcome(tuple(float(values.get(day, 0)) for values in setup.data["values"]))
+
+    def payoffs_of(self, setup: Setup, day: str | None) -> tuple[float, ...]:
+        """The true payoffs of an agreement on `day` (None: no agreement); the reward-model harness's truth."""
+        return self.no_deal(setup) if day is None else tuple(float(v.get(day, 0)) for v in setup.data["values"])

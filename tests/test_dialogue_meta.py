@@ -1,0 +1,120 @@
+"""PSRO with LLM-proposed instructions, its meta-solvers, and the LLM reward model of the paper's domains."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sandbox.dialogue import StackModels, expand
+from sandbox.dialogue.contracts import Message
+from sandbox.dialogue.domains import FruitConfig, MeetingConfig
+from sandbox.dialogue.meta import meta_payoffs, nash_bargaining, prd
+from sandbox.dialogue.reward import RewardModel
+from sandbox.dialogue.run import build_game, solve_scenario
+from sandbox.llm import scripted
+from sandbox.scenario_file import parse_dialogue_scenario
+from tests.dialogue_helpers import ULTIMATUM, ultimatum_model
+
+
+def test_prd_on_rock_paper_scissors_with_a_dominated_action() -> None:
+    rps = np.array([[0, -1, 1, 1], [1, 0, -1, 1], [-1, 1, 0, 1], [-1, -1, -1, 0]], dtype=float)
+    strategies = prd(np.stack([rps, -rps]), iterations=20_000)  # [p][row action, column action]
+    for strategy in strategies:
+        assert strategy[:3] == pytest.approx([1 / 3] * 3, abs=0.02)
+        assert strategy[3] < 0.03
+
+
+def test_nash_bargaining_splits_a_battle_of_the_sexes() -> None:
+    payoffs = np.stack([np.array([[3.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.0, 3.0]])])
+    marginals, joint = nash_bargaining(payoffs)
+    assert joint[0, 0] == pytest.approx(0.5, abs=0.01) and joint[1, 1] == pytest.approx(0.5, abs=0.01)
+    assert joint[0, 1] + joint[1, 0] < 0.01
+    assert marginals[0] == pytest.approx([0.5, 0.5], abs=0.01)
+
+
+def test_the_meta_game_is_exact_on_the_tree() -> None:
+    scenario = parse_dialogue_scenario(ULTIMATUM, "test")
+    tree = asyncio.run(expand(build_game(scenario), StackModels(ultimatum_model())))
+    payoffs = meta_payoffs(tree)
+    assert payoffs.shape == (2, 3, 3)
+    # greedy (9 of 10) against a tough responder (who rejects less than 5): nothing; against lenient: 9 and 1
+    assert payoffs[:, 1, 0].tolist() == [0.0, 0.0] and payoffs[:, 1, 1].tolist() == [9.0, 1.0]
+
+
+def _router(words: list[str], proposals: dict[str, int], accept: Any = None) -> Any:
+    player = ultimatum_model(proposals=proposals, accept=accept)
+    queue = iter(words)
+
+    def route(messages: list[Any], kwargs: dict[str, Any]) -> Any:
+        if "Propose one" in str(messages[-1].content):
+            return next(queue, "spare")
+        return player.answer(messages, kwargs)
+
+    return scripted([(r".", route)])
+
+
+def test_psro_adds_a_dominating_candidate_and_refuses_duplicates(tmp_path: Path) -> None:
+    """The responder accepts anything: a proposer instruction that keeps more dominates; "greedy" (already in the
+    set) is refused as a duplicate, "ruthless" (keeps 10) beats "fair" and joins, and the meta-strategy takes it."""
+    data = json.loads(json.dumps(ULTIMATUM))
+    data["dialogue"]["seeds_per_message"] = 1
+    data["psro"] = {"iterations": 1, "candidates": 2}
+    model = _router(["greedy", "ruthless", "fair", "calm", "mild"],
+                    {"generous": 4, "greedy": 9, "any": 5, "ruthless": 10, "fair": 5}, accept=lambda s, o: True)
+    path = solve_scenario(parse_dialogue_scenario(data, "test"), tmp_path / "run", models={"players": model, "judge": model})
+    candidates = pd.read_csv(path / "psro_candidates.csv")
+    mine = candidates[(candidates.iteration == 0) & (candidates.player == 0)].set_index("candidate")
+    assert mine.loc["greedy", "status"] == "duplicate"
+    assert mine.loc["ruthless", "status"] == "added" and mine.loc["fair", "status"] == "scored"
+    assert mine.loc["ruthless", "score"] == pytest.approx(10.0) and mine.loc["fair", "score"] == pytest.approx(5.0)
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["psro"]["instructions"][0] == ["generous", "greedy", "any", "ruthless"]
+    assert summary["psro"]["final"]["0"]["ruthless"] > 0.9
+    meta = pd.read_csv(path / "psro.csv")
+    assert set(meta.iteration) == {0, 1} and (path / "psro.png").is_file()
+
+
+def _meeting_setup() -> Any:
+    domain, setups = MeetingConfig().build(("Alice", "Bob"), 1, np.random.default_rng(0))
+    return domain, setups[0]
+
+
+def test_the_value_reward_model_reads_numbers_and_records_garbage() -> None:
+    domain, setup = _meeting_setup()
+    dialogue = (Message(0, "Monday", "Monday?"), Message(1, "any", "Yes, Monday."))
+    judge = scripted([(r"What is Alice's payoff", "7"), (r"What is Bob's payoff", "4")])
+    outcome = asyncio.run(RewardModel(domain, "value").score(judge, setup, dialogue, seed=1))
+    assert outcome.payoffs == (7.0, 4.0) and outcome.illegal is None
+    garbage = scripted([(r"What is Alice's payoff", "7"), (r"What is Bob's payoff", "lots")])
+    outcome = asyncio.run(RewardModel(domain, "value").score(garbage, setup, dialogue, seed=1))
+    assert outcome.payoffs == (7.0, 0.0) and "Bob" in (outcome.illegal or "")
+
+
+def test_the_outcome_reward_model_computes_payoffs_from_private_values() -> None:
+    domain, setup = _meeting_setup()
+    values = setup.data["values"]
+    common = next(d for d in values[0] if d in values[1]) if set(values[0]) & set(values[1]) else next(iter(values[0]))
+    dialogue = (Message(0, "any", "Shall we?"), Message(1, "any", "Sure."))
+    judge = scripted([(r"Did they both agree", common)])
+    outcome = asyncio.run(RewardModel(domain, "outcome").score(judge, setup, dialogue, seed=1))
+    assert outcome.payoffs == (float(values[0].get(common, 0)), float(values[1].get(common, 0)))
+    judge = scripted([(r"Did they both agree", "none")])
+    assert asyncio.run(RewardModel(domain, "outcome").score(judge, setup, dialogue, seed=1)).payoffs == (0.0, 0.0)
+
+
+def test_a_fruit_trade_nobody_can_pay_for_does_not_happen() -> None:
+    domain, setups = FruitConfig().build(("Alice", "Bob"), 1, np.random.default_rng(3))
+    setup = setups[0]
+    have_a, have_b = setup.data["endowments"]
+    value_a, value_b = setup.data["values"]
+    give = next(f for f, n in have_a.items() if n > 0)
+    get = next((f for f, n in have_b.items() if n > 0), None)
+    if get is not None:
+        assert domain.payoffs_of(setup, (1, give, 1, get)) == (value_a[get] - value_a[give], value_b[give] - value_b[get])
+    assert domain.payoffs_of(setup, (have_a[give] + 1, give, 1, get or "kiwi")) == (0.0, 0.0)
