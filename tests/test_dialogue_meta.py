@@ -118,3 +118,42 @@ def test_a_fruit_trade_nobody_can_pay_for_does_not_happen() -> None:
     if get is not None:
         assert domain.payoffs_of(setup, (1, give, 1, get)) == (value_a[get] - value_a[give], value_b[give] - value_b[get])
     assert domain.payoffs_of(setup, (have_a[give] + 1, give, 1, get or "kiwi")) == (0.0, 0.0)
+
+
+def test_the_reward_model_error_of_a_perfect_and_a_constant_judge(tmp_path: Path) -> None:
+    """Table 8's harness: a judge that reads the agreed day exactly has no error; one that always answers 0 is
+    right on rejected and incomplete dialogues and off by the true values on valid ones."""
+    import re
+
+    from sandbox.dialogue.reward_error import CASES, TABLE, measure_reward_model
+    from sandbox.scenario_file import load_dialogue_scenario
+
+    def read_day(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        text = str(messages[-1].content)
+        agreed = re.search(r"meet on (\w+)\?.*works for me", text, re.S)
+        return agreed.group(1) if agreed else "none"
+
+    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml")
+    perfect = scripted([(r"Did they both agree", read_day)])
+    path = measure_reward_model(scenario, tmp_path / "perfect", dialogues=4, modes=("outcome",), judge=perfect)
+    table = pd.read_csv(path / TABLE)
+    assert (table["norm"] == 0).all() and (table["sgn"] == 0).all() and set(table["n"]) == {8, 24}
+    zero = scripted([(r"payoff\?", "0")])
+    path = measure_reward_model(scenario, tmp_path / "zero", dialogues=4, modes=("value",), judge=zero)
+    table = pd.read_csv(path / TABLE).set_index("outcome")
+    cases = pd.read_csv(path / CASES)
+    valid = cases[cases.outcome == "valid"]
+    assert table.loc["rejected", "norm"] == 0 and table.loc["incomplete", "norm"] == 0
+    assert table.loc["valid", "norm"] == pytest.approx(valid["truth"].abs().mean() / 10)
+    assert table.loc["valid", "sgn"] == pytest.approx((valid["truth"] != 0).mean())
+
+
+def test_reward_model_refuses_a_domain_without_templates(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sandbox.cli import app
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["reward-model", "scenarios/dialogue/debate.yaml", "--out", str(out)])
+    assert result.exit_code == 2 and "dialogue.domain.kind" in result.output
+    assert not out.exists()

@@ -86,3 +86,43 @@ def solve(
     except SandboxError as error:
         raise _fail(error) from None
     solve_table(solve_with_progress(lambda hooks: solve_scenario(scenario, out, hooks=hooks)))
+
+
+@app.command("reward-model")
+def reward_model(
+    file: Annotated[Path, typer.Argument(help="A dialogue-game scenario of the meeting or fruit domain.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-reward-<time>).")] = None,  # noqa: UP007
+    dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000, help="Setups; three dialogues each.")] = 10,
+    mode: Annotated[str, typer.Option("--mode", help="value (the paper's), outcome, or both.")] = "both",
+    model: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--model", help="judge=SPEC, e.g. judge=openai:gpt-4o-mini."),
+    ] = None,
+) -> None:
+    """Measure the LLM reward model's error on templated dialogues with known payoffs (the paper's Table 8)."""
+    import time
+
+    from sandbox.dialogue.reward_error import measure_reward_model
+    from sandbox.errors import UsageError
+    from sandbox.scenario_file import apply_dialogue_overrides, load_dialogue_scenario
+
+    try:
+        if mode not in ("value", "outcome", "both"):
+            raise UsageError(f"--mode {mode!r}: choose value, outcome or both")
+        scenario = apply_dialogue_overrides(load_dialogue_scenario(file), models=model)
+        target = out or Path("runs") / f"{scenario.name}-reward-{time.strftime('%Y%m%d-%H%M%S')}"
+        modes = ("value", "outcome") if mode == "both" else (mode,)
+        with console.status("scoring templated dialogues"):
+            path = measure_reward_model(scenario, target, dialogues=dialogues, modes=modes)
+    except SandboxError as error:
+        raise _fail(error) from None
+    s = json.loads((path / "summary.json").read_text())
+    table = Table(title=f"{s['scenario']}: reward model {s['judge']} on {s['dialogues']} templated dialogues "
+                        f"(payoffs {s['payoff_range'][0]:g} to {s['payoff_range'][1]:g})", title_justify="left")  # fmt: skip
+    for column in ("mode", "outcome", "n", "Norm", "Sgn", "illegal"):
+        table.add_column(column, justify="left" if column in ("mode", "outcome") else "right")
+    for row in s["table"]:
+        table.add_row(row["mode"], row["outcome"], str(row["n"]), f"{row['norm']:.2f}", f"{row['sgn']:.2f}",
+                      str(row["illegal"]))  # fmt: skip
+    out_console.print(table)
+    out_console.print(f"results in [bold]{path}[/]: reward_model.csv, reward_model_error.csv")
