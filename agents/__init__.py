@@ -1,8 +1,10 @@
-"""The actors: norm-following users, and the SCAI assistant with its MetaLM."""
+"""The actors: norm-following users, the SCAI assistant with its MetaLM, and the speakers of dialogue games."""
 
 from agents.assistant import PolicyFollowingAssistant
 from agents.contracts import UltimatumPlayer
+from agents.dialogue import BaselineSpeaker, GuidedSpeaker, InstructedSpeaker
 from agents.meta import MetaLM
 from agents.user import NormFollowingUser
 
-__all__ = ["MetaLM", "NormFollowingUser", "PolicyFollowingAssistant", "UltimatumPlayer"]
+__all__ = ["BaselineSpeaker", "GuidedSpeaker", "InstructedSpeaker", "MetaLM", "NormFollowingUser",
+           "PolicyFollowingAssistant", "UltimatumPlayer"]

@@ -157,3 +157,45 @@ def test_reward_model_refuses_a_domain_without_templates(tmp_path: Path) -> None
     result = CliRunner().invoke(app, ["reward-model", "scenarios/dialogue/debate.yaml", "--out", str(out)])
     assert result.exit_code == 2 and "dialogue.domain.kind" in result.output
     assert not out.exists()
+
+
+def test_guided_agents_beat_the_baseline_head_to_head(tmp_path: Path) -> None:
+    """Against a responder who accepts anything, the solver-guided proposer keeps 9 where "any" keeps 5; the
+    payoffs of new dialogues match the solver's prediction, with CIs."""
+    from sandbox.dialogue.play import PLAY, play
+
+    model = ultimatum_model(accept=lambda s, o: True)
+    path = solve_scenario(parse_dialogue_scenario(ULTIMATUM, "test"), tmp_path / "run",
+                          models={"players": model, "judge": model})  # fmt: skip
+    play(path, episodes=6, models={"players": model, "judge": model})
+    summary = json.loads((path / "summary.json").read_text())
+    rows = {(r["pairing"], r["player"]): r for r in summary["play"]["rows"]}
+    assert rows[("any vs any", 0)]["mean"] == 5.0 and rows[("solver vs any", 0)]["mean"] == 9.0
+    assert rows[("solver vs any", 0)]["predicted"] == pytest.approx(9.0, abs=0.05)
+    assert rows[("solver vs any", 0)]["n"] == 6
+    frame = pd.read_csv(path / PLAY)
+    assert len(frame) == 4 * 6  # four pairings
+    # the pairings share each episode's setup and seeds
+    assert frame.groupby("episode")["setup"].nunique().max() == 1
+
+
+def test_a_guided_agent_falls_back_where_the_solver_never_was(tmp_path: Path) -> None:
+    """New seeds make new proposals: the responder's states are not in the solved tree, and it is told so."""
+    from agents.dialogue import GuidedSpeaker
+
+    policy = pd.DataFrame([{"player": 1, "infostate_text": "seen", "depth": 1, "instruction": i, "probability": p}
+                           for i, p in (("tough", 1.0), ("lenient", 0.0), ("any", 0.0))])  # fmt: skip
+    speaker = GuidedSpeaker.from_policy(policy, 1)
+    rng = np.random.default_rng(0)
+    assert speaker.choose("seen", 1, ("tough", "lenient", "any"), rng).fallback is False
+    choice = speaker.choose("never seen", 1, ("tough", "lenient", "any"), rng)
+    assert choice.fallback and choice.instruction == "tough"  # the depth's mean policy
+
+
+def test_play_refuses_a_directory_that_is_not_a_solve(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sandbox.cli import app
+
+    result = CliRunner().invoke(app, ["play", str(tmp_path)])
+    assert result.exit_code == 2 and "run directory" in result.output

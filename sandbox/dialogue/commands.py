@@ -126,3 +126,29 @@ def reward_model(
                       str(row["illegal"]))  # fmt: skip
     out_console.print(table)
     out_console.print(f"results in [bold]{path}[/]: reward_model.csv, reward_model_error.csv")
+
+
+@app.command()
+def play(
+    run_dir: Annotated[Path, typer.Argument(help="A finished `sandbox solve` run directory.")],
+    episodes: Annotated[int, typer.Option("--episodes", min=1, max=10_000, help="Dialogues per pairing.")] = 20,
+) -> None:
+    """Play solver-guided agents against the baseline ("any") in new dialogues; payoffs with 95% CIs beside the
+    solver's prediction."""
+    from sandbox.dialogue.play import play as play_run
+
+    try:
+        with console.status(f"playing {episodes} dialogues per pairing"):
+            path = play_run(run_dir, episodes=episodes)
+    except SandboxError as error:
+        raise _fail(error) from None
+    s = json.loads((path / "summary.json").read_text())
+    table = Table(title=f"{s['scenario']}: {s['play']['episodes']} new dialogues per pairing", title_justify="left")
+    for column in ("pairing", "player", "plays", "payoff", "95% CI", "solver's prediction", "fallback", "illegal"):
+        table.add_column(column, justify="left" if column in ("pairing", "plays") else "right")
+    for r in s["play"]["rows"]:
+        ci = "n/a" if r["ci_low"] is None else f"{r['ci_low']:.2f} – {r['ci_high']:.2f}"
+        table.add_row(r["pairing"], s["players"][r["player"]], r["plays"], f"{r['mean']:.2f}", ci,
+                      f"{r['predicted']:.2f}", f"{r['fallback_rate']:.2f}", str(r["illegal"]))  # fmt: skip
+    out_console.print(table)
+    out_console.print(f"results in [bold]{path}[/]: play.csv, play_summary.csv")

@@ -48,12 +48,10 @@ class StackModels:
     reward_model: Any = None
 
     async def speak(self, prompt: Prompt, seed: int, *, speaker: str) -> str:
-        call = CallInfo(role="player", agent=speaker, episode=call_key(prompt.key(), seed), step="message")
-        kwargs: dict[str, Any] = {"seed": seed, "max_tokens": prompt.max_tokens, "call": call}
-        if prompt.constraint is not None:
-            kwargs["constraint"] = prompt.constraint
-        answer = await acall(self.speaker, list(prompt.messages), **kwargs)
-        return str(answer.content).strip()
+        from agents.dialogue import InstructedSpeaker
+
+        return await InstructedSpeaker(self.speaker).speak(prompt, seed, speaker=speaker,
+                                                           episode=call_key(prompt.key(), seed))  # fmt: skip
 
     async def is_over(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool:
         if self.judge is None:

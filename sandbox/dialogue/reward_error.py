@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

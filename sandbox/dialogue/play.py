@@ -1,0 +1,153 @@
+"""Head to head: solver-guided agents against the baseline, in dialogues the solver never saw (`sandbox play DIR`).
+
+The solved run's game is played `episodes` times per pairing (every player on
+"any"; one player guided by the solver's policy, the others on "any"; all
+guided), with fresh LLM seeds drawn from the seed tree, so the messages are
+new ones and not the tree's. The pairings share each episode's setup and
+seeds (common random numbers). Payoffs are reported with 95% confidence
+intervals beside the solver's prediction, the exact value of the same
+pairing on the solved tree. Every call goes through the run's cache, so a
+killed or repeated `play` ends with the same table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+
+from agents.dialogue import BaselineSpeaker, GuidedSpeaker
+from sandbox import run_dir as layout
+from sandbox._sync import run_sync
+from sandbox.dialogue.contracts import Message
+from sandbox.dialogue.expand import expand
+from sandbox.dialogue.game import DialogueGame
+from sandbox.dialogue.models import StackModels
+from sandbox.errors import UsageError
+from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.seeding import Branch, generator, seed_node
+from sandbox.stats import mean_ci
+
+PLAY = "play.csv"
+PLAY_SUMMARY = "play_summary.csv"
+
+
+def pairings(players: int) -> list[tuple[str, ...]]:
+    """all on any; each player alone guided; all guided."""
+    alone = [tuple("solver" if q == p else "any" for q in range(players)) for p in range(players)]
+    return [("any",) * players, *alone, ("solver",) * players]
+
+
+async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[Any], episode: int, root: int,
+                       pairing: int) -> dict[str, Any]:  # fmt: skip
+    """One dialogue: the setup and every message seed from `episode`; the guided choices from `pairing` too."""
+    setup_index = int(generator(root, Branch.DIALOGUE, 6, episode).integers(len(game.setups)))
+    setup = game.setups[setup_index]
+    rng = generator(root, Branch.DIALOGUE, 7, episode, pairing)
+    dialogue: tuple[Message, ...] = ()
+    fallbacks = 0
+    while True:
+        speaker = game.speaker(dialogue)
+        choice = speakers[speaker].choose(game.infostate(setup_index, dialogue, speaker), len(dialogue),
+                                          game.instructions[speaker], rng)  # fmt: skip
+        fallbacks += choice.fallback
+        seed = int(seed_node(root, Branch.DIALOGUE, 8, episode, len(dialogue)).generate_state(1)[0])
+        prompt = game.domain.message(setup, speaker, choice.instruction, dialogue)
+        text = await oracle.speak(prompt, seed, speaker=setup.players[speaker])
+        dialogue = (*dialogue, Message(speaker, choice.instruction, text))
+        over = game.domain.over(setup, dialogue)
+        if over is None:
+            over = len(dialogue) >= game.max_messages or (game.termination == "judge" and await oracle.is_over(setup, dialogue))
+        if over or len(dialogue) >= game.max_messages:
+            break
+    outcome = game.domain.payoffs(setup, dialogue) or await oracle.reward(setup, dialogue)
+    row: dict[str, Any] = {"episode": episode, "setup": setup_index,
+                           "instructions": " | ".join(m.instruction for m in dialogue), "fallbacks": fallbacks,
+                           "illegal": outcome.illegal or ""}  # fmt: skip
+    for p, payoff in enumerate(outcome.payoffs):
+        row[f"payoff_{p}"] = payoff
+    row["dialogue"] = "\n".join(f"{setup.players[m.speaker]}: {m.text}" for m in dialogue)
+    return row
+
+
+def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatModel] | None = None) -> Path:
+    """Play the solved run at `path` head to head; write `play.csv`, `play_summary.csv` and `summary.json["play"]`."""
+    from sandbox.dialogue.run import _seed, build_game, load_solve_run_scenario, reward_model
+    from sandbox.dialogue.solve import Table, expected_values, infostates, mix
+    from sandbox.dialogue.spiel import DialogueSpielGame
+    from sandbox.llm.cache import ResponseCache
+    from sandbox.llm.resolve import BackendOptions, ModelStack
+    from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+
+    run_dir = RunDirectory.open(path)
+    if run_dir.status().get("status") != "complete" or not (run_dir / "policy.csv").is_file():
+        raise UsageError(f"{run_dir.path} is not a finished solve (no policy.csv); finish it with sandbox resume")
+    scenario = load_solve_run_scenario(run_dir)
+    game = build_game(scenario)
+    policy = pd.read_csv(run_dir / "policy.csv", keep_default_na=False)
+    guided = [GuidedSpeaker.from_policy(policy, p) for p in range(game.num_players)]
+    baseline = BaselineSpeaker()
+    cache = ResponseCache(run_dir / layout.CACHE)
+    transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
+    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency,
+                       options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
+    try:
+        roles = {role: stack.for_role(role, getattr(scenario.models, role).spec,
+                                      getattr(scenario.models, role).sampling.model_dump(), given=(models or {}).get(role))
+                 for role in ("players", "judge")}  # fmt: skip
+        oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2),
+                             reward_model=reward_model(scenario, game))  # fmt: skip
+        jobs = []
+        for index, pairing in enumerate(pairings(game.num_players)):
+            speakers = [guided[p] if who == "solver" else baseline for p, who in enumerate(pairing)]
+            jobs += [(index, pairing, e, play_episode(game, oracle, speakers, e, scenario.seed, index))
+                     for e in range(episodes)]  # fmt: skip
+
+        async def everything() -> list[dict[str, Any]]:
+            rows = await asyncio.gather(*(job for *_, job in jobs))
+            return [{"pairing": " vs ".join(pairing), **row} for (_, pairing, _, _), row in zip(jobs, rows)]
+
+        rows = run_sync(everything())
+        tree = run_sync(expand(game, oracle))  # from the cache: the solved tree, for the prediction
+    finally:
+        transcript.close()
+        cache.close()
+        finalize_transcript(run_dir / layout.TRANSCRIPTS)
+    frame = pd.DataFrame(rows)
+    frame.to_csv(run_dir / PLAY, index=False)
+    spiel = __import__("pyspiel").convert_to_cached_tree(DialogueSpielGame(tree=tree))
+    states = infostates(tree)
+    solver_table: Table = {}
+    for s in states:
+        probs = dict(zip(policy.loc[policy.infostate_text == s.key, "instruction"],
+                         policy.loc[policy.infostate_text == s.key, "probability"]))  # fmt: skip
+        solver_table[s.key] = [(a, float(probs.get(i, 0.0))) for a, i in enumerate(s.instructions)]
+    from sandbox.dialogue.solve import any_table
+
+    tables = {"solver": solver_table, "any": any_table(tree)}
+    out = []
+    for pairing in pairings(game.num_players):
+        predicted = expected_values(spiel, mix(tree, [tables[who] for who in pairing]))
+        group = frame[frame.pairing == " vs ".join(pairing)]
+        for p in range(game.num_players):
+            mean, low, high, n = mean_ci(group[f"payoff_{p}"])
+            out.append({"pairing": " vs ".join(pairing), "player": p, "plays": pairing[p], "mean": mean,
+                        "ci_low": low, "ci_high": high, "n": n, "predicted": predicted[p],
+                        "fallback_rate": float(group["fallbacks"].sum() / max(len(group), 1)),
+                        "illegal": int((group["illegal"] != "").sum())})  # fmt: skip
+    table = pd.DataFrame(out)
+    table.to_csv(run_dir / PLAY_SUMMARY, index=False)
+    summary = json.loads((run_dir / layout.SUMMARY).read_text())
+    summary["play"] = {"episodes": episodes, "rows": [{k: (None if isinstance(v, float) and math.isnan(v) else v)
+                                                       for k, v in r.items()} for r in out]}  # fmt: skip
+    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
+    return run_dir.path
+
+
+__all__ = ["pairings", "play", "play_episode"]
