@@ -229,8 +229,9 @@ def test_the_policy_table_covers_every_information_state(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-def test_the_small_game_solves_on_the_embedded_model(tmp_path: Path) -> None:
-    """The instructed ultimatum game, one seed per message, expanded on the embedded model and solved."""
+def test_the_small_game_solves_on_the_embedded_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The instructed ultimatum game, one seed per message, expanded on the embedded model and solved; guided agents
+    play it head to head; the notebook reads the run."""
     from sandbox.scenario_file import load_dialogue_scenario
 
     scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios/dialogue/ultimatum_small.yaml")
@@ -246,3 +247,29 @@ def test_the_small_game_solves_on_the_embedded_model(tmp_path: Path) -> None:
     assert 0.0 <= summary["nash_conv"] < 0.5
     assert summary["steering_rate"] is not None and 0.0 <= summary["steering_rate"] <= 1.0
     assert len(summary["cfr_gain"]) == 2
+    from sandbox.dialogue.play import play
+
+    play(path, episodes=2)
+    rows = json.loads((path / "summary.json").read_text())["play"]["rows"]
+    assert len(rows) == 4 * 2 and all(r["n"] == 2 for r in rows)
+    from tests.test_notebooks import execute_notebook
+
+    monkeypatch.setenv("RUN_DIR", str(path))
+    outputs = execute_notebook(Path(__file__).parent.parent / "notebooks" / "dialogue_solvers.ipynb")
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+
+
+def test_instruction_following_reads_the_classifier_whatever_its_case() -> None:
+    """A classifier that answers "calm" to the instruction "Calm" names it (a capitalised instruction set, as days)."""
+    import dataclasses
+
+    from sandbox.dialogue.steering import classify
+    from tests.dialogue_helpers import chat_game
+
+    game = dataclasses.replace(chat_game(), instructions=(("Calm", "Angry", "any"), ("calm", "any")))
+    tree = asyncio.run(expand(game, StackModels(scripted([(r"Say something", lambda m, k: str(m[-1].content))]))))
+    judge = scripted([(r"Which one does the message follow", lambda m, k: "calm" if "Style: Calm" in str(m[-1].content) else "angry")])
+    results = asyncio.run(classify(tree, judge))
+    assert results and {r.judged for r in results} == {"Calm", "Angry"}
+    assert all(r.follows for r in results)

@@ -14,8 +14,10 @@ from sandbox import run
 from sandbox.evaluate import aevaluate
 from tests.conftest import scai_models, scai_scenario, small_scenario, ultimatum_model
 
-# The proxy-rewards notebook runs against a real labeling run on the embedded model: tests/test_proxy_slow.py.
-NOTEBOOKS = sorted(p for p in (Path(__file__).parent.parent / "notebooks").glob("*.ipynb") if not p.name.startswith("proxy"))
+# The proxy-rewards notebook runs against a real labeling run on the embedded model (tests/test_proxy_slow.py), and the
+# dialogue-solvers notebook against a real solve on it (tests/test_dialogue.py).
+NOTEBOOKS = sorted(p for p in (Path(__file__).parent.parent / "notebooks").glob("*.ipynb")
+                   if not p.name.startswith(("proxy", "dialogue")))
 
 
 def execute_notebook(path: Path) -> list:

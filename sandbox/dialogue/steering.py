@@ -64,8 +64,9 @@ async def classify(tree: Tree, judge: BaseChatModel, *, seed: int = 0) -> list[S
         answer = await acall(judge, [HumanMessage(prompt)], seed=seed, max_tokens=16,
                              constraint=choice_constraint(options),
                              call=CallInfo(role="judge", episode=call_key(prompt), step="steering"))  # fmt: skip
-        judged = str(answer.content).strip().strip(".").lower()
-        return judged if judged in options else f"illegal: {judged[:40]}"
+        said = str(answer.content).strip().strip(".")
+        named = [o for o in options if o.lower() == said.lower()]
+        return named[0] if named else f"illegal: {said[:40]}"
 
     texts = list(dict.fromkeys((player, text) for player, _, text in todo))  # one call per message text
     judged = dict(zip(texts, await asyncio.gather(*(judge_one(*key) for key in texts))))
