@@ -273,3 +273,35 @@ def test_instruction_following_reads_the_classifier_whatever_its_case() -> None:
     results = asyncio.run(classify(tree, judge))
     assert results and {r.judged for r in results} == {"Calm", "Angry"}
     assert all(r.follows for r in results)
+
+
+def test_the_llm_judge_can_end_a_dialogue() -> None:
+    """termination: judge: the judge is asked after each message; a "yes" ends the dialogue before the limit."""
+    import dataclasses
+
+    from tests.dialogue_helpers import chat_game
+
+    game = dataclasses.replace(chat_game(), termination="judge")
+    speaker = scripted([(r"Say something", lambda m, k: "farewell" if "angry" in str(m[-1].content) else "hello")])
+    judge = scripted([(r"Has this conversation come to an end", lambda m, k: "yes" if "farewell" in str(m[-1].content) else "no")])
+    tree = asyncio.run(expand(game, StackModels(speaker, judge)))
+    lengths = sorted({len(n.dialogue) for n in tree.terminals()})
+    assert lengths[0] == 1  # "angry" says farewell at once and the judge ends it
+    assert max(lengths) == 3  # the others run to the message limit
+    assert tree.calls["judgments"] > 0
+
+
+def test_the_registered_game_loads_by_name_and_cfr_plus_solves_it() -> None:
+    import pyspiel
+
+    from sandbox.dialogue.spiel import SHORT_NAME, register_tree
+
+    tree = asyncio.run(expand(kuhn_game(), StackModels(kuhn_model())))
+    game = pyspiel.load_game(SHORT_NAME, {"tree": register_tree(tree)})
+    assert game.num_players() == 2 and game.get_type().utility == pyspiel.GameType.Utility.ZERO_SUM
+    solver = pyspiel.CFRPlusSolver(pyspiel.convert_to_cached_tree(game))
+    for _ in range(300):
+        solver.evaluate_and_update_policy()
+    values = pyspiel.expected_returns(game.new_initial_state(), solver.average_policy(), -1, True)
+    assert values[0] == pytest.approx(-1 / 18, abs=2e-3)
+    assert solve(tree, algorithm="cfr_plus", iterations=300).values[0] == pytest.approx(-1 / 18, abs=2e-3)
