@@ -199,3 +199,33 @@ def test_play_refuses_a_directory_that_is_not_a_solve(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(app, ["play", str(tmp_path)])
     assert result.exit_code == 2 and "run directory" in result.output
+
+
+@pytest.mark.parametrize(("name", "messages", "terminals"), [("meeting", 5 + 25, 25), ("fruit", 4 + 16, 16),
+                                                             ("debate", 4 + 16, 16)])  # fmt: skip
+def test_the_paper_domains_solve_with_the_reward_model(tmp_path: Path, name: str, messages: int, terminals: int) -> None:
+    """Each shipped paper domain renders its prompts, asks its reward model once per player of each distinct
+    finished dialogue, and solves; the judge's numbers are the payoffs."""
+    import re
+
+    from sandbox.scenario_file import load_dialogue_scenario
+
+    def speak(messages_: list[Any], kwargs: dict[str, Any]) -> str:
+        # the words depend on the speaker's own instruction (the last one in its prompt)
+        said = re.findall(r"(Insist on a meeting for \w+|Use a \w+ tone|Make a \w+ style)", str(messages_[-1].content))
+        return f"My message: {said[-1]}."
+
+    def value(messages_: list[Any], kwargs: dict[str, Any]) -> str:
+        return "1" if any(w in str(messages_[-1].content) for w in ("Friday", "calm", "logos")) else "0"
+
+    model = scripted([(r"Which one does the message follow", "calm"), (r"Write your next", speak),
+                      (r"payoff\?|win this debate", value)])  # fmt: skip
+    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios" / "dialogue" / f"{name}.yaml")
+    path = solve_scenario(scenario, tmp_path / "run", models={"players": model, "judge": model})
+    summary = json.loads((path / "summary.json").read_text())
+    assert summary["tree"]["terminal_nodes"] == terminals and summary["illegal_terminals"] == 0
+    assert summary["llm_calls"]["messages"] == messages
+    assert summary["llm_calls"]["rewards"] == terminals  # every dialogue's words differ
+    assert summary["llm_calls"]["reward_calls"] == 2 * terminals  # reward: value asks once per player
+    dialogues = pd.read_csv(path / "dialogues.csv")
+    assert set(dialogues["payoff_0"]) <= {0.0, 1.0} and dialogues["payoff_0"].max() == 1.0

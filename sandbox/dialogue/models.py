@@ -7,6 +7,8 @@ transcript, and is limited by the backend's concurrency limit.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,3 +67,27 @@ class StackModels:
         if self.reward_model is None or self.judge is None:
             raise ValueError("this domain's payoffs come from the LLM reward model, which needs a judge model")
         return await self.reward_model.score(self.judge, setup, dialogue, seed=self.judge_seed)
+
+
+@contextmanager
+def run_roles(run_dir: Any, scenario: Any, given: Mapping[str, BaseChatModel] | None = None,
+              sinks: Sequence[Any] = ()) -> Iterator[dict[str, BaseChatModel]]:  # fmt: skip
+    """The `players` and `judge` models of a dialogue run, on the run's cache and transcript (and `sinks`);
+    `given` models (by role) replace the scenario's specs. The transcript is closed and finalised on exit."""
+    from sandbox import run_dir as layout
+    from sandbox.llm.cache import ResponseCache
+    from sandbox.llm.resolve import BackendOptions, ModelStack
+    from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+
+    cache = ResponseCache(run_dir / layout.CACHE)
+    transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
+    stack = ModelStack(cache=cache, sinks=[transcript, *sinks], concurrency=scenario.concurrency,
+                       options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
+    try:
+        yield {role: stack.for_role(role, getattr(scenario.models, role).spec,
+                                    getattr(scenario.models, role).sampling.model_dump(), given=(given or {}).get(role))
+               for role in ("players", "judge")}  # fmt: skip
+    finally:
+        transcript.close()
+        cache.close()
+        finalize_transcript(run_dir / layout.TRANSCRIPTS)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyspiel
 from langchain_core.language_models import BaseChatModel
 
 from agents.dialogue import BaselineSpeaker, GuidedSpeaker
@@ -28,7 +29,7 @@ from sandbox._sync import run_sync
 from sandbox.dialogue.contracts import Message
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
-from sandbox.dialogue.models import StackModels
+from sandbox.dialogue.models import StackModels, run_roles
 from sandbox.errors import UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.seeding import Branch, generator, seed_node
@@ -79,11 +80,8 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
 def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatModel] | None = None) -> Path:
     """Play the solved run at `path` head to head; write `play.csv`, `play_summary.csv` and `summary.json["play"]`."""
     from sandbox.dialogue.run import _seed, build_game, load_solve_run_scenario, reward_model
-    from sandbox.dialogue.solve import Table, expected_values, infostates, mix
+    from sandbox.dialogue.solve import Table, any_table, expected_values, infostates, mix
     from sandbox.dialogue.spiel import DialogueSpielGame
-    from sandbox.llm.cache import ResponseCache
-    from sandbox.llm.resolve import BackendOptions, ModelStack
-    from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 
     run_dir = RunDirectory.open(path)
     if run_dir.status().get("status") != "complete" or not (run_dir / "policy.csv").is_file():
@@ -93,14 +91,7 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
     policy = pd.read_csv(run_dir / "policy.csv", keep_default_na=False)
     guided = [GuidedSpeaker.from_policy(policy, p) for p in range(game.num_players)]
     baseline = BaselineSpeaker()
-    cache = ResponseCache(run_dir / layout.CACHE)
-    transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
-    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency,
-                       options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
-    try:
-        roles = {role: stack.for_role(role, getattr(scenario.models, role).spec,
-                                      getattr(scenario.models, role).sampling.model_dump(), given=(models or {}).get(role))
-                 for role in ("players", "judge")}  # fmt: skip
+    with run_roles(run_dir, scenario, models) as roles:
         oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2),
                              reward_model=reward_model(scenario, game))  # fmt: skip
         jobs = []
@@ -115,21 +106,15 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
 
         rows = run_sync(everything())
         tree = run_sync(expand(game, oracle))  # from the cache: the solved tree, for the prediction
-    finally:
-        transcript.close()
-        cache.close()
-        finalize_transcript(run_dir / layout.TRANSCRIPTS)
     frame = pd.DataFrame(rows)
     frame.to_csv(run_dir / PLAY, index=False)
-    spiel = __import__("pyspiel").convert_to_cached_tree(DialogueSpielGame(tree=tree))
+    spiel = pyspiel.convert_to_cached_tree(DialogueSpielGame(tree=tree))
     states = infostates(tree)
     solver_table: Table = {}
     for s in states:
         probs = dict(zip(policy.loc[policy.infostate_text == s.key, "instruction"],
                          policy.loc[policy.infostate_text == s.key, "probability"]))  # fmt: skip
         solver_table[s.key] = [(a, float(probs.get(i, 0.0))) for a, i in enumerate(s.instructions)]
-    from sandbox.dialogue.solve import any_table
-
     tables = {"solver": solver_table, "any": any_table(tree)}
     out = []
     for pairing in pairings(game.num_players):

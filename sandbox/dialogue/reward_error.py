@@ -134,29 +134,17 @@ def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogu
                          modes: tuple[str, ...] = ("value", "outcome"),
                          judge: BaseChatModel | None = None) -> Path:  # fmt: skip
     """Write `reward_model.csv` (every case) and `reward_model_error.csv` (the paper's Table 8) into `out`."""
-    from sandbox.llm.cache import ResponseCache
-    from sandbox.llm.resolve import BackendOptions, ModelStack
-    from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+    from sandbox.dialogue.models import run_roles
 
     path = Path(out)
     RunDirectory.check_new(path)
     domain, setups, cases = template_cases(scenario, dialogues)  # a domain without templates writes nothing
     run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
     started = time.time()
-    cache = ResponseCache(run_dir / layout.CACHE)
-    transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
-    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency,
-                       options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
-    try:
-        config = scenario.models.judge
-        model = stack.for_role("judge", config.spec, config.sampling.model_dump(), given=judge)
-        rows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    with run_roles(run_dir, scenario, {"judge": judge} if judge is not None else None) as roles:
         for mode in modes:
-            rows += run_sync(score_cases(cases, setups, domain, model, mode, seed=scenario.seed))
-    finally:
-        transcript.close()
-        cache.close()
-        finalize_transcript(run_dir / layout.TRANSCRIPTS)
+            rows += run_sync(score_cases(cases, setups, domain, roles["judge"], mode, seed=scenario.seed))
     frame = pd.DataFrame(rows)
     frame.to_csv(run_dir / CASES, index=False)
     low, high = domain.payoff_range()

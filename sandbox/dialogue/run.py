@@ -27,7 +27,7 @@ from sandbox import run_dir as layout
 from sandbox._sync import run_sync
 from sandbox.dialogue.expand import Tree, expand
 from sandbox.dialogue.game import DialogueGame
-from sandbox.dialogue.models import StackModels
+from sandbox.dialogue.models import StackModels, run_roles
 from sandbox.dialogue.psro import PSROResult, run_psro
 from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.scenario import DialogueScenario
@@ -115,22 +115,12 @@ def is_solve_run(path: Path | str) -> bool:
 def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame,
            models: Mapping[str, BaseChatModel], hooks: SolveHooks) -> Path:  # fmt: skip
     from sandbox.llm.accounting import TokenLedger
-    from sandbox.llm.cache import ResponseCache
-    from sandbox.llm.resolve import BackendOptions, ModelStack
-    from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 
     started = time.time()
-    cache = ResponseCache(run_dir / layout.CACHE)
-    transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
     ledger = TokenLedger()
-    stack = ModelStack(cache=cache, sinks=[transcript, ledger], concurrency=scenario.concurrency,
-                       options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
-    try:
-        roles = {role: stack.for_role(role, getattr(scenario.models, role).spec,
-                                      getattr(scenario.models, role).sampling.model_dump(), given=models.get(role))
-                 for role in ("players", "judge")}  # fmt: skip
+    with run_roles(run_dir, scenario, models, sinks=[ledger]) as roles:
         oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2),
-                             reward_model=reward_model(scenario, game))
+                             reward_model=reward_model(scenario, game))  # fmt: skip
         hooks.on_phase("expanding", None)
         tree = run_sync(expand(game, oracle, on_level=lambda what, n: hooks.on_advance(n)))
         expanded = time.time()
@@ -146,12 +136,8 @@ def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame
         if scenario.psro is not None:
             hooks.on_phase("psro", scenario.psro.iterations + 1)
             psro = run_sync(_psro(scenario, game, oracle, roles["players"], hooks))
-        _write(run_dir, scenario, tree, solution, steered, ledger.totals(),
-               {"expand": expanded - started, "solve": solved - expanded, "total": time.time() - started}, psro)  # fmt: skip
-    finally:
-        transcript.close()
-        cache.close()
-        finalize_transcript(run_dir / layout.TRANSCRIPTS)
+    _write(run_dir, scenario, tree, solution, steered, ledger.totals(),
+           {"expand": expanded - started, "solve": solved - expanded, "total": time.time() - started}, psro)  # fmt: skip
     run_dir.write_status("complete", finished=time.time())
     return run_dir.path
 

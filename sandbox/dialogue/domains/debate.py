@@ -16,6 +16,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import Field
 
 from prompts import render
+from sandbox.dialogue.domains.judged import JudgedDomain
 from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
 from sandbox.dialogue.reward import choices, dialogue_text
 from sandbox.llm.contracts import Constraint
@@ -57,14 +58,11 @@ class DebateConfig(StrictModel):
         return DebateDomain(self), tuple(setups)
 
 
-class DebateDomain:
+class DebateDomain(JudgedDomain):
     """Prompts and judge questions of public debate."""
 
     name = "debate"
-    zero_sum = False
-
-    def __init__(self, config: DebateConfig) -> None:
-        self.config = config
+    config: DebateConfig
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
         text = render("dialogue/debate/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
@@ -72,17 +70,8 @@ class DebateDomain:
                       dialogue=dialogue_text(setup, dialogue), style=instruction)  # fmt: skip
         return Prompt((HumanMessage(text),), None, self.config.max_tokens)
 
-    def over(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool | None:
-        return None
-
-    def payoffs(self, setup: Setup, dialogue: tuple[Message, ...]) -> Outcome | None:
-        return None
-
     def payoff_range(self) -> tuple[float, float]:
         return (0.0, 1.0)
-
-    def no_deal(self, setup: Setup) -> tuple[float, ...]:
-        return tuple(0.0 for _ in setup.players)
 
     def _sides(self, setup: Setup) -> list[str]:
         return [f"{name} argued {setup.data['sides'][p % 2]}" for p, name in enumerate(setup.players)]

@@ -18,6 +18,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import Field
 
 from prompts import render
+from sandbox.dialogue.domains.judged import JudgedDomain
 from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
 from sandbox.dialogue.reward import describe, dialogue_text
 from sandbox.llm.contracts import Constraint
@@ -57,32 +58,20 @@ class FruitConfig(StrictModel):
         return FruitDomain(self), tuple(setups)
 
 
-class FruitDomain:
+class FruitDomain(JudgedDomain):
     """Prompts and reward-model questions of fruit trading."""
 
     name = "fruit"
-    zero_sum = False
-
-    def __init__(self, config: FruitConfig) -> None:
-        self.config = config
+    config: FruitConfig
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
         text = render("dialogue/fruit/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
                       info=setup.info_text(speaker), dialogue=dialogue_text(setup, dialogue), tone=instruction)  # fmt: skip
         return Prompt((HumanMessage(text),), None, self.config.max_tokens)
 
-    def over(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool | None:
-        return None
-
-    def payoffs(self, setup: Setup, dialogue: tuple[Message, ...]) -> Outcome | None:
-        return None
-
     def payoff_range(self) -> tuple[float, float]:
         bound = float(self.config.max_count * self.config.max_value)
         return (-bound, bound)
-
-    def no_deal(self, setup: Setup) -> tuple[float, ...]:
-        return tuple(0.0 for _ in setup.players)
 
     def value_question(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> str:
         low, high = self.payoff_range()

@@ -18,6 +18,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import Field
 
 from prompts import render
+from sandbox.dialogue.domains.judged import JudgedDomain
 from sandbox.dialogue.contracts import ANY, Message, Outcome, Prompt, Setup
 from sandbox.dialogue.reward import choices, describe, dialogue_text
 from sandbox.llm.contracts import Constraint
@@ -63,31 +64,19 @@ class MeetingConfig(StrictModel):
         return MeetingDomain(self), tuple(setups)
 
 
-class MeetingDomain:
+class MeetingDomain(JudgedDomain):
     """Prompts and reward-model questions of meeting scheduling."""
 
     name = "meeting"
-    zero_sum = False
-
-    def __init__(self, config: MeetingConfig) -> None:
-        self.config = config
+    config: MeetingConfig
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
         text = render("dialogue/meeting/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
                       info=setup.info_text(speaker), dialogue=dialogue_text(setup, dialogue), day=instruction)  # fmt: skip
         return Prompt((HumanMessage(text),), None, self.config.max_tokens)
 
-    def over(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool | None:
-        return None
-
-    def payoffs(self, setup: Setup, dialogue: tuple[Message, ...]) -> Outcome | None:
-        return None  # the reward model's
-
     def payoff_range(self) -> tuple[float, float]:
         return (0.0, float(self.config.max_value))
-
-    def no_deal(self, setup: Setup) -> tuple[float, ...]:
-        return tuple(0.0 for _ in setup.players)
 
     def value_question(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> str:
         return render("dialogue/meeting/value.j2", info=describe(setup), dialogue=dialogue_text(setup, dialogue),
