@@ -7,7 +7,7 @@
   of `sandbox solve`) at its information state. A state the solver never saw
   (a message the tree does not hold, as when play draws fresh seeds) gets
   the solver's mean policy over the player's states at the same depth, and
-  the choice is marked as a fallback.
+  the choice is marked as a fallback (its rate is per guided decision).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class InstructedSpeaker:
 
     async def speak(self, prompt: Prompt, seed: int, *, speaker: str, episode: str) -> str:
         kwargs: dict[str, Any] = {"seed": seed, "max_tokens": prompt.max_tokens,
-                                  "call": CallInfo(role="player", agent=speaker, episode=episode, step="message")}  # fmt: skip
+                                  "call": CallInfo(role="players", agent=speaker, episode=episode, step="message")}  # fmt: skip
         if prompt.constraint is not None:
             kwargs["constraint"] = prompt.constraint
         answer = await acall(self.model, list(prompt.messages), **kwargs)

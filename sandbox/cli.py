@@ -199,8 +199,19 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
     from sandbox.proxy.label import is_label_run, resume_labeling
     from sandbox.runner import aresume
 
+    from sandbox.dialogue.reward_error import is_reward_model_run
     from sandbox.dialogue.run import is_solve_run
 
+    if is_reward_model_run(run_dir):
+        from sandbox.dialogue.commands import reward_model_table
+        from sandbox.dialogue.reward_error import resume_reward_model
+
+        try:
+            with console.status("scoring templated dialogues"):
+                reward_model_table(resume_reward_model(run_dir))
+        except SandboxError as error:
+            raise _fail(error) from None
+        return
     if is_solve_run(run_dir):
         from sandbox.dialogue.commands import solve_table, solve_with_progress
         from sandbox.dialogue.run import resume_solve

@@ -26,11 +26,19 @@ def _game_tags() -> frozenset[str]:
     return frozenset(member.model_fields["kind"].default for member in members)
 
 
+def _domain_tags() -> frozenset[str]:
+    """The `kind` values of the dialogue domains (`dialogue.domain`)."""
+    from sandbox.dialogue.scenario import DomainConfig
+
+    members = get_args(get_args(DomainConfig)[0])
+    return frozenset(member.model_fields["kind"].default for member in members)
+
+
 def _format_loc(loc: tuple[Any, ...]) -> str:
     parts: list[str] = []
     tags = _game_tags()
     for previous, item in zip((None, *loc), loc):
-        if previous == "game" and item in tags:
+        if (previous == "game" and item in tags) or (previous == "domain" and item in _domain_tags()):
             continue  # pydantic adds the union tag to the path; a reader never wrote it
         if isinstance(item, str) and (item.startswith("function-") or item == "str") and previous is not None:
             continue  # the same for a validated union member (`game: str | CustomGame`)

@@ -146,6 +146,17 @@ def test_expansion_generates_a_level_concurrently() -> None:
     assert peak == 3 * 3 * 2  # the widest level: 3 distinct proposals x 3 responder instructions x 2 seeds
 
 
+def test_the_responder_is_read_by_its_leading_yes_or_no() -> None:
+    """A remark that says "accepting" after a no does not turn the answer into an acceptance."""
+    from sandbox.dialogue.contracts import Message
+
+    game = build_game(_scenario())
+    proposal = Message(0, "greedy", "For the 10 dollars, the proposer will get 9, and the responder will get 1.")
+    no = game.domain.payoffs(game.setups[0], (proposal, Message(1, "tough", "no. Accepting this would be foolish.")))
+    yes = game.domain.payoffs(game.setups[0], (proposal, Message(1, "lenient", "yes. I refuse to haggle.")))
+    assert no.payoffs == (0.0, 0.0) and yes.payoffs == (9.0, 1.0)
+
+
 def test_an_illegal_proposal_is_a_recorded_terminal(tmp_path: Path) -> None:
     model = scripted([(r"Propose your split", "I want it all, give me everything."), (r"Which one does the message", "greedy")])
     path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
@@ -196,6 +207,10 @@ def test_a_killed_solve_resumes_to_the_same_result(tmp_path: Path) -> None:
         ({"dialogue": {**ULTIMATUM["dialogue"], "tone": "calm"}}, "dialogue.tone"),
         ({"dialogue": {**ULTIMATUM["dialogue"], "domain": {"kind": "chess"}}}, "dialogue.domain"),
         ({"solver": {"algorithm": "mccfr"}}, "solver.algorithm"),
+        ({"dialogue": {**ULTIMATUM["dialogue"], "domain": {"kind": "meeting", "available": [5, 3]},
+                       "instructions": [["Monday", "any"], ["Monday", "any"]]}}, "dialogue.domain.available"),
+        ({"dialogue": {**ULTIMATUM["dialogue"], "domain": {"kind": "meeting"},
+                       "instructions": [["Funday", "any"], ["Monday", "any"]]}}, "dialogue.instructions"),
     ],
 )
 def test_bad_dialogue_scenarios_exit_2_naming_the_field(tmp_path: Path, change: dict[str, Any], field: str) -> None:

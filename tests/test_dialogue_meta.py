@@ -38,6 +38,15 @@ def test_nash_bargaining_splits_a_battle_of_the_sexes() -> None:
     assert marginals[0] == pytest.approx([0.5, 0.5], abs=0.01)
 
 
+@pytest.mark.parametrize("scale", [1.0, 10.0, 90.0])
+def test_nash_bargaining_finds_the_asymmetric_solution_at_any_scale(scale: float) -> None:
+    """Two coordinated outcomes worth (4, 1) and (1, 2), disagreement (0, 0): the solution maximises
+    log(1 + 3p) + log(2 - p), so p = 5/6 on the first, whatever the payoffs' unit."""
+    payoffs = scale * np.stack([np.array([[4.0, 0.0], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.0, 2.0]])])
+    _, joint = nash_bargaining(payoffs, disagreement=np.zeros(2))
+    assert joint[0, 0] == pytest.approx(5 / 6, abs=1e-3) and joint[1, 1] == pytest.approx(1 / 6, abs=1e-3)
+
+
 def test_the_meta_game_is_exact_on_the_tree() -> None:
     scenario = parse_dialogue_scenario(ULTIMATUM, "test")
     tree = asyncio.run(expand(build_game(scenario), StackModels(ultimatum_model())))
@@ -65,12 +74,13 @@ def test_psro_adds_a_dominating_candidate_and_refuses_duplicates(tmp_path: Path)
     data = json.loads(json.dumps(ULTIMATUM))
     data["dialogue"]["seeds_per_message"] = 1
     data["psro"] = {"iterations": 1, "candidates": 2}
-    model = _router(["greedy", "ruthless", "fair", "calm", "mild"],
+    model = _router(["greedy", "Sure, here is one: bold", "ruthless", "fair", "calm", "mild"],
                     {"generous": 4, "greedy": 9, "any": 5, "ruthless": 10, "fair": 5}, accept=lambda s, o: True)
     path = solve_scenario(parse_dialogue_scenario(data, "test"), tmp_path / "run", models={"players": model, "judge": model})
     candidates = pd.read_csv(path / "psro_candidates.csv")
     mine = candidates[(candidates.iteration == 0) & (candidates.player == 0)].set_index("candidate")
     assert mine.loc["greedy", "status"] == "duplicate"
+    assert (candidates["status"] == "illegal").sum() == 1  # not one word: refused and asked again
     assert mine.loc["ruthless", "status"] == "added" and mine.loc["fair", "status"] == "scored"
     assert mine.loc["ruthless", "score"] == pytest.approx(10.0) and mine.loc["fair", "score"] == pytest.approx(5.0)
     summary = json.loads((path / "summary.json").read_text())
@@ -173,6 +183,7 @@ def test_guided_agents_beat_the_baseline_head_to_head(tmp_path: Path) -> None:
     assert rows[("any vs any", 0)]["mean"] == 5.0 and rows[("solver vs any", 0)]["mean"] == 9.0
     assert rows[("solver vs any", 0)]["predicted"] == pytest.approx(9.0, abs=0.05)
     assert rows[("solver vs any", 0)]["n"] == 6
+    assert all(0.0 <= r["fallback_rate"] <= 1.0 for r in rows.values())
     frame = pd.read_csv(path / PLAY)
     assert len(frame) == 4 * 6  # four pairings
     # the pairings share each episode's setup and seeds
@@ -229,3 +240,65 @@ def test_the_paper_domains_solve_with_the_reward_model(tmp_path: Path, name: str
     assert summary["llm_calls"]["reward_calls"] == 2 * terminals  # reward: value asks once per player
     dialogues = pd.read_csv(path / "dialogues.csv")
     assert set(dialogues["payoff_0"]) <= {0.0, 1.0} and dialogues["payoff_0"].max() == 1.0
+
+
+def test_psro_refuses_a_scenario_whose_grown_tree_is_too_large(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sandbox.cli import app
+
+    data = json.loads(json.dumps(ULTIMATUM))
+    data["dialogue"]["max_tree_messages"] = 60
+    data["psro"] = {"iterations": 3, "candidates": 2}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(__import__("yaml").safe_dump(data))
+    result = CliRunner().invoke(app, ["solve", str(bad), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "psro.iterations" in result.output and not (tmp_path / "out").exists()
+
+
+def test_fruit_templates_always_hold_a_possible_trade(tmp_path: Path) -> None:
+    """Setups where no trade is possible are skipped; every valid dialogue's truth is a real trade's payoffs."""
+    from sandbox.dialogue.reward_error import template_cases
+    from sandbox.scenario_file import load_dialogue_scenario
+
+    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios/dialogue/fruit.yaml")
+    for seed in range(40):
+        data = scenario.model_dump(mode="json")
+        data["seed"] = seed
+        _, setups, cases = template_cases(parse_dialogue_scenario(data, "x"), 10)
+        assert len({c.setup for c in cases}) == 10 and len(cases) == 30
+        for case in cases:
+            if case.outcome == "valid":
+                have_a, have_b = setups[case.setup].data["endowments"]
+                assert any(n > 0 for n in have_a.values()) and any(n > 0 for n in have_b.values())
+
+
+def test_resume_finishes_a_reward_model_measurement_not_a_solve(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sandbox.cli import app
+    from sandbox.dialogue.reward_error import is_reward_model_run, measure_reward_model
+    from sandbox.dialogue.run import is_solve_run
+    from sandbox.scenario_file import load_dialogue_scenario
+
+    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml")
+    path = measure_reward_model(scenario, tmp_path / "rm", dialogues=2, modes=("outcome",),
+                                judge=scripted([(r"Did they both agree", "None.")]))  # fmt: skip
+    assert is_reward_model_run(path) and not is_solve_run(path)
+    cases = pd.read_csv(path / "reward_model.csv", keep_default_na=False)
+    assert (cases["illegal"] == "").all()  # "None." is no agreement, not an unreadable answer
+    result = CliRunner().invoke(app, ["resume", str(path)])
+    assert result.exit_code == 0 and "Norm" in result.output
+
+
+def test_imitation_refuses_runs_of_different_instruction_sets(tmp_path: Path) -> None:
+    from sandbox.dialogue.imitation import imitate
+    from sandbox.errors import UsageError
+
+    model = ultimatum_model()
+    first = solve_scenario(parse_dialogue_scenario(ULTIMATUM, "a"), tmp_path / "a", models={"players": model, "judge": model})
+    data = json.loads(json.dumps(ULTIMATUM))
+    data["dialogue"]["instructions"][0] = ["generous", "any"]
+    second = solve_scenario(parse_dialogue_scenario(data, "b"), tmp_path / "b", models={"players": model, "judge": model})
+    with pytest.raises(UsageError, match="different instructions"):
+        imitate([first, second], tmp_path / "out", embed=lambda texts: np.zeros((len(texts), 4)))

@@ -11,6 +11,7 @@ MODULES = [
     "agents.meta",
     "sandbox.games.matrix",
     "sandbox.games.matrix_prompt",
+    "sandbox.dialogue.domains.ultimatum",
     "sandbox.games.ultimatum",
     "sandbox.graph.scai_nodes",
     "sandbox.llm.embedded_tuning",

@@ -16,7 +16,7 @@ from rich.table import Table
 from sandbox.cli import _fail, app, console, out_console
 from sandbox.errors import SandboxError
 
-__all__ = ["solve", "solve_table", "solve_with_progress"]
+__all__ = ["reward_model_table", "solve", "solve_table", "solve_with_progress"]
 
 
 def solve_with_progress(job: Any) -> Path:
@@ -88,6 +88,20 @@ def solve(
     solve_table(solve_with_progress(lambda hooks: solve_scenario(scenario, out, hooks=hooks)))
 
 
+def reward_model_table(path: Path) -> None:
+    """Print a reward-model measurement (the paper's Table 8)."""
+    s = json.loads((path / "summary.json").read_text())
+    table = Table(title=f"{s['scenario']}: reward model {s['judge']} on {s['dialogues']} templated dialogues "
+                        f"(payoffs {s['payoff_range'][0]:g} to {s['payoff_range'][1]:g})", title_justify="left")  # fmt: skip
+    for column in ("mode", "outcome", "n", "Norm", "Sgn", "illegal"):
+        table.add_column(column, justify="left" if column in ("mode", "outcome") else "right")
+    for row in s["table"]:
+        table.add_row(row["mode"], row["outcome"], str(row["n"]), f"{row['norm']:.2f}", f"{row['sgn']:.2f}",
+                      str(row["illegal"]))  # fmt: skip
+    out_console.print(table)
+    out_console.print(f"results in [bold]{path}[/]: reward_model.csv, reward_model_error.csv")
+
+
 @app.command("reward-model")
 def reward_model(
     file: Annotated[Path, typer.Argument(help="A dialogue-game scenario of the meeting or fruit domain.")],
@@ -116,16 +130,7 @@ def reward_model(
             path = measure_reward_model(scenario, target, dialogues=dialogues, modes=modes)
     except SandboxError as error:
         raise _fail(error) from None
-    s = json.loads((path / "summary.json").read_text())
-    table = Table(title=f"{s['scenario']}: reward model {s['judge']} on {s['dialogues']} templated dialogues "
-                        f"(payoffs {s['payoff_range'][0]:g} to {s['payoff_range'][1]:g})", title_justify="left")  # fmt: skip
-    for column in ("mode", "outcome", "n", "Norm", "Sgn", "illegal"):
-        table.add_column(column, justify="left" if column in ("mode", "outcome") else "right")
-    for row in s["table"]:
-        table.add_row(row["mode"], row["outcome"], str(row["n"]), f"{row['norm']:.2f}", f"{row['sgn']:.2f}",
-                      str(row["illegal"]))  # fmt: skip
-    out_console.print(table)
-    out_console.print(f"results in [bold]{path}[/]: reward_model.csv, reward_model_error.csv")
+    reward_model_table(path)
 
 
 @app.command()

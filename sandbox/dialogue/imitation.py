@@ -97,7 +97,13 @@ def load_states(run_dirs: Sequence[Path | str]) -> Dataset:
         for (player, key), group in policy.groupby(["player", "infostate_text"], sort=False):
             rows.append({"run": str(run), "setup": int(group["setup"].iloc[0]), "player": int(player), "text": key,
                          "instructions": tuple(group["instruction"]), "probs": tuple(group["probability"])})  # fmt: skip
-    return Dataset(pd.DataFrame(rows))
+    frame = pd.DataFrame(rows)
+    for player, group in frame.groupby("player"):
+        sets = set(group["instructions"])
+        if len(sets) > 1:
+            raise UsageError(f"player {player} has different instructions in these runs ({sorted(sets)}): imitate "
+                             "runs of one game's instruction sets")  # fmt: skip
+    return Dataset(frame)
 
 
 def split_games(data: Dataset, holdout: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -38,32 +38,36 @@ def prd(payoffs: np.ndarray, *, iterations: int = 10_000, dt: float = 1e-3, gamm
                                           prd_dt=dt, prd_gamma=gamma)]  # fmt: skip
 
 
-def nash_bargaining(payoffs: np.ndarray, *, disagreement: np.ndarray | None = None, iterations: int = 5_000,
-                    step: float = 0.5) -> tuple[list[np.ndarray], np.ndarray]:  # fmt: skip
+def nash_bargaining(payoffs: np.ndarray, *, disagreement: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
     """The Nash bargaining solution over joint instruction profiles: the distribution x that maximises
-    sum_p log(u_p(x) - d_p), found by exponentiated gradient (the objective is concave in x).
+    sum_p log(u_p(x) - d_p) (a concave problem on the simplex, solved by scipy's SLSQP).
 
     Args:
         payoffs: Payoff tensors (players, n_0, ..., n_last).
         disagreement: Each player's no-deal value d_p; default one below the least payoff in the meta-game
             (the paper takes the least possible payoff minus a margin).
-        iterations: Gradient steps.
-        step: The step size, relative to the payoffs' scale.
 
     Returns:
-        Each player's marginal of the solution, and the joint distribution itself.
+        Each player's marginal of the solution (what PSRO scores candidates against), and the joint distribution.
     """
+    from scipy.optimize import minimize
+
     players = payoffs.shape[0]
     flat = payoffs.reshape(players, -1)
     d = flat.min(axis=1) - 1.0 if disagreement is None else np.asarray(disagreement, dtype=float)
-    scale = max(float(np.ptp(flat)), 1e-9)
-    x = np.full(flat.shape[1], 1.0 / flat.shape[1])
-    for _ in range(iterations):
-        gains = flat @ x - d
-        gradient = (flat / gains[:, None]).sum(axis=0)
-        x = x * np.exp(step * scale * (gradient - gradient.max()) / max(np.abs(gradient).max(), 1e-12))
-        x /= x.sum()
-    joint = x.reshape(payoffs.shape[1:])
+    size = flat.shape[1]
+
+    def objective(x: np.ndarray) -> float:
+        return -float(np.log(np.maximum(flat @ x - d, 1e-300)).sum())
+
+    def gradient(x: np.ndarray) -> np.ndarray:
+        return -(flat / np.maximum(flat @ x - d, 1e-300)[:, None]).sum(axis=0)
+
+    result = minimize(objective, np.full(size, 1.0 / size), jac=gradient, method="SLSQP",
+                      bounds=[(0.0, 1.0)] * size, constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1.0}],
+                      options={"ftol": 1e-12, "maxiter": 1000})  # fmt: skip
+    x = np.clip(result.x, 0.0, None)
+    joint = (x / x.sum()).reshape(payoffs.shape[1:])
     marginals = [joint.sum(axis=tuple(q for q in range(players) if q != p)) for p in range(players)]
     return marginals, joint
 

@@ -52,12 +52,13 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
     setup = game.setups[setup_index]
     rng = generator(root, Branch.DIALOGUE, 7, episode, pairing)
     dialogue: tuple[Message, ...] = ()
-    fallbacks = 0
+    fallbacks = guided = 0
     while True:
         speaker = game.speaker(dialogue)
         choice = speakers[speaker].choose(game.infostate(setup_index, dialogue, speaker), len(dialogue),
                                           game.instructions[speaker], rng)  # fmt: skip
         fallbacks += choice.fallback
+        guided += isinstance(speakers[speaker], GuidedSpeaker)
         seed = int(seed_node(root, Branch.DIALOGUE, 8, episode, len(dialogue)).generate_state(1)[0])
         prompt = game.domain.message(setup, speaker, choice.instruction, dialogue)
         text = await oracle.speak(prompt, seed, speaker=setup.players[speaker])
@@ -69,7 +70,7 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
             break
     outcome = game.domain.payoffs(setup, dialogue) or await oracle.reward(setup, dialogue)
     row: dict[str, Any] = {"episode": episode, "setup": setup_index,
-                           "instructions": " | ".join(m.instruction for m in dialogue), "fallbacks": fallbacks,
+                           "instructions": " | ".join(m.instruction for m in dialogue), "guided": guided, "fallbacks": fallbacks,
                            "illegal": outcome.illegal or ""}  # fmt: skip
     for p, payoff in enumerate(outcome.payoffs):
         row[f"payoff_{p}"] = payoff
@@ -124,7 +125,7 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
             mean, low, high, n = mean_ci(group[f"payoff_{p}"])
             out.append({"pairing": " vs ".join(pairing), "player": p, "plays": pairing[p], "mean": mean,
                         "ci_low": low, "ci_high": high, "n": n, "predicted": predicted[p],
-                        "fallback_rate": float(group["fallbacks"].sum() / max(len(group), 1)),
+                        "fallback_rate": float(group["fallbacks"].sum() / max(group["guided"].sum(), 1)),
                         "illegal": int((group["illegal"] != "").sum())})  # fmt: skip
     table = pd.DataFrame(out)
     table.to_csv(run_dir / PLAY_SUMMARY, index=False)

@@ -15,6 +15,7 @@ the set cost nothing again.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,9 +62,14 @@ async def propose(model: BaseChatModel, game: DialogueGame, player: int, existin
         prompt = render("dialogue/propose_instruction.j2", domain=game.domain.name, existing=existing,
                         player=game.setups[0].players[player], choices=free)  # fmt: skip
         answer = await acall(model, [HumanMessage(prompt)], seed=seed, max_tokens=8, constraint=constraint,
-                             call=CallInfo(role="players", agent="psro", step=f"propose/{iteration}/{player}/{seed}"))  # fmt: skip
-        word = str(answer.content).strip().strip(".").split()[0] if str(answer.content).strip() else ""
-        if not word or word.lower() in taken:
+                             call=CallInfo(role="players", agent="psro", episode=f"{iteration}/{player}/{seed}", step="propose"))  # fmt: skip
+        said = str(answer.content).strip().strip(".")
+        word = next((o for o in free if o.lower() == said.lower()), "") if free is not None else said.lower()
+        if not word or (free is None and not re.fullmatch(ONE_WORD.regex or "", word)):
+            refused.append({"iteration": iteration, "player": player, "candidate": said[:40], "status": "illegal",
+                            "score": None})  # fmt: skip
+            continue
+        if word.lower() in taken:
             refused.append({"iteration": iteration, "player": player, "candidate": word, "status": "duplicate",
                             "score": None})  # fmt: skip
             continue

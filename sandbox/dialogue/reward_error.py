@@ -34,6 +34,7 @@ from sandbox.seeding import Branch, generator
 
 OUTCOMES = ("valid", "rejected", "incomplete")
 CASES = "reward_model.csv"
+KIND = "reward-model"
 TABLE = "reward_model_error.csv"
 
 
@@ -72,12 +73,12 @@ def _fruit_cases(domain: Any, setups: tuple[Setup, ...], rng: np.random.Generato
     for index, setup in enumerate(setups):
         a, b = setup.players
         have_a, have_b = setup.data["endowments"]
-        gives = [f for f, n in have_a.items() if n > 0]
-        gets = [f for f, n in have_b.items() if n > 0 and f not in gives[:1]] or [f for f in have_b if f not in gives[:1]]
-        give = gives[int(rng.integers(len(gives)))]
-        get = [f for f in gets if f != give][int(rng.integers(len([f for f in gets if f != give])))]
+        pairs = [(give, get) for give, n in have_a.items() if n > 0 for get, m in have_b.items() if m > 0 and get != give]
+        if not pairs:  # nothing the two could swap: no valid trade to write
+            continue
+        give, get = pairs[int(rng.integers(len(pairs)))]
         give_n = int(rng.integers(1, have_a[give] + 1))
-        get_n = int(rng.integers(1, max(have_b[get], 1) + 1))
+        get_n = int(rng.integers(1, have_b[get] + 1))
         trade = (give_n, give, get_n, get)
         proposal = Message(0, "any", render("dialogue/table8/fruit_proposal.j2", sender=a, receiver=b, give_n=give_n,
                                             give=give, get_n=get_n, get=get))  # fmt: skip
@@ -98,8 +99,11 @@ def template_cases(scenario: DialogueScenario, dialogues: int) -> tuple[Any, tup
         raise UsageError(f"dialogue.domain.kind: {config.kind} has no templated dialogues with known payoffs "
                          "(the paper's Table 8 covers meeting and fruit)")  # fmt: skip
     rng = generator(scenario.seed, Branch.DIALOGUE, 5)
-    domain, setups = config.build(scenario.dialogue.players, dialogues, rng)
-    return domain, setups, builders[config.kind](domain, setups, rng)
+    # more setups than asked for: a fruit setup where no trade is possible is skipped
+    domain, setups = config.build(scenario.dialogue.players, 3 * dialogues, rng)
+    cases = builders[config.kind](domain, setups, rng)
+    kept = sorted({c.setup for c in cases})[:dialogues]
+    return domain, setups, [c for c in cases if c.setup in kept]
 
 
 async def score_cases(cases: list[Case], setups: tuple[Setup, ...], domain: Any, judge: BaseChatModel, mode: str,
@@ -134,12 +138,36 @@ def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogu
                          modes: tuple[str, ...] = ("value", "outcome"),
                          judge: BaseChatModel | None = None) -> Path:  # fmt: skip
     """Write `reward_model.csv` (every case) and `reward_model_error.csv` (the paper's Table 8) into `out`."""
-    from sandbox.dialogue.models import run_roles
-
     path = Path(out)
     RunDirectory.check_new(path)
     domain, setups, cases = template_cases(scenario, dialogues)  # a domain without templates writes nothing
     run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+    run_dir.write_status("running", kind=KIND, dialogues=dialogues, modes=list(modes))
+    return _measure(run_dir, scenario, domain, setups, cases, dialogues, modes, judge)
+
+
+def is_reward_model_run(path: Path | str) -> bool:
+    """Whether `path` is a run directory of `sandbox reward-model`."""
+    return RunDirectory(Path(path)).status().get("kind") == KIND
+
+
+def resume_reward_model(path: Path | str, *, judge: BaseChatModel | None = None) -> Path:
+    """Finish an interrupted measurement with the options it started with (answered calls come from the cache)."""
+    from sandbox.dialogue.run import load_solve_run_scenario
+
+    run_dir = RunDirectory.open(path)
+    status = run_dir.status()
+    if status.get("status") == "complete":
+        return run_dir.path
+    scenario = load_solve_run_scenario(run_dir)
+    domain, setups, cases = template_cases(scenario, int(status["dialogues"]))
+    return _measure(run_dir, scenario, domain, setups, cases, int(status["dialogues"]), tuple(status["modes"]), judge)
+
+
+def _measure(run_dir: RunDirectory, scenario: DialogueScenario, domain: Any, setups: tuple[Setup, ...],
+             cases: list[Case], dialogues: int, modes: tuple[str, ...], judge: BaseChatModel | None) -> Path:  # fmt: skip
+    from sandbox.dialogue.models import run_roles
+
     started = time.time()
     rows: list[dict[str, Any]] = []
     with run_roles(run_dir, scenario, {"judge": judge} if judge is not None else None) as roles:
@@ -151,7 +179,7 @@ def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogu
     table = error_table(frame, low, high)
     table.to_csv(run_dir / TABLE, index=False)
     summary = {"scenario": scenario.name, "domain": scenario.dialogue.domain.kind, "judge": scenario.models.judge.spec,
-               "dialogues": dialogues * len(OUTCOMES), "payoff_range": [low, high],
+               "dialogues": len(cases), "payoff_range": [low, high],
                "table": table.to_dict("records"), "seconds": round(time.time() - started, 2)}  # fmt: skip
     atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
     run_dir.write_status("complete", finished=time.time())

@@ -108,8 +108,10 @@ def is_solve_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of `sandbox solve`."""
     from sandbox.scenario_file import is_dialogue, read_yaml
 
+    from sandbox.dialogue.reward_error import is_reward_model_run
+
     scenario = Path(path) / layout.SCENARIO
-    return scenario.is_file() and is_dialogue(read_yaml(scenario))
+    return scenario.is_file() and is_dialogue(read_yaml(scenario)) and not is_reward_model_run(path)
 
 
 def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame,
@@ -118,6 +120,20 @@ def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame
 
     started = time.time()
     ledger = TokenLedger()
+    try:
+        result = _expand_and_solve(run_dir, scenario, game, models, hooks, ledger)
+    except BaseException as error:
+        run_dir.write_status("failed", error=f"{type(error).__name__}: {error}"[:500])
+        raise
+    tree, solution, steered, psro, (expanded, solved) = result
+    _write(run_dir, scenario, tree, solution, steered, ledger.totals(),
+           {"expand": expanded - started, "solve": solved - expanded, "total": time.time() - started}, psro)  # fmt: skip
+    run_dir.write_status("complete", finished=time.time())
+    return run_dir.path
+
+
+def _expand_and_solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame,
+                      models: Mapping[str, BaseChatModel], hooks: SolveHooks, ledger: Any) -> tuple[Any, ...]:  # fmt: skip
     with run_roles(run_dir, scenario, models, sinks=[ledger]) as roles:
         oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2),
                              reward_model=reward_model(scenario, game))  # fmt: skip
@@ -136,10 +152,7 @@ def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame
         if scenario.psro is not None:
             hooks.on_phase("psro", scenario.psro.iterations + 1)
             psro = run_sync(_psro(scenario, game, oracle, roles["players"], hooks))
-    _write(run_dir, scenario, tree, solution, steered, ledger.totals(),
-           {"expand": expanded - started, "solve": solved - expanded, "total": time.time() - started}, psro)  # fmt: skip
-    run_dir.write_status("complete", finished=time.time())
-    return run_dir.path
+    return tree, solution, steered, psro, (expanded, solved)
 
 
 async def _psro(scenario: DialogueScenario, game: DialogueGame, oracle: StackModels, proposer: BaseChatModel,

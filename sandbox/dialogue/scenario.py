@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from sandbox.dialogue.contracts import ANY
 from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
@@ -82,9 +82,19 @@ class DialogueBlock(StrictModel):
         "asked after every message whether it is over.")  # fmt: skip
     max_tree_messages: int = Field(5000, ge=1, description="Refuse a game whose tree would hold more messages.")
 
+    @field_validator("players")
+    @classmethod
+    def _two_players(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        domain = info.data.get("domain")
+        if domain is not None and len(value) != 2:
+            raise ValueError(f"the {domain.kind} domain has two players")
+        if len(set(value)) != len(value):
+            raise ValueError(f"the players' names repeat: {list(value)}")
+        return value
+
     @field_validator("instructions")
     @classmethod
-    def _instructions(cls, value: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    def _instructions(cls, value: tuple[tuple[str, ...], ...], info: ValidationInfo) -> tuple[tuple[str, ...], ...]:
         for player, own in enumerate(value):
             if ANY not in own:
                 raise ValueError(f"player {player}'s instructions must include the baseline \"{ANY}\"")
@@ -92,24 +102,24 @@ class DialogueBlock(StrictModel):
                 raise ValueError(f"player {player}'s instructions repeat one: {list(own)}")
             if any(not i.strip() for i in own):
                 raise ValueError(f"player {player}'s instructions include an empty one")
+        players = info.data.get("players")
+        if players is not None and len(value) != len(players):
+            raise ValueError(f"{len(value)} lists for {len(players)} players")
+        domain = info.data.get("domain")
+        if domain is not None:
+            domain.check_instructions(value)
+        return value
+
+    @field_validator("max_messages")
+    @classmethod
+    def _messages(cls, value: int, info: ValidationInfo) -> int:
+        domain = info.data.get("domain")
+        if domain is not None and domain.kind == "ultimatum" and value != 2:
+            raise ValueError("the ultimatum game has two messages (the proposal and the answer)")
         return value
 
     @model_validator(mode="after")
-    def _consistent(self) -> DialogueBlock:
-        if len(self.instructions) != len(self.players):
-            raise ValueError(f"instructions: {len(self.instructions)} lists for {len(self.players)} players")
-        if self.domain.kind != "ultimatum":
-            if len(self.players) != 2:
-                raise ValueError(f"players: the {self.domain.kind} domain has two players")
-            try:
-                self.domain.check_instructions(self.instructions)
-            except ValueError as error:
-                raise ValueError(f"instructions: {error}") from None
-        if self.domain.kind == "ultimatum":
-            if len(self.players) != 2:
-                raise ValueError("players: the ultimatum game has two players (proposer, responder)")
-            if self.max_messages != 2:
-                raise ValueError("max_messages: the ultimatum game has two messages (the proposal and the answer)")
+    def _small_enough(self) -> DialogueBlock:
         messages = estimate_messages(self)
         if messages > self.max_tree_messages:
             raise ValueError(f"max_tree_messages: the tree would hold up to {messages} messages (scenarios x "
@@ -118,11 +128,12 @@ class DialogueBlock(StrictModel):
         return self
 
 
-def estimate_messages(block: DialogueBlock) -> int:
-    """The most messages the tree can hold (every dialogue runs to max_messages)."""
+def estimate_messages(block: DialogueBlock, extra: int = 0) -> int:
+    """The most messages the tree can hold (every dialogue runs to max_messages), with `extra` more instructions
+    per player (PSRO's)."""
     total, paths = 0, block.scenarios
     for depth in range(block.max_messages):
-        paths *= len(block.instructions[depth % len(block.players)]) * block.seeds_per_message
+        paths *= (len(block.instructions[depth % len(block.players)]) + extra) * block.seeds_per_message
         total += paths
     return total
 
@@ -165,6 +176,14 @@ class DialogueScenario(StrictModel):
 
     @model_validator(mode="after")
     def _psro_two_players(self) -> DialogueScenario:
-        if self.psro is not None and self.psro.shared and len(set(self.dialogue.instructions)) != 1:
+        if self.psro is None:
+            return self
+        if self.psro.shared and len(set(self.dialogue.instructions)) != 1:
             raise ValueError("psro.shared: the players' instruction lists differ; a shared set needs them equal")
+        # the last iteration scores its candidates with every instruction added so far
+        grown = estimate_messages(self.dialogue, self.psro.iterations + self.psro.candidates)
+        if grown > self.dialogue.max_tree_messages:
+            raise ValueError(f"psro.iterations: with the instructions PSRO adds, the tree would hold up to {grown} "
+                             f"messages; lower psro.iterations or psro.candidates, or raise "
+                             f"dialogue.max_tree_messages ({self.dialogue.max_tree_messages})")  # fmt: skip
         return self

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from typing import Any
 
 import pyspiel
@@ -21,13 +22,15 @@ from sandbox.dialogue.expand import Tree
 SHORT_NAME = "sandbox_dialogue"
 _MAX_PLAYERS = 10
 
-_TREES: dict[str, Tree] = {}  # trees by key; states hold only a key and a node id, so cloning one is cheap
+# Trees by key, held weakly (a game holds its tree; PSRO makes many): states hold only a key and a node id, so
+# cloning one is cheap.
+_TREES: weakref.WeakValueDictionary[str, Tree] = weakref.WeakValueDictionary()
 _LOCK = threading.Lock()
 _KEYS = itertools.count()
 
 
 def register_tree(tree: Tree) -> str:
-    """Make `tree` loadable by `pyspiel.load_game(SHORT_NAME, {"tree": key})`; returns the key."""
+    """Make `tree` loadable by `pyspiel.load_game(SHORT_NAME, {"tree": key})` while it lives; returns the key."""
     with _LOCK:
         key = f"tree-{next(_KEYS)}"
         _TREES[key] = tree

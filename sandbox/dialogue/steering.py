@@ -18,7 +18,8 @@ from prompts import render
 from sandbox.dialogue.contracts import ANY
 from sandbox.dialogue.expand import Tree
 from sandbox.dialogue.models import call_key
-from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.dialogue.reward import choices
+from sandbox.llm.contracts import CallInfo
 from sandbox.llm.wrapper import acall
 
 
@@ -34,16 +35,6 @@ class Steered:
     @property
     def follows(self) -> bool:
         return self.judged == self.instruction
-
-
-def _literal(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def choice_constraint(options: tuple[str, ...]) -> Constraint:
-    """Exactly one of `options`."""
-    grammar = "root ::= " + " | ".join(_literal(o) for o in options)
-    return Constraint(grammar=grammar, regex="(" + "|".join(options) + ")", choices=options)
 
 
 async def classify(tree: Tree, judge: BaseChatModel, *, seed: int = 0) -> list[Steered]:
@@ -62,7 +53,7 @@ async def classify(tree: Tree, judge: BaseChatModel, *, seed: int = 0) -> list[S
         options = tuple(i for i in game.instructions[player] if i != ANY)
         prompt = render("dialogue/steer.j2", message=text, options=options)
         answer = await acall(judge, [HumanMessage(prompt)], seed=seed, max_tokens=16,
-                             constraint=choice_constraint(options),
+                             constraint=choices(list(options)),
                              call=CallInfo(role="judge", episode=call_key(prompt), step="steering"))  # fmt: skip
         said = str(answer.content).strip().strip(".")
         named = [o for o in options if o.lower() == said.lower()]

@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 from langchain_core.messages import HumanMessage
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedDomain
@@ -38,6 +38,13 @@ class MeetingConfig(StrictModel):
         "value", description="value: the judge states each player's payoff (the paper's reward model); outcome: the "
         "judge names the agreed day and the game computes the payoffs.")  # fmt: skip
     max_tokens: int = Field(96, ge=8, le=1024, description="Most new tokens per message.")
+
+    @field_validator("available")
+    @classmethod
+    def _days(cls, value: tuple[int, int]) -> tuple[int, int]:
+        if not 1 <= value[0] <= value[1] <= len(DAYS):
+            raise ValueError(f"give [least, most] days a player can meet, with 1 <= least <= most <= {len(DAYS)}")
+        return value
 
     def check_instructions(self, instructions: tuple[tuple[str, ...], ...]) -> None:
         for player, own in enumerate(instructions):
@@ -88,7 +95,7 @@ class MeetingDomain(JudgedDomain):
 
     def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome:
         day = answer.strip().strip(".").capitalize()
-        if answer.strip().lower() == NONE:
+        if day.lower() == NONE:
             return Outcome(self.no_deal(setup))
         if day not in DAYS:
             return Outcome(self.no_deal(setup), illegal=f"reward model: {answer[:40]!r} is not a day")

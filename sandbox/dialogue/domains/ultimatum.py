@@ -11,6 +11,7 @@ recorded as an illegal move.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import numpy as np
@@ -21,6 +22,9 @@ from prompts import render
 from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
 from sandbox.games.ultimatum import ParseError, Stake, decision_constraint, parse_decision, parse_proposal, proposal_constraint
 from sandbox.scenario import StrictModel
+
+
+_LEADING = re.compile(r"\W*(yes|no)\b", re.I)
 
 
 class UltimatumConfig(StrictModel):
@@ -81,7 +85,7 @@ class UltimatumDomain:
         except ParseError as error:
             return Outcome((0.0, 0.0), illegal=f"proposal: {error}")
         try:
-            decision = parse_decision(dialogue[1].text)
+            decision = self.decision(dialogue[1].text)
         except ParseError as error:
             return Outcome((0.0, 0.0), illegal=f"answer: {error}")
         if decision == "accept":
@@ -90,3 +94,18 @@ class UltimatumDomain:
 
     def payoff_range(self) -> tuple[float, float]:
         return (0.0, float(self.stake.amount))
+
+    @staticmethod
+    def decision(text: str) -> str:
+        """The answer's leading yes or no (what the grammar asks for; a remark after it may say "accept" or
+        "refuse" either way), else the project's parser.
+
+        >>> UltimatumDomain.decision("no. Accepting this would be foolish.")
+        'reject'
+        >>> UltimatumDomain.decision("yes. I refuse to haggle.")
+        'accept'
+        """
+        leading = _LEADING.match(text)
+        if leading:
+            return "accept" if leading.group(1).lower() == "yes" else "reject"
+        return parse_decision(text)
