@@ -199,24 +199,9 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
     from sandbox.proxy.label import is_label_run, resume_labeling
     from sandbox.runner import aresume
 
-    from sandbox.dialogue.reward_error import is_reward_model_run
-    from sandbox.dialogue.run import is_solve_run
+    from sandbox.dialogue.commands import resume_dialogue_run
 
-    if is_reward_model_run(run_dir):
-        from sandbox.dialogue.commands import reward_model_table
-        from sandbox.dialogue.reward_error import resume_reward_model
-
-        try:
-            with console.status("scoring templated dialogues"):
-                reward_model_table(resume_reward_model(run_dir))
-        except SandboxError as error:
-            raise _fail(error) from None
-        return
-    if is_solve_run(run_dir):
-        from sandbox.dialogue.commands import solve_table, solve_with_progress
-        from sandbox.dialogue.run import resume_solve
-
-        solve_table(solve_with_progress(lambda hooks: resume_solve(run_dir, hooks=hooks)))
+    if resume_dialogue_run(run_dir):
         return
     if is_distill_run(run_dir):
         path = distill_with_progress(lambda hooks: resume_distill(run_dir, hooks=hooks, evaluate=False))

@@ -45,7 +45,7 @@ def test_bench_embedded_plays_a_society_both_ways(tmp_path: Path) -> None:
 
 
 def test_bench_dialogue_expands_a_level_at_a_time() -> None:
-    from sandbox.bench import bench_dialogue
+    from sandbox.dialogue.bench import bench_dialogue
 
     figures = bench_dialogue(latency_s=0.01, depth=2, concurrency=64)
     assert figures["calls"] == 4 + 16

@@ -1,6 +1,7 @@
-"""The command line's dialogue-game command: `sandbox solve`.
+"""The command line's dialogue-game commands: `sandbox solve`, `play`, `reward-model` and `imitate`, and what
+`sandbox resume` does with their run directories.
 
-It is registered on `sandbox.cli.app` when that module is imported.
+They are registered on `sandbox.cli.app` when this module is imported.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from rich.table import Table
 from sandbox.cli import _fail, app, console, out_console
 from sandbox.errors import SandboxError
 
-__all__ = ["reward_model_table", "solve", "solve_table", "solve_with_progress"]
+__all__ = ["resume_dialogue_run", "reward_model_table", "solve", "solve_table", "solve_with_progress"]
 
 
 def solve_with_progress(job: Any) -> Path:
@@ -41,6 +42,24 @@ def solve_with_progress(job: Any) -> Path:
         raise typer.Exit(130) from None
     except SandboxError as error:
         raise _fail(error) from None
+
+
+def resume_dialogue_run(run_dir: Path) -> bool:
+    """`sandbox resume` of a reward-model measurement or a solve (True), or of neither (False: not handled)."""
+    from sandbox.dialogue.reward_error import is_reward_model_run, resume_reward_model
+    from sandbox.dialogue.run import is_solve_run, resume_solve
+
+    if is_reward_model_run(run_dir):
+        try:
+            with console.status("scoring templated dialogues"):
+                reward_model_table(resume_reward_model(run_dir))
+        except SandboxError as error:
+            raise _fail(error) from None
+        return True
+    if is_solve_run(run_dir):
+        solve_table(solve_with_progress(lambda hooks: resume_solve(run_dir, hooks=hooks)))
+        return True
+    return False
 
 
 def solve_table(path: Path) -> None:

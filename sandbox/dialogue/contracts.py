@@ -54,6 +54,16 @@ class Message:
     seed_index: int = 0
 
 
+def said(setup: Setup, message: Message) -> str:
+    """A message as `Name: text`."""
+    return f"{setup.players[message.speaker]}: {message.text}"
+
+
+def dialogue_text(setup: Setup, dialogue: tuple[Message, ...], *, sep: str = "\n\n") -> str:
+    """The public dialogue, one `Name: text` line per message, joined by `sep`."""
+    return sep.join(said(setup, m) for m in dialogue)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How a finished dialogue pays: one payoff per player; `illegal` says why a move could not be read."""

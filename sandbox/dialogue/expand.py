@@ -156,14 +156,12 @@ async def expand(game: DialogueGame, models: DialogueModels, *, concurrent: bool
         ended: dict[int, bool] = {}
         judge = _Batch()
         for i, (chance, dialogue) in enumerate(after):
-            rule = game.domain.over(game.setups[chance.setup], dialogue)
-            if rule is not None or len(dialogue) >= game.max_messages:
-                ended[i] = bool(rule) or len(dialogue) >= game.max_messages
-            elif game.termination == "judge":
+            by_rules = game.ended(game.setups[chance.setup], dialogue)
+            if by_rules is None:
                 judge.add(_dialogue_key(chance.setup, dialogue),
                           lambda s=game.setups[chance.setup], d=dialogue: models.is_over(s, d))  # fmt: skip
             else:
-                ended[i] = False
+                ended[i] = by_rules
         if judge.jobs:
             calls["judgments"] += await judge.run(concurrent=concurrent)
             if on_level:

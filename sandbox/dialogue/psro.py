@@ -105,10 +105,10 @@ async def run_psro(game: DialogueGame, models: DialogueModels, proposer: BaseCha
         payoffs = meta_payoffs(await expand(current, models))
         strategies = meta_solve(payoffs, solver, **(solver_options or {}))
         for p in range(players):
-            for instruction, probability in zip(sets[p], strategies[p]):
+            values = value_against(payoffs, p, strategies)
+            for instruction, probability, value in zip(sets[p], strategies[p], values):
                 result.meta.append({"iteration": iteration, "player": p, "instruction": instruction,
-                                    "probability": float(probability),
-                                    "value": float(value_against(payoffs, p, strategies)[sets[p].index(instruction)])})  # fmt: skip
+                                    "probability": float(probability), "value": float(value)})  # fmt: skip
         if on_iteration:
             on_iteration(iteration)
         if iteration == iterations:

@@ -20,7 +20,7 @@ payoffs are then the domain's no-agreement payoffs), never a guess.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
@@ -94,15 +94,8 @@ def describe(setup: Setup) -> str:
     return "\n\n".join(f"{name}:\n{setup.info_text(p)}" for p, name in enumerate(setup.players))
 
 
-def dialogue_text(setup: Setup, dialogue: tuple[Message, ...]) -> str:
-    return "\n\n".join(f"{setup.players[m.speaker]}: {m.text}" for m in dialogue)
-
-
 def choices(options: list[str]) -> Constraint:
     grammar = "root ::= " + " | ".join('"' + o.replace('"', '\\"') + '"' for o in options)
     return Constraint(grammar=grammar, regex="(" + "|".join(re.escape(o) for o in options) + ")",
                       choices=tuple(options))  # fmt: skip
 
-
-def reward_from(config: Any, domain: Judged) -> RewardModel:
-    return RewardModel(domain, config.reward)

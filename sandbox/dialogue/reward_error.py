@@ -143,7 +143,7 @@ def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogu
     domain, setups, cases = template_cases(scenario, dialogues)  # a domain without templates writes nothing
     run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
     run_dir.write_status("running", kind=KIND, dialogues=dialogues, modes=list(modes))
-    return _measure(run_dir, scenario, domain, setups, cases, dialogues, modes, judge)
+    return _measure(run_dir, scenario, domain, setups, cases, modes, judge)
 
 
 def is_reward_model_run(path: Path | str) -> bool:
@@ -161,11 +161,11 @@ def resume_reward_model(path: Path | str, *, judge: BaseChatModel | None = None)
         return run_dir.path
     scenario = load_solve_run_scenario(run_dir)
     domain, setups, cases = template_cases(scenario, int(status["dialogues"]))
-    return _measure(run_dir, scenario, domain, setups, cases, int(status["dialogues"]), tuple(status["modes"]), judge)
+    return _measure(run_dir, scenario, domain, setups, cases, tuple(status["modes"]), judge)
 
 
 def _measure(run_dir: RunDirectory, scenario: DialogueScenario, domain: Any, setups: tuple[Setup, ...],
-             cases: list[Case], dialogues: int, modes: tuple[str, ...], judge: BaseChatModel | None) -> Path:  # fmt: skip
+             cases: list[Case], modes: tuple[str, ...], judge: BaseChatModel | None) -> Path:  # fmt: skip
     from sandbox.dialogue.models import run_roles
 
     started = time.time()

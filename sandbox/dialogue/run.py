@@ -25,6 +25,7 @@ from langchain_core.language_models import BaseChatModel
 
 from sandbox import run_dir as layout
 from sandbox._sync import run_sync
+from sandbox.dialogue.contracts import said
 from sandbox.dialogue.expand import Tree, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels, run_roles
@@ -178,7 +179,7 @@ def dialogues_frame(tree: Tree) -> pd.DataFrame:
                                "seeds": " ".join(str(m.seed_index) for m in node.dialogue),
                                "messages": len(node.dialogue)}  # fmt: skip
         for i, m in enumerate(node.dialogue):
-            row[f"message_{i}"] = f"{setup.players[m.speaker]}: {m.text}"
+            row[f"message_{i}"] = said(setup, m)
         for p, payoff in enumerate(node.outcome.payoffs):  # type: ignore[union-attr]
             row[f"payoff_{p}"] = payoff
         row["illegal"] = node.outcome.illegal or ""  # type: ignore[union-attr]

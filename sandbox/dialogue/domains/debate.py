@@ -17,8 +17,8 @@ from pydantic import Field
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedDomain
-from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
-from sandbox.dialogue.reward import choices, dialogue_text
+from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup, dialogue_text
+from sandbox.dialogue.reward import choices
 from sandbox.llm.contracts import Constraint
 from sandbox.scenario import StrictModel
 

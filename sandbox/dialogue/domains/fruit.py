@@ -19,8 +19,8 @@ from pydantic import Field
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedDomain
-from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
-from sandbox.dialogue.reward import describe, dialogue_text
+from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup, dialogue_text
+from sandbox.dialogue.reward import describe
 from sandbox.llm.contracts import Constraint
 from sandbox.scenario import StrictModel
 

@@ -19,8 +19,8 @@ from pydantic import Field, field_validator
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedDomain
-from sandbox.dialogue.contracts import ANY, Message, Outcome, Prompt, Setup
-from sandbox.dialogue.reward import choices, describe, dialogue_text
+from sandbox.dialogue.contracts import ANY, Message, Outcome, Prompt, Setup, dialogue_text
+from sandbox.dialogue.reward import choices, describe
 from sandbox.llm.contracts import Constraint
 from sandbox.scenario import StrictModel
 
