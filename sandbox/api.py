@@ -81,7 +81,7 @@ class RunResult:
 
     def policy_table(self) -> pd.DataFrame:
         """SCAI: the policy-evolution table, epoch by run, each cell the policy played."""
-        from sandbox.alignment import policy_table
+        from sandbox.scai.metrics import policy_table
 
         return policy_table(self.policies)
 
@@ -93,7 +93,7 @@ class RunResult:
 
     def plot_alignment(self) -> Figure:
         """SCAI, Fig. 3 style: users' and assistant's offered share over epochs with 95% CIs, and the gap."""
-        from sandbox.plots import plot_scai
+        from sandbox.scai.plots import plot_scai
 
         return plot_scai(self.epochs, title=self.scenario.name)
 

@@ -125,29 +125,10 @@ def _summary_table(path: Path) -> None:
                       str(u["output_tokens"]))  # fmt: skip
     out_console.print(usage)
     if "scai" in summary:
-        _scai_table(summary["scai"])
+        from sandbox.scai.commands import scai_table
+
+        scai_table(summary["scai"], out_console)
     out_console.print(f"results in [bold]{path}[/]")
-
-
-def _scai_table(scai: dict[str, Any]) -> None:
-    def cell(value: dict[str, Any] | None) -> str:
-        if not value or value["mean"] is None:
-            return "n/a"
-        ci = "" if value["ci_low"] is None else f" ({value['ci_low']:.0%}–{value['ci_high']:.0%})"
-        return f"{value['mean']:.0%}{ci}"
-
-    table = Table(title="Social Contract AI: offered share per epoch, mean (95% CI) across runs", title_justify="left")
-    for column in ("epoch", "users", "assistant", "gap", "users accept", "assistant accepts"):
-        table.add_column(column, justify="right")
-    for epoch, row in scai["per_epoch"].items():
-        gap = row.get("gap_offered_share")
-        gap_text = "n/a" if not gap or gap["mean"] is None else f"{gap['mean']:+.0%}"
-        table.add_row(str(int(epoch) + 1), cell(row.get("users_offered_share")), cell(row.get("assistant_offered_share")),
-                      gap_text, cell(row.get("users_acceptance_rate")), cell(row.get("assistant_acceptance_rate")))  # fmt: skip
-    out_console.print(table)
-    bins = ", ".join(f"{b['bin']} {b['runs']}" for b in scai["final_policy_bins"])
-    out_console.print(f"final policies by the assistant's offered share: {bins}; "
-                      f"illegal revisions {scai['illegal_revisions']} of {scai['policy_revisions']}")  # fmt: skip
 
 
 def _execute(coro_factory: Any) -> Path:
@@ -238,7 +219,7 @@ def evaluate(
     """Replay each run's final policy on new currencies and amounts (generalisation); for a distillation run, play
     the distilled student, the policy-prompted assistant, the users and the base model with no policy."""
     from sandbox.distill.run import is_distill_run
-    from sandbox.evaluate import aevaluate, conditions_from_options
+    from sandbox.scai.evaluate import aevaluate, conditions_from_options
 
     if is_distill_run(run_dir):
         from sandbox.distill.commands import evaluate_with_progress
@@ -252,30 +233,14 @@ def evaluate(
     except SandboxError as error:
         raise _fail(error) from None
     path = _execute(lambda hooks: _evaluated(aevaluate(run_dir, conditions=conditions, trials=trials, hooks=hooks), run_dir))
-    _evaluation_table(path)
+    from sandbox.scai.commands import evaluation_table
+
+    evaluation_table(path, out_console)
 
 
 async def _evaluated(job: Any, run_dir: Path) -> Path:
     await job
     return run_dir
-
-
-def _evaluation_table(path: Path) -> None:
-    import json
-
-    evaluation = json.loads((path / "summary.json").read_text())["evaluation"]
-    table = Table(title="Final policies under new conditions: the assistant's offered share", title_justify="left")
-    for column in ("condition", "offered share", "95% CI", "runs", "accepted", "illegal"):
-        table.add_column(column, justify="left" if column == "condition" else "right")
-    for name, row in evaluation.items():
-        share = row["offered_share"]
-        ci = "n/a" if share["ci_low"] is None else f"{share['ci_low']:.1%} – {share['ci_high']:.1%}"
-        mean = "n/a" if share["mean"] is None else f"{share['mean']:.1%}"
-        accepted = row.get("acceptance_rate")
-        table.add_row(name, mean, ci, str(share["n"]), "" if accepted is None else f"{accepted:.0%}",
-                      str(row.get("illegal_proposals", "")))  # fmt: skip
-    out_console.print(table)
-    out_console.print(f"results in [bold]{path / 'evaluation.csv'}[/] and {path / 'generalisation.png'}")
 
 
 @app.command()

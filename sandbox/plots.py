@@ -13,7 +13,7 @@ from sandbox.results import offered_share_by
 # backend, and a notebook displays the returned Figure as it is.
 
 
-def _errors(frame: pd.DataFrame) -> list[list[float]]:
+def errors(frame: pd.DataFrame) -> list[list[float]]:
     low = (frame["mean"] - frame["ci_low"]).fillna(0).clip(lower=0)
     high = (frame["ci_high"] - frame["mean"]).fillna(0).clip(lower=0)
     return [low.tolist(), high.tolist()]
@@ -27,7 +27,7 @@ def plot_offered_share(episodes: pd.DataFrame, title: str = "") -> Figure:
     axes = fig.subplots(1, 2 if epochs > 1 else 1, squeeze=False)
     ax = axes[0, 0]
     if not by_norm.empty:
-        ax.bar(by_norm["proposer_norm"], by_norm["mean"], yerr=_errors(by_norm), capsize=6, color="#4c72b0")
+        ax.bar(by_norm["proposer_norm"], by_norm["mean"], yerr=errors(by_norm), capsize=6, color="#4c72b0")
         for x, (mean, n) in enumerate(zip(by_norm["mean"], by_norm["proposals"])):
             ax.annotate(f"{mean:.0%}\nn={n}", (x, mean), textcoords="offset points", xytext=(18, 2), fontsize=8)
     ax.set_ylim(0, 1.05)
@@ -39,7 +39,7 @@ def plot_offered_share(episodes: pd.DataFrame, title: str = "") -> Figure:
         ax = axes[0, 1]
         per_epoch = offered_share_by(episodes, by_epoch=True)
         for norm, frame in per_epoch.groupby("proposer_norm"):
-            ax.errorbar(frame["epoch"], frame["mean"], yerr=_errors(frame), marker="o", capsize=4, label=norm)
+            ax.errorbar(frame["epoch"], frame["mean"], yerr=errors(frame), marker="o", capsize=4, label=norm)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("epoch")
         ax.set_title("Offered share over epochs", fontsize=10)
@@ -56,91 +56,3 @@ def save_plots(episodes: pd.DataFrame, out_dir: Path, title: str = "") -> list[P
     path = out_dir / "offered_share_by_norm.png"
     fig.savefig(path, dpi=120)
     return [path]
-
-
-_GROUP_STYLE = {"users": ("users", "#4c72b0", "o"), "assistant": ("assistant", "#dd8452", "s")}
-
-
-def plot_scai(groups: pd.DataFrame, title: str = "") -> Figure:
-    """Fig. 3 style: offered share over epochs for users and the assistant, 95% CI across runs; and the gap."""
-    from sandbox.alignment import epoch_summary
-
-    summary = epoch_summary(groups)
-    fig = Figure(figsize=(11, 4))
-    left, right = fig.subplots(1, 2)
-    shares = summary[summary["metric"] == "offered_share"]
-    runs = int(groups["run"].nunique()) if not groups.empty else 0
-    for group, (label, color, marker) in _GROUP_STYLE.items():
-        frame = shares[shares["group"] == group]
-        if not frame.empty:
-            left.errorbar(frame["epoch"] + 1, frame["mean"], yerr=_errors(frame), marker=marker, capsize=4,
-                          color=color, label=label)  # fmt: skip
-    left.set_ylim(-0.02, 1.05)
-    left.set_xlabel("epoch")
-    left.set_ylabel("offered share")
-    left.set_title(f"Offered share (mean, 95% CI over {runs} runs)", fontsize=10)
-    left.legend(fontsize=8)
-    gap = summary[summary["group"] == "gap"]
-    if not gap.empty:
-        right.axhline(0, color="#888", lw=0.8)
-        right.errorbar(gap["epoch"] + 1, gap["mean"], yerr=_errors(gap), marker="o", capsize=4, color="#55a868")
-    right.set_ylim(-1.05, 1.05)
-    right.set_xlabel("epoch")
-    right.set_ylabel("assistant - users")
-    right.set_title("Gap in offered share", fontsize=10)
-    for ax in (left, right):
-        ax.xaxis.get_major_locator().set_params(integer=True)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-def plot_final_bins(bins: pd.DataFrame, title: str = "") -> Figure:
-    """Fig. 3a (middle) style: the runs' final policies by norm bin, against the population's mix."""
-    fig = Figure(figsize=(6, 4))
-    ax = fig.subplots()
-    x = list(range(len(bins)))
-    ax.bar([i - 0.2 for i in x], bins["share_of_runs"], width=0.4, color="#dd8452", label="assistant's final policies")
-    ax.bar([i + 0.2 for i in x], bins["population_share"], width=0.4, color="#4c72b0", label="users' norms")
-    for i, runs in zip(x, bins["runs"]):
-        ax.annotate(f"{runs} runs", (i - 0.2, 0), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=8)
-    ax.set_xticks(x, bins["bin"])
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("share")
-    ax.set_title("Final policies by the assistant's offered share", fontsize=10)
-    ax.legend(fontsize=8)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-def save_scai_plots(groups: pd.DataFrame, bins: pd.DataFrame, out_dir: Path, title: str = "", mixed: bool = False) -> list[Path]:
-    """Write the SCAI plots: offered share over epochs, and (mixed societies) the final-policy histogram."""
-    paths = [out_dir / "offered_share_over_epochs.png"]
-    plot_scai(groups, title).savefig(paths[0], dpi=120)
-    if mixed:
-        paths.append(out_dir / "final_policy_bins.png")
-        plot_final_bins(bins, title).savefig(paths[1], dpi=120)
-    return paths
-
-
-def plot_generalisation(evaluation: dict[str, dict[str, object]], title: str = "") -> Figure:
-    """Fig. 3b style: the final policies' offered share per evaluation condition (95% CI across runs)."""
-    names = list(evaluation)
-    rows = [evaluation[name]["offered_share"] for name in names]
-    frame = pd.DataFrame([{**row, "condition": name} for name, row in zip(names, rows)])  # type: ignore[dict-item]
-    frame[["mean", "ci_low", "ci_high"]] = frame[["mean", "ci_low", "ci_high"]].astype(float)
-    fig = Figure(figsize=(max(5, 1.4 * len(names)), 4))
-    ax = fig.subplots()
-    colors = ["#888888" if name.startswith("training") else "#dd8452" for name in names]
-    ax.bar(range(len(names)), frame["mean"].fillna(0), yerr=_errors(frame), capsize=6, color=colors)
-    ax.set_xticks(range(len(names)), names, rotation=20, ha="right", fontsize=8)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("assistant's offered share")
-    ax.set_title("Final policies under new conditions (95% CI over runs)", fontsize=10)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig

@@ -22,35 +22,21 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from agents.meta import MetaLM
 from agents.user import NormFollowingUser
 from sandbox import run_dir as layout
-from sandbox.alignment import (
-    epoch_summary,
-    final_policy_bins,
-    group_epochs,
-    scai_summary,
-)
 from sandbox.errors import RunFailedError, UsageError
 from sandbox.graph import SocietyContext, build_society_graph
-from sandbox.graph.context import ASSISTANT
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import ModelStack, model_stack, split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
-from sandbox.plots import save_plots, save_scai_plots
+from sandbox.plots import save_plots
 from sandbox.results import episodes_frame, metrics_frame, summarize
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
 from sandbox.scenario import ROLES, Scenario
 from sandbox.seeding import Branch, generator
 from societies.network import build_network
 from societies.population import build_population
-
-POLICY_COLUMNS = ["run", "version", "epoch", "policy", "source", "legal", "evidence", "diff", "answer",
-                  "illegal_answers"]  # fmt: skip
-
-COPIES = (f"{ASSISTANT}-0", f"{ASSISTANT}-1")
-
 
 @dataclass
 class ProgressHooks:
@@ -82,10 +68,10 @@ def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = N
             build_backend(spec)  # raises ModelUnavailableError with a fix
 
 
-def episodes_per_epoch(scenario: Scenario) -> int:
+def episodes_per_epoch(scenario: Scenario, layer: Any | None = None) -> int:
     """Episodes an epoch plays, for progress bars (exact unless a sparse network limits a matching)."""
-    if scenario.assistant is not None:
-        return scenario.assistant.interactions.total()
+    if layer is not None:
+        return layer.episodes_per_epoch()
     return scenario.interactions_per_epoch or scenario.society.size // 2
 
 
@@ -103,12 +89,18 @@ async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> 
     return (await graph.aget_state(config)).values
 
 
-def _profiles(population: list[Any], assistant: bool) -> dict[str, dict[str, str]]:
+def _profiles(population: list[Any], layer: Any | None) -> dict[str, dict[str, str]]:
     profiles = {f"user-{u.agent_id}": {"norm": u.norm.name, "manner": u.manner.name} for u in population}
-    if assistant:
-        for agent in (ASSISTANT, *COPIES):
-            profiles[agent] = {"norm": ASSISTANT, "manner": "neutral"}
-    return profiles
+    return profiles | (layer.profiles() if layer is not None else {})
+
+
+def graph_layer(scenario: Scenario, models: dict[str, BaseChatModel], hooks: ProgressHooks) -> Any | None:
+    """The hook through which a scenario adds to the society graph: SCAI's assistant and MetaLM, or None."""
+    if scenario.assistant is None:
+        return None
+    from sandbox.scai.layer import ScaiLayer
+
+    return ScaiLayer.build(scenario, models, on_policy=hooks.on_policy)
 
 
 async def _execute(
@@ -130,6 +122,7 @@ async def _execute(
         )
         for role in scenario.roles()
     }
+    layer = graph_layer(scenario, role_models, hooks)
     players, networks, profiles, agents = {}, {}, {}, []
     for run in range(scenario.runs):
         population = build_population(scenario.society, generator(scenario.seed, run, Branch.POPULATION))
@@ -137,23 +130,17 @@ async def _execute(
             scenario.society.size, scenario.society.network, generator(scenario.seed, run, Branch.NETWORK)
         )
         players[run] = [NormFollowingUser(profile, role_models["user"]) for profile in population]
-        profiles[run] = _profiles(population, scenario.assistant is not None)
-        # the two copies that meet in assistant-assistant games are the one assistant
-        agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items() if a not in COPIES]
+        profiles[run] = _profiles(population, layer)
+        agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items() if layer is None or layer.listed(a)]
     atomic_write_text(run_dir / layout.AGENTS, pd.DataFrame(agents).to_csv(index=False))
 
-    config = scenario.assistant
     context = SocietyContext(
         scenario=scenario,
         players=players,
         networks=networks,
-        assistant_model=role_models.get("assistant"),
-        meta=None if config is None else MetaLM(
-            role_models["meta"], config.meta_principle, config.revision_instruction, config.max_reasks, config.digest
-        ),
+        layer=layer,
         on_epoch_start=hooks.on_epoch_start or (lambda *_: None),
         on_episode=hooks.on_episode or (lambda *_: None),
-        on_policy=hooks.on_policy or (lambda *_: None),
     )
     started = time.time()
     try:
@@ -161,13 +148,13 @@ async def _execute(
             # The saver runs in WAL mode; NORMAL syncs at WAL checkpoints instead of every commit,
             # which still survives a killed process (what `sandbox resume` is for), though not a power cut.
             await saver.conn.execute("PRAGMA synchronous=NORMAL")
-            graph = build_society_graph(saver, assistant=config is not None)
+            graph = build_society_graph(saver, layer=layer)
             if hooks.on_start:
                 done = 0
                 for run in range(scenario.runs):
                     state = await graph.aget_state({"configurable": {"thread_id": f"run-{run}"}})
                     done += len(state.values.get("episodes", [])) if state.values else 0
-                per_epoch = episodes_per_epoch(scenario)
+                per_epoch = episodes_per_epoch(scenario, layer)
                 hooks.on_start(per_epoch * scenario.epochs * scenario.runs, done, per_epoch)
             outcomes = await asyncio.gather(
                 *(_drive(graph, context, run, scenario.epochs) for run in range(scenario.runs)),
@@ -190,7 +177,7 @@ async def _execute(
             f"The run directory is resumable: sandbox resume {run_dir.path}"
         ) from first
     _finalize(run_dir, scenario, [o for o in outcomes if isinstance(o, dict)], profiles, time.time() - started,
-              _embedded_backend(stack))  # fmt: skip
+              _embedded_backend(stack), layer)  # fmt: skip
 
 
 def _embedded_backend(stack: ModelStack) -> dict[str, int] | None:
@@ -210,6 +197,7 @@ def _finalize(
     profiles: dict[int, dict[str, dict[str, str]]],
     seconds: float,
     embedded_backend: dict[str, int] | None = None,
+    layer: Any | None = None,
 ) -> None:
     records = [episode for state in states for episode in state.get("episodes", [])]
     episodes = episodes_frame(records, profiles)
@@ -226,36 +214,11 @@ def _finalize(
         episodes.to_sql("episodes", db, if_exists="replace", index=False)
         metrics.to_sql("metrics", db, if_exists="replace", index=False)
     save_plots(episodes, run_dir.path, title=scenario.name)
-    if scenario.assistant is not None:
-        policies = [policy for state in states for policy in state.get("policies", [])]
-        summary["scai"] = _finalize_scai(run_dir, scenario, episodes, policies)
+    if layer is not None:
+        summary[layer.name] = layer.finalize(run_dir, episodes, states)
         atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2, default=str))
     status = run_dir.status()
     run_dir.write_status("complete", seconds=round(status.get("seconds", 0.0) + seconds, 3))
-
-
-def _finalize_scai(
-    run_dir: RunDirectory, scenario: Scenario, episodes: pd.DataFrame, records: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """Write the SCAI tables and plots; return the summary's `scai` section."""
-    records = sorted(records, key=lambda r: (r["run"], r["version"]))
-    atomic_write_text(run_dir / layout.POLICIES, "".join(json.dumps(r) + "\n" for r in records))
-    policies = pd.DataFrame(records, columns=POLICY_COLUMNS)
-    groups = group_epochs(episodes)
-    population = {share.norm: share.proportion for share in scenario.society.norms}
-    per_run, bins = final_policy_bins(groups, population)
-    final = policies.groupby("run").tail(1)[["run", "version", "policy"]]
-    per_run = final.merge(per_run, on="run", how="left")
-    atomic_write_text(run_dir / layout.EPOCHS, groups.to_csv(index=False))
-    atomic_write_text(run_dir / layout.EPOCH_SUMMARY, epoch_summary(groups).to_csv(index=False))
-    atomic_write_text(run_dir / layout.FINAL_POLICIES, per_run.to_csv(index=False))
-    with sqlite3.connect(run_dir / layout.STORE) as db:
-        policies.assign(evidence=policies["evidence"].map(json.dumps)).to_sql(
-            "policies", db, if_exists="replace", index=False
-        )
-        groups.to_sql("epochs", db, if_exists="replace", index=False)
-    save_scai_plots(groups, bins, run_dir.path, title=scenario.name, mixed=len(population) > 1)
-    return scai_summary(groups, policies, population)
 
 
 async def arun(

@@ -11,23 +11,18 @@ import math
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     field_validator,
     model_validator,
 )
 
 from sandbox.llm.embedded_tuning import EmbeddedSettings
+# Re-exported: the SCAI block lives in its package, the base models in `sandbox.schema`.
+from sandbox.scai.config import Assistant, Evaluation, EvaluationCondition, InteractionMix  # noqa: F401
+from sandbox.schema import AmountRange, StrictModel  # noqa: F401
 
 Role = Literal["user", "assistant", "meta", "judge", "policy"]
 ROLES: tuple[str, ...] = ("user", "assistant", "meta", "judge", "policy")
-
-
-class StrictModel(BaseModel):
-    """Base of every scenario model: unknown fields are errors, values are frozen."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Sampling(StrictModel):
@@ -178,19 +173,6 @@ class Society(StrictModel):
         return self
 
 
-class AmountRange(StrictModel):
-    """The inclusive range the amount to split is drawn from."""
-
-    min: int = Field(10, ge=1)
-    max: int = Field(100, ge=1, le=1_000_000)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> AmountRange:
-        if self.min > self.max:
-            raise ValueError(f"min ({self.min}) is larger than max ({self.max})")
-        return self
-
-
 class UltimatumGame(StrictModel):
     """The ultimatum game: a proposer splits an amount, a responder accepts or rejects."""
 
@@ -204,124 +186,6 @@ class UltimatumGame(StrictModel):
 
 # A discriminated union on `kind`: matrix and dialogue games join it later.
 Game = Annotated[Union[UltimatumGame], Field(discriminator="kind")]  # noqa: UP007
-
-
-class InteractionMix(StrictModel):
-    """The interactions of each SCAI epoch, by who meets whom.
-
-    The paper's settings: 8 user-user + 1 assistant-proposer + 1
-    assistant-responder, and 8 assistant-assistant + 1 + 1.
-    """
-
-    user_user: int = Field(8, ge=0, description="User-user interactions, drawn along the network.")
-    assistant_proposer: int = Field(1, ge=0, description="The assistant proposes to a random user.")
-    assistant_responder: int = Field(1, ge=0, description="A random user proposes to the assistant.")
-    assistant_assistant: int = Field(0, ge=0, description="Two copies of the assistant play each other.")
-
-    @model_validator(mode="after")
-    def _some(self) -> InteractionMix:
-        if self.total() == 0:
-            raise ValueError("an epoch needs at least one interaction")
-        return self
-
-    def total(self) -> int:
-        """Interactions per epoch."""
-        return self.user_user + self.assistant_proposer + self.assistant_responder + self.assistant_assistant
-
-
-class EvaluationCondition(StrictModel):
-    """One generalisation condition: the assistant's final policy proposes under it."""
-
-    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Label in tables and plots.")
-    currency: str | None = Field(None, min_length=1, description="Currency; default: the game's currencies.")
-    amount: AmountRange | int | None = Field(
-        None, description="An amount or a range; default: the game's range. Up to 10^12."
-    )
-    reason: bool = Field(False, description="Ask the assistant for the reason of its proposal (Table A-1).")
-
-    @field_validator("amount")
-    @classmethod
-    def _positive(cls, amount: Any) -> Any:
-        if isinstance(amount, int) and not 1 <= amount <= 10**12:
-            raise ValueError("an amount lies between 1 and 10^12")
-        return amount
-
-
-class Evaluation(StrictModel):
-    """What `sandbox evaluate RUN_DIR` replays each run's final policy on."""
-
-    trials: int = Field(4, ge=1, le=1000, description="Proposals per condition and run.")
-    conditions: list[EvaluationCondition] = Field(
-        default_factory=lambda: [
-            EvaluationCondition(name="in-distribution"),
-            EvaluationCondition(name="medicine", currency="grams of medicine"),
-            EvaluationCondition(name="billions", amount=2_220_000_000),
-        ],
-        min_length=1,
-    )
-
-    @field_validator("conditions")
-    @classmethod
-    def _unique(cls, conditions: list[EvaluationCondition]) -> list[EvaluationCondition]:
-        names = [c.name for c in conditions]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise ValueError(f"condition names used twice: {', '.join(twice)}")
-        return conditions
-
-
-class Assistant(StrictModel):
-    """Social Contract AI: an assistant whose policy a MetaLM rewrites after each epoch.
-
-    The AssistantLM plays only from its current policy; the MetaLM reads the
-    meta-principle, the observed interactions and the previous policy, and
-    writes the next one. Defaults follow the paper (Appendix C).
-    """
-
-    initial_policy: str | None = Field(
-        None, min_length=1, description="The first epoch's policy; default: drawn from `initial_policies`."
-    )
-    initial_policies: list[Annotated[str, Field(min_length=1)]] | None = Field(
-        None, min_length=1, description="Policies the first one is drawn from per run (seeded); default: the library."
-    )
-    meta_principle: str | None = Field(
-        None, min_length=1, description="The MetaLM's objective; default: the paper's (prompts/scai/meta_principle.j2)."
-    )
-    revision_instruction: str | None = Field(
-        None, min_length=1, description="What the MetaLM is asked to write; default: the paper's (prompts/scai/revision.j2)."
-    )
-    history_epochs: int = Field(1, ge=0, description="Epochs of interactions the MetaLM reads: 1 = the last, 0 = all.")
-    max_interactions: int = Field(
-        40, ge=1, le=1000, description="Most interactions shown to the MetaLM (a seeded sample when more)."
-    )
-    max_reasks: int = Field(1, ge=0, le=5, description="Times an unusable policy is asked again.")
-    digest: bool = Field(
-        False,
-        description="Show the MetaLM the numbers behind the interactions (mean share given away and acceptance, "
-        "fixed against flex agents) before the previous policy; a scaffold for small models (the paper: off).",
-    )
-    interactions: InteractionMix = Field(default_factory=InteractionMix)
-    evaluation: Evaluation = Field(default_factory=Evaluation)
-    prompt: Literal["policy", "none"] = Field(
-        "policy",
-        description="policy: the assistant plays under its policy, which the MetaLM rewrites (SCAI); none: no policy "
-        "and no system prompt, and no MetaLM (a distilled student, whose norm is in its weights: prompts/student/).",
-    )
-    answer: Literal["sentence", "number"] = Field(
-        "sentence",
-        description="prompt none: the student's answer form, sentence (the society's) or number (the amount it "
-        "keeps, the tiny model's), handed to the society as its sentence.",
-    )
-
-    @model_validator(mode="after")
-    def _one_start(self) -> Assistant:
-        if self.initial_policy is not None and self.initial_policies is not None:
-            raise ValueError("give initial_policy or initial_policies, not both")
-        if self.prompt == "none" and (self.initial_policy is not None or self.initial_policies is not None):
-            raise ValueError("prompt none plays with no policy; drop initial_policy and initial_policies")
-        if self.answer == "number" and self.prompt != "none":
-            raise ValueError("answer number is a distilled student's form: it needs prompt none")
-        return self
 
 
 class Scenario(StrictModel):

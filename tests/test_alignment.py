@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from sandbox.alignment import (
+from sandbox.scai.metrics import (
     epoch_summary,
     final_policy_bins,
     gaps,

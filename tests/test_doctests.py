@@ -13,7 +13,7 @@ MODULES = [
     "sandbox.games.matrix_prompt",
     "sandbox.dialogue.domains.ultimatum",
     "sandbox.games.ultimatum",
-    "sandbox.graph.scai_nodes",
+    "sandbox.scai.nodes",
     "sandbox.llm.embedded_tuning",
     "sandbox.moral.ppo",
     "sandbox.moral.rewards",

@@ -11,7 +11,7 @@ import pytest
 from nbclient import NotebookClient
 
 from sandbox import run
-from sandbox.evaluate import aevaluate
+from sandbox.scai.evaluate import aevaluate
 from tests.conftest import scai_models, scai_scenario, small_scenario, ultimatum_model
 
 # The proxy-rewards notebook runs against a real labeling run on the embedded model (tests/test_proxy_slow.py), and the

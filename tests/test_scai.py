@@ -16,7 +16,7 @@ import prompts
 from agents.meta import Interaction, digest, keep_word
 from sandbox import RunFailedError, RunResult, aresume, arun, load_scenario, run
 from sandbox.errors import ScenarioError, UsageError
-from sandbox.evaluate import aevaluate
+from sandbox.scai.evaluate import aevaluate
 from sandbox.llm.scripted import scripted
 from tests.conftest import scai_models, scai_scenario, scripted_meta
 

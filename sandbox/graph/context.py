@@ -7,23 +7,53 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from langchain_core.language_models import BaseChatModel
+from langgraph.graph import StateGraph
 
-from agents.assistant import PolicyFollowingAssistant
 from agents.contracts import UltimatumPlayer
-from agents.meta import MetaLM
-from agents.student import PolicylessAssistant
 from sandbox.scenario import Scenario
 from societies.network import InteractionNetwork
-
-# The assistant's agent id; two copies that meet are `assistant-0` and `assistant-1`.
-ASSISTANT = "assistant"
 
 
 def _ignore(*_: Any) -> None:
     return None
+
+
+class GraphLayer(Protocol):
+    """What a scenario adds to the society graph beyond users playing each other (SCAI's assistant is one).
+
+    The engine calls these and knows nothing else of the layer.
+    """
+
+    name: str  # its section of summary.json
+
+    def add_nodes(self, builder: StateGraph) -> None:
+        """Add the layer's nodes, the edge from START and the router after `score`."""
+
+    def user_pairs(self) -> int | None:
+        """User-user episodes per epoch (None: one maximal matching), instead of the scenario's count."""
+
+    def pairs(self, run: int, rng: Any) -> list[tuple[int | str, int | str, str]]:
+        """The epoch's pairs beyond users' (proposer, responder, interaction), drawn after theirs from `rng`."""
+
+    def episodes_per_epoch(self) -> int:
+        """Episodes an epoch plays, for progress bars."""
+
+    def profiles(self) -> dict[str, dict[str, str]]:
+        """Profiles (norm, manner) of the players the layer adds, by agent id."""
+
+    def listed(self, agent: str) -> bool:
+        """Whether an added agent gets a row of `agents.csv`."""
+
+    def finalize(self, run_dir: Any, episodes: Any, states: list[dict[str, Any]]) -> dict[str, Any]:
+        """Write the layer's tables when the run ends; return the summary's section `name`."""
+
+    def task_fields(self, state: dict[str, Any]) -> dict[str, Any]:
+        """Fields every episode task of the coming epoch carries (SCAI: the policy played)."""
+
+    def player(self, task: dict[str, Any], who: str) -> UltimatumPlayer:
+        """The non-user player `who` of an episode task."""
 
 
 @dataclass
@@ -34,29 +64,22 @@ class SocietyContext:
         scenario: The validated scenario.
         players: Per run, the users by agent index.
         networks: Per run, the interaction network.
-        assistant_model: The assistant role's model (SCAI only).
-        meta: The MetaLM (SCAI only).
+        layer: What the scenario adds to the graph (SCAI's assistant and MetaLM), or None.
         on_epoch_start: Called with (run, epoch, episodes) when an epoch's pairs are drawn.
         on_episode: Called with each finished episode record.
-        on_policy: Called with each policy record the meta node writes.
     """
 
     scenario: Scenario
     players: dict[int, list[UltimatumPlayer]]
     networks: dict[int, InteractionNetwork]
-    assistant_model: BaseChatModel | None = None
-    meta: MetaLM | None = None
+    layer: Any | None = None  # a GraphLayer
     on_epoch_start: Callable[[int, int, int], None] = field(default=_ignore)
     on_episode: Callable[[dict[str, Any]], None] = field(default=_ignore)
-    on_policy: Callable[[dict[str, Any]], None] = field(default=_ignore)
 
     def player(self, task: dict[str, Any], who: int | str) -> UltimatumPlayer:
-        """The player `who` of an episode task: a user by index, or the assistant under the task's policy."""
+        """The player `who` of an episode task: a user by index, or one the layer adds."""
         if isinstance(who, int):
             return self.players[task["run"]][who]
-        if self.assistant_model is None or "policy" not in task:
-            raise ValueError(f"episode task names {who!r} but the scenario has no assistant")
-        config = self.scenario.assistant
-        if config is not None and config.prompt == "none":
-            return PolicylessAssistant(model=self.assistant_model, form=config.answer, agent_id=who)
-        return PolicyFollowingAssistant(policy=task["policy"], model=self.assistant_model, agent_id=who)
+        if self.layer is None:
+            raise ValueError(f"episode task names {who!r} but the scenario adds no players to its users")
+        return self.layer.player(task, who)

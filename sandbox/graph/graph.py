@@ -1,8 +1,9 @@
 """The society graph: pair -> play (one task per episode, concurrently) -> score -> next epoch.
 
-With an assistant (Social Contract AI) the same epoch nodes run between an
-`init_policy` node at the start and a `meta` node after every epoch but the
-last, where the MetaLM writes the next epoch's policy:
+A layer (`SocietyContext.layer`; Social Contract AI's, `sandbox.scai.layer`)
+adds its own nodes around the same epoch nodes: SCAI runs an `init_policy`
+node at the start and a `meta` node after every epoch but the last, where
+the MetaLM writes the next epoch's policy:
 
     START -> init_policy -> pair -> play* -> score -> meta -> pair ... -> score -> END
 
@@ -21,9 +22,8 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from sandbox.graph.context import SocietyContext
+from sandbox.graph.context import GraphLayer, SocietyContext
 from sandbox.graph.nodes import fan_out, next_step, pair, play, score
-from sandbox.graph.scai_nodes import init_policy, meta
 from sandbox.graph.state import SocietyState
 
 
@@ -36,17 +36,12 @@ def add_epoch_nodes(builder: StateGraph) -> None:
     builder.add_edge("play", "score")
 
 
-def build_society_graph(checkpointer: Any | None = None, *, assistant: bool = False) -> Any:
-    """Compile the society graph, with the SCAI policy nodes when `assistant`, optionally with a checkpointer."""
+def build_society_graph(checkpointer: Any | None = None, *, layer: GraphLayer | None = None) -> Any:
+    """Compile the society graph, with a layer's nodes when given, optionally with a checkpointer."""
     builder = StateGraph(SocietyState, context_schema=SocietyContext)
     add_epoch_nodes(builder)
-    if assistant:
-        builder.add_node("init_policy", init_policy)
-        builder.add_node("meta", meta)
-        builder.add_edge(START, "init_policy")
-        builder.add_edge("init_policy", "pair")
-        builder.add_edge("meta", "pair")
-        builder.add_conditional_edges("score", next_step, {"pair": "pair", "meta": "meta", "__end__": END})
+    if layer is not None:
+        layer.add_nodes(builder)
     else:
         builder.add_edge(START, "pair")
         builder.add_conditional_edges("score", next_step, {"pair": "pair", "__end__": END})

@@ -15,31 +15,28 @@ from langgraph.types import Send
 
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import play_ultimatum
-from sandbox.graph.context import ASSISTANT, SocietyContext
+from sandbox.graph.context import SocietyContext
 from sandbox.graph.state import SocietyState
 from sandbox.seeding import Branch, generator, seed_node
 from societies.network import match
 
 
 def pair(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any]:
-    """Draw the epoch's pairs (users along the network; the assistant by the scenario's mix) and stakes."""
+    """Draw the epoch's pairs (users along the network, then the layer's, such as SCAI's assistant) and stakes."""
     ctx = runtime.context
     scenario, run, epoch = ctx.scenario, state["run"], state["epoch"]
     rng = generator(scenario.seed, run, Branch.EPOCH, epoch)
-    mix = scenario.assistant.interactions if scenario.assistant else None
-    count = mix.user_user if mix else scenario.interactions_per_epoch
+    layer = ctx.layer
+    count = layer.user_pairs() if layer is not None else scenario.interactions_per_epoch
     pairs: list[tuple[int | str, int | str, str]] = []
     if count != 0:
         pairs += [(p.first, p.second, "user-user") for p in match(ctx.networks[run], scenario.society.matching, count, rng)]
-    if mix:
-        size = scenario.society.size
-        pairs += [(ASSISTANT, int(u), "assistant-proposer") for u in rng.integers(size, size=mix.assistant_proposer)]
-        pairs += [(int(u), ASSISTANT, "assistant-responder") for u in rng.integers(size, size=mix.assistant_responder)]
-        pairs += [(f"{ASSISTANT}-0", f"{ASSISTANT}-1", "assistant-assistant")] * mix.assistant_assistant
+    if layer is not None:
+        pairs += layer.pairs(run, rng)
     game = scenario.game
     amounts = rng.integers(game.amount.min, game.amount.max, endpoint=True, size=len(pairs))
     currencies = rng.integers(len(game.currencies), size=len(pairs))
-    policy = state["policies"][-1] if state.get("policies") else None
+    fields = layer.task_fields(state) if layer is not None else {}
     tasks = [
         {
             "run": run,
@@ -50,7 +47,7 @@ def pair(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any
             "responder": responder,
             "amount": int(amount),
             "currency": game.currencies[int(currency)],
-            **({"policy": policy["policy"], "policy_version": policy["version"]} if policy else {}),
+            **fields,
         }
         for index, ((proposer, responder, interaction), amount, currency) in enumerate(
             zip(pairs, amounts, currencies)
@@ -121,8 +118,6 @@ def score(state: SocietyState) -> dict[str, Any]:
     return {"epoch": epoch + 1, "tasks": [], "epoch_scores": [summary]}
 
 
-def next_step(state: SocietyState, runtime: Runtime[SocietyContext]) -> Literal["pair", "meta", "__end__"]:
-    """Router: another epoch (after a policy revision when there is an assistant), or the end."""
-    if state["epoch"] >= state["epochs"]:
-        return "__end__"
-    return "meta" if runtime.context.scenario.assistant is not None else "pair"
+def next_step(state: SocietyState) -> Literal["pair", "__end__"]:
+    """Router: another epoch, or the end (a layer routes through its own nodes instead)."""
+    return "__end__" if state["epoch"] >= state["epochs"] else "pair"

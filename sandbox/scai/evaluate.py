@@ -209,7 +209,7 @@ async def aevaluate(
 
 
 def _write(run_dir: RunDirectory, table: pd.DataFrame, title: str) -> None:
-    from sandbox.plots import plot_generalisation
+    from sandbox.scai.plots import plot_generalisation
 
     training = pd.read_csv(run_dir / layout.EPOCHS) if (run_dir / layout.EPOCHS).is_file() else None
     summary = json.loads((run_dir / layout.SUMMARY).read_text())

@@ -1,4 +1,4 @@
-"""The nodes Social Contract AI adds to the society graph: the first policy, and the meta step.
+"""The nodes Social Contract AI adds to the society graph (through `sandbox.scai.layer`): the first policy, and the meta step.
 
 Policies are versioned by the epoch they are played in: version k guides the
 assistant through epoch k. Version 0 is given or drawn from a seeded list;
@@ -17,10 +17,14 @@ from langgraph.runtime import Runtime
 
 from agents.assistant import library_policies
 from agents.meta import Interaction
-from sandbox.graph.context import ASSISTANT, SocietyContext
+from sandbox.graph.context import SocietyContext
 from sandbox.graph.state import SocietyState
 from sandbox.llm.contracts import CallInfo
 from sandbox.seeding import Branch, generator, seed_node
+
+# The assistant's agent id; two copies that meet are `assistant-0` and `assistant-1`.
+ASSISTANT = "assistant"
+COPIES = (f"{ASSISTANT}-0", f"{ASSISTANT}-1")
 
 
 def word_diff(old: str, new: str) -> str:
@@ -56,7 +60,7 @@ def init_policy(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[s
     run = state["run"]
     if config.prompt == "none":  # a distilled student: no policy, now or later
         record = _policy_record(run, 0, "", source="none")
-        ctx.on_policy(record)
+        ctx.layer.on_policy(record)
         return {"policies": [record]}
     if config.initial_policy is not None:
         policy = config.initial_policy
@@ -64,7 +68,7 @@ def init_policy(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[s
         choices = list(config.initial_policies or library_policies())
         policy = choices[int(generator(ctx.scenario.seed, run, Branch.POLICY).integers(len(choices)))]
     record = _policy_record(run, 0, policy, source="initial")
-    ctx.on_policy(record)
+    ctx.layer.on_policy(record)
     return {"policies": [record]}
 
 
@@ -116,19 +120,19 @@ def _attempt_seeds(root: int, run: int, epoch: int, attempts: int) -> list[int]:
 async def meta(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any]:
     """The MetaLM writes the policy of the coming epoch from the observed interactions and the last policy."""
     ctx = runtime.context
-    assert ctx.meta is not None and ctx.scenario.assistant is not None
+    assert ctx.layer is not None and ctx.scenario.assistant is not None
     run, epoch = state["run"], state["epoch"]
     previous = state["policies"][-1]
     if ctx.scenario.assistant.prompt == "none":  # no policy to revise: the MetaLM is not asked
         record = _policy_record(run, epoch, "", source="none")
-        ctx.on_policy(record)
+        ctx.layer.on_policy(record)
         return {"policies": [record]}
     observed = evidence(state, runtime)
     call = CallInfo(role="meta", agent="meta", run=run, epoch=epoch - 1, episode=f"r{run}-policy{epoch}", step="revise")
-    revision = await ctx.meta.revise(
+    revision = await ctx.layer.meta.revise(
         previous["policy"],
         observed,
-        seeds=_attempt_seeds(ctx.scenario.seed, run, epoch, ctx.meta.max_reasks + 1),
+        seeds=_attempt_seeds(ctx.scenario.seed, run, epoch, ctx.layer.meta.max_reasks + 1),
         call=call,
     )
     policy = revision.policy if revision.policy is not None else previous["policy"]
@@ -142,5 +146,5 @@ async def meta(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[st
         answer=revision.answer,
         illegal_answers=revision.illegal_answers,
     )
-    ctx.on_policy(record)
+    ctx.layer.on_policy(record)
     return {"policies": [record]}

@@ -1,0 +1,42 @@
+"""The SCAI tables and plots a finished run writes: policies, epochs, their summary, the final policies."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+import pandas as pd
+
+from sandbox import run_dir as layout
+from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.scai.metrics import epoch_summary, final_policy_bins, group_epochs, scai_summary
+from sandbox.scai.plots import save_scai_plots
+from sandbox.scenario import Scenario
+
+POLICY_COLUMNS = ["run", "version", "epoch", "policy", "source", "legal", "evidence", "diff", "answer",
+                  "illegal_answers"]  # fmt: skip
+
+
+def finalize_scai(
+    run_dir: RunDirectory, scenario: Scenario, episodes: pd.DataFrame, records: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Write the SCAI tables and plots; return the summary's `scai` section."""
+    records = sorted(records, key=lambda r: (r["run"], r["version"]))
+    atomic_write_text(run_dir / layout.POLICIES, "".join(json.dumps(r) + "\n" for r in records))
+    policies = pd.DataFrame(records, columns=POLICY_COLUMNS)
+    groups = group_epochs(episodes)
+    population = {share.norm: share.proportion for share in scenario.society.norms}
+    per_run, bins = final_policy_bins(groups, population)
+    final = policies.groupby("run").tail(1)[["run", "version", "policy"]]
+    per_run = final.merge(per_run, on="run", how="left")
+    atomic_write_text(run_dir / layout.EPOCHS, groups.to_csv(index=False))
+    atomic_write_text(run_dir / layout.EPOCH_SUMMARY, epoch_summary(groups).to_csv(index=False))
+    atomic_write_text(run_dir / layout.FINAL_POLICIES, per_run.to_csv(index=False))
+    with sqlite3.connect(run_dir / layout.STORE) as db:
+        policies.assign(evidence=policies["evidence"].map(json.dumps)).to_sql(
+            "policies", db, if_exists="replace", index=False
+        )
+        groups.to_sql("epochs", db, if_exists="replace", index=False)
+    save_scai_plots(groups, bins, run_dir.path, title=scenario.name, mixed=len(population) > 1)
+    return scai_summary(groups, policies, population)

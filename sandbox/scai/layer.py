@@ -1,0 +1,111 @@
+"""SCAI's layer of the society graph: the one hook through which the society engine runs Social Contract AI.
+
+The engine (`sandbox.graph`, `sandbox.runner`) calls a `GraphLayer`; this is
+SCAI's: it adds the `init_policy` and `meta` nodes and their router, the
+assistant's pairs of each epoch, the assistant as a player under the epoch's
+policy, its rows in the agent table, and the SCAI tables when a run ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+
+from agents.assistant import PolicyFollowingAssistant
+from agents.contracts import UltimatumPlayer
+from agents.meta import MetaLM
+from agents.student import PolicylessAssistant
+from sandbox.scai.config import Assistant
+from sandbox.scai.nodes import ASSISTANT, COPIES, init_policy, meta
+from sandbox.scenario import Scenario
+
+
+def after_score(state: dict[str, Any]) -> Literal["meta", "__end__"]:
+    """Router: the meta step before another epoch, or the end."""
+    return "__end__" if state["epoch"] >= state["epochs"] else "meta"
+
+
+@dataclass
+class ScaiLayer:
+    """The assistant and its MetaLM in a society run.
+
+    Attributes:
+        scenario: The scenario (with an `assistant:` block).
+        assistant_model: The assistant role's chat model.
+        meta: The MetaLM.
+        on_policy: Called with each policy record the graph writes.
+    """
+
+    scenario: Scenario
+    assistant_model: BaseChatModel
+    meta: MetaLM
+    on_policy: Callable[[dict[str, Any]], None] = field(default=lambda *_: None)
+    name = "scai"  # the summary's section
+
+    @classmethod
+    def build(cls, scenario: Scenario, models: dict[str, BaseChatModel], on_policy: Any = None) -> ScaiLayer:
+        """The layer of `scenario`, over the run's models per role."""
+        c = scenario.assistant
+        assert c is not None, "a SCAI layer needs a scenario with an assistant"
+        meta_lm = MetaLM(models["meta"], c.meta_principle, c.revision_instruction, c.max_reasks, c.digest)
+        return cls(scenario, models["assistant"], meta_lm, on_policy or (lambda *_: None))
+
+    @property
+    def config(self) -> Assistant:
+        assert self.scenario.assistant is not None
+        return self.scenario.assistant
+
+    def add_nodes(self, builder: StateGraph) -> None:
+        builder.add_node("init_policy", init_policy)
+        builder.add_node("meta", meta)
+        builder.add_edge(START, "init_policy")
+        builder.add_edge("init_policy", "pair")
+        builder.add_edge("meta", "pair")
+        builder.add_conditional_edges("score", after_score, {"meta": "meta", "__end__": END})
+
+    def user_pairs(self) -> int | None:
+        return self.config.interactions.user_user
+
+    def pairs(self, run: int, rng: Any) -> list[tuple[int | str, int | str, str]]:
+        """The assistant's partners, drawn uniformly each epoch; two copies for assistant-assistant games."""
+        mix, size = self.config.interactions, self.scenario.society.size
+        pairs: list[tuple[int | str, int | str, str]] = []
+        pairs += [(ASSISTANT, int(u), "assistant-proposer") for u in rng.integers(size, size=mix.assistant_proposer)]
+        pairs += [(int(u), ASSISTANT, "assistant-responder") for u in rng.integers(size, size=mix.assistant_responder)]
+        pairs += [(f"{ASSISTANT}-0", f"{ASSISTANT}-1", "assistant-assistant")] * mix.assistant_assistant
+        return pairs
+
+    def task_fields(self, state: dict[str, Any]) -> dict[str, Any]:
+        policy = state["policies"][-1] if state.get("policies") else None
+        return {"policy": policy["policy"], "policy_version": policy["version"]} if policy else {}
+
+    def player(self, task: dict[str, Any], who: str) -> UltimatumPlayer:
+        """The assistant under the task's policy: memoryless, a new one per episode."""
+        if "policy" not in task:
+            raise ValueError(f"episode task names {who!r} but carries no policy")
+        if self.config.prompt == "none":
+            return PolicylessAssistant(model=self.assistant_model, form=self.config.answer, agent_id=who)
+        return PolicyFollowingAssistant(policy=task["policy"], model=self.assistant_model, agent_id=who)
+
+    def episodes_per_epoch(self) -> int:
+        return self.config.interactions.total()
+
+    def profiles(self) -> dict[str, dict[str, str]]:
+        """The assistant's rows in the agent profiles (its two self-play copies included)."""
+        return {agent: {"norm": ASSISTANT, "manner": "neutral"} for agent in (ASSISTANT, *COPIES)}
+
+    def listed(self, agent: str) -> bool:
+        """Whether `agent` gets a row of `agents.csv` (the two copies that meet are the one assistant)."""
+        return agent not in COPIES
+
+    def finalize(self, run_dir: Any, episodes: pd.DataFrame, states: list[dict[str, Any]]) -> dict[str, Any]:
+        """Write the SCAI tables and plots; return the summary's `scai` section."""
+        from sandbox.scai.finalize import finalize_scai
+
+        policies = [policy for state in states for policy in state.get("policies", [])]
+        return finalize_scai(run_dir, self.scenario, episodes, policies)
