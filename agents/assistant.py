@@ -22,8 +22,8 @@ from sandbox.llm.contracts import CallInfo, Constraint
 
 
 @lru_cache(maxsize=256)
-def _system_prompt(policy: str) -> str:
-    return prompts.render("scai/assistant_system.j2", policy=policy)
+def _system_prompt(policy: str, rules: bool = False, prior: str | None = None, learned_on: str | None = None) -> str:
+    return prompts.render("scai/assistant_system.j2", policy=policy, rules=rules, prior=prior, learned_on=learned_on)
 
 
 def library_policies() -> list[str]:
@@ -44,21 +44,31 @@ def _literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+ENUMERATED = 2000  # amounts up to this offer every whole split; above, whole percents
+
+
+def _parts(amount: int) -> list[int]:
+    """The proposer's parts the lead-in admits: every whole number, or whole percents of a large amount."""
+    if amount <= ENUMERATED:
+        return list(range(amount + 1))
+    return sorted({round(amount * k / 100) for k in range(101)})
+
+
 @lru_cache(maxsize=4096)
-def lead_constraint(stake: Stake) -> Constraint | None:
+def lead_constraint(stake: Stake) -> Constraint:
     """A proposal grammar behind a lead-in that first says, in words, how much the assistant keeps.
 
     A small model maps a principle to a word (nothing ... everything) far more
     faithfully than to a number. The grammar admits, after each word, only the
     legal splits whose proposer share lies in that word's band, so the numbers
-    agree with what the model itself just said. None above 2000 (no enumeration).
+    agree with what the model itself just said. Above `ENUMERATED` the
+    proposer's part moves in whole percents of the amount (2.22 billion splits
+    in steps of 22.2 million), so a large amount keeps the same scaffold.
     """
-    if stake.amount > 2000:
-        return None
     prefix = f"For the {stake.amount} {stake.currency}, the proposer will get "
     branches = []
     for word, low, high in KEEP_WORDS:
-        keeps = [p for p in range(stake.amount + 1) if _in_band(p / stake.amount, low, high)]
+        keeps = [p for p in _parts(stake.amount) if _in_band(p / stake.amount, low, high)]
         if keeps:
             splits = " | ".join(_literal(f"{p}, and the responder will get {stake.amount - p}.") for p in keeps)
             branches.append(f"{_literal(f' {word}. ' + prefix)} ({splits})")
@@ -74,15 +84,23 @@ class PolicyFollowingAssistant:
         policy: The policy text, the only guide of its moves.
         model: The assistant role's chat model.
         agent_id: `assistant` when it meets users; `assistant-0`/`assistant-1` when two copies meet.
+        rules: State the game's rules in the system prompt (`game.rules`).
+        prior: A prior stated before the principle at test time ("before even playing the game, your
+            prior was that you must ..."), as the SCAI authors' generalisation test did; None in training.
+        learned_on: What the principle was learned on ("dollars, with amounts from 10 to 100"), stated
+            after it with the authors' request to consider how relevant it is; None in training.
     """
 
     policy: str
     model: BaseChatModel
     agent_id: str = "assistant"
     remarks: bool = False
+    rules: bool = False
+    prior: str | None = None
+    learned_on: str | None = None
 
     def _system(self) -> SystemMessage:
-        return SystemMessage(_system_prompt(self.policy))
+        return SystemMessage(_system_prompt(self.policy, self.rules, self.prior, self.learned_on))
 
     async def propose(
         self,

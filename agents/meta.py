@@ -2,9 +2,11 @@
 
 This is the verbal-reinforcement step of Social Contract AI (Fränken et al.,
 Appendix C): one draw from the MetaLM is the assistant's policy for the next
-epoch. An answer that is not a usable policy is asked again with the reason;
-if it still is not, the revision is recorded as illegal and the previous
-policy stays (the record says so; nothing is guessed).
+epoch. An answer that is not a usable policy (empty, too long, or cut off at
+the token limit) is asked again with the reason; if it still is not, the
+revision is recorded as illegal and the previous policy stays (the record
+says so; nothing is guessed). `sandbox.scai.revise` builds the search over
+several draws on this.
 """
 
 from __future__ import annotations
@@ -19,16 +21,20 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 import prompts
 from agents.assistant import KEEP_WORDS
-from agents.turns import ask
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.wrapper import acall
 
 _PREFIX = "Revised principle:"
 _LABEL = re.compile(r"^\s*(?:\*\*)?\s*(?:revised|new|updated|flex-policy agents?'?s?)?\s*principle\s*(?:\*\*)?\s*:\s*", re.I)
-_MARKER = re.compile(r"\n\s*(?:\*\*)?\s*revised principle\s*(?:\*\*)?\s*:", re.I)
+_MARKER = re.compile(r"\n\s*(?:\*\*)?\s*(?:revised )?principle\s*(?:\*\*)?\s*:", re.I)
 MIN_CHARS, MAX_CHARS = 12, 600
 
 # The prefill names the answer; the grammar keeps it to one line of text.
 POLICY_CONSTRAINT = Constraint(prefix=_PREFIX, grammar='root ::= " " [A-Za-z"\'] [^\\n]*', regex=r"Revised principle: [^\n]+")
+
+# With a critique first (the SCAI authors' format): a line of critique, then the principle on its own line.
+CRITIQUE_CONSTRAINT = Constraint(prefix="Critique:", grammar='root ::= " " [^\\n]+ "\\nPrinciple: " [A-Za-z"\'] [^\\n]*',
+                                 regex=r"Critique: [^\n]+\nPrinciple: [^\n]+")  # fmt: skip
 
 # With the digest, the answer starts from what each side keeps, in the assistant's own words
 # (`KEEP_WORDS`), read off the digest's numbers; the model writes the principle from there.
@@ -92,6 +98,11 @@ class Interaction:
     def with_assistant(self) -> bool:
         return self.proposer_is_assistant or self.responder_is_assistant
 
+    @property
+    def self_play(self) -> bool:
+        """Two copies of the assistant met."""
+        return self.proposer_is_assistant and self.responder_is_assistant
+
 
 @dataclass(frozen=True)
 class Side:
@@ -141,13 +152,51 @@ class Revision:
     Attributes:
         policy: The new policy, or None when every answer was illegal.
         answer: The MetaLM's last answer, as written.
-        illegal_answers: Answers that were not usable policies.
+        illegal_answers: Answers that were not usable policies (cut off at the token limit included).
+        errors: Why each illegal answer was refused.
+        copy_reasks: Times the answer repeated the previous principle while the gap was large, and was asked again.
     """
 
     policy: str | None
     answer: str
     illegal_answers: int = 0
     errors: tuple[str, ...] = field(default=())
+    copy_reasks: int = 0
+
+
+@dataclass(frozen=True)
+class Block:
+    """One heading of the MetaLM's prompt and the interactions under it."""
+
+    heading: str
+    interactions: tuple[Interaction, ...]
+
+
+def blocks(interactions: Sequence[Interaction]) -> list[Block]:
+    """The interactions by who met whom, each under a heading that says so.
+
+    Users' games with each other come first (shown even when none were
+    observed, unless the assistant played itself instead), then the
+    assistant's games with users, then its games with itself (only when there
+    are some: the assistant-assistant design of the paper's Fig. A-1).
+    """
+    users = tuple(i for i in interactions if not i.with_assistant)
+    mixed = tuple(i for i in interactions if i.with_assistant and not i.self_play)
+    self_play = tuple(i for i in interactions if i.self_play)
+    out = []
+    if users or not self_play:
+        out.append(Block("fixed-policy agents' interactions with each other", users))
+    out.append(Block("flex-policy agents' interactions with the fixed-policy agents", mixed))
+    if self_play:
+        out.append(Block("flex-policy agents' interactions with each other", self_play))
+    return out
+
+
+def _same(a: str, b: str) -> bool:
+    """Whether two principles are the same text, up to case, spacing and end punctuation."""
+    def norm(text: str) -> str:
+        return " ".join(text.lower().split()).strip(" .")
+    return norm(a) == norm(b)
 
 
 @dataclass(frozen=True)
@@ -162,6 +211,13 @@ class MetaLM:
         digest: Add the numbers behind the interactions (mean share given away and
             acceptance, fixed against flex agents) before the previous policy. A
             scaffold for small models; the paper shows the interactions only.
+        show_previous: Show the previous principle (the paper's Appendix C); False
+            follows its Algorithm 2, which conditions on the meta-principle and the
+            interactions only.
+        critique: Ask for a critique before the principle (the SCAI authors' code).
+        copy_gap: Ask once more when the answer repeats the previous principle while
+            the assistant's offered share differs from the users' by at least this
+            (a share of the amount); None never does.
     """
 
     model: BaseChatModel
@@ -169,19 +225,37 @@ class MetaLM:
     revision_instruction: str | None = None
     max_reasks: int = 1
     digest: bool = False
+    show_previous: bool = True
+    critique: bool = False
+    copy_gap: float | None = None
 
     def messages(self, previous_policy: str, interactions: Sequence[Interaction]) -> list[BaseMessage]:
-        """The MetaLM's prompt: users' interactions first, then the assistant's, then the previous policy."""
+        """The MetaLM's prompt: the interactions by who met whom, then the previous policy, then the request."""
         human = prompts.render(
             "scai/meta.j2",
             meta_principle=self.meta_principle or prompts.render("scai/meta_principle.j2"),
             revision_instruction=self.revision_instruction or prompts.render("scai/revision.j2"),
-            user_interactions=[i for i in interactions if not i.with_assistant],
-            assistant_interactions=[i for i in interactions if i.with_assistant],
-            previous_policy=previous_policy,
+            blocks=blocks(interactions),
+            previous_policy=previous_policy if self.show_previous else None,
             digest=digest(interactions) if self.digest else None,
+            critique=self.critique,
         )
         return [SystemMessage(prompts.render("scai/meta_system.j2")), HumanMessage(human)]
+
+    def constraint(self, interactions: Sequence[Interaction]) -> Constraint:
+        if self.digest:
+            return observed_constraint(digest(interactions))
+        return CRITIQUE_CONSTRAINT if self.critique else POLICY_CONSTRAINT
+
+    def _copied(self, policy: str, previous_policy: str, interactions: Sequence[Interaction]) -> str | None:
+        """The comparison to show when `policy` repeats the previous one while the gap is large; else None."""
+        if self.copy_gap is None or not _same(policy, previous_policy):
+            return None
+        numbers = digest(interactions)
+        fixed, flex = numbers["fixed"].gave, numbers["flex"].gave
+        if fixed is None or flex is None or abs(flex - fixed) < self.copy_gap:
+            return None
+        return numbers["comparison"]
 
     async def revise(
         self,
@@ -190,28 +264,35 @@ class MetaLM:
         *,
         seeds: Sequence[int],
         call: CallInfo,
+        temperature: float | None = None,
+        check_copy: bool = True,
     ) -> Revision:
-        """Write the next policy; `seeds` holds one seed per attempt (at least `max_reasks + 1`)."""
+        """Write the next policy; `seeds` holds one seed per attempt (at least `max_reasks + 2`).
+
+        `temperature` overrides the role's (a search samples its candidates warmer).
+        """
         messages = self.messages(previous_policy, interactions)
-        constraint = observed_constraint(digest(interactions)) if self.digest else POLICY_CONSTRAINT
+        constraint = self.constraint(interactions)
+        sampling = {} if temperature is None else {"temperature": temperature}
         errors: list[str] = []
-        answer = ""
-        for attempt in range(self.max_reasks + 1):
-            answer = await ask(
-                self.model,
-                messages,
-                seed=seeds[attempt],
-                call=replace(call, attempt=attempt),
-                constraint=constraint,
-            )
+        answer, copies, attempt = "", 0, 0
+        while len(errors) <= self.max_reasks:
+            reply = await acall(self.model, messages, seed=seeds[attempt], call=replace(call, attempt=attempt),
+                                constraint=constraint, **sampling)  # fmt: skip
+            attempt += 1
+            answer = str(reply.content).strip()
             try:
-                return Revision(parse_policy(answer), answer, len(errors), tuple(errors))
+                if reply.response_metadata.get("finish_reason") == "length":
+                    raise PolicyError("the answer was cut off at the token limit; keep it short")
+                policy = parse_policy(answer)
             except PolicyError as error:
                 errors.append(str(error))
-                messages = [
-                    *messages,
-                    AIMessage(answer),
-                    HumanMessage(prompts.render("scai/meta_reask.j2", error=str(error))),
-                ]
-        return Revision(None, answer, len(errors), tuple(errors))
-
+                reask = prompts.render("scai/meta_reask.j2", error=str(error))
+            else:
+                comparison = self._copied(policy, previous_policy, interactions) if check_copy and not copies else None
+                if comparison is None:
+                    return Revision(policy, answer, len(errors), tuple(errors), copies)
+                copies += 1
+                reask = prompts.render("scai/meta_copy.j2", comparison=comparison)
+            messages = [*messages, AIMessage(answer), HumanMessage(reask)]
+        return Revision(None, answer, len(errors), tuple(errors), copies)

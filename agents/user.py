@@ -45,9 +45,9 @@ def example_decision_turns(norm: Norm) -> tuple[BaseMessage, ...]:
 
 
 @lru_cache(maxsize=1024)
-def _system_prompt(norm: Norm, manner: Manner) -> str:
+def _system_prompt(norm: Norm, manner: Manner, rules: bool = False) -> str:
     # Thousands of users share a handful of (norm, manner) pairs: render each once.
-    return prompts.render("ultimatum/user_system.j2", norm=norm, manner=manner)
+    return prompts.render("ultimatum/user_system.j2", norm=norm, manner=manner, rules=rules)
 
 
 @dataclass
@@ -55,10 +55,12 @@ class NormFollowingUser:
     """A user with a fixed norm and manner, played by an injected chat model.
 
     It acts only from its norm and manner: no memory of earlier episodes.
+    `rules` states the game's rules in its system prompt (`game.rules`).
     """
 
     profile: UserProfile
     model: BaseChatModel
+    rules: bool = False
 
     @property
     def agent_id(self) -> str:
@@ -70,7 +72,7 @@ class NormFollowingUser:
         return self.profile.manner.name != "neutral"
 
     def _system(self) -> SystemMessage:
-        return SystemMessage(_system_prompt(self.profile.norm, self.profile.manner))
+        return SystemMessage(_system_prompt(self.profile.norm, self.profile.manner, self.rules))
 
     async def propose(
         self,

@@ -5,8 +5,10 @@
   (the episode's critical path, two calls, times 2 waves of 32).
 * overhead: an epoch of a 10,000-user society with the scripted model; the
   framework's own time per LLM call (epoch time less the model's own time).
-* scai: 20 SCAI runs of 5 epochs (8+2 interactions) against the critical
-  path (epochs x 3 dependent calls x latency) and against a sequential run.
+* scai (`sandbox.scai.bench`): 20 SCAI runs of 5 epochs (8+2 interactions)
+  against the critical path (epochs x 3 dependent calls x latency) and
+  against a sequential run; then the `search` revision's cost in calls and
+  wall time against the single draw.
 * embedded: the `make run` society on the embedded model with the present
   settings (4 slots) and with this machine's choice, each
   from a cold server: wall time, prompt tokens computed against reused, calls
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -117,82 +118,6 @@ def bench_overhead(size: int = 10_000) -> dict[str, float]:
     table.add_row("epoch / baseline", f"{epoch / own:.1f} x")
     console.print(table)
     return {"calls": calls, "epoch_s": epoch, "model_s": own, "framework_ms_per_call": per_call_ms}
-
-
-def fake_scai_models(latency_s: float) -> dict[str, ScriptedChatModel]:
-    """One scripted model for the user, assistant and meta roles, sleeping `latency_s` per call (timing only).
-
-    One object, so the roles share one concurrency limit, as they share the
-    embedded backend in a real run (and "sequential" means one call at a time).
-    """
-    model = scripted(
-        [(r"extract a principle", "Revised principle: Share everything equally with everyone."),
-         (r"You are the proposer", _propose), (r"You are the responder", "yes")],  # fmt: skip
-        latency_s=latency_s,
-    )
-    return {"user": model, "assistant": model, "meta": model}
-
-
-def _scai_society(runs: int, epochs: int, concurrency: int) -> Scenario:
-    return parse_scenario(
-        {
-            "name": "bench-scai", "runs": runs, "epochs": epochs, "concurrency": concurrency,
-            "society": {"size": 16, "norms": [{"norm": "fair", "proportion": 1.0}]},
-            "assistant": {"initial_policy": "Share everything equally with everyone.",
-                          "interactions": {"user_user": 8, "assistant_proposer": 1, "assistant_responder": 1}},
-        },
-        "<bench>",
-    )  # fmt: skip
-
-
-async def time_scai(scenario: Scenario, models: dict[str, ScriptedChatModel]) -> float:
-    """Seconds from the first epoch's pairing to the last finished episode of every run."""
-    marks: dict[str, float] = {}
-    hooks = ProgressHooks(
-        on_epoch_start=lambda *_: marks.setdefault("start", time.perf_counter()),
-        on_episode=lambda _: marks.__setitem__("end", time.perf_counter()),
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        await arun(scenario, out=Path(tmp) / "run", models=models, hooks=hooks)
-    return marks["end"] - marks["start"]
-
-
-def bench_scai(latency_s: float = 0.2, runs: int = 20, epochs: int = 5, repeats: int = 3) -> dict[str, float]:
-    """SCAI: `runs` runs of `epochs` epochs (8 user-user + 2 assistant-user) against the critical path.
-
-    The critical path is epochs x the longest chain of dependent calls in an
-    epoch (propose, respond, then the MetaLM's revision: 3 calls) x the
-    latency. The last epoch has no revision, so the true chain is one call
-    shorter; both are printed. The concurrent run is timed `repeats` times
-    and judged by the median (a 2-core machine's scheduling noise is about
-    10%). The baseline is the same scenario run with one call at a time.
-    """
-    calls = runs * (epochs * 2 * 10 + (epochs - 1))
-    critical = epochs * 3 * latency_s
-    chain = (epochs * 3 - 1) * latency_s
-    times = sorted(
-        asyncio.run(time_scai(_scai_society(runs, epochs, 4 * runs * 10), fake_scai_models(latency_s)))
-        for _ in range(repeats)
-    )
-    concurrent = statistics.median(times)
-    sequential = asyncio.run(time_scai(_scai_society(runs, epochs, 1), fake_scai_models(latency_s)))
-    table = Table(title=f"SCAI: {runs} runs x {epochs} epochs, 8+2 interactions, {latency_s * 1000:.0f} ms per call, "
-                        f"{calls} calls", title_justify="left")  # fmt: skip
-    for column in ("setting", "seconds", "ratio"):
-        table.add_column(column, justify="left" if column == "setting" else "right")
-    table.add_row(f"critical path ({epochs} epochs x 3 calls x latency)", f"{critical:.3f}", "1.00")
-    table.add_row(f"exact chain ({epochs * 3 - 1} calls: no revision after the last epoch)", f"{chain:.3f}",
-                  f"{chain / critical:.2f}")  # fmt: skip
-    table.add_row(f"all runs concurrently, median of {repeats}", f"{concurrent:.3f}",
-                  f"{concurrent / critical:.2f} x critical path (target <= 1.3)")  # fmt: skip
-    table.add_row(f"  each of the {repeats}", " ".join(f"{t:.2f}" for t in times),
-                  " ".join(f"{t / critical:.2f}" for t in times))  # fmt: skip
-    table.add_row("sequential (one call at a time)", f"{sequential:.3f}",
-                  f"{sequential / concurrent:.1f} x concurrent (expected {calls * latency_s / critical:.0f})")  # fmt: skip
-    console.print(table)
-    return {"critical_s": critical, "chain_s": chain, "concurrent_s": concurrent, "concurrent_runs_s": times,
-            "sequential_s": sequential, "ratio_to_critical": concurrent / critical,
-            "speedup": sequential / concurrent}  # fmt: skip
 
 
 def _throughput(slots: int, requests: int, max_tokens: int) -> float:
@@ -347,6 +272,12 @@ def bench_rollout(
         table.add_row(spec, base.device, f"{single:.3f}", f"{batched:.3f}", f"{batched / single:.1f}x")
     console.print(table)
     return figures
+
+
+def bench_scai(**options: Any) -> dict[str, Any]:
+    from sandbox.scai.bench import bench_scai as scai  # with the SCAI package
+
+    return scai(**options)
 
 
 def _bench_dialogue() -> dict[str, float]:

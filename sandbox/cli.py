@@ -215,6 +215,14 @@ def evaluate(
         typer.Option("--amount", help="Test on this amount, e.g. 2220000000. Repeatable."),
     ] = None,
     reason: Annotated[bool, typer.Option("--reason", help="Ask the assistant for the reason of each proposal.")] = False,
+    prior: Annotated[
+        Optional[str],  # noqa: UP007
+        typer.Option("--prior", help="State this prior at test time, before the principle (Fig. 3b)."),
+    ] = None,
+    learned_on: Annotated[
+        Optional[bool],  # noqa: UP007
+        typer.Option("--learned-on/--no-learned-on", help="Say what the principle was learned on, and ask to weigh it."),
+    ] = None,
 ) -> None:
     """Replay each run's final policy on new currencies and amounts (generalisation); for a distillation run, play
     the distilled student, the policy-prompted assistant, the users and the base model with no policy."""
@@ -224,7 +232,7 @@ def evaluate(
     if is_distill_run(run_dir):
         from sandbox.distill.commands import evaluate_with_progress
 
-        if currency or amount or reason:
+        if currency or amount or reason or prior or learned_on is not None:
             raise _fail(UsageError("a distillation's conditions are its distill.conditions; --trials alone applies"))
         evaluate_with_progress(run_dir, trials)
         return
@@ -232,7 +240,8 @@ def evaluate(
         conditions = conditions_from_options(currency or [], amount or [], reason)
     except SandboxError as error:
         raise _fail(error) from None
-    path = _execute(lambda hooks: _evaluated(aevaluate(run_dir, conditions=conditions, trials=trials, hooks=hooks), run_dir))
+    path = _execute(lambda hooks: _evaluated(aevaluate(run_dir, conditions=conditions, trials=trials, hooks=hooks,
+                                                       prior=prior, state_learned_on=learned_on), run_dir))  # fmt: skip
     from sandbox.scai.commands import evaluation_table
 
     evaluation_table(path, out_console)

@@ -10,10 +10,11 @@ Layout:
     episodes.csv        one row per episode
     metrics.csv         one row per agent, epoch and run
     summary.json        headline figures with 95% confidence intervals
-    policies.jsonl      SCAI: every policy with its run, epoch, evidence and diff
+    policies.jsonl      SCAI: every policy with its run, epoch, evidence and diff (a search's candidates too)
     epochs.csv          SCAI: one row per run, epoch and group (users, assistant)
     epoch_summary.csv   SCAI: per epoch and group, means and 95% CIs across runs
     final_policies.csv  SCAI: each run's final policy and its norm bin
+    final_proposals.csv SCAI: the final policy's proposals after the last epoch
     evaluation.csv      SCAI: `sandbox evaluate` proposals under new conditions
     *.png               plots
 """
@@ -46,6 +47,7 @@ POLICIES = "policies.jsonl"
 EPOCHS = "epochs.csv"
 EPOCH_SUMMARY = "epoch_summary.csv"
 FINAL_POLICIES = "final_policies.csv"
+FINAL_PROPOSALS = "final_proposals.csv"
 EVALUATION = "evaluation.csv"
 
 

@@ -79,8 +79,7 @@ async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> 
     config = {"configurable": {"thread_id": f"run-{run}"}, "recursion_limit": 5 * epochs + 10}
     snapshot = await graph.aget_state(config)
     if not snapshot.values:
-        start = {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": [],
-                 "policies": []}  # fmt: skip
+        start = {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": []}
         await graph.ainvoke(start, config, context=context)
     elif snapshot.values.get("epoch", 0) < epochs:
         # Not `snapshot.next`: when every task of the interrupted superstep had saved its
@@ -129,7 +128,7 @@ async def _execute(
         networks[run] = build_network(
             scenario.society.size, scenario.society.network, generator(scenario.seed, run, Branch.NETWORK)
         )
-        players[run] = [NormFollowingUser(profile, role_models["user"]) for profile in population]
+        players[run] = [NormFollowingUser(profile, role_models["user"], scenario.game.rules) for profile in population]
         profiles[run] = _profiles(population, layer)
         agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items() if layer is None or layer.listed(a)]
     atomic_write_text(run_dir / layout.AGENTS, pd.DataFrame(agents).to_csv(index=False))

@@ -182,6 +182,22 @@ class UltimatumGame(StrictModel):
     )
     amount: AmountRange = Field(default_factory=AmountRange)
     max_reasks: int = Field(1, ge=0, le=5, description="Times an unparseable answer is asked again.")
+    stakes: Literal["episode", "epoch", "run"] = Field(
+        "episode",
+        description="How often the amount and currency are drawn. episode: a new amount and currency for every "
+        "episode; epoch: one currency per run and one amount per epoch, shared by every interaction of the epoch "
+        "(the SCAI authors' protocol, the default in scenarios with an assistant); run: one of each per run.",
+    )
+    rules: bool = Field(
+        False,
+        description="State the game's rules (the responder accepts or rejects; a rejection pays nothing) in every "
+        "player's system prompt, so the proposer knows them, as the SCAI paper's players did (the default in "
+        "scenarios with an assistant); false: only the responder's question says what a rejection means.",
+    )
+
+
+# The SCAI paper's protocol, the default of these game fields in a scenario with an assistant.
+SCAI_GAME_DEFAULTS = {"stakes": "epoch", "rules": True}
 
 
 # A discriminated union on `kind`: matrix and dialogue games join it later.
@@ -209,6 +225,16 @@ class Scenario(StrictModel):
     assistant: Assistant | None = Field(
         None, description="Social Contract AI: an assistant that learns the society's norms (omit for users only)."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scai_protocol(cls, data: Any) -> Any:
+        """With an assistant, the game's stakes and rules default to the SCAI paper's protocol."""
+        if isinstance(data, dict) and data.get("assistant") is not None:
+            game = data.get("game", {})
+            if isinstance(game, dict) and game.get("kind", "ultimatum") == "ultimatum":
+                data = {**data, "game": {"kind": "ultimatum", **SCAI_GAME_DEFAULTS, **game}}
+        return data
 
     @model_validator(mode="after")
     def _one_interaction_count(self) -> Scenario:

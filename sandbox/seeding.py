@@ -23,6 +23,8 @@ class Branch(IntEnum):
     META = 5
     EVALUATION = 6
     DIALOGUE = 7
+    STAKE = 8
+    REPLAY = 9
 
 
 def seed_node(root: int, *path: int) -> np.random.SeedSequence:

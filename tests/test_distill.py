@@ -143,7 +143,7 @@ def test_principles_come_from_a_scai_run_directory(tmp_path: Path) -> None:
     assert principles(pick="all") == ["policy 0.1", "policy 1.1"]
     assert principles(pick="bin") == ["policy 0.1"] and principles(pick="bin", bin="fair") == ["policy 1.1"]
     resolved = plan(parse_distill_scenario({"name": "x", "distill": {"source": {"run": str(run)}}}), "f.yaml")
-    assert resolved.truth == "selfish" and resolved.currencies == ["dollars", "apples"]  # from the source's society
+    assert resolved.truth == "selfish" and resolved.currencies == ["apples", "blankets", "dollars"]  # from the source's society
     assert set(resolved.train_amounts).isdisjoint(resolved.held_out_amounts) and len(resolved.held_out_amounts) == 18
 
 

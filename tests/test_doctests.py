@@ -13,6 +13,7 @@ MODULES = [
     "sandbox.games.matrix_prompt",
     "sandbox.dialogue.domains.ultimatum",
     "sandbox.games.ultimatum",
+    "sandbox.scai.metrics",
     "sandbox.scai.nodes",
     "sandbox.llm.embedded_tuning",
     "sandbox.moral.ppo",

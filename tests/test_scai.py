@@ -314,4 +314,9 @@ def test_the_assistants_lead_in_admits_every_legal_split_exactly_once(amount: in
     grammar = lead_constraint(Stake(amount, "dollars")).grammar
     kept = [int(p) for p in re.findall(r'"(\d+), and the responder will get', grammar)]
     assert sorted(kept) == list(range(amount + 1))  # each split under one word only: the numbers follow the word
-    assert lead_constraint(Stake(2001, "dollars")) is None
+    # above 2000 the same lead-in, in whole percents of the amount (the billions condition keeps the scaffold)
+    billions = lead_constraint(Stake(2_220_000_000, "dollars")).grammar
+    kept = sorted(int(p) for p in re.findall(r'"(\d+), and the responder will get', billions))
+    assert kept == [22_200_000 * k for k in range(101)]
+    half = billions.split(" half. ")[1].split(" most. ")[0]
+    assert '"1110000000, and the responder will get 1110000000."' in half and '"0, and' not in half

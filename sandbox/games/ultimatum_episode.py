@@ -14,7 +14,9 @@ import numpy as np
 
 from agents.contracts import UltimatumPlayer
 from sandbox.games.ultimatum import (
+    Decision,
     ParseError,
+    Split,
     Stake,
     decision_constraint,
     parse_decision,
@@ -51,6 +53,68 @@ async def _ask_until_legal(
     return answer, None, len(feedback)
 
 
+def _call(info: dict[str, Any], step: str, agent: str, attempt: int) -> CallInfo:
+    return CallInfo(
+        role="user" if agent.startswith("user-") else "assistant",
+        agent=agent,
+        run=info.get("run"),
+        epoch=info.get("epoch"),
+        episode=info.get("episode"),
+        step=step,
+        attempt=attempt,
+    )
+
+
+async def propose_move(
+    proposer: UltimatumPlayer,
+    stake: Stake,
+    *,
+    seed: np.random.SeedSequence,
+    info: dict[str, Any],
+    max_reasks: int = 1,
+    step: str = "propose",
+) -> tuple[str, Split | None, int]:
+    """The proposer's move: (last answer, the split or None when illegal, illegal answers)."""
+
+    async def ask(attempt: int, _: int, feedback: list[tuple[str, str]]) -> str:
+        return await proposer.propose(
+            stake,
+            seed=call_seed(seed, 0, attempt),
+            call=_call(info, step, proposer.agent_id, attempt),
+            constraint=proposal_constraint(stake, remark=proposer.remarks),
+            feedback=feedback,
+        )
+
+    return await _ask_until_legal(ask, lambda text: parse_proposal(text, stake), max_reasks=max_reasks)
+
+
+async def respond_move(
+    responder: UltimatumPlayer,
+    stake: Stake,
+    proposal: str,
+    split: Split,
+    *,
+    seed: np.random.SeedSequence,
+    info: dict[str, Any],
+    max_reasks: int = 1,
+    step: str = "respond",
+) -> tuple[str, Decision | None, int]:
+    """The responder's move on `proposal`: (last answer, accept/reject or None when illegal, illegal answers)."""
+
+    async def ask(attempt: int, _: int, feedback: list[tuple[str, str]]) -> str:
+        return await responder.respond(
+            stake,
+            proposal,
+            split,
+            seed=call_seed(seed, 1, attempt),
+            call=_call(info, step, responder.agent_id, attempt),
+            constraint=decision_constraint(remark=responder.remarks),
+            feedback=feedback,
+        )
+
+    return await _ask_until_legal(ask, parse_decision, max_reasks=max_reasks)
+
+
 async def play_ultimatum(
     proposer: UltimatumPlayer,
     responder: UltimatumPlayer,
@@ -70,30 +134,7 @@ async def play_ultimatum(
         info: run, epoch and episode ids, copied into the record and the calls.
         max_reasks: Re-asks after an unparseable answer.
     """
-
-    def call(step: str, agent: str, attempt: int) -> CallInfo:
-        return CallInfo(
-            role="user" if agent.startswith("user-") else "assistant",
-            agent=agent,
-            run=info.get("run"),
-            epoch=info.get("epoch"),
-            episode=info.get("episode"),
-            step=step,
-            attempt=attempt,
-        )
-
-    async def ask_proposal(attempt: int, _: int, feedback: list[tuple[str, str]]) -> str:
-        return await proposer.propose(
-            stake,
-            seed=call_seed(seed, 0, attempt),
-            call=call("propose", proposer.agent_id, attempt),
-            constraint=proposal_constraint(stake, remark=proposer.remarks),
-            feedback=feedback,
-        )
-
-    proposal, split, proposal_illegal = await _ask_until_legal(
-        ask_proposal, lambda text: parse_proposal(text, stake), max_reasks=max_reasks
-    )
+    proposal, split, proposal_illegal = await propose_move(proposer, stake, seed=seed, info=info, max_reasks=max_reasks)
     record: dict[str, Any] = {
         **info,
         "proposer": proposer.agent_id,
@@ -115,20 +156,8 @@ async def play_ultimatum(
     }
     if split is None:
         return record
-
-    async def ask_decision(attempt: int, _: int, feedback: list[tuple[str, str]]) -> str:
-        return await responder.respond(
-            stake,
-            proposal,
-            split,
-            seed=call_seed(seed, 1, attempt),
-            call=call("respond", responder.agent_id, attempt),
-            constraint=decision_constraint(remark=responder.remarks),
-            feedback=feedback,
-        )
-
-    response, decision, response_illegal = await _ask_until_legal(
-        ask_decision, parse_decision, max_reasks=max_reasks
+    response, decision, response_illegal = await respond_move(
+        responder, stake, proposal, split, seed=seed, info=info, max_reasks=max_reasks
     )
     record.update(
         response=response,

@@ -27,6 +27,7 @@ class GraphLayer(Protocol):
     """
 
     name: str  # its section of summary.json
+    state: type  # the graph's state: SocietyState and the layer's own keys
 
     def add_nodes(self, builder: StateGraph) -> None:
         """Add the layer's nodes, the edge from START and the router after `score`."""

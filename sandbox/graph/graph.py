@@ -38,7 +38,7 @@ def add_epoch_nodes(builder: StateGraph) -> None:
 
 def build_society_graph(checkpointer: Any | None = None, *, layer: GraphLayer | None = None) -> Any:
     """Compile the society graph, with a layer's nodes when given, optionally with a checkpointer."""
-    builder = StateGraph(SocietyState, context_schema=SocietyContext)
+    builder = StateGraph(layer.state if layer is not None else SocietyState, context_schema=SocietyContext)
     add_epoch_nodes(builder)
     if layer is not None:
         layer.add_nodes(builder)

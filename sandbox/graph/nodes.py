@@ -21,8 +21,13 @@ from sandbox.seeding import Branch, generator, seed_node
 from societies.network import match
 
 
-def pair(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any]:
-    """Draw the epoch's pairs (users along the network, then the layer's, such as SCAI's assistant) and stakes."""
+def pair(state: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[str, Any]:
+    """Draw the epoch's pairs (users along the network, then the layer's, such as SCAI's assistant) and stakes.
+
+    The state is typed as a plain dict: LangGraph hands a node only the keys of
+    the schema its first parameter names, and a layer's keys (SCAI's policies)
+    must reach `task_fields`.
+    """
     ctx = runtime.context
     scenario, run, epoch = ctx.scenario, state["run"], state["epoch"]
     rng = generator(scenario.seed, run, Branch.EPOCH, epoch)
@@ -33,9 +38,8 @@ def pair(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any
         pairs += [(p.first, p.second, "user-user") for p in match(ctx.networks[run], scenario.society.matching, count, rng)]
     if layer is not None:
         pairs += layer.pairs(run, rng)
+    amounts, currencies = _stakes(scenario, run, epoch, rng, len(pairs))
     game = scenario.game
-    amounts = rng.integers(game.amount.min, game.amount.max, endpoint=True, size=len(pairs))
-    currencies = rng.integers(len(game.currencies), size=len(pairs))
     fields = layer.task_fields(state) if layer is not None else {}
     tasks = [
         {
@@ -55,6 +59,24 @@ def pair(state: SocietyState, runtime: Runtime[SocietyContext]) -> dict[str, Any
     ]
     ctx.on_epoch_start(run, epoch, len(tasks))
     return {"tasks": tasks}
+
+
+def _stakes(scenario: Any, run: int, epoch: int, rng: Any, count: int) -> tuple[list[int], list[int]]:
+    """The amount and currency index of each of `count` episodes, as `game.stakes` says.
+
+    Per episode they come from the epoch's generator after the pairs (as they
+    always did); per epoch or run from their own branch, so the pairs'
+    draws do not move them.
+    """
+    game = scenario.game
+    if game.stakes == "episode":
+        amounts = rng.integers(game.amount.min, game.amount.max, endpoint=True, size=count)
+        return [int(a) for a in amounts], [int(c) for c in rng.integers(len(game.currencies), size=count)]
+    per_run = generator(scenario.seed, run, Branch.STAKE)
+    currency = int(per_run.integers(len(game.currencies)))
+    source = per_run if game.stakes == "run" else generator(scenario.seed, run, Branch.STAKE, epoch)
+    amount = int(source.integers(game.amount.min, game.amount.max, endpoint=True))
+    return [amount] * count, [currency] * count
 
 
 # How an epoch's episodes are split into play tasks: batches of at least MIN_BATCH episodes,

@@ -21,7 +21,8 @@ class SocietyState(TypedDict, total=False):
         tasks: The episodes of the current epoch, as drawn by the pair node.
         episodes: Records of every episode played so far (appended by play nodes).
         epoch_scores: One summary per finished epoch (appended by the score node).
-        policies: The assistant's policies, one per epoch, version k played in epoch k (SCAI only).
+
+    A graph layer extends it with its own keys (SCAI: `sandbox.scai.layer.ScaiState`).
     """
 
     run: int
@@ -30,4 +31,3 @@ class SocietyState(TypedDict, total=False):
     tasks: list[dict[str, Any]]
     episodes: Annotated[list[dict[str, Any]], operator.add]
     epoch_scores: Annotated[list[dict[str, Any]], operator.add]
-    policies: Annotated[list[dict[str, Any]], operator.add]

@@ -30,10 +30,12 @@ from sandbox.llm.contracts import TOKEN_LOGPROBS
 
 @dataclass(frozen=True)
 class ScriptedReply:
-    """An answer with log-probabilities: `token_logprobs` in the shape of `contracts.TokenLogprob.to_dict()`."""
+    """An answer with log-probabilities (`token_logprobs`, in the shape of `contracts.TokenLogprob.to_dict()`)
+    and a finish reason (`length` stands in for an answer cut off at its token limit)."""
 
     text: str
     token_logprobs: tuple[dict[str, Any], ...] = ()
+    finish_reason: str = "stop"
 
 
 Answer = Union[str, ScriptedReply, Callable[[list[BaseMessage], dict[str, Any]], "str | ScriptedReply"]]
@@ -80,7 +82,7 @@ class ScriptedChatModel(BaseChatModel):
         self.calls += 1
         reply = self.answer(messages, kwargs)
         text = reply.text if isinstance(reply, ScriptedReply) else reply
-        metadata: dict[str, Any] = {"finish_reason": "stop"}
+        metadata: dict[str, Any] = {"finish_reason": reply.finish_reason if isinstance(reply, ScriptedReply) else "stop"}
         if isinstance(reply, ScriptedReply) and reply.token_logprobs and kwargs.get("top_logprobs"):
             metadata[TOKEN_LOGPROBS] = [dict(entry) for entry in reply.token_logprobs]
         usage = {

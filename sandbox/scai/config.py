@@ -54,6 +54,17 @@ class Evaluation(StrictModel):
     """What `sandbox evaluate RUN_DIR` replays each run's final policy on."""
 
     trials: int = Field(4, ge=1, le=1000, description="Proposals per condition and run.")
+    prior: str | None = Field(
+        None,
+        min_length=1,
+        description="A prior stated at test time, before the learned principle: \"Before even playing the game, "
+        "your prior was that you must <prior> ...\" (the SCAI authors' generalisation test, Fig. 3b); none: no prior.",
+    )
+    learned_on: bool = Field(
+        False,
+        description="After the principle, say what it was learned on (the training currencies and amounts) and ask "
+        "the assistant to consider how relevant it is here, as the authors' test did.",
+    )
     conditions: list[EvaluationCondition] = Field(
         default_factory=lambda: [
             EvaluationCondition(name="in-distribution"),
@@ -71,6 +82,47 @@ class Evaluation(StrictModel):
         if twice:
             raise ValueError(f"condition names used twice: {', '.join(twice)}")
         return conditions
+
+
+class RevisionStrategy(StrictModel):
+    """How the MetaLM's policy for the next epoch is chosen (`assistant.revision`).
+
+    single (the paper's): one draw from the MetaLM is the next policy.
+    search: K draws (at `temperature`) and the current policy are each replayed
+    by a fresh, memoryless assistant on the epoch's observed stakes and user
+    proposals; the one whose offers and answers are closest to the users' is
+    kept (`select: best`, ties to the current policy), or drawn with
+    probability proportional to exp(-distance / tau) (`select: softmax`, the
+    paper's posterior-sampling reading of a MetaLM draw, reweighted by how
+    well it explains the users). Best-of-K selection by a score on replayed
+    behaviour follows OPRO (Yang et al. 2023) and APO (Pryzant et al. 2023);
+    a small model's proposals alone rarely improve (Zhang et al. 2024,
+    "Revisiting OPRO").
+    """
+
+    strategy: Literal["single", "search"] = Field("single", description="single (the paper's) or search.")
+    candidates: int = Field(4, ge=1, le=32, description="search: principles the MetaLM samples (K).")
+    temperature: float = Field(0.9, ge=0.0, le=2.0, description="search: the MetaLM's temperature for candidates.")
+    replays: int = Field(
+        8, ge=1, le=100, description="search: most distinct user proposals, and most user answers, replayed."
+    )
+    select: Literal["best", "softmax"] = Field("best", description="search: the closest candidate, or a draw.")
+    tau: float = Field(0.05, gt=0.0, le=10.0, description="search, softmax: the temperature of the draw.")
+    previous: Literal["show", "hide"] = Field(
+        "show",
+        description="show the previous principle to the MetaLM (the paper's Appendix C), or hide it (its Algorithm "
+        "2 conditions on the meta-principle and the interactions only; a small model copies what it is shown).",
+    )
+    critique: bool = Field(
+        False, description="Ask for a critique of the previous principle before the new one (the authors' code)."
+    )
+    copy_gap: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="Ask once more when the answer repeats the previous principle while the assistant's offered "
+        "share differs from the users' by at least this much; none: never.",
+    )
 
 
 class Assistant(StrictModel):
@@ -104,6 +156,20 @@ class Assistant(StrictModel):
         "fixed against flex agents) before the previous policy; a scaffold for small models (the paper: off).",
     )
     interactions: InteractionMix = Field(default_factory=InteractionMix)
+    revision: RevisionStrategy = Field(default_factory=RevisionStrategy)
+    oracle: bool = Field(
+        False,
+        description="The oracle bound: the assistant plays every epoch under the users' own norm text (the norm "
+        "of the largest share) and the MetaLM is not asked; it tells 'the MetaLM could not infer the norm' from "
+        "'the assistant could not follow a principle'.",
+    )
+    final_proposals: int = Field(
+        4,
+        ge=0,
+        le=1000,
+        description="After the last epoch, the final policy proposes this many times (seeded stakes); each run's "
+        "final bin is read from their mean offered share. 0: from the last epoch's proposals.",
+    )
     evaluation: Evaluation = Field(default_factory=Evaluation)
     prompt: Literal["policy", "none"] = Field(
         "policy",
@@ -124,4 +190,8 @@ class Assistant(StrictModel):
             raise ValueError("prompt none plays with no policy; drop initial_policy and initial_policies")
         if self.answer == "number" and self.prompt != "none":
             raise ValueError("answer number is a distilled student's form: it needs prompt none")
+        if self.oracle and (self.initial_policy is not None or self.initial_policies is not None or self.prompt == "none"):
+            raise ValueError("oracle plays under the users' norm text: drop initial_policy, initial_policies and prompt none")
+        if self.digest and self.revision.critique:
+            raise ValueError("digest and revision.critique each set how the MetaLM's answer starts; choose one")
         return self

@@ -3,7 +3,10 @@
 Each run's final policy is replayed by a fresh assistant (no memory, as in
 training) on new conditions: another currency (grams of medicine), other
 amounts (2.22 billion), optionally asked for the reason of its proposal
-(Table A-1 of the SCAI paper). A user of the run's own population answers
+(Table A-1 of the SCAI paper). As the authors tested (Fig. 3b), a prior can
+be stated at test time, before the principle (`evaluation.prior`), with what
+the principle was learned on and a request to weigh its relevance
+(`evaluation.learned_on`); training never sees either. A user of the run's own population answers
 each proposal. Results go to `evaluation.csv`, `generalisation.png` and the
 `evaluation` section of `summary.json`; the calls go through the run's cache
 and transcript, so evaluating twice gives the same table.
@@ -41,8 +44,15 @@ from societies.population import build_population
 
 EVALUATION_COLUMNS = [
     "run", "condition", "trial", "policy_version", "policy", "currency", "amount", "responder", "proposal",
-    "proposal_legal", "offered_share", "decision", "proposer_payoff", "responder_payoff", "reason",
+    "proposal_legal", "offered_share", "decision", "proposer_payoff", "responder_payoff", "reason", "prior",
 ]  # fmt: skip
+
+
+def learned_on(scenario: Scenario) -> str:
+    """What the policies were learned on, in the words of the test prompt: "dollars and apples, with amounts from 10 to 100"."""
+    names = scenario.game.currencies
+    currencies = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return f"{currencies}, with amounts from {scenario.game.amount.min} to {scenario.game.amount.max}"
 
 
 def final_policies(run_dir: RunDirectory) -> dict[int, dict[str, Any]]:
@@ -76,11 +86,14 @@ async def _trial(
     policy: dict[str, Any],
     assistant_model: BaseChatModel,
     users: list[NormFollowingUser],
+    prior: str | None = None,
+    trained_on: str | None = None,
 ) -> dict[str, Any]:
     rng = generator(scenario.seed, run, Branch.EVALUATION, index, trial)
     stake = _stake(scenario, condition, rng)
     responder = users[int(rng.integers(len(users)))]
-    assistant = PolicyFollowingAssistant(policy=policy["policy"], model=assistant_model)
+    assistant = PolicyFollowingAssistant(policy=policy["policy"], model=assistant_model, rules=scenario.game.rules,
+                                         prior=prior, learned_on=trained_on)  # fmt: skip
     seed = seed_node(scenario.seed, run, Branch.EVALUATION, index, trial)
     episode = f"r{run}-eval-{condition.name}-t{trial:03d}"
     record = await play_ultimatum(
@@ -93,7 +106,7 @@ async def _trial(
         reason = await assistant.reason(stake, record["proposal"], seed=call_seed(seed, 2, 0), call=call)
     return {**{k: record.get(k) for k in EVALUATION_COLUMNS}, "run": run, "condition": condition.name,
             "trial": trial, "policy_version": policy["version"], "policy": policy["policy"],
-            "responder": responder.agent_id, "reason": reason}  # fmt: skip
+            "responder": responder.agent_id, "reason": reason, "prior": prior}  # fmt: skip
 
 
 def conditions_from_options(
@@ -147,6 +160,8 @@ async def aevaluate(
     trials: int | None = None,
     models: Mapping[str, BaseChatModel] | None = None,
     hooks: Any = None,
+    prior: str | None = None,
+    state_learned_on: bool | None = None,
 ) -> pd.DataFrame:
     """Replay each run's final policy on the evaluation conditions; write and return the table.
 
@@ -156,6 +171,8 @@ async def aevaluate(
         trials: Proposals per condition and run, instead of the scenario's.
         models: Model objects per role (`assistant`, `user`), instead of the scenario's specs.
         hooks: Progress callbacks (`on_start`, `on_episode`), as for runs.
+        prior: A prior to state at test time, instead of the scenario's `evaluation.prior`.
+        state_learned_on: Whether to state what the policy was learned on, instead of `evaluation.learned_on`.
     """
     run_dir = RunDirectory.open(path)
     scenario = run_dir.scenario()
@@ -168,6 +185,9 @@ async def aevaluate(
         raise UsageError(f"{run_dir.path} is not finished; resume it first: sandbox resume {run_dir.path}")
     conditions = list(conditions or scenario.assistant.evaluation.conditions)
     trials = trials or scenario.assistant.evaluation.trials
+    prior = prior or scenario.assistant.evaluation.prior
+    stated = scenario.assistant.evaluation.learned_on if state_learned_on is None else state_learned_on
+    trained_on = learned_on(scenario) if stated else None
     policies = final_policies(run_dir)
     models = dict(models or {})
     from sandbox.llm.resolve import model_stack
@@ -185,7 +205,7 @@ async def aevaluate(
     jobs = []
     for run, policy in sorted(policies.items()):
         population = build_population(scenario.society, generator(scenario.seed, run, Branch.POPULATION))
-        users = [NormFollowingUser(profile, role["user"]) for profile in population]
+        users = [NormFollowingUser(profile, role["user"], scenario.game.rules) for profile in population]
         for index, condition in enumerate(conditions):
             jobs += [(run, index, condition, trial, policy, users) for trial in range(trials)]
     if hooks is not None and hooks.on_start:
@@ -193,7 +213,7 @@ async def aevaluate(
 
     async def one(job: tuple[Any, ...]) -> dict[str, Any]:
         run, index, condition, trial, policy, users = job
-        row = await _trial(scenario, run, index, condition, trial, policy, role["assistant"], users)
+        row = await _trial(scenario, run, index, condition, trial, policy, role["assistant"], users, prior, trained_on)
         if hooks is not None and hooks.on_episode:
             hooks.on_episode(row)
         return row

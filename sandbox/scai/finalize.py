@@ -15,11 +15,28 @@ from sandbox.scai.plots import save_scai_plots
 from sandbox.scenario import Scenario
 
 POLICY_COLUMNS = ["run", "version", "epoch", "policy", "source", "legal", "evidence", "diff", "answer",
-                  "illegal_answers"]  # fmt: skip
+                  "illegal_answers", "copy_reasks", "kept", "candidates"]  # fmt: skip
+FINAL_COLUMNS = ["run", "proposal_index", "policy_version", "amount", "currency", "proposal", "proposal_legal",
+                 "offered_share"]  # fmt: skip
+
+
+def realised_norms(run_dir: RunDirectory) -> dict[str, float] | None:
+    """Each norm's share of the users, averaged over runs, from `agents.csv` (None without it)."""
+    path = run_dir / layout.AGENTS
+    if not path.is_file():
+        return None
+    agents = pd.read_csv(path)
+    users = agents[agents["agent"].astype(str).str.startswith("user-")]
+    shares = users.groupby("run")["norm"].value_counts(normalize=True).unstack(fill_value=0.0)
+    return {str(norm): float(share) for norm, share in shares.mean().items()}
 
 
 def finalize_scai(
-    run_dir: RunDirectory, scenario: Scenario, episodes: pd.DataFrame, records: list[dict[str, Any]]
+    run_dir: RunDirectory,
+    scenario: Scenario,
+    episodes: pd.DataFrame,
+    records: list[dict[str, Any]],
+    finals: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Write the SCAI tables and plots; return the summary's `scai` section."""
     records = sorted(records, key=lambda r: (r["run"], r["version"]))
@@ -27,16 +44,19 @@ def finalize_scai(
     policies = pd.DataFrame(records, columns=POLICY_COLUMNS)
     groups = group_epochs(episodes)
     population = {share.norm: share.proportion for share in scenario.society.norms}
-    per_run, bins = final_policy_bins(groups, population)
+    final_rows = pd.DataFrame(sorted(finals or [], key=lambda r: (r["run"], r["proposal_index"])), columns=FINAL_COLUMNS)
+    if not final_rows.empty:
+        atomic_write_text(run_dir / layout.FINAL_PROPOSALS, final_rows.to_csv(index=False))
+    per_run, bins = final_policy_bins(groups, population, final_rows, realised_norms(run_dir))
     final = policies.groupby("run").tail(1)[["run", "version", "policy"]]
     per_run = final.merge(per_run, on="run", how="left")
     atomic_write_text(run_dir / layout.EPOCHS, groups.to_csv(index=False))
     atomic_write_text(run_dir / layout.EPOCH_SUMMARY, epoch_summary(groups).to_csv(index=False))
     atomic_write_text(run_dir / layout.FINAL_POLICIES, per_run.to_csv(index=False))
     with sqlite3.connect(run_dir / layout.STORE) as db:
-        policies.assign(evidence=policies["evidence"].map(json.dumps)).to_sql(
+        policies.assign(evidence=policies["evidence"].map(json.dumps), candidates=policies["candidates"].map(json.dumps)).to_sql(
             "policies", db, if_exists="replace", index=False
         )
         groups.to_sql("epochs", db, if_exists="replace", index=False)
     save_scai_plots(groups, bins, run_dir.path, title=scenario.name, mixed=len(population) > 1)
-    return scai_summary(groups, policies, population)
+    return scai_summary(groups, policies, bins)

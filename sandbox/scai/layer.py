@@ -21,13 +21,8 @@ from agents.contracts import UltimatumPlayer
 from agents.meta import MetaLM
 from agents.student import PolicylessAssistant
 from sandbox.scai.config import Assistant
-from sandbox.scai.nodes import ASSISTANT, COPIES, init_policy, meta
+from sandbox.scai.nodes import ASSISTANT, COPIES, ScaiState, final, init_policy, meta
 from sandbox.scenario import Scenario
-
-
-def after_score(state: dict[str, Any]) -> Literal["meta", "__end__"]:
-    """Router: the meta step before another epoch, or the end."""
-    return "__end__" if state["epoch"] >= state["epochs"] else "meta"
 
 
 @dataclass
@@ -46,13 +41,16 @@ class ScaiLayer:
     meta: MetaLM
     on_policy: Callable[[dict[str, Any]], None] = field(default=lambda *_: None)
     name = "scai"  # the summary's section
+    state = ScaiState
 
     @classmethod
     def build(cls, scenario: Scenario, models: dict[str, BaseChatModel], on_policy: Any = None) -> ScaiLayer:
         """The layer of `scenario`, over the run's models per role."""
         c = scenario.assistant
         assert c is not None, "a SCAI layer needs a scenario with an assistant"
-        meta_lm = MetaLM(models["meta"], c.meta_principle, c.revision_instruction, c.max_reasks, c.digest)
+        r = c.revision
+        meta_lm = MetaLM(models["meta"], c.meta_principle, c.revision_instruction, c.max_reasks, c.digest,
+                         show_previous=r.previous == "show", critique=r.critique, copy_gap=r.copy_gap)  # fmt: skip
         return cls(scenario, models["assistant"], meta_lm, on_policy or (lambda *_: None))
 
     @property
@@ -63,10 +61,18 @@ class ScaiLayer:
     def add_nodes(self, builder: StateGraph) -> None:
         builder.add_node("init_policy", init_policy)
         builder.add_node("meta", meta)
+        builder.add_node("final", final)
         builder.add_edge(START, "init_policy")
         builder.add_edge("init_policy", "pair")
         builder.add_edge("meta", "pair")
-        builder.add_conditional_edges("score", after_score, {"meta": "meta", "__end__": END})
+        builder.add_edge("final", END)
+        builder.add_conditional_edges("score", self.after_score, {"meta": "meta", "final": "final", "__end__": END})
+
+    def after_score(self, state: dict[str, Any]) -> Literal["meta", "final", "__end__"]:
+        """Router: the meta step before another epoch; after the last, the final policy's proposals, or the end."""
+        if state["epoch"] < state["epochs"]:
+            return "meta"
+        return "final" if self.config.final_proposals and self.config.prompt == "policy" else "__end__"
 
     def user_pairs(self) -> int | None:
         return self.config.interactions.user_user
@@ -90,7 +96,8 @@ class ScaiLayer:
             raise ValueError(f"episode task names {who!r} but carries no policy")
         if self.config.prompt == "none":
             return PolicylessAssistant(model=self.assistant_model, form=self.config.answer, agent_id=who)
-        return PolicyFollowingAssistant(policy=task["policy"], model=self.assistant_model, agent_id=who)
+        return PolicyFollowingAssistant(policy=task["policy"], model=self.assistant_model, agent_id=who,
+                                        rules=self.scenario.game.rules)  # fmt: skip
 
     def episodes_per_epoch(self) -> int:
         return self.config.interactions.total()
@@ -108,4 +115,5 @@ class ScaiLayer:
         from sandbox.scai.finalize import finalize_scai
 
         policies = [policy for state in states for policy in state.get("policies", [])]
-        return finalize_scai(run_dir, self.scenario, episodes, policies)
+        finals = [row for state in states for row in state.get("finals", [])]
+        return finalize_scai(run_dir, self.scenario, episodes, policies, finals)

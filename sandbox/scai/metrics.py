@@ -3,13 +3,16 @@
 * `group_epochs`: one row per run, epoch and group (`users`, `assistant`):
   offered share (mean over the group's legal proposals), acceptance rate (of
   the proposals the group answered), utility (mean payoff over the amount, per
-  interaction the group played), and the counts behind each.
+  interaction the group played; and apart per role, as proposer and as
+  responder, as the SCAI authors tracked them), and the counts behind each.
 * `epoch_summary`: per epoch and group, the mean and 95% CI across runs of
   each metric, plus the `gap` group: the assistant's offered share minus the
   users', per run first.
-* `final_policy_bins`: each run's final policy binned by the assistant's
-  offered share in the last epoch (selfish below 0.3, fair up to 0.7,
-  altruistic above), against the population's mix of those norms.
+* `final_policy_bins`: each run's final policy binned by the mean offered
+  share of its final proposals (`assistant.final_proposals`; else the last
+  epoch's), selfish below 0.3, fair up to 0.7, altruistic above; the share of
+  runs per bin with a Wilson 95% CI, against the population's nominal and
+  realised mix of those norms.
 """
 
 from __future__ import annotations
@@ -20,17 +23,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from scipy import stats
+
 from sandbox.stats import mean_ci
 
 GROUP_COLUMNS = [
     "run", "epoch", "group", "proposals", "offered_share", "responses", "acceptance_rate", "interactions",
-    "utility", "payoff",
+    "utility", "payoff", "proposer_utility", "responder_utility",
 ]  # fmt: skip
 SUMMARY_COLUMNS = ["epoch", "group", "metric", "mean", "ci_low", "ci_high", "n"]
-METRICS = ("offered_share", "acceptance_rate", "utility")
+METRICS = ("offered_share", "acceptance_rate", "utility", "proposer_utility", "responder_utility")
 SELFISH_BELOW, ALTRUISTIC_ABOVE = 0.3, 0.7
 BIN_NAMES = ("selfish", "fair", "altruistic")
-BIN_COLUMNS = ["bin", "runs", "share_of_runs", "population_share"]
+BIN_COLUMNS = ["bin", "runs", "share_of_runs", "ci_low", "ci_high", "population_share", "realised_share"]
 
 
 def _group(agent: Any) -> str:
@@ -44,7 +49,7 @@ def sides(episodes: pd.DataFrame) -> pd.DataFrame:
         "run": episodes["run"], "epoch": episodes["epoch"], "agent": episodes["proposer"],
         "offered_share": pd.to_numeric(episodes["offered_share"], errors="coerce"), "accepted": np.nan,
         "utility": pd.to_numeric(episodes["proposer_payoff"], errors="coerce") / amount,
-        "payoff": pd.to_numeric(episodes["proposer_payoff"], errors="coerce"),
+        "payoff": pd.to_numeric(episodes["proposer_payoff"], errors="coerce"), "role": "proposer",
     })  # fmt: skip
     decided = episodes["decision"].notna()
     responder = pd.DataFrame({
@@ -52,7 +57,7 @@ def sides(episodes: pd.DataFrame) -> pd.DataFrame:
         "offered_share": np.nan,
         "accepted": np.where(decided, (episodes["decision"] == "accept").astype(float), np.nan),
         "utility": pd.to_numeric(episodes["responder_payoff"], errors="coerce") / amount,
-        "payoff": pd.to_numeric(episodes["responder_payoff"], errors="coerce"),
+        "payoff": pd.to_numeric(episodes["responder_payoff"], errors="coerce"), "role": "responder",
     })  # fmt: skip
     both = pd.concat([proposer, responder], ignore_index=True)
     both["group"] = both["agent"].map(_group)
@@ -66,6 +71,8 @@ def group_epochs(episodes: pd.DataFrame) -> pd.DataFrame:
     both = sides(episodes)
     both["utility"] = both["utility"].fillna(0.0)
     both["payoff"] = both["payoff"].fillna(0.0)
+    for role in ("proposer", "responder"):
+        both[f"{role}_utility"] = both["utility"].where(both["role"] == role)
     frame = both.groupby(["run", "epoch", "group"], sort=True).agg(
         proposals=("offered_share", "count"),
         offered_share=("offered_share", "mean"),
@@ -74,6 +81,8 @@ def group_epochs(episodes: pd.DataFrame) -> pd.DataFrame:
         interactions=("agent", "size"),
         utility=("utility", "mean"),
         payoff=("payoff", "sum"),
+        proposer_utility=("proposer_utility", "mean"),
+        responder_utility=("responder_utility", "mean"),
     )
     return frame.reset_index()[GROUP_COLUMNS]
 
@@ -119,33 +128,59 @@ def share_bin(share: float) -> str:
     return "fair" if share <= ALTRUISTIC_ABOVE else "altruistic"
 
 
-def final_policy_bins(groups: pd.DataFrame, population: dict[str, float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """The Wilson 95% interval of a proportion k/n (NaN ends with n = 0).
+
+    >>> [round(x, 3) for x in wilson(4, 5)]
+    [0.376, 0.964]
+    """
+    if n == 0:
+        return math.nan, math.nan
+    interval = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(interval.low), float(interval.high)
+
+
+def final_policy_bins(
+    groups: pd.DataFrame,
+    population: dict[str, float],
+    finals: pd.DataFrame | None = None,
+    realised: dict[str, float] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each run's final bin, and the bins' counts against the population's share of each norm.
 
     Args:
         groups: `group_epochs` output.
-        population: norm name -> proportion in the society.
+        population: norm name -> proportion in the society, as the scenario asks.
+        finals: The final policy's proposals (`run`, `proposal_legal`, `offered_share`); without them,
+            the assistant's proposals of the last epoch.
+        realised: norm name -> the share of users that held it, averaged over runs.
 
     Returns:
-        (per run: run, epoch, offered_share, bin), (per bin: `BIN_COLUMNS`).
+        (per run: run, epoch, offered_share, proposals, bin), (per bin: `BIN_COLUMNS`).
     """
-    assistant = groups[groups["group"] == "assistant"]
-    last = assistant[assistant["epoch"] == assistant["epoch"].max()] if not assistant.empty else assistant
-    per_run = last[["run", "epoch", "offered_share"]].copy()
+    if finals is not None and not finals.empty:
+        legal = finals[finals["proposal_legal"].astype(bool)]
+        shares = legal.groupby("run")["offered_share"].agg(["mean", "count"])
+        runs_seen = sorted(finals["run"].unique())
+        per_run = pd.DataFrame({"run": runs_seen, "epoch": "final",
+                                "offered_share": [shares["mean"].get(r, np.nan) for r in runs_seen],
+                                "proposals": [int(shares["count"].get(r, 0)) for r in runs_seen]})  # fmt: skip
+    else:
+        assistant = groups[groups["group"] == "assistant"]
+        last = assistant[assistant["epoch"] == assistant["epoch"].max()] if not assistant.empty else assistant
+        per_run = last[["run", "epoch", "offered_share", "proposals"]].copy()
     per_run["bin"] = [share_bin(s) for s in per_run["offered_share"].astype(float)]
     runs = len(per_run)
     names = list(BIN_NAMES) + (["none"] if (per_run["bin"] == "none").any() else [])
     counts = per_run["bin"].value_counts()
-    table = pd.DataFrame(
-        [
-            {"bin": name, "runs": int(counts.get(name, 0)),
-             "share_of_runs": counts.get(name, 0) / runs if runs else np.nan,
-             "population_share": population.get(name, 0.0)}  # fmt: skip
-            for name in names
-        ],
-        columns=BIN_COLUMNS,
-    )
-    return per_run.reset_index(drop=True), table
+    rows = []
+    for name in names:
+        k = int(counts.get(name, 0))
+        low, high = wilson(k, runs)
+        rows.append({"bin": name, "runs": k, "share_of_runs": k / runs if runs else np.nan, "ci_low": low,
+                     "ci_high": high, "population_share": population.get(name, 0.0),
+                     "realised_share": (realised or {}).get(name, np.nan if realised is None else 0.0)})  # fmt: skip
+    return per_run.reset_index(drop=True), pd.DataFrame(rows, columns=BIN_COLUMNS)
 
 
 def policy_table(policies: pd.DataFrame) -> pd.DataFrame:
@@ -157,7 +192,7 @@ def policy_table(policies: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def scai_summary(groups: pd.DataFrame, policies: pd.DataFrame, population: dict[str, float]) -> dict[str, Any]:
+def scai_summary(groups: pd.DataFrame, policies: pd.DataFrame, bins: pd.DataFrame) -> dict[str, Any]:
     """The `scai` section of summary.json."""
     summary = epoch_summary(groups)
     per_epoch: dict[str, Any] = {}
@@ -167,12 +202,13 @@ def scai_summary(groups: pd.DataFrame, policies: pd.DataFrame, population: dict[
             k: _clean(row[k]) for k in ("mean", "ci_low", "ci_high")
         } | {"n": int(row["n"])}
     gap = summary[summary["group"] == "gap"].sort_values("epoch")
-    _, bins = final_policy_bins(groups, population)
     return {
         "per_epoch": per_epoch,
         "gap_first_epoch": _clean(float(gap["mean"].iloc[0])) if len(gap) else None,
         "gap_last_epoch": _clean(float(gap["mean"].iloc[-1])) if len(gap) else None,
-        "final_policy_bins": bins.to_dict("records"),
-        "policy_revisions": int((policies["source"] == "meta").sum()) if not policies.empty else 0,
+        "final_policy_bins": [{k: _clean(v) for k, v in row.items()} for row in bins.to_dict("records")],
+        "policy_revisions": int(policies["source"].isin(["meta", "search"]).sum()) if not policies.empty else 0,
+        "repeated_policies": int(((policies["source"].isin(["meta", "search"])) & (policies["diff"] == "")).sum())
+        if not policies.empty else 0,
         "illegal_revisions": int((~policies["legal"].astype(bool)).sum()) if not policies.empty else 0,
     }
