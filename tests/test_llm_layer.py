@@ -76,6 +76,35 @@ async def test_cache_hits_skip_the_model(tmp_path: Path) -> None:
     assert (await reopened.ainvoke(MESSAGES, seed=1, temperature=0.5)).content == "hello seed=1 t=0.5"
 
 
+async def test_at_temperature_0_the_seed_is_no_part_of_the_key_and_twins_in_flight_are_one_call(tmp_path: Path) -> None:
+    inner = scripted([("Say hello", "hello")], latency_s=0.05)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    model = CachedChatModel(inner=inner, responses=cache)
+    await model.ainvoke(MESSAGES, seed=1, temperature=0.0)
+    await model.ainvoke(MESSAGES, seed=2, temperature=0.0)  # greedy: the seed changes nothing
+    assert inner.calls == 1
+    await model.ainvoke(MESSAGES, seed=2, temperature=0.2)  # sampled: it does
+    assert inner.calls == 2
+    # the same call made five times at once reaches the model once; the others are cache hits
+    results = await asyncio.gather(*(model._agenerate(MESSAGES, seed=s, temperature=0.0, max_tokens=7) for s in range(5)))
+    assert inner.calls == 3 and sum(bool(r.generations[0].generation_info) for r in results) == 4
+    # a twin that fails leaves the others to ask again: the next one asks, the last waits for it
+    attempts = {"n": 0}
+
+    def fails_first(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        attempts["n"] += 1
+        if attempts["n"] == 1:
+            raise RuntimeError("injected failure")
+        return "hello again"
+
+    shared = CachedChatModel(inner=scripted([("Say hello", fails_first)], latency_s=0.05), responses=cache)
+    outcomes = await asyncio.gather(*(shared._agenerate(MESSAGES, seed=1, temperature=0.0, max_tokens=9) for _ in range(3)),
+                                    return_exceptions=True)  # fmt: skip
+    assert sum(isinstance(o, RuntimeError) for o in outcomes) == 1 and attempts["n"] == 2
+    assert sorted(o.generations[0].message.content for o in outcomes if not isinstance(o, Exception)) == ["hello again"] * 2
+    cache.close()
+
+
 async def test_retry_recovers_from_transient_failures() -> None:
     flaky = Flaky(rules=[("Say hello", "hello")], failures=3)
     model = RetryingChatModel(inner=flaky, max_attempts=5, base_delay_s=0.001)

@@ -9,6 +9,7 @@ that filled it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import sqlite3
@@ -71,12 +72,20 @@ class ResponseCache:
 
 
 def cache_key(model_id: dict[str, Any], messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> str:
-    """The cache key of one call: a sha256 over everything that shapes the answer."""
+    """The cache key of one call: a sha256 over everything that shapes the answer.
+
+    At temperature 0 the seed shapes nothing (decoding is greedy), so it is
+    left out: the same prompt asked under two seeds is one call. The SCAI
+    paper's protocol (temperature 0, one stake per epoch) asks eight users of
+    one norm the same question each epoch.
+    """
     params = {}
     for name in _KEYED_KWARGS:
         value = kwargs.get(name)
         if name == "top_logprobs" and not value:
             continue  # keys made before log-probabilities existed stay valid
+        if name == "seed" and kwargs.get("temperature") == 0:
+            continue
         params[name] = value.key() if isinstance(value, Constraint) else value
     payload = {
         "model": model_id,
@@ -88,11 +97,16 @@ def cache_key(model_id: dict[str, Any], messages: list[BaseMessage], stop: list[
 
 
 class CachedChatModel(ChatModelWrapper):
-    """Answers from `cache` when the same call was made before; stores new answers."""
+    """Answers from `cache` when the same call was made before; stores new answers.
+
+    A call whose twin is in flight waits for the twin's answer instead of
+    asking the model again (a cache hit, as if it had come a moment later).
+    """
 
     # Not `cache`: that name is BaseChatModel's own (LangChain's global cache switch).
     responses: Any  # ResponseCache; Any keeps pydantic from copying it
     _model_id: dict[str, Any] | None = PrivateAttr(default=None)
+    _inflight: dict[str, asyncio.Future] = PrivateAttr(default_factory=dict)
 
     def _key(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> str:
         if self._model_id is None:
@@ -108,14 +122,25 @@ class CachedChatModel(ChatModelWrapper):
         **kwargs: Any,
     ) -> ChatResult:
         key = self._key(messages, stop, kwargs)
+        while (twin := self._inflight.get(key)) is not None:
+            await asyncio.wait([twin])  # then its answer is stored; if the twin failed, the next one asks
+            if self.responses.get(key) is not None:
+                break
         stored = self.responses.get(key)
         if stored is not None:
             content, usage, metadata = stored
             message = AIMessage(content=content, usage_metadata=usage or None, response_metadata=metadata)  # type: ignore[arg-type]
             return ChatResult(generations=[ChatGeneration(message=message, generation_info={"cache_hit": True})])
-        result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
-        message = result.generations[0].message
-        usage = dict(message.usage_metadata or {}) if isinstance(message, AIMessage) else {}
-        kept = {name: message.response_metadata[name] for name in _KEPT_METADATA if name in message.response_metadata}
-        self.responses.put(key, str(message.content), usage, kept)
-        return result
+        done: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._inflight[key] = done
+        try:
+            result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
+            message = result.generations[0].message
+            usage = dict(message.usage_metadata or {}) if isinstance(message, AIMessage) else {}
+            kept = {name: message.response_metadata[name] for name in _KEPT_METADATA if name in message.response_metadata}
+            self.responses.put(key, str(message.content), usage, kept)
+            return result
+        finally:
+            done.set_result(None)
+            if self._inflight.get(key) is done:
+                del self._inflight[key]
