@@ -1,4 +1,4 @@
-"""The command line: run, resume, evaluate, validate, schema, models, bench (train, evaluate-moral:
+"""The command line: run, resume, evaluate, compare, validate, schema, models, bench (train, evaluate-moral:
 `sandbox.moral.commands`; label: `sandbox.proxy.commands`).
 
 Exit codes: 0 success; 2 invalid input (nothing written, no run directory
@@ -250,6 +250,22 @@ def evaluate(
 async def _evaluated(job: Any, run_dir: Path) -> Path:
     await job
     return run_dir
+
+
+@app.command()
+def compare(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Finished SCAI run directories.")],
+    out: Annotated[Path, typer.Option("--out", help="The figure (PNG); the table goes beside it as CSV.")] = Path(
+        "compare.png"
+    ),
+) -> None:
+    """Overlay SCAI runs in the paper's layout: one group, mixed societies, manners, assistant-assistant."""
+    from sandbox.scai.commands import compare_command
+
+    try:
+        compare_command(run_dirs, out, out_console)
+    except SandboxError as error:
+        raise _fail(error) from None
 
 
 @app.command()

@@ -274,3 +274,31 @@ def test_a_search_resumed_after_a_crash_ends_as_an_uninterrupted_one(tmp_path: P
     assert policies(again.path) == policies(whole.path)
     pd.testing.assert_frame_equal(whole.episodes, again.episodes)
     assert again.summary["scai"] == whole.summary["scai"]
+
+
+def test_compare_overlays_runs_in_the_papers_panels(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from sandbox.cli import app
+    from sandbox.scai.compare import comparison_table
+
+    mixed = {"size": 16, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "altruistic", "proportion": 0.5}]}
+    one = run(scai_scenario(runs=2, epochs=2), out=tmp_path / "one", models=scai_models()).path
+    two = run(scai_scenario(runs=2, epochs=2, society=mixed), out=tmp_path / "two", models=scai_models()).path
+    table = comparison_table([one, two]).set_index(["run_dir", "group", "epoch"])
+    assert table.loc[(str(one), "users", 1), "panel"] == "one group" and table.loc[(str(two), "users", 1), "panel"] == "mixed"
+    assert table.loc[(str(two), "users", 1), "label"] == "50% selfish, 50% altruistic"
+    summary = pd.read_csv(one / "epoch_summary.csv")
+    gap = summary[(summary["group"] == "gap") & (summary["epoch"] == 1)]["mean"].iloc[0]
+    assert table.loc[(str(one), "gap", 2), "mean"] == pytest.approx(gap)
+    figure = tmp_path / "figs" / "compare.png"
+    figure.parent.mkdir()
+    result = CliRunner().invoke(app, ["compare", str(one), str(two), "--out", str(figure)])
+    assert result.exit_code == 0, result.output
+    assert figure.is_file() and len(pd.read_csv(figure.with_suffix(".csv"))) == len(table)
+    # a directory that is not a SCAI run: exit 2, named, nothing written
+    users = run(small_scenario(runs=1, epochs=1), out=tmp_path / "users", models={"user": ultimatum_model()}).path
+    again = tmp_path / "figs" / "again.png"
+    result = CliRunner().invoke(app, ["compare", str(one), str(users), "--out", str(again)])
+    assert result.exit_code == 2 and "users" in result.output and not again.exists()
+    assert not again.with_suffix(".csv").exists()

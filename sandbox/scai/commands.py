@@ -1,4 +1,5 @@
-"""SCAI's tables on the command line: a run's epochs (after `sandbox run`) and its generalisation (`sandbox evaluate`)."""
+"""SCAI on the command line: a run's epochs (after `sandbox run`), its generalisation (`sandbox evaluate`), and
+run directories side by side (`sandbox compare`)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,39 @@ def evaluation_table(path: Path, out_console: Console) -> None:
                       str(row.get("illegal_proposals", "")))  # fmt: skip
     out_console.print(table)
     out_console.print(f"results in [bold]{path / 'evaluation.csv'}[/] and {path / 'generalisation.png'}")
+
+
+def compare_command(run_dirs: list[Path], out: Path, out_console: Console) -> None:
+    """`sandbox compare`: the overlay figure at `out`, its table beside it as CSV, and the gaps printed."""
+    from sandbox.errors import UsageError
+    from sandbox.run_dir import atomic_write_text
+    from sandbox.scai.compare import compare_runs, comparison_table
+
+    if out.suffix.lower() != ".png":
+        raise UsageError(f"--out {out}: the figure is written as PNG; name a .png file")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
+    table = comparison_table(run_dirs)  # reads and checks every directory before anything is written
+    figure = compare_runs(run_dirs)
+    partial = out.with_name(f".{out.stem}.partial.png")
+    figure.savefig(partial, dpi=120)
+    partial.replace(out)
+    atomic_write_text(out.with_suffix(".csv"), table.to_csv(index=False))
+    shown = Table(title="Offered share, first and last epoch: mean (95% CI) across runs", title_justify="left")
+    for column in ("run directory", "panel", "society", "users", "assistant", "gap first", "gap last"):
+        shown.add_column(column, justify="left" if column in ("run directory", "panel", "society") else "right")
+
+    def cell(rows: Any, group: str, epoch: int, sign: bool = False) -> str:
+        row = rows[(rows["group"] == group) & (rows["epoch"] == epoch)]
+        if row.empty or row["mean"].isna().all():
+            return "n/a"
+        mean, low, high = (float(row[k].iloc[0]) for k in ("mean", "ci_low", "ci_high"))
+        text = f"{mean:+.0%}" if sign else f"{mean:.0%}"
+        return text if low != low else f"{text} ({low:.0%}..{high:.0%})"
+
+    for run_dir, rows in table.groupby("run_dir", sort=False):
+        first, last = int(rows["epoch"].min()), int(rows["epoch"].max())
+        shown.add_row(str(run_dir), str(rows["panel"].iloc[0]), str(rows["label"].iloc[0]), cell(rows, "users", last),
+                      cell(rows, "assistant", last), cell(rows, "gap", first, True), cell(rows, "gap", last, True))  # fmt: skip
+    out_console.print(shown)
+    out_console.print(f"figure in [bold]{out}[/], table in {out.with_suffix('.csv')}")
