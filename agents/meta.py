@@ -32,6 +32,9 @@ MIN_CHARS, MAX_CHARS = 12, 600
 # The prefill names the answer; the grammar keeps it to one line of text.
 POLICY_CONSTRAINT = Constraint(prefix=_PREFIX, grammar='root ::= " " [A-Za-z"\'] [^\\n]*', regex=r"Revised principle: [^\n]+")
 
+# With the previous principle hidden there is nothing to revise: the answer is named "Principle:".
+FRESH_CONSTRAINT = replace(POLICY_CONSTRAINT, prefix="Principle:", regex=r"Principle: [^\n]+")
+
 # With a critique first (the SCAI authors' format): a line of critique, then the principle on its own line.
 CRITIQUE_CONSTRAINT = Constraint(prefix="Critique:", grammar='root ::= " " [^\\n]+ "\\nPrinciple: " [A-Za-z"\'] [^\\n]*',
                                  regex=r"Critique: [^\n]+\nPrinciple: [^\n]+")  # fmt: skip
@@ -234,7 +237,7 @@ class MetaLM:
         human = prompts.render(
             "scai/meta.j2",
             meta_principle=self.meta_principle or prompts.render("scai/meta_principle.j2"),
-            revision_instruction=self.revision_instruction or prompts.render("scai/revision.j2"),
+            revision_instruction=self.revision_instruction or prompts.render("scai/revision.j2", hidden=not self.show_previous),
             blocks=blocks(interactions),
             previous_policy=previous_policy if self.show_previous else None,
             digest=digest(interactions) if self.digest else None,
@@ -245,7 +248,9 @@ class MetaLM:
     def constraint(self, interactions: Sequence[Interaction]) -> Constraint:
         if self.digest:
             return observed_constraint(digest(interactions))
-        return CRITIQUE_CONSTRAINT if self.critique else POLICY_CONSTRAINT
+        if self.critique:
+            return CRITIQUE_CONSTRAINT
+        return POLICY_CONSTRAINT if self.show_previous else FRESH_CONSTRAINT
 
     def _copied(self, policy: str, previous_policy: str, interactions: Sequence[Interaction]) -> str | None:
         """The comparison to show when `policy` repeats the previous one while the gap is large; else None."""

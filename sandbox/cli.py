@@ -217,7 +217,7 @@ def evaluate(
     reason: Annotated[bool, typer.Option("--reason", help="Ask the assistant for the reason of each proposal.")] = False,
     prior: Annotated[
         Optional[str],  # noqa: UP007
-        typer.Option("--prior", help="State this prior at test time, before the principle (Fig. 3b)."),
+        typer.Option("--prior", help="State this prior at test time, before the principle (Fig. 3b); \"\": none."),
     ] = None,
     learned_on: Annotated[
         Optional[bool],  # noqa: UP007
@@ -232,7 +232,7 @@ def evaluate(
     if is_distill_run(run_dir):
         from sandbox.distill.commands import evaluate_with_progress
 
-        if currency or amount or reason or prior or learned_on is not None:
+        if currency or amount or reason or prior is not None or learned_on is not None:
             raise _fail(UsageError("a distillation's conditions are its distill.conditions; --trials alone applies"))
         evaluate_with_progress(run_dir, trials)
         return

@@ -78,10 +78,11 @@ def episodes_per_epoch(scenario: Scenario, layer: Any | None = None) -> int:
 async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> dict[str, Any]:
     config = {"configurable": {"thread_id": f"run-{run}"}, "recursion_limit": 5 * epochs + 10}
     snapshot = await graph.aget_state(config)
+    layer = getattr(context, "layer", None)
     if not snapshot.values:
         start = {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": []}
         await graph.ainvoke(start, config, context=context)
-    elif snapshot.values.get("epoch", 0) < epochs:
+    elif snapshot.values.get("epoch", 0) < epochs or (layer is not None and not layer.finished(snapshot.values)):
         # Not `snapshot.next`: when every task of the interrupted superstep had saved its
         # writes, `next` is empty although the superstep was never committed.
         await graph.ainvoke(None, config, context=context)

@@ -88,7 +88,7 @@ async def test_at_temperature_0_the_seed_is_no_part_of_the_key_and_twins_in_flig
     # the same call made five times at once reaches the model once; the others are cache hits
     results = await asyncio.gather(*(model._agenerate(MESSAGES, seed=s, temperature=0.0, max_tokens=7) for s in range(5)))
     assert inner.calls == 3 and sum(bool(r.generations[0].generation_info) for r in results) == 4
-    # a twin that fails leaves the others to ask again: the next one asks, the last waits for it
+    # a twin that fails (after its retries) fails its waiting twins too; a later call asks again
     attempts = {"n": 0}
 
     def fails_first(messages: list[Any], kwargs: dict[str, Any]) -> str:
@@ -100,8 +100,18 @@ async def test_at_temperature_0_the_seed_is_no_part_of_the_key_and_twins_in_flig
     shared = CachedChatModel(inner=scripted([("Say hello", fails_first)], latency_s=0.05), responses=cache)
     outcomes = await asyncio.gather(*(shared._agenerate(MESSAGES, seed=1, temperature=0.0, max_tokens=9) for _ in range(3)),
                                     return_exceptions=True)  # fmt: skip
-    assert sum(isinstance(o, RuntimeError) for o in outcomes) == 1 and attempts["n"] == 2
-    assert sorted(o.generations[0].message.content for o in outcomes if not isinstance(o, Exception)) == ["hello again"] * 2
+    assert all(isinstance(o, RuntimeError) for o in outcomes) and attempts["n"] == 1
+    later = await shared._agenerate(MESSAGES, seed=1, temperature=0.0, max_tokens=9)
+    assert later.generations[0].message.content == "hello again" and attempts["n"] == 2
+    # a twin cancelled mid-call leaves the waiting one to ask for itself
+    slow = CachedChatModel(inner=scripted([("Say hello", "hi")], latency_s=0.2), responses=cache)
+    first = asyncio.ensure_future(slow._agenerate(MESSAGES, seed=1, temperature=0.0, max_tokens=11))
+    await asyncio.sleep(0.05)
+    second = asyncio.ensure_future(slow._agenerate(MESSAGES, seed=1, temperature=0.0, max_tokens=11))
+    await asyncio.sleep(0.05)
+    first.cancel()
+    answer = (await second).generations[0]
+    assert answer.message.content == "hi" and not answer.generation_info and slow.inner.calls == 1  # its own call
     cache.close()
 
 

@@ -61,7 +61,7 @@ def test_the_rules_are_told_to_every_player_in_scai_and_not_in_a_users_only_soci
 
 
 def test_the_ood_prior_is_in_the_test_prompt_and_never_in_training(tmp_path: Path) -> None:
-    prior = "Be altruistic in resource distribution."
+    prior = "be altruistic in resource distribution."
     scenario = scai_scenario(runs=2, epochs=2, game={"currencies": ["dollars"]},
                              assistant={"evaluation": {"prior": prior, "learned_on": True, "trials": 2}})  # fmt: skip
     result = run(scenario, out=tmp_path / "r", models=scai_models())
@@ -210,12 +210,18 @@ def test_the_previous_principle_can_be_hidden_and_a_critique_asked_first(tmp_pat
     result = run(scai_scenario(runs=1, epochs=2, assistant={"revision": revision}), out=tmp_path / "r", models=models)
     (call,) = [c for c in transcript(result.path) if c["role"] == "meta"]
     human = call["messages"][1]["content"]
-    assert "previous principle is" not in human and OTHERS not in human
+    assert "previous principle" not in human.lower() and OTHERS not in human  # nothing refers to a principle it was not shown
+    assert "Write a principle so that flex-policy agent behaves exactly like the fixed-policy agents" in human
     assert '"Critique: ..."' in human and '"Principle: ..."' in human
     record = policies(result.path)[1]
     assert record["policy"] == SELF and record["answer"].startswith("Critique: They give far too much away.")
-    with pytest.raises(ScenarioError, match="choose one"):
-        scai_scenario(assistant={"digest": True, "revision": {"critique": True}})
+    for bad, message in ((({"digest": True, "revision": {"critique": True}}), "choose one"),
+                         ({"revision": {"strategy": "search", "copy_gap": 0.2}}, "drop copy_gap"),
+                         ({"revision": {"previous": "hide", "copy_gap": 0.2}}, "previous: hide does not show"),
+                         ({"revision": {"strategy": "search", "temperature": 0}}, "sample them warmer"),
+                         ({"oracle": True, "revision": {"strategy": "search"}}, "drop revision")):  # fmt: skip
+        with pytest.raises(ScenarioError, match=message):
+            scai_scenario(assistant=bad)
 
 
 def test_an_answer_cut_off_at_the_token_limit_is_an_illegal_revision(tmp_path: Path) -> None:
@@ -244,6 +250,16 @@ def test_the_oracle_bound_plays_the_users_norm_text_and_nothing_else_changes(tmp
     assert users == [(c["episode"], c["step"], text(c), c["seed"]) for c in transcript(plain.path) if c["role"] == "user"]
     with pytest.raises(ScenarioError, match="oracle"):
         scai_scenario(assistant={"oracle": True, "initial_policy": "Keep it all."})
+
+
+def test_a_search_with_no_usable_draw_is_an_illegal_revision(tmp_path: Path) -> None:
+    models = scai_models()
+    models["meta"] = scripted([(r"extract a principle", "Revised principle: ok")])
+    scenario = scai_scenario(runs=1, epochs=2, assistant={"revision": {"strategy": "search", "candidates": 2}})
+    result = run(scenario, out=tmp_path / "r", models=models)
+    first, second = policies(result.path)
+    assert not second["legal"] and second["kept"] and second["policy"] == first["policy"]
+    assert second["illegal_answers"] == 4 and result.summary["scai"]["illegal_revisions"] == 1
 
 
 def _crashing(after: int) -> Any:
@@ -302,3 +318,28 @@ def test_compare_overlays_runs_in_the_papers_panels(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["compare", str(one), str(users), "--out", str(again)])
     assert result.exit_code == 2 and "users" in result.output and not again.exists()
     assert not again.with_suffix(".csv").exists()
+
+
+def test_a_run_killed_during_the_final_proposals_resumes_to_the_same_results(tmp_path: Path) -> None:
+    scenario = scai_scenario(runs=2, epochs=2)
+    whole = run(scenario, out=tmp_path / "whole", models=scai_models())
+    cut = scai_models()
+    finals = {"n": 0}
+
+    def dies_in_final(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        if kwargs["call"].step == "final-propose":
+            finals["n"] += 1
+            if finals["n"] > 2:
+                raise RuntimeError("killed")
+        from tests.conftest import scripted_assistant_propose
+
+        return scripted_assistant_propose(messages, kwargs)
+
+    cut["assistant"] = scripted([(r"reason for your proposal", "Because."), (r"You are the proposer", dies_in_final),
+                                 (r"You are the responder", "yes")])  # fmt: skip
+    with pytest.raises(RunFailedError, match="resumable"):
+        asyncio.run(arun(scenario, out=tmp_path / "cut", models=cut))
+    asyncio.run(aresume(tmp_path / "cut", models=scai_models()))
+    pd.testing.assert_frame_equal(pd.read_csv(whole.path / "final_proposals.csv"),
+                                  pd.read_csv(tmp_path / "cut" / "final_proposals.csv"))  # fmt: skip
+    assert RunResult.load(tmp_path / "cut").summary["scai"] == whole.summary["scai"]

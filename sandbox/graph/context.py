@@ -47,6 +47,9 @@ class GraphLayer(Protocol):
     def listed(self, agent: str) -> bool:
         """Whether an added agent gets a row of `agents.csv`."""
 
+    def finished(self, state: dict[str, Any]) -> bool:
+        """Whether a run whose epochs are all played has nothing of the layer's left to do (resume asks)."""
+
     def finalize(self, run_dir: Any, episodes: Any, states: list[dict[str, Any]]) -> dict[str, Any]:
         """Write the layer's tables when the run ends; return the summary's section `name`."""
 

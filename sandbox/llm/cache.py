@@ -100,13 +100,14 @@ class CachedChatModel(ChatModelWrapper):
     """Answers from `cache` when the same call was made before; stores new answers.
 
     A call whose twin is in flight waits for the twin's answer instead of
-    asking the model again (a cache hit, as if it had come a moment later).
+    asking the model again (a cache hit, as if it had come a moment later);
+    if the twin fails (after the retries below), the call fails with it.
     """
 
     # Not `cache`: that name is BaseChatModel's own (LangChain's global cache switch).
     responses: Any  # ResponseCache; Any keeps pydantic from copying it
     _model_id: dict[str, Any] | None = PrivateAttr(default=None)
-    _inflight: dict[str, asyncio.Future] = PrivateAttr(default_factory=dict)
+    _inflight: dict[tuple[Any, str], asyncio.Future] = PrivateAttr(default_factory=dict)  # by (event loop, key)
 
     def _key(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> str:
         if self._model_id is None:
@@ -122,25 +123,34 @@ class CachedChatModel(ChatModelWrapper):
         **kwargs: Any,
     ) -> ChatResult:
         key = self._key(messages, stop, kwargs)
-        while (twin := self._inflight.get(key)) is not None:
-            await asyncio.wait([twin])  # then its answer is stored; if the twin failed, the next one asks
+        loop = asyncio.get_running_loop()
+        while (twin := self._inflight.get((loop, key))) is not None:
+            await asyncio.wait([twin])
+            if not twin.cancelled() and twin.exception() is not None:
+                raise twin.exception()  # the twin failed after its retries: so does this call
             if self.responses.get(key) is not None:
-                break
+                break  # else the twin was cancelled: ask, unless another twin already does
         stored = self.responses.get(key)
         if stored is not None:
             content, usage, metadata = stored
             message = AIMessage(content=content, usage_metadata=usage or None, response_metadata=metadata)  # type: ignore[arg-type]
             return ChatResult(generations=[ChatGeneration(message=message, generation_info={"cache_hit": True})])
-        done: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._inflight[key] = done
+        done: asyncio.Future = loop.create_future()
+        self._inflight[(loop, key)] = done
         try:
             result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
             message = result.generations[0].message
             usage = dict(message.usage_metadata or {}) if isinstance(message, AIMessage) else {}
             kept = {name: message.response_metadata[name] for name in _KEPT_METADATA if name in message.response_metadata}
             self.responses.put(key, str(message.content), usage, kept)
-            return result
-        finally:
             done.set_result(None)
-            if self._inflight.get(key) is done:
-                del self._inflight[key]
+            return result
+        except Exception as error:
+            done.set_exception(error)
+            done.exception()  # marked retrieved: no warning when no twin waits
+            raise
+        finally:
+            if not done.done():
+                done.cancel()  # cancelled or interrupted: a waiting twin asks for itself
+            if self._inflight.get((loop, key)) is done:
+                del self._inflight[(loop, key)]

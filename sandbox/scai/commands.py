@@ -61,11 +61,14 @@ def compare_command(run_dirs: list[Path], out: Path, out_console: Console) -> No
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
     table = comparison_table(run_dirs)  # reads and checks every directory before anything is written
-    figure = compare_runs(run_dirs)
+    figure = compare_runs(run_dirs, table=table)
     partial = out.with_name(f".{out.stem}.partial.png")
-    figure.savefig(partial, dpi=120)
-    partial.replace(out)
-    atomic_write_text(out.with_suffix(".csv"), table.to_csv(index=False))
+    try:
+        figure.savefig(partial, dpi=120)
+        atomic_write_text(out.with_suffix(".csv"), table.to_csv(index=False))
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
     shown = Table(title="Offered share, first and last epoch: mean (95% CI) across runs", title_justify="left")
     for column in ("run directory", "panel", "society", "users", "assistant", "gap first", "gap last"):
         shown.add_column(column, justify="left" if column in ("run directory", "panel", "society") else "right")

@@ -59,6 +59,8 @@ def _load(path: Path) -> tuple[Scenario, pd.DataFrame]:
     epochs = run_dir / layout.EPOCHS
     if scenario.assistant is None or not epochs.is_file():
         raise UsageError(f"{run_dir.path} is not a finished SCAI run (no {layout.EPOCHS}); compare reads SCAI runs")
+    if run_dir.status().get("status") != "complete":
+        raise UsageError(f"{run_dir.path} is not finished; resume it first: sandbox resume {run_dir.path}")
     return scenario, epoch_summary(pd.read_csv(epochs))
 
 
@@ -76,9 +78,12 @@ def comparison_table(paths: Sequence[str | Path]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def compare_runs(paths: Sequence[str | Path], title: str = "") -> Figure:
-    """One axis per panel present, every run directory overlaid in its panel (see the module's docstring)."""
-    table = comparison_table(paths)
+def compare_runs(paths: Sequence[str | Path], title: str = "", table: pd.DataFrame | None = None) -> Figure:
+    """One axis per panel present, every run directory overlaid in its panel (see the module's docstring).
+
+    `table`: `comparison_table(paths)`, when it is at hand already.
+    """
+    table = comparison_table(paths) if table is None else table
     present = [p for p in PANELS if (table["panel"] == p).any()]
     fig = Figure(figsize=(5.2 * len(present), 4.2))
     axes = fig.subplots(1, len(present), squeeze=False)[0]

@@ -195,3 +195,18 @@ class Assistant(StrictModel):
         if self.digest and self.revision.critique:
             raise ValueError("digest and revision.critique each set how the MetaLM's answer starts; choose one")
         return self
+
+    @model_validator(mode="after")
+    def _revision_fits(self) -> Assistant:
+        r, fields = self.revision, self.revision.model_fields_set
+        if self.oracle and fields:
+            raise ValueError("oracle plays the users' norm text and asks no MetaLM: drop revision")
+        if r.copy_gap is not None and r.strategy == "search":
+            raise ValueError("revision.copy_gap re-asks a single draw; a search keeps the current policy among its "
+                             "candidates: drop copy_gap")  # fmt: skip
+        if r.copy_gap is not None and r.previous == "hide":
+            raise ValueError("revision.copy_gap re-asks when the answer repeats the previous principle, which "
+                             "previous: hide does not show: drop one")  # fmt: skip
+        if r.strategy == "search" and r.temperature == 0 and r.candidates > 1:
+            raise ValueError("revision.temperature 0 makes every candidate the same draw: sample them warmer")
+        return self

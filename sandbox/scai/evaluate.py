@@ -171,7 +171,7 @@ async def aevaluate(
         trials: Proposals per condition and run, instead of the scenario's.
         models: Model objects per role (`assistant`, `user`), instead of the scenario's specs.
         hooks: Progress callbacks (`on_start`, `on_episode`), as for runs.
-        prior: A prior to state at test time, instead of the scenario's `evaluation.prior`.
+        prior: A prior to state at test time, instead of the scenario's `evaluation.prior` ("": none).
         state_learned_on: Whether to state what the policy was learned on, instead of `evaluation.learned_on`.
     """
     run_dir = RunDirectory.open(path)
@@ -185,7 +185,7 @@ async def aevaluate(
         raise UsageError(f"{run_dir.path} is not finished; resume it first: sandbox resume {run_dir.path}")
     conditions = list(conditions or scenario.assistant.evaluation.conditions)
     trials = trials or scenario.assistant.evaluation.trials
-    prior = prior or scenario.assistant.evaluation.prior
+    prior = scenario.assistant.evaluation.prior if prior is None else (prior or None)  # "" clears the scenario's
     stated = scenario.assistant.evaluation.learned_on if state_learned_on is None else state_learned_on
     trained_on = learned_on(scenario) if stated else None
     policies = final_policies(run_dir)

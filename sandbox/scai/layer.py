@@ -68,11 +68,18 @@ class ScaiLayer:
         builder.add_edge("final", END)
         builder.add_conditional_edges("score", self.after_score, {"meta": "meta", "final": "final", "__end__": END})
 
+    def _final_step(self) -> bool:
+        return bool(self.config.final_proposals) and self.config.prompt == "policy"
+
     def after_score(self, state: dict[str, Any]) -> Literal["meta", "final", "__end__"]:
         """Router: the meta step before another epoch; after the last, the final policy's proposals, or the end."""
         if state["epoch"] < state["epochs"]:
             return "meta"
-        return "final" if self.config.final_proposals and self.config.prompt == "policy" else "__end__"
+        return "final" if self._final_step() else "__end__"
+
+    def finished(self, state: dict[str, Any]) -> bool:
+        """Whether a run whose epochs are all played is done (its final proposals made, when asked for)."""
+        return not self._final_step() or bool(state.get("finals"))
 
     def user_pairs(self) -> int | None:
         return self.config.interactions.user_user

@@ -177,8 +177,8 @@ async def meta(state: ScaiState, runtime: Runtime[SocietyContext]) -> dict[str, 
         fields = {"policy": revision.policy, "answer": revision.answer, "illegal_answers": revision.illegal_answers,
                   "copy_reasks": revision.copy_reasks}  # fmt: skip
     policy = fields.pop("policy")
-    legal = policy is not None
-    policy = policy if legal else previous["policy"]
+    legal = fields.pop("legal", policy is not None)
+    policy = policy if policy is not None else previous["policy"]
     record = _policy_record(run, epoch, policy, legal=legal, evidence=[i.episode for i in observed],
                             diff=word_diff(previous["policy"], policy), **fields)  # fmt: skip
     layer.on_policy(record)

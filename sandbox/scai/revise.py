@@ -160,6 +160,7 @@ async def search(
     return {
         "policy": candidates[chosen]["policy"],
         "source": "search",
+        "legal": any(d.policy is not None for d in draws),  # illegal when no draw was a usable policy
         "answer": candidates[chosen]["answer"],
         "illegal_answers": sum(d.illegal_answers for d in draws),
         "kept": chosen == 0,
