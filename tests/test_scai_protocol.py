@@ -15,6 +15,7 @@ import pytest
 
 from sandbox import RunFailedError, RunResult, aresume, arun, run
 from sandbox.errors import ScenarioError
+from sandbox.scenario_file import apply_overrides
 from sandbox.llm.scripted import ScriptedReply, scripted
 from sandbox.scai.evaluate import aevaluate
 from sandbox.scai.metrics import group_epochs
@@ -236,7 +237,9 @@ def test_an_answer_cut_off_at_the_token_limit_is_an_illegal_revision(tmp_path: P
 
 def test_the_oracle_bound_plays_the_users_norm_text_and_nothing_else_changes(tmp_path: Path) -> None:
     norm = NORMS.get("selfish").text
-    oracle = run(scai_scenario(runs=2, epochs=3, assistant={"oracle": True}), out=tmp_path / "o", models=scai_models())
+    scenario = scai_scenario(runs=2, epochs=3, assistant={"oracle": True})
+    assert apply_overrides(scenario, runs=2) == scenario  # read back with every default written out, as resume reads it
+    oracle = run(scenario, out=tmp_path / "o", models=scai_models())
     plain = run(scai_scenario(runs=2, epochs=3, assistant={"initial_policy": norm}), out=tmp_path / "p", models=scai_models())
     calls = transcript(oracle.path)
     assert not [c for c in calls if c["role"] == "meta"]

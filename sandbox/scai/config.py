@@ -198,8 +198,8 @@ class Assistant(StrictModel):
 
     @model_validator(mode="after")
     def _revision_fits(self) -> Assistant:
-        r, fields = self.revision, self.revision.model_fields_set
-        if self.oracle and fields:
+        r = self.revision
+        if self.oracle and r != RevisionStrategy():  # compared by value: a scenario read back from a run holds defaults
             raise ValueError("oracle plays the users' norm text and asks no MetaLM: drop revision")
         if r.copy_gap is not None and r.strategy == "search":
             raise ValueError("revision.copy_gap re-asks a single draw; a search keeps the current policy among its "
