@@ -346,3 +346,15 @@ def test_a_run_killed_during_the_final_proposals_resumes_to_the_same_results(tmp
     pd.testing.assert_frame_equal(pd.read_csv(whole.path / "final_proposals.csv"),
                                   pd.read_csv(tmp_path / "cut" / "final_proposals.csv"))  # fmt: skip
     assert RunResult.load(tmp_path / "cut").summary["scai"] == whole.summary["scai"]
+
+
+def test_the_probe_reads_what_the_assistant_does_under_each_principle() -> None:
+    from sandbox.scai.probe import principles, probe
+    from tests.conftest import scai_models
+
+    table = asyncio.run(probe(scai_models()["assistant"], principles()))
+    assert len(table) == 2 * len(principles()) and set(table["rules"]) == {False, True}
+    selfish = table[table["principle"] == NORMS.get("selfish").text]
+    assert (selfish["offered_share"] == pytest.approx(0.1)).all()  # the scripted assistant keys on "yourself"
+    others = table[table["principle"].str.contains("others")]
+    assert (others["offered_share"] > 0.5).any() and (table["answers 10%"] == "accept").all()
