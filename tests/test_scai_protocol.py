@@ -355,6 +355,6 @@ def test_the_probe_reads_what_the_assistant_does_under_each_principle() -> None:
     table = asyncio.run(probe(scai_models()["assistant"], principles()))
     assert len(table) == 2 * len(principles()) and set(table["rules"]) == {False, True}
     selfish = table[table["principle"] == NORMS.get("selfish").text]
-    assert (selfish["offered_share"] == pytest.approx(0.1)).all()  # the scripted assistant keys on "yourself"
+    assert selfish["offered_share"].tolist() == pytest.approx([0.1, 0.1])  # the scripted assistant keys on "yourself"
     others = table[table["principle"].str.contains("others")]
     assert (others["offered_share"] > 0.5).any() and (table["answers 10%"] == "accept").all()
