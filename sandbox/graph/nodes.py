@@ -61,6 +61,11 @@ def pair(state: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[str, A
     return {"tasks": tasks}
 
 
+def run_currency(scenario: Any, run: int) -> int:
+    """The index of the run's currency when stakes are drawn per epoch or per run (the stake branch's first draw)."""
+    return int(generator(scenario.seed, run, Branch.STAKE).integers(len(scenario.game.currencies)))
+
+
 def _stakes(scenario: Any, run: int, epoch: int, rng: Any, count: int) -> tuple[list[int], list[int]]:
     """The amount and currency index of each of `count` episodes, as `game.stakes` says.
 
@@ -73,7 +78,7 @@ def _stakes(scenario: Any, run: int, epoch: int, rng: Any, count: int) -> tuple[
         amounts = rng.integers(game.amount.min, game.amount.max, endpoint=True, size=count)
         return [int(a) for a in amounts], [int(c) for c in rng.integers(len(game.currencies), size=count)]
     per_run = generator(scenario.seed, run, Branch.STAKE)
-    currency = int(per_run.integers(len(game.currencies)))
+    currency = int(per_run.integers(len(game.currencies)))  # run_currency's draw
     source = per_run if game.stakes == "run" else generator(scenario.seed, run, Branch.STAKE, epoch)
     amount = int(source.integers(game.amount.min, game.amount.max, endpoint=True))
     return [amount] * count, [currency] * count

@@ -52,10 +52,10 @@ def _scai_society(runs: int, epochs: int, concurrency: int, strategy: str = "sin
     )  # fmt: skip
 
 
-async def time_scai(scenario: Scenario, models: dict[str, ScriptedChatModel], to_end: bool = False) -> Any:
+async def time_scai(scenario: Scenario, models: dict[str, ScriptedChatModel], with_calls: bool = False) -> Any:
     """Seconds from the first epoch's pairing to the last finished episode of every run.
 
-    `to_end`: to the end of the last revision's work as well, with the calls per role: (seconds, calls by role).
+    `with_calls`: (seconds, calls by role) instead.
     """
     marks: dict[str, float] = {}
     hooks = ProgressHooks(
@@ -64,7 +64,7 @@ async def time_scai(scenario: Scenario, models: dict[str, ScriptedChatModel], to
     )
     with tempfile.TemporaryDirectory() as tmp:
         path = await arun(scenario, out=Path(tmp) / "run", models=models, hooks=hooks)
-        if not to_end:
+        if not with_calls:
             return marks["end"] - marks["start"]
         import json
 

@@ -24,6 +24,7 @@ from agents.meta import Interaction
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import propose_move
 from sandbox.graph.context import SocietyContext
+from sandbox.graph.nodes import run_currency
 from sandbox.graph.state import SocietyState
 from sandbox.llm.contracts import CallInfo
 from sandbox.scenario import Scenario
@@ -198,12 +199,12 @@ async def final(state: ScaiState, runtime: Runtime[SocietyContext]) -> dict[str,
     scenario, run = ctx.scenario, state["run"]
     policy = state["policies"][-1]
     game = scenario.game
-    run_currency = int(generator(scenario.seed, run, Branch.STAKE).integers(len(game.currencies)))
+    currency_index = run_currency(scenario, run)
 
     async def one(k: int) -> dict[str, Any]:
         rng = generator(scenario.seed, run, Branch.REPLAY, k)
         amount = int(rng.integers(game.amount.min, game.amount.max, endpoint=True))
-        currency = game.currencies[int(rng.integers(len(game.currencies))) if game.stakes == "episode" else run_currency]
+        currency = game.currencies[int(rng.integers(len(game.currencies))) if game.stakes == "episode" else currency_index]
         assistant = layer.player({"run": run, "policy": policy["policy"]}, ASSISTANT)
         info = {"run": run, "epoch": policy["epoch"], "episode": f"r{run}-final-{k:03d}"}  # played after that epoch
         proposal, split, _ = await propose_move(assistant, Stake(amount, currency), seed=seed_node(scenario.seed, run, Branch.REPLAY, k),
