@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -25,23 +24,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, ScenarioError, UsageError
-
-app = typer.Typer(
-    name="sandbox",
-    help="Run societies of LLM agents that play games under fixed norms, and read the results.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-console = Console(stderr=True)
-out_console = Console()
-
-
-def _fail(error: BaseException) -> typer.Exit:
-    console.print("[bold red]error:[/]", end=" ")
-    console.print(str(error), highlight=False, markup=False, soft_wrap=True)
-    return typer.Exit(getattr(error, "exit_code", 1))
 
 
 class _ProgressDisplay:

@@ -1,7 +1,7 @@
 """The command line's dialogue-game commands: `sandbox solve`, `play`, `reward-model` and `imitate`, and what
 `sandbox resume` does with their run directories.
 
-They are registered on `sandbox.cli.app` when this module is imported.
+They are registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sandbox.cli import _fail, app, console, out_console
+from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 
 __all__ = ["resume_dialogue_run", "reward_model_table", "solve", "solve_table", "solve_with_progress"]

@@ -1,6 +1,6 @@
 """The command line's distillation command: `sandbox distill FILE` (resumed by `sandbox resume DIR`).
 
-Registered on `sandbox.cli.app` when that module is imported.
+Registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from sandbox.cli import _fail, app, console, out_console
+from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, ScenarioError
 
 __all__ = ["distill", "distill_table", "distill_with_progress", "evaluate_with_progress", "evaluation_table"]

@@ -1,6 +1,6 @@
 """The command line's moral fine-tuning commands: `sandbox train` and `sandbox evaluate-moral`.
 
-They are registered on `sandbox.cli.app` when that module is imported.
+They are registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from sandbox.cli import _fail, app, console, out_console
+from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, UsageError
 
 __all__ = ["evaluate_moral", "train", "train_table", "train_with_progress"]

@@ -25,6 +25,7 @@ import torch
 
 from sandbox.games.matrix import Move
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
+from sandbox.moral.ppo import encode
 from sandbox.moral.rewards import RewardParams, Schedule, Step, reward
 
 __all__ = ["BaseOfAdapter", "FrozenLLM", "LLMOpponent", "LearningLLM"]
@@ -64,8 +65,6 @@ class LLMOpponent:
 
     def moves(self, games: list[Any], rng: np.random.Generator) -> list[Move | None]:
         """Each game's move (None = an illegal answer), from one batched generation; experiences are kept."""
-        from sandbox.moral.training import encode
-
         tokenizer = self.policy.tokenizer
         views = [(game.game.for_column_player(), [(theirs, mine) for mine, theirs in game.state()]) for game in games]
         queries = [encode(tokenizer, matrix_prompt(table, history, self.tokens, rng)) for table, history in views]

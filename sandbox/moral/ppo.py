@@ -32,7 +32,17 @@ from torch import nn
 
 from sandbox.moral.ppo_config import PPOConfig
 
-__all__ = ["AdaptiveKLController", "PPOTrainer", "RunningMoments", "Sampler", "gae", "ppo_losses", "sample"]
+__all__ = ["AdaptiveKLController", "PPOTrainer", "RunningMoments", "Sampler", "encode", "gae", "ppo_losses", "sample"]
+
+
+def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
+    """The prompt as the model's chat turn (its chat template when it has one), as token ids."""
+    if getattr(tokenizer, "chat_template", None):
+        ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                            tokenize=True, return_dict=False)  # fmt: skip
+    else:
+        ids = tokenizer(prompt)["input_ids"]
+    return torch.tensor(ids, dtype=torch.long)
 
 
 @torch.no_grad()

@@ -30,7 +30,7 @@ from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_actio
 from sandbox.moral.environment import Environment
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import LLMOpponent
-from sandbox.moral.ppo import PPOTrainer
+from sandbox.moral.ppo import PPOTrainer, encode
 from sandbox.moral.rewards import REWARDS, TABLE_PREFIXES, RewardFn, RewardParams, Schedule, Step, reward
 from sandbox.seeding import generator
 
@@ -131,16 +131,6 @@ class MoralSetup:
         game = IteratedGame(self.table(), self.strategy(), self.history_length)
         game.history = [(own, other) for own, other in json.loads(text)]
         return game
-
-
-def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
-    """The prompt as the model's chat turn (its chat template when it has one), as token ids."""
-    if getattr(tokenizer, "chat_template", None):
-        ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
-                                            tokenize=True, return_dict=False)  # fmt: skip
-    else:
-        ids = tokenizer(prompt)["input_ids"]
-    return torch.tensor(ids, dtype=torch.long)
 
 
 def action_type(step: Step) -> str:

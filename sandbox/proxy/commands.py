@@ -1,6 +1,6 @@
 """The command line's reward-design command: `sandbox label`.
 
-It is registered on `sandbox.cli.app` when that module is imported.
+It is registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from sandbox.cli import _fail, app, console, out_console
+from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 
 __all__ = ["label", "label_table", "label_with_progress"]
