@@ -125,3 +125,75 @@ def test_every_config_field_has_help_and_bad_values_are_refused() -> None:
         PPOConfig(batch_size=5, mini_batch_size=2)
     with pytest.raises(ValueError, match=r"training.ppo.cliprange must lie in \[0, 1\]"):
         PPOConfig(cliprange=1.5)
+
+
+def test_log_probabilities_are_those_of_the_sampling_temperature(tiny_dir: Path) -> None:
+    """At T != 1 the trainer scores answers under the distribution it sampled them from (on-policy)."""
+    from sandbox.moral.ppo import language_model
+
+    ppo = trainer(tiny_dir, temperature=2.0)
+    queries, _ = batch(ppo)
+    lm = language_model(ppo.model)
+    torch.manual_seed(0)
+    out = lm.generate(queries[0][None], do_sample=True, temperature=2.0, top_k=0, top_p=1.0, max_new_tokens=1,
+                      output_scores=True, return_dict_in_generate=True, pad_token_id=ppo.tokenizer.pad_token_id)  # fmt: skip
+    token = out.sequences[0, -1:]
+    sampled = torch.log_softmax(out.scores[0][0].float(), -1)[token]  # what generate drew from
+    logprobs, _, _ = ppo._forward([queries[0]], [token])
+    assert logprobs[0, 0].item() == pytest.approx(sampled.item(), abs=1e-5)
+    untempered, _, _ = trainer(tiny_dir)._forward([queries[0]], [token])
+    assert abs(untempered[0, 0].item() - sampled.item()) > 1e-3  # the test tells the two apart
+
+
+def test_the_model_s_own_generation_settings_never_reach_sampling(tiny_dir: Path) -> None:
+    """A checkpoint's generation_config (here: every token but one suppressed) is set aside while sampling."""
+    from sandbox.moral.ppo import language_model
+
+    ppo = trainer(tiny_dir, max_new_tokens=1)
+    queries, _ = batch(ppo)
+    lm = language_model(ppo.model)
+    only = ppo.tokenizer.convert_tokens_to_ids("action1")
+    lm.generation_config.suppress_tokens = [i for i in range(lm.config.vocab_size) if i != only]
+    leaked = lm.generate(queries[0][None].repeat(16, 1), do_sample=True, max_new_tokens=1, top_k=0,
+                         pad_token_id=ppo.tokenizer.pad_token_id)[:, -1]  # fmt: skip
+    assert set(leaked.tolist()) == {only}  # the setting does act on a plain generate
+    answers = ppo.generate([queries[0]] * 16, generator_seed=1)
+    assert len({int(a[0]) for a in answers}) > 1
+    assert len(lm.generation_config.suppress_tokens) == lm.config.vocab_size - 1  # restored afterwards
+
+
+def test_the_lm_head_runs_only_where_answer_tokens_are_predicted(tiny_dir: Path) -> None:
+    from sandbox.moral.ppo import language_model
+
+    ppo = trainer(tiny_dir, batch_size=4, mini_batch_size=1)
+    queries, answers = batch(ppo)
+    shapes: list[tuple[int, ...]] = []
+    head = language_model(ppo.model).get_output_embeddings()
+    handle = head.register_forward_pre_hook(lambda _, args: shapes.append(tuple(args[0].shape)))
+    try:
+        whole = ppo._forward(queries, answers)
+        chunked = ppo._forward_chunked(queries, answers)  # one experience at a time (mini_batch_size 1)
+    finally:
+        handle.remove()
+    tokens = max(len(a) for a in answers)
+    assert shapes[0][:2] == (4, tokens)  # not (4, prompt + answer length)
+    assert [s[0] for s in shapes[1:]] == [1, 1, 1, 1]
+    for a, b in zip(whole, chunked):
+        assert torch.allclose(a, b, atol=1e-5)
+
+
+def test_a_checkpoint_loads_onto_the_trainer_s_device(tiny_dir: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A checkpoint written on a GPU resumes on a CPU: every tensor is mapped to the trainer's device."""
+    ppo = trainer(tiny_dir)
+    ppo.save(tmp_path / "ckpt")
+    seen: list[object] = []
+    real_load = torch.load
+
+    def load(*args: object, **kwargs: object) -> object:
+        seen.append(kwargs.get("map_location"))
+        return real_load(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(torch, "load", load)
+    ppo.load(tmp_path / "ckpt")
+    assert seen == [ppo.device]

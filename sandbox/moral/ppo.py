@@ -22,7 +22,8 @@ learns from (prompt, answer, score) triples and returns its statistics.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,8 @@ from torch import nn
 
 from sandbox.moral.ppo_config import PPOConfig
 
-__all__ = ["AdaptiveKLController", "PPOTrainer", "RunningMoments", "Sampler", "encode", "gae", "ppo_losses", "sample"]
+__all__ = ["AdaptiveKLController", "PPOTrainer", "RunningMoments", "Sampler", "encode", "gae", "language_model",
+           "neutral_generation_config", "ppo_losses", "sample"]
 
 
 def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
@@ -45,14 +47,36 @@ def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
     return torch.tensor(ids, dtype=torch.long)
 
 
+def language_model(model: Any) -> Any:
+    """The transformers causal LM inside `model` (a PEFT model's base, with its adapter layers in place)."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
+
+
+@contextmanager
+def neutral_generation_config(model: Any) -> Iterator[None]:
+    """Set the model's own `generation_config` aside: transformers fills every setting a call leaves unset
+    from it (a checkpoint's repetition penalty, for one), which would sample from another distribution."""
+    from transformers import GenerationConfig
+
+    lm = language_model(model)
+    saved = lm.generation_config
+    lm.generation_config = GenerationConfig()
+    try:
+        yield
+    finally:
+        lm.generation_config = saved
+
+
 @torch.no_grad()
 def sample(
     model: Any, tokenizer: Any, queries: Sequence[torch.Tensor], *, max_new_tokens: int, temperature: float = 1.0
 ) -> list[torch.Tensor]:
     """One sampled answer per query (1-D token ids), in one batched generation with left padding.
 
-    Answers are cut after their first EOS. Plain sampling (no top-k, no top-p),
-    as PPO's probability ratios assume.
+    Answers are cut after their first EOS. Plain sampling at `temperature` (no
+    top-k, no top-p), as PPO's probability ratios assume: the model's own
+    generation settings (a repetition penalty, suppressed tokens, ...) are set
+    aside while it samples, so they never change the distribution.
     """
     pad = tokenizer.pad_token_id
     width = max(len(q) for q in queries)
@@ -61,10 +85,11 @@ def sample(
     for i, q in enumerate(queries):
         ids[i, width - len(q) :], attention[i, width - len(q) :] = q, 1
     device = next(model.parameters()).device
-    out = model.generate(
-        input_ids=ids.to(device), attention_mask=attention.to(device), do_sample=True, temperature=temperature,
-        top_k=0, top_p=1.0, max_new_tokens=max_new_tokens, pad_token_id=pad, eos_token_id=tokenizer.eos_token_id,
-    )  # fmt: skip
+    with neutral_generation_config(model):
+        out = model.generate(
+            input_ids=ids.to(device), attention_mask=attention.to(device), do_sample=True, temperature=temperature,
+            top_k=0, top_p=1.0, max_new_tokens=max_new_tokens, pad_token_id=pad, eos_token_id=tokenizer.eos_token_id,
+        )  # fmt: skip
     answers = []
     for row in out[:, width:].cpu():
         eos = (row == tokenizer.eos_token_id).nonzero()
@@ -247,7 +272,13 @@ class PPOTrainer:
     def _forward(
         self, queries: Sequence[torch.Tensor], answers: Sequence[torch.Tensor], *, adapter: bool = True
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Log-probabilities and values of each answer token, and the answer mask ([batch, tokens])."""
+        """Log-probabilities and values of each answer token, and the answer mask ([batch, tokens]).
+
+        The log-probabilities are those of the sampling distribution (logits
+        divided by the temperature). The LM head runs only at the positions that
+        predict an answer token, not over the whole sequence: the full logits
+        (sequence x vocabulary) are most of a forward pass's memory.
+        """
         pad = self.tokenizer.pad_token_id
         width = max(len(q) + len(a) for q, a in zip(queries, answers))
         tokens = max(len(a) for a in answers)
@@ -263,16 +294,33 @@ class PPOTrainer:
             mask[i, : len(a)], targets[i, : len(a)] = 1, a
         ids, attention = ids.to(self.device), attention.to(self.device)
         positions, targets = positions.to(self.device), targets.to(self.device)
+        lm = language_model(self.model)
         if adapter:
-            out = self.model(input_ids=ids, attention_mask=attention, output_hidden_states=True)
+            hidden = lm.base_model(input_ids=ids, attention_mask=attention).last_hidden_state
         else:
             with self.model.disable_adapter():
-                out = self.model(input_ids=ids, attention_mask=attention, output_hidden_states=True)
+                hidden = lm.base_model(input_ids=ids, attention_mask=attention).last_hidden_state
         rows = torch.arange(len(queries), device=self.device)[:, None]
-        logits = out.logits[rows, positions].float()
+        hidden = hidden[rows, positions]
+        logits = lm.get_output_embeddings()(hidden).float()
+        softcap = getattr(lm.config, "final_logit_softcapping", None)  # Gemma 2 caps its logits in its LM head
+        if softcap:
+            logits = torch.tanh(logits / softcap) * softcap
+        logits = logits / self.config.temperature
         logprobs = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None]).squeeze(-1)
-        values = self.value_head(out.hidden_states[-1][rows, positions])
+        values = self.value_head(hidden)
         return logprobs.cpu() * mask, values.cpu() * mask, mask
+
+    def _forward_chunked(
+        self, queries: Sequence[torch.Tensor], answers: Sequence[torch.Tensor], *, adapter: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """`_forward` over the batch `mini_batch_size` experiences at a time (as TRL did), padded to one width."""
+        tokens = max(len(a) for a in answers)
+        parts = [self._forward(queries[i : i + self.config.mini_batch_size], answers[i : i + self.config.mini_batch_size],
+                               adapter=adapter)
+                 for i in range(0, len(queries), self.config.mini_batch_size)]  # fmt: skip
+        return tuple(torch.cat([nn.functional.pad(part[k], (0, tokens - part[k].shape[1])) for part in parts])
+                     for k in range(3))  # type: ignore[return-value]  # fmt: skip
 
     def _scaled(self, scores: torch.Tensor) -> torch.Tensor:
         config = self.config
@@ -299,8 +347,8 @@ class PPOTrainer:
         score = self._scaled(raw.clone())
         self.model.eval()
         with torch.no_grad():
-            old_logprobs, old_values, mask = self._forward(queries, answers)
-            ref_logprobs, _, _ = self._forward(queries, answers, adapter=False)
+            old_logprobs, old_values, mask = self._forward_chunked(queries, answers)
+            ref_logprobs, _, _ = self._forward_chunked(queries, answers, adapter=False)
         kl_tokens = (old_logprobs - ref_logprobs) * mask
         rewards = -self.kl.value * kl_tokens
         last = mask.sum(1).long() - 1
@@ -376,12 +424,13 @@ class PPOTrainer:
         from safetensors.torch import load_file
 
         path = Path(path)
-        set_peft_model_state_dict(self.model, load_file(str(path / "adapter" / "adapter_model.safetensors")))
-        state = torch.load(path / "trainer.pt", weights_only=False)
+        set_peft_model_state_dict(self.model, load_file(str(path / "adapter" / "adapter_model.safetensors"),
+                                                        device=str(self.device)))  # fmt: skip
+        state = torch.load(path / "trainer.pt", weights_only=False, map_location=self.device)  # saved on any device
         self.value_head.load_state_dict(state["value_head"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.kl.value, self.steps = state["kl_coef"], state["steps"]
         self.scores = RunningMoments(**state["scores"])
-        torch.set_rng_state(state["rng"])
+        torch.set_rng_state(state["rng"].cpu())  # RNG states are CPU byte tensors, wherever the rest went
         if state.get("cuda_rng") is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["cuda_rng"])
+            torch.cuda.set_rng_state_all([s.cpu() for s in state["cuda_rng"]])
