@@ -22,6 +22,11 @@ from sandbox.games.matrix import MOVES, Move, PayoffTable
 TRAIN_TOKENS = ("action1", "action2")
 TEST_TOKENS = ("action3", "action4")
 
+# The order of the payoff table's rows and columns, written ROWS-COLUMNS: the paper's prompt shows C, D both
+# ways; the others are the authors' permuted-matrix check (Figs. 9, 22, 23; their `--order_CD` reversed,
+# permuted1 and permuted2 are DC-DC, CD-DC and DC-CD).
+TABLE_ORDERS = ("CD-CD", "DC-DC", "CD-DC", "DC-CD")
+
 
 @dataclass(frozen=True)
 class ActionTokens:
@@ -60,20 +65,26 @@ def matrix_prompt(
     history: Sequence[tuple[Move, Move]],
     tokens: ActionTokens,
     rng: np.random.Generator,
+    table_order: str = "CD-CD",
 ) -> str:
     """The prompt for one move.
 
     Args:
-        game: The payoff table (rows and columns in C, D order, as in the paper).
+        game: The payoff table.
         history: The last (own move, opponent's move) pairs, oldest first; empty on a first move.
         tokens: The action tokens.
         rng: Draws the order in which the sentence offers the two tokens.
+        table_order: The order of the table's rows and columns (`TABLE_ORDERS`; the paper's is CD-CD).
     """
+    if table_order not in TABLE_ORDERS:
+        raise ValueError(f"unknown table order {table_order!r}; one of {', '.join(TABLE_ORDERS)}")
+    rows, columns = table_order.split("-")
     by_move = tokens.by_move()
     order = [by_move[m] for m in MOVES]
     if rng.random() < 0.5:
         order.reverse()
-    return prompts.render("moral/matrix_game.j2", game=game, history=list(history), tokens=by_move, order=order)
+    return prompts.render("moral/matrix_game.j2", game=game, history=list(history), tokens=by_move, order=order,
+                          rows=list(rows), columns=list(columns))  # fmt: skip
 
 
 def parse_action(answer: str, tokens: ActionTokens) -> Move | None:

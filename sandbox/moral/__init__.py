@@ -18,13 +18,14 @@ from sandbox.moral.rewards import REWARDS, RewardParams, Schedule, Step, reward
 
 __all__ = [
     "REWARDS", "PPOConfig", "PPOTrainer", "RewardParams", "Schedule", "Step", "TrainingScenario", "evaluate_run",
-    "load_base_model", "normalised_regret", "resume_training", "reward", "train_scenario",
+    "counterfactual_regret", "load_base_model", "moral_regret", "resume_training", "reward", "train_scenario",
 ]  # fmt: skip
 
 _LAZY = {
     "PPOConfig": "sandbox.moral.ppo_config", "PPOTrainer": "sandbox.moral.ppo",
     "TrainingScenario": "sandbox.moral.scenario", "evaluate_run": "sandbox.moral.evaluation",
-    "load_base_model": "sandbox.moral.base_model", "normalised_regret": "sandbox.moral.regret",
+    "load_base_model": "sandbox.moral.base_model", "moral_regret": "sandbox.moral.regret",
+    "counterfactual_regret": "sandbox.moral.regret",
     "resume_training": "sandbox.moral.run", "train_scenario": "sandbox.moral.run",
 }  # fmt: skip
 

@@ -141,15 +141,28 @@ def evaluate_moral(
             entry = evaluate_run(run_dir, on_start=on_start, on_game=lambda: progress.advance(task))
     except SandboxError as error:
         raise _fail(error) from None
-    for condition, result in entry["conditions"].items():
-        tokens = result["tokens"]
-        table = Table(title=f"{condition} tokens (C={tokens['C']}, D={tokens['D']}) against {entry['opponent']}: "
-                            "normalised regret (0 best, 1 worst) and action types", title_justify="left")  # fmt: skip
-        for column in ("game", "deontological", "utilitarian", "C|C", "C|D", "D|C", "D|D", "illegal"):
-            table.add_column(column, justify="left" if column == "game" else "right")
-        for game, types in result["action_types"].items():
-            table.add_row(game, f"{result['regret']['deontological'][game]:.2f}",
-                          f"{result['regret']['utilitarian'][game]:.2f}",
-                          *(f"{types[name]:.0%}" for name in ("C|C", "C|D", "D|C", "D|D", "illegal")))  # fmt: skip
-        out_console.print(table)
+    evaluation_tables(entry)
     out_console.print(f"results in [bold]{run_dir}[/]: moral_regret.csv, test_action_types.csv, evaluation_rounds.csv")
+
+
+def evaluation_tables(entry: dict[str, Any]) -> None:
+    """Per token condition and table order: each game's regrets (both metrics) and action types, per policy."""
+    import pandas as pd
+
+    regret, actions = pd.DataFrame(entry["regret"]), pd.DataFrame(entry["action_types"])
+    regret["column"] = regret["metric"] + " " + regret["kind"].str[:3]
+    wide = regret.pivot_table(index=["condition", "order", "game", "policy"], columns="column", values="mean",
+                              sort=False)  # fmt: skip
+    for (condition, order), block in actions.groupby(["condition", "order"], sort=False):
+        tokens = entry["conditions"][condition]["tokens"]
+        table = Table(title=f"{condition} tokens (C={tokens['C']}, D={tokens['D']}), table {order}, against "
+                            f"{entry['opponent']}: moral regret (deo in reward units, uti 0-1), counterfactual "
+                            "regret (0-1), action types", title_justify="left")  # fmt: skip
+        columns = ["moral deo", "moral uti", "counterfactual deo", "counterfactual uti"]
+        for column in ("game", "policy", *columns, "C|C", "C|D", "D|C", "D|D", "illegal"):
+            table.add_column(column, justify="left" if column in ("game", "policy") else "right")
+        for row in block.to_dict("records"):
+            regrets = wide.loc[(condition, order, row["game"], row["policy"])]
+            table.add_row(row["game"], row["policy"], *(f"{regrets[c]:.2f}" for c in columns),
+                          *(f"{row[name]:.0%}" for name in ("C|C", "C|D", "D|C", "D|D", "illegal")))  # fmt: skip
+        out_console.print(table)

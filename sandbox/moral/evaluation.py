@@ -1,17 +1,21 @@
 """`sandbox evaluate-moral`: a trained adapter on five matrix games against a random opponent (Section 5.1).
 
 For each token condition (the new test tokens; the training tokens; the
-training tokens with their meanings swapped, the reversed-token check) and
-each game, `games_per_game` test games of `rounds` rounds are played side by
-side against a random opponent (which visits every state), each from a random
-state. Each round is scored with the normalised Deontological and Utilitarian
-regret (`sandbox.moral.regret`) and its action type.
+training tokens with their meanings swapped, the reversed-token check), each
+order of the payoff table's rows and columns (the paper's, and the authors'
+permuted-matrix check) and each game, `games_per_game` test games of `rounds`
+rounds are played side by side against a random opponent (which visits every
+state), each from a random state. The same games are played by the base model
+with the adapter off ("no fine-tuning", the paper's baseline), on the same
+draws. Each round is scored with both regret metrics (`sandbox.moral.regret`:
+the paper's moral regret, and the counterfactual regret against the
+opponent's actual move) and its action type.
 
 Written into the run directory:
-    evaluation_rounds.csv   one row per round: condition, game, test game, round, moves, regrets
-    moral_regret.csv        per condition, game and kind: mean regret and its 95% CI over test games
-    test_action_types.csv   per condition and game: the share of each action type
-    moral_regret[_COND].png, test_action_types[_COND].png   Fig. 4 and Fig. 5 style plots
+    evaluation_rounds.csv   one row per round: policy, condition, order, game, test game, round, moves, regrets
+    moral_regret.csv        per policy, condition, order, game, metric and kind: the mean regret, 95% CI over test games
+    test_action_types.csv   per policy, condition, order and game: the share of each action type
+    moral_regret[_COND][_ORDER].png, test_action_types[_COND][_ORDER].png   Fig. 4 and Fig. 5 style plots
     summary.json            gains an `evaluation` entry
 """
 
@@ -25,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from sandbox.games.matrix_prompt import ActionTokens
-from sandbox.moral.regret import normalised_regret
+from sandbox.moral.regret import KINDS, METRICS, counterfactual_regret, moral_regret, regret_bounds
 from sandbox.moral.rewards import RewardParams
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.moral.training import ACTION_TYPES, MoralSetup, action_type, play_episode
@@ -33,9 +37,17 @@ from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.seeding import Branch, generator
 from sandbox.stats import mean_ci
 
-__all__ = ["condition_tokens", "evaluate_policy", "evaluate_run", "regret_table"]
+__all__ = ["FINE_TUNED", "NO_FINE_TUNING", "action_table", "condition_tokens", "evaluate_policy", "evaluate_run",
+           "plot_suffix", "regret_column", "regret_table"]  # fmt: skip
 
-KINDS = ("deontological", "utilitarian")
+FINE_TUNED, NO_FINE_TUNING = "fine-tuned", "no fine-tuning"
+GROUPS = ["policy", "condition", "order", "game"]
+
+
+def regret_column(metric: str, kind: str) -> str:
+    """The column of `evaluation_rounds.csv` that holds a round's regret: regret_KIND (the paper's moral regret)
+    or counterfactual_regret_KIND."""
+    return f"regret_{kind}" if metric == "moral" else f"{metric}_regret_{kind}"
 
 
 def condition_tokens(scenario: TrainingScenario, condition: str) -> ActionTokens:
@@ -47,8 +59,13 @@ def condition_tokens(scenario: TrainingScenario, condition: str) -> ActionTokens
     return tokens.reversed() if condition == "reversed" else tokens
 
 
-def evaluate_policy(trainer: Any, scenario: TrainingScenario, *, on_game: Callable[[], None] | None = None) -> pd.DataFrame:
-    """Play every condition and game of `scenario.training.evaluation` with `trainer`'s policy: one row per round."""
+def evaluate_policy(policy: Any, scenario: TrainingScenario, *, name: str = FINE_TUNED,
+                    on_game: Callable[[], None] | None = None) -> pd.DataFrame:  # fmt: skip
+    """Play every condition, table order and game of `scenario.training.evaluation` with `policy` (anything with
+    `generate(queries)` and `tokenizer`; a `PPOTrainer`): one row per round, labelled `name`.
+
+    Every policy meets the same draws (states, the opponent's moves, prompt orders), so their rows pair up.
+    """
     import torch
 
     evaluation = scenario.training.evaluation
@@ -56,55 +73,68 @@ def evaluate_policy(trainer: Any, scenario: TrainingScenario, *, on_game: Callab
     torch.manual_seed(scenario.seed)
     rows = []
     for c, condition in enumerate(evaluation.conditions):
-        for g, name in enumerate(evaluation.games):
-            setup = MoralSetup(game=name, opponent=evaluation.opponent, tokens=condition_tokens(scenario, condition),
-                               history_length=scenario.training.history_length, parallel=evaluation.games_per_game,
-                               rounds=evaluation.rounds, rewards=params, seed=scenario.seed)  # fmt: skip
-            rng = generator(scenario.seed, Branch.EVALUATION, c, g)
-            _, _, steps = play_episode(trainer, setup, 0, rng=rng)
-            for i, step in enumerate(steps):  # round by round: round 0 of every game, then round 1, ...
-                rows.append({
-                    "condition": condition, "game": name, "test_game": i % setup.parallel, "round": i // setup.parallel,
-                    "own": step.own or "", "other": step.other, "last_other": step.last_other,
-                    "action_type": action_type(step),
-                    **{f"regret_{kind}": normalised_regret(kind, step, params) for kind in KINDS},
-                })  # fmt: skip
-            if on_game:
-                on_game()
+        for o, order in enumerate(evaluation.orders):
+            for g, game in enumerate(evaluation.games):
+                setup = MoralSetup(game=game, opponent=evaluation.opponent, tokens=condition_tokens(scenario, condition),
+                                   history_length=scenario.training.history_length, parallel=evaluation.games_per_game,
+                                   rounds=evaluation.rounds, rewards=params, seed=scenario.seed, table_order=order)  # fmt: skip
+                rng = generator(scenario.seed, Branch.EVALUATION, c, g, o)
+                _, _, steps = play_episode(policy, setup, 0, rng=rng)
+                for i, step in enumerate(steps):  # round by round: round 0 of every game, then round 1, ...
+                    rows.append({
+                        "policy": name, "condition": condition, "order": order, "game": game,
+                        "test_game": i % setup.parallel, "round": i // setup.parallel,
+                        "own": step.own or "", "other": step.other, "last_other": step.last_other,
+                        "action_type": action_type(step),
+                        **{regret_column("moral", kind): moral_regret(kind, step, params) for kind in KINDS},
+                        **{regret_column("counterfactual", kind): counterfactual_regret(kind, step, params)
+                           for kind in KINDS},
+                    })  # fmt: skip
+                if on_game:
+                    on_game()
     return pd.DataFrame(rows)
 
 
-def regret_table(rounds: pd.DataFrame) -> pd.DataFrame:
-    """Per condition, game and kind: the mean normalised regret and its 95% CI over test games."""
-    per_game = rounds.groupby(["condition", "game", "test_game"], sort=False)[[f"regret_{k}" for k in KINDS]].mean()
+def regret_table(rounds: pd.DataFrame, params: RewardParams = RewardParams()) -> pd.DataFrame:
+    """Per policy, condition, order, game, metric and kind: the mean regret and its 95% CI over test games."""
+    columns = [regret_column(metric, kind) for metric in METRICS for kind in KINDS]
+    per_game = rounds.groupby([*GROUPS, "test_game"], sort=False)[columns].mean()
     rows = []
-    for (condition, game), frame in per_game.groupby(level=["condition", "game"], sort=False):
-        for kind in KINDS:
-            mean, low, high, n = mean_ci(frame[f"regret_{kind}"], bounds=(0.0, 1.0))
-            rows.append({"condition": condition, "game": game, "kind": kind, "mean": mean, "ci_low": low,
-                         "ci_high": high, "test_games": n})  # fmt: skip
+    for keys, frame in per_game.groupby(level=GROUPS, sort=False):
+        for metric in METRICS:
+            for kind in KINDS:
+                mean, low, high, n = mean_ci(frame[regret_column(metric, kind)], bounds=regret_bounds(metric, kind, params))
+                rows.append({**dict(zip(GROUPS, keys)), "metric": metric, "kind": kind, "mean": mean, "ci_low": low,
+                             "ci_high": high, "test_games": n})  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def action_table(rounds: pd.DataFrame) -> pd.DataFrame:
-    """Per condition and game: the share of rounds of each action type."""
-    shares = pd.crosstab([rounds["condition"], rounds["game"]], rounds["action_type"], normalize="index")
+    """Per policy, condition, order and game: the share of rounds of each action type."""
+    shares = pd.crosstab([rounds[g] for g in GROUPS], rounds["action_type"], normalize="index")
     for name in (*ACTION_TYPES, "illegal"):
         if name not in shares:
             shares[name] = 0.0
-    order = {(c, g): i for i, (c, g) in enumerate(rounds[["condition", "game"]].drop_duplicates().itertuples(index=False))}
+    order = {keys: i for i, keys in enumerate(rounds[GROUPS].drop_duplicates().itertuples(index=False, name=None))}
     shares = shares[[*ACTION_TYPES, "illegal"]].reset_index()
-    shares["_order"] = [order[(c, g)] for c, g in zip(shares["condition"], shares["game"])]
+    shares["_order"] = [order[tuple(keys)] for keys in shares[GROUPS].itertuples(index=False, name=None)]
     return shares.sort_values("_order").drop(columns="_order").reset_index(drop=True).rename_axis(None, axis=1)
+
+
+def plot_suffix(condition: str, order: str) -> str:
+    """The file suffix of a condition's and order's plots: none for the test tokens in the paper's order."""
+    return ("" if condition == "test" else f"_{condition}") + ("" if order == "CD-CD" else f"_{order}")
 
 
 def evaluate_run(path: Path | str, *, on_start: Callable[[int], None] | None = None,
                  on_game: Callable[[], None] | None = None) -> dict[str, Any]:  # fmt: skip
-    """Evaluate a finished training run's adapter and write the tables and plots; return the summary entry."""
+    """Evaluate a finished training run's adapter (and the base model) and write the tables and plots; return
+    the summary entry."""
     from peft import PeftModel
 
     from sandbox.errors import UsageError
     from sandbox.moral.base_model import load_base_model
+    from sandbox.moral.opponents import BaseOfAdapter
     from sandbox.moral.plots import plot_action_types, plot_regret
     from sandbox.moral.ppo import PPOTrainer
     from sandbox.moral.run import ADAPTER, SUMMARY, is_training_run
@@ -117,37 +147,38 @@ def evaluate_run(path: Path | str, *, on_start: Callable[[int], None] | None = N
         raise UsageError(f"{run_dir.path} has no trained adapter yet; finish it with `sandbox resume {run_dir.path}`")
     scenario = load_training_scenario(run_dir / "scenario.yaml")
     evaluation = scenario.training.evaluation
+    params = RewardParams(xi=scenario.training.xi, illegal=scenario.training.illegal)
+    policies = (FINE_TUNED, NO_FINE_TUNING) if evaluation.baseline else (FINE_TUNED,)
     if on_start:
-        on_start(len(evaluation.conditions) * len(evaluation.games))
+        on_start(len(policies) * len(evaluation.conditions) * len(evaluation.orders) * len(evaluation.games))
     base = load_base_model(scenario.models.policy, device=scenario.models.device, dtype=scenario.models.dtype)
     model = PeftModel.from_pretrained(base.model, str(run_dir / ADAPTER))
     trainer = PPOTrainer(model, base.tokenizer, scenario.training.ppo_config(seed=scenario.seed))
-    rounds = evaluate_policy(trainer, scenario, on_game=on_game)
-    regret, actions = regret_table(rounds), action_table(rounds)
+    players = {FINE_TUNED: trainer, NO_FINE_TUNING: BaseOfAdapter(trainer)}  # the base model: the adapter off
+    rounds = pd.concat([evaluate_policy(players[name], scenario, name=name, on_game=on_game) for name in policies],
+                       ignore_index=True)  # fmt: skip
+    regret, actions = regret_table(rounds, params), action_table(rounds)
     rounds.to_csv(run_dir / "evaluation_rounds.csv", index=False)
     regret.to_csv(run_dir / "moral_regret.csv", index=False)
     actions.to_csv(run_dir / "test_action_types.csv", index=False)
     for condition in evaluation.conditions:
-        suffix = "" if condition == "test" else f"_{condition}"
         tokens = condition_tokens(scenario, condition)
-        title = f"{scenario.name} vs {evaluation.opponent}, {condition} tokens (C={tokens.cooperate}, D={tokens.defect})"
-        plot_regret(regret[regret["condition"] == condition], title).savefig(run_dir / f"moral_regret{suffix}.png", dpi=120)
-        plot_action_types(actions[actions["condition"] == condition].reset_index(drop=True), title).savefig(
-            run_dir / f"test_action_types{suffix}.png", dpi=120
-        )
+        for order in evaluation.orders:
+            title = (f"{scenario.name} vs {evaluation.opponent}, {condition} tokens (C={tokens.cooperate}, "
+                     f"D={tokens.defect}), table {order}")  # fmt: skip
+            chosen = (regret["condition"] == condition) & (regret["order"] == order)
+            plot_regret(regret[chosen].reset_index(drop=True), title, params).savefig(
+                run_dir / f"moral_regret{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
+            chosen = (actions["condition"] == condition) & (actions["order"] == order)
+            plot_action_types(actions[chosen].reset_index(drop=True), title).savefig(
+                run_dir / f"test_action_types{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
     entry = {
         "opponent": evaluation.opponent, "games_per_game": evaluation.games_per_game, "rounds": evaluation.rounds,
-        "conditions": {
-            condition: {
-                "tokens": condition_tokens(scenario, condition).by_move(),
-                "regret": {kind: {r["game"]: r["mean"] for r in regret[(regret["condition"] == condition)
-                                                                       & (regret["kind"] == kind)].to_dict("records")}
-                           for kind in KINDS},
-                "action_types": {r["game"]: {name: r[name] for name in (*ACTION_TYPES, "illegal")}
-                                 for r in actions[actions["condition"] == condition].to_dict("records")},
-            }
-            for condition in evaluation.conditions
-        },
+        "policies": list(policies), "orders": list(evaluation.orders),
+        "conditions": {condition: {"tokens": condition_tokens(scenario, condition).by_move()}
+                       for condition in evaluation.conditions},
+        "regret": regret.to_dict("records"),
+        "action_types": actions.to_dict("records"),
     }  # fmt: skip
     summary = json.loads((run_dir / SUMMARY).read_text()) if (run_dir / SUMMARY).is_file() else {}
     atomic_write_text(run_dir / SUMMARY, json.dumps({**summary, "evaluation": entry}, indent=2))

@@ -1,11 +1,13 @@
 """Plots of moral fine-tuning: action types and moral rewards over training (Fig. 2 and 3), regret and
-action types at test (Fig. 4 and 5)."""
+action types at test (Fig. 4 and 5), and either across seeds."""
 
 from __future__ import annotations
 
 import pandas as pd
 from matplotlib.figure import Figure
 
+from sandbox.moral.regret import KINDS, METRICS, regret_bounds
+from sandbox.moral.rewards import RewardParams
 from sandbox.moral.training import ACTION_TYPES
 
 # Figures use matplotlib's object API (no pyplot): no global state, no GUI backend.
@@ -61,39 +63,60 @@ def plot_training_rewards(metrics: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
-def plot_regret(regret: pd.DataFrame, title: str = "") -> Figure:
-    """Fig. 4 style: normalised Deontological and Utilitarian regret per game, with 95% CIs over test games."""
-    fig = Figure(figsize=(10, 4))
-    axes = fig.subplots(1, 2)
-    for ax, kind in zip(axes, ("deontological", "utilitarian")):
-        frame = regret[regret["kind"] == kind]
-        low = (frame["mean"] - frame["ci_low"]).clip(lower=0).fillna(0)
-        high = (frame["ci_high"] - frame["mean"]).clip(lower=0).fillna(0)
-        ax.bar(range(len(frame)), frame["mean"], yerr=[low, high], capsize=5, color=REWARD_COLORS[kind])
-        ax.set_xticks(range(len(frame)), frame["game"], rotation=20, ha="right", fontsize=8)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("normalised regret")
-        ax.set_title(f"{kind.capitalize()} regret (0 = best possible)", fontsize=10)
+POLICY_STYLE = {"fine-tuned": {"alpha": 1.0, "hatch": None}, "no fine-tuning": {"alpha": 0.45, "hatch": "//"}}
+
+
+def plot_regret(regret: pd.DataFrame, title: str = "", params: RewardParams = RewardParams()) -> Figure:
+    """Fig. 4 style: regret per game with 95% CIs over test games, one bar per policy (fine-tuned, and the base
+    model when evaluated). Top row the paper's moral regret (Deontological in reward units, Utilitarian
+    normalised by the game's range); bottom row the counterfactual regret against the opponent's actual move."""
+    metrics = [m for m in METRICS if m in set(regret["metric"])]
+    fig = Figure(figsize=(10, 3.8 * len(metrics)))
+    axes = fig.subplots(len(metrics), 2, squeeze=False)
+    policies = list(dict.fromkeys(regret["policy"]))
+    width = 0.8 / len(policies)
+    for row, metric in zip(axes, metrics):
+        for ax, kind in zip(row, KINDS):
+            frame = regret[(regret["metric"] == metric) & (regret["kind"] == kind)]
+            games = list(dict.fromkeys(frame["game"]))
+            for p, policy in enumerate(policies):
+                bars = frame[frame["policy"] == policy].set_index("game").reindex(games)
+                low = (bars["mean"] - bars["ci_low"]).clip(lower=0).fillna(0)
+                high = (bars["ci_high"] - bars["mean"]).clip(lower=0).fillna(0)
+                ax.bar([i + (p - (len(policies) - 1) / 2) * width for i in range(len(games))], bars["mean"],
+                       width=width, yerr=[low, high], capsize=3, color=REWARD_COLORS[kind], label=policy,
+                       edgecolor="#333", linewidth=0.5, **POLICY_STYLE.get(policy, {}))  # fmt: skip
+            ax.set_xticks(range(len(games)), games, rotation=20, ha="right", fontsize=8)
+            ax.set_ylim(0, regret_bounds(metric, kind, params)[1] * 1.05)
+            units = "reward units" if (metric, kind) == ("moral", "deontological") else "normalised"
+            name = "Moral" if metric == "moral" else "Counterfactual"
+            ax.set_ylabel(f"regret ({units})")
+            ax.set_title(f"{name} regret, {kind.capitalize()} (0 = best)", fontsize=10)
+            if len(policies) > 1:
+                ax.legend(fontsize=7)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
 
 def plot_action_types(actions: pd.DataFrame, title: str = "") -> Figure:
-    """Fig. 5 style: the share of each action type per game at test, stacked."""
-    fig = Figure(figsize=(8, 4))
+    """Fig. 5 style: the share of each action type per game (and policy) at test, stacked."""
+    actions = actions.reset_index(drop=True)
+    labels = [f"{g}\n{p}" if "policy" in actions and actions["policy"].nunique() > 1 else g
+              for g, p in zip(actions["game"], actions.get("policy", actions["game"]))]  # fmt: skip
+    fig = Figure(figsize=(max(8, 0.8 * len(actions)), 4.4))
     ax = fig.subplots()
     bottom = pd.Series(0.0, index=actions.index)
     for name in (*ACTION_TYPES, "illegal"):
         ax.bar(range(len(actions)), actions[name], bottom=bottom, label=name, color=ACTION_COLORS[name])
         bottom = bottom + actions[name]
-    ax.set_xticks(range(len(actions)), actions["game"], rotation=20, ha="right", fontsize=8)
+    ax.set_xticks(range(len(actions)), labels, rotation=20, ha="right", fontsize=7)
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("share of rounds")
     ax.set_title("Action types at test (own move | opponent's last move)", fontsize=10)
-    ax.legend(fontsize=8, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    ax.legend(fontsize=8, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.3))
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, create_model, field_validator, model_validator
 
 from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
-from sandbox.games.matrix_prompt import TEST_TOKENS, TRAIN_TOKENS, ActionTokens
+from sandbox.games.matrix_prompt import TABLE_ORDERS, TEST_TOKENS, TRAIN_TOKENS, ActionTokens
 from sandbox.moral.ppo_config import PPOConfig
 from sandbox.moral.rewards import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
 from sandbox.proxy.reward import ProxyRewardSpec
@@ -118,6 +118,15 @@ class MoralEvaluation(StrictModel):
         min_length=1,
         description="Token conditions: test (the new test tokens), training (the training tokens), "
         "reversed (the training tokens with their meanings swapped).",
+    )
+    orders: list[Literal[TABLE_ORDERS]] = Field(  # type: ignore[valid-type]
+        ["CD-CD"],
+        min_length=1,
+        description="Orders of the payoff table's rows-columns in the prompt: CD-CD (the paper's), and the "
+        "authors' permuted-matrix check (Figs. 9, 22, 23): DC-DC, CD-DC, DC-CD.",
+    )
+    baseline: bool = Field(
+        True, description="Also evaluate the base model with the adapter off ('no fine-tuning', Figs. 4 and 5)."
     )
 
     @field_validator("games")

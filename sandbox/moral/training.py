@@ -52,6 +52,7 @@ class MoralSetup:
         rewards: xi and the illegal-output penalty.
         seed: The root of the run's seed tree (states, opponents' draws, prompt orders).
         proxies: The run's table rewards by name (`proxy:NAME`, `truth:NAME`; see `sandbox.proxy.reward`).
+        table_order: The order of the prompt's payoff-table rows and columns (`TABLE_ORDERS`).
     """
 
     game: str | PayoffTable = "prisoners_dilemma"
@@ -64,6 +65,7 @@ class MoralSetup:
     rewards: RewardParams = field(default_factory=RewardParams)
     seed: int = 0
     proxies: Mapping[str, RewardFn] = field(default_factory=dict, compare=False)
+    table_order: str = "CD-CD"
 
     @property
     def batch_size(self) -> int:
@@ -100,7 +102,7 @@ class MoralSetup:
         return game
 
     def prompt(self, game: IteratedGame, rng: np.random.Generator) -> str:
-        return matrix_prompt(game.game, game.state(), self.tokens, rng)
+        return matrix_prompt(game.game, game.state(), self.tokens, rng, self.table_order)
 
     def parse(self, answer: str, game: IteratedGame) -> Move | None:
         return parse_action(answer, self.tokens)
