@@ -159,8 +159,9 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
     """Continue an interrupted run (a society, training, labeling, distillation or solve run) from its last checkpoint."""
     from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
     from sandbox.distill.run import is_distill_run, resume_distill
-    from sandbox.moral.commands import train_table, train_with_progress
+    from sandbox.moral.commands import seeds_table, train_table, train_with_progress
     from sandbox.moral.run import is_training_run, resume_training
+    from sandbox.moral.seeds import is_seed_group, resume_seeds
     from sandbox.proxy.commands import label_table, label_with_progress
     from sandbox.proxy.label import is_label_run, resume_labeling
     from sandbox.runner import aresume
@@ -179,6 +180,9 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
         return
     if is_label_run(run_dir):
         label_table(label_with_progress(lambda hooks: resume_labeling(run_dir, hooks=hooks)))
+        return
+    if is_seed_group(run_dir):  # before is_training_run: a group's scenario.yaml has a training: block too
+        seeds_table(train_with_progress(lambda hooks: resume_seeds(run_dir, hooks=lambda _: hooks)))
         return
     if is_training_run(run_dir):
         train_table(train_with_progress(lambda hooks: resume_training(run_dir, hooks=hooks)))

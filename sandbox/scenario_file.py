@@ -121,6 +121,7 @@ def apply_dialogue_overrides(
     seed: int | None = None,
     iterations: int | None = None,
     models: list[str] | None = None,
+    device: str | None = None,
     source: str = "<command line>",
 ) -> Any:
     """Return a dialogue scenario with `--seed`, `--iterations` and `--model ROLE=SPEC` (players, judge) applied."""
@@ -293,6 +294,7 @@ def apply_training_overrides(
     policy: str | None = None,
     ppo: list[str] | None = None,
     models: list[str] | None = None,
+    device: str | None = None,
     source: str = "<command line>",
 ) -> Any:
     """Return a training scenario with command-line overrides applied and validated again.
@@ -312,6 +314,8 @@ def apply_training_overrides(
         data["seed"] = seed
     if policy is not None:
         data["models"]["policy"] = policy
+    if device is not None:
+        data["models"]["device"] = device
     for item in ppo or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():

@@ -19,7 +19,7 @@ from typing import Any
 
 from sandbox.errors import ModelUnavailableError
 
-__all__ = ["BASE_MODEL_KINDS", "BaseModel", "check_base_model_spec", "load_base_model"]
+__all__ = ["BASE_MODEL_KINDS", "BaseModel", "check_base_model_spec", "check_device", "load_base_model"]
 
 BASE_MODEL_KINDS = ("tiny", "hf", "gguf", "embedded", "smollm2")
 
@@ -46,6 +46,29 @@ def check_base_model_spec(spec: str) -> None:
         raise ValueError(f"tiny takes a seed: tiny:0, got {spec!r}")
     if kind in {"embedded", "smollm2"} and argument:
         raise ValueError(f"{kind} takes no argument, got {spec!r}")
+
+
+def check_device(device: str | None) -> None:
+    """Raise `ModelUnavailableError` (exit 2) when `device` names an accelerator this machine lacks: asked for
+    CUDA, a run never falls back to the CPU (where the real-size scenarios take minutes per episode)."""
+    import torch
+
+    if device is None or device == "cpu":
+        return
+    kind, _, index = device.partition(":")
+    if kind not in ("cuda", "mps") or (index and not index.isdigit()):
+        raise ModelUnavailableError(f"unknown device {device!r}; write cpu, cuda, cuda:N or mps")
+    if kind == "cuda":
+        build = f"torch {torch.__version__}, built {'for CUDA ' + torch.version.cuda if torch.version.cuda else 'for the CPU only'}"
+        if not torch.cuda.is_available():
+            raise ModelUnavailableError(f"models.device is {device!r}, but this machine has no CUDA device ({build}); "
+                                        "install a CUDA build of torch on a GPU machine, or set models.device: cpu "
+                                        "(--device cpu)")  # fmt: skip
+        if index and int(index) >= torch.cuda.device_count():
+            raise ModelUnavailableError(f"models.device is {device!r}, but this machine has "
+                                        f"{torch.cuda.device_count()} CUDA device(s)")  # fmt: skip
+    elif kind == "mps" and not torch.backends.mps.is_available():
+        raise ModelUnavailableError(f"models.device is {device!r}, but this machine has no MPS device")
 
 
 def smollm2_file() -> Path:
@@ -88,6 +111,7 @@ def load_base_model(
     import torch
 
     check_base_model_spec(spec)
+    check_device(device)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     torch_dtype = getattr(torch, dtype) if dtype != "auto" else (torch.bfloat16 if device != "cpu" else torch.float32)
     kind, _, argument = spec.partition(":")

@@ -1,4 +1,4 @@
-"""The command line's moral fine-tuning commands: `sandbox train` and `sandbox evaluate-moral`.
+"""The command line's moral fine-tuning commands: `sandbox train` (one seed or `--seeds N`) and `sandbox evaluate-moral`.
 
 They are registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
 """
@@ -93,6 +93,8 @@ def train(
         Optional[list[str]],  # noqa: UP007
         typer.Option("--model", help="ROLE=SPEC: policy=... (as --policy) or judge=openai:MODEL (judges proxy rewards)."),
     ] = None,
+    device: Annotated[Optional[str], typer.Option("--device", help="cpu, cuda, cuda:N (models.device); an absent device is an error.")] = None,  # noqa: UP007
+    seeds: Annotated[Optional[int], typer.Option("--seeds", help="Train N runs, seeds SEED..SEED+N-1, into OUT/seed-K, aggregated with 95% CIs.")] = None,  # noqa: UP007
     help_ppo: Annotated[bool, typer.Option("--help-ppo", help="List the PPO fields with their help text and exit.")] = False,
 ) -> None:
     """Fine-tune a model on an iterated matrix game with an intrinsic moral reward (PPO, GRPO or RLOO; LoRA)."""
@@ -115,18 +117,52 @@ def train(
         raise _fail(UsageError("give a training scenario file: sandbox train FILE"))
     try:
         scenario = apply_training_overrides(load_training_scenario(file), episodes=episodes, seed=seed, policy=policy,
-                                            ppo=ppo, models=model)  # fmt: skip
+                                            ppo=ppo, models=model, device=device)  # fmt: skip
     except SandboxError as error:
         raise _fail(error) from None
+    if seeds is not None:
+        from sandbox.moral.seeds import train_seeds
+
+        seeds_table(train_with_progress(lambda hooks: train_seeds(scenario, seeds, out, hooks=lambda _: hooks)))
+        return
     train_table(train_with_progress(lambda hooks: train_scenario(scenario, out, hooks=hooks)))
+
+
+def seeds_table(path: Path) -> None:
+    """The action types of a group of seeds: each seed's, and their mean with the 95% CI across seeds."""
+    import json
+
+    import pandas as pd
+
+    summary = json.loads((path / "summary.json").read_text())
+    seeds = pd.read_csv(path / "seeds.csv")
+    table = Table(title=f"{summary['scenario']}: {summary['reward']} vs {summary['opponent']}, action types over the "
+                        f"last tenth of {summary['episodes']} episodes, {len(seeds)} seeds", title_justify="left")  # fmt: skip
+    names = ("C|C", "C|D", "D|C", "D|D", "illegal")
+    for column in ("seed", *names):
+        table.add_column(column, justify="right")
+    for row in seeds.to_dict("records"):
+        table.add_row(str(row["seed"]), *(f"{row[name]:.1%}" for name in names))
+    rates = summary["final_action_rates"]
+
+    def cell(name: str) -> str:
+        r = rates[name]
+        return f"{r['mean']:.1%}" + ("" if r["ci_low"] is None else f" [{r['ci_low']:.1%}, {r['ci_high']:.1%}]")
+
+    table.add_row("mean [95% CI]", *(cell(name) for name in names))
+    out_console.print(table)
+    out_console.print(f"{summary['seconds_per_episode']:.2f} s per episode; results in [bold]{path}[/] "
+                      "(seeds.csv, action_types.csv, seed-K/)")  # fmt: skip
 
 
 @app.command("evaluate-moral")
 def evaluate_moral(
-    run_dir: Annotated[Path, typer.Argument(help="A finished training run directory.")],
+    run_dir: Annotated[Path, typer.Argument(help="A finished training run directory, or a group of seeds.")],
+    device: Annotated[Optional[str], typer.Option("--device", help="cpu, cuda, cuda:N: instead of the scenario's models.device.")] = None,  # noqa: UP007
 ) -> None:
     """Play the trained adapter on five games against a random opponent: moral regret and action types."""
     from sandbox.moral.evaluation import evaluate_run
+    from sandbox.moral.seeds import evaluate_seeds, is_seed_group
 
     progress = Progress(TextColumn("[bold]evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("games"),
                         TimeElapsedColumn(), console=console)  # fmt: skip
@@ -138,11 +174,27 @@ def evaluate_moral(
 
     try:
         with progress:
-            entry = evaluate_run(run_dir, on_start=on_start, on_game=lambda: progress.advance(task))
+            if is_seed_group(run_dir):
+                entry = _group_entry(run_dir, evaluate_seeds(run_dir, device=device, on_start=on_start,
+                                                             on_game=lambda: progress.advance(task)))  # fmt: skip
+            else:
+                entry = evaluate_run(run_dir, device=device, on_start=on_start, on_game=lambda: progress.advance(task))
     except SandboxError as error:
         raise _fail(error) from None
     evaluation_tables(entry)
     out_console.print(f"results in [bold]{run_dir}[/]: moral_regret.csv, test_action_types.csv, evaluation_rounds.csv")
+
+
+def _group_entry(path: Path, regret: Any) -> dict[str, Any]:
+    """What `evaluation_tables` reads, for a group of seeds (the regret averaged across seeds)."""
+    import json
+
+    import pandas as pd
+
+    first = json.loads((path / f"seed-{json.loads((path / 'seeds.json').read_text())['seeds'][0]}" / "summary.json")
+                       .read_text())["evaluation"]  # fmt: skip
+    actions = pd.read_csv(path / "test_action_types.csv")
+    return {**first, "regret": regret.to_dict("records"), "action_types": actions.to_dict("records")}
 
 
 def evaluation_tables(entry: dict[str, Any]) -> None:

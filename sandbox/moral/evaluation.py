@@ -126,10 +126,10 @@ def plot_suffix(condition: str, order: str) -> str:
     return ("" if condition == "test" else f"_{condition}") + ("" if order == "CD-CD" else f"_{order}")
 
 
-def evaluate_run(path: Path | str, *, on_start: Callable[[int], None] | None = None,
+def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Callable[[int], None] | None = None,
                  on_game: Callable[[], None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Evaluate a finished training run's adapter (and the base model) and write the tables and plots; return
-    the summary entry."""
+    the summary entry. `device` overrides the scenario's `models.device` (a GPU-trained run on a CPU)."""
     from peft import PeftModel
 
     from sandbox.errors import UsageError
@@ -151,7 +151,7 @@ def evaluate_run(path: Path | str, *, on_start: Callable[[int], None] | None = N
     policies = (FINE_TUNED, NO_FINE_TUNING) if evaluation.baseline else (FINE_TUNED,)
     if on_start:
         on_start(len(policies) * len(evaluation.conditions) * len(evaluation.orders) * len(evaluation.games))
-    base = load_base_model(scenario.models.policy, device=scenario.models.device, dtype=scenario.models.dtype)
+    base = load_base_model(scenario.models.policy, device=device or scenario.models.device, dtype=scenario.models.dtype)
     model = PeftModel.from_pretrained(base.model, str(run_dir / ADAPTER))
     trainer = PPOTrainer(model, base.tokenizer, scenario.training.ppo_config(seed=scenario.seed))
     players = {FINE_TUNED: trainer, NO_FINE_TUNING: BaseOfAdapter(trainer)}  # the base model: the adapter off

@@ -2,7 +2,7 @@
 
 The state a player sees is the last `history_length` rounds (its own move
 and the opponent's). A game starts from a random state (the paper: every
-episode begins with one). The learner's illegal output is a round it still
+episode begins with one), in which an unconditional opponent played its move. The learner's illegal output is a round it still
 learns from, but the opponent never sees it: the opponent's view keeps the
 learner's last legal move, as in the paper.
 """
@@ -36,8 +36,12 @@ class IteratedGame:
     history: list[tuple[Move, Move]] = field(default_factory=list)
 
     def reset(self, rng: np.random.Generator) -> None:
-        """Start from a random state of `history_length` rounds."""
+        """Start from a random state of `history_length` rounds; an unconditional opponent's moves in it are its
+        own move (the authors' code starts always-cooperate at C and always-defect at D)."""
         self.history = [(MOVES[int(rng.integers(2))], MOVES[int(rng.integers(2))]) for _ in range(self.history_length)]
+        always = getattr(self.opponent, "always", None)
+        if always is not None:
+            self.history = [(own, always) for own, _ in self.history]
 
     def state(self) -> list[tuple[Move, Move]]:
         """The last `history_length` rounds, as the learner sees them."""

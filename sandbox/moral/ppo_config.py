@@ -67,3 +67,17 @@ class PPOConfig:
     def help(cls) -> dict[str, str]:
         """Each field's help text."""
         return {f.name: f.metadata["help"] for f in fields(cls)}
+
+
+# Named sets of PPO fields (`training.ppo_preset`); the fields written in `training.ppo` override them.
+PRESETS: dict[str, dict[str, Any]] = {
+    # What the authors' code ran (TRL's PPOTrainer at 78f8228 under accelerate, gradient accumulation 4 set
+    # after the config was built): the whole batch in one mini-batch, 4 PPO epochs accumulated into ONE
+    # optimiser step per episode (the four gradients are identical, so the ratio is 1 and clipping never
+    # acts), LoRA alpha 32, no gradient clipping. `mini_batch_size` is the batch (the scenario's default).
+    "authors": {"gradient_accumulation_steps": 4, "lora_alpha": 32, "max_grad_norm": 0.0},
+    # The sandbox's earlier real-size settings: mini-batches of 1 accumulated by 4, so 5 clipped PPO Adam
+    # steps per episode of 5 experiences (3 against a learning LLM), LoRA alpha 128, gradient norm clipped to 1.
+    "multi_step": {"mini_batch_size": 1, "gradient_accumulation_steps": 4, "lora_alpha": 128, "max_grad_norm": 1.0},
+}
+

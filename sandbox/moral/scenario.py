@@ -27,7 +27,7 @@ from pydantic import Field, create_model, field_validator, model_validator
 
 from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 from sandbox.games.matrix_prompt import TABLE_ORDERS, TEST_TOKENS, TRAIN_TOKENS, ActionTokens
-from sandbox.moral.ppo_config import PPOConfig
+from sandbox.moral.ppo_config import PRESETS, PPOConfig
 from sandbox.moral.rewards import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
 from sandbox.proxy.reward import ProxyRewardSpec
 from sandbox.scenario import StrictModel
@@ -59,9 +59,10 @@ PPOFields = create_model(  # type: ignore[call-overload]
 )
 
 
-def batch_ppo_config(ppo: Any, parallel: int, rounds: int, seed: int) -> PPOConfig:
-    """The `PPOConfig` of a `ppo:` block: the fields given, `batch_size = parallel x rounds` and `seed` unless given."""
-    given = {key: value for key, value in ppo.model_dump().items() if value is not None}
+def batch_ppo_config(ppo: Any, parallel: int, rounds: int, seed: int, preset: str | None = None) -> PPOConfig:
+    """The `PPOConfig` of a `ppo:` block: the fields given, then the preset's, `batch_size = parallel x rounds`,
+    `mini_batch_size = batch_size` and `seed` unless given."""
+    given = {**PRESETS.get(preset or "", {}), **{key: value for key, value in ppo.model_dump().items() if value is not None}}
     batch = parallel * rounds
     if given.get("batch_size", batch) != batch:
         raise ValueError(f"training.ppo.batch_size ({given['batch_size']}) must equal parallel x rounds "
@@ -168,6 +169,12 @@ class Training(StrictModel):
     parallel: int = Field(1, ge=1, le=4096, description="Games played side by side per episode (batched).")
     rounds: int = Field(5, ge=1, le=1000, description="Rounds each game plays per episode.")
     checkpoint_every: int = Field(50, ge=1, description="Episodes between checkpoints (adapter, optimiser, state).")
+    ppo_preset: Literal["authors", "multi_step"] | None = Field(
+        None,
+        description="A named set of ppo fields, which the ppo block overrides: authors (what the authors' code "
+        "ran: one optimiser step per episode, LoRA alpha 32, no gradient clipping) or multi_step (mini-batches "
+        "of 1, accumulation 4, alpha 128, norm clip 1: several clipped PPO steps per episode).",
+    )
     ppo: PPOFields = Field(default_factory=PPOFields, description="PPOConfig fields (see `sandbox train --help-ppo`).")  # type: ignore[valid-type]
     trl: dict[str, Any] = Field(
         default_factory=dict,
@@ -239,7 +246,7 @@ class Training(StrictModel):
 
     def ppo_config(self, seed: int) -> PPOConfig:
         """The `PPOConfig`: the fields given, `batch_size = parallel x rounds` and `seed` unless given."""
-        return batch_ppo_config(self.ppo, self.parallel, self.rounds, seed)
+        return batch_ppo_config(self.ppo, self.parallel, self.rounds, seed, self.ppo_preset)
 
     def game_table(self) -> PayoffTable:
         return self.game.table() if isinstance(self.game, CustomGame) else MATRIX_GAMES.get(self.game)
@@ -266,7 +273,8 @@ class TrainingModels(StrictModel):
     policy: str = Field("tiny", description="Base model: tiny, tiny:SEED, hf:PATH, gguf:FILE, embedded, smollm2.")
     judge: str = Field("embedded", description="The judge of training.proxies: a model spec (embedded, "
                                                "openai:MODEL, hf:PATH, ...).")  # fmt: skip
-    device: str | None = Field(None, description="cpu, cuda, cuda:1...; default: CUDA when present.")
+    device: str | None = Field(None, pattern=r"^(cpu|cuda(:\d+)?|mps)$", description="cpu, cuda, cuda:1...; default: CUDA when present. A device "
+                                                 "that is absent is an error, never a fallback to the CPU.")  # fmt: skip
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="auto = bfloat16 on a GPU, float32 on CPU."
     )

@@ -1,0 +1,197 @@
+"""One training scenario over several seeds, aggregated with 95% CIs across seeds (as the paper's figures are).
+
+`sandbox train FILE --seeds N --out DIR` trains seeds SEED, SEED+1, ...,
+SEED+N-1 (SEED is the scenario's) one after another, each its own run
+directory; `sandbox resume DIR` finishes what a kill left (finished seeds are
+skipped, a half-trained one resumes from its checkpoint) and the aggregate is
+the same as an uninterrupted run's; `sandbox evaluate-moral DIR` evaluates
+every seed and aggregates its regret.
+
+Layout:
+    seeds.json            the seeds (marks the directory as a group of seeds)
+    scenario.yaml         the scenario, at its own seed
+    seed-K/               the training run of seed K (a run directory of its own)
+    seeds.csv             one row per seed: final action rates, illegal rate, final rewards, seconds per episode
+    action_types.csv      per action type: the mean over seeds and its 95% CI across seeds
+    training_actions.png  action types over training, the mean over seeds with its 95% CI band
+    summary.json          the above as headline figures
+  after `sandbox evaluate-moral DIR`:
+    moral_regret.csv      per policy, condition, order, game, metric and kind: the mean over seeds of each
+                          seed's mean regret, and its 95% CI across seeds
+    test_action_types.csv the mean over seeds of each action type's share
+    moral_regret[_COND][_ORDER].png   Fig. 4 style, with CIs across seeds
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from sandbox.errors import UsageError
+from sandbox.moral.scenario import TrainingScenario
+from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
+from sandbox.stats import mean_ci
+
+__all__ = ["SEEDS", "aggregate_evaluations", "aggregate_seeds", "evaluate_seeds", "is_seed_group", "resume_seeds",
+           "seed_dir", "train_seeds"]  # fmt: skip
+
+SEEDS = "seeds.json"
+ACTIONS = ("C|C", "C|D", "D|C", "D|D", "illegal")
+
+
+def is_seed_group(path: Path | str) -> bool:
+    return (Path(path) / SEEDS).is_file()
+
+
+def seed_dir(path: Path | str, seed: int) -> Path:
+    return Path(path) / f"seed-{seed}"
+
+
+def _scenario(path: Path) -> TrainingScenario:
+    from sandbox.scenario_file import load_training_scenario
+
+    return load_training_scenario(path / SCENARIO)
+
+
+def _seeds(path: Path) -> list[int]:
+    try:
+        return [int(s) for s in json.loads((path / SEEDS).read_text())["seeds"]]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UsageError(f"{path / SEEDS} is not a list of seeds: {error}") from None
+
+
+def train_seeds(scenario: TrainingScenario, seeds: int, out: Path | str | None = None, *,
+                hooks: Callable[[int], Any] | None = None, **kwargs: Any) -> Path:  # fmt: skip
+    """Train `scenario` at `seeds` seeds (its own seed and the next ones) into a new directory; return its path.
+
+    Args:
+        scenario: The training scenario.
+        seeds: How many seeds (at least 2).
+        out: The directory (default `runs/<name>-<time>`); it must not hold files.
+        hooks: The progress callbacks of each seed's run (`seed -> TrainHooks`).
+        kwargs: Passed to `train_scenario` (`model`, `tokenizer`, `judge`).
+    """
+    if seeds < 2:
+        raise UsageError(f"--seeds takes 2 or more seeds, got {seeds}; train one seed without it")
+    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    RunDirectory.check_new(path)
+    path.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path / SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
+    atomic_write_text(path / SEEDS, json.dumps({"seeds": [scenario.seed + k for k in range(seeds)]}))
+    try:
+        return resume_seeds(path, hooks=hooks, **kwargs)
+    except BaseException:
+        if not any(seed_dir(path, s).exists() for s in _seeds(path)):  # the first model never loaded: no trace
+            shutil.rmtree(path, ignore_errors=True)
+        raise
+
+
+def resume_seeds(path: Path | str, *, hooks: Callable[[int], Any] | None = None, **kwargs: Any) -> Path:
+    """Train the seeds a group still lacks (finished ones are skipped, a started one resumes), then aggregate."""
+    from sandbox.moral.run import SUMMARY, resume_training, train_scenario
+
+    path = Path(path)
+    scenario = _scenario(path)
+    for seed in _seeds(path):
+        run = seed_dir(path, seed)
+        own = scenario.model_copy(update={"seed": seed})
+        if RunDirectory(run).status().get("status") == "complete" and (run / SUMMARY).is_file():
+            continue
+        if (run / SCENARIO).is_file():
+            resume_training(run, hooks=hooks(seed) if hooks else None, **kwargs)
+        else:
+            shutil.rmtree(run, ignore_errors=True)  # a kill before the run wrote its scenario
+            train_scenario(own, run, hooks=hooks(seed) if hooks else None, **kwargs)
+    aggregate_seeds(path)
+    return path
+
+
+def aggregate_seeds(path: Path | str) -> dict[str, Any]:
+    """Write `seeds.csv`, `action_types.csv`, `training_actions.png` and `summary.json` from the seeds' runs."""
+    from sandbox.moral.plots import plot_seed_actions
+
+    path = Path(path)
+    scenario = _scenario(path)
+    rows, metrics = [], {}
+    for seed in _seeds(path):
+        summary = json.loads((seed_dir(path, seed) / "summary.json").read_text())
+        rates = {**summary["final_action_rates"], "illegal": summary["final_illegal_rate"]}
+        rows.append({"seed": seed, **rates, **{f"reward_{k}": v for k, v in summary["final_rewards"].items()},
+                     "seconds_per_episode": summary["seconds_per_episode"]})  # fmt: skip
+        metrics[seed] = pd.read_csv(seed_dir(path, seed) / "metrics.csv")
+    table = pd.DataFrame(rows)
+    table.to_csv(path / "seeds.csv", index=False)
+    actions = pd.DataFrame([dict(zip(("action_type", "mean", "ci_low", "ci_high", "seeds"),
+                                     (name, *mean_ci(table[name], bounds=(0.0, 1.0))))) for name in ACTIONS])  # fmt: skip
+    actions.to_csv(path / "action_types.csv", index=False)
+    training = scenario.training
+    title = f"{scenario.name}: {training.reward} vs {training.opponent}, {len(rows)} seeds"
+    plot_seed_actions(metrics, title).savefig(path / "training_actions.png", dpi=120)
+    summary = {
+        "scenario": scenario.name, "reward": training.reward, "opponent": training.opponent,
+        "episodes": training.episodes, "seeds": [r["seed"] for r in rows],
+        "final_action_rates": {r["action_type"]: {k: _number(r[k]) for k in ("mean", "ci_low", "ci_high")}
+                               for r in actions.to_dict("records")},
+        "final_action_rates_from": "last tenth of training, per seed; 95% CI across seeds",
+        "seconds_per_episode": float(table["seconds_per_episode"].mean()),
+    }  # fmt: skip
+    atomic_write_text(path / "summary.json", json.dumps(summary, indent=2))
+    return summary
+
+
+def evaluate_seeds(path: Path | str, *, device: str | None = None, on_start: Callable[[int], None] | None = None,
+                   on_game: Callable[[], None] | None = None) -> pd.DataFrame:  # fmt: skip
+    """Evaluate every seed's adapter (`evaluate_run`; a seed already evaluated is kept), then aggregate."""
+    from sandbox.moral.evaluation import evaluate_run
+
+    path = Path(path)
+    seeds = _seeds(path)
+    missing = [s for s in seeds if not (seed_dir(path, s) / "summary.json").is_file()]
+    if missing:
+        raise UsageError(f"{path}: seeds {missing} are not trained yet; finish them with `sandbox resume {path}`")
+    for seed in seeds:
+        run = seed_dir(path, seed)
+        if "evaluation" in json.loads((run / "summary.json").read_text()) and (run / "moral_regret.csv").is_file():
+            continue
+        evaluate_run(run, device=device, on_start=on_start, on_game=on_game)
+    return aggregate_evaluations(path)
+
+
+def aggregate_evaluations(path: Path | str) -> pd.DataFrame:
+    """`moral_regret.csv`, `test_action_types.csv` and the regret plots of a group, across its seeds."""
+    from sandbox.moral.evaluation import GROUPS, plot_suffix
+    from sandbox.moral.plots import plot_regret
+    from sandbox.moral.regret import regret_bounds
+    from sandbox.moral.rewards import RewardParams
+
+    path = Path(path)
+    scenario = _scenario(path)
+    params = RewardParams(xi=scenario.training.xi, illegal=scenario.training.illegal)
+    seeds = _seeds(path)
+    per_seed = pd.concat([pd.read_csv(seed_dir(path, s) / "moral_regret.csv").assign(seed=s) for s in seeds])
+    keys = [*GROUPS, "metric", "kind"]
+    rows = []
+    for values, frame in per_seed.groupby(keys, sort=False):
+        key = dict(zip(keys, values))
+        mean, low, high, n = mean_ci(frame["mean"], bounds=regret_bounds(key["metric"], key["kind"], params))
+        rows.append({**key, "mean": mean, "ci_low": low, "ci_high": high, "seeds": n})
+    regret = pd.DataFrame(rows)
+    regret.to_csv(path / "moral_regret.csv", index=False)
+    actions = pd.concat([pd.read_csv(seed_dir(path, s) / "test_action_types.csv") for s in seeds])
+    actions = actions.groupby(GROUPS, sort=False)[list(ACTIONS)].mean().reset_index()
+    actions.to_csv(path / "test_action_types.csv", index=False)
+    for (condition, order), frame in regret.groupby(["condition", "order"], sort=False):
+        title = f"{scenario.name}, {condition} tokens, table {order}: mean of {len(seeds)} seeds, 95% CI across seeds"
+        plot_regret(frame.reset_index(drop=True), title, params).savefig(
+            path / f"moral_regret{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
+    return regret
+
+
+def _number(value: float) -> float | None:
+    return None if pd.isna(value) else float(value)
