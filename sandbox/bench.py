@@ -17,7 +17,12 @@
   learning) with one batched generation per round against one generation per
   game, on the tiny model and on SmolLM2-135M.
 
-Run with `sandbox bench [concurrency|overhead|scai|embedded|rollout|all]` or `make bench`.
+* training (`sandbox.moral.bench`): moral fine-tuning's training episodes per
+  second on this machine's device, the tiny model and real models (SmolLM2;
+  the embedded 1.5B model where CUDA is present), the authors' settings
+  against `multi_step`, with peak memory.
+
+Run with `sandbox bench [concurrency|overhead|scai|embedded|rollout|training|dialogue|all]` or `make bench`.
 The fake and scripted models here produce timing figures, never simulation results.
 """
 
@@ -286,10 +291,17 @@ def _bench_dialogue() -> dict[str, float]:
     return bench_dialogue()
 
 
+def _bench_training() -> dict[str, Any]:
+    from sandbox.moral.bench import bench_training  # with the moral package (torch), loaded when asked for
+
+    return bench_training()
+
+
 def run_benchmarks(which: str = "all") -> dict[str, Any]:
     """Run the named benchmark (or all) and print each table."""
     benches = {"concurrency": bench_concurrency, "overhead": bench_overhead, "scai": bench_scai,
-               "embedded": bench_embedded, "rollout": bench_rollout, "dialogue": _bench_dialogue}  # fmt: skip
+               "embedded": bench_embedded, "rollout": bench_rollout, "training": _bench_training,
+               "dialogue": _bench_dialogue}  # fmt: skip
     if which != "all" and which not in benches:
         raise UsageError(f"unknown benchmark {which!r}: choose {', '.join(benches)} or all")
     return {name: bench() for name, bench in benches.items() if which in ("all", name)}

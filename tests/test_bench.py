@@ -51,3 +51,13 @@ def test_bench_dialogue_expands_a_level_at_a_time() -> None:
     assert figures["calls"] == 4 + 16
     # one call at a time cannot beat its 20 latencies; a level at a time needs at least its 2
     assert figures["sequential_s"] >= 20 * 0.01 > figures["concurrent_s"] >= 2 * 0.01
+
+
+def test_bench_training_times_episodes_at_both_sizes_and_settings() -> None:
+    from sandbox.moral.bench import bench_training
+
+    figures = bench_training(policies=("tiny", "tiny:1"), episodes=1, real_size=("tiny:1",))
+    assert set(figures) == {"tiny/tiny file", "tiny:1/authors", "tiny:1/multi_step"}
+    for result in figures.values():
+        assert result["s_per_episode"] > 0 and result["episodes_per_s"] == 1 / result["s_per_episode"]
+        assert result["peak_memory_gb"] > 0 and result["dtype"] in ("float32", "bfloat16")

@@ -1,0 +1,109 @@
+"""`sandbox bench training`: moral fine-tuning's episodes per second on this machine's device.
+
+Trains a few episodes of the Utilitarian-against-TFT scenario (rollouts and a
+PPO step each) with the tiny model at its own size, and with real pretrained
+models at the paper's size (batch 5, LoRA rank 64, two new tokens) under the
+authors' settings (`ppo_preset: authors`, one optimiser step per episode) and
+under `multi_step` (five clipped PPO steps per episode), measured in the same
+run: their ratio is what the authors' settings save. SmolLM2-135M runs
+everywhere; the embedded 1.5B model runs where CUDA is present (on 2 CPU
+cores one episode takes minutes). Peak memory is the GPU's allocated peak on
+CUDA and the process's resident peak on a CPU.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "moral"
+
+
+def _peak_memory_gb(device: str) -> float:
+    import torch
+
+    if device.startswith("cuda"):
+        return torch.cuda.max_memory_allocated() / 2**30
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return peak / (2**30 if sys.platform == "darwin" else 2**20)
+
+
+def time_training(scenario: Any, episodes: int) -> dict[str, Any]:
+    """Seconds per episode over `episodes` episodes of `scenario`, after one untimed warm-up episode."""
+    import torch
+
+    from sandbox.moral.run import load_trainer
+    from sandbox.moral.training import train
+
+    started = time.perf_counter()
+    trainer = load_trainer(scenario)
+    loaded = time.perf_counter() - started
+    device = str(trainer.device)
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    setup = scenario.training.setup(seed=scenario.seed)
+    train(trainer, setup, 1)  # warm-up: kernels, caches, allocator
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    rows = train(trainer, setup, 1 + episodes, start=1)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    seconds = (time.perf_counter() - started) / episodes
+    return {"device": device, "dtype": str(next(trainer.model.parameters()).dtype).replace("torch.", ""),
+            "load_s": loaded, "s_per_episode": seconds, "episodes_per_s": 1 / seconds,
+            "peak_memory_gb": _peak_memory_gb(device), "illegal": sum(r["illegal"] for r in rows) / len(rows)}  # fmt: skip
+
+
+def bench_training(policies: tuple[str, ...] | None = None, episodes: int | None = None,
+                   real_size: tuple[str, ...] = ()) -> dict[str, Any]:  # fmt: skip
+    """Episodes per second of training for the tiny model and real models, on this machine's device.
+
+    A tiny policy trains at the tiny scenario's size unless named in `real_size` (a test of the real-size path).
+    """
+    import torch
+
+    from sandbox.errors import ModelUnavailableError
+    from sandbox.scenario_file import apply_training_overrides, load_training_scenario
+
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    policies = policies or (("tiny", "smollm2", "embedded") if cuda else ("tiny", "smollm2"))
+    table = Table(title=f"Moral fine-tuning: training episodes per second on {device} (Utilitarian vs TFT)",
+                  title_justify="left")  # fmt: skip
+    for column in ("policy", "settings", "batch", "device", "dtype", "s/episode", "episodes/s", "peak memory GB",
+                   "vs authors"):  # fmt: skip
+        table.add_column(column, justify="left" if column in ("policy", "settings") else "right")
+    figures: dict[str, Any] = {}
+    for spec in policies:
+        tiny = spec.startswith("tiny") and spec not in real_size
+        base = load_training_scenario(SCENARIOS / ("tiny" if tiny else "real") / "utilitarian_vs_tft.yaml")
+        presets = ("tiny file",) if tiny else ("authors", "multi_step")
+        count = episodes or (20 if tiny else (10 if cuda else 3))
+        for preset in presets:
+            scenario = apply_training_overrides(base, policy=spec, device=device)
+            if not tiny:
+                data = scenario.model_dump(mode="json", exclude_none=True)
+                data["training"]["ppo_preset"] = preset
+                scenario = type(scenario).model_validate(data)
+            try:
+                result = time_training(scenario, count)
+            except ModelUnavailableError as error:
+                console.print(f"{spec}: skipped ({error})")
+                break
+            figures[f"{spec}/{preset}"] = result
+            ratio = result["s_per_episode"] / figures[f"{spec}/authors"]["s_per_episode"] if not tiny else None
+            training = scenario.training
+            table.add_row(spec, preset, f"{training.parallel * training.rounds}", result["device"], result["dtype"],
+                          f"{result['s_per_episode']:.3f}", f"{result['episodes_per_s']:.3f}",
+                          f"{result['peak_memory_gb']:.2f}", "-" if ratio is None else f"{ratio:.2f}x")  # fmt: skip
+    console.print(table)
+    console.print(f"{episodes or 'default'} timed episodes each after one warm-up; loading is not counted.")
+    return figures
