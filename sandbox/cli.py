@@ -155,7 +155,10 @@ def run(
 
 
 @app.command()
-def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by an interrupted run.")]) -> None:
+def resume(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory left by an interrupted run.")],
+    device: Annotated[Optional[str], typer.Option("--device", help="Training runs: cpu, cuda, cuda:N instead of the run's models.device.")] = None,  # noqa: UP007
+) -> None:
     """Continue an interrupted run (a society, training, labeling, distillation or solve run) from its last checkpoint."""
     from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
     from sandbox.distill.run import is_distill_run, resume_distill
@@ -168,6 +171,8 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
 
     from sandbox.dialogue.commands import resume_dialogue_run
 
+    if device is not None and not (is_seed_group(run_dir) or is_training_run(run_dir)):
+        raise _fail(UsageError(f"--device is for training runs; {run_dir} is not one"))
     if resume_dialogue_run(run_dir):
         return
     if is_distill_run(run_dir):
@@ -182,10 +187,10 @@ def resume(run_dir: Annotated[Path, typer.Argument(help="A run directory left by
         label_table(label_with_progress(lambda hooks: resume_labeling(run_dir, hooks=hooks)))
         return
     if is_seed_group(run_dir):  # before is_training_run: a group's scenario.yaml has a training: block too
-        seeds_table(train_with_progress(lambda hooks: resume_seeds(run_dir, hooks=lambda _: hooks)))
+        seeds_table(train_with_progress(lambda hooks: resume_seeds(run_dir, hooks=lambda _: hooks, device=device)))
         return
     if is_training_run(run_dir):
-        train_table(train_with_progress(lambda hooks: resume_training(run_dir, hooks=hooks)))
+        train_table(train_with_progress(lambda hooks: resume_training(run_dir, hooks=hooks, device=device)))
         return
     path = _execute(lambda hooks: aresume(run_dir, hooks=hooks))
     _summary_table(path)

@@ -121,7 +121,6 @@ def apply_dialogue_overrides(
     seed: int | None = None,
     iterations: int | None = None,
     models: list[str] | None = None,
-    device: str | None = None,
     source: str = "<command line>",
 ) -> Any:
     """Return a dialogue scenario with `--seed`, `--iterations` and `--model ROLE=SPEC` (players, judge) applied."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from sandbox.cli import app
@@ -17,6 +18,7 @@ from sandbox.moral.regret import best_collective, counterfactual_regret, max_reg
 from sandbox.moral.rewards import RewardParams, Step
 from sandbox.moral.run import train_scenario
 from sandbox.scenario_file import parse_training_scenario
+from sandbox.stats import json_records
 
 runner = CliRunner()
 
@@ -153,6 +155,10 @@ def test_regret_and_action_tables() -> None:
     assert table.loc[("counterfactual", "utilitarian"), "mean"] == 0.0
     actions = action_table(rounds).iloc[0]
     assert (actions["C|C"], actions["C|D"], actions["D|C"], actions["D|D"], actions["illegal"]) == (0.25, 0.25, 0.25, 0.0, 0.25)
+    one = regret_table(rounds[rounds["test_game"] == 0])  # one test game: no interval
+    assert one["ci_low"].isna().all()
+    records = json.loads(json.dumps(json_records(one), allow_nan=False))  # JSON without a bare NaN
+    assert all(r["ci_low"] is None and r["ci_high"] is None for r in records) and records[0]["test_games"] == 1
 
 
 def test_evaluate_moral_writes_regret_tables_and_plots(tmp_path: Path) -> None:
@@ -173,6 +179,10 @@ def test_evaluate_moral_writes_regret_tables_and_plots(tmp_path: Path) -> None:
                                 values="other", aggfunc="first")  # fmt: skip
     first = paired.xs(0, level="round")
     assert (first["fine-tuned"] == first["no fine-tuning"]).all()  # the same draws: the random opponent's moves
+    for column in ("other", "last_other"):  # ... and the same draws under each order of the table
+        orders = rounds.pivot_table(index=["policy", "condition", "game", "test_game", "round"], columns="order",
+                                    values=column, aggfunc="first")  # fmt: skip
+        assert (orders["CD-CD"] == orders["DC-CD"]).all(), column
     regret_csv = pd.read_csv(path / "moral_regret.csv")
     assert len(regret_csv) == 2 * 3 * 2 * 5 * 2 * 2  # policies x conditions x orders x games x metrics x kinds
     raw = regret_csv[(regret_csv["metric"] == "moral") & (regret_csv["kind"] == "deontological")]
@@ -185,6 +195,11 @@ def test_evaluate_moral_writes_regret_tables_and_plots(tmp_path: Path) -> None:
     assert evaluation["conditions"]["test"]["tokens"] == {"C": "action3", "D": "action4"}
     assert set(rounds["own"].dropna()) <= {"C", "D"}
     assert "final_action_rates" in json.loads((path / "summary.json").read_text())
+    if not torch.cuda.is_available():  # a device that is absent: exit 2, nothing written
+        before = sorted(p.name for p in path.iterdir()), (path / "summary.json").read_text()
+        result = runner.invoke(app, ["evaluate-moral", str(path), "--device", "cuda"])
+        assert result.exit_code == 2 and "no CUDA device" in " ".join(result.output.split()), result.output
+        assert (sorted(p.name for p in path.iterdir()), (path / "summary.json").read_text()) == before
 
 
 def test_evaluate_moral_refuses_what_is_not_a_trained_run(tmp_path: Path) -> None:

@@ -89,7 +89,43 @@ def test_the_cli_trains_resumes_and_evaluates_a_group_of_seeds(tmp_path: Path) -
 
     assert cell(regret) == pytest.approx((cell(per_seed[0]) + cell(per_seed[1])) / 2)
     assert regret["seeds"].eq(2).all() and (out / "moral_regret.png").stat().st_size > 0
-    assert len(aggregate_evaluations(out)) == len(regret)
+    entry = aggregate_evaluations(out)
+    assert len(entry["regret"]) == len(regret) and entry["seeds"] == [5, 6] and "normal" in entry["ci"]
+    assert json.loads((out / "summary.json").read_text())["evaluation"]["regret"] == entry["regret"]
+    actions = pd.read_csv(out / "test_action_types.csv").set_index(["policy", "condition", "order", "game"])
+    per_seed = [pd.read_csv(out / f"seed-{s}" / "test_action_types.csv").set_index(actions.index.names) for s in (5, 6)]
+    key = ("fine-tuned", "test", "CD-CD", "chicken")
+    values = [frame.loc[key, "illegal"] for frame in per_seed]
+    mean, half = sum(values) / 2, 1.96 * abs(values[0] - values[1]) / 2  # sd of two values: |a - b| / sqrt(2)
+    assert actions.loc[key, "illegal"] == pytest.approx(mean)  # the mean across seeds, and the authors' interval
+    assert actions.loc[key, "illegal_ci_high"] == pytest.approx(min(1.0, mean + half))
+    assert (out / "test_action_types.png").stat().st_size > 0
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_resume_takes_another_device(tmp_path: Path) -> None:
+    """A run started on a GPU (its scenario.yaml says cuda) resumes on a CPU with --device cpu."""
+    from sandbox.moral.run import train_scenario
+
+    def kill(row: dict[str, Any]) -> None:
+        if row["episode"] == 2:
+            raise Killed
+
+    run = tmp_path / "run"
+    with pytest.raises(Killed):
+        train_scenario(parse_training_scenario(TINY), run, hooks=TrainHooks(on_episode=kill))
+    data = yaml.safe_load((run / "scenario.yaml").read_text())
+    data["models"]["device"] = "cuda"
+    (run / "scenario.yaml").write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["resume", str(run)])  # the run's own device is absent: exit 2, nothing written
+    assert result.exit_code == 2 and "no CUDA device" in " ".join(result.output.split()), result.output
+    assert not (run / "summary.json").exists()
+    result = runner.invoke(app, ["resume", str(run), "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    assert len(pd.read_csv(run / "metrics.csv")) == 4 and (run / "adapter").is_dir()
+    assert yaml.safe_load((run / "scenario.yaml").read_text())["models"]["device"] == "cuda"  # as it was started
+    result = runner.invoke(app, ["resume", str(tmp_path), "--device", "cpu"])
+    assert result.exit_code == 2 and "--device is for training runs" in result.output
 
 
 def test_seeds_are_two_or_more_and_a_model_that_fails_to_load_leaves_nothing(tmp_path: Path) -> None:
@@ -100,6 +136,22 @@ def test_seeds_are_two_or_more_and_a_model_that_fails_to_load_leaves_nothing(tmp
     result = runner.invoke(app, ["train", str(file), "--seeds", "2", "--policy", "hf:/nowhere",
                                  "--out", str(tmp_path / "none")])  # fmt: skip
     assert result.exit_code == 2 and not (tmp_path / "none").exists(), result.output
+    mine = tmp_path / "mine"  # a directory the researcher made stays, as empty as it was
+    mine.mkdir()
+    result = runner.invoke(app, ["train", str(file), "--seeds", "2", "--policy", "hf:/nowhere", "--out", str(mine)])
+    assert result.exit_code == 2 and mine.is_dir() and not any(mine.iterdir()), result.output
+
+
+def test_a_learning_opponent_is_not_seeded_as_the_next_seed_s_learner() -> None:
+    from sandbox.moral.run import load_trainer, opponent_seed
+
+    scenario = parse_training_scenario(TINY)
+    assert opponent_seed(scenario.seed) not in (scenario.seed, scenario.seed + 1)
+    opponent = load_trainer(scenario.model_copy(update={"seed": opponent_seed(scenario.seed)}))
+    next_learner = load_trainer(scenario.model_copy(update={"seed": scenario.seed + 1}))
+    weights = [dict(t.model.named_parameters()) for t in (opponent, next_learner)]
+    lora = [name for name in weights[0] if "lora_A" in name]
+    assert lora and any(not torch.equal(weights[0][n], weights[1][n]) for n in lora)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")

@@ -8,7 +8,8 @@ under `multi_step` (five clipped PPO steps per episode), measured in the same
 run: their ratio is what the authors' settings save. SmolLM2-135M runs
 everywhere; the embedded 1.5B model runs where CUDA is present (on 2 CPU
 cores one episode takes minutes). Peak memory is the GPU's allocated peak on
-CUDA and the process's resident peak on a CPU.
+CUDA and the process's resident peak on a CPU (on Linux, each
+configuration's own: the high-water mark is reset between them).
 """
 
 from __future__ import annotations
@@ -26,11 +27,35 @@ console = Console()
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "moral"
 
 
+def _reset_peak_memory(device: str) -> None:
+    """Forget the previous configuration's peak: its trainer is collected, and the high-water mark reset (on
+    CUDA the allocator's; on Linux the process's resident peak, through /proc/self/clear_refs)."""
+    import gc
+
+    import torch
+
+    gc.collect()
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        return
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:  # not Linux: the peak stays the process's lifetime peak
+        pass
+
+
 def _peak_memory_gb(device: str) -> float:
     import torch
 
     if device.startswith("cuda"):
         return torch.cuda.max_memory_allocated() / 2**30
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 2**20  # kB
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
     return peak / (2**30 if sys.platform == "darwin" else 2**20)
 
@@ -42,12 +67,11 @@ def time_training(scenario: Any, episodes: int) -> dict[str, Any]:
     from sandbox.moral.run import load_trainer
     from sandbox.moral.training import train
 
+    _reset_peak_memory(scenario.models.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     started = time.perf_counter()
     trainer = load_trainer(scenario)
     loaded = time.perf_counter() - started
     device = str(trainer.device)
-    if device.startswith("cuda"):
-        torch.cuda.reset_peak_memory_stats()
     setup = scenario.training.setup(seed=scenario.seed)
     train(trainer, setup, 1)  # warm-up: kernels, caches, allocator
     if device.startswith("cuda"):

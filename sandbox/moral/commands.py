@@ -23,7 +23,7 @@ from sandbox.cli_app import app, console, out_console
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, UsageError
 
-__all__ = ["evaluate_moral", "train", "train_table", "train_with_progress"]
+__all__ = ["evaluate_moral", "evaluation_tables", "seeds_table", "train", "train_table", "train_with_progress"]
 
 
 def train_with_progress(job: Any) -> Path:
@@ -138,7 +138,8 @@ def seeds_table(path: Path) -> None:
     seeds = pd.read_csv(path / "seeds.csv")
     table = Table(title=f"{summary['scenario']}: {summary['reward']} vs {summary['opponent']}, action types over the "
                         f"last tenth of {summary['episodes']} episodes, {len(seeds)} seeds", title_justify="left")  # fmt: skip
-    names = ("C|C", "C|D", "D|C", "D|D", "illegal")
+    from sandbox.moral.seeds import ACTIONS as names
+
     for column in ("seed", *names):
         table.add_column(column, justify="right")
     for row in seeds.to_dict("records"):
@@ -175,26 +176,13 @@ def evaluate_moral(
     try:
         with progress:
             if is_seed_group(run_dir):
-                entry = _group_entry(run_dir, evaluate_seeds(run_dir, device=device, on_start=on_start,
-                                                             on_game=lambda: progress.advance(task)))  # fmt: skip
+                entry = evaluate_seeds(run_dir, device=device, on_start=on_start, on_game=lambda: progress.advance(task))
             else:
                 entry = evaluate_run(run_dir, device=device, on_start=on_start, on_game=lambda: progress.advance(task))
     except SandboxError as error:
         raise _fail(error) from None
     evaluation_tables(entry)
     out_console.print(f"results in [bold]{run_dir}[/]: moral_regret.csv, test_action_types.csv, evaluation_rounds.csv")
-
-
-def _group_entry(path: Path, regret: Any) -> dict[str, Any]:
-    """What `evaluation_tables` reads, for a group of seeds (the regret averaged across seeds)."""
-    import json
-
-    import pandas as pd
-
-    first = json.loads((path / f"seed-{json.loads((path / 'seeds.json').read_text())['seeds'][0]}" / "summary.json")
-                       .read_text())["evaluation"]  # fmt: skip
-    actions = pd.read_csv(path / "test_action_types.csv")
-    return {**first, "regret": regret.to_dict("records"), "action_types": actions.to_dict("records")}
 
 
 def evaluation_tables(entry: dict[str, Any]) -> None:

@@ -35,7 +35,7 @@ from sandbox.moral.scenario import TrainingScenario
 from sandbox.moral.training import ACTION_TYPES, MoralSetup, action_type, play_episode
 from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.seeding import Branch, generator
-from sandbox.stats import mean_ci
+from sandbox.stats import json_records, mean_ci
 
 __all__ = ["FINE_TUNED", "NO_FINE_TUNING", "action_table", "condition_tokens", "evaluate_policy", "evaluate_run",
            "plot_suffix", "regret_column", "regret_table"]  # fmt: skip
@@ -64,7 +64,8 @@ def evaluate_policy(policy: Any, scenario: TrainingScenario, *, name: str = FINE
     """Play every condition, table order and game of `scenario.training.evaluation` with `policy` (anything with
     `generate(queries)` and `tokenizer`; a `PPOTrainer`): one row per round, labelled `name`.
 
-    Every policy meets the same draws (states, the opponent's moves, prompt orders), so their rows pair up.
+    Every policy, and every order of the table, meets the same draws (states, the opponent's moves, prompt
+    orders), so their rows pair up.
     """
     import torch
 
@@ -78,7 +79,7 @@ def evaluate_policy(policy: Any, scenario: TrainingScenario, *, name: str = FINE
                 setup = MoralSetup(game=game, opponent=evaluation.opponent, tokens=condition_tokens(scenario, condition),
                                    history_length=scenario.training.history_length, parallel=evaluation.games_per_game,
                                    rounds=evaluation.rounds, rewards=params, seed=scenario.seed, table_order=order)  # fmt: skip
-                rng = generator(scenario.seed, Branch.EVALUATION, c, g, o)
+                rng = generator(scenario.seed, Branch.EVALUATION, c, g)  # not `o`: the orders pair up too
                 _, _, steps = play_episode(policy, setup, 0, rng=rng)
                 for i, step in enumerate(steps):  # round by round: round 0 of every game, then round 1, ...
                     rows.append({
@@ -177,8 +178,8 @@ def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Calla
         "policies": list(policies), "orders": list(evaluation.orders),
         "conditions": {condition: {"tokens": condition_tokens(scenario, condition).by_move()}
                        for condition in evaluation.conditions},
-        "regret": regret.to_dict("records"),
-        "action_types": actions.to_dict("records"),
+        "regret": json_records(regret),  # NaN CI ends (one test game) as null, not a bare NaN
+        "action_types": json_records(actions),
     }  # fmt: skip
     summary = json.loads((run_dir / SUMMARY).read_text()) if (run_dir / SUMMARY).is_file() else {}
     atomic_write_text(run_dir / SUMMARY, json.dumps({**summary, "evaluation": entry}, indent=2))

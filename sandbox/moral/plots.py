@@ -9,6 +9,7 @@ from matplotlib.figure import Figure
 from sandbox.moral.regret import KINDS, METRICS, regret_bounds
 from sandbox.moral.rewards import RewardParams
 from sandbox.moral.training import ACTION_TYPES
+from sandbox.stats import CiMethod, mean_ci
 
 # Figures use matplotlib's object API (no pyplot): no global state, no GUI backend.
 
@@ -46,24 +47,22 @@ def plot_training_actions(metrics: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
-def plot_seed_actions(metrics: dict[int, pd.DataFrame], title: str = "") -> Figure:
+def plot_seed_actions(metrics: dict[int, pd.DataFrame], title: str = "", method: CiMethod = "normal") -> Figure:
     """Fig. 2 style over seeds: each action type's rolling share per episode, the mean over seeds with its 95% CI
-    band across seeds (a t-interval per episode)."""
-    from sandbox.stats import mean_ci
-
+    band across seeds per episode (`method`: normal, the authors', or t)."""
     fig = Figure(figsize=(8, 4))
     ax = fig.subplots()
     episodes = next(iter(metrics.values()))["episode"]
     for name in (*ACTION_TYPES, "illegal"):
         smooth = pd.DataFrame({seed: _smooth(frame[name], len(frame)).to_numpy() for seed, frame in metrics.items()})
-        bands = [mean_ci(row, bounds=(0.0, 1.0)) for row in smooth.to_numpy()]
+        bands = [mean_ci(row, bounds=(0.0, 1.0), method=method) for row in smooth.to_numpy()]
         ax.plot(episodes, [b[0] for b in bands], label=name, color=ACTION_COLORS[name])
         ax.fill_between(episodes, [b[1] for b in bands], [b[2] for b in bands], color=ACTION_COLORS[name], alpha=0.2)
     _switches(ax, next(iter(metrics.values())))
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("episode")
     ax.set_ylabel("share of rounds (rolling mean)")
-    ax.set_title(f"Action types during training, mean of {len(metrics)} seeds and 95% CI", fontsize=10)
+    ax.set_title(f"Action types during training, mean of {len(metrics)} seeds and 95% CI ({method})", fontsize=10)
     ax.legend(fontsize=8, ncol=5, loc="upper center")
     if title:
         fig.suptitle(title)

@@ -13,8 +13,11 @@ Layout of the run directory:
 
 A killed run resumes from its last checkpoint: the rows after it are dropped and
 played again. Each episode draws from its own node of the seed tree and the
-checkpoint holds torch's RNG, so the resumed run ends with the same metrics as
-an uninterrupted one (bar the `seconds` column).
+checkpoint holds torch's RNG, so on a CPU the resumed run ends with the same
+metrics as an uninterrupted one (bar the `seconds` column; a test checks it).
+On CUDA, kernels that are not deterministic by default (attention's backward
+pass, cuBLAS reductions) make the two runs statistically alike, not equal
+number for number. A checkpoint loads onto any device (`resume --device`).
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ from sandbox.moral.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recove
 from sandbox.moral.opponents import LearningLLM
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
+from sandbox.stats import json_number
 
-__all__ = ["TrainHooks", "load_trainer", "resume_training", "train_scenario"]
+__all__ = ["TrainHooks", "load_trainer", "on_device", "resume_training", "train_scenario"]
 
 METRICS = "metrics.csv"
 SUMMARY = "summary.json"
@@ -53,6 +57,13 @@ def _scenario(run_dir: RunDirectory) -> TrainingScenario:
     from sandbox.scenario_file import load_training_scenario
 
     return load_training_scenario(run_dir / SCENARIO)
+
+
+def on_device(scenario: TrainingScenario, device: str | None) -> TrainingScenario:
+    """`scenario` with `models.device` set to `device` (`--device`, validated as the field is), or as it is."""
+    from sandbox.scenario_file import apply_training_overrides
+
+    return scenario if device is None else apply_training_overrides(scenario, device=device, source="--device")
 
 
 def _base(scenario: TrainingScenario, model: Any, tokenizer: Any) -> Any:
@@ -85,11 +96,20 @@ def make_opponent(scenario: TrainingScenario, trainer: Any) -> Any:
         return FrozenLLM(BaseOfAdapter(trainer), tokens)
     if training.opponent == "learner":
         base = _base(scenario, None, None)
-        config = training.ppo_config(seed=scenario.seed + 1)  # its own adapter initialisation
+        # its own adapter initialisation, from a branch of the seed tree: not seed + 1, which is the next
+        # seed of a group (`train --seeds`), whose learner would start from this opponent's weights
+        config = training.ppo_config(seed=opponent_seed(scenario.seed))
         return LearningLLM(PPOTrainer(base.model, base.tokenizer, config), tokens,
                            schedule=Schedule.parse(training.opponent_reward or training.reward),
                            rewards=RewardParams(xi=training.xi, illegal=training.illegal))  # fmt: skip
     return None
+
+
+def opponent_seed(seed: int) -> int:
+    """The torch seed of a learning opponent's `PPOTrainer`, drawn from the run's seed tree."""
+    from sandbox.seeding import Branch, seed_node
+
+    return int(seed_node(seed, Branch.POLICY, 1).generate_state(1)[0])
 
 
 def train_scenario(
@@ -124,10 +144,14 @@ def train_scenario(
 
 
 def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model: Any = None, tokenizer: Any = None,
-                    judge: Any = None) -> Path:  # fmt: skip
-    """Continue an interrupted training run from its last checkpoint (or from the start without one)."""
+                    judge: Any = None, device: str | None = None) -> Path:  # fmt: skip
+    """Continue an interrupted training run from its last checkpoint (or from the start without one).
+
+    `device` overrides the scenario's `models.device`: a run started on a GPU resumes on a CPU or another GPU
+    (the run's `scenario.yaml` keeps the device it was started with).
+    """
     run_dir = RunDirectory.open(path)
-    scenario = _scenario(run_dir)
+    scenario = on_device(_scenario(run_dir), device)
     if scenario.training.algorithm != "ppo":
         return _train_trl(run_dir, scenario, _base(scenario, model, tokenizer), hooks or TrainHooks(), resume=True,
                           judge=judge)  # fmt: skip
@@ -230,7 +254,7 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
                           for kind in ("game", "deontological", "utilitarian", "game_deontological",
                                        *(f"{prefix}{name}" for name in training.proxies
                                          for prefix in ("proxy:", "truth:")))},  # fmt: skip
-        "final_kl": _number(metrics.tail(max(1, len(metrics) // 10))["kl"].mean()),  # None: not computed
+        "final_kl": json_number(metrics.tail(max(1, len(metrics) // 10))["kl"].mean()),  # None: not computed
         "seconds_per_episode": float(metrics["seconds"].mean()) if "seconds" in metrics else None,
         "adapter": ADAPTER,
     }
@@ -272,10 +296,6 @@ def _proxy_summary(run_dir: RunDirectory, final: dict[str, float], illegal_rate:
         "judge_cache_hits": int(usage.get("cache_hits", 0)),
         "judge_calls_in_training": 0,  # training reads the table
     }
-
-
-def _number(value: float) -> float | None:
-    return None if pd.isna(value) else float(value)
 
 
 def is_training_run(path: Path | str) -> bool:

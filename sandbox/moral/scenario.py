@@ -187,6 +187,11 @@ class Training(StrictModel):
         "outcomes that meet the objective once, and the table rewards them; truth:NAME is the ground truth).",
     )
     evaluation: MoralEvaluation = Field(default_factory=MoralEvaluation)
+    seed_ci: Literal["normal", "t"] = Field(
+        "normal",
+        description="The 95% CI across the seeds of `train --seeds`: normal (the authors' 1.96 x sd / sqrt(n), "
+        "plotting.py) or t (Student's t: wider, and right for few seeds; 2.2 times as wide as normal at 3 seeds).",
+    )
 
     @field_validator("game")
     @classmethod

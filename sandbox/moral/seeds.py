@@ -18,8 +18,15 @@ Layout:
   after `sandbox evaluate-moral DIR`:
     moral_regret.csv      per policy, condition, order, game, metric and kind: the mean over seeds of each
                           seed's mean regret, and its 95% CI across seeds
-    test_action_types.csv the mean over seeds of each action type's share
-    moral_regret[_COND][_ORDER].png   Fig. 4 style, with CIs across seeds
+    test_action_types.csv per policy, condition, order and game: the mean over seeds of each action type's
+                          share, and its 95% CI across seeds (NAME_ci_low, NAME_ci_high)
+    moral_regret[_COND][_ORDER].png, test_action_types[_COND][_ORDER].png   Fig. 4 and 5 style, across seeds
+    summary.json          gains an `evaluation` entry (the above)
+
+The intervals across seeds are the authors' (`training.seed_ci: normal`,
+1.96 x sd / sqrt(n), `plotting.py`), or Student's t (`seed_ci: t`, wider and
+right for few seeds). On CUDA a resumed group is statistically, not bitwise,
+the same as an uninterrupted one (see `sandbox.moral.run`).
 """
 
 from __future__ import annotations
@@ -36,20 +43,23 @@ import yaml
 from sandbox.errors import UsageError
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
-from sandbox.stats import mean_ci
+from sandbox.moral.training import ACTION_TYPES
+from sandbox.stats import json_number, json_records, mean_ci
 
 __all__ = ["SEEDS", "aggregate_evaluations", "aggregate_seeds", "evaluate_seeds", "is_seed_group", "resume_seeds",
            "seed_dir", "train_seeds"]  # fmt: skip
 
 SEEDS = "seeds.json"
-ACTIONS = ("C|C", "C|D", "D|C", "D|D", "illegal")
+ACTIONS = (*ACTION_TYPES, "illegal")
 
 
 def is_seed_group(path: Path | str) -> bool:
+    """Whether `path` is a group of seeds (it holds `seeds.json`)."""
     return (Path(path) / SEEDS).is_file()
 
 
 def seed_dir(path: Path | str, seed: int) -> Path:
+    """The run directory of one seed of a group."""
     return Path(path) / f"seed-{seed}"
 
 
@@ -59,7 +69,8 @@ def _scenario(path: Path) -> TrainingScenario:
     return load_training_scenario(path / SCENARIO)
 
 
-def _seeds(path: Path) -> list[int]:
+def group_seeds(path: Path) -> list[int]:
+    """The seeds of a group, from its `seeds.json`."""
     try:
         return [int(s) for s in json.loads((path / SEEDS).read_text())["seeds"]]
     except (OSError, ValueError, KeyError, TypeError) as error:
@@ -81,30 +92,39 @@ def train_seeds(scenario: TrainingScenario, seeds: int, out: Path | str | None =
         raise UsageError(f"--seeds takes 2 or more seeds, got {seeds}; train one seed without it")
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
+    created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path / SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
     atomic_write_text(path / SEEDS, json.dumps({"seeds": [scenario.seed + k for k in range(seeds)]}))
     try:
         return resume_seeds(path, hooks=hooks, **kwargs)
     except BaseException:
-        if not any(seed_dir(path, s).exists() for s in _seeds(path)):  # the first model never loaded: no trace
-            shutil.rmtree(path, ignore_errors=True)
+        if not any(seed_dir(path, s).exists() for s in group_seeds(path)):  # the first model never loaded: no trace
+            if created:
+                shutil.rmtree(path, ignore_errors=True)
+            else:  # a directory the user made stays, as empty as it came
+                for name in (SCENARIO, SEEDS):
+                    (path / name).unlink(missing_ok=True)
         raise
 
 
-def resume_seeds(path: Path | str, *, hooks: Callable[[int], Any] | None = None, **kwargs: Any) -> Path:
-    """Train the seeds a group still lacks (finished ones are skipped, a started one resumes), then aggregate."""
-    from sandbox.moral.run import SUMMARY, resume_training, train_scenario
+def resume_seeds(path: Path | str, *, hooks: Callable[[int], Any] | None = None, device: str | None = None,
+                 **kwargs: Any) -> Path:  # fmt: skip
+    """Train the seeds a group still lacks (finished ones are skipped, a started one resumes), then aggregate.
+
+    `device` overrides the scenario's `models.device` (a group started on a GPU, finished on a CPU).
+    """
+    from sandbox.moral.run import SUMMARY, on_device, resume_training, train_scenario
 
     path = Path(path)
-    scenario = _scenario(path)
-    for seed in _seeds(path):
+    scenario = on_device(_scenario(path), device)
+    for seed in group_seeds(path):
         run = seed_dir(path, seed)
         own = scenario.model_copy(update={"seed": seed})
         if RunDirectory(run).status().get("status") == "complete" and (run / SUMMARY).is_file():
             continue
         if (run / SCENARIO).is_file():
-            resume_training(run, hooks=hooks(seed) if hooks else None, **kwargs)
+            resume_training(run, hooks=hooks(seed) if hooks else None, device=device, **kwargs)
         else:
             shutil.rmtree(run, ignore_errors=True)  # a kill before the run wrote its scenario
             train_scenario(own, run, hooks=hooks(seed) if hooks else None, **kwargs)
@@ -119,7 +139,7 @@ def aggregate_seeds(path: Path | str) -> dict[str, Any]:
     path = Path(path)
     scenario = _scenario(path)
     rows, metrics = [], {}
-    for seed in _seeds(path):
+    for seed in group_seeds(path):
         summary = json.loads((seed_dir(path, seed) / "summary.json").read_text())
         rates = {**summary["final_action_rates"], "illegal": summary["final_illegal_rate"]}
         rows.append({"seed": seed, **rates, **{f"reward_{k}": v for k, v in summary["final_rewards"].items()},
@@ -127,18 +147,19 @@ def aggregate_seeds(path: Path | str) -> dict[str, Any]:
         metrics[seed] = pd.read_csv(seed_dir(path, seed) / "metrics.csv")
     table = pd.DataFrame(rows)
     table.to_csv(path / "seeds.csv", index=False)
-    actions = pd.DataFrame([dict(zip(("action_type", "mean", "ci_low", "ci_high", "seeds"),
-                                     (name, *mean_ci(table[name], bounds=(0.0, 1.0))))) for name in ACTIONS])  # fmt: skip
-    actions.to_csv(path / "action_types.csv", index=False)
     training = scenario.training
+    actions = pd.DataFrame([dict(zip(("action_type", "mean", "ci_low", "ci_high", "seeds"),
+                                     (name, *mean_ci(table[name], bounds=(0.0, 1.0), method=training.seed_ci))))
+                            for name in ACTIONS])  # fmt: skip
+    actions.to_csv(path / "action_types.csv", index=False)
     title = f"{scenario.name}: {training.reward} vs {training.opponent}, {len(rows)} seeds"
-    plot_seed_actions(metrics, title).savefig(path / "training_actions.png", dpi=120)
+    plot_seed_actions(metrics, title, method=training.seed_ci).savefig(path / "training_actions.png", dpi=120)
     summary = {
         "scenario": scenario.name, "reward": training.reward, "opponent": training.opponent,
         "episodes": training.episodes, "seeds": [r["seed"] for r in rows],
-        "final_action_rates": {r["action_type"]: {k: _number(r[k]) for k in ("mean", "ci_low", "ci_high")}
+        "final_action_rates": {r["action_type"]: {k: json_number(r[k]) for k in ("mean", "ci_low", "ci_high")}
                                for r in actions.to_dict("records")},
-        "final_action_rates_from": "last tenth of training, per seed; 95% CI across seeds",
+        "final_action_rates_from": f"last tenth of training, per seed; 95% CI across seeds ({training.seed_ci})",
         "seconds_per_episode": float(table["seconds_per_episode"].mean()),
     }  # fmt: skip
     atomic_write_text(path / "summary.json", json.dumps(summary, indent=2))
@@ -146,12 +167,13 @@ def aggregate_seeds(path: Path | str) -> dict[str, Any]:
 
 
 def evaluate_seeds(path: Path | str, *, device: str | None = None, on_start: Callable[[int], None] | None = None,
-                   on_game: Callable[[], None] | None = None) -> pd.DataFrame:  # fmt: skip
-    """Evaluate every seed's adapter (`evaluate_run`; a seed already evaluated is kept), then aggregate."""
+                   on_game: Callable[[], None] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Evaluate every seed's adapter (`evaluate_run`; a seed already evaluated is kept), then aggregate; return
+    the group's `evaluation` entry (as `evaluate_run` returns a run's)."""
     from sandbox.moral.evaluation import evaluate_run
 
     path = Path(path)
-    seeds = _seeds(path)
+    seeds = group_seeds(path)
     missing = [s for s in seeds if not (seed_dir(path, s) / "summary.json").is_file()]
     if missing:
         raise UsageError(f"{path}: seeds {missing} are not trained yet; finish them with `sandbox resume {path}`")
@@ -163,35 +185,51 @@ def evaluate_seeds(path: Path | str, *, device: str | None = None, on_start: Cal
     return aggregate_evaluations(path)
 
 
-def aggregate_evaluations(path: Path | str) -> pd.DataFrame:
-    """`moral_regret.csv`, `test_action_types.csv` and the regret plots of a group, across its seeds."""
+def aggregate_evaluations(path: Path | str) -> dict[str, Any]:
+    """`moral_regret.csv`, `test_action_types.csv`, the plots and the summary's `evaluation` entry of a group,
+    across its seeds; return that entry."""
     from sandbox.moral.evaluation import GROUPS, plot_suffix
-    from sandbox.moral.plots import plot_regret
+    from sandbox.moral.plots import plot_action_types, plot_regret
     from sandbox.moral.regret import regret_bounds
     from sandbox.moral.rewards import RewardParams
 
     path = Path(path)
     scenario = _scenario(path)
+    method = scenario.training.seed_ci
     params = RewardParams(xi=scenario.training.xi, illegal=scenario.training.illegal)
-    seeds = _seeds(path)
+    seeds = group_seeds(path)
     per_seed = pd.concat([pd.read_csv(seed_dir(path, s) / "moral_regret.csv").assign(seed=s) for s in seeds])
     keys = [*GROUPS, "metric", "kind"]
     rows = []
     for values, frame in per_seed.groupby(keys, sort=False):
         key = dict(zip(keys, values))
-        mean, low, high, n = mean_ci(frame["mean"], bounds=regret_bounds(key["metric"], key["kind"], params))
+        bounds = regret_bounds(key["metric"], key["kind"], params)
+        mean, low, high, n = mean_ci(frame["mean"], bounds=bounds, method=method)
         rows.append({**key, "mean": mean, "ci_low": low, "ci_high": high, "seeds": n})
     regret = pd.DataFrame(rows)
     regret.to_csv(path / "moral_regret.csv", index=False)
-    actions = pd.concat([pd.read_csv(seed_dir(path, s) / "test_action_types.csv") for s in seeds])
-    actions = actions.groupby(GROUPS, sort=False)[list(ACTIONS)].mean().reset_index()
+    per_seed = pd.concat([pd.read_csv(seed_dir(path, s) / "test_action_types.csv") for s in seeds])
+    rows = []
+    for values, frame in per_seed.groupby(GROUPS, sort=False):
+        row: dict[str, Any] = dict(zip(GROUPS, values))
+        for name in ACTIONS:
+            row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"], row["seeds"] = mean_ci(
+                frame[name], bounds=(0.0, 1.0), method=method)  # fmt: skip
+        rows.append(row)
+    actions = pd.DataFrame(rows)
     actions.to_csv(path / "test_action_types.csv", index=False)
     for (condition, order), frame in regret.groupby(["condition", "order"], sort=False):
-        title = f"{scenario.name}, {condition} tokens, table {order}: mean of {len(seeds)} seeds, 95% CI across seeds"
+        title = (f"{scenario.name}, {condition} tokens, table {order}: mean of {len(seeds)} seeds, 95% CI across "
+                 f"seeds ({method})")  # fmt: skip
         plot_regret(frame.reset_index(drop=True), title, params).savefig(
             path / f"moral_regret{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
-    return regret
-
-
-def _number(value: float) -> float | None:
-    return None if pd.isna(value) else float(value)
+        chosen = (actions["condition"] == condition) & (actions["order"] == order)
+        plot_action_types(actions[chosen].reset_index(drop=True), f"{scenario.name}, {condition} tokens, table "
+                          f"{order}: mean of {len(seeds)} seeds").savefig(
+            path / f"test_action_types{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
+    first = json.loads((seed_dir(path, seeds[0]) / "summary.json").read_text())["evaluation"]
+    entry = {**first, "seeds": seeds, "ci": f"95% across seeds ({method})", "regret": json_records(regret),
+             "action_types": json_records(actions)}  # fmt: skip
+    summary = json.loads((path / "summary.json").read_text()) if (path / "summary.json").is_file() else {}
+    atomic_write_text(path / "summary.json", json.dumps({**summary, "evaluation": entry}, indent=2))
+    return entry

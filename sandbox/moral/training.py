@@ -30,7 +30,8 @@ from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_actio
 from sandbox.moral.environment import Environment
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import LLMOpponent
-from sandbox.moral.ppo import PPOTrainer, encode
+from sandbox.moral.ppo import PPOTrainer
+from sandbox.moral.sampling import encode
 from sandbox.moral.rewards import REWARDS, TABLE_PREFIXES, RewardFn, RewardParams, Schedule, Step, reward
 from sandbox.seeding import generator
 

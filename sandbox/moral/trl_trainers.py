@@ -185,7 +185,7 @@ def play_rates(model: Any, tokenizer: Any, scenario: Any, proxies: Mapping[str, 
     matrix game against the training opponent): rows for `play.csv`."""
     import torch
 
-    from sandbox.moral.ppo import Sampler
+    from sandbox.moral.sampling import Sampler
     from sandbox.moral.training import play_episode
 
     training, seed = scenario.training, scenario.seed
