@@ -10,7 +10,6 @@ Example (in a notebook)::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +26,7 @@ from sandbox.llm.transcript import read_transcript
 from sandbox.runner import ProgressHooks, aresume, arun
 from sandbox.scenario import Scenario
 from sandbox.scenario_file import load_scenario
+from sandbox.files import read_csv, read_json
 
 
 @dataclass(frozen=True)
@@ -49,17 +49,17 @@ class RunResult:
 
     @cached_property
     def summary(self) -> dict[str, Any]:
-        return json.loads((self.path / layout.SUMMARY).read_text())
+        return read_json(self.path / layout.SUMMARY)
 
     @cached_property
     def metrics(self) -> pd.DataFrame:
         """One row per agent, epoch and run."""
-        return pd.read_csv(self.path / layout.METRICS)
+        return read_csv(self.path / layout.METRICS)
 
     @cached_property
     def episodes(self) -> pd.DataFrame:
         """One row per episode."""
-        return pd.read_csv(self.path / layout.EPISODES)
+        return read_csv(self.path / layout.EPISODES)
 
     @cached_property
     def transcripts(self) -> pd.DataFrame:
@@ -86,7 +86,7 @@ class RunResult:
     @cached_property
     def epochs(self) -> pd.DataFrame:
         """SCAI: one row per run, epoch and group (users, assistant)."""
-        return pd.read_csv(self.path / layout.EPOCHS)
+        return read_csv(self.path / layout.EPOCHS)
 
     def policy_table(self) -> pd.DataFrame:
         """SCAI: the policy-evolution table, epoch by run, each cell the policy played."""

@@ -43,6 +43,7 @@ from sandbox.llm.scripted import ScriptedChatModel, scripted
 from sandbox.runner import ProgressHooks, arun
 from sandbox.scenario import Scenario
 from sandbox.scenario_file import parse_scenario
+from sandbox.files import read_json
 
 console = Console()
 
@@ -163,7 +164,7 @@ def _society_run(scenario: Scenario, models: dict[str, Any] | None) -> dict[str,
         path = asyncio.run(arun(scenario, out=Path(tmp) / "run", models=models))
         wall = time.perf_counter() - started
         records = [json.loads(line) for line in (path / "transcripts.jsonl").read_text().splitlines()]
-        machine = json.loads((path / "summary.json").read_text()).get("embedded_backend")
+        machine = read_json(path / "summary.json").get("embedded_backend")
     unload_servers()
     prompt = sum(r["input_tokens"] for r in records)
     reused = sum(r["prompt_cached_tokens"] for r in records)

@@ -9,6 +9,7 @@ interrupted (resumable too).
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -161,39 +162,43 @@ def resume(
 ) -> None:
     """Continue an interrupted run (a society, training, labeling, distillation or solve run) from its last checkpoint."""
     from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
-    from sandbox.distill.run import is_distill_run, resume_distill
+    from sandbox.distill.run import resume_distill
     from sandbox.moral.commands import seeds_table, train_table, train_with_progress
-    from sandbox.moral.run import is_training_run, resume_training
-    from sandbox.moral.seeds import is_seed_group, resume_seeds
+    from sandbox.moral.run import resume_training
+    from sandbox.moral.seeds import resume_seeds
     from sandbox.proxy.commands import label_table, label_with_progress
-    from sandbox.proxy.label import is_label_run, resume_labeling
+    from sandbox.proxy.label import resume_labeling
+    from sandbox.run_dir import hold
+    from sandbox.run_kinds import run_kind
     from sandbox.runner import aresume
 
     from sandbox.dialogue.commands import resume_dialogue_run
 
-    if device is not None and not (is_seed_group(run_dir) or is_training_run(run_dir)):
-        raise _fail(UsageError(f"--device is for training runs; {run_dir} is not one"))
-    if resume_dialogue_run(run_dir):
-        return
-    if is_distill_run(run_dir):
-        path = distill_with_progress(lambda hooks: resume_distill(run_dir, hooks=hooks, evaluate=False))
-        distill_table(path)
-        from sandbox.distill.evaluate import RESULTS
+    with ExitStack() as held:
+        try:
+            kind = run_kind(run_dir)
+            if device is not None and kind not in ("seeds", "training"):
+                raise UsageError(f"--device is for training runs; {run_dir} is a {kind} run")
+            held.enter_context(hold(run_dir, create=False))  # for the whole command: a second resume exits 2, naming this one
+        except SandboxError as error:
+            raise _fail(error) from None
+        if kind in ("reward-model", "solve"):
+            resume_dialogue_run(run_dir)
+        elif kind == "distill":
+            path = distill_with_progress(lambda hooks: resume_distill(run_dir, hooks=hooks, evaluate=False))
+            distill_table(path)
+            from sandbox.distill.evaluate import RESULTS
 
-        if not (path / RESULTS).is_file():
-            evaluate_with_progress(path)
-        return
-    if is_label_run(run_dir):
-        label_table(label_with_progress(lambda hooks: resume_labeling(run_dir, hooks=hooks)))
-        return
-    if is_seed_group(run_dir):  # before is_training_run: a group's scenario.yaml has a training: block too
-        seeds_table(train_with_progress(lambda hooks: resume_seeds(run_dir, hooks=lambda _: hooks, device=device)))
-        return
-    if is_training_run(run_dir):
-        train_table(train_with_progress(lambda hooks: resume_training(run_dir, hooks=hooks, device=device)))
-        return
-    path = _execute(lambda hooks: aresume(run_dir, hooks=hooks))
-    _summary_table(path)
+            if not (path / RESULTS).is_file():
+                evaluate_with_progress(path)
+        elif kind == "label":
+            label_table(label_with_progress(lambda hooks: resume_labeling(run_dir, hooks=hooks)))
+        elif kind == "seeds":
+            seeds_table(train_with_progress(lambda hooks: resume_seeds(run_dir, hooks=lambda _: hooks, device=device)))
+        elif kind == "training":
+            train_table(train_with_progress(lambda hooks: resume_training(run_dir, hooks=hooks, device=device)))
+        else:
+            _summary_table(_execute(lambda hooks: aresume(run_dir, hooks=hooks)))
 
 
 @app.command()
@@ -220,10 +225,14 @@ def evaluate(
 ) -> None:
     """Replay each run's final policy on new currencies and amounts (generalisation); for a distillation run, play
     the distilled student, the policy-prompted assistant, the users and the base model with no policy."""
-    from sandbox.distill.run import is_distill_run
+    from sandbox.run_kinds import run_kind
     from sandbox.scai.evaluate import aevaluate, conditions_from_options
 
-    if is_distill_run(run_dir):
+    try:
+        kind = run_kind(run_dir)
+    except SandboxError as error:
+        raise _fail(error) from None
+    if kind == "distill":
         from sandbox.distill.commands import evaluate_with_progress
 
         if currency or amount or reason or prior is not None or learned_on is not None:

@@ -21,18 +21,26 @@ Layout:
 
 from __future__ import annotations
 
+import asyncio
+import errno
+import fcntl
+import functools
 import json
 import os
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from sandbox.errors import UsageError
 from sandbox.scenario import Scenario
 from sandbox.scenario_file import load_scenario
+from sandbox.files import read_json
 
 SCENARIO = "scenario.yaml"
 STATUS = "run.json"
@@ -49,6 +57,96 @@ EPOCH_SUMMARY = "epoch_summary.csv"
 FINAL_POLICIES = "final_policies.csv"
 FINAL_PROPOSALS = "final_proposals.csv"
 EVALUATION = "evaluation.csv"
+
+# Run directories this process holds: resolved path -> (open lock file descriptor, depth of nested holds).
+_HELD: dict[Path, tuple[int, int]] = {}
+_HELD_GUARD = threading.Lock()
+
+
+def _holder(fd: int) -> str:
+    """Who holds the flock on `fd`'s file: "process PID (its command line)" from /proc/locks on Linux."""
+    stat = os.fstat(fd)
+    inode = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+    try:
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "FLOCK" in fields and inode in fields:
+                pid = fields[fields.index(inode) - 1]
+                try:
+                    command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+                except OSError:
+                    command = ""
+                return f"process {pid}" + (f" ({command})" if command else "")
+    except OSError:
+        pass
+    return "another process"
+
+
+@contextmanager
+def hold(path: Path | str, *, create: bool = True) -> Iterator[None]:
+    """Hold the run directory `path` for this process while the block runs; make it if it does not exist
+    (`create`; else `UsageError` when it is not a run directory).
+
+    One process at a time writes a run directory: a second one (another
+    `sandbox resume DIR`, a sweep's other worker) gets `UsageError` (exit 2)
+    naming the process that holds it. The hold is an advisory `flock` on the
+    directory itself (no file is written), which the kernel drops when the
+    holder exits, so a killed process leaves nothing that blocks the next one.
+    Holds nest within a process (a resume inside a command that holds the
+    directory already).
+    """
+    key = Path(path).resolve()
+    with _HELD_GUARD:
+        if key in _HELD:
+            fd, depth = _HELD[key]
+            _HELD[key] = (fd, depth + 1)
+        else:
+            if not create and not (key / SCENARIO).is_file():
+                raise UsageError(f"{path} is not a run directory (no {SCENARIO})")
+            key.mkdir(parents=True, exist_ok=True)
+            fd = os.open(key, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as error:
+                holder = _holder(fd) if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK) else ""
+                os.close(fd)
+                if holder:
+                    raise UsageError(f"{path} is in use by {holder}; wait for it to finish, or stop it") from None
+                raise
+            _HELD[key] = (fd, 1)
+    try:
+        yield
+    finally:
+        with _HELD_GUARD:
+            fd, depth = _HELD[key]
+            if depth > 1:
+                _HELD[key] = (fd, depth - 1)
+            else:
+                del _HELD[key]
+                os.close(fd)  # drops the flock
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def holding(fn: F) -> F:
+    """Run `fn` (sync or async; its first argument an existing run directory's path) holding that directory
+    (`hold`; `UsageError` when it is not a run directory)."""
+    if asyncio.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def held_async(path: Path | str, *args: Any, **kwargs: Any) -> Any:
+            with hold(path, create=False):
+                return await fn(path, *args, **kwargs)
+
+        return held_async  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def held(path: Path | str, *args: Any, **kwargs: Any) -> Any:
+        with hold(path, create=False):
+            return fn(path, *args, **kwargs)
+
+    return held  # type: ignore[return-value]
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -101,8 +199,8 @@ class RunDirectory:
 
     def status(self) -> dict[str, Any]:
         try:
-            return json.loads((self.path / STATUS).read_text())
-        except (OSError, json.JSONDecodeError):
+            return read_json(self.path / STATUS)
+        except UsageError:  # missing or unreadable: no status yet
             return {}
 
     def write_status(self, status: str, **fields: Any) -> None:

@@ -32,7 +32,7 @@ from sandbox.llm.resolve import ModelStack, model_stack, split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.plots import save_plots
 from sandbox.results import episodes_frame, metrics_frame, summarize
-from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
+from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.scenario import ROLES, Scenario
 from sandbox.seeding import Branch, generator
 from societies.network import build_network
@@ -248,11 +248,13 @@ async def arun(
     path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     preflight(scenario, models)
-    run_dir = RunDirectory.create(path, scenario)
-    await _execute(run_dir, scenario, models, hooks or ProgressHooks())
+    with hold(path):
+        run_dir = RunDirectory.create(path, scenario)
+        await _execute(run_dir, scenario, models, hooks or ProgressHooks())
     return path
 
 
+@holding
 async def aresume(
     path: str | Path, *, models: Mapping[str, BaseChatModel] | None = None, hooks: ProgressHooks | None = None
 ) -> Path:

@@ -154,10 +154,13 @@ def is_proxy(data: Any) -> bool:
 
 
 def read_yaml(path: str | Path) -> Any:
-    """The parsed YAML of a scenario file; `ScenarioError` naming the file when unreadable or not YAML."""
+    """The parsed YAML of a scenario file; `ScenarioError` naming the file when it is unreadable, not UTF-8 text,
+    not YAML, or nested too deeply for the parser."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ScenarioError(str(path), [("", f"not UTF-8 text (byte {error.start}: {error.reason})")]) from None
     except OSError as error:
         raise ScenarioError(str(path), [("", f"cannot read the file: {error.strerror or error}")]) from None
     try:
@@ -167,6 +170,8 @@ def read_yaml(path: str | Path) -> Any:
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = getattr(error, "problem", None) or str(error)
         raise ScenarioError(str(path), [("", f"not valid YAML: {where}{problem}")]) from None
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise ScenarioError(str(path), [("", "nested too deeply to read (thousands of levels)")]) from None
 
 
 def load_any_scenario(path: str | Path) -> Any:

@@ -124,8 +124,11 @@ def test_resume_takes_another_device(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert len(pd.read_csv(run / "metrics.csv")) == 4 and (run / "adapter").is_dir()
     assert yaml.safe_load((run / "scenario.yaml").read_text())["models"]["device"] == "cuda"  # as it was started
-    result = runner.invoke(app, ["resume", str(tmp_path), "--device", "cpu"])
-    assert result.exit_code == 2 and "--device is for training runs" in result.output
+    society = tmp_path / "society"
+    society.mkdir()
+    (society / "scenario.yaml").write_text("name: a-society\n")
+    result = runner.invoke(app, ["resume", str(society), "--device", "cpu"])
+    assert result.exit_code == 2 and "--device is for training runs" in result.output, result.output
 
 
 def test_seeds_are_two_or_more_and_a_model_that_fails_to_load_leaves_nothing(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ They are registered on `sandbox.cli_app.app` when `sandbox.cli` imports this mod
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -17,6 +16,7 @@ from rich.table import Table
 from sandbox.cli_app import app, console, out_console
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
+from sandbox.files import read_json
 
 __all__ = ["resume_dialogue_run", "reward_model_table", "solve", "solve_table", "solve_with_progress"]
 
@@ -65,7 +65,7 @@ def resume_dialogue_run(run_dir: Path) -> bool:
 
 def solve_table(path: Path) -> None:
     """Print a solve's headline figures (the paper's Table 1 and the tree's cost)."""
-    s = json.loads((path / "summary.json").read_text())
+    s = read_json(path / "summary.json")
     tree, calls = s["tree"], s["llm_calls"]
     out_console.print(f"{s['scenario']}: {tree['nodes']} nodes ({tree['decision_nodes']} decisions, "
                       f"{tree['terminal_nodes']} terminals), {tree['infostates']} information states; LLM calls: "
@@ -110,7 +110,7 @@ def solve(
 
 def reward_model_table(path: Path) -> None:
     """Print a reward-model measurement (the paper's Table 8)."""
-    s = json.loads((path / "summary.json").read_text())
+    s = read_json(path / "summary.json")
     table = Table(title=f"{s['scenario']}: reward model {s['judge']} on {s['dialogues']} templated dialogues "
                         f"(payoffs {s['payoff_range'][0]:g} to {s['payoff_range'][1]:g})", title_justify="left")  # fmt: skip
     for column in ("mode", "outcome", "n", "Norm", "Sgn", "illegal"):
@@ -167,7 +167,7 @@ def play(
             path = play_run(run_dir, episodes=episodes)
     except SandboxError as error:
         raise _fail(error) from None
-    s = json.loads((path / "summary.json").read_text())
+    s = read_json(path / "summary.json")
     table = Table(title=f"{s['scenario']}: {s['play']['episodes']} new dialogues per pairing", title_justify="left")
     for column in ("pairing", "player", "plays", "payoff", "95% CI", "solver's prediction", "fallback", "illegal"):
         table.add_column(column, justify="left" if column in ("pairing", "plays") else "right")

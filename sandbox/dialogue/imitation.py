@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sandbox.errors import ModelUnavailableError, UsageError
+from sandbox.files import read_csv
 
 Embedder = Callable[[list[str]], np.ndarray]
 IMITATION = "imitation.csv"
@@ -92,7 +93,7 @@ def load_states(run_dirs: Sequence[Path | str]) -> Dataset:
         path = Path(run) / "policy.csv"
         if not path.is_file():
             raise UsageError(f"{run}: not a solved dialogue run (no policy.csv)")
-        policy = pd.read_csv(path, keep_default_na=False)
+        policy = read_csv(path, keep_default_na=False)
         if "setup" not in policy:
             raise UsageError(f"{path}: written before policies recorded their setup; solve it again")
         for (player, key), group in policy.groupby(["player", "infostate_text"], sort=False):

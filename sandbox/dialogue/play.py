@@ -31,9 +31,10 @@ from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels, run_roles
 from sandbox.errors import UsageError
-from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import mean_ci
+from sandbox.files import read_csv, read_json
 
 PLAY = "play.csv"
 PLAY_SUMMARY = "play_summary.csv"
@@ -76,6 +77,7 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
     return row
 
 
+@holding
 def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatModel] | None = None) -> Path:
     """Play the solved run at `path` head to head; write `play.csv`, `play_summary.csv` and `summary.json["play"]`."""
     from sandbox.dialogue.run import _seed, build_game, load_solve_run_scenario, reward_model
@@ -87,7 +89,7 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
         raise UsageError(f"{run_dir.path} is not a finished solve (no policy.csv); finish it with sandbox resume")
     scenario = load_solve_run_scenario(run_dir)
     game = build_game(scenario)
-    policy = pd.read_csv(run_dir / "policy.csv", keep_default_na=False)
+    policy = read_csv(run_dir / "policy.csv", keep_default_na=False)
     guided = [GuidedSpeaker.from_policy(policy, p) for p in range(game.num_players)]
     baseline = BaselineSpeaker()
     with run_roles(run_dir, scenario, models) as roles:
@@ -124,7 +126,7 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
                         "illegal": int((group["illegal"] != "").sum())})  # fmt: skip
     table = pd.DataFrame(out)
     table.to_csv(run_dir / PLAY_SUMMARY, index=False)
-    summary = json.loads((run_dir / layout.SUMMARY).read_text())
+    summary = read_json(run_dir / layout.SUMMARY)
     summary["play"] = {"episodes": episodes, "rows": [{k: (None if isinstance(v, float) and math.isnan(v) else v)
                                                        for k, v in r.items()} for r in out]}  # fmt: skip
     atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))

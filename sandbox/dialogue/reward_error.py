@@ -29,7 +29,7 @@ from sandbox._sync import run_sync
 from sandbox.dialogue.contracts import Message, Setup
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.errors import UsageError
-from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.run_dir import RunDirectory, atomic_write_text, hold, holding
 from sandbox.seeding import Branch, generator
 
 OUTCOMES = ("valid", "rejected", "incomplete")
@@ -141,9 +141,10 @@ def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogu
     path = Path(out)
     RunDirectory.check_new(path)
     domain, setups, cases = template_cases(scenario, dialogues)  # a domain without templates writes nothing
-    run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-    run_dir.write_status("running", kind=KIND, dialogues=dialogues, modes=list(modes))
-    return _measure(run_dir, scenario, domain, setups, cases, modes, judge)
+    with hold(path):
+        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_dir.write_status("running", kind=KIND, dialogues=dialogues, modes=list(modes))
+        return _measure(run_dir, scenario, domain, setups, cases, modes, judge)
 
 
 def is_reward_model_run(path: Path | str) -> bool:
@@ -151,6 +152,7 @@ def is_reward_model_run(path: Path | str) -> bool:
     return RunDirectory(Path(path)).status().get("kind") == KIND
 
 
+@holding
 def resume_reward_model(path: Path | str, *, judge: BaseChatModel | None = None) -> Path:
     """Finish an interrupted measurement with the options it started with (answered calls come from the cache)."""
     from sandbox.dialogue.run import load_solve_run_scenario

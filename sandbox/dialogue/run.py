@@ -34,7 +34,7 @@ from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.dialogue.solve import Solution, infostates, solve
 from sandbox.dialogue.steering import classify, steering_table
-from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
+from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import Branch, generator, seed_node
 
 __all__ = ["SolveHooks", "build_game", "is_solve_run", "resume_solve", "solve_scenario"]
@@ -85,10 +85,12 @@ def solve_scenario(scenario: DialogueScenario, out: Path | str | None = None, *,
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
     game = build_game(scenario)  # a game that cannot be built writes nothing
-    run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-    return _solve(run_dir, scenario, game, models or {}, hooks or SolveHooks())
+    with hold(path):
+        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        return _solve(run_dir, scenario, game, models or {}, hooks or SolveHooks())
 
 
+@holding
 def resume_solve(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None,
                  hooks: SolveHooks | None = None) -> Path:  # fmt: skip
     """Finish an interrupted solve: the calls already answered come from the run's cache."""

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sandbox.cli_app import app, console, out_console
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, ScenarioError
+from sandbox.files import read_csv, read_json
 
 __all__ = ["distill", "distill_table", "distill_with_progress", "evaluate_with_progress", "evaluation_table"]
 
@@ -77,10 +78,9 @@ def evaluate_with_progress(path: Path, trials: int | None = None) -> Path:
 
 def evaluation_table(path: Path) -> None:
     """Print `distillation.csv`: offered share and acceptance per subject and condition, with 95% CIs."""
-    import pandas as pd
     from rich.table import Table
 
-    frame = pd.read_csv(path)
+    frame = read_csv(path)
     table = Table("condition", "subject", "offered share (95% CI)", "acceptance (95% CI)", "illegal",
                   title="without the policy: users, policy-prompted assistant, distilled student, base model")  # fmt: skip
 
@@ -99,9 +99,8 @@ def evaluation_table(path: Path) -> None:
 
 def distill_table(path: Path) -> None:
     """Print a finished distillation's headline figures."""
-    import json
 
-    summary = json.loads((path / "summary.json").read_text())
+    summary = read_json(path / "summary.json")
     final, judge = summary["final"], summary["judge"]
     share = final["offered_share"]
     out_console.print(f"[bold]{summary['scenario']}[/]: {summary['algorithm']} on the {summary['reward']} reward "

@@ -45,9 +45,10 @@ from matplotlib.figure import Figure
 
 from sandbox.errors import UsageError
 from sandbox.games.ultimatum import ParseError, Split, Stake, parse_decision, parse_proposal, proposal_sentence
-from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.seeding import generator, seed_node
 from sandbox.stats import mean_ci
+from sandbox.files import read_json
 
 __all__ = ["EVALUATION", "RESULTS", "SUBJECTS", "EvalCondition", "evaluate_distill", "plot_distillation"]
 
@@ -211,6 +212,7 @@ def evaluate_distill(path: str | Path, *, trials: int | None = None, models: Map
     return run_sync(aevaluate_distill(path, trials=trials, models=models, hooks=hooks))
 
 
+@holding
 async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
                             models: Mapping[str, BaseChatModel] | None = None, hooks: Any = None) -> pd.DataFrame:  # fmt: skip
     """`evaluate_distill`, in a running event loop."""
@@ -230,7 +232,7 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     scenario = load_distill_run_scenario(run_dir)
     if run_dir.status().get("status") != "complete" or not (run_dir / ADAPTER).is_dir():
         raise UsageError(f"{run_dir.path} has not finished training; resume it first: sandbox resume {run_dir.path}")
-    plan = DistillPlan.from_dict(json.loads((run_dir / PRINCIPLES).read_text()))
+    plan = DistillPlan.from_dict(read_json(run_dir / PRINCIPLES))
     trials = trials if trials is not None else scenario.distill.trials
     models = dict(models or {})
     source = None
@@ -301,7 +303,7 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     atomic_write_text(run_dir / EVALUATION, moves.to_csv(index=False))
     plot_distillation(table, f"{scenario.name}: without the policy").savefig(run_dir / PLOT, dpi=120)
     summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    summary = read_json(summary_path) if summary_path.is_file() else {}
     summary["evaluation"] = {
         "trials": trials,
         "conditions": {c.name: {"amounts": [min(c.amounts), max(c.amounts)], "currencies": list(c.currencies)}

@@ -34,8 +34,9 @@ from sandbox.errors import UsageError
 from sandbox.moral.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recover_checkpoint, running, save_checkpoint
 from sandbox.moral.run import TrainHooks
 from sandbox.moral.ultimatum_env import UltimatumEnvironment, tiny_vocabulary
-from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
+from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import generator
+from sandbox.files import read_json
 
 __all__ = ["DistillHooks", "DistillPlan", "distill_scenario", "is_distill_run", "plan", "resume_distill"]
 
@@ -210,16 +211,18 @@ def distill_scenario(
     RunDirectory.check_new(path)
     plan_ = plan(scenario, source)  # a bad source writes nothing
     base = load_student(scenario, model, tokenizer)  # nor does a missing model
-    run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-    atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
-    if scenario.models.student.partition(":")[0] == "tiny" or model is not None:
-        # A base built in-process (or passed in) is kept beside its adapter, so that `assistant_spec` can load both.
-        base.model.save_pretrained(run_dir / STUDENT_BASE)
-        base.tokenizer.save_pretrained(run_dir / STUDENT_BASE)
-    _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=False, judge=judge)
-    return _evaluate(run_dir, evaluate, evaluation_models)
+    with hold(path):
+        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
+        if scenario.models.student.partition(":")[0] == "tiny" or model is not None:
+            # A base built in-process (or passed in) is kept beside its adapter, so that `assistant_spec` can load both.
+            base.model.save_pretrained(run_dir / STUDENT_BASE)
+            base.tokenizer.save_pretrained(run_dir / STUDENT_BASE)
+        _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=False, judge=judge)
+        return _evaluate(run_dir, evaluate, evaluation_models)
 
 
+@holding
 def resume_distill(path: Path | str, *, hooks: DistillHooks | None = None, model: Any = None, tokenizer: Any = None,
                    judge: Any = None, evaluate: bool = True, evaluation_models: Any = None) -> Path:  # fmt: skip
     """Continue an interrupted distillation from its last checkpoint (the judge's table is read back); a run
@@ -229,7 +232,7 @@ def resume_distill(path: Path | str, *, hooks: DistillHooks | None = None, model
     if not (run_dir / PRINCIPLES).is_file():
         raise UsageError(f"{run_dir.path} has no {PRINCIPLES}; start a new run")
     if run_dir.status().get("status") != "complete":
-        plan_ = DistillPlan.from_dict(json.loads((run_dir / PRINCIPLES).read_text()))
+        plan_ = DistillPlan.from_dict(read_json(run_dir / PRINCIPLES))
         base = load_student(scenario, model, tokenizer)
         _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=True, judge=judge)
     return _evaluate(run_dir, evaluate, evaluation_models)
@@ -279,7 +282,7 @@ def _train_ppo(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumE
         recover_checkpoint(run_dir)
         if (run_dir / CHECKPOINT / "state.json").is_file():
             trainer.load(run_dir / CHECKPOINT)
-            start = json.loads((run_dir / CHECKPOINT / "state.json").read_text())["episodes"]
+            start = read_json(run_dir / CHECKPOINT / "state.json")["episodes"]
     keep_rows(run_dir / METRICS, start)
     if hooks.on_start:
         hooks.on_start(training.episodes, start)
@@ -313,12 +316,9 @@ def assistant_spec(run_dir: RunDirectory, scenario: DistillScenario) -> str:
 
 
 def is_distill_run(path: Path | str) -> bool:
-    """Whether `path` is a run directory of a distillation scenario."""
-    import yaml
+    """Whether `path` is a run directory of a distillation scenario (`ScenarioError` when its scenario is unreadable)."""
+    from sandbox.scenario_file import is_distill, read_yaml
 
     scenario = Path(path) / SCENARIO
-    try:
-        return scenario.is_file() and "distill" in (yaml.safe_load(scenario.read_text()) or {})
-    except yaml.YAMLError:
-        return False
+    return scenario.is_file() and is_distill(read_yaml(scenario))
 

@@ -17,6 +17,7 @@ import pandas as pd
 
 from sandbox import run_dir as layout
 from sandbox.errors import ScenarioError
+from sandbox.files import read_csv
 
 __all__ = ["Principle", "SourceRun", "resolve_principles", "source_run"]
 
@@ -97,7 +98,7 @@ def _bins(path: Path) -> dict[int, str]:
     file = path / layout.FINAL_POLICIES
     if not file.is_file():
         return {}
-    table = pd.read_csv(file)
+    table = read_csv(file)
     return {int(row["run"]): str(row["bin"]) for _, row in table.iterrows() if "bin" in table and pd.notna(row["bin"])}
 
 

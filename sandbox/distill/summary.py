@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from sandbox.distill.judge_table import JudgeTable
 from sandbox.errors import UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.files import read_csv
 
 __all__ = ["finish", "judge_figures", "plot_training_shares"]
 
@@ -83,13 +84,13 @@ def finish(run_dir: RunDirectory, scenario: Any, plan: Any, table: JudgeTable) -
     from sandbox.llm.accounting import TokenLedger
     from sandbox.llm.transcript import read_transcript
 
-    metrics = pd.read_csv(run_dir / "metrics.csv")
+    metrics = read_csv(run_dir / "metrics.csv")
     training = scenario.training
     if len(metrics) != training.episodes:
         raise UsageError(f"{run_dir.path}: {len(metrics)} of {training.episodes} episodes in metrics.csv; "
                          f"resume it with `sandbox resume {run_dir.path}`")  # fmt: skip
     play = run_dir / "play.csv"
-    tail = pd.read_csv(play) if play.is_file() else metrics.tail(max(1, len(metrics) // 10))
+    tail = read_csv(play) if play.is_file() else metrics.tail(max(1, len(metrics) // 10))
     path = run_dir / "transcripts.jsonl"
     usage = TokenLedger.from_transcript(read_transcript(path) if path.is_file() else []).totals().get("judge", {})
     moves = training.episodes * training.parallel * training.rounds

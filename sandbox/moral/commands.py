@@ -22,6 +22,7 @@ from rich.table import Table
 from sandbox.cli_app import app, console, out_console
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, UsageError
+from sandbox.files import read_csv, read_json
 
 __all__ = ["evaluate_moral", "evaluation_tables", "seeds_table", "train", "train_table", "train_with_progress"]
 
@@ -55,9 +56,7 @@ def train_with_progress(job: Any) -> Path:
 
 
 def train_table(path: Path) -> None:
-    import json
-
-    summary = json.loads((path / "summary.json").read_text())
+    summary = read_json(path / "summary.json")
     table = Table(title=f"{summary['scenario']}: {summary['reward']} vs {summary['opponent']}, action types over "
                         f"the last tenth of {summary['episodes']} episodes", title_justify="left")  # fmt: skip
     for column in ("C|C", "C|D", "D|C", "D|D", "illegal"):
@@ -130,12 +129,10 @@ def train(
 
 def seeds_table(path: Path) -> None:
     """The action types of a group of seeds: each seed's, and their mean with the 95% CI across seeds."""
-    import json
 
-    import pandas as pd
 
-    summary = json.loads((path / "summary.json").read_text())
-    seeds = pd.read_csv(path / "seeds.csv")
+    summary = read_json(path / "summary.json")
+    seeds = read_csv(path / "seeds.csv")
     table = Table(title=f"{summary['scenario']}: {summary['reward']} vs {summary['opponent']}, action types over the "
                         f"last tenth of {summary['episodes']} episodes, {len(seeds)} seeds", title_justify="left")  # fmt: skip
     from sandbox.moral.seeds import ACTIONS as names

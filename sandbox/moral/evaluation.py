@@ -33,9 +33,10 @@ from sandbox.moral.regret import KINDS, METRICS, counterfactual_regret, moral_re
 from sandbox.moral.rewards import RewardParams
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.moral.training import ACTION_TYPES, MoralSetup, action_type, play_episode
-from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.seeding import Branch, generator
 from sandbox.stats import json_records, mean_ci
+from sandbox.files import read_json
 
 __all__ = ["FINE_TUNED", "NO_FINE_TUNING", "action_table", "condition_tokens", "evaluate_policy", "evaluate_run",
            "plot_suffix", "regret_column", "regret_table"]  # fmt: skip
@@ -127,6 +128,7 @@ def plot_suffix(condition: str, order: str) -> str:
     return ("" if condition == "test" else f"_{condition}") + ("" if order == "CD-CD" else f"_{order}")
 
 
+@holding
 def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Callable[[int], None] | None = None,
                  on_game: Callable[[], None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Evaluate a finished training run's adapter (and the base model) and write the tables and plots; return
@@ -181,6 +183,6 @@ def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Calla
         "regret": json_records(regret),  # NaN CI ends (one test game) as null, not a bare NaN
         "action_types": json_records(actions),
     }  # fmt: skip
-    summary = json.loads((run_dir / SUMMARY).read_text()) if (run_dir / SUMMARY).is_file() else {}
+    summary = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).is_file() else {}
     atomic_write_text(run_dir / SUMMARY, json.dumps({**summary, "evaluation": entry}, indent=2))
     return entry

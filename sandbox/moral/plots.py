@@ -8,7 +8,7 @@ from matplotlib.figure import Figure
 
 from sandbox.moral.regret import KINDS, METRICS, regret_bounds
 from sandbox.moral.rewards import RewardParams
-from sandbox.moral.training import ACTION_TYPES
+from sandbox.moral.rewards import ACTION_TYPES
 from sandbox.stats import CiMethod, mean_ci
 
 # Figures use matplotlib's object API (no pyplot): no global state, no GUI backend.

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from sandbox.games.matrix import Move, PayoffTable
 from sandbox.registry import Registry
 
-__all__ = ["REWARDS", "TABLE_PREFIXES", "RewardFn", "RewardParams", "Schedule", "Step", "reward"]
+ACTION_TYPES = ("C|C", "C|D", "D|C", "D|D")  # a legal round's type: own move | the opponent's last move
+
+__all__ = ["ACTION_TYPES", "REWARDS", "TABLE_PREFIXES", "RewardFn", "RewardParams", "Schedule", "Step", "reward"]
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,9 @@ from sandbox.errors import UsageError
 from sandbox.moral.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recover_checkpoint, running, save_checkpoint
 from sandbox.moral.opponents import LearningLLM
 from sandbox.moral.scenario import TrainingScenario
-from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
+from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.stats import json_number
+from sandbox.files import read_csv, read_json
 
 __all__ = ["TrainHooks", "load_trainer", "on_device", "resume_training", "train_scenario"]
 
@@ -135,14 +136,17 @@ def train_scenario(
     RunDirectory.check_new(path)
     if scenario.training.algorithm != "ppo":
         base = _base(scenario, model, tokenizer)  # before any file: a bad model writes nothing
-        return _train_trl(RunDirectory.create(path, scenario), scenario, base, hooks or TrainHooks(), resume=False,  # type: ignore[arg-type]
-                          judge=judge)  # fmt: skip
+        with hold(path):
+            return _train_trl(RunDirectory.create(path, scenario), scenario, base, hooks or TrainHooks(),  # type: ignore[arg-type]
+                              resume=False, judge=judge)  # fmt: skip
     trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
     opponent = make_opponent(scenario, trainer)
-    run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-    return _train(run_dir, scenario, trainer, 0, hooks or TrainHooks(), opponent, judge=judge)
+    with hold(path):
+        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        return _train(run_dir, scenario, trainer, 0, hooks or TrainHooks(), opponent, judge=judge)
 
 
+@holding
 def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model: Any = None, tokenizer: Any = None,
                     judge: Any = None, device: str | None = None) -> Path:  # fmt: skip
     """Continue an interrupted training run from its last checkpoint (or from the start without one).
@@ -164,7 +168,7 @@ def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model:
         trainer.load(checkpoint)
         if isinstance(opponent, LearningLLM):
             opponent.policy.load(checkpoint / "opponent")
-        start = json.loads((checkpoint / "state.json").read_text())["episodes"]
+        start = read_json(checkpoint / "state.json")["episodes"]
     keep_rows(run_dir / METRICS, start)
     return _train(run_dir, scenario, trainer, start, hooks or TrainHooks(), opponent, judge=judge)
 
@@ -230,7 +234,7 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
     from sandbox.moral.plots import plot_training_actions, plot_training_rewards
     from sandbox.moral.training import action_rates, final_action_rates
 
-    metrics = pd.read_csv(run_dir / METRICS)
+    metrics = read_csv(run_dir / METRICS)
     if len(metrics) != scenario.training.episodes:
         raise UsageError(f"{run_dir.path}: {len(metrics)} of {scenario.training.episodes} episodes in {METRICS}; "
                          f"resume it with `sandbox resume {run_dir.path}`")  # fmt: skip
@@ -277,7 +281,7 @@ def _proxy_summary(run_dir: RunDirectory, final: dict[str, float], illegal_rate:
     from sandbox.proxy.matrix_task import set_score
     from sandbox.proxy.reward import PROXY_TABLE
 
-    table = pd.read_csv(run_dir / PROXY_TABLE, dtype=str, keep_default_na=False)
+    table = read_csv(run_dir / PROXY_TABLE, dtype=str, keep_default_na=False)
     path = run_dir / "transcripts.jsonl"
     usage = TokenLedger.from_transcript(read_transcript(path) if path.is_file() else []).totals().get("judge", {})
     objectives = {}
@@ -299,14 +303,8 @@ def _proxy_summary(run_dir: RunDirectory, final: dict[str, float], illegal_rate:
 
 
 def is_training_run(path: Path | str) -> bool:
-    """Whether `path` is a run directory of a training scenario."""
-    import yaml
+    """Whether `path` is a run directory of a training scenario (`ScenarioError` when its scenario is unreadable)."""
+    from sandbox.scenario_file import is_training, read_yaml
 
     scenario = Path(path) / SCENARIO
-    if not scenario.is_file():
-        return False
-    try:
-        data = yaml.safe_load(scenario.read_text()) or {}
-        return isinstance(data, dict) and "training" in data and "distill" not in data  # a distillation trains too
-    except yaml.YAMLError:
-        return False
+    return scenario.is_file() and is_training(read_yaml(scenario))  # a distillation trains too, and is not one

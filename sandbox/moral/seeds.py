@@ -42,9 +42,10 @@ import yaml
 
 from sandbox.errors import UsageError
 from sandbox.moral.scenario import TrainingScenario
-from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out
-from sandbox.moral.training import ACTION_TYPES
+from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, holding
+from sandbox.moral.rewards import ACTION_TYPES
 from sandbox.stats import json_number, json_records, mean_ci
+from sandbox.files import read_csv, read_json
 
 __all__ = ["SEEDS", "aggregate_evaluations", "aggregate_seeds", "evaluate_seeds", "is_seed_group", "resume_seeds",
            "seed_dir", "train_seeds"]  # fmt: skip
@@ -72,7 +73,7 @@ def _scenario(path: Path) -> TrainingScenario:
 def group_seeds(path: Path) -> list[int]:
     """The seeds of a group, from its `seeds.json`."""
     try:
-        return [int(s) for s in json.loads((path / SEEDS).read_text())["seeds"]]
+        return [int(s) for s in read_json(path / SEEDS)["seeds"]]
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise UsageError(f"{path / SEEDS} is not a list of seeds: {error}") from None
 
@@ -93,21 +94,22 @@ def train_seeds(scenario: TrainingScenario, seeds: int, out: Path | str | None =
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
     created = not path.exists()
-    path.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path / SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
-    atomic_write_text(path / SEEDS, json.dumps({"seeds": [scenario.seed + k for k in range(seeds)]}))
-    try:
-        return resume_seeds(path, hooks=hooks, **kwargs)
-    except BaseException:
-        if not any(seed_dir(path, s).exists() for s in group_seeds(path)):  # the first model never loaded: no trace
-            if created:
-                shutil.rmtree(path, ignore_errors=True)
-            else:  # a directory the user made stays, as empty as it came
-                for name in (SCENARIO, SEEDS):
-                    (path / name).unlink(missing_ok=True)
-        raise
+    with hold(path):
+        atomic_write_text(path / SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
+        atomic_write_text(path / SEEDS, json.dumps({"seeds": [scenario.seed + k for k in range(seeds)]}))
+        try:
+            return resume_seeds(path, hooks=hooks, **kwargs)
+        except BaseException:
+            if not any(seed_dir(path, s).exists() for s in group_seeds(path)):  # the first model never loaded
+                if created:
+                    shutil.rmtree(path, ignore_errors=True)
+                else:  # a directory the user made stays, as empty as it came
+                    for name in (SCENARIO, SEEDS):
+                        (path / name).unlink(missing_ok=True)
+            raise
 
 
+@holding
 def resume_seeds(path: Path | str, *, hooks: Callable[[int], Any] | None = None, device: str | None = None,
                  **kwargs: Any) -> Path:  # fmt: skip
     """Train the seeds a group still lacks (finished ones are skipped, a started one resumes), then aggregate.
@@ -140,11 +142,11 @@ def aggregate_seeds(path: Path | str) -> dict[str, Any]:
     scenario = _scenario(path)
     rows, metrics = [], {}
     for seed in group_seeds(path):
-        summary = json.loads((seed_dir(path, seed) / "summary.json").read_text())
+        summary = read_json(seed_dir(path, seed) / "summary.json")
         rates = {**summary["final_action_rates"], "illegal": summary["final_illegal_rate"]}
         rows.append({"seed": seed, **rates, **{f"reward_{k}": v for k, v in summary["final_rewards"].items()},
                      "seconds_per_episode": summary["seconds_per_episode"]})  # fmt: skip
-        metrics[seed] = pd.read_csv(seed_dir(path, seed) / "metrics.csv")
+        metrics[seed] = read_csv(seed_dir(path, seed) / "metrics.csv")
     table = pd.DataFrame(rows)
     table.to_csv(path / "seeds.csv", index=False)
     training = scenario.training
@@ -166,6 +168,7 @@ def aggregate_seeds(path: Path | str) -> dict[str, Any]:
     return summary
 
 
+@holding
 def evaluate_seeds(path: Path | str, *, device: str | None = None, on_start: Callable[[int], None] | None = None,
                    on_game: Callable[[], None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Evaluate every seed's adapter (`evaluate_run`; a seed already evaluated is kept), then aggregate; return
@@ -179,7 +182,7 @@ def evaluate_seeds(path: Path | str, *, device: str | None = None, on_start: Cal
         raise UsageError(f"{path}: seeds {missing} are not trained yet; finish them with `sandbox resume {path}`")
     for seed in seeds:
         run = seed_dir(path, seed)
-        if "evaluation" in json.loads((run / "summary.json").read_text()) and (run / "moral_regret.csv").is_file():
+        if "evaluation" in read_json(run / "summary.json") and (run / "moral_regret.csv").is_file():
             continue
         evaluate_run(run, device=device, on_start=on_start, on_game=on_game)
     return aggregate_evaluations(path)
@@ -198,7 +201,7 @@ def aggregate_evaluations(path: Path | str) -> dict[str, Any]:
     method = scenario.training.seed_ci
     params = RewardParams(xi=scenario.training.xi, illegal=scenario.training.illegal)
     seeds = group_seeds(path)
-    per_seed = pd.concat([pd.read_csv(seed_dir(path, s) / "moral_regret.csv").assign(seed=s) for s in seeds])
+    per_seed = pd.concat([read_csv(seed_dir(path, s) / "moral_regret.csv").assign(seed=s) for s in seeds])
     keys = [*GROUPS, "metric", "kind"]
     rows = []
     for values, frame in per_seed.groupby(keys, sort=False):
@@ -208,7 +211,7 @@ def aggregate_evaluations(path: Path | str) -> dict[str, Any]:
         rows.append({**key, "mean": mean, "ci_low": low, "ci_high": high, "seeds": n})
     regret = pd.DataFrame(rows)
     regret.to_csv(path / "moral_regret.csv", index=False)
-    per_seed = pd.concat([pd.read_csv(seed_dir(path, s) / "test_action_types.csv") for s in seeds])
+    per_seed = pd.concat([read_csv(seed_dir(path, s) / "test_action_types.csv") for s in seeds])
     rows = []
     for values, frame in per_seed.groupby(GROUPS, sort=False):
         row: dict[str, Any] = dict(zip(GROUPS, values))
@@ -227,9 +230,9 @@ def aggregate_evaluations(path: Path | str) -> dict[str, Any]:
         plot_action_types(actions[chosen].reset_index(drop=True), f"{scenario.name}, {condition} tokens, table "
                           f"{order}: mean of {len(seeds)} seeds").savefig(
             path / f"test_action_types{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
-    first = json.loads((seed_dir(path, seeds[0]) / "summary.json").read_text())["evaluation"]
+    first = read_json(seed_dir(path, seeds[0]) / "summary.json")["evaluation"]
     entry = {**first, "seeds": seeds, "ci": f"95% across seeds ({method})", "regret": json_records(regret),
              "action_types": json_records(actions)}  # fmt: skip
-    summary = json.loads((path / "summary.json").read_text()) if (path / "summary.json").is_file() else {}
+    summary = read_json(path / "summary.json") if (path / "summary.json").is_file() else {}
     atomic_write_text(path / "summary.json", json.dumps({**summary, "evaluation": entry}, indent=2))
     return entry

@@ -32,10 +32,9 @@ from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import LLMOpponent
 from sandbox.moral.ppo import PPOTrainer
 from sandbox.moral.sampling import encode
-from sandbox.moral.rewards import REWARDS, TABLE_PREFIXES, RewardFn, RewardParams, Schedule, Step, reward
+from sandbox.moral.rewards import ACTION_TYPES, REWARDS, TABLE_PREFIXES, RewardFn, RewardParams, Schedule, Step, reward
 from sandbox.seeding import generator
 
-ACTION_TYPES = ("C|C", "C|D", "D|C", "D|D")  # own move | the opponent's last move
 
 
 @dataclass(frozen=True)

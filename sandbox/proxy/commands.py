@@ -5,7 +5,6 @@ It is registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -16,6 +15,7 @@ from rich.table import Table
 from sandbox.cli_app import app, console, out_console
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
+from sandbox.files import read_json
 
 __all__ = ["label", "label_table", "label_with_progress"]
 
@@ -49,7 +49,7 @@ def label_with_progress(job: Any) -> Path:
 
 def label_table(path: Path) -> None:
     """Print a labeling run's accuracy table and its cost."""
-    summary = json.loads((path / "summary.json").read_text())
+    summary = read_json(path / "summary.json")
     table = Table(title=f"{summary['scenario']}: labeling accuracy on {summary['items']} items "
                         f"({summary['objective']['name']}, intent: {summary['intent']})", title_justify="left")  # fmt: skip
     for column in ("condition", "accuracy", "95% CI", "unparsed", "AUC"):

@@ -44,7 +44,7 @@ from sandbox.proxy.plots import plot_accuracy
 from sandbox.proxy.scenario import ProxyScenario
 from sandbox.proxy.supervised import fit_supervised
 from sandbox.proxy.tables import accuracy_table, agents_table, matrix_row, ultimatum_row
-from sandbox.run_dir import RunDirectory, atomic_write_text, default_out
+from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import generator, seed_node
 from sandbox.stats import mean_ci
 
@@ -336,8 +336,9 @@ def label_scenario(
     from sandbox._sync import run_sync
 
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
-    run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-    run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks()))
+    with hold(path):
+        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks()))
     return path
 
 
@@ -349,6 +350,7 @@ def is_label_run(path: Path | str) -> bool:
     return scenario.is_file() and isinstance(data := read_yaml(scenario), dict) and "proxy" in data
 
 
+@holding
 def resume_labeling(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None,
                     hooks: LabelHooks | None = None) -> Path:  # fmt: skip
     """Finish an interrupted labeling run: verdicts already given are kept, the rest are asked."""

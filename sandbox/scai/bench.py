@@ -17,6 +17,7 @@ from sandbox.llm.scripted import ScriptedChatModel, scripted
 from sandbox.runner import ProgressHooks, arun
 from sandbox.scenario import Scenario
 from sandbox.scenario_file import parse_scenario
+from sandbox.files import read_json
 
 
 def _principle(_: list[Any], kwargs: dict[str, Any]) -> str:
@@ -66,9 +67,8 @@ async def time_scai(scenario: Scenario, models: dict[str, ScriptedChatModel], wi
         path = await arun(scenario, out=Path(tmp) / "run", models=models, hooks=hooks)
         if not with_calls:
             return marks["end"] - marks["start"]
-        import json
 
-        usage = json.loads((path / "summary.json").read_text())["llm_usage"]
+        usage = read_json(path / "summary.json")["llm_usage"]
         return marks["end"] - marks["start"], {role: u["calls"] for role, u in usage.items()}
 
 

@@ -3,12 +3,12 @@ run directories side by side (`sandbox compare`)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from sandbox.files import read_json
 
 
 def scai_table(scai: dict[str, Any], out_console: Console) -> None:
@@ -35,7 +35,7 @@ def scai_table(scai: dict[str, Any], out_console: Console) -> None:
 
 def evaluation_table(path: Path, out_console: Console) -> None:
     """The table `sandbox evaluate` prints: the final policies' offered share per condition."""
-    evaluation = json.loads((path / "summary.json").read_text())["evaluation"]
+    evaluation = read_json(path / "summary.json")["evaluation"]
     table = Table(title="Final policies under new conditions: the assistant's offered share", title_justify="left")
     for column in ("condition", "offered share", "95% CI", "runs", "accepted", "illegal"):
         table.add_column(column, justify="left" if column == "condition" else "right")

@@ -23,6 +23,7 @@ from sandbox.errors import UsageError
 from sandbox.run_dir import RunDirectory
 from sandbox.scai.metrics import epoch_summary
 from sandbox.scenario import Scenario
+from sandbox.files import read_csv
 
 PANELS = {
     "one group": "One group (Fig. 3a, left)",
@@ -61,7 +62,7 @@ def _load(path: Path) -> tuple[Scenario, pd.DataFrame]:
         raise UsageError(f"{run_dir.path} is not a finished SCAI run (no {layout.EPOCHS}); compare reads SCAI runs")
     if run_dir.status().get("status") != "complete":
         raise UsageError(f"{run_dir.path} is not finished; resume it first: sandbox resume {run_dir.path}")
-    return scenario, epoch_summary(pd.read_csv(epochs))
+    return scenario, epoch_summary(read_csv(epochs))
 
 
 def comparison_table(paths: Sequence[str | Path]) -> pd.DataFrame:

@@ -35,12 +35,13 @@ from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
-from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.scenario import AmountRange, EvaluationCondition, Scenario
 from sandbox.scenario_file import scenario_problems
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import mean_ci
 from societies.population import build_population
+from sandbox.files import read_csv, read_json
 
 EVALUATION_COLUMNS = [
     "run", "condition", "trial", "policy_version", "policy", "currency", "amount", "responder", "proposal",
@@ -153,6 +154,7 @@ def evaluation_summary(table: pd.DataFrame, training: pd.DataFrame | None = None
     return json.loads(json.dumps(out, default=float).replace("NaN", "null"))
 
 
+@holding
 async def aevaluate(
     path: str | Path,
     *,
@@ -231,8 +233,8 @@ async def aevaluate(
 def _write(run_dir: RunDirectory, table: pd.DataFrame, title: str) -> None:
     from sandbox.scai.plots import plot_generalisation
 
-    training = pd.read_csv(run_dir / layout.EPOCHS) if (run_dir / layout.EPOCHS).is_file() else None
-    summary = json.loads((run_dir / layout.SUMMARY).read_text())
+    training = read_csv(run_dir / layout.EPOCHS) if (run_dir / layout.EPOCHS).is_file() else None
+    summary = read_json(run_dir / layout.SUMMARY)
     summary["evaluation"] = evaluation_summary(table, training)
     summary["llm_usage"] = TokenLedger.from_transcript(finalize_transcript(run_dir / layout.TRANSCRIPTS)).totals()
     atomic_write_text(run_dir / layout.EVALUATION, table.to_csv(index=False))

@@ -13,6 +13,7 @@ from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.scai.metrics import epoch_summary, final_policy_bins, group_epochs, scai_summary
 from sandbox.scai.plots import save_scai_plots
 from sandbox.scenario import Scenario
+from sandbox.files import read_csv
 
 POLICY_COLUMNS = ["run", "version", "epoch", "policy", "source", "legal", "evidence", "diff", "answer",
                   "illegal_answers", "copy_reasks", "kept", "candidates"]  # fmt: skip
@@ -25,7 +26,7 @@ def realised_norms(run_dir: RunDirectory) -> dict[str, float] | None:
     path = run_dir / layout.AGENTS
     if not path.is_file():
         return None
-    agents = pd.read_csv(path)
+    agents = read_csv(path)
     users = agents[agents["agent"].astype(str).str.startswith("user-")]
     shares = users.groupby("run")["norm"].value_counts(normalize=True).unstack(fill_value=0.0)
     return {str(norm): float(share) for norm, share in shares.mean().items()}

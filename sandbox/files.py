@@ -1,0 +1,73 @@
+"""Reading the files a command is given: a run directory's JSON, CSV and text, with errors that name the file.
+
+A file that is missing, not UTF-8 text, or not what its name says (JSON,
+CSV) is bad input: `UnreadableFileError` (exit 2) names it and says why,
+instead of a traceback from deep inside a reader.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sandbox.errors import UsageError
+
+__all__ = ["UnreadableFileError", "read_csv", "read_json", "read_jsonl", "read_text"]
+
+
+class UnreadableFileError(UsageError):
+    """A file a command reads is missing, not text, or not in its format. Nothing was written."""
+
+    def __init__(self, path: Path | str, why: str) -> None:
+        self.path = Path(path)
+        super().__init__(f"{path}: {why}")
+
+
+def read_text(path: Path | str) -> str:
+    """The file's text (UTF-8)."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise UnreadableFileError(path, f"not UTF-8 text (byte {error.start}: {error.reason})") from None
+    except OSError as error:
+        raise UnreadableFileError(path, f"cannot read the file: {error.strerror or error}") from None
+
+
+def read_json(path: Path | str) -> Any:
+    """The file's JSON."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UnreadableFileError(path, f"not valid JSON: line {error.lineno}, column {error.colno}: {error.msg}") from None
+    except RecursionError:
+        raise UnreadableFileError(path, "not valid JSON: nested too deeply") from None
+
+
+def read_jsonl(path: Path | str) -> list[Any]:
+    """The file's JSON lines (blank lines skipped)."""
+    rows = []
+    for number, line in enumerate(read_text(path).splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except (json.JSONDecodeError, RecursionError) as error:
+                raise UnreadableFileError(path, f"line {number} is not valid JSON: {error}") from None
+    return rows
+
+
+def read_csv(path: Path | str, **kwargs: Any) -> Any:
+    """The file as a pandas DataFrame (`kwargs` go to `pandas.read_csv`)."""
+    import pandas as pd
+
+    if not Path(path).is_file():
+        raise UnreadableFileError(path, "no such file")
+    try:
+        return pd.read_csv(path, **kwargs)
+    except UnicodeDecodeError as error:
+        raise UnreadableFileError(path, f"not UTF-8 text (byte {error.start}: {error.reason})") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise UnreadableFileError(path, f"not a CSV table: {error}") from None
+    except OSError as error:
+        raise UnreadableFileError(path, f"cannot read the file: {error.strerror or error}") from None
