@@ -18,10 +18,12 @@ from typing import Any
 class LoopbackOpenAI:
     """State shared with the handler threads."""
 
-    def __init__(self, answer: Callable[[dict[str, Any]], Any], latency_s: float = 0.0) -> None:
+    def __init__(self, answer: Callable[[dict[str, Any]], Any], latency_s: float = 0.0, fail_every: int = 0) -> None:
         self.answer = answer
         self.latency_s = latency_s
         self.failures: list[int] = []  # status codes to answer with, first to last, before succeeding
+        self.fail_every = fail_every  # answer every Nth request with HTTP 500 (a flaky server)
+        self.failed = 0
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.peak_in_flight = 0
@@ -49,6 +51,9 @@ def _handler(state: LoopbackOpenAI) -> type[BaseHTTPRequestHandler]:
                 state.in_flight += 1
                 state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
                 failure = state.failures.pop(0) if state.failures else None
+                if failure is None and state.fail_every and len(state.requests) % state.fail_every == 0:
+                    failure = 500
+                state.failed += failure is not None
             try:
                 time.sleep(state.latency_s)
                 if failure is not None:
@@ -79,9 +84,10 @@ def _handler(state: LoopbackOpenAI) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def loopback_openai(answer: Callable[[dict[str, Any]], Any], latency_s: float = 0.0) -> Iterator[LoopbackOpenAI]:
+def loopback_openai(answer: Callable[[dict[str, Any]], Any], latency_s: float = 0.0,
+                    fail_every: int = 0) -> Iterator[LoopbackOpenAI]:  # fmt: skip
     """Start the server on 127.0.0.1 (a free port); stop it on exit."""
-    state = LoopbackOpenAI(answer, latency_s)
+    state = LoopbackOpenAI(answer, latency_s, fail_every)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)

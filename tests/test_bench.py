@@ -15,6 +15,10 @@ def test_bench_scai_runs_and_reports_against_its_baselines() -> None:
     assert len(figures["concurrent_runs_s"]) == 2
     # 2 runs x (2 epochs x 20 calls + 1 revision) one at a time cannot beat the concurrent run's chain
     assert figures["sequential_s"] >= 2 * 41 * 0.02 > figures["concurrent_s"] >= figures["chain_s"]
+    # the real-HTTP case ran the same calls through a loopback server: it cannot beat the chain either
+    assert len(figures["http_runs_s"]) == 2 and figures["http_s"] >= figures["chain_s"]
+    assert figures["http_ratio_to_chain"] == figures["http_s"] / figures["chain_s"]
+    assert 0 < figures["http_cpu_ms_per_call"] and 0 < figures["scripted_cpu_ms_per_call"]
 
 
 def test_bench_rollout_runs_both_ways_on_the_tiny_model() -> None:

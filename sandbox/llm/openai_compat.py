@@ -1,15 +1,24 @@
-"""The `openai:MODEL` backend: any OpenAI-compatible endpoint (OpenAI, a vLLM server, Ollama).
+"""The `openai:MODEL` backend: any OpenAI-compatible endpoint (OpenAI, a vLLM server, llama.cpp, Ollama), or a
+pool of them (`openai:MODEL@URL1,URL2`).
 
-It is LangChain's `ChatOpenAI`, reading `OPENAI_BASE_URL` and `OPENAI_API_KEY`,
-with the client's own retries off (the sandbox's retry wrapper owns retries)
-and the sandbox-only call arguments removed before the request is built. A
-call's `top_logprobs=k` becomes the API's `logprobs` option, and the answer's
-log-probabilities come back in the sandbox's shape (`TOKEN_LOGPROBS`).
+It is LangChain's `ChatOpenAI`: LangChain builds the request (`_get_request_payload`)
+and reads the answer (`_create_chat_result`), reading `OPENAI_BASE_URL` and
+`OPENAI_API_KEY`. The request itself goes out through the sandbox's
+`EndpointPool` (plain JSON over aiohttp), not the openai SDK, whose request
+transform cost more CPU than the rest of a call. The sandbox's retry wrapper
+owns retries; the sandbox-only call arguments are removed before the request
+is built. A call's `top_logprobs=k` becomes the API's `logprobs` option, and
+the answer's log-probabilities come back in the sandbox's shape
+(`TOKEN_LOGPROBS`). The answer's metadata says which endpoint answered
+(`endpoint`) and which failed before it (`endpoint_failures`).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -19,8 +28,11 @@ from langchain_core.callbacks import (
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
+from pydantic import PrivateAttr
 
-from sandbox.llm.contracts import TOKEN_LOGPROBS, openai_token_logprobs, strip_sandbox_kwargs
+from sandbox._sync import run_sync
+from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint, openai_token_logprobs, strip_sandbox_kwargs
+from sandbox.llm.endpoints import EndpointPool, parse_endpoints
 
 
 def _request_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -46,8 +58,53 @@ def _with_logprobs(result: ChatResult) -> ChatResult:
     return result
 
 
+def structured_fields(constraint: Constraint | None, structured: str) -> dict[str, Any]:
+    r"""The request fields that make a server enforce `constraint`: vLLM's guided decoding
+    (`structured_outputs`), llama.cpp's GBNF `grammar`, or none for OpenAI itself.
+
+    The tolerant parser reads every answer either way; this only makes a legal
+    answer likelier on servers that can enforce one.
+
+    >>> structured_fields(Constraint(choices=("yes", "no")), "vllm")
+    {'structured_outputs': {'choice': ['yes', 'no']}}
+    >>> structured_fields(Constraint(prefix="A:", grammar='root ::= " " [0-9]'), "llamacpp")["grammar"]
+    'root ::= "A:" answer\nanswer ::= " " [0-9]'
+    """
+    if constraint is None or structured == "none":
+        return {}
+    if structured == "vllm":
+        if constraint.choices:
+            return {"structured_outputs": {"choice": list(constraint.choices)}}
+        if constraint.regex:
+            return {"structured_outputs": {"regex": constraint.regex}}
+        if constraint.grammar and not constraint.prefix:
+            return {"structured_outputs": {"grammar": constraint.grammar}}
+        return {}
+    grammar = constraint.grammar
+    if grammar is None and constraint.choices:
+        grammar = "root ::= " + " | ".join(json.dumps(choice) for choice in constraint.choices)
+    if grammar is None:
+        return {}
+    if constraint.prefix:  # the answer is the prefix, then what the grammar's root allows
+        grammar = f"root ::= {json.dumps(constraint.prefix)} answer\n" + re.sub(r"^root\s*::=", "answer ::=", grammar,
+                                                                               flags=re.M)  # fmt: skip
+    return {"grammar": grammar}
+
+
 class OpenAICompatibleChatModel(ChatOpenAI):
-    """`ChatOpenAI` that accepts (and drops) the sandbox's `call` and `constraint` arguments."""
+    """`ChatOpenAI` whose requests go straight to an `EndpointPool` (one endpoint or several), not through the
+    openai SDK; it accepts (and drops) the sandbox's `call` argument and turns `constraint` into the server's
+    structured-output fields where the spec says the server has them."""
+
+    endpoint_spec: Any = None
+    _pool: Any = PrivateAttr(default=None)
+
+    @property
+    def pool(self) -> EndpointPool:
+        if self._pool is None:
+            self._pool = EndpointPool(self.endpoint_spec, api_key=self.openai_api_key.get_secret_value(),
+                                      timeout_s=float(self.request_timeout or 120.0))  # fmt: skip
+        return self._pool
 
     def _generate(
         self,
@@ -56,7 +113,7 @@ class OpenAICompatibleChatModel(ChatOpenAI):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return _with_logprobs(super()._generate(messages, stop=stop, run_manager=run_manager, **_request_kwargs(kwargs)))
+        return run_sync(self._agenerate(messages, stop=stop, **kwargs))
 
     async def _agenerate(
         self,
@@ -65,25 +122,41 @@ class OpenAICompatibleChatModel(ChatOpenAI):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return _with_logprobs(
-            await super()._agenerate(messages, stop=stop, run_manager=run_manager, **_request_kwargs(kwargs))
-        )
+        payload = self._get_request_payload(messages, stop=stop, **_request_kwargs(kwargs))
+        payload.pop("stream", None)
+        payload.update(structured_fields(kwargs.get("constraint"), self.endpoint_spec.structured))
+        response, endpoint, failed = await self.pool.post("/chat/completions", payload)
+        result = _with_logprobs(self._create_chat_result(response))
+        for generation in result.generations:
+            generation.message.response_metadata["endpoint"] = endpoint
+            if failed:
+                generation.message.response_metadata["endpoint_failures"] = failed
+        return result
+
+    async def aclose(self) -> None:
+        """Close this event loop's HTTP session."""
+        if self._pool is not None:
+            await self._pool.aclose()
 
 
-def openai_chat_model(model: str, *, timeout_s: float = 120.0) -> OpenAICompatibleChatModel:
-    """Build the backend for `openai:MODEL`.
+def openai_chat_model(argument: str, *, timeout_s: float = 120.0) -> OpenAICompatibleChatModel:
+    """Build the backend for `openai:MODEL` or `openai:MODEL@URL1,URL2?OPTIONS` (`sandbox.llm.endpoints`).
 
-    A local server (a base URL is set) needs no real key, so a placeholder is
-    sent when `OPENAI_API_KEY` is unset.
+    Without URLs the endpoint is `OPENAI_BASE_URL` (or OpenAI's own). A local
+    server (a URL is given) needs no real key, so a placeholder is sent when
+    `OPENAI_API_KEY` is unset.
     """
+    spec = parse_endpoints(argument)
     base_url = os.environ.get("OPENAI_BASE_URL") or None
-    api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
+    api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url or spec.urls else None)
     if api_key is None:
         from sandbox.errors import ModelUnavailableError
 
         raise ModelUnavailableError(
-            f"openai:{model} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)"
+            f"openai:{spec.model} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)"
         )
+    urls = spec.urls or ((base_url or "https://api.openai.com/v1").rstrip("/"),)
     return OpenAICompatibleChatModel(
-        model=model, base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s
-    )
+        model=spec.model, base_url=urls[0], api_key=api_key, max_retries=0, timeout=timeout_s,
+        endpoint_spec=replace(spec, urls=urls),
+    )  # fmt: skip

@@ -49,6 +49,9 @@ class CallRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     # Per generated token, when the call asked for log-probabilities (`contracts.TokenLogprob.to_dict()`).
     token_logprobs: list[dict[str, Any]] | None = None
+    # `openai:` calls: the endpoint that answered, and those that failed this call before it (a pool fails over).
+    endpoint: str | None = None
+    endpoint_failures: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # A shallow copy: `asdict` deep-copies every message and costs more than the call itself.
@@ -78,7 +81,7 @@ class RecordingChatModel(ChatModelWrapper):
     ) -> ChatResult:
         info: CallInfo = kwargs.get("call") or CallInfo(role=self.role)
         started = time.perf_counter()
-        answer, error, usage, cache_hit, logprobs = None, None, {}, False, None
+        answer, error, usage, cache_hit, logprobs, metadata = None, None, {}, False, None, {}
         try:
             result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
         except Exception as exc:
@@ -90,7 +93,8 @@ class RecordingChatModel(ChatModelWrapper):
             if isinstance(generation.message, AIMessage) and generation.message.usage_metadata:
                 usage = generation.message.usage_metadata
             cache_hit = bool((generation.generation_info or {}).get("cache_hit"))
-            logprobs = generation.message.response_metadata.get(TOKEN_LOGPROBS)
+            metadata = generation.message.response_metadata
+            logprobs = metadata.get(TOKEN_LOGPROBS)
             return result
         finally:
             record = CallRecord(
@@ -114,6 +118,8 @@ class RecordingChatModel(ChatModelWrapper):
                 error=error,
                 extra=dict(info.extra),
                 token_logprobs=logprobs,
+                endpoint=None if cache_hit else metadata.get("endpoint"),
+                endpoint_failures=None if cache_hit else metadata.get("endpoint_failures"),
             )
             for sink in self.sinks:
                 sink.record(record)

@@ -110,6 +110,10 @@ def check_spec(spec: str) -> None:
         raise ValueError(f"{error}; write e.g. embedded, openai:gpt-4o-mini, hf:/path/to/model") from None
     if name in {"openai", "hf", "vllm"} and not argument:
         raise ValueError(f"{name} needs an argument: {name}:{'PATH' if name == 'hf' else 'MODEL'}")
+    if name == "openai":
+        from sandbox.llm.endpoints import parse_endpoints
+
+        parse_endpoints(argument)  # URLs and options, named when wrong
 
 
 def build_backend(spec: str, options: BackendOptions | None = None) -> BaseChatModel:

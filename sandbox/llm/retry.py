@@ -65,13 +65,18 @@ class RetryingChatModel(ChatModelWrapper):
         run_manager: AsyncCallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        failed: list[str] = []  # endpoints that failed earlier attempts (an `openai:` pool says which)
         for attempt in range(self.max_attempts):
             try:
                 call = self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
-                if self.timeout_s is None:
-                    return await call
-                return await asyncio.wait_for(call, self.timeout_s)
+                result = await (call if self.timeout_s is None else asyncio.wait_for(call, self.timeout_s))
+                if failed:
+                    for generation in result.generations:
+                        metadata = generation.message.response_metadata
+                        metadata["endpoint_failures"] = failed + list(metadata.get("endpoint_failures") or [])
+                return result
             except Exception as error:  # noqa: BLE001 - classified just below
+                failed += list(getattr(error, "endpoint_failures", None) or [])
                 if not is_transient(error):
                     raise
                 if attempt + 1 == self.max_attempts:
