@@ -36,8 +36,26 @@ class Sampling(StrictModel):
 class ModelConfig(StrictModel):
     """Which model plays a role, and how it samples."""
 
-    spec: str = Field("embedded", description="Backend spec: embedded, openai:MODEL, hf:PATH, vllm:MODEL.")
+    spec: str = Field("embedded", description="Backend spec: embedded, openai:MODEL, openai:MODEL@URL1,URL2 (a pool "
+                                               "of endpoints), hf:PATH, vllm:MODEL.")  # fmt: skip
     sampling: Sampling = Field(default_factory=Sampling)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _endpoints(cls, data: Any) -> Any:
+        """`endpoints: [URL1, URL2]` (with `spec: openai:MODEL`) is written into the spec: openai:MODEL@URL1,URL2."""
+        if not isinstance(data, dict) or "endpoints" not in data:
+            return data
+        data = dict(data)
+        urls = data.pop("endpoints")
+        spec = str(data.get("spec", ""))
+        if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
+            raise ValueError("endpoints is a list of base URLs, e.g. [http://10.0.0.1:8000/v1, http://10.0.0.2:8000/v1]")
+        if not spec.startswith("openai:") or "@" in spec:
+            raise ValueError(f"endpoints go with spec: openai:MODEL (without @URLs), not {spec!r}")
+        model, _, options = spec.partition("?")
+        data["spec"] = f"{model}@{','.join(urls)}" + (f"?{options}" if options else "")
+        return data
 
     @field_validator("spec")
     @classmethod

@@ -97,12 +97,22 @@ async def test_structured_output_fields_by_server_kind(env: pytest.MonkeyPatch) 
         assert "grammar" not in server.requests[-1] and "structured_outputs" not in server.requests[-1]
 
 
+def test_an_endpoints_list_is_written_into_the_spec() -> None:
+    scenario = parse_scenario({"name": "x", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]}, "models": {"user": {
+        "spec": "openai:m?per_endpoint=4", "endpoints": ["http://a:8000/v1", "http://b:8000/v1"]}}})  # fmt: skip
+    assert scenario.models.user.spec == "openai:m@http://a:8000/v1,http://b:8000/v1?per_endpoint=4"
+    assert parse_scenario(scenario.model_dump(mode="json")).models.user.spec == scenario.models.user.spec
+    with pytest.raises(ScenarioError, match="models.user: .*endpoints go with spec: openai:MODEL"):
+        parse_scenario({"name": "x", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]}, "models": {"user": {"spec": "embedded",
+                                                                                  "endpoints": ["http://a/v1"]}}})
+
+
 def test_endpoint_specs_are_checked_where_they_are_written() -> None:
     for spec, words in (("openai:m@", "at least one endpoint"), ("openai:m@ftp://x", "not an http"),
                         ("openai:m@http://a/v1?per_endpoint=x", "not a number"),
                         ("openai:m@http://a/v1?speed=1", "unknown option")):  # fmt: skip
         with pytest.raises(ScenarioError, match=words):
-            parse_scenario({"name": "x", "models": {"user": spec}, "society": {"size": 2}}, "s.yaml")
+            parse_scenario({"name": "x", "models": {"user": spec}, "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]}}, "s.yaml")
 
 
 async def test_a_society_run_loses_nothing_while_one_of_two_servers_fails_a_third(
