@@ -2,8 +2,9 @@
 `sandbox.moral.commands`; label: `sandbox.proxy.commands`).
 
 Exit codes: 0 success; 2 invalid input (nothing written, no run directory
-created); 1 runtime failure (the run directory stays resumable); 130
-interrupted (resumable too).
+created), or a run directory another process holds; 1 runtime failure (the
+run directory stays resumable); 3 a budget's cap reached (the run stopped
+cleanly; resume it with a higher cap); 130 interrupted (resumable too).
 """
 
 from __future__ import annotations
@@ -131,6 +132,19 @@ def _execute(coro_factory: Any) -> Path:
         raise _fail(error) from None
 
 
+MaxCalls = Annotated[Optional[int], typer.Option("--max-calls", min=0, help="Budget: most LLM calls that reach a model (budget.calls).")]  # noqa: UP007
+MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=0, help="Budget: most prompt + answer tokens (budget.tokens).")]  # noqa: UP007
+MaxCost = Annotated[Optional[float], typer.Option("--max-cost", min=0.0, help="Budget: most US dollars, at models.<role>.price (budget.usd).")]  # noqa: UP007
+
+
+def _budget(base: Any, calls: int | None, tokens: int | None, usd: float | None) -> Any:
+    """`base` (a `Budget`) with the caps given on the command line; None when none is given."""
+    if calls is None and tokens is None and usd is None:
+        return None
+    given = {k: v for k, v in (("calls", calls), ("tokens", tokens), ("usd", usd)) if v is not None}
+    return base.model_copy(update=given)
+
+
 @app.command()
 def run(
     file: Annotated[Path, typer.Argument(help="A scenario file (YAML).")],
@@ -142,6 +156,10 @@ def run(
         Optional[list[str]],  # noqa: UP007
         typer.Option("--model", help="ROLE=SPEC, e.g. user=openai:gpt-4o-mini; ROLE may be all. Repeatable."),
     ] = None,
+    max_calls: MaxCalls = None,
+    max_tokens: MaxTokens = None,
+    max_cost: MaxCost = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the LLM calls and tokens per role a run would take, and call no model.")] = False,
 ) -> None:
     """Run a scenario and write a run directory."""
     from sandbox.runner import arun
@@ -149,16 +167,50 @@ def run(
 
     try:
         scenario = apply_overrides(load_scenario(file), runs=runs, epochs=epochs, seed=seed, models=model)
+        budget = _budget(scenario.budget, max_calls, max_tokens, max_cost)
+        scenario = scenario if budget is None else scenario.model_copy(update={"budget": budget})
     except SandboxError as error:
         raise _fail(error) from None
+    if dry_run:
+        _dry_run_table(scenario)
+        return
     path = _execute(lambda hooks: arun(scenario, out=out, hooks=hooks))
     _summary_table(path)
+
+
+def _dry_run_table(scenario: Any) -> None:
+    from sandbox.dry_run import CHARS_PER_TOKEN, dry_run
+    from sandbox.llm.resolve import scenario_prices
+
+    with console.status("playing the run with a stand-in model (no model is called)"):
+        table = dry_run(scenario)
+    prices = scenario_prices(scenario)
+    out = Table(title=f"{scenario.name}: a dry run ({scenario.runs} runs x {scenario.epochs} epochs), no model called",
+                title_justify="left")  # fmt: skip
+    for column in ("role", "model", "calls", "cache hits", "prompt tokens (est.)", "answer tokens (at most)",
+                   "US$ (at most)"):  # fmt: skip
+        out.add_column(column, justify="left" if column in ("role", "model") else "right")
+    for row in table.to_dict("records"):
+        spec = getattr(scenario.models, row["role"]).spec
+        price = prices.get(spec)
+        usd = "-" if price is None else f"{price.cost(row['prompt_tokens'], row['max_answer_tokens']):.4f}"
+        out.add_row(row["role"], spec, str(row["calls"]), str(row["cache_hits"]), str(row["prompt_tokens"]),
+                    str(row["max_answer_tokens"]), usd)  # fmt: skip
+    out.add_row("all", "", *(str(table[c].sum()) for c in ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")),
+                "")  # fmt: skip
+    out_console.print(out)
+    out_console.print(f"Counts assume every answer is legal the first time (a model's illegal answers add calls); "
+                      f"tokens count the calls that reach a model (not cache hits); prompt tokens are characters / "
+                      f"{CHARS_PER_TOKEN:g}.", soft_wrap=True)  # fmt: skip
 
 
 @app.command()
 def resume(
     run_dir: Annotated[Path, typer.Argument(help="A run directory left by an interrupted run.")],
     device: Annotated[Optional[str], typer.Option("--device", help="Training runs: cpu, cuda, cuda:N instead of the run's models.device.")] = None,  # noqa: UP007
+    max_calls: MaxCalls = None,
+    max_tokens: MaxTokens = None,
+    max_cost: MaxCost = None,
 ) -> None:
     """Continue an interrupted run (a society, training, labeling, distillation or solve run) from its last checkpoint."""
     from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
@@ -170,6 +222,7 @@ def resume(
     from sandbox.proxy.label import resume_labeling
     from sandbox.run_dir import hold
     from sandbox.run_kinds import run_kind
+    from sandbox.run_dir import RunDirectory
     from sandbox.runner import aresume
 
     from sandbox.dialogue.commands import resume_dialogue_run
@@ -179,6 +232,12 @@ def resume(
             kind = run_kind(run_dir)
             if device is not None and kind not in ("seeds", "training"):
                 raise UsageError(f"--device is for training runs; {run_dir} is a {kind} run")
+            budget = None
+            if max_calls is not None or max_tokens is not None or max_cost is not None:
+                if kind != "society":
+                    raise UsageError(f"--max-calls, --max-tokens and --max-cost are for society runs; {run_dir} is a "
+                                     f"{kind} run")  # fmt: skip
+                budget = _budget(RunDirectory.open(run_dir).scenario().budget, max_calls, max_tokens, max_cost)
             held.enter_context(hold(run_dir, create=False))  # for the whole command: a second resume exits 2, naming this one
         except SandboxError as error:
             raise _fail(error) from None
@@ -198,7 +257,7 @@ def resume(
         elif kind == "training":
             train_table(train_with_progress(lambda hooks: resume_training(run_dir, hooks=hooks, device=device)))
         else:
-            _summary_table(_execute(lambda hooks: aresume(run_dir, hooks=hooks)))
+            _summary_table(_execute(lambda hooks: aresume(run_dir, hooks=hooks, budget=budget)))
 
 
 @app.command()

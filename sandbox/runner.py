@@ -13,12 +13,13 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import yaml
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -103,16 +104,46 @@ def graph_layer(scenario: Scenario, models: dict[str, BaseChatModel], hooks: Pro
     return ScaiLayer.build(scenario, models, on_policy=hooks.on_policy)
 
 
+def run_ledgers(run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any] = ()) -> list[Any]:
+    """The budget ledgers of a run: its own (`scenario.budget`, starting from what its transcript says it spent,
+    so a resumed run counts both sessions), then `ledgers` (a sweep's)."""
+    from sandbox.llm.budget import Ledger, spent_in_transcript
+    from sandbox.llm.resolve import scenario_prices
+    from sandbox.llm.transcript import read_transcript
+
+    own = []
+    if scenario.budget.limits():
+        path = run_dir / layout.TRANSCRIPTS
+        spent = spent_in_transcript(read_transcript(path) if path.is_file() else [],
+                                    scenario_prices(scenario, by="role"))
+        own.append(Ledger(scenario.budget, spent, name="run"))
+    return [*own, *ledgers]
+
+
+def budget_stop(run_dir: RunDirectory, failures: Sequence[BaseException]) -> None:
+    """If a budget stopped the run: say so in its status and raise `BudgetExhaustedError` with how to go on."""
+    from sandbox.llm.budget import BudgetExhaustedError
+
+    stopped = next((f for f in failures if isinstance(f, BudgetExhaustedError)), None)
+    if stopped is None:
+        return
+    run_dir.write_status("stopped", reason=str(stopped))
+    raise BudgetExhaustedError(f"{stopped}: the run stopped cleanly. Finish it with a higher cap: "
+                               f"sandbox resume {run_dir.path} --max-calls N (or --max-tokens, --max-cost)")  # fmt: skip
+
+
 async def _execute(
     run_dir: RunDirectory,
     scenario: Scenario,
     models: Mapping[str, BaseChatModel],
     hooks: ProgressHooks,
+    ledgers: Sequence[Any] = (),
 ) -> None:
     cache = ResponseCache(run_dir / layout.CACHE)
+    ledgers = run_ledgers(run_dir, scenario, ledgers)  # before the transcript opens for this session
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
     # Usage is counted from the finished transcript, so a resumed run counts both sessions' calls.
-    stack = model_stack(scenario, cache, [transcript])
+    stack = model_stack(scenario, cache, [transcript], ledgers)
     role_models = {
         role: stack.for_role(
             role,
@@ -167,6 +198,7 @@ async def _execute(
         transcript.close()
         cache.close()
     failures = [o for o in outcomes if isinstance(o, BaseException)]
+    budget_stop(run_dir, failures)
     if failures:
         first = failures[0]
         run_dir.write_status("failed", error=f"{type(first).__name__}: {first}")
@@ -227,6 +259,7 @@ async def arun(
     out: str | Path | None = None,
     models: Mapping[str, BaseChatModel] | None = None,
     hooks: ProgressHooks | None = None,
+    ledgers: Sequence[Any] = (),
 ) -> Path:
     """Run `scenario` into a new run directory and return its path.
 
@@ -236,10 +269,12 @@ async def arun(
         models: Model objects per role, used instead of the scenario's specs
             (how tests pass a scripted model).
         hooks: Progress callbacks.
+        ledgers: Budget ledgers beyond the run's own `scenario.budget` (a sweep's).
 
     Raises:
         UsageError, ModelUnavailableError: before anything is written.
         RunFailedError: the run stopped; its directory is resumable.
+        BudgetExhaustedError: a budget's cap was reached; the run stopped cleanly and is resumable.
     """
     models = dict(models or {})
     unknown = sorted(set(models) - set(ROLES))
@@ -250,18 +285,30 @@ async def arun(
     preflight(scenario, models)
     with hold(path):
         run_dir = RunDirectory.create(path, scenario)
-        await _execute(run_dir, scenario, models, hooks or ProgressHooks())
+        await _execute(run_dir, scenario, models, hooks or ProgressHooks(), ledgers)
     return path
 
 
 @holding
 async def aresume(
-    path: str | Path, *, models: Mapping[str, BaseChatModel] | None = None, hooks: ProgressHooks | None = None
+    path: str | Path,
+    *,
+    models: Mapping[str, BaseChatModel] | None = None,
+    hooks: ProgressHooks | None = None,
+    budget: Any = None,
+    ledgers: Sequence[Any] = (),
 ) -> Path:
-    """Continue an interrupted run from its last checkpoints and write its results."""
+    """Continue an interrupted (or budget-stopped) run from its last checkpoints and write its results.
+
+    `budget` replaces the run's `budget` (a higher cap, to finish a run a cap stopped); it is written into the
+    run's `scenario.yaml`, since it changes what the run may spend, not what it does.
+    """
     run_dir = RunDirectory.open(path)
     scenario = run_dir.scenario()
+    if budget is not None:
+        scenario = scenario.model_copy(update={"budget": budget})
+        atomic_write_text(run_dir / layout.SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
     preflight(scenario, models)
     run_dir.write_status("running")
-    await _execute(run_dir, scenario, dict(models or {}), hooks or ProgressHooks())
+    await _execute(run_dir, scenario, dict(models or {}), hooks or ProgressHooks(), ledgers)
     return run_dir.path

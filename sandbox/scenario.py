@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from sandbox.llm.budget import Budget, Price
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 # Re-exported: the SCAI block lives in its package, the base models in `sandbox.schema`.
 from sandbox.scai.config import Assistant, Evaluation, EvaluationCondition, InteractionMix  # noqa: F401
@@ -39,6 +40,7 @@ class ModelConfig(StrictModel):
     spec: str = Field("embedded", description="Backend spec: embedded, openai:MODEL, openai:MODEL@URL1,URL2 (a pool "
                                                "of endpoints), hf:PATH, vllm:MODEL.")  # fmt: skip
     sampling: Sampling = Field(default_factory=Sampling)
+    price: Price | None = Field(None, description="US dollars per million tokens ({input, output}), for budget.usd.")
 
     @model_validator(mode="before")
     @classmethod
@@ -234,6 +236,8 @@ class Scenario(StrictModel):
         None, ge=1, description="Episodes per epoch; default: one maximal matching of the population."
     )
     concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
+    budget: Budget = Field(default_factory=Budget, description="Caps on the run's LLM calls, tokens and dollars; "
+                                                               "a run that reaches one stops, resumable.")  # fmt: skip
     models: Models = Field(default_factory=Models)
     embedded: EmbeddedSettings = Field(
         default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."

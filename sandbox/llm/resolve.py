@@ -137,10 +137,13 @@ class ModelStack:
     base_delay_s: float = 0.5
     timeout_s: float | None = None
     options: BackendOptions = field(default_factory=BackendOptions)
+    ledgers: Sequence[Any] = ()  # budget ledgers (`sandbox.llm.budget`) every call that reaches a model counts in
+    prices: Mapping[str, Any] = field(default_factory=dict)  # spec -> `Price`, for the ledgers' dollars
     _shared: dict[Any, BaseChatModel] = field(default_factory=dict)
 
-    def shared(self, key: Any, backend: BaseChatModel) -> BaseChatModel:
-        """cache -> retry -> limit -> backend, built once per backend key."""
+    def shared(self, key: Any, backend: BaseChatModel, spec: str = "") -> BaseChatModel:
+        """cache -> budget -> retry -> limit -> backend, built once per backend key (the budget only with ledgers)."""
+        from sandbox.llm.budget import BudgetedChatModel
         from sandbox.llm.cache import CachedChatModel
         from sandbox.llm.limit import ConcurrencyLimitedChatModel
         from sandbox.llm.retry import RetryingChatModel
@@ -150,6 +153,9 @@ class ModelStack:
             model: BaseChatModel = RetryingChatModel(
                 inner=limited, max_attempts=self.max_attempts, base_delay_s=self.base_delay_s, timeout_s=self.timeout_s
             )
+            if self.ledgers:
+                model = BudgetedChatModel(inner=model, ledgers=list(self.ledgers),
+                                          price=self.prices.get(spec))  # fmt: skip
             if self.cache is not None:
                 model = CachedChatModel(inner=model, responses=self.cache)
             self._shared[key] = model
@@ -169,17 +175,26 @@ class ModelStack:
         from sandbox.llm.sampling import SampledChatModel
 
         if given is not None:
-            shared = self.shared(("object", id(given)), given)
+            shared = self.shared(("object", id(given)), given, spec)  # priced as the role's spec says
             name = getattr(given, "_llm_type", type(given).__name__)
         else:
-            shared = self.shared(("spec", spec), build_backend(spec, self.options))
+            shared = self.shared(("spec", spec), build_backend(spec, self.options), spec)
             name = spec
         sampled = SampledChatModel(inner=shared, **dict(sampling))
         return RecordingChatModel(inner=sampled, sinks=list(self.sinks), role=role, model_name=name)
 
 
-def model_stack(scenario: Any, cache: Any | None, sinks: Sequence[Any]) -> ModelStack:
-    """The wrapper stack of a scenario's roles (a society, evaluation or labeling scenario): its concurrency limit
-    and its embedded model's settings."""
+def model_stack(scenario: Any, cache: Any | None, sinks: Sequence[Any], ledgers: Sequence[Any] = ()) -> ModelStack:
+    """The wrapper stack of a scenario's roles (a society, evaluation or labeling scenario): its concurrency limit,
+    its embedded model's settings, and its budget ledgers with the roles' prices."""
     return ModelStack(cache=cache, sinks=list(sinks), concurrency=scenario.concurrency,
-                      options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
+                      options=BackendOptions(embedded=scenario.embedded), ledgers=list(ledgers),
+                      prices=scenario_prices(scenario))  # fmt: skip
+
+
+def scenario_prices(scenario: Any, by: str = "spec") -> dict[str, Any]:
+    """`Price` of the roles of `scenario` that have one (`models.<role>.price`), by spec or by role (`by`)."""
+    models = getattr(scenario, "models", None)
+    configs = {role: value for role, value in (vars(models).items() if models is not None else ())
+               if hasattr(value, "spec") and getattr(value, "price", None) is not None}  # fmt: skip
+    return {(config.spec if by == "spec" else role): config.price for role, config in configs.items()}
