@@ -22,7 +22,10 @@
   the embedded 1.5B model where CUDA is present), the authors' settings
   against `multi_step`, with peak memory.
 
-Run with `sandbox bench [concurrency|overhead|scai|embedded|rollout|training|dialogue|all]` or `make bench`.
+* sweep (`sandbox.sweep.bench`): 16 small society runs on a local Ray with 2
+  workers against the same runs one after another in one process.
+
+Run with `sandbox bench [concurrency|overhead|scai|embedded|rollout|training|dialogue|sweep|all]` or `make bench`.
 The fake and scripted models here produce timing figures, never simulation results.
 """
 
@@ -298,11 +301,17 @@ def _bench_training() -> dict[str, Any]:
     return bench_training()
 
 
+def _bench_sweep() -> dict[str, Any]:
+    from sandbox.sweep.bench import bench_sweep
+
+    return bench_sweep()
+
+
 def run_benchmarks(which: str = "all") -> dict[str, Any]:
     """Run the named benchmark (or all) and print each table."""
     benches = {"concurrency": bench_concurrency, "overhead": bench_overhead, "scai": bench_scai,
                "embedded": bench_embedded, "rollout": bench_rollout, "training": _bench_training,
-               "dialogue": _bench_dialogue}  # fmt: skip
+               "dialogue": _bench_dialogue, "sweep": _bench_sweep}  # fmt: skip
     if which != "all" and which not in benches:
         raise UsageError(f"unknown benchmark {which!r}: choose {', '.join(benches)} or all")
     return {name: bench() for name, bench in benches.items() if which in ("all", name)}

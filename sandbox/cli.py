@@ -234,14 +234,25 @@ def resume(
                 raise UsageError(f"--device is for training runs; {run_dir} is a {kind} run")
             budget = None
             if max_calls is not None or max_tokens is not None or max_cost is not None:
-                if kind != "society":
-                    raise UsageError(f"--max-calls, --max-tokens and --max-cost are for society runs; {run_dir} is a "
-                                     f"{kind} run")  # fmt: skip
-                budget = _budget(RunDirectory.open(run_dir).scenario().budget, max_calls, max_tokens, max_cost)
+                if kind not in ("society", "sweep"):
+                    raise UsageError(f"--max-calls, --max-tokens and --max-cost are for society runs and sweeps; "
+                                     f"{run_dir} is a {kind} run")  # fmt: skip
+                if kind == "sweep":
+                    from sandbox.sweep.config import load_sweep
+
+                    budget = _budget(load_sweep(run_dir / "sweep.yaml")[0].sweep.budget, max_calls, max_tokens, max_cost)
+                else:
+                    budget = _budget(RunDirectory.open(run_dir).scenario().budget, max_calls, max_tokens, max_cost)
             held.enter_context(hold(run_dir, create=False))  # for the whole command: a second resume exits 2, naming this one
         except SandboxError as error:
             raise _fail(error) from None
-        if kind in ("reward-model", "solve"):
+        if kind == "sweep":
+            from sandbox.sweep.commands import sweep_with_progress
+            from sandbox.sweep.run import run_sweep
+
+            sweep_with_progress(lambda on_start, on_run: run_sweep(run_dir, budget=budget, on_start=on_start,
+                                                                   on_run=on_run))  # fmt: skip
+        elif kind in ("reward-model", "solve"):
             resume_dialogue_run(run_dir)
         elif kind == "distill":
             path = distill_with_progress(lambda hooks: resume_distill(run_dir, hooks=hooks, evaluate=False))
@@ -411,7 +422,7 @@ def models() -> None:
 
 @app.command()
 def bench(
-    which: Annotated[str, typer.Argument(help="concurrency, overhead, scai, embedded, rollout, training, dialogue or all.")] = "all",
+    which: Annotated[str, typer.Argument(help="concurrency, overhead, scai, embedded, rollout, training, dialogue, sweep or all.")] = "all",
 ) -> None:
     """Benchmarks: concurrency against the ideal, overhead per call, SCAI against its critical path, embedded throughput."""
     from sandbox.bench import run_benchmarks
@@ -427,6 +438,7 @@ from sandbox.moral import commands as _moral_commands  # noqa: E402, F401
 from sandbox.proxy import commands as _proxy_commands  # noqa: E402, F401
 from sandbox.distill import commands as _distill_commands  # noqa: E402, F401
 from sandbox.dialogue import commands as _dialogue_commands  # noqa: E402, F401
+from sandbox.sweep import commands as _sweep_commands  # noqa: E402, F401
 
 
 def main() -> None:

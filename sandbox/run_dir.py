@@ -101,7 +101,7 @@ def hold(path: Path | str, *, create: bool = True) -> Iterator[None]:
             fd, depth = _HELD[key]
             _HELD[key] = (fd, depth + 1)
         else:
-            if not create and not (key / SCENARIO).is_file():
+            if not create and not any((key / marker).is_file() for marker in (SCENARIO, "sweep.yaml")):
                 raise UsageError(f"{path} is not a run directory (no {SCENARIO})")
             key.mkdir(parents=True, exist_ok=True)
             fd = os.open(key, os.O_RDONLY)

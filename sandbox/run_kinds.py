@@ -2,9 +2,10 @@
 
 Every command that takes a file or a run directory dispatches on these: a
 society run (`sandbox run`), training (`train`, one seed or a group of
-seeds), labeling (`label`), distillation (`distill`), a solve (`solve`) and a
-reward-model measurement (`reward-model`). An unreadable scenario is a
-`ScenarioError` (exit 2) naming the file.
+seeds), labeling (`label`), distillation (`distill`), a solve (`solve`), a
+reward-model measurement (`reward-model`), and a sweep of any of them
+(`sweep`). An unreadable scenario is a `ScenarioError` (exit 2) naming the
+file.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sandbox.errors import UsageError
 __all__ = ["RunKind", "ScenarioKind", "run_kind", "scenario_kind"]
 
 ScenarioKind = Literal["dialogue", "distill", "training", "proxy", "society"]
-RunKind = Literal["reward-model", "solve", "distill", "label", "seeds", "training", "society"]
+RunKind = Literal["reward-model", "solve", "distill", "label", "seeds", "training", "society", "sweep"]
 
 
 def scenario_kind(data: Any) -> ScenarioKind:
@@ -44,6 +45,8 @@ def run_kind(path: Path | str) -> RunKind:
     from sandbox.scenario_file import read_yaml
 
     path = Path(path)
+    if (path / "sweep.yaml").is_file():  # `sandbox.sweep.run.SWEEP`
+        return "sweep"
     if not (path / SCENARIO).is_file():
         raise UsageError(f"{path} is not a run directory (no {SCENARIO})")
     kind = scenario_kind(read_yaml(path / SCENARIO))

@@ -65,3 +65,11 @@ def test_bench_training_times_episodes_at_both_sizes_and_settings() -> None:
     for result in figures.values():
         assert result["s_per_episode"] > 0 and result["episodes_per_s"] == 1 / result["s_per_episode"]
         assert result["peak_memory_gb"] > 0 and result["dtype"] in ("float32", "bfloat16")
+
+
+def test_bench_sweep_times_a_ray_sweep_against_the_same_runs_in_one_process() -> None:
+    from sandbox.sweep.bench import bench_sweep
+
+    figures = bench_sweep(runs=2, workers=2, latency_s=0.01, epochs=1)
+    assert figures["runs"] == 2 and figures["sequential_s"] > 0 and figures["sweep_s"] > figures["ray_start_s"] > 0
+    assert figures["speedup"] == figures["sequential_s"] / figures["sweep_s"]

@@ -1,0 +1,127 @@
+"""The command line's `sandbox sweep FILE`: a grid of runs on a local process pool or Ray, with a dry run.
+
+Registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import fail as _fail
+from sandbox.errors import SandboxError
+
+__all__ = ["sweep", "sweep_with_progress"]
+
+
+def sweep_with_progress(job: Any) -> Path:
+    """Run a sweep under a Rich progress bar over runs, with the count of each outcome; its exit code."""
+    from sandbox.llm.budget import BudgetExhaustedError
+
+    progress = Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
+                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                        TextColumn("{task.fields[counts]}"), console=console)  # fmt: skip
+    task: Any = None
+    counts: dict[str, int] = {}
+
+    def on_start(total: int, done: int) -> None:
+        nonlocal task
+        task = progress.add_task("sweep", total=total, completed=done, counts=f"{done} finished before")
+
+    def on_run(outcome: dict[str, Any]) -> None:
+        counts[outcome["status"]] = counts.get(outcome["status"], 0) + 1
+        progress.update(task, advance=1, counts=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        if outcome.get("error"):
+            progress.console.print(f"{outcome['id']}: {outcome['status']}: {outcome['error']}", soft_wrap=True,
+                                   markup=False, highlight=False)  # fmt: skip
+
+    try:
+        with progress:
+            path = job(on_start, on_run)
+    except KeyboardInterrupt:
+        console.print("interrupted; finish it with `sandbox resume DIR`", soft_wrap=True)
+        raise typer.Exit(130) from None
+    except SandboxError as error:
+        raise _fail(error) from None
+    _status_table(path)
+    if counts.get("stopped"):
+        raise _fail(BudgetExhaustedError(f"{counts['stopped']} runs stopped on a budget; raise it in the sweep file "
+                                         f"or the scenario, then `sandbox resume {path}`"))  # fmt: skip
+    if counts.get("failed"):
+        raise typer.Exit(1)
+    return path
+
+
+def _status_table(path: Path) -> None:
+    from sandbox.files import read_json
+
+    status = read_json(path / "sweep.json")
+    table = Table(title=f"{status['name']}: {status['runs']} runs ({status['executor']})", title_justify="left")
+    for column in ("status", "runs"):
+        table.add_column(column, justify="left" if column == "status" else "right")
+    for name, count in sorted(status["statuses"].items()):
+        table.add_row(name, str(count))
+    out_console.print(table)
+    out_console.print(f"results in [bold]{path}[/] (sweep.csv: one row per run, its overrides and summary)")
+
+
+def _dry_run_table(runs: list[Any]) -> None:
+    import pandas as pd
+
+    from sandbox.dry_run import CHARS_PER_TOKEN, dry_run
+
+    estimated, skipped = [], 0
+    with console.status(f"playing {len(runs)} runs with a stand-in model (no model is called)"):
+        for run in runs:
+            if run.kind == "society":
+                estimated.append(dry_run(run.scenario))
+            else:
+                skipped += 1
+    table = Table(title=f"A dry run of the sweep: {len(runs)} runs, no model called", title_justify="left")
+    for column in ("role", "calls", "cache hits", "prompt tokens (est.)", "answer tokens (at most)"):
+        table.add_column(column, justify="left" if column == "role" else "right")
+    if estimated:
+        totals = pd.concat(estimated).groupby("role").sum(numeric_only=True).reset_index()
+        for row in totals.to_dict("records"):
+            table.add_row(row["role"], *(str(row[c]) for c in ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")))
+        table.add_row("all", *(str(totals[c].sum()) for c in ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")))
+    out_console.print(table)
+    note = f" {skipped} runs are not society runs and are not estimated." if skipped else ""
+    out_console.print(f"Counts assume every answer is legal the first time; prompt tokens are characters / "
+                      f"{CHARS_PER_TOKEN:g}.{note}", soft_wrap=True)  # fmt: skip
+
+
+@app.command()
+def sweep(
+    file: Annotated[Path, typer.Argument(help="A sweep file (YAML with a sweep: block).")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Sweep directory (default runs/<name>-<time>); one holding this sweep goes on.")] = None,  # noqa: UP007
+    executor: Annotated[Optional[str], typer.Option("--executor", help="local (a process pool) or ray; default: the file's.")] = None,  # noqa: UP007
+    address: Annotated[Optional[str], typer.Option("--address", help="A Ray cluster's address (ray://HOST:10001 or auto); default: a local Ray.")] = None,  # noqa: UP007
+    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Runs at once; default: the file's.")] = None,  # noqa: UP007
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the runs' LLM calls and tokens per role, and call no model.")] = False,
+) -> None:
+    """Run a grid of scenarios (a base scenario x overrides x seeds) on a local pool or Ray, into one directory."""
+    from sandbox.errors import UsageError
+    from sandbox.scenario_file import read_yaml
+    from sandbox.sweep.config import expand, parse_sweep
+    from sandbox.sweep.run import start_sweep
+
+    try:
+        if executor not in (None, "local", "ray"):
+            raise UsageError(f"--executor is local or ray, not {executor!r}")
+        if address and executor not in (None, "ray"):
+            raise UsageError("--address is a Ray cluster's: use it with --executor ray")
+        data = read_yaml(file)
+        if dry_run:
+            _dry_run_table(expand(*parse_sweep(data, str(file), file.parent), str(file)))
+            return
+    except SandboxError as error:
+        raise _fail(error) from None
+    sweep_with_progress(lambda on_start, on_run: start_sweep(
+        data, str(file), file.parent, out, executor=executor or ("ray" if address else None), workers=workers,
+        address=address, on_start=on_start, on_run=on_run))  # fmt: skip

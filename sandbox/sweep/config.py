@@ -1,0 +1,172 @@
+"""A sweep file, and its expansion into runs: a base scenario, a grid of overrides by field path, and seeds.
+
+    name: scai-norms-by-meta
+    sweep:
+      base: ../scenarios/scai/one_group_selfish.yaml   # a path (relative to this file) or the scenario itself
+      grid:                                             # every combination, in this order
+        society.norms:
+          - [{norm: selfish, proportion: 1.0}]
+          - [{norm: fair, proportion: 1.0}]
+        models.meta: [embedded, openai:gpt-4o-mini]
+      seeds: 3                                          # each combination at seeds SEED, SEED+1, SEED+2
+      budget: {calls: 200000, usd: 25}                  # the whole sweep's (each run keeps its own too)
+      executor: local                                   # or ray (`--executor`, `--address`)
+      workers: 2
+
+A path names any field of the base scenario (`training.reward`,
+`models.meta`, `proxy.intent.examples`, `seed`); a number in a path indexes a
+list (`society.norms.0.proportion`). A path the base scenario does not have
+is an error naming it, and every expanded run is validated before anything is
+written.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from sandbox.errors import ScenarioError
+from sandbox.llm.budget import Budget
+from sandbox.schema import StrictModel
+
+__all__ = ["SweepBlock", "SweepFile", "SweepRun", "expand", "load_sweep", "parse_sweep"]
+
+
+class SweepBlock(StrictModel):
+    """What a sweep varies, how many seeds, what it may spend and where it runs."""
+
+    base: str | dict[str, Any] = Field(..., description="The base scenario: a file (relative to the sweep file) "
+                                                        "or the scenario itself.")  # fmt: skip
+    grid: dict[str, list[Any]] = Field(default_factory=dict, description="Field path -> the values it takes.")
+    seeds: int = Field(1, ge=1, le=10_000, description="Seeds per combination: the base's seed and the next ones.")
+    budget: Budget = Field(default_factory=Budget, description="Caps on the whole sweep's LLM calls, tokens, dollars.")
+    executor: Literal["local", "ray"] = Field("local", description="local (a process pool) or ray.")
+    workers: int = Field(2, ge=1, le=4096, description="Runs at once.")
+
+    @field_validator("grid")
+    @classmethod
+    def _values(cls, grid: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        for path, values in grid.items():
+            if not values:
+                raise ValueError(f"{path}: give at least one value")
+            if not all(part for part in path.split(".")):
+                raise ValueError(f"{path!r} is not a field path such as society.norms or training.reward")
+        return grid
+
+
+class SweepFile(StrictModel):
+    """A sweep file: a name and a `sweep:` block."""
+
+    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in the sweep directory's name.")
+    description: str = ""
+    sweep: SweepBlock
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """One run of a sweep: its id, the overrides it applies (path -> value) and its validated scenario."""
+
+    id: str
+    overrides: dict[str, Any]
+    scenario: Any
+    kind: str
+
+    def label(self) -> str:
+        return ", ".join(f"{path}={json.dumps(value)}" for path, value in self.overrides.items())
+
+
+def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[SweepFile, dict[str, Any]]:
+    """Validate a sweep file's data; return it and the base scenario's data."""
+    from pydantic import ValidationError
+
+    from sandbox.scenario_file import read_yaml, scenario_problems
+
+    if not isinstance(data, dict) or "sweep" not in data:
+        raise ScenarioError(source, [("sweep", "missing: a sweep file has a sweep: block")])
+    try:
+        sweep = SweepFile.model_validate(data)
+    except ValidationError as error:
+        raise ScenarioError(source, scenario_problems(error)) from None
+    base = sweep.sweep.base
+    if isinstance(base, str):
+        path = Path(base) if Path(base).is_absolute() else (base_dir or Path(".")) / base
+        base = read_yaml(path)
+        if not isinstance(base, dict):
+            raise ScenarioError(str(path), [("", "a scenario is a mapping of fields")])
+    return sweep, base
+
+
+def load_sweep(path: str | Path) -> tuple[SweepFile, dict[str, Any]]:
+    """Read a sweep file (and its base scenario)."""
+    from sandbox.scenario_file import read_yaml
+
+    return parse_sweep(read_yaml(path), str(path), Path(path).parent)
+
+
+def _set(data: dict[str, Any], path: str, value: Any) -> str | None:
+    """Set `value` at the dotted `path` of `data`; the part of the path that does not exist, or None."""
+    parts = path.split(".")
+    node: Any = data
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, dict) and part in node:
+            if last:
+                node[part] = copy.deepcopy(value)
+                return None
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            if last:
+                node[int(part)] = copy.deepcopy(value)
+                return None
+            node = node[int(part)]
+        else:
+            return ".".join(parts[: i + 1])
+    return None
+
+
+def expand(sweep: SweepFile, base: dict[str, Any], source: str) -> list[SweepRun]:
+    """Every run of the sweep, validated: each combination of the grid (in the grid's order) at each seed.
+
+    `ScenarioError` naming `source` and the field when a path does not exist in the base scenario, or when a run's
+    scenario is invalid.
+    """
+    from sandbox.run_kinds import scenario_kind
+    from sandbox.scenario_file import (
+        parse_dialogue_scenario,
+        parse_distill_scenario,
+        parse_proxy_scenario,
+        parse_scenario,
+        parse_training_scenario,
+    )
+
+    kind = scenario_kind(base)
+    parse = {"society": parse_scenario, "training": parse_training_scenario, "proxy": parse_proxy_scenario,
+             "dialogue": parse_dialogue_scenario, "distill": parse_distill_scenario}[kind]  # fmt: skip
+    full = parse(base, source).model_dump(mode="json")  # every field, defaults included: the paths a grid may name
+    block = sweep.sweep
+    for path in block.grid:
+        missing = _set(copy.deepcopy(full), path, None)
+        if missing is not None:
+            raise ScenarioError(source, [(f"sweep.grid.{path}", f"the base scenario has no field {missing}")])
+    paths = list(block.grid)
+    runs = []
+    for combination in itertools.product(*(block.grid[p] for p in paths)):
+        for k in range(block.seeds):
+            data = copy.deepcopy(full)
+            overrides = dict(zip(paths, combination))
+            for path, value in overrides.items():
+                _set(data, path, value)
+            if block.seeds > 1 or "seed" not in overrides:
+                data["seed"] = int(data.get("seed", 0)) + k
+                overrides = {**overrides, "seed": data["seed"]}
+            run_id = f"run-{len(runs):04d}"
+            data["name"] = f"{sweep.name}-{run_id}"
+            scenario = parse(data, f"{source} ({run_id}: {', '.join(f'{p}={v!r}' for p, v in overrides.items())})")
+            runs.append(SweepRun(run_id, overrides, scenario, kind))
+    return runs

@@ -1,0 +1,87 @@
+"""One run of a sweep, in whatever process an executor gives it: start it, or resume it, or skip it when done.
+
+`execute_run` takes plain data only (a path, a kind, the scenario as a dict,
+the sweep's budget), so a process pool and Ray can both ship it. The run's
+directory is held while it runs (`sandbox.run_dir.hold`), so a run is never
+played by two workers at once, even by two sweeps over one directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = ["execute_run", "run_status"]
+
+PARSERS = {"society": "parse_scenario", "training": "parse_training_scenario", "proxy": "parse_proxy_scenario",
+           "dialogue": "parse_dialogue_scenario", "distill": "parse_distill_scenario"}  # fmt: skip
+
+
+def run_status(path: Path | str) -> str:
+    """new, complete (summary written), or the status its run.json records (running, stopped, failed, ...)."""
+    from sandbox.run_dir import SCENARIO, RunDirectory
+
+    path = Path(path)
+    if not (path / SCENARIO).is_file():
+        return "new"
+    status = RunDirectory(path).status().get("status", "running")
+    return "complete" if status == "complete" and (path / "summary.json").is_file() else status
+
+
+def _start_or_resume(path: Path, kind: str, scenario: Any, ledgers: list[Any]) -> None:
+    from sandbox._sync import run_sync
+
+    started = (path / "scenario.yaml").is_file()
+    if kind == "society":
+        from sandbox.runner import aresume, arun
+
+        run_sync(aresume(path, ledgers=ledgers) if started else arun(scenario, out=path, ledgers=ledgers))
+    elif kind == "training":
+        from sandbox.moral.run import resume_training, train_scenario
+
+        resume_training(path) if started else train_scenario(scenario, path)
+    elif kind == "proxy":
+        from sandbox.proxy.label import label_scenario, resume_labeling
+
+        resume_labeling(path) if started else label_scenario(scenario, path)
+    elif kind == "dialogue":
+        from sandbox.dialogue.run import resume_solve, solve_scenario
+
+        resume_solve(path) if started else solve_scenario(scenario, path)
+    else:
+        from sandbox.distill.run import distill_scenario, resume_distill
+
+        resume_distill(path) if started else distill_scenario(scenario, path)
+
+
+def execute_run(path: str, kind: str, scenario: dict[str, Any], budget: dict[str, Any] | None = None,
+                ledger: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """Play the run at `path` to its end (skipped when complete); return its id, status and error.
+
+    Args:
+        path: The run's directory.
+        kind: The scenario's kind (society, training, proxy, dialogue, distill).
+        scenario: The run's scenario, as data.
+        budget: The sweep's budget (a `Budget` as data), counted in the file `ledger` shared by the sweep's runs
+            (society runs: the LLM calls of the other kinds are not counted).
+    """
+    import sandbox.scenario_file as scenario_file
+    from sandbox.errors import SandboxError
+    from sandbox.llm.budget import Budget, BudgetExhaustedError, FileLedger
+
+    run_dir = Path(path)
+    outcome: dict[str, Any] = {"id": run_dir.name, "status": "complete", "error": None}
+    if run_status(run_dir) == "complete":
+        outcome["status"] = "skipped"  # finished before: its results stand
+        return outcome
+    ledgers = [FileLedger(Budget(**budget), ledger)] if budget and ledger and Budget(**budget).limits() else []
+    try:
+        parsed = getattr(scenario_file, PARSERS[kind])(scenario, f"{run_dir.name}'s scenario")
+        _start_or_resume(run_dir, kind, parsed, ledgers)
+    except BudgetExhaustedError as error:
+        outcome.update(status="stopped", error=str(error))
+    except SandboxError as error:
+        outcome.update(status="failed", error=str(error))
+    except Exception as error:  # noqa: BLE001 - a run's failure is the sweep's row, not the sweep's end
+        outcome.update(status="failed", error=f"{type(error).__name__}: {error}")
+    return outcome

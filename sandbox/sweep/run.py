@@ -1,0 +1,154 @@
+"""A sweep on disk: expand, play every run on an executor, and join their summaries into `sweep.csv`.
+
+Layout of a sweep directory:
+    sweep.yaml     the sweep file, its base scenario written in (the directory stands alone)
+    runs.csv       one row per run: its id and the overrides it applies
+    runs/RUN-ID/   each run's own run directory (resumable with `sandbox resume` like any other)
+    budget.json    what the sweep's runs have spent, when the sweep has a budget (shared by the workers)
+    sweep.csv      one row per run: id, status, overrides, and its summary's figures (flattened: a.b.c)
+    sweep.json     the sweep's status: counts by status, the executor, timings
+
+`sandbox sweep FILE --out DIR` on a directory that holds the same sweep, or
+`sandbox resume DIR`, goes on where it stopped: finished runs are skipped, a
+half-finished run resumes, and `sweep.csv` ends as an uninterrupted sweep's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from sandbox.errors import UsageError
+from sandbox.run_dir import atomic_write_text, hold
+from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
+
+__all__ = ["SWEEP", "is_sweep", "run_sweep", "start_sweep", "sweep_table"]
+
+SWEEP = "sweep.yaml"
+RUNS = "runs"
+TIMINGS = ("latency_s", "seconds", "seconds_per_episode", "elapsed_s")
+
+
+def is_sweep(path: Path | str) -> bool:
+    """Whether `path` is a sweep directory (it holds `sweep.yaml`)."""
+    return (Path(path) / SWEEP).is_file()
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    """The numbers and short strings of a summary, by dotted path (lists and long texts left out)."""
+    flat: dict[str, Any] = {}
+    if isinstance(data, dict):
+        for key, value in data.items():
+            flat.update(_flatten(value, f"{prefix}{key}."))
+    elif isinstance(data, bool) or isinstance(data, (int, float)) or (isinstance(data, str) and len(data) <= 80):
+        flat[prefix[:-1]] = data
+    return flat
+
+
+def sweep_table(path: Path | str, runs: list[SweepRun]) -> pd.DataFrame:
+    """One row per run: its id, status and overrides, then its summary's figures."""
+    from sandbox.files import read_json
+    from sandbox.sweep.execute import run_status
+
+    rows = []
+    for run in runs:
+        run_dir = Path(path) / RUNS / run.id
+        status = run_status(run_dir)
+        row: dict[str, Any] = {"run": run.id, "status": status,
+                               **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in run.overrides.items()}}  # fmt: skip
+        if status == "complete":  # timings vary from session to session; they stay in each run's summary.json
+            row.update({f"summary.{k}": v for k, v in _flatten(read_json(run_dir / "summary.json")).items()
+                        if not k.endswith(TIMINGS)})  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _jobs(path: Path, sweep: SweepFile, runs: list[SweepRun]) -> list[dict[str, Any]]:
+    budget = sweep.sweep.budget
+    return [{"path": str(path / RUNS / run.id), "kind": run.kind, "scenario": run.scenario.model_dump(mode="json"),
+             "budget": budget.model_dump() if budget.limits() else None,
+             "ledger": str(path / "budget.json") if budget.limits() else None} for run in runs]  # fmt: skip
+
+
+def start_sweep(data: dict[str, Any], source: str, base_dir: Path, out: Path | str | None = None, **options: Any) -> Path:
+    """Expand the sweep file's `data` and play it into `out` (new, or a directory holding the same sweep)."""
+    sweep, base = parse_sweep(data, source, base_dir)
+    runs = expand(sweep, base, source)  # every run validated: nothing is written for an invalid sweep
+    path = Path(out) if out is not None else Path("runs") / f"{sweep.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    resolved = {**sweep.model_dump(mode="json"), "sweep": {**sweep.model_dump(mode="json")["sweep"], "base": base}}
+    if is_sweep(path):
+        from sandbox.scenario_file import read_yaml
+
+        held = read_yaml(path / SWEEP)
+        if {**held, "sweep": {**held["sweep"], "budget": None}} != {**resolved, "sweep": {**resolved["sweep"], "budget": None}}:
+            raise UsageError(f"{path} holds another sweep; give a new --out, or `sandbox resume {path}` to finish it")
+    elif path.exists() and any(path.iterdir()):
+        raise UsageError(f"{path} already exists and is not empty")
+    with hold(path):
+        if not is_sweep(path):
+            atomic_write_text(path / SWEEP, yaml.safe_dump(resolved, sort_keys=False))
+            table = pd.DataFrame([{"run": r.id, **{k: json.dumps(v) for k, v in r.overrides.items()}} for r in runs])
+            atomic_write_text(path / "runs.csv", table.to_csv(index=False))
+        return run_sweep(path, **options)
+
+
+def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | None = None,
+              address: str | None = None, budget: Any = None, on_start: Callable[[int, int], None] | None = None,
+              on_run: Callable[[dict[str, Any]], None] | None = None) -> Path:  # fmt: skip
+    """Play the runs of the sweep at `path` that are not finished, then write `sweep.csv` and `sweep.json`.
+
+    Args:
+        path: The sweep directory.
+        executor: local or ray, instead of the sweep file's.
+        workers: Runs at once, instead of the sweep file's.
+        address: A Ray cluster's address (`ray:` executor); a local Ray is started otherwise.
+        budget: The sweep's budget instead of its file's (a higher cap, to finish a sweep a cap stopped); it is
+            written into `sweep.yaml`.
+        on_start: Called with (runs in all, runs already finished).
+        on_run: Called with each run's outcome ({id, status, error}) as it finishes.
+    """
+    from sandbox.scenario_file import read_yaml
+    from sandbox.sweep.execute import run_status
+    from sandbox.sweep.executors import run_jobs
+
+    path = Path(path)
+    if not is_sweep(path):
+        raise UsageError(f"{path} is not a sweep directory (no {SWEEP})")
+    with hold(path):
+        if budget is not None:
+            data = read_yaml(path / SWEEP)
+            data["sweep"]["budget"] = budget.model_dump()
+            atomic_write_text(path / SWEEP, yaml.safe_dump(data, sort_keys=False))
+        sweep, base = parse_sweep(read_yaml(path / SWEEP), str(path / SWEEP), path)
+        runs = expand(sweep, base, str(path / SWEEP))
+        todo = [run for run in runs if run_status(path / RUNS / run.id) != "complete"]
+        if on_start:
+            on_start(len(runs), len(runs) - len(todo))
+        executor = executor or sweep.sweep.executor
+        started = time.time()
+        outcomes: list[dict[str, Any]] = []
+
+        def done(outcome: dict[str, Any]) -> None:
+            outcomes.append(outcome)
+            if on_run:
+                on_run(outcome)
+
+        (path / RUNS).mkdir(exist_ok=True)
+        run_jobs(_jobs(path, sweep, todo), executor=executor, workers=workers or sweep.sweep.workers,
+                 on_done=done, address=address)  # fmt: skip
+        table = sweep_table(path, runs)
+        atomic_write_text(path / "sweep.csv", table.to_csv(index=False))
+        counts = table["status"].value_counts().to_dict()
+        errors = {o["id"]: o["error"] for o in outcomes if o.get("error")}
+        atomic_write_text(path / "sweep.json", json.dumps({
+            "name": sweep.name, "runs": len(runs), "statuses": counts, "executor": executor,
+            "seconds_this_session": round(time.time() - started, 3), "errors": errors,
+            "budget": json.loads((path / "budget.json").read_text()) if (path / "budget.json").is_file() else None,
+        }, indent=2))  # fmt: skip
+    return path

@@ -1,0 +1,120 @@
+"""Sweeps: grid expansion and its validation, a sweep on the local pool and on a local Ray, a sweep killed halfway
+that resumes to the same sweep.csv, and a sweep budget that stops runs and a higher one that finishes them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from sandbox.cli import app
+from sandbox.errors import ScenarioError
+from sandbox.sweep import expand, parse_sweep
+from sandbox.sweep.execute import run_status
+from tests.loopback_openai import loopback_openai
+from tests.test_kill_and_resume import SANDBOX, answer
+
+runner = CliRunner()
+BASE = {"name": "base", "seed": 1, "concurrency": 4, "models": {"user": "openai:loopback"},
+        "society": {"size": 6, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "fair", "proportion": 0.5}]}}  # fmt: skip
+
+
+def sweep_file(tmp_path: Path, url: str, **block: Any) -> Path:
+    base = {**BASE, "models": {"user": f"openai:loopback@{url}"}}
+    data = {"name": "tiny", "sweep": {"base": base, "grid": {"epochs": [1, 2]}, "seeds": 2, "workers": 2, **block}}
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_the_grid_expands_in_order_with_seeds_and_every_path_is_checked(tmp_path: Path) -> None:
+    data = {"name": "g", "sweep": {"base": BASE, "seeds": 2, "grid": {
+        "society.norms": [[{"norm": "fair", "proportion": 1.0}], [{"norm": "selfish", "proportion": 1.0}]],
+        "models.user": ["openai:a", "openai:b"], "society.norms.0.proportion": [1.0]}}}  # fmt: skip
+    runs = expand(*parse_sweep(data, "g.yaml", tmp_path), "g.yaml")
+    assert len(runs) == 2 * 2 * 1 * 2 and [r.id for r in runs][:2] == ["run-0000", "run-0001"]
+    assert [r.scenario.seed for r in runs[:2]] == [1, 2] and runs[0].overrides["models.user"] == "openai:a"
+    assert runs[2].scenario.models.user.spec == "openai:b" and runs[4].scenario.society.norms[0].norm == "selfish"
+    assert {r.kind for r in runs} == {"society"}
+    for grid, words in (({"society.normz": [1]}, "sweep.grid.society.normz: the base scenario has no field society.normz"),
+                        ({"society.norms.7.norm": ["x"]}, "no field society.norms.7"),
+                        ({"epochs": [0]}, "run-0000: epochs=0")):  # fmt: skip
+        with pytest.raises(ScenarioError, match=words):
+            expand(*parse_sweep({"name": "g", "sweep": {"base": BASE, "grid": grid}}, "g.yaml", tmp_path), "g.yaml")
+
+
+def test_a_bad_sweep_is_exit_2_naming_the_path_and_writes_nothing(tmp_path: Path) -> None:
+    file = tmp_path / "s.yaml"
+    file.write_text(yaml.safe_dump({"name": "s", "sweep": {"base": "nowhere.yaml", "grid": {"epochs": [1]}}}))
+    result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "nowhere.yaml" in result.output and not (tmp_path / "out").exists()
+    file.write_text(yaml.safe_dump({"name": "s", "sweep": {"base": BASE, "grid": {"society.sizes": [4]}}}))
+    result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "sweep.grid.society.sizes" in result.output and not (tmp_path / "out").exists()
+
+
+def finished(path: Path) -> pd.DataFrame:
+    table = pd.read_csv(path / "sweep.csv")
+    assert (table["status"] == "complete").all(), table[["run", "status"]]
+    return table
+
+
+def test_a_sweep_on_the_local_pool_and_on_a_local_ray_give_one_sweep_csv(tmp_path: Path) -> None:
+    with loopback_openai(answer) as server:
+        file = sweep_file(tmp_path, server.url)
+        result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "local")])
+        assert result.exit_code == 0, result.output
+        result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "ray"), "--executor", "ray"])
+        assert result.exit_code == 0, result.output
+        calls = len(server.requests)
+    local, ray = finished(tmp_path / "local"), finished(tmp_path / "ray")
+    assert len(local) == 4 and list(local["epochs"]) == [1, 1, 2, 2] and list(local["seed"]) == [1, 2, 1, 2]
+    pd.testing.assert_frame_equal(local, ray)
+    assert (local["summary.episodes"] == local["epochs"] * 3).all()
+    result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "local")])  # finished runs: skipped
+    assert result.exit_code == 0 and "4 finished before" in " ".join(result.output.split())
+    assert calls == len(server.requests)
+
+
+def test_a_sweep_killed_halfway_resumes_to_the_same_sweep_csv(tmp_path: Path) -> None:
+    with loopback_openai(answer, latency_s=0.02) as server:
+        file = sweep_file(tmp_path, server.url, workers=1, seeds=3)
+        whole = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "whole")])
+        assert whole.exit_code == 0, whole.output
+        driver = subprocess.Popen([SANDBOX, "sweep", str(file), "--out", str(tmp_path / "cut")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))  # fmt: skip
+        runs = tmp_path / "cut" / "runs"
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            done = [d for d in runs.glob("run-*") if run_status(d) == "complete"] if runs.is_dir() else []
+            if len(done) >= 2:
+                break
+            time.sleep(0.05)
+        driver.send_signal(signal.SIGKILL)  # its worker dies with it
+        driver.wait()
+        assert 2 <= len([d for d in runs.glob("run-*") if run_status(d) == "complete"]) < 6
+        assert not (tmp_path / "cut" / "sweep.csv").exists()
+        result = runner.invoke(app, ["resume", str(tmp_path / "cut")])
+        assert result.exit_code == 0, result.output
+    pd.testing.assert_frame_equal(finished(tmp_path / "whole"), finished(tmp_path / "cut"))
+
+
+def test_a_sweep_budget_stops_runs_and_a_higher_one_finishes_them(tmp_path: Path) -> None:
+    with loopback_openai(answer) as server:
+        file = sweep_file(tmp_path, server.url, budget={"calls": 10}, workers=1)
+        result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "out")])
+        assert result.exit_code == 3, result.output
+        assert len(server.requests) == 10  # the sweep's cap, across its runs
+        table = pd.read_csv(tmp_path / "out" / "sweep.csv")
+        assert "stopped" in set(table["status"])
+        result = runner.invoke(app, ["resume", str(tmp_path / "out"), "--max-calls", "1000"])
+        assert result.exit_code == 0, result.output
+    assert len(finished(tmp_path / "out")) == 4
