@@ -24,8 +24,10 @@
 
 * sweep (`sandbox.sweep.bench`): 16 small society runs on a local Ray with 2
   workers against the same runs one after another in one process.
+* pool (`sandbox.llm.pool_bench`): a run over two loopback servers, one
+  failing every third call: the split, the fail-overs, nothing lost.
 
-Run with `sandbox bench [concurrency|overhead|scai|embedded|rollout|training|dialogue|sweep|all]` or `make bench`.
+Run with `sandbox bench [concurrency|overhead|scai|embedded|rollout|training|dialogue|sweep|pool|all]` or `make bench`.
 The fake and scripted models here produce timing figures, never simulation results.
 """
 
@@ -301,6 +303,12 @@ def _bench_training() -> dict[str, Any]:
     return bench_training()
 
 
+def _bench_pool() -> dict[str, Any]:
+    from sandbox.llm.pool_bench import bench_pool
+
+    return bench_pool()
+
+
 def _bench_sweep() -> dict[str, Any]:
     from sandbox.sweep.bench import bench_sweep
 
@@ -311,7 +319,7 @@ def run_benchmarks(which: str = "all") -> dict[str, Any]:
     """Run the named benchmark (or all) and print each table."""
     benches = {"concurrency": bench_concurrency, "overhead": bench_overhead, "scai": bench_scai,
                "embedded": bench_embedded, "rollout": bench_rollout, "training": _bench_training,
-               "dialogue": _bench_dialogue, "sweep": _bench_sweep}  # fmt: skip
+               "dialogue": _bench_dialogue, "sweep": _bench_sweep, "pool": _bench_pool}  # fmt: skip
     if which != "all" and which not in benches:
         raise UsageError(f"unknown benchmark {which!r}: choose {', '.join(benches)} or all")
     return {name: bench() for name, bench in benches.items() if which in ("all", name)}

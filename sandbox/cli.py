@@ -422,7 +422,7 @@ def models() -> None:
 
 @app.command()
 def bench(
-    which: Annotated[str, typer.Argument(help="concurrency, overhead, scai, embedded, rollout, training, dialogue, sweep or all.")] = "all",
+    which: Annotated[str, typer.Argument(help="concurrency, overhead, scai, embedded, rollout, training, dialogue, sweep, pool or all.")] = "all",
 ) -> None:
     """Benchmarks: concurrency against the ideal, overhead per call, SCAI against its critical path, embedded throughput."""
     from sandbox.bench import run_benchmarks

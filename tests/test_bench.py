@@ -73,3 +73,12 @@ def test_bench_sweep_times_a_ray_sweep_against_the_same_runs_in_one_process() ->
     figures = bench_sweep(runs=2, workers=2, latency_s=0.01, epochs=1)
     assert figures["runs"] == 2 and figures["sequential_s"] > 0 and figures["sweep_s"] > figures["ray_start_s"] > 0
     assert figures["speedup"] == figures["sequential_s"] / figures["sweep_s"]
+
+
+def test_bench_pool_loses_nothing_over_a_failing_server() -> None:
+    from sandbox.llm.pool_bench import bench_pool
+
+    figures = bench_pool(runs=1, epochs=2, latency_s=0.0)
+    assert figures["same_results_as_one_server"] and figures["unanswered"] == 0
+    assert figures["calls"] == figures["calls_one_server"] == sum(figures["answered_by"].values())
+    assert figures["failed_over"] >= 1
