@@ -345,11 +345,19 @@ def compare(
 def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")]) -> None:
     """Check scenario files; print every problem with its field path."""
     from sandbox.scenario import Scenario
-    from sandbox.scenario_file import load_any_scenario
+    from sandbox.scenario_file import load_any_scenario, read_yaml
 
     bad = 0
     for file in files:
         try:
+            data = read_yaml(file)
+            if isinstance(data, dict) and "sweep" in data:  # a sweep file: every run it expands to
+                from sandbox.sweep.config import expand, parse_sweep
+
+                runs = expand(*parse_sweep(data, str(file), file.parent), str(file))
+                out_console.print(f"{file}: ok (sweep {data.get('name')}: {len(runs)} {runs[0].kind} runs)",
+                                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+                continue
             scenario = load_any_scenario(file)
         except ScenarioError as error:
             bad += 1

@@ -24,9 +24,10 @@ from sandbox.scenario import Scenario
 
 __all__ = ["CHARS_PER_TOKEN", "dry_run", "dry_run_model"]
 
-# Characters per token of English prompts under the BPE tokenizers of the models the sandbox runs: measured on
-# the embedded Qwen2.5 model's transcripts (README, "Dry run"); an estimate for any other tokenizer.
-CHARS_PER_TOKEN = 4.0
+# Characters of message text per prompt token, the chat template's tokens included: 3.43 on the embedded Qwen2.5
+# model's `make run` transcript (30,722 characters, 8,959 prompt tokens; README, "Measuring"). An estimate for
+# any other tokenizer.
+CHARS_PER_TOKEN = 3.4
 
 
 def _fallback(_: list[Any], kwargs: dict[str, Any]) -> str:
