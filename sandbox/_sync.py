@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -16,5 +17,5 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:  # the caller's context goes along
+        return pool.submit(contextvars.copy_context().run, asyncio.run, coro).result()

@@ -172,36 +172,16 @@ def run(
     except SandboxError as error:
         raise _fail(error) from None
     if dry_run:
-        _dry_run_table(scenario)
+        from sandbox.sweep.commands import dry_run_table
+
+        try:
+            dry_run_table([scenario], f"{scenario.name}: a dry run ({scenario.runs} runs x {scenario.epochs} epochs), "
+                                      "no model called")  # fmt: skip
+        except SandboxError as error:
+            raise _fail(error) from None
         return
     path = _execute(lambda hooks: arun(scenario, out=out, hooks=hooks))
     _summary_table(path)
-
-
-def _dry_run_table(scenario: Any) -> None:
-    from sandbox.dry_run import CHARS_PER_TOKEN, dry_run
-    from sandbox.llm.resolve import scenario_prices
-
-    with console.status("playing the run with a stand-in model (no model is called)"):
-        table = dry_run(scenario)
-    prices = scenario_prices(scenario)
-    out = Table(title=f"{scenario.name}: a dry run ({scenario.runs} runs x {scenario.epochs} epochs), no model called",
-                title_justify="left")  # fmt: skip
-    for column in ("role", "model", "calls", "cache hits", "prompt tokens (est.)", "answer tokens (at most)",
-                   "US$ (at most)"):  # fmt: skip
-        out.add_column(column, justify="left" if column in ("role", "model") else "right")
-    for row in table.to_dict("records"):
-        spec = getattr(scenario.models, row["role"]).spec
-        price = prices.get(spec)
-        usd = "-" if price is None else f"{price.cost(row['prompt_tokens'], row['max_answer_tokens']):.4f}"
-        out.add_row(row["role"], spec, str(row["calls"]), str(row["cache_hits"]), str(row["prompt_tokens"]),
-                    str(row["max_answer_tokens"]), usd)  # fmt: skip
-    out.add_row("all", "", *(str(table[c].sum()) for c in ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")),
-                "")  # fmt: skip
-    out_console.print(out)
-    out_console.print(f"Counts assume every answer is legal the first time (a model's illegal answers add calls); "
-                      f"tokens count the calls that reach a model (not cache hits); prompt tokens are characters / "
-                      f"{CHARS_PER_TOKEN:g}.", soft_wrap=True)  # fmt: skip
 
 
 @app.command()
@@ -211,6 +191,9 @@ def resume(
     max_calls: MaxCalls = None,
     max_tokens: MaxTokens = None,
     max_cost: MaxCost = None,
+    executor: Annotated[Optional[str], typer.Option("--executor", help="Sweeps: local or ray, instead of the sweep's.")] = None,  # noqa: UP007
+    address: Annotated[Optional[str], typer.Option("--address", help="Sweeps: a Ray cluster's address.")] = None,  # noqa: UP007
+    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Sweeps: runs at once.")] = None,  # noqa: UP007
 ) -> None:
     """Continue an interrupted run (a society, training, labeling, distillation or solve run) from its last checkpoint."""
     from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
@@ -232,6 +215,10 @@ def resume(
             kind = run_kind(run_dir)
             if device is not None and kind not in ("seeds", "training"):
                 raise UsageError(f"--device is for training runs; {run_dir} is a {kind} run")
+            if (executor or address or workers) and kind != "sweep":
+                raise UsageError(f"--executor, --address and --workers are for sweeps; {run_dir} is a {kind} run")
+            if executor not in (None, "local", "ray"):
+                raise UsageError(f"--executor is local or ray, not {executor!r}")
             budget = None
             if max_calls is not None or max_tokens is not None or max_cost is not None:
                 if kind not in ("society", "sweep"):
@@ -250,8 +237,9 @@ def resume(
             from sandbox.sweep.commands import sweep_with_progress
             from sandbox.sweep.run import run_sweep
 
-            sweep_with_progress(lambda on_start, on_run: run_sweep(run_dir, budget=budget, on_start=on_start,
-                                                                   on_run=on_run))  # fmt: skip
+            sweep_with_progress(lambda on_start, on_run: run_sweep(
+                run_dir, budget=budget, executor=executor or ("ray" if address else None), workers=workers,
+                address=address, on_start=on_start, on_run=on_run))  # fmt: skip
         elif kind in ("reward-model", "solve"):
             resume_dialogue_run(run_dir)
         elif kind == "distill":

@@ -53,14 +53,17 @@ def dry_run_model() -> Any:
 def dry_run(scenario: Scenario) -> pd.DataFrame:
     """Per role: calls, those the response cache answers, and for the rest (the calls that reach a model) the
     estimated prompt tokens and the most answer tokens (`max_tokens` each)."""
-    from sandbox.files import read_jsonl
+    from sandbox.llm.transcript import read_transcript
     from sandbox.runner import arun
 
+    from sandbox.llm.budget import Budget
+
     model = dry_run_model()
-    fast = scenario.model_copy(update={"concurrency": max(scenario.concurrency, 256)})
+    # no budget: the stand-in spends nothing, and a cap would cut the count short
+    fast = scenario.model_copy(update={"concurrency": max(scenario.concurrency, 256), "budget": Budget()})
     with tempfile.TemporaryDirectory() as tmp:
         path = asyncio.run(arun(fast, out=Path(tmp) / "dry", models={role: model for role in scenario.roles()}))
-        records = read_jsonl(path / "transcripts.jsonl")
+        records = read_transcript(path / "transcripts.jsonl")
     rows = {}
     for record in records:
         role = record["role"]

@@ -20,8 +20,11 @@ class UnreadableFileError(UsageError):
     """A file a command reads is missing, not text, or not in its format. Nothing was written."""
 
     def __init__(self, path: Path | str, why: str) -> None:
-        self.path = Path(path)
+        self.path, self.why = Path(path), why
         super().__init__(f"{path}: {why}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable, for a sweep's worker processes
+        return (type(self), (str(self.path), self.why))
 
 
 def read_text(path: Path | str) -> str:

@@ -22,6 +22,7 @@ Layout:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import errno
 import fcntl
 import functools
@@ -43,6 +44,7 @@ from sandbox.scenario_file import load_scenario
 from sandbox.files import read_json
 
 SCENARIO = "scenario.yaml"
+SWEEP = "sweep.yaml"  # a sweep directory's (`sandbox.sweep.run`)
 STATUS = "run.json"
 STORE = "store.sqlite"
 CACHE = "cache.sqlite"
@@ -61,6 +63,8 @@ EVALUATION = "evaluation.csv"
 # Run directories this process holds: resolved path -> (open lock file descriptor, depth of nested holds).
 _HELD: dict[Path, tuple[int, int]] = {}
 _HELD_GUARD = threading.Lock()
+# The directories the current context (a thread, an asyncio task and what it awaits) holds: only its own holds nest.
+_OWNED: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar("sandbox_held_dirs", default=frozenset())
 
 
 def _holder(fd: int) -> str:
@@ -92,31 +96,38 @@ def hold(path: Path | str, *, create: bool = True) -> Iterator[None]:
     naming the process that holds it. The hold is an advisory `flock` on the
     directory itself (no file is written), which the kernel drops when the
     holder exits, so a killed process leaves nothing that blocks the next one.
-    Holds nest within a process (a resume inside a command that holds the
-    directory already).
+    Holds nest within one context (a resume inside a command that holds the
+    directory already, `asyncio.run` included); another thread or task of the
+    same process that asks for a held directory gets `UsageError` too.
     """
     key = Path(path).resolve()
     with _HELD_GUARD:
         if key in _HELD:
+            if key not in _OWNED.get():
+                raise UsageError(f"{path} is in use by another thread or task of this process")
             fd, depth = _HELD[key]
             _HELD[key] = (fd, depth + 1)
         else:
-            if not create and not any((key / marker).is_file() for marker in (SCENARIO, "sweep.yaml")):
+            if not create and not any((key / marker).is_file() for marker in (SCENARIO, SWEEP)):
                 raise UsageError(f"{path} is not a run directory (no {SCENARIO})")
             key.mkdir(parents=True, exist_ok=True)
             fd = os.open(key, os.O_RDONLY)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as error:
-                holder = _holder(fd) if error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK) else ""
+                busy = error.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK)
+                holder = _holder(fd) if busy else ""
                 os.close(fd)
-                if holder:
+                if busy:
                     raise UsageError(f"{path} is in use by {holder}; wait for it to finish, or stop it") from None
-                raise
+                raise UsageError(f"{path}: cannot hold the directory ({error.strerror}); its filesystem may not "
+                                 "support flock") from None
             _HELD[key] = (fd, 1)
+    token = _OWNED.set(_OWNED.get() | {key})
     try:
         yield
     finally:
+        _OWNED.reset(token)
         with _HELD_GUARD:
             fd, depth = _HELD[key]
             if depth > 1:

@@ -41,11 +41,11 @@ def run_kind(path: Path | str) -> RunKind:
     file cannot be read."""
     from sandbox.dialogue.reward_error import is_reward_model_run
     from sandbox.moral.seeds import is_seed_group
-    from sandbox.run_dir import SCENARIO
+    from sandbox.run_dir import SCENARIO, SWEEP
     from sandbox.scenario_file import read_yaml
 
     path = Path(path)
-    if (path / "sweep.yaml").is_file():  # `sandbox.sweep.run.SWEEP`
+    if (path / SWEEP).is_file():
         return "sweep"
     if not (path / SCENARIO).is_file():
         raise UsageError(f"{path} is not a run directory (no {SCENARIO})")

@@ -307,8 +307,9 @@ async def aresume(
     scenario = run_dir.scenario()
     if budget is not None:
         scenario = scenario.model_copy(update={"budget": budget})
+    preflight(scenario, models)  # before the new cap is written: a run that cannot start is left as it was
+    if budget is not None:
         atomic_write_text(run_dir / layout.SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
-    preflight(scenario, models)
     run_dir.write_status("running")
     await _execute(run_dir, scenario, dict(models or {}), hooks or ProgressHooks(), ledgers)
     return run_dir.path

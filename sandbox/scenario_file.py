@@ -174,6 +174,14 @@ def read_yaml(path: str | Path) -> Any:
         raise ScenarioError(str(path), [("", "nested too deeply to read (thousands of levels)")]) from None
 
 
+def parse_kind(kind: str, data: Any, source: str = "<scenario>") -> Any:
+    """Validate `data` as a scenario of `kind` (`sandbox.run_kinds.scenario_kind`: society, training, proxy,
+    dialogue, distill)."""
+    parse = {"society": parse_scenario, "training": parse_training_scenario, "proxy": parse_proxy_scenario,
+             "dialogue": parse_dialogue_scenario, "distill": parse_distill_scenario}[kind]  # fmt: skip
+    return parse(data, source)
+
+
 def load_any_scenario(path: str | Path) -> Any:
     """A society scenario (`Scenario`), a `TrainingScenario` (a `training:` block), a `ProxyScenario` (`proxy:`), a
     `DistillScenario` (`distill:`) or a `DialogueScenario` (`dialogue:`)."""

@@ -71,8 +71,8 @@ def test_bench_sweep_times_a_ray_sweep_against_the_same_runs_in_one_process() ->
     from sandbox.sweep.bench import bench_sweep
 
     figures = bench_sweep(runs=2, workers=2, latency_s=0.01, epochs=1)
-    assert figures["runs"] == 2 and figures["sequential_s"] > 0 and figures["sweep_s"] > figures["ray_start_s"] > 0
-    assert figures["speedup"] == figures["sequential_s"] / figures["sweep_s"]
+    assert figures["runs"] == 2 and figures["sweep_s"] > figures["ray_start_s"] > 0
+    assert figures["sequential_s"] >= 2 * 1 * 2 * 0.01  # two runs, one after another, of an epoch's two calls each
 
 
 def test_bench_pool_loses_nothing_over_a_failing_server() -> None:

@@ -107,7 +107,9 @@ def test_the_cli_stops_with_exit_3_and_resumes_with_a_higher_cap(tmp_path: Path)
         file.write_text(yaml.safe_dump({**SCENARIO, "models": {"user": f"openai:loopback@{server.url}"}}))
         result = runner.invoke(app, ["run", str(file), "--out", str(tmp_path / "run"), "--max-calls", "7"])
         assert result.exit_code == 3, result.output
-        assert "calls cap 7 reached" in " ".join(result.output.split()) and len(server.requests) == 7
+        assert "calls cap 7 reached" in " ".join(result.output.split()) and len(server.requests) >= 7
+        records = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
+        assert sum(not r["cache_hit"] and not refused(r) for r in records) == 7  # a call and its retries count once
         result = runner.invoke(app, ["resume", str(tmp_path / "run"), "--max-calls", "1000"])
         assert result.exit_code == 0, result.output
     assert (tmp_path / "run" / "summary.json").is_file()

@@ -46,7 +46,11 @@ def test_an_unreadable_run_directory_is_exit_2_naming_the_file(tmp_path: Path, c
     before = unchanged(tmp_path)
     result = runner.invoke(app, [*command, str(run)])
     assert result.exit_code == 2, (result.output, result.exception)
-    assert "not UTF-8" in " ".join(result.output.split()) or "not a" in result.output  # play asks for policy.csv
+    text = " ".join(result.output.split())
+    if command == ["play"]:  # play asks first for the solve's policy.csv
+        assert "is not a finished solve" in text
+    else:
+        assert "scenario.yaml" in text and "not UTF-8" in text, text
     assert unchanged(tmp_path) == before
 
 

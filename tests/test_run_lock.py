@@ -84,3 +84,23 @@ def test_two_resumes_of_one_directory_at_once(tmp_path: Path) -> None:
         _, err = one.communicate(timeout=120)
         assert one.returncode == 0, err
     assert (cut / "summary.json").is_file()
+
+
+def test_another_thread_of_the_process_is_refused_too(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    refused: list[str] = []
+    with hold(run):
+
+        def other() -> None:
+            try:
+                with hold(run):
+                    pass
+            except UsageError as error:
+                refused.append(str(error))
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+    assert refused and "another thread or task of this process" in refused[0]
+    with hold(run):  # released: the next holder of this thread gets it
+        pass

@@ -3,6 +3,7 @@ that resumes to the same sweep.csv, and a sweep budget that stops runs and a hig
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 
 from sandbox.cli import app
 from sandbox.errors import ScenarioError
+from sandbox.llm.budget import refused
 from sandbox.sweep import expand, parse_sweep
 from sandbox.sweep.execute import run_status
 from tests.loopback_openai import loopback_openai
@@ -112,7 +114,9 @@ def test_a_sweep_budget_stops_runs_and_a_higher_one_finishes_them(tmp_path: Path
         file = sweep_file(tmp_path, server.url, budget={"calls": 10}, workers=1)
         result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "out")])
         assert result.exit_code == 3, result.output
-        assert len(server.requests) == 10  # the sweep's cap, across its runs
+        made = [r for path in (tmp_path / "out" / "runs").glob("run-*/transcripts.jsonl")
+                for r in map(json.loads, path.read_text().splitlines()) if not r["cache_hit"] and not refused(r)]
+        assert len(made) == 10 and len(server.requests) >= 10  # the sweep's cap, across its runs
         table = pd.read_csv(tmp_path / "out" / "sweep.csv")
         assert "stopped" in set(table["status"])
         result = runner.invoke(app, ["resume", str(tmp_path / "out"), "--max-calls", "1000"])

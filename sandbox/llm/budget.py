@@ -114,17 +114,17 @@ class FileLedger(Ledger):
         self.path = Path(path)
 
     def _change(self, change: Any) -> Spent:
-        with open(self.path, "a+", encoding="utf-8") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            handle.seek(0)
-            text = handle.read()
-            spent = Spent(**json.loads(text)) if text.strip() else Spent()
+        """Read, change and write the ledger under an exclusive lock on a sidecar file; the ledger itself is
+        replaced whole (a temporary file, then a rename), so a killed writer leaves the last whole ledger."""
+        from sandbox.files import read_json
+
+        with open(self.path.with_name(self.path.name + ".lock"), "a", encoding="utf-8") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            spent = Spent(**read_json(self.path)) if self.path.is_file() else Spent()
             change(spent)
-            handle.seek(0)
-            handle.truncate()
-            handle.write(json.dumps(asdict(spent)))
-            handle.flush()
-            os.fsync(handle.fileno())
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(asdict(spent)), encoding="utf-8")
+            tmp.replace(self.path)
         self.spent = spent
         return spent
 
@@ -166,10 +166,11 @@ def refused(record: dict[str, Any]) -> bool:
 
 
 class BudgetedChatModel(ChatModelWrapper):
-    """Reserves each call in its ledgers before making it, and settles its tokens and cost after."""
+    """Reserves each call in its ledgers before making it, and settles its tokens and cost after (priced by the
+    calling role, as a resumed run's ledger prices its transcript)."""
 
     ledgers: Sequence[Any] = ()
-    price: Price | None = None
+    prices: dict[str, Price] = {}
 
     async def _agenerate(
         self,
@@ -180,6 +181,8 @@ class BudgetedChatModel(ChatModelWrapper):
     ) -> ChatResult:
         for ledger in self.ledgers:
             ledger.reserve()
+        call = kwargs.get("call")
+        price = self.prices.get(getattr(call, "role", "") or "")
         tokens_in = tokens_out = 0
         try:
             result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
@@ -189,6 +192,6 @@ class BudgetedChatModel(ChatModelWrapper):
                 tokens_in, tokens_out = int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
             return result
         finally:
-            cost = self.price.cost(tokens_in, tokens_out) if self.price else 0.0
+            cost = price.cost(tokens_in, tokens_out) if price else 0.0
             for ledger in self.ledgers:
                 ledger.settle(tokens_in + tokens_out, cost)

@@ -23,13 +23,14 @@ import asyncio
 import json
 import threading
 import time
-import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
 __all__ = ["Endpoint", "EndpointPool", "EndpointSpec", "parse_endpoints", "status_error"]
+
+COOLDOWN_CAP_S = 60.0  # the longest an endpoint is set aside, however many failures in a row
 
 # Options after `?` at the end of the endpoint list, e.g. `openai:m@http://a/v1,http://b/v1?per_endpoint=16`.
 OPTIONS = {
@@ -107,13 +108,16 @@ def status_error(status: int, body: bytes, url: str) -> Exception:
 
 
 def _transient(error: BaseException) -> bool:
+    """A failure another endpoint (or a later try) may not have: 429, 5xx, a timeout, a dropped connection."""
+    import aiohttp
     import openai
 
     if isinstance(error, openai.APIStatusError):
         return error.status_code == 429 or error.status_code >= 500
-    return isinstance(error, (asyncio.TimeoutError, TimeoutError, ConnectionError, OSError)) or type(
-        error
-    ).__module__.startswith("aiohttp")
+    if isinstance(error, aiohttp.InvalidURL):
+        return False
+    return isinstance(error, (asyncio.TimeoutError, TimeoutError, ConnectionError, OSError,
+                              aiohttp.ClientConnectionError, aiohttp.ClientPayloadError))  # fmt: skip
 
 
 async def _closer(session: Any) -> AsyncIterator[None]:
@@ -136,7 +140,8 @@ class Endpoint:
     failures: int = 0
     failures_in_a_row: int = 0
     down_until: float = 0.0
-    _semaphores: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
+    last_failure: float = -1.0
+    _semaphores: dict[Any, asyncio.Semaphore] = field(default_factory=dict, repr=False)
 
     def semaphore(self, limit: int | None) -> asyncio.Semaphore | None:
         if limit is None:
@@ -144,8 +149,24 @@ class Endpoint:
         loop = asyncio.get_running_loop()
         semaphore = self._semaphores.get(loop)
         if semaphore is None:
+            for old in [old for old in self._semaphores if old.is_closed()]:  # a finished `asyncio.run`'s
+                del self._semaphores[old]
             semaphore = self._semaphores[loop] = asyncio.Semaphore(limit)
         return semaphore
+
+    def failed(self, started: float, cooldown_s: float) -> None:
+        """Count a failure of a call started at `started`; calls that were already in flight when an earlier
+        failure was seen count once, so a burst of failures is one failure, not one per call."""
+        self.failures += 1
+        if started <= self.last_failure:
+            return
+        self.last_failure = time.monotonic()
+        self.failures_in_a_row += 1
+        self.down_until = self.last_failure + min(COOLDOWN_CAP_S, cooldown_s * 2 ** (self.failures_in_a_row - 1))
+
+    def answered(self) -> None:
+        self.failures_in_a_row = 0
+        self.down_until = 0.0
 
 
 class EndpointPool:
@@ -156,7 +177,7 @@ class EndpointPool:
         self.api_key = api_key
         self.timeout_s = timeout_s
         self.endpoints = [Endpoint(url) for url in spec.urls]
-        self._sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._sessions: dict[Any, tuple[Any, Any]] = {}  # event loop -> (its session, the session's closer)
         self._guard = threading.Lock()
 
     def _session(self) -> Any:
@@ -167,6 +188,8 @@ class EndpointPool:
         with self._guard:
             held = self._sessions.get(loop)
             if held is None or held[0].closed:
+                for old in [old for old in self._sessions if old.is_closed()]:  # finished loops: let them go
+                    del self._sessions[old]
                 connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)  # the sandbox's wrappers limit calls
                 session = aiohttp.ClientSession(
                     connector=connector, json_serialize=json.dumps,
@@ -203,6 +226,7 @@ class EndpointPool:
             url = endpoint.url + path
             endpoint.in_flight += 1
             endpoint.calls += 1
+            started = time.monotonic()
             try:
                 if semaphore is not None:
                     await semaphore.acquire()
@@ -219,19 +243,26 @@ class EndpointPool:
             except Exception as error:  # noqa: BLE001 - classified below
                 if not _transient(error):
                     raise
-                endpoint.failures += 1
-                endpoint.failures_in_a_row += 1
-                endpoint.down_until = time.monotonic() + self.spec.cooldown_s * 2 ** (endpoint.failures_in_a_row - 1)
+                endpoint.failed(started, self.spec.cooldown_s)
                 failed.append(endpoint.url)
                 last = error
                 continue
             finally:
                 endpoint.in_flight -= 1
-            endpoint.failures_in_a_row = 0
+            endpoint.answered()
             return answer, endpoint.url, failed
         assert last is not None
+        import openai
+
+        from sandbox.llm.retry import TransientLLMError
+
         if isinstance(last, asyncio.TimeoutError):
-            last = TimeoutError(f"every endpoint was slower than {self.spec.slow_after_s} s: {', '.join(failed)}")
+            limit = min(self.spec.slow_after_s, self.timeout_s)
+            last = TimeoutError(f"every endpoint took longer than {limit:g} s: {', '.join(failed)}")
+        elif not isinstance(last, (openai.APIStatusError, TimeoutError)):  # a connection error: the retry wrapper's
+            cause = last
+            last = TransientLLMError(f"no endpoint answered ({type(cause).__name__}: {cause}): {', '.join(failed)}")
+            last.__cause__ = cause
         last.endpoint_failures = failed  # type: ignore[attr-defined]  # the retry wrapper carries them on
         raise last
 

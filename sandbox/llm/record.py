@@ -80,6 +80,7 @@ class RecordingChatModel(ChatModelWrapper):
         **kwargs: Any,
     ) -> ChatResult:
         info: CallInfo = kwargs.get("call") or CallInfo(role=self.role)
+        kwargs["call"] = info  # the layers below see who calls (the budget prices by role)
         started = time.perf_counter()
         answer, error, usage, cache_hit, logprobs, metadata = None, None, {}, False, None, {}
         try:

@@ -138,10 +138,10 @@ class ModelStack:
     timeout_s: float | None = None
     options: BackendOptions = field(default_factory=BackendOptions)
     ledgers: Sequence[Any] = ()  # budget ledgers (`sandbox.llm.budget`) every call that reaches a model counts in
-    prices: Mapping[str, Any] = field(default_factory=dict)  # spec -> `Price`, for the ledgers' dollars
+    prices: Mapping[str, Any] = field(default_factory=dict)  # role -> `Price`, for the ledgers' dollars
     _shared: dict[Any, BaseChatModel] = field(default_factory=dict)
 
-    def shared(self, key: Any, backend: BaseChatModel, spec: str = "") -> BaseChatModel:
+    def shared(self, key: Any, backend: BaseChatModel) -> BaseChatModel:
         """cache -> budget -> retry -> limit -> backend, built once per backend key (the budget only with ledgers)."""
         from sandbox.llm.budget import BudgetedChatModel
         from sandbox.llm.cache import CachedChatModel
@@ -154,8 +154,7 @@ class ModelStack:
                 inner=limited, max_attempts=self.max_attempts, base_delay_s=self.base_delay_s, timeout_s=self.timeout_s
             )
             if self.ledgers:
-                model = BudgetedChatModel(inner=model, ledgers=list(self.ledgers),
-                                          price=self.prices.get(spec))  # fmt: skip
+                model = BudgetedChatModel(inner=model, ledgers=list(self.ledgers), prices=dict(self.prices))
             if self.cache is not None:
                 model = CachedChatModel(inner=model, responses=self.cache)
             self._shared[key] = model
@@ -175,10 +174,10 @@ class ModelStack:
         from sandbox.llm.sampling import SampledChatModel
 
         if given is not None:
-            shared = self.shared(("object", id(given)), given, spec)  # priced as the role's spec says
+            shared = self.shared(("object", id(given)), given)
             name = getattr(given, "_llm_type", type(given).__name__)
         else:
-            shared = self.shared(("spec", spec), build_backend(spec, self.options), spec)
+            shared = self.shared(("spec", spec), build_backend(spec, self.options))
             name = spec
         sampled = SampledChatModel(inner=shared, **dict(sampling))
         return RecordingChatModel(inner=sampled, sinks=list(self.sinks), role=role, model_name=name)
@@ -189,7 +188,7 @@ def model_stack(scenario: Any, cache: Any | None, sinks: Sequence[Any], ledgers:
     its embedded model's settings, and its budget ledgers with the roles' prices."""
     return ModelStack(cache=cache, sinks=list(sinks), concurrency=scenario.concurrency,
                       options=BackendOptions(embedded=scenario.embedded), ledgers=list(ledgers),
-                      prices=scenario_prices(scenario))  # fmt: skip
+                      prices=scenario_prices(scenario, by="role"))  # fmt: skip
 
 
 def scenario_prices(scenario: Any, by: str = "spec") -> dict[str, Any]:

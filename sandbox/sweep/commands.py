@@ -16,7 +16,7 @@ from sandbox.cli_app import app, console, out_console
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 
-__all__ = ["sweep", "sweep_with_progress"]
+__all__ = ["dry_run_table", "sweep", "sweep_with_progress"]
 
 
 def sweep_with_progress(job: Any) -> Path:
@@ -50,8 +50,10 @@ def sweep_with_progress(job: Any) -> Path:
         raise _fail(error) from None
     _status_table(path)
     if counts.get("stopped"):
-        raise _fail(BudgetExhaustedError(f"{counts['stopped']} runs stopped on a budget; raise it in the sweep file "
-                                         f"or the scenario, then `sandbox resume {path}`"))  # fmt: skip
+        raise _fail(BudgetExhaustedError(
+            f"{counts['stopped']} runs stopped on a budget. The sweep's: `sandbox resume {path} --max-calls N` (or "
+            f"--max-tokens, --max-cost). A run's own (its scenario's budget:): `sandbox resume {path}/runs/RUN "
+            f"--max-calls N`, then `sandbox resume {path}`. sweep.json says which runs stopped and why."))  # fmt: skip
     if counts.get("failed"):
         raise typer.Exit(1)
     return path
@@ -70,29 +72,44 @@ def _status_table(path: Path) -> None:
     out_console.print(f"results in [bold]{path}[/] (sweep.csv: one row per run, its overrides and summary)")
 
 
-def _dry_run_table(runs: list[Any]) -> None:
+def dry_run_table(scenarios: list[Any], title: str) -> None:
+    """Play `scenarios` with the dry run's stand-in (society runs; others are counted as not estimated) and print
+    per role and model: calls, cache hits, estimated prompt tokens, the most answer tokens, and dollars where
+    priced."""
     import pandas as pd
 
     from sandbox.dry_run import CHARS_PER_TOKEN, dry_run
+    from sandbox.llm.resolve import scenario_prices
 
-    estimated, skipped = [], 0
-    with console.status(f"playing {len(runs)} runs with a stand-in model (no model is called)"):
-        for run in runs:
-            if run.kind == "society":
-                estimated.append(dry_run(run.scenario))
-            else:
+    rows, skipped = [], 0
+    with console.status(f"playing {len(scenarios)} runs with a stand-in model (no model is called)"):
+        for scenario in scenarios:
+            if not hasattr(scenario, "society"):
                 skipped += 1
-    table = Table(title=f"A dry run of the sweep: {len(runs)} runs, no model called", title_justify="left")
-    for column in ("role", "calls", "cache hits", "prompt tokens (est.)", "answer tokens (at most)"):
-        table.add_column(column, justify="left" if column == "role" else "right")
-    if estimated:
-        totals = pd.concat(estimated).groupby("role").sum(numeric_only=True).reset_index()
-        for row in totals.to_dict("records"):
-            table.add_row(row["role"], *(str(row[c]) for c in ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")))
-        table.add_row("all", *(str(totals[c].sum()) for c in ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")))
-    out_console.print(table)
+                continue
+            table, prices = dry_run(scenario), scenario_prices(scenario)
+            for row in table.to_dict("records"):
+                spec = getattr(scenario.models, row["role"]).spec
+                price = prices.get(spec)
+                usd = price.cost(row["prompt_tokens"], row["max_answer_tokens"]) if price else None
+                rows.append({**row, "model": spec, "usd": usd})
+    out = Table(title=title, title_justify="left")
+    columns = ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")
+    for column in ("role", "model", "calls", "cache hits", "prompt tokens (est.)", "answer tokens (at most)",
+                   "US$ (at most)"):  # fmt: skip
+        out.add_column(column, justify="left" if column in ("role", "model") else "right")
+    if rows:
+        frame = pd.DataFrame(rows)
+        totals = frame.groupby(["role", "model"], sort=True).agg({**{c: "sum" for c in columns}, "usd": "sum"})
+        priced = frame.groupby(["role", "model"], sort=True)["usd"].apply(lambda u: u.notna().all())
+        for (role, model), row in totals.iterrows():
+            usd = f"{row['usd']:.4f}" if priced[(role, model)] else "-"
+            out.add_row(role, model, *(str(int(row[c])) for c in columns), usd)
+        out.add_row("all", "", *(str(int(frame[c].sum())) for c in columns), "")
+    out_console.print(out)
     note = f" {skipped} runs are not society runs and are not estimated." if skipped else ""
-    out_console.print(f"Counts assume every answer is legal the first time; prompt tokens are characters / "
+    out_console.print(f"Counts assume every answer is legal the first time (a model's illegal answers add calls); "
+                      f"tokens count the calls that reach a model (not cache hits); prompt tokens are characters / "
                       f"{CHARS_PER_TOKEN:g}.{note}", soft_wrap=True)  # fmt: skip
 
 
@@ -117,8 +134,9 @@ def sweep(
         if address and executor not in (None, "ray"):
             raise UsageError("--address is a Ray cluster's: use it with --executor ray")
         data = read_yaml(file)
-        if dry_run:
-            _dry_run_table(expand(*parse_sweep(data, str(file), file.parent), str(file)))
+        if dry_run:  # inside the try: a dry run's failure is a clean exit too
+            runs = expand(*parse_sweep(data, str(file), file.parent), str(file))
+            dry_run_table([run.scenario for run in runs], f"A dry run of the sweep: {len(runs)} runs, no model called")
             return
     except SandboxError as error:
         raise _fail(error) from None

@@ -137,17 +137,13 @@ def expand(sweep: SweepFile, base: dict[str, Any], source: str) -> list[SweepRun
     scenario is invalid.
     """
     from sandbox.run_kinds import scenario_kind
-    from sandbox.scenario_file import (
-        parse_dialogue_scenario,
-        parse_distill_scenario,
-        parse_proxy_scenario,
-        parse_scenario,
-        parse_training_scenario,
-    )
+    from sandbox.scenario_file import parse_kind
 
     kind = scenario_kind(base)
-    parse = {"society": parse_scenario, "training": parse_training_scenario, "proxy": parse_proxy_scenario,
-             "dialogue": parse_dialogue_scenario, "distill": parse_distill_scenario}[kind]  # fmt: skip
+
+    def parse(data: Any, where: str) -> Any:
+        return parse_kind(kind, data, where)
+
     full = parse(base, source).model_dump(mode="json")  # every field, defaults included: the paths a grid may name
     block = sweep.sweep
     for path in block.grid:

@@ -13,19 +13,18 @@ from typing import Any
 
 __all__ = ["execute_run", "run_status"]
 
-PARSERS = {"society": "parse_scenario", "training": "parse_training_scenario", "proxy": "parse_proxy_scenario",
-           "dialogue": "parse_dialogue_scenario", "distill": "parse_distill_scenario"}  # fmt: skip
-
-
 def run_status(path: Path | str) -> str:
-    """new, complete (summary written), or the status its run.json records (running, stopped, failed, ...)."""
+    """new, complete (its summary written), incomplete (marked complete without a summary), or the status its
+    run.json records (running, stopped, failed, interrupted)."""
     from sandbox.run_dir import SCENARIO, RunDirectory
 
     path = Path(path)
     if not (path / SCENARIO).is_file():
         return "new"
     status = RunDirectory(path).status().get("status", "running")
-    return "complete" if status == "complete" and (path / "summary.json").is_file() else status
+    if status == "complete":
+        return "complete" if (path / "summary.json").is_file() else "incomplete"
+    return status
 
 
 def _start_or_resume(path: Path, kind: str, scenario: Any, ledgers: list[Any]) -> None:
@@ -65,8 +64,8 @@ def execute_run(path: str, kind: str, scenario: dict[str, Any], budget: dict[str
         budget: The sweep's budget (a `Budget` as data), counted in the file `ledger` shared by the sweep's runs
             (society runs: the LLM calls of the other kinds are not counted).
     """
-    import sandbox.scenario_file as scenario_file
     from sandbox.errors import SandboxError
+    from sandbox.scenario_file import parse_kind
     from sandbox.llm.budget import Budget, BudgetExhaustedError, FileLedger
 
     run_dir = Path(path)
@@ -76,7 +75,7 @@ def execute_run(path: str, kind: str, scenario: dict[str, Any], budget: dict[str
         return outcome
     ledgers = [FileLedger(Budget(**budget), ledger)] if budget and ledger and Budget(**budget).limits() else []
     try:
-        parsed = getattr(scenario_file, PARSERS[kind])(scenario, f"{run_dir.name}'s scenario")
+        parsed = parse_kind(kind, scenario, f"{run_dir.name}'s scenario")
         _start_or_resume(run_dir, kind, parsed, ledgers)
     except BudgetExhaustedError as error:
         outcome.update(status="stopped", error=str(error))

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import os
 import signal
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from sandbox.sweep.execute import execute_run
@@ -31,34 +33,73 @@ def _die_with_the_driver() -> None:
         pass
 
 
+def _crashed(job: Job, error: BaseException) -> dict[str, Any]:
+    """The outcome of a run whose worker died under it (killed, out of memory): failed, resumable."""
+    return {"id": Path(job["path"]).name, "status": "failed", "error": f"its worker died: {type(error).__name__}: {error}"}
+
+
 def _local(jobs: Sequence[Job], workers: int, on_done: Callable[[dict[str, Any]], None]) -> None:
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked threads or locks
-    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                                initializer=_die_with_the_driver) as pool:  # fmt: skip
-        futures = [pool.submit(execute_run, **job) for job in jobs]
-        for future in concurrent.futures.as_completed(futures):
-            on_done(future.result())
+    pending = list(jobs)
+    while pending:  # a pool a dead worker broke is replaced; its run and those in flight are reported failed
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                                      initializer=_die_with_the_driver)  # fmt: skip
+        try:
+            running = {}
+            while pending or running:
+                while pending and len(running) < workers:  # only `workers` jobs handed out at a time
+                    job = pending.pop(0)
+                    running[pool.submit(execute_run, **job)] = job
+                done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in done:
+                    job = running.pop(future)
+                    try:
+                        on_done(future.result())
+                    except concurrent.futures.process.BrokenProcessPool as error:
+                        on_done(_crashed(job, error))
+                        for other in running:
+                            on_done(_crashed(running[other], error))
+                        running = {}
+                        raise
+        except concurrent.futures.process.BrokenProcessPool:
+            pool.shutdown(wait=False, cancel_futures=True)
+            continue
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # Ctrl-C: stop handing out runs at once
+            raise
+        pool.shutdown()
 
 
 def _ray(jobs: Sequence[Job], workers: int, on_done: Callable[[dict[str, Any]], None], address: str | None) -> None:
     import ray
 
     started = not ray.is_initialized()
+    # the endpoints' settings travel to the workers (a cluster's nodes do not share this shell's environment)
+    env = {k: os.environ[k] for k in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SANDBOX_CACHE_DIR") if k in os.environ}
     if started:
         if address:  # an existing cluster: its nodes need the sandbox installed and the sweep directory shared
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": env})
         else:
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+    remote = ray.remote(num_cpus=1, max_retries=0)(execute_run)
+    pending = list(jobs)
+    running: dict[Any, Job] = {}
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(execute_run)
-        pending = list(jobs)
-        running: list[Any] = []
         while pending or running:
             while pending and len(running) < workers:
-                running.append(remote.remote(**pending.pop(0)))
-            done, running = ray.wait(running, num_returns=1)
+                job = pending.pop(0)
+                running[remote.remote(**job)] = job
+            done, _ = ray.wait(list(running), num_returns=1)
             for ref in done:
-                on_done(ray.get(ref))
+                job = running.pop(ref)
+                try:
+                    on_done(ray.get(ref))
+                except ray.exceptions.RayError as error:  # the worker died (killed, out of memory)
+                    on_done(_crashed(job, error))
+    except BaseException:
+        for ref in running:
+            ray.cancel(ref, force=True)
+        raise
     finally:
         if started:
             ray.shutdown()

@@ -25,12 +25,11 @@ import pandas as pd
 import yaml
 
 from sandbox.errors import UsageError
-from sandbox.run_dir import atomic_write_text, hold
+from sandbox.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out, hold
 from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
 
 __all__ = ["SWEEP", "is_sweep", "run_sweep", "start_sweep", "sweep_table"]
 
-SWEEP = "sweep.yaml"
 RUNS = "runs"
 TIMINGS = ("latency_s", "seconds", "seconds_per_episode", "elapsed_s")
 
@@ -80,7 +79,7 @@ def start_sweep(data: dict[str, Any], source: str, base_dir: Path, out: Path | s
     """Expand the sweep file's `data` and play it into `out` (new, or a directory holding the same sweep)."""
     sweep, base = parse_sweep(data, source, base_dir)
     runs = expand(sweep, base, source)  # every run validated: nothing is written for an invalid sweep
-    path = Path(out) if out is not None else Path("runs") / f"{sweep.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path = Path(out) if out is not None else default_out(sweep)
     resolved = {**sweep.model_dump(mode="json"), "sweep": {**sweep.model_dump(mode="json")["sweep"], "base": base}}
     if is_sweep(path):
         from sandbox.scenario_file import read_yaml
@@ -88,8 +87,10 @@ def start_sweep(data: dict[str, Any], source: str, base_dir: Path, out: Path | s
         held = read_yaml(path / SWEEP)
         if {**held, "sweep": {**held["sweep"], "budget": None}} != {**resolved, "sweep": {**resolved["sweep"], "budget": None}}:
             raise UsageError(f"{path} holds another sweep; give a new --out, or `sandbox resume {path}` to finish it")
-    elif path.exists() and any(path.iterdir()):
-        raise UsageError(f"{path} already exists and is not empty")
+        if held["sweep"].get("budget") != resolved["sweep"]["budget"]:  # the file's budget changed: it applies
+            options = {**options, "budget": sweep.sweep.budget}
+    else:
+        RunDirectory.check_new(path)
     with hold(path):
         if not is_sweep(path):
             atomic_write_text(path / SWEEP, yaml.safe_dump(resolved, sort_keys=False))
@@ -113,6 +114,7 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
         on_start: Called with (runs in all, runs already finished).
         on_run: Called with each run's outcome ({id, status, error}) as it finishes.
     """
+    from sandbox.files import read_json
     from sandbox.scenario_file import read_yaml
     from sandbox.sweep.execute import run_status
     from sandbox.sweep.executors import run_jobs
@@ -149,6 +151,6 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
         atomic_write_text(path / "sweep.json", json.dumps({
             "name": sweep.name, "runs": len(runs), "statuses": counts, "executor": executor,
             "seconds_this_session": round(time.time() - started, 3), "errors": errors,
-            "budget": json.loads((path / "budget.json").read_text()) if (path / "budget.json").is_file() else None,
+            "budget": read_json(path / "budget.json") if (path / "budget.json").is_file() else None,
         }, indent=2))  # fmt: skip
     return path
