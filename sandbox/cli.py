@@ -221,15 +221,21 @@ def resume(
                 raise UsageError(f"--executor is local or ray, not {executor!r}")
             budget = None
             if max_calls is not None or max_tokens is not None or max_cost is not None:
-                if kind not in ("society", "sweep"):
-                    raise UsageError(f"--max-calls, --max-tokens and --max-cost are for society runs and sweeps; "
-                                     f"{run_dir} is a {kind} run")  # fmt: skip
+                if kind not in ("society", "sweep", "label", "solve"):
+                    raise UsageError(f"--max-calls, --max-tokens and --max-cost are for society, labeling and solve "
+                                     f"runs and sweeps; {run_dir} is a {kind} run")  # fmt: skip
                 if kind == "sweep":
                     from sandbox.sweep.config import load_sweep
 
                     budget = _budget(load_sweep(run_dir / "sweep.yaml")[0].sweep.budget, max_calls, max_tokens, max_cost)
                 else:
-                    budget = _budget(RunDirectory.open(run_dir).scenario().budget, max_calls, max_tokens, max_cost)
+                    from sandbox.llm.budget import Budget, set_budget
+                    from sandbox.scenario_file import read_yaml
+
+                    budget = _budget(Budget(**(read_yaml(run_dir / "scenario.yaml").get("budget") or {})), max_calls,
+                                     max_tokens, max_cost)  # fmt: skip
+                    if kind != "society":  # a society run's resume writes it after its preflight
+                        set_budget(RunDirectory.open(run_dir), budget)
             held.enter_context(hold(run_dir, create=False))  # for the whole command: a second resume exits 2, naming this one
         except SandboxError as error:
             raise _fail(error) from None

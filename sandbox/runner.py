@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -33,6 +32,7 @@ from sandbox.llm.resolve import ModelStack, model_stack, split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.plots import save_plots
 from sandbox.results import episodes_frame, metrics_frame, summarize
+from sandbox.llm.budget import budget_stop, run_ledgers, set_budget
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.scenario import ROLES, Scenario
 from sandbox.seeding import Branch, generator
@@ -102,34 +102,6 @@ def graph_layer(scenario: Scenario, models: dict[str, BaseChatModel], hooks: Pro
     from sandbox.scai.layer import ScaiLayer
 
     return ScaiLayer.build(scenario, models, on_policy=hooks.on_policy)
-
-
-def run_ledgers(run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any] = ()) -> list[Any]:
-    """The budget ledgers of a run: its own (`scenario.budget`, starting from what its transcript says it spent,
-    so a resumed run counts both sessions), then `ledgers` (a sweep's)."""
-    from sandbox.llm.budget import Ledger, spent_in_transcript
-    from sandbox.llm.resolve import scenario_prices
-    from sandbox.llm.transcript import read_transcript
-
-    own = []
-    if scenario.budget.limits():
-        path = run_dir / layout.TRANSCRIPTS
-        spent = spent_in_transcript(read_transcript(path) if path.is_file() else [],
-                                    scenario_prices(scenario, by="role"))
-        own.append(Ledger(scenario.budget, spent, name="run"))
-    return [*own, *ledgers]
-
-
-def budget_stop(run_dir: RunDirectory, failures: Sequence[BaseException]) -> None:
-    """If a budget stopped the run: say so in its status and raise `BudgetExhaustedError` with how to go on."""
-    from sandbox.llm.budget import BudgetExhaustedError
-
-    stopped = next((f for f in failures if isinstance(f, BudgetExhaustedError)), None)
-    if stopped is None:
-        return
-    run_dir.write_status("stopped", reason=str(stopped))
-    raise BudgetExhaustedError(f"{stopped}: the run stopped cleanly. Finish it with a higher cap: "
-                               f"sandbox resume {run_dir.path} --max-calls N (or --max-tokens, --max-cost)")  # fmt: skip
 
 
 async def _execute(
@@ -309,7 +281,7 @@ async def aresume(
         scenario = scenario.model_copy(update={"budget": budget})
     preflight(scenario, models)  # before the new cap is written: a run that cannot start is left as it was
     if budget is not None:
-        atomic_write_text(run_dir / layout.SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
+        set_budget(run_dir, budget)
     run_dir.write_status("running")
     await _execute(run_dir, scenario, dict(models or {}), hooks or ProgressHooks(), ledgers)
     return run_dir.path

@@ -125,3 +125,40 @@ def test_the_dry_run_counts_the_calls_of_a_run_whose_answers_are_all_legal(tmp_p
     result = runner.invoke(app, ["run", "--dry-run", str(Path(__file__).parents[1] / "scenarios" / "default.yaml"),
                                  "--out", str(tmp_path / "never")])  # fmt: skip
     assert result.exit_code == 0 and "no model called" in result.output and not (tmp_path / "never").exists()
+
+
+def test_a_labeling_run_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: Path) -> None:
+    from sandbox.llm.scripted import scripted
+    from sandbox.proxy.label import label_scenario, resume_labeling
+    from sandbox.scenario_file import parse_proxy_scenario
+    from tests.test_proxy_label import rule_judge, scenario
+
+    capped = parse_proxy_scenario({**scenario().model_dump(mode="json"), "budget": {"calls": 5}})
+    whole = label_scenario(scenario(), tmp_path / "whole", models={"judge": scripted([(r"Ultimatum", rule_judge)])})
+    with pytest.raises(BudgetExhaustedError, match="calls cap 5"):
+        label_scenario(capped, tmp_path / "cut", models={"judge": scripted([(r"Ultimatum", rule_judge)])})
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "stopped"
+    result = runner.invoke(app, ["resume", str(tmp_path / "cut"), "--max-calls", "1000", "--device", "cpu"])
+    assert result.exit_code == 2 and "--device is for training runs" in result.output  # options are checked first
+    from sandbox.llm.budget import set_budget
+
+    set_budget(tmp_path / "cut", Budget(calls=1000))
+    resume_labeling(tmp_path / "cut", models={"judge": scripted([(r"Ultimatum", rule_judge)])})
+    pd.testing.assert_frame_equal(pd.read_csv(whole / "labels.csv"), pd.read_csv(tmp_path / "cut" / "labels.csv"))
+
+
+def test_a_solve_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: Path) -> None:
+    from sandbox.dialogue.run import resume_solve, solve_scenario
+    from sandbox.llm.budget import set_budget
+    from tests.dialogue_helpers import ultimatum_model as dialogue_model
+    from tests.test_dialogue import _scenario
+
+    model = dialogue_model()
+    whole = solve_scenario(_scenario(), tmp_path / "whole", models={"players": model, "judge": model})
+    with pytest.raises(BudgetExhaustedError, match="calls cap 4"):
+        solve_scenario(_scenario(budget={"calls": 4}), tmp_path / "cut", models={"players": model, "judge": model})
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "stopped"
+    set_budget(tmp_path / "cut", Budget(calls=1000))
+    model = dialogue_model()
+    resume_solve(tmp_path / "cut", models={"players": model, "judge": model})
+    pd.testing.assert_frame_equal(pd.read_csv(whole / "policy.csv"), pd.read_csv(tmp_path / "cut" / "policy.csv"))

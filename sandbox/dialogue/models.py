@@ -66,18 +66,22 @@ class StackModels:
 
 @contextmanager
 def run_roles(run_dir: Any, scenario: Any, given: Mapping[str, BaseChatModel] | None = None,
-              sinks: Sequence[Any] = ()) -> Iterator[dict[str, BaseChatModel]]:  # fmt: skip
-    """The `players` and `judge` models of a dialogue run, on the run's cache and transcript (and `sinks`);
-    `given` models (by role) replace the scenario's specs. The transcript is closed and finalised on exit."""
+              sinks: Sequence[Any] = (), ledgers: Sequence[Any] = ()) -> Iterator[dict[str, BaseChatModel]]:  # fmt: skip
+    """The `players` and `judge` models of a dialogue run, on the run's cache and transcript (and `sinks`),
+    counted in the run's budget (and `ledgers`, a sweep's); `given` models (by role) replace the scenario's specs.
+    The transcript is closed and finalised on exit."""
     from sandbox import run_dir as layout
+    from sandbox.llm.budget import run_ledgers
     from sandbox.llm.cache import ResponseCache
-    from sandbox.llm.resolve import BackendOptions, ModelStack
+    from sandbox.llm.resolve import BackendOptions, ModelStack, scenario_prices
     from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 
     cache = ResponseCache(run_dir / layout.CACHE)
+    ledgers = run_ledgers(run_dir, scenario, ledgers) if hasattr(scenario, "budget") else list(ledgers)
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
     stack = ModelStack(cache=cache, sinks=[transcript, *sinks], concurrency=scenario.concurrency,
-                       options=BackendOptions(embedded=scenario.embedded))  # fmt: skip
+                       options=BackendOptions(embedded=scenario.embedded), ledgers=ledgers,
+                       prices=scenario_prices(scenario, by="role"))  # fmt: skip
     try:
         yield {role: stack.for_role(role, getattr(scenario.models, role).spec,
                                     getattr(scenario.models, role).sampling.model_dump(), given=(given or {}).get(role))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,7 +73,8 @@ def reward_model(scenario: DialogueScenario, game: DialogueGame) -> RewardModel 
 
 
 def solve_scenario(scenario: DialogueScenario, out: Path | str | None = None, *,
-                   models: Mapping[str, BaseChatModel] | None = None, hooks: SolveHooks | None = None) -> Path:  # fmt: skip
+                   models: Mapping[str, BaseChatModel] | None = None, hooks: SolveHooks | None = None,
+                   ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
     """Solve the scenario's game into a new run directory and return its path.
 
     Args:
@@ -81,24 +82,25 @@ def solve_scenario(scenario: DialogueScenario, out: Path | str | None = None, *,
         out: The run directory (default `runs/<name>-<time>`); it must not hold files.
         models: Chat models by role (`players`, `judge`) instead of the scenario's specs.
         hooks: Progress callbacks.
+        ledgers: Budget ledgers beyond the run's own `budget` (a sweep's).
     """
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
     game = build_game(scenario)  # a game that cannot be built writes nothing
     with hold(path):
         run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-        return _solve(run_dir, scenario, game, models or {}, hooks or SolveHooks())
+        return _solve(run_dir, scenario, game, models or {}, hooks or SolveHooks(), ledgers)
 
 
 @holding
 def resume_solve(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None,
-                 hooks: SolveHooks | None = None) -> Path:  # fmt: skip
+                 hooks: SolveHooks | None = None, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
     """Finish an interrupted solve: the calls already answered come from the run's cache."""
     run_dir = RunDirectory.open(path)
     if run_dir.status().get("status") == "complete":
         return run_dir.path
     scenario = load_solve_run_scenario(run_dir)
-    return _solve(run_dir, scenario, build_game(scenario), models or {}, hooks or SolveHooks())
+    return _solve(run_dir, scenario, build_game(scenario), models or {}, hooks or SolveHooks(), ledgers)
 
 
 def load_solve_run_scenario(run_dir: RunDirectory) -> DialogueScenario:
@@ -118,14 +120,16 @@ def is_solve_run(path: Path | str) -> bool:
 
 
 def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame,
-           models: Mapping[str, BaseChatModel], hooks: SolveHooks) -> Path:  # fmt: skip
+           models: Mapping[str, BaseChatModel], hooks: SolveHooks, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
     from sandbox.llm.accounting import TokenLedger
+    from sandbox.llm.budget import budget_stop
 
     started = time.time()
     ledger = TokenLedger()
     try:
-        result = _expand_and_solve(run_dir, scenario, game, models, hooks, ledger)
+        result = _expand_and_solve(run_dir, scenario, game, models, hooks, ledger, ledgers)
     except BaseException as error:
+        budget_stop(run_dir, [error])  # a cap reached: stopped, resumable with a higher one
         run_dir.write_status("failed", error=f"{type(error).__name__}: {error}"[:500])
         raise
     tree, solution, steered, psro, (expanded, solved) = result
@@ -136,8 +140,9 @@ def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame
 
 
 def _expand_and_solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame,
-                      models: Mapping[str, BaseChatModel], hooks: SolveHooks, ledger: Any) -> tuple[Any, ...]:  # fmt: skip
-    with run_roles(run_dir, scenario, models, sinks=[ledger]) as roles:
+                      models: Mapping[str, BaseChatModel], hooks: SolveHooks, ledger: Any,
+                      ledgers: Sequence[Any] = ()) -> tuple[Any, ...]:  # fmt: skip
+    with run_roles(run_dir, scenario, models, sinks=[ledger], ledgers=ledgers) as roles:
         oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2),
                              reward_model=reward_model(scenario, game))  # fmt: skip
         hooks.on_phase("expanding", None)

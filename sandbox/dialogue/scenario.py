@@ -28,6 +28,7 @@ from sandbox.dialogue.contracts import ANY
 from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.scenario import ModelConfig, Sampling, StrictModel, _model_config_from_shorthand
+from sandbox.llm.budget import Budget
 
 __all__ = ["DialogueBlock", "DialogueModelsConfig", "DialogueScenario", "PSROBlock", "SolverBlock", "estimate_messages"]
 
@@ -166,6 +167,8 @@ class DialogueScenario(StrictModel):
     description: str = ""
     seed: int = Field(0, ge=0, description="Root of the seed tree: setups and every LLM seed.")
     concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
+    budget: Budget = Field(default_factory=Budget, description="Caps on the run's LLM calls, tokens and dollars; "
+                                                               "a run that reaches one stops, resumable.")  # fmt: skip
     models: DialogueModelsConfig = Field(default_factory=DialogueModelsConfig)
     embedded: EmbeddedSettings = Field(
         default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."

@@ -22,7 +22,7 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,11 +211,14 @@ async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Par
 
 
 async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mapping[str, BaseChatModel],
-                  hooks: LabelHooks) -> dict[str, Any]:  # fmt: skip
+                  hooks: LabelHooks, ledgers: Sequence[Any] = ()) -> dict[str, Any]:  # fmt: skip
+    from sandbox.llm.budget import budget_stop, run_ledgers
+
     cache = ResponseCache(run_dir / layout.CACHE)
+    ledgers = run_ledgers(run_dir, scenario, ledgers)  # before this session's transcript opens
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
     partial = _Partial(run_dir / PARTIAL)
-    stack = model_stack(scenario, cache, [transcript])
+    stack = model_stack(scenario, cache, [transcript], ledgers)
     config = scenario.models.judge
     model = stack.for_role("judge", config.spec, config.sampling.model_dump(), given=models.get("judge"))
     block = scenario.proxy
@@ -231,6 +234,7 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
         if block.task == "negotiation":
             agents = await negotiation_agents(scenario, judge, hooks)
     except BaseException as error:
+        budget_stop(run_dir, [error])  # a cap reached: stopped, resumable with a higher one
         failed = isinstance(error, Exception)  # not Ctrl-C or a cancellation
         run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
         if failed:
@@ -324,6 +328,7 @@ def label_scenario(
     *,
     models: Mapping[str, BaseChatModel] | None = None,
     hooks: LabelHooks | None = None,
+    ledgers: Sequence[Any] = (),
 ) -> Path:
     """Label the scenario's test set with its judge; the run directory.
 
@@ -332,13 +337,14 @@ def label_scenario(
         out: The run directory (default `runs/<name>-<time>`); must be new or empty.
         models: Model objects by role (e.g. `{"judge": model}`), instead of the scenario's specs.
         hooks: Progress callbacks.
+        ledgers: Budget ledgers beyond the run's own `budget` (a sweep's).
     """
     from sandbox._sync import run_sync
 
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     with hold(path):
         run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-        run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks()))
+        run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks(), ledgers))
     return path
 
 
@@ -352,7 +358,7 @@ def is_label_run(path: Path | str) -> bool:
 
 @holding
 def resume_labeling(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None,
-                    hooks: LabelHooks | None = None) -> Path:  # fmt: skip
+                    hooks: LabelHooks | None = None, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
     """Finish an interrupted labeling run: verdicts already given are kept, the rest are asked."""
     from sandbox._sync import run_sync
     from sandbox.scenario_file import load_proxy_scenario
@@ -360,5 +366,5 @@ def resume_labeling(path: Path | str, *, models: Mapping[str, BaseChatModel] | N
     run_dir = RunDirectory.open(path)
     scenario = load_proxy_scenario(run_dir / layout.SCENARIO)
     run_dir.write_status("running")
-    run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks()))
+    run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks(), ledgers))
     return Path(path)

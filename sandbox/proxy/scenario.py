@@ -24,6 +24,7 @@ from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.proxy.objectives import MATRIX_OBJECTIVES, NEGOTIATION_STYLES, ULTIMATUM_OBJECTIVES
 from sandbox.scenario import Models, StrictModel
+from sandbox.llm.budget import Budget
 
 __all__ = ["Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample"]
 
@@ -214,6 +215,8 @@ class ProxyScenario(StrictModel):
     description: str = ""
     seed: int = Field(0, ge=0, description="Root of the run's seed tree (test items, examples, scrambles).")
     concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
+    budget: Budget = Field(default_factory=Budget, description="Caps on the run's LLM calls, tokens and dollars; "
+                                                               "a run that reaches one stops, resumable.")  # fmt: skip
     models: Models = Field(default_factory=Models)
     embedded: EmbeddedSettings = Field(
         default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."

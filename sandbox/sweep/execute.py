@@ -42,11 +42,11 @@ def _start_or_resume(path: Path, kind: str, scenario: Any, ledgers: list[Any]) -
     elif kind == "proxy":
         from sandbox.proxy.label import label_scenario, resume_labeling
 
-        resume_labeling(path) if started else label_scenario(scenario, path)
+        resume_labeling(path, ledgers=ledgers) if started else label_scenario(scenario, path, ledgers=ledgers)
     elif kind == "dialogue":
         from sandbox.dialogue.run import resume_solve, solve_scenario
 
-        resume_solve(path) if started else solve_scenario(scenario, path)
+        resume_solve(path, ledgers=ledgers) if started else solve_scenario(scenario, path, ledgers=ledgers)
     else:
         from sandbox.distill.run import distill_scenario, resume_distill
 
@@ -62,7 +62,7 @@ def execute_run(path: str, kind: str, scenario: dict[str, Any], budget: dict[str
         kind: The scenario's kind (society, training, proxy, dialogue, distill).
         scenario: The run's scenario, as data.
         budget: The sweep's budget (a `Budget` as data), counted in the file `ledger` shared by the sweep's runs
-            (society runs: the LLM calls of the other kinds are not counted).
+            (society, labeling and solve runs; training and distillation runs are not counted).
     """
     from sandbox.errors import SandboxError
     from sandbox.scenario_file import parse_kind
