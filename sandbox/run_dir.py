@@ -219,3 +219,15 @@ class RunDirectory:
 
         data = {**self.status(), **fields, "status": status, "version": __version__, "updated": time.time()}
         atomic_write_text(self.path / STATUS, json.dumps(data, indent=2))
+
+
+def run_status(path: Path | str) -> str:
+    """new, complete (its summary written), incomplete (marked complete without a summary), or the status its
+    run.json records (running, stopped, failed, interrupted)."""
+    path = Path(path)
+    if not (path / SCENARIO).is_file():
+        return "new"
+    status = RunDirectory(path).status().get("status", "running")
+    if status == "complete":
+        return "complete" if (path / SUMMARY).is_file() else "incomplete"
+    return status

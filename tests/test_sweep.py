@@ -20,7 +20,7 @@ from sandbox.cli import app
 from sandbox.errors import ScenarioError
 from sandbox.llm.budget import refused
 from sandbox.sweep import expand, parse_sweep
-from sandbox.sweep.execute import run_status
+from sandbox.run_dir import run_status
 from tests.loopback_openai import loopback_openai
 from tests.test_kill_and_resume import SANDBOX, answer
 

@@ -42,7 +42,7 @@ import yaml
 
 from sandbox.errors import UsageError
 from sandbox.moral.scenario import TrainingScenario
-from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, holding
+from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, holding, run_status
 from sandbox.moral.rewards import ACTION_TYPES
 from sandbox.stats import json_number, json_records, mean_ci
 from sandbox.files import read_csv, read_json
@@ -116,14 +116,14 @@ def resume_seeds(path: Path | str, *, hooks: Callable[[int], Any] | None = None,
 
     `device` overrides the scenario's `models.device` (a group started on a GPU, finished on a CPU).
     """
-    from sandbox.moral.run import SUMMARY, on_device, resume_training, train_scenario
+    from sandbox.moral.run import on_device, resume_training, train_scenario
 
     path = Path(path)
     scenario = on_device(_scenario(path), device)
     for seed in group_seeds(path):
         run = seed_dir(path, seed)
         own = scenario.model_copy(update={"seed": seed})
-        if RunDirectory(run).status().get("status") == "complete" and (run / SUMMARY).is_file():
+        if run_status(run) == "complete":
             continue
         if (run / SCENARIO).is_file():
             resume_training(run, hooks=hooks(seed) if hooks else None, device=device, **kwargs)

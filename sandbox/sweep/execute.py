@@ -11,21 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-__all__ = ["execute_run", "run_status"]
-
-def run_status(path: Path | str) -> str:
-    """new, complete (its summary written), incomplete (marked complete without a summary), or the status its
-    run.json records (running, stopped, failed, interrupted)."""
-    from sandbox.run_dir import SCENARIO, RunDirectory
-
-    path = Path(path)
-    if not (path / SCENARIO).is_file():
-        return "new"
-    status = RunDirectory(path).status().get("status", "running")
-    if status == "complete":
-        return "complete" if (path / "summary.json").is_file() else "incomplete"
-    return status
-
+__all__ = ["execute_run"]
 
 def _start_or_resume(path: Path, kind: str, scenario: Any, ledgers: list[Any]) -> None:
     from sandbox._sync import run_sync
@@ -65,6 +51,7 @@ def execute_run(path: str, kind: str, scenario: dict[str, Any], budget: dict[str
             (society, labeling and solve runs; training and distillation runs are not counted).
     """
     from sandbox.errors import SandboxError
+    from sandbox.run_dir import run_status
     from sandbox.scenario_file import parse_kind
     from sandbox.llm.budget import Budget, BudgetExhaustedError, FileLedger
 

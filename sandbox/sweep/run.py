@@ -25,7 +25,7 @@ import pandas as pd
 import yaml
 
 from sandbox.errors import UsageError
-from sandbox.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out, hold
+from sandbox.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out, hold, run_status
 from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
 
 __all__ = ["SWEEP", "is_sweep", "run_sweep", "start_sweep", "sweep_table"]
@@ -53,8 +53,6 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 def sweep_table(path: Path | str, runs: list[SweepRun]) -> pd.DataFrame:
     """One row per run: its id, status and overrides, then its summary's figures."""
     from sandbox.files import read_json
-    from sandbox.sweep.execute import run_status
-
     rows = []
     for run in runs:
         run_dir = Path(path) / RUNS / run.id
@@ -116,7 +114,6 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
     """
     from sandbox.files import read_json
     from sandbox.scenario_file import read_yaml
-    from sandbox.sweep.execute import run_status
     from sandbox.sweep.executors import run_jobs
 
     path = Path(path)
