@@ -1,7 +1,8 @@
 """The sandbox engine: scenarios, the LLM layer, games, state machines, runner, results, CLI.
 
-The public surface is small: load a scenario, run it (or resume a run), read
-the result. Names are imported on first use, so `import sandbox.games` stays
+The public surface is small: load a scenario file of any kind, run it (or
+resume a run), read the result; the kinds of run are plug-ins
+(`sandbox.kinds`). Names are imported on first use, so `import sandbox.games` stays
 light and the actor packages can import the engine's contracts without cycles.
 """
 
@@ -15,15 +16,17 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ProgressHooks": "sandbox.runner",
     "RunFailedError": "sandbox.errors",
-    "RunResult": "sandbox.api",
+    "RunKind": "sandbox.kinds",
+    "RunResult": "sandbox.run_result",
     "SandboxError": "sandbox.errors",
-    "Scenario": "sandbox.scenario",
     "ScenarioError": "sandbox.errors",
+    "SocietyScenario": "sandbox.scenario",
     "UsageError": "sandbox.errors",
     "arun": "sandbox.runner",
     "aresume": "sandbox.runner",
     "load_scenario": "sandbox.scenario_file",
     "parse_scenario": "sandbox.scenario_file",
+    "register_kind": "sandbox.kinds",
     "resume": "sandbox.api",
     "run": "sandbox.api",
 }
@@ -32,6 +35,8 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "register_kind":
+        return importlib.import_module("sandbox.kinds").register
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'sandbox' has no attribute {name!r}")

@@ -1,325 +1,35 @@
-"""Benchmarks, each printed as a ratio against a baseline measured in the same run.
+"""`sandbox bench NAME`: the benchmarks every registered run kind names (`sandbox.kinds.RunKind.benchmarks`).
 
-* concurrency: an epoch of 64 episodes with a fake model that sleeps a fixed
-  latency per call, at concurrency 32 and sequentially, against the ideal
-  (the episode's critical path, two calls, times 2 waves of 32).
-* overhead: an epoch of a 10,000-user society with the scripted model; the
-  framework's own time per LLM call (epoch time less the model's own time).
-* scai (`sandbox.scai.bench`): 20 SCAI runs of 5 epochs (8+2 interactions)
-  against the critical path (epochs x 3 dependent calls x latency) and
-  against a sequential run; then the `search` revision's cost in calls and
-  wall time against the single draw.
-* embedded: the `make run` society on the embedded model with the present
-  settings (4 slots) and with this machine's choice, each
-  from a cold server: wall time, prompt tokens computed against reused, calls
-  per minute; then generated tokens per second with 1, 2 and 4 slots.
-* rollout: moral fine-tuning's rollout throughput (episodes per second, no
-  learning) with one batched generation per round against one generation per
-  game, on the tiny model and on SmolLM2-135M.
-
-* training (`sandbox.moral.bench`): moral fine-tuning's training episodes per
-  second on this machine's device, the tiny model and real models (SmolLM2;
-  the embedded 1.5B model where CUDA is present), the authors' settings
-  against `multi_step`, with peak memory.
-
-* sweep (`sandbox.sweep.bench`): 16 small society runs on a local Ray with 2
-  workers against the same runs one after another in one process.
-* pool (`sandbox.llm.pool_bench`): a run over two loopback servers, one
-  failing every third call: the split, the fail-overs, nothing lost.
-
-Run with `sandbox bench [concurrency|overhead|scai|embedded|rollout|training|dialogue|sweep|pool|all]` or `make bench`.
-The fake and scripted models here produce timing figures, never simulation results.
+Each benchmark prints its figures as ratios against a baseline measured in
+the same run (never a timed test), and returns them. The society kind's:
+concurrency, overhead, embedded (`sandbox.graph.bench`), scai
+(`sandbox.scai.bench`), pool (`sandbox.scai.pool_bench`); moral fine-tuning's:
+rollout, training (`sandbox.moral.bench`); dialogue (`sandbox.dialogue.bench`);
+sweep (`sandbox.sweep.bench`). Run with `sandbox bench [NAME|all]` or `make bench`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import re
-import tempfile
-import time
-from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
+from sandbox import kinds
 from sandbox.errors import UsageError
-from sandbox.llm.scripted import ScriptedChatModel, scripted
-from sandbox.runner import ProgressHooks, arun
-from sandbox.scenario import Scenario
-from sandbox.scenario_file import parse_scenario
-from sandbox.files import read_json
 
-console = Console()
-
-_STAKE = re.compile(r"Split (\d+) (.+?) between")
+__all__ = ["benchmarks", "run_benchmarks"]
 
 
-def _propose(messages: list[Any], _: dict[str, Any]) -> str:
-    match = _STAKE.search(str(messages[-1].content))
-    assert match, "the propose template changed; update the benchmark's scripted rule"
-    amount, currency = int(match.group(1)), match.group(2)
-    return f"For the {amount} {currency}, the proposer will get {amount // 2}, and the responder will get {amount - amount // 2}."
-
-
-def fake_model(latency_s: float) -> ScriptedChatModel:
-    """A scripted ultimatum player that sleeps `latency_s` per call."""
-    return scripted([(r"You are the proposer", _propose), (r"You are the responder", "yes")], latency_s=latency_s)
-
-
-def _society(size: int, episodes: int | None, concurrency: int) -> Scenario:
-    return parse_scenario(
-        {
-            "name": "bench",
-            "concurrency": concurrency,
-            "interactions_per_epoch": episodes,
-            "society": {"size": size, "norms": [{"norm": "fair", "proportion": 1.0}]},
-        },
-        "<bench>",
-    )
-
-
-async def time_epoch(scenario: Scenario, model: ScriptedChatModel) -> float:
-    """Seconds from the epoch's pairing to its last finished episode."""
-    marks: dict[str, float] = {}
-    hooks = ProgressHooks(
-        on_epoch_start=lambda *_: marks.setdefault("start", time.perf_counter()),
-        on_episode=lambda _: marks.__setitem__("end", time.perf_counter()),
-    )
-    with tempfile.TemporaryDirectory() as tmp:
-        await arun(scenario, out=Path(tmp) / "run", models={"user": model}, hooks=hooks)
-    return marks["end"] - marks["start"]
-
-
-def bench_concurrency(latency_s: float = 0.25, episodes: int = 64, concurrency: int = 32) -> dict[str, float]:
-    """Epoch time at `concurrency` and sequentially, against the ideal."""
-    calls = 2 * episodes
-    waves = calls / concurrency / 2  # each wave of `concurrency` episodes runs a 2-call critical path
-    ideal = 2 * latency_s * waves
-    concurrent = asyncio.run(time_epoch(_society(2 * episodes, episodes, concurrency), fake_model(latency_s)))
-    sequential = asyncio.run(time_epoch(_society(2 * episodes, episodes, 1), fake_model(latency_s)))
-    table = Table(title=f"Concurrency: {episodes} episodes, {latency_s * 1000:.0f} ms per call", title_justify="left")
-    for column in ("setting", "seconds", "ratio"):
-        table.add_column(column, justify="left" if column == "setting" else "right")
-    table.add_row(f"ideal (critical path {2 * latency_s:.2f} s x {waves:g})", f"{ideal:.3f}", "1.00")
-    table.add_row(f"concurrency {concurrency}", f"{concurrent:.3f}", f"{concurrent / ideal:.2f} x ideal (target <= 1.25)")
-    table.add_row("sequential", f"{sequential:.3f}", f"{sequential / concurrent:.1f} x concurrent (expected {calls * latency_s / ideal:.0f})")
-    console.print(table)
-    return {"ideal_s": ideal, "concurrent_s": concurrent, "sequential_s": sequential,
-            "ratio_to_ideal": concurrent / ideal, "speedup": sequential / concurrent}  # fmt: skip
-
-
-def bench_overhead(size: int = 10_000) -> dict[str, float]:
-    """The framework's time per LLM call in an epoch of a `size`-user society.
-
-    The baseline is the scripted model's own time answering those same calls
-    (it times itself), measured in the same run.
-    """
-    model = fake_model(0.0)
-    epoch = asyncio.run(time_epoch(_society(size, None, 64), model))
-    calls, own = model.calls, model.busy_s
-    per_call_ms = (epoch - own) / calls * 1000
-    table = Table(title=f"Overhead: one epoch of a {size:,}-user society, scripted model", title_justify="left")
-    for column in ("measure", "value"):
-        table.add_column(column, justify="left" if column == "measure" else "right")
-    table.add_row("LLM calls", f"{calls:,}")
-    table.add_row("epoch wall time", f"{epoch:.2f} s")
-    table.add_row("model's own time answering them (baseline)", f"{own:.3f} s")
-    table.add_row("framework time per call", f"{per_call_ms:.3f} ms (target < 2 ms)")
-    table.add_row("epoch / baseline", f"{epoch / own:.1f} x")
-    console.print(table)
-    return {"calls": calls, "epoch_s": epoch, "model_s": own, "framework_ms_per_call": per_call_ms}
-
-
-def _throughput(slots: int, requests: int, max_tokens: int) -> float:
-    """Generated tokens per second of `requests` calls at once on a server with `slots` slots."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from sandbox.llm.embedded import EmbeddedChatModel, load_server, unload_servers
-    from sandbox.llm.embedded_tuning import EmbeddedSettings
-
-    loaded = load_server(EmbeddedChatModel(settings=EmbeddedSettings(slots=slots)).server_settings())
-
-    def one(i: int) -> int:
-        request = {
-            "messages": [{"role": "user", "content": f"Write a short story about a fox, number {i}."}],
-            "max_tokens": max_tokens, "temperature": 0.7, "seed": i,
-        }  # fmt: skip
-        return int(loaded.server.handle_chat_completions(request)["usage"]["completion_tokens"])
-
-    try:
-        one(-1)  # warm-up
-        started = time.perf_counter()
-        with ThreadPoolExecutor(slots) as pool:
-            tokens = sum(pool.map(one, range(requests)))
-        return tokens / (time.perf_counter() - started)
-    finally:
-        unload_servers()
-
-
-def _society_run(scenario: Scenario, models: dict[str, Any] | None) -> dict[str, Any]:
-    """Play `scenario` into a temporary directory; wall time, calls, prompt tokens and answers."""
-    import json
-
-    from sandbox.llm.embedded import unload_servers
-
-    unload_servers()  # each setting starts from a cold server: no prompt cached from the run before
-    with tempfile.TemporaryDirectory() as tmp:
-        started = time.perf_counter()
-        path = asyncio.run(arun(scenario, out=Path(tmp) / "run", models=models))
-        wall = time.perf_counter() - started
-        records = [json.loads(line) for line in (path / "transcripts.jsonl").read_text().splitlines()]
-        machine = read_json(path / "summary.json").get("embedded_backend")
-    unload_servers()
-    prompt = sum(r["input_tokens"] for r in records)
-    reused = sum(r["prompt_cached_tokens"] for r in records)
-    return {"wall_s": wall, "calls": len(records), "prompt_tokens": prompt, "reused_tokens": reused,
-            "computed_tokens": prompt - reused, "machine": machine,
-            "answers": {r["call_id"]: r["answer"] for r in records}}  # fmt: skip
-
-
-# The `make run` scenario, found from the checkout whatever the working directory.
-DEFAULT_SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "default.yaml"
-
-
-def bench_embedded(
-    scenario_file: str | Path = DEFAULT_SCENARIO,
-    requests: int = 8,
-    max_tokens: int = 64,
-    slot_counts: tuple[int, ...] = (1, 2, 4),
-) -> dict[str, Any]:
-    """The `make run` society on the embedded model, the present settings against this machine's choice.
-
-    The present behaviour, measured in the same run: 4 slots, a thread per
-    CPU, llama.cpp's prompt cache at its default size and slots chosen by
-    prompt similarity. Then generated tokens per second with
-    each of `slot_counts` slots (the evidence behind `embedded_tuning.choose_slots`).
-    """
-    import os
-
-    from sandbox.llm.embedded import EmbeddedChatModel
-    from sandbox.llm.embedded_tuning import EmbeddedSettings
-    from sandbox.scenario_file import load_scenario
-
-    scenario = load_scenario(scenario_file)
-    # what the backend did before: 4 slots, a thread per CPU, llama.cpp's default prompt cache (8 GiB)
-    present = EmbeddedChatModel(settings=EmbeddedSettings(slots=4, threads=os.cpu_count() or 2, prompt_cache_mib=8192))
-    before = _society_run(scenario, {role: present for role in scenario.roles()})
-    after = _society_run(scenario, None)  # the scenario's own settings, through its spec, as `sandbox run` does
-    same = sum(after["answers"].get(call) == answer for call, answer in before["answers"].items())
-    chosen = after["machine"]
-
-    table = Table(title=f"Embedded model: the {scenario.name} society ({Path(scenario_file).name}), {after['calls']} calls",
-                  title_justify="left")  # fmt: skip
-    for column in ("setting", "wall s", "prompt tokens computed", "reused", "calls/min", "ratio"):
-        table.add_column(column, justify="left" if column == "setting" else "right")
-    for label, figures in ((f"present: 4 slots, {present.settings.threads} threads", before),
-                           (f"tuned: {chosen['slots']} slot(s), {chosen['threads']} threads", after)):  # fmt: skip
-        table.add_row(
-            label,
-            f"{figures['wall_s']:.1f}",
-            f"{figures['computed_tokens']:,} of {figures['prompt_tokens']:,}",
-            f"{figures['reused_tokens'] / max(1, figures['prompt_tokens']):.0%}",
-            f"{figures['calls'] / figures['wall_s'] * 60:.1f}",
-            f"{before['wall_s'] / figures['wall_s']:.2f} x faster" if figures is after else "1.00",
-        )
-    console.print(table)
-    console.print(f"same answers for the same seeds: {same} of {len(before['answers'])} calls")
-
-    rates = {slots: _throughput(slots, requests, max_tokens) for slots in slot_counts}
-    throughput = Table(title=f"Decoding throughput: {requests} requests of {max_tokens} tokens at once",
-                       title_justify="left")  # fmt: skip
-    for column in ("slots", "tokens/s", "ratio"):
-        throughput.add_column(column, justify="right")
-    for slots, rate in rates.items():
-        throughput.add_row(str(slots), f"{rate:.1f}", f"{rate / rates[slot_counts[0]]:.2f}")
-    console.print(throughput)
-    drop = {"answers"}
-    return {"present": {k: v for k, v in before.items() if k not in drop},
-            "tuned": {k: v for k, v in after.items() if k not in drop}, "same_answers": same,
-            "speedup": before["wall_s"] / after["wall_s"], "tokens_per_s": rates}  # fmt: skip
-
-
-def _episodes_per_s(trainer: Any, setup: Any, episodes: int, batched: bool) -> float:
-    from sandbox.moral.training import play_episode
-
-    play_episode(trainer, setup, episodes, batched=batched)  # warm-up (an episode not timed)
-    started = time.perf_counter()
-    for episode in range(episodes):
-        play_episode(trainer, setup, episode, batched=batched)
-    return episodes / (time.perf_counter() - started)
-
-
-def bench_rollout(
-    policies: tuple[str, ...] = ("tiny", "smollm2"), parallel: int = 16, rounds: int = 5, episodes: int = 3
-) -> dict[str, dict[str, float]]:
-    """Episodes per second of rollouts, one batched generation per round against one generation per game."""
-    import torch
-
-    from sandbox.errors import ModelUnavailableError
-    from sandbox.moral.base_model import load_base_model
-    from sandbox.moral.ppo import PPOTrainer
-    from sandbox.moral.ppo_config import PPOConfig
-    from sandbox.moral.training import MoralSetup
-
-    setup = MoralSetup(parallel=parallel, rounds=rounds, seed=0)
-    table = Table(title=f"Rollout throughput: episodes of {parallel} games x {rounds} rounds, no learning",
-                  title_justify="left")  # fmt: skip
-    for column in ("policy", "device", "one at a time (episodes/s)", "batched (episodes/s)", "ratio"):
-        table.add_column(column, justify="left" if column == "policy" else "right")
-    figures = {}
-    for spec in policies:
-        try:
-            base = load_base_model(spec)
-        except ModelUnavailableError as error:
-            console.print(f"{spec}: skipped ({error})")
-            continue
-        trainer = PPOTrainer(base.model, base.tokenizer, PPOConfig(batch_size=parallel * rounds,
-                                                                   mini_batch_size=parallel * rounds, max_new_tokens=2))  # fmt: skip
-        torch.manual_seed(0)
-        single = _episodes_per_s(trainer, setup, episodes, batched=False)
-        batched = _episodes_per_s(trainer, setup, episodes, batched=True)
-        figures[spec] = {"one_at_a_time": single, "batched": batched, "ratio": batched / single}
-        table.add_row(spec, base.device, f"{single:.3f}", f"{batched:.3f}", f"{batched / single:.1f}x")
-    console.print(table)
-    return figures
-
-
-def bench_scai(**options: Any) -> dict[str, Any]:
-    from sandbox.scai.bench import bench_scai as scai  # with the SCAI package
-
-    return scai(**options)
-
-
-def _bench_dialogue() -> dict[str, float]:
-    from sandbox.dialogue.bench import bench_dialogue  # with the dialogue package (OpenSpiel), loaded when asked for
-
-    return bench_dialogue()
-
-
-def _bench_training() -> dict[str, Any]:
-    from sandbox.moral.bench import bench_training  # with the moral package (torch), loaded when asked for
-
-    return bench_training()
-
-
-def _bench_pool() -> dict[str, Any]:
-    from sandbox.llm.pool_bench import bench_pool
-
-    return bench_pool()
-
-
-def _bench_sweep() -> dict[str, Any]:
-    from sandbox.sweep.bench import bench_sweep
-
-    return bench_sweep()
+def benchmarks() -> dict[str, str]:
+    """Every registered kind's benchmarks: name -> `"module:function"` reference."""
+    found: dict[str, str] = {}
+    for kind in kinds.kinds().values():
+        for name, reference in kind.benchmarks.items():
+            found.setdefault(name, reference)
+    return found
 
 
 def run_benchmarks(which: str = "all") -> dict[str, Any]:
-    """Run the named benchmark (or all) and print each table."""
-    benches = {"concurrency": bench_concurrency, "overhead": bench_overhead, "scai": bench_scai,
-               "embedded": bench_embedded, "rollout": bench_rollout, "training": _bench_training,
-               "dialogue": _bench_dialogue, "sweep": _bench_sweep, "pool": _bench_pool}  # fmt: skip
-    if which != "all" and which not in benches:
-        raise UsageError(f"unknown benchmark {which!r}: choose {', '.join(benches)} or all")
-    return {name: bench() for name, bench in benches.items() if which in ("all", name)}
+    """Run the named benchmark (or all) and print each table; return each one's figures by name."""
+    found = benchmarks()
+    if which != "all" and which not in found:
+        raise UsageError(f"unknown benchmark {which!r}: choose {', '.join(found)} or all")
+    return {name: kinds.resolve(reference)() for name, reference in found.items() if which in ("all", name)}

@@ -1,17 +1,25 @@
-"""The command line's application object, its two consoles and its error exit, shared by every command module.
+"""The command line's application object, its two consoles, its error exit and its progress bars, shared by every
+command module.
 
-`sandbox.cli` defines the core commands on `app` and imports the command
-modules of the method packages (`sandbox.moral.commands`, ...), which
-register theirs on the same `app`; they import this module, never
-`sandbox.cli`, so imports run one way.
+`sandbox.cli` defines the core commands on `app`; each run kind's command
+modules (`sandbox.kinds.RunKind.commands`) register theirs on the same `app`.
+They import this module, never `sandbox.cli`, so imports run one way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-__all__ = ["app", "console", "fail", "out_console"]
+from sandbox.errors import SandboxError
+
+__all__ = ["app", "console", "fail", "out_console", "progress_bar", "with_progress"]
+
+T = TypeVar("T")
 
 app = typer.Typer(
     name="sandbox",
@@ -29,3 +37,24 @@ def fail(error: BaseException) -> typer.Exit:
     console.print("[bold red]error:[/]", end=" ")
     console.print(str(error), highlight=False, markup=False, soft_wrap=True)
     return typer.Exit(getattr(error, "exit_code", 1))
+
+
+def progress_bar(label: str, unit: str) -> Progress:
+    """A Rich progress bar on stderr: `label`, the bar, done of total `unit`, elapsed, eta, and a `last` field
+    (add tasks with `last=""`; update it with a line on the latest step)."""
+    return Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
+                    TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
+                    console=console)  # fmt: skip
+
+
+def with_progress(job: Callable[[], T], progress: Progress, interrupted: str) -> T:
+    """Run `job` with `progress` shown: Ctrl-C prints `interrupted` (how to resume) and exits 130; a
+    `SandboxError` exits with its code, printed."""
+    try:
+        with progress:
+            return job()
+    except KeyboardInterrupt:
+        console.print(interrupted, soft_wrap=True)
+        raise typer.Exit(130) from None
+    except SandboxError as error:
+        raise fail(error) from None

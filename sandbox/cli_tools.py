@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
@@ -20,56 +20,37 @@ __all__ = ["bench", "models", "schema", "validate"]
 
 
 @app.command()
-def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files.")]) -> None:
+def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files of any kind (sweep files too).")]) -> None:
     """Check scenario files; print every problem with its field path."""
-    from sandbox.scenario import Scenario
-    from sandbox.scenario_file import load_any_scenario, read_yaml
+    from sandbox.kinds import kind_of_data
+    from sandbox.scenario_file import load_scenario, read_yaml
 
     bad = 0
     for file in files:
         try:
-            data = read_yaml(file)
-            if isinstance(data, dict) and "sweep" in data:  # a sweep file: every run it expands to
-                from sandbox.sweep.config import expand, parse_sweep
-
-                runs = expand(*parse_sweep(data, str(file), file.parent), str(file))
-                out_console.print(f"{file}: ok (sweep {data.get('name')}: {len(runs)} {runs[0].kind} runs)",
-                                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
-                continue
-            scenario = load_any_scenario(file)
+            kind = kind_of_data(read_yaml(file))
+            scenario = load_scenario(file)
+            what = kind.call("describe", scenario) if kind.has("describe") else kind.name
         except ScenarioError as error:
             bad += 1
             console.print(str(error), highlight=False, markup=False, soft_wrap=True)
             continue
-        if isinstance(scenario, Scenario):
-            what = f"{scenario.society.size} users, {scenario.game.kind}"
-        elif hasattr(scenario, "dialogue"):
-            from sandbox.dialogue.scenario import estimate_messages
-
-            g = scenario.dialogue
-            what = (f"dialogue game {g.domain.kind}, {len(g.players)} players, up to {g.max_messages} messages, "
-                    f"{g.seeds_per_message} seed(s), at most {estimate_messages(g)} messages in the tree")
-        elif hasattr(scenario, "distill"):
-            d = scenario.distill
-            origin = f"the run {d.source.run}" if d.source.run else "a policy text"
-            what = f"distilling {origin} into {scenario.models.student}, {d.reward} reward, judge {scenario.models.judge}"
-        elif hasattr(scenario, "proxy"):
-            p = scenario.proxy
-            what = f"labeling {p.task}, {p.objective.name}, intent {p.intent.form}, judge {scenario.models.judge.spec}"
-        else:
-            t = scenario.training
-            what = f"training {scenario.models.policy}, {t.reward} vs {t.opponent}, {t.episodes} episodes"
         out_console.print(f"{file}: ok ({scenario.name}: {what})", highlight=False, markup=False, soft_wrap=True)
     if bad:
         raise typer.Exit(2)
 
 
 @app.command()
-def schema() -> None:
-    """Print the JSON Schema of scenario files (for editor completion)."""
+def schema(
+    kind: Annotated[Optional[str], typer.Argument(help="A run kind (society, training, proxy, distill, dialogue, sweep, ...); default: every kind.")] = None,  # noqa: UP007
+) -> None:
+    """Print the JSON Schema of scenario files (for editor completion): one kind's, or any kind's."""
     from sandbox.scenario_file import scenario_json_schema
 
-    sys.stdout.write(scenario_json_schema() + "\n")
+    try:
+        sys.stdout.write(scenario_json_schema(kind) + "\n")
+    except SandboxError as error:
+        raise _fail(error) from None
 
 
 @app.command()
@@ -108,9 +89,9 @@ def models() -> None:
 
 @app.command()
 def bench(
-    which: Annotated[str, typer.Argument(help="concurrency, overhead, scai, embedded, rollout, training, dialogue, sweep, pool or all.")] = "all",
+    which: Annotated[str, typer.Argument(help="A benchmark of a registered kind (concurrency, overhead, scai, embedded, pool, rollout, training, dialogue, sweep, ...) or all.")] = "all",
 ) -> None:
-    """Benchmarks: concurrency against the ideal, overhead per call, SCAI against its critical path, embedded throughput."""
+    """Benchmarks of every registered kind, each a ratio against a baseline measured in the same run."""
     from sandbox.bench import run_benchmarks
 
     try:

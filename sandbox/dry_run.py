@@ -1,28 +1,20 @@
-"""`sandbox run --dry-run FILE`: how many LLM calls a run will make, and about how many tokens, without a model.
+"""Dry runs on the command line: the LLM calls and tokens per role and model that runs would take, no model called.
 
-The run is played for real (the graph, the agents, the prompts) into a
-temporary directory, with a stand-in model that answers every call at once
-with a legal answer: a proposal that splits the stake, "yes", a principle.
-So the counts are those of a run in which every answer is legal the first
-time (a real model's illegal answers are asked again, and add calls), and
-the prompts are the real prompts. The run's response cache plays too, so the
-calls it would answer (the same prompt at temperature 0) are counted apart. Prompt tokens are estimated from their
-length (`CHARS_PER_TOKEN`); answer tokens are bounded by each role's
-`max_tokens`. Nothing is kept: the stand-in's answers are never results.
+Each kind estimates its own runs (`sandbox.kinds.RunKind.dry_run`; the
+society kind's plays the run with a stand-in model, `sandbox.scai.dry_run`);
+`sandbox run --dry-run` and `sandbox sweep --dry-run` print this table.
 """
 
 from __future__ import annotations
 
-import asyncio
-import tempfile
-from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from rich.table import Table
 
-from sandbox.scenario import Scenario
+from sandbox import kinds
+from sandbox.cli_app import console, out_console
 
-__all__ = ["CHARS_PER_TOKEN", "dry_run", "dry_run_model"]
+__all__ = ["CHARS_PER_TOKEN", "dry_run_table"]
 
 # Characters of message text per prompt token, the chat template's tokens included: 3.43 on the embedded Qwen2.5
 # model's `make run` transcript (30,722 characters, 8,959 prompt tokens; README, "Measuring"). An estimate for
@@ -30,52 +22,43 @@ __all__ = ["CHARS_PER_TOKEN", "dry_run", "dry_run_model"]
 CHARS_PER_TOKEN = 3.4
 
 
-def _fallback(_: list[Any], kwargs: dict[str, Any]) -> str:
-    """A legal answer where the constraint says what one is: its first choice, or its prefix and a few words."""
-    constraint = kwargs.get("constraint")
-    if constraint is not None and constraint.choices:
-        return constraint.choices[0]
-    prefix = getattr(constraint, "prefix", "") or ""
-    if prefix.startswith("Critique"):
-        return f"{prefix} none.\nPrinciple: Share everything equally with everyone."
-    return f"{prefix} Share everything equally with everyone." if prefix else "yes"
+def dry_run_table(runs: list[tuple[str, Any]], title: str) -> None:
+    """Play `runs` ((kind name, scenario) pairs) with their kinds' dry runs (a kind without one is counted as not
+    estimated) and print
+    per role and model: calls, cache hits, estimated prompt tokens, the most answer tokens, and dollars where
+    priced."""
+    import pandas as pd
 
+    from sandbox.llm.resolve import scenario_prices
 
-def dry_run_model() -> Any:
-    """The stand-in: the benchmarks' scripted ultimatum and MetaLM rules, then `_fallback` for any other prompt."""
-    from sandbox.llm.scripted import scripted
-    from sandbox.scai.bench import fake_scai_models
-
-    rules = list(fake_scai_models(0.0)["user"].rules)
-    return scripted([*rules, (r".", _fallback)])
-
-
-def dry_run(scenario: Scenario) -> pd.DataFrame:
-    """Per role: calls, those the response cache answers, and for the rest (the calls that reach a model) the
-    estimated prompt tokens and the most answer tokens (`max_tokens` each)."""
-    from sandbox.llm.transcript import read_transcript
-    from sandbox.runner import arun
-
-    from sandbox.llm.budget import Budget
-
-    model = dry_run_model()
-    # no budget: the stand-in spends nothing, and a cap would cut the count short
-    fast = scenario.model_copy(update={"concurrency": max(scenario.concurrency, 256), "budget": Budget()})
-    with tempfile.TemporaryDirectory() as tmp:
-        path = asyncio.run(arun(fast, out=Path(tmp) / "dry", models={role: model for role in scenario.roles()}))
-        records = read_transcript(path / "transcripts.jsonl")
-    rows = {}
-    for record in records:
-        role = record["role"]
-        row = rows.setdefault(role, {"role": role, "calls": 0, "cache_hits": 0, "prompt_tokens": 0.0,
-                                     "max_answer_tokens": 0})  # fmt: skip
-        row["calls"] += 1
-        if record.get("cache_hit"):  # the run's response cache answers it (temperature 0): no model spends on it
-            row["cache_hits"] += 1
-            continue
-        row["prompt_tokens"] += sum(len(m["content"]) for m in record["messages"]) / CHARS_PER_TOKEN
-        row["max_answer_tokens"] += getattr(scenario.models, role).sampling.max_tokens
-    table = pd.DataFrame(list(rows.values()), columns=["role", "calls", "cache_hits", "prompt_tokens",
-                                                       "max_answer_tokens"])  # fmt: skip
-    table["prompt_tokens"] = table["prompt_tokens"].round().astype(int)
-    return table.sort_values("role").reset_index(drop=True)
+    rows, skipped = [], 0
+    with console.status(f"playing {len(runs)} runs with a stand-in model (no model is called)"):
+        for name, scenario in runs:
+            kind = kinds.get(name)
+            if not kind.has("dry_run"):
+                skipped += 1
+                continue
+            table, prices = kind.call("dry_run", scenario), scenario_prices(scenario)
+            for row in table.to_dict("records"):
+                spec = getattr(scenario.models, row["role"]).spec
+                price = prices.get(spec)
+                usd = price.cost(row["prompt_tokens"], row["max_answer_tokens"]) if price else None
+                rows.append({**row, "model": spec, "usd": usd})
+    out = Table(title=title, title_justify="left")
+    columns = ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")
+    for column in ("role", "model", "calls", "cache hits", "prompt tokens (est.)", "answer tokens (at most)",
+                   "US$ (at most)"):  # fmt: skip
+        out.add_column(column, justify="left" if column in ("role", "model") else "right")
+    if rows:
+        frame = pd.DataFrame(rows)
+        totals = frame.groupby(["role", "model"], sort=True).agg({**{c: "sum" for c in columns}, "usd": "sum"})
+        priced = frame.groupby(["role", "model"], sort=True)["usd"].apply(lambda u: u.notna().all())
+        for (role, model), row in totals.iterrows():
+            usd = f"{row['usd']:.4f}" if priced[(role, model)] else "-"
+            out.add_row(role, model, *(str(int(row[c])) for c in columns), usd)
+        out.add_row("all", "", *(str(int(frame[c].sum())) for c in columns), "")
+    out_console.print(out)
+    note = f" {skipped} runs are of kinds without a dry run and are not estimated." if skipped else ""
+    out_console.print(f"Counts assume every answer is legal the first time (a model's illegal answers add calls); "
+                      f"tokens count the calls that reach a model (not cache hits); prompt tokens are characters / "
+                      f"{CHARS_PER_TOKEN:g}.{note}", soft_wrap=True)  # fmt: skip

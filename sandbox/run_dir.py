@@ -39,8 +39,6 @@ from typing import Any, TypeVar
 import yaml
 
 from sandbox.errors import UsageError
-from sandbox.scenario import Scenario
-from sandbox.scenario_file import load_scenario
 from sandbox.files import read_json
 
 SCENARIO = "scenario.yaml"
@@ -167,8 +165,8 @@ def atomic_write_text(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def default_out(scenario: Scenario, root: Path | str = "runs") -> Path:
-    """`runs/<scenario>-<timestamp>`."""
+def default_out(scenario: Any, root: Path | str = "runs") -> Path:
+    """`runs/<scenario name>-<timestamp>` (any scenario with a `name`)."""
     return Path(root) / f"{scenario.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
@@ -188,7 +186,7 @@ class RunDirectory:
             raise UsageError(f"{path} already exists and is not empty; resume it with `sandbox resume {path}`")
 
     @classmethod
-    def create(cls, path: Path, scenario: Scenario) -> RunDirectory:
+    def create(cls, path: Path, scenario: Any) -> RunDirectory:
         """Make the directory and write the resolved scenario and a `running` status."""
         cls.check_new(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -205,7 +203,10 @@ class RunDirectory:
             raise UsageError(f"{path} is not a run directory (no {SCENARIO})")
         return cls(path)
 
-    def scenario(self) -> Scenario:
+    def scenario(self) -> Any:
+        """The run's scenario, validated as the model of its kind (`sandbox.kinds`)."""
+        from sandbox.scenario_file import load_scenario
+
         return load_scenario(self.path / SCENARIO)
 
     def status(self) -> dict[str, Any]:

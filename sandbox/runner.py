@@ -32,9 +32,9 @@ from sandbox.llm.resolve import ModelStack, model_stack, split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.plots import save_plots
 from sandbox.results import episodes_frame, metrics_frame, summarize
-from sandbox.llm.budget import budget_stop, run_ledgers, set_budget
+from sandbox.run_budget import budget_stop, run_ledgers, set_budget
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
-from sandbox.scenario import ROLES, Scenario
+from sandbox.scenario import ROLES, SocietyScenario
 from sandbox.seeding import Branch, generator
 from societies.network import build_network
 from societies.population import build_population
@@ -49,7 +49,7 @@ class ProgressHooks:
     on_policy: Any = None  # (policy record) -> None
 
 
-def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = None) -> None:
+def preflight(scenario: SocietyScenario, models: Mapping[str, BaseChatModel] | None = None) -> None:
     """Check, before anything is written, that every role's backend can be built here.
 
     The embedded model is joined and verified now (once per machine), so a
@@ -69,7 +69,7 @@ def preflight(scenario: Scenario, models: Mapping[str, BaseChatModel] | None = N
             build_backend(spec)  # raises ModelUnavailableError with a fix
 
 
-def episodes_per_epoch(scenario: Scenario, layer: Any | None = None) -> int:
+def episodes_per_epoch(scenario: SocietyScenario, layer: Any | None = None) -> int:
     """Episodes an epoch plays, for progress bars (exact unless a sparse network limits a matching)."""
     if layer is not None:
         return layer.episodes_per_epoch()
@@ -95,18 +95,9 @@ def _profiles(population: list[Any], layer: Any | None) -> dict[str, dict[str, s
     return profiles | (layer.profiles() if layer is not None else {})
 
 
-def graph_layer(scenario: Scenario, models: dict[str, BaseChatModel], hooks: ProgressHooks) -> Any | None:
-    """The hook through which a scenario adds to the society graph: SCAI's assistant and MetaLM, or None."""
-    if scenario.assistant is None:
-        return None
-    from sandbox.scai.layer import ScaiLayer
-
-    return ScaiLayer.build(scenario, models, on_policy=hooks.on_policy)
-
-
 async def _execute(
     run_dir: RunDirectory,
-    scenario: Scenario,
+    scenario: SocietyScenario,
     models: Mapping[str, BaseChatModel],
     hooks: ProgressHooks,
     ledgers: Sequence[Any] = (),
@@ -125,7 +116,7 @@ async def _execute(
         )
         for role in scenario.roles()
     }
-    layer = graph_layer(scenario, role_models, hooks)
+    layer = scenario.graph_layer(role_models, on_policy=hooks.on_policy)
     players, networks, profiles, agents = {}, {}, {}, []
     for run in range(scenario.runs):
         population = build_population(scenario.society, generator(scenario.seed, run, Branch.POPULATION))
@@ -196,7 +187,7 @@ def _embedded_backend(stack: ModelStack) -> dict[str, int] | None:
 
 def _finalize(
     run_dir: RunDirectory,
-    scenario: Scenario,
+    scenario: SocietyScenario,
     states: list[dict[str, Any]],
     profiles: dict[int, dict[str, dict[str, str]]],
     seconds: float,
@@ -226,7 +217,7 @@ def _finalize(
 
 
 async def arun(
-    scenario: Scenario,
+    scenario: SocietyScenario,
     *,
     out: str | Path | None = None,
     models: Mapping[str, BaseChatModel] | None = None,

@@ -1,7 +1,8 @@
-"""Scenario models: a whole experiment as strict pydantic models (read from YAML by `sandbox.scenario_file`).
+"""The society scenario's models: users, norms, manners, network, game, models per role (strict pydantic).
 
-A scenario holds a whole experiment: the society, the game, the models per
-role, seeds and sizes. Every model forbids unknown fields, and every error
+A society scenario holds a whole society run: the society, the game, the
+models per role, seeds and sizes (`SocietyScenario`; the society kind's file
+model, with SCAI's `assistant:` block, is `sandbox.scai.scenario.Scenario`). Every model forbids unknown fields, and every error
 names the file and the field path (for example `society.norms[1].proportion`).
 """
 
@@ -18,9 +19,7 @@ from pydantic import (
 
 from sandbox.llm.budget import Budget, Price
 from sandbox.llm.embedded_tuning import EmbeddedSettings
-# Re-exported: the SCAI block lives in its package, the base models in `sandbox.schema`.
-from sandbox.scai.config import Assistant, Evaluation, EvaluationCondition, InteractionMix  # noqa: F401
-from sandbox.schema import AmountRange, StrictModel  # noqa: F401
+from sandbox.schema import AmountRange, StrictModel
 
 Role = Literal["user", "assistant", "meta", "judge", "policy"]
 ROLES: tuple[str, ...] = ("user", "assistant", "meta", "judge", "policy")
@@ -70,7 +69,7 @@ class ModelConfig(StrictModel):
         return spec
 
 
-def _model_config_from_shorthand(value: Any) -> Any:
+def model_config_from_shorthand(value: Any) -> Any:
     return {"spec": value} if isinstance(value, str) else value
 
 
@@ -87,7 +86,7 @@ class Models(StrictModel):
     @classmethod
     def _shorthand(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            return {key: _model_config_from_shorthand(value) for key, value in data.items()}
+            return {key: model_config_from_shorthand(value) for key, value in data.items()}
         return data
 
 
@@ -216,16 +215,17 @@ class UltimatumGame(StrictModel):
     )
 
 
-# The SCAI paper's protocol, the default of these game fields in a scenario with an assistant.
-SCAI_GAME_DEFAULTS = {"stakes": "epoch", "rules": True}
-
-
 # A discriminated union on `kind`: matrix and dialogue games join it later.
 Game = Annotated[Union[UltimatumGame], Field(discriminator="kind")]  # noqa: UP007
 
 
-class Scenario(StrictModel):
-    """A whole experiment, as written in a scenario file."""
+class SocietyScenario(StrictModel):
+    """A society run, as written in a scenario file: users of given norms and manners playing a game.
+
+    The society kind's own model (`sandbox.scai.scenario.Scenario`) adds Social Contract AI's `assistant:`
+    block; the engine (`sandbox.runner`, `sandbox.graph`) reads only these fields, `roles()` and
+    `graph_layer()`.
+    """
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
     description: str = ""
@@ -244,29 +244,12 @@ class Scenario(StrictModel):
     )
     society: Society
     game: Game = Field(default_factory=UltimatumGame)
-    assistant: Assistant | None = Field(
-        None, description="Social Contract AI: an assistant that learns the society's norms (omit for users only)."
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _scai_protocol(cls, data: Any) -> Any:
-        """With an assistant, the game's stakes and rules default to the SCAI paper's protocol."""
-        if isinstance(data, dict) and data.get("assistant") is not None:
-            game = data.get("game", {})
-            if isinstance(game, dict) and game.get("kind", "ultimatum") == "ultimatum":
-                data = {**data, "game": {"kind": "ultimatum", **SCAI_GAME_DEFAULTS, **game}}
-        return data
-
-    @model_validator(mode="after")
-    def _one_interaction_count(self) -> Scenario:
-        if self.assistant is not None and self.interactions_per_epoch is not None:
-            raise ValueError(
-                "with an assistant, interactions per epoch come from assistant.interactions; "
-                "remove interactions_per_epoch"
-            )
-        return self
 
     def roles(self) -> tuple[str, ...]:
         """The model roles this scenario calls."""
-        return ("user", "assistant", "meta") if self.assistant is not None else ("user",)
+        return ("user",)
+
+    def graph_layer(self, models: dict[str, Any], on_policy: Any = None) -> Any | None:
+        """What this scenario adds to the society graph (a `sandbox.graph.context.GraphLayer`), over the run's
+        models per role; None: users only."""
+        return None

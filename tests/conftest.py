@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sandbox.llm.scripted import ScriptedChatModel, scripted
-from sandbox.scenario import Scenario
+from sandbox.scai.scenario import Scenario
 from sandbox.scenario_file import parse_scenario
 
 STAKE = re.compile(r"Split (\d+) (.+?) between")

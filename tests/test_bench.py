@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.bench import bench_scai
+from sandbox.scai.bench import bench_scai
 
 
 def test_bench_scai_runs_and_reports_against_its_baselines() -> None:
@@ -22,7 +22,7 @@ def test_bench_scai_runs_and_reports_against_its_baselines() -> None:
 
 
 def test_bench_rollout_runs_both_ways_on_the_tiny_model() -> None:
-    from sandbox.bench import bench_rollout
+    from sandbox.moral.bench import bench_rollout
 
     figures = bench_rollout(policies=("tiny",), parallel=4, rounds=2, episodes=1)
     tiny = figures["tiny"]
@@ -32,7 +32,7 @@ def test_bench_rollout_runs_both_ways_on_the_tiny_model() -> None:
 
 @pytest.mark.slow
 def test_bench_embedded_plays_a_society_both_ways(tmp_path: Path) -> None:
-    from sandbox.bench import bench_embedded
+    from sandbox.graph.bench import bench_embedded
 
     scenario = tmp_path / "tiny.yaml"
     scenario.write_text(
@@ -76,7 +76,7 @@ def test_bench_sweep_times_a_ray_sweep_against_the_same_runs_in_one_process() ->
 
 
 def test_bench_pool_loses_nothing_over_a_failing_server() -> None:
-    from sandbox.llm.pool_bench import bench_pool
+    from sandbox.scai.pool_bench import bench_pool
 
     figures = bench_pool(runs=1, epochs=2, latency_s=0.0)
     assert figures["same_results_as_one_server"] and figures["unanswered"] == 0

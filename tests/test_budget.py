@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from sandbox import RunResult
 from sandbox.cli import app
-from sandbox.dry_run import dry_run
+from sandbox.scai.dry_run import dry_run
 from sandbox.llm.budget import Budget, BudgetExhaustedError, FileLedger, Ledger, Price, Spent, refused, spent_in_transcript
 from sandbox.runner import arun, aresume
 from tests.conftest import small_scenario, ultimatum_model
@@ -130,17 +130,19 @@ def test_the_dry_run_counts_the_calls_of_a_run_whose_answers_are_all_legal(tmp_p
 def test_a_labeling_run_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: Path) -> None:
     from sandbox.llm.scripted import scripted
     from sandbox.proxy.label import label_scenario, resume_labeling
-    from sandbox.scenario_file import parse_proxy_scenario
+    from sandbox.scenario_file import parse_kind
     from tests.test_proxy_label import rule_judge, scenario
 
-    capped = parse_proxy_scenario({**scenario().model_dump(mode="json"), "budget": {"calls": 5}})
+    capped = parse_kind("proxy", {**scenario().model_dump(mode="json"), "budget": {"calls": 5}})
     whole = label_scenario(scenario(), tmp_path / "whole", models={"judge": scripted([(r"Ultimatum", rule_judge)])})
     with pytest.raises(BudgetExhaustedError, match="calls cap 5"):
         label_scenario(capped, tmp_path / "cut", models={"judge": scripted([(r"Ultimatum", rule_judge)])})
     assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "stopped"
     result = runner.invoke(app, ["resume", str(tmp_path / "cut"), "--max-calls", "1000", "--device", "cpu"])
-    assert result.exit_code == 2 and "--device is for training runs" in result.output  # options are checked first
-    from sandbox.llm.budget import set_budget
+    assert result.exit_code == 2 and "--device: not an option for" in result.output and "a label run" in result.output
+    assert "budget" not in yaml.safe_load((tmp_path / "cut" / "scenario.yaml").read_text()) or yaml.safe_load(
+        (tmp_path / "cut" / "scenario.yaml").read_text())["budget"]["calls"] == 5  # options are checked first
+    from sandbox.run_budget import set_budget
 
     set_budget(tmp_path / "cut", Budget(calls=1000))
     resume_labeling(tmp_path / "cut", models={"judge": scripted([(r"Ultimatum", rule_judge)])})
@@ -149,7 +151,7 @@ def test_a_labeling_run_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: 
 
 def test_a_solve_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: Path) -> None:
     from sandbox.dialogue.run import resume_solve, solve_scenario
-    from sandbox.llm.budget import set_budget
+    from sandbox.run_budget import set_budget
     from tests.dialogue_helpers import ultimatum_model as dialogue_model
     from tests.test_dialogue import _scenario
 

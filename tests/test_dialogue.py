@@ -18,7 +18,7 @@ from sandbox.dialogue.run import build_game, resume_solve, solve_scenario
 from sandbox.dialogue.solve import infostates
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import ModelStack
-from sandbox.scenario_file import parse_dialogue_scenario
+from sandbox.scenario_file import parse_kind
 from sandbox.llm import scripted
 from tests.dialogue_helpers import ULTIMATUM, chat_game, kuhn_game, kuhn_model, ultimatum_model
 
@@ -33,7 +33,7 @@ def _scenario(**changes: Any) -> Any:
         for key in parents:
             where = where[key]
         where[last] = value
-    return parse_dialogue_scenario(data, "test.yaml")
+    return parse_kind("dialogue", data, "test.yaml")
 
 
 def test_kuhn_poker_through_the_binding_has_its_known_value() -> None:
@@ -247,12 +247,12 @@ def test_the_policy_table_covers_every_information_state(tmp_path: Path) -> None
 def test_the_small_game_solves_on_the_embedded_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The instructed ultimatum game, one seed per message, expanded on the embedded model and solved; guided agents
     play it head to head; the notebook reads the run."""
-    from sandbox.scenario_file import load_dialogue_scenario
+    from sandbox.scenario_file import load_scenario
 
-    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios/dialogue/ultimatum_small.yaml")
+    scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/ultimatum_small.yaml", kind="dialogue")
     data = scenario.model_dump(mode="json")
     data["dialogue"]["seeds_per_message"] = 1
-    path = solve_scenario(parse_dialogue_scenario(data, "small"), tmp_path / "run")
+    path = solve_scenario(parse_kind("dialogue", data, "small"), tmp_path / "run")
     summary = json.loads((path / "summary.json").read_text())
     assert summary["tree"]["terminal_nodes"] == 9 and summary["illegal_terminals"] == 0  # the grammar holds
     calls = summary["llm_calls"]

@@ -18,7 +18,7 @@ from sandbox.dialogue.meta import meta_payoffs, nash_bargaining, prd
 from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.run import build_game, solve_scenario
 from sandbox.llm import scripted
-from sandbox.scenario_file import parse_dialogue_scenario
+from sandbox.scenario_file import parse_kind
 from tests.dialogue_helpers import ULTIMATUM, ultimatum_model
 
 
@@ -48,7 +48,7 @@ def test_nash_bargaining_finds_the_asymmetric_solution_at_any_scale(scale: float
 
 
 def test_the_meta_game_is_exact_on_the_tree() -> None:
-    scenario = parse_dialogue_scenario(ULTIMATUM, "test")
+    scenario = parse_kind("dialogue", ULTIMATUM, "test")
     tree = asyncio.run(expand(build_game(scenario), StackModels(ultimatum_model())))
     payoffs = meta_payoffs(tree)
     assert payoffs.shape == (2, 3, 3)
@@ -76,7 +76,7 @@ def test_psro_adds_a_dominating_candidate_and_refuses_duplicates(tmp_path: Path)
     data["psro"] = {"iterations": 1, "candidates": 2}
     model = _router(["greedy", "Sure, here is one: bold", "ruthless", "fair", "calm", "mild"],
                     {"generous": 4, "greedy": 9, "any": 5, "ruthless": 10, "fair": 5}, accept=lambda s, o: True)
-    path = solve_scenario(parse_dialogue_scenario(data, "test"), tmp_path / "run", models={"players": model, "judge": model})
+    path = solve_scenario(parse_kind("dialogue", data, "test"), tmp_path / "run", models={"players": model, "judge": model})
     candidates = pd.read_csv(path / "psro_candidates.csv")
     mine = candidates[(candidates.iteration == 0) & (candidates.player == 0)].set_index("candidate")
     assert mine.loc["greedy", "status"] == "duplicate"
@@ -136,14 +136,14 @@ def test_the_reward_model_error_of_a_perfect_and_a_constant_judge(tmp_path: Path
     import re
 
     from sandbox.dialogue.reward_error import CASES, TABLE, measure_reward_model
-    from sandbox.scenario_file import load_dialogue_scenario
+    from sandbox.scenario_file import load_scenario
 
     def read_day(messages: list[Any], kwargs: dict[str, Any]) -> str:
         text = str(messages[-1].content)
         agreed = re.search(r"meet on (\w+)\?.*works for me", text, re.S)
         return agreed.group(1) if agreed else "none"
 
-    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml")
+    scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml", kind="dialogue")
     perfect = scripted([(r"Did they both agree", read_day)])
     path = measure_reward_model(scenario, tmp_path / "perfect", dialogues=4, modes=("outcome",), judge=perfect)
     table = pd.read_csv(path / TABLE)
@@ -175,7 +175,7 @@ def test_guided_agents_beat_the_baseline_head_to_head(tmp_path: Path) -> None:
     from sandbox.dialogue.play import PLAY, play
 
     model = ultimatum_model(accept=lambda s, o: True)
-    path = solve_scenario(parse_dialogue_scenario(ULTIMATUM, "test"), tmp_path / "run",
+    path = solve_scenario(parse_kind("dialogue", ULTIMATUM, "test"), tmp_path / "run",
                           models={"players": model, "judge": model})  # fmt: skip
     play(path, episodes=6, models={"players": model, "judge": model})
     summary = json.loads((path / "summary.json").read_text())
@@ -219,7 +219,7 @@ def test_the_paper_domains_solve_with_the_reward_model(tmp_path: Path, name: str
     finished dialogue, and solves; the judge's numbers are the payoffs."""
     import re
 
-    from sandbox.scenario_file import load_dialogue_scenario
+    from sandbox.scenario_file import load_scenario
 
     def speak(messages_: list[Any], kwargs: dict[str, Any]) -> str:
         # the words depend on the speaker's own instruction (the last one in its prompt)
@@ -231,7 +231,7 @@ def test_the_paper_domains_solve_with_the_reward_model(tmp_path: Path, name: str
 
     model = scripted([(r"Which one does the message follow", "calm"), (r"Write your next", speak),
                       (r"payoff\?|win this debate", value)])  # fmt: skip
-    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios" / "dialogue" / f"{name}.yaml")
+    scenario = load_scenario(Path(__file__).parent.parent / "scenarios" / "dialogue" / f"{name}.yaml", kind="dialogue")
     path = solve_scenario(scenario, tmp_path / "run", models={"players": model, "judge": model})
     summary = json.loads((path / "summary.json").read_text())
     assert summary["tree"]["terminal_nodes"] == terminals and summary["illegal_terminals"] == 0
@@ -259,13 +259,13 @@ def test_psro_refuses_a_scenario_whose_grown_tree_is_too_large(tmp_path: Path) -
 def test_fruit_templates_always_hold_a_possible_trade(tmp_path: Path) -> None:
     """Setups where no trade is possible are skipped; every valid dialogue's truth is a real trade's payoffs."""
     from sandbox.dialogue.reward_error import template_cases
-    from sandbox.scenario_file import load_dialogue_scenario
+    from sandbox.scenario_file import load_scenario
 
-    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios/dialogue/fruit.yaml")
+    scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/fruit.yaml", kind="dialogue")
     for seed in range(40):
         data = scenario.model_dump(mode="json")
         data["seed"] = seed
-        _, setups, cases = template_cases(parse_dialogue_scenario(data, "x"), 10)
+        _, setups, cases = template_cases(parse_kind("dialogue", data, "x"), 10)
         assert len({c.setup for c in cases}) == 10 and len(cases) == 30
         for case in cases:
             if case.outcome == "valid":
@@ -279,9 +279,9 @@ def test_resume_finishes_a_reward_model_measurement_not_a_solve(tmp_path: Path) 
     from sandbox.cli import app
     from sandbox.dialogue.reward_error import is_reward_model_run, measure_reward_model
     from sandbox.dialogue.run import is_solve_run
-    from sandbox.scenario_file import load_dialogue_scenario
+    from sandbox.scenario_file import load_scenario
 
-    scenario = load_dialogue_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml")
+    scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml", kind="dialogue")
     path = measure_reward_model(scenario, tmp_path / "rm", dialogues=2, modes=("outcome",),
                                 judge=scripted([(r"Did they both agree", "None.")]))  # fmt: skip
     assert is_reward_model_run(path) and not is_solve_run(path)
@@ -296,9 +296,9 @@ def test_imitation_refuses_runs_of_different_instruction_sets(tmp_path: Path) ->
     from sandbox.errors import UsageError
 
     model = ultimatum_model()
-    first = solve_scenario(parse_dialogue_scenario(ULTIMATUM, "a"), tmp_path / "a", models={"players": model, "judge": model})
+    first = solve_scenario(parse_kind("dialogue", ULTIMATUM, "a"), tmp_path / "a", models={"players": model, "judge": model})
     data = json.loads(json.dumps(ULTIMATUM))
     data["dialogue"]["instructions"][0] = ["generous", "any"]
-    second = solve_scenario(parse_dialogue_scenario(data, "b"), tmp_path / "b", models={"players": model, "judge": model})
+    second = solve_scenario(parse_kind("dialogue", data, "b"), tmp_path / "b", models={"players": model, "judge": model})
     with pytest.raises(UsageError, match="different instructions"):
         imitate([first, second], tmp_path / "out", embed=lambda texts: np.zeros((len(texts), 4)))

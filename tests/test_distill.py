@@ -23,7 +23,7 @@ from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.scripted import scripted
 from sandbox.moral.ultimatum_env import UltimatumOutcome, UltimatumState
 from sandbox.proxy.judge import ProxyJudge
-from sandbox.scenario_file import parse_distill_scenario, read_yaml
+from sandbox.scenario_file import parse_kind, read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -67,7 +67,7 @@ def test_the_judge_is_asked_once_per_distinct_move_and_its_table_is_read_back(tm
 
 
 def scenario(**distill: Any) -> Any:
-    return parse_distill_scenario({
+    return parse_kind("distill", {
         "name": "tiny-distill", "seed": 3, "models": {"student": "tiny"},
         "distill": {"source": {"text": "Give the other player everything."}, "truth": "altruistic",
                     "scoring": "binary", "amounts": {"min": 10, "max": 30}, **distill},
@@ -142,7 +142,7 @@ def test_principles_come_from_a_scai_run_directory(tmp_path: Path) -> None:
     assert principles() == ["policy 0.1"] and principles(run_index=1) == ["policy 1.1"]
     assert principles(pick="all") == ["policy 0.1", "policy 1.1"]
     assert principles(pick="bin") == ["policy 0.1"] and principles(pick="bin", bin="fair") == ["policy 1.1"]
-    resolved = plan(parse_distill_scenario({"name": "x", "distill": {"source": {"run": str(run)}}}), "f.yaml")
+    resolved = plan(parse_kind("distill", {"name": "x", "distill": {"source": {"run": str(run)}}}), "f.yaml")
     assert resolved.truth == "selfish" and resolved.currencies == ["apples", "blankets", "dollars"]  # from the source's society
     assert set(resolved.train_amounts).isdisjoint(resolved.held_out_amounts) and len(resolved.held_out_amounts) == 18
 
@@ -197,7 +197,7 @@ def test_a_tiny_student_is_refused_amounts_beyond_its_vocabulary(tmp_path: Path)
 
 def test_a_control_without_a_known_truth_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="distill"):
-        parse_distill_scenario({"name": "x", "distill": {"source": {"text": "Be kind."}, "reward": "truth"}})
+        parse_kind("distill", {"name": "x", "distill": {"source": {"text": "Be kind."}, "reward": "truth"}})
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
@@ -215,7 +215,7 @@ def test_the_tiny_student_learns_the_one_share_a_scripted_judge_rewards(algorith
                              "init_kl_coef": 0.0},
                      **({"trl": {"num_generations": 8}} if algorithm == "grpo" else {})},
     }  # fmt: skip
-    run = distill_scenario(parse_distill_scenario(data), tmp_path / algorithm, judge=model, evaluate=False)
+    run = distill_scenario(parse_kind("distill", data), tmp_path / algorithm, judge=model, evaluate=False)
     metrics = pd.read_csv(run / "metrics.csv")
     summary = json.loads((run / "summary.json").read_text())
     assert metrics["reward_proxy:judge"].head(5).mean() < 0.2  # the random start rarely keeps nothing

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from sandbox.errors import ModelUnavailableError
-from sandbox.moral.base_model import check_base_model_spec, load_base_model
-from sandbox.moral.tiny_model import build_tiny_lm
+from sandbox.llm.base_model import check_base_model_spec, load_base_model
+from sandbox.llm.tiny_model import build_tiny_lm
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from sandbox.moral.evaluation import action_table, regret_table
 from sandbox.moral.regret import best_collective, counterfactual_regret, max_regret, moral_regret, regret
 from sandbox.moral.rewards import RewardParams, Step
 from sandbox.moral.run import train_scenario
-from sandbox.scenario_file import parse_training_scenario
+from sandbox.scenario_file import parse_kind
 from sandbox.stats import json_records
 
 runner = CliRunner()
@@ -162,7 +162,7 @@ def test_regret_and_action_tables() -> None:
 
 
 def test_evaluate_moral_writes_regret_tables_and_plots(tmp_path: Path) -> None:
-    scenario = parse_training_scenario({
+    scenario = parse_kind("training", {
         "name": "tiny-eval", "models": {"policy": "tiny"},
         "training": {"episodes": 2, "rounds": 5, "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
                      "evaluation": {"games_per_game": 4, "rounds": 3, "conditions": ["test", "training", "reversed"],

@@ -5,7 +5,7 @@ path: scenario, run directory, summary) with fixed seeds. The tiny model's
 vocabulary holds the action tokens, digits and a few marks; every other word
 of the prompt is [UNK]. A random model answers a legal token now and then from
 the start; it must learn which one. Its weights start wider than GPT-2's (see
-`sandbox.moral.tiny_model`) so that an adapter can make one token likely at all.
+`sandbox.llm.tiny_model`) so that an adapter can make one token likely at all.
 
 Each game starts from a random state, so the first round of every game follows
 a random move; 20 rounds a game keep that under a tenth of the play. PPO's
@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 
 from sandbox.moral.run import train_scenario
-from sandbox.scenario_file import load_training_scenario
+from sandbox.scenario_file import load_scenario
 
 TINY = Path(__file__).parent.parent / "scenarios" / "moral" / "tiny"
 
 
 def learn(name: str, out: Path) -> dict[str, float]:
-    summary = json.loads((train_scenario(load_training_scenario(TINY / f"{name}.yaml"), out) / "summary.json").read_text())
+    summary = json.loads((train_scenario(load_scenario(TINY / f"{name}.yaml", kind="training"), out) / "summary.json").read_text())
     return {**summary["final_action_rates"], "illegal": summary["final_illegal_rate"]}
 
 

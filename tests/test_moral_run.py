@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from sandbox.cli import app
 from sandbox.errors import ScenarioError
 from sandbox.moral.run import TrainHooks, resume_training, train_scenario
-from sandbox.scenario_file import apply_training_overrides, parse_training_scenario
+from sandbox.scenario_file import parse_kind
+from sandbox.moral.scenario import apply_training_overrides
 
 runner = CliRunner()
 
@@ -36,7 +37,7 @@ def write(path: Path, data: Any) -> Path:
 
 
 def test_training_scenario_defaults_and_overrides() -> None:
-    scenario = parse_training_scenario(TINY)
+    scenario = parse_kind("training", TINY)
     config = scenario.training.ppo_config(seed=scenario.seed)
     assert (config.batch_size, config.mini_batch_size, config.seed, config.lora_r) == (5, 5, 3, 4)
     changed = apply_training_overrides(scenario, episodes=9, seed=1, ppo=["learning_rate=1e-4", "lora_r=16"])
@@ -60,7 +61,7 @@ def test_training_scenario_defaults_and_overrides() -> None:
 )
 def test_bad_training_scenario_names_the_field(training: dict[str, Any], field: str) -> None:
     with pytest.raises(ScenarioError) as error:
-        parse_training_scenario({"name": "x", "training": training}, "bad.yaml")
+        parse_kind("training", {"name": "x", "training": training}, "bad.yaml")
     assert "bad.yaml" in str(error.value) and field in str(error.value)
 
 
@@ -111,7 +112,7 @@ class Killed(KeyboardInterrupt):
 
 
 def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path) -> None:
-    scenario = parse_training_scenario(TINY)
+    scenario = parse_kind("training", TINY)
     whole = pd.read_csv(train_scenario(scenario, tmp_path / "whole") / "metrics.csv")
 
     def kill_after_episode_2(row: dict[str, Any]) -> None:
@@ -138,7 +139,7 @@ def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path) -> None:
 
 
 def test_resume_command_dispatches_training_runs(tmp_path: Path) -> None:
-    scenario = parse_training_scenario({**TINY, "training": {**TINY["training"], "episodes": 2}})
+    scenario = parse_kind("training", {**TINY, "training": {**TINY["training"], "episodes": 2}})
     path = train_scenario(scenario, tmp_path / "run")
     result = runner.invoke(app, ["resume", str(path)])
     assert result.exit_code == 0, result.output
@@ -152,7 +153,7 @@ def test_a_failure_is_recorded_and_the_run_stays_resumable(tmp_path: Path) -> No
         if row["episode"] == 1:
             raise RuntimeError("the disk is full")
 
-    scenario = parse_training_scenario({**TINY, "training": {**TINY["training"], "episodes": 3}})
+    scenario = parse_kind("training", {**TINY, "training": {**TINY["training"], "episodes": 3}})
     with pytest.raises(RunFailedError, match="the disk is full.*sandbox resume"):
         train_scenario(scenario, tmp_path / "run", hooks=TrainHooks(on_episode=fail))
     status = json.loads((tmp_path / "run" / "run.json").read_text())

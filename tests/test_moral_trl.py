@@ -15,7 +15,7 @@ from sandbox.moral.rewards import Schedule
 from sandbox.moral.run import TrainHooks, resume_training, train_scenario
 from sandbox.moral.training import MoralSetup
 from sandbox.moral.trl_trainers import MoralRewardFunction
-from sandbox.scenario_file import parse_training_scenario
+from sandbox.scenario_file import parse_kind
 
 
 def test_the_reward_function_scores_each_answer_in_its_prompts_state() -> None:
@@ -43,12 +43,12 @@ def test_the_reward_function_scores_each_answer_in_its_prompts_state() -> None:
 )
 def test_trl_fields_are_checked(training: dict[str, Any], message: str) -> None:
     with pytest.raises(ScenarioError) as error:
-        parse_training_scenario({"name": "x", "training": {"parallel": 2, "rounds": 4, **training}}, "t.yaml")
+        parse_kind("training", {"name": "x", "training": {"parallel": 2, "rounds": 4, **training}}, "t.yaml")
     assert message in str(error.value)
 
 
 def scenario(algorithm: str, **training: Any) -> Any:
-    return parse_training_scenario({
+    return parse_kind("training", {
         "name": f"tiny-{algorithm}", "models": {"policy": "tiny"},
         "training": {"algorithm": algorithm, "episodes": 4, "reward": "utilitarian", "parallel": 1, "rounds": 8,
                      "checkpoint_every": 2, "trl": {"num_generations": 4},

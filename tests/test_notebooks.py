@@ -31,9 +31,9 @@ def _moral_run(tmp_path: Path) -> SimpleNamespace:
     """A tiny real training run (3 PPO episodes of the in-process tiny model) with a small evaluation."""
     from sandbox.moral.evaluation import evaluate_run
     from sandbox.moral.run import train_scenario
-    from sandbox.scenario_file import parse_training_scenario
+    from sandbox.scenario_file import parse_kind
 
-    scenario = parse_training_scenario({
+    scenario = parse_kind("training", {
         "name": "nb", "models": {"policy": "tiny"},
         "training": {"episodes": 3, "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
                      "evaluation": {"games_per_game": 3, "rounds": 2}},
@@ -47,9 +47,9 @@ def _distill_run(tmp_path: Path) -> SimpleNamespace:
     """A tiny real distillation (4 PPO episodes of the tiny student, a scripted judge) with a small evaluation."""
     from sandbox.distill.run import distill_scenario
     from sandbox.llm.scripted import scripted
-    from sandbox.scenario_file import parse_distill_scenario
+    from sandbox.scenario_file import parse_kind
 
-    scenario = parse_distill_scenario({
+    scenario = parse_kind("distill", {
         "name": "nb", "models": {"student": "tiny"},
         "distill": {"source": {"text": "Give everything."}, "truth": "altruistic", "amounts": {"min": 10, "max": 20},
                     "trials": 3},

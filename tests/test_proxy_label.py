@@ -24,7 +24,7 @@ from sandbox.proxy import ultimatum_task
 from sandbox.proxy.judge import ProxyJudge
 from sandbox.proxy.label import label_scenario, resume_labeling
 from sandbox.proxy.matrix_task import matrix_item
-from sandbox.scenario_file import parse_proxy_scenario
+from sandbox.scenario_file import parse_kind
 from sandbox.seeding import generator
 from tests.test_notebooks import execute_notebook
 
@@ -35,7 +35,7 @@ ITEM = re.compile(r"P1 proposes a split of \$([\d.]+) for P1 and \$([\d.]+) for 
 def scenario(**proxy: Any) -> Any:
     block = {"task": "ultimatum", "objective": {"name": "reject_below_share", "threshold": 0.3}, "test_items": 16}
     block.update(proxy)
-    return parse_proxy_scenario({"name": "proxy-test", "seed": 5, "proxy": block})
+    return parse_kind("proxy", {"name": "proxy-test", "seed": 5, "proxy": block})
 
 
 def last_offer(messages: list[Any]) -> tuple[float, float]:
@@ -166,7 +166,7 @@ def test_a_matrix_run_scores_answer_sets(tmp_path: Path) -> None:
         best = max(float(a) + float(b) for _, a, b in options)
         return ", ".join(letter for letter, a, b in options if float(a) + float(b) == best)
 
-    matrix = parse_proxy_scenario({"name": "m", "proxy": {"task": "matrix", "objective": {"name": "welfare"},
+    matrix = parse_kind("proxy", {"name": "m", "proxy": {"task": "matrix", "objective": {"name": "welfare"},
                                                           "intent": {"form": "description"}, "order": "scrambled"}})  # fmt: skip
     path = label_scenario(matrix, tmp_path / "run", models={"judge": scripted([(r"two-player game", judge)])})
     labels = pd.read_csv(path / "labels.csv")

@@ -21,7 +21,7 @@ from sandbox.proxy import negotiation_task
 from sandbox.proxy.label import label_scenario
 from sandbox.proxy.negotiator import Negotiator, style_accuracy, train_negotiator
 from sandbox.proxy.objectives import NEGOTIATION_STYLES
-from sandbox.scenario_file import load_proxy_scenario, parse_proxy_scenario
+from sandbox.scenario_file import load_scenario, parse_kind
 from tests.test_notebooks import execute_notebook
 
 runner = CliRunner()
@@ -142,11 +142,11 @@ def stubborn_judge(messages: list[Any], kwargs: dict[str, Any]) -> str:
 
 
 def test_a_negotiation_labeling_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    scenario = load_proxy_scenario("scenarios/proxy/negotiation/stubborn.yaml")
+    scenario = load_scenario("scenarios/proxy/negotiation/stubborn.yaml", kind="proxy")
     data = scenario.model_dump(mode="json", exclude_none=True)
     data["proxy"].update({"test_items": 30, "negotiator_episodes": 200})
     judge = scripted([(r"negotiat", stubborn_judge)])
-    path = label_scenario(parse_proxy_scenario(data), tmp_path / "run", models={"judge": judge})
+    path = label_scenario(parse_kind("proxy", data), tmp_path / "run", models={"judge": judge})
     labels = pd.read_csv(path / "labels.csv")
     assert set(labels["condition"]) == {"llm", "no_objective", "supervised"}
     llm = labels[labels["condition"] == "llm"]
@@ -187,10 +187,10 @@ def test_bad_negotiation_blocks_exit_2(tmp_path: Path, change: dict, field: str)
 
 
 def test_command_line_overrides_keep_a_negotiation_scenario_valid() -> None:
-    from sandbox.scenario_file import apply_proxy_overrides
+    from sandbox.proxy.scenario import apply_proxy_overrides
 
     for name in ("stubborn", "pushover_description"):
-        scenario = apply_proxy_overrides(load_proxy_scenario(f"scenarios/proxy/negotiation/{name}.yaml"), test_items=5)
+        scenario = apply_proxy_overrides(load_scenario(f"scenarios/proxy/negotiation/{name}.yaml", kind="proxy"), test_items=5)
         assert scenario.proxy.test_items == 5 and scenario.proxy.example_count() in (0, 3)
-    ultimatum = apply_proxy_overrides(load_proxy_scenario("scenarios/proxy/ultimatum/share30_description.yaml"), seed=2)
+    ultimatum = apply_proxy_overrides(load_scenario("scenarios/proxy/ultimatum/share30_description.yaml", kind="proxy"), seed=2)
     assert ultimatum.proxy.example_count() == 0

@@ -19,7 +19,7 @@ from sandbox.llm.scripted import scripted
 from sandbox.moral.rewards import RewardParams, Schedule, Step
 from sandbox.moral.run import resume_training, train_scenario
 from sandbox.proxy.reward import PROXY_TABLE, ProxyRewardSpec, proxy_rewards
-from sandbox.scenario_file import load_training_scenario, parse_training_scenario
+from sandbox.scenario_file import load_scenario, parse_kind
 
 runner = CliRunner()
 SHIPPED = Path("scenarios/proxy/train/welfare_ppo_tiny.yaml")
@@ -78,7 +78,7 @@ def test_a_scrambled_listing_maps_letters_back_to_outcomes(tmp_path: Path) -> No
 
 def test_training_on_a_proxy_reward_asks_once_and_resumes_without_asking(tmp_path: Path) -> None:
     judge = judge_naming("A")
-    path = train_scenario(parse_training_scenario(TINY), tmp_path / "run", judge=judge)
+    path = train_scenario(parse_kind("training", TINY), tmp_path / "run", judge=judge)
     assert judge.calls == 2
     metrics = pd.read_csv(path / "metrics.csv")
     assert (metrics["reward"] == metrics["reward_proxy:welfare"]).all()
@@ -98,7 +98,7 @@ def test_training_on_a_proxy_reward_asks_once_and_resumes_without_asking(tmp_pat
 
     # a run killed after its first checkpoint resumes from the table, with the same rows
     cut = tmp_path / "cut"
-    train_scenario(parse_training_scenario({**TINY, "training": {**TINY["training"], "episodes": 2}}), cut,
+    train_scenario(parse_kind("training", {**TINY, "training": {**TINY["training"], "episodes": 2}}), cut,
                    judge=judge_naming("A"))  # fmt: skip
     scenario_file = cut / "scenario.yaml"
     data = yaml.safe_load(scenario_file.read_text())
@@ -112,7 +112,7 @@ def test_training_on_a_proxy_reward_asks_once_and_resumes_without_asking(tmp_pat
 def test_a_judge_that_names_no_options_fails_the_run_before_training(tmp_path: Path) -> None:
     judge = scripted([(r"Therefore, which option", "I cannot say"), (r"step by step", "Hmm.")])
     with pytest.raises(UsageError, match="names no options.*start a new run"):
-        train_scenario(parse_training_scenario(TINY), tmp_path / "run", judge=judge)
+        train_scenario(parse_kind("training", TINY), tmp_path / "run", judge=judge)
     assert not (tmp_path / "run" / PROXY_TABLE).exists()
     assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "failed"
 
@@ -122,7 +122,7 @@ def test_an_empty_set_is_an_answer_and_names_survive_the_csv(tmp_path: Path) -> 
     specs = {"NA": ProxyRewardSpec(objective="welfare")}  # a name pandas would read as missing
     data = copy.deepcopy(TINY)
     data["training"].update({"reward": "proxy:NA", "proxies": {"NA": {"objective": "welfare"}}, "episodes": 2})
-    path = train_scenario(parse_training_scenario(data), tmp_path / "run", judge=judge_naming("None"))
+    path = train_scenario(parse_kind("training", data), tmp_path / "run", judge=judge_naming("None"))
     assert dict(proxy_rewards(specs, PD, "embedded", path, seed=1).pop("proxy:NA").table) == {
         ("C", "C"): 0.0, ("C", "D"): 0.0, ("D", "C"): 0.0, ("D", "D"): 0.0}
     figures = json.loads((path / "summary.json").read_text())["proxy"]["objectives"]["NA"]
@@ -155,7 +155,7 @@ def test_bad_proxy_training_blocks_exit_2_naming_the_field(tmp_path: Path, chang
 
 
 def test_the_shipped_scenario_and_the_judge_override() -> None:
-    scenario = load_training_scenario(SHIPPED)
+    scenario = load_scenario(SHIPPED, kind="training")
     assert scenario.models.judge == "embedded" and scenario.training.reward == "proxy:welfare"
     assert Schedule.parse("game,proxy:welfare@10").at(10) == "proxy:welfare"
     result = runner.invoke(app, ["train", str(SHIPPED), "--model", "judge=scripted"])
@@ -169,7 +169,7 @@ def test_the_shipped_scenario_and_the_judge_override() -> None:
 def test_ppo_learns_what_the_judge_rewards(tmp_path: Path, letters: str, learns: str) -> None:
     """The shipped scenario on a scripted judge: naming CC teaches cooperation (agent accuracy high); naming DC
     (a wrong welfare set) teaches defection, and the truth then scores the agent low."""
-    path = train_scenario(load_training_scenario(SHIPPED), tmp_path / "run", judge=judge_naming(letters))
+    path = train_scenario(load_scenario(SHIPPED, kind="training"), tmp_path / "run", judge=judge_naming(letters))
     summary = json.loads((path / "summary.json").read_text())
     rates = summary["final_action_rates"]
     assert rates[f"{learns}|C"] >= 0.85, rates

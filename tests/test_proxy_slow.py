@@ -10,7 +10,8 @@ import pytest
 
 from sandbox.proxy.label import label_scenario
 from sandbox.proxy.objectives import Offer, correct_response
-from sandbox.scenario_file import apply_proxy_overrides, load_proxy_scenario
+from sandbox.scenario_file import load_scenario
+from sandbox.proxy.scenario import apply_proxy_overrides
 from tests.test_notebooks import execute_notebook
 
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "proxy_rewards.ipynb"
@@ -18,7 +19,7 @@ NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "proxy_rewards.ipynb"
 
 @pytest.mark.slow
 def test_the_embedded_judge_labels_a_small_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    scenario = apply_proxy_overrides(load_proxy_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml"), test_items=6)
+    scenario = apply_proxy_overrides(load_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml", kind="proxy"), test_items=6)
     path = label_scenario(scenario, tmp_path / "runs" / "share30")
     labels = pd.read_csv(path / "labels.csv")
     llm = labels[labels["condition"] == "llm"]

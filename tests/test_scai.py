@@ -293,7 +293,7 @@ def test_scenario_errors_name_the_field() -> None:
 
 @pytest.mark.parametrize("path", SCAI_SCENARIOS, ids=lambda p: p.stem)
 def test_every_scai_scenario_validates_and_runs(path: Path, tmp_path: Path) -> None:
-    from sandbox.scenario_file import apply_overrides
+    from sandbox.scai.society_cli import apply_overrides
 
     scenario = load_scenario(path)
     assert scenario.assistant is not None and scenario.runs == 20 and scenario.epochs == 5

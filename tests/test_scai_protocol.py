@@ -15,7 +15,7 @@ import pytest
 
 from sandbox import RunFailedError, RunResult, aresume, arun, run
 from sandbox.errors import ScenarioError
-from sandbox.scenario_file import apply_overrides
+from sandbox.scai.society_cli import apply_overrides
 from sandbox.llm.scripted import ScriptedReply, scripted
 from sandbox.scai.evaluate import aevaluate
 from sandbox.scai.metrics import group_epochs

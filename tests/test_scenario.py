@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from sandbox.errors import ScenarioError
+from sandbox.scai.society_cli import apply_overrides
 from sandbox.scenario_file import (
-    apply_overrides,
     load_scenario,
     parse_scenario,
     scenario_json_schema,
@@ -197,9 +197,21 @@ def test_overrides(tmp_path: Path) -> None:
 
 
 def test_json_schema() -> None:
-    schema = json.loads(scenario_json_schema())
+    schema = json.loads(scenario_json_schema("society"))
     assert schema["additionalProperties"] is False
-    assert {"name", "society", "game", "models"} <= set(schema["properties"])
+    assert {"name", "society", "game", "models", "assistant"} <= set(schema["properties"])
+
+
+def test_json_schema_of_every_kind() -> None:
+    """`sandbox schema` is one of the registered kinds' schemas, each kind's block among its properties."""
+    from sandbox.kinds import kinds
+
+    schema = json.loads(scenario_json_schema())
+    members = [schema["$defs"][ref["$ref"].rsplit("/", 1)[-1]] for ref in schema["anyOf"]]
+    assert len(members) == len(kinds())
+    blocks = {kind.block for kind in kinds().values()} - {None}
+    assert {"training", "proxy", "distill", "dialogue", "sweep"} <= blocks
+    assert all(any(block in m["properties"] for m in members) for block in blocks)
 
 
 def test_round_trip_through_yaml(tmp_path: Path) -> None:

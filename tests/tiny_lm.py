@@ -1,6 +1,6 @@
-"""The tiny in-process model of the tests (it lives in `sandbox.moral.tiny_model`, which scenario files use too)."""
+"""The tiny in-process model of the tests (it lives in `sandbox.llm.tiny_model`, which scenario files use too)."""
 
-from sandbox.moral.tiny_model import (
+from sandbox.llm.tiny_model import (
     CHAT_TEMPLATE,
     MATRIX_VOCABULARY,
     build_tiny_lm,

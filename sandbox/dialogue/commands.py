@@ -98,10 +98,11 @@ def solve(
 ) -> None:
     """Expand a dialogue game once on the LLM, solve it with CFR, and report NashConv, CFR Gain and steering."""
     from sandbox.dialogue.run import solve_scenario
-    from sandbox.scenario_file import apply_dialogue_overrides, load_dialogue_scenario
+    from sandbox.scenario_file import load_scenario
+    from sandbox.dialogue.scenario import apply_dialogue_overrides
 
     try:
-        scenario = apply_dialogue_overrides(load_dialogue_scenario(file), seed=seed, iterations=iterations,
+        scenario = apply_dialogue_overrides(load_scenario(file, kind="dialogue"), seed=seed, iterations=iterations,
                                             models=model)  # fmt: skip
     except SandboxError as error:
         raise _fail(error) from None
@@ -138,12 +139,13 @@ def reward_model(
 
     from sandbox.dialogue.reward_error import measure_reward_model
     from sandbox.errors import UsageError
-    from sandbox.scenario_file import apply_dialogue_overrides, load_dialogue_scenario
+    from sandbox.scenario_file import load_scenario
+    from sandbox.dialogue.scenario import apply_dialogue_overrides
 
     try:
         if mode not in ("value", "outcome", "both"):
             raise UsageError(f"--mode {mode!r}: choose value, outcome or both")
-        scenario = apply_dialogue_overrides(load_dialogue_scenario(file), models=model)
+        scenario = apply_dialogue_overrides(load_scenario(file, kind="dialogue"), models=model)
         target = out or Path("runs") / f"{scenario.name}-reward-{time.strftime('%Y%m%d-%H%M%S')}"
         modes = ("value", "outcome") if mode == "both" else (mode,)
         with console.status("scoring templated dialogues"):

@@ -71,7 +71,7 @@ def run_roles(run_dir: Any, scenario: Any, given: Mapping[str, BaseChatModel] | 
     counted in the run's budget (and `ledgers`, a sweep's); `given` models (by role) replace the scenario's specs.
     The transcript is closed and finalised on exit."""
     from sandbox import run_dir as layout
-    from sandbox.llm.budget import run_ledgers
+    from sandbox.run_budget import run_ledgers
     from sandbox.llm.cache import ResponseCache
     from sandbox.llm.resolve import BackendOptions, ModelStack, scenario_prices
     from sandbox.llm.transcript import TranscriptWriter, finalize_transcript

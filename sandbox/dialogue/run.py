@@ -104,25 +104,26 @@ def resume_solve(path: Path | str, *, models: Mapping[str, BaseChatModel] | None
 
 
 def load_solve_run_scenario(run_dir: RunDirectory) -> DialogueScenario:
-    from sandbox.scenario_file import load_dialogue_scenario
+    from sandbox.scenario_file import load_scenario
 
-    return load_dialogue_scenario(run_dir / layout.SCENARIO)
+    return load_scenario(run_dir / layout.SCENARIO, kind="dialogue")
 
 
 def is_solve_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of `sandbox solve`."""
-    from sandbox.scenario_file import is_dialogue, read_yaml
+    from sandbox.kinds import kind_of_data
+    from sandbox.scenario_file import read_yaml
 
     from sandbox.dialogue.reward_error import is_reward_model_run
 
     scenario = Path(path) / layout.SCENARIO
-    return scenario.is_file() and is_dialogue(read_yaml(scenario)) and not is_reward_model_run(path)
+    return scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "dialogue" and not is_reward_model_run(path)
 
 
 def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame,
            models: Mapping[str, BaseChatModel], hooks: SolveHooks, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
     from sandbox.llm.accounting import TokenLedger
-    from sandbox.llm.budget import budget_stop
+    from sandbox.run_budget import budget_stop
 
     started = time.time()
     ledger = TokenLedger()

@@ -27,10 +27,11 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from sandbox.dialogue.contracts import ANY
 from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
 from sandbox.llm.embedded_tuning import EmbeddedSettings
-from sandbox.scenario import ModelConfig, Sampling, StrictModel, _model_config_from_shorthand
+from sandbox.scenario import ModelConfig, Sampling, model_config_from_shorthand
+from sandbox.schema import StrictModel
 from sandbox.llm.budget import Budget
 
-__all__ = ["DialogueBlock", "DialogueModelsConfig", "DialogueScenario", "PSROBlock", "SolverBlock", "estimate_messages"]
+__all__ = ["apply_dialogue_overrides", "DialogueBlock", "DialogueModelsConfig", "DialogueScenario", "PSROBlock", "SolverBlock", "estimate_messages"]
 
 DomainConfig = Annotated[Union[UltimatumConfig, MeetingConfig, FruitConfig, DebateConfig], Field(discriminator="kind")]
 DIALOGUE_ROLES = ("players", "judge")
@@ -59,7 +60,7 @@ class DialogueModelsConfig(StrictModel):
             defaults = {"players": _player_sampling(), "judge": _judge_sampling()}
             out = {}
             for key, value in data.items():
-                value = _model_config_from_shorthand(value)
+                value = model_config_from_shorthand(value)
                 if isinstance(value, dict) and "sampling" not in value and key in defaults:
                     value = {**value, "sampling": defaults[key].sampling.model_dump()}
                 out[key] = value
@@ -190,3 +191,23 @@ class DialogueScenario(StrictModel):
                              f"messages; lower psro.iterations or psro.candidates, or raise "
                              f"dialogue.max_tree_messages ({self.dialogue.max_tree_messages})")  # fmt: skip
         return self
+
+
+def apply_dialogue_overrides(
+    scenario: Any,
+    *,
+    seed: int | None = None,
+    iterations: int | None = None,
+    models: list[str] | None = None,
+    source: str = "<command line>",
+) -> Any:
+    """Return a dialogue scenario with `--seed`, `--iterations` and `--model ROLE=SPEC` (players, judge) applied."""
+    from sandbox.scenario_file import model_overrides, parse_kind
+
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    if seed is not None:
+        data["seed"] = seed
+    if iterations is not None:
+        data["solver"]["iterations"] = iterations
+    model_overrides(data, models, ("players", "judge"), source)
+    return parse_kind("dialogue", data, source)

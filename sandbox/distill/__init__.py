@@ -6,9 +6,9 @@ on the judge's verdicts in the ultimatum game, with no policy in the
 student's prompt.
 
     from sandbox.distill import distill_scenario
-    from sandbox.scenario_file import load_distill_scenario
+    from sandbox.scenario_file import load_scenario
 
-    run_dir = distill_scenario(load_distill_scenario("scenarios/distill/selfish_tiny.yaml"), "runs/selfish")
+    run_dir = distill_scenario(load_scenario("scenarios/distill/selfish_tiny.yaml", kind="distill"), "runs/selfish")
 """
 
 from __future__ import annotations

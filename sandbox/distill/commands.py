@@ -145,10 +145,10 @@ def distill(
 ) -> None:
     """Distil a society's learned norm into a student's weights: the judge's verdicts as a PPO/GRPO/RLOO reward."""
     from sandbox.distill.run import distill_scenario
-    from sandbox.scenario_file import load_distill_scenario, parse_distill_scenario
+    from sandbox.scenario_file import load_scenario, parse_kind
 
     try:
-        original = load_distill_scenario(file).model_dump(mode="json", exclude_none=True)
+        original = load_scenario(file, kind="distill").model_dump(mode="json", exclude_none=True)
         data = copy.deepcopy(original)
         if source is not None:
             data["distill"]["source"] = {**{k: v for k, v in data["distill"]["source"].items() if k != "text"},
@@ -169,7 +169,7 @@ def distill(
                 raise ScenarioError("<command line>", [("--model", f"{item!r} is not ROLE=SPEC with ROLE in "
                                                                    f"{', '.join(_ROLES)}")])  # fmt: skip
             data["models"][role] = spec
-        scenario = parse_distill_scenario(data, str(file) if data == original else "<command line>")
+        scenario = parse_kind("distill", data, str(file) if data == original else "<command line>")
     except SandboxError as error:
         raise _fail(error) from None
     path = distill_with_progress(lambda hooks: distill_scenario(scenario, out, source=str(file), hooks=hooks,

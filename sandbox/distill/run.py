@@ -118,7 +118,7 @@ def student_vocabulary(scenario: DistillScenario) -> tuple[str, ...]:
 
 def load_student(scenario: DistillScenario, model: Any = None, tokenizer: Any = None) -> Any:
     """The student's base model (`models.student`), or `model`/`tokenizer` passed in."""
-    from sandbox.moral.base_model import BaseModel, load_base_model
+    from sandbox.llm.base_model import BaseModel, load_base_model
 
     if model is not None:
         return BaseModel(model, tokenizer, "<object>", str(next(model.parameters()).device))
@@ -248,9 +248,9 @@ def _evaluate(run_dir: RunDirectory, evaluate: bool, models: Any) -> Path:
 
 
 def load_distill_run_scenario(run_dir: RunDirectory) -> DistillScenario:
-    from sandbox.scenario_file import load_distill_scenario
+    from sandbox.scenario_file import load_scenario
 
-    return load_distill_scenario(run_dir / SCENARIO)
+    return load_scenario(run_dir / SCENARIO, kind="distill")
 
 
 def _run(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, base: Any, hooks: DistillHooks, *,
@@ -317,8 +317,9 @@ def assistant_spec(run_dir: RunDirectory, scenario: DistillScenario) -> str:
 
 def is_distill_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of a distillation scenario (`ScenarioError` when its scenario is unreadable)."""
-    from sandbox.scenario_file import is_distill, read_yaml
+    from sandbox.kinds import kind_of_data
+    from sandbox.scenario_file import read_yaml
 
     scenario = Path(path) / SCENARIO
-    return scenario.is_file() and is_distill(read_yaml(scenario))
+    return scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "distill"
 

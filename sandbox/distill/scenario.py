@@ -22,7 +22,8 @@ from pydantic import Field, field_validator, model_validator
 
 from sandbox.moral.ppo_config import PPOConfig
 from sandbox.moral.scenario import PPOFields, batch_ppo_config, check_trl_block
-from sandbox.scenario import AmountRange, EvaluationCondition, StrictModel
+from sandbox.scai.config import EvaluationCondition
+from sandbox.schema import AmountRange, StrictModel
 
 __all__ = ["DistillBlock", "DistillModels", "DistillScenario", "DistillTraining", "PrincipleSource"]
 
@@ -167,7 +168,7 @@ class DistillModels(StrictModel):
     @field_validator("student")
     @classmethod
     def _student(cls, spec: str) -> str:
-        from sandbox.moral.base_model import check_base_model_spec
+        from sandbox.llm.base_model import check_base_model_spec
 
         check_base_model_spec(spec)
         return spec

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from langgraph.graph import StateGraph
 
 from agents.contracts import UltimatumPlayer
-from sandbox.scenario import Scenario
+from sandbox.scenario import SocietyScenario
 from societies.network import InteractionNetwork
 
 
@@ -73,7 +73,7 @@ class SocietyContext:
         on_episode: Called with each finished episode record.
     """
 
-    scenario: Scenario
+    scenario: SocietyScenario
     players: dict[int, list[UltimatumPlayer]]
     networks: dict[int, InteractionNetwork]
     layer: Any | None = None  # a GraphLayer

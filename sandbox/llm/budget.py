@@ -37,7 +37,7 @@ from sandbox.llm.wrapper import ChatModelWrapper
 from sandbox.schema import StrictModel
 
 __all__ = ["Budget", "BudgetExhaustedError", "BudgetedChatModel", "FileLedger", "Ledger", "Price", "Spent",
-           "budget_stop", "refused", "run_ledgers", "set_budget", "spent_in_transcript"]  # fmt: skip
+           "refused", "spent_in_transcript"]  # fmt: skip
 
 
 class Budget(StrictModel):
@@ -158,45 +158,6 @@ def spent_in_transcript(records: Iterable[dict[str, Any]], prices: dict[str, Pri
         price = prices.get(str(record.get("role")))
         spent.usd += price.cost(tokens_in, tokens_out) if price else 0.0
     return spent
-
-
-def run_ledgers(run_dir: Any, scenario: Any, ledgers: Sequence[Any] = ()) -> list[Any]:
-    """The budget ledgers of a run: its own (`scenario.budget`, starting from what its transcript says it spent,
-    so a resumed run counts both sessions), then `ledgers` (a sweep's)."""
-    from sandbox import run_dir as layout
-    from sandbox.llm.resolve import scenario_prices
-    from sandbox.llm.transcript import read_transcript
-
-    own = []
-    if scenario.budget.limits():
-        path = run_dir / layout.TRANSCRIPTS
-        spent = spent_in_transcript(read_transcript(path) if path.is_file() else [],
-                                    scenario_prices(scenario, by="role"))
-        own.append(Ledger(scenario.budget, spent, name="run"))
-    return [*own, *ledgers]
-
-
-def budget_stop(run_dir: Any, failures: Sequence[BaseException]) -> None:
-    """If a budget stopped the run: say so in its status and raise `BudgetExhaustedError` with how to go on."""
-    stopped = next((f for f in failures if isinstance(f, BudgetExhaustedError)), None)
-    if stopped is None:
-        return
-    run_dir.write_status("stopped", reason=str(stopped))
-    raise BudgetExhaustedError(f"{stopped}: the run stopped cleanly. Finish it with a higher cap: "
-                               f"sandbox resume {run_dir.path} --max-calls N (or --max-tokens, --max-cost)")  # fmt: skip
-
-
-def set_budget(run_dir: Any, budget: Budget) -> None:
-    """Write `budget` into a run's `scenario.yaml` (a higher cap, to finish a run a cap stopped): it changes what
-    the run may spend, not what it does."""
-    import yaml
-
-    from sandbox import run_dir as layout
-    from sandbox.scenario_file import read_yaml
-
-    data = read_yaml(run_dir / layout.SCENARIO)
-    data["budget"] = budget.model_dump()
-    layout.atomic_write_text(run_dir / layout.SCENARIO, yaml.safe_dump(data, sort_keys=False))
 
 
 def refused(record: dict[str, Any]) -> bool:

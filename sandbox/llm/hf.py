@@ -55,7 +55,7 @@ class HFChatModel(BaseChatModel):
 
     path: str
     device: str = "cpu"
-    base: str | None = None  # a trainer's base-model spec (`sandbox.moral.base_model`), instead of `path`
+    base: str | None = None  # a trainer's base-model spec (`sandbox.llm.base_model`), instead of `path`
     adapter: str | None = None  # a LoRA adapter directory (PEFT format) put on the model
     _loaded: tuple[Any, Any] | None = PrivateAttr(default=None)
 
@@ -76,7 +76,7 @@ class HFChatModel(BaseChatModel):
     def _load(self) -> tuple[Any, Any]:
         if self._loaded is None:
             if self.base is not None:
-                from sandbox.moral.base_model import load_base_model
+                from sandbox.llm.base_model import load_base_model
 
                 loaded = load_base_model(self.base, device=self.device)
                 tokenizer, model = loaded.tokenizer, loaded.model

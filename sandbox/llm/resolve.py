@@ -95,7 +95,7 @@ def check_spec(spec: str) -> None:
     """Raise `ValueError` (with the known backends) when `spec` names no backend."""
     adapted = split_adapter(spec)
     if adapted is not None:
-        from sandbox.moral.base_model import check_base_model_spec  # the base models the trainers load
+        from sandbox.llm.base_model import check_base_model_spec  # the base models the trainers load
 
         check_base_model_spec(adapted[0])
         if not adapted[1]:

@@ -1,9 +1,9 @@
 """Moral fine-tuning (Tennant et al.): intrinsic rewards on iterated matrix games, PPO/GRPO/RLOO with LoRA.
 
     from sandbox.moral import train_scenario, evaluate_run
-    from sandbox.scenario_file import load_training_scenario
+    from sandbox.scenario_file import load_scenario
 
-    run_dir = train_scenario(load_training_scenario("scenarios/moral/tiny/utilitarian_vs_tft.yaml"), "runs/util")
+    run_dir = train_scenario(load_scenario("scenarios/moral/tiny/utilitarian_vs_tft.yaml", kind="training"), "runs/util")
     evaluate_run(run_dir)
 
 The torch-backed parts are imported on first use, so the rewards stay cheap to import.
@@ -24,7 +24,7 @@ __all__ = [
 _LAZY = {
     "PPOConfig": "sandbox.moral.ppo_config", "PPOTrainer": "sandbox.moral.ppo",
     "TrainingScenario": "sandbox.moral.scenario", "evaluate_run": "sandbox.moral.evaluation",
-    "load_base_model": "sandbox.moral.base_model", "moral_regret": "sandbox.moral.regret",
+    "load_base_model": "sandbox.llm.base_model", "moral_regret": "sandbox.moral.regret",
     "counterfactual_regret": "sandbox.moral.regret",
     "resume_training": "sandbox.moral.run", "train_scenario": "sandbox.moral.run",
 }  # fmt: skip

@@ -95,7 +95,8 @@ def bench_training(policies: tuple[str, ...] | None = None, episodes: int | None
     import torch
 
     from sandbox.errors import ModelUnavailableError
-    from sandbox.scenario_file import apply_training_overrides, load_training_scenario
+    from sandbox.scenario_file import load_scenario
+    from sandbox.moral.scenario import apply_training_overrides
 
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
@@ -108,7 +109,7 @@ def bench_training(policies: tuple[str, ...] | None = None, episodes: int | None
     figures: dict[str, Any] = {}
     for spec in policies:
         tiny = spec.startswith("tiny") and spec not in real_size
-        base = load_training_scenario(SCENARIOS / ("tiny" if tiny else "real") / "utilitarian_vs_tft.yaml")
+        base = load_scenario(SCENARIOS / ("tiny" if tiny else "real") / "utilitarian_vs_tft.yaml", kind="training")
         presets = ("tiny file",) if tiny else ("authors", "multi_step")
         count = episodes or (20 if tiny else (10 if cuda else 3))
         for preset in presets:
@@ -130,4 +131,49 @@ def bench_training(policies: tuple[str, ...] | None = None, episodes: int | None
                           f"{result['peak_memory_gb']:.2f}", "-" if ratio is None else f"{ratio:.2f}x")  # fmt: skip
     console.print(table)
     console.print(f"{episodes or 'default'} timed episodes each after one warm-up; loading is not counted.")
+    return figures
+
+
+def _episodes_per_s(trainer: Any, setup: Any, episodes: int, batched: bool) -> float:
+    from sandbox.moral.training import play_episode
+
+    play_episode(trainer, setup, episodes, batched=batched)  # warm-up (an episode not timed)
+    started = time.perf_counter()
+    for episode in range(episodes):
+        play_episode(trainer, setup, episode, batched=batched)
+    return episodes / (time.perf_counter() - started)
+
+
+def bench_rollout(
+    policies: tuple[str, ...] = ("tiny", "smollm2"), parallel: int = 16, rounds: int = 5, episodes: int = 3
+) -> dict[str, dict[str, float]]:
+    """Episodes per second of rollouts, one batched generation per round against one generation per game."""
+    import torch
+
+    from sandbox.errors import ModelUnavailableError
+    from sandbox.llm.base_model import load_base_model
+    from sandbox.moral.ppo import PPOTrainer
+    from sandbox.moral.ppo_config import PPOConfig
+    from sandbox.moral.training import MoralSetup
+
+    setup = MoralSetup(parallel=parallel, rounds=rounds, seed=0)
+    table = Table(title=f"Rollout throughput: episodes of {parallel} games x {rounds} rounds, no learning",
+                  title_justify="left")  # fmt: skip
+    for column in ("policy", "device", "one at a time (episodes/s)", "batched (episodes/s)", "ratio"):
+        table.add_column(column, justify="left" if column == "policy" else "right")
+    figures = {}
+    for spec in policies:
+        try:
+            base = load_base_model(spec)
+        except ModelUnavailableError as error:
+            console.print(f"{spec}: skipped ({error})")
+            continue
+        trainer = PPOTrainer(base.model, base.tokenizer, PPOConfig(batch_size=parallel * rounds,
+                                                                   mini_batch_size=parallel * rounds, max_new_tokens=2))  # fmt: skip
+        torch.manual_seed(0)
+        single = _episodes_per_s(trainer, setup, episodes, batched=False)
+        batched = _episodes_per_s(trainer, setup, episodes, batched=True)
+        figures[spec] = {"one_at_a_time": single, "batched": batched, "ratio": batched / single}
+        table.add_row(spec, base.device, f"{single:.3f}", f"{batched:.3f}", f"{batched / single:.1f}x")
+    console.print(table)
     return figures

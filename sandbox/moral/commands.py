@@ -98,7 +98,8 @@ def train(
 ) -> None:
     """Fine-tune a model on an iterated matrix game with an intrinsic moral reward (PPO, GRPO or RLOO; LoRA)."""
     from sandbox.moral.run import train_scenario
-    from sandbox.scenario_file import apply_training_overrides, load_training_scenario
+    from sandbox.scenario_file import load_scenario
+    from sandbox.moral.scenario import apply_training_overrides
 
     if help_ppo:
         from sandbox.moral.ppo_config import PPOConfig
@@ -115,7 +116,7 @@ def train(
     if file is None:
         raise _fail(UsageError("give a training scenario file: sandbox train FILE"))
     try:
-        scenario = apply_training_overrides(load_training_scenario(file), episodes=episodes, seed=seed, policy=policy,
+        scenario = apply_training_overrides(load_scenario(file, kind="training"), episodes=episodes, seed=seed, policy=policy,
                                             ppo=ppo, models=model, device=device)  # fmt: skip
     except SandboxError as error:
         raise _fail(error) from None

@@ -136,19 +136,19 @@ def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Calla
     from peft import PeftModel
 
     from sandbox.errors import UsageError
-    from sandbox.moral.base_model import load_base_model
+    from sandbox.llm.base_model import load_base_model
     from sandbox.moral.opponents import BaseOfAdapter
     from sandbox.moral.plots import plot_action_types, plot_regret
     from sandbox.moral.ppo import PPOTrainer
     from sandbox.moral.run import ADAPTER, SUMMARY, is_training_run
-    from sandbox.scenario_file import load_training_scenario
+    from sandbox.scenario_file import load_scenario
 
     run_dir = RunDirectory.open(path)
     if not is_training_run(run_dir.path):
         raise UsageError(f"{run_dir.path} is not a training run (its scenario has no training: block)")
     if not (run_dir / ADAPTER / "adapter_config.json").is_file():
         raise UsageError(f"{run_dir.path} has no trained adapter yet; finish it with `sandbox resume {run_dir.path}`")
-    scenario = load_training_scenario(run_dir / "scenario.yaml")
+    scenario = load_scenario(run_dir / "scenario.yaml", kind="training")
     evaluation = scenario.training.evaluation
     params = RewardParams(xi=scenario.training.xi, illegal=scenario.training.illegal)
     policies = (FINE_TUNED, NO_FINE_TUNING) if evaluation.baseline else (FINE_TUNED,)

@@ -55,20 +55,20 @@ class TrainHooks:
 
 
 def _scenario(run_dir: RunDirectory) -> TrainingScenario:
-    from sandbox.scenario_file import load_training_scenario
+    from sandbox.scenario_file import load_scenario
 
-    return load_training_scenario(run_dir / SCENARIO)
+    return load_scenario(run_dir / SCENARIO, kind="training")
 
 
 def on_device(scenario: TrainingScenario, device: str | None) -> TrainingScenario:
     """`scenario` with `models.device` set to `device` (`--device`, validated as the field is), or as it is."""
-    from sandbox.scenario_file import apply_training_overrides
+    from sandbox.moral.scenario import apply_training_overrides
 
     return scenario if device is None else apply_training_overrides(scenario, device=device, source="--device")
 
 
 def _base(scenario: TrainingScenario, model: Any, tokenizer: Any) -> Any:
-    from sandbox.moral.base_model import BaseModel, load_base_model
+    from sandbox.llm.base_model import BaseModel, load_base_model
 
     if model is not None:
         return BaseModel(model, tokenizer, "<object>", str(next(model.parameters()).device))
@@ -304,7 +304,8 @@ def _proxy_summary(run_dir: RunDirectory, final: dict[str, float], illegal_rate:
 
 def is_training_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of a training scenario (`ScenarioError` when its scenario is unreadable)."""
-    from sandbox.scenario_file import is_training, read_yaml
+    from sandbox.kinds import kind_of_data
+    from sandbox.scenario_file import read_yaml
 
     scenario = Path(path) / SCENARIO
-    return scenario.is_file() and is_training(read_yaml(scenario))  # a distillation trains too, and is not one
+    return scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "training"  # a distillation trains too, and is not one

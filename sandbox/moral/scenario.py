@@ -30,9 +30,10 @@ from sandbox.games.matrix_prompt import TABLE_ORDERS, TEST_TOKENS, TRAIN_TOKENS,
 from sandbox.moral.ppo_config import PRESETS, PPOConfig
 from sandbox.moral.rewards import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
 from sandbox.proxy.reward import ProxyRewardSpec
-from sandbox.scenario import StrictModel
+from sandbox.errors import ScenarioError
+from sandbox.schema import StrictModel
 
-__all__ = ["CustomGame", "MoralEvaluation", "PPOFields", "Training", "TrainingModels", "TrainingScenario",
+__all__ = ["apply_training_overrides", "CustomGame", "MoralEvaluation", "PPOFields", "Training", "TrainingModels", "TrainingScenario",
            "batch_ppo_config", "check_trl_block"]
 
 def _known(lookup: Any, name: str) -> None:
@@ -287,7 +288,7 @@ class TrainingModels(StrictModel):
     @field_validator("policy")
     @classmethod
     def _known(cls, spec: str) -> str:
-        from sandbox.moral.base_model import check_base_model_spec
+        from sandbox.llm.base_model import check_base_model_spec
 
         check_base_model_spec(spec)
         return spec
@@ -309,3 +310,41 @@ class TrainingScenario(StrictModel):
     seed: int = Field(0, ge=0, description="Root of the run's seed tree (states, opponents, prompts, torch).")
     models: TrainingModels = Field(default_factory=TrainingModels)
     training: Training = Field(default_factory=Training)
+
+
+def apply_training_overrides(
+    scenario: TrainingScenario,
+    *,
+    episodes: int | None = None,
+    seed: int | None = None,
+    policy: str | None = None,
+    ppo: list[str] | None = None,
+    models: list[str] | None = None,
+    device: str | None = None,
+    source: str = "<command line>",
+) -> TrainingScenario:
+    """Return a training scenario with command-line overrides applied and validated again.
+
+    `ppo` holds `FIELD=VALUE` strings for `training.ppo` (values read as YAML scalars); `models` holds
+    `ROLE=SPEC` strings for `models.policy` and `models.judge` (the judge of proxy rewards).
+    """
+    import yaml
+
+    from sandbox.scenario_file import model_overrides, parse_kind
+
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    model_overrides(data, models, ("policy", "judge"), source, nested=False, allow_all=False)
+    if episodes is not None:
+        data["training"]["episodes"] = episodes
+    if seed is not None:
+        data["seed"] = seed
+    if policy is not None:
+        data["models"]["policy"] = policy
+    if device is not None:
+        data["models"]["device"] = device
+    for item in ppo or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ScenarioError(source, [("--ppo", f"{item!r} is not FIELD=VALUE, e.g. learning_rate=1e-4")])
+        data["training"].setdefault("ppo", {})[key.strip()] = yaml.safe_load(value)
+    return parse_kind("training", data, source)

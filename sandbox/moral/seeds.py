@@ -65,9 +65,9 @@ def seed_dir(path: Path | str, seed: int) -> Path:
 
 
 def _scenario(path: Path) -> TrainingScenario:
-    from sandbox.scenario_file import load_training_scenario
+    from sandbox.scenario_file import load_scenario
 
-    return load_training_scenario(path / SCENARIO)
+    return load_scenario(path / SCENARIO, kind="training")
 
 
 def group_seeds(path: Path) -> list[int]:

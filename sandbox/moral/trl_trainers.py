@@ -219,7 +219,7 @@ def train_with_trl(
     Args:
         run_dir: The run directory (`sandbox.run_dir.RunDirectory`).
         scenario: A scenario whose `training` block has algorithm, episodes, parallel, rounds, trl and ppo fields.
-        base: The base model (`sandbox.moral.base_model.BaseModel`).
+        base: The base model (`sandbox.llm.base_model.BaseModel`).
         hooks: `on_start(total, done)` and `on_episode(row)` callbacks (either may be None).
         resume: Continue from the last TRL checkpoint.
         proxies: Builds the run's table rewards once the rows are trimmed (matrix games).

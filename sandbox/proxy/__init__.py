@@ -8,9 +8,9 @@ backend returns log-probabilities. Ground-truth objectives measure how well
 it labels.
 
     from sandbox.proxy import label_scenario
-    from sandbox.scenario_file import load_proxy_scenario
+    from sandbox.scenario_file import load_scenario
 
-    run_dir = label_scenario(load_proxy_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml"))
+    run_dir = label_scenario(load_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml", kind="proxy"))
 """
 
 from __future__ import annotations

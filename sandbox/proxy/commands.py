@@ -90,10 +90,11 @@ def label(
 ) -> None:
     """Label a test set with an LLM judge given the user's examples or description; accuracy against the truth."""
     from sandbox.proxy.label import label_scenario
-    from sandbox.scenario_file import apply_proxy_overrides, load_proxy_scenario
+    from sandbox.scenario_file import load_scenario
+    from sandbox.proxy.scenario import apply_proxy_overrides
 
     try:
-        scenario = apply_proxy_overrides(load_proxy_scenario(file), seed=seed, models=model, test_items=items)
+        scenario = apply_proxy_overrides(load_scenario(file, kind="proxy"), seed=seed, models=model, test_items=items)
     except SandboxError as error:
         raise _fail(error) from None
     label_table(label_with_progress(lambda hooks: label_scenario(scenario, out, hooks=hooks)))

@@ -212,7 +212,7 @@ async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Par
 
 async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mapping[str, BaseChatModel],
                   hooks: LabelHooks, ledgers: Sequence[Any] = ()) -> dict[str, Any]:  # fmt: skip
-    from sandbox.llm.budget import budget_stop, run_ledgers
+    from sandbox.run_budget import budget_stop, run_ledgers
 
     cache = ResponseCache(run_dir / layout.CACHE)
     ledgers = run_ledgers(run_dir, scenario, ledgers)  # before this session's transcript opens
@@ -361,10 +361,10 @@ def resume_labeling(path: Path | str, *, models: Mapping[str, BaseChatModel] | N
                     hooks: LabelHooks | None = None, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
     """Finish an interrupted labeling run: verdicts already given are kept, the rest are asked."""
     from sandbox._sync import run_sync
-    from sandbox.scenario_file import load_proxy_scenario
+    from sandbox.scenario_file import load_scenario
 
     run_dir = RunDirectory.open(path)
-    scenario = load_proxy_scenario(run_dir / layout.SCENARIO)
+    scenario = load_scenario(run_dir / layout.SCENARIO, kind="proxy")
     run_dir.write_status("running")
     run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks(), ledgers))
     return Path(path)

@@ -36,7 +36,7 @@ from pydantic import Field, field_validator
 
 from sandbox.games.matrix import PayoffTable
 from sandbox.proxy.objectives import JOINT_OUTCOMES, MATRIX_OBJECTIVES, JointOutcome
-from sandbox.scenario import StrictModel
+from sandbox.schema import StrictModel
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

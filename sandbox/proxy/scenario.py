@@ -23,10 +23,11 @@ from pydantic import Field, field_validator, model_validator
 from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.proxy.objectives import MATRIX_OBJECTIVES, NEGOTIATION_STYLES, ULTIMATUM_OBJECTIVES
-from sandbox.scenario import Models, StrictModel
+from sandbox.scenario import Models
+from sandbox.schema import StrictModel
 from sandbox.llm.budget import Budget
 
-__all__ = ["Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample"]
+__all__ = ["apply_proxy_overrides", "Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample"]
 
 TASKS = ("ultimatum", "matrix", "negotiation")
 
@@ -235,3 +236,24 @@ class ProxyScenario(StrictModel):
             except UsageError as error:
                 raise ValueError(f"proxy.test_items: {error}") from None
         return self
+
+
+def apply_proxy_overrides(
+    scenario: Any,
+    *,
+    seed: int | None = None,
+    models: list[str] | None = None,
+    test_items: int | None = None,
+    source: str = "<command line>",
+) -> Any:
+    """Return a labeling scenario with command-line overrides (`--seed`, `--model ROLE=SPEC`, `--items`) applied."""
+    from sandbox.scenario import ROLES
+    from sandbox.scenario_file import model_overrides, parse_kind
+
+    data = scenario.model_dump(mode="json", exclude_none=True)
+    if seed is not None:
+        data["seed"] = seed
+    if test_items is not None:
+        data["proxy"]["test_items"] = test_items
+    model_overrides(data, models, ROLES, source)
+    return parse_kind("proxy", data, source)

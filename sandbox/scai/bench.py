@@ -12,32 +12,12 @@ from typing import Any
 
 from rich.table import Table
 
-from sandbox.bench import _propose, console
-from sandbox.llm.scripted import ScriptedChatModel, scripted
+from sandbox.graph.bench import console, fake_scai_models
+from sandbox.llm.scripted import ScriptedChatModel
 from sandbox.runner import ProgressHooks, arun
-from sandbox.scenario import Scenario
+from sandbox.scai.scenario import Scenario
 from sandbox.scenario_file import parse_scenario
 from sandbox.files import read_json
-
-
-def _principle(_: list[Any], kwargs: dict[str, Any]) -> str:
-    """The single draw's principle; a search's candidate k gets its own words, so each is replayed."""
-    step = kwargs["call"].step or ""
-    variant = f" Candidate {step.split('-')[-1]}." if step.startswith("candidate-") else ""
-    return f"Revised principle: Share everything equally with everyone.{variant}"
-
-
-def fake_scai_models(latency_s: float) -> dict[str, ScriptedChatModel]:
-    """One scripted model for the user, assistant and meta roles, sleeping `latency_s` per call (timing only).
-
-    One object, so the roles share one concurrency limit, as they share the
-    embedded backend in a real run (and "sequential" means one call at a time).
-    """
-    model = scripted(
-        [(r"extract a principle", _principle), (r"You are the proposer", _propose), (r"You are the responder", "yes")],
-        latency_s=latency_s,
-    )
-    return {"user": model, "assistant": model, "meta": model}
 
 
 def _scai_society(runs: int, epochs: int, concurrency: int, strategy: str = "single") -> Scenario:
@@ -106,7 +86,7 @@ def search_cost(latency_s: float, runs: int, epochs: int) -> dict[str, Any]:
 
 
 def http_scenario(runs: int, epochs: int, url: str) -> Scenario:
-    """The benchmark's society with every role on `openai:bench` at `url` (a loopback `sandbox.bench_server`)."""
+    """The benchmark's society with every role on `openai:bench` at `url` (a loopback `sandbox.graph.bench_server`)."""
     data = _scai_society(runs, epochs, 4 * runs * 10).model_dump(mode="json")
     data["models"] = {role: f"openai:bench@{url}" for role in ("user", "assistant", "meta")}
     return parse_scenario(data, "<bench>")
@@ -124,11 +104,11 @@ def bench_scai(latency_s: float = 0.2, runs: int = 20, epochs: int = 5, repeats:
 
     The same runs then go over real HTTP: the `openai:` backend against a
     loopback OpenAI-compatible server in its own process
-    (`sandbox.bench_server`) that answers after the same latency. Both cases
+    (`sandbox.graph.bench_server`) that answers after the same latency. Both cases
     report the client's CPU per call (this process's CPU time over the timed
     interval, divided by the calls): the framework's cost per call on each path.
     """
-    from sandbox.bench_server import server_process
+    from sandbox.graph.bench_server import server_process
 
     calls = runs * (epochs * 2 * 10 + (epochs - 1))
     critical = epochs * 3 * latency_s

@@ -22,7 +22,7 @@ from sandbox import run_dir as layout
 from sandbox.errors import UsageError
 from sandbox.run_dir import RunDirectory
 from sandbox.scai.metrics import epoch_summary
-from sandbox.scenario import Scenario
+from sandbox.scai.scenario import Scenario
 from sandbox.files import read_csv
 
 PANELS = {

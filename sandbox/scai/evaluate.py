@@ -36,7 +36,9 @@ from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.run_dir import RunDirectory, atomic_write_text, holding
-from sandbox.scenario import AmountRange, EvaluationCondition, Scenario
+from sandbox.scai.config import EvaluationCondition
+from sandbox.scai.scenario import Scenario
+from sandbox.schema import AmountRange
 from sandbox.scenario_file import scenario_problems
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import mean_ci

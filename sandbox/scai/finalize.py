@@ -12,7 +12,7 @@ from sandbox import run_dir as layout
 from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.scai.metrics import epoch_summary, final_policy_bins, group_epochs, scai_summary
 from sandbox.scai.plots import save_scai_plots
-from sandbox.scenario import Scenario
+from sandbox.scai.scenario import Scenario
 from sandbox.files import read_csv
 
 POLICY_COLUMNS = ["run", "version", "epoch", "policy", "source", "legal", "evidence", "diff", "answer",

@@ -22,7 +22,7 @@ from agents.meta import MetaLM
 from agents.student import PolicylessAssistant
 from sandbox.scai.config import Assistant
 from sandbox.scai.nodes import ASSISTANT, COPIES, ScaiState, final, init_policy, meta
-from sandbox.scenario import Scenario
+from sandbox.scai.scenario import Scenario
 
 
 @dataclass

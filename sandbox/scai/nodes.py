@@ -27,7 +27,7 @@ from sandbox.graph.context import SocietyContext
 from sandbox.graph.nodes import run_currency
 from sandbox.graph.state import SocietyState
 from sandbox.llm.contracts import CallInfo
-from sandbox.scenario import Scenario
+from sandbox.scai.scenario import Scenario
 from sandbox.seeding import Branch, generator, seed_node
 from societies.norms import resolve_norm
 

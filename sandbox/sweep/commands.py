@@ -16,7 +16,7 @@ from sandbox.cli_app import app, console, out_console
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 
-__all__ = ["dry_run_table", "sweep", "sweep_with_progress"]
+__all__ = ["sweep", "sweep_with_progress"]
 
 
 def sweep_with_progress(job: Any) -> Path:
@@ -72,47 +72,6 @@ def _status_table(path: Path) -> None:
     out_console.print(f"results in [bold]{path}[/] (sweep.csv: one row per run, its overrides and summary)")
 
 
-def dry_run_table(scenarios: list[Any], title: str) -> None:
-    """Play `scenarios` with the dry run's stand-in (society runs; others are counted as not estimated) and print
-    per role and model: calls, cache hits, estimated prompt tokens, the most answer tokens, and dollars where
-    priced."""
-    import pandas as pd
-
-    from sandbox.dry_run import CHARS_PER_TOKEN, dry_run
-    from sandbox.llm.resolve import scenario_prices
-
-    rows, skipped = [], 0
-    with console.status(f"playing {len(scenarios)} runs with a stand-in model (no model is called)"):
-        for scenario in scenarios:
-            if not hasattr(scenario, "society"):
-                skipped += 1
-                continue
-            table, prices = dry_run(scenario), scenario_prices(scenario)
-            for row in table.to_dict("records"):
-                spec = getattr(scenario.models, row["role"]).spec
-                price = prices.get(spec)
-                usd = price.cost(row["prompt_tokens"], row["max_answer_tokens"]) if price else None
-                rows.append({**row, "model": spec, "usd": usd})
-    out = Table(title=title, title_justify="left")
-    columns = ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")
-    for column in ("role", "model", "calls", "cache hits", "prompt tokens (est.)", "answer tokens (at most)",
-                   "US$ (at most)"):  # fmt: skip
-        out.add_column(column, justify="left" if column in ("role", "model") else "right")
-    if rows:
-        frame = pd.DataFrame(rows)
-        totals = frame.groupby(["role", "model"], sort=True).agg({**{c: "sum" for c in columns}, "usd": "sum"})
-        priced = frame.groupby(["role", "model"], sort=True)["usd"].apply(lambda u: u.notna().all())
-        for (role, model), row in totals.iterrows():
-            usd = f"{row['usd']:.4f}" if priced[(role, model)] else "-"
-            out.add_row(role, model, *(str(int(row[c])) for c in columns), usd)
-        out.add_row("all", "", *(str(int(frame[c].sum())) for c in columns), "")
-    out_console.print(out)
-    note = f" {skipped} runs are not society runs and are not estimated." if skipped else ""
-    out_console.print(f"Counts assume every answer is legal the first time (a model's illegal answers add calls); "
-                      f"tokens count the calls that reach a model (not cache hits); prompt tokens are characters / "
-                      f"{CHARS_PER_TOKEN:g}.{note}", soft_wrap=True)  # fmt: skip
-
-
 @app.command()
 def sweep(
     file: Annotated[Path, typer.Argument(help="A sweep file (YAML with a sweep: block).")],
@@ -126,6 +85,7 @@ def sweep(
     from sandbox.errors import UsageError
     from sandbox.scenario_file import read_yaml
     from sandbox.sweep.config import expand, parse_sweep
+    from sandbox.dry_run import dry_run_table
     from sandbox.sweep.run import start_sweep
 
     try:
@@ -136,7 +96,7 @@ def sweep(
         data = read_yaml(file)
         if dry_run:  # inside the try: a dry run's failure is a clean exit too
             runs = expand(*parse_sweep(data, str(file), file.parent), str(file))
-            dry_run_table([run.scenario for run in runs], f"A dry run of the sweep: {len(runs)} runs, no model called")
+            dry_run_table([(run.kind, run.scenario) for run in runs], f"A dry run of the sweep: {len(runs)} runs, no model called")
             return
     except SandboxError as error:
         raise _fail(error) from None

@@ -136,10 +136,10 @@ def expand(sweep: SweepFile, base: dict[str, Any], source: str) -> list[SweepRun
     `ScenarioError` naming `source` and the field when a path does not exist in the base scenario, or when a run's
     scenario is invalid.
     """
-    from sandbox.run_kinds import scenario_kind
+    from sandbox.kinds import kind_of_data
     from sandbox.scenario_file import parse_kind
 
-    kind = scenario_kind(base)
+    kind = kind_of_data(base).name
 
     def parse(data: Any, where: str) -> Any:
         return parse_kind(kind, data, where)

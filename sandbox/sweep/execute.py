@@ -14,29 +14,14 @@ from typing import Any
 __all__ = ["execute_run"]
 
 def _start_or_resume(path: Path, kind: str, scenario: Any, ledgers: list[Any]) -> None:
-    from sandbox._sync import run_sync
+    from sandbox.kinds import get
 
-    started = (path / "scenario.yaml").is_file()
-    if kind == "society":
-        from sandbox.runner import aresume, arun
-
-        run_sync(aresume(path, ledgers=ledgers) if started else arun(scenario, out=path, ledgers=ledgers))
-    elif kind == "training":
-        from sandbox.moral.run import resume_training, train_scenario
-
-        resume_training(path) if started else train_scenario(scenario, path)
-    elif kind == "proxy":
-        from sandbox.proxy.label import label_scenario, resume_labeling
-
-        resume_labeling(path, ledgers=ledgers) if started else label_scenario(scenario, path, ledgers=ledgers)
-    elif kind == "dialogue":
-        from sandbox.dialogue.run import resume_solve, solve_scenario
-
-        resume_solve(path, ledgers=ledgers) if started else solve_scenario(scenario, path, ledgers=ledgers)
+    run_kind = get(kind)
+    counted = ledgers if run_kind.budget else []  # training and distillation runs count no budget
+    if (path / "scenario.yaml").is_file():
+        run_kind.call("resume", path, ledgers=counted)
     else:
-        from sandbox.distill.run import distill_scenario, resume_distill
-
-        resume_distill(path) if started else distill_scenario(scenario, path)
+        run_kind.call("run", scenario, path, ledgers=counted)
 
 
 def execute_run(path: str, kind: str, scenario: dict[str, Any], budget: dict[str, Any] | None = None,

@@ -20,7 +20,7 @@ from sandbox.dialogue.domains.judged import JudgedDomain
 from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import choices
 from sandbox.llm.contracts import Constraint
-from sandbox.scenario import StrictModel
+from sandbox.schema import StrictModel
 
 TOPICS = (
     "Breakfast is the most important meal of the day.",

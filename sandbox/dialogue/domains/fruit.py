@@ -22,7 +22,7 @@ from sandbox.dialogue.domains.judged import JudgedDomain
 from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import describe
 from sandbox.llm.contracts import Constraint
-from sandbox.scenario import StrictModel
+from sandbox.schema import StrictModel
 
 FRUITS = ("apple", "banana", "blueberry", "kiwi")
 

@@ -22,7 +22,7 @@ from sandbox.dialogue.domains.judged import JudgedDomain
 from sandbox.dialogue.contracts import ANY, Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import choices, describe
 from sandbox.llm.contracts import Constraint
-from sandbox.scenario import StrictModel
+from sandbox.schema import StrictModel
 
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 NONE = "none"

@@ -21,7 +21,7 @@ from pydantic import Field
 from prompts import render
 from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
 from sandbox.games.ultimatum import ParseError, Stake, decision_constraint, parse_decision, parse_proposal, proposal_constraint
-from sandbox.scenario import StrictModel
+from sandbox.schema import StrictModel
 
 
 _LEADING = re.compile(r"\W*(yes|no)\b", re.I)

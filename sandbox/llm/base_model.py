@@ -116,9 +116,9 @@ def load_base_model(
     torch_dtype = getattr(torch, dtype) if dtype != "auto" else (torch.bfloat16 if device != "cpu" else torch.float32)
     kind, _, argument = spec.partition(":")
     if kind == "tiny":
-        from sandbox.moral.tiny_model import tiny_lm
+        from sandbox.llm.tiny_model import tiny_lm
 
-        from sandbox.moral.tiny_model import MATRIX_VOCABULARY
+        from sandbox.llm.tiny_model import MATRIX_VOCABULARY
 
         model, tokenizer = tiny_lm(vocabulary or MATRIX_VOCABULARY, seed=int(argument or 0))
         model = model.to(torch_dtype)

@@ -1,0 +1,109 @@
+"""The solve kind: a dialogue game expanded on an LLM and solved with OpenSpiel's CFR (and PSRO); a reward-model
+measurement is a run directory of the same kind.
+
+Registered under the entry-point group `sandbox.kinds`; importing this module
+imports nothing else of the package (OpenSpiel loads when a run starts).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sandbox.kinds import RunKind, by_option
+
+__all__ = ["DIALOGUE"]
+
+
+def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Expand and solve the game (`sandbox.dialogue.run.solve_scenario`)."""
+    from sandbox.dialogue.run import solve_scenario
+
+    return solve_scenario(scenario, out, models=models, hooks=hooks, ledgers=ledgers)
+
+
+def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Finish an interrupted solve, or a reward-model measurement."""
+    from sandbox.dialogue.reward_error import is_reward_model_run, resume_reward_model
+    from sandbox.dialogue.run import resume_solve
+
+    if is_reward_model_run(path):
+        return resume_reward_model(path, judge=(models or {}).get("judge"))
+    return resume_solve(path, models=models, hooks=hooks, ledgers=ledgers)
+
+
+def dir_label(path: Path) -> str:
+    """reward-model (a reward-model measurement) or solve."""
+    from sandbox.dialogue.reward_error import is_reward_model_run
+
+    return "reward-model" if is_reward_model_run(path) else "solve"
+
+
+def describe(scenario: Any) -> str:
+    from sandbox.dialogue.scenario import estimate_messages
+
+    g = scenario.dialogue
+    return (f"dialogue game {g.domain.kind}, {len(g.players)} players, up to {g.max_messages} messages, "
+            f"{g.seeds_per_message} seed(s), at most {estimate_messages(g)} messages in the tree")
+
+
+def cli_run(scenario: Any, out: Path | None) -> Path:
+    """`sandbox run` of a dialogue game (as `sandbox solve`)."""
+    from sandbox.dialogue.commands import solve_table, solve_with_progress
+    from sandbox.dialogue.run import solve_scenario
+
+    path = solve_with_progress(lambda hooks: solve_scenario(scenario, out, hooks=hooks))
+    solve_table(path)
+    return path
+
+
+def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | None = None,
+               max_cost: float | None = None, **others: Any) -> None:  # fmt: skip
+    """`sandbox resume` of a solve (the `--max-*` options raise its budget) or a reward-model measurement."""
+    from sandbox.dialogue.commands import resume_dialogue_run
+    from sandbox.run_budget import raise_budget
+
+    label = dir_label(path)
+    by_option(others, (), f"{path}, a {label} run")
+    if label == "solve":
+        raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)
+    else:
+        by_option({"max_calls": max_calls, "max_tokens": max_tokens, "max_cost": max_cost}, (),
+                  f"{path}, a reward-model run")  # fmt: skip
+    resume_dialogue_run(path)
+
+
+def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
+              models: list[str] | None = None, **others: Any) -> Any:  # fmt: skip
+    """`sandbox run`'s `--seed` and `--model ROLE=SPEC` (players, judge, all; `sandbox solve` has --iterations)."""
+    from sandbox.dialogue.scenario import apply_dialogue_overrides
+
+    by_option(others, (), "dialogue games")
+    return apply_dialogue_overrides(scenario, seed=seed, models=models, source=source)
+
+
+DIALOGUE = RunKind(
+    name="dialogue",
+    block="dialogue",
+    precedence=10,
+    title="a dialogue game",
+    command="solve",
+    description="Solver-guided dialogue: a dialogue game whose actions are instructions, expanded once on the LLM "
+    "and solved with CFR (and PSRO); NashConv, CFR Gain and steering.",
+    model="sandbox.dialogue.scenario:DialogueScenario",
+    run="sandbox.dialogue.kind:run",
+    resume="sandbox.dialogue.kind:resume",
+    overrides="sandbox.dialogue.kind:overrides",
+    describe="sandbox.dialogue.kind:describe",
+    dir_label="sandbox.dialogue.kind:dir_label",
+    cli_run="sandbox.dialogue.kind:cli_run",
+    cli_resume="sandbox.dialogue.kind:cli_resume",
+    tables={"dialogues": "dialogues.csv", "policy": "policy.csv", "steering": "steering.csv", "psro": "psro.csv",
+            "psro_candidates": "psro_candidates.csv", "reward_model": "reward_model.csv",
+            "reward_model_error": "reward_model_error.csv", "play": "play.csv", "imitation": "imitation.csv",
+            "transcripts": "transcripts.jsonl"},  # fmt: skip
+    commands=("sandbox.dialogue.commands",),
+    benchmarks={"dialogue": "sandbox.dialogue.bench:bench_dialogue"},
+    example="scenarios/dialogue/ultimatum_small.yaml",
+    budget=True,
+)

@@ -1,0 +1,97 @@
+"""The distillation kind: a learned norm, judged as a reward, trained into a student's weights.
+
+Registered under the entry-point group `sandbox.kinds`; importing this module
+imports nothing else of the package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sandbox.kinds import RunKind, by_option
+
+__all__ = ["DISTILL"]
+
+
+def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Distil the scenario's norm and evaluate the student (`sandbox.distill.run.distill_scenario`)."""
+    from sandbox.distill.run import distill_scenario
+    from sandbox.errors import UsageError
+
+    if models or ledgers:
+        raise UsageError("distillation runs take their models from models:, and count no budget")
+    return distill_scenario(scenario, out, hooks=hooks)
+
+
+def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Finish an interrupted distillation and its evaluation."""
+    from sandbox.distill.run import resume_distill
+    from sandbox.errors import UsageError
+
+    if models or ledgers:
+        raise UsageError("distillation runs take their models from models:, and count no budget")
+    return resume_distill(path, hooks=hooks)
+
+
+def describe(scenario: Any) -> str:
+    d = scenario.distill
+    origin = f"the run {d.source.run}" if d.source.run else "a policy text"
+    return f"distilling {origin} into {scenario.models.student}, {d.reward} reward, judge {scenario.models.judge}"
+
+
+def cli_run(scenario: Any, out: Path | None) -> Path:
+    """`sandbox run` of a distillation scenario (as `sandbox distill`): training, its table, the evaluation."""
+    from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
+    from sandbox.distill.run import distill_scenario
+
+    path = distill_with_progress(lambda hooks: distill_scenario(scenario, out, hooks=hooks, evaluate=False))
+    distill_table(path)
+    evaluate_with_progress(path)
+    return path
+
+
+def cli_resume(path: Path, **options: Any) -> None:
+    """`sandbox resume` of a distillation: the training, then the evaluation if it has not run."""
+    from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
+    from sandbox.distill.evaluate import RESULTS
+    from sandbox.distill.run import resume_distill
+
+    by_option(options, (), f"{path}, a distill run")
+    done = distill_with_progress(lambda hooks: resume_distill(path, hooks=hooks, evaluate=False))
+    distill_table(done)
+    if not (done / RESULTS).is_file():
+        evaluate_with_progress(done)
+
+
+def cli_evaluate(path: Path, *, trials: int | None = None, **others: Any) -> None:
+    """`sandbox evaluate` of a distillation: the student, the policy-prompted assistant, the users and the base
+    model without a policy."""
+    from sandbox.distill.commands import evaluate_with_progress
+    from sandbox.errors import UsageError
+
+    if any(v is not None and v is not False and v != [] for v in others.values()):
+        raise UsageError("a distillation's conditions are its distill.conditions; --trials alone applies")
+    evaluate_with_progress(path, trials)
+
+
+DISTILL = RunKind(
+    name="distill",
+    block="distill",
+    precedence=20,  # before training: a distillation has a training: block too
+    title="a distillation scenario",
+    command="distill",
+    description="A norm (a SCAI run's final policy, or a text) judged by an LLM as a reward and trained into a "
+    "student's weights; the student then plays without the policy.",
+    model="sandbox.distill.scenario:DistillScenario",
+    run="sandbox.distill.kind:run",
+    resume="sandbox.distill.kind:resume",
+    describe="sandbox.distill.kind:describe",
+    cli_run="sandbox.distill.kind:cli_run",
+    cli_resume="sandbox.distill.kind:cli_resume",
+    cli_evaluate="sandbox.distill.kind:cli_evaluate",
+    tables={"metrics": "metrics.csv", "judge_table": "judge_table.csv", "evaluation": "evaluation.csv",
+            "distillation": "distillation.csv"},  # fmt: skip
+    commands=("sandbox.distill.commands",),
+    example="scenarios/distill/tiny/selfish.yaml",
+)

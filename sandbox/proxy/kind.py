@@ -1,0 +1,93 @@
+"""The labeling kind: an LLM judge labels episodes against a known objective (LLM proxy rewards).
+
+Registered under the entry-point group `sandbox.kinds`; importing this module
+imports nothing else of the package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sandbox.kinds import RunKind, by_option
+
+__all__ = ["PROXY"]
+
+
+def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Label a scenario's test set (`sandbox.proxy.label.label_scenario`)."""
+    from sandbox.proxy.label import label_scenario
+
+    return label_scenario(scenario, out, models=models, hooks=hooks, ledgers=ledgers)
+
+
+def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Ask the verdicts an interrupted labeling still lacks."""
+    from sandbox.proxy.label import resume_labeling
+
+    return resume_labeling(path, models=models, hooks=hooks, ledgers=ledgers)
+
+
+def describe(scenario: Any) -> str:
+    p = scenario.proxy
+    return f"labeling {p.task}, {p.objective.name}, intent {p.intent.form}, judge {scenario.models.judge.spec}"
+
+
+def cli_run(scenario: Any, out: Path | None) -> Path:
+    """`sandbox run` of a labeling scenario (as `sandbox label`)."""
+    from sandbox.proxy.commands import label_table, label_with_progress
+    from sandbox.proxy.label import label_scenario
+
+    path = label_with_progress(lambda hooks: label_scenario(scenario, out, hooks=hooks))
+    label_table(path)
+    return path
+
+
+def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | None = None,
+               max_cost: float | None = None, **others: Any) -> None:  # fmt: skip
+    """`sandbox resume` of a labeling (the `--max-*` options raise its budget)."""
+    from sandbox.run_budget import raise_budget
+    from sandbox.proxy.commands import label_table, label_with_progress
+    from sandbox.proxy.label import resume_labeling
+
+    by_option(others, (), f"{path}, a label run")
+    raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)
+    label_table(label_with_progress(lambda hooks: resume_labeling(path, hooks=hooks)))
+
+
+def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
+              models: list[str] | None = None, **others: Any) -> Any:  # fmt: skip
+    """`sandbox run`'s `--seed` and `--model ROLE=SPEC` (`sandbox label` has `--items` too)."""
+    from sandbox.proxy.scenario import apply_proxy_overrides
+
+    by_option(others, (), "labeling runs")
+    return apply_proxy_overrides(scenario, seed=seed, models=models, source=source)
+
+
+PROXY = RunKind(
+    name="proxy",
+    block="proxy",
+    precedence=40,
+    title="a labeling scenario",
+    command="label",
+    description="LLM proxy rewards: a judge prompted with a user's examples or description of an objective labels "
+    "episodes; its accuracy against the objective's ground truth.",
+    model="sandbox.proxy.scenario:ProxyScenario",
+    run="sandbox.proxy.kind:run",
+    resume="sandbox.proxy.kind:resume",
+    overrides="sandbox.proxy.kind:overrides",
+    describe="sandbox.proxy.kind:describe",
+    dir_label="sandbox.proxy.kind:label_dir",
+    cli_run="sandbox.proxy.kind:cli_run",
+    cli_resume="sandbox.proxy.kind:cli_resume",
+    tables={"labels": "labels.csv", "accuracy": "accuracy.csv", "agents": "agents.csv",
+            "calibration": "calibration.csv", "transcripts": "transcripts.jsonl"},  # fmt: skip
+    commands=("sandbox.proxy.commands",),
+    example="scenarios/proxy/ultimatum/share30_10_examples.yaml",
+    budget=True,
+)
+
+
+def label_dir(path: Path) -> str:
+    """A labeling's run directory: `label`, as the command that made it."""
+    return "label"

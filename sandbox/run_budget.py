@@ -1,0 +1,66 @@
+"""A run directory's budget: its ledgers (its own cap, from what its transcript says it spent, and a sweep's), a
+stop when a cap is reached, and a higher cap written for `sandbox resume --max-calls N`.
+
+The caps and ledgers themselves are the LLM layer's (`sandbox.llm.budget`);
+this module joins them to run directories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sandbox import run_dir as layout
+from sandbox.llm.budget import Budget, BudgetExhaustedError, Ledger, spent_in_transcript
+from sandbox.scenario_file import read_yaml
+
+__all__ = ["budget_stop", "raise_budget", "run_ledgers", "set_budget"]
+
+
+def run_ledgers(run_dir: Any, scenario: Any, ledgers: Sequence[Any] = ()) -> list[Any]:
+    """The budget ledgers of a run: its own (`scenario.budget`, starting from what its transcript says it spent,
+    so a resumed run counts both sessions), then `ledgers` (a sweep's)."""
+    from sandbox.llm.resolve import scenario_prices
+    from sandbox.llm.transcript import read_transcript
+
+    own = []
+    if scenario.budget.limits():
+        path = run_dir / layout.TRANSCRIPTS
+        spent = spent_in_transcript(read_transcript(path) if path.is_file() else [],
+                                    scenario_prices(scenario, by="role"))
+        own.append(Ledger(scenario.budget, spent, name="run"))
+    return [*own, *ledgers]
+
+
+def budget_stop(run_dir: Any, failures: Sequence[BaseException]) -> None:
+    """If a budget stopped the run: say so in its status and raise `BudgetExhaustedError` with how to go on."""
+    stopped = next((f for f in failures if isinstance(f, BudgetExhaustedError)), None)
+    if stopped is None:
+        return
+    run_dir.write_status("stopped", reason=str(stopped))
+    raise BudgetExhaustedError(f"{stopped}: the run stopped cleanly. Finish it with a higher cap: "
+                               f"sandbox resume {run_dir.path} --max-calls N (or --max-tokens, --max-cost)")  # fmt: skip
+
+
+def set_budget(run_dir: Any, budget: Budget) -> None:
+    """Write `budget` into a run's `scenario.yaml` (a higher cap, to finish a run a cap stopped): it changes what
+    the run may spend, not what it does."""
+    data = read_yaml(run_dir / layout.SCENARIO)
+    data["budget"] = budget.model_dump()
+    layout.atomic_write_text(run_dir / layout.SCENARIO, yaml.safe_dump(data, sort_keys=False))
+
+
+def raise_budget(path: Path | str, *, calls: int | None = None, tokens: int | None = None,
+                 usd: float | None = None) -> Budget | None:  # fmt: skip
+    """The run's `budget:` with the caps given (`sandbox resume --max-calls N ...`) written into its
+    `scenario.yaml`; None (nothing written) when none is given."""
+    given = {k: v for k, v in (("calls", calls), ("tokens", tokens), ("usd", usd)) if v is not None}
+    if not given:
+        return None
+    run_dir = layout.RunDirectory.open(path)
+    budget = Budget(**(read_yaml(run_dir / layout.SCENARIO).get("budget") or {})).model_copy(update=given)
+    set_budget(run_dir, budget)
+    return budget

@@ -1,0 +1,66 @@
+"""The society kind: users of fixed norms playing a game, and Social Contract AI's assistant when there is one.
+
+Registered under the entry-point group `sandbox.kinds` (`pyproject.toml`);
+importing this module imports nothing else of the package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sandbox.kinds import RunKind
+
+__all__ = ["SOCIETY", "resume", "run"]
+
+
+def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None,
+        ledgers: Any = ()) -> Path:  # fmt: skip
+    """Play a society scenario into `out` (`sandbox.runner.arun`, from synchronous code)."""
+    from sandbox._sync import run_sync
+    from sandbox.runner import arun
+
+    return run_sync(arun(scenario, out=out, models=models, hooks=hooks, ledgers=ledgers))
+
+
+def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Finish an interrupted society run (`sandbox.runner.aresume`, from synchronous code)."""
+    from sandbox._sync import run_sync
+    from sandbox.runner import aresume
+
+    return run_sync(aresume(path, models=models, hooks=hooks, ledgers=ledgers))
+
+
+def describe(scenario: Any) -> str:
+    """One line for `sandbox validate`."""
+    return f"{scenario.society.size} users, {scenario.game.kind}"
+
+
+SOCIETY = RunKind(
+    name="society",
+    block=None,  # the default: a file with none of the other kinds' blocks
+    title="a society scenario",
+    command="run",
+    description="Users of fixed norms and manners play a game on a network; with an assistant: block, Social "
+    "Contract AI's assistant learns their norms (a MetaLM rewrites its policy each epoch).",
+    model="sandbox.scai.scenario:Scenario",
+    run="sandbox.scai.kind:run",
+    resume="sandbox.scai.kind:resume",
+    overrides="sandbox.scai.society_cli:apply_overrides",
+    describe="sandbox.scai.kind:describe",
+    dry_run="sandbox.scai.dry_run:dry_run",
+    cli_run="sandbox.scai.society_cli:cli_run",
+    cli_resume="sandbox.scai.society_cli:cli_resume",
+    cli_evaluate="sandbox.scai.society_cli:cli_evaluate",
+    result="sandbox.scai.result:SocietyResult",
+    tables={"episodes": "episodes.csv", "metrics": "metrics.csv", "agents": "agents.csv", "epochs": "epochs.csv",
+            "epoch_summary": "epoch_summary.csv", "final_policies": "final_policies.csv",
+            "final_proposals": "final_proposals.csv", "evaluation": "evaluation.csv", "policies": "policies.jsonl",
+            "transcripts": "transcripts.jsonl"},  # fmt: skip
+    commands=("sandbox.scai.society_cli",),
+    benchmarks={"concurrency": "sandbox.graph.bench:bench_concurrency", "overhead": "sandbox.graph.bench:bench_overhead",
+                "scai": "sandbox.scai.bench:bench_scai", "embedded": "sandbox.graph.bench:bench_embedded",
+                "pool": "sandbox.scai.pool_bench:bench_pool"},  # fmt: skip
+    example="scenarios/default.yaml",
+    budget=True,
+)

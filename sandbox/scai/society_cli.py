@@ -1,0 +1,187 @@
+"""The society kind on the command line: `sandbox run`, `resume` and `evaluate` of a society (SCAI) run, and
+`sandbox compare`.
+
+The core's commands (`sandbox.cli`) find these through the society kind
+(`sandbox.scai.kind`); `compare` registers on `sandbox.cli_app.app` when the
+kind's commands are loaded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from sandbox.cli_app import app, fail, out_console, progress_bar, with_progress
+from sandbox.errors import SandboxError
+from sandbox.kinds import by_option
+
+__all__ = ["cli_evaluate", "cli_resume", "cli_run", "compare", "apply_overrides", "summary_table"]
+
+
+class _ProgressDisplay:
+    """A Rich progress bar over episodes, with counts and ETA, and each new policy printed above it."""
+
+    def __init__(self) -> None:
+        self.progress = progress_bar("playing", "episodes")
+        self.task: Any = None
+        self.per_epoch = 0
+
+    def hooks(self) -> Any:
+        from sandbox.runner import ProgressHooks
+
+        return ProgressHooks(on_start=self.on_start, on_epoch_start=self.on_epoch_start, on_episode=self.on_episode,
+                             on_policy=self.on_policy)  # fmt: skip
+
+    def on_policy(self, record: dict[str, Any]) -> None:
+        flag = "" if record["legal"] else " [red](illegal revision: previous policy kept)[/]"
+        self.progress.console.print(
+            f"run {record['run']} epoch {record['epoch']} policy v{record['version']}{flag}: "
+            f"[italic]{escape(record['policy'])}[/]",
+            soft_wrap=True,
+        )
+
+    def on_start(self, total: int, done: int, per_epoch: int) -> None:
+        self.per_epoch = per_epoch
+        self.task = self.progress.add_task("playing", total=total, completed=done, last="")
+
+    def on_epoch_start(self, run: int, epoch: int, episodes: int) -> None:
+        # The total was an estimate (a maximal matching on a sparse network can be smaller).
+        if self.task is not None and episodes != self.per_epoch:
+            total = self.progress.tasks[self.task].total or 0
+            self.progress.update(self.task, total=total + episodes - self.per_epoch)
+
+    def on_episode(self, record: dict[str, Any]) -> None:
+        if self.task is not None:
+            self.progress.advance(self.task)
+
+
+def _execute(coro_factory: Any) -> Path:
+    from sandbox._sync import run_sync
+
+    display = _ProgressDisplay()
+    return with_progress(lambda: run_sync(coro_factory(display.hooks())), display.progress,
+                         "interrupted; the run directory is resumable with `sandbox resume DIR`")  # fmt: skip
+
+
+def summary_table(path: Path) -> None:
+    """A finished society run's tables on stdout: offered share and acceptance by norm, LLM calls by role, and
+    SCAI's epochs when the run had an assistant."""
+    from sandbox.files import read_json
+    from sandbox.scai.commands import scai_table
+
+    summary = read_json(path / "summary.json")
+    table = Table(
+        title=f"{summary['scenario']}: offered share by the proposer's norm; acceptance as responder",
+        title_justify="left",
+    )
+    for column in ("norm", "proposals", "offered share", "95% CI", "CI over", "accepts"):
+        table.add_column(column, justify="left" if column == "norm" else "right")
+    acceptance = summary.get("acceptance_rate_by_responder_norm", {})
+    for norm, row in summary["offered_share_by_norm"].items():
+        ci = "n/a" if row["ci_low"] is None else f"{row['ci_low']:.1%} – {row['ci_high']:.1%}"
+        accepts = f"{acceptance[norm]:.0%}" if norm in acceptance else "n/a"
+        table.add_row(norm, str(row["proposals"]), f"{row['mean']:.1%}", ci, row["ci_over"], accepts)
+    out_console.print(table)
+    rate = summary["illegal_answer_rate"]
+    acceptance = summary["acceptance_rate"]
+    out_console.print(
+        f"episodes {summary['episodes']}, illegal answers "
+        f"{'n/a' if rate is None else f'{rate:.1%}'}, acceptance "
+        f"{'n/a' if acceptance is None else f'{acceptance:.1%}'}"
+    )
+    usage = Table(title="LLM calls by role", title_justify="left")
+    for column in ("role", "calls", "cache hits", "input tokens", "reused", "output tokens"):
+        usage.add_column(column, justify="left" if column == "role" else "right")
+    for role, u in summary["llm_usage"].items():
+        reused = u.get("prompt_cached_tokens", 0)  # prompt tokens the backend did not compute again
+        share = f" ({reused / u['input_tokens']:.0%})" if u["input_tokens"] else ""
+        usage.add_row(role, str(u["calls"]), str(u["cache_hits"]), str(u["input_tokens"]), f"{reused}{share}",
+                      str(u["output_tokens"]))  # fmt: skip
+    out_console.print(usage)
+    if "scai" in summary:
+        scai_table(summary["scai"], out_console)
+    out_console.print(f"results in [bold]{path}[/]")
+
+
+def apply_overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
+              models: list[str] | None = None, runs: int | None = None, epochs: int | None = None,
+              max_calls: int | None = None, max_tokens: int | None = None, max_cost: float | None = None,
+              **others: Any) -> Any:  # fmt: skip
+    """`scenario` with `sandbox run`'s options applied and validated again: `--runs`, `--epochs`, `--seed`,
+    `--model ROLE=SPEC` (ROLE may be all) and the budget's caps."""
+    from sandbox.scenario import ROLES
+    from sandbox.scenario_file import model_overrides, parse_kind
+
+    by_option(others, (), "society runs")
+    data = scenario.model_dump(mode="json")
+    for key, value in (("runs", runs), ("epochs", epochs), ("seed", seed)):
+        if value is not None:
+            data[key] = value
+    model_overrides(data, models, ROLES, source)
+    caps = {k: v for k, v in (("calls", max_calls), ("tokens", max_tokens), ("usd", max_cost)) if v is not None}
+    if caps:
+        data["budget"] = {**data.get("budget", {}), **caps}
+    return parse_kind("society", data, source)
+
+
+def cli_run(scenario: Any, out: Path | None) -> Path:
+    """`sandbox run` of a society scenario: the run under a progress bar, then its tables."""
+    from sandbox.runner import arun
+
+    path = _execute(lambda hooks: arun(scenario, out=out, hooks=hooks))
+    summary_table(path)
+    return path
+
+
+def cli_resume(path: Path, **options: Any) -> None:
+    """`sandbox resume` of a society run (`--max-calls`, `--max-tokens`, `--max-cost` raise its budget)."""
+    from sandbox.llm.budget import Budget
+    from sandbox.runner import aresume
+    from sandbox.scenario_file import read_yaml
+
+    caps = {k: options.pop(k) for k in ("max_calls", "max_tokens", "max_cost") if k in options}
+    by_option(options, (), f"{path}, a society run")
+    given = {k: v for k, v in zip(("calls", "tokens", "usd"), caps.values()) if v is not None}
+    budget = None
+    if given:
+        budget = Budget(**(read_yaml(path / "scenario.yaml").get("budget") or {})).model_copy(update=given)
+    summary_table(_execute(lambda hooks: aresume(path, hooks=hooks, budget=budget)))
+
+
+def cli_evaluate(path: Path, *, trials: int | None = None, currency: list[str] | None = None,
+                 amount: list[int] | None = None, reason: bool = False, prior: str | None = None,
+                 learned_on: bool | None = None, **others: Any) -> None:  # fmt: skip
+    """`sandbox evaluate` of a finished SCAI run: its final policies under new currencies and amounts."""
+    from sandbox.scai.commands import evaluation_table
+    from sandbox.scai.evaluate import aevaluate, conditions_from_options
+
+    by_option(others, (), "SCAI runs")
+    conditions = conditions_from_options(currency or [], amount or [], reason)
+
+    async def evaluated(hooks: Any) -> Path:
+        await aevaluate(path, conditions=conditions, trials=trials, hooks=hooks, prior=prior,
+                        state_learned_on=learned_on)  # fmt: skip
+        return path
+
+    evaluation_table(_execute(evaluated), out_console)
+
+
+@app.command()
+def compare(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Finished SCAI run directories.")],
+    out: Annotated[Path, typer.Option("--out", help="The figure (PNG); the table goes beside it as CSV.")] = Path(
+        "compare.png"
+    ),
+) -> None:
+    """Overlay SCAI runs in the paper's layout: one group, mixed societies, manners, assistant-assistant."""
+    from sandbox.scai.commands import compare_command
+
+    try:
+        compare_command(run_dirs, out, out_console)
+    except SandboxError as error:
+        raise fail(error) from None
+

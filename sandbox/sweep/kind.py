@@ -1,0 +1,111 @@
+"""The sweep kind: a grid of runs of any other kind (a base scenario x overrides x seeds), on a local process
+pool or Ray, in one directory.
+
+Registered under the entry-point group `sandbox.kinds`; importing this module
+imports nothing else of the package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sandbox.kinds import RunKind, by_option
+
+__all__ = ["SWEEP"]
+
+
+def load(path: Path | str) -> Any:
+    """A sweep file with its base scenario read in (a relative `base:` is relative to the file)."""
+    from sandbox.sweep.config import SweepFile, load_sweep
+
+    sweep, base = load_sweep(path)
+    return SweepFile.model_validate({**sweep.model_dump(mode="json"), "sweep": {**sweep.sweep.model_dump(mode="json"),
+                                                                                "base": base}})  # fmt: skip
+
+
+def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Play every run of the sweep (`sandbox.sweep.run.start_sweep`); `hooks`: (on_start, on_run) callbacks."""
+    from sandbox.errors import UsageError
+    from sandbox.sweep.run import start_sweep
+
+    if models or ledgers:
+        raise UsageError("a sweep's runs take their models from their scenarios; its budget is sweep.budget")
+    on_start, on_run = hooks or (None, None)
+    return start_sweep(scenario.model_dump(mode="json"), f"<sweep {scenario.name}>", Path("."), out,
+                       on_start=on_start, on_run=on_run)  # fmt: skip
+
+
+def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Finish the sweep's unfinished runs (`sandbox.sweep.run.run_sweep`)."""
+    from sandbox.sweep.run import run_sweep
+
+    on_start, on_run = hooks or (None, None)
+    return run_sweep(path, on_start=on_start, on_run=on_run)
+
+
+def owns_dir(path: Path) -> bool:
+    from sandbox.sweep.run import is_sweep
+
+    return is_sweep(path)
+
+
+def describe(scenario: Any) -> str:
+    from sandbox.sweep.config import expand
+
+    runs = expand(scenario, scenario.sweep.base, f"<sweep {scenario.name}>")
+    return f"a sweep of {len(runs)} {runs[0].kind} runs"
+
+
+def cli_run(scenario: Any, out: Path | None) -> Path:
+    """`sandbox run` of a sweep file (as `sandbox sweep`, with the file's executor and workers)."""
+    from sandbox.sweep.commands import sweep_with_progress
+    from sandbox.sweep.run import start_sweep
+
+    return sweep_with_progress(lambda on_start, on_run: start_sweep(
+        scenario.model_dump(mode="json"), f"<sweep {scenario.name}>", Path("."), out, on_start=on_start,
+        on_run=on_run))  # fmt: skip
+
+
+def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | None = None,
+               max_cost: float | None = None, executor: str | None = None, address: str | None = None,
+               workers: int | None = None, **others: Any) -> None:  # fmt: skip
+    """`sandbox resume` of a sweep: its unfinished runs (`--max-*` raise the sweep's budget; `--executor`,
+    `--address`, `--workers` say where they run)."""
+    from sandbox.errors import UsageError
+    from sandbox.sweep.commands import sweep_with_progress
+    from sandbox.sweep.config import load_sweep
+    from sandbox.sweep.run import run_sweep
+
+    by_option(others, (), f"{path}, a sweep")
+    if executor not in (None, "local", "ray"):
+        raise UsageError(f"--executor is local or ray, not {executor!r}")
+    given = {k: v for k, v in (("calls", max_calls), ("tokens", max_tokens), ("usd", max_cost)) if v is not None}
+    budget = load_sweep(path / "sweep.yaml")[0].sweep.budget.model_copy(update=given) if given else None
+    sweep_with_progress(lambda on_start, on_run: run_sweep(
+        path, budget=budget, executor=executor or ("ray" if address else None), workers=workers, address=address,
+        on_start=on_start, on_run=on_run))  # fmt: skip
+
+
+SWEEP = RunKind(
+    name="sweep",
+    block="sweep",
+    precedence=0,
+    title="a sweep file",
+    command="sweep",
+    description="A grid of runs of any kind: a base scenario, overrides by field path and seeds, on a local "
+    "process pool or Ray; sweep.csv joins each run's overrides with its summary.",
+    model="sandbox.sweep.config:SweepFile",
+    load="sandbox.sweep.kind:load",
+    run="sandbox.sweep.kind:run",
+    resume="sandbox.sweep.kind:resume",
+    describe="sandbox.sweep.kind:describe",
+    owns_dir="sandbox.sweep.kind:owns_dir",
+    cli_run="sandbox.sweep.kind:cli_run",
+    cli_resume="sandbox.sweep.kind:cli_resume",
+    tables={"sweep": "sweep.csv", "runs": "runs.csv"},
+    commands=("sandbox.sweep.commands",),
+    benchmarks={"sweep": "sandbox.sweep.bench:bench_sweep"},
+    example="scenarios/sweeps/scai_norms.yaml",
+    budget=True,
+)
