@@ -49,7 +49,8 @@ def run(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the LLM calls and tokens per role a run would take, and call no model.")] = False,
 ) -> None:
     """Run a scenario of any kind and write a run directory."""
-    from sandbox.scenario_file import load_scenario, read_yaml
+    from sandbox.scenario_file import load_scenario
+    from sandbox.files import read_yaml
 
     try:
         kind = kinds.kind_of_data(read_yaml(file))

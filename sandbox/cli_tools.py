@@ -23,7 +23,8 @@ __all__ = ["bench", "models", "schema", "validate"]
 def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files of any kind (sweep files too).")]) -> None:
     """Check scenario files; print every problem with its field path."""
     from sandbox.kinds import kind_of_data
-    from sandbox.scenario_file import load_scenario, read_yaml
+    from sandbox.scenario_file import load_scenario
+    from sandbox.files import read_yaml
 
     bad = 0
     for file in files:

@@ -1,4 +1,5 @@
-"""Reading the files a command is given: a run directory's JSON, CSV and text, with errors that name the file.
+"""Reading the files a command is given: scenario YAML, a run directory's JSON, CSV and text, with errors that
+name the file.
 
 A file that is missing, not UTF-8 text, or not what its name says (JSON,
 CSV) is bad input: `UnreadableFileError` (exit 2) names it and says why,
@@ -11,9 +12,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sandbox.errors import UsageError
+import yaml
 
-__all__ = ["UnreadableFileError", "read_csv", "read_json", "read_jsonl", "read_text"]
+from sandbox.errors import ScenarioError, UsageError
+
+__all__ = ["UnreadableFileError", "read_csv", "read_json", "read_jsonl", "read_text", "read_yaml"]
 
 
 class UnreadableFileError(UsageError):
@@ -74,3 +77,24 @@ def read_csv(path: Path | str, **kwargs: Any) -> Any:
         raise UnreadableFileError(path, f"not a CSV table: {error}") from None
     except OSError as error:
         raise UnreadableFileError(path, f"cannot read the file: {error.strerror or error}") from None
+
+
+def read_yaml(path: str | Path) -> Any:
+    """The parsed YAML of a scenario file; `ScenarioError` naming the file when it is unreadable, not UTF-8 text,
+    not YAML, or nested too deeply for the parser."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ScenarioError(str(path), [("", f"not UTF-8 text (byte {error.start}: {error.reason})")]) from None
+    except OSError as error:
+        raise ScenarioError(str(path), [("", f"cannot read the file: {error.strerror or error}")]) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(error, "problem", None) or str(error)
+        raise ScenarioError(str(path), [("", f"not valid YAML: {where}{problem}")]) from None
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise ScenarioError(str(path), [("", "nested too deeply to read (thousands of levels)")]) from None

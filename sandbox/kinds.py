@@ -33,7 +33,7 @@ The callables' shapes (each documented on its field):
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -205,7 +205,7 @@ def kind_of_dir(path: Path | str) -> RunKind:
     """The kind of the run directory `path`; `UsageError` when it is not one, `ScenarioError` when its scenario
     file cannot be read."""
     from sandbox.run_dir import SCENARIO
-    from sandbox.scenario_file import read_yaml
+    from sandbox.files import read_yaml
 
     path = Path(path)
     for kind in kinds().values():

@@ -15,7 +15,7 @@ import yaml
 
 from sandbox import run_dir as layout
 from sandbox.llm.budget import Budget, BudgetExhaustedError, Ledger, spent_in_transcript
-from sandbox.scenario_file import read_yaml
+from sandbox.files import read_yaml
 
 __all__ = ["budget_stop", "raise_budget", "run_ledgers", "set_budget"]
 

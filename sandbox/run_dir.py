@@ -203,12 +203,6 @@ class RunDirectory:
             raise UsageError(f"{path} is not a run directory (no {SCENARIO})")
         return cls(path)
 
-    def scenario(self) -> Any:
-        """The run's scenario, validated as the model of its kind (`sandbox.kinds`)."""
-        from sandbox.scenario_file import load_scenario
-
-        return load_scenario(self.path / SCENARIO)
-
     def status(self) -> dict[str, Any]:
         try:
             return read_json(self.path / STATUS)

@@ -20,6 +20,7 @@ from sandbox import kinds
 from sandbox import run_dir as layout
 from sandbox.errors import UsageError
 from sandbox.files import read_csv, read_json
+from sandbox.scenario_file import load_run_scenario
 
 __all__ = ["RunResult"]
 
@@ -50,7 +51,7 @@ class RunResult:
     @cached_property
     def scenario(self) -> Any:
         """The run's scenario (overrides applied), as its kind's model."""
-        return layout.RunDirectory(self.path).scenario()
+        return load_run_scenario(self.path)
 
     @cached_property
     def summary(self) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from sandbox.run_budget import budget_stop, run_ledgers, set_budget
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.scenario import ROLES, SocietyScenario
 from sandbox.seeding import Branch, generator
+from sandbox.scenario_file import load_run_scenario
 from societies.network import build_network
 from societies.population import build_population
 
@@ -267,7 +268,7 @@ async def aresume(
     run's `scenario.yaml`, since it changes what the run may spend, not what it does.
     """
     run_dir = RunDirectory.open(path)
-    scenario = run_dir.scenario()
+    scenario = load_run_scenario(run_dir.path)
     if budget is not None:
         scenario = scenario.model_copy(update={"budget": budget})
     preflight(scenario, models)  # before the new cap is written: a run that cannot start is left as it was

@@ -14,12 +14,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 from pydantic.json_schema import models_json_schema
 
 from sandbox import kinds
 from sandbox.errors import ScenarioError
+from sandbox.files import read_yaml
+from sandbox.run_dir import SCENARIO
 
 
 @functools.cache
@@ -93,27 +94,6 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Any:
     return validate_model(kinds.kind_of_data(data).scenario_model(), data, source)
 
 
-def read_yaml(path: str | Path) -> Any:
-    """The parsed YAML of a scenario file; `ScenarioError` naming the file when it is unreadable, not UTF-8 text,
-    not YAML, or nested too deeply for the parser."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        raise ScenarioError(str(path), [("", f"not UTF-8 text (byte {error.start}: {error.reason})")]) from None
-    except OSError as error:
-        raise ScenarioError(str(path), [("", f"cannot read the file: {error.strerror or error}")]) from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise ScenarioError(str(path), [("", f"not valid YAML: {where}{problem}")]) from None
-    except RecursionError:  # the parser recurses once per level of nesting
-        raise ScenarioError(str(path), [("", "nested too deeply to read (thousands of levels)")]) from None
-
-
 def load_scenario(path: str | Path, kind: str | None = None) -> Any:
     """Load and validate a scenario file of any registered kind (the kind its blocks say), or of `kind` only.
 
@@ -172,3 +152,8 @@ def scenario_json_schema(kind: str | None = None) -> str:
               + ", ".join(f"{k.name} ({k.block + ': block' if k.block else 'the default'})" for k in kinds.kinds().values()),
               "anyOf": [refs[m] for m in models], **defs}  # fmt: skip
     return json.dumps(schema, indent=2)
+
+
+def load_run_scenario(path: str | Path) -> Any:
+    """The scenario of the run directory `path` (its `scenario.yaml`, overrides applied), as its kind's model."""
+    return load_scenario(Path(path) / SCENARIO)

@@ -23,7 +23,8 @@ from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.scripted import scripted
 from sandbox.moral.ultimatum_env import UltimatumOutcome, UltimatumState
 from sandbox.proxy.judge import ProxyJudge
-from sandbox.scenario_file import parse_kind, read_yaml
+from sandbox.scenario_file import parse_kind
+from sandbox.files import read_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()

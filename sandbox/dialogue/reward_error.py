@@ -155,13 +155,13 @@ def is_reward_model_run(path: Path | str) -> bool:
 @holding
 def resume_reward_model(path: Path | str, *, judge: BaseChatModel | None = None) -> Path:
     """Finish an interrupted measurement with the options it started with (answered calls come from the cache)."""
-    from sandbox.dialogue.run import load_solve_run_scenario
+    from sandbox.scenario_file import load_scenario
 
     run_dir = RunDirectory.open(path)
     status = run_dir.status()
     if status.get("status") == "complete":
         return run_dir.path
-    scenario = load_solve_run_scenario(run_dir)
+    scenario = load_scenario(run_dir / "scenario.yaml", kind="dialogue")
     domain, setups, cases = template_cases(scenario, int(status["dialogues"]))
     return _measure(run_dir, scenario, domain, setups, cases, tuple(status["modes"]), judge)
 

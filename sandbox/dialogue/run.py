@@ -112,7 +112,7 @@ def load_solve_run_scenario(run_dir: RunDirectory) -> DialogueScenario:
 def is_solve_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of `sandbox solve`."""
     from sandbox.kinds import kind_of_data
-    from sandbox.scenario_file import read_yaml
+    from sandbox.files import read_yaml
 
     from sandbox.dialogue.reward_error import is_reward_model_run
 

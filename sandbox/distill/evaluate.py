@@ -220,7 +220,7 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     from agents.student import PolicylessAssistant
     from agents.user import NormFollowingUser
     from sandbox import run_dir as layout
-    from sandbox.distill.run import ADAPTER, PRINCIPLES, STUDENT_BASE, DistillPlan, load_distill_run_scenario
+    from sandbox.distill.layout import ADAPTER, PRINCIPLES, STUDENT_BASE, DistillPlan, load_distill_run_scenario
     from sandbox.distill.source import source_run
     from sandbox.llm.cache import ResponseCache
     from sandbox.llm.hf import HFChatModel

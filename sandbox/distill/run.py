@@ -23,13 +23,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sandbox.distill.judge_table import JUDGE_TABLE, JudgeTable
+from sandbox.distill.layout import (
+    ADAPTER,
+    METRICS,
+    PRINCIPLES,
+    STUDENT_BASE,
+    DistillPlan,
+    load_distill_run_scenario,
+)
 from sandbox.distill.scenario import DistillScenario
-from sandbox.distill.source import Principle, resolve_principles, source_run
+from sandbox.distill.source import resolve_principles, source_run
 from sandbox.errors import UsageError
 from sandbox.moral.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recover_checkpoint, running, save_checkpoint
 from sandbox.moral.run import TrainHooks
@@ -38,13 +45,8 @@ from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_o
 from sandbox.seeding import generator
 from sandbox.files import read_json
 
-__all__ = ["DistillHooks", "DistillPlan", "distill_scenario", "is_distill_run", "plan", "resume_distill"]
+__all__ = ["DistillHooks", "distill_scenario", "is_distill_run", "plan", "resume_distill"]
 
-PRINCIPLES = "principles.json"
-METRICS = "metrics.csv"
-SUMMARY = "summary.json"
-ADAPTER = "adapter"
-STUDENT_BASE = "student_base"
 REWARD_KINDS = {"judge": "proxy:judge", "truth": "truth:norm", "no_principle": "proxy:no_principle",
                 "flipped": "proxy:flipped"}  # fmt: skip
 TINY_MAX_AMOUNT = 1000  # the tiny student's vocabulary holds every number up to the largest amount
@@ -52,28 +54,6 @@ _HELD_OUT = 1 << 23  # the seed-tree branch that picks the held-out amounts
 
 
 DistillHooks = TrainHooks  # progress callbacks: `on_start(total, done)` once, `on_episode(row)` after each episode
-
-
-@dataclass(frozen=True)
-class DistillPlan:
-    """What a distillation resolved from its scenario and source, before training (`principles.json`)."""
-
-    principles: list[Principle]
-    truth: str | None
-    currencies: list[str]
-    train_amounts: list[int]
-    held_out_amounts: list[int]
-    source: str | None  # the source run directory
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"principles": [p.to_dict() for p in self.principles], "truth": self.truth,
-                "currencies": self.currencies, "train_amounts": self.train_amounts,
-                "held_out_amounts": self.held_out_amounts, "source": self.source}  # fmt: skip
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DistillPlan:
-        return cls([Principle(**p) for p in data["principles"]], data["truth"], list(data["currencies"]),
-                   list(data["train_amounts"]), list(data["held_out_amounts"]), data["source"])  # fmt: skip
 
 
 def split_amounts(low: int, high: int, share: float, seed: int) -> tuple[list[int], list[int]]:
@@ -247,12 +227,6 @@ def _evaluate(run_dir: RunDirectory, evaluate: bool, models: Any) -> Path:
     return run_dir.path
 
 
-def load_distill_run_scenario(run_dir: RunDirectory) -> DistillScenario:
-    from sandbox.scenario_file import load_scenario
-
-    return load_scenario(run_dir / SCENARIO, kind="distill")
-
-
 def _run(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, base: Any, hooks: DistillHooks, *,
          resume: bool, judge: Any) -> Path:  # fmt: skip
     table, close = judge_table(run_dir, scenario, plan_, judge)
@@ -307,18 +281,10 @@ def _train_trl(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumE
     train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env)
 
 
-def assistant_spec(run_dir: RunDirectory, scenario: DistillScenario) -> str:
-    """The model spec of the distilled student, for a society's `assistant` (`BASE+adapter:DIR`)."""
-    adapter = (run_dir / ADAPTER).resolve()
-    if (run_dir / STUDENT_BASE).is_dir():
-        return f"hf:{(run_dir / STUDENT_BASE).resolve()}+adapter:{adapter}"
-    return f"{scenario.models.student}+adapter:{adapter}"
-
-
 def is_distill_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of a distillation scenario (`ScenarioError` when its scenario is unreadable)."""
     from sandbox.kinds import kind_of_data
-    from sandbox.scenario_file import read_yaml
+    from sandbox.files import read_yaml
 
     scenario = Path(path) / SCENARIO
     return scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "distill"

@@ -18,6 +18,7 @@ import pandas as pd
 from sandbox import run_dir as layout
 from sandbox.errors import ScenarioError
 from sandbox.files import read_csv
+from sandbox.scenario_file import load_run_scenario
 
 __all__ = ["Principle", "SourceRun", "resolve_principles", "source_run"]
 
@@ -60,7 +61,6 @@ def source_run(block: Any, source: str) -> SourceRun | None:
     """The source run directory of `block.source` (None for a text), checked: a finished SCAI run with policies."""
     if block.source.run is None:
         return None
-    from sandbox.run_dir import RunDirectory
 
     path = Path(block.source.run).expanduser()
     if not path.is_dir():
@@ -68,7 +68,7 @@ def source_run(block: Any, source: str) -> SourceRun | None:
     if not (path / layout.SCENARIO).is_file():
         raise _problem(source, "run", f"{path} is not a run directory (no {layout.SCENARIO})")
     try:
-        scenario = RunDirectory(path).scenario()
+        scenario = load_run_scenario(path)
     except ScenarioError as error:
         raise _problem(source, "run", f"{path} holds no society scenario: {error.problems[0][1]}") from None
     if scenario.assistant is None:

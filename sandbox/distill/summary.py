@@ -80,7 +80,7 @@ def plot_training_shares(metrics: pd.DataFrame, title: str = "") -> Figure:
 
 def finish(run_dir: RunDirectory, scenario: Any, plan: Any, table: JudgeTable) -> dict[str, Any]:
     """Write `summary.json` and `training_shares.png` from `metrics.csv` (and `play.csv`); mark the run complete."""
-    from sandbox.distill.run import assistant_spec
+    from sandbox.distill.layout import assistant_spec
     from sandbox.llm.accounting import TokenLedger
     from sandbox.llm.transcript import read_transcript
 

@@ -305,7 +305,7 @@ def _proxy_summary(run_dir: RunDirectory, final: dict[str, float], illegal_rate:
 def is_training_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of a training scenario (`ScenarioError` when its scenario is unreadable)."""
     from sandbox.kinds import kind_of_data
-    from sandbox.scenario_file import read_yaml
+    from sandbox.files import read_yaml
 
     scenario = Path(path) / SCENARIO
     return scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "training"  # a distillation trains too, and is not one

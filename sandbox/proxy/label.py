@@ -18,12 +18,10 @@ The run directory:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +37,23 @@ from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.proxy import matrix_task, ultimatum_task
 from sandbox.proxy.judge import ProxyJudge
+from sandbox.proxy.labeling import (
+    AGENT_SEEDS,
+    SCRAMBLE,
+    LabelHooks,
+    Partial,
+    ask_all,
+    call_seed,
+    draw_test_set,
+    judge_conditions,
+)
 from sandbox.proxy.metrics import fit_threshold
 from sandbox.proxy.plots import plot_accuracy
 from sandbox.proxy.scenario import ProxyScenario
 from sandbox.proxy.supervised import fit_supervised
 from sandbox.proxy.tables import accuracy_table, agents_table, matrix_row, ultimatum_row
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
-from sandbox.seeding import generator, seed_node
+from sandbox.seeding import generator
 from sandbox.stats import mean_ci
 
 __all__ = ["LabelHooks", "is_label_run", "label_scenario", "resume_labeling", "draw_test_set"]
@@ -56,85 +64,7 @@ ACCURACY = "accuracy.csv"
 PLOT = "accuracy.png"
 AGENTS = "agents.csv"
 CALIBRATION = "calibration.csv"
-# Branches of the seed tree under the scenario's seed.
-_TEST, _EXAMPLES, _SCRAMBLE, _CALLS, _AGENTS = 0, 1, 2, 3, 4
-
-
-@dataclass
-class LabelHooks:
-    """Progress callbacks: `on_start(total, done)` once, `on_item()` per verdict; `on_phase(what, total)` when
-    the negotiators start training, then `on_item()` per dialogue."""
-
-    on_start: Callable[[int, int], None] | None = None
-    on_item: Callable[[], None] | None = None
-    on_phase: Callable[[str, int], None] | None = None
-
-
-def _call_seed(scenario: ProxyScenario, index: int) -> int:
-    return int(seed_node(scenario.seed, _CALLS, index).generate_state(1)[0])
-
-
-class _Partial:
-    """Verdicts appended as they arrive, so a killed run resumes where it stopped."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.done: dict[str, dict[str, Any]] = {}
-        if path.exists():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:  # a line cut off by the kill
-                    continue
-                self.done[row["key"]] = row
-        self._file = path.open("a", encoding="utf-8")
-
-    def add(self, row: dict[str, Any]) -> None:
-        self.done[row["key"]] = row
-        self._file.write(json.dumps(row) + "\n")
-        self._file.flush()
-
-    def close(self) -> None:
-        self._file.close()
-
-
-def _conditions(scenario: ProxyScenario) -> list[str]:
-    """The judge's conditions: with the user's objective (llm) and without it (no_objective)."""
-    block = scenario.proxy
-    if block.intent.form == "none":
-        return ["no_objective"]
-    return ["llm", "no_objective"] if block.no_objective else ["llm"]
-
-
-async def _ask_all(
-    conditions: list[str],
-    items: list[Any],
-    partial: _Partial,
-    hooks: LabelHooks,
-    ask: Callable[[str, int, Any], Awaitable[dict[str, Any]]],
-) -> None:
-    """Ask every (condition, item) not yet answered, concurrently (the model stack limits how many at once)."""
-    jobs = [(condition, index, item) for condition in conditions for index, item in enumerate(items)]
-    if hooks.on_start:
-        hooks.on_start(len(jobs), sum(f"{c}:{i}" in partial.done for c, i, _ in jobs))
-
-    async def one(condition: str, index: int, item: Any) -> None:
-        key = f"{condition}:{index}"
-        if key in partial.done:
-            return
-        partial.add({"key": key, **await ask(condition, index, item)})
-        if hooks.on_item:
-            hooks.on_item()
-
-    await asyncio.gather(*(one(*job) for job in jobs))
-
-
-def draw_test_set(scenario: ProxyScenario) -> tuple[list[ultimatum_task.Offer], list[ultimatum_task.Offer]]:
-    """The ultimatum scenario's example proposals and test proposals, from its seed tree."""
-    return ultimatum_task.draw_split(scenario.proxy, generator(scenario.seed, _TEST), generator(scenario.seed, _EXAMPLES))
-
-
-async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
+async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
     """The verdicts on the test proposals; with `calibration: examples`, also on each of the user's examples
     (rows with `split: calibration`; the llm condition shows the other examples, the No-Objective one none),
     whose fitted threshold then labels that condition's test set (None when it cannot be fitted: the answers
@@ -142,7 +72,7 @@ async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _
     block = scenario.proxy
     example_offers, test = draw_test_set(scenario)
     examples = ultimatum_task.examples_for(block, example_offers)
-    conditions = _conditions(scenario)
+    conditions = judge_conditions(scenario)
     # Items after the test set are the examples, asked for calibration (their keys follow the test items').
     calibrating = examples if block.calibration == "examples" else []
     items = [*test, *(example.offer for example in calibrating)]
@@ -154,10 +84,10 @@ async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _
         step = "verdict" if index < len(test) else "calibration"
         call = CallInfo(role="judge", agent="judge", episode=f"{condition}:{index}", step=step)
         verdict = await judge.yes_no(prompt.text, step_by_step=prompt.step_by_step, call=call,
-                                     seed=_call_seed(scenario, index))  # fmt: skip
+                                     seed=call_seed(scenario, index))  # fmt: skip
         return {"label": verdict.label, "p_yes": verdict.p_yes, "mass": verdict.mass, "answer": verdict.answer}
 
-    await _ask_all(conditions, items, partial, hooks, ask)
+    await ask_all(conditions, items, partial, hooks, ask)
     rows = []
     for condition in conditions:
         threshold = None
@@ -183,25 +113,25 @@ async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _
     return rows
 
 
-async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
+async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
     block = scenario.proxy
-    rng = generator(scenario.seed, _SCRAMBLE)
+    rng = generator(scenario.seed, SCRAMBLE)
     items = [matrix_task.matrix_item(name, block.order, rng) for name in block.games]
     # The objective's own question, or the user's description of it; "none" for the No-Objective baseline.
     questions = {"llm": (block.objective.name, None) if block.intent.description is None else
                  ("custom", block.intent.description), "no_objective": ("none", None)}  # fmt: skip
-    conditions = _conditions(scenario)
+    conditions = judge_conditions(scenario)
 
     async def ask(condition: str, index: int, item: matrix_task.MatrixItem) -> dict[str, Any]:
         question, description = questions[condition]
         parts = [item.options_text()] if block.task_description else []
         prompt = "\n\n".join([*parts, item.question_text(question, description)])
         call = CallInfo(role="judge", agent="judge", episode=f"{condition}:{index}", step="options")
-        verdict = await judge.options(prompt, call=call, seed=_call_seed(scenario, index))
+        verdict = await judge.options(prompt, call=call, seed=call_seed(scenario, index))
         return {"options": None if verdict.options is None else sorted(verdict.options), "reasoning": verdict.reasoning,
                 "answer": verdict.answer}  # fmt: skip
 
-    await _ask_all(conditions, items, partial, hooks, ask)
+    await ask_all(conditions, items, partial, hooks, ask)
     rows = []
     for condition in conditions:
         for index, item in enumerate(items):
@@ -217,7 +147,7 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
     cache = ResponseCache(run_dir / layout.CACHE)
     ledgers = run_ledgers(run_dir, scenario, ledgers)  # before this session's transcript opens
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
-    partial = _Partial(run_dir / PARTIAL)
+    partial = Partial(run_dir / PARTIAL)
     stack = model_stack(scenario, cache, [transcript], ledgers)
     config = scenario.models.judge
     model = stack.for_role("judge", config.spec, config.sampling.model_dump(), given=models.get("judge"))
@@ -260,7 +190,7 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
         labels = labels[labels["split"] != "calibration"].drop(columns="split").reset_index(drop=True)
     accuracy = accuracy_table(labels, block.task)
     if trained is None:
-        agents, random_policy = agents_table(labels, block.task, scenario.seed, _AGENTS)
+        agents, random_policy = agents_table(labels, block.task, scenario.seed, AGENT_SEEDS)
         rl_cost = {"rl_judge_calls": 0}  # the agents train on the table the labeling filled
     else:
         agents, random_policy, rl_cost = trained
@@ -350,7 +280,7 @@ def label_scenario(
 
 def is_label_run(path: Path | str) -> bool:
     """Whether `path` is a labeling run directory (its scenario has a `proxy:` block)."""
-    from sandbox.scenario_file import read_yaml
+    from sandbox.files import read_yaml
 
     scenario = Path(path) / layout.SCENARIO
     return scenario.is_file() and isinstance(data := read_yaml(scenario), dict) and "proxy" in data

@@ -14,7 +14,7 @@ import pandas as pd
 from sandbox.llm.contracts import CallInfo
 from sandbox.proxy import negotiation_task
 from sandbox.proxy.judge import ProxyJudge
-from sandbox.proxy.label import _AGENTS, _TEST, LabelHooks, _ask_all, _call_seed, _conditions, _Partial
+from sandbox.proxy.labeling import AGENT_SEEDS, TEST, LabelHooks, Partial, ask_all, call_seed, judge_conditions
 from sandbox.proxy.scenario import ProxyScenario
 from sandbox.proxy.supervised import fit_supervised
 from sandbox.proxy.tables import negotiation_row
@@ -23,20 +23,20 @@ from sandbox.seeding import generator, seed_node
 __all__ = ["negotiation_agents", "negotiation_rows"]
 
 
-async def negotiation_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: _Partial,
+async def negotiation_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: Partial,
                             hooks: LabelHooks) -> list[dict[str, Any]]:  # fmt: skip
     block = scenario.proxy
     style = block.objective.name
-    test = negotiation_task.draw_test_set(block.test_items, generator(scenario.seed, _TEST), turn_limit=block.turn_limit)
+    test = negotiation_task.draw_test_set(block.test_items, generator(scenario.seed, TEST), turn_limit=block.turn_limit)
     texts = [negotiation_task.render_episode(e) for e in test]
 
     async def ask(condition: str, index: int, episode: Any) -> dict[str, Any]:
         verdict = await _negotiation_verdict(scenario, judge, episode, condition, f"{condition}:{index}",
-                                             _call_seed(scenario, index))  # fmt: skip
+                                             call_seed(scenario, index))  # fmt: skip
         return {"label": verdict.label, "p_yes": verdict.p_yes, "mass": verdict.mass, "answer": verdict.answer}
 
-    conditions = _conditions(scenario)
-    await _ask_all(conditions, test, partial, hooks, ask)
+    conditions = judge_conditions(scenario)
+    await ask_all(conditions, test, partial, hooks, ask)
     rows = []
     for condition in conditions:
         for index, (episode, text) in enumerate(zip(test, texts)):
@@ -84,7 +84,7 @@ async def negotiation_agents(scenario: ProxyScenario, judge: ProxyJudge,
         text = negotiation_task.render_episode(episode)
         if text not in asked:
             verdict = await _negotiation_verdict(scenario, judge, episode, "llm", f"rl:{len(asked)}",
-                                                 _call_seed(scenario, 1 << 20))  # fmt: skip
+                                                 call_seed(scenario, 1 << 20))  # fmt: skip
             asked[text] = (None if verdict.label is None else float(verdict.label), negotiation_task.truth(style, episode))
         return asked[text][0]
 
@@ -100,7 +100,7 @@ async def negotiation_agents(scenario: ProxyScenario, judge: ProxyJudge,
         hooks.on_phase("negotiator dialogues", len(sources) * block.negotiator_seeds * block.negotiator_episodes)
     for condition, reward in sources.items():
         for agent_seed in range(block.negotiator_seeds):
-            seed = int(seed_node(scenario.seed, _AGENTS, agent_seed).generate_state(1)[0])
+            seed = int(seed_node(scenario.seed, AGENT_SEEDS, agent_seed).generate_state(1)[0])
             agent, counts = await train_negotiator(reward, episodes=block.negotiator_episodes, seed=seed,
                                                    turn_limit=block.turn_limit, on_dialogue=hooks.on_item)  # fmt: skip
             skipped += counts["skipped"] if condition == "llm" else 0

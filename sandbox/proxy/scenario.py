@@ -16,7 +16,7 @@ The judge is the scenario's `judge` role. Its temperature is `proxy.temperature`
 from __future__ import annotations
 
 import inspect
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -229,7 +229,7 @@ class ProxyScenario(StrictModel):
         """Draw the ultimatum test set now (milliseconds): one that cannot be drawn is bad input, found at load."""
         if self.proxy.task == "ultimatum":
             from sandbox.errors import UsageError
-            from sandbox.proxy.label import draw_test_set
+            from sandbox.proxy.labeling import draw_test_set
 
             try:
                 draw_test_set(self)

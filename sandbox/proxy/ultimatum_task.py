@@ -16,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 import prompts
 from sandbox.errors import UsageError
 from sandbox.proxy.objectives import ULTIMATUM_OBJECTIVES, Offer
-from sandbox.proxy.scenario import ProxyBlock, UltimatumExample
+
+if TYPE_CHECKING:
+    from sandbox.proxy.scenario import ProxyBlock, UltimatumExample
 
 __all__ = ["Example", "UltimatumPrompt", "draw_offers", "draw_split", "examples_for", "render_prompt", "should_reject"]
 

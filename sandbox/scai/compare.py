@@ -24,6 +24,7 @@ from sandbox.run_dir import RunDirectory
 from sandbox.scai.metrics import epoch_summary
 from sandbox.scai.scenario import Scenario
 from sandbox.files import read_csv
+from sandbox.scenario_file import load_run_scenario
 
 PANELS = {
     "one group": "One group (Fig. 3a, left)",
@@ -56,7 +57,7 @@ def label(scenario: Scenario) -> str:
 
 def _load(path: Path) -> tuple[Scenario, pd.DataFrame]:
     run_dir = RunDirectory.open(path)
-    scenario = run_dir.scenario()
+    scenario = load_run_scenario(run_dir.path)
     epochs = run_dir / layout.EPOCHS
     if scenario.assistant is None or not epochs.is_file():
         raise UsageError(f"{run_dir.path} is not a finished SCAI run (no {layout.EPOCHS}); compare reads SCAI runs")

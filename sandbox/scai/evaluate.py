@@ -44,6 +44,7 @@ from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import mean_ci
 from societies.population import build_population
 from sandbox.files import read_csv, read_json
+from sandbox.scenario_file import load_run_scenario
 
 EVALUATION_COLUMNS = [
     "run", "condition", "trial", "policy_version", "policy", "currency", "amount", "responder", "proposal",
@@ -179,7 +180,7 @@ async def aevaluate(
         state_learned_on: Whether to state what the policy was learned on, instead of `evaluation.learned_on`.
     """
     run_dir = RunDirectory.open(path)
-    scenario = run_dir.scenario()
+    scenario = load_run_scenario(run_dir.path)
     if scenario.assistant is None:
         raise UsageError(f"{run_dir.path} is not a SCAI run (its scenario has no assistant)")
     if scenario.assistant.prompt == "none":

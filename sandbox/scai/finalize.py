@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import pandas as pd
 
@@ -12,8 +12,10 @@ from sandbox import run_dir as layout
 from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.scai.metrics import epoch_summary, final_policy_bins, group_epochs, scai_summary
 from sandbox.scai.plots import save_scai_plots
-from sandbox.scai.scenario import Scenario
 from sandbox.files import read_csv
+
+if TYPE_CHECKING:
+    from sandbox.scai.scenario import Scenario
 
 POLICY_COLUMNS = ["run", "version", "epoch", "policy", "source", "legal", "evidence", "diff", "answer",
                   "illegal_answers", "copy_reasks", "kept", "candidates"]  # fmt: skip

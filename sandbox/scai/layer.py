@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TYPE_CHECKING
 
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
@@ -22,7 +22,9 @@ from agents.meta import MetaLM
 from agents.student import PolicylessAssistant
 from sandbox.scai.config import Assistant
 from sandbox.scai.nodes import ASSISTANT, COPIES, ScaiState, final, init_policy, meta
-from sandbox.scai.scenario import Scenario
+
+if TYPE_CHECKING:
+    from sandbox.scai.scenario import Scenario
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import operator
-from typing import Annotated, Any
+from typing import Annotated, Any, TYPE_CHECKING
 
 import numpy as np
 from langgraph.runtime import Runtime
@@ -27,9 +27,11 @@ from sandbox.graph.context import SocietyContext
 from sandbox.graph.nodes import run_currency
 from sandbox.graph.state import SocietyState
 from sandbox.llm.contracts import CallInfo
-from sandbox.scai.scenario import Scenario
 from sandbox.seeding import Branch, generator, seed_node
 from societies.norms import resolve_norm
+
+if TYPE_CHECKING:
+    from sandbox.scai.scenario import Scenario
 
 class ScaiState(SocietyState, total=False):
     """A society run's state with SCAI's keys.

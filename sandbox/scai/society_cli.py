@@ -141,7 +141,7 @@ def cli_resume(path: Path, **options: Any) -> None:
     """`sandbox resume` of a society run (`--max-calls`, `--max-tokens`, `--max-cost` raise its budget)."""
     from sandbox.llm.budget import Budget
     from sandbox.runner import aresume
-    from sandbox.scenario_file import read_yaml
+    from sandbox.files import read_yaml
 
     caps = {k: options.pop(k) for k in ("max_calls", "max_tokens", "max_cost") if k in options}
     by_option(options, (), f"{path}, a society run")

@@ -83,7 +83,7 @@ def sweep(
 ) -> None:
     """Run a grid of scenarios (a base scenario x overrides x seeds) on a local pool or Ray, into one directory."""
     from sandbox.errors import UsageError
-    from sandbox.scenario_file import read_yaml
+    from sandbox.files import read_yaml
     from sandbox.sweep.config import expand, parse_sweep
     from sandbox.dry_run import dry_run_table
     from sandbox.sweep.run import start_sweep

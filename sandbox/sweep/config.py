@@ -85,7 +85,8 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
     """Validate a sweep file's data; return it and the base scenario's data."""
     from pydantic import ValidationError
 
-    from sandbox.scenario_file import read_yaml, scenario_problems
+    from sandbox.scenario_file import scenario_problems
+    from sandbox.files import read_yaml
 
     if not isinstance(data, dict) or "sweep" not in data:
         raise ScenarioError(source, [("sweep", "missing: a sweep file has a sweep: block")])
@@ -104,7 +105,7 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
 
 def load_sweep(path: str | Path) -> tuple[SweepFile, dict[str, Any]]:
     """Read a sweep file (and its base scenario)."""
-    from sandbox.scenario_file import read_yaml
+    from sandbox.files import read_yaml
 
     return parse_sweep(read_yaml(path), str(path), Path(path).parent)
 

@@ -80,7 +80,7 @@ def start_sweep(data: dict[str, Any], source: str, base_dir: Path, out: Path | s
     path = Path(out) if out is not None else default_out(sweep)
     resolved = {**sweep.model_dump(mode="json"), "sweep": {**sweep.model_dump(mode="json")["sweep"], "base": base}}
     if is_sweep(path):
-        from sandbox.scenario_file import read_yaml
+        from sandbox.files import read_yaml
 
         held = read_yaml(path / SWEEP)
         if {**held, "sweep": {**held["sweep"], "budget": None}} != {**resolved, "sweep": {**resolved["sweep"], "budget": None}}:
@@ -113,7 +113,7 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
         on_run: Called with each run's outcome ({id, status, error}) as it finishes.
     """
     from sandbox.files import read_json
-    from sandbox.scenario_file import read_yaml
+    from sandbox.files import read_yaml
     from sandbox.sweep.executors import run_jobs
 
     path = Path(path)

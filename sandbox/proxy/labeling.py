@@ -1,0 +1,101 @@
+"""The steps every labeling task shares: the seed tree's branches, progress hooks, the verdicts file a killed run
+resumes from, the judge's conditions, asking every (condition, item) once, and the ultimatum test set.
+
+`sandbox.proxy.label` (ultimatum and matrix tasks) and
+`sandbox.proxy.negotiation_label` build on these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sandbox.proxy import ultimatum_task
+from sandbox.seeding import generator, seed_node
+
+if TYPE_CHECKING:
+    from sandbox.proxy.scenario import ProxyScenario
+
+__all__ = ["AGENT_SEEDS", "CALLS", "EXAMPLES", "SCRAMBLE", "TEST", "LabelHooks", "Partial", "ask_all", "call_seed",
+           "draw_test_set", "judge_conditions"]  # fmt: skip
+
+# Branches of the seed tree under the scenario's seed.
+TEST, EXAMPLES, SCRAMBLE, CALLS, AGENT_SEEDS = 0, 1, 2, 3, 4
+
+
+@dataclass
+class LabelHooks:
+    """Progress callbacks: `on_start(total, done)` once, `on_item()` per verdict; `on_phase(what, total)` when
+    the negotiators start training, then `on_item()` per dialogue."""
+
+    on_start: Callable[[int, int], None] | None = None
+    on_item: Callable[[], None] | None = None
+    on_phase: Callable[[str, int], None] | None = None
+
+
+def call_seed(scenario: "ProxyScenario", index: int) -> int:
+    return int(seed_node(scenario.seed, CALLS, index).generate_state(1)[0])
+
+
+class Partial:
+    """Verdicts appended as they arrive, so a killed run resumes where it stopped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.done: dict[str, dict[str, Any]] = {}
+        if path.exists():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:  # a line cut off by the kill
+                    continue
+                self.done[row["key"]] = row
+        self._file = path.open("a", encoding="utf-8")
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.done[row["key"]] = row
+        self._file.write(json.dumps(row) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def judge_conditions(scenario: "ProxyScenario") -> list[str]:
+    """The judge's conditions: with the user's objective (llm) and without it (no_objective)."""
+    block = scenario.proxy
+    if block.intent.form == "none":
+        return ["no_objective"]
+    return ["llm", "no_objective"] if block.no_objective else ["llm"]
+
+
+async def ask_all(
+    conditions: list[str],
+    items: list[Any],
+    partial: Partial,
+    hooks: LabelHooks,
+    ask: Callable[[str, int, Any], Awaitable[dict[str, Any]]],
+) -> None:
+    """Ask every (condition, item) not yet answered, concurrently (the model stack limits how many at once)."""
+    jobs = [(condition, index, item) for condition in conditions for index, item in enumerate(items)]
+    if hooks.on_start:
+        hooks.on_start(len(jobs), sum(f"{c}:{i}" in partial.done for c, i, _ in jobs))
+
+    async def one(condition: str, index: int, item: Any) -> None:
+        key = f"{condition}:{index}"
+        if key in partial.done:
+            return
+        partial.add({"key": key, **await ask(condition, index, item)})
+        if hooks.on_item:
+            hooks.on_item()
+
+    await asyncio.gather(*(one(*job) for job in jobs))
+
+
+def draw_test_set(scenario: "ProxyScenario") -> tuple[list[ultimatum_task.Offer], list[ultimatum_task.Offer]]:
+    """The ultimatum scenario's example proposals and test proposals, from its seed tree."""
+    return ultimatum_task.draw_split(scenario.proxy, generator(scenario.seed, TEST), generator(scenario.seed, EXAMPLES))
