@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 
-from sandbox.dialogue.contracts import ANY, Prompt
+from sandbox.games.dialogue import ANY, Prompt
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.wrapper import acall
 

@@ -8,13 +8,12 @@ each run first) when there are several, else across proposals; it says which.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from sandbox.stats import mean_ci
+from sandbox.stats import json_number, mean_ci
 
 EPISODE_COLUMNS = [
     "run", "epoch", "episode", "index", "interaction", "policy_version", "proposer", "responder", "proposer_norm", "proposer_manner",
@@ -96,9 +95,7 @@ def metrics_frame(episodes: pd.DataFrame) -> pd.DataFrame:
 
 def _ci_record(values: list[float], over: str) -> dict[str, Any]:
     mean, low, high, n = mean_ci(values, bounds=(0.0, 1.0))  # shares lie in [0, 1]
-    clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in
-             {"mean": mean, "ci_low": low, "ci_high": high}.items()}  # fmt: skip
-    return {**clean, "n": n, "ci_over": over}
+    return {"mean": json_number(mean), "ci_low": json_number(low), "ci_high": json_number(high), "n": n, "ci_over": over}
 
 
 def offered_share_by(episodes: pd.DataFrame, key: str = "proposer_norm", by_epoch: bool = False) -> pd.DataFrame:

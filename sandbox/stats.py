@@ -1,15 +1,25 @@
-"""Small statistics used by metrics and plots: means with 95% confidence intervals (Student's t, or the normal
-approximation some papers report)."""
+"""Small statistics used by metrics, summaries and plots, each defined once: means with 95% confidence intervals
+(Student's t, or the normal approximation some papers report), the Wilson interval of a proportion, the AUC of
+a graded score, and numbers as JSON holds them.
+
+>>> low, high = wilson_interval(45, 50)
+>>> round(low, 3), round(high, 3)
+(0.786, 0.957)
+>>> auc([0.9, 0.8, 0.3, 0.2], [True, True, False, False])
+1.0
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
 from scipy import stats
 
+
+__all__ = ["CiMethod", "auc", "json_number", "json_records", "mean_ci", "wilson_interval"]
 
 CiMethod = Literal["t", "normal"]
 
@@ -52,15 +62,48 @@ def mean_ci(
     return mean, low, high, n
 
 
-def json_number(value: object) -> float | None:
-    """A number as JSON can hold it: None for a missing value (NaN, None), a plain float otherwise.
+def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (sound at 0 and 1, where a normal interval is not); NaN for n = 0."""
+    if n == 0:
+        return math.nan, math.nan
+    z = float(stats.norm.ppf((1 + confidence) / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
-    >>> json_number(float("nan")), json_number(np.float32(0.5))
-    (None, 0.5)
+
+def auc(scores: Sequence[float | None], truths: Sequence[bool]) -> float:
+    """The area under the ROC curve of `scores` for `truths` (ties count half); NaN without both classes.
+
+    Items with no score (unparsed answers) are left out.
+
+    >>> auc([0.5, 0.5], [True, False])
+    0.5
     """
-    if value is None or (isinstance(value, (float, np.floating)) and math.isnan(value)):
+    pairs = [(float(s), bool(t)) for s, t in zip(scores, truths) if s is not None and not math.isnan(s)]
+    positives = [s for s, t in pairs if t]
+    negatives = [s for s, t in pairs if not t]
+    if not positives or not negatives:
+        return math.nan
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))
+
+
+def json_number(value: object, digits: int | None = None) -> object:
+    """A value as JSON can hold it: None for a missing number (NaN, None), a numpy scalar as its Python value,
+    a number rounded to `digits` when given; anything else unchanged. The one helper every summary uses.
+
+    >>> json_number(float("nan")), json_number(np.float32(0.5)), json_number(np.int64(3)), json_number(2 / 3, 6)
+    (None, 0.5, 3, 0.666667)
+    """
+    if hasattr(value, "item") and isinstance(value, np.generic):
+        value = value.item()
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
-    return float(value)  # type: ignore[arg-type]
+    if digits is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return round(float(value), digits)
+    return value
 
 
 def json_records(frame: object) -> list[dict[str, object]]:

@@ -32,7 +32,7 @@ def test_bench_rollout_runs_both_ways_on_the_tiny_model() -> None:
 
 @pytest.mark.slow
 def test_bench_embedded_plays_a_society_both_ways(tmp_path: Path) -> None:
-    from sandbox.graph.bench import bench_embedded
+    from sandbox.benchmarks.engine import bench_embedded
 
     scenario = tmp_path / "tiny.yaml"
     scenario.write_text(

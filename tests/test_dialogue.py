@@ -148,7 +148,7 @@ def test_expansion_generates_a_level_concurrently() -> None:
 
 def test_the_responder_is_read_by_its_leading_yes_or_no() -> None:
     """A remark that says "accepting" after a no does not turn the answer into an acceptance."""
-    from sandbox.dialogue.contracts import Message
+    from sandbox.games.dialogue import Message
 
     game = build_game(_scenario())
     proposal = Message(0, "greedy", "For the 10 dollars, the proposer will get 9, and the responder will get 1.")

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from sandbox.dialogue import StackModels, expand
-from sandbox.dialogue.contracts import Message
+from sandbox.games.dialogue import Message
 from sandbox.dialogue.domains import FruitConfig, MeetingConfig
 from sandbox.dialogue.meta import meta_payoffs, nash_bargaining, prd
 from sandbox.dialogue.reward import RewardModel

@@ -5,7 +5,7 @@ style), LLM randomness is a chance node over recorded seeds, and the tree is
 expanded once, a level at a time, through the project's LLM layer and cache.
 """
 
-from sandbox.dialogue.contracts import ANY, Domain, Message, Outcome, Prompt, Setup
+from sandbox.games.dialogue import ANY, Domain, Message, Outcome, Prompt, Setup
 from sandbox.dialogue.expand import Node, Tree, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels

@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage
 from rich.console import Console
 from rich.table import Table
 
-from sandbox.dialogue.contracts import Outcome, Prompt, Setup
+from sandbox.games.dialogue import Outcome, Prompt, Setup
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
 from sandbox.dialogue.game import DialogueGame
 
 NodeKind = Literal["chance", "decision", "terminal"]

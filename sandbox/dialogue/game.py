@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sandbox.dialogue.contracts import Domain, Message, Setup, said
+from sandbox.games.dialogue import Domain, Message, Setup, said
 
 Termination = Literal["rules", "judge"]
 

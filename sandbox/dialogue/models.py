@@ -16,7 +16,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prompts import render
-from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup, dialogue_text
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from agents.dialogue import BaselineSpeaker, GuidedSpeaker
 from sandbox import run_dir as layout
 from sandbox._sync import run_sync
-from sandbox.dialogue.contracts import Message, dialogue_text
+from sandbox.games.dialogue import Message, dialogue_text
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels, run_roles
@@ -35,6 +34,7 @@ from sandbox.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import mean_ci
 from sandbox.files import read_csv, read_json
+from sandbox.stats import json_number
 
 PLAY = "play.csv"
 PLAY_SUMMARY = "play_summary.csv"
@@ -127,8 +127,8 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
     table = pd.DataFrame(out)
     table.to_csv(run_dir / PLAY_SUMMARY, index=False)
     summary = read_json(run_dir / layout.SUMMARY)
-    summary["play"] = {"episodes": episodes, "rows": [{k: (None if isinstance(v, float) and math.isnan(v) else v)
-                                                       for k, v in r.items()} for r in out]}  # fmt: skip
+    summary["play"] = {"episodes": episodes, "rows": [{k: json_number(v) for k, v in r.items()}
+                                                      for r in out]}  # fmt: skip
     atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
     return run_dir.path
 

@@ -25,7 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prompts import render
-from sandbox.dialogue.contracts import ANY
+from sandbox.games.dialogue import ANY
 from sandbox.dialogue.expand import DialogueModels, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.meta import meta_payoffs, meta_solve, value_against

@@ -25,7 +25,7 @@ from typing import Literal, Protocol
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
-from sandbox.dialogue.contracts import Message, Outcome, Setup
+from sandbox.games.dialogue import Message, Outcome, Setup
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 

@@ -26,7 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from prompts import render
 from sandbox import run_dir as layout
 from sandbox._sync import run_sync
-from sandbox.dialogue.contracts import Message, Setup
+from sandbox.games.dialogue import Message, Setup
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.errors import UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text, hold, holding

@@ -25,7 +25,7 @@ from langchain_core.language_models import BaseChatModel
 
 from sandbox import run_dir as layout
 from sandbox._sync import run_sync
-from sandbox.dialogue.contracts import said
+from sandbox.games.dialogue import said
 from sandbox.dialogue.expand import Tree, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels, run_roles
@@ -36,6 +36,7 @@ from sandbox.dialogue.solve import Solution, infostates, solve
 from sandbox.dialogue.steering import classify, steering_table
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import Branch, generator, seed_node
+from sandbox.stats import json_number
 
 __all__ = ["SolveHooks", "build_game", "is_solve_run", "resume_solve", "solve_scenario"]
 
@@ -210,10 +211,6 @@ def policy_frame(tree: Tree, solution: Solution) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _number(value: float) -> float | None:
-    return None if value != value else round(float(value), 6)
-
-
 def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, solution: Solution, steered: list[Any],
            usage: dict[str, Any], seconds: dict[str, float], psro: PSROResult | None = None) -> None:  # fmt: skip
     from sandbox.dialogue.plots import plot_payoffs, plot_policy, plot_psro
@@ -243,13 +240,13 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
         "backend_calls": {role: int(u["calls"] - u["cache_hits"]) for role, u in usage.items()},
         "illegal_terminals": int((dialogues["illegal"] != "").sum()) if len(dialogues) else 0,
         "solver": {"algorithm": scenario.solver.algorithm, "iterations": solution.iterations},
-        "nash_conv": _number(solution.nash_conv),
-        "values": [_number(v) for v in solution.values],
-        "any_vs_any": [_number(v) for v in solution.any_values],
-        "solver_vs_any": [_number(v) for v in solution.solver_vs_any],
-        "cfr_gain": [_number(v) for v in solution.cfr_gain],
-        "cfr_gain_mean": _number(sum(solution.cfr_gain) / players),
-        "steering_rate": _number(follows / len(steered)) if steered else None,
+        "nash_conv": json_number(solution.nash_conv, 6),
+        "values": [json_number(v, 6) for v in solution.values],
+        "any_vs_any": [json_number(v, 6) for v in solution.any_values],
+        "solver_vs_any": [json_number(v, 6) for v in solution.solver_vs_any],
+        "cfr_gain": [json_number(v, 6) for v in solution.cfr_gain],
+        "cfr_gain_mean": json_number(sum(solution.cfr_gain) / players, 6),
+        "steering_rate": json_number(follows / len(steered), 6) if steered else None,
         "steering": steering_rows,
         "seconds": {k: round(v, 2) for k, v in seconds.items()},
     }

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from sandbox.dialogue.contracts import ANY
+from sandbox.games.dialogue import ANY
 from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.scenario import ModelConfig, Sampling, model_config_from_shorthand

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import pyspiel
 
-from sandbox.dialogue.contracts import ANY
+from sandbox.games.dialogue import ANY
 from sandbox.dialogue.expand import Tree
 from sandbox.dialogue.spiel import DialogueSpielGame
 

@@ -15,7 +15,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prompts import render
-from sandbox.dialogue.contracts import ANY
+from sandbox.games.dialogue import ANY
 from sandbox.dialogue.expand import Tree
 from sandbox.dialogue.models import call_key
 from sandbox.dialogue.reward import choices

@@ -10,7 +10,6 @@ judge rewards most (`judge_target_share`) is the target the student moves to.
 from __future__ import annotations
 
 import json
-import math
 import time
 from typing import Any
 
@@ -21,22 +20,15 @@ from sandbox.distill.judge_table import JudgeTable
 from sandbox.errors import UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.files import read_csv
+from sandbox.stats import json_number
 
 __all__ = ["finish", "judge_figures", "plot_training_shares"]
-
-
-def _number(value: Any) -> float | None:
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(value) else value
 
 
 def judge_figures(table: JudgeTable) -> dict[str, Any]:
     """The judge's table in figures: entries, unparsed verdicts, accuracy and AUC against the true norm, and the
     offered share its reward is highest at (mean over principles)."""
-    from sandbox.proxy.metrics import auc
+    from sandbox.stats import auc
 
     rows = pd.DataFrame(table.table())
     out: dict[str, Any] = {"table_entries": len(rows), "unparsed": table.unparsed()}
@@ -50,7 +42,7 @@ def judge_figures(table: JudgeTable) -> dict[str, Any]:
         truth = known["truth_label"].astype(str) == "True"
         said = known["label"].astype(str) == "yes"
         out["accuracy_vs_truth"] = float((said == truth).mean())
-        out["auc_vs_truth"] = _number(auc(known["reward"].tolist(), truth.tolist()))
+        out["auc_vs_truth"] = json_number(auc(known["reward"].tolist(), truth.tolist()))
         out["judged_moves_with_truth"] = len(known)
     proposals = mine[mine["role"] == "proposer"].groupby("offered_share")["reward"].mean()
     if not proposals.empty:
@@ -109,12 +101,12 @@ def finish(run_dir: RunDirectory, scenario: Any, plan: Any, table: JudgeTable) -
         "truth": plan.truth,
         "episodes": len(metrics),
         "moves_per_episode": training.parallel * training.rounds,
-        "final": {name: _number(tail[name].mean()) for name in ("offered_share", "acceptance", "illegal")},
+        "final": {name: json_number(tail[name].mean()) for name in ("offered_share", "acceptance", "illegal")},
         "final_from": "play after training (play.csv)" if play.is_file() else "last tenth of training",
-        "final_rewards": {c.removeprefix("reward_"): _number(tail[c].mean()) for c in tail if c.startswith("reward_") and c != "reward_kind"},
+        "final_rewards": {c.removeprefix("reward_"): json_number(tail[c].mean()) for c in tail if c.startswith("reward_") and c != "reward_kind"},
         "judge": {**judge_figures(table), "calls": int(usage.get("calls", 0)),
                   "cache_hits": int(usage.get("cache_hits", 0)), "moves_played": moves},  # fmt: skip
-        "seconds_per_episode": _number(metrics["seconds"].mean()) if "seconds" in metrics else None,
+        "seconds_per_episode": json_number(metrics["seconds"].mean()) if "seconds" in metrics else None,
         "adapter": "adapter",
         "assistant_spec": assistant_spec(run_dir, scenario),
     }

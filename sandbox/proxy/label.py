@@ -19,7 +19,6 @@ The run directory:
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -54,7 +53,7 @@ from sandbox.proxy.supervised import fit_supervised
 from sandbox.proxy.tables import accuracy_table, agents_table, matrix_row, ultimatum_row
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import generator
-from sandbox.stats import mean_ci
+from sandbox.stats import json_number, mean_ci
 
 __all__ = ["LabelHooks", "is_label_run", "label_scenario", "resume_labeling", "draw_test_set"]
 
@@ -211,23 +210,23 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
         "judge": scenario.models.judge.spec,
         "scoring": block.scoring,
         "items": int(len(llm)),
-        "accuracy": {r["condition"]: {k: _number(v) for k, v in r.items() if k != "condition"}
+        "accuracy": {r["condition"]: {k: json_number(v) for k, v in r.items() if k != "condition"}
                      for r in accuracy.to_dict("records")},  # fmt: skip
         "agent_accuracy": {condition: dict(zip(("mean", "ci_low", "ci_high", "seeds"),
-                                               map(_number, mean_ci(values, bounds=(0.0, 1.0)))))
+                                               map(json_number, mean_ci(values, bounds=(0.0, 1.0)))))
                            for condition, values in by_source},  # fmt: skip
         "calibration": None if calibration is None else
-        {condition: {"threshold": _number(group["threshold"].iloc[0]), "examples": int(len(group)),
+        {condition: {"threshold": json_number(group["threshold"].iloc[0]), "examples": int(len(group)),
                      "scored_examples": int(group["p_yes"].notna().sum()),
                      "example_classes": int(group["truth"].nunique()),
-                     "examples_fit_accuracy": _number(group["correct"].mean())}  # in-sample: the cut was fitted here
+                     "examples_fit_accuracy": json_number(group["correct"].mean())}  # in-sample: the cut was fitted here
          for condition, group in calibration.groupby("condition", sort=False)},  # fmt: skip
         "distinct_episodes": int(len(llm)),
         **rl_cost,
         "graded_sources": llm["source"].value_counts().to_dict() if "source" in llm else {},
         "judge_calls": int(usage.get("calls", 0)),
         "judge_cache_hits": int(usage.get("cache_hits", 0)),
-        "judge_cache_hit_rate": _number(usage.get("cache_hits", 0) / usage["calls"]) if usage.get("calls") else None,
+        "judge_cache_hit_rate": json_number(usage.get("cache_hits", 0) / usage["calls"]) if usage.get("calls") else None,
         "judge_input_tokens": int(usage.get("input_tokens", 0)),
         "judge_output_tokens": int(usage.get("output_tokens", 0)),
         "judge_prompt_cached_tokens": int(usage.get("prompt_cached_tokens", 0)),
@@ -244,12 +243,6 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
     (run_dir / PARTIAL).unlink(missing_ok=True)
     run_dir.write_status("complete", seconds=summary["seconds"])
     return summary
-
-
-def _number(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value.item() if hasattr(value, "item") else value
 
 
 def label_scenario(

@@ -15,7 +15,7 @@ import pandas as pd
 from sandbox.proxy import matrix_task
 from sandbox.proxy.agents import agent_accuracy
 from sandbox.proxy.judge import Judgement
-from sandbox.proxy.metrics import auc, wilson_interval
+from sandbox.stats import auc, wilson_interval
 from sandbox.seeding import generator
 from sandbox.stats import mean_ci
 

@@ -40,7 +40,7 @@ def _fallback(_: list[Any], kwargs: dict[str, Any]) -> str:
 def dry_run_model() -> Any:
     """The stand-in: the benchmarks' scripted ultimatum and MetaLM rules, then `_fallback` for any other prompt."""
     from sandbox.llm.scripted import scripted
-    from sandbox.graph.bench import fake_scai_models
+    from sandbox.benchmarks.engine import fake_scai_models
 
     rules = list(fake_scai_models(0.0)["user"].rules)
     return scripted([*rules, (r".", _fallback)])

@@ -58,8 +58,8 @@ SOCIETY = RunKind(
             "final_proposals": "final_proposals.csv", "evaluation": "evaluation.csv", "policies": "policies.jsonl",
             "transcripts": "transcripts.jsonl"},  # fmt: skip
     commands=("sandbox.scai.society_cli",),
-    benchmarks={"concurrency": "sandbox.graph.bench:bench_concurrency", "overhead": "sandbox.graph.bench:bench_overhead",
-                "scai": "sandbox.scai.bench:bench_scai", "embedded": "sandbox.graph.bench:bench_embedded",
+    benchmarks={"concurrency": "sandbox.benchmarks.engine:bench_concurrency", "overhead": "sandbox.benchmarks.engine:bench_overhead",
+                "scai": "sandbox.scai.bench:bench_scai", "embedded": "sandbox.benchmarks.engine:bench_embedded",
                 "pool": "sandbox.scai.pool_bench:bench_pool"},  # fmt: skip
     example="scenarios/default.yaml",
     budget=True,

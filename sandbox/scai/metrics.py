@@ -23,9 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from scipy import stats
 
-from sandbox.stats import mean_ci
+from sandbox.stats import json_number, mean_ci, wilson_interval
 
 GROUP_COLUMNS = [
     "run", "epoch", "group", "proposals", "offered_share", "responses", "acceptance_rate", "interactions",
@@ -96,10 +95,6 @@ def gaps(groups: pd.DataFrame) -> pd.DataFrame:
     return (wide["assistant"] - wide["users"]).rename("gap").reset_index()
 
 
-def _clean(value: float) -> float | None:
-    return None if isinstance(value, float) and math.isnan(value) else value
-
-
 def epoch_summary(groups: pd.DataFrame) -> pd.DataFrame:
     """Per epoch, group and metric: the mean over runs and its 95% CI (clipped to the metric's range)."""
     rows = []
@@ -126,18 +121,6 @@ def share_bin(share: float) -> str:
     if share < SELFISH_BELOW:
         return "selfish"
     return "fair" if share <= ALTRUISTIC_ABOVE else "altruistic"
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """The Wilson 95% interval of a proportion k/n (NaN ends with n = 0).
-
-    >>> [round(x, 3) for x in wilson(4, 5)]
-    [0.376, 0.964]
-    """
-    if n == 0:
-        return math.nan, math.nan
-    interval = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(interval.low), float(interval.high)
 
 
 def final_policy_bins(
@@ -176,7 +159,7 @@ def final_policy_bins(
     rows = []
     for name in names:
         k = int(counts.get(name, 0))
-        low, high = wilson(k, runs)
+        low, high = wilson_interval(k, runs)
         rows.append({"bin": name, "runs": k, "share_of_runs": k / runs if runs else np.nan, "ci_low": low,
                      "ci_high": high, "population_share": population.get(name, 0.0),
                      "realised_share": (realised or {}).get(name, np.nan if realised is None else 0.0)})  # fmt: skip
@@ -199,14 +182,14 @@ def scai_summary(groups: pd.DataFrame, policies: pd.DataFrame, bins: pd.DataFram
     for row in summary.to_dict("records"):
         key = f"{row['group']}_{row['metric']}"
         per_epoch.setdefault(str(int(row["epoch"])), {})[key] = {
-            k: _clean(row[k]) for k in ("mean", "ci_low", "ci_high")
+            k: json_number(row[k]) for k in ("mean", "ci_low", "ci_high")
         } | {"n": int(row["n"])}
     gap = summary[summary["group"] == "gap"].sort_values("epoch")
     return {
         "per_epoch": per_epoch,
-        "gap_first_epoch": _clean(float(gap["mean"].iloc[0])) if len(gap) else None,
-        "gap_last_epoch": _clean(float(gap["mean"].iloc[-1])) if len(gap) else None,
-        "final_policy_bins": [{k: _clean(v) for k, v in row.items()} for row in bins.to_dict("records")],
+        "gap_first_epoch": json_number(float(gap["mean"].iloc[0])) if len(gap) else None,
+        "gap_last_epoch": json_number(float(gap["mean"].iloc[-1])) if len(gap) else None,
+        "final_policy_bins": [{k: json_number(v) for k, v in row.items()} for row in bins.to_dict("records")],
         "policy_revisions": int(policies["source"].isin(["meta", "search"]).sum()) if not policies.empty else 0,
         "repeated_policies": int(((policies["source"].isin(["meta", "search"])) & (policies["diff"] == "")).sum())
         if not policies.empty else 0,

@@ -18,9 +18,9 @@ __all__ = ["bench_pool"]
 
 def bench_pool(runs: int = 4, epochs: int = 3, latency_s: float = 0.05) -> dict[str, Any]:
     """Play the SCAI benchmark society over a pool of two servers (B fails every third call) and over one."""
-    from sandbox.api import RunResult
-    from sandbox.graph.bench import console
-    from sandbox.graph.bench_server import server_process
+    from sandbox.run_result import RunResult
+    from sandbox.benchmarks.engine import console
+    from sandbox.benchmarks.server import server_process
     from sandbox.runner import arun
     from sandbox.scai.bench import http_scenario
 

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedDomain
-from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup, dialogue_text
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import choices
 from sandbox.llm.contracts import Constraint
 from sandbox.schema import StrictModel

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedDomain
-from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup, dialogue_text
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import describe
 from sandbox.llm.contracts import Constraint
 from sandbox.schema import StrictModel

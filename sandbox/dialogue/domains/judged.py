@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.dialogue.contracts import Message, Outcome, Setup
+from sandbox.games.dialogue import Message, Outcome, Setup
 
 
 class JudgedDomain:

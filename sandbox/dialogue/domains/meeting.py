@@ -19,7 +19,7 @@ from pydantic import Field, field_validator
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedDomain
-from sandbox.dialogue.contracts import ANY, Message, Outcome, Prompt, Setup, dialogue_text
+from sandbox.games.dialogue import ANY, Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import choices, describe
 from sandbox.llm.contracts import Constraint
 from sandbox.schema import StrictModel

@@ -19,7 +19,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import Field
 
 from prompts import render
-from sandbox.dialogue.contracts import Message, Outcome, Prompt, Setup
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
 from sandbox.games.ultimatum import ParseError, Stake, decision_constraint, parse_decision, parse_proposal, proposal_constraint
 from sandbox.schema import StrictModel
 

@@ -1,6 +1,6 @@
 """An OpenAI-compatible chat server on loopback, for benchmarks and tests: asyncio, keep-alive, fixed latency.
 
-    python -m sandbox.graph.bench_server --latency 0.2 [--rules scai] [--fail-every 3]
+    python -m sandbox.benchmarks.server --latency 0.2 [--rules scai] [--fail-every 3]
 
 prints the port it listens on (127.0.0.1 only), then answers
 `POST /v1/chat/completions` after `--latency` seconds from the scripted rules
@@ -30,9 +30,9 @@ __all__ = ["serve", "server_process"]
 def _answerer(rules: str) -> Callable[[list[dict[str, Any]]], str]:
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-    from sandbox.graph.bench import fake_model
+    from sandbox.benchmarks.engine import fake_model
     from sandbox.llm.contracts import CallInfo
-    from sandbox.graph.bench import fake_scai_models
+    from sandbox.benchmarks.engine import fake_scai_models
 
     model = fake_scai_models(0.0)["user"] if rules == "scai" else fake_model(0.0)
     kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
@@ -104,7 +104,7 @@ async def serve(port: int = 0, *, latency_s: float = 0.2, rules: str = "ultimatu
 def server_process(*, latency_s: float = 0.2, rules: str = "ultimatum", fail_every: int = 0) -> Iterator[str]:
     """Run the server in a child process (its own CPU, not the client's); yield its base URL; stop it on exit."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "sandbox.graph.bench_server", "--latency", str(latency_s), "--rules", rules,
+        [sys.executable, "-m", "sandbox.benchmarks.server", "--latency", str(latency_s), "--rules", rules,
          "--fail-every", str(fail_every)],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
