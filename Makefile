@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.install-stamp
 
-.PHONY: install run test test-fast bench clean
+.PHONY: install run test test-fast lint docs bench clean
 
 install: $(STAMP)
 
@@ -23,8 +23,16 @@ $(STAMP): pyproject.toml
 run: install
 	$(BIN)/sandbox run scenarios/default.yaml
 
-test: install
+test: install lint
 	$(BIN)/python -m pytest
+
+# The import contracts of pyproject.toml (layers, no method in the actors, no circles); a test checks them too.
+lint: install
+	$(BIN)/lint-imports
+
+# The documentation site (docs/, mkdocs.yml) into site/; strict: a broken link or reference is an error.
+docs: install
+	$(BIN)/mkdocs build --strict
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow"

@@ -2,7 +2,7 @@
 
 A distilled student carries its norm in its weights, so it plays with no
 policy and no system prompt: one user turn from `prompts/student/` (the
-prompt of `sandbox.moral.ultimatum_env`), read by the same parser as in
+prompt of `sandbox.training.ultimatum_env`), read by the same parser as in
 training. Where the student answers in the number form (the tiny model: the
 amount it keeps, or yes/no), a legal number is handed to the society as the
 society's own proposal sentence and a yes/no as accept/reject, so that the
@@ -28,7 +28,7 @@ from langchain_core.messages import HumanMessage
 from agents.turns import ask
 from sandbox.games.ultimatum import Split, Stake, proposal_sentence
 from sandbox.llm.contracts import CallInfo, Constraint
-from sandbox.moral.ultimatum_env import AnswerForm, UltimatumState, parse_student, student_prompt
+from sandbox.training.ultimatum_env import AnswerForm, UltimatumState, parse_student, student_prompt
 
 __all__ = ["PolicylessAssistant"]
 

@@ -144,10 +144,16 @@ def load_commands() -> None:
 
 def main() -> None:
     """Entry point of the `sandbox` command (and of `python -m sandbox`)."""
+    if _LOAD_ERROR is not None:  # a kind that cannot be loaded: exit 2 with the reason, not a traceback
+        raise SystemExit(_fail(_LOAD_ERROR).exit_code)
     app()
 
 
-load_commands()  # the kinds' commands join `app` when this module is imported (tests invoke `app` directly)
+_LOAD_ERROR: SandboxError | None = None
+try:
+    load_commands()  # the kinds' commands join `app` when this module is imported (tests invoke `app` directly)
+except SandboxError as error:
+    _LOAD_ERROR = error
 
 if __name__ == "__main__":
     main()

@@ -10,12 +10,14 @@ finds kinds here and imports no method package.
 
 The kinds register under the entry-point group `sandbox.kinds` of their
 distribution (`pyproject.toml`), so another package adds a kind without
-changing this one::
+changing this one (in its `pyproject.toml`):
 
     [project.entry-points."sandbox.kinds"]
     mykind = "mypackage.kind:KIND"
 
-or, in a test or a notebook, `register(KIND)`. Every callable a kind names is
+or, in a test or a notebook, `register(KIND)`, or for a module that is not
+packaged, the environment variable `SANDBOX_KINDS=pkg.module:KIND[,other:KIND]`
+(read once, when the registry is first used). Every callable a kind names is
 a `"module:attribute"` reference, imported on first use (as Gymnasium's
 `register(entry_point=...)` does), so listing the kinds imports no method
 and none of their heavy dependencies (torch, OpenSpiel).
@@ -33,6 +35,7 @@ The callables' shapes (each documented on its field):
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -42,9 +45,10 @@ from typing import Any
 
 from sandbox.errors import UsageError
 
-__all__ = ["GROUP", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir", "kinds", "register", "resolve", "unregister"]
+__all__ = ["ENVIRONMENT", "GROUP", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir", "kinds", "register", "resolve", "unregister"]
 
 GROUP = "sandbox.kinds"
+ENVIRONMENT = "SANDBOX_KINDS"  # comma-separated "module:attribute" references of kinds outside any distribution
 
 
 def resolve(reference: str) -> Any:
@@ -151,12 +155,18 @@ def _load_entry_points() -> None:
     global _LOADED
     if _LOADED:
         return
-    _LOADED = True
-    for entry in metadata.entry_points(group=GROUP):
-        kind = entry.load()
+    found = [(f"entry point {e.name} = {e.value} of group {GROUP}", e.load) for e in metadata.entry_points(group=GROUP)]
+    found += [(f"{ENVIRONMENT} item {ref!r}", lambda ref=ref: resolve(ref))
+              for ref in filter(None, (r.strip() for r in os.environ.get(ENVIRONMENT, "").split(",")))]  # fmt: skip
+    for where, load in found:
+        try:
+            kind = load()
+        except (ImportError, AttributeError) as error:
+            raise UsageError(f"{where} cannot be loaded: {error}") from None
         if not isinstance(kind, RunKind):
-            raise TypeError(f"entry point {entry.name} = {entry.value} of group {GROUP} is not a RunKind")
+            raise UsageError(f"{where} is not a RunKind")
         _REGISTERED.setdefault(kind.name, kind)
+    _LOADED = True
 
 
 def register(kind: RunKind, *, replace: bool = False) -> RunKind:

@@ -10,7 +10,6 @@ results an uninterrupted run writes.
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
@@ -37,6 +36,7 @@ from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, 
 from sandbox.scenario import ROLES, SocietyScenario
 from sandbox.seeding import Branch, generator
 from sandbox.scenario_file import load_run_scenario
+from sandbox.summary import write_summary
 from societies.network import build_network
 from societies.population import build_population
 
@@ -205,14 +205,14 @@ def _finalize(
         summary["embedded_backend"] = embedded_backend
     atomic_write_text(run_dir / layout.EPISODES, episodes.to_csv(index=False))
     atomic_write_text(run_dir / layout.METRICS, metrics.to_csv(index=False))
-    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2, default=str))
+    write_summary(run_dir, summary, kind="society")
     with sqlite3.connect(run_dir / layout.STORE) as db:
         episodes.to_sql("episodes", db, if_exists="replace", index=False)
         metrics.to_sql("metrics", db, if_exists="replace", index=False)
     save_plots(episodes, run_dir.path, title=scenario.name)
     if layer is not None:
         summary[layer.name] = layer.finalize(run_dir, episodes, states)
-        atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2, default=str))
+        write_summary(run_dir, summary, kind="society")
     status = run_dir.status()
     run_dir.write_status("complete", seconds=round(status.get("seconds", 0.0) + seconds, 3))
 

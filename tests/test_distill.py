@@ -21,10 +21,10 @@ from sandbox.distill.source import resolve_principles
 from sandbox.errors import ScenarioError
 from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.scripted import scripted
-from sandbox.moral.ultimatum_env import UltimatumOutcome, UltimatumState
 from sandbox.proxy.judge import ProxyJudge
 from sandbox.scenario_file import parse_kind
 from sandbox.files import read_yaml
+from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()

@@ -16,10 +16,13 @@ MODULES = [
     "sandbox.scai.metrics",
     "sandbox.scai.nodes",
     "sandbox.llm.embedded_tuning",
-    "sandbox.moral.ppo",
     "sandbox.moral.rewards",
     "sandbox.moral.regret",
     "sandbox.stats",
+    "sandbox.training.environment",
+    "sandbox.training.ppo",
+    "sandbox.training.schedule",
+    "sandbox.training.ultimatum_env",
     "societies.population",
 ]
 

@@ -1,9 +1,14 @@
-"""Imports run one way: no command module imports the CLI back, and the moral package has no import cycle."""
+"""Imports run one way: no command module imports the CLI back, no package has an import circle, the layers of
+import-linter's contracts hold, and every module imports in a fresh interpreter."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,3 +51,35 @@ def test_the_moral_package_has_no_import_cycle() -> None:
     for name in sorted(names):
         cycle = cycle_from(name, [name])
         assert cycle is None, " -> ".join(cycle or [])
+
+
+def _modules() -> list[str]:
+    """Every module of the distribution's import packages (the `__main__` module runs the CLI: left out)."""
+    names = []
+    for package in ("sandbox", "agents", "societies", "prompts"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__main__":
+                continue
+            names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+@pytest.mark.parametrize("order", ["sorted", "reversed"])
+def test_every_module_imports_in_a_fresh_interpreter(order: str) -> None:
+    """An import circle hidden inside functions fails only when a module is imported first: a fresh interpreter
+    imports every module, in one order and in the other."""
+    modules = _modules() if order == "sorted" else _modules()[::-1]
+    assert len(modules) > 150
+    code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
+    result = subprocess.run([sys.executable, "-c", code, *modules], capture_output=True, text=True, cwd=ROOT,
+                            check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def test_the_import_contracts_hold() -> None:
+    """import-linter's contracts in pyproject.toml: the layers, no method in the actors, no circles."""
+    lint = Path(sys.executable).parent / "lint-imports"
+    result = subprocess.run([str(lint)], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert "0 broken" in result.stdout and "Contracts: 3 kept" in result.stdout

@@ -40,9 +40,10 @@ def test_a_missing_model_names_the_path(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_smollm2_loads_through_transformers_and_plays_a_round() -> None:
-    from sandbox.moral.ppo import PPOTrainer
-    from sandbox.moral.ppo_config import PPOConfig
-    from sandbox.moral.training import MoralSetup, play_episode
+    from sandbox.moral.training import MoralSetup
+    from sandbox.training.ppo import PPOTrainer
+    from sandbox.training.ppo_config import PPOConfig
+    from sandbox.training.rollout import play_episode
 
     base = load_base_model("smollm2", device="cpu")
     assert type(base.model).__name__ == "LlamaForCausalLM" and base.tokenizer.chat_template

@@ -15,8 +15,10 @@ from sandbox.games.matrix import MATRIX_GAMES
 from sandbox.games.matrix_prompt import ActionTokens
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import BaseOfAdapter, FrozenLLM
-from sandbox.moral.run import TrainHooks, resume_training, train_scenario
-from sandbox.moral.training import MoralSetup, play_episode
+from sandbox.moral.run import resume_training, train_scenario
+from sandbox.moral.training import MoralSetup
+from sandbox.training.hooks import TrainHooks
+from sandbox.training.rollout import play_episode
 from sandbox.scenario_file import parse_kind
 from tests.test_moral_training import StandIn, WordTokenizer
 

@@ -13,9 +13,10 @@ from typer.testing import CliRunner
 
 from sandbox.cli import app
 from sandbox.errors import ScenarioError
-from sandbox.moral.run import TrainHooks, resume_training, train_scenario
+from sandbox.moral.run import resume_training, train_scenario
 from sandbox.scenario_file import parse_kind
 from sandbox.moral.scenario import apply_training_overrides
+from sandbox.training.hooks import TrainHooks
 
 runner = CliRunner()
 

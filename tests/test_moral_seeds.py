@@ -13,9 +13,9 @@ import yaml
 from typer.testing import CliRunner
 
 from sandbox.cli import app
-from sandbox.moral.run import TrainHooks
 from sandbox.moral.seeds import aggregate_evaluations, resume_seeds, train_seeds
 from sandbox.scenario_file import load_scenario, parse_kind
+from sandbox.training.hooks import TrainHooks
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]

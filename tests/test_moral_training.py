@@ -12,13 +12,8 @@ from agents.strategies import STRATEGIES
 from sandbox.games.matrix import MATRIX_GAMES
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.rewards import Schedule
-from sandbox.moral.training import (
-    MoralSetup,
-    action_type,
-    episode_metrics,
-    final_action_rates,
-    play_episode,
-)
+from sandbox.moral.training import MoralSetup, action_type, final_action_rates
+from sandbox.training.rollout import episode_metrics, play_episode
 
 PD = MATRIX_GAMES.get("prisoners_dilemma")
 

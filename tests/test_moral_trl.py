@@ -12,9 +12,10 @@ import pytest
 
 from sandbox.errors import ScenarioError
 from sandbox.moral.rewards import Schedule
-from sandbox.moral.run import TrainHooks, resume_training, train_scenario
+from sandbox.moral.run import resume_training, train_scenario
 from sandbox.moral.training import MoralSetup
-from sandbox.moral.trl_trainers import MoralRewardFunction
+from sandbox.training.hooks import TrainHooks
+from sandbox.training.trl_trainers import MoralRewardFunction
 from sandbox.scenario_file import parse_kind
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from sandbox.moral.ppo import PPOTrainer, ppo_losses
-from sandbox.moral.ppo_config import PPOConfig
+from sandbox.training.ppo import PPOTrainer, ppo_losses
+from sandbox.training.ppo_config import PPOConfig
 from tests.tiny_lm import build_tiny_lm
 
 CORPUS = ["you are playing a game with another agent A choose either action1 or action2 your answer",
@@ -129,7 +129,7 @@ def test_every_config_field_has_help_and_bad_values_are_refused() -> None:
 
 def test_log_probabilities_are_those_of_the_sampling_temperature(tiny_dir: Path) -> None:
     """At T != 1 the trainer scores answers under the distribution it sampled them from (on-policy)."""
-    from sandbox.moral.sampling import language_model
+    from sandbox.training.sampling import language_model
 
     ppo = trainer(tiny_dir, temperature=2.0)
     queries, _ = batch(ppo)
@@ -147,7 +147,7 @@ def test_log_probabilities_are_those_of_the_sampling_temperature(tiny_dir: Path)
 
 def test_the_model_s_own_generation_settings_never_reach_sampling(tiny_dir: Path) -> None:
     """A checkpoint's generation_config (here: every token but one suppressed) is set aside while sampling."""
-    from sandbox.moral.sampling import language_model
+    from sandbox.training.sampling import language_model
 
     ppo = trainer(tiny_dir, max_new_tokens=1)
     queries, _ = batch(ppo)
@@ -163,7 +163,7 @@ def test_the_model_s_own_generation_settings_never_reach_sampling(tiny_dir: Path
 
 
 def test_the_lm_head_runs_only_where_answer_tokens_are_predicted(tiny_dir: Path) -> None:
-    from sandbox.moral.sampling import language_model
+    from sandbox.training.sampling import language_model
 
     ppo = trainer(tiny_dir, batch_size=4, mini_batch_size=1)
     queries, answers = batch(ppo)

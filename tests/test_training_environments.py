@@ -7,10 +7,12 @@ import pytest
 import torch
 
 from sandbox.games.ultimatum import Split, Stake
-from sandbox.moral.environment import Environment, reset
 from sandbox.moral.rewards import Schedule
-from sandbox.moral.training import MoralSetup, episode_metrics, play_episode
-from sandbox.moral.ultimatum_env import UltimatumEnvironment, UltimatumGame, UltimatumState
+from sandbox.moral.training import MoralSetup
+from sandbox.training.environment import Environment, reset
+from sandbox.training.rollout import episode_metrics, play_episode
+from sandbox.training.schedule import RewardSchedule
+from sandbox.training.ultimatum_env import UltimatumEnvironment, UltimatumGame, UltimatumState
 
 STATS = {"kl": 0.0, "kl_coef": 0.2, "policy_loss": 0.0, "value_loss": 0.0, "clipfrac": 0.0}
 
@@ -110,7 +112,7 @@ class Scripted:
 def test_an_ultimatum_episode_plays_and_scores_a_scripted_policy() -> None:
     texts = ["7", "junk", "10", "0"]
     env = UltimatumEnvironment(amounts=(10,), currencies=("apples",), form="number", parallel=2, rounds=2,
-                               rewards={"truth:norm": kept_share}, schedule=Schedule(((0, "truth:norm"),)))  # fmt: skip
+                               rewards={"truth:norm": kept_share}, schedule=RewardSchedule(((0, "truth:norm"),)))  # fmt: skip
     queries, answers, outcomes = play_episode(Scripted(texts), env, episode=0)  # type: ignore[arg-type]
     assert len(queries) == len(answers) == 4
     assert [o.offered_share for o in outcomes] == [0.3, None, 0.0, 1.0]

@@ -13,7 +13,6 @@ killed or repeated `play` ends with the same table.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -30,11 +29,12 @@ from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels, run_roles
 from sandbox.errors import UsageError
-from sandbox.run_dir import RunDirectory, atomic_write_text, holding
+from sandbox.run_dir import RunDirectory, holding
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import mean_ci
 from sandbox.files import read_csv, read_json
 from sandbox.stats import json_number
+from sandbox.summary import write_summary
 
 PLAY = "play.csv"
 PLAY_SUMMARY = "play_summary.csv"
@@ -129,7 +129,7 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
     summary = read_json(run_dir / layout.SUMMARY)
     summary["play"] = {"episodes": episodes, "rows": [{k: json_number(v) for k, v in r.items()}
                                                       for r in out]}  # fmt: skip
-    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
+    write_summary(run_dir, summary, kind="dialogue")
     return run_dir.path
 
 

@@ -13,7 +13,6 @@ one is asked for.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +23,13 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
 from prompts import render
-from sandbox import run_dir as layout
 from sandbox._sync import run_sync
 from sandbox.games.dialogue import Message, Setup
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.errors import UsageError
-from sandbox.run_dir import RunDirectory, atomic_write_text, hold, holding
+from sandbox.run_dir import RunDirectory, hold, holding
 from sandbox.seeding import Branch, generator
+from sandbox.summary import write_summary
 
 OUTCOMES = ("valid", "rejected", "incomplete")
 CASES = "reward_model.csv"
@@ -183,7 +182,7 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, domain: Any, set
     summary = {"scenario": scenario.name, "domain": scenario.dialogue.domain.kind, "judge": scenario.models.judge.spec,
                "dialogues": len(cases), "payoff_range": [low, high],
                "table": table.to_dict("records"), "seconds": round(time.time() - started, 2)}  # fmt: skip
-    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
+    write_summary(run_dir, summary, kind="dialogue")
     run_dir.write_status("complete", finished=time.time())
     return run_dir.path
 

@@ -13,7 +13,6 @@ with no new calls for what was already answered.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,9 +33,10 @@ from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.dialogue.solve import Solution, infostates, solve
 from sandbox.dialogue.steering import classify, steering_table
-from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
+from sandbox.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import json_number
+from sandbox.summary import write_summary
 
 __all__ = ["SolveHooks", "build_game", "is_solve_run", "resume_solve", "solve_scenario"]
 
@@ -263,6 +263,6 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
                            "final": {int(p): dict(zip(g["instruction"], g["probability"].round(4)))
                                      for p, g in last.groupby("player")}}  # fmt: skip
         plot_psro(meta, summary, run_dir / "psro.png")
-    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
+    write_summary(run_dir, summary, kind="dialogue")
     plot_policy(policy, tree, run_dir / "policy.png")
     plot_payoffs(summary, run_dir / "payoffs.png")

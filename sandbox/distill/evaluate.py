@@ -49,6 +49,7 @@ from sandbox.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.seeding import generator, seed_node
 from sandbox.stats import mean_ci
 from sandbox.files import read_json
+from sandbox.summary import write_summary
 
 __all__ = ["EVALUATION", "RESULTS", "SUBJECTS", "EvalCondition", "evaluate_distill", "plot_distillation"]
 
@@ -303,7 +304,7 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     atomic_write_text(run_dir / EVALUATION, moves.to_csv(index=False))
     plot_distillation(table, f"{scenario.name}: without the policy").savefig(run_dir / PLOT, dpi=120)
     summary_path = run_dir / "summary.json"
-    summary = read_json(summary_path) if summary_path.is_file() else {}
+    summary = read_json(summary_path) if summary_path.is_file() else {"scenario": scenario.name}
     summary["evaluation"] = {
         "trials": trials,
         "conditions": {c.name: {"amounts": [min(c.amounts), max(c.amounts)], "currencies": list(c.currencies)}
@@ -312,7 +313,7 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
                    "student": f"{base_spec}+adapter:{(run_dir / ADAPTER).resolve()}", "base": base_spec},  # fmt: skip
         "table": json.loads(table.to_json(orient="records")),
     }
-    atomic_write_text(summary_path, json.dumps(summary, indent=2))
+    write_summary(run_dir, summary, kind="distill")
     atomic_write_text(run_dir / RESULTS, table.to_csv(index=False))  # last: its presence marks the evaluation done
     return table
 

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import prompts
 from sandbox.games.ultimatum import Split, Stake, proposal_sentence
-from sandbox.moral.ultimatum_env import UltimatumOutcome, UltimatumState
+from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 from sandbox.seeding import seed_node
 
 __all__ = ["JUDGE_TABLE", "JudgeTable", "JudgedMove", "Variant", "judged_move"]

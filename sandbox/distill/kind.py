@@ -14,24 +14,35 @@ from sandbox.kinds import RunKind, by_option
 __all__ = ["DISTILL"]
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
-    """Distil the scenario's norm and evaluate the student (`sandbox.distill.run.distill_scenario`)."""
-    from sandbox.distill.run import distill_scenario
+def _models(models: Any, ledgers: Any) -> tuple[Any, Any]:
+    """The judge, and the evaluation's chat models by subject (users, assistant, student, base), from `models`."""
     from sandbox.errors import UsageError
 
-    if models or ledgers:
-        raise UsageError("distillation runs take their models from models:, and count no budget")
-    return distill_scenario(scenario, out, hooks=hooks)
+    if ledgers:
+        raise UsageError("distillation runs count no budget")
+    given = dict(models or {})
+    unknown = sorted(set(given) - {"judge", "users", "assistant", "student", "base"})
+    if unknown:
+        raise UsageError(f"unknown roles in models: {', '.join(unknown)} (judge, users, assistant, student, base)")
+    judge = given.pop("judge", None)
+    return judge, given or None
+
+
+def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Distil the scenario's norm and evaluate the student (`sandbox.distill.run.distill_scenario`); `models`: the
+    judge's chat model and the evaluation's by subject, instead of the scenario's specs."""
+    from sandbox.distill.run import distill_scenario
+
+    judge, evaluation = _models(models, ledgers)
+    return distill_scenario(scenario, out, hooks=hooks, judge=judge, evaluation_models=evaluation)
 
 
 def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
     """Finish an interrupted distillation and its evaluation."""
     from sandbox.distill.run import resume_distill
-    from sandbox.errors import UsageError
 
-    if models or ledgers:
-        raise UsageError("distillation runs take their models from models:, and count no budget")
-    return resume_distill(path, hooks=hooks)
+    judge, evaluation = _models(models, ledgers)
+    return resume_distill(path, hooks=hooks, judge=judge, evaluation_models=evaluation)
 
 
 def describe(scenario: Any) -> str:

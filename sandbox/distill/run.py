@@ -38,12 +38,11 @@ from sandbox.distill.layout import (
 from sandbox.distill.scenario import DistillScenario
 from sandbox.distill.source import resolve_principles, source_run
 from sandbox.errors import UsageError
-from sandbox.moral.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recover_checkpoint, running, save_checkpoint
-from sandbox.moral.run import TrainHooks
-from sandbox.moral.ultimatum_env import UltimatumEnvironment, tiny_vocabulary
 from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import generator
 from sandbox.files import read_json
+from sandbox.training.hooks import TrainHooks
+from sandbox.training.ultimatum_env import UltimatumEnvironment, tiny_vocabulary
 
 __all__ = ["DistillHooks", "distill_scenario", "is_distill_run", "plan", "resume_distill"]
 
@@ -140,7 +139,7 @@ def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: Distill
 def environment(scenario: DistillScenario, plan_: DistillPlan, table: JudgeTable) -> UltimatumEnvironment:
     """The training environment: the ultimatum game on the training amounts, rewarded by the judge's table."""
     from sandbox.distill.truth import truth_reward
-    from sandbox.moral.rewards import Schedule
+    from sandbox.training.schedule import RewardSchedule
 
     block, training = scenario.distill, scenario.training
     rewards: dict[str, Any] = {"proxy:judge": lambda outcome: table.reward(outcome, "principle")}
@@ -156,7 +155,7 @@ def environment(scenario: DistillScenario, plan_: DistillPlan, table: JudgeTable
     return UltimatumEnvironment(
         amounts=tuple(plan_.train_amounts), currencies=tuple(plan_.currencies),
         responder_share=block.responder_share, form=scenario.form(), rewards=rewards,
-        schedule=Schedule(((0, REWARD_KINDS[block.reward]),)), illegal=training.illegal, parallel=training.parallel,
+        schedule=RewardSchedule(((0, REWARD_KINDS[block.reward]),)), illegal=training.illegal, parallel=training.parallel,
         rounds=training.rounds, seed=scenario.seed,
         prefetch_rewards=lambda outcomes: table.prefetch(outcomes, variants),
     )  # fmt: skip
@@ -246,37 +245,20 @@ def _run(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, b
 
 def _train_ppo(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumEnvironment, base: Any,
                hooks: DistillHooks, *, resume: bool) -> None:  # fmt: skip
-    from sandbox.moral.ppo import PPOTrainer
-    from sandbox.moral.training import train
+    from sandbox.training.ppo import PPOTrainer
+    from sandbox.training.ppo_run import resume_point, train_ppo_run
 
     training = scenario.training
     trainer = PPOTrainer(base.model, base.tokenizer, training.ppo_config(seed=scenario.seed))
-    start = 0
-    if resume:
-        recover_checkpoint(run_dir)
-        if (run_dir / CHECKPOINT / "state.json").is_file():
-            trainer.load(run_dir / CHECKPOINT)
-            start = read_json(run_dir / CHECKPOINT / "state.json")["episodes"]
-    keep_rows(run_dir / METRICS, start)
-    if hooks.on_start:
-        hooks.on_start(training.episodes, start)
-    with running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
-
-        def on_episode(row: dict[str, Any]) -> None:
-            rows.append(row)
-            done = row["episode"] + 1
-            if done % training.checkpoint_every == 0 or done == training.episodes:
-                save_checkpoint(run_dir, trainer, done)
-            if hooks.on_episode:
-                hooks.on_episode(row)
-
-        train(trainer, env, training.episodes, start=start, on_episode=on_episode)
+    start = resume_point(run_dir, trainer, run_dir / METRICS) if resume else 0
+    train_ppo_run(run_dir, trainer, env, episodes=training.episodes, start=start,
+                  checkpoint_every=training.checkpoint_every, metrics=run_dir / METRICS, hooks=hooks)
     trainer.model.save_pretrained(run_dir / ADAPTER)
 
 
 def _train_trl(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumEnvironment, base: Any,
                hooks: DistillHooks, *, resume: bool) -> None:  # fmt: skip
-    from sandbox.moral.trl_trainers import train_with_trl
+    from sandbox.training.trl_trainers import train_with_trl
 
     train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env)
 

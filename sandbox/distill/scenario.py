@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sandbox.moral.ppo_config import PPOConfig
-from sandbox.moral.scenario import PPOFields, batch_ppo_config, check_trl_block
 from sandbox.scai.config import EvaluationCondition
 from sandbox.schema import AmountRange, StrictModel
+from sandbox.training.ppo_config import PPOConfig
+from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 
 __all__ = ["DistillBlock", "DistillModels", "DistillScenario", "DistillTraining", "PrincipleSource"]
 

@@ -9,7 +9,6 @@ judge rewards most (`judge_target_share`) is the target the student moves to.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -18,9 +17,10 @@ from matplotlib.figure import Figure
 
 from sandbox.distill.judge_table import JudgeTable
 from sandbox.errors import UsageError
-from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.run_dir import RunDirectory
 from sandbox.files import read_csv
 from sandbox.stats import json_number
+from sandbox.summary import write_summary
 
 __all__ = ["finish", "judge_figures", "plot_training_shares"]
 
@@ -110,7 +110,7 @@ def finish(run_dir: RunDirectory, scenario: Any, plan: Any, table: JudgeTable) -
         "adapter": "adapter",
         "assistant_spec": assistant_spec(run_dir, scenario),
     }
-    atomic_write_text(run_dir / "summary.json", json.dumps(summary, indent=2))
+    write_summary(run_dir, summary, kind="distill")
     title = f"{scenario.name}: {scenario.distill.reward} reward"
     plot_training_shares(metrics, title).savefig(run_dir / "training_shares.png", dpi=120)
     run_dir.write_status("complete", finished=time.time())

@@ -10,7 +10,7 @@ altruistic: accept everything; fair: accept 40% or more), as its
 `decision_hint` states.
 
 >>> from sandbox.games.ultimatum import Split, Stake
->>> from sandbox.moral.ultimatum_env import UltimatumOutcome, UltimatumState
+>>> from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 >>> kept_most = UltimatumOutcome(UltimatumState(Stake(10, "apples"), "proposer"), Split(9, 1))
 >>> round(truth_reward("selfish", kept_most), 2), truth_label("selfish", kept_most), truth_label("fair", kept_most)
 (0.9, True, False)
@@ -19,7 +19,7 @@ altruistic: accept everything; fair: accept 40% or more), as its
 from __future__ import annotations
 
 from sandbox.scai.metrics import share_bin
-from sandbox.moral.ultimatum_env import UltimatumOutcome
+from sandbox.training.ultimatum_env import UltimatumOutcome
 
 __all__ = ["TARGET_SHARES", "accepts", "truth_label", "truth_reward"]
 

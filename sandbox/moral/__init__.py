@@ -6,7 +6,8 @@
     run_dir = train_scenario(load_scenario("scenarios/moral/tiny/utilitarian_vs_tft.yaml", kind="training"), "runs/util")
     evaluate_run(run_dir)
 
-The torch-backed parts are imported on first use, so the rewards stay cheap to import.
+The torch-backed parts are imported on first use, so the rewards stay cheap to import. The trainers (PPO,
+TRL's GRPO and RLOO), their rollout loop and checkpoints are shared with distillation: `sandbox.training`.
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from typing import Any
 from sandbox.moral.rewards import REWARDS, RewardParams, Schedule, Step, reward
 
 __all__ = [
-    "REWARDS", "PPOConfig", "PPOTrainer", "RewardParams", "Schedule", "Step", "TrainingScenario", "evaluate_run",
+    "REWARDS", "RewardParams", "Schedule", "Step", "TrainingScenario", "evaluate_run",
     "counterfactual_regret", "load_base_model", "moral_regret", "resume_training", "reward", "train_scenario",
 ]  # fmt: skip
 
 _LAZY = {
-    "PPOConfig": "sandbox.moral.ppo_config", "PPOTrainer": "sandbox.moral.ppo",
     "TrainingScenario": "sandbox.moral.scenario", "evaluate_run": "sandbox.moral.evaluation",
     "load_base_model": "sandbox.llm.base_model", "moral_regret": "sandbox.moral.regret",
     "counterfactual_regret": "sandbox.moral.regret",

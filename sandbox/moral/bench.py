@@ -65,7 +65,7 @@ def time_training(scenario: Any, episodes: int) -> dict[str, Any]:
     import torch
 
     from sandbox.moral.run import load_trainer
-    from sandbox.moral.training import train
+    from sandbox.training.rollout import train
 
     _reset_peak_memory(scenario.models.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     started = time.perf_counter()
@@ -135,7 +135,7 @@ def bench_training(policies: tuple[str, ...] | None = None, episodes: int | None
 
 
 def _episodes_per_s(trainer: Any, setup: Any, episodes: int, batched: bool) -> float:
-    from sandbox.moral.training import play_episode
+    from sandbox.training.rollout import play_episode
 
     play_episode(trainer, setup, episodes, batched=batched)  # warm-up (an episode not timed)
     started = time.perf_counter()
@@ -152,9 +152,9 @@ def bench_rollout(
 
     from sandbox.errors import ModelUnavailableError
     from sandbox.llm.base_model import load_base_model
-    from sandbox.moral.ppo import PPOTrainer
-    from sandbox.moral.ppo_config import PPOConfig
     from sandbox.moral.training import MoralSetup
+    from sandbox.training.ppo import PPOTrainer
+    from sandbox.training.ppo_config import PPOConfig
 
     setup = MoralSetup(parallel=parallel, rounds=rounds, seed=0)
     table = Table(title=f"Rollout throughput: episodes of {parallel} games x {rounds} rounds, no learning",

@@ -29,7 +29,7 @@ __all__ = ["evaluate_moral", "evaluation_tables", "seeds_table", "train", "train
 
 def train_with_progress(job: Any) -> Path:
     """Run a training job under a Rich progress bar over episodes, with the last episode's action types."""
-    from sandbox.moral.run import TrainHooks
+    from sandbox.training.hooks import TrainHooks
 
     progress = Progress(TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"),
                         TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
@@ -102,7 +102,7 @@ def train(
     from sandbox.moral.scenario import apply_training_overrides
 
     if help_ppo:
-        from sandbox.moral.ppo_config import PPOConfig
+        from sandbox.training.ppo_config import PPOConfig
 
         table = Table(title="training.ppo fields (--ppo FIELD=VALUE)", title_justify="left")
         for column in ("field", "default", "help"):

@@ -21,7 +21,6 @@ Written into the run directory:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,13 +29,15 @@ import pandas as pd
 
 from sandbox.games.matrix_prompt import ActionTokens
 from sandbox.moral.regret import KINDS, METRICS, counterfactual_regret, moral_regret, regret_bounds
-from sandbox.moral.rewards import RewardParams
+from sandbox.moral.rewards import ACTION_TYPES, RewardParams
 from sandbox.moral.scenario import TrainingScenario
-from sandbox.moral.training import ACTION_TYPES, MoralSetup, action_type, play_episode
-from sandbox.run_dir import RunDirectory, atomic_write_text, holding
+from sandbox.moral.training import MoralSetup, action_type
+from sandbox.run_dir import RunDirectory, holding
 from sandbox.seeding import Branch, generator
 from sandbox.stats import json_records, mean_ci
 from sandbox.files import read_json
+from sandbox.training.rollout import play_episode
+from sandbox.summary import write_summary
 
 __all__ = ["FINE_TUNED", "NO_FINE_TUNING", "action_table", "condition_tokens", "evaluate_policy", "evaluate_run",
            "plot_suffix", "regret_column", "regret_table"]  # fmt: skip
@@ -139,8 +140,8 @@ def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Calla
     from sandbox.llm.base_model import load_base_model
     from sandbox.moral.opponents import BaseOfAdapter
     from sandbox.moral.plots import plot_action_types, plot_regret
-    from sandbox.moral.ppo import PPOTrainer
     from sandbox.moral.run import ADAPTER, SUMMARY, is_training_run
+    from sandbox.training.ppo import PPOTrainer
     from sandbox.scenario_file import load_scenario
 
     run_dir = RunDirectory.open(path)
@@ -184,5 +185,5 @@ def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Calla
         "action_types": json_records(actions),
     }  # fmt: skip
     summary = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).is_file() else {}
-    atomic_write_text(run_dir / SUMMARY, json.dumps({**summary, "evaluation": entry}, indent=2))
+    write_summary(run_dir, {**summary, "evaluation": entry}, kind="training")
     return entry

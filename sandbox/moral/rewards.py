@@ -15,11 +15,12 @@ and RLOO.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sandbox.games.matrix import Move, PayoffTable
 from sandbox.registry import Registry
+from sandbox.training.schedule import RewardSchedule
 
 ACTION_TYPES = ("C|C", "C|D", "D|C", "D|D")  # a legal round's type: own move | the opponent's last move
 
@@ -104,37 +105,14 @@ def reward(name: str | RewardFn, step: Step, params: RewardParams = RewardParams
     return float(fn(step, params))
 
 
-@dataclass(frozen=True)
-class Schedule:
-    """Rewards by episode: `[(0, "game"), (500, "utilitarian")]` is "Game, then Utilitarian" from episode 500.
+class Schedule(RewardSchedule):
+    """A schedule of the moral rewards: `[(0, "game"), (500, "utilitarian")]` is "Game, then Utilitarian" from
+    episode 500; a name is a registered reward or one of a run's table rewards (`TABLE_PREFIXES`).
 
     >>> Schedule.parse("game,utilitarian@500").at(499), Schedule.parse("game,utilitarian@500").at(500)
     ('game', 'utilitarian')
     """
 
-    phases: tuple[tuple[int, str], ...]
-
-    def __post_init__(self) -> None:
-        starts = [start for start, _ in self.phases]
-        if not self.phases or starts[0] != 0 or starts != sorted(set(starts)):
-            raise ValueError(f"a schedule starts at episode 0 and its switch episodes increase: {self.phases}")
-        for _, name in self.phases:
-            if not name.startswith(TABLE_PREFIXES):  # a run's proxy rewards are checked against its scenario
-                REWARDS.get(name)  # an unknown name fails here, listing the known ones
-
-    @classmethod
-    def parse(cls, text: str | Sequence[tuple[int, str]]) -> Schedule:
-        """From `"game"`, `"game,utilitarian@500"`, or `[(0, "game"), (500, "utilitarian")]`."""
-        if not isinstance(text, str):
-            return cls(tuple((int(start), str(name)) for start, name in text))
-        phases = []
-        for index, part in enumerate(p.strip() for p in text.split(",")):
-            name, _, start = part.partition("@")
-            if index > 0 and not start:
-                raise ValueError(f"schedule {text!r}: say when {name!r} starts, e.g. {name}@500")
-            phases.append((int(start) if start else 0, name.strip()))
-        return cls(tuple(phases))
-
-    def at(self, episode: int) -> str:
-        """The reward in force at `episode`."""
-        return [name for start, name in self.phases if start <= episode][-1]
+    def check(self, name: str) -> None:
+        if not name.startswith(TABLE_PREFIXES):  # a run's proxy rewards are checked against its scenario
+            REWARDS.get(name)  # an unknown name fails here, listing the known ones

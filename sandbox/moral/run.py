@@ -22,36 +22,26 @@ number for number. A checkpoint loads onto any device (`resume --device`).
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from sandbox.errors import UsageError
-from sandbox.moral.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recover_checkpoint, running, save_checkpoint
 from sandbox.moral.opponents import LearningLLM
 from sandbox.moral.scenario import TrainingScenario
-from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, holding
+from sandbox.run_dir import SCENARIO, RunDirectory, default_out, hold, holding
 from sandbox.stats import json_number
-from sandbox.files import read_csv, read_json
+from sandbox.files import read_csv
+from sandbox.training.hooks import TrainHooks
+from sandbox.summary import write_summary
 
-__all__ = ["TrainHooks", "load_trainer", "on_device", "resume_training", "train_scenario"]
+__all__ = ["load_trainer", "on_device", "resume_training", "train_scenario"]
 
 METRICS = "metrics.csv"
 SUMMARY = "summary.json"
 ADAPTER = "adapter"
-
-
-@dataclass
-class TrainHooks:
-    """Progress callbacks: `on_start(total, done)` once, `on_episode(row)` after each episode."""
-
-    on_start: Callable[[int, int], None] | None = None
-    on_episode: Callable[[dict[str, Any]], None] | None = None
 
 
 def _scenario(run_dir: RunDirectory) -> TrainingScenario:
@@ -77,7 +67,7 @@ def _base(scenario: TrainingScenario, model: Any, tokenizer: Any) -> Any:
 
 def load_trainer(scenario: TrainingScenario, *, model: Any = None, tokenizer: Any = None) -> Any:
     """A `PPOTrainer` on the scenario's base model (or on `model`/`tokenizer` passed in)."""
-    from sandbox.moral.ppo import PPOTrainer
+    from sandbox.training.ppo import PPOTrainer
 
     base = _base(scenario, model, tokenizer)
     return PPOTrainer(base.model, base.tokenizer, scenario.training.ppo_config(seed=scenario.seed))
@@ -88,8 +78,8 @@ def make_opponent(scenario: TrainingScenario, trainer: Any) -> Any:
     `PPOTrainer` on a fresh copy of the base model, seeded apart); None for a fixed strategy."""
     from sandbox.games.matrix_prompt import ActionTokens
     from sandbox.moral.opponents import BaseOfAdapter, FrozenLLM, LearningLLM
-    from sandbox.moral.ppo import PPOTrainer
     from sandbox.moral.rewards import RewardParams, Schedule
+    from sandbox.training.ppo import PPOTrainer
 
     training = scenario.training
     tokens = ActionTokens.of(training.tokens)
@@ -159,18 +149,17 @@ def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model:
     if scenario.training.algorithm != "ppo":
         return _train_trl(run_dir, scenario, _base(scenario, model, tokenizer), hooks or TrainHooks(), resume=True,
                           judge=judge)  # fmt: skip
+    from sandbox.training.ppo_run import resume_point
+
     trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
-    start = 0
-    recover_checkpoint(run_dir)
-    checkpoint = run_dir / CHECKPOINT
     opponent = make_opponent(scenario, trainer)
-    if (checkpoint / "state.json").is_file():
-        trainer.load(checkpoint)
-        if isinstance(opponent, LearningLLM):
-            opponent.policy.load(checkpoint / "opponent")
-        start = read_json(checkpoint / "state.json")["episodes"]
-    keep_rows(run_dir / METRICS, start)
+    start = resume_point(run_dir, trainer, run_dir / METRICS, _opponent_trainer(opponent))
     return _train(run_dir, scenario, trainer, start, hooks or TrainHooks(), opponent, judge=judge)
+
+
+def _opponent_trainer(opponent: Any) -> dict[str, Any] | None:
+    """A learning opponent's trainer, checkpointed inside the learner's (`checkpoint/opponent`)."""
+    return {"opponent": opponent.policy} if isinstance(opponent, LearningLLM) else None
 
 
 def _proxies(run_dir: RunDirectory, scenario: TrainingScenario, judge: Any) -> dict[str, Any]:
@@ -190,24 +179,13 @@ def _train(
     run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, start: int, hooks: TrainHooks, opponent: Any = None,
     judge: Any = None,
 ) -> Path:
-    from sandbox.moral.training import train
+    from sandbox.training.ppo_run import train_ppo_run
 
     training = scenario.training
-    total = training.episodes
     setup = training.setup(seed=scenario.seed, opponent=opponent, proxies=_proxies(run_dir, scenario, judge))
-    if hooks.on_start:
-        hooks.on_start(total, start)
-    with running(run_dir, start), MetricsFile(run_dir / METRICS) as rows:
-
-        def on_episode(row: dict[str, Any]) -> None:
-            rows.append(row)
-            done = row["episode"] + 1
-            if done % training.checkpoint_every == 0 or done == total:
-                save_checkpoint(run_dir, trainer, done, {"opponent": opponent.policy} if isinstance(opponent, LearningLLM) else None)
-            if hooks.on_episode:
-                hooks.on_episode(row)
-
-        train(trainer, setup, total, start=start, on_episode=on_episode)
+    train_ppo_run(run_dir, trainer, setup, episodes=training.episodes, start=start,
+                  checkpoint_every=training.checkpoint_every, metrics=run_dir / METRICS, hooks=hooks,
+                  extra=_opponent_trainer(opponent))  # fmt: skip
     trainer.model.save_pretrained(run_dir / ADAPTER)
     if isinstance(opponent, LearningLLM):
         opponent.policy.model.save_pretrained(run_dir / "opponent_adapter")
@@ -218,7 +196,7 @@ def _train(
 def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hooks: TrainHooks, *, resume: bool,
                judge: Any = None) -> Path:  # fmt: skip
     """GRPO or RLOO through TRL: its own checkpoints (`trl/checkpoint-N`) and resume, our rows and summary."""
-    from sandbox.moral.trl_trainers import train_with_trl
+    from sandbox.training.trl_trainers import train_with_trl
 
     play = train_with_trl(run_dir, scenario, base, hooks, resume=resume, proxies=lambda: _proxies(run_dir, scenario, judge))
     finish(run_dir, scenario, play=play)
@@ -264,7 +242,7 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
     }
     if training.proxies:
         summary["proxy"] = _proxy_summary(run_dir, summary["final_rewards"], rates["illegal"], training.illegal)
-    atomic_write_text(run_dir / SUMMARY, json.dumps(summary, indent=2))
+    write_summary(run_dir, summary, kind="training")
     title = f"{scenario.name}: {training.reward} vs {training.opponent}"
     plot_training_actions(metrics, title).savefig(run_dir / "training_actions.png", dpi=120)
     plot_training_rewards(metrics, title).savefig(run_dir / "training_rewards.png", dpi=120)

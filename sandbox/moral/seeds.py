@@ -46,6 +46,7 @@ from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_o
 from sandbox.moral.rewards import ACTION_TYPES
 from sandbox.stats import json_number, json_records, mean_ci
 from sandbox.files import read_csv, read_json
+from sandbox.summary import write_summary
 
 __all__ = ["SEEDS", "aggregate_evaluations", "aggregate_seeds", "evaluate_seeds", "is_seed_group", "resume_seeds",
            "seed_dir", "train_seeds"]  # fmt: skip
@@ -164,7 +165,7 @@ def aggregate_seeds(path: Path | str) -> dict[str, Any]:
         "final_action_rates_from": f"last tenth of training, per seed; 95% CI across seeds ({training.seed_ci})",
         "seconds_per_episode": float(table["seconds_per_episode"].mean()),
     }  # fmt: skip
-    atomic_write_text(path / "summary.json", json.dumps(summary, indent=2))
+    write_summary(path, summary, kind="training")
     return summary
 
 
@@ -233,6 +234,6 @@ def aggregate_evaluations(path: Path | str) -> dict[str, Any]:
     first = read_json(seed_dir(path, seeds[0]) / "summary.json")["evaluation"]
     entry = {**first, "seeds": seeds, "ci": f"95% across seeds ({method})", "regret": json_records(regret),
              "action_types": json_records(actions)}  # fmt: skip
-    summary = read_json(path / "summary.json") if (path / "summary.json").is_file() else {}
-    atomic_write_text(path / "summary.json", json.dumps({**summary, "evaluation": entry}, indent=2))
+    summary = read_json(path / "summary.json") if (path / "summary.json").is_file() else {"scenario": _scenario(path).name}
+    write_summary(path, {**summary, "evaluation": entry}, kind="training")
     return entry

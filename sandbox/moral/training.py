@@ -1,40 +1,33 @@
-"""The rollout loop of any environment, and the iterated matrix games of moral fine-tuning as one.
+"""The iterated matrix games of moral fine-tuning as a training environment, and their action rates.
 
-An episode (Tennant et al., Section 3.2) gathers one PPO batch: `parallel`
-games, each reset to a random state, play `rounds` rounds in turn; on each
-round every game's prompt is answered by the policy (one batched
-generation), the answer is parsed to a move (or an illegal output), the
-environment plays the round, and the scheduled reward scores it. Then one
-PPO step. `parallel x rounds` is the batch size (the paper: 1 x 5 against
-TFT). The loop knows only the `Environment` contract; `MoralSetup` is the
-matrix games' environment (`sandbox.moral.ultimatum_env` holds the
-ultimatum game's).
+`MoralSetup` keeps the trainer's environment contract
+(`sandbox.training.environment.Environment`): a game is an `IteratedGame`
+against a fixed strategy or an LLM opponent, its prompt the matrix game's
+prompt, its answer an action token, and its rewards the moral rewards
+(`sandbox.moral.rewards`) and the run's table rewards. The rollout and
+training loops that play it live in `sandbox.training.rollout` (the ultimatum
+game's environment in `sandbox.training.ultimatum_env`).
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
 
 from agents.contracts import MatrixStrategy
 from agents.strategies import STRATEGIES
 from sandbox.games.matrix import MATRIX_GAMES, Move, PayoffTable
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
-from sandbox.moral.environment import Environment
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import LLMOpponent
-from sandbox.moral.ppo import PPOTrainer
-from sandbox.moral.sampling import encode
 from sandbox.moral.rewards import ACTION_TYPES, REWARDS, TABLE_PREFIXES, RewardFn, RewardParams, Schedule, Step, reward
-from sandbox.seeding import generator
 
+__all__ = ["MoralSetup", "action_rates", "action_type", "final_action_rates"]
 
 
 @dataclass(frozen=True)
@@ -138,78 +131,6 @@ class MoralSetup:
 def action_type(step: Step) -> str:
     """`own|opponent's last` for a legal move, `illegal` otherwise."""
     return "illegal" if step.own is None else f"{step.own}|{step.last_other}"
-
-
-def play_episode(
-    trainer: PPOTrainer,
-    setup: Environment,
-    episode: int,
-    *,
-    batched: bool = True,
-    rng: np.random.Generator | None = None,
-) -> tuple[list[torch.Tensor], list[torch.Tensor], list[Any]]:
-    """One episode's experiences in any environment: prompts, answers and scored outcomes (no learning).
-
-    Outcomes come round by round: round 0 of every game, then round 1, ...
-    The draws (states, opponents, prompt orders) come from the episode's node of
-    the seed tree, or from `rng` when given.
-    """
-    rng = rng if rng is not None else generator(setup.seed, episode)
-    games = [setup.new_game(rng) for _ in range(setup.parallel)]
-    queries, answers, outcomes = [], [], []
-    for _ in range(setup.rounds):
-        round_queries = [encode(trainer.tokenizer, setup.prompt(game, rng)) for game in games]
-        if batched:
-            round_answers = trainer.generate(round_queries)
-        else:
-            round_answers = [trainer.generate([q])[0] for q in round_queries]
-        moves = [setup.parse(trainer.tokenizer.decode(answer, skip_special_tokens=True), game)
-                 for game, answer in zip(games, round_answers)]  # fmt: skip
-        outcomes += setup.step(games, moves, rng)
-        queries += round_queries
-        answers += round_answers
-    return queries, answers, outcomes
-
-
-def episode_metrics(episode: int, setup: Environment, steps: Sequence[Any], stats: dict[str, float]) -> dict[str, Any]:
-    """One row of `metrics.csv`: rewards by kind, the environment's columns (action types, illegal rate), KL."""
-    row: dict[str, Any] = {"episode": episode, "reward_kind": setup.schedule.at(episode)}
-    for kind in setup.reward_kinds():
-        row[f"reward_{kind}"] = float(np.mean([setup.score(kind, s) for s in steps]))
-    row["reward"] = row[f"reward_{row['reward_kind']}"]  # the one in force
-    row.update(setup.columns(steps))
-    row.update({key: stats[key] for key in ("kl", "kl_coef", "policy_loss", "value_loss", "clipfrac")})
-    return row
-
-
-def train(
-    trainer: PPOTrainer,
-    setup: Environment,
-    episodes: int,
-    *,
-    start: int = 0,
-    on_episode: Callable[[dict[str, Any]], None] | None = None,
-) -> list[dict[str, Any]]:
-    """Episodes `start`..`episodes - 1`: play, score with the scheduled reward, one PPO step each."""
-    if trainer.config.batch_size != setup.batch_size:
-        raise ValueError(f"training.ppo.batch_size ({trainer.config.batch_size}) must equal parallel x rounds "
-                         f"({setup.parallel} x {setup.rounds})")  # fmt: skip
-    rows = []
-    for episode in range(start, episodes):
-        began = time.perf_counter()
-        queries, answers, steps = play_episode(trainer, setup, episode)
-        setup.prefetch(steps)
-        kind = setup.schedule.at(episode)
-        scores = [setup.score(kind, s) for s in steps]
-        row = episode_metrics(episode, setup, steps, trainer.step(queries, answers, scores))
-        llm = getattr(setup, "llm_opponent", None)
-        if llm is not None:
-            row.update(llm.finish_episode(episode))  # a learning opponent learns here
-        row["seconds"] = time.perf_counter() - began
-        rows.append(row)
-        if on_episode:
-            on_episode(row)
-    return rows
 
 
 def action_rates(rows: list[dict[str, Any]]) -> dict[str, float]:

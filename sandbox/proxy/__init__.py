@@ -11,6 +11,10 @@ it labels.
     from sandbox.scenario_file import load_scenario
 
     run_dir = label_scenario(load_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml", kind="proxy"))
+
+Public modules for other methods (the only ones they may import; import-linter checks it): `judge` (the
+judge: `ProxyJudge`, its verdicts), `reward` (judge-based reward functions for the trainers: moral
+fine-tuning's `proxy:` rewards), `matrix_task` (a matrix game's labeling items and set scores).
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ The run directory:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -54,6 +53,7 @@ from sandbox.proxy.tables import accuracy_table, agents_table, matrix_row, ultim
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import generator
 from sandbox.stats import json_number, mean_ci
+from sandbox.summary import write_summary
 
 __all__ = ["LabelHooks", "is_label_run", "label_scenario", "resume_labeling", "draw_test_set"]
 
@@ -237,7 +237,7 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
     atomic_write_text(run_dir / AGENTS, agents.to_csv(index=False))
     if calibration is not None:
         atomic_write_text(run_dir / CALIBRATION, calibration.to_csv(index=False))
-    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2))
+    write_summary(run_dir, summary, kind="proxy")
     title = f"{scenario.name}: {block.objective.name}, {block.intent.form}"
     plot_accuracy(accuracy, title).savefig(run_dir / PLOT, dpi=120)
     (run_dir / PARTIAL).unlink(missing_ok=True)

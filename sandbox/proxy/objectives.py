@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from sandbox.games.matrix import MATRIX_GAMES, MOVES, Move, PayoffTable
+from sandbox.games.matrix import MOVES, Move, PayoffTable
 from sandbox.games.negotiation import Negotiation
 from sandbox.registry import Registry
 

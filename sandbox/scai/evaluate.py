@@ -45,6 +45,7 @@ from sandbox.stats import mean_ci
 from societies.population import build_population
 from sandbox.files import read_csv, read_json
 from sandbox.scenario_file import load_run_scenario
+from sandbox.summary import write_summary
 
 EVALUATION_COLUMNS = [
     "run", "condition", "trial", "policy_version", "policy", "currency", "amount", "responder", "proposal",
@@ -241,5 +242,5 @@ def _write(run_dir: RunDirectory, table: pd.DataFrame, title: str) -> None:
     summary["evaluation"] = evaluation_summary(table, training)
     summary["llm_usage"] = TokenLedger.from_transcript(finalize_transcript(run_dir / layout.TRANSCRIPTS)).totals()
     atomic_write_text(run_dir / layout.EVALUATION, table.to_csv(index=False))
-    atomic_write_text(run_dir / layout.SUMMARY, json.dumps(summary, indent=2, default=str))
+    write_summary(run_dir, summary, kind="society")
     plot_generalisation(summary["evaluation"], title).savefig(run_dir / "generalisation.png", dpi=120)

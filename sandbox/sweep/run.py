@@ -7,6 +7,7 @@ Layout of a sweep directory:
     budget.json    what the sweep's runs have spent, when the sweep has a budget (shared by the workers)
     sweep.csv      one row per run: id, status, overrides, and its summary's figures (flattened: a.b.c)
     sweep.json     the sweep's status: counts by status, the executor, timings
+    summary.json   the common frame (`sandbox.summary`): the sweep's name, its runs, their statuses
 
 `sandbox sweep FILE --out DIR` on a directory that holds the same sweep, or
 `sandbox resume DIR`, goes on where it stopped: finished runs are skipped, a
@@ -27,6 +28,7 @@ import yaml
 from sandbox.errors import UsageError
 from sandbox.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out, hold, run_status
 from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
+from sandbox.summary import write_summary
 
 __all__ = ["SWEEP", "is_sweep", "run_sweep", "start_sweep", "sweep_table"]
 
@@ -145,6 +147,7 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
         atomic_write_text(path / "sweep.csv", table.to_csv(index=False))
         counts = table["status"].value_counts().to_dict()
         errors = {o["id"]: o["error"] for o in outcomes if o.get("error")}
+        write_summary(path, {"scenario": sweep.name, "runs": len(runs), "statuses": counts}, kind="sweep")
         atomic_write_text(path / "sweep.json", json.dumps({
             "name": sweep.name, "runs": len(runs), "statuses": counts, "executor": executor,
             "seconds_this_session": round(time.time() - started, 3), "errors": errors,

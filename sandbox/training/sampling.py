@@ -1,4 +1,4 @@
-"""A causal LM as a player of the matrix games: the prompt as a chat turn, and plain sampling from the policy.
+"""A causal LM as a player of a game: the prompt as a chat turn, and plain sampling from the policy.
 
 PPO's probability ratios assume answers sampled from the very distribution
 whose log-probabilities it computes: `sample` draws at a temperature with no

@@ -30,8 +30,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from sandbox.moral.ppo_config import PPOConfig
-from sandbox.moral.sampling import language_model, sample
+from sandbox.training.lora import lora_config
+from sandbox.training.ppo_config import PPOConfig
+from sandbox.training.sampling import language_model, sample
 
 __all__ = ["AdaptiveKLController", "PPOTrainer", "RunningMoments", "gae", "ppo_losses"]
 
@@ -155,18 +156,14 @@ class PPOTrainer:
     """
 
     def __init__(self, model: Any, tokenizer: Any, config: PPOConfig) -> None:
-        from peft import LoraConfig, PeftModel, get_peft_model
+        from peft import PeftModel, get_peft_model
 
         torch.manual_seed(config.seed)
         self.config, self.tokenizer = config, tokenizer
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         if not isinstance(model, PeftModel):
-            targets = config.lora_target_modules
-            lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                              target_modules=targets if targets == "all-linear" else targets.split(","),
-                              task_type="CAUSAL_LM")  # fmt: skip
-            model = get_peft_model(model, lora)
+            model = get_peft_model(model, lora_config(config))
         # No dropout in the policy: PPO's ratio compares two forward passes of one policy, and
         # dropout would make it differ from 1 before any update (TRL does the same).
         for module in model.modules():

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+__all__ = ["PRESETS", "PPOConfig"]
+
 
 def _help(text: str, default: Any) -> Any:
     return field(default=default, metadata={"help": text})

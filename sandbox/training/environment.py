@@ -11,9 +11,9 @@ into the environment's own columns of `metrics.csv`.
 
 Two implementations: the iterated matrix games of moral fine-tuning
 (`sandbox.moral.training.MoralSetup`) and the ultimatum game
-(`sandbox.moral.ultimatum_env.UltimatumEnvironment`). The rollout loop
-(`sandbox.moral.training.play_episode`) and TRL's reward function
-(`sandbox.moral.trl_trainers.EnvironmentReward`) know only this contract.
+(`sandbox.training.ultimatum_env.UltimatumEnvironment`). The rollout loop
+(`sandbox.training.rollout.play_episode`) and TRL's reward function
+(`sandbox.training.trl_trainers.EnvironmentReward`) know only this contract.
 
 A game is a mutable object the environment owns; `snapshot` and `restore`
 carry one through a TRL dataset's text column (TRL learns from prompts of
@@ -27,7 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from sandbox.moral.rewards import Schedule
+from sandbox.training.schedule import RewardSchedule
 
 __all__ = ["Environment", "reset"]
 
@@ -46,7 +46,7 @@ class Environment(Protocol):
     seed: int
     parallel: int
     rounds: int
-    schedule: Schedule
+    schedule: RewardSchedule
 
     @property
     def batch_size(self) -> int: ...
@@ -85,8 +85,9 @@ class Environment(Protocol):
 def reset(env: Environment, seed: int | np.random.Generator) -> list[Any]:
     """`env.parallel` games at their start states, drawn from `seed` (an int, or a node of the seed tree).
 
-    >>> from sandbox.moral.training import MoralSetup
-    >>> [g.state() for g in reset(MoralSetup(parallel=2), 0)] == [g.state() for g in reset(MoralSetup(parallel=2), 0)]
+    >>> from sandbox.training.ultimatum_env import UltimatumEnvironment
+    >>> env = UltimatumEnvironment(parallel=2)
+    >>> [g.state for g in reset(env, 0)] == [g.state for g in reset(env, 0)]
     True
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)

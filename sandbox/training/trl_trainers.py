@@ -1,11 +1,11 @@
-"""GRPO and RLOO (TRL) behind the same intrinsic rewards as PPO.
+"""GRPO and RLOO (TRL) behind the same environments and rewards as PPO.
 
 TRL's trainers learn from prompts, not from episodes: each step draws
 `parallel x rounds / num_generations` prompts, samples `num_generations`
 answers to each, and scores every answer with `EnvironmentReward`, a plain
 TRL reward function `f(prompts, completions, **columns) -> list[float]` that
 plays the answer in its prompt's state through the environment
-(`sandbox.moral.environment`) and scores it with the same rewards as PPO. A
+(`sandbox.training.environment`) and scores it with the same rewards as PPO. A
 prompt is the prompt of a random start state (every PPO game starts from one
 too); in a matrix game the opponent's move is drawn from its strategy in that
 state when the answer is scored.
@@ -25,13 +25,13 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from sandbox.moral.environment import Environment
-from sandbox.moral.rewards import RewardFn
-from sandbox.moral.training import episode_metrics
 from sandbox.seeding import Branch, generator
+from sandbox.training.environment import Environment
+from sandbox.training.lora import lora_config
+from sandbox.training.rollout import episode_metrics
 
-__all__ = ["ALGORITHMS", "RESERVED", "EnvironmentReward", "MoralRewardFunction", "state_dataset", "train_with_trl",
-           "trl_config", "trl_trainer"]
+__all__ = ["ALGORITHMS", "RESERVED", "EnvironmentReward", "MoralRewardFunction", "check_trl_fields", "config_class",
+           "play_rates", "state_dataset", "train_with_trl", "trl_config", "trl_trainer"]  # fmt: skip
 
 ALGORITHMS = ("grpo", "rloo")
 
@@ -75,16 +75,6 @@ def trl_config(algorithm: str, training: Any, out_dir: Path, seed: int, device: 
         learning_rate=ppo.learning_rate, max_completion_length=ppo.max_new_tokens, temperature=ppo.temperature,
         remove_unused_columns=False, disable_tqdm=True, **options,
     )  # fmt: skip
-
-
-def lora_config(training: Any, seed: int) -> Any:
-    from peft import LoraConfig
-
-    ppo = training.ppo_config(seed=seed)
-    targets = ppo.lora_target_modules
-    return LoraConfig(r=ppo.lora_r, lora_alpha=ppo.lora_alpha, lora_dropout=ppo.lora_dropout,
-                      target_modules=targets if targets == "all-linear" else targets.split(","),
-                      task_type="CAUSAL_LM")  # fmt: skip
 
 
 def chat_text(tokenizer: Any, prompt: str) -> str:
@@ -142,12 +132,12 @@ MoralRewardFunction = EnvironmentReward  # its name before the ultimatum game jo
 
 
 def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_dir: Path, device: str,
-                on_row: Callable[[dict[str, Any]], None], proxies: Mapping[str, RewardFn] | None = None,
+                on_row: Callable[[dict[str, Any]], None], proxies: Mapping[str, Any] | None = None,
                 setup: Environment | None = None) -> Any:  # fmt: skip
     """A GRPO or RLOO trainer for the scenario, whose every step hands `on_row` its `metrics.csv` row.
 
-    `setup` is the environment (default: the scenario's matrix game); `scenario.training` gives the episodes,
-    batch, checkpoints, LoRA and TRL fields.
+    `setup` is the environment (default: `scenario.training.setup(seed=, proxies=)`, moral fine-tuning's matrix
+    game); `scenario.training` gives the episodes, batch, checkpoints, LoRA and TRL fields.
     """
     from transformers import PrinterCallback, TrainerCallback
 
@@ -174,19 +164,19 @@ def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_d
     prompts = training.episodes * training.parallel * training.rounds // args.num_generations
     trainer = cls(model=model, reward_funcs=EnvironmentReward(setup, lambda e, s: pending.__setitem__(e, s)),
                   args=args, train_dataset=state_dataset(setup, tokenizer, prompts), processing_class=tokenizer,
-                  peft_config=lora_config(training, seed), callbacks=[Rows()])  # fmt: skip
+                  peft_config=lora_config(training.ppo_config(seed=seed)), callbacks=[Rows()])  # fmt: skip
     trainer.remove_callback(PrinterCallback)  # the sandbox shows its own progress and writes its own rows
     return trainer
 
 
-def play_rates(model: Any, tokenizer: Any, scenario: Any, proxies: Mapping[str, RewardFn] | None = None,
+def play_rates(model: Any, tokenizer: Any, scenario: Any, proxies: Mapping[str, Any] | None = None,
                setup: Environment | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """The trained policy plays `max(1, episodes // 10)` episodes of the environment (default: the scenario's
     matrix game against the training opponent): rows for `play.csv`."""
     import torch
 
-    from sandbox.moral.sampling import Sampler
-    from sandbox.moral.training import play_episode
+    from sandbox.training.rollout import play_episode
+    from sandbox.training.sampling import Sampler
 
     training, seed = scenario.training, scenario.seed
     setup = setup if setup is not None else training.setup(seed=seed, proxies=proxies)
@@ -209,7 +199,7 @@ def train_with_trl(
     hooks: Any,
     *,
     resume: bool,
-    proxies: Callable[[], Mapping[str, RewardFn]] | None = None,
+    proxies: Callable[[], Mapping[str, Any]] | None = None,
     setup: Environment | None = None,
 ) -> Any:
     """A GRPO or RLOO run into `run_dir`: TRL's checkpoints (`trl/checkpoint-N`, resumed from the last), one
@@ -229,7 +219,7 @@ def train_with_trl(
 
     import pandas as pd
 
-    from sandbox.moral.checkpoints import MetricsFile, keep_rows, running
+    from sandbox.training.checkpoints import MetricsFile, keep_rows, running
 
     training = scenario.training
     out = run_dir / "trl"

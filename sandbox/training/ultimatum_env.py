@@ -48,7 +48,7 @@ from sandbox.games.ultimatum import (
     parse_proposal,
     proposal_sentence,
 )
-from sandbox.moral.rewards import Schedule
+from sandbox.training.schedule import RewardSchedule
 
 __all__ = ["AnswerForm", "Role", "UltimatumEnvironment", "UltimatumGame", "UltimatumOutcome", "UltimatumState",
            "parse_student", "student_prompt", "tiny_vocabulary"]  # fmt: skip
@@ -137,7 +137,7 @@ def parse_student(answer: str, state: UltimatumState, form: AnswerForm) -> Split
 
 @dataclass(frozen=True)
 class UltimatumEnvironment:
-    """The ultimatum game for the trainer (implements `sandbox.moral.environment.Environment`).
+    """The ultimatum game for the trainer (implements `sandbox.training.environment.Environment`).
 
     Attributes:
         amounts: The amounts a stake is drawn from (uniformly).
@@ -158,7 +158,7 @@ class UltimatumEnvironment:
     responder_share: float = 0.0
     form: AnswerForm = "sentence"
     rewards: Mapping[str, UltimatumReward] = field(default_factory=dict, compare=False)
-    schedule: Schedule = field(default_factory=lambda: Schedule(((0, "truth:norm"),)))
+    schedule: RewardSchedule = field(default_factory=lambda: RewardSchedule(((0, "truth:norm"),)))
     illegal: float = -1.0
     parallel: int = 1
     rounds: int = 8
