@@ -30,7 +30,11 @@ __all__ = ["RunResult", "load_scenario", "resume", "run"]
 
 
 def _kind_of(scenario: Any) -> kinds.RunKind:
-    """The registered kind whose scenario model `scenario` is an instance of."""
+    """The registered kind whose scenario model `scenario` is (by its reference first: no other kind is imported)."""
+    reference = f"{type(scenario).__module__}:{type(scenario).__qualname__}"
+    for kind in kinds.kinds().values():
+        if kind.model == reference:
+            return kind
     for kind in kinds.kinds().values():
         if type(scenario) is kind.scenario_model():
             return kind

@@ -77,7 +77,9 @@ def episodes_per_epoch(scenario: SocietyScenario, layer: Any | None = None) -> i
     return scenario.interactions_per_epoch or scenario.society.size // 2
 
 
-async def _drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> dict[str, Any]:
+async def drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> dict[str, Any]:
+    """Play run `run` of the society graph to its end from its last checkpoint (a new run from the start); its
+    final state."""
     config = {"configurable": {"thread_id": f"run-{run}"}, "recursion_limit": 5 * epochs + 10}
     snapshot = await graph.aget_state(config)
     layer = getattr(context, "layer", None)
@@ -152,7 +154,7 @@ async def _execute(
                 per_epoch = episodes_per_epoch(scenario, layer)
                 hooks.on_start(per_epoch * scenario.epochs * scenario.runs, done, per_epoch)
             outcomes = await asyncio.gather(
-                *(_drive(graph, context, run, scenario.epochs) for run in range(scenario.runs)),
+                *(drive(graph, context, run, scenario.epochs) for run in range(scenario.runs)),
                 return_exceptions=True,
             )
     except BaseException as error:  # Ctrl-C, cancellation: say so, then stop as asked

@@ -153,12 +153,12 @@ def test_a_solve_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: Path) -
     from sandbox.dialogue.run import resume_solve, solve_scenario
     from sandbox.run_budget import set_budget
     from tests.dialogue_helpers import ultimatum_model as dialogue_model
-    from tests.test_dialogue import _scenario
+    from tests.test_dialogue import dialogue_scenario
 
     model = dialogue_model()
-    whole = solve_scenario(_scenario(), tmp_path / "whole", models={"players": model, "judge": model})
+    whole = solve_scenario(dialogue_scenario(), tmp_path / "whole", models={"players": model, "judge": model})
     with pytest.raises(BudgetExhaustedError, match="calls cap 4"):
-        solve_scenario(_scenario(budget={"calls": 4}), tmp_path / "cut", models={"players": model, "judge": model})
+        solve_scenario(dialogue_scenario(budget={"calls": 4}), tmp_path / "cut", models={"players": model, "judge": model})
     assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "stopped"
     set_budget(tmp_path / "cut", Budget(calls=1000))
     model = dialogue_model()

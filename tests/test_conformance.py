@@ -4,7 +4,8 @@ For each kind: its example scenario validates; its block is in `sandbox schema`;
 estimate (or says the kind is not estimated); a small run with scripted models finishes, and the same run
 interrupted at a random point and resumed ends with identical tables; `summary.json` follows the common schema;
 bad inputs (an unknown key, a wrong type, a file that is not UTF-8, a missing file) exit 2 naming the file and
-the field, and write nothing.
+the field, and write nothing. The runs go through the Python API (`sandbox.run`, `sandbox.resume`,
+`sandbox.RunResult.load`), which every kind's commands wrap.
 
 A kind's small scenario, scripted models and progress hooks are the `CASES` below: a new kind adds its case (the
 test fails for a registered kind without one).
@@ -24,6 +25,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+import sandbox
 from sandbox import kinds
 from sandbox.cli import app
 from sandbox.scenario_file import parse_kind
@@ -99,9 +101,9 @@ def _proxy_models() -> dict[str, Any]:
 
 
 def _dialogue(tmp: Path) -> Any:
-    from tests.test_dialogue import _scenario
+    from tests.test_dialogue import dialogue_scenario
 
-    return _scenario()
+    return dialogue_scenario()
 
 
 def _dialogue_hooks(tick: Callable[[], None]) -> Any:
@@ -206,7 +208,7 @@ def test_the_dry_run_prints_an_estimate_and_writes_nothing(name: str, tmp_path: 
 
 
 @pytest.mark.parametrize("name", _names())
-def test_a_run_interrupted_at_a_random_point_resumes_to_identical_tables(name: str, tmp_path: Path) -> None:
+def test_a_run_through_the_python_api_interrupted_at_a_random_point_resumes_to_identical_tables(name: str, tmp_path: Path) -> None:
     kind, case = kinds.get(name), CASES.get(name)
     assert case is not None, f"the {name} kind has no conformance case in tests/test_conformance.py"
     steps = 0
@@ -215,9 +217,10 @@ def test_a_run_interrupted_at_a_random_point_resumes_to_identical_tables(name: s
         nonlocal steps
         steps += 1
 
-    whole = kind.call("run", case.scenario(tmp_path), tmp_path / "whole", models=case.models(), hooks=case.hooks(count))
-    summary = json.loads((whole / "summary.json").read_text())
-    assert summary_problems(summary) == [] and summary["kind"] == name
+    result = sandbox.run(case.scenario(tmp_path), out=tmp_path / "whole", models=case.models(), hooks=case.hooks(count))
+    whole = result.path
+    assert result.kind.name == name and summary_problems(result.summary) == [] and result.summary["kind"] == name
+    assert set(case.tables) <= {kind.tables[t] for t in result.tables()}, f"{name}: RunResult misses a table"
     assert steps >= 2, f"{name}: too few steps of progress ({steps}) to interrupt between"
     stop_at = random.Random(name).randint(1, steps - 1)  # reproducible: the same point on every machine
 
@@ -229,14 +232,16 @@ def test_a_run_interrupted_at_a_random_point_resumes_to_identical_tables(name: s
 
     steps = stop_at
     with pytest.raises(BaseException) as raised:
-        kind.call("run", case.scenario(tmp_path), tmp_path / "cut", models=case.models(), hooks=case.hooks(interrupt))
+        sandbox.run(case.scenario(tmp_path), out=tmp_path / "cut", models=case.models(), hooks=case.hooks(interrupt))
     assert raised.type is Interrupted or "Interrupted" in repr(raised.value), repr(raised.value)
     assert not (tmp_path / "cut" / "summary.json").exists(), f"{name}: interrupted at step {stop_at} yet finished"
-    kind.call("resume", tmp_path / "cut", models=case.models())
+    resumed = sandbox.resume(tmp_path / "cut", models=case.models())
     for table in case.tables:
-        pd.testing.assert_frame_equal(_table(whole / table, case.timing), _table(tmp_path / "cut" / table, case.timing),
+        pd.testing.assert_frame_equal(_table(whole / table, case.timing), _table(resumed.path / table, case.timing),
                                       obj=f"{name}: {table} after an interruption at step {stop_at}")  # fmt: skip
-    assert summary_problems(json.loads((tmp_path / "cut" / "summary.json").read_text())) == []
+    assert summary_problems(resumed.summary) == [] and type(resumed) is type(result)
+    loaded = sandbox.RunResult.load(tmp_path / "cut")
+    assert loaded.summary == resumed.summary and loaded.tables() == result.tables()
 
 
 def _bad_inputs(example: Path, tmp: Path) -> list[tuple[Path, str]]:

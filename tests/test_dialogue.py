@@ -25,7 +25,7 @@ from tests.dialogue_helpers import ULTIMATUM, chat_game, kuhn_game, kuhn_model, 
 runner = CliRunner()
 
 
-def _scenario(**changes: Any) -> Any:
+def dialogue_scenario(**changes: Any) -> Any:
     data = json.loads(json.dumps(ULTIMATUM))
     for path, value in changes.items():
         where = data
@@ -50,7 +50,7 @@ def test_kuhn_poker_through_the_binding_has_its_known_value() -> None:
 
 def test_every_decision_changes_the_game() -> None:
     """No dummy moves: at every decision, two instructions lead to different dialogues or different payoffs."""
-    tree = asyncio.run(expand(build_game(_scenario()), StackModels(ultimatum_model())))
+    tree = asyncio.run(expand(build_game(dialogue_scenario()), StackModels(ultimatum_model())))
 
     def reachable(node_id: int) -> set[Any]:
         node = tree.nodes[node_id]
@@ -81,21 +81,21 @@ def test_perfect_recall_when_the_model_ignores_its_instruction() -> None:
 
 
 def test_a_second_expansion_makes_no_backend_calls(tmp_path: Path) -> None:
-    game = build_game(_scenario())
+    game = build_game(dialogue_scenario())
     model = ultimatum_model()
     first = ModelStack(cache=ResponseCache(tmp_path / "cache.sqlite"), sinks=[], concurrency=4)
     tree = asyncio.run(expand(game, StackModels(first.for_role("players", "", {}, given=model))))
     calls = model.calls
     assert calls == tree.calls["messages"] > 0
     again = ModelStack(cache=ResponseCache(tmp_path / "cache.sqlite"), sinks=[], concurrency=4)
-    second = asyncio.run(expand(build_game(_scenario()), StackModels(again.for_role("players", "", {}, given=model))))
+    second = asyncio.run(expand(build_game(dialogue_scenario()), StackModels(again.for_role("players", "", {}, given=model))))
     assert model.calls == calls
     assert [n.dialogue for n in second.nodes] == [n.dialogue for n in tree.nodes]
 
 
 def test_a_solve_calls_the_model_once_per_distinct_message_and_classification(tmp_path: Path) -> None:
     model = ultimatum_model()
-    path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
+    path = solve_scenario(dialogue_scenario(), tmp_path / "run", models={"players": model, "judge": model})
     summary = json.loads((path / "summary.json").read_text())
     calls = summary["llm_calls"]
     # 3 proposals x 2 seeds (the scripted words repeat across seeds: 3 distinct proposals, each answered under
@@ -109,7 +109,7 @@ def test_a_solve_calls_the_model_once_per_distinct_message_and_classification(tm
 def test_cfr_finds_a_dominant_instruction(tmp_path: Path) -> None:
     """A responder that accepts everything makes "greedy" dominant: CFR plays it, gains over "any", NashConv ~ 0."""
     model = ultimatum_model(accept=lambda style, offered: True)
-    path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
+    path = solve_scenario(dialogue_scenario(), tmp_path / "run", models={"players": model, "judge": model})
     policy = pd.read_csv(path / "policy.csv")
     root = policy[(policy.player == 0) & (policy.depth == 0)].set_index("instruction")["probability"]
     assert root["greedy"] > 0.99
@@ -142,7 +142,7 @@ def test_expansion_generates_a_level_concurrently() -> None:
             finally:
                 in_flight -= 1
 
-    asyncio.run(expand(build_game(_scenario()), Watch(model)))
+    asyncio.run(expand(build_game(dialogue_scenario()), Watch(model)))
     assert peak == 3 * 3 * 2  # the widest level: 3 distinct proposals x 3 responder instructions x 2 seeds
 
 
@@ -150,7 +150,7 @@ def test_the_responder_is_read_by_its_leading_yes_or_no() -> None:
     """A remark that says "accepting" after a no does not turn the answer into an acceptance."""
     from sandbox.games.dialogue import Message
 
-    game = build_game(_scenario())
+    game = build_game(dialogue_scenario())
     proposal = Message(0, "greedy", "For the 10 dollars, the proposer will get 9, and the responder will get 1.")
     no = game.domain.payoffs(game.setups[0], (proposal, Message(1, "tough", "no. Accepting this would be foolish.")))
     yes = game.domain.payoffs(game.setups[0], (proposal, Message(1, "lenient", "yes. I refuse to haggle.")))
@@ -159,7 +159,7 @@ def test_the_responder_is_read_by_its_leading_yes_or_no() -> None:
 
 def test_an_illegal_proposal_is_a_recorded_terminal(tmp_path: Path) -> None:
     model = scripted([(r"Propose your split", "I want it all, give me everything."), (r"Which one does the message", "greedy")])
-    path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
+    path = solve_scenario(dialogue_scenario(), tmp_path / "run", models={"players": model, "judge": model})
     dialogues = pd.read_csv(path / "dialogues.csv")
     assert len(dialogues) == 3 * 2 and dialogues["illegal"].str.startswith("proposal:").all()
     assert (dialogues[["payoff_0", "payoff_1"]] == 0).all().all()
@@ -167,7 +167,7 @@ def test_an_illegal_proposal_is_a_recorded_terminal(tmp_path: Path) -> None:
 
 def test_a_killed_solve_resumes_to_the_same_result(tmp_path: Path) -> None:
     model = ultimatum_model()
-    whole = solve_scenario(_scenario(), tmp_path / "whole", models={"players": model, "judge": model})
+    whole = solve_scenario(dialogue_scenario(), tmp_path / "whole", models={"players": model, "judge": model})
 
     class Dies(Exception):
         pass
@@ -185,7 +185,7 @@ def test_a_killed_solve_resumes_to_the_same_result(tmp_path: Path) -> None:
 
     object.__setattr__(dying, "answer", answer)
     with pytest.raises(Dies):
-        solve_scenario(_scenario(), tmp_path / "cut", models={"players": dying, "judge": dying})
+        solve_scenario(dialogue_scenario(), tmp_path / "cut", models={"players": dying, "judge": dying})
     fresh = ultimatum_model()
     resume_solve(tmp_path / "cut", models={"players": fresh, "judge": fresh})
     assert fresh.calls < model.calls  # the answers before the kill came from the cache
@@ -234,11 +234,11 @@ def test_solve_refuses_a_bad_model_override(tmp_path: Path) -> None:
 
 def test_the_policy_table_covers_every_information_state(tmp_path: Path) -> None:
     model = ultimatum_model()
-    path = solve_scenario(_scenario(), tmp_path / "run", models={"players": model, "judge": model})
+    path = solve_scenario(dialogue_scenario(), tmp_path / "run", models={"players": model, "judge": model})
     policy = pd.read_csv(path / "policy.csv")
     sums = policy.groupby("infostate")["probability"].sum()
     assert (sums.round(6) == 1.0).all()
-    game = build_game(_scenario())
+    game = build_game(dialogue_scenario())
     tree = asyncio.run(expand(game, StackModels(model)))
     assert policy["infostate"].nunique() == len(infostates(tree)) == tree.counts()["infostates"]
 

@@ -193,7 +193,7 @@ def test_drive_resumes_a_superstep_whose_tasks_all_saved_their_writes() -> None:
     the run is still unfinished and must be continued, not taken as done."""
     from types import SimpleNamespace
 
-    from sandbox.runner import _drive
+    from sandbox.runner import drive
 
     calls: list[Any] = []
 
@@ -207,11 +207,11 @@ def test_drive_resumes_a_superstep_whose_tasks_all_saved_their_writes() -> None:
         async def ainvoke(self, state: Any, config: Any, context: Any) -> None:
             calls.append(state)
 
-    asyncio.run(_drive(Graph({"epoch": 0, "episodes": [{}]}), None, run=0, epochs=2))  # type: ignore[arg-type]
+    asyncio.run(drive(Graph({"epoch": 0, "episodes": [{}]}), None, run=0, epochs=2))  # type: ignore[arg-type]
     assert calls == [None]
-    asyncio.run(_drive(Graph({"epoch": 2}), None, run=0, epochs=2))  # type: ignore[arg-type]
+    asyncio.run(drive(Graph({"epoch": 2}), None, run=0, epochs=2))  # type: ignore[arg-type]
     assert calls == [None]  # a finished run is left alone
-    asyncio.run(_drive(Graph({}), None, run=1, epochs=2))  # type: ignore[arg-type]
+    asyncio.run(drive(Graph({}), None, run=1, epochs=2))  # type: ignore[arg-type]
     assert calls[-1]["run"] == 1 and calls[-1]["epoch"] == 0  # a run never started starts
 
 

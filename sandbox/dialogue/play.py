@@ -80,7 +80,7 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
 @holding
 def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatModel] | None = None) -> Path:
     """Play the solved run at `path` head to head; write `play.csv`, `play_summary.csv` and `summary.json["play"]`."""
-    from sandbox.dialogue.run import _seed, build_game, load_solve_run_scenario, reward_model
+    from sandbox.dialogue.run import build_game, dialogue_seed, load_solve_run_scenario, reward_model
     from sandbox.dialogue.solve import Table, any_table, expected_values, infostates, mix
     from sandbox.dialogue.spiel import DialogueSpielGame
 
@@ -93,7 +93,7 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
     guided = [GuidedSpeaker.from_policy(policy, p) for p in range(game.num_players)]
     baseline = BaselineSpeaker()
     with run_roles(run_dir, scenario, models) as roles:
-        oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2),
+        oracle = StackModels(roles["players"], roles["judge"], judge_seed=dialogue_seed(scenario.seed, 2),
                              reward_model=reward_model(scenario, game))  # fmt: skip
         jobs = []
         for index, pairing in enumerate(pairings(game.num_players)):

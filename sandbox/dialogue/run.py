@@ -55,7 +55,8 @@ class SolveHooks:
     on_advance: Callable[[int], None] = field(default=lambda n: None)
 
 
-def _seed(root: int, *path: int) -> int:
+def dialogue_seed(root: int, *path: int) -> int:
+    """The seed at `path` of a dialogue run's branch of the seed tree (expansion, judge, steering, PSRO, play)."""
     return int(seed_node(root, Branch.DIALOGUE, *path).generate_state(1)[0])
 
 
@@ -63,7 +64,7 @@ def build_game(scenario: DialogueScenario) -> DialogueGame:
     """The scenario's game: its setups drawn from the seed tree, and one fixed LLM seed per chance outcome."""
     block = scenario.dialogue
     domain, setups = block.domain.build(block.players, block.scenarios, generator(scenario.seed, Branch.DIALOGUE, 0))
-    seeds = tuple(_seed(scenario.seed, 1, k) for k in range(block.seeds_per_message))
+    seeds = tuple(dialogue_seed(scenario.seed, 1, k) for k in range(block.seeds_per_message))
     return DialogueGame(domain, setups, block.instructions, block.max_messages, seeds, block.termination)
 
 
@@ -145,7 +146,7 @@ def _expand_and_solve(run_dir: RunDirectory, scenario: DialogueScenario, game: D
                       models: Mapping[str, BaseChatModel], hooks: SolveHooks, ledger: Any,
                       ledgers: Sequence[Any] = ()) -> tuple[Any, ...]:  # fmt: skip
     with run_roles(run_dir, scenario, models, sinks=[ledger], ledgers=ledgers) as roles:
-        oracle = StackModels(roles["players"], roles["judge"], judge_seed=_seed(scenario.seed, 2),
+        oracle = StackModels(roles["players"], roles["judge"], judge_seed=dialogue_seed(scenario.seed, 2),
                              reward_model=reward_model(scenario, game))  # fmt: skip
         hooks.on_phase("expanding", None)
         tree = run_sync(expand(game, oracle, on_level=lambda what, n: hooks.on_advance(n)))
@@ -157,7 +158,7 @@ def _expand_and_solve(run_dir: RunDirectory, scenario: DialogueScenario, game: D
         steered = []
         if scenario.solver.steering:
             hooks.on_phase("steering", None)
-            steered = run_sync(classify(tree, roles["judge"], seed=_seed(scenario.seed, 3)))
+            steered = run_sync(classify(tree, roles["judge"], seed=dialogue_seed(scenario.seed, 3)))
         psro = None
         if scenario.psro is not None:
             hooks.on_phase("psro", scenario.psro.iterations + 1)
@@ -174,7 +175,7 @@ async def _psro(scenario: DialogueScenario, game: DialogueGame, oracle: StackMod
     solver_options = {"iterations": block.prd_iterations} if block.meta_solver == "prd" else {}
     return await run_psro(game, oracle, proposer, iterations=block.iterations, candidates=block.candidates,
                           solver=block.meta_solver, shared=shared, options=options, solver_options=solver_options,
-                          seeds=lambda it, p: [_seed(scenario.seed, 4, it, p, k) for k in range(3 * block.candidates)],
+                          seeds=lambda it, p: [dialogue_seed(scenario.seed, 4, it, p, k) for k in range(3 * block.candidates)],
                           on_iteration=lambda i: hooks.on_advance(1))  # fmt: skip
 
 
