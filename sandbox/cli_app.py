@@ -9,7 +9,7 @@ They import this module, never `sandbox.cli`, so imports run one way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -39,12 +39,20 @@ def fail(error: BaseException) -> typer.Exit:
     return typer.Exit(getattr(error, "exit_code", 1))
 
 
-def progress_bar(label: str, unit: str) -> Progress:
-    """A Rich progress bar on stderr: `label`, the bar, done of total `unit`, elapsed, eta, and a `last` field
-    (add tasks with `last=""`; update it with a line on the latest step)."""
-    return Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
-                    TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
-                    console=console)  # fmt: skip
+def progress_bar(label: str | None, unit: str = "", *, eta: bool = True, last: bool = False) -> Progress:
+    """A Rich progress bar on stderr: `label` (None: each task's description), the bar, done of total `unit`
+    (a `{task.fields[...]}` template too), elapsed time, the time remaining (`eta`), and a `last` field (add
+    tasks with `last=""`; update it with a line on the latest step)."""
+    columns: list[Any] = [TextColumn(f"[bold]{label}" if label else "[bold]{task.description}"), BarColumn(),
+                          MofNCompleteColumn()]  # fmt: skip
+    if unit:
+        columns.append(TextColumn(unit))
+    columns.append(TimeElapsedColumn())
+    if eta:
+        columns += [TextColumn("eta"), TimeRemainingColumn()]
+    if last:
+        columns.append(TextColumn("{task.fields[last]}"))
+    return Progress(*columns, console=console)
 
 
 def with_progress(job: Callable[[], T], progress: Progress, interrupted: str) -> T:

@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import app, console, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_json
@@ -25,8 +24,7 @@ def solve_with_progress(job: Any) -> Path:
     """Run a solve under a Rich progress display: LLM calls while expanding, iterations while solving."""
     from sandbox.dialogue.run import SolveHooks
 
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=console)  # fmt: skip
+    progress = progress_bar(None, eta=False)
     task: Any = None
 
     def on_phase(what: str, total: int | None) -> None:
@@ -35,14 +33,8 @@ def solve_with_progress(job: Any) -> Path:
             progress.update(task, total=progress.tasks[task].completed)
         task = progress.add_task(what + (" (LLM calls)" if total is None else ""), total=total)
 
-    try:
-        with progress:
-            return job(SolveHooks(on_phase=on_phase, on_advance=lambda n: progress.advance(task, n)))
-    except KeyboardInterrupt:
-        console.print("interrupted; the calls so far are cached: `sandbox resume DIR` finishes", soft_wrap=True)
-        raise typer.Exit(130) from None
-    except SandboxError as error:
-        raise _fail(error) from None
+    return with_progress(lambda: job(SolveHooks(on_phase=on_phase, on_advance=lambda n: progress.advance(task, n))),
+                         progress, "interrupted; the calls so far are cached: `sandbox resume DIR` finishes")
 
 
 def resume_dialogue_run(run_dir: Path) -> bool:

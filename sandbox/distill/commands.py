@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import app, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, ScenarioError
 from sandbox.files import read_csv, read_json
@@ -26,9 +25,7 @@ def distill_with_progress(job: Any) -> Path:
     """Run a distillation under a Rich progress bar over episodes, with the last episode's offered share."""
     from sandbox.distill.run import DistillHooks
 
-    progress = Progress(TextColumn("[bold]distilling"), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        TextColumn("{task.fields[last]}"), console=console)  # fmt: skip
+    progress = progress_bar("distilling", "episodes", last=True)
     task: Any = None
 
     def on_start(total: int, done: int) -> None:
@@ -40,14 +37,8 @@ def distill_with_progress(job: Any) -> Path:
         last = (f"offered {share:.0%} " if share == share else "") + f"illegal {row['illegal']:.0%} reward {row['reward']:+.2f}"
         progress.update(task, advance=1, last=last)
 
-    try:
-        with progress:
-            return job(DistillHooks(on_start=on_start, on_episode=on_episode))
-    except KeyboardInterrupt:
-        console.print("interrupted; resume from the last checkpoint with `sandbox resume DIR`", soft_wrap=True)
-        raise typer.Exit(130) from None
-    except SandboxError as error:
-        raise _fail(error) from None
+    return with_progress(lambda: job(DistillHooks(on_start=on_start, on_episode=on_episode)), progress,
+                         "interrupted; resume from the last checkpoint with `sandbox resume DIR`")
 
 
 def evaluate_with_progress(path: Path, trials: int | None = None) -> Path:
@@ -55,23 +46,16 @@ def evaluate_with_progress(path: Path, trials: int | None = None) -> Path:
     from sandbox.distill.evaluate import RESULTS, evaluate_distill
     from sandbox.distill.run import DistillHooks
 
-    progress = Progress(TextColumn("[bold]evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("moves"),
-                        TimeElapsedColumn(), console=console)  # fmt: skip
+    progress = progress_bar("evaluating", "moves", eta=False)
     task: Any = None
 
     def on_start(total: int, done: int) -> None:
         nonlocal task
         task = progress.add_task("evaluating", total=total, completed=done)
 
-    try:
-        with progress:
-            evaluate_distill(path, trials=trials,
-                             hooks=DistillHooks(on_start=on_start, on_episode=lambda _: progress.advance(task)))  # fmt: skip
-    except KeyboardInterrupt:
-        console.print("interrupted; play it again from the cache with `sandbox evaluate DIR`", soft_wrap=True)
-        raise typer.Exit(130) from None
-    except SandboxError as error:
-        raise _fail(error) from None
+    with_progress(lambda: evaluate_distill(path, trials=trials, hooks=DistillHooks(
+        on_start=on_start, on_episode=lambda _: progress.advance(task))), progress,
+        "interrupted; play it again from the cache with `sandbox evaluate DIR`")  # fmt: skip
     evaluation_table(path / RESULTS)
     return path
 

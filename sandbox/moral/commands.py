@@ -9,17 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
-from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import app, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, UsageError
 from sandbox.files import read_csv, read_json
@@ -31,9 +23,7 @@ def train_with_progress(job: Any) -> Path:
     """Run a training job under a Rich progress bar over episodes, with the last episode's action types."""
     from sandbox.training.hooks import TrainHooks
 
-    progress = Progress(TextColumn("[bold]training"), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        TextColumn("{task.fields[last]}"), console=console)  # fmt: skip
+    progress = progress_bar("training", "episodes", last=True)
     task: Any = None
 
     def on_start(total: int, done: int) -> None:
@@ -45,14 +35,8 @@ def train_with_progress(job: Any) -> Path:
                 f"illegal {row['illegal']:.0%} kl {row['kl']:.2f}")  # fmt: skip
         progress.update(task, advance=1, last=last)
 
-    try:
-        with progress:
-            return job(TrainHooks(on_start=on_start, on_episode=on_episode))
-    except KeyboardInterrupt:
-        console.print("interrupted; resume from the last checkpoint with `sandbox resume DIR`", soft_wrap=True)
-        raise typer.Exit(130) from None
-    except SandboxError as error:
-        raise _fail(error) from None
+    return with_progress(lambda: job(TrainHooks(on_start=on_start, on_episode=on_episode)), progress,
+                         "interrupted; resume from the last checkpoint with `sandbox resume DIR`")
 
 
 def train_table(path: Path) -> None:
@@ -163,22 +147,17 @@ def evaluate_moral(
     from sandbox.moral.evaluation import evaluate_run
     from sandbox.moral.seeds import evaluate_seeds, is_seed_group
 
-    progress = Progress(TextColumn("[bold]evaluating"), BarColumn(), MofNCompleteColumn(), TextColumn("games"),
-                        TimeElapsedColumn(), console=console)  # fmt: skip
+    progress = progress_bar("evaluating", "games", eta=False)
     task: Any = None
 
     def on_start(total: int) -> None:
         nonlocal task
         task = progress.add_task("evaluating", total=total)
 
-    try:
-        with progress:
-            if is_seed_group(run_dir):
-                entry = evaluate_seeds(run_dir, device=device, on_start=on_start, on_game=lambda: progress.advance(task))
-            else:
-                entry = evaluate_run(run_dir, device=device, on_start=on_start, on_game=lambda: progress.advance(task))
-    except SandboxError as error:
-        raise _fail(error) from None
+    evaluate = evaluate_seeds if is_seed_group(run_dir) else evaluate_run
+    entry = with_progress(lambda: evaluate(run_dir, device=device, on_start=on_start,
+                                           on_game=lambda: progress.advance(task)), progress,
+                          "interrupted; the games played so far are lost: run `sandbox evaluate-moral DIR` again")  # fmt: skip
     evaluation_tables(entry)
     out_console.print(f"results in [bold]{run_dir}[/]: moral_regret.csv, test_action_types.csv, evaluation_rounds.csv")
 

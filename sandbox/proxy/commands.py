@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import app, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_json
@@ -24,9 +23,7 @@ def label_with_progress(job: Any) -> Path:
     """Run a labeling job under a Rich progress bar over the judge's verdicts."""
     from sandbox.proxy.label import LabelHooks
 
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("{task.fields[what]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        console=console)  # fmt: skip
+    progress = progress_bar(None, "{task.fields[what]}")
     task: Any = None
 
     def on_start(total: int, done: int) -> None:
@@ -37,14 +34,9 @@ def label_with_progress(job: Any) -> Path:
         nonlocal task
         task = progress.add_task("training", total=total, what=what)
 
-    try:
-        with progress:
-            return job(LabelHooks(on_start=on_start, on_item=lambda: progress.advance(task), on_phase=on_phase))
-    except KeyboardInterrupt:
-        console.print("interrupted; the verdicts so far are kept: `sandbox resume DIR` asks the rest", soft_wrap=True)
-        raise typer.Exit(130) from None
-    except SandboxError as error:
-        raise _fail(error) from None
+    return with_progress(lambda: job(LabelHooks(on_start=on_start, on_item=lambda: progress.advance(task),
+                                                on_phase=on_phase)), progress,
+                         "interrupted; the verdicts so far are kept: `sandbox resume DIR` asks the rest")  # fmt: skip
 
 
 def label_table(path: Path) -> None:

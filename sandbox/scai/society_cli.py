@@ -26,7 +26,7 @@ class _ProgressDisplay:
     """A Rich progress bar over episodes, with counts and ETA, and each new policy printed above it."""
 
     def __init__(self) -> None:
-        self.progress = progress_bar("playing", "episodes")
+        self.progress = progress_bar("playing", "episodes", last=True)
         self.task: Any = None
         self.per_epoch = 0
 

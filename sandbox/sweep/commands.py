@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import app, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 
@@ -23,31 +22,22 @@ def sweep_with_progress(job: Any) -> Path:
     """Run a sweep under a Rich progress bar over runs, with the count of each outcome; its exit code."""
     from sandbox.llm.budget import BudgetExhaustedError
 
-    progress = Progress(TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                        TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                        TextColumn("{task.fields[counts]}"), console=console)  # fmt: skip
+    progress = progress_bar("sweep", "runs", last=True)
     task: Any = None
     counts: dict[str, int] = {}
 
     def on_start(total: int, done: int) -> None:
         nonlocal task
-        task = progress.add_task("sweep", total=total, completed=done, counts=f"{done} finished before")
+        task = progress.add_task("sweep", total=total, completed=done, last=f"{done} finished before")
 
     def on_run(outcome: dict[str, Any]) -> None:
         counts[outcome["status"]] = counts.get(outcome["status"], 0) + 1
-        progress.update(task, advance=1, counts=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        progress.update(task, advance=1, last=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         if outcome.get("error"):
             progress.console.print(f"{outcome['id']}: {outcome['status']}: {outcome['error']}", soft_wrap=True,
                                    markup=False, highlight=False)  # fmt: skip
 
-    try:
-        with progress:
-            path = job(on_start, on_run)
-    except KeyboardInterrupt:
-        console.print("interrupted; finish it with `sandbox resume DIR`", soft_wrap=True)
-        raise typer.Exit(130) from None
-    except SandboxError as error:
-        raise _fail(error) from None
+    path = with_progress(lambda: job(on_start, on_run), progress, "interrupted; finish it with `sandbox resume DIR`")
     _status_table(path)
     if counts.get("stopped"):
         raise _fail(BudgetExhaustedError(
