@@ -18,6 +18,7 @@ MODULES = [
     "sandbox.llm.embedded_tuning",
     "sandbox.moral.rewards",
     "sandbox.moral.regret",
+    "sandbox.jobs",
     "sandbox.stats",
     "sandbox.training.environment",
     "sandbox.training.ppo",

@@ -12,7 +12,6 @@ killed or repeated `play` ends with the same table.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from sandbox.stats import mean_ci
 from sandbox.files import read_csv, read_json
 from sandbox.stats import json_number
 from sandbox.summary import write_summary
+from sandbox.jobs import gather_jobs
 
 PLAY = "play.csv"
 PLAY_SUMMARY = "play_summary.csv"
@@ -95,17 +95,15 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
     with run_roles(run_dir, scenario, models) as roles:
         oracle = StackModels(roles["players"], roles["judge"], judge_seed=dialogue_seed(scenario.seed, 2),
                              reward_model=reward_model(scenario, game))  # fmt: skip
-        jobs = []
-        for index, pairing in enumerate(pairings(game.num_players)):
+        jobs = [(index, pairing, e) for index, pairing in enumerate(pairings(game.num_players)) for e in range(episodes)]
+
+        async def one(job: tuple[int, tuple[str, ...], int]) -> dict[str, Any]:
+            index, pairing, episode = job
             speakers = [guided[p] if who == "solver" else baseline for p, who in enumerate(pairing)]
-            jobs += [(index, pairing, e, play_episode(game, oracle, speakers, e, scenario.seed, index))
-                     for e in range(episodes)]  # fmt: skip
+            row = await play_episode(game, oracle, speakers, episode, scenario.seed, index)
+            return {"pairing": " vs ".join(pairing), **row}
 
-        async def everything() -> list[dict[str, Any]]:
-            rows = await asyncio.gather(*(job for *_, job in jobs))
-            return [{"pairing": " vs ".join(pairing), **row} for (_, pairing, _, _), row in zip(jobs, rows)]
-
-        rows = run_sync(everything())
+        rows = run_sync(gather_jobs(jobs, one))
         tree = run_sync(expand(game, oracle))  # from the cache: the solved tree, for the prediction
     frame = pd.DataFrame(rows)
     frame.to_csv(run_dir / PLAY, index=False)

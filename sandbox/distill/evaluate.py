@@ -31,7 +31,6 @@ evaluation killed half-way, or run twice, ends with the same tables.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,6 +49,7 @@ from sandbox.seeding import generator, seed_node
 from sandbox.stats import mean_ci
 from sandbox.files import read_json
 from sandbox.summary import write_summary
+from sandbox.jobs import gather_jobs
 
 __all__ = ["EVALUATION", "RESULTS", "SUBJECTS", "EvalCondition", "evaluate_distill", "plot_distillation"]
 
@@ -280,21 +280,17 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     names = conditions(scenario, plan)
     jobs = [(subject, index, condition, trial, move) for subject in SUBJECTS if subject in players
             for index, condition in enumerate(names) for trial in range(trials) for move in ("proposer", "responder")]
-    if hooks is not None and hooks.on_start:
-        hooks.on_start(len(jobs), 0)
-
     async def one(job: tuple[Any, ...]) -> dict[str, Any]:
         subject, index, condition, trial, move = job
         pool = players[subject]
         pick = int(generator(scenario.seed, _EVAL, index, trial, 2).integers(len(pool))) if len(pool) > 1 else 0
         principle = pick if subject == "assistant" else None
-        row = await _move(subject, pool[pick], condition, index, trial, move, scenario.seed, principle)
-        if hooks is not None and hooks.on_episode:
-            hooks.on_episode(row)
-        return row
+        return await _move(subject, pool[pick], condition, index, trial, move, scenario.seed, principle)
 
+    on_start = getattr(hooks, "on_start", None)
     try:
-        rows = await asyncio.gather(*(one(job) for job in jobs))
+        rows = await gather_jobs(jobs, one, on_start=on_start and (lambda n: on_start(n, 0)),
+                                 on_done=getattr(hooks, "on_episode", None))  # fmt: skip
     finally:
         transcript.close()
         cache.close()

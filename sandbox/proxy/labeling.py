@@ -7,13 +7,13 @@ resumes from, the judge's conditions, asking every (condition, item) once, and t
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sandbox.jobs import gather_jobs
 from sandbox.proxy import ultimatum_task
 from sandbox.seeding import generator, seed_node
 
@@ -82,18 +82,16 @@ async def ask_all(
 ) -> None:
     """Ask every (condition, item) not yet answered, concurrently (the model stack limits how many at once)."""
     jobs = [(condition, index, item) for condition in conditions for index, item in enumerate(items)]
-    if hooks.on_start:
-        hooks.on_start(len(jobs), sum(f"{c}:{i}" in partial.done for c, i, _ in jobs))
+    done = sum(f"{c}:{i}" in partial.done for c, i, _ in jobs)
+    todo = [job for job in jobs if f"{job[0]}:{job[1]}" not in partial.done]
 
-    async def one(condition: str, index: int, item: Any) -> None:
-        key = f"{condition}:{index}"
-        if key in partial.done:
-            return
-        partial.add({"key": key, **await ask(condition, index, item)})
-        if hooks.on_item:
-            hooks.on_item()
+    async def one(job: tuple[str, int, Any]) -> None:
+        condition, index, item = job
+        partial.add({"key": f"{condition}:{index}", **await ask(condition, index, item)})
 
-    await asyncio.gather(*(one(*job) for job in jobs))
+    on_start, on_item = hooks.on_start, hooks.on_item
+    await gather_jobs(todo, one, on_start=on_start and (lambda _: on_start(len(jobs), done)),
+                      on_done=on_item and (lambda _: on_item()))  # fmt: skip
 
 
 def draw_test_set(scenario: "ProxyScenario") -> tuple[list[ultimatum_task.Offer], list[ultimatum_task.Offer]]:

@@ -14,7 +14,6 @@ and transcript, so evaluating twice gives the same table.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -46,6 +45,7 @@ from societies.population import build_population
 from sandbox.files import read_csv, read_json
 from sandbox.scenario_file import load_run_scenario
 from sandbox.summary import write_summary
+from sandbox.jobs import gather_jobs
 
 EVALUATION_COLUMNS = [
     "run", "condition", "trial", "policy_version", "policy", "currency", "amount", "responder", "proposal",
@@ -214,18 +214,14 @@ async def aevaluate(
         users = [NormFollowingUser(profile, role["user"], scenario.game.rules) for profile in population]
         for index, condition in enumerate(conditions):
             jobs += [(run, index, condition, trial, policy, users) for trial in range(trials)]
-    if hooks is not None and hooks.on_start:
-        hooks.on_start(len(jobs), 0, len(jobs))
-
     async def one(job: tuple[Any, ...]) -> dict[str, Any]:
         run, index, condition, trial, policy, users = job
-        row = await _trial(scenario, run, index, condition, trial, policy, role["assistant"], users, prior, trained_on)
-        if hooks is not None and hooks.on_episode:
-            hooks.on_episode(row)
-        return row
+        return await _trial(scenario, run, index, condition, trial, policy, role["assistant"], users, prior, trained_on)
 
+    on_start = getattr(hooks, "on_start", None)
     try:
-        rows = await asyncio.gather(*(one(job) for job in jobs))
+        rows = await gather_jobs(jobs, one, on_start=on_start and (lambda n: on_start(n, 0, n)),
+                                 on_done=getattr(hooks, "on_episode", None))  # fmt: skip
     finally:
         transcript.close()
         cache.close()
