@@ -143,3 +143,15 @@ def scai_scenario(**changes: Any) -> Scenario:
     }
     data.update(changes)
     return parse_scenario(data, "<test>")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `paid` call a paid endpoint: they run only when asked to (SANDBOX_PAID_TESTS=1) with a key."""
+    import os
+
+    if os.environ.get("SANDBOX_PAID_TESTS") == "1" and os.environ.get("OPENAI_API_KEY"):
+        return
+    skip = pytest.mark.skip(reason="a paid endpoint: set SANDBOX_PAID_TESTS=1 and OPENAI_API_KEY to run it")
+    for item in items:
+        if "paid" in item.keywords:
+            item.add_marker(skip)

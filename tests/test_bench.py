@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -17,17 +18,22 @@ def test_bench_scai_runs_and_reports_against_its_baselines() -> None:
     assert figures["sequential_s"] >= 2 * 41 * 0.02 > figures["concurrent_s"] >= figures["chain_s"]
     # the real-HTTP case ran the same calls through a loopback server: it cannot beat the chain either
     assert len(figures["http_runs_s"]) == 2 and figures["http_s"] >= figures["chain_s"]
-    assert figures["http_ratio_to_chain"] == figures["http_s"] / figures["chain_s"]
+    # every repeat, not only the median, waits through the chain of dependent calls
+    assert min(figures["http_runs_s"]) >= figures["chain_s"] and min(figures["concurrent_runs_s"]) >= figures["chain_s"]
     assert 0 < figures["http_cpu_ms_per_call"] and 0 < figures["scripted_cpu_ms_per_call"]
 
 
 def test_bench_rollout_runs_both_ways_on_the_tiny_model() -> None:
     from sandbox.moral.bench import bench_rollout
 
+    started = time.perf_counter()
     figures = bench_rollout(policies=("tiny",), parallel=4, rounds=2, episodes=1)
+    elapsed = time.perf_counter() - started
     tiny = figures["tiny"]
-    assert tiny["batched"] > 0 and tiny["one_at_a_time"] > 0
-    assert tiny["ratio"] == tiny["batched"] / tiny["one_at_a_time"]
+    # one episode each way: no rate claims more time than the benchmark took
+    assert 1 / tiny["batched"] + 1 / tiny["one_at_a_time"] < elapsed
+    # batched: one generation per round; one at a time: one per game and round (4 games x 2 rounds)
+    assert tiny["batched_calls"] == 2 and tiny["one_at_a_time_calls"] == 4 * 2
 
 
 @pytest.mark.slow
@@ -45,7 +51,8 @@ def test_bench_embedded_plays_a_society_both_ways(tmp_path: Path) -> None:
         assert run["calls"] == 4 and run["computed_tokens"] + run["reused_tokens"] == run["prompt_tokens"] > 400
     # one norm: the tuned run's later calls reuse the first call's system prompt and few-shot turns
     assert figures["tuned"]["reused_tokens"] > figures["tuned"]["prompt_tokens"] / 2
-    assert 0 <= figures["same_answers"] <= 4 and set(figures["tokens_per_s"]) == {1, 2}
+    # both settings made the same 4 calls (by call id), whose answers are compared
+    assert figures["compared_calls"] == 4 and 0 <= figures["same_answers"] <= 4 and set(figures["tokens_per_s"]) == {1, 2}
 
 
 def test_bench_dialogue_expands_a_level_at_a_time() -> None:
@@ -60,10 +67,13 @@ def test_bench_dialogue_expands_a_level_at_a_time() -> None:
 def test_bench_training_times_episodes_at_both_sizes_and_settings() -> None:
     from sandbox.moral.bench import bench_training
 
+    started = time.perf_counter()
     figures = bench_training(policies=("tiny", "tiny:1"), episodes=1, real_size=("tiny:1",))
+    elapsed = time.perf_counter() - started
     assert set(figures) == {"tiny/tiny file", "tiny:1/authors", "tiny:1/multi_step"}
+    # one timed episode each: together they cannot have taken longer than the whole benchmark
+    assert 0 < sum(result["s_per_episode"] for result in figures.values()) < elapsed
     for result in figures.values():
-        assert result["s_per_episode"] > 0 and result["episodes_per_s"] == 1 / result["s_per_episode"]
         assert result["peak_memory_gb"] > 0 and result["dtype"] in ("float32", "bfloat16")
 
 

@@ -39,6 +39,10 @@ def test_validate_every_shipped_scenario() -> None:
     files = sorted(str(p) for p in (ROOT / "scenarios").rglob("*.yaml"))
     result = runner.invoke(app, ["validate", *files])
     assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if ": ok (" in line]
+    assert len(files) > 50 and [line.split(": ok (")[0] for line in lines] == files  # each file, in order, validated
+    kinds = {"users", "training", "labeling", "distilling", "dialogue game", "sweep of"}
+    assert {k for k in kinds if any(k in line for line in lines)} == kinds  # every kind's files are described
 
 
 def test_invalid_run_writes_nothing(tmp_path: Path) -> None:

@@ -208,6 +208,7 @@ def bench_embedded(
     present = EmbeddedChatModel(settings=EmbeddedSettings(slots=4, threads=os.cpu_count() or 2, prompt_cache_mib=8192))
     before = _society_run(scenario, {role: present for role in scenario.roles()})
     after = _society_run(scenario, None)  # the scenario's own settings, through its spec, as `sandbox run` does
+    compared = len(before["answers"].keys() & after["answers"].keys())  # the same calls, by call id
     same = sum(after["answers"].get(call) == answer for call, answer in before["answers"].items())
     chosen = after["machine"]
 
@@ -238,5 +239,5 @@ def bench_embedded(
     console.print(throughput)
     drop = {"answers"}
     return {"present": {k: v for k, v in before.items() if k not in drop},
-            "tuned": {k: v for k, v in after.items() if k not in drop}, "same_answers": same,
+            "tuned": {k: v for k, v in after.items() if k not in drop}, "same_answers": same, "compared_calls": compared,
             "speedup": before["wall_s"] / after["wall_s"], "tokens_per_s": rates}  # fmt: skip

@@ -134,14 +134,25 @@ def bench_training(policies: tuple[str, ...] | None = None, episodes: int | None
     return figures
 
 
-def _episodes_per_s(trainer: Any, setup: Any, episodes: int, batched: bool) -> float:
+def _episodes_per_s(trainer: Any, setup: Any, episodes: int, batched: bool) -> tuple[float, int]:
+    """Timed episodes per second, and the generation calls they made (the warm-up episode left out of both)."""
     from sandbox.training.rollout import play_episode
 
     play_episode(trainer, setup, episodes, batched=batched)  # warm-up (an episode not timed)
-    started = time.perf_counter()
-    for episode in range(episodes):
-        play_episode(trainer, setup, episode, batched=batched)
-    return episodes / (time.perf_counter() - started)
+    generate, calls = trainer.generate, [0]
+
+    def counted(queries: Any) -> Any:
+        calls[0] += 1
+        return generate(queries)
+
+    trainer.generate = counted  # counts what the rollout asks of the model, batched or one game at a time
+    try:
+        started = time.perf_counter()
+        for episode in range(episodes):
+            play_episode(trainer, setup, episode, batched=batched)
+        return episodes / (time.perf_counter() - started), calls[0]
+    finally:
+        del trainer.generate
 
 
 def bench_rollout(
@@ -171,9 +182,10 @@ def bench_rollout(
         trainer = PPOTrainer(base.model, base.tokenizer, PPOConfig(batch_size=parallel * rounds,
                                                                    mini_batch_size=parallel * rounds, max_new_tokens=2))  # fmt: skip
         torch.manual_seed(0)
-        single = _episodes_per_s(trainer, setup, episodes, batched=False)
-        batched = _episodes_per_s(trainer, setup, episodes, batched=True)
-        figures[spec] = {"one_at_a_time": single, "batched": batched, "ratio": batched / single}
+        single, single_calls = _episodes_per_s(trainer, setup, episodes, batched=False)
+        batched, batched_calls = _episodes_per_s(trainer, setup, episodes, batched=True)
+        figures[spec] = {"one_at_a_time": single, "batched": batched, "ratio": batched / single,
+                         "one_at_a_time_calls": single_calls, "batched_calls": batched_calls}  # fmt: skip
         table.add_row(spec, base.device, f"{single:.3f}", f"{batched:.3f}", f"{batched / single:.1f}x")
     console.print(table)
     return figures
