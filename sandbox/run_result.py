@@ -62,8 +62,9 @@ class RunResult:
         """The names of the kind's tables this run directory holds."""
         return [name for name, file in self.kind.tables.items() if (self.path / file).is_file()]
 
-    def table(self, name: str) -> pd.DataFrame:
-        """The table `name` of the run's kind (a CSV or JSONL file of the directory) as a DataFrame."""
+    def table(self, name: str, **read_options: Any) -> pd.DataFrame:
+        """The table `name` of the run's kind (a CSV or JSONL file of the directory) as a DataFrame; `read_options`
+        go to `pandas.read_csv` (`keep_default_na=False` keeps empty text as "", not NaN)."""
         if name not in self.kind.tables:
             raise UsageError(f"{self.kind.name} runs have no table {name!r} (tables: {', '.join(self.kind.tables)})")
         path = self.path / self.kind.tables[name]
@@ -71,7 +72,7 @@ class RunResult:
             if not path.is_file():
                 return pd.DataFrame()
             return pd.read_json(path, lines=True)
-        return read_csv(path)
+        return read_csv(path, **read_options)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

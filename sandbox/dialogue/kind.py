@@ -100,7 +100,8 @@ DIALOGUE = RunKind(
     cli_resume="sandbox.dialogue.kind:cli_resume",
     tables={"dialogues": "dialogues.csv", "policy": "policy.csv", "steering": "steering.csv", "psro": "psro.csv",
             "psro_candidates": "psro_candidates.csv", "reward_model": "reward_model.csv",
-            "reward_model_error": "reward_model_error.csv", "play": "play.csv", "imitation": "imitation.csv",
+            "reward_model_error": "reward_model_error.csv", "play": "play.csv", "play_summary": "play_summary.csv",
+            "imitation": "imitation.csv",
             "transcripts": "transcripts.jsonl"},  # fmt: skip
     commands=("sandbox.dialogue.commands",),
     benchmarks={"dialogue": "sandbox.dialogue.bench:bench_dialogue"},

@@ -102,7 +102,8 @@ TRAINING = RunKind(
     cli_run="sandbox.moral.kind:cli_run",
     cli_resume="sandbox.moral.kind:cli_resume",
     tables={"metrics": "metrics.csv", "action_types": "action_types.csv", "seeds": "seeds.csv",
-            "moral_regret": "moral_regret.csv", "test_action_types": "test_action_types.csv"},  # fmt: skip
+            "moral_regret": "moral_regret.csv", "test_action_types": "test_action_types.csv",
+            "evaluation_rounds": "evaluation_rounds.csv"},  # fmt: skip
     commands=("sandbox.moral.commands",),
     benchmarks={"rollout": "sandbox.moral.bench:bench_rollout", "training": "sandbox.moral.bench:bench_training"},
     example="scenarios/moral/tiny/utilitarian_vs_tft.yaml",
