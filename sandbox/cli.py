@@ -61,6 +61,7 @@ def run(
             if not kind.has("overrides"):
                 raise UsageError(f"{file} is {kind.title or 'a ' + kind.name + ' scenario'}: give its options with "
                                  f"`sandbox {kind.command}`")  # fmt: skip
+            kinds.by_option(options, kind.run_options, f"{kind.name} runs (`sandbox {kind.command}` has the kind's own)")
             scenario = kind.call("overrides", scenario, source="<command line>", **options)
         if dry_run:
             from sandbox.dry_run import dry_run_table

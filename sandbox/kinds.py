@@ -26,7 +26,7 @@ The callables' shapes (each documented on its field):
 
 * `run(scenario, out, *, models=None, hooks=None, ledgers=()) -> Path`
 * `resume(path, *, models=None, hooks=None, ledgers=()) -> Path`
-* `overrides(scenario, *, source, **options) -> scenario` (options given on the command line)
+* `overrides(scenario, *, source, **options) -> scenario` (the `run_options` given on the command line)
 * `cli_run(scenario, out) -> Path` and `cli_resume(path, **options) -> None`: the same under a progress bar,
   printing the result's tables; `cli_evaluate(path, **options) -> None`
 * `dry_run(scenario) -> pandas.DataFrame`, `describe(scenario) -> str`, `dir_label(path) -> str`
@@ -45,7 +45,8 @@ from typing import Any
 
 from sandbox.errors import UsageError
 
-__all__ = ["ENVIRONMENT", "GROUP", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir", "kinds", "register", "resolve", "unregister"]
+__all__ = ["ENVIRONMENT", "GROUP", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir", "kinds", "register",
+           "resolve", "unregister"]  # fmt: skip
 
 GROUP = "sandbox.kinds"
 ENVIRONMENT = "SANDBOX_KINDS"  # comma-separated "module:attribute" references of kinds outside any distribution
@@ -92,8 +93,10 @@ class RunKind:
     """The command that starts a run of this kind (`sandbox COMMAND FILE`), named in messages."""
     description: str = ""
     overrides: str | None = None
-    """`overrides(scenario, *, source, **options) -> scenario`: command-line options applied and validated again
-    (`seed`, `models` as ROLE=SPEC strings, and the kind's own); `UsageError` for an option the kind lacks."""
+    """`overrides(scenario, *, source, **options) -> scenario`: `sandbox run`'s options (those in `run_options`)
+    applied and validated again (`seed`, `models` as ROLE=SPEC strings, and the kind's own)."""
+    run_options: tuple[str, ...] = ("seed", "models")
+    """The `sandbox run` options the kind's `overrides` takes; another one given is exit 2 naming it."""
     describe: str | None = None
     """`describe(scenario) -> str`: one line for `sandbox validate`."""
     dir_label: str | None = None

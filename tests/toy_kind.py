@@ -81,10 +81,8 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
     return _play(run_dir, load_run_scenario(path), hooks)
 
 
-def overrides(scenario: ToyScenario, *, source: str = "<command line>", seed: int | None = None,
-              **others: Any) -> ToyScenario:  # fmt: skip
-    """`--seed`; any other option is refused."""
-    by_option(others, (), "toy runs")
+def overrides(scenario: ToyScenario, *, source: str = "<command line>", seed: int | None = None) -> ToyScenario:
+    """`sandbox run --seed`."""
     data = scenario.model_dump(mode="json")
     if seed is not None:
         data["seed"] = seed
@@ -123,6 +121,7 @@ TOY = RunKind(
     run="tests.toy_kind:run",
     resume="tests.toy_kind:resume",
     overrides="tests.toy_kind:overrides",
+    run_options=("seed",),
     describe="tests.toy_kind:describe",
     dry_run="tests.toy_kind:dry_run",
     cli_run="tests.toy_kind:cli_run",

@@ -73,15 +73,6 @@ def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | No
     resume_dialogue_run(path)
 
 
-def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
-              models: list[str] | None = None, **others: Any) -> Any:  # fmt: skip
-    """`sandbox run`'s `--seed` and `--model ROLE=SPEC` (players, judge, all; `sandbox solve` has --iterations)."""
-    from sandbox.dialogue.scenario import apply_dialogue_overrides
-
-    by_option(others, (), "dialogue games")
-    return apply_dialogue_overrides(scenario, seed=seed, models=models, source=source)
-
-
 DIALOGUE = RunKind(
     name="dialogue",
     block="dialogue",
@@ -93,7 +84,7 @@ DIALOGUE = RunKind(
     model="sandbox.dialogue.scenario:DialogueScenario",
     run="sandbox.dialogue.kind:run",
     resume="sandbox.dialogue.kind:resume",
-    overrides="sandbox.dialogue.kind:overrides",
+    overrides="sandbox.dialogue.scenario:apply_dialogue_overrides",
     describe="sandbox.dialogue.kind:describe",
     dir_label="sandbox.dialogue.kind:dir_label",
     cli_run="sandbox.dialogue.kind:cli_run",

@@ -76,15 +76,6 @@ def cli_resume(path: Path, *, device: str | None = None, **others: Any) -> None:
         train_table(train_with_progress(lambda hooks: resume_training(path, hooks=hooks, device=device)))
 
 
-def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
-              models: list[str] | None = None, **others: Any) -> Any:  # fmt: skip
-    """`sandbox run`'s `--seed` and `--model policy=...|judge=...` (`sandbox train` has the rest)."""
-    from sandbox.moral.scenario import apply_training_overrides
-
-    by_option(others, (), "training runs (sandbox train has --episodes, --ppo, --device, --seeds)")
-    return apply_training_overrides(scenario, seed=seed, models=models, source=source)
-
-
 TRAINING = RunKind(
     name="training",
     block="training",
@@ -96,7 +87,7 @@ TRAINING = RunKind(
     model="sandbox.moral.scenario:TrainingScenario",
     run="sandbox.moral.kind:run",
     resume="sandbox.moral.kind:resume",
-    overrides="sandbox.moral.kind:overrides",
+    overrides="sandbox.moral.scenario:apply_training_overrides",
     describe="sandbox.moral.kind:describe",
     dir_label="sandbox.moral.kind:dir_label",
     cli_run="sandbox.moral.kind:cli_run",

@@ -55,15 +55,6 @@ def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | No
     label_table(label_with_progress(lambda hooks: resume_labeling(path, hooks=hooks)))
 
 
-def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
-              models: list[str] | None = None, **others: Any) -> Any:  # fmt: skip
-    """`sandbox run`'s `--seed` and `--model ROLE=SPEC` (`sandbox label` has `--items` too)."""
-    from sandbox.proxy.scenario import apply_proxy_overrides
-
-    by_option(others, (), "labeling runs")
-    return apply_proxy_overrides(scenario, seed=seed, models=models, source=source)
-
-
 PROXY = RunKind(
     name="proxy",
     block="proxy",
@@ -75,7 +66,7 @@ PROXY = RunKind(
     model="sandbox.proxy.scenario:ProxyScenario",
     run="sandbox.proxy.kind:run",
     resume="sandbox.proxy.kind:resume",
-    overrides="sandbox.proxy.kind:overrides",
+    overrides="sandbox.proxy.scenario:apply_proxy_overrides",
     describe="sandbox.proxy.kind:describe",
     dir_label="sandbox.proxy.kind:label_dir",
     cli_run="sandbox.proxy.kind:cli_run",

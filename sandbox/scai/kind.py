@@ -47,6 +47,7 @@ SOCIETY = RunKind(
     run="sandbox.scai.kind:run",
     resume="sandbox.scai.kind:resume",
     overrides="sandbox.scai.society_cli:apply_overrides",
+    run_options=("seed", "models", "runs", "epochs", "max_calls", "max_tokens", "max_cost"),
     describe="sandbox.scai.kind:describe",
     dry_run="sandbox.scai.dry_run:dry_run",
     cli_run="sandbox.scai.society_cli:cli_run",

@@ -109,14 +109,12 @@ def summary_table(path: Path) -> None:
 
 def apply_overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
               models: list[str] | None = None, runs: int | None = None, epochs: int | None = None,
-              max_calls: int | None = None, max_tokens: int | None = None, max_cost: float | None = None,
-              **others: Any) -> Any:  # fmt: skip
+              max_calls: int | None = None, max_tokens: int | None = None, max_cost: float | None = None) -> Any:
     """`scenario` with `sandbox run`'s options applied and validated again: `--runs`, `--epochs`, `--seed`,
     `--model ROLE=SPEC` (ROLE may be all) and the budget's caps."""
     from sandbox.scenario import ROLES
     from sandbox.scenario_file import model_overrides, parse_kind
 
-    by_option(others, (), "society runs")
     data = scenario.model_dump(mode="json")
     for key, value in (("runs", runs), ("epochs", epochs), ("seed", seed)):
         if value is not None:
