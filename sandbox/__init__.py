@@ -31,12 +31,14 @@ _EXPORTS = {
     "run": "sandbox.api",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = ["__version__", "Scenario", *sorted(_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:
     if name == "register_kind":
         return importlib.import_module("sandbox.kinds").register
+    if name == "Scenario":  # the society kind's scenario model (with SCAI's assistant block), found by the registry
+        return importlib.import_module("sandbox.kinds").get("society").scenario_model()
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'sandbox' has no attribute {name!r}")

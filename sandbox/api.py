@@ -29,18 +29,6 @@ from sandbox.scenario_file import load_scenario
 __all__ = ["RunResult", "load_scenario", "resume", "run"]
 
 
-def _kind_of(scenario: Any) -> kinds.RunKind:
-    """The registered kind whose scenario model `scenario` is (by its reference first: no other kind is imported)."""
-    reference = f"{type(scenario).__module__}:{type(scenario).__qualname__}"
-    for kind in kinds.kinds().values():
-        if kind.model == reference:
-            return kind
-    for kind in kinds.kinds().values():
-        if type(scenario) is kind.scenario_model():
-            return kind
-    raise TypeError(f"{type(scenario).__name__} is no registered kind's scenario model")
-
-
 def run(
     scenario: Any,
     *,
@@ -63,7 +51,7 @@ def run(
     """
     if isinstance(scenario, (str, Path)):
         scenario = load_scenario(scenario)
-    kind = _kind_of(scenario)
+    kind = kinds.kind_of_scenario(scenario)
     path = kind.call("run", scenario, out, models=models, hooks=hooks, ledgers=ledgers)
     return RunResult.load(path)
 

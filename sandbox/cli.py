@@ -50,11 +50,10 @@ def run(
 ) -> None:
     """Run a scenario of any kind and write a run directory."""
     from sandbox.scenario_file import load_scenario
-    from sandbox.files import read_yaml
 
     try:
-        kind = kinds.kind_of_data(read_yaml(file))
         scenario = load_scenario(file)
+        kind = kinds.kind_of_scenario(scenario)
         options = _given(seed=seed, models=model, runs=runs, epochs=epochs, max_calls=max_calls,
                          max_tokens=max_tokens, max_cost=max_cost)  # fmt: skip
         if options:
@@ -66,14 +65,16 @@ def run(
         if dry_run:
             from sandbox.dry_run import dry_run_table
 
-            runs_text = f" ({scenario.runs} runs x {scenario.epochs} epochs)" if kind.name == "society" else ""
-            dry_run_table([(kind.name, scenario)], f"{scenario.name}: a dry run{runs_text}, no model called")
+            runs = kind.call("expand", scenario, str(file)) if kind.has("expand") else [(kind.name, scenario)]
+            what = (f" ({scenario.runs} runs x {scenario.epochs} epochs)" if kind.name == "society" else
+                    f" of {len(runs)} runs" if kind.has("expand") else "")  # fmt: skip
+            dry_run_table(runs, f"{scenario.name}: a dry run{what}, no model called")
             return
         if not kind.has("cli_run"):
             raise UsageError(f"{kind.name} runs have no `sandbox run`; use `sandbox {kind.command}`")
     except SandboxError as error:
         raise _fail(error) from None
-    kind.call("cli_run", scenario, out)
+    kind.call("cli_run", scenario, out, source=str(file))
 
 
 @app.command()
@@ -128,6 +129,9 @@ def evaluate(
     (generalisation); a distillation's student, policy-prompted assistant, users and base model."""
     try:
         kind = kinds.kind_of_dir(run_dir)
+        if not kind.has("cli_evaluate"):
+            takes = ", ".join(k.name for k in kinds.kinds().values() if k.has("cli_evaluate"))
+            raise UsageError(f"`sandbox evaluate` takes {takes} runs; {run_dir} is a {kind.label(run_dir)} run")
         options = {k: v for k, v in dict(trials=trials, currency=currency, amount=amount, reason=reason, prior=prior,
                                          learned_on=learned_on).items() if v is not None}  # fmt: skip
         kind.call("cli_evaluate", run_dir, **options)

@@ -22,16 +22,15 @@ __all__ = ["bench", "models", "schema", "validate"]
 @app.command()
 def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files of any kind (sweep files too).")]) -> None:
     """Check scenario files; print every problem with its field path."""
-    from sandbox.kinds import kind_of_data
+    from sandbox.kinds import kind_of_scenario
     from sandbox.scenario_file import load_scenario
-    from sandbox.files import read_yaml
 
     bad = 0
     for file in files:
         try:
-            kind = kind_of_data(read_yaml(file))
             scenario = load_scenario(file)
-            what = kind.call("describe", scenario) if kind.has("describe") else kind.name
+            kind = kind_of_scenario(scenario)
+            what = kind.call("describe", scenario, source=str(file)) if kind.has("describe") else kind.name
         except ScenarioError as error:
             bad += 1
             console.print(str(error), highlight=False, markup=False, soft_wrap=True)

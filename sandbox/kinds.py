@@ -27,9 +27,10 @@ The callables' shapes (each documented on its field):
 * `run(scenario, out, *, models=None, hooks=None, ledgers=()) -> Path`
 * `resume(path, *, models=None, hooks=None, ledgers=()) -> Path`
 * `overrides(scenario, *, source, **options) -> scenario` (the `run_options` given on the command line)
-* `cli_run(scenario, out) -> Path` and `cli_resume(path, **options) -> None`: the same under a progress bar,
+* `cli_run(scenario, out, *, source) -> Path` and `cli_resume(path, **options) -> None`: the same under a progress bar,
   printing the result's tables; `cli_evaluate(path, **options) -> None`
-* `dry_run(scenario) -> pandas.DataFrame`, `describe(scenario) -> str`, `dir_label(path) -> str`
+* `dry_run(scenario) -> pandas.DataFrame`, `describe(scenario, *, source) -> str`, `dir_label(path) -> str`
+  (`source`: the scenario file's path, which error messages name)
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ from typing import Any
 
 from sandbox.errors import UsageError
 
-__all__ = ["ENVIRONMENT", "GROUP", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir", "kinds", "register",
+__all__ = ["ENVIRONMENT", "GROUP", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir", "kind_of_scenario",
+           "kinds", "register",
            "resolve", "unregister"]  # fmt: skip
 
 GROUP = "sandbox.kinds"
@@ -98,7 +100,7 @@ class RunKind:
     run_options: tuple[str, ...] = ("seed", "models")
     """The `sandbox run` options the kind's `overrides` takes; another one given is exit 2 naming it."""
     describe: str | None = None
-    """`describe(scenario) -> str`: one line for `sandbox validate`."""
+    """`describe(scenario, *, source) -> str`: one line for `sandbox validate`."""
     dir_label: str | None = None
     """`dir_label(path) -> str`: what a run directory of this kind holds, when the kind has several (a group of
     seeds, a reward-model measurement); default: the kind's name."""
@@ -107,14 +109,18 @@ class RunKind:
     dry_run: str | None = None
     """`dry_run(scenario) -> DataFrame`: the LLM calls and tokens per role a run would take, no model called."""
     cli_run: str | None = None
-    """`cli_run(scenario, out) -> Path`: `run` under a progress bar, then the result's tables on stdout."""
+    """`cli_run(scenario, out, *, source) -> Path`: `run` under a progress bar, then the result's tables on stdout
+    (`source`, the file's path, is what error messages name)."""
     cli_resume: str | None = None
     """`cli_resume(path, **options) -> None`: `resume` under a progress bar, then the tables; `options` are the
     `sandbox resume` options given (device, max_calls, executor, ...): `UsageError` for one the kind lacks."""
     cli_evaluate: str | None = None
     """`cli_evaluate(path, **options) -> None`: `sandbox evaluate` on a run of this kind."""
+    expand: str | None = None
+    """`expand(scenario, source) -> [(kind name, scenario), ...]`: the runs a scenario of this kind plays (a
+    sweep's), for the dry run; default: the scenario itself."""
     result: str | None = None
-    """A `sandbox.results.RunResult` subclass with the kind's own views (plots, tables); default the base."""
+    """A `sandbox.run_result.RunResult` subclass with the kind's own views (plots, tables); default the base."""
     tables: Mapping[str, str] = field(default_factory=dict)
     """Table name -> file in a run directory (CSV or JSONL), loaded as pandas by `RunResult.table(name)`."""
     commands: tuple[str, ...] = ()
@@ -212,6 +218,21 @@ def kind_of_data(data: Any) -> RunKind:
         if kind.block is None:
             return kind
     raise UsageError("no default run kind is registered (is the sandbox installed? run `make install`)")
+
+
+def kind_of_scenario(scenario: Any) -> RunKind:
+    """The kind whose scenario model `scenario` is: matched by the model's reference first (no other kind's model
+    is imported), then by type; a base of a kind's model (a `SocietyScenario`) belongs to that kind."""
+    cls = type(scenario)
+    registered = kinds().values()
+    for kind in registered:
+        if kind.model == f"{cls.__module__}:{cls.__qualname__}":
+            return kind
+    for kind in registered:
+        model = kind.scenario_model()
+        if isinstance(scenario, model) or (isinstance(model, type) and issubclass(model, cls)):
+            return kind
+    raise UsageError(f"{cls.__name__} is no registered kind's scenario model")
 
 
 def kind_of_dir(path: Path | str) -> RunKind:

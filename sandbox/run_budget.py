@@ -57,10 +57,9 @@ def raise_budget(path: Path | str, *, calls: int | None = None, tokens: int | No
                  usd: float | None = None) -> Budget | None:  # fmt: skip
     """The run's `budget:` with the caps given (`sandbox resume --max-calls N ...`) written into its
     `scenario.yaml`; None (nothing written) when none is given."""
-    given = {k: v for k, v in (("calls", calls), ("tokens", tokens), ("usd", usd)) if v is not None}
-    if not given:
-        return None
     run_dir = layout.RunDirectory.open(path)
-    budget = Budget(**(read_yaml(run_dir / layout.SCENARIO).get("budget") or {})).model_copy(update=given)
-    set_budget(run_dir, budget)
+    budget = Budget(**(read_yaml(run_dir / layout.SCENARIO).get("budget") or {})).with_caps(
+        max_calls=calls, max_tokens=tokens, max_cost=usd)  # fmt: skip
+    if budget is not None:
+        set_budget(run_dir, budget)
     return budget

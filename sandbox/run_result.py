@@ -19,7 +19,8 @@ import pandas as pd
 from sandbox import kinds
 from sandbox import run_dir as layout
 from sandbox.errors import UsageError
-from sandbox.files import read_csv, read_json
+from sandbox.files import read_csv
+from sandbox.summary import read_summary
 from sandbox.scenario_file import load_run_scenario
 
 __all__ = ["RunResult"]
@@ -56,7 +57,7 @@ class RunResult:
     @cached_property
     def summary(self) -> dict[str, Any]:
         """The run's `summary.json`."""
-        return read_json(self.path / layout.SUMMARY)
+        return read_summary(self.path)
 
     def tables(self) -> list[str]:
         """The names of the kind's tables this run directory holds."""

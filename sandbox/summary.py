@@ -19,16 +19,17 @@ from typing import Any
 from sandbox.files import read_json
 from sandbox.run_dir import SUMMARY, atomic_write_text
 
-__all__ = ["SCHEMA_VERSION", "read_summary", "summary_problems", "write_summary"]
+__all__ = ["FRAME", "SCHEMA_VERSION", "read_summary", "summary_problems", "write_summary"]
 
 SCHEMA_VERSION = 1
+FRAME = ("schema_version", "kind")  # the fields every summary.json carries beside the kind's own
 
 
 def write_summary(path: Path | Any, summary: dict[str, Any], *, kind: str) -> dict[str, Any]:
     """Write `summary` as the run directory `path`'s `summary.json` (atomically), framed by `schema_version` and
     `kind`; return what was written. `summary` holds `scenario` (the scenario's name) and the kind's figures."""
     data = {"schema_version": SCHEMA_VERSION, "kind": kind,
-            **{k: v for k, v in summary.items() if k not in ("schema_version", "kind")}}  # fmt: skip
+            **{k: v for k, v in summary.items() if k not in FRAME}}  # fmt: skip
     problems = summary_problems(data)
     if problems:
         raise ValueError(f"summary.json of a {kind} run: {'; '.join(problems)}")

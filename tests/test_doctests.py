@@ -19,6 +19,7 @@ MODULES = [
     "sandbox.moral.rewards",
     "sandbox.moral.regret",
     "sandbox.jobs",
+    "sandbox.llm.budget",
     "sandbox.stats",
     "sandbox.training.environment",
     "sandbox.training.ppo",

@@ -147,3 +147,32 @@ def test_python_m_sandbox_offers_the_commands_of_the_entry_point() -> None:
     entry = commands([str(Path(sys.executable).parent / "sandbox")])
     module = commands([sys.executable, "-m", "sandbox"])
     assert entry == module and {"run", "resume", "train", "label", "distill", "solve", "sweep", "compare"} <= module
+
+
+def test_the_cli_names_the_file_and_the_kinds_that_take_an_option(tmp_path: Path) -> None:
+    """A sweep's invalid run and a distillation's missing source name the file given; `sandbox evaluate` names the
+    kinds it takes; a sweep's dry run estimates the runs it expands to."""
+    sweep = tmp_path / "sx.yaml"
+    sweep.write_text(yaml.safe_dump({"name": "sx", "sweep": {"base": {"name": "b", "society": {
+        "size": 4, "norms": [{"norm": "fair", "proportion": 1.0}]}}, "grid": {"epochs": [0]}}}))
+    for command in (["validate", str(sweep)], ["run", str(sweep), "--out", str(tmp_path / "never")]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2 and f"{sweep} (run-0000: epochs=0" in result.output, result.output
+    distill = tmp_path / "dx.yaml"
+    data = yaml.safe_load((ROOT / "scenarios" / "distill" / "tiny" / "selfish.yaml").read_text())
+    data["distill"]["source"] = {"run": str(tmp_path / "no-such-run")}
+    distill.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["run", str(distill), "--out", str(tmp_path / "never")])
+    assert result.exit_code == 2 and str(distill) in result.output and "distill.source.run" in result.output
+    assert not (tmp_path / "never").exists()
+    ok = ROOT / "scenarios" / "sweeps" / "scai_norms.yaml"
+    result = runner.invoke(app, ["run", str(ok), "--dry-run"])
+    assert result.exit_code == 0 and "not estimated" not in result.output and "meta" in result.output
+
+
+def test_a_budget_cap_given_on_resume_lands_in_its_own_field(tmp_path: Path) -> None:
+    """--max-tokens and --max-cost alone raise those caps, not the calls cap."""
+    from sandbox.llm.budget import Budget
+
+    assert Budget(calls=5).with_caps(max_tokens=900) == Budget(calls=5, tokens=900)
+    assert Budget().with_caps(max_cost=2.5) == Budget(usd=2.5) and Budget(calls=1).with_caps() is None

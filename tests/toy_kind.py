@@ -89,11 +89,11 @@ def overrides(scenario: ToyScenario, *, source: str = "<command line>", seed: in
     return parse_kind("toy", data, source)
 
 
-def describe(scenario: ToyScenario) -> str:
+def describe(scenario: ToyScenario, *, source: str = "<scenario>") -> str:
     return f"{scenario.toy.steps} steps"
 
 
-def cli_run(scenario: ToyScenario, out: Path | None) -> Path:
+def cli_run(scenario: ToyScenario, out: Path | None, *, source: str = "<scenario>") -> Path:
     path = run(scenario, out)
     print(f"toy run: {len(read_csv(path / STEPS))} steps in {path}")
     return path

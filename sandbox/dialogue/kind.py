@@ -39,7 +39,7 @@ def dir_label(path: Path) -> str:
     return "reward-model" if is_reward_model_run(path) else "solve"
 
 
-def describe(scenario: Any) -> str:
+def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     from sandbox.dialogue.scenario import estimate_messages
 
     g = scenario.dialogue
@@ -47,7 +47,7 @@ def describe(scenario: Any) -> str:
             f"{g.seeds_per_message} seed(s), at most {estimate_messages(g)} messages in the tree")
 
 
-def cli_run(scenario: Any, out: Path | None) -> Path:
+def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a dialogue game (as `sandbox solve`)."""
     from sandbox.dialogue.commands import solve_table, solve_with_progress
     from sandbox.dialogue.run import solve_scenario
@@ -92,7 +92,6 @@ DIALOGUE = RunKind(
     tables={"dialogues": "dialogues.csv", "policy": "policy.csv", "steering": "steering.csv", "psro": "psro.csv",
             "psro_candidates": "psro_candidates.csv", "reward_model": "reward_model.csv",
             "reward_model_error": "reward_model_error.csv", "play": "play.csv", "play_summary": "play_summary.csv",
-            "imitation": "imitation.csv",
             "transcripts": "transcripts.jsonl"},  # fmt: skip
     commands=("sandbox.dialogue.commands",),
     benchmarks={"dialogue": "sandbox.dialogue.bench:bench_dialogue"},

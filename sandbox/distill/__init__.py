@@ -8,7 +8,7 @@ student's prompt.
     from sandbox.distill import distill_scenario
     from sandbox.scenario_file import load_scenario
 
-    run_dir = distill_scenario(load_scenario("scenarios/distill/selfish_tiny.yaml", kind="distill"), "runs/selfish")
+    run_dir = distill_scenario(load_scenario("scenarios/distill/tiny/selfish.yaml", kind="distill"), "runs/selfish")
 """
 
 from __future__ import annotations

@@ -45,18 +45,19 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
     return resume_distill(path, hooks=hooks, judge=judge, evaluation_models=evaluation)
 
 
-def describe(scenario: Any) -> str:
+def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     d = scenario.distill
     origin = f"the run {d.source.run}" if d.source.run else "a policy text"
     return f"distilling {origin} into {scenario.models.student}, {d.reward} reward, judge {scenario.models.judge}"
 
 
-def cli_run(scenario: Any, out: Path | None) -> Path:
+def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a distillation scenario (as `sandbox distill`): training, its table, the evaluation."""
     from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
     from sandbox.distill.run import distill_scenario
 
-    path = distill_with_progress(lambda hooks: distill_scenario(scenario, out, hooks=hooks, evaluate=False))
+    path = distill_with_progress(lambda hooks: distill_scenario(scenario, out, source=source, hooks=hooks,
+                                                                evaluate=False))  # fmt: skip
     distill_table(path)
     evaluate_with_progress(path)
     return path
@@ -81,7 +82,7 @@ def cli_evaluate(path: Path, *, trials: int | None = None, **others: Any) -> Non
     from sandbox.distill.commands import evaluate_with_progress
     from sandbox.errors import UsageError
 
-    if any(v is not None and v is not False and v != [] for v in others.values()):
+    if any(v not in (None, False, []) or (k == "learned_on" and v is not None) for k, v in others.items()):
         raise UsageError("a distillation's conditions are its distill.conditions; --trials alone applies")
     evaluate_with_progress(path, trials)
 

@@ -38,13 +38,13 @@ from sandbox.distill.layout import (
 from sandbox.distill.scenario import DistillScenario
 from sandbox.distill.source import resolve_principles, source_run
 from sandbox.errors import UsageError
-from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, holding
+from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import generator
 from sandbox.files import read_json
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.ultimatum_env import UltimatumEnvironment, tiny_vocabulary
 
-__all__ = ["DistillHooks", "distill_scenario", "is_distill_run", "plan", "resume_distill"]
+__all__ = ["DistillHooks", "distill_scenario", "plan", "resume_distill"]
 
 REWARD_KINDS = {"judge": "proxy:judge", "truth": "truth:norm", "no_principle": "proxy:no_principle",
                 "flipped": "proxy:flipped"}  # fmt: skip
@@ -261,13 +261,3 @@ def _train_trl(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumE
     from sandbox.training.trl_trainers import train_with_trl
 
     train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env)
-
-
-def is_distill_run(path: Path | str) -> bool:
-    """Whether `path` is a run directory of a distillation scenario (`ScenarioError` when its scenario is unreadable)."""
-    from sandbox.kinds import kind_of_data
-    from sandbox.files import read_yaml
-
-    scenario = Path(path) / SCENARIO
-    return scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "distill"
-

@@ -42,7 +42,7 @@ class SourceRun:
     """What a distillation reads from its source SCAI run besides the policies."""
 
     path: Path
-    scenario: Any  # sandbox.scenario.Scenario
+    scenario: Any  # the source run's society scenario (sandbox.scai.scenario.Scenario)
 
     def library_norm(self) -> str | None:
         """The society's norm when every user holds one library norm, else None."""

@@ -50,6 +50,17 @@ class Budget(StrictModel):
     def limits(self) -> bool:
         return any(v is not None for v in (self.calls, self.tokens, self.usd))
 
+    def with_caps(self, *, max_calls: int | None = None, max_tokens: int | None = None,
+                  max_cost: float | None = None) -> Budget | None:  # fmt: skip
+        """This budget with the command line's caps (`--max-calls`, `--max-tokens`, `--max-cost`) in place of its
+        own; None when none is given.
+
+        >>> Budget(calls=5, usd=1.0).with_caps(max_tokens=900)
+        Budget(calls=5, tokens=900, usd=1.0)
+        """
+        given = {k: v for k, v in (("calls", max_calls), ("tokens", max_tokens), ("usd", max_cost)) if v is not None}
+        return self.model_copy(update=given) if given else None
+
 
 class Price(StrictModel):
     """A model's price in US dollars per million tokens."""

@@ -114,8 +114,6 @@ def train(
 
 def seeds_table(path: Path) -> None:
     """The action types of a group of seeds: each seed's, and their mean with the 95% CI across seeds."""
-
-
     summary = read_json(path / "summary.json")
     seeds = read_csv(path / "seeds.csv")
     table = Table(title=f"{summary['scenario']}: {summary['reward']} vs {summary['opponent']}, action types over the "

@@ -184,6 +184,6 @@ def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Calla
         "regret": json_records(regret),  # NaN CI ends (one test game) as null, not a bare NaN
         "action_types": json_records(actions),
     }  # fmt: skip
-    summary = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).is_file() else {}
+    summary = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).is_file() else {"scenario": scenario.name}
     write_summary(run_dir, {**summary, "evaluation": entry}, kind="training")
     return entry

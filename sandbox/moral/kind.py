@@ -47,12 +47,12 @@ def dir_label(path: Path) -> str:
     return "seeds" if is_seed_group(path) else "training"
 
 
-def describe(scenario: Any) -> str:
+def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     t = scenario.training
     return f"training {scenario.models.policy}, {t.reward} vs {t.opponent}, {t.episodes} episodes"
 
 
-def cli_run(scenario: Any, out: Path | None) -> Path:
+def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a training scenario: one seed under a progress bar, then its table (`sandbox train` has
     the kind's own options)."""
     from sandbox.moral.commands import train_table, train_with_progress

@@ -28,12 +28,12 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
     return resume_labeling(path, models=models, hooks=hooks, ledgers=ledgers)
 
 
-def describe(scenario: Any) -> str:
+def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     p = scenario.proxy
     return f"labeling {p.task}, {p.objective.name}, intent {p.intent.form}, judge {scenario.models.judge.spec}"
 
 
-def cli_run(scenario: Any, out: Path | None) -> Path:
+def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a labeling scenario (as `sandbox label`)."""
     from sandbox.proxy.commands import label_table, label_with_progress
     from sandbox.proxy.label import label_scenario

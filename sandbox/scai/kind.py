@@ -31,7 +31,7 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
     return run_sync(aresume(path, models=models, hooks=hooks, ledgers=ledgers))
 
 
-def describe(scenario: Any) -> str:
+def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     """One line for `sandbox validate`."""
     return f"{scenario.society.size} users, {scenario.game.kind}"
 

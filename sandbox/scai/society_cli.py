@@ -120,13 +120,13 @@ def apply_overrides(scenario: Any, *, source: str = "<command line>", seed: int 
         if value is not None:
             data[key] = value
     model_overrides(data, models, ROLES, source)
-    caps = {k: v for k, v in (("calls", max_calls), ("tokens", max_tokens), ("usd", max_cost)) if v is not None}
-    if caps:
-        data["budget"] = {**data.get("budget", {}), **caps}
+    budget = scenario.budget.with_caps(max_calls=max_calls, max_tokens=max_tokens, max_cost=max_cost)
+    if budget is not None:
+        data["budget"] = budget.model_dump()
     return parse_kind("society", data, source)
 
 
-def cli_run(scenario: Any, out: Path | None) -> Path:
+def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a society scenario: the run under a progress bar, then its tables."""
     from sandbox.runner import arun
 
@@ -143,10 +143,7 @@ def cli_resume(path: Path, **options: Any) -> None:
 
     caps = {k: options.pop(k) for k in ("max_calls", "max_tokens", "max_cost") if k in options}
     by_option(options, (), f"{path}, a society run")
-    given = {k: v for k, v in zip(("calls", "tokens", "usd"), caps.values()) if v is not None}
-    budget = None
-    if given:
-        budget = Budget(**(read_yaml(path / "scenario.yaml").get("budget") or {})).model_copy(update=given)
+    budget = Budget(**(read_yaml(path / "scenario.yaml").get("budget") or {})).with_caps(**caps)
     summary_table(_execute(lambda hooks: aresume(path, hooks=hooks, budget=budget)))
 
 

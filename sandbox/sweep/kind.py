@@ -50,21 +50,27 @@ def owns_dir(path: Path) -> bool:
     return is_sweep(path)
 
 
-def describe(scenario: Any) -> str:
+def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     from sandbox.sweep.config import expand
 
-    runs = expand(scenario, scenario.sweep.base, f"<sweep {scenario.name}>")
+    runs = expand(scenario, scenario.sweep.base, source)
     return f"a sweep of {len(runs)} {runs[0].kind} runs"
 
 
-def cli_run(scenario: Any, out: Path | None) -> Path:
+def runs(scenario: Any, source: str = "<scenario>") -> list[tuple[str, Any]]:
+    """The sweep's runs as (kind name, scenario) pairs, validated (for the dry run)."""
+    from sandbox.sweep.config import expand
+
+    return [(run.kind, run.scenario) for run in expand(scenario, scenario.sweep.base, source)]
+
+
+def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a sweep file (as `sandbox sweep`, with the file's executor and workers)."""
     from sandbox.sweep.commands import sweep_with_progress
     from sandbox.sweep.run import start_sweep
 
     return sweep_with_progress(lambda on_start, on_run: start_sweep(
-        scenario.model_dump(mode="json"), f"<sweep {scenario.name}>", Path("."), out, on_start=on_start,
-        on_run=on_run))  # fmt: skip
+        scenario.model_dump(mode="json"), source, Path("."), out, on_start=on_start, on_run=on_run))  # fmt: skip
 
 
 def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | None = None,
@@ -80,8 +86,8 @@ def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | No
     by_option(others, (), f"{path}, a sweep")
     if executor not in (None, "local", "ray"):
         raise UsageError(f"--executor is local or ray, not {executor!r}")
-    given = {k: v for k, v in (("calls", max_calls), ("tokens", max_tokens), ("usd", max_cost)) if v is not None}
-    budget = load_sweep(path / "sweep.yaml")[0].sweep.budget.model_copy(update=given) if given else None
+    budget = load_sweep(path / "sweep.yaml")[0].sweep.budget.with_caps(max_calls=max_calls, max_tokens=max_tokens,
+                                                                      max_cost=max_cost)  # fmt: skip
     sweep_with_progress(lambda on_start, on_run: run_sweep(
         path, budget=budget, executor=executor or ("ray" if address else None), workers=workers, address=address,
         on_start=on_start, on_run=on_run))  # fmt: skip
@@ -100,6 +106,7 @@ SWEEP = RunKind(
     run="sandbox.sweep.kind:run",
     resume="sandbox.sweep.kind:resume",
     describe="sandbox.sweep.kind:describe",
+    expand="sandbox.sweep.kind:runs",
     owns_dir="sandbox.sweep.kind:owns_dir",
     cli_run="sandbox.sweep.kind:cli_run",
     cli_resume="sandbox.sweep.kind:cli_resume",

@@ -28,7 +28,7 @@ import yaml
 from sandbox.errors import UsageError
 from sandbox.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out, hold, run_status
 from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
-from sandbox.summary import write_summary
+from sandbox.summary import FRAME, write_summary
 
 __all__ = ["SWEEP", "is_sweep", "run_sweep", "start_sweep", "sweep_table"]
 
@@ -63,7 +63,7 @@ def sweep_table(path: Path | str, runs: list[SweepRun]) -> pd.DataFrame:
                                **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in run.overrides.items()}}  # fmt: skip
         if status == "complete":  # timings vary from session to session; they stay in each run's summary.json
             row.update({f"summary.{k}": v for k, v in _flatten(read_json(run_dir / "summary.json")).items()
-                        if not k.endswith(TIMINGS)})  # fmt: skip
+                        if not k.endswith(TIMINGS) and k not in FRAME})  # fmt: skip
         rows.append(row)
     return pd.DataFrame(rows)
 
