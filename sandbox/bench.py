@@ -3,7 +3,8 @@
 Each benchmark prints its figures as ratios against a baseline measured in
 the same run (never a timed test), and returns them. The society kind's:
 concurrency, overhead, embedded (`sandbox.benchmarks.engine`), scai
-(`sandbox.scai.bench`), pool (`sandbox.scai.pool_bench`); moral fine-tuning's:
+(`sandbox.scai.bench`), pool (`sandbox.scai.pool_bench`),
+principles (`sandbox.scai.principles`); moral fine-tuning's:
 rollout, training (`sandbox.moral.bench`); dialogue (`sandbox.dialogue.bench`);
 sweep (`sandbox.sweep.bench`). Run with `sandbox bench [NAME|all]` or `make bench`.
 """

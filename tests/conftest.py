@@ -104,6 +104,17 @@ def assistant_share(policy: str) -> float:
     return 0.5
 
 
+def scripted_reading(messages: list[Any], kwargs: dict[str, Any]) -> str:
+    """The reading of a policy (`agents.assistant.read_principle`): the statement of its scripted share."""
+    from agents.assistant import STANCES
+
+    policy = re.search(r'Principle: "(.*)"', str(messages[-1].content))
+    assert policy, "no principle in the reading's last message"
+    kept = 1 - assistant_share(policy.group(1))
+    stance = next(s for s in STANCES if s.low <= kept <= s.high)
+    return f"Under this principle, {stance.statement}"
+
+
 def scripted_assistant_propose(messages: list[Any], kwargs: dict[str, Any]) -> str:
     return proposal_offering(messages, assistant_share(policy_of(messages)))
 
@@ -123,7 +134,7 @@ def scripted_meta(messages: list[Any], kwargs: dict[str, Any]) -> str:
 def scai_models(latency_s: float = 0.0) -> dict[str, ScriptedChatModel]:
     """Scripted user, assistant and meta models (tests and benchmarks only)."""
     assistant = scripted(
-        [(r"reason for your proposal", "Because my principle says so."),
+        [(r"explain what a principle means", scripted_reading), (r"reason for your proposal", "Because my principle says so."),
          (r"You are the proposer", scripted_assistant_propose), (r"You are the responder", "yes")],  # fmt: skip
         latency_s=latency_s,
     )

@@ -35,9 +35,15 @@ def test_the_assistant_sees_only_its_current_policy(tmp_path: Path) -> None:
     result = run(scai_scenario(), out=tmp_path / "r", models=scai_models())
     calls = transcript(result.path)
     by_version = {(p["run"], p["epoch"]): p["policy"] for p in policies(result.path)}
-    assistant_calls = [c for c in calls if c["role"] == "assistant"]
-    assert assistant_calls
+    assistant_calls = [c for c in calls if c["role"] == "assistant" and "/reading" not in (c.get("step") or "")]
+    readings = [c for c in calls if c["role"] == "assistant" and "/reading" in (c.get("step") or "")]
+    assert assistant_calls and readings
     meta_texts = [prompts.render("scai/meta_principle.j2"), prompts.render("scai/revision.j2")]
+    for call in readings:
+        # the reading (reading: scored) sees the policy after fixed few-shot principles, and nothing of the run
+        text = "\n".join(m["content"] for m in call["messages"])
+        assert call["messages"][-1]["content"] == f'Principle: "{by_version[(call["run"], call["epoch"])]}"'
+        assert not any(meta[:60] in text for meta in meta_texts) and "Start of interaction" not in text
     for call in assistant_calls:
         text = "\n".join(m["content"] for m in call["messages"])
         # the policy of this epoch and nothing else: no meta-principle, no history, no other policy

@@ -67,7 +67,11 @@ def test_the_ood_prior_is_in_the_test_prompt_and_never_in_training(tmp_path: Pat
                              assistant={"evaluation": {"prior": prior, "learned_on": True, "trials": 2}})  # fmt: skip
     result = run(scenario, out=tmp_path / "r", models=scai_models())
     table = asyncio.run(aevaluate(result.path, models=scai_models()))
-    calls = [c for c in transcript(result.path) if c["role"] == "assistant"]
+    every = [c for c in transcript(result.path) if c["role"] == "assistant"]
+    calls = [c for c in every if "/reading" not in c["step"]]
+    readings = [c for c in every if "/reading" in c["step"]]  # the policy's reading sees the prior too
+    assert all(prior in c["messages"][-1]["content"] for c in readings if "-eval-" in c["episode"])
+    assert not any("prior" in c["messages"][-1]["content"] for c in readings if "-eval-" not in c["episode"])
     tests = [c for c in calls if "-eval-" in c["episode"]]
     training = [c for c in calls if "-eval-" not in c["episode"]]
     assert tests and training
@@ -248,7 +252,7 @@ def test_the_oracle_bound_plays_the_users_norm_text_and_nothing_else_changes(tmp
     assistant = sorted((c["episode"], c["step"], text(c)) for c in calls if c["role"] == "assistant")
     same_text = sorted((c["episode"], c["step"], text(c)) for c in transcript(plain.path) if c["role"] == "assistant")
     assert [a for a in assistant if "e0-" in a[0]] == [a for a in same_text if "e0-" in a[0]]
-    assert all(f"Your principle: {norm}" in a[2] for a in assistant)
+    assert all(f"Your principle: {norm}" in a[2] or f'Principle: "{norm}"' in a[2] for a in assistant)
     users = [(c["episode"], c["step"], text(c), c["seed"]) for c in calls if c["role"] == "user"]
     assert users == [(c["episode"], c["step"], text(c), c["seed"]) for c in transcript(plain.path) if c["role"] == "user"]
     with pytest.raises(ScenarioError, match="oracle"):
@@ -338,7 +342,9 @@ def test_a_run_killed_during_the_final_proposals_resumes_to_the_same_results(tmp
 
         return scripted_assistant_propose(messages, kwargs)
 
-    cut["assistant"] = scripted([(r"reason for your proposal", "Because."), (r"You are the proposer", dies_in_final),
+    from tests.conftest import scripted_reading
+
+    cut["assistant"] = scripted([(r"explain what a principle means", scripted_reading), (r"reason for your proposal", "Because."), (r"You are the proposer", dies_in_final),
                                  (r"You are the responder", "yes")])  # fmt: skip
     with pytest.raises(RunFailedError, match="resumable"):
         asyncio.run(arun(scenario, out=tmp_path / "cut", models=cut))
@@ -347,14 +353,3 @@ def test_a_run_killed_during_the_final_proposals_resumes_to_the_same_results(tmp
                                   pd.read_csv(tmp_path / "cut" / "final_proposals.csv"))  # fmt: skip
     assert RunResult.load(tmp_path / "cut").summary["scai"] == whole.summary["scai"]
 
-
-def test_the_probe_reads_what_the_assistant_does_under_each_principle() -> None:
-    from sandbox.scai.probe import principles, probe
-    from tests.conftest import scai_models
-
-    table = asyncio.run(probe(scai_models()["assistant"], principles()))
-    assert len(table) == 2 * len(principles()) and set(table["rules"]) == {False, True}
-    selfish = table[table["principle"] == NORMS.get("selfish").text]
-    assert selfish["offered_share"].tolist() == pytest.approx([0.1, 0.1])  # the scripted assistant keys on "yourself"
-    others = table[table["principle"].str.contains("others")]
-    assert (others["offered_share"] > 0.5).any() and (table["answers 10%"] == "accept").all()

@@ -58,10 +58,15 @@ def fake_scai_models(latency_s: float) -> dict[str, ScriptedChatModel]:
     embedded backend in a real run (and "sequential" means one call at a time).
     """
     model = scripted(
-        [(r"extract a principle", _principle), (r"You are the proposer", propose_half), (r"You are the responder", "yes")],
+        [(r"extract a principle", _principle), (r"explain what a principle means", _READING),
+         (r"You are the proposer", propose_half), (r"You are the responder", "yes")],  # fmt: skip
         latency_s=latency_s,
     )
     return {"user": model, "assistant": model, "meta": model}
+
+
+# The assistant's reading of its policy (`agents.assistant.read_principle`), as a model without log-probabilities gives it.
+_READING = "Under this principle, I keep half and the other player gets half."
 
 
 def fake_model(latency_s: float) -> ScriptedChatModel:

@@ -170,6 +170,20 @@ class Assistant(StrictModel):
         description="After the last epoch, the final policy proposes this many times (seeded stakes); each run's "
         "final bin is read from their mean offered share. 0: from the last epoch's proposals.",
     )
+    reading: Literal["scored", "lead_in", "none"] = Field(
+        "scored",
+        description="How the assistant's proposal follows its policy on a backend that takes grammars. scored: the "
+        "policy is read first (the likeliest of five statements of a split, after few-shot principles), and the "
+        "proposal states that split in words and stays in its band; lead_in: the model completes 'of what we split "
+        "I keep ___' itself (it copies the principle's salient word: 'give everything' keeps everything); none: the "
+        "paper's, any legal split. Measured by `sandbox bench principles`.",
+    )
+    responder: Literal["paper", "guided"] = Field(
+        "paper",
+        description="paper: the assistant decides from its policy alone, as the SCAI authors asked it; guided: the "
+        "policy's reading is stated too, with the decision examples of the library norm of that reading (the help "
+        "users get; not in the paper). Measured by `sandbox bench principles`.",
+    )
     evaluation: Evaluation = Field(default_factory=Evaluation)
     prompt: Literal["policy", "none"] = Field(
         "policy",

@@ -98,7 +98,8 @@ async def _trial(
     stake = _stake(scenario, condition, rng)
     responder = users[int(rng.integers(len(users)))]
     assistant = PolicyFollowingAssistant(policy=policy["policy"], model=assistant_model, rules=scenario.game.rules,
-                                         prior=prior, learned_on=trained_on)  # fmt: skip
+                                         prior=prior, learned_on=trained_on, reading=scenario.assistant.reading,
+                                         responder=scenario.assistant.responder)  # fmt: skip
     seed = seed_node(scenario.seed, run, Branch.EVALUATION, index, trial)
     episode = f"r{run}-eval-{condition.name}-t{trial:03d}"
     record = await play_ultimatum(

@@ -61,7 +61,7 @@ SOCIETY = RunKind(
     commands=("sandbox.scai.society_cli",),
     benchmarks={"concurrency": "sandbox.benchmarks.engine:bench_concurrency", "overhead": "sandbox.benchmarks.engine:bench_overhead",
                 "scai": "sandbox.scai.bench:bench_scai", "embedded": "sandbox.benchmarks.engine:bench_embedded",
-                "pool": "sandbox.scai.pool_bench:bench_pool"},  # fmt: skip
+                "pool": "sandbox.scai.pool_bench:bench_pool", "principles": "sandbox.scai.principles:bench_principles"},  # fmt: skip
     example="scenarios/default.yaml",
     budget=True,
 )

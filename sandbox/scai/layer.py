@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
@@ -105,8 +105,13 @@ class ScaiLayer:
             raise ValueError(f"episode task names {who!r} but carries no policy")
         if self.config.prompt == "none":
             return PolicylessAssistant(model=self.assistant_model, form=self.config.answer, agent_id=who)
-        return PolicyFollowingAssistant(policy=task["policy"], model=self.assistant_model, agent_id=who,
-                                        rules=self.scenario.game.rules)  # fmt: skip
+        return self.policy_assistant(task["policy"], who)
+
+    def policy_assistant(self, policy: str, agent_id: str = ASSISTANT) -> PolicyFollowingAssistant:
+        """The assistant under `policy`, as the scenario plays it (rules, reading, responder)."""
+        return PolicyFollowingAssistant(policy=policy, model=self.assistant_model, agent_id=agent_id,
+                                        rules=self.scenario.game.rules, reading=self.config.reading,
+                                        responder=self.config.responder)  # fmt: skip
 
     def episodes_per_epoch(self) -> int:
         return self.config.interactions.total()

@@ -29,14 +29,15 @@ def bench_pool(runs: int = 4, epochs: int = 3, latency_s: float = 0.05) -> dict[
         with server_process(latency_s=latency_s, rules="scai", fail_every=3) as flaky:
             pooled = RunResult.load(asyncio.run(arun(http_scenario(runs, epochs, f"{healthy},{flaky}"),
                                                      out=Path(tmp) / "pool")))  # fmt: skip
-        calls = pooled.transcripts
+        every = pooled.transcripts
+        calls = every[~every["cache_hit"].astype(bool)]  # what reached a server (a policy's reading repeats: cached)
         answered = calls["endpoint"].map({healthy: "A (healthy)", flaky: "B (fails every third)"}).value_counts()
         failovers = calls["endpoint_failures"].dropna()
         same = one.metrics.equals(pooled.metrics) and one.episodes.equals(pooled.episodes)
         lost = int(calls["answer"].isna().sum())
         figures = {"calls": len(calls), "answered_by": answered.to_dict(), "failed_over": len(failovers),
                    "failures_seen": int(sum(len(f) for f in failovers)), "same_results_as_one_server": same,
-                   "unanswered": lost, "calls_one_server": len(one.transcripts)}  # fmt: skip
+                   "unanswered": lost, "calls_one_server": int((~one.transcripts["cache_hit"].astype(bool)).sum())}  # fmt: skip
     table = Table(title=f"Endpoint pool: {runs} SCAI runs x {epochs} epochs over two loopback servers "
                         f"({latency_s * 1000:.0f} ms), B failing every third call", title_justify="left")  # fmt: skip
     for column in ("measure", "value"):

@@ -141,8 +141,7 @@ async def search(
     replayed = [i for i, c in enumerate(candidates) if c["legal"] and not c["duplicate"]]
 
     async def play(i: int) -> list[dict[str, Any]]:
-        assistant = PolicyFollowingAssistant(policy=candidates[i]["policy"], model=layer.assistant_model,
-                                             rules=scenario.game.rules)  # fmt: skip
+        assistant = layer.policy_assistant(candidates[i]["policy"])
         return list(await asyncio.gather(*(
             replay(assistant, t, root=scenario.seed, run=run, episode=f"r{run}-policy{epoch}-c{i}-t{j}",
                    max_reasks=scenario.game.max_reasks)
