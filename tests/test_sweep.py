@@ -81,6 +81,9 @@ def test_a_sweep_on_the_local_pool_and_on_a_local_ray_give_one_sweep_csv(tmp_pat
     assert len(local) == 4 and list(local["epochs"]) == [1, 1, 2, 2] and list(local["seed"]) == [1, 2, 1, 2]
     pd.testing.assert_frame_equal(local, ray)
     assert (local["summary.episodes"] == local["epochs"] * 3).all()
+    seeds = pd.read_csv(tmp_path / "local" / "seeds.csv")  # per setting across its seeds: mean and 95% CI
+    assert list(seeds["epochs"]) == [1, 2] and list(seeds["seeds"]) == [2, 2] and "seed" not in seeds
+    assert list(seeds["summary.episodes.mean"]) == [3, 6] and list(seeds["summary.episodes.ci_low"]) == [3, 6]
     result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "local")])  # finished runs: skipped
     assert result.exit_code == 0 and "4 finished before" in " ".join(result.output.split())
     assert calls == len(server.requests)

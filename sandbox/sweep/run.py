@@ -6,6 +6,7 @@ Layout of a sweep directory:
     runs/RUN-ID/   each run's own run directory (resumable with `sandbox resume` like any other)
     budget.json    what the sweep's runs have spent, when the sweep has a budget (shared by the workers)
     sweep.csv      one row per run: id, status, overrides, and its summary's figures (flattened: a.b.c)
+    seeds.csv      one row per setting (the overrides but the seed): each figure's mean and 95% CI across seeds
     sweep.json     the sweep's status: counts by status, the executor, timings
     summary.json   the common frame (`sandbox.summary`): the sweep's name, its runs, their statuses
 
@@ -30,7 +31,7 @@ from sandbox.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out,
 from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
 from sandbox.summary import FRAME, write_summary
 
-__all__ = ["SWEEP", "is_sweep", "run_sweep", "start_sweep", "sweep_table"]
+__all__ = ["SWEEP", "is_sweep", "run_sweep", "seed_table", "start_sweep", "sweep_table"]
 
 RUNS = "runs"
 TIMINGS = ("latency_s", "seconds", "seconds_per_episode", "elapsed_s")
@@ -64,6 +65,29 @@ def sweep_table(path: Path | str, runs: list[SweepRun]) -> pd.DataFrame:
         if status == "complete":  # timings vary from session to session; they stay in each run's summary.json
             row.update({f"summary.{k}": v for k, v in _flatten(read_json(run_dir / "summary.json")).items()
                         if not k.endswith(TIMINGS) and k not in FRAME})  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def seed_table(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per setting of `sweep.csv` (its overrides but the seed), over its finished runs: `seeds`, and
+    for each numeric figure of their summaries the mean and the two ends of its 95% t-interval across seeds
+    (`FIGURE.mean`, `FIGURE.ci_low`, `FIGURE.ci_high`; NaN ends below two seeds)."""
+    from sandbox.stats import mean_ci
+
+    done = table[table["status"] == "complete"] if "status" in table else table.iloc[0:0]
+    keys = [c for c in table.columns if c not in ("run", "status", "seed") and not c.startswith("summary.")]
+    figures = [c for c in done.columns if c.startswith("summary.") and pd.api.types.is_numeric_dtype(done[c])
+               and not pd.api.types.is_bool_dtype(done[c])]  # fmt: skip
+    rows = []
+    for setting, group in (done.groupby(keys, sort=False, dropna=False) if keys else [((), done)]):
+        row: dict[str, Any] = dict(zip(keys, setting if isinstance(setting, tuple) else (setting,)))
+        row["seeds"] = len(group)
+        for figure in figures:
+            values = group[figure].dropna()
+            if len(values):
+                mean, low, high, _ = mean_ci(values.astype(float))
+                row.update({f"{figure}.mean": mean, f"{figure}.ci_low": low, f"{figure}.ci_high": high})
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -145,6 +169,7 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
                  on_done=done, address=address)  # fmt: skip
         table = sweep_table(path, runs)
         atomic_write_text(path / "sweep.csv", table.to_csv(index=False))
+        atomic_write_text(path / "seeds.csv", seed_table(table).to_csv(index=False))
         counts = table["status"].value_counts().to_dict()
         errors = {o["id"]: o["error"] for o in outcomes if o.get("error")}
         write_summary(path, {"scenario": sweep.name, "runs": len(runs), "statuses": counts}, kind="sweep")
