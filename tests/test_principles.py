@@ -6,6 +6,7 @@ import asyncio
 import re
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import prompts
@@ -129,7 +130,7 @@ def test_the_bench_scores_each_text_against_its_target_and_rule() -> None:
     rows = []
     for p in texts:
         rows += asyncio.run(play(model, p, reading="scored", responder="paper"))
-    table = score(__import__("pandas").DataFrame(rows), texts)
+    table = score(pd.DataFrame(rows), texts)
     assert table["offered"].round(2).tolist() == [0.9, 0.5, 0.1]
     assert table["offered ok"].all()
     # yes to 10% and 30% breaks the fair rule only
