@@ -34,7 +34,9 @@ from sandbox.summary import FRAME, write_summary
 __all__ = ["SWEEP", "is_sweep", "run_sweep", "seed_table", "start_sweep", "sweep_table"]
 
 RUNS = "runs"
-TIMINGS = ("latency_s", "seconds", "seconds_per_episode", "elapsed_s")
+# How a run was played, not what it found: timings vary from session to session, and a run killed halfway
+# replays its unfinished calls from the response cache when resumed. They stay in each run's summary.json.
+SESSION_FIGURES = ("latency_s", "seconds", "seconds_per_episode", "elapsed_s", "cache_hits")
 
 
 def is_sweep(path: Path | str) -> bool:
@@ -62,9 +64,9 @@ def sweep_table(path: Path | str, runs: list[SweepRun]) -> pd.DataFrame:
         status = run_status(run_dir)
         row: dict[str, Any] = {"run": run.id, "status": status,
                                **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in run.overrides.items()}}  # fmt: skip
-        if status == "complete":  # timings vary from session to session; they stay in each run's summary.json
+        if status == "complete":
             row.update({f"summary.{k}": v for k, v in _flatten(read_json(run_dir / "summary.json")).items()
-                        if not k.endswith(TIMINGS) and k not in FRAME})  # fmt: skip
+                        if not k.endswith(SESSION_FIGURES) and k not in FRAME})  # fmt: skip
         rows.append(row)
     return pd.DataFrame(rows)
 
