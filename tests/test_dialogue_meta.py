@@ -14,6 +14,7 @@ import pytest
 from sandbox.dialogue import StackModels, expand
 from sandbox.games.dialogue import Message
 from sandbox.dialogue.domains import FruitConfig, MeetingConfig
+from sandbox.dialogue.domains.meeting import DAYS
 from sandbox.dialogue.meta import meta_payoffs, nash_bargaining, prd
 from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.run import build_game, solve_scenario
@@ -110,12 +111,26 @@ def test_the_outcome_reward_model_computes_payoffs_from_private_values() -> None
     domain, setup = _meeting_setup()
     values = setup.data["values"]
     common = next(d for d in values[0] if d in values[1]) if set(values[0]) & set(values[1]) else next(iter(values[0]))
-    dialogue = (Message(0, "any", "Shall we?"), Message(1, "any", "Sure."))
-    judge = scripted([(r"Did they both agree", common)])
-    outcome = asyncio.run(RewardModel(domain, "outcome").score(judge, setup, dialogue, seed=1))
+    other = next(d for d in DAYS if d != common)
+    dialogue = (Message(0, "any", f"Shall we meet on {other}?"), Message(1, "any", f"No, but {common} works."),
+                Message(0, "any", "Fine by me."))  # fmt: skip
+    # asked day by day, the latest named first: a judge saying yes to every day gives the later one
+    yes = scripted([(r"agree to meet on", "yes")])
+    outcome = asyncio.run(RewardModel(domain, "outcome").score(yes, setup, dialogue, seed=1))
     assert outcome.payoffs == (float(values[0].get(common, 0)), float(values[1].get(common, 0)))
-    judge = scripted([(r"Did they both agree", "none")])
-    assert asyncio.run(RewardModel(domain, "outcome").score(judge, setup, dialogue, seed=1)).payoffs == (0.0, 0.0)
+    assert [c.candidate for c in domain.outcome_checks(setup, dialogue)] == [common, other]
+    assert RewardModel(domain, "outcome").calls(setup, dialogue) == 2 and RewardModel(domain, "value").calls(setup, dialogue) == 2
+    only_other = scripted([(rf"agree to meet on {other}\?", "yes"), (r"agree to meet on", "no")])
+    outcome = asyncio.run(RewardModel(domain, "outcome").score(only_other, setup, dialogue, seed=1))
+    assert outcome.payoffs == (float(values[0].get(other, 0)), float(values[1].get(other, 0)))
+    no = scripted([(r"agree to meet on", "no")])
+    assert asyncio.run(RewardModel(domain, "outcome").score(no, setup, dialogue, seed=1)).payoffs == (0.0, 0.0)
+    # no day named: no agreement, and no call (a scripted model with no rule would raise)
+    unnamed = (Message(0, "any", "Shall we?"), Message(1, "any", "Sure."))
+    assert asyncio.run(RewardModel(domain, "outcome").score(scripted([]), setup, unnamed, seed=1)).payoffs == (0.0, 0.0)
+    garbage = scripted([(r"agree to meet on", "perhaps")])
+    outcome = asyncio.run(RewardModel(domain, "outcome").score(garbage, setup, dialogue, seed=1))
+    assert outcome.payoffs == (0.0, 0.0) and common in (outcome.illegal or "")
 
 
 def test_a_fruit_trade_nobody_can_pay_for_does_not_happen() -> None:
@@ -141,10 +156,11 @@ def test_the_reward_model_error_of_a_perfect_and_a_constant_judge(tmp_path: Path
     def read_day(messages: list[Any], kwargs: dict[str, Any]) -> str:
         text = str(messages[-1].content)
         agreed = re.search(r"meet on (\w+)\?.*works for me", text, re.S)
-        return agreed.group(1) if agreed else "none"
+        asked = re.search(r"agree to meet on (\w+)\? Answer yes or no", text)
+        return "yes" if agreed and asked and agreed.group(1) == asked.group(1) else "no"
 
     scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml", kind="dialogue")
-    perfect = scripted([(r"Did they both agree", read_day)])
+    perfect = scripted([(r"agree to meet on", read_day)])
     path = measure_reward_model(scenario, tmp_path / "perfect", dialogues=4, modes=("outcome",), judge=perfect)
     table = pd.read_csv(path / TABLE)
     assert (table["norm"] == 0).all() and (table["sgn"] == 0).all() and set(table["n"]) == {8, 24}
@@ -283,10 +299,10 @@ def test_resume_finishes_a_reward_model_measurement_not_a_solve(tmp_path: Path) 
 
     scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml", kind="dialogue")
     path = measure_reward_model(scenario, tmp_path / "rm", dialogues=2, modes=("outcome",),
-                                judge=scripted([(r"Did they both agree", "None.")]))  # fmt: skip
+                                judge=scripted([(r"agree to meet on", "No.")]))  # fmt: skip
     assert is_reward_model_run(path) and not is_solve_run(path)
     cases = pd.read_csv(path / "reward_model.csv", keep_default_na=False)
-    assert (cases["illegal"] == "").all()  # "None." is no agreement, not an unreadable answer
+    assert (cases["illegal"] == "").all()  # "No." is a no, not an unreadable answer
     result = CliRunner().invoke(app, ["resume", str(path)])
     assert result.exit_code == 0 and "Norm" in result.output
 

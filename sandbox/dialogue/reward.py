@@ -12,6 +12,12 @@ Two modes (`dialogue.domain.reward`):
   winner), under a grammar of the domain's outcomes, and the payoffs are
   computed from the private valuations. A small model reads an agreement far
   better than it does the arithmetic; `sandbox reward-model` measures both.
+  A domain may instead ask a yes/no question per candidate outcome named in
+  the dialogue (`outcome_checks`): meeting scheduling asks, for each day the
+  emails name, the most recently named first, whether both agreed to meet on
+  it; the first yes is the outcome, no yes is no agreement. Asked which day
+  was agreed, the embedded judge answered "none" to 9 of 10 templated
+  agreements; asked day by day it read all 30 templated dialogues right.
 
 An answer that cannot be read is recorded as an illegal judgment (the
 payoffs are then the domain's no-agreement payoffs), never a guess.
@@ -19,12 +25,15 @@ payoffs are then the domain's no-agreement payoffs), never a guess.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
+from sandbox.dialogue.models import YES_NO, call_key
 from sandbox.games.dialogue import Message, Outcome, Setup
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
@@ -32,10 +41,23 @@ from sandbox.llm.wrapper import acall
 RewardMode = Literal["value", "outcome"]
 
 
+@dataclass(frozen=True)
+class Check:
+    """A yes/no question of the `outcome` reward model: was `candidate` (an outcome as `outcome_payoffs` reads
+    it) agreed?"""
+
+    candidate: str
+    prompt: str
+
+
 class Judged(Protocol):
     """What a domain scored by the reward model supplies."""
 
     def value_question(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> str: ...
+
+    def outcome_checks(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[Check, ...] | None:
+        """The candidate outcomes to ask about one by one, in order; None: ask one `outcome_question`."""
+        ...
 
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]: ...
 
@@ -54,8 +76,6 @@ def integer_constraint(low: int, high: int) -> Constraint:
 
 
 def _call(step: str, prompt: str) -> CallInfo:
-    from sandbox.dialogue.models import call_key
-
     return CallInfo(role="judge", episode=call_key(prompt), step=step)
 
 
@@ -66,8 +86,18 @@ class RewardModel:
         self.domain = domain
         self.mode = mode
 
+    def calls(self, setup: Setup, dialogue: tuple[Message, ...]) -> int:
+        """How many judge calls scoring `dialogue` takes."""
+        if self.mode == "value":
+            return len(setup.players)
+        checks = self.domain.outcome_checks(setup, dialogue)
+        return 1 if checks is None else len(checks)
+
     async def score(self, judge: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *, seed: int) -> Outcome:
         if self.mode == "outcome":
+            checks = self.domain.outcome_checks(setup, dialogue)
+            if checks is not None:
+                return await self._checked(judge, setup, checks, seed=seed)
             prompt, constraint = self.domain.outcome_question(setup, dialogue)
             answer = await acall(judge, [HumanMessage(prompt)], seed=seed, max_tokens=24, constraint=constraint,
                                  call=_call("reward", prompt))  # fmt: skip
@@ -87,6 +117,20 @@ class RewardModel:
             else:
                 payoffs.append(float(match.group(1)))
         return Outcome(tuple(payoffs), illegal=f"reward model: {'; '.join(illegal)}" if illegal else None)
+
+    async def _checked(self, judge: BaseChatModel, setup: Setup, checks: tuple[Check, ...], *, seed: int) -> Outcome:
+        """The first candidate the judge says yes to (every question in flight at once); no yes: no agreement."""
+        answers = await asyncio.gather(*(acall(judge, [HumanMessage(c.prompt)], seed=seed, max_tokens=4,
+                                               constraint=YES_NO, call=_call("reward/check", c.prompt))
+                                         for c in checks))  # fmt: skip
+        for check, answer in zip(checks, answers):
+            word = str(answer.content).strip().strip(".").lower()
+            if word not in ("yes", "no"):
+                return Outcome(self.domain.no_deal(setup),
+                               illegal=f"reward model: {str(answer.content)[:40]!r} to {check.candidate!r}")  # fmt: skip
+            if word == "yes":
+                return self.domain.outcome_payoffs(setup, check.candidate)
+        return Outcome(self.domain.no_deal(setup))
 
 
 def describe(setup: Setup) -> str:

@@ -226,8 +226,10 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
                  columns=["player", "instruction", "judged", "follows", "message"]).to_csv(run_dir / STEERING, index=False)  # fmt: skip
     follows = sum(s.follows for s in steered)
     steering_calls = len({(s.player, s.text) for s in steered})
-    # the reward model asks once per dialogue (outcome) or once per player (value)
-    reward_calls_each = tree.game.num_players if getattr(scenario.dialogue.domain, "reward", None) == "value" else 1
+    scorer = reward_model(scenario, tree.game)
+    rewarded = {(node.setup, tuple((m.speaker, m.text) for m in node.dialogue)): node for node in tree.terminals()
+                if tree.game.domain.payoffs(tree.game.setups[node.setup], node.dialogue) is None}  # one call per text
+    reward_calls = sum(scorer.calls(tree.game.setups[n.setup], n.dialogue) for n in rewarded.values()) if scorer else 0
     players = tree.game.num_players
     summary = {
         "scenario": scenario.name,
@@ -235,9 +237,9 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
         "players": list(scenario.dialogue.players),
         "instructions": [list(own) for own in scenario.dialogue.instructions],
         "tree": tree.counts(),
-        "llm_calls": {**tree.calls, "reward_calls": tree.calls["rewards"] * reward_calls_each, "steering": steering_calls,
+        "llm_calls": {**tree.calls, "reward_calls": reward_calls, "steering": steering_calls,
                       "distinct": tree.calls["messages"] + tree.calls["judgments"]
-                      + tree.calls["rewards"] * reward_calls_each + steering_calls},
+                      + reward_calls + steering_calls},
         "backend_calls": {role: int(u["calls"] - u["cache_hits"]) for role, u in usage.items()},
         "illegal_terminals": int((dialogues["illegal"] != "").sum()) if len(dialogues) else 0,
         "solver": {"algorithm": scenario.solver.algorithm, "iterations": solution.iterations},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sandbox.dialogue.reward import Check
 from sandbox.games.dialogue import Message, Outcome, Setup
 
 
@@ -22,6 +23,9 @@ class JudgedDomain:
 
     def payoffs(self, setup: Setup, dialogue: tuple[Message, ...]) -> Outcome | None:
         return None  # the reward model's
+
+    def outcome_checks(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[Check, ...] | None:
+        return None  # one outcome_question
 
     def no_deal(self, setup: Setup) -> tuple[float, ...]:
         return tuple(0.0 for _ in setup.players)

@@ -11,6 +11,7 @@ the game computes the values (`reward: outcome`).
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import numpy as np
@@ -20,8 +21,8 @@ from pydantic import Field, field_validator
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedDomain
 from sandbox.games.dialogue import ANY, Message, Outcome, Prompt, Setup, dialogue_text
-from sandbox.dialogue.reward import choices, describe
 from sandbox.llm.contracts import Constraint
+from sandbox.dialogue.reward import Check, describe
 from sandbox.schema import StrictModel
 
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -89,9 +90,16 @@ class MeetingDomain(JudgedDomain):
         return render("dialogue/meeting/value.j2", info=describe(setup), dialogue=dialogue_text(setup, dialogue),
                       player=setup.players[player], max_value=self.config.max_value)  # fmt: skip
 
+    def outcome_checks(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[Check, ...]:
+        """One question per day the emails name, the most recently named first (a later day replaces an
+        earlier one); no day named, no agreement and no question."""
+        text = dialogue_text(setup, dialogue)
+        last = {day: match.start() for day in DAYS for match in re.finditer(rf"\b{day}\b", text, re.IGNORECASE)}
+        return tuple(Check(day, render("dialogue/meeting/outcome.j2", players=setup.players, dialogue=text, day=day))
+                     for day in sorted(last, key=last.__getitem__, reverse=True))  # fmt: skip
+
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]:
-        prompt = render("dialogue/meeting/outcome.j2", players=setup.players, dialogue=dialogue_text(setup, dialogue))
-        return prompt, choices([*DAYS, NONE])
+        raise NotImplementedError("meeting scheduling asks day by day (outcome_checks)")
 
     def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome:
         day = answer.strip().strip(".").capitalize()
