@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from sandbox.cli import app
 
 runner = CliRunner()
-FILE_COMMANDS = [["run"], ["validate"], ["train"], ["label"], ["distill"], ["solve"], ["reward-model"]]
+FILE_COMMANDS = [["run"], ["validate"], ["train"], ["label"], ["distill"], ["solve"], ["reward-model"], ["agreement"]]
 DIR_COMMANDS = [["resume"], ["evaluate"], ["compare"], ["evaluate-moral"], ["play"]]
 
 

@@ -1,4 +1,4 @@
-"""The command line's dialogue-game commands: `sandbox solve`, `play`, `reward-model` and `imitate`, and what
+"""The command line's dialogue-game commands: `sandbox solve`, `play`, `reward-model`, `agreement` and `imitate`, and what
 `sandbox resume` does with their run directories.
 
 They are registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
@@ -17,7 +17,7 @@ from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_json
 
-__all__ = ["resume_dialogue_run", "reward_model_table", "solve", "solve_table", "solve_with_progress"]
+__all__ = ["agreement_summary", "resume_dialogue_run", "reward_model_table", "solve", "solve_table", "solve_with_progress"]
 
 
 def solve_with_progress(job: Any) -> Path:
@@ -38,10 +38,19 @@ def solve_with_progress(job: Any) -> Path:
 
 
 def resume_dialogue_run(run_dir: Path) -> bool:
-    """`sandbox resume` of a reward-model measurement or a solve (True), or of neither (False: not handled)."""
+    """`sandbox resume` of a reward-model or agreement measurement or a solve (True), or of none (False: not
+    handled)."""
+    from sandbox.dialogue.agreement import is_agreement_run, resume_agreement
     from sandbox.dialogue.reward_error import is_reward_model_run, resume_reward_model
     from sandbox.dialogue.run import is_solve_run, resume_solve
 
+    if is_agreement_run(run_dir):
+        try:
+            with console.status("playing and scoring dialogues"):
+                agreement_summary(resume_agreement(run_dir))
+        except SandboxError as error:
+            raise _fail(error) from None
+        return True
     if is_reward_model_run(run_dir):
         try:
             with console.status("scoring templated dialogues"):
@@ -145,6 +154,63 @@ def reward_model(
     except SandboxError as error:
         raise _fail(error) from None
     reward_model_table(path)
+
+
+def agreement_summary(path: Path) -> None:
+    """Print an agreement measurement: the agreement rate and mean payoffs by dialogue length."""
+    s = read_json(path / "summary.json")
+    table = Table(title=f"{s['scenario']}: {s['dialogues']} dialogues on \"any\", scored after each length",
+                  title_justify="left")  # fmt: skip
+    players = s["players"]
+    columns = ["messages", "agreements", "rate (95% CI)"] + [f"{m} payoff {name}" for m in s["modes"] for name in players]
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in s["table"]:
+        rate = ("n/a" if row.get("agreement_rate") is None else
+                f"{row['agreement_rate']:.0%} ({row['ci_low']:.0%}–{row['ci_high']:.0%})")  # fmt: skip
+        table.add_row(str(row["length"]), str(row.get("agreements", "n/a")), rate,
+                      *[f"{row[f'{m}_payoff_{p}']:.2f}" for m in s["modes"] for p in range(len(players))])  # fmt: skip
+    out_console.print(table)
+    out_console.print(f"results in [bold]{path}[/]: agreement.csv, agreement_by_length.csv, agreement_dialogues.csv, "
+                      "agreement.png")  # fmt: skip
+
+
+@app.command()
+def agreement(
+    file: Annotated[Path, typer.Argument(help="A dialogue-game scenario of the meeting or fruit domain.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-agreement-<time>).")] = None,  # noqa: UP007
+    lengths: Annotated[str, typer.Option("--lengths", help="Dialogue lengths to score, comma-separated.")] = "2,4,6,8",
+    dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000, help="Dialogues (setups).")] = 10,
+    mode: Annotated[str, typer.Option("--mode", help="outcome, value (the paper's) or both.")] = "both",
+    model: Annotated[
+        Optional[list[str]],  # noqa: UP007
+        typer.Option("--model", help="ROLE=SPEC with ROLE players, judge or all, e.g. judge=openai:gpt-4o-mini."),
+    ] = None,
+) -> None:
+    """Play dialogues on "any" and score them after each length: the agreement rate against the number of
+    messages."""
+    import time
+
+    from sandbox.dialogue.agreement import measure_agreement
+    from sandbox.dialogue.scenario import apply_dialogue_overrides
+    from sandbox.errors import UsageError
+    from sandbox.scenario_file import load_scenario
+
+    try:
+        try:
+            counts = [int(n) for n in lengths.split(",") if n.strip()]
+        except ValueError:
+            raise UsageError(f"--lengths {lengths!r}: give whole numbers separated by commas, e.g. 2,4,6,8") from None
+        if mode not in ("value", "outcome", "both"):
+            raise UsageError(f"--mode {mode!r}: choose outcome, value or both")
+        scenario = apply_dialogue_overrides(load_scenario(file, kind="dialogue"), models=model)
+        target = out or Path("runs") / f"{scenario.name}-agreement-{time.strftime('%Y%m%d-%H%M%S')}"
+        modes = ("outcome", "value") if mode == "both" else (mode,)
+        with console.status("playing and scoring dialogues"):
+            path = measure_agreement(scenario, target, lengths=counts, dialogues=dialogues, modes=modes)
+    except SandboxError as error:
+        raise _fail(error) from None
+    agreement_summary(path)
 
 
 @app.command()

@@ -1,5 +1,5 @@
 """The solve kind: a dialogue game expanded on an LLM and solved with OpenSpiel's CFR (and PSRO); a reward-model
-measurement is a run directory of the same kind.
+or agreement measurement is a run directory of the same kind.
 
 Registered under the entry-point group `sandbox.kinds`; importing this module
 imports nothing else of the package (OpenSpiel loads when a run starts).
@@ -23,20 +23,24 @@ def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hoo
 
 
 def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
-    """Finish an interrupted solve, or a reward-model measurement."""
+    """Finish an interrupted solve, or a reward-model or agreement measurement."""
+    from sandbox.dialogue.agreement import is_agreement_run, resume_agreement
     from sandbox.dialogue.reward_error import is_reward_model_run, resume_reward_model
     from sandbox.dialogue.run import resume_solve
 
+    if is_agreement_run(path):
+        return resume_agreement(path, models=models)
     if is_reward_model_run(path):
         return resume_reward_model(path, judge=(models or {}).get("judge"))
     return resume_solve(path, models=models, hooks=hooks, ledgers=ledgers)
 
 
 def dir_label(path: Path) -> str:
-    """reward-model (a reward-model measurement) or solve."""
+    """reward-model or agreement (a measurement), or solve."""
+    from sandbox.dialogue.agreement import is_agreement_run
     from sandbox.dialogue.reward_error import is_reward_model_run
 
-    return "reward-model" if is_reward_model_run(path) else "solve"
+    return "reward-model" if is_reward_model_run(path) else "agreement" if is_agreement_run(path) else "solve"
 
 
 def describe(scenario: Any, *, source: str = "<scenario>") -> str:
@@ -69,7 +73,7 @@ def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | No
         raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)
     else:
         by_option({"max_calls": max_calls, "max_tokens": max_tokens, "max_cost": max_cost}, (),
-                  f"{path}, a reward-model run")  # fmt: skip
+                  f"{path}, a {label} run")  # fmt: skip
     resume_dialogue_run(path)
 
 
@@ -91,7 +95,8 @@ DIALOGUE = RunKind(
     cli_resume="sandbox.dialogue.kind:cli_resume",
     tables={"dialogues": "dialogues.csv", "policy": "policy.csv", "steering": "steering.csv", "psro": "psro.csv",
             "psro_candidates": "psro_candidates.csv", "reward_model": "reward_model.csv",
-            "reward_model_error": "reward_model_error.csv", "play": "play.csv", "play_summary": "play_summary.csv",
+            "reward_model_error": "reward_model_error.csv", "agreement": "agreement.csv",
+            "agreement_by_length": "agreement_by_length.csv", "play": "play.csv", "play_summary": "play_summary.csv",
             "transcripts": "transcripts.jsonl"},  # fmt: skip
     commands=("sandbox.dialogue.commands",),
     benchmarks={"dialogue": "sandbox.dialogue.bench:bench_dialogue"},

@@ -95,13 +95,7 @@ class RewardModel:
 
     async def score(self, judge: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *, seed: int) -> Outcome:
         if self.mode == "outcome":
-            checks = self.domain.outcome_checks(setup, dialogue)
-            if checks is not None:
-                return await self._checked(judge, setup, checks, seed=seed)
-            prompt, constraint = self.domain.outcome_question(setup, dialogue)
-            answer = await acall(judge, [HumanMessage(prompt)], seed=seed, max_tokens=24, constraint=constraint,
-                                 call=_call("reward", prompt))  # fmt: skip
-            return self.domain.outcome_payoffs(setup, str(answer.content).strip())
+            return (await self.read_outcome(judge, setup, dialogue, seed=seed))[1]
         low, high = self.domain.payoff_range()
         payoffs: list[float] = []
         illegal = []
@@ -118,7 +112,22 @@ class RewardModel:
                 payoffs.append(float(match.group(1)))
         return Outcome(tuple(payoffs), illegal=f"reward model: {'; '.join(illegal)}" if illegal else None)
 
-    async def _checked(self, judge: BaseChatModel, setup: Setup, checks: tuple[Check, ...], *, seed: int) -> Outcome:
+    async def read_outcome(self, judge: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *,
+                           seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
+        """What the judge reads as agreed (a day, a trade, a winner; None: nothing, or an unreadable answer) and
+        the payoffs the game computes from it (the `outcome` mode, whatever `self.mode` is)."""
+        checks = self.domain.outcome_checks(setup, dialogue)
+        if checks is not None:
+            return await self._checked(judge, setup, checks, seed=seed)
+        prompt, constraint = self.domain.outcome_question(setup, dialogue)
+        answer = str((await acall(judge, [HumanMessage(prompt)], seed=seed, max_tokens=24, constraint=constraint,
+                                  call=_call("reward", prompt))).content).strip()  # fmt: skip
+        outcome = self.domain.outcome_payoffs(setup, answer)
+        agreed = None if outcome.illegal or answer.lower().startswith("none") else answer
+        return agreed, outcome
+
+    async def _checked(self, judge: BaseChatModel, setup: Setup, checks: tuple[Check, ...], *,
+                       seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
         """The first candidate the judge says yes to (every question in flight at once); no yes: no agreement."""
         answers = await asyncio.gather(*(acall(judge, [HumanMessage(c.prompt)], seed=seed, max_tokens=4,
                                                constraint=YES_NO, call=_call("reward/check", c.prompt))
@@ -126,11 +135,11 @@ class RewardModel:
         for check, answer in zip(checks, answers):
             word = str(answer.content).strip().strip(".").lower()
             if word not in ("yes", "no"):
-                return Outcome(self.domain.no_deal(setup),
-                               illegal=f"reward model: {str(answer.content)[:40]!r} to {check.candidate!r}")  # fmt: skip
+                return None, Outcome(self.domain.no_deal(setup),
+                                     illegal=f"reward model: {str(answer.content)[:40]!r} to {check.candidate!r}")  # fmt: skip
             if word == "yes":
-                return self.domain.outcome_payoffs(setup, check.candidate)
-        return Outcome(self.domain.no_deal(setup))
+                return check.candidate, self.domain.outcome_payoffs(setup, check.candidate)
+        return None, Outcome(self.domain.no_deal(setup))
 
 
 def describe(setup: Setup) -> str:

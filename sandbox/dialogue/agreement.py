@@ -1,0 +1,189 @@
+"""Agreement against dialogue length: `sandbox agreement FILE`.
+
+Do the players of a negotiation reach an agreement the reward model can read,
+and after how many messages? For `dialogues` fresh setups of the scenario's
+domain (meeting scheduling or fruit trading), every player speaks on "any"
+(the baseline instruction) until the longest of `lengths` messages; the
+termination is not asked, so every dialogue runs to the end. After each
+length the dialogue so far is scored: the `outcome` reward model reads what
+was agreed (a day, a trade; the game computes the payoffs from the private
+valuations) and, with `--mode both`, the paper's `value` judge states each
+player's payoff. Per length: the agreement rate with its Wilson interval and
+each mode's mean payoffs (`agreement_by_length.csv`, `agreement.png`).
+
+Messages are drawn with seeds from the seed tree, and every call goes through
+the run's cache, so `sandbox resume DIR` of a killed measurement ends with
+the same tables.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+
+from sandbox._sync import run_sync
+from sandbox.dialogue.models import StackModels, run_roles
+from sandbox.dialogue.reward import RewardModel, describe
+from sandbox.dialogue.scenario import DialogueScenario
+from sandbox.errors import UsageError
+from sandbox.games.dialogue import ANY, Message, Setup, dialogue_text
+from sandbox.jobs import gather_jobs
+from sandbox.run_dir import RunDirectory, hold, holding
+from sandbox.seeding import Branch, generator, seed_node
+from sandbox.stats import json_records, wilson_interval
+from sandbox.summary import write_summary
+
+__all__ = ["AGREEMENT", "DIALOGUES", "KIND", "PLOT", "TABLE", "agreement_table", "is_agreement_run", "measure_agreement",
+           "resume_agreement"]  # fmt: skip
+
+KIND = "agreement"
+AGREEMENT = "agreement.csv"
+DIALOGUES = "agreement_dialogues.csv"
+TABLE = "agreement_by_length.csv"
+PLOT = "agreement.png"
+DOMAINS = ("meeting", "fruit")
+
+
+def _check(scenario: DialogueScenario, lengths: Sequence[int], modes: Sequence[str]) -> None:
+    kind = scenario.dialogue.domain.kind
+    if kind not in DOMAINS:
+        raise UsageError(f"dialogue.domain.kind: {kind} has no agreement to read (agreement by length measures "
+                         f"{' and '.join(DOMAINS)})")  # fmt: skip
+    if not lengths or any(n < 1 for n in lengths):
+        raise UsageError(f"--lengths {','.join(map(str, lengths))}: give message counts of at least 1")
+    unknown = [m for m in modes if m not in ("value", "outcome")]
+    if unknown:
+        raise UsageError(f"--mode: {unknown[0]!r} is not value or outcome")
+
+
+def measure_agreement(scenario: DialogueScenario, out: Path | str, *, lengths: Sequence[int] = (2, 4, 6, 8),
+                      dialogues: int = 10, modes: Sequence[str] = ("outcome", "value"),
+                      models: Mapping[str, BaseChatModel] | None = None) -> Path:  # fmt: skip
+    """Play and score the dialogues into a new run directory `out`; write `agreement.csv`,
+    `agreement_by_length.csv`, `agreement_dialogues.csv`, `agreement.png` and `summary.json`."""
+    lengths = sorted(set(int(n) for n in lengths))
+    _check(scenario, lengths, modes)
+    path = Path(out)
+    RunDirectory.check_new(path)
+    with hold(path):
+        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_dir.write_status("running", kind=KIND, lengths=lengths, dialogues=dialogues, modes=list(modes))
+        return _measure(run_dir, scenario, lengths, dialogues, tuple(modes), models)
+
+
+def is_agreement_run(path: Path | str) -> bool:
+    """Whether `path` is a run directory of `sandbox agreement`."""
+    return RunDirectory(Path(path)).status().get("kind") == KIND
+
+
+@holding
+def resume_agreement(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None) -> Path:
+    """Finish an interrupted measurement with the options it started with (answered calls come from the cache)."""
+    from sandbox.scenario_file import load_scenario
+
+    run_dir = RunDirectory.open(path)
+    status = run_dir.status()
+    if status.get("status") == "complete":
+        return run_dir.path
+    scenario = load_scenario(run_dir / "scenario.yaml", kind="dialogue")
+    return _measure(run_dir, scenario, [int(n) for n in status["lengths"]], int(status["dialogues"]),  # type: ignore[arg-type]
+                    tuple(status["modes"]), models)  # fmt: skip
+
+
+async def _play(models: StackModels, domain: Any, setup: Setup, root: int, index: int, length: int) -> tuple[Message, ...]:
+    """One dialogue of `length` messages, every player on "any"; message seeds from the seed tree."""
+    dialogue: tuple[Message, ...] = ()
+    for position in range(length):
+        speaker = position % len(setup.players)
+        seed = int(seed_node(root, Branch.DIALOGUE, 9, index, position).generate_state(1)[0])
+        text = await models.speak(domain.message(setup, speaker, ANY, dialogue), seed, speaker=setup.players[speaker])
+        dialogue = (*dialogue, Message(speaker, ANY, text))
+    return dialogue
+
+
+def _measure(run_dir: RunDirectory, scenario: DialogueScenario, lengths: list[int], dialogues: int,
+             modes: tuple[str, ...], models: Mapping[str, BaseChatModel] | None) -> Path:  # fmt: skip
+    from sandbox.dialogue.run import dialogue_seed
+
+    started = time.time()
+    block = scenario.dialogue
+    domain, setups = block.domain.build(block.players, dialogues, generator(scenario.seed, Branch.DIALOGUE, 10))
+    judge_seed = dialogue_seed(scenario.seed, 2)
+    with run_roles(run_dir, scenario, models) as roles:
+        speakers = StackModels(roles["players"], roles["judge"], judge_seed=judge_seed)
+        played = run_sync(gather_jobs(list(range(dialogues)), lambda i: _play(speakers, domain, setups[i],
+                                                                              scenario.seed, i, lengths[-1])))  # fmt: skip
+
+        async def score(job: tuple[int, int, str]) -> dict[str, Any]:
+            index, length, mode = job
+            setup, dialogue = setups[index], played[index][:length]
+            reward = RewardModel(domain, mode)  # type: ignore[arg-type]
+            if mode == "outcome":
+                agreed, outcome = await reward.read_outcome(roles["judge"], setup, dialogue, seed=judge_seed)
+            else:
+                agreed, outcome = None, await reward.score(roles["judge"], setup, dialogue, seed=judge_seed)
+            row: dict[str, Any] = {"dialogue": index, "length": length, "mode": mode,
+                                   "agreed": "" if agreed is None else agreed, "illegal": outcome.illegal or ""}  # fmt: skip
+            row.update({f"payoff_{p}": v for p, v in enumerate(outcome.payoffs)})
+            row["last_message"] = dialogue[-1].text
+            return row
+
+        jobs = [(i, n, m) for i in range(dialogues) for n in lengths for m in modes]
+        rows = run_sync(gather_jobs(jobs, score))
+    frame = pd.DataFrame(rows)
+    frame.to_csv(run_dir / AGREEMENT, index=False)
+    pd.DataFrame([{"dialogue": i, "private": describe(setups[i]), "text": dialogue_text(setups[i], d, sep="\n")}
+                  for i, d in enumerate(played)]).to_csv(run_dir / DIALOGUES, index=False)  # fmt: skip
+    table = agreement_table(frame, len(block.players))
+    table.to_csv(run_dir / TABLE, index=False)
+    _plot(table, scenario.name, run_dir / PLOT)
+    summary = {"scenario": scenario.name, "domain": block.domain.kind, "players": list(block.players),
+               "dialogues": dialogues, "lengths": lengths, "modes": list(modes), "table": json_records(table),
+               "seconds": round(time.time() - started, 2)}  # fmt: skip
+    write_summary(run_dir, summary, kind="dialogue")
+    run_dir.write_status("complete", finished=time.time())
+    return run_dir.path
+
+
+def agreement_table(frame: pd.DataFrame, players: int) -> pd.DataFrame:
+    """Per length: dialogues, the agreements the outcome reward model read, their rate and its 95% Wilson
+    interval (where the outcome mode was asked), and each mode's mean payoff per player."""
+    out = []
+    for length, group in frame.groupby("length", sort=True):
+        row: dict[str, Any] = {"length": int(length), "dialogues": int(group["dialogue"].nunique())}
+        outcome = group[group["mode"] == "outcome"]
+        if len(outcome):
+            agreed = int((outcome["agreed"].fillna("").astype(str) != "").sum())
+            low, high = wilson_interval(agreed, len(outcome))
+            row.update({"agreements": agreed, "agreement_rate": agreed / len(outcome), "ci_low": low, "ci_high": high})
+        for mode, by_mode in group.groupby("mode", sort=False):
+            for p in range(players):
+                row[f"{mode}_payoff_{p}"] = float(by_mode[f"payoff_{p}"].mean())
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _plot(table: pd.DataFrame, name: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    if "agreement_rate" in table:
+        rate = table["agreement_rate"]
+        below, above = (rate - table["ci_low"]).clip(lower=0), (table["ci_high"] - rate).clip(lower=0)  # rounding
+        ax.errorbar(table["length"], rate, yerr=[below, above], capsize=3, marker="o")
+    ax.set_xlabel("messages")
+    ax.set_ylabel("agreement rate (outcome reward model)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xticks(list(table["length"]))
+    ax.set_title(f"{name}: agreements by dialogue length (95% Wilson CI)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
