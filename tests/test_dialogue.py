@@ -320,3 +320,51 @@ def test_the_registered_game_loads_by_name_and_cfr_plus_solves_it() -> None:
     values = pyspiel.expected_returns(game.new_initial_state(), solver.average_policy(), -1, True)
     assert values[0] == pytest.approx(-1 / 18, abs=2e-3)
     assert solve(tree, algorithm="cfr_plus", iterations=300).values[0] == pytest.approx(-1 / 18, abs=2e-3)
+
+
+def test_first_message_decisions_hold_each_players_instruction() -> None:
+    """decisions: first_message: a player's later turns are decisions with one action, its first instruction; the
+    tree branches only at first messages, and the game still solves (a player who checked must fold to a bet)."""
+    import dataclasses
+
+    from sandbox.dialogue.spiel import DialogueSpielGame
+
+    game = dataclasses.replace(kuhn_game(), decisions="first_message")
+    model = kuhn_model()
+    tree = asyncio.run(expand(game, StackModels(model)))
+    later = [n for n in tree.nodes if n.kind == "decision" and any(m.speaker == n.player for m in n.dialogue)]
+    assert later and all(len(n.children) == 1 for n in later)
+    for node in later:
+        held = next(m.instruction for m in node.dialogue if m.speaker == node.player)
+        assert tree.nodes[node.children[0]].instruction == held
+    # a third message only after check-bet, under the instruction A held: one per setup, not two
+    third = [n for n in tree.terminals() if len(n.dialogue) == 3]
+    assert len(third) == 6 and all(n.dialogue[2].text == "I check." for n in third)
+    assert {s.instructions for s in infostates(tree) if len(s.instructions) == 1} == {("check or fold",)}
+    solution = solve(tree, iterations=500)
+    assert solution.nash_conv < 0.01
+    spiel = DialogueSpielGame(tree=tree)
+    state = spiel.new_initial_state()
+    for action in (0, 0, 0, 1, 0):  # setup 0, A checks, seed, B bets, seed
+        state.apply_action(action)
+    assert state.current_player() == 0 and state.legal_actions() == [0]
+    assert state.action_to_string(0, 0) == "check or fold"
+
+
+def test_first_message_decisions_keep_the_tree_small() -> None:
+    from sandbox.dialogue.scenario import estimate_messages
+
+    data = json.loads(json.dumps(ULTIMATUM))
+    data["dialogue"]["domain"] = {"kind": "meeting"}
+    data["dialogue"]["instructions"] = [["Monday", "Friday", "any"], ["Monday", "Friday", "any"]]
+    data["dialogue"].update(max_messages=6, seeds_per_message=1, scenarios=1)
+    every = parse_kind("dialogue", data, "test.yaml").dialogue
+    data["dialogue"]["decisions"] = "first_message"
+    first = parse_kind("dialogue", data, "test.yaml").dialogue
+    assert estimate_messages(every) == 3 + 9 + 27 + 81 + 243 + 729
+    assert estimate_messages(first) == 3 + 9 + 9 + 9 + 9 + 9
+    data["dialogue"].update(max_messages=12, decisions="every_message")
+    with pytest.raises(Exception, match="max_tree_messages"):
+        parse_kind("dialogue", data, "test.yaml")
+    data["dialogue"]["decisions"] = "first_message"
+    assert estimate_messages(parse_kind("dialogue", data, "test.yaml").dialogue) == 3 + 9 * 11

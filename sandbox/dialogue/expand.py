@@ -136,7 +136,7 @@ async def expand(game: DialogueGame, models: DialogueModels, *, concurrent: bool
         pending: list[tuple[Node, int, int, Any]] = []  # (seed chance node, seed index, speaker, key)
         for node in frontier:
             setup = game.setups[node.setup]
-            for instruction in game.instructions[node.player]:
+            for instruction in game.choices(node.dialogue, node.player):
                 chance = new("chance", node.setup, node.dialogue, instruction=instruction)
                 node.children.append(chance.id)
                 prompt = game.domain.message(setup, node.player, instruction, node.dialogue)

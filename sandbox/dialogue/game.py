@@ -8,6 +8,7 @@ from typing import Literal
 from sandbox.games.dialogue import Domain, Message, Setup, said
 
 Termination = Literal["rules", "judge"]
+Decisions = Literal["every_message", "first_message"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,10 @@ class DialogueGame:
         seeds: The LLM seed of each chance outcome after a decision (the paper's "num_llm_seeds").
         termination: `rules`: the domain's rules and the message limit end the dialogue; `judge`: an LLM is also
             asked after every message whether the dialogue is over.
+        decisions: `every_message` (the paper's): a player picks an instruction before each of its messages;
+            `first_message`: before its first only, and that instruction holds for the rest of the dialogue (its
+            later turns are decisions with that one action), so the tree branches (instructions)^players times
+            whatever the dialogue's length.
     """
 
     domain: Domain
@@ -30,6 +35,7 @@ class DialogueGame:
     max_messages: int
     seeds: tuple[int, ...]
     termination: Termination = "rules"
+    decisions: Decisions = "every_message"
 
     def __post_init__(self) -> None:
         if not self.setups:
@@ -51,6 +57,14 @@ class DialogueGame:
     def speaker(self, dialogue: tuple[Message, ...]) -> int:
         """Who speaks next: the players take turns, player 0 first."""
         return len(dialogue) % self.num_players
+
+    def choices(self, dialogue: tuple[Message, ...], player: int) -> tuple[str, ...]:
+        """The instructions `player` may be given before its next message of `dialogue` (its actions there)."""
+        if self.decisions == "first_message":
+            held = next((m.instruction for m in dialogue if m.speaker == player), None)
+            if held is not None:
+                return (held,)
+        return self.instructions[player]
 
     def ended(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool | None:
         """Whether the dialogue has ended by the domain's rules or the message limit; None when only the LLM

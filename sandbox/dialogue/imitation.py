@@ -97,6 +97,8 @@ def load_states(run_dirs: Sequence[Path | str]) -> Dataset:
         if "setup" not in policy:
             raise UsageError(f"{path}: written before policies recorded their setup; solve it again")
         for (player, key), group in policy.groupby(["player", "infostate_text"], sort=False):
+            if len(group) == 1:  # an instruction held from a first message (decisions: first_message): no choice
+                continue
             rows.append({"run": str(run), "setup": int(group["setup"].iloc[0]), "player": int(player), "text": key,
                          "instructions": tuple(group["instruction"]), "probs": tuple(group["probability"])})  # fmt: skip
     frame = pd.DataFrame(rows)

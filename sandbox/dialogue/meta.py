@@ -26,7 +26,8 @@ def meta_payoffs(tree: Tree) -> np.ndarray:
     sizes = [len(own) for own in tree.game.instructions]
     tensor = np.zeros((len(sizes), *sizes))
     for profile in np.ndindex(*sizes):
-        table = {s.key: [(a, float(a == profile[s.player])) for a in range(len(s.instructions))] for s in states}
+        chosen = [tree.game.instructions[p][i] for p, i in enumerate(profile)]
+        table = {s.key: [(a, float(i == chosen[s.player])) for a, i in enumerate(s.instructions)] for s in states}
         tensor[(slice(None), *profile)] = expected_values(game, table)
     return tensor
 

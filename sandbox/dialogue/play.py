@@ -57,7 +57,7 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
     while True:
         speaker = game.speaker(dialogue)
         choice = speakers[speaker].choose(game.infostate(setup_index, dialogue, speaker), len(dialogue),
-                                          game.instructions[speaker], rng)  # fmt: skip
+                                          game.choices(dialogue, speaker), rng)  # fmt: skip
         fallbacks += choice.fallback
         guided += isinstance(speakers[speaker], GuidedSpeaker)
         seed = int(seed_node(root, Branch.DIALOGUE, 8, episode, len(dialogue)).generate_state(1)[0])

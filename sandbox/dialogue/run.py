@@ -65,7 +65,8 @@ def build_game(scenario: DialogueScenario) -> DialogueGame:
     block = scenario.dialogue
     domain, setups = block.domain.build(block.players, block.scenarios, generator(scenario.seed, Branch.DIALOGUE, 0))
     seeds = tuple(dialogue_seed(scenario.seed, 1, k) for k in range(block.seeds_per_message))
-    return DialogueGame(domain, setups, block.instructions, block.max_messages, seeds, block.termination)
+    return DialogueGame(domain, setups, block.instructions, block.max_messages, seeds, block.termination,
+                        block.decisions)  # fmt: skip
 
 
 def reward_model(scenario: DialogueScenario, game: DialogueGame) -> RewardModel | None:

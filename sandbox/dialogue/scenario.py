@@ -82,6 +82,10 @@ class DialogueBlock(StrictModel):
     termination: Literal["rules", "judge"] = Field(
         "rules", description="rules: the domain's rules and max_messages end a dialogue; judge: the judge is also "
         "asked after every message whether it is over.")  # fmt: skip
+    decisions: Literal["every_message", "first_message"] = Field(
+        "every_message", description="every_message (the paper's): an instruction is chosen before each message; "
+        "first_message: before each player's first message only, held for the rest of the dialogue (longer "
+        "dialogues without a larger tree; not in the paper).")  # fmt: skip
     max_tree_messages: int = Field(5000, ge=1, description="Refuse a game whose tree would hold more messages.")
 
     @field_validator("players")
@@ -125,7 +129,7 @@ class DialogueBlock(StrictModel):
         messages = estimate_messages(self)
         if messages > self.max_tree_messages:
             raise ValueError(f"max_tree_messages: the tree would hold up to {messages} messages (scenarios x "
-                             f"(instructions x seeds_per_message) per message, over max_messages); lower them or "
+                             f"(instructions x seeds_per_message) per decision, over max_messages); lower them or "
                              f"raise max_tree_messages ({self.max_tree_messages})")  # fmt: skip
         return self
 
@@ -135,7 +139,8 @@ def estimate_messages(block: DialogueBlock, extra: int = 0) -> int:
     per player (PSRO's)."""
     total, paths = 0, block.scenarios
     for depth in range(block.max_messages):
-        paths *= (len(block.instructions[depth % len(block.players)]) + extra) * block.seeds_per_message
+        chooses = block.decisions == "every_message" or depth < len(block.players)
+        paths *= (len(block.instructions[depth % len(block.players)]) + extra if chooses else 1) * block.seeds_per_message
         total += paths
     return total
 

@@ -39,7 +39,7 @@ def infostates(tree: Tree) -> list[InfoState]:
     for node in tree.nodes:
         if node.kind == "decision":
             key = tree.game.infostate(node.setup, node.dialogue, node.player)
-            seen.setdefault(key, InfoState(key, node.player, tree.game.instructions[node.player], node.id))
+            seen.setdefault(key, InfoState(key, node.player, tree.game.choices(node.dialogue, node.player), node.id))
     return list(seen.values())
 
 

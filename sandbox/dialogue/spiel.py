@@ -128,7 +128,7 @@ class DialogueState(pyspiel.State):
         tree = _TREES[self._key]
         if node.kind == "chance":
             return f"setup {action}" if node.id == 0 else f"seed {action}"
-        return tree.game.instructions[player][action]
+        return tree.game.choices(node.dialogue, player)[action]
 
     def is_terminal(self) -> bool:
         return self.node.kind == "terminal"
