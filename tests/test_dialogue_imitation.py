@@ -61,3 +61,50 @@ def test_minilm_embeds_similar_states_closer() -> None:
     assert vectors.shape == (3, 384)
     assert np.allclose((vectors**2).sum(axis=1), 1.0, atol=1e-5)
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def _meeting_run(path: Path, games: int) -> Path:
+    """A solved meeting run's scenario.yaml and a policy.csv where CFR insists on whichever of Monday and Friday
+    Alice values more: a choice the private values decide and the (constant) embedding cannot see."""
+    from sandbox.dialogue.run import build_game
+    from sandbox.scenario_file import load_scenario, parse_kind
+
+    base = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml", kind="dialogue")
+    data = base.model_dump(mode="json")
+    data["dialogue"]["scenarios"] = games
+    scenario = parse_kind("dialogue", data, "meeting.yaml")
+    game = build_game(scenario)
+    rows = []
+    for setup in range(games):
+        values = game.setups[setup].data["values"][0]
+        best = "Monday" if values.get("Monday", 0) >= values.get("Friday", 0) else "Friday"
+        for instruction in ("Monday", "Friday", "any"):
+            rows.append({"infostate": setup, "player": 0, "setup": setup, "depth": 0, "own_instructions": "",
+                         "last_message": "", "instruction": instruction, "probability": float(instruction == best),
+                         "infostate_text": f"player 0 (Alice) setup {setup}"})  # fmt: skip
+    path.mkdir(parents=True)
+    (path / "scenario.yaml").write_text(Path(__file__).parent.parent.joinpath("scenarios/dialogue/meeting.yaml")
+                                        .read_text().replace("scenarios: 1", f"scenarios: {games}"))  # fmt: skip
+    pd.DataFrame(rows).to_csv(path / "policy.csv", index=False)
+    return path
+
+
+def test_parameter_features_see_what_the_embedding_does_not(tmp_path: Path) -> None:
+    run = _meeting_run(tmp_path / "run", games=40)
+    constant = lambda texts: np.ones((len(texts), 8))  # noqa: E731
+    blind = imitate([run], tmp_path / "embedding", holdout=0.25, seed=0, steps=400, embed=constant)
+    seeing = imitate([run], tmp_path / "parameters", holdout=0.25, seed=0, steps=400, embed=constant,
+                     features="parameters")  # fmt: skip
+    both = imitate([run], tmp_path / "both", holdout=0.25, seed=0, steps=400, embed=constant, features="both")
+    assert blind["agreement"] == blind["agreement_mean_policy"] < 0.9  # the embedding alone is the mean policy
+    assert seeing["agreement"] >= 0.9 > seeing["agreement_mean_policy"]
+    assert both["agreement"] >= 0.9 and seeing["features"] == "parameters"
+
+
+def test_parameter_features_need_a_domain_with_parameters(tmp_path: Path) -> None:
+    run = _solved_run(tmp_path / "run", games=4)  # no scenario.yaml
+    with pytest.raises(UsageError, match="parameters"):
+        imitate([run], tmp_path / "out", embed=_bag_of_words, features="parameters")
+    with pytest.raises(UsageError, match="--features"):
+        imitate([run], tmp_path / "out", embed=_bag_of_words, features="words")  # type: ignore[arg-type]
+    assert not (tmp_path / "out").exists()

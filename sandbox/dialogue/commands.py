@@ -246,13 +246,15 @@ def imitate(
     holdout: Annotated[float, typer.Option("--holdout", min=0.01, max=0.99, help="Share of games held out.")] = 0.25,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the network.")] = 0,
     steps: Annotated[int, typer.Option("--steps", min=1, max=100_000, help="Adam steps.")] = 500,
+    features: Annotated[str, typer.Option("--features", help="The network's input: embedding (the paper's), "
+                                          "parameters (the private information as numbers) or both.")] = "embedding",
 ) -> None:
     """Fit a small network on embedded information states to CFR's policies; its agreement on held-out games."""
     from sandbox.dialogue.imitation import imitate as fit_imitation
 
     try:
         with console.status("embedding information states and fitting"):
-            s = fit_imitation(run_dirs, out, holdout=holdout, seed=seed, steps=steps)
+            s = fit_imitation(run_dirs, out, holdout=holdout, seed=seed, steps=steps, features=features)  # type: ignore[arg-type]
     except SandboxError as error:
         raise _fail(error) from None
     out_console.print(f"trained on {s['train_states']} states of {s['train_games']} games; on {s['test_states']} "

@@ -95,6 +95,12 @@ class FruitDomain(JudgedDomain):
         trade = (int(match.group(1)), match.group(2), int(match.group(3)), match.group(4))
         return Outcome(self.payoffs_of(setup, trade))
 
+    def features(self, setup: Setup, player: int) -> tuple[float, ...]:
+        """`player`'s private information as numbers (imitation's `parameters`): its count of each fruit over
+        max_count, then its value of each over max_value."""
+        have, value = setup.data["endowments"][player], setup.data["values"][player]
+        return (*(have[f] / self.config.max_count for f in FRUITS), *(value[f] / self.config.max_value for f in FRUITS))
+
     def payoffs_of(self, setup: Setup, trade: tuple[int, str, int, str] | None) -> tuple[float, ...]:
         """The true payoffs of player 0 giving `n` of one fruit for `m` of another (None: no trade); a trade that
         either cannot pay for does not happen."""

@@ -109,6 +109,12 @@ class MeetingDomain(JudgedDomain):
             return Outcome(self.no_deal(setup), illegal=f"reward model: {answer[:40]!r} is not a day")
         return Outcome(tuple(float(values.get(day, 0)) for values in setup.data["values"]))
 
+    def features(self, setup: Setup, player: int) -> tuple[float, ...]:
+        """`player`'s private information as numbers (imitation's `parameters`): its value of each day of the
+        week over max_value, 0 for a day it cannot meet."""
+        values = setup.data["values"][player]
+        return tuple(values.get(day, 0) / self.config.max_value for day in DAYS)
+
     def payoffs_of(self, setup: Setup, day: str | None) -> tuple[float, ...]:
         """The true payoffs of an agreement on `day` (None: no agreement); the reward-model harness's truth."""
         return self.no_deal(setup) if day is None else tuple(float(v.get(day, 0)) for v in setup.data["values"])
