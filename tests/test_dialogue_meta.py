@@ -318,3 +318,26 @@ def test_imitation_refuses_runs_of_different_instruction_sets(tmp_path: Path) ->
     second = solve_scenario(parse_kind("dialogue", data, "b"), tmp_path / "b", models={"players": model, "judge": model})
     with pytest.raises(UsageError, match="different instructions"):
         imitate([first, second], tmp_path / "out", embed=lambda texts: np.zeros((len(texts), 4)))
+
+
+def test_chat_messages_put_the_dialogue_in_turns() -> None:
+    """messages: chat: the domain's text without the dialogue as the system prompt, the other player's messages as
+    user turns (named), one's own as assistant turns, and the prompt ends on the other player's turn."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    config = MeetingConfig(messages="chat")
+    domain, setups = config.build(("Alice", "Bob"), 1, np.random.default_rng(0))
+    setup = setups[0]
+    dialogue = (Message(0, "Monday", "Monday?"), Message(1, "any", "No, Friday."), Message(0, "Monday", "Monday!"))
+    first = domain.message(setup, 0, "Monday", ())
+    assert [type(m) for m in first.messages] == [SystemMessage, HumanMessage]
+    assert "Insist on a meeting for Monday" in str(first.messages[0].content)
+    bob = domain.message(setup, 1, "Friday", dialogue)
+    assert [type(m) for m in bob.messages] == [SystemMessage, HumanMessage, AIMessage, HumanMessage]
+    assert [str(m.content) for m in bob.messages[1:]] == ["Alice: Monday?", "No, Friday.", "Alice: Monday!"]
+    assert "Monday?" not in str(bob.messages[0].content) and "Insist on a meeting for Friday" in str(bob.messages[0].content)
+    alice = domain.message(setup, 0, "Monday", dialogue[:2])
+    assert [type(m) for m in alice.messages] == [SystemMessage, HumanMessage, AIMessage, HumanMessage]
+    assert str(alice.messages[-1].content) == "Bob: No, Friday."
+    text = MeetingConfig().build(("Alice", "Bob"), 1, np.random.default_rng(0))[0].message(setup, 1, "Friday", dialogue)
+    assert len(text.messages) == 1 and "Alice: Monday?" in str(text.messages[0].content)  # the paper's: one prompt

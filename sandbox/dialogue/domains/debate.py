@@ -12,15 +12,13 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from langchain_core.messages import HumanMessage
 from pydantic import Field
 
 from prompts import render
-from sandbox.dialogue.domains.judged import JudgedDomain
+from sandbox.dialogue.domains.judged import JudgedConfig, JudgedDomain, player_prompt
 from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import choices
 from sandbox.llm.contracts import Constraint
-from sandbox.schema import StrictModel
 
 TOPICS = (
     "Breakfast is the most important meal of the day.",
@@ -36,7 +34,7 @@ TOPICS = (
 )
 
 
-class DebateConfig(StrictModel):
+class DebateConfig(JudgedConfig):
     """`dialogue.domain` for public debate."""
 
     kind: Literal["debate"] = "debate"
@@ -65,10 +63,12 @@ class DebateDomain(JudgedDomain):
     config: DebateConfig
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
-        text = render("dialogue/debate/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
-                      topic=setup.public["topic"], info=setup.info_text(speaker),
-                      dialogue=dialogue_text(setup, dialogue), style=instruction)  # fmt: skip
-        return Prompt((HumanMessage(text),), None, self.config.max_tokens)
+        def text(so_far: tuple[Message, ...]) -> str:
+            return render("dialogue/debate/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
+                          topic=setup.public["topic"], info=setup.info_text(speaker),
+                          dialogue=dialogue_text(setup, so_far), style=instruction)  # fmt: skip
+
+        return player_prompt(self.config.messages, setup, speaker, dialogue, text, self.config.max_tokens)
 
     def payoff_range(self) -> tuple[float, float]:
         return (0.0, 1.0)

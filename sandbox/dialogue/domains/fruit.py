@@ -14,20 +14,18 @@ import re
 from typing import Literal
 
 import numpy as np
-from langchain_core.messages import HumanMessage
 from pydantic import Field
 
 from prompts import render
-from sandbox.dialogue.domains.judged import JudgedDomain
+from sandbox.dialogue.domains.judged import JudgedConfig, JudgedDomain, player_prompt
 from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import describe
 from sandbox.llm.contracts import Constraint
-from sandbox.schema import StrictModel
 
 FRUITS = ("apple", "banana", "blueberry", "kiwi")
 
 
-class FruitConfig(StrictModel):
+class FruitConfig(JudgedConfig):
     """`dialogue.domain` for fruit trading."""
 
     kind: Literal["fruit"] = "fruit"
@@ -65,9 +63,11 @@ class FruitDomain(JudgedDomain):
     config: FruitConfig
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
-        text = render("dialogue/fruit/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
-                      info=setup.info_text(speaker), dialogue=dialogue_text(setup, dialogue), tone=instruction)  # fmt: skip
-        return Prompt((HumanMessage(text),), None, self.config.max_tokens)
+        def text(so_far: tuple[Message, ...]) -> str:
+            return render("dialogue/fruit/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
+                          info=setup.info_text(speaker), dialogue=dialogue_text(setup, so_far), tone=instruction)  # fmt: skip
+
+        return player_prompt(self.config.messages, setup, speaker, dialogue, text, self.config.max_tokens)
 
     def payoff_range(self) -> tuple[float, float]:
         bound = float(self.config.max_count * self.config.max_value)

@@ -2,10 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from pydantic import Field
 
 from sandbox.dialogue.reward import Check
-from sandbox.games.dialogue import Message, Outcome, Setup
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
+from sandbox.schema import StrictModel
+
+MessageFormat = Literal["text", "chat"]
+
+
+class JudgedConfig(StrictModel):
+    """What the judged domains' configurations share: how a player's prompt holds the dialogue."""
+
+    messages: MessageFormat = Field(
+        "text", description="text (the paper's chat games): one prompt holding the dialogue so far; chat: the "
+        "domain's instructions as the system prompt, the other player's messages as user turns and one's own as "
+        "assistant turns (not in the paper: the 1.5B model then answers the last message instead of copying it).")  # fmt: skip
+
+
+def player_prompt(messages: MessageFormat, setup: Setup, speaker: int, dialogue: tuple[Message, ...],
+                  render_text: Any, max_tokens: int) -> Prompt:  # fmt: skip
+    """A player's prompt: `render_text(dialogue_so_far)` is the domain's prompt text. `text`: one user message with
+    the dialogue in it; `chat`: that text without the dialogue as the system prompt, then the dialogue as turns."""
+    if messages == "text":
+        return Prompt((HumanMessage(render_text(dialogue)),), None, max_tokens)
+    other = setup.players[1 - speaker]
+    turns: list[BaseMessage] = [SystemMessage(render_text(()))]
+    if not dialogue or dialogue[0].speaker == speaker:
+        turns.append(HumanMessage(f"Write your first message to {other}."))
+    for m in dialogue:
+        turns.append(AIMessage(m.text) if m.speaker == speaker else HumanMessage(f"{setup.players[m.speaker]}: {m.text}"))
+    return Prompt(tuple(turns), None, max_tokens)
 
 
 class JudgedDomain:

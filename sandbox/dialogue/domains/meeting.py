@@ -15,21 +15,19 @@ import re
 from typing import Literal
 
 import numpy as np
-from langchain_core.messages import HumanMessage
 from pydantic import Field, field_validator
 
 from prompts import render
-from sandbox.dialogue.domains.judged import JudgedDomain
+from sandbox.dialogue.domains.judged import JudgedConfig, JudgedDomain, player_prompt
 from sandbox.games.dialogue import ANY, Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.llm.contracts import Constraint
 from sandbox.dialogue.reward import Check, describe
-from sandbox.schema import StrictModel
 
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 NONE = "none"
 
 
-class MeetingConfig(StrictModel):
+class MeetingConfig(JudgedConfig):
     """`dialogue.domain` for meeting scheduling."""
 
     kind: Literal["meeting"] = "meeting"
@@ -79,9 +77,11 @@ class MeetingDomain(JudgedDomain):
     config: MeetingConfig
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
-        text = render("dialogue/meeting/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
-                      info=setup.info_text(speaker), dialogue=dialogue_text(setup, dialogue), day=instruction)  # fmt: skip
-        return Prompt((HumanMessage(text),), None, self.config.max_tokens)
+        def text(so_far: tuple[Message, ...]) -> str:
+            return render("dialogue/meeting/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
+                          info=setup.info_text(speaker), dialogue=dialogue_text(setup, so_far), day=instruction)  # fmt: skip
+
+        return player_prompt(self.config.messages, setup, speaker, dialogue, text, self.config.max_tokens)
 
     def payoff_range(self) -> tuple[float, float]:
         return (0.0, float(self.config.max_value))
