@@ -321,8 +321,8 @@ def test_imitation_refuses_runs_of_different_instruction_sets(tmp_path: Path) ->
 
 
 def test_chat_messages_put_the_dialogue_in_turns() -> None:
-    """messages: chat: the domain's text without the dialogue as the system prompt, the other player's messages as
-    user turns (named), one's own as assistant turns, and the prompt ends on the other player's turn."""
+    """messages: chat: the domain's text without the dialogue (and a line against echoing) as the system prompt, the
+    other player's messages as user turns (named), one's own as assistant turns, ending on the other's turn."""
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
     config = MeetingConfig(messages="chat")
@@ -334,10 +334,12 @@ def test_chat_messages_put_the_dialogue_in_turns() -> None:
     assert "Insist on a meeting for Monday" in str(first.messages[0].content)
     bob = domain.message(setup, 1, "Friday", dialogue)
     assert [type(m) for m in bob.messages] == [SystemMessage, HumanMessage, AIMessage, HumanMessage]
-    assert [str(m.content) for m in bob.messages[1:]] == ["Alice: Monday?", "No, Friday.", "Alice: Monday!"]
+    assert [str(m.content) for m in bob.messages[1:]] == ["Message from Alice:\nMonday?", "No, Friday.",
+                                                          "Message from Alice:\nMonday!"]  # fmt: skip
+    assert "do not repeat it" in str(bob.messages[0].content)
     assert "Monday?" not in str(bob.messages[0].content) and "Insist on a meeting for Friday" in str(bob.messages[0].content)
     alice = domain.message(setup, 0, "Monday", dialogue[:2])
     assert [type(m) for m in alice.messages] == [SystemMessage, HumanMessage, AIMessage, HumanMessage]
-    assert str(alice.messages[-1].content) == "Bob: No, Friday."
+    assert str(alice.messages[-1].content) == "Message from Bob:\nNo, Friday."
     text = MeetingConfig().build(("Alice", "Bob"), 1, np.random.default_rng(0))[0].message(setup, 1, "Friday", dialogue)
     assert len(text.messages) == 1 and "Alice: Monday?" in str(text.messages[0].content)  # the paper's: one prompt

@@ -30,11 +30,13 @@ def player_prompt(messages: MessageFormat, setup: Setup, speaker: int, dialogue:
     if messages == "text":
         return Prompt((HumanMessage(render_text(dialogue)),), None, max_tokens)
     other = setup.players[1 - speaker]
-    turns: list[BaseMessage] = [SystemMessage(render_text(()))]
+    system = render_text(()) + f"\nReply to {other}'s last message in your own words; do not repeat it."
+    turns: list[BaseMessage] = [SystemMessage(system)]
     if not dialogue or dialogue[0].speaker == speaker:
         turns.append(HumanMessage(f"Write your first message to {other}."))
     for m in dialogue:
-        turns.append(AIMessage(m.text) if m.speaker == speaker else HumanMessage(f"{setup.players[m.speaker]}: {m.text}"))
+        turns.append(AIMessage(m.text) if m.speaker == speaker else
+                     HumanMessage(f"Message from {setup.players[m.speaker]}:\n{m.text}"))  # fmt: skip
     return Prompt(tuple(turns), None, max_tokens)
 
 
