@@ -102,3 +102,11 @@ def test_agreement_refuses_a_domain_without_agreements_and_bad_lengths(tmp_path:
     assert result.exit_code == 2 and "--lengths" in result.output and not out.exists()
     result = runner.invoke(app, ["agreement", str(MEETING), "--lengths", "0,2", "--out", str(out)])
     assert result.exit_code == 2 and "--lengths" in result.output and not out.exists()
+
+
+def test_sandbox_resume_prints_a_finished_measurement(tmp_path: Path) -> None:
+    scenario = load_scenario(MEETING, kind="dialogue")
+    path = measure_agreement(scenario, tmp_path / "a", lengths=(1, 2), dialogues=2, models=models())
+    result = CliRunner().invoke(app, ["resume", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "agreement_by_length.csv" in " ".join(result.output.split()) and "100%" in result.output  # 2 messages

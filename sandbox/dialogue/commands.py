@@ -44,20 +44,16 @@ def resume_dialogue_run(run_dir: Path) -> bool:
     from sandbox.dialogue.reward_error import is_reward_model_run, resume_reward_model
     from sandbox.dialogue.run import is_solve_run, resume_solve
 
-    if is_agreement_run(run_dir):
-        try:
-            with console.status("playing and scoring dialogues"):
-                agreement_summary(resume_agreement(run_dir))
-        except SandboxError as error:
-            raise _fail(error) from None
-        return True
-    if is_reward_model_run(run_dir):
-        try:
-            with console.status("scoring templated dialogues"):
-                reward_model_table(resume_reward_model(run_dir))
-        except SandboxError as error:
-            raise _fail(error) from None
-        return True
+    measurements = ((is_agreement_run, resume_agreement, agreement_summary, "playing and scoring dialogues"),
+                    (is_reward_model_run, resume_reward_model, reward_model_table, "scoring templated dialogues"))
+    for is_run, resume, show, doing in measurements:
+        if is_run(run_dir):
+            try:
+                with console.status(doing):
+                    show(resume(run_dir))
+            except SandboxError as error:
+                raise _fail(error) from None
+            return True
     if is_solve_run(run_dir):
         solve_table(solve_with_progress(lambda hooks: resume_solve(run_dir, hooks=hooks)))
         return True
