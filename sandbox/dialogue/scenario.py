@@ -26,6 +26,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from sandbox.games.dialogue import ANY
 from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
+from sandbox.dialogue.game import Decisions, Termination
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.scenario import ModelConfig, Sampling, model_config_from_shorthand
 from sandbox.schema import StrictModel
@@ -79,10 +80,10 @@ class DialogueBlock(StrictModel):
     max_messages: int = Field(2, ge=1, le=12, description="The dialogue ends after this many messages.")
     seeds_per_message: int = Field(1, ge=1, le=16, description="Chance outcomes (LLM seeds) after each decision.")
     scenarios: int = Field(1, ge=1, le=1000, description="Setups the root chance node draws from (private information).")
-    termination: Literal["rules", "judge"] = Field(
+    termination: Termination = Field(
         "rules", description="rules: the domain's rules and max_messages end a dialogue; judge: the judge is also "
         "asked after every message whether it is over.")  # fmt: skip
-    decisions: Literal["every_message", "first_message"] = Field(
+    decisions: Decisions = Field(
         "every_message", description="every_message (the paper's): an instruction is chosen before each message; "
         "first_message: before each player's first message only, held for the rest of the dialogue (longer "
         "dialogues without a larger tree; not in the paper).")  # fmt: skip

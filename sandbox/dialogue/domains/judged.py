@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -24,7 +25,7 @@ class JudgedConfig(StrictModel):
 
 
 def player_prompt(messages: MessageFormat, setup: Setup, speaker: int, dialogue: tuple[Message, ...],
-                  render_text: Any, max_tokens: int) -> Prompt:  # fmt: skip
+                  render_text: Callable[[tuple[Message, ...]], str], max_tokens: int) -> Prompt:  # fmt: skip
     """A player's prompt: `render_text(dialogue_so_far)` is the domain's prompt text. `text`: one user message with
     the dialogue in it; `chat`: that text without the dialogue as the system prompt, then the dialogue as turns."""
     if messages == "text":
