@@ -326,3 +326,37 @@ def test_the_assistants_lead_in_admits_every_legal_split_exactly_once(amount: in
     assert kept == [22_200_000 * k for k in range(101)]
     half = billions.split(" half. ")[1].split(" most. ")[0]
     assert '"1110000000, and the responder will get 1110000000."' in half and '"0, and' not in half
+
+
+def test_a_society_sweep_plots_one_row_per_norm_with_seeds_as_runs(tmp_path: Path) -> None:
+    """`plot_seeds` groups a sweep's runs by their norms and takes each run's seed as its run; unfinished runs
+    are left out, and a sweep with none finished is a usage error."""
+    import json as _json
+
+    from sandbox.errors import UsageError
+    from sandbox.scai.plots import plot_seeds, sweep_epochs
+
+    rows = []
+    for i, (norm, seed) in enumerate([("selfish", 100), ("selfish", 101), ("fair", 100), ("fair", 101)]):
+        run_id = f"run-{i:04d}"
+        rows.append({"run": run_id, "society.norms": _json.dumps([{"norm": norm, "proportion": 1.0}]), "seed": seed})
+        if i == 3:
+            continue  # not finished
+        (tmp_path / "runs" / run_id).mkdir(parents=True)
+        share = 0.1 if norm == "selfish" else 0.5
+        pd.DataFrame([{"run": 0, "epoch": e, "group": g, "offered_share": share + (0.01 * i if g == "assistant" else 0),
+                       "acceptance_rate": 1.0, "utility": 0.5, "proposer_utility": 0.5, "responder_utility": 0.5}
+                      for e in range(2) for g in ("users", "assistant")]).to_csv(
+            tmp_path / "runs" / run_id / "epochs.csv", index=False)  # fmt: skip
+    pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
+    (tmp_path / "empty").mkdir()
+    pd.DataFrame(rows[3:]).to_csv(tmp_path / "empty" / "runs.csv", index=False)
+    with pytest.raises(UsageError, match="no finished run"):
+        plot_seeds(tmp_path / "empty")
+    with pytest.raises(UsageError, match="not a sweep"):
+        plot_seeds(tmp_path / "runs")
+    settings = sweep_epochs(tmp_path)
+    assert list(settings) == ["selfish", "fair"]
+    assert sorted(settings["selfish"]["run"].unique()) == [100, 101] and list(settings["fair"]["run"].unique()) == [100]
+    figure = plot_seeds(tmp_path)
+    assert len(figure.axes) == 4 and "selfish users" in figure.axes[0].get_title()

@@ -10,6 +10,9 @@ was agreed (a day, a trade; the game computes the payoffs from the private
 valuations) and, with `--mode both`, the paper's `value` judge states each
 player's payoff. Per length: the agreement rate with its Wilson interval and
 each mode's mean payoffs (`agreement_by_length.csv`, `agreement.png`).
+Every scored prefix is also written as a dialogue to label by hand
+(`agreement_prefixes.jsonl`, see `sandbox.dialogue.labelled`): the reward
+model's reading is only as good as its agreement with a person's.
 
 Messages are drawn with seeds from the seed tree, and every call goes through
 the run's cache, so `sandbox resume DIR` of a killed measurement ends with
@@ -27,6 +30,7 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
 from sandbox._sync import run_sync
+from sandbox.dialogue.labelled import LabelledDialogue, write_labelled
 from sandbox.dialogue.models import StackModels, run_roles
 from sandbox.dialogue.reward import RewardModel, describe
 from sandbox.dialogue.scenario import DialogueScenario
@@ -38,12 +42,13 @@ from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import json_records, wilson_interval
 from sandbox.summary import write_summary
 
-__all__ = ["AGREEMENT", "DIALOGUES", "KIND", "PLOT", "TABLE", "agreement_table", "is_agreement_run", "measure_agreement",
-           "resume_agreement"]  # fmt: skip
+__all__ = ["AGREEMENT", "DIALOGUES", "KIND", "PLOT", "PREFIXES", "TABLE", "agreement_table", "is_agreement_run",
+           "measure_agreement", "resume_agreement"]  # fmt: skip
 
 KIND = "agreement"
 AGREEMENT = "agreement.csv"
 DIALOGUES = "agreement_dialogues.csv"
+PREFIXES = "agreement_prefixes.jsonl"  # every scored prefix in the labelled-set shape, `agreed` left for a person
 TABLE = "agreement_by_length.csv"
 PLOT = "agreement.png"
 DOMAINS = ("meeting", "fruit")
@@ -65,7 +70,8 @@ def measure_agreement(scenario: DialogueScenario, out: Path | str, *, lengths: S
                       dialogues: int = 10, modes: Sequence[str] = ("outcome", "value"),
                       models: Mapping[str, BaseChatModel] | None = None) -> Path:  # fmt: skip
     """Play and score the dialogues into a new run directory `out`; write `agreement.csv`,
-    `agreement_by_length.csv`, `agreement_dialogues.csv`, `agreement.png` and `summary.json`."""
+    `agreement_by_length.csv`, `agreement_dialogues.csv`, `agreement_prefixes.jsonl`, `agreement.png` and
+    `summary.json`."""
     lengths = sorted(set(int(n) for n in lengths))
     _check(scenario, lengths, modes)
     path = Path(out)
@@ -139,6 +145,9 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, lengths: list[in
     frame.to_csv(run_dir / AGREEMENT, index=False)
     pd.DataFrame([{"dialogue": i, "private": describe(setups[i]), "text": dialogue_text(setups[i], d, sep="\n")}
                   for i, d in enumerate(played)]).to_csv(run_dir / DIALOGUES, index=False)  # fmt: skip
+    write_labelled([LabelledDialogue.of(block.domain.kind, setups[i], played[i][:n],
+                                        source=f"{scenario.name}, dialogue {i}")
+                    for i in range(dialogues) for n in lengths], run_dir / PREFIXES)  # fmt: skip
     table = agreement_table(frame, len(block.players))
     table.to_csv(run_dir / TABLE, index=False)
     _plot(table, scenario.name, run_dir / PLOT)

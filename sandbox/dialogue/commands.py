@@ -109,7 +109,8 @@ def solve(
 def reward_model_table(path: Path) -> None:
     """Print a reward-model measurement (the paper's Table 8)."""
     s = read_json(path / "summary.json")
-    table = Table(title=f"{s['scenario']}: reward model {s['judge']} on {s['dialogues']} templated dialogues "
+    cases = s.get("cases", "templated")
+    table = Table(title=f"{s['scenario']}: reward model {s['judge']} on {s['dialogues']} {cases} dialogues "
                         f"(payoffs {s['payoff_range'][0]:g} to {s['payoff_range'][1]:g})", title_justify="left")  # fmt: skip
     for column in ("mode", "outcome", "n", "Norm", "Sgn", "illegal"):
         table.add_column(column, justify="left" if column in ("mode", "outcome") else "right")
@@ -117,7 +118,16 @@ def reward_model_table(path: Path) -> None:
         table.add_row(row["mode"], row["outcome"], str(row["n"]), f"{row['norm']:.2f}", f"{row['sgn']:.2f}",
                       str(row["illegal"]))  # fmt: skip
     out_console.print(table)
-    out_console.print(f"results in [bold]{path}[/]: reward_model.csv, reward_model_error.csv")
+    files = "reward_model.csv, reward_model_error.csv"
+    for row in s.get("reading") or []:
+        def rate(v: float | None) -> str:
+            return "n/a" if v is None else f"{v:.0%}"
+
+        out_console.print(f"outcome reading against the labels: {row['agreements']} agreements, {row['read']} read, "
+                          f"{row['read_right']} read right: precision {rate(row['precision'])}, recall "
+                          f"{rate(row['recall'])}, accuracy {rate(row['accuracy'])} of {row['n']}")  # fmt: skip
+        files += ", reward_model_reading.csv"
+    out_console.print(f"results in [bold]{path}[/]: {files}")
 
 
 @app.command("reward-model")
@@ -130,8 +140,14 @@ def reward_model(
         Optional[list[str]],  # noqa: UP007
         typer.Option("--model", help="judge=SPEC, e.g. judge=openai:gpt-4o-mini."),
     ] = None,
+    labelled: Annotated[
+        Optional[Path],  # noqa: UP007
+        typer.Option("--labelled", help="A labelled set of real dialogues (JSON lines) instead of templates, e.g. "
+                                        "scenarios/dialogue/labelled/meeting.jsonl."),  # fmt: skip
+    ] = None,
 ) -> None:
-    """Measure the LLM reward model's error on templated dialogues with known payoffs (the paper's Table 8)."""
+    """Measure the LLM reward model's error on templated dialogues with known payoffs (the paper's Table 8), or on
+    dialogues labelled by hand (--labelled)."""
     import time
 
     from sandbox.dialogue.reward_error import measure_reward_model
@@ -145,8 +161,8 @@ def reward_model(
         scenario = apply_dialogue_overrides(load_scenario(file, kind="dialogue"), models=model)
         target = out or Path("runs") / f"{scenario.name}-reward-{time.strftime('%Y%m%d-%H%M%S')}"
         modes = ("value", "outcome") if mode == "both" else (mode,)
-        with console.status("scoring templated dialogues"):
-            path = measure_reward_model(scenario, target, dialogues=dialogues, modes=modes)
+        with console.status("scoring labelled dialogues" if labelled else "scoring templated dialogues"):
+            path = measure_reward_model(scenario, target, dialogues=dialogues, modes=modes, labelled=labelled)
     except SandboxError as error:
         raise _fail(error) from None
     reward_model_table(path)
@@ -168,7 +184,7 @@ def agreement_summary(path: Path) -> None:
                       *[f"{row[f'{m}_payoff_{p}']:.2f}" for m in s["modes"] for p in range(len(players))])  # fmt: skip
     out_console.print(table)
     out_console.print(f"results in [bold]{path}[/]: agreement.csv, agreement_by_length.csv, agreement_dialogues.csv, "
-                      "agreement.png")  # fmt: skip
+                      "agreement_prefixes.jsonl (to label by hand), agreement.png")  # fmt: skip
 
 
 @app.command()

@@ -8,6 +8,14 @@ overall, `Norm` is the mean absolute error over the domain's payoff range and
 `Sgn` the fraction of payoffs whose sign is wrong (one sample per player and
 dialogue). Both modes (`value`, the paper's; `outcome`) are measured unless
 one is asked for.
+
+`--labelled SET` measures the same on the embedded model's own dialogues
+labelled by hand (`sandbox.dialogue.labelled`) instead of templates: the
+outcome types are then `agreed` and `none`. For the `outcome` mode the
+reading itself is compared with the label (`reward_model_reading.csv`):
+precision (of the agreements read, the share that are the labelled
+agreement), recall (of the labelled agreements, the share read exactly) and
+accuracy (cases read exactly, no agreement included).
 """
 
 from __future__ import annotations
@@ -26,15 +34,18 @@ from prompts import render
 from sandbox._sync import run_sync
 from sandbox.games.dialogue import Message, Setup
 from sandbox.dialogue.scenario import DialogueScenario
-from sandbox.errors import UsageError
+from sandbox.errors import ScenarioError, UsageError
 from sandbox.run_dir import RunDirectory, hold, holding
 from sandbox.seeding import Branch, generator
+from sandbox.stats import json_records
 from sandbox.summary import write_summary
 
 OUTCOMES = ("valid", "rejected", "incomplete")
 CASES = "reward_model.csv"
 KIND = "reward-model"
 TABLE = "reward_model_error.csv"
+READING = "reward_model_reading.csv"
+LABELLED = "labelled.jsonl"  # the labelled set a measurement ran on, copied into its run directory
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,7 @@ class Case:
     setup: int
     dialogue: tuple[Message, ...]
     truth: tuple[float, ...]
+    agreed: str | None = None  # the outcome as the `outcome` reward model names it; None: no agreement
 
 
 def _meeting_cases(domain: Any, setups: tuple[Setup, ...], rng: np.random.Generator) -> list[Case]:
@@ -63,7 +75,8 @@ def _meeting_cases(domain: Any, setups: tuple[Setup, ...], rng: np.random.Genera
                    "incomplete": ("meeting_incomplete.j2", domain.payoffs_of(setup, None))}  # fmt: skip
         for outcome, (template, truth) in answers.items():
             text = render(f"dialogue/table8/{template}", sender=b, receiver=a, day=day, other_day=other_day)
-            cases.append(Case(outcome, index, (proposal, Message(1, "any", text)), truth))
+            cases.append(Case(outcome, index, (proposal, Message(1, "any", text)), truth,
+                              day if outcome == "valid" else None))  # fmt: skip
     return cases
 
 
@@ -84,9 +97,10 @@ def _fruit_cases(domain: Any, setups: tuple[Setup, ...], rng: np.random.Generato
         answers = {"valid": ("fruit_accept.j2", domain.payoffs_of(setup, trade)),
                    "rejected": ("fruit_reject.j2", domain.payoffs_of(setup, None)),
                    "incomplete": ("fruit_incomplete.j2", domain.payoffs_of(setup, None))}  # fmt: skip
+        named = f"{a} gives {give_n} {give} and gets {get_n} {get}"
         for outcome, (template, truth) in answers.items():
-            cases.append(Case(outcome, index, (proposal, Message(1, "any", render(f"dialogue/table8/{template}",
-                                                                                   sender=b, receiver=a))), truth))  # fmt: skip
+            answer = Message(1, "any", render(f"dialogue/table8/{template}", sender=b, receiver=a))
+            cases.append(Case(outcome, index, (proposal, answer), truth, named if outcome == "valid" else None))
     return cases
 
 
@@ -105,20 +119,72 @@ def template_cases(scenario: DialogueScenario, dialogues: int) -> tuple[Any, tup
     return domain, setups, [c for c in cases if c.setup in kept]
 
 
+def labelled_cases(scenario: DialogueScenario, path: Path | str) -> tuple[Any, tuple[Setup, ...], list[Case]]:
+    """The domain, and one case per dialogue of the labelled set at `path` (outcome type `agreed` or `none`, the
+    truth computed from the label by the domain's own payoff rule)."""
+    from sandbox.dialogue.labelled import load_labelled
+
+    config = scenario.dialogue.domain
+    items = load_labelled(path, domain=config.kind)
+    domain, _ = config.build(scenario.dialogue.players, 1, generator(scenario.seed, Branch.DIALOGUE, 5))
+    setups = tuple(item.game_setup() for item in items)
+    cases = []
+    for index, (item, setup) in enumerate(zip(items, setups)):
+        outcome = domain.outcome_payoffs(setup, "none" if item.agreed is None else item.agreed)
+        if outcome.illegal:
+            problem = f"{item.agreed!r}: the {config.kind} domain cannot read it as an outcome"
+            raise ScenarioError(str(path), [(f"line {index + 1}: agreed", problem)])
+        cases.append(Case("none" if item.agreed is None else "agreed", index, item.dialogue(), outcome.payoffs,
+                          item.agreed))  # fmt: skip
+    return domain, setups, cases
+
+
+def _same(read: str | None, label: str | None) -> bool:
+    """Whether a reading names the labelled outcome (case, spacing and a final full stop aside)."""
+    def norm(text: str | None) -> str | None:
+        return None if text is None else " ".join(text.strip().rstrip(".").split()).casefold()
+
+    return norm(read) == norm(label)
+
+
 async def score_cases(cases: list[Case], setups: tuple[Setup, ...], domain: Any, judge: BaseChatModel, mode: str,
                       seed: int) -> list[dict[str, Any]]:  # fmt: skip
     """One row per case and player: the true and the predicted payoff."""
     from sandbox.dialogue.reward import RewardModel
 
     model = RewardModel(domain, mode)  # type: ignore[arg-type]
-    outcomes = await asyncio.gather(*(model.score(judge, setups[c.setup], c.dialogue, seed=seed) for c in cases))
+
+    async def one(case: Case) -> tuple[str | None, Any]:
+        if mode == "outcome":
+            return await model.read_outcome(judge, setups[case.setup], case.dialogue, seed=seed)
+        return None, await model.score(judge, setups[case.setup], case.dialogue, seed=seed)
+
+    scored = await asyncio.gather(*(one(c) for c in cases))
     rows = []
-    for case, outcome in zip(cases, outcomes):
+    for case, (read, outcome) in zip(cases, scored):
         for player, (truth, predicted) in enumerate(zip(case.truth, outcome.payoffs)):
             rows.append({"mode": mode, "outcome": case.outcome, "setup": case.setup, "player": player,
                          "truth": truth, "predicted": predicted, "illegal": outcome.illegal or "",
+                         "agreed": case.agreed or "", "read": (read or "") if mode == "outcome" else "",
                          "dialogue": "\n".join(m.text for m in case.dialogue)})  # fmt: skip
     return rows
+
+
+def reading_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The `outcome` mode's readings against the labels (one per case): agreements labelled and read, the reads
+    that name the labelled agreement, precision, recall and accuracy."""
+    cases = rows[(rows["mode"] == "outcome") & (rows["player"] == 0)]
+    if cases.empty:
+        return pd.DataFrame()
+    label = [text or None for text in cases["agreed"].fillna("").astype(str)]
+    read = [text or None for text in cases["read"].fillna("").astype(str)]
+    exact = [_same(r, a) for r, a in zip(read, label)]
+    agreements, said = sum(a is not None for a in label), sum(r is not None for r in read)
+    hits = sum(e and a is not None for e, a in zip(exact, label))
+    return pd.DataFrame([{"n": len(cases), "agreements": agreements, "read": said, "read_right": hits,
+                          "precision": hits / said if said else float("nan"),
+                          "recall": hits / agreements if agreements else float("nan"),
+                          "accuracy": float(np.mean(exact))}])  # fmt: skip
 
 
 def error_table(rows: pd.DataFrame, low: float, high: float) -> pd.DataFrame:
@@ -134,14 +200,20 @@ def error_table(rows: pd.DataFrame, low: float, high: float) -> pd.DataFrame:
 
 
 def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogues: int = 10,
-                         modes: tuple[str, ...] = ("value", "outcome"),
-                         judge: BaseChatModel | None = None) -> Path:  # fmt: skip
-    """Write `reward_model.csv` (every case) and `reward_model_error.csv` (the paper's Table 8) into `out`."""
+                         modes: tuple[str, ...] = ("value", "outcome"), judge: BaseChatModel | None = None,
+                         labelled: Path | str | None = None) -> Path:  # fmt: skip
+    """Write `reward_model.csv` (every case), `reward_model_error.csv` (the paper's Table 8) and, with the
+    `outcome` mode, `reward_model_reading.csv` into `out`; on templated dialogues, or on the labelled set
+    `labelled` (copied into `out` as `labelled.jsonl`)."""
     path = Path(out)
     RunDirectory.check_new(path)
-    domain, setups, cases = template_cases(scenario, dialogues)  # a domain without templates writes nothing
+    # a domain without templates, or a bad labelled set, writes nothing
+    domain, setups, cases = (template_cases(scenario, dialogues) if labelled is None
+                             else labelled_cases(scenario, labelled))  # fmt: skip
     with hold(path):
         run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        if labelled is not None:
+            (run_dir / LABELLED).write_text(Path(labelled).read_text())
         run_dir.write_status("running", kind=KIND, dialogues=dialogues, modes=list(modes))
         return _measure(run_dir, scenario, domain, setups, cases, modes, judge)
 
@@ -161,7 +233,8 @@ def resume_reward_model(path: Path | str, *, judge: BaseChatModel | None = None)
     if status.get("status") == "complete":
         return run_dir.path
     scenario = load_scenario(run_dir / "scenario.yaml", kind="dialogue")
-    domain, setups, cases = template_cases(scenario, int(status["dialogues"]))
+    domain, setups, cases = (labelled_cases(scenario, run_dir / LABELLED) if (run_dir / LABELLED).exists()  # type: ignore[arg-type]
+                             else template_cases(scenario, int(status["dialogues"])))  # type: ignore[arg-type]  # fmt: skip
     return _measure(run_dir, scenario, domain, setups, cases, tuple(status["modes"]), judge)
 
 
@@ -179,9 +252,14 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, domain: Any, set
     low, high = domain.payoff_range()
     table = error_table(frame, low, high)
     table.to_csv(run_dir / TABLE, index=False)
+    reading = reading_table(frame)
+    if not reading.empty:
+        reading.to_csv(run_dir / READING, index=False)
     summary = {"scenario": scenario.name, "domain": scenario.dialogue.domain.kind, "judge": scenario.models.judge.spec,
-               "dialogues": len(cases), "payoff_range": [low, high],
-               "table": table.to_dict("records"), "seconds": round(time.time() - started, 2)}  # fmt: skip
+               "dialogues": len(cases), "cases": "labelled" if (run_dir / LABELLED).exists() else "templated",
+               "payoff_range": [low, high], "table": table.to_dict("records"),
+               "reading": json_records(reading) if not reading.empty else None,
+               "seconds": round(time.time() - started, 2)}  # fmt: skip
     write_summary(run_dir, summary, kind="dialogue")
     run_dir.write_status("complete", finished=time.time())
     return run_dir.path

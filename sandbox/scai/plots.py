@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from sandbox.errors import UsageError
 from sandbox.plots import errors
 from sandbox.scai.metrics import epoch_summary
 
@@ -15,11 +18,19 @@ _GROUP_STYLE = {"users": ("users", "#4c72b0", "o"), "assistant": ("assistant", "
 
 def plot_scai(groups: pd.DataFrame, title: str = "") -> Figure:
     """Fig. 3 style: offered share over epochs for users and the assistant, 95% CI across runs; and the gap."""
-    summary = epoch_summary(groups)
     fig = Figure(figsize=(11, 4))
     left, right = fig.subplots(1, 2)
-    shares = summary[summary["metric"] == "offered_share"]
     runs = int(groups["run"].nunique()) if not groups.empty else 0
+    _draw_scai(left, right, groups, f"Offered share (mean, 95% CI over {runs} runs)")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _draw_scai(left: Axes, right: Axes, groups: pd.DataFrame, heading: str) -> None:
+    summary = epoch_summary(groups)
+    shares = summary[summary["metric"] == "offered_share"]
     for group, (label, color, marker) in _GROUP_STYLE.items():
         frame = shares[shares["group"] == group]
         if not frame.empty:
@@ -28,7 +39,7 @@ def plot_scai(groups: pd.DataFrame, title: str = "") -> Figure:
     left.set_ylim(-0.02, 1.05)
     left.set_xlabel("epoch")
     left.set_ylabel("offered share")
-    left.set_title(f"Offered share (mean, 95% CI over {runs} runs)", fontsize=10)
+    left.set_title(heading, fontsize=10)
     left.legend(fontsize=8)
     gap = summary[summary["group"] == "gap"]
     if not gap.empty:
@@ -40,6 +51,39 @@ def plot_scai(groups: pd.DataFrame, title: str = "") -> Figure:
     right.set_title("Gap in offered share", fontsize=10)
     for ax in (left, right):
         ax.xaxis.get_major_locator().set_params(integer=True)
+
+
+def sweep_epochs(sweep: Path | str, by: str = "society.norms") -> dict[str, pd.DataFrame]:
+    """The per-epoch groups (`epochs.csv`) of a society sweep's finished runs, one frame per value of the
+    override `by` (a list of norms reads as its norms' names), each run's seed as its run."""
+    sweep = Path(sweep)
+    if not (sweep / "runs.csv").is_file():
+        raise UsageError(f"{sweep}: not a sweep directory (no runs.csv)")
+    runs = pd.read_csv(sweep / "runs.csv", keep_default_na=False)
+    frames: dict[str, list[pd.DataFrame]] = {}
+    for row in runs.to_dict("records"):
+        path = sweep / "runs" / str(row["run"]) / "epochs.csv"
+        if not path.is_file():
+            continue
+        value = str(row.get(by, ""))
+        try:  # a norm mix: its names
+            label = "+".join(str(n["norm"]) for n in json.loads(value))
+        except (ValueError, TypeError, KeyError):
+            label = value
+        frames.setdefault(label, []).append(pd.read_csv(path).assign(run=int(row["seed"])))
+    return {label: pd.concat(parts, ignore_index=True) for label, parts in frames.items()}
+
+
+def plot_seeds(sweep: Path | str, by: str = "society.norms", title: str = "") -> Figure:
+    """One row per setting of a society sweep (e.g. selfish, fair, altruistic users): offered share over epochs
+    and the gap, mean and 95% CI across seeds."""
+    settings = sweep_epochs(sweep, by)
+    if not settings:
+        raise UsageError(f"{sweep}: no finished run with epochs.csv to plot")
+    fig = Figure(figsize=(11, 3.4 * len(settings)))
+    axes = fig.subplots(len(settings), 2, squeeze=False)
+    for (label, groups), (left, right) in zip(settings.items(), axes):
+        _draw_scai(left, right, groups, f"{label} users: offered share ({groups['run'].nunique()} seeds, 95% CI)")
     if title:
         fig.suptitle(title)
     fig.tight_layout()

@@ -1,0 +1,117 @@
+"""Dialogues labelled by hand: what the players really agreed, for measuring a reward model on real dialogues.
+
+The paper's Table 8 (`sandbox reward-model`) scores templated dialogues; on
+the embedded model the templates are read perfectly while the model's own
+dialogues are misread (players who copy each other, proposals read as
+agreements). A labelled set holds the model's own dialogues with a person's
+reading of what was agreed, one JSON object per line:
+
+    {"domain": "meeting", "source": "agreement meeting_chat, dialogue 3", "length": 4,
+     "setup": {"players": ["Alice", "Bob"], "private": [{...}, {...}], "public": {}, "data": {...}},
+     "messages": [{"speaker": 0, "text": "..."}, ...],
+     "agreed": "Friday"}
+
+`agreed` is the outcome as the domain's `outcome` reward model names it (a
+day; "Alice gives 1 apple and gets 2 kiwi"), or null for no agreement;
+`labels` may keep each labeller's own reading. `sandbox agreement` writes
+its dialogues in this shape with `agreed` null (`agreement_prefixes.jsonl`),
+ready to be labelled; `sandbox reward-model FILE --labelled SET` measures a
+reward model against a labelled set.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sandbox.errors import ScenarioError
+from sandbox.games.dialogue import ANY, Message, Setup
+
+__all__ = ["LabelledDialogue", "load_labelled", "write_labelled"]
+
+
+class _Setup(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    players: list[str] = Field(min_length=2)
+    private: list[dict[str, str]]
+    public: dict[str, Any] = {}
+    data: dict[str, Any] = {}
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    speaker: int = Field(ge=0)
+    text: str
+
+
+class LabelledDialogue(BaseModel):
+    """One dialogue (or the first `length` messages of one) and what was agreed in it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: str
+    source: str = ""
+    length: int | None = None
+    setup: _Setup
+    messages: list[_Message] = Field(min_length=1)
+    agreed: str | None = None
+    labels: dict[str, str | None] = {}
+
+    def game_setup(self) -> Setup:
+        s = self.setup
+        return Setup(tuple(s.players), tuple(s.private), dict(s.public), dict(s.data))
+
+    def dialogue(self) -> tuple[Message, ...]:
+        return tuple(Message(m.speaker, ANY, m.text) for m in self.messages)
+
+    @classmethod
+    def of(cls, domain: str, setup: Setup, dialogue: Iterable[Message], *, source: str = "",
+           agreed: str | None = None) -> LabelledDialogue:  # fmt: skip
+        messages = [_Message(speaker=m.speaker, text=m.text) for m in dialogue]
+        return cls(domain=domain, source=source, length=len(messages), agreed=agreed, messages=messages,
+                   setup=_Setup(players=list(setup.players), private=[dict(p) for p in setup.private],
+                                public=dict(setup.public), data=dict(setup.data)))  # fmt: skip
+
+
+def load_labelled(path: Path | str, *, domain: str | None = None) -> list[LabelledDialogue]:
+    """Read a labelled set; a line that is not a labelled dialogue (or of another domain than `domain`) is a
+    ScenarioError naming the file, the line and the field."""
+    path = Path(path)
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as error:
+        raise ScenarioError(str(path), [("", f"cannot read the labelled set: {error.strerror or error}")]) from None
+    out: list[LabelledDialogue] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            item = LabelledDialogue.model_validate(json.loads(line))
+        except json.JSONDecodeError as error:
+            raise ScenarioError(str(path), [(f"line {number}", f"not JSON: {error.msg}")]) from None
+        except ValidationError as error:
+            raise ScenarioError(str(path), [(f"line {number}: {'.'.join(map(str, e['loc']))}", e["msg"])
+                                            for e in error.errors()]) from None  # fmt: skip
+        if domain is not None and item.domain != domain:
+            problem = f"{item.domain!r}, but the scenario's domain is {domain!r}"
+            raise ScenarioError(str(path), [(f"line {number}: domain", problem)])
+        players = len(item.setup.players)
+        if len(item.setup.private) != players or any(m.speaker >= players for m in item.messages):
+            problem = f"{players} players, but the private information or a speaker does not match"
+            raise ScenarioError(str(path), [(f"line {number}: setup", problem)])
+        out.append(item)
+    if not out:
+        raise ScenarioError(str(path), [("", "the labelled set holds no dialogue")])
+    return out
+
+
+def write_labelled(items: Iterable[LabelledDialogue], path: Path | str) -> None:
+    """One JSON object per line, fields in a fixed order."""
+    text = "".join(json.dumps(item.model_dump(exclude_defaults=False), ensure_ascii=False) + "\n" for item in items)
+    Path(path).write_text(text)

@@ -1,0 +1,112 @@
+"""Labelled sets of real dialogues: written by `sandbox agreement`, read by `sandbox reward-model --labelled`."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from sandbox.cli import app
+from sandbox.dialogue.agreement import PREFIXES, measure_agreement
+from sandbox.dialogue.labelled import load_labelled, write_labelled
+from sandbox.dialogue.reward_error import CASES, READING, TABLE, labelled_cases, measure_reward_model
+from sandbox.llm import scripted
+from sandbox.scenario_file import load_scenario
+from sandbox.seeding import Branch, generator
+
+from tests.test_dialogue_agreement import MEETING, models
+
+ROOT = Path(__file__).parent.parent
+
+
+def _labelled_set(tmp_path: Path) -> Path:
+    """An agreement run's prefixes, labelled by the scripted players' rule: Friday is agreed from the second
+    message on ("Yes, Friday works for me"), nothing after the first ("Could we meet on Friday?")."""
+    scenario = load_scenario(MEETING, kind="dialogue")
+    run = measure_agreement(scenario, tmp_path / "agreement", lengths=(1, 2, 3), dialogues=4, modes=("outcome",),
+                            models=models())  # fmt: skip
+    items = load_labelled(run / PREFIXES, domain="meeting")
+    assert len(items) == 12 and all(item.agreed is None for item in items)
+    assert [item.length for item in items[:3]] == [1, 2, 3] and [len(i.messages) for i in items[:3]] == [1, 2, 3]
+    _, setups = scenario.dialogue.domain.build(scenario.dialogue.players, 4, generator(scenario.seed, Branch.DIALOGUE, 10))
+    assert [items[3 * i].game_setup() for i in range(4)] == list(setups)  # the setups round-trip
+    for item in items:
+        item.agreed = "Friday" if "works for me" in " ".join(m.text for m in item.messages) else None
+    path = tmp_path / "labelled.jsonl"
+    write_labelled(items, path)
+    return path
+
+
+def credulous(messages: list[Any], kwargs: dict[str, Any]) -> str:
+    """Says yes to any day the dialogue names: reads a proposal as an agreement."""
+    return "yes" if re.search(r"agree to meet on (\w+)\? Answer yes or no", str(messages[-1].content)) else "3"
+
+
+def test_a_judge_is_measured_against_the_labels_of_real_dialogues(tmp_path: Path) -> None:
+    labelled = _labelled_set(tmp_path)
+    scenario = load_scenario(MEETING, kind="dialogue")
+    exact = measure_reward_model(scenario, tmp_path / "exact", modes=("outcome",), labelled=labelled,
+                                 judge=models()["judge"])  # fmt: skip
+    reading = pd.read_csv(exact / READING).iloc[0]
+    assert (reading["n"], reading["agreements"], reading["read"], reading["read_right"]) == (12, 8, 8, 8)
+    assert reading["precision"] == reading["recall"] == reading["accuracy"] == 1.0
+    table = pd.read_csv(exact / TABLE)
+    assert (table["norm"] == 0).all() and set(table["outcome"]) == {"agreed", "none", "all"}
+    assert (exact / "labelled.jsonl").read_text() == labelled.read_text()
+
+    loose = measure_reward_model(scenario, tmp_path / "loose", modes=("outcome",), labelled=labelled,
+                                 judge=scripted([(r".", credulous)]))  # fmt: skip
+    reading = pd.read_csv(loose / READING).iloc[0]
+    # every one-message prefix (a proposal) is read as agreed: 12 read, 8 of them right
+    assert (reading["read"], reading["read_right"]) == (12, 8)
+    assert reading["precision"] == pytest.approx(8 / 12) and reading["recall"] == 1.0
+    assert reading["accuracy"] == pytest.approx(8 / 12)
+    cases = pd.read_csv(loose / CASES, keep_default_na=False)
+    assert set(cases[cases["outcome"] == "none"]["read"]) == {"Friday"}
+
+    # resumed from `running`, a labelled measurement reads its own copy of the set, not templates
+    (labelled).write_text("")
+    status = json.loads((loose / "run.json").read_text())
+    (loose / "run.json").write_text(json.dumps({**status, "status": "running"}))
+    result = CliRunner().invoke(app, ["resume", str(loose)])
+    assert result.exit_code == 0, result.output
+    assert "labelled dialogues" in result.output and "precision 67%" in result.output
+
+
+def test_a_bad_labelled_set_is_exit_2_naming_the_file_line_and_field(tmp_path: Path) -> None:
+    labelled = _labelled_set(tmp_path)
+    lines = labelled.read_text().splitlines()
+    broken = tmp_path / "broken.jsonl"
+    cases = {
+        "not json": (["{"], "line 1: not JSON"),
+        "unknown day": ([lines[0], lines[1].replace('"agreed": "Friday"', '"agreed": "Funday"')], "line 2: agreed"),
+        "no messages": ([re.sub(r'"messages": \[.*?\]', '"messages": []', lines[0])], "line 1: messages"),
+        "other domain": ([lines[0].replace('"domain": "meeting"', '"domain": "fruit"')], "line 1: domain"),
+        "empty": ([""], "holds no dialogue"),
+    }
+    for name, (content, message) in cases.items():
+        broken.write_text("\n".join(content) + "\n")
+        out = tmp_path / f"out-{name.replace(' ', '-')}"
+        result = CliRunner().invoke(app, ["reward-model", str(MEETING), "--labelled", str(broken), "--out", str(out),
+                                          "--mode", "outcome"])  # fmt: skip
+        assert result.exit_code == 2, (name, result.output)
+        text = " ".join(result.output.split())
+        assert "broken.jsonl" in text and message in text, (name, result.output)
+        assert not out.exists(), name
+
+
+@pytest.mark.parametrize("domain", ["meeting", "fruit"])
+def test_the_shipped_labelled_sets_are_readable_and_hold_agreements_and_none(domain: str) -> None:
+    path = ROOT / f"scenarios/dialogue/labelled/{domain}.jsonl"
+    scenario = load_scenario(ROOT / f"scenarios/dialogue/{domain}.yaml", kind="dialogue")
+    _, _, cases = labelled_cases(scenario, path)
+    kinds = {c.outcome for c in cases}
+    assert kinds == {"agreed", "none"}
+    # every item keeps both labellers' readings; the label is the one they agreed on, or the adjudicated one
+    for item in load_labelled(path):
+        assert set(item.labels) >= {"A", "B"} and item.length == len(item.messages)
