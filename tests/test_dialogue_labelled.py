@@ -110,3 +110,34 @@ def test_the_shipped_labelled_sets_are_readable_and_hold_agreements_and_none(dom
     # every item keeps both labellers' readings; the label is the one they agreed on, or the adjudicated one
     for item in load_labelled(path):
         assert set(item.labels) >= {"A", "B"} and item.length == len(item.messages)
+
+
+def test_agreement_answered_asks_only_about_the_day_a_reply_names_without_copying() -> None:
+    """`agreement: answered` asks about the day of the latest reply naming one day that does not copy the
+    message before it, and only if no later message names another day; `named` asks about every day named."""
+    from sandbox.dialogue.domains import MeetingConfig
+    from sandbox.dialogue.domains.meeting import answered_day
+    from sandbox.games.dialogue import ANY, Message
+
+    def talk(*texts: str) -> tuple[Message, ...]:
+        return tuple(Message(i % 2, ANY, text) for i, text in enumerate(texts))
+
+    listing = "Hi Bob, I can meet on Monday, Wednesday or Friday next week. Which day suits you? Best, Alice"
+    assert answered_day(talk("Could we meet on Friday?", "Yes, Friday works for me.")) == "Friday"
+    assert answered_day(talk("Could we meet on Friday?")) is None  # a proposal is not answered
+    assert answered_day(talk(listing, listing.replace("Bob", "Alice").replace("Alice", "Bob", 1))) is None  # a copy
+    assert answered_day(talk(listing, "Monday or Friday would both be fine.")) is None  # two days
+    # an answer, then copies of it: still the answered day
+    answer = "Thank you. Wednesday is the best day for us; I will let you know of any change. Bob"
+    assert answered_day(talk(listing, answer, answer.replace("Bob", "Alice"), answer)) == "Wednesday"
+    # a later message naming other days reopens the choice; a later one-day reply is the new candidate (the judge
+    # is then asked whether it was agreed)
+    assert answered_day(talk(listing, answer, "Or could we do Monday or Friday?")) is None
+    assert answered_day(talk(listing, answer, "Actually, could we do Friday instead?")) == "Friday"
+    _, setups = MeetingConfig().build(("Alice", "Bob"), 1, generator(0, Branch.DIALOGUE, 1))
+    dialogue = talk(listing, answer)
+    named = MeetingConfig().build(("Alice", "Bob"), 1, generator(0, Branch.DIALOGUE, 1))[0]
+    answered = MeetingConfig(agreement="answered").build(("Alice", "Bob"), 1, generator(0, Branch.DIALOGUE, 1))[0]
+    assert [c.candidate for c in named.outcome_checks(setups[0], dialogue)] == ["Wednesday", "Friday", "Monday"]
+    assert [c.candidate for c in answered.outcome_checks(setups[0], dialogue)] == ["Wednesday"]
+    assert answered.outcome_checks(setups[0], talk(listing, listing)) == ()

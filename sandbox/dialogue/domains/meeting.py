@@ -7,10 +7,22 @@ and the baseline "any". The payoff is each player's value of the agreed
 day, nothing for either without agreement; the LLM reward model reads it
 from the dialogue (`reward: value`, the paper's) or reads the agreed day and
 the game computes the values (`reward: outcome`).
+
+Which days the `outcome` reward model asks about (`agreement`): `named`
+asks about every day the emails name; `answered` (not in the paper) about at
+most one, the day of the latest reply that names exactly one day and does
+not copy the email before it (difflib's similarity below `COPY_RATIO`),
+and only if no later email names another day: an email that accepts a day
+names it ("Yes, Friday works for me"), an email that lists several days
+accepts none of them, a copy of the other's email is not an answer, and a
+later day reopens the choice. On the embedded model's own dialogues the
+day-by-day judge with `named` read 55 agreements where two people read 4
+(`scenarios/dialogue/labelled/meeting.jsonl`).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Literal
 
@@ -25,6 +37,29 @@ from sandbox.dialogue.reward import Check, describe
 
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 NONE = "none"
+COPY_RATIO = 0.6  # an email this similar to the one before it (difflib's ratio) copies it rather than answers
+
+
+def days_named(text: str) -> list[str]:
+    """The days `text` names, in the week's order."""
+    return [day for day in DAYS if re.search(rf"\b{day}\b", text, re.IGNORECASE)]
+
+
+def copies(text: str, before: str) -> bool:
+    """Whether `text` copies `before` (difflib's similarity of the two at least `COPY_RATIO`; without autojunk,
+    which on emails of a few hundred characters rates two identical ones as unlike)."""
+    return difflib.SequenceMatcher(None, before, text, autojunk=False).ratio() >= COPY_RATIO
+
+
+def answered_day(dialogue: tuple[Message, ...]) -> str | None:
+    """The day of the latest reply that names exactly one day and does not copy the message before it, if no
+    later message names another day; None otherwise (`agreement: answered`)."""
+    for k in range(len(dialogue) - 1, 0, -1):
+        named = days_named(dialogue[k].text)
+        if len(named) == 1 and not copies(dialogue[k].text, dialogue[k - 1].text):
+            later = {day for m in dialogue[k + 1:] for day in days_named(m.text)}
+            return named[0] if later <= set(named) else None
+    return None
 
 
 class MeetingConfig(JudgedConfig):
@@ -37,6 +72,10 @@ class MeetingConfig(JudgedConfig):
         "value", description="value: the judge states each player's payoff (the paper's reward model); outcome: the "
         "judge names the agreed day and the game computes the payoffs.")  # fmt: skip
     max_tokens: int = Field(96, ge=8, le=1024, description="Most new tokens per message.")
+    agreement: Literal["named", "answered"] = Field(
+        "named", description="The days the outcome reward model asks about: named, every day the emails name; "
+        "answered (not in the paper), only the day of the latest reply that names one day without copying the "
+        "email before it, if no later email names another.")  # fmt: skip
 
     @field_validator("available")
     @classmethod
@@ -92,11 +131,17 @@ class MeetingDomain(JudgedDomain):
 
     def outcome_checks(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[Check, ...]:
         """One question per day the emails name, the most recently named first (a later day replaces an
-        earlier one); no day named, no agreement and no question."""
+        earlier one); no day named, no agreement and no question. With `agreement: answered` only the
+        `answered_day`, if any."""
         text = dialogue_text(setup, dialogue)
-        last = {day: match.start() for day in DAYS for match in re.finditer(rf"\b{day}\b", text, re.IGNORECASE)}
+        if self.config.agreement == "answered":
+            day = answered_day(dialogue)
+            days = [] if day is None else [day]
+        else:
+            last = {day: m.start() for day in DAYS for m in re.finditer(rf"\b{day}\b", text, re.IGNORECASE)}
+            days = sorted(last, key=last.__getitem__, reverse=True)
         return tuple(Check(day, render("dialogue/meeting/outcome.j2", players=setup.players, dialogue=text, day=day))
-                     for day in sorted(last, key=last.__getitem__, reverse=True))  # fmt: skip
+                     for day in days)  # fmt: skip
 
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]:
         raise NotImplementedError("meeting scheduling asks day by day (outcome_checks)")
