@@ -100,9 +100,9 @@ def test_a_bad_labelled_set_is_exit_2_naming_the_file_line_and_field(tmp_path: P
         assert not out.exists(), name
 
 
-@pytest.mark.parametrize("domain", ["meeting", "fruit"])
-def test_the_shipped_labelled_sets_are_readable_and_hold_agreements_and_none(domain: str) -> None:
-    path = ROOT / f"scenarios/dialogue/labelled/{domain}.jsonl"
+@pytest.mark.parametrize(("domain", "name"), [("meeting", "meeting"), ("fruit", "fruit"), ("meeting", "meeting_games")])
+def test_the_shipped_labelled_sets_are_readable_and_hold_agreements_and_none(domain: str, name: str) -> None:
+    path = ROOT / f"scenarios/dialogue/labelled/{name}.jsonl"
     scenario = load_scenario(ROOT / f"scenarios/dialogue/{domain}.yaml", kind="dialogue")
     _, _, cases = labelled_cases(scenario, path)
     kinds = {c.outcome for c in cases}
