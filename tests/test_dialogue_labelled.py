@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -69,6 +70,20 @@ def test_a_judge_is_measured_against_the_labels_of_real_dialogues(tmp_path: Path
     cases = pd.read_csv(loose / CASES, keep_default_na=False)
     assert set(cases[cases["outcome"] == "none"]["read"]) == {"Friday"}
 
+    # a judge backwards: yes to the proposal, no once it is accepted: it reads the 4 one-email prefixes as agreed
+    # (all wrong) and misses all 8 agreements
+    def backwards(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        text = str(messages[-1].content)
+        if re.search(r"agree to meet on (\w+)\? Answer yes or no", text) is None:
+            return "3"
+        return "no" if "works for me" in text else "yes"
+
+    wrong = measure_reward_model(scenario, tmp_path / "wrong", modes=("outcome",), labelled=labelled,
+                                 judge=scripted([(r".", backwards)]))  # fmt: skip
+    reading = pd.read_csv(wrong / READING).iloc[0]
+    assert (reading["read"], reading["read_right"], reading["recall"]) == (4, 0, 0.0)
+    assert reading["precision"] == 0.0 and reading["accuracy"] == 0.0
+
     # resumed from `running`, a labelled measurement reads its own copy of the set, not templates
     (labelled).write_text("")
     status = json.loads((loose / "run.json").read_text())
@@ -76,6 +91,27 @@ def test_a_judge_is_measured_against_the_labels_of_real_dialogues(tmp_path: Path
     result = CliRunner().invoke(app, ["resume", str(loose)])
     assert result.exit_code == 0, result.output
     assert "labelled dialogues" in result.output and "precision 67%" in result.output
+
+
+def test_the_reading_table_counts_only_exact_readings() -> None:
+    """A reading of another day than the labelled one is neither right nor accurate; a trade is compared by its
+    terms; with no agreement read or labelled, precision and recall are undefined (NaN), not 0 or 1."""
+    from sandbox.dialogue.reward_error import reading_table
+
+    def frame(pairs: list[tuple[str, str]]) -> pd.DataFrame:
+        return pd.DataFrame([{"mode": "outcome", "player": p, "agreed": label, "read": read}
+                             for label, read in pairs for p in (0, 1)])  # fmt: skip
+
+    row = reading_table(frame([("Friday", "Monday"), ("Friday", "friday."), ("", "Tuesday"), ("Sunday", ""),
+                               ("", "")])).iloc[0]  # fmt: skip
+    assert (row["n"], row["agreements"], row["read"], row["read_right"]) == (5, 3, 3, 1)
+    assert row["precision"] == pytest.approx(1 / 3) and row["recall"] == pytest.approx(1 / 3)
+    assert row["accuracy"] == pytest.approx(2 / 5)
+    trade = "Alice gives 1 apple and gets 2 kiwi"
+    row = reading_table(frame([(trade, f"They agreed: {trade}."), (trade, "Alice gives 2 apple and gets 1 kiwi")])).iloc[0]
+    assert (row["read_right"], row["accuracy"]) == (1, 0.5)
+    row = reading_table(frame([("", ""), ("", "")])).iloc[0]
+    assert row["accuracy"] == 1.0 and np.isnan(row["precision"]) and np.isnan(row["recall"])
 
 
 def test_a_bad_labelled_set_is_exit_2_naming_the_file_line_and_field(tmp_path: Path) -> None:
@@ -87,6 +123,10 @@ def test_a_bad_labelled_set_is_exit_2_naming_the_file_line_and_field(tmp_path: P
         "unknown day": ([lines[0], lines[1].replace('"agreed": "Friday"', '"agreed": "Funday"')], "line 2: agreed"),
         "no messages": ([re.sub(r'"messages": \[.*?\]', '"messages": []', lines[0])], "line 1: messages"),
         "other domain": ([lines[0].replace('"domain": "meeting"', '"domain": "fruit"')], "line 1: domain"),
+        "unknown day after a blank line": (["", lines[1].replace('"agreed": "Friday"', '"agreed": "Funday"')],
+                                           "line 2: agreed"),
+        "none for null": ([lines[1].replace('"agreed": "Friday"', '"agreed": "none"')], "write null"),
+        "length": ([lines[1].replace('"length": 2', '"length": 3')], "length 3, but 2 messages"),
         "empty": ([""], "holds no dialogue"),
     }
     for name, (content, message) in cases.items():

@@ -344,9 +344,10 @@ def test_a_society_sweep_plots_one_row_per_norm_with_seeds_as_runs(tmp_path: Pat
             continue  # not finished
         (tmp_path / "runs" / run_id).mkdir(parents=True)
         share = 0.1 if norm == "selfish" else 0.5
-        pd.DataFrame([{"run": 0, "epoch": e, "group": g, "offered_share": share + (0.01 * i if g == "assistant" else 0),
+        # two runs inside each sweep run: one sample per seed, their mean
+        pd.DataFrame([{"run": r, "epoch": e, "group": g, "offered_share": share + (0.2 * r if g == "assistant" else 0),
                        "acceptance_rate": 1.0, "utility": 0.5, "proposer_utility": 0.5, "responder_utility": 0.5}
-                      for e in range(2) for g in ("users", "assistant")]).to_csv(
+                      for r in range(2) for e in range(2) for g in ("users", "assistant")]).to_csv(
             tmp_path / "runs" / run_id / "epochs.csv", index=False)  # fmt: skip
     pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
     (tmp_path / "empty").mkdir()
@@ -358,5 +359,11 @@ def test_a_society_sweep_plots_one_row_per_norm_with_seeds_as_runs(tmp_path: Pat
     settings = sweep_epochs(tmp_path)
     assert list(settings) == ["selfish", "fair"]
     assert sorted(settings["selfish"]["run"].unique()) == [100, 101] and list(settings["fair"]["run"].unique()) == [100]
+    selfish = settings["selfish"]
+    assert len(selfish) == 2 * 2 * 2  # seeds x epochs x groups: the inner runs averaged
+    assistant = selfish[selfish["group"] == "assistant"]["offered_share"]
+    assert assistant.tolist() == pytest.approx([0.2] * 4)  # the mean of 0.1 and 0.3
+    with pytest.raises(UsageError, match="no override 'society.size'"):
+        sweep_epochs(tmp_path, by="society.size")
     figure = plot_seeds(tmp_path)
     assert len(figure.axes) == 4 and "selfish users" in figure.axes[0].get_title()

@@ -123,7 +123,7 @@ def reward_model_table(path: Path) -> None:
         def rate(v: float | None) -> str:
             return "n/a" if v is None else f"{v:.0%}"
 
-        out_console.print(f"outcome reading against the labels: {row['agreements']} agreements, {row['read']} read, "
+        out_console.print(f"outcome reading against the truth: {row['agreements']} agreements, {row['read']} read, "
                           f"{row['read_right']} read right: precision {rate(row['precision'])}, recall "
                           f"{rate(row['recall'])}, accuracy {rate(row['accuracy'])} of {row['n']}")  # fmt: skip
         files += ", reward_model_reading.csv"
@@ -134,7 +134,8 @@ def reward_model_table(path: Path) -> None:
 def reward_model(
     file: Annotated[Path, typer.Argument(help="A dialogue-game scenario of the meeting or fruit domain.")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-reward-<time>).")] = None,  # noqa: UP007
-    dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000, help="Setups; three dialogues each.")] = 10,
+    dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000,
+                                           help="Setups; three templated dialogues each (not with --labelled).")] = 10,
     mode: Annotated[str, typer.Option("--mode", help="value (the paper's), outcome, or both.")] = "both",
     model: Annotated[
         Optional[list[str]],  # noqa: UP007

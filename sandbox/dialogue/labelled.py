@@ -6,14 +6,15 @@ dialogues are misread (players who copy each other, proposals read as
 agreements). A labelled set holds the model's own dialogues with a person's
 reading of what was agreed, one JSON object per line:
 
-    {"domain": "meeting", "source": "agreement meeting_chat, dialogue 3", "length": 4,
+    {"domain": "meeting", "source": "dialogue-meeting, dialogue 3", "length": 4,
      "setup": {"players": ["Alice", "Bob"], "private": [{...}, {...}], "public": {}, "data": {...}},
      "messages": [{"speaker": 0, "text": "..."}, ...],
      "agreed": "Friday"}
 
 `agreed` is the outcome as the domain's `outcome` reward model names it (a
 day; "Alice gives 1 apple and gets 2 kiwi"), or null for no agreement;
-`labels` may keep each labeller's own reading. `sandbox agreement` writes
+`labels` may keep each labeller's own reading; `length`, where given, is the
+number of messages. `sandbox agreement` writes
 its dialogues in this shape with `agreed` null (`agreement_prefixes.jsonl`),
 ready to be labelled; `sandbox reward-model FILE --labelled SET` measures a
 reward model against a labelled set.
@@ -26,12 +27,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from sandbox.errors import ScenarioError
 from sandbox.games.dialogue import ANY, Message, Setup
 
-__all__ = ["LabelledDialogue", "load_labelled", "write_labelled"]
+__all__ = ["LabelledDialogue", "load_labelled", "parse_labelled", "write_labelled"]
 
 
 class _Setup(BaseModel):
@@ -62,6 +63,27 @@ class LabelledDialogue(BaseModel):
     messages: list[_Message] = Field(min_length=1)
     agreed: str | None = None
     labels: dict[str, str | None] = {}
+    _line: int = PrivateAttr(0)  # the line of the file it was read from (0: not read from a file)
+
+    @field_validator("agreed")
+    @classmethod
+    def _agreed(cls, value: str | None) -> str | None:
+        if value is not None and value.strip().lower() in ("", "none"):
+            raise ValueError(f"{value!r}: write null for no agreement")
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> LabelledDialogue:
+        players = len(self.setup.players)
+        if len(self.setup.private) != players or any(m.speaker >= players for m in self.messages):
+            raise ValueError(f"{players} players, but the private information or a speaker does not match")
+        if self.length is not None and self.length != len(self.messages):
+            raise ValueError(f"length {self.length}, but {len(self.messages)} messages")
+        return self
+
+    @property
+    def line(self) -> int:
+        return self._line
 
     def game_setup(self) -> Setup:
         s = self.setup
@@ -80,34 +102,37 @@ class LabelledDialogue(BaseModel):
 
 
 def load_labelled(path: Path | str, *, domain: str | None = None) -> list[LabelledDialogue]:
-    """Read a labelled set; a line that is not a labelled dialogue (or of another domain than `domain`) is a
-    ScenarioError naming the file, the line and the field."""
+    """Read a labelled set; see `parse_labelled`."""
     path = Path(path)
     try:
-        lines = path.read_text().splitlines()
-    except OSError as error:
-        raise ScenarioError(str(path), [("", f"cannot read the labelled set: {error.strerror or error}")]) from None
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(str(path), [("", f"cannot read the labelled set: {error}")]) from None
+    return parse_labelled(text, str(path), domain=domain)
+
+
+def parse_labelled(text: str, source: str, *, domain: str | None = None) -> list[LabelledDialogue]:
+    """The labelled dialogues of `text` (JSON lines; blank lines skipped), each knowing its line; a line that is
+    not a labelled dialogue (or of another domain than `domain`) is a ScenarioError naming `source`, the line
+    and the field."""
     out: list[LabelledDialogue] = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             item = LabelledDialogue.model_validate(json.loads(line))
         except json.JSONDecodeError as error:
-            raise ScenarioError(str(path), [(f"line {number}", f"not JSON: {error.msg}")]) from None
+            raise ScenarioError(source, [(f"line {number}", f"not JSON: {error.msg}")]) from None
         except ValidationError as error:
-            raise ScenarioError(str(path), [(f"line {number}: {'.'.join(map(str, e['loc']))}", e["msg"])
-                                            for e in error.errors()]) from None  # fmt: skip
+            raise ScenarioError(source, [(f"line {number}: {'.'.join(map(str, e['loc'])) or 'dialogue'}", e["msg"])
+                                         for e in error.errors()]) from None  # fmt: skip
         if domain is not None and item.domain != domain:
             problem = f"{item.domain!r}, but the scenario's domain is {domain!r}"
-            raise ScenarioError(str(path), [(f"line {number}: domain", problem)])
-        players = len(item.setup.players)
-        if len(item.setup.private) != players or any(m.speaker >= players for m in item.messages):
-            problem = f"{players} players, but the private information or a speaker does not match"
-            raise ScenarioError(str(path), [(f"line {number}: setup", problem)])
+            raise ScenarioError(source, [(f"line {number}: domain", problem)])
+        item._line = number
         out.append(item)
     if not out:
-        raise ScenarioError(str(path), [("", "the labelled set holds no dialogue")])
+        raise ScenarioError(source, [("", "the labelled set holds no dialogue")])
     return out
 
 

@@ -12,7 +12,8 @@ one is asked for.
 `--labelled SET` measures the same on the embedded model's own dialogues
 labelled by hand (`sandbox.dialogue.labelled`) instead of templates: the
 outcome types are then `agreed` and `none`. For the `outcome` mode the
-reading itself is compared with the label (`reward_model_reading.csv`):
+reading itself is compared with what was agreed, the label's or the valid
+template's (`reward_model_reading.csv`):
 precision (of the agreements read, the share that are the labelled
 agreement), recall (of the labelled agreements, the share read exactly) and
 accuracy (cases read exactly, no agreement included).
@@ -21,6 +22,7 @@ accuracy (cases read exactly, no agreement included).
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +37,7 @@ from sandbox._sync import run_sync
 from sandbox.games.dialogue import Message, Setup
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.errors import ScenarioError, UsageError
-from sandbox.run_dir import RunDirectory, hold, holding
+from sandbox.run_dir import RunDirectory, atomic_write_text, hold, holding
 from sandbox.seeding import Branch, generator
 from sandbox.stats import json_records
 from sandbox.summary import write_summary
@@ -119,13 +121,15 @@ def template_cases(scenario: DialogueScenario, dialogues: int) -> tuple[Any, tup
     return domain, setups, [c for c in cases if c.setup in kept]
 
 
-def labelled_cases(scenario: DialogueScenario, path: Path | str) -> tuple[Any, tuple[Setup, ...], list[Case]]:
-    """The domain, and one case per dialogue of the labelled set at `path` (outcome type `agreed` or `none`, the
-    truth computed from the label by the domain's own payoff rule)."""
-    from sandbox.dialogue.labelled import load_labelled
+def labelled_cases(scenario: DialogueScenario, path: Path | str,
+                   text: str | None = None) -> tuple[Any, tuple[Setup, ...], list[Case]]:  # fmt: skip
+    """The domain, and one case per dialogue of the labelled set at `path` (or its `text`, read once by the
+    caller): outcome type `agreed` or `none`, the truth computed from the label by the domain's own payoff rule."""
+    from sandbox.dialogue.labelled import load_labelled, parse_labelled
 
     config = scenario.dialogue.domain
-    items = load_labelled(path, domain=config.kind)
+    items = (load_labelled(path, domain=config.kind) if text is None
+             else parse_labelled(text, str(path), domain=config.kind))  # fmt: skip
     domain, _ = config.build(scenario.dialogue.players, 1, generator(scenario.seed, Branch.DIALOGUE, 5))
     setups = tuple(item.game_setup() for item in items)
     cases = []
@@ -133,18 +137,25 @@ def labelled_cases(scenario: DialogueScenario, path: Path | str) -> tuple[Any, t
         outcome = domain.outcome_payoffs(setup, "none" if item.agreed is None else item.agreed)
         if outcome.illegal:
             problem = f"{item.agreed!r}: the {config.kind} domain cannot read it as an outcome"
-            raise ScenarioError(str(path), [(f"line {index + 1}: agreed", problem)])
+            raise ScenarioError(str(path), [(f"line {item.line}: agreed", problem)])
         cases.append(Case("none" if item.agreed is None else "agreed", index, item.dialogue(), outcome.payoffs,
                           item.agreed))  # fmt: skip
     return domain, setups, cases
 
 
-def _same(read: str | None, label: str | None) -> bool:
-    """Whether a reading names the labelled outcome (case, spacing and a final full stop aside)."""
-    def norm(text: str | None) -> str | None:
-        return None if text is None else " ".join(text.strip().rstrip(".").split()).casefold()
+def _canonical(text: str | None) -> str | tuple[str, ...] | None:
+    """An outcome as compared with a label: case, spacing and a final full stop aside; a trade by its terms
+    ("Alice gives 1 apple and gets 2 kiwi" anywhere in the text)."""
+    if text is None:
+        return None
+    plain = " ".join(text.strip().rstrip(".").split()).casefold()
+    trade = re.search(r"gives (\d+) (\w+) and gets (\d+) (\w+)", plain)
+    return trade.groups() if trade else plain
 
-    return norm(read) == norm(label)
+
+def _same(read: str | None, label: str | None) -> bool:
+    """Whether a reading names the labelled outcome."""
+    return _canonical(read) == _canonical(label)
 
 
 async def score_cases(cases: list[Case], setups: tuple[Setup, ...], domain: Any, judge: BaseChatModel, mode: str,
@@ -207,15 +218,24 @@ def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogu
     `labelled` (copied into `out` as `labelled.jsonl`)."""
     path = Path(out)
     RunDirectory.check_new(path)
-    # a domain without templates, or a bad labelled set, writes nothing
+    # a domain without templates, or a bad labelled set, writes nothing; the set is read once, checked, and that
+    # text is what the run directory keeps (and a resume reads)
+    text = None if labelled is None else _read_set(Path(labelled))
     domain, setups, cases = (template_cases(scenario, dialogues) if labelled is None
-                             else labelled_cases(scenario, labelled))  # fmt: skip
+                             else labelled_cases(scenario, labelled, text))  # type: ignore[arg-type]  # fmt: skip
     with hold(path):
         run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-        if labelled is not None:
-            (run_dir / LABELLED).write_text(Path(labelled).read_text())
+        if text is not None:
+            atomic_write_text(run_dir / LABELLED, text)
         run_dir.write_status("running", kind=KIND, dialogues=dialogues, modes=list(modes))
         return _measure(run_dir, scenario, domain, setups, cases, modes, judge)
+
+
+def _read_set(path: Path) -> str:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScenarioError(str(path), [("", f"cannot read the labelled set: {error}")]) from None
 
 
 def is_reward_model_run(path: Path | str) -> bool:

@@ -54,24 +54,40 @@ def _draw_scai(left: Axes, right: Axes, groups: pd.DataFrame, heading: str) -> N
 
 
 def sweep_epochs(sweep: Path | str, by: str = "society.norms") -> dict[str, pd.DataFrame]:
-    """The per-epoch groups (`epochs.csv`) of a society sweep's finished runs, one frame per value of the
-    override `by` (a list of norms reads as its norms' names), each run's seed as its run."""
+    """The per-epoch groups (`epochs.csv`) of a society sweep's finished runs, one frame per setting: the value
+    of the override `by` (a list of norms reads as its norms' names) and of any other override but the seed.
+    A sweep run that played several runs counts as one sample, the mean of its runs, so that each seed is one
+    run of the frame (its `run` is the seed)."""
     sweep = Path(sweep)
     if not (sweep / "runs.csv").is_file():
         raise UsageError(f"{sweep}: not a sweep directory (no runs.csv)")
-    runs = pd.read_csv(sweep / "runs.csv", keep_default_na=False)
+    runs = pd.read_csv(sweep / "runs.csv", keep_default_na=False, dtype=str)
+    if by not in runs.columns:
+        raise UsageError(f"{sweep}: the sweep has no override {by!r} (it has {', '.join(runs.columns[1:])})")
+    others = [c for c in runs.columns if c not in ("run", "seed", by)]
     frames: dict[str, list[pd.DataFrame]] = {}
     for row in runs.to_dict("records"):
-        path = sweep / "runs" / str(row["run"]) / "epochs.csv"
+        path = sweep / "runs" / row["run"] / "epochs.csv"
         if not path.is_file():
             continue
-        value = str(row.get(by, ""))
-        try:  # a norm mix: its names
-            label = "+".join(str(n["norm"]) for n in json.loads(value))
-        except (ValueError, TypeError, KeyError):
-            label = value
-        frames.setdefault(label, []).append(pd.read_csv(path).assign(run=int(row["seed"])))
+        label = _setting(row[by])
+        varying = [f"{c}={row[c]}" for c in others if runs[c].nunique() > 1]
+        label = ", ".join([label, *varying])
+        groups = pd.read_csv(path)
+        means = groups.drop(columns="run").groupby(["epoch", "group"], as_index=False).mean(numeric_only=True)
+        frames.setdefault(label, []).append(means.assign(run=int(row["seed"])))
     return {label: pd.concat(parts, ignore_index=True) for label, parts in frames.items()}
+
+
+def _setting(value: str) -> str:
+    """An override's value as a label: a list of norms as their names, a JSON string without its quotes."""
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return value
+    if isinstance(data, list) and all(isinstance(item, dict) and "norm" in item for item in data):
+        return "+".join(str(item["norm"]) for item in data)
+    return data if isinstance(data, str) else value
 
 
 def plot_seeds(sweep: Path | str, by: str = "society.norms", title: str = "") -> Figure:

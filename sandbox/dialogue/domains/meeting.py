@@ -40,9 +40,10 @@ NONE = "none"
 COPY_RATIO = 0.6  # an email this similar to the one before it (difflib's ratio) copies it rather than answers
 
 
-def days_named(text: str) -> list[str]:
-    """The days `text` names, in the week's order."""
-    return [day for day in DAYS if re.search(rf"\b{day}\b", text, re.IGNORECASE)]
+def days_named(text: str, *, latest_first: bool = False) -> list[str]:
+    """The days `text` names, in the week's order, or the most recently named first."""
+    last = {day: m.start() for day in DAYS for m in re.finditer(rf"\b{day}\b", text, re.IGNORECASE)}
+    return sorted(last, key=last.__getitem__, reverse=True) if latest_first else [d for d in DAYS if d in last]
 
 
 def copies(text: str, before: str) -> bool:
@@ -138,8 +139,7 @@ class MeetingDomain(JudgedDomain):
             day = answered_day(dialogue)
             days = [] if day is None else [day]
         else:
-            last = {day: m.start() for day in DAYS for m in re.finditer(rf"\b{day}\b", text, re.IGNORECASE)}
-            days = sorted(last, key=last.__getitem__, reverse=True)
+            days = days_named(text, latest_first=True)
         return tuple(Check(day, render("dialogue/meeting/outcome.j2", players=setup.players, dialogue=text, day=day))
                      for day in days)  # fmt: skip
 
