@@ -106,6 +106,10 @@ def solve(
     solve_table(solve_with_progress(lambda hooks: solve_scenario(scenario, out, hooks=hooks)))
 
 
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
 def reward_model_table(path: Path) -> None:
     """Print a reward-model measurement (the paper's Table 8)."""
     s = read_json(path / "summary.json")
@@ -120,12 +124,9 @@ def reward_model_table(path: Path) -> None:
     out_console.print(table)
     files = "reward_model.csv, reward_model_error.csv"
     for row in s.get("reading") or []:
-        def rate(v: float | None) -> str:
-            return "n/a" if v is None else f"{v:.0%}"
-
         out_console.print(f"outcome reading against the truth: {row['agreements']} agreements, {row['read']} read, "
-                          f"{row['read_right']} read right: precision {rate(row['precision'])}, recall "
-                          f"{rate(row['recall'])}, accuracy {rate(row['accuracy'])} of {row['n']}")  # fmt: skip
+                          f"{row['read_right']} read right: precision {_rate(row['precision'])}, recall "
+                          f"{_rate(row['recall'])}, accuracy {_rate(row['accuracy'])} of {row['n']}")  # fmt: skip
         files += ", reward_model_reading.csv"
     out_console.print(f"results in [bold]{path}[/]: {files}")
 

@@ -31,8 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from sandbox.errors import ScenarioError
 from sandbox.games.dialogue import ANY, Message, Setup
+from sandbox.run_dir import atomic_write_text
 
-__all__ = ["LabelledDialogue", "load_labelled", "parse_labelled", "write_labelled"]
+__all__ = ["LabelledDialogue", "load_labelled", "parse_labelled", "read_labelled_text", "write_labelled"]
 
 
 class _Setup(BaseModel):
@@ -101,14 +102,17 @@ class LabelledDialogue(BaseModel):
                                 public=dict(setup.public), data=dict(setup.data)))  # fmt: skip
 
 
-def load_labelled(path: Path | str, *, domain: str | None = None) -> list[LabelledDialogue]:
-    """Read a labelled set; see `parse_labelled`."""
-    path = Path(path)
+def read_labelled_text(path: Path | str) -> str:
+    """A labelled set's text; a file that cannot be read is a ScenarioError naming it."""
     try:
-        text = path.read_text()
+        return Path(path).read_text()
     except (OSError, UnicodeDecodeError) as error:
         raise ScenarioError(str(path), [("", f"cannot read the labelled set: {error}")]) from None
-    return parse_labelled(text, str(path), domain=domain)
+
+
+def load_labelled(path: Path | str, *, domain: str | None = None) -> list[LabelledDialogue]:
+    """Read a labelled set; see `parse_labelled`."""
+    return parse_labelled(read_labelled_text(path), str(path), domain=domain)
 
 
 def parse_labelled(text: str, source: str, *, domain: str | None = None) -> list[LabelledDialogue]:
@@ -139,4 +143,4 @@ def parse_labelled(text: str, source: str, *, domain: str | None = None) -> list
 def write_labelled(items: Iterable[LabelledDialogue], path: Path | str) -> None:
     """One JSON object per line, fields in a fixed order."""
     text = "".join(json.dumps(item.model_dump(exclude_defaults=False), ensure_ascii=False) + "\n" for item in items)
-    Path(path).write_text(text)
+    atomic_write_text(Path(path), text)

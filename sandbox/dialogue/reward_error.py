@@ -35,6 +35,7 @@ from langchain_core.language_models import BaseChatModel
 from prompts import render
 from sandbox._sync import run_sync
 from sandbox.games.dialogue import Message, Setup
+from sandbox.dialogue.labelled import read_labelled_text
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.errors import ScenarioError, UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text, hold, holding
@@ -220,7 +221,7 @@ def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogu
     RunDirectory.check_new(path)
     # a domain without templates, or a bad labelled set, writes nothing; the set is read once, checked, and that
     # text is what the run directory keeps (and a resume reads)
-    text = None if labelled is None else _read_set(Path(labelled))
+    text = None if labelled is None else read_labelled_text(labelled)
     domain, setups, cases = (template_cases(scenario, dialogues) if labelled is None
                              else labelled_cases(scenario, labelled, text))  # type: ignore[arg-type]  # fmt: skip
     with hold(path):
@@ -229,13 +230,6 @@ def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogu
             atomic_write_text(run_dir / LABELLED, text)
         run_dir.write_status("running", kind=KIND, dialogues=dialogues, modes=list(modes))
         return _measure(run_dir, scenario, domain, setups, cases, modes, judge)
-
-
-def _read_set(path: Path) -> str:
-    try:
-        return path.read_text()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ScenarioError(str(path), [("", f"cannot read the labelled set: {error}")]) from None
 
 
 def is_reward_model_run(path: Path | str) -> bool:
