@@ -93,6 +93,28 @@ def test_an_interrupted_measurement_resumes_to_the_same_tables(tmp_path: Path) -
         pd.testing.assert_frame_equal(pd.read_csv(whole / name), pd.read_csv(tmp_path / "cut" / name))
 
 
+def test_agreement_read_by_the_players_own_selection_beside_the_judge(tmp_path: Path) -> None:
+    """`--mode outcome,selection`: each player says what was agreed; once Friday "works for" one of them both say
+    Friday, before that Alice says Friday and Bob none, which is no agreement."""
+    def select(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        text = "\n".join(str(m.content) for m in messages)
+        return "Friday" if "works for me" in text or "You are Alice" in text else "none"
+
+    both = {**models(), "players": scripted([(r"both agree to meet", select), (r"scheduling a meeting", player)])}
+    scenario = load_scenario(MEETING, kind="dialogue")
+    path = measure_agreement(scenario, tmp_path / "a", lengths=(1, 2), dialogues=3, modes=("outcome", "selection"),
+                             models=both)  # fmt: skip
+    table = pd.read_csv(path / TABLE).set_index("length")
+    assert list(table["read_by"]) == ["outcome", "outcome"]
+    assert list(table["agreements"]) == [0, 3] and list(table["selection_agreements"]) == [0, 3]
+    assert list(table["selection_agreement_rate"]) == [0.0, 1.0] and "selection_payoff_0" in table
+    result = CliRunner().invoke(app, ["resume", str(path)])
+    assert result.exit_code == 0 and "selection" in result.output and "3: 100%" in result.output
+    out = tmp_path / "bad"
+    result = CliRunner().invoke(app, ["agreement", str(MEETING), "--mode", "outcome,vote", "--out", str(out)])
+    assert result.exit_code == 2 and "--mode" in result.output and not out.exists()
+
+
 def test_agreement_refuses_a_domain_without_agreements_and_bad_lengths(tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "out"

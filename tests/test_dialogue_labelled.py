@@ -60,6 +60,17 @@ def test_a_judge_is_measured_against_the_labels_of_real_dialogues(tmp_path: Path
     assert (table["norm"] == 0).all() and set(table["outcome"]) == {"agreed", "none", "all"}
     assert (exact / "labelled.jsonl").read_text() == labelled.read_text()
 
+    # the players' own selection beside the judge: Alice always says Friday, Bob only once it works for him
+    def select(messages: list[Any], kwargs: dict[str, Any]) -> str:
+        text = "\n".join(str(m.content) for m in messages)
+        return "Friday" if "works for me" in text or "You are Alice" in text else "none"
+
+    both = measure_reward_model(scenario, tmp_path / "both", modes=("outcome", "selection"), labelled=labelled,
+                                judge=scripted([(r"both agree to meet", select), (r".", models()["judge"].rules[0][1])]))  # fmt: skip
+    reading = pd.read_csv(both / READING).set_index("mode")
+    assert list(reading.index) == ["outcome", "selection"]
+    assert (reading["read_right"] == 8).all() and (reading["accuracy"] == 1.0).all()
+
     loose = measure_reward_model(scenario, tmp_path / "loose", modes=("outcome",), labelled=labelled,
                                  judge=scripted([(r".", credulous)]))  # fmt: skip
     reading = pd.read_csv(loose / READING).iloc[0]

@@ -133,6 +133,59 @@ def test_the_outcome_reward_model_computes_payoffs_from_private_values() -> None
     assert outcome.payoffs == (0.0, 0.0) and common in (outcome.illegal or "")
 
 
+def test_the_selection_reward_asks_each_player_in_its_own_context() -> None:
+    """`reward: selection` (Lewis et al. 2017): no judge; each player, with its own private information and
+    instruction, says what was agreed, greedily; the same day from both is an agreement, anything else is not,
+    and an answer the game cannot read is that player's illegal move."""
+    domain, setup = _meeting_setup()
+    values = setup.data["values"]
+    day = next(iter(values[0]))
+    dialogue = (Message(0, day, f"Shall we meet on {day}?"), Message(1, "any", f"Yes, {day} works for me."))
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def says(answers: dict[str, str]) -> Any:
+        def answer(messages: list[Any], kwargs: dict[str, Any]) -> str:
+            text = "\n".join(str(m.content) for m in messages)
+            seen.append((text, kwargs))
+            return next(a for name, a in answers.items() if f"You are {name}" in text)
+        return scripted([(r"both agree to meet", answer)])
+
+    reward = RewardModel(domain, "selection")
+    outcome = asyncio.run(reward.score(None, setup, dialogue, seed=1, players=says({"Alice": day, "Bob": day})))
+    assert outcome.payoffs == (float(values[0][day]), float(values[1].get(day, 0))) and outcome.illegal is None
+    alice = next(text for text, _ in seen if "You are Alice" in text)
+    assert setup.info_text(0) in alice and setup.info_text(1) not in alice  # her own information only
+    assert f"Insist on a meeting for {day}" in alice  # the instruction of her last message
+    assert all(kwargs["temperature"] == 0.0 and kwargs["constraint"].grammar for _, kwargs in seen)
+    assert reward.calls(setup, dialogue) == 2
+    other = next(d for d in DAYS if d != day)
+    differ = asyncio.run(reward.score(None, setup, dialogue, seed=1, players=says({"Alice": day, "Bob": other})))
+    assert differ.payoffs == (0.0, 0.0) and differ.illegal is None
+    none = asyncio.run(reward.score(None, setup, dialogue, seed=1, players=says({"Alice": "none", "Bob": "none"})))
+    assert none.payoffs == (0.0, 0.0) and none.illegal is None
+    garbage = asyncio.run(reward.score(None, setup, dialogue, seed=1, players=says({"Alice": day, "Bob": "soon"})))
+    assert garbage.payoffs == (0.0, 0.0) and "Bob" in (garbage.illegal or "") and "Alice" not in (garbage.illegal or "")
+    with pytest.raises(ValueError, match="players' model"):
+        asyncio.run(reward.score(scripted([]), setup, dialogue, seed=1))
+
+
+def test_a_fruit_selection_agrees_on_the_terms_of_a_trade() -> None:
+    domain, setups = FruitConfig(reward="selection").build(("Alice", "Bob"), 1, np.random.default_rng(3))
+    setup = setups[0]
+    have_a, have_b = setup.data["endowments"]
+    give = next(f for f, n in have_a.items() if n > 0)
+    get = next(f for f, n in have_b.items() if n > 0 and f != give)
+    dialogue = (Message(0, "calm", f"My {give} for your {get}?"), Message(1, "any", "Deal."))
+    same = scripted([(r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
+                     (r"You are Bob", f"Alice gives 1 {give} and gets 1 {get}.")])  # fmt: skip
+    agreed, outcome = asyncio.run(RewardModel(domain, "selection").read_selection(same, setup, dialogue, seed=1))
+    assert agreed == f"Alice gives 1 {give} and gets 1 {get}"
+    assert outcome.payoffs == domain.payoffs_of(setup, (1, give, 1, get))
+    more = scripted([(r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
+                     (r"You are Bob", f"Alice gives 2 {give} and gets 1 {get}")])  # fmt: skip
+    assert asyncio.run(RewardModel(domain, "selection").read_selection(more, setup, dialogue, seed=1))[0] is None
+
+
 def test_a_fruit_trade_nobody_can_pay_for_does_not_happen() -> None:
     domain, setups = FruitConfig().build(("Alice", "Bob"), 1, np.random.default_rng(3))
     setup = setups[0]

@@ -7,7 +7,8 @@ domain (meeting scheduling or fruit trading), every player speaks on "any"
 termination is not asked, so every dialogue runs to the end. After each
 length the dialogue so far is scored: the `outcome` reward model reads what
 was agreed (a day, a trade; the game computes the payoffs from the private
-valuations) and, with `--mode both`, the paper's `value` judge states each
+valuations), with `selection` each player says what was agreed (an agreement
+when both say the same), and with `value` the paper's judge states each
 player's payoff. Per length: the agreement rate with its Wilson interval and
 each mode's mean payoffs (`agreement_by_length.csv`, `agreement.png`).
 Every scored prefix is also written as a dialogue to label by hand
@@ -52,6 +53,8 @@ PREFIXES = "agreement_prefixes.jsonl"  # every scored prefix in the labelled-set
 TABLE = "agreement_by_length.csv"
 PLOT = "agreement.png"
 DOMAINS = ("meeting", "fruit")
+MODES = ("outcome", "selection", "value")
+READ = ("outcome", "selection")  # the modes that name what was agreed
 
 
 def _check(scenario: DialogueScenario, lengths: Sequence[int], modes: Sequence[str]) -> None:
@@ -61,9 +64,9 @@ def _check(scenario: DialogueScenario, lengths: Sequence[int], modes: Sequence[s
                          f"{' and '.join(DOMAINS)})")  # fmt: skip
     if not lengths or any(n < 1 for n in lengths):
         raise UsageError(f"--lengths {','.join(map(str, lengths))}: give message counts of at least 1")
-    unknown = [m for m in modes if m not in ("value", "outcome")]
+    unknown = [m for m in modes if m not in MODES]
     if unknown:
-        raise UsageError(f"--mode: {unknown[0]!r} is not value or outcome")
+        raise UsageError(f"--mode: {unknown[0]!r} is not one of {', '.join(MODES)}")
 
 
 def measure_agreement(scenario: DialogueScenario, out: Path | str, *, lengths: Sequence[int] = (2, 4, 6, 8),
@@ -131,6 +134,8 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, lengths: list[in
             reward = RewardModel(domain, mode)  # type: ignore[arg-type]
             if mode == "outcome":
                 agreed, outcome = await reward.read_outcome(roles["judge"], setup, dialogue, seed=judge_seed)
+            elif mode == "selection":
+                agreed, outcome = await reward.read_selection(roles["players"], setup, dialogue, seed=judge_seed)
             else:
                 agreed, outcome = None, await reward.score(roles["judge"], setup, dialogue, seed=judge_seed)
             row: dict[str, Any] = {"dialogue": index, "length": length, "mode": mode,
@@ -160,16 +165,23 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, lengths: list[in
 
 
 def agreement_table(frame: pd.DataFrame, players: int) -> pd.DataFrame:
-    """Per length: dialogues, the agreements the outcome reward model read, their rate and its 95% Wilson
-    interval (where the outcome mode was asked), and each mode's mean payoff per player."""
+    """Per length: dialogues, the agreements read, their rate and its 95% Wilson interval, and each mode's mean
+    payoff per player. Agreements are read by each mode that names an outcome (`READ`): the first of them asked
+    gives `agreements`, `agreement_rate`, `ci_low`, `ci_high` (and `read_by` names it), a second the same columns
+    prefixed with its name (`selection_agreements`, ...)."""
+    asked = [m for m in READ if m in set(frame["mode"])]
     out = []
     for length, group in frame.groupby("length", sort=True):
         row: dict[str, Any] = {"length": int(length), "dialogues": int(group["dialogue"].nunique())}
-        outcome = group[group["mode"] == "outcome"]
-        if len(outcome):
-            agreed = int((outcome["agreed"].fillna("").astype(str) != "").sum())
-            low, high = wilson_interval(agreed, len(outcome))
-            row.update({"agreements": agreed, "agreement_rate": agreed / len(outcome), "ci_low": low, "ci_high": high})
+        for k, mode in enumerate(asked):
+            read = group[group["mode"] == mode]
+            agreed = int((read["agreed"].fillna("").astype(str) != "").sum())
+            low, high = wilson_interval(agreed, len(read))
+            prefix = "" if k == 0 else f"{mode}_"
+            row.update({f"{prefix}agreements": agreed, f"{prefix}agreement_rate": agreed / len(read),
+                        f"{prefix}ci_low": low, f"{prefix}ci_high": high})  # fmt: skip
+        if asked:
+            row["read_by"] = asked[0]
         for mode, by_mode in group.groupby("mode", sort=False):
             for p in range(players):
                 row[f"{mode}_payoff_{p}"] = float(by_mode[f"payoff_{p}"].mean())
@@ -184,12 +196,17 @@ def _plot(table: pd.DataFrame, name: str, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    if "agreement_rate" in table:
-        rate = table["agreement_rate"]
-        below, above = (rate - table["ci_low"]).clip(lower=0), (table["ci_high"] - rate).clip(lower=0)  # rounding
-        ax.errorbar(table["length"], rate, yerr=[below, above], capsize=3, marker="o")
+    readers = ([(str(table["read_by"].iloc[0]), "")] if "read_by" in table else []) + \
+        [(m, f"{m}_") for m in READ if f"{m}_agreement_rate" in table]
+    for mode, prefix in readers:
+        rate = table[f"{prefix}agreement_rate"]
+        below = (rate - table[f"{prefix}ci_low"]).clip(lower=0)  # clipped: rounding
+        above = (table[f"{prefix}ci_high"] - rate).clip(lower=0)
+        ax.errorbar(table["length"], rate, yerr=[below, above], capsize=3, marker="o", label=f"read by {mode}")
+    if len(readers) > 1:
+        ax.legend()
     ax.set_xlabel("messages")
-    ax.set_ylabel("agreement rate (outcome reward model)")
+    ax.set_ylabel("agreement rate")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xticks(list(table["length"]))
     ax.set_title(f"{name}: agreements by dialogue length (95% Wilson CI)")

@@ -110,6 +110,20 @@ def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
 
+REWARD_MODES = ("value", "outcome", "selection")
+
+
+def _modes(text: str, *, both: tuple[str, ...]) -> tuple[str, ...]:
+    """`--mode`: `both` (the two judge modes), or modes separated by commas."""
+    from sandbox.errors import UsageError
+
+    modes = both if text == "both" else tuple(m.strip() for m in text.split(",") if m.strip())
+    unknown = [m for m in modes if m not in REWARD_MODES]
+    if unknown or not modes:
+        raise UsageError(f"--mode {text!r}: choose both, or of {', '.join(REWARD_MODES)} separated by commas")
+    return modes
+
+
 def reward_model_table(path: Path) -> None:
     """Print a reward-model measurement (the paper's Table 8)."""
     s = read_json(path / "summary.json")
@@ -124,7 +138,7 @@ def reward_model_table(path: Path) -> None:
     out_console.print(table)
     files = "reward_model.csv, reward_model_error.csv"
     for row in s.get("reading") or []:
-        out_console.print(f"outcome reading against the truth: {row['agreements']} agreements, {row['read']} read, "
+        out_console.print(f"{row.get('mode', 'outcome')} reading against the truth: {row['agreements']} agreements, {row['read']} read, "
                           f"{row['read_right']} read right: precision {_rate(row['precision'])}, recall "
                           f"{_rate(row['recall'])}, accuracy {_rate(row['accuracy'])} of {row['n']}")  # fmt: skip
         files += ", reward_model_reading.csv"
@@ -137,10 +151,11 @@ def reward_model(
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-reward-<time>).")] = None,  # noqa: UP007
     dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000,
                                            help="Setups; three templated dialogues each (not with --labelled).")] = 10,
-    mode: Annotated[str, typer.Option("--mode", help="value (the paper's), outcome, or both.")] = "both",
+    mode: Annotated[str, typer.Option("--mode", help="value (the paper's), outcome, selection (the players say what "
+                                                     "was agreed), several by commas, or both (value,outcome).")] = "both",
     model: Annotated[
         Optional[list[str]],  # noqa: UP007
-        typer.Option("--model", help="judge=SPEC, e.g. judge=openai:gpt-4o-mini."),
+        typer.Option("--model", help="ROLE=SPEC, e.g. judge=openai:gpt-4o-mini (players=SPEC for selection)."),
     ] = None,
     labelled: Annotated[
         Optional[Path],  # noqa: UP007
@@ -153,16 +168,13 @@ def reward_model(
     import time
 
     from sandbox.dialogue.reward_error import measure_reward_model
-    from sandbox.errors import UsageError
     from sandbox.scenario_file import load_scenario
     from sandbox.dialogue.scenario import apply_dialogue_overrides
 
     try:
-        if mode not in ("value", "outcome", "both"):
-            raise UsageError(f"--mode {mode!r}: choose value, outcome or both")
+        modes = _modes(mode, both=("value", "outcome"))
         scenario = apply_dialogue_overrides(load_scenario(file, kind="dialogue"), models=model)
         target = out or Path("runs") / f"{scenario.name}-reward-{time.strftime('%Y%m%d-%H%M%S')}"
-        modes = ("value", "outcome") if mode == "both" else (mode,)
         with console.status("scoring labelled dialogues" if labelled else "scoring templated dialogues"):
             path = measure_reward_model(scenario, target, dialogues=dialogues, modes=modes, labelled=labelled)
     except SandboxError as error:
@@ -176,13 +188,17 @@ def agreement_summary(path: Path) -> None:
     table = Table(title=f"{s['scenario']}: {s['dialogues']} dialogues on \"any\", scored after each length",
                   title_justify="left")  # fmt: skip
     players = s["players"]
-    columns = ["messages", "agreements", "rate (95% CI)"] + [f"{m} payoff {name}" for m in s["modes"] for name in players]
+    first = s["table"][0].get("read_by") if s["table"] else None
+    readers = ([(first, "")] if first else []) + [(m, f"{m}_") for m in ("outcome", "selection")
+                                                  if s["table"] and f"{m}_agreements" in s["table"][0]]  # fmt: skip
+    columns = ["messages", *[f"agreements by {m}: rate (95% CI)" for m, _ in readers],
+               *[f"{m} payoff {name}" for m in s["modes"] for name in players]]  # fmt: skip
     for column in columns:
         table.add_column(column, justify="right")
     for row in s["table"]:
-        rate = ("n/a" if row.get("agreement_rate") is None else
-                f"{row['agreement_rate']:.0%} ({row['ci_low']:.0%}–{row['ci_high']:.0%})")  # fmt: skip
-        table.add_row(str(row["length"]), str(row.get("agreements", "n/a")), rate,
+        rates = [f"{row[f'{p}agreements']}: {row[f'{p}agreement_rate']:.0%} "
+                 f"({row[f'{p}ci_low']:.0%}–{row[f'{p}ci_high']:.0%})" for _, p in readers]  # fmt: skip
+        table.add_row(str(row["length"]), *rates,
                       *[f"{row[f'{m}_payoff_{p}']:.2f}" for m in s["modes"] for p in range(len(players))])  # fmt: skip
     out_console.print(table)
     out_console.print(f"results in [bold]{path}[/]: agreement.csv, agreement_by_length.csv, agreement_dialogues.csv, "
@@ -195,7 +211,8 @@ def agreement(
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-agreement-<time>).")] = None,  # noqa: UP007
     lengths: Annotated[str, typer.Option("--lengths", help="Dialogue lengths to score, comma-separated.")] = "2,4,6,8",
     dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000, help="Dialogues (setups).")] = 10,
-    mode: Annotated[str, typer.Option("--mode", help="outcome, value (the paper's) or both.")] = "both",
+    mode: Annotated[str, typer.Option("--mode", help="outcome, selection (the players say what was agreed), value "
+                                                     "(the paper's), several by commas, or both (outcome,value).")] = "both",
     model: Annotated[
         Optional[list[str]],  # noqa: UP007
         typer.Option("--model", help="ROLE=SPEC with ROLE players, judge or all, e.g. judge=openai:gpt-4o-mini."),
@@ -215,11 +232,9 @@ def agreement(
             counts = [int(n) for n in lengths.split(",") if n.strip()]
         except ValueError:
             raise UsageError(f"--lengths {lengths!r}: give whole numbers separated by commas, e.g. 2,4,6,8") from None
-        if mode not in ("value", "outcome", "both"):
-            raise UsageError(f"--mode {mode!r}: choose outcome, value or both")
+        modes = _modes(mode, both=("outcome", "value"))
         scenario = apply_dialogue_overrides(load_scenario(file, kind="dialogue"), models=model)
         target = out or Path("runs") / f"{scenario.name}-agreement-{time.strftime('%Y%m%d-%H%M%S')}"
-        modes = ("outcome", "value") if mode == "both" else (mode,)
         with console.status("playing and scoring dialogues"):
             path = measure_agreement(scenario, target, lengths=counts, dialogues=dialogues, modes=modes)
     except SandboxError as error:

@@ -30,7 +30,8 @@ def call_key(*parts: Any) -> str:
 
 @dataclass
 class StackModels:
-    """`DialogueModels` over two wrapped chat models: `speaker` writes messages, `judge` ends and scores dialogues.
+    """`DialogueModels` over two wrapped chat models: `speaker` writes messages (and, with `reward: selection`,
+    says what was agreed), `judge` ends and scores dialogues.
 
     Attributes:
         speaker: The players' model (its role's sampling applies).
@@ -59,9 +60,9 @@ class StackModels:
         return str(answer.content).strip().lower().startswith("yes")
 
     async def reward(self, setup: Setup, dialogue: tuple[Message, ...]) -> Outcome:
-        if self.reward_model is None or self.judge is None:
+        if self.reward_model is None:
             raise ValueError("this domain's payoffs come from the LLM reward model, which needs a judge model")
-        return await self.reward_model.score(self.judge, setup, dialogue, seed=self.judge_seed)
+        return await self.reward_model.score(self.judge, setup, dialogue, seed=self.judge_seed, players=self.speaker)
 
 
 @contextmanager

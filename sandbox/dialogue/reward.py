@@ -19,6 +19,14 @@ Two modes (`dialogue.domain.reward`):
   was agreed, the embedded judge answered "none" to 9 of 10 templated
   agreements; asked day by day it read all 30 templated dialogues right.
 
+* `selection` (not in the paper; Lewis et al. 2017, "Deal or No Deal?",
+  ask each agent for its selection after the dialogue): no judge. Each player,
+  in its own context (its private information, its instruction, the dialogue),
+  is asked what was agreed, under the same grammar of outcomes, greedily; the
+  two answers agree, or nothing was agreed, and the game computes the payoffs
+  of an agreed outcome. Agreement is then the players' own, as in a signed
+  contract, and a judge's misreading cannot create one.
+
 An answer that cannot be read is recorded as an illegal judgment (the
 payoffs are then the domain's no-agreement payoffs), never a guess.
 """
@@ -34,11 +42,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from sandbox.dialogue.models import YES_NO, call_key
-from sandbox.games.dialogue import Message, Outcome, Setup
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 
-RewardMode = Literal["value", "outcome"]
+RewardMode = Literal["value", "outcome", "selection"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,10 @@ class Judged(Protocol):
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]: ...
 
     def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome: ...
+
+    def selection_prompt(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> Prompt:
+        """`player`'s own prompt asking what was agreed, with the constraint of an answer `outcome_payoffs` reads."""
+        ...
 
     def no_deal(self, setup: Setup) -> tuple[float, ...]: ...
 
@@ -88,12 +100,20 @@ class RewardModel:
 
     def calls(self, setup: Setup, dialogue: tuple[Message, ...]) -> int:
         """How many judge calls scoring `dialogue` takes."""
-        if self.mode == "value":
+        if self.mode in ("value", "selection"):
             return len(setup.players)
         checks = self.domain.outcome_checks(setup, dialogue)
         return 1 if checks is None else len(checks)
 
-    async def score(self, judge: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *, seed: int) -> Outcome:
+    async def score(self, judge: BaseChatModel | None, setup: Setup, dialogue: tuple[Message, ...], *, seed: int,
+                    players: BaseChatModel | None = None) -> Outcome:  # fmt: skip
+        """The payoffs of a finished dialogue: read by `judge`, or (`selection`) by the `players`' model."""
+        if self.mode == "selection":
+            if players is None:
+                raise ValueError("reward: selection asks the players' model what was agreed")
+            return (await self.read_selection(players, setup, dialogue, seed=seed))[1]
+        if judge is None:
+            raise ValueError(f"reward: {self.mode} needs a judge model")
         if self.mode == "outcome":
             return (await self.read_outcome(judge, setup, dialogue, seed=seed))[1]
         low, high = self.domain.payoff_range()
@@ -126,6 +146,27 @@ class RewardModel:
         agreed = None if outcome.illegal or answer.lower().startswith("none") else answer
         return agreed, outcome
 
+    async def read_selection(self, players: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *,
+                             seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
+        """What both players say was agreed (None: they differ, or say none) and its payoffs (the `selection` mode,
+        whatever `self.mode` is). Each player answers greedily in its own context; an answer the domain cannot
+        read is an illegal move of that player, and no agreement."""
+        prompts = [self.domain.selection_prompt(setup, dialogue, p) for p in range(len(setup.players))]
+        answers = await asyncio.gather(*(
+            acall(players, list(prompt.messages), seed=seed, temperature=0.0, max_tokens=prompt.max_tokens,
+                  constraint=prompt.constraint, call=CallInfo(role="players", agent=setup.players[p],
+                                                              episode=call_key(prompt.key()), step="selection"))
+            for p, prompt in enumerate(prompts)))  # fmt: skip
+        said = [str(a.content).strip() for a in answers]
+        unreadable = [f"{setup.players[p]}: {text[:40]!r}" for p, text in enumerate(said)
+                      if self.domain.outcome_payoffs(setup, text).illegal]  # fmt: skip
+        if unreadable:
+            return None, Outcome(self.domain.no_deal(setup), illegal=f"selection: {'; '.join(unreadable)}")
+        first = canonical_outcome(said[0])
+        if first == "none" or any(canonical_outcome(text) != first for text in said[1:]):
+            return None, Outcome(self.domain.no_deal(setup))
+        return said[0], self.domain.outcome_payoffs(setup, said[0])
+
     async def _checked(self, judge: BaseChatModel, setup: Setup, checks: tuple[Check, ...], *,
                        seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
         """The first candidate the judge says yes to (every question in flight at once); no yes: no agreement."""
@@ -140,6 +181,16 @@ class RewardModel:
             if word == "yes":
                 return check.candidate, self.domain.outcome_payoffs(setup, check.candidate)
         return None, Outcome(self.domain.no_deal(setup))
+
+
+def canonical_outcome(text: str | None) -> str | tuple[str, ...] | None:
+    """An outcome as two readings of it are compared: case, spacing and a final full stop aside; a trade by its
+    terms ("Alice gives 1 apple and gets 2 kiwi" anywhere in the text)."""
+    if text is None:
+        return None
+    plain = " ".join(text.strip().rstrip(".").split()).casefold()
+    trade = re.search(r"gives (\d+) (\w+) and gets (\d+) (\w+)", plain)
+    return trade.groups() if trade else plain
 
 
 def describe(setup: Setup) -> str:

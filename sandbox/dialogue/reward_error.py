@@ -6,23 +6,23 @@ proposal accepted), Rejected (a proposal refused) and Incomplete (a counter
 proposal, no agreement). The reward model scores each; per outcome type and
 overall, `Norm` is the mean absolute error over the domain's payoff range and
 `Sgn` the fraction of payoffs whose sign is wrong (one sample per player and
-dialogue). Both modes (`value`, the paper's; `outcome`) are measured unless
-one is asked for.
+dialogue). The modes `value` (the paper's) and `outcome` are measured unless
+others are asked for; `selection` asks the players' model (each player in its
+own context) instead of a judge.
 
 `--labelled SET` measures the same on the embedded model's own dialogues
 labelled by hand (`sandbox.dialogue.labelled`) instead of templates: the
-outcome types are then `agreed` and `none`. For the `outcome` mode the
-reading itself is compared with what was agreed, the label's or the valid
-template's (`reward_model_reading.csv`):
-precision (of the agreements read, the share that are the labelled
-agreement), recall (of the labelled agreements, the share read exactly) and
-accuracy (cases read exactly, no agreement included).
+outcome types are then `agreed` and `none`. For the modes that name an
+outcome (`outcome`, `selection`) the reading itself is compared with what was
+agreed, the label's or the valid template's (`reward_model_reading.csv`, one
+row per mode): precision (of the agreements read, the share that are the
+labelled agreement), recall (of the labelled agreements, the share read
+exactly) and accuracy (cases read exactly, no agreement included).
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +36,7 @@ from prompts import render
 from sandbox._sync import run_sync
 from sandbox.games.dialogue import Message, Setup
 from sandbox.dialogue.labelled import read_labelled_text
+from sandbox.dialogue.reward import canonical_outcome
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.errors import ScenarioError, UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text, hold, holding
@@ -48,6 +49,7 @@ CASES = "reward_model.csv"
 KIND = "reward-model"
 TABLE = "reward_model_error.csv"
 READING = "reward_model_reading.csv"
+READ = ("outcome", "selection")  # the modes that name what was agreed
 LABELLED = "labelled.jsonl"  # the labelled set a measurement ran on, copied into its run directory
 
 
@@ -144,24 +146,15 @@ def labelled_cases(scenario: DialogueScenario, path: Path | str,
     return domain, setups, cases
 
 
-def _canonical(text: str | None) -> str | tuple[str, ...] | None:
-    """An outcome as compared with a label: case, spacing and a final full stop aside; a trade by its terms
-    ("Alice gives 1 apple and gets 2 kiwi" anywhere in the text)."""
-    if text is None:
-        return None
-    plain = " ".join(text.strip().rstrip(".").split()).casefold()
-    trade = re.search(r"gives (\d+) (\w+) and gets (\d+) (\w+)", plain)
-    return trade.groups() if trade else plain
-
-
 def _same(read: str | None, label: str | None) -> bool:
     """Whether a reading names the labelled outcome."""
-    return _canonical(read) == _canonical(label)
+    return canonical_outcome(read) == canonical_outcome(label)
 
 
 async def score_cases(cases: list[Case], setups: tuple[Setup, ...], domain: Any, judge: BaseChatModel, mode: str,
-                      seed: int) -> list[dict[str, Any]]:  # fmt: skip
-    """One row per case and player: the true and the predicted payoff."""
+                      seed: int, players: BaseChatModel | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """One row per case and player: the true and the predicted payoff (`selection`: the `players`' model, by
+    default the judge's, says what was agreed)."""
     from sandbox.dialogue.reward import RewardModel
 
     model = RewardModel(domain, mode)  # type: ignore[arg-type]
@@ -169,6 +162,8 @@ async def score_cases(cases: list[Case], setups: tuple[Setup, ...], domain: Any,
     async def one(case: Case) -> tuple[str | None, Any]:
         if mode == "outcome":
             return await model.read_outcome(judge, setups[case.setup], case.dialogue, seed=seed)
+        if mode == "selection":
+            return await model.read_selection(players or judge, setups[case.setup], case.dialogue, seed=seed)
         return None, await model.score(judge, setups[case.setup], case.dialogue, seed=seed)
 
     scored = await asyncio.gather(*(one(c) for c in cases))
@@ -177,26 +172,30 @@ async def score_cases(cases: list[Case], setups: tuple[Setup, ...], domain: Any,
         for player, (truth, predicted) in enumerate(zip(case.truth, outcome.payoffs)):
             rows.append({"mode": mode, "outcome": case.outcome, "setup": case.setup, "player": player,
                          "truth": truth, "predicted": predicted, "illegal": outcome.illegal or "",
-                         "agreed": case.agreed or "", "read": (read or "") if mode == "outcome" else "",
+                         "agreed": case.agreed or "", "read": (read or "") if mode in READ else "",
                          "dialogue": "\n".join(m.text for m in case.dialogue)})  # fmt: skip
     return rows
 
 
 def reading_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """The `outcome` mode's readings against the labels (one per case): agreements labelled and read, the reads
-    that name the labelled agreement, precision, recall and accuracy."""
-    cases = rows[(rows["mode"] == "outcome") & (rows["player"] == 0)]
-    if cases.empty:
-        return pd.DataFrame()
-    label = [text or None for text in cases["agreed"].fillna("").astype(str)]
-    read = [text or None for text in cases["read"].fillna("").astype(str)]
-    exact = [_same(r, a) for r, a in zip(read, label)]
-    agreements, said = sum(a is not None for a in label), sum(r is not None for r in read)
-    hits = sum(e and a is not None for e, a in zip(exact, label))
-    return pd.DataFrame([{"n": len(cases), "agreements": agreements, "read": said, "read_right": hits,
-                          "precision": hits / said if said else float("nan"),
-                          "recall": hits / agreements if agreements else float("nan"),
-                          "accuracy": float(np.mean(exact))}])  # fmt: skip
+    """The readings of the modes that name an outcome (`outcome`, `selection`) against the labels, one row per
+    mode (one case per dialogue): agreements labelled and read, the reads that name the labelled agreement,
+    precision, recall and accuracy."""
+    out = []
+    for mode in READ:
+        cases = rows[(rows["mode"] == mode) & (rows["player"] == 0)]
+        if cases.empty:
+            continue
+        label = [text or None for text in cases["agreed"].fillna("").astype(str)]
+        read = [text or None for text in cases["read"].fillna("").astype(str)]
+        exact = [_same(r, a) for r, a in zip(read, label)]
+        agreements, said = sum(a is not None for a in label), sum(r is not None for r in read)
+        hits = sum(e and a is not None for e, a in zip(exact, label))
+        out.append({"mode": mode, "n": len(cases), "agreements": agreements, "read": said, "read_right": hits,
+                    "precision": hits / said if said else float("nan"),
+                    "recall": hits / agreements if agreements else float("nan"),
+                    "accuracy": float(np.mean(exact))})  # fmt: skip
+    return pd.DataFrame(out)
 
 
 def error_table(rows: pd.DataFrame, low: float, high: float) -> pd.DataFrame:
@@ -260,7 +259,9 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, domain: Any, set
     rows: list[dict[str, Any]] = []
     with run_roles(run_dir, scenario, {"judge": judge} if judge is not None else None) as roles:
         for mode in modes:
-            rows += run_sync(score_cases(cases, setups, domain, roles["judge"], mode, seed=scenario.seed))
+            # a judge given in place of the scenario's also answers for the players (`selection`)
+            rows += run_sync(score_cases(cases, setups, domain, roles["judge"], mode, seed=scenario.seed,
+                                         players=roles["judge"] if judge is not None else roles["players"]))  # fmt: skip
     frame = pd.DataFrame(rows)
     frame.to_csv(run_dir / CASES, index=False)
     low, high = domain.payoff_range()

@@ -25,15 +25,24 @@ from sandbox.llm.contracts import Constraint
 FRUITS = ("apple", "banana", "blueberry", "kiwi")
 
 
+def trade_constraint(first: str) -> Constraint:
+    """No trade, or one as the game reads it, from the first player's side: "Alice gives N FRUIT and gets M FRUIT"."""
+    fruit = " | ".join(f'"{f}"' for f in FRUITS)
+    grammar = (f'root ::= "none" | "{first} gives " n " " fruit " and gets " n " " fruit\n'
+               f"n ::= [1-9]\nfruit ::= {fruit}")  # fmt: skip
+    return Constraint(grammar=grammar, regex=rf"none|{re.escape(first)} gives \d \w+ and gets \d \w+")
+
+
 class FruitConfig(JudgedConfig):
     """`dialogue.domain` for fruit trading."""
 
     kind: Literal["fruit"] = "fruit"
     max_count: int = Field(3, ge=1, le=9, description="Endowments are drawn from 0..max_count of each fruit.")
     max_value: int = Field(10, ge=1, le=10, description="Valuations are drawn from 1..max_value per fruit.")
-    reward: Literal["value", "outcome"] = Field(
+    reward: Literal["value", "outcome", "selection"] = Field(
         "value", description="value: the judge states each player's payoff (the paper's reward model); outcome: the "
-        "judge names the agreed trade and the game computes the payoffs.")  # fmt: skip
+        "judge names the agreed trade and the game computes the payoffs; selection (not in the paper; Lewis et al. "
+        "2017): each player names the agreed trade, and only the same trade from both is an agreement.")  # fmt: skip
     max_tokens: int = Field(96, ge=8, le=1024, description="Most new tokens per message.")
 
     def check_instructions(self, instructions: tuple[tuple[str, ...], ...]) -> None:
@@ -79,12 +88,12 @@ class FruitDomain(JudgedDomain):
                       player=setup.players[player], low=int(low), high=int(high))  # fmt: skip
 
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]:
-        first = setup.players[0]
         prompt = render("dialogue/fruit/outcome.j2", players=setup.players, dialogue=dialogue_text(setup, dialogue))
-        fruit = " | ".join(f'"{f}"' for f in FRUITS)
-        grammar = (f'root ::= "none" | "{first} gives " n " " fruit " and gets " n " " fruit\n'
-                   f"n ::= [1-9]\nfruit ::= {fruit}")  # fmt: skip
-        return prompt, Constraint(grammar=grammar, regex=rf"none|{re.escape(first)} gives \d \w+ and gets \d \w+")
+        return prompt, trade_constraint(setup.players[0])
+
+    def selection_question(self, setup: Setup, player: int) -> tuple[str, Constraint]:
+        return (render("dialogue/fruit/selection.j2", players=setup.players, other=setup.players[1 - player]),
+                trade_constraint(setup.players[0]))
 
     def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome:
         if answer.strip().lower().startswith("none"):

@@ -69,9 +69,10 @@ class MeetingConfig(JudgedConfig):
     kind: Literal["meeting"] = "meeting"
     available: tuple[int, int] = Field((3, 5), description="Least and most days a player can meet (drawn per setup).")
     max_value: int = Field(10, ge=1, le=99, description="Day values are drawn from 1..max_value.")
-    reward: Literal["value", "outcome"] = Field(
+    reward: Literal["value", "outcome", "selection"] = Field(
         "value", description="value: the judge states each player's payoff (the paper's reward model); outcome: the "
-        "judge names the agreed day and the game computes the payoffs.")  # fmt: skip
+        "judge names the agreed day and the game computes the payoffs; selection (not in the paper; Lewis et al. "
+        "2017): each player says which day was agreed, and only the same day from both is an agreement.")  # fmt: skip
     max_tokens: int = Field(96, ge=8, le=1024, description="Most new tokens per message.")
     agreement: Literal["named", "answered"] = Field(
         "named", description="The days the outcome reward model asks about: named, every day the emails name; "
@@ -145,6 +146,11 @@ class MeetingDomain(JudgedDomain):
 
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]:
         raise NotImplementedError("meeting scheduling asks day by day (outcome_checks)")
+
+    def selection_question(self, setup: Setup, player: int) -> tuple[str, Constraint]:
+        options = [*DAYS, NONE]
+        return (render("dialogue/meeting/selection.j2", other=setup.players[1 - player]),
+                Constraint(grammar="root ::= " + " | ".join(f'"{o}"' for o in options), regex="|".join(options)))
 
     def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome:
         day = answer.strip().strip(".").capitalize()
