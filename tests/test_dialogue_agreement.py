@@ -110,6 +110,14 @@ def test_agreement_read_by_the_players_own_selection_beside_the_judge(tmp_path: 
     assert list(table["selection_agreement_rate"]) == [0.0, 1.0] and "selection_payoff_0" in table
     result = CliRunner().invoke(app, ["resume", str(path)])
     assert result.exit_code == 0 and "selection" in result.output and "3: 100%" in result.output
+    alone = measure_agreement(scenario, tmp_path / "alone", lengths=(1, 2), dialogues=2, modes=("selection",),
+                              models=both)  # fmt: skip
+    assert list(pd.read_csv(alone / TABLE)["read_by"]) == ["selection", "selection"]
+    result = CliRunner().invoke(app, ["resume", str(alone)])
+    assert result.exit_code == 0 and "selection" in result.output and "2: 100%" in result.output
+    value = measure_agreement(scenario, tmp_path / "value", lengths=(1,), dialogues=2, modes=("value",), models=both)
+    assert "agreements" not in pd.read_csv(value / TABLE)
+    assert CliRunner().invoke(app, ["resume", str(value)]).exit_code == 0
     out = tmp_path / "bad"
     result = CliRunner().invoke(app, ["agreement", str(MEETING), "--mode", "outcome,vote", "--out", str(out)])
     assert result.exit_code == 2 and "--mode" in result.output and not out.exists()

@@ -155,8 +155,13 @@ def test_the_selection_reward_asks_each_player_in_its_own_context() -> None:
     assert outcome.payoffs == (float(values[0][day]), float(values[1].get(day, 0))) and outcome.illegal is None
     alice = next(text for text, _ in seen if "You are Alice" in text)
     assert setup.info_text(0) in alice and setup.info_text(1) not in alice  # her own information only
-    assert f"Insist on a meeting for {day}" in alice  # the instruction of her last message
+    assert f"Yes, {day} works for me." in alice and alice.rstrip().endswith("did not both agree to one day.")
+    assert "Insist" not in alice  # no instruction: the payoff is a function of the words said, as the tree keys it
     assert all(kwargs["temperature"] == 0.0 and kwargs["constraint"].grammar for _, kwargs in seen)
+    other_instructions = (Message(0, "Monday", dialogue[0].text), Message(1, "Friday", dialogue[1].text))
+    chat = MeetingConfig(messages="chat").build(("Alice", "Bob"), 1, np.random.default_rng(0))[0]
+    assert (domain.selection_prompt(setup, dialogue, 0) == domain.selection_prompt(setup, other_instructions, 0)
+            == chat.selection_prompt(setup, dialogue, 0))  # fmt: skip
     assert reward.calls(setup, dialogue) == 2
     other = next(d for d in DAYS if d != day)
     differ = asyncio.run(reward.score(None, setup, dialogue, seed=1, players=says({"Alice": day, "Bob": other})))
@@ -184,6 +189,11 @@ def test_a_fruit_selection_agrees_on_the_terms_of_a_trade() -> None:
     more = scripted([(r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
                      (r"You are Bob", f"Alice gives 2 {give} and gets 1 {get}")])  # fmt: skip
     assert asyncio.run(RewardModel(domain, "selection").read_selection(more, setup, dialogue, seed=1))[0] is None
+    # Bob answering from his own side is outside the grammar: his illegal move, not a reading of his words
+    mirrored = scripted([(r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
+                         (r"You are Bob", f"Bob gives 1 {give} and gets 1 {get}")])  # fmt: skip
+    agreed, outcome = asyncio.run(RewardModel(domain, "selection").read_selection(mirrored, setup, dialogue, seed=1))
+    assert agreed is None and outcome.payoffs == (0.0, 0.0) and "Bob" in (outcome.illegal or "")
 
 
 def test_a_fruit_trade_nobody_can_pay_for_does_not_happen() -> None:

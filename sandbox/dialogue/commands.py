@@ -117,7 +117,7 @@ def _modes(text: str, *, both: tuple[str, ...]) -> tuple[str, ...]:
     """`--mode`: `both` (the two judge modes), or modes separated by commas."""
     from sandbox.errors import UsageError
 
-    modes = both if text == "both" else tuple(m.strip() for m in text.split(",") if m.strip())
+    modes = both if text == "both" else tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
     unknown = [m for m in modes if m not in REWARD_MODES]
     if unknown or not modes:
         raise UsageError(f"--mode {text!r}: choose both, or of {', '.join(REWARD_MODES)} separated by commas")
@@ -128,7 +128,8 @@ def reward_model_table(path: Path) -> None:
     """Print a reward-model measurement (the paper's Table 8)."""
     s = read_json(path / "summary.json")
     cases = s.get("cases", "templated")
-    table = Table(title=f"{s['scenario']}: reward model {s['judge']} on {s['dialogues']} {cases} dialogues "
+    readers = f"reward model {s['judge']}" + (f", selection by {s['players']}" if "players" in s else "")
+    table = Table(title=f"{s['scenario']}: {readers} on {s['dialogues']} {cases} dialogues "
                         f"(payoffs {s['payoff_range'][0]:g} to {s['payoff_range'][1]:g})", title_justify="left")  # fmt: skip
     for column in ("mode", "outcome", "n", "Norm", "Sgn", "illegal"):
         table.add_column(column, justify="left" if column in ("mode", "outcome") else "right")
@@ -188,9 +189,10 @@ def agreement_summary(path: Path) -> None:
     table = Table(title=f"{s['scenario']}: {s['dialogues']} dialogues on \"any\", scored after each length",
                   title_justify="left")  # fmt: skip
     players = s["players"]
-    first = s["table"][0].get("read_by") if s["table"] else None
+    row0 = s["table"][0] if s["table"] else {}
+    first = row0.get("read_by") or ("outcome" if "agreements" in row0 else None)  # runs before `read_by`: outcome
     readers = ([(first, "")] if first else []) + [(m, f"{m}_") for m in ("outcome", "selection")
-                                                  if s["table"] and f"{m}_agreements" in s["table"][0]]  # fmt: skip
+                                                  if f"{m}_agreements" in row0]  # fmt: skip
     columns = ["messages", *[f"agreements by {m}: rate (95% CI)" for m, _ in readers],
                *[f"{m} payoff {name}" for m in s["modes"] for name in players]]  # fmt: skip
     for column in columns:

@@ -61,7 +61,7 @@ class StackModels:
 
     async def reward(self, setup: Setup, dialogue: tuple[Message, ...]) -> Outcome:
         if self.reward_model is None:
-            raise ValueError("this domain's payoffs come from the LLM reward model, which needs a judge model")
+            raise ValueError("this domain's payoffs come from the LLM reward model (dialogue.domain.reward)")
         return await self.reward_model.score(self.judge, setup, dialogue, seed=self.judge_seed, players=self.speaker)
 
 

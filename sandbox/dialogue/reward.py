@@ -1,6 +1,6 @@
 """The LLM reward model of dialogue games whose payoffs are not a function the game can compute from text.
 
-Two modes (`dialogue.domain.reward`):
+Three modes (`dialogue.domain.reward`):
 
 * `value` (the paper's): the judge is shown every player's private
   information and the dialogue, and asked what the outcome is worth to one
@@ -21,10 +21,10 @@ Two modes (`dialogue.domain.reward`):
 
 * `selection` (not in the paper; Lewis et al. 2017, "Deal or No Deal?",
   ask each agent for its selection after the dialogue): no judge. Each player,
-  in its own context (its private information, its instruction, the dialogue),
-  is asked what was agreed, under the same grammar of outcomes, greedily; the
-  two answers agree, or nothing was agreed, and the game computes the payoffs
-  of an agreed outcome. Agreement is then the players' own, as in a signed
+  shown its own private information and the dialogue (not its instruction:
+  the payoffs stay a function of the words said), is asked what was agreed,
+  under the same grammar of outcomes, greedily; the two answers agree, or
+  nothing was agreed, and the game computes the payoffs of an agreed outcome. Agreement is then the players' own, as in a signed
   contract, and a judge's misreading cannot create one.
 
 An answer that cannot be read is recorded as an illegal judgment (the
@@ -149,8 +149,9 @@ class RewardModel:
     async def read_selection(self, players: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *,
                              seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
         """What both players say was agreed (None: they differ, or say none) and its payoffs (the `selection` mode,
-        whatever `self.mode` is). Each player answers greedily in its own context; an answer the domain cannot
-        read is an illegal move of that player, and no agreement."""
+        whatever `self.mode` is). Each player answers greedily from its own private information and the dialogue;
+        an answer outside the grammar, or one the domain cannot read, is an illegal move of that player, and no
+        agreement."""
         prompts = [self.domain.selection_prompt(setup, dialogue, p) for p in range(len(setup.players))]
         answers = await asyncio.gather(*(
             acall(players, list(prompt.messages), seed=seed, temperature=0.0, max_tokens=prompt.max_tokens,
@@ -158,8 +159,11 @@ class RewardModel:
                                                               episode=call_key(prompt.key()), step="selection"))
             for p, prompt in enumerate(prompts)))  # fmt: skip
         said = [str(a.content).strip() for a in answers]
-        unreadable = [f"{setup.players[p]}: {text[:40]!r}" for p, text in enumerate(said)
-                      if self.domain.outcome_payoffs(setup, text).illegal]  # fmt: skip
+        # an answer outside the grammar (a backend that does not enforce it: an email, a trade from Bob's side) is
+        # unreadable, not read loosely
+        unreadable = [f"{setup.players[p]}: {text[:40]!r}" for p, (prompt, text) in enumerate(zip(prompts, said))
+                      if (prompt.constraint is not None and re.fullmatch(prompt.constraint.regex, text.rstrip(".")) is None)
+                      or self.domain.outcome_payoffs(setup, text).illegal]  # fmt: skip
         if unreadable:
             return None, Outcome(self.domain.no_deal(setup), illegal=f"selection: {'; '.join(unreadable)}")
         first = canonical_outcome(said[0])

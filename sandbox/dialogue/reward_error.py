@@ -214,8 +214,9 @@ def measure_reward_model(scenario: DialogueScenario, out: Path | str, *, dialogu
                          modes: tuple[str, ...] = ("value", "outcome"), judge: BaseChatModel | None = None,
                          labelled: Path | str | None = None) -> Path:  # fmt: skip
     """Write `reward_model.csv` (every case), `reward_model_error.csv` (the paper's Table 8) and, with the
-    `outcome` mode, `reward_model_reading.csv` into `out`; on templated dialogues, or on the labelled set
-    `labelled` (copied into `out` as `labelled.jsonl`)."""
+    `outcome` or `selection` mode, `reward_model_reading.csv` into `out`; on templated dialogues, or on the
+    labelled set `labelled` (copied into `out` as `labelled.jsonl`). A `judge` given here answers for the players
+    too (`selection`)."""
     path = Path(out)
     RunDirectory.check_new(path)
     # a domain without templates, or a bad labelled set, writes nothing; the set is read once, checked, and that
@@ -270,7 +271,9 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, domain: Any, set
     reading = reading_table(frame)
     if not reading.empty:
         reading.to_csv(run_dir / READING, index=False)
+    players = {"players": scenario.models.judge.spec if judge is not None else scenario.models.players.spec}
     summary = {"scenario": scenario.name, "domain": scenario.dialogue.domain.kind, "judge": scenario.models.judge.spec,
+               **(players if "selection" in modes else {}),
                "dialogues": len(cases), "cases": "labelled" if (run_dir / LABELLED).exists() else "templated",
                "payoff_range": [low, high], "table": table.to_dict("records"),
                "reading": json_records(reading) if not reading.empty else None,

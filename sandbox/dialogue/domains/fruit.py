@@ -4,8 +4,9 @@ The instructions are tones (the paper's Appendix F: calm, assertive,
 submissive, any). A player's payoff is the value, by its own valuations, of
 its basket after the trade minus before; nothing without a trade. The LLM
 reward model reads it (`reward: value`, the paper's) or reads the agreed
-trade and the game computes the payoffs (`reward: outcome`); a trade a player
-cannot pay for does not happen.
+trade and the game computes the payoffs (`reward: outcome`), or each player
+names the agreed trade and only the same terms from both are a trade (`reward:
+selection`); a trade a player cannot pay for does not happen.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from typing import Literal
 
 import numpy as np
+from langchain_core.messages import HumanMessage
 from pydantic import Field
 
 from prompts import render
@@ -91,9 +93,10 @@ class FruitDomain(JudgedDomain):
         prompt = render("dialogue/fruit/outcome.j2", players=setup.players, dialogue=dialogue_text(setup, dialogue))
         return prompt, trade_constraint(setup.players[0])
 
-    def selection_question(self, setup: Setup, player: int) -> tuple[str, Constraint]:
-        return (render("dialogue/fruit/selection.j2", players=setup.players, other=setup.players[1 - player]),
-                trade_constraint(setup.players[0]))
+    def selection_prompt(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> Prompt:
+        text = render("dialogue/fruit/selection.j2", me=setup.players[player], other=setup.players[1 - player],
+                      first=setup.players[0], info=setup.info_text(player), dialogue=dialogue_text(setup, dialogue))  # fmt: skip
+        return Prompt((HumanMessage(text),), trade_constraint(setup.players[0]), 24)
 
     def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome:
         if answer.strip().lower().startswith("none"):

@@ -9,8 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from pydantic import Field
 
 from sandbox.dialogue.reward import Check
-from sandbox.games.dialogue import ANY, Message, Outcome, Prompt, Setup
-from sandbox.llm.contracts import Constraint
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
 from sandbox.schema import StrictModel
 
 MessageFormat = Literal["text", "chat"]
@@ -64,21 +63,9 @@ class JudgedDomain:
     def no_deal(self, setup: Setup) -> tuple[float, ...]:
         return tuple(0.0 for _ in setup.players)
 
-    def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
-        raise NotImplementedError
-
-    def selection_question(self, setup: Setup, player: int) -> tuple[str, Constraint]:
-        """What `player` is asked once the dialogue is over (`reward: selection`), and the grammar of its answer."""
-        raise NotImplementedError(f"{self.name} has no selection question")
-
     def selection_prompt(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> Prompt:
-        """`player`'s own prompt for a next message (its private information, the instruction of its last
-        message, the dialogue), with the `selection_question` after it."""
-        instruction = next((m.instruction for m in reversed(dialogue) if m.speaker == player), ANY)
-        turns = list(self.message(setup, player, instruction, dialogue).messages)
-        question, constraint = self.selection_question(setup, player)
-        if isinstance(turns[-1], HumanMessage):  # one user turn: the last message, then the question
-            turns[-1] = HumanMessage(f"{turns[-1].content}\n\n{question}")
-        else:
-            turns.append(HumanMessage(question))
-        return Prompt(tuple(turns), constraint, 24)
+        """What `player` is asked once the dialogue is over (`reward: selection`): one user message holding its own
+        private information, the dialogue and the question, with the grammar of an answer `outcome_payoffs` reads.
+        No instruction: the answer, like the judge's, is a function of the setup and the words said, which is how
+        the expanded tree shares payoffs between terminals."""
+        raise NotImplementedError(f"{self.name} has no selection question")

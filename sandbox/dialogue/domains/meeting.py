@@ -6,7 +6,9 @@ accept any other day.", the wording of OpenSpiel's `schedule_meeting_w_dow`)
 and the baseline "any". The payoff is each player's value of the agreed
 day, nothing for either without agreement; the LLM reward model reads it
 from the dialogue (`reward: value`, the paper's) or reads the agreed day and
-the game computes the values (`reward: outcome`).
+the game computes the values (`reward: outcome`); or each player says which
+day was agreed and only the same day from both is an agreement (`reward:
+selection`).
 
 Which days the `outcome` reward model asks about (`agreement`): `named`
 asks about every day the emails name; `answered` (not in the paper) about at
@@ -27,6 +29,7 @@ import re
 from typing import Literal
 
 import numpy as np
+from langchain_core.messages import HumanMessage
 from pydantic import Field, field_validator
 
 from prompts import render
@@ -147,10 +150,12 @@ class MeetingDomain(JudgedDomain):
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]:
         raise NotImplementedError("meeting scheduling asks day by day (outcome_checks)")
 
-    def selection_question(self, setup: Setup, player: int) -> tuple[str, Constraint]:
+    def selection_prompt(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> Prompt:
         options = [*DAYS, NONE]
-        return (render("dialogue/meeting/selection.j2", other=setup.players[1 - player]),
-                Constraint(grammar="root ::= " + " | ".join(f'"{o}"' for o in options), regex="|".join(options)))
+        text = render("dialogue/meeting/selection.j2", me=setup.players[player], other=setup.players[1 - player],
+                      info=setup.info_text(player), dialogue=dialogue_text(setup, dialogue))  # fmt: skip
+        grammar = "root ::= " + " | ".join(f'"{o}"' for o in options)
+        return Prompt((HumanMessage(text),), Constraint(grammar=grammar, regex="|".join(options)), 4)
 
     def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome:
         day = answer.strip().strip(".").capitalize()
