@@ -406,3 +406,27 @@ def test_chat_messages_put_the_dialogue_in_turns() -> None:
     assert str(alice.messages[-1].content) == "Message from Bob:\nNo, Friday."
     text = MeetingConfig().build(("Alice", "Bob"), 1, np.random.default_rng(0))[0].message(setup, 1, "Friday", dialogue)
     assert len(text.messages) == 1 and "Alice: Monday?" in str(text.messages[0].content)  # the paper's: one prompt
+
+
+def test_the_seeds_table_says_when_cfr_gain_clears_nashconv(tmp_path: Path) -> None:
+    """Issue 29's dialogue target: CFR Gain above NashConv with 95% intervals that do not overlap."""
+    from sandbox.dialogue.plots import plot_seeds, seeds_table
+
+    def sweep(name: str, rows: list[dict[str, Any]]) -> Path:
+        (tmp_path / name).mkdir()
+        pd.DataFrame(rows).to_csv(tmp_path / name / "seeds.csv", index=False)
+        return tmp_path / name
+
+    def figures(nc: tuple[float, float, float], gain: tuple[float, float, float]) -> dict[str, Any]:
+        return {"seeds": 3, **{f"summary.nash_conv.{k}": v for k, v in zip(("mean", "ci_low", "ci_high"), nc)},
+                **{f"summary.cfr_gain_mean.{k}": v for k, v in zip(("mean", "ci_low", "ci_high"), gain)}}
+
+    table = seeds_table({
+        "meeting": sweep("m", [{"dialogue.domain.reward": "outcome", **figures((0.01, 0.0, 0.02), (0.8, -2.7, 4.4))},
+                               {"dialogue.domain.reward": "selection", **figures((0.01, 0.0, 0.02), (0.5, 0.1, 0.9))}]),
+        "debate": sweep("d", [figures((0.2, 0.1, 0.3), (0.25, 0.15, 0.35))]),
+    })  # fmt: skip
+    assert list(table["setting"]) == ["meeting, reward outcome", "meeting, reward selection", "debate"]
+    assert list(table["separated"]) == [False, True, False]  # overlapping; clear; overlapping though higher
+    plot_seeds(table, tmp_path / "seeds.png")
+    assert (tmp_path / "seeds.png").stat().st_size > 10_000

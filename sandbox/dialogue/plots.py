@@ -64,3 +64,53 @@ def plot_psro(meta: pd.DataFrame, summary: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+# The paper's Table 1 (PaLM 2; payoffs as the paper scaled them): domain -> (NashConv, CFR Gain)
+PAPER_TABLE1 = {"debate": (0.024, 0.106), "meeting": (0.010, 0.037), "fruit": (0.009, 0.038)}
+
+
+def seeds_table(sweeps: dict[str, Path | str]) -> pd.DataFrame:
+    """One row per setting of dialogue sweeps over seeds (label -> a sweep directory; a sweep with several
+    settings gives one row each, labelled with their overrides): seeds, NashConv and the mean CFR Gain with
+    their 95% t-intervals across seeds (the sweep's `seeds.csv`), and `separated`: CFR Gain above NashConv with
+    intervals that do not overlap (the paper's ordering, as issue 29 asks it)."""
+    rows = []
+    for label, path in sweeps.items():
+        seeds = pd.read_csv(Path(path) / "seeds.csv")
+        keys = [c for c in seeds.columns if c != "seeds" and not c.startswith("summary.")]
+        for _, row in seeds.iterrows():
+            varying = [f"{k.split('.')[-1]} {row[k]}" for k in keys if seeds[k].nunique() > 1]
+            out = {"setting": ", ".join([label, *varying]), "seeds": int(row["seeds"])}
+            for name, figure in (("nash_conv", "summary.nash_conv"), ("cfr_gain", "summary.cfr_gain_mean")):
+                out.update({name: row[f"{figure}.mean"], f"{name}_low": row[f"{figure}.ci_low"],
+                            f"{name}_high": row[f"{figure}.ci_high"]})  # fmt: skip
+            out["separated"] = bool(out["cfr_gain_low"] > out["nash_conv_high"])
+            rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def plot_seeds(table: pd.DataFrame, path: Path) -> None:
+    """NashConv and CFR Gain per setting with 95% CIs across seeds (`seeds_table`), beside the paper's Table 1."""
+    fig, (ours, paper) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [max(len(table), 1), 3]})
+    x = range(len(table))
+    for offset, (name, colour) in zip((-0.2, 0.2), (("nash_conv", "#8c8c8c"), ("cfr_gain", "#4c72b0"))):
+        low = (table[name] - table[f"{name}_low"]).fillna(0).clip(lower=0)
+        high = (table[f"{name}_high"] - table[name]).fillna(0).clip(lower=0)
+        ours.bar([i + offset for i in x], table[name], width=0.4, yerr=[low, high], capsize=4, color=colour,
+                 label="NashConv" if name == "nash_conv" else "CFR Gain")  # fmt: skip
+    ours.axhline(0, color="black", linewidth=0.6)
+    ours.set_xticks(list(x), [s.replace(", ", "\n") for s in table["setting"]], fontsize=8)
+    ours.set_ylabel("game units (mean of the players)")
+    ours.set_title(f"Embedded 1.5B model, 95% CI over {int(table['seeds'].min()) if len(table) else 0} seeds",
+                   fontsize=10)  # fmt: skip
+    ours.legend(fontsize=8)
+    domains = list(PAPER_TABLE1)
+    for offset, k, colour in ((-0.2, 0, "#8c8c8c"), (0.2, 1, "#4c72b0")):
+        paper.bar([i + offset for i in range(len(domains))], [PAPER_TABLE1[d][k] for d in domains], width=0.4,
+                  color=colour)  # fmt: skip
+    paper.set_xticks(range(len(domains)), domains, fontsize=8)
+    paper.set_title("The paper's Table 1 (PaLM 2)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
