@@ -33,7 +33,7 @@ from langchain_core.language_models import BaseChatModel
 from sandbox._sync import run_sync
 from sandbox.dialogue.labelled import LabelledDialogue, write_labelled
 from sandbox.dialogue.models import StackModels, run_roles
-from sandbox.dialogue.reward import RewardModel, describe
+from sandbox.dialogue.reward import READ_MODES, REWARD_MODES, RewardModel, describe
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.errors import UsageError
 from sandbox.games.dialogue import ANY, Message, Setup, dialogue_text
@@ -53,8 +53,6 @@ PREFIXES = "agreement_prefixes.jsonl"  # every scored prefix in the labelled-set
 TABLE = "agreement_by_length.csv"
 PLOT = "agreement.png"
 DOMAINS = ("meeting", "fruit")
-MODES = ("outcome", "selection", "value")
-READ = ("outcome", "selection")  # the modes that name what was agreed
 
 
 def _check(scenario: DialogueScenario, lengths: Sequence[int], modes: Sequence[str]) -> None:
@@ -64,9 +62,9 @@ def _check(scenario: DialogueScenario, lengths: Sequence[int], modes: Sequence[s
                          f"{' and '.join(DOMAINS)})")  # fmt: skip
     if not lengths or any(n < 1 for n in lengths):
         raise UsageError(f"--lengths {','.join(map(str, lengths))}: give message counts of at least 1")
-    unknown = [m for m in modes if m not in MODES]
+    unknown = [m for m in modes if m not in REWARD_MODES]
     if unknown:
-        raise UsageError(f"--mode: {unknown[0]!r} is not one of {', '.join(MODES)}")
+        raise UsageError(f"--mode: {unknown[0]!r} is not one of {', '.join(REWARD_MODES)}")
 
 
 def measure_agreement(scenario: DialogueScenario, out: Path | str, *, lengths: Sequence[int] = (2, 4, 6, 8),
@@ -132,12 +130,7 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, lengths: list[in
             index, length, mode = job
             setup, dialogue = setups[index], played[index][:length]
             reward = RewardModel(domain, mode)  # type: ignore[arg-type]
-            if mode == "outcome":
-                agreed, outcome = await reward.read_outcome(roles["judge"], setup, dialogue, seed=judge_seed)
-            elif mode == "selection":
-                agreed, outcome = await reward.read_selection(roles["players"], setup, dialogue, seed=judge_seed)
-            else:
-                agreed, outcome = None, await reward.score(roles["judge"], setup, dialogue, seed=judge_seed)
+            agreed, outcome = await reward.reading(roles["judge"], roles["players"], setup, dialogue, seed=judge_seed)
             row: dict[str, Any] = {"dialogue": index, "length": length, "mode": mode,
                                    "agreed": "" if agreed is None else agreed, "illegal": outcome.illegal or ""}  # fmt: skip
             row.update({f"payoff_{p}": v for p, v in enumerate(outcome.payoffs)})
@@ -166,10 +159,10 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, lengths: list[in
 
 def agreement_table(frame: pd.DataFrame, players: int) -> pd.DataFrame:
     """Per length: dialogues, the agreements read, their rate and its 95% Wilson interval, and each mode's mean
-    payoff per player. Agreements are read by each mode that names an outcome (`READ`): the first of them asked
+    payoff per player. Agreements are read by each mode that names an outcome (`READ_MODES`): the first of them asked
     gives `agreements`, `agreement_rate`, `ci_low`, `ci_high` (and `read_by` names it), a second the same columns
     prefixed with its name (`selection_agreements`, ...)."""
-    asked = [m for m in READ if m in set(frame["mode"])]
+    asked = [m for m in READ_MODES if m in set(frame["mode"])]
     out = []
     for length, group in frame.groupby("length", sort=True):
         row: dict[str, Any] = {"length": int(length), "dialogues": int(group["dialogue"].nunique())}
@@ -189,6 +182,13 @@ def agreement_table(frame: pd.DataFrame, players: int) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def agreement_readers(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """The modes whose agreements a row of `agreement_table` holds, with their columns' prefix: the first (`read_by`;
+    `outcome` in runs from before it was written) unprefixed, the second prefixed with its name."""
+    first = row.get("read_by") or ("outcome" if "agreements" in row else None)
+    return ([(str(first), "")] if first else []) + [(m, f"{m}_") for m in READ_MODES if f"{m}_agreements" in row]
+
+
 def _plot(table: pd.DataFrame, name: str, path: Path) -> None:
     import matplotlib
 
@@ -196,8 +196,7 @@ def _plot(table: pd.DataFrame, name: str, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    readers = ([(str(table["read_by"].iloc[0]), "")] if "read_by" in table else []) + \
-        [(m, f"{m}_") for m in READ if f"{m}_agreement_rate" in table]
+    readers = agreement_readers(table.iloc[0].to_dict() if len(table) else {})
     for mode, prefix in readers:
         rate = table[f"{prefix}agreement_rate"]
         below = (rate - table[f"{prefix}ci_low"]).clip(lower=0)  # clipped: rounding

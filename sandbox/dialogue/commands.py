@@ -110,11 +110,9 @@ def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
 
-REWARD_MODES = ("value", "outcome", "selection")
-
-
 def _modes(text: str, *, both: tuple[str, ...]) -> tuple[str, ...]:
     """`--mode`: `both` (the two judge modes), or modes separated by commas."""
+    from sandbox.dialogue.reward import REWARD_MODES
     from sandbox.errors import UsageError
 
     modes = both if text == "both" else tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
@@ -189,10 +187,9 @@ def agreement_summary(path: Path) -> None:
     table = Table(title=f"{s['scenario']}: {s['dialogues']} dialogues on \"any\", scored after each length",
                   title_justify="left")  # fmt: skip
     players = s["players"]
-    row0 = s["table"][0] if s["table"] else {}
-    first = row0.get("read_by") or ("outcome" if "agreements" in row0 else None)  # runs before `read_by`: outcome
-    readers = ([(first, "")] if first else []) + [(m, f"{m}_") for m in ("outcome", "selection")
-                                                  if f"{m}_agreements" in row0]  # fmt: skip
+    from sandbox.dialogue.agreement import agreement_readers
+
+    readers = agreement_readers(s["table"][0] if s["table"] else {})
     columns = ["messages", *[f"agreements by {m}: rate (95% CI)" for m, _ in readers],
                *[f"{m} payoff {name}" for m in s["modes"] for name in players]]  # fmt: skip
     for column in columns:

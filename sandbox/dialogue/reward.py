@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import re
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, get_args
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
@@ -47,6 +47,8 @@ from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 
 RewardMode = Literal["value", "outcome", "selection"]
+REWARD_MODES: tuple[str, ...] = get_args(RewardMode)
+READ_MODES = ("outcome", "selection")  # the modes that name what was agreed
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,15 @@ class RewardModel:
             else:
                 payoffs.append(float(match.group(1)))
         return Outcome(tuple(payoffs), illegal=f"reward model: {'; '.join(illegal)}" if illegal else None)
+
+    async def reading(self, judge: BaseChatModel, players: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...],
+                      *, seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
+        """What this mode reads as agreed (None for `value`, which names no outcome) and the payoffs."""
+        if self.mode == "outcome":
+            return await self.read_outcome(judge, setup, dialogue, seed=seed)
+        if self.mode == "selection":
+            return await self.read_selection(players, setup, dialogue, seed=seed)
+        return None, await self.score(judge, setup, dialogue, seed=seed)
 
     async def read_outcome(self, judge: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *,
                            seed: int) -> tuple[str | None, Outcome]:  # fmt: skip

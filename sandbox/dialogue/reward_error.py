@@ -36,7 +36,7 @@ from prompts import render
 from sandbox._sync import run_sync
 from sandbox.games.dialogue import Message, Setup
 from sandbox.dialogue.labelled import read_labelled_text
-from sandbox.dialogue.reward import canonical_outcome
+from sandbox.dialogue.reward import READ_MODES, canonical_outcome
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.errors import ScenarioError, UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text, hold, holding
@@ -49,7 +49,6 @@ CASES = "reward_model.csv"
 KIND = "reward-model"
 TABLE = "reward_model_error.csv"
 READING = "reward_model_reading.csv"
-READ = ("outcome", "selection")  # the modes that name what was agreed
 LABELLED = "labelled.jsonl"  # the labelled set a measurement ran on, copied into its run directory
 
 
@@ -159,20 +158,14 @@ async def score_cases(cases: list[Case], setups: tuple[Setup, ...], domain: Any,
 
     model = RewardModel(domain, mode)  # type: ignore[arg-type]
 
-    async def one(case: Case) -> tuple[str | None, Any]:
-        if mode == "outcome":
-            return await model.read_outcome(judge, setups[case.setup], case.dialogue, seed=seed)
-        if mode == "selection":
-            return await model.read_selection(players or judge, setups[case.setup], case.dialogue, seed=seed)
-        return None, await model.score(judge, setups[case.setup], case.dialogue, seed=seed)
-
-    scored = await asyncio.gather(*(one(c) for c in cases))
+    scored = await asyncio.gather(*(model.reading(judge, players or judge, setups[c.setup], c.dialogue, seed=seed)
+                                    for c in cases))  # fmt: skip
     rows = []
     for case, (read, outcome) in zip(cases, scored):
         for player, (truth, predicted) in enumerate(zip(case.truth, outcome.payoffs)):
             rows.append({"mode": mode, "outcome": case.outcome, "setup": case.setup, "player": player,
                          "truth": truth, "predicted": predicted, "illegal": outcome.illegal or "",
-                         "agreed": case.agreed or "", "read": (read or "") if mode in READ else "",
+                         "agreed": case.agreed or "", "read": (read or "") if mode in READ_MODES else "",
                          "dialogue": "\n".join(m.text for m in case.dialogue)})  # fmt: skip
     return rows
 
@@ -182,7 +175,7 @@ def reading_table(rows: pd.DataFrame) -> pd.DataFrame:
     mode (one case per dialogue): agreements labelled and read, the reads that name the labelled agreement,
     precision, recall and accuracy."""
     out = []
-    for mode in READ:
+    for mode in READ_MODES:
         cases = rows[(rows["mode"] == mode) & (rows["player"] == 0)]
         if cases.empty:
             continue
