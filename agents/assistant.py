@@ -37,7 +37,7 @@ def library_policies() -> list[str]:
 
 
 Reading = Literal["scored", "lead_in", "none"]
-Responder = Literal["paper", "guided"]
+Responder = Literal["paper", "guided", "rule"]
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,11 @@ class PolicyFollowingAssistant:
             asked directly (any legal split).
         responder: `paper`: the decision is asked with the policy alone, as the SCAI authors asked it;
             `guided`: the policy is read too, and the decision is asked with the stance stated and the
-            decision examples of the library norm of that stance (the help users get; not in the paper).
+            decision examples of the library norm of that stance (the help users get; not in the paper);
+            `rule`: the policy is read too, and the decision is that norm's rule applied to the offer
+            (`Norm.accepts`), with no call: the model's part is the reading only. The 1.5B model cannot
+            compare an offer with a threshold in context (docs/methods/scai.md), so `rule` separates "read
+            the principle wrong" from "could not apply it". Where no stance is read, the paper's decision.
     """
 
     policy: str
@@ -256,7 +260,9 @@ class PolicyFollowingAssistant:
         feedback: Sequence[tuple[str, str]] = (),
     ) -> str:
         system, examples = self._system(), ()
-        stance = await self.stance(call=call) if self.responder == "guided" else None
+        stance = await self.stance(call=call) if self.responder != "paper" else None
+        if stance is not None and self.responder == "rule":
+            return "yes" if NORMS.get(stance.decides_as).accepts(split.offered_share()) else "no"
         if stance is not None:
             stated = prompts.render("scai/stance.j2", statement=stance.statement)
             system = SystemMessage(f"{system.content}\n{stated}")

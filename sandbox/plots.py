@@ -56,3 +56,49 @@ def save_plots(episodes: pd.DataFrame, out_dir: Path, title: str = "") -> list[P
     path = out_dir / "offered_share_by_norm.png"
     fig.savefig(path, dpi=120)
     return [path]
+
+
+def sweep_seeds(seeds: pd.DataFrame, figures: dict[str, str]) -> pd.DataFrame:
+    """A sweep's `seeds.csv` as one row per setting and figure: `setting` (the overrides that vary across
+    settings, or "all"), `figure` (the names of `figures`, which maps a name to a summary field such as
+    `summary.final_action_rates.C|C`), its `mean`, `ci_low` and `ci_high` across seeds, and `seeds`."""
+    keys = [c for c in seeds.columns if c != "seeds" and not c.startswith("summary.")]
+    varying = [k for k in keys if seeds[k].nunique() > 1]
+    rows = []
+    for _, row in seeds.iterrows():
+        setting = ", ".join(f"{k.split('.')[-1]} {row[k]}" for k in varying) or "all"
+        for name, field in figures.items():
+            rows.append({"setting": setting, "figure": name, "mean": row.get(f"{field}.mean"),
+                         "ci_low": row.get(f"{field}.ci_low"), "ci_high": row.get(f"{field}.ci_high"),
+                         "seeds": int(row["seeds"])})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def plot_beside_paper(table: pd.DataFrame, paper: dict[str, dict[str, float]], *, ylabel: str, ours: str,
+                      theirs: str, colors: dict[str, str] | None = None, same_axis: bool = True) -> Figure:  # fmt: skip
+    """Grouped bars: our figures per setting with their 95% CIs (`sweep_seeds`' columns) on the left, the paper's
+    (setting -> figure -> value; a figure the paper does not give is left out) on the right, on the same y axis
+    unless `same_axis` is False (where the paper's scale differs from ours)."""
+    names = list(dict.fromkeys(table["figure"])) if len(table) else sorted({f for v in paper.values() for f in v})
+    settings = list(dict.fromkeys(table["setting"]))
+    fig = Figure(figsize=(5 + 1.1 * len(settings) + 0.9 * len(paper), 4))
+    left, right = fig.subplots(1, 2, sharey=same_axis, gridspec_kw={"width_ratios": [max(len(settings), 1), max(len(paper), 1)]})
+    width = 0.8 / max(len(names), 1)
+    for k, name in enumerate(names):
+        offset = (k - (len(names) - 1) / 2) * width
+        colour = (colors or {}).get(name)
+        mine = table[table["figure"] == name].set_index("setting").reindex(settings)
+        left.bar([i + offset for i in range(len(settings))], mine["mean"], width=width, yerr=errors(mine), capsize=3,
+                 color=colour, label=name)  # fmt: skip
+        given = [(i, paper[s][name]) for i, s in enumerate(paper) if name in paper[s]]
+        right.bar([i + offset for i, _ in given], [v for _, v in given], width=width, color=colour)
+    for ax in (left, right):
+        ax.axhline(0, color="black", linewidth=0.6)
+    left.set_xticks(range(len(settings)), [s.replace(", ", "\n") for s in settings], fontsize=8)
+    right.set_xticks(range(len(paper)), list(paper), fontsize=8)
+    left.set_ylabel(ylabel)
+    left.set_title(ours, fontsize=10)
+    right.set_title(theirs, fontsize=10)
+    left.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

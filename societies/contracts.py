@@ -18,6 +18,10 @@ class Norm:
             few-shot proposals shown to users who hold the norm.
         example_decisions: (offered share, accept?) pairs of the few-shot
             answers to proposals shown to users who hold the norm.
+        accept_at_least: The decision rule its `decision_hint` states: the least offered share it
+            accepts; None where the norm states no rule (a scenario's own text).
+        accept_nothing: Whether the rule accepts an offer of nothing (the selfish rule does not:
+            "something is better than nothing").
     """
 
     name: str
@@ -26,11 +30,27 @@ class Norm:
     decision_hint: str = ""
     example_shares: tuple[float, ...] = ()
     example_decisions: tuple[tuple[float, bool], ...] = ()
+    accept_at_least: float | None = None
+    accept_nothing: bool = True
+
+    def accepts(self, offered_share: float) -> bool | None:
+        """Whether the norm's decision rule accepts an offer of `offered_share`; None where it states none.
+
+        >>> Norm("fair", "Share equally.", accept_at_least=0.4, accept_nothing=False).accepts(0.3)
+        False
+        >>> Norm("own", "Be kind.").accepts(0.3) is None
+        True
+        """
+        if self.accept_at_least is None:
+            return None
+        return offered_share >= self.accept_at_least and (offered_share > 0.0 or self.accept_nothing)
 
     def __post_init__(self) -> None:
         if not self.name or not self.text:
             raise ValueError("a norm needs a name and a text")
         shares = [*self.example_shares, *(share for share, _ in self.example_decisions)]
+        if self.accept_at_least is not None:
+            shares.append(self.accept_at_least)
         if any(not 0.0 <= share <= 1.0 for share in shares):
             raise ValueError("example shares lie between 0 and 1")
 

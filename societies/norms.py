@@ -20,6 +20,8 @@ NORMS.add(
         decision_hint="accept any offer that gives you more than nothing, because something is better than nothing",
         example_shares=(0.0, 0.1, 0.05),
         example_decisions=((0.1, True), (0.5, True)),
+        accept_at_least=0.0,
+        accept_nothing=False,
     ),
 )
 NORMS.add(
@@ -31,6 +33,7 @@ NORMS.add(
         decision_hint="accept every offer, because rejecting would leave the other player with nothing",
         example_shares=(1.0, 0.9, 0.95),
         example_decisions=((0.1, True), (0.9, True)),
+        accept_at_least=0.0,
     ),
 )
 NORMS.add(
@@ -42,6 +45,8 @@ NORMS.add(
         decision_hint="accept an offer only if it gives you at least 40%, and reject any offer that gives you less than 40%",
         example_shares=(0.5, 0.5, 0.5),
         example_decisions=((0.1, False), (0.5, True), (0.2, False)),
+        accept_at_least=0.4,
+        accept_nothing=False,
     ),
 )
 

@@ -133,9 +133,10 @@ def test_the_bench_scores_each_text_against_its_target_and_rule() -> None:
     table = score(pd.DataFrame(rows), texts)
     assert table["offered"].round(2).tolist() == [0.9, 0.5, 0.1]
     assert table["offered ok"].all()
-    # yes to 10% and 30% breaks the fair rule only
-    assert table.set_index("principle")["answers ok"].to_dict() == {"gives": True, "fair": False, "keeps": True}
-    assert summary(table)[["texts", "offered_ok", "answers_ok"]].values.tolist() == [[3, 3, 2]]
+    # yes to 10% and 30% breaks the fair rule; yes to nothing breaks the selfish rule (something above nothing)
+    assert table.set_index("principle")["answers ok"].to_dict() == {"gives": True, "fair": False, "keeps": False}
+    assert table.set_index("principle")["accepts"].to_dict()["keeps"] == "yyyyy"
+    assert summary(table)[["texts", "offered_ok", "answers_ok"]].values.tolist() == [[3, 3, 1]]
 
 
 def test_the_benchmark_set_holds_the_issues_paraphrases_and_held_out_texts() -> None:
@@ -144,3 +145,41 @@ def test_the_benchmark_set_holds_the_issues_paraphrases_and_held_out_texts() -> 
     assert sum(p.group == "held-out" for p in texts) >= 8
     examples = prompts.render("scai/reading_examples.j2")
     assert not any(p.text in examples for p in texts)  # the reading's few-shot examples are none of the test texts
+
+
+@pytest.mark.parametrize(("likely", "offers", "answers"), [
+    ("half", (0.1, 0.35, 0.4, 0.9), ["no", "no", "yes", "yes"]),  # the fair norm's rule: 40% or more
+    ("everything", (0.0, 0.05, 0.5), ["no", "yes", "yes"]),  # the selfish norm's: anything above nothing
+    ("nothing", (0.0, 0.1, 0.9), ["yes", "yes", "yes"]),  # the altruistic norm's: everything
+])  # fmt: skip
+def test_the_rule_responder_applies_the_rule_of_its_reading_without_asking(likely: str, offers: tuple[float, ...],
+                                                                          answers: list[str]) -> None:  # fmt: skip
+    model = likelihood_model(likely)
+    model.rules.insert(0, (r"You are the responder", lambda m, k: pytest.fail("the rule responder asks no decision")))
+    assistant = PolicyFollowingAssistant(policy="Some principle.", model=model, rules=True, responder="rule")
+    stake = Stake(20, "apples")
+    got = []
+    for offer in offers:
+        split = Split(20 - round(offer * 20), round(offer * 20))
+        got.append(asyncio.run(assistant.respond(stake, proposal_sentence(stake, split), split, seed=1, call=CALL,
+                                                 constraint=decision_constraint(remark=False))))  # fmt: skip
+    assert got == answers
+    assert model.calls == len(STANCES) * len(offers)  # the reading's calls only (with no cache here, one per decision)
+
+
+def test_the_rule_responder_without_a_reading_decides_as_the_paper() -> None:
+    model = scripted([(r"explain what a principle means", "Under this principle, bananas."), (r"You are the responder", "no")])
+    assistant = PolicyFollowingAssistant(policy="Split it.", model=model, responder="rule")
+    stake, split = Stake(10, "apples"), Split(1, 9)
+    assert asyncio.run(assistant.respond(stake, proposal_sentence(stake, split), split, seed=1, call=CALL,
+                                         constraint=decision_constraint(remark=False))) == "no"  # fmt: skip
+
+
+def test_the_norms_rules_are_their_decision_hints() -> None:
+    from sandbox.distill.truth import accepts
+
+    rules = {name: [NORMS.get(name).accepts(s) for s in (0.0, 0.1, 0.39, 0.4, 1.0)] for name in ("selfish", "fair", "altruistic")}
+    assert rules == {"selfish": [False, True, True, True, True], "fair": [False, False, False, True, True],
+                     "altruistic": [True] * 5}  # fmt: skip
+    assert [accepts("fair", s) for s in (0.39, 0.4)] == [False, True]  # the distillation's ground truth is the same rule
+    assert [p.accepts(0.3) for p in principle_set()[:3]] == [True, False, True]

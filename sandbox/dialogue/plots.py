@@ -92,25 +92,14 @@ def seeds_table(sweeps: dict[str, Path | str]) -> pd.DataFrame:
 
 def plot_seeds(table: pd.DataFrame, path: Path) -> None:
     """NashConv and CFR Gain per setting with 95% CIs across seeds (`seeds_table`), beside the paper's Table 1."""
-    fig, (ours, paper) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [max(len(table), 1), 3]})
-    x = range(len(table))
-    for offset, (name, colour) in zip((-0.2, 0.2), (("nash_conv", "#8c8c8c"), ("cfr_gain", "#4c72b0"))):
-        low = (table[name] - table[f"{name}_low"]).fillna(0).clip(lower=0)
-        high = (table[f"{name}_high"] - table[name]).fillna(0).clip(lower=0)
-        ours.bar([i + offset for i in x], table[name], width=0.4, yerr=[low, high], capsize=4, color=colour,
-                 label="NashConv" if name == "nash_conv" else "CFR Gain")  # fmt: skip
-    ours.axhline(0, color="black", linewidth=0.6)
-    ours.set_xticks(list(x), [s.replace(", ", "\n") for s in table["setting"]], fontsize=8)
-    ours.set_ylabel("game units (mean of the players)")
-    ours.set_title(f"Embedded 1.5B model, 95% CI over {int(table['seeds'].min()) if len(table) else 0} seeds",
-                   fontsize=10)  # fmt: skip
-    ours.legend(fontsize=8)
-    domains = list(PAPER_TABLE1)
-    for offset, k, colour in ((-0.2, 0, "#8c8c8c"), (0.2, 1, "#4c72b0")):
-        paper.bar([i + offset for i in range(len(domains))], [PAPER_TABLE1[d][k] for d in domains], width=0.4,
-                  color=colour)  # fmt: skip
-    paper.set_xticks(range(len(domains)), domains, fontsize=8)
-    paper.set_title("The paper's Table 1 (PaLM 2)", fontsize=10)
-    fig.tight_layout()
+    from sandbox.plots import plot_beside_paper
+
+    names = {"nash_conv": "NashConv", "cfr_gain": "CFR Gain"}
+    long = pd.DataFrame([{"setting": row["setting"], "figure": label, "mean": row[name], "ci_low": row[f"{name}_low"],
+                          "ci_high": row[f"{name}_high"]} for _, row in table.iterrows() for name, label in names.items()])  # fmt: skip
+    paper = {domain: dict(zip(names.values(), values)) for domain, values in PAPER_TABLE1.items()}
+    seeds = int(table["seeds"].min()) if len(table) else 0
+    fig = plot_beside_paper(long, paper, ylabel="game units (mean of the players)",
+                            ours=f"Embedded 1.5B model, 95% CI over {seeds} seeds", theirs="The paper's Table 1 (PaLM 2)",
+                            colors={"NashConv": "#8c8c8c", "CFR Gain": "#4c72b0"}, same_axis=False)  # fmt: skip
     fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from sandbox.scai.metrics import share_bin
 from sandbox.training.ultimatum_env import UltimatumOutcome
+from societies.norms import NORMS
 
 __all__ = ["TARGET_SHARES", "accepts", "truth_label", "truth_reward"]
 
@@ -27,12 +28,8 @@ TARGET_SHARES = {"selfish": 0.0, "fair": 0.5, "altruistic": 1.0}
 
 
 def accepts(norm: str, offered_share: float) -> bool:
-    """Whether the norm's decision rule accepts an offer of `offered_share` of the amount."""
-    if norm == "selfish":
-        return offered_share > 0.0
-    if norm == "altruistic":
-        return True
-    return offered_share >= 0.4
+    """Whether the library norm's decision rule (`Norm.accepts`) accepts an offer of `offered_share` of the amount."""
+    return bool(NORMS.get(norm).accepts(offered_share))
 
 
 def truth_reward(norm: str, outcome: UltimatumOutcome) -> float:

@@ -144,3 +144,22 @@ def plot_action_types(actions: pd.DataFrame, title: str = "") -> Figure:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+# Fig. 2a of the paper (Gemma 2B against TFT), read by eye off the figure's copy in the authors' README
+# (../shared/reference/moral-fidelity.md): the share of the last episodes' rounds. The paper gives no numbers.
+PAPER_FIG2A = {"game": {"D|D": 1.0}, "deontological": {"C|C": 0.56, "D|C": 0.0}, "utilitarian": {"C|C": 0.8}}
+
+
+def plot_sweep_actions(seeds: pd.DataFrame, title: str = "") -> Figure:
+    """A moral sweep over seeds (its `seeds.csv`): each setting's final action types with 95% CIs across seeds,
+    beside the paper's Fig. 2a as read by eye (`PAPER_FIG2A`)."""
+    from sandbox.plots import plot_beside_paper, sweep_seeds
+
+    figures = {name: f"summary.final_action_rates.{name}" for name in ACTION_TYPES} | {"illegal": "summary.final_illegal_rate"}
+    table = sweep_seeds(seeds, figures)
+    n = int(table["seeds"].min()) if len(table) else 0
+    fig = plot_beside_paper(table, PAPER_FIG2A, ylabel="share of the last tenth's rounds", colors=ACTION_COLORS,
+                            ours=f"{title or 'ours'}: 95% CI over {n} seeds",
+                            theirs="The paper's Fig. 2a (Gemma 2B; by eye)")  # fmt: skip
+    return fig

@@ -178,11 +178,13 @@ class Assistant(StrictModel):
         "I keep ___' itself (it copies the principle's salient word: 'give everything' keeps everything); none: the "
         "paper's, any legal split. Measured by `sandbox bench principles`.",
     )
-    responder: Literal["paper", "guided"] = Field(
+    responder: Literal["paper", "guided", "rule"] = Field(
         "paper",
         description="paper: the assistant decides from its policy alone, as the SCAI authors asked it; guided: the "
         "policy's reading is stated too, with the decision examples of the library norm of that reading (the help "
-        "users get; not in the paper). Measured by `sandbox bench principles`.",
+        "users get; not in the paper); rule: the policy is read, and the decision is the rule of the library norm "
+        "of that reading applied to the offer, with no call (the model reads; it does not decide). Measured by "
+        "`sandbox bench principles`.",
     )
     evaluation: Evaluation = Field(default_factory=Evaluation)
     prompt: Literal["policy", "none"] = Field(

@@ -4,9 +4,10 @@ A fresh assistant plays under each principle text of a set with a known target:
 the share it should offer, and the offers it should accept. The set holds the
 three library norms' texts, the library of first policies that state a clear
 split, the paraphrases of issue 29 that use the opposite surface words ("keep
-nothing for yourself", "take all you can"), and held-out paraphrases written
-after the reading's few-shot examples were chosen and never tuned on. Each text
-proposes on three stakes and answers four offers, at temperature 0, under each
+nothing for yourself", "take all you can"), held-out paraphrases written
+after the reading's few-shot examples were chosen and never tuned on, and a
+fresh set written after the shipped reading was measured. Each text
+proposes on three stakes and answers five offers (nothing, 10%, 30%, 50%, 90%), at temperature 0, under each
 proposal reading (`assistant.reading`) and each responder (`assistant.responder`).
 
 A text is followed when its mean offered share is within 15 points of the target
@@ -44,9 +45,10 @@ from sandbox.llm.contracts import CallInfo
 from societies.norms import NORMS
 
 Rule = Literal["some", "fair", "all"]
+RULE_NORMS: dict[Rule, str] = {"some": "selfish", "fair": "fair", "all": "altruistic"}  # whose decision rule
 TOLERANCE = 0.15  # points of offered share, as the issue's target
 STAKES = (Stake(37, "apples"), Stake(60, "dollars"), Stake(84, "blankets"))
-OFFERS = (0.1, 0.3, 0.5, 0.9)
+OFFERS = (0.0, 0.1, 0.3, 0.5, 0.9)  # nothing tells the selfish rule (reject) from the altruistic (accept)
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,8 @@ class Principle:
         text: The policy the assistant plays under.
         target: The share of the amount it should offer the other player.
         rule: Which offers it should accept (see the module's docstring).
-        group: norm (a library norm's text), library (a first policy), paraphrase (issue 29's), held-out.
+        group: norm (a library norm's text), library (a first policy), paraphrase (issue 29's), held-out,
+            fresh (written after the shipped reading, before any of them was played).
     """
 
     label: str
@@ -68,8 +71,8 @@ class Principle:
     group: str
 
     def accepts(self, share: float) -> bool:
-        """Whether this principle's rule accepts an offer of `share` of the amount."""
-        return {"some": share > 0, "fair": share >= 0.4, "all": True}[self.rule]
+        """Whether this principle's rule (the library norm's of `RULE_NORMS`) accepts an offer of `share`."""
+        return bool(NORMS.get(RULE_NORMS[self.rule]).accepts(share))
 
 
 def principle_set() -> list[Principle]:
@@ -95,6 +98,19 @@ def principle_set() -> list[Principle]:
         ("the same", "Make sure both of you end up with the same.", 0.5, "fair", "held-out"),
         ("their needs", "Put the other player's needs before your own.", 0.95, "all", "held-out"),
         ("not greedy", "Don't be greedy: let the other player have the bigger part.", 0.8, "all", "held-out"),
+        # Written in issue 29's fifth session before any was played, to check the set with paraphrases never tuned on.
+        ("all theirs", "Whatever is on the table should all end up with the other player.", 1.0, "all", "fresh"),
+        ("hand over the lot", "Ask for nothing and hand over the lot.", 1.0, "all", "fresh"),
+        ("let them have it", "Let others walk away with everything.", 1.0, "all", "fresh"),
+        ("open-handed", "Be open-handed and give generously.", 0.9, "all", "fresh"),
+        ("empty-handed", "Leave the other player empty-handed.", 0.0, "some", "fresh"),
+        ("nothing away", "Giving nothing away is the only rule.", 0.0, "some", "fresh"),
+        ("stingy", "Be stingy.", 0.05, "some", "fresh"),
+        ("bigger part", "Keep the bigger part for yourself, always.", 0.2, "some", "fresh"),
+        ("don't let them", "Don't let the other player get anything.", 0.0, "some", "fresh"),
+        ("nobody more", "Nobody deserves more than anybody else.", 0.5, "fair", "fresh"),
+        ("identical portions", "Each side gets an identical portion.", 0.5, "fair", "fresh"),
+        ("equal shares", "Equal shares for all.", 0.5, "fair", "fresh"),
     ]
     return norms + [Principle(*row) for row in rows]
 
@@ -160,7 +176,7 @@ async def abench(
     model: BaseChatModel,
     *,
     readings: Sequence[Reading] = ("lead_in", "scored"),
-    responders: Sequence[Responder] = ("paper", "guided"),
+    responders: Sequence[Responder] = ("paper", "guided", "rule"),
     principles: Sequence[Principle] | None = None,
 ) -> pd.DataFrame:
     """Every principle under each reading (with the paper's responder) and each responder (with the last reading)."""
