@@ -51,3 +51,19 @@ def test_the_moral_sweep_figure_draws_every_action_type_beside_fig_2a(tmp_path: 
     assert len(theirs.patches) == sum(len(v) for v in PAPER_FIG2A.values())
     fig.savefig(tmp_path / "moral.png")
     assert (tmp_path / "moral.png").stat().st_size > 10_000
+
+
+def test_the_proxy_sweep_figure_reads_the_labeling_summary_fields(tmp_path: Path) -> None:
+    from sandbox.proxy.plots import PAPER_ULTIMATUM, SEED_FIGURES, plot_sweep_accuracy
+
+    rows = []
+    for objective, llm in (("{'name': 'reject_below_share', 'threshold': 0.3}", 0.58), ("{'name': 'reject_below_amount'}", 0.48)):
+        row = {"proxy.objective": objective, "seeds": 5}
+        for k, field in enumerate(SEED_FIGURES.values()):
+            value = llm if k == 0 else 0.5
+            row |= {f"{field}.mean": value, f"{field}.ci_low": value - 0.1, f"{field}.ci_high": value + 0.1}
+        rows.append(row)
+    fig = plot_sweep_accuracy(pd.DataFrame(rows), "embedded")
+    ours, theirs = fig.axes
+    assert [round(p.get_height(), 2) for p in ours.patches][:2] == [0.58, 0.48]  # the judge's bars come first
+    assert len(theirs.patches) == sum(len(v) for v in PAPER_ULTIMATUM.values())

@@ -39,3 +39,28 @@ def plot_accuracy(accuracy: pd.DataFrame, title: str = "", group: str | None = N
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+# Kwon et al.'s ultimatum labeling accuracy with 10 examples (GPT-3 and the supervised baseline), recomputed from the
+# authors' stored outputs (../shared/reference/proxy-rewards.md, "Per-objective labeling accuracy"); objective ->
+# figure -> value. The paper prints no No-Objective figure for the ultimatum game.
+PAPER_ULTIMATUM = {"reject < 30%": {"LLM": 0.94, "SL": 0.86}, "reject < 60%": {"LLM": 0.96, "SL": 1.00},
+                   "reject < $10": {"LLM": 0.94, "SL": 0.76}, "reject < $100": {"LLM": 0.94, "SL": 0.98}}  # fmt: skip
+SEED_FIGURES = {"LLM": "summary.accuracy.llm.accuracy", "No-Objective": "summary.accuracy.no_objective.accuracy",
+                "SL": "summary.accuracy.supervised.accuracy", "agent on LLM labels": "summary.agent_accuracy.llm.mean"}  # fmt: skip
+
+
+def plot_sweep_accuracy(seeds: pd.DataFrame, title: str = "") -> Figure:
+    """A labeling sweep over seeds (its `seeds.csv`): labeling accuracy of the judge, the No-Objective judge and the
+    supervised baseline, and the RL agent's accuracy on the judge's labels, with 95% CIs across seeds, beside the
+    paper's ultimatum figures (`PAPER_ULTIMATUM`)."""
+    from sandbox.plots import plot_beside_paper, sweep_seeds
+
+    table = sweep_seeds(seeds, SEED_FIGURES)
+    n = int(table["seeds"].min()) if len(table) else 0
+    fig = plot_beside_paper(table, PAPER_ULTIMATUM, ylabel="accuracy on the true labels",
+                            ours=f"{title or 'ours'}: 95% CI over {n} seeds",
+                            theirs="The paper (GPT-3, 10 examples)")  # fmt: skip
+    for ax in fig.axes:
+        ax.axhline(0.5, color="#999", linewidth=0.8, linestyle=":")  # a random labeler
+    return fig
