@@ -96,6 +96,8 @@ def plot_beside_paper(table: pd.DataFrame, paper: dict[str, dict[str, float]], *
         ax.axhline(0, color="black", linewidth=0.6)
     left.set_xticks(range(len(settings)), [s.replace(", ", "\n") for s in settings], fontsize=8)
     right.set_xticks(range(len(paper)), list(paper), fontsize=8)
+    left.set_xlim(-0.5, len(settings) - 0.5)
+    right.set_xlim(-0.5, len(paper) - 0.5)
     left.set_ylabel(ylabel)
     left.set_title(ours, fontsize=10)
     right.set_title(theirs, fontsize=10)

@@ -57,6 +57,7 @@ def plot_sweep_accuracy(seeds: pd.DataFrame, title: str = "") -> Figure:
     from sandbox.plots import plot_beside_paper, sweep_seeds
 
     table = sweep_seeds(seeds, SEED_FIGURES)
+    table[["ci_low", "ci_high"]] = table[["ci_low", "ci_high"]].clip(0.0, 1.0)  # shares: a t-interval may pass 0 or 1
     n = int(table["seeds"].min()) if len(table) else 0
     fig = plot_beside_paper(table, PAPER_ULTIMATUM, ylabel="accuracy on the true labels",
                             ours=f"{title or 'ours'}: 95% CI over {n} seeds",
