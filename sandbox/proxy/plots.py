@@ -50,12 +50,34 @@ SEED_FIGURES = {"LLM": "summary.accuracy.llm.accuracy", "No-Objective": "summary
                 "SL": "summary.accuracy.supervised.accuracy", "agent on LLM labels": "summary.agent_accuracy.llm.mean"}  # fmt: skip
 
 
+def objective_label(objective: str) -> str:
+    """A sweep's `proxy.objective` cell (JSON) as the paper names it: "reject < 30%", "reject < $10".
+
+    >>> objective_label('{"name": "reject_below_share", "threshold": 0.3}'), objective_label('{"name": "reject_below_amount", "threshold": 10}')
+    ('reject < 30%', 'reject < $10')
+    """
+    import json
+
+    try:
+        data = json.loads(objective)
+    except (TypeError, ValueError):
+        return str(objective)
+    threshold = data.get("threshold")
+    if data.get("name") == "reject_below_share" and threshold is not None:
+        return f"reject < {threshold:.0%}"
+    if data.get("name") == "reject_below_amount" and threshold is not None:
+        return f"reject < ${threshold:g}"
+    return str(data.get("name", objective))
+
+
 def plot_sweep_accuracy(seeds: pd.DataFrame, title: str = "") -> Figure:
     """A labeling sweep over seeds (its `seeds.csv`): labeling accuracy of the judge, the No-Objective judge and the
     supervised baseline, and the RL agent's accuracy on the judge's labels, with 95% CIs across seeds, beside the
     paper's ultimatum figures (`PAPER_ULTIMATUM`)."""
     from sandbox.plots import plot_beside_paper, sweep_seeds
 
+    if "proxy.objective" in seeds:
+        seeds = seeds.assign(**{"proxy.objective": seeds["proxy.objective"].map(objective_label)})
     table = sweep_seeds(seeds, SEED_FIGURES)
     table[["ci_low", "ci_high"]] = table[["ci_low", "ci_high"]].clip(0.0, 1.0)  # shares: a t-interval may pass 0 or 1
     n = int(table["seeds"].min()) if len(table) else 0
