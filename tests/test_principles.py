@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -183,3 +184,21 @@ def test_the_norms_rules_are_their_decision_hints() -> None:
                      "altruistic": [True] * 5}  # fmt: skip
     assert [accepts("fair", s) for s in (0.39, 0.4)] == [False, True]  # the distillation's ground truth is the same rule
     assert [p.accepts(0.3) for p in principle_set()[:3]] == [True, False, True]
+
+
+def test_a_society_with_the_rule_responder_decides_by_the_policys_reading(tmp_path: Path) -> None:
+    """Selfish users offer little: an assistant whose policy reads as half rejects what its rule rejects, and the
+    scripted assistant's own decision (always yes) is never asked."""
+    from sandbox import run
+    from tests.conftest import scai_models, scai_scenario
+
+    assistant = {"initial_policy": "Share everything equally with everyone.", "reading": "scored", "responder": "rule",
+                 "interactions": {"user_user": 2, "assistant_proposer": 1, "assistant_responder": 3}}  # fmt: skip
+    scenario = scai_scenario(runs=1, epochs=1, assistant=assistant)
+    models = scai_models()
+    models["assistant"].rules.insert(0, (r"You are the responder", lambda m, k: pytest.fail("rule asks no decision")))
+    episodes = run(scenario, out=tmp_path / "r", models=models).episodes
+    mine = episodes[episodes["responder"] == "assistant"]
+    assert len(mine) == 3
+    assert ((mine["offered_share"] >= 0.4) == (mine["decision"] == "accept")).all()
+    assert (mine["decision"] == "reject").any()  # the selfish users' offers fall under 40%
