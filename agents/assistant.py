@@ -49,7 +49,8 @@ class Stance:
         statement: The split in a sentence that names both players' parts.
         low: The least share of the amount the assistant keeps under this stance.
         high: The most.
-        decides_as: The library norm whose decision examples a guided responder gets under this stance.
+        decides_as: The library norm whose decision examples a guided responder gets under this stance, and
+            whose decision rule a `rule` responder applies.
     """
 
     word: str

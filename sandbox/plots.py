@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
+from sandbox.errors import UsageError
 from sandbox.results import offered_share_by
 
 # Figures are built with matplotlib's object API (no pyplot): no global state, no GUI
@@ -63,7 +64,7 @@ def sweep_seeds(seeds: pd.DataFrame, figures: dict[str, str]) -> pd.DataFrame:
     settings, or "all"), `figure` (the names of `figures`, which maps a name to a summary field such as
     `summary.final_action_rates.C|C`), its `mean`, `ci_low` and `ci_high` across seeds, and `seeds`."""
     keys = [c for c in seeds.columns if c != "seeds" and not c.startswith("summary.")]
-    varying = [k for k in keys if seeds[k].nunique() > 1]
+    varying = [k for k in keys if seeds[k].nunique(dropna=False) > 1]
     rows = []
     for _, row in seeds.iterrows():
         setting = ", ".join(f"{k.split('.')[-1]} {row[k]}" for k in varying) or "all"
@@ -79,7 +80,9 @@ def plot_beside_paper(table: pd.DataFrame, paper: dict[str, dict[str, float]], *
     """Grouped bars: our figures per setting with their 95% CIs (`sweep_seeds`' columns) on the left, the paper's
     (setting -> figure -> value; a figure the paper does not give is left out) on the right, on the same y axis
     unless `same_axis` is False (where the paper's scale differs from ours)."""
-    names = list(dict.fromkeys(table["figure"])) if len(table) else sorted({f for v in paper.values() for f in v})
+    if table.empty:
+        raise UsageError("no finished setting to plot: the sweep's seeds.csv has no rows yet")
+    names = list(dict.fromkeys(table["figure"]))
     settings = list(dict.fromkeys(table["setting"]))
     fig = Figure(figsize=(5 + 1.1 * len(settings) + 0.9 * len(paper), 4))
     left, right = fig.subplots(1, 2, sharey=same_axis, gridspec_kw={"width_ratios": [max(len(settings), 1), max(len(paper), 1)]})
@@ -101,6 +104,10 @@ def plot_beside_paper(table: pd.DataFrame, paper: dict[str, dict[str, float]], *
     left.set_ylabel(ylabel)
     left.set_title(ours, fontsize=10)
     right.set_title(theirs, fontsize=10)
-    left.legend(fontsize=8)
+    low, high = left.get_ylim()
+    left.set_ylim(low, high + 0.22 * (high - low))  # room for the legend above the bars
+    if not same_axis:
+        right.set_ylim(*right.get_ylim())
+    left.legend(fontsize=7, ncol=min(len(names), 3), loc="upper center")
     fig.tight_layout()
     return fig

@@ -20,7 +20,7 @@ class Norm:
             answers to proposals shown to users who hold the norm.
         accept_at_least: The decision rule its `decision_hint` states: the least offered share it
             accepts; None where the norm states no rule (a scenario's own text).
-        accept_nothing: Whether the rule accepts an offer of nothing (the selfish rule does not:
+        accept_zero_offer: Whether the rule accepts an offer of nothing (the selfish rule does not:
             "something is better than nothing").
     """
 
@@ -31,19 +31,22 @@ class Norm:
     example_shares: tuple[float, ...] = ()
     example_decisions: tuple[tuple[float, bool], ...] = ()
     accept_at_least: float | None = None
-    accept_nothing: bool = True
+    accept_zero_offer: bool = True
 
-    def accepts(self, offered_share: float) -> bool | None:
-        """Whether the norm's decision rule accepts an offer of `offered_share`; None where it states none.
+    def accepts(self, offered_share: float) -> bool:
+        """Whether the norm's decision rule accepts an offer of `offered_share`; a ValueError where it states none.
 
-        >>> Norm("fair", "Share equally.", accept_at_least=0.4, accept_nothing=False).accepts(0.3)
+        >>> Norm("fair", "Share equally.", accept_at_least=0.4).accepts(0.3)
         False
-        >>> Norm("own", "Be kind.").accepts(0.3) is None
-        True
+        >>> Norm("selfish", "Keep it.", accept_at_least=0.0, accept_zero_offer=False).accepts(0.0)
+        False
+        >>> Norm("own", "Be kind.").accepts(0.3)
+        Traceback (most recent call last):
+        ValueError: norm 'own' states no decision rule (accept_at_least)
         """
         if self.accept_at_least is None:
-            return None
-        return offered_share >= self.accept_at_least and (offered_share > 0.0 or self.accept_nothing)
+            raise ValueError(f"norm {self.name!r} states no decision rule (accept_at_least)")
+        return offered_share >= self.accept_at_least and (offered_share > 0.0 or self.accept_zero_offer)
 
     def __post_init__(self) -> None:
         if not self.name or not self.text:

@@ -21,7 +21,7 @@ NORMS.add(
         example_shares=(0.0, 0.1, 0.05),
         example_decisions=((0.1, True), (0.5, True)),
         accept_at_least=0.0,
-        accept_nothing=False,
+        accept_zero_offer=False,
     ),
 )
 NORMS.add(
@@ -46,7 +46,6 @@ NORMS.add(
         example_shares=(0.5, 0.5, 0.5),
         example_decisions=((0.1, False), (0.5, True), (0.2, False)),
         accept_at_least=0.4,
-        accept_nothing=False,
     ),
 )
 

@@ -26,6 +26,9 @@ MODULES = [
     "sandbox.training.schedule",
     "sandbox.training.ultimatum_env",
     "societies.population",
+    "societies.contracts",
+    "sandbox.proxy.plots",
+    "sandbox.sweep.executors",
 ]
 
 

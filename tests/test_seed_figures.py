@@ -54,16 +54,24 @@ def test_the_moral_sweep_figure_draws_every_action_type_beside_fig_2a(tmp_path: 
 
 
 def test_the_proxy_sweep_figure_reads_the_labeling_summary_fields(tmp_path: Path) -> None:
-    from sandbox.proxy.plots import PAPER_ULTIMATUM, SEED_FIGURES, plot_sweep_accuracy
+    """Built as the sweep builds it: each run's summary.json flattened (`sweep.run._flatten`), the objective
+    written as JSON, then `seed_table`."""
+    import json
+
+    from sandbox.proxy.plots import PAPER_ULTIMATUM, plot_sweep_accuracy
+    from sandbox.sweep.run import _flatten, seed_table
 
     rows = []
-    for objective, llm in (("{'name': 'reject_below_share', 'threshold': 0.3}", 0.58), ("{'name': 'reject_below_amount'}", 0.48)):
-        row = {"proxy.objective": objective, "seeds": 5}
-        for k, field in enumerate(SEED_FIGURES.values()):
-            value = llm if k == 0 else 0.5
-            row |= {f"{field}.mean": value, f"{field}.ci_low": value - 0.1, f"{field}.ci_high": value + 0.1}
-        rows.append(row)
-    fig = plot_sweep_accuracy(pd.DataFrame(rows), "embedded")
+    for objective, llm in (({"name": "reject_below_share", "threshold": 0.3}, 0.6), ({"name": "reject_below_amount", "threshold": 10}, 0.4)):
+        for seed, jitter in enumerate((-0.02, 0.0, 0.02)):
+            summary = {"accuracy": {"llm": {"accuracy": llm + jitter, "auc": 0.7}, "no_objective": {"accuracy": 0.5},
+                                    "supervised": {"accuracy": 0.9}, "random": {"accuracy": 0.5}},
+                       "agent_accuracy": {"llm": {"mean": llm + jitter, "ci_low": 0.0, "ci_high": 1.0, "seeds": 3}}}  # fmt: skip
+            rows.append({"run": f"run-{len(rows)}", "status": "complete", "proxy.objective": json.dumps(objective),
+                         "seed": seed, **{f"summary.{k}": v for k, v in _flatten(summary).items()}})  # fmt: skip
+    fig = plot_sweep_accuracy(seed_table(pd.DataFrame(rows)), "embedded")
     ours, theirs = fig.axes
-    assert [round(p.get_height(), 2) for p in ours.patches][:2] == [0.58, 0.48]  # the judge's bars come first
+    assert [t.get_text() for t in ours.get_xticklabels()] == ["objective reject < 30%", "objective reject < $10"]
+    heights = [round(p.get_height(), 2) for p in ours.patches]
+    assert heights == [0.6, 0.4, 0.5, 0.5, 0.9, 0.9, 0.6, 0.4]  # LLM, No-Objective, SL, the agent; per objective
     assert len(theirs.patches) == sum(len(v) for v in PAPER_ULTIMATUM.values())

@@ -127,24 +127,29 @@ def test_a_sweep_budget_stops_runs_and_a_higher_one_finishes_them(tmp_path: Path
     assert len(finished(tmp_path / "out")) == 4
 
 
-def test_each_local_worker_gets_its_own_cores_and_as_many_threads() -> None:
+def test_each_local_worker_gets_its_own_cores_and_as_many_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two runs each sizing their thread pools to every core ran PPO episodes 20 times slower in bursts."""
     import concurrent.futures
     import multiprocessing
 
-    from sandbox.sweep.executors import _start_worker
-    from tests.cores_probe import cores_of_this_worker
+    import numpy  # noqa: F401  (a library that starts threads on import, as the workers' imports do)
 
-    cores = sorted(os.sched_getaffinity(0))
+    from sandbox.llm.embedded_tuning import usable_cores
+    from sandbox.sweep.executors import THREAD_VARIABLES, _threads_per_worker, core_slices
+    from tests.cores_probe import cores_of_this_worker, start
+
+    for name in THREAD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)  # a count the user set would be kept
+    cores = sorted(os.sched_getaffinity(0))[: usable_cores()]
     context = multiprocessing.get_context("spawn")
     counter = context.Value("i", 0)
-    with concurrent.futures.ProcessPoolExecutor(2, mp_context=context, initializer=_start_worker,
-                                                initargs=(counter, 2)) as pool:  # fmt: skip
-        results = [f.result() for f in [pool.submit(cores_of_this_worker) for _ in range(2)]]
-    assert counter.value == 2 and len({pid for pid, _, _ in results}) == 2  # one task on each worker
-    seen = [(mine, threads) for _, mine, threads in results]
-    for mine, threads in seen:
-        assert set(mine) <= set(cores) and threads == str(len(mine))
-    if len(cores) >= 2:
-        assert not set(seen[0][0]) & set(seen[1][0])  # disjoint slices
-        assert len(seen[0][0]) == len(seen[1][0]) == len(cores) // 2
+    before = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    with _threads_per_worker(2), concurrent.futures.ProcessPoolExecutor(2, mp_context=context, initializer=start,
+                                                                         initargs=(counter, 2)) as pool:  # fmt: skip
+        results = [f.result() for f in [pool.submit(cores_of_this_worker, 2) for _ in range(2)]]
+    assert len({pid for pid, _, _ in results}) == 2  # one task on each worker
+    assert sorted(threads[0] for _, threads, _ in results) == sorted(core_slices(cores, 2))
+    for _, threads, omp in results:
+        assert all(t == threads[0] for t in threads)  # every thread of the worker, not only the main one
+        assert omp == str(max(1, len(cores) // 2))
+    assert {name: os.environ.get(name) for name in THREAD_VARIABLES} == before  # the driver's own are restored

@@ -75,16 +75,18 @@ def seeds_table(sweeps: dict[str, Path | str]) -> pd.DataFrame:
     settings gives one row each, labelled with their overrides): seeds, NashConv and the mean CFR Gain with
     their 95% t-intervals across seeds (the sweep's `seeds.csv`), and `separated`: CFR Gain above NashConv with
     intervals that do not overlap (the paper's ordering, as issue 29 asks it)."""
+    from sandbox.plots import sweep_seeds
+
+    figures = {"nash_conv": "summary.nash_conv", "cfr_gain": "summary.cfr_gain_mean"}
     rows = []
     for label, path in sweeps.items():
-        seeds = pd.read_csv(Path(path) / "seeds.csv")
-        keys = [c for c in seeds.columns if c != "seeds" and not c.startswith("summary.")]
-        for _, row in seeds.iterrows():
-            varying = [f"{k.split('.')[-1]} {row[k]}" for k in keys if seeds[k].nunique() > 1]
-            out = {"setting": ", ".join([label, *varying]), "seeds": int(row["seeds"])}
-            for name, figure in (("nash_conv", "summary.nash_conv"), ("cfr_gain", "summary.cfr_gain_mean")):
-                out.update({name: row[f"{figure}.mean"], f"{name}_low": row[f"{figure}.ci_low"],
-                            f"{name}_high": row[f"{figure}.ci_high"]})  # fmt: skip
+        long = sweep_seeds(pd.read_csv(Path(path) / "seeds.csv"), figures)
+        for setting, group in long.groupby("setting", sort=False):
+            out: dict[str, Any] = {"setting": label if setting == "all" else f"{label}, {setting}",
+                                   "seeds": int(group["seeds"].iloc[0])}  # fmt: skip
+            for _, row in group.iterrows():
+                name = row["figure"]
+                out.update({name: row["mean"], f"{name}_low": row["ci_low"], f"{name}_high": row["ci_high"]})
             out["separated"] = bool(out["cfr_gain_low"] > out["nash_conv_high"])
             rows.append(out)
     return pd.DataFrame(rows)

@@ -29,7 +29,7 @@ TARGET_SHARES = {"selfish": 0.0, "fair": 0.5, "altruistic": 1.0}
 
 def accepts(norm: str, offered_share: float) -> bool:
     """Whether the library norm's decision rule (`Norm.accepts`) accepts an offer of `offered_share` of the amount."""
-    return bool(NORMS.get(norm).accepts(offered_share))
+    return NORMS.get(norm).accepts(offered_share)
 
 
 def truth_reward(norm: str, outcome: UltimatumOutcome) -> float:

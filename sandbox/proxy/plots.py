@@ -81,7 +81,9 @@ def plot_sweep_accuracy(seeds: pd.DataFrame, title: str = "") -> Figure:
     table = sweep_seeds(seeds, SEED_FIGURES)
     table[["ci_low", "ci_high"]] = table[["ci_low", "ci_high"]].clip(0.0, 1.0)  # shares: a t-interval may pass 0 or 1
     n = int(table["seeds"].min()) if len(table) else 0
-    fig = plot_beside_paper(table, PAPER_ULTIMATUM, ylabel="accuracy on the true labels",
+    colors = {"LLM": CONDITION_COLORS["llm"], "No-Objective": CONDITION_COLORS["no_objective"],
+              "SL": CONDITION_COLORS["supervised"], "agent on LLM labels": "#8172b2"}  # fmt: skip
+    fig = plot_beside_paper(table, PAPER_ULTIMATUM, ylabel="accuracy on the true labels", colors=colors,
                             ours=f"{title or 'ours'}: 95% CI over {n} seeds",
                             theirs="The paper (GPT-3, 10 examples)")  # fmt: skip
     for ax in fig.axes:

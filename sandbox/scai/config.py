@@ -183,7 +183,8 @@ class Assistant(StrictModel):
         description="paper: the assistant decides from its policy alone, as the SCAI authors asked it; guided: the "
         "policy's reading is stated too, with the decision examples of the library norm of that reading (the help "
         "users get; not in the paper); rule: the policy is read, and the decision is the rule of the library norm "
-        "of that reading applied to the offer, with no call (the model reads; it does not decide). Measured by "
+        "of that reading applied to the offer, with no call (the model reads; it does not decide; where nothing is read, the "
+        "paper's decision). Measured by "
         "`sandbox bench principles`.",
     )
     evaluation: Evaluation = Field(default_factory=Evaluation)

@@ -72,7 +72,7 @@ class Principle:
 
     def accepts(self, share: float) -> bool:
         """Whether this principle's rule (the library norm's of `RULE_NORMS`) accepts an offer of `share`."""
-        return bool(NORMS.get(RULE_NORMS[self.rule]).accepts(share))
+        return NORMS.get(RULE_NORMS[self.rule]).accepts(share)
 
 
 def principle_set() -> list[Principle]:
@@ -216,7 +216,8 @@ def bench_principles(spec: str = "embedded") -> dict[str, Any]:
         print()
         print(counts.to_string(index=False))
     followed = {reading: int(part["offered ok"].sum()) for reading, part in table[table["responder"] == "paper"].groupby("reading")}
-    answered = {responder: int(part["answers ok"].sum()) for responder, part in table.groupby("responder")}
+    last = table[table["reading"] == table["reading"].iloc[-1]]  # each responder once, under the last reading
+    answered = {responder: int(part["answers ok"].sum()) for responder, part in last.groupby("responder", sort=False)}
     n = table["principle"].nunique()
     print(f"\noffered share within {TOLERANCE:.0%} of the target: "
           + ", ".join(f"{reading} {count}/{n}" for reading, count in followed.items())

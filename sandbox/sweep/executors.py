@@ -9,10 +9,11 @@ guards against any other process that would play it too.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,27 +34,46 @@ def _die_with_the_driver() -> None:
         pass
 
 
-def share_the_cores(counter: Any, workers: int) -> list[int]:
-    """Pin this worker to its own slice of the usable cores, with as many math-library threads as it has cores.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
-    Without it each of `workers` runs sizes its thread pools (torch's OpenMP, llama.cpp) to every core, and
-    two PPO runs on 2 cores ran episodes 20 times slower in bursts (OpenMP threads spinning against each other).
-    Worker k of the pool (`counter` hands out k) gets cores [k * n, (k + 1) * n) with n = cores // workers;
-    with more workers than cores they share cores in turn. Returns the cores it got.
+
+def core_slices(cores: Sequence[int], workers: int) -> list[list[int]]:
+    """The cores each of `workers` workers runs on: `cores` split into even, disjoint slices (the first slices take
+    the remainder); with more workers than cores, one core each in turn.
+
+    >>> core_slices([0, 1, 2], 2), core_slices([0, 1], 3), core_slices([4], 2)
+    ([[0], [1, 2]], [[0], [1], [0]], [[4], [4]])
     """
+    cores = list(cores)
+    if workers >= len(cores):
+        return [[cores[k % len(cores)]] for k in range(workers)]
+    return [cores[k * len(cores) // workers : (k + 1) * len(cores) // workers] for k in range(workers)]
+
+
+def share_the_cores(counter: Any, workers: int) -> list[int]:
+    """Pin this worker (every thread it has) to its own slice of the usable cores (`core_slices`).
+
+    Without it each of `workers` runs sizes its thread pools (torch's OpenMP, llama.cpp) to every core, and two
+    PPO runs on 2 cores ran episodes 20 times slower in bursts (OpenMP threads spinning against each other).
+    `counter` hands out the slices; a replaced pool's workers take them in turn again. The math libraries'
+    thread counts (`THREAD_VARIABLES`) are set for a slice by the driver before the pool starts (`_local`),
+    since numpy's BLAS reads them on import, before this runs. Returns the cores it got.
+    """
+    from sandbox.llm.embedded_tuning import usable_cores
+
     try:
-        cores = sorted(os.sched_getaffinity(0))
+        cores = sorted(os.sched_getaffinity(0))[: usable_cores()]  # a container's CPU quota caps the count
     except (AttributeError, OSError):  # not on Linux: leave the threads as they are
         return []
     with counter.get_lock():
         k = counter.value
         counter.value += 1
-    n = max(1, len(cores) // workers)
-    start = (k % workers) * n % len(cores)
-    mine = cores[start : start + n] or cores
-    os.sched_setaffinity(0, mine)
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[name] = str(len(mine))
+    mine = core_slices(cores, workers)[k % workers]
+    for task in os.listdir("/proc/self/task"):  # threads a library started on import keep the old mask
+        try:
+            os.sched_setaffinity(int(task), mine)
+        except OSError:  # a thread that ended meanwhile
+            pass
     return mine
 
 
@@ -70,7 +90,30 @@ def _crashed(job: Job, error: BaseException) -> dict[str, Any]:
 def _local(jobs: Sequence[Job], workers: int, on_done: Callable[[dict[str, Any]], None]) -> None:
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked threads or locks
     counter = context.Value("i", 0)  # which slice of the cores the next worker takes (`share_the_cores`)
-    pending = list(jobs)
+    workers = max(1, min(workers, len(jobs)))  # a resume of one run keeps every core
+    with _threads_per_worker(workers):
+        _pool(list(jobs), workers, on_done, context, counter)
+
+
+@contextlib.contextmanager
+def _threads_per_worker(workers: int) -> Iterator[None]:
+    """The math libraries' thread counts for a worker's slice of the cores, in this process's environment while
+    the pool spawns its workers (they inherit it); a count the user set is kept."""
+    from sandbox.llm.embedded_tuning import usable_cores
+
+    threads = str(max(1, usable_cores() // workers))
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    for name in THREAD_VARIABLES:
+        os.environ.setdefault(name, threads)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+
+
+def _pool(pending: list[Job], workers: int, on_done: Callable[[dict[str, Any]], None], context: Any, counter: Any) -> None:
     while pending:  # a pool a dead worker broke is replaced; its run and those in flight are reported failed
         pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context,
                                                       initializer=_start_worker, initargs=(counter, workers))  # fmt: skip
