@@ -367,3 +367,8 @@ def test_a_society_sweep_plots_one_row_per_norm_with_seeds_as_runs(tmp_path: Pat
         sweep_epochs(tmp_path, by="society.size")
     figure = plot_seeds(tmp_path)
     assert len(figure.axes) == 4 and "selfish users" in figure.axes[0].get_title()
+    from sandbox.scai.plots import PAPER_FIG3A
+
+    paper = [line for line in figure.axes[0].get_lines() if "paper" in str(line.get_label())]
+    assert [list(line.get_ydata()) for line in paper] == [list(PAPER_FIG3A["selfish"]["users"]),
+                                                          list(PAPER_FIG3A["selfish"]["assistant"])]  # fmt: skip

@@ -90,9 +90,29 @@ def _setting(value: str) -> str:
     return data if isinstance(data, str) else value
 
 
+# The paper's Fig. 3a (left): one group of users, the mean offered share per epoch of users and assistant, from the
+# authors' figure data (`solar_final/**/all_{fixed,flex}_data.csv`; ../shared/reference/scai-fidelity.md, 2b).
+PAPER_FIG3A = {
+    "selfish": {"users": (0.035, 0.025, 0.021, 0.029, 0.020), "assistant": (0.361, 0.025, 0.068, 0.053, 0.020)},
+    "fair": {"users": (0.500, 0.496, 0.498, 0.501, 0.495), "assistant": (0.456, 0.499, 0.493, 0.496, 0.493)},
+    "altruistic": {"users": (0.987, 0.984, 0.991, 0.993, 0.986), "assistant": (0.361, 0.983, 0.962, 0.960, 0.964)},
+}
+
+
+def _draw_paper(ax: Axes, label: str) -> None:
+    """The paper's users and assistant for a one-group setting named `label` (dashed), where Fig. 3a has it."""
+    paper = PAPER_FIG3A.get(label)
+    if paper is None:
+        return
+    for group, style in (("users", ":"), ("assistant", "--")):
+        ax.plot(range(1, len(paper[group]) + 1), paper[group], style, color=_GROUP_STYLE[group][1], alpha=0.6,
+                label=f"paper (GPT-4): {group}")  # fmt: skip
+    ax.legend(fontsize=7)
+
+
 def plot_seeds(sweep: Path | str, by: str = "society.norms", title: str = "") -> Figure:
     """One row per setting of a society sweep (e.g. selfish, fair, altruistic users): offered share over epochs
-    and the gap, mean and 95% CI across seeds."""
+    and the gap, mean and 95% CI across seeds, with the paper's Fig. 3a (dashed) for a one-group setting."""
     settings = sweep_epochs(sweep, by)
     if not settings:
         raise UsageError(f"{sweep}: no finished run with epochs.csv to plot")
@@ -100,6 +120,7 @@ def plot_seeds(sweep: Path | str, by: str = "society.norms", title: str = "") ->
     axes = fig.subplots(len(settings), 2, squeeze=False)
     for (label, groups), (left, right) in zip(settings.items(), axes):
         _draw_scai(left, right, groups, f"{label} users: offered share ({groups['run'].nunique()} seeds, 95% CI)")
+        _draw_paper(left, label)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
