@@ -69,9 +69,13 @@ def share_the_cores(counter: Any, workers: int) -> list[int]:
         k = counter.value
         counter.value += 1
     mine = core_slices(cores, workers)[k % workers]
-    for task in os.listdir("/proc/self/task"):  # threads a library started on import keep the old mask
+    try:
+        threads = [int(task) for task in os.listdir("/proc/self/task")]  # a library's threads keep the old mask
+    except OSError:  # no /proc: the calling thread only
+        threads = [0]
+    for thread in threads:
         try:
-            os.sched_setaffinity(int(task), mine)
+            os.sched_setaffinity(thread, mine)
         except OSError:  # a thread that ended meanwhile
             pass
     return mine
