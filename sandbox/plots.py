@@ -59,10 +59,11 @@ def save_plots(episodes: pd.DataFrame, out_dir: Path, title: str = "") -> list[P
     return [path]
 
 
-def sweep_seeds(seeds: pd.DataFrame, figures: dict[str, str]) -> pd.DataFrame:
+def sweep_seeds(seeds: pd.DataFrame, figures: dict[str, str], bounds: tuple[float, float] | None = None) -> pd.DataFrame:
     """A sweep's `seeds.csv` as one row per setting and figure: `setting` (the overrides that vary across
     settings, or "all"), `figure` (the names of `figures`, which maps a name to a summary field such as
-    `summary.final_action_rates.C|C`), its `mean`, `ci_low` and `ci_high` across seeds, and `seeds`."""
+    `summary.final_action_rates.C|C`), its `mean`, `ci_low` and `ci_high` across seeds (clipped to `bounds`, for
+    shares, where a t-interval may pass 0 or 1), and `seeds`."""
     keys = [c for c in seeds.columns if c != "seeds" and not c.startswith("summary.")]
     varying = [k for k in keys if seeds[k].nunique(dropna=False) > 1]
     rows = []
@@ -72,7 +73,10 @@ def sweep_seeds(seeds: pd.DataFrame, figures: dict[str, str]) -> pd.DataFrame:
             rows.append({"setting": setting, "figure": name, "mean": row.get(f"{field}.mean"),
                          "ci_low": row.get(f"{field}.ci_low"), "ci_high": row.get(f"{field}.ci_high"),
                          "seeds": int(row["seeds"])})  # fmt: skip
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if bounds is not None and not table.empty:
+        table[["ci_low", "ci_high"]] = table[["ci_low", "ci_high"]].clip(*bounds)
+    return table
 
 
 def plot_beside_paper(table: pd.DataFrame, paper: dict[str, dict[str, float]], *, ylabel: str, ours: str,

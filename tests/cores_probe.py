@@ -9,13 +9,13 @@ from typing import Any
 _COUNTER: Any = None
 
 
-def start(counter: Any, workers: int) -> None:
+def start(counter: Any, slices: list[list[int]]) -> None:
     """The sweep's worker start, keeping the counter so a task can wait for every worker to have started."""
     global _COUNTER
     from sandbox.sweep.executors import _start_worker
 
     _COUNTER = counter
-    _start_worker(counter, workers)
+    _start_worker(counter, slices)
 
 
 def cores_of_this_worker(workers: int) -> tuple[int, list[list[int]], str | None]:

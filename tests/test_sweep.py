@@ -134,21 +134,21 @@ def test_each_local_worker_gets_its_own_cores_and_as_many_threads(monkeypatch: p
 
     import numpy  # noqa: F401  (a library that starts threads on import, as the workers' imports do)
 
-    from sandbox.llm.embedded_tuning import usable_cores
-    from sandbox.sweep.executors import THREAD_VARIABLES, _threads_per_worker, core_slices
+    from sandbox.sweep.executors import THREAD_VARIABLES, _threads_per_worker, core_slices, usable_core_list
     from tests.cores_probe import cores_of_this_worker, start
 
     for name in THREAD_VARIABLES:
         monkeypatch.delenv(name, raising=False)  # a count the user set would be kept
-    cores = sorted(os.sched_getaffinity(0))[: usable_cores()]
+    cores = usable_core_list()
+    slices = core_slices(cores, 2)
     context = multiprocessing.get_context("spawn")
     counter = context.Value("i", 0)
     before = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    with _threads_per_worker(2), concurrent.futures.ProcessPoolExecutor(2, mp_context=context, initializer=start,
-                                                                         initargs=(counter, 2)) as pool:  # fmt: skip
+    with _threads_per_worker(max(1, len(cores) // 2)), concurrent.futures.ProcessPoolExecutor(
+            2, mp_context=context, initializer=start, initargs=(counter, slices)) as pool:  # fmt: skip
         results = [f.result() for f in [pool.submit(cores_of_this_worker, 2) for _ in range(2)]]
     assert len({pid for pid, _, _ in results}) == 2  # one task on each worker
-    assert sorted(threads[0] for _, threads, _ in results) == sorted(core_slices(cores, 2))
+    assert sorted(threads[0] for _, threads, _ in results) == sorted(slices)
     for _, threads, omp in results:
         assert all(t == threads[0] for t in threads)  # every thread of the worker, not only the main one
         assert omp == str(max(1, len(cores) // 2))

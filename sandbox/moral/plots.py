@@ -157,8 +157,7 @@ def plot_sweep_actions(seeds: pd.DataFrame, title: str = "") -> Figure:
     from sandbox.plots import plot_beside_paper, sweep_seeds
 
     figures = {name: f"summary.final_action_rates.{name}" for name in ACTION_TYPES} | {"illegal": "summary.final_illegal_rate"}
-    table = sweep_seeds(seeds, figures)
-    table[["ci_low", "ci_high"]] = table[["ci_low", "ci_high"]].clip(0.0, 1.0)  # shares: a t-interval may pass 0 or 1
+    table = sweep_seeds(seeds, figures, bounds=(0.0, 1.0))
     n = int(table["seeds"].min()) if len(table) else 0
     fig = plot_beside_paper(table, PAPER_FIG2A, ylabel="share of the last tenth's rounds", colors=ACTION_COLORS,
                             ours=f"{title or 'ours'}: 95% CI over {n} seeds",

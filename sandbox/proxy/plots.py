@@ -78,8 +78,7 @@ def plot_sweep_accuracy(seeds: pd.DataFrame, title: str = "") -> Figure:
 
     if "proxy.objective" in seeds:
         seeds = seeds.assign(**{"proxy.objective": seeds["proxy.objective"].map(objective_label)})
-    table = sweep_seeds(seeds, SEED_FIGURES)
-    table[["ci_low", "ci_high"]] = table[["ci_low", "ci_high"]].clip(0.0, 1.0)  # shares: a t-interval may pass 0 or 1
+    table = sweep_seeds(seeds, SEED_FIGURES, bounds=(0.0, 1.0))
     n = int(table["seeds"].min()) if len(table) else 0
     colors = {"LLM": CONDITION_COLORS["llm"], "No-Objective": CONDITION_COLORS["no_objective"],
               "SL": CONDITION_COLORS["supervised"], "agent on LLM labels": "#8172b2"}  # fmt: skip

@@ -50,25 +50,31 @@ def core_slices(cores: Sequence[int], workers: int) -> list[list[int]]:
     return [cores[k * len(cores) // workers : (k + 1) * len(cores) // workers] for k in range(workers)]
 
 
-def share_the_cores(counter: Any, workers: int) -> list[int]:
-    """Pin this worker (every thread it has) to its own slice of the usable cores (`core_slices`).
-
-    Without it each of `workers` runs sizes its thread pools (torch's OpenMP, llama.cpp) to every core, and two
-    PPO runs on 2 cores ran episodes 20 times slower in bursts (OpenMP threads spinning against each other).
-    `counter` hands out the slices; a replaced pool's workers take them in turn again. The math libraries'
-    thread counts (`THREAD_VARIABLES`) are set for a slice by the driver before the pool starts (`_local`),
-    since numpy's BLAS reads them on import, before this runs. Returns the cores it got.
-    """
+def usable_core_list() -> list[int]:
+    """The cores this process may run on, capped by a container's CPU quota (`usable_cores`); empty off Linux."""
     from sandbox.llm.embedded_tuning import usable_cores
 
     try:
-        cores = sorted(os.sched_getaffinity(0))[: usable_cores()]  # a container's CPU quota caps the count
-    except (AttributeError, OSError):  # not on Linux: leave the threads as they are
+        return sorted(os.sched_getaffinity(0))[: usable_cores()]
+    except (AttributeError, OSError):  # not on Linux: no pinning
+        return []
+
+
+def share_the_cores(counter: Any, slices: Sequence[Sequence[int]]) -> list[int]:
+    """Pin this worker (every thread it has) to its own slice of the cores (`core_slices`, cut by the driver).
+
+    Without it each of the runs sizes its thread pools (torch's OpenMP, llama.cpp) to every core, and two PPO runs
+    on 2 cores ran episodes 20 times slower in bursts (OpenMP threads spinning against each other). `counter`
+    hands out the slices; a replaced pool's workers take them in turn again. The math libraries' thread counts
+    (`THREAD_VARIABLES`) are set for a slice by the driver before the pool starts (`_local`), since numpy's BLAS
+    reads them on import, before this runs. Returns the cores it got (none off Linux).
+    """
+    if not slices:
         return []
     with counter.get_lock():
         k = counter.value
         counter.value += 1
-    mine = core_slices(cores, workers)[k % workers]
+    mine = list(slices[k % len(slices)])
     try:
         threads = [int(task) for task in os.listdir("/proc/self/task")]  # a library's threads keep the old mask
     except OSError:  # no /proc: the calling thread only
@@ -81,9 +87,9 @@ def share_the_cores(counter: Any, workers: int) -> list[int]:
     return mine
 
 
-def _start_worker(counter: Any, workers: int) -> None:
+def _start_worker(counter: Any, slices: Sequence[Sequence[int]]) -> None:
     _die_with_the_driver()
-    share_the_cores(counter, workers)
+    share_the_cores(counter, slices)
 
 
 def _crashed(job: Job, error: BaseException) -> dict[str, Any]:
@@ -95,17 +101,20 @@ def _local(jobs: Sequence[Job], workers: int, on_done: Callable[[dict[str, Any]]
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no forked threads or locks
     counter = context.Value("i", 0)  # which slice of the cores the next worker takes (`share_the_cores`)
     workers = max(1, min(workers, len(jobs)))  # a resume of one run keeps every core
-    with _threads_per_worker(workers):
-        _pool(list(jobs), workers, on_done, context, counter)
+    cores = usable_core_list()
+    slices = core_slices(cores, workers) if cores else []
+    with _threads_per_worker(max(1, len(cores) // workers) if cores else None):
+        _pool(list(jobs), workers, on_done, context, (counter, slices))
 
 
 @contextlib.contextmanager
-def _threads_per_worker(workers: int) -> Iterator[None]:
-    """The math libraries' thread counts for a worker's slice of the cores, in this process's environment while
-    the pool spawns its workers (they inherit it); a count the user set is kept."""
-    from sandbox.llm.embedded_tuning import usable_cores
-
-    threads = str(max(1, usable_cores() // workers))
+def _threads_per_worker(count: int | None) -> Iterator[None]:
+    """The math libraries' thread counts (`count` each; None leaves them) in this process's environment while the
+    pool spawns its workers (they inherit it); a count the user set is kept."""
+    if count is None:
+        yield
+        return
+    threads = str(count)
     saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
     for name in THREAD_VARIABLES:
         os.environ.setdefault(name, threads)
@@ -117,10 +126,11 @@ def _threads_per_worker(workers: int) -> Iterator[None]:
                 os.environ.pop(name, None)
 
 
-def _pool(pending: list[Job], workers: int, on_done: Callable[[dict[str, Any]], None], context: Any, counter: Any) -> None:
+def _pool(pending: list[Job], workers: int, on_done: Callable[[dict[str, Any]], None], context: Any,
+          start: tuple[Any, list[list[int]]]) -> None:  # fmt: skip
     while pending:  # a pool a dead worker broke is replaced; its run and those in flight are reported failed
         pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                                      initializer=_start_worker, initargs=(counter, workers))  # fmt: skip
+                                                      initializer=_start_worker, initargs=start)  # fmt: skip
         try:
             running = {}
             while pending or running:
