@@ -4,7 +4,7 @@ A distilled student carries its norm in its weights, so it plays with no
 policy and no system prompt: one user turn from `prompts/student/` (the
 prompt of `sandbox.training.ultimatum_env`), read by the same parser as in
 training. Where the student answers in the number form (the tiny model: the
-amount it keeps, or yes/no), a legal number is handed to the society as the
+amount it keeps, or yes/no) or the share form (the tenths it offers), a legal number is handed to the society as the
 society's own proposal sentence and a yes/no as accept/reject, so that the
 society's parser records the move; a number-form answer the strict parser
 refuses is handed on as an empty answer, so that the society's more forgiving
@@ -39,7 +39,8 @@ class PolicylessAssistant:
 
     Attributes:
         model: The student's chat model (for example `hf:BASE+adapter:DIR`).
-        form: `sentence` (the society's sentence) or `number` (the amount it keeps; the tiny model).
+        form: `sentence` (the society's sentence), `number` (the amount it keeps; the tiny model) or `share` (the
+            tenths it offers).
         agent_id: `assistant`, as for the policy-following assistant.
     """
 
@@ -64,7 +65,7 @@ class PolicylessAssistant:
     ) -> str:
         state = UltimatumState(stake, "proposer")
         answer = await self._answer(state, seed, call)
-        if self.form == "number":  # strictly, as in training: a number the parser refuses is no move at all
+        if self.form != "sentence":  # strictly, as in training: a number the parser refuses is no move at all
             move = parse_student(answer, state, self.form)
             return proposal_sentence(stake, move) if isinstance(move, Split) else ""
         return answer
@@ -82,7 +83,7 @@ class PolicylessAssistant:
     ) -> str:
         state = UltimatumState(stake, "responder", split)
         answer = await self._answer(state, seed, call)
-        if self.form == "number":
+        if self.form != "sentence":
             move = parse_student(answer, state, self.form)
             return "" if move is None else str(move)
         return answer

@@ -40,7 +40,8 @@ def dry_run_table(runs: list[tuple[str, Any]], title: str) -> None:
                 continue
             table, prices = kind.call("dry_run", scenario), scenario_prices(scenario)
             for row in table.to_dict("records"):
-                spec = getattr(scenario.models, row["role"]).spec
+                config = getattr(scenario.models, row["role"])
+                spec = getattr(config, "spec", config)  # a role's ModelConfig, or a bare spec (a distillation's)
                 price = prices.get(spec)
                 usd = price.cost(row["prompt_tokens"], row["max_answer_tokens"]) if price else None
                 rows.append({**row, "model": spec, "usd": usd})

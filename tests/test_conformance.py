@@ -133,6 +133,37 @@ def _distill_models() -> dict[str, Any]:
     return {"judge": generous_judge(), "assistant": models["assistant"], "users": models["user"]}
 
 
+def _judge(tmp: Path) -> Any:
+    return parse_kind("judge", {"name": "judge", "seed": 2, "concurrency": 2, "models": {"judge": "embedded"},
+                                "distill": {"source": {"text": "Give the other player everything."},
+                                            "truth": "altruistic", "scoring": "binary"},
+                                "label": {"roles": ["proposer", "responder"]}})  # fmt: skip
+
+
+def _judge_models() -> dict[str, Any]:
+    from tests.test_distill import generous_judge
+
+    return {"judge": generous_judge()}
+
+
+def _chain(tmp: Path) -> Any:
+    from tests.test_chain import chain
+
+    return chain()
+
+
+def _chain_hooks(tick: Callable[[], None]) -> Any:
+    from sandbox.chain.run import ChainHooks
+
+    return ChainHooks(on_step=tick)
+
+
+def _chain_models() -> dict[str, Any]:
+    from tests.test_chain import models
+
+    return models()
+
+
 def _sweep(tmp: Path) -> Any:
     """A sweep of toy runs (its spawned workers find the toy kind through SANDBOX_KINDS)."""
     data = {"name": "toy-sweep", "sweep": {"base": {"name": "t", "seed": 1, "toy": {"steps": 3}},
@@ -151,6 +182,9 @@ CASES: dict[str, Case] = {
     "proxy": Case(_proxy, _proxy_hooks, ["labels.csv", "accuracy.csv"], _proxy_models),
     "dialogue": Case(_dialogue, _dialogue_hooks, ["dialogues.csv", "policy.csv"], _dialogue_models),
     "distill": Case(_distill, _train_hooks, ["metrics.csv", "judge_table.csv", "evaluation.csv"], _distill_models),
+    "judge": Case(_judge, lambda tick: tick, ["judge_table.csv"], _judge_models),
+    "chain": Case(_chain, _chain_hooks, ["comparison.csv", "judge/judge_table.csv", "society/episodes.csv",
+                                         "evaluate/base/episodes.csv"], _chain_models),
     "sweep": Case(_sweep, lambda tick: (None, lambda _: tick()), ["sweep.csv", "runs.csv"]),
     "toy": Case(_toy, lambda tick: lambda _: tick(), ["steps.csv"]),
 }

@@ -70,6 +70,11 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         result = _moral_run(tmp_path)
     elif path.name.startswith("distill"):
         result = _distill_run(tmp_path)
+    elif path.name.startswith("chain"):
+        from sandbox.chain.run import run_chain
+        from tests.test_chain import chain, models
+
+        result = SimpleNamespace(path=run_chain(chain(), tmp_path / "chain", models=models()))
     elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())
         asyncio.run(aevaluate(result.path, trials=2, models=scai_models()))

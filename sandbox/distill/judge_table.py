@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -138,6 +138,37 @@ class JudgeTable:
     def _keys(self, moves: Iterable[JudgedMove], variant: Variant) -> list[_Key]:
         indices = range(len(self.principles)) if variant == "principle" else (-1,)
         return [_Key(variant, index, move) for move in moves for index in indices]
+
+    def every_move(self, roles: Sequence[str] = ("proposer",)) -> list[JudgedMove]:
+        """Every move the judge can be shown at this resolution: each offer as a proposal, and as an answer each
+        offer accepted and rejected (21 + 42 at 0.05).
+
+        >>> table = JudgeTable.__new__(JudgeTable); table.resolution = 0.25
+        >>> [(m.role, m.offered, m.decision) for m in table.every_move(["proposer"])]
+        [('proposer', 0, ''), ('proposer', 25, ''), ('proposer', 50, ''), ('proposer', 75, ''), ('proposer', 100, '')]
+        """
+        offers = sorted({min(100, int(round(k * self.resolution * 100))) for k in range(int(round(1 / self.resolution)) + 1)})
+        moves = [JudgedMove("proposer", o) for o in offers] if "proposer" in roles else []
+        if "responder" in roles:
+            moves += [JudgedMove("responder", o, d) for o in offers for d in ("accept", "reject")]
+        return moves
+
+    def label_all(self, roles: Sequence[str] = ("proposer",), variants: Sequence[Variant] = ("principle",),
+                  on_move: Callable[[], None] | None = None) -> int:  # fmt: skip
+        """Ask the judge about every move of `roles` not yet in the table (`every_move`), `concurrency` moves at a
+        time, each batch appended to the table before the next (`on_move` after each move written); the number
+        asked."""
+        from sandbox._sync import run_sync
+
+        missing = [key for variant in variants for key in self._keys(self.every_move(roles), variant)
+                   if key not in self.rows]  # fmt: skip
+        for start in range(0, len(missing), self.concurrency):
+            batch = missing[start : start + self.concurrency]
+            run_sync(self._ask_all(batch))
+            for _ in batch:
+                if on_move is not None:
+                    on_move()
+        return len(missing)
 
     def prefetch(self, outcomes: Sequence[UltimatumOutcome], variants: Sequence[Variant] = ("principle",)) -> None:
         """Ask the judge about every legal move of `outcomes` not yet in the table, concurrently."""

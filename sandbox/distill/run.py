@@ -35,7 +35,7 @@ from sandbox.distill.layout import (
     DistillPlan,
     load_distill_run_scenario,
 )
-from sandbox.distill.scenario import DistillScenario
+from sandbox.distill.scenario import TINY_MAX_AMOUNT, DistillScenario
 from sandbox.distill.source import resolve_principles, source_run
 from sandbox.errors import UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
@@ -48,7 +48,6 @@ __all__ = ["DistillHooks", "distill_scenario", "plan", "resume_distill"]
 
 REWARD_KINDS = {"judge": "proxy:judge", "truth": "truth:norm", "no_principle": "proxy:no_principle",
                 "flipped": "proxy:flipped"}  # fmt: skip
-TINY_MAX_AMOUNT = 1000  # the tiny student's vocabulary holds every number up to the largest amount
 _HELD_OUT = 1 << 23  # the seed-tree branch that picks the held-out amounts
 
 
@@ -87,12 +86,31 @@ def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
     if not train:
         raise ScenarioError(source, [("distill.held_out", f"holds out every amount of {block.amounts.min}.."
                                                           f"{block.amounts.max}; lower it or widen the range")])  # fmt: skip
+    if block.judge_table is not None:
+        check_labelled_table(block.judge_table, principles, source)
     return DistillPlan(principles, truth, currencies, train, held, str(run.path.resolve()) if run is not None else None)
 
 
+def check_labelled_table(path: str, principles: list[Any], source: str) -> None:
+    """`ScenarioError` naming `distill.judge_table` when the table is missing, or was labelled for other principles
+    (the `principles.json` of the run that wrote it)."""
+    from sandbox.errors import ScenarioError
+
+    table = Path(path)
+    if not table.is_file():
+        raise ScenarioError(source, [("distill.judge_table", f"{path} is not a file")])
+    beside = table.parent / PRINCIPLES
+    if beside.is_file():
+        theirs = [p["text"] for p in read_json(beside).get("principles", [])]
+        if theirs != [p.text for p in principles]:
+            raise ScenarioError(source, [("distill.judge_table", f"{path} was labelled for other principles "
+                                                                 f"({beside}); label this source's")])  # fmt: skip
+
+
 def student_vocabulary(scenario: DistillScenario) -> tuple[str, ...]:
-    """The tiny student's words: whole numbers up to the largest training amount (every move it can make)."""
-    return tiny_vocabulary(scenario.distill.amounts.max)
+    """The tiny student's words: whole numbers up to the largest training amount (every move it can make), and its
+    answer form's words."""
+    return tiny_vocabulary(scenario.distill.amounts.max, scenario.form())
 
 
 def load_student(scenario: DistillScenario, model: Any = None, tokenizer: Any = None) -> Any:
@@ -106,8 +124,10 @@ def load_student(scenario: DistillScenario, model: Any = None, tokenizer: Any = 
                            vocabulary=student_vocabulary(scenario))  # fmt: skip
 
 
-def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, judge: Any = None) -> tuple[JudgeTable, Callable[[], None]]:
-    """The run's judge table on the judge's model stack (the run's cache and transcript); and its closer."""
+def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, judge: Any = None,
+                ledgers: Any = ()) -> tuple[JudgeTable, Callable[[], None]]:  # fmt: skip
+    """The run's judge table on the judge's model stack (the run's cache and transcript, and `ledgers`: budget
+    ledgers every call counts in); and its closer."""
     from sandbox import run_dir as layout
     from sandbox.llm.cache import ResponseCache
     from sandbox.llm.resolve import ModelStack
@@ -116,7 +136,7 @@ def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: Distill
 
     cache = ResponseCache(run_dir / layout.CACHE)
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
-    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency)
+    stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency, ledgers=list(ledgers))
     model = stack.for_role("judge", scenario.models.judge, {}, given=judge)
     block = scenario.distill
     proxy = ProxyJudge(model, temperature=block.judge_temperature, graded=block.scoring == "graded")
@@ -193,6 +213,8 @@ def distill_scenario(
     with hold(path):
         run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
         atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
+        if scenario.distill.judge_table is not None:  # labelled before: its verdicts are read back, not asked
+            atomic_write_text(run_dir / JUDGE_TABLE, Path(scenario.distill.judge_table).read_text(encoding="utf-8"))
         if scenario.models.student.partition(":")[0] == "tiny" or model is not None:
             # A base built in-process (or passed in) is kept beside its adapter, so that `assistant_spec` can load both.
             base.model.save_pretrained(run_dir / STUDENT_BASE)

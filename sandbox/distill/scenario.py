@@ -25,9 +25,10 @@ from sandbox.schema import AmountRange, StrictModel
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 
-__all__ = ["DistillBlock", "DistillModels", "DistillScenario", "DistillTraining", "PrincipleSource"]
+__all__ = ["TINY_MAX_AMOUNT", "DistillBlock", "DistillModels", "DistillScenario", "DistillTraining", "PrincipleSource"]
 
 LIBRARY_NORMS = ("selfish", "fair", "altruistic")
+TINY_MAX_AMOUNT = 1000  # the tiny student's vocabulary holds every number up to the largest amount
 REWARDS = ("judge", "truth", "no_principle", "flipped")
 
 
@@ -84,13 +85,21 @@ class DistillBlock(StrictModel):
         "the judge's model plays under the principle (SCAI's assistant) and the reward is agreement with its play "
         "(a small model follows a principle better than it judges one).",
     )
+    judge_table: str | None = Field(
+        None,
+        min_length=1,
+        description="A judge's table labelled before (a judge run's judge_table.csv: `sandbox label`, the chain's "
+        "judge stage) of the same principles, judge and resolution, copied into the run at its start: a move it "
+        "holds is not asked again.",
+    )
     act_samples: int = Field(
         4, ge=1, le=100, description="judge act: the judge's proposals whose mean offered share is the target."
     )
-    form: Literal["auto", "sentence", "number"] = Field(
+    form: Literal["auto", "sentence", "number", "share"] = Field(
         "auto",
         description="The student's answer: sentence (the society's sentence and parser), number (the amount it "
-        "keeps; the tiny model's form); auto: number for the tiny model, sentence otherwise.",
+        "keeps; the tiny model's form), share (the tenths of the amount it offers, 0 to 10: every library norm is "
+        "one answer whatever the amount); auto: number for the tiny model, sentence otherwise.",
     )
     responder_share: float = Field(0.0, ge=0.0, le=1.0, description="Share of training moves made as responder.")
     amounts: AmountRange = Field(default_factory=AmountRange, description="The range training amounts come from.")
@@ -194,7 +203,7 @@ class DistillScenario(StrictModel):
     distill: DistillBlock
     training: DistillTraining = Field(default_factory=DistillTraining)
 
-    def form(self) -> Literal["sentence", "number"]:
+    def form(self) -> Literal["sentence", "number", "share"]:
         """The student's answer form (`auto`: number for the tiny model)."""
         if self.distill.form != "auto":
             return self.distill.form

@@ -58,6 +58,15 @@ def _hf(argument: str, _: BackendOptions) -> BaseChatModel:
     return HFChatModel(path=argument)
 
 
+@BACKENDS.register("base")
+def _base(argument: str, _: BackendOptions) -> BaseChatModel:
+    """`base:SPEC`: a trainer's base model (`sandbox.llm.base_model`: smollm2, gguf:FILE, embedded, ...) through
+    transformers with no adapter, as a distilled student's untrained twin plays."""
+    from sandbox.llm.hf import HFChatModel
+
+    return HFChatModel(path="", base=argument)
+
+
 @BACKENDS.register("vllm")
 def _vllm(argument: str, _: BackendOptions) -> BaseChatModel:
     from sandbox.llm.vllm_backend import VLLMChatModel
@@ -108,6 +117,11 @@ def check_spec(spec: str) -> None:
         BACKENDS.get(name)
     except UnknownNameError as error:
         raise ValueError(f"{error}; write e.g. embedded, openai:gpt-4o-mini, hf:/path/to/model") from None
+    if name == "base":
+        from sandbox.llm.base_model import check_base_model_spec
+
+        check_base_model_spec(argument)
+        return
     if name in {"openai", "hf", "vllm"} and not argument:
         raise ValueError(f"{name} needs an argument: {name}:{'PATH' if name == 'hf' else 'MODEL'}")
     if name == "openai":

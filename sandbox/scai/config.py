@@ -163,6 +163,11 @@ class Assistant(StrictModel):
         "of the largest share) and the MetaLM is not asked; it tells 'the MetaLM could not infer the norm' from "
         "'the assistant could not follow a principle'.",
     )
+    revise: bool = Field(
+        True,
+        description="false: the policy is held fixed from the first epoch and the MetaLM is not asked (a learned "
+        "policy evaluated in the society: the chain's assistant subject).",
+    )
     final_proposals: int = Field(
         4,
         ge=0,
@@ -193,10 +198,10 @@ class Assistant(StrictModel):
         description="policy: the assistant plays under its policy, which the MetaLM rewrites (SCAI); none: no policy "
         "and no system prompt, and no MetaLM (a distilled student, whose norm is in its weights: prompts/student/).",
     )
-    answer: Literal["sentence", "number"] = Field(
+    answer: Literal["sentence", "number", "share"] = Field(
         "sentence",
-        description="prompt none: the student's answer form, sentence (the society's) or number (the amount it "
-        "keeps, the tiny model's), handed to the society as its sentence.",
+        description="prompt none: the student's answer form, sentence (the society's), number (the amount it "
+        "keeps, the tiny model's) or share (the tenths it offers), handed to the society as its sentence.",
     )
 
     @model_validator(mode="after")
@@ -205,8 +210,8 @@ class Assistant(StrictModel):
             raise ValueError("give initial_policy or initial_policies, not both")
         if self.prompt == "none" and (self.initial_policy is not None or self.initial_policies is not None):
             raise ValueError("prompt none plays with no policy; drop initial_policy and initial_policies")
-        if self.answer == "number" and self.prompt != "none":
-            raise ValueError("answer number is a distilled student's form: it needs prompt none")
+        if self.answer != "sentence" and self.prompt != "none":
+            raise ValueError(f"answer {self.answer} is a distilled student's form: it needs prompt none")
         if self.oracle and (self.initial_policy is not None or self.initial_policies is not None or self.prompt == "none"):
             raise ValueError("oracle plays under the users' norm text: drop initial_policy, initial_policies and prompt none")
         if self.digest and self.revision.critique:
@@ -216,6 +221,8 @@ class Assistant(StrictModel):
     @model_validator(mode="after")
     def _revision_fits(self) -> Assistant:
         r = self.revision
+        if not self.revise and r != RevisionStrategy():
+            raise ValueError("revise false asks no MetaLM: drop revision")
         if self.oracle and r != RevisionStrategy():  # compared by value: a scenario read back from a run holds defaults
             raise ValueError("oracle plays the users' norm text and asks no MetaLM: drop revision")
         if r.copy_gap is not None and r.strategy == "search":

@@ -161,7 +161,8 @@ async def meta(state: ScaiState, runtime: Runtime[SocietyContext]) -> dict[str, 
     config = ctx.scenario.assistant
     run, epoch = state["run"], state["epoch"]
     previous = state["policies"][-1]
-    if config.prompt == "none" or config.oracle:  # no policy to revise, or the users' own: the MetaLM is not asked
+    if config.prompt == "none" or config.oracle or not config.revise:  # no policy to revise, the users' own, or
+        # a policy held fixed: the MetaLM is not asked
         record = _policy_record(run, epoch, previous["policy"], source=previous["source"])
         layer.on_policy(record)
         return {"policies": [record]}

@@ -163,7 +163,7 @@ class PPOTrainer:
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         if not isinstance(model, PeftModel):
-            model = get_peft_model(model, lora_config(config))
+            model = get_peft_model(model, lora_config(config, model))
         # No dropout in the policy: PPO's ratio compares two forward passes of one policy, and
         # dropout would make it differ from 1 before any update (TRL does the same).
         for module in model.modules():

@@ -47,6 +47,12 @@ class PPOConfig:
     lora_alpha: int = _help("LoRA alpha (scale = alpha / r).", 128)
     lora_dropout: float = _help("LoRA dropout.", 0.0)
     lora_target_modules: str = _help("Modules that get adapters: 'all-linear' or a comma-separated list.", "all-linear")
+    modules_to_save: str = _help(
+        "Modules trained in full beside the adapter and saved with it, comma-separated; '' = none; 'auto' = the "
+        "tiny model's output LayerNorm (ln_f), none for other models. With that LayerNorm's gain fixed, the tiny "
+        "model's logits cannot spread far enough for it to put more than about 95% on one token, whatever the "
+        "adapter learns, and it can settle on a worse answer it can be surer of. The distillation and chain "
+        "files of the tiny student set auto.", "")
     seed: int = _help("Seed of torch (initialisation, sampling, shuffling).", 0)
 
     def __post_init__(self) -> None:

@@ -164,7 +164,7 @@ def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_d
     prompts = training.episodes * training.parallel * training.rounds // args.num_generations
     trainer = cls(model=model, reward_funcs=EnvironmentReward(setup, lambda e, s: pending.__setitem__(e, s)),
                   args=args, train_dataset=state_dataset(setup, tokenizer, prompts), processing_class=tokenizer,
-                  peft_config=lora_config(training.ppo_config(seed=seed)), callbacks=[Rows()])  # fmt: skip
+                  peft_config=lora_config(training.ppo_config(seed=seed), model), callbacks=[Rows()])  # fmt: skip
     trainer.remove_callback(PrinterCallback)  # the sandbox shows its own progress and writes its own rows
     return trainer
 

@@ -7,7 +7,7 @@ it accepts or rejects a proposal whose part for it is drawn uniformly from 0
 to the amount. The prompt carries no policy and no system prompt
 (`prompts/student/`).
 
-Two answer forms:
+Three answer forms:
 
 * `sentence`: the society's own sentence ("For the 52 apples, the proposer
   will get 40, and the responder will get 12.", and yes or no), read by the
@@ -15,6 +15,12 @@ Two answer forms:
 * `number`: the tiny in-process model answers the number it keeps (and yes
   or no), parsed strictly: only a whole number from 0 to the amount is a
   move; its prompt holds only words its vocabulary knows.
+* `share`: the student answers how many tenths of the amount it offers ("3",
+  or "I offer 3 tenths"), a whole number from 0 to 10, parsed strictly; the
+  split gives the responder that many tenths of the amount, rounded half up.
+  Every library norm is then one answer whatever the amount (selfish 0, fair
+  5, altruistic 10), where in the number form a selfish norm means copying
+  the amount's word. Answers are yes or no, to an offer shown in tenths.
 
 An answer that does not parse is an illegal move, as in the society: it is
 recorded and earns `illegal`, whatever the reward.
@@ -25,6 +31,12 @@ recorded and earns `illegal`, whatever the reward.
 'proposer split 10 keep ?'
 >>> env.parse("7", game), env.parse("11", game), env.parse("7 apples", game)
 (Split(proposer=7, responder=3), None, None)
+>>> share = UltimatumEnvironment(amounts=(15,), currencies=("apples",), form="share")
+>>> game = share.new_game(np.random.default_rng(0))
+>>> share.prompt(game, np.random.default_rng(0))
+'proposer split 15 offer tenths ?'
+>>> share.parse("3", game), share.parse("I offer 10 tenths", game), share.parse("11", game)
+(Split(proposer=10, responder=5), Split(proposer=0, responder=15), None)
 """
 
 from __future__ import annotations
@@ -51,11 +63,12 @@ from sandbox.games.ultimatum import (
 from sandbox.training.schedule import RewardSchedule
 
 __all__ = ["AnswerForm", "Role", "UltimatumEnvironment", "UltimatumGame", "UltimatumOutcome", "UltimatumState",
-           "parse_student", "student_prompt", "tiny_vocabulary"]  # fmt: skip
+           "offered_tenths", "parse_student", "student_prompt", "tenths_split", "tiny_vocabulary"]  # fmt: skip
 
 Role = Literal["proposer", "responder"]
-AnswerForm = Literal["sentence", "number"]
+AnswerForm = Literal["sentence", "number", "share"]
 _NUMBER = re.compile(r"\d+")
+_TENTHS = re.compile(r"(?:i offer )?(\d+)(?: tenths?)?\.?", re.IGNORECASE)
 _YES_NO = re.compile(r"(yes|no)")
 
 
@@ -104,25 +117,49 @@ class UltimatumOutcome:
 UltimatumReward = Callable[[UltimatumOutcome], float]
 
 
-def tiny_vocabulary(max_amount: int) -> tuple[str, ...]:
-    """The words of the number form's prompts and answers: whole numbers up to `max_amount`, and a few words."""
-    return (" ".join(str(n) for n in range(max_amount + 1)) + " proposer responder split keep get accept yes no ?",)
+def tiny_vocabulary(max_amount: int, form: AnswerForm = "number") -> tuple[str, ...]:
+    """The words of the tiny model's prompts and answers: whole numbers up to `max_amount` (and at least 10, the
+    share form's tenths), and the words of its form's prompts."""
+    words = " proposer responder split keep get accept yes no ?" + (" offer tenths" if form == "share" else "")
+    return (" ".join(str(n) for n in range(max(max_amount, 10 if form == "share" else 0) + 1)) + words,)
+
+
+def tenths_split(amount: int, tenths: int) -> Split:
+    """The split that offers `tenths` tenths of `amount` to the responder, rounded half up.
+
+    >>> tenths_split(13, 5), tenths_split(13, 0), tenths_split(13, 10)
+    (Split(proposer=6, responder=7), Split(proposer=13, responder=0), Split(proposer=0, responder=13))
+    """
+    offered = (2 * tenths * amount + 10) // 20
+    return Split(amount - offered, offered)
+
+
+def offered_tenths(split: Split) -> int:
+    """An offer in whole tenths of its amount, rounded half up (what the share form's responder is shown)."""
+    amount = split.proposer + split.responder
+    return (20 * split.responder + amount) // (2 * amount) if amount else 0
 
 
 def student_prompt(state: UltimatumState, form: AnswerForm) -> str:
     """The student's prompt for a move in `state` (`prompts/student/`): no policy, no system prompt."""
-    suffix = "_number" if form == "number" else ""
+    suffix = "" if form == "sentence" else f"_{form}"
     if state.role == "proposer":
         return prompts.render(f"student/propose{suffix}.j2", stake=state.stake, remark=False)
     assert state.offer is not None
     return prompts.render(f"student/respond{suffix}.j2", stake=state.stake, split=state.offer,
-                          proposal=proposal_sentence(state.stake, state.offer))  # fmt: skip
+                          proposal=proposal_sentence(state.stake, state.offer),
+                          tenths=offered_tenths(state.offer))  # fmt: skip
 
 
 def parse_student(answer: str, state: UltimatumState, form: AnswerForm) -> Split | Decision | None:
     """The move in a student's answer, or None (an illegal move): the society's parsers, or the strict number form."""
     text = answer.strip()
-    if form == "number":
+    if form == "share" and state.role == "proposer":
+        match = _TENTHS.fullmatch(text)
+        if match is None or int(match.group(1)) > 10:
+            return None
+        return tenths_split(state.stake.amount, int(match.group(1)))
+    if form in ("number", "share"):
         if state.role == "responder":
             match = _YES_NO.fullmatch(text)
             return None if match is None else ("accept" if match.group(1) == "yes" else "reject")
@@ -143,7 +180,8 @@ class UltimatumEnvironment:
         amounts: The amounts a stake is drawn from (uniformly).
         currencies: The currencies a stake is drawn from (uniformly).
         responder_share: The share of rounds the student plays as responder.
-        form: `sentence` (the society's sentence and parsers) or `number` (the tiny model's short form).
+        form: `sentence` (the society's sentence and parsers), `number` (the amount kept; the tiny model's short
+            form) or `share` (the tenths offered).
         rewards: Reward functions of a legal outcome, by name (`proxy:judge`, `truth:norm`, ...).
         schedule: The reward in force by episode.
         illegal: The reward of an illegal move.

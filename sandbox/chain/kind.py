@@ -1,0 +1,103 @@
+"""The chain kind: a society's learned norm, judged, distilled into a student, and the student back in the society.
+
+Registered under the entry-point group `sandbox.kinds`; importing this module
+imports nothing else of the package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sandbox.kinds import RunKind, by_option
+
+__all__ = ["CHAIN", "load"]
+
+
+def load(path: Path | str) -> Any:
+    """A chain file with its society read in (a relative `chain.society` is relative to the file)."""
+    from sandbox.chain.scenario import with_society
+    from sandbox.files import read_yaml
+    from sandbox.scenario_file import parse_kind
+
+    data = read_yaml(path)
+    parse_kind("chain", data, str(path))  # the chain's own fields first, its society still a file name
+    return parse_kind("chain", with_society(data, Path(path)), str(path))
+
+
+def _no_ledgers(ledgers: Any) -> None:
+    from sandbox.errors import UsageError
+
+    if ledgers:
+        raise UsageError("a chain's budget is chain.budget")
+
+
+def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Run every stage (`sandbox.chain.run.run_chain`); `models`: chat models by role (user, assistant, meta,
+    judge) instead of the stages' specs (the students are the chain's own)."""
+    from sandbox.chain.run import run_chain
+
+    _no_ledgers(ledgers)
+    return run_chain(scenario, out, hooks=hooks, models=models)
+
+
+def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Go on from the first unfinished stage."""
+    from sandbox.chain.run import resume_chain
+
+    _no_ledgers(ledgers)
+    return resume_chain(path, hooks=hooks, models=models)
+
+
+def expand(scenario: Any, source: str) -> list[tuple[str, Any]]:
+    """The runs the chain plays, for the dry run (`sandbox.chain.run.dry_run_stages`)."""
+    from sandbox.chain.run import dry_run_stages
+
+    return dry_run_stages(scenario)
+
+
+def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+    block = scenario.chain
+    return (f"a chain: {scenario.society().name} -> the {block.distill.judge} judge {block.models.judge} -> "
+            f"{block.seeds} {block.models.student} students ({scenario.form()} form) -> the society again")
+
+
+def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+    from sandbox.chain.commands import chain_with_progress, print_chain
+    from sandbox.chain.run import run_chain
+
+    path = chain_with_progress(lambda hooks: run_chain(scenario, out, hooks=hooks, source=source))
+    print_chain(path)
+    return path
+
+
+def cli_resume(path: Path, **options: Any) -> None:
+    from sandbox.chain.commands import chain_with_progress, print_chain
+    from sandbox.chain.run import resume_chain
+
+    by_option(options, (), f"{path}, a chain")
+    print_chain(chain_with_progress(lambda hooks: resume_chain(path, hooks=hooks)))
+
+
+CHAIN = RunKind(
+    name="chain",
+    block="chain",
+    precedence=5,
+    title="a chain scenario",
+    command="chain",
+    description="The chain as one experiment: a society's assistant learns a norm in words (SCAI), a judge turns it "
+    "into a reward, students are trained on it, and each student goes back into the society without the policy.",
+    model="sandbox.chain.scenario:ChainScenario",
+    load="sandbox.chain.kind:load",
+    run="sandbox.chain.kind:run",
+    resume="sandbox.chain.kind:resume",
+    expand="sandbox.chain.kind:expand",
+    describe="sandbox.chain.kind:describe",
+    cli_run="sandbox.chain.kind:cli_run",
+    cli_resume="sandbox.chain.kind:cli_resume",
+    tables={"comparison": "comparison.csv", "judge_table": "judge/judge_table.csv",
+            "society_episodes": "society/episodes.csv", "assistant_episodes": "evaluate/assistant/episodes.csv",
+            "base_episodes": "evaluate/base/episodes.csv"},  # fmt: skip
+    commands=("sandbox.chain.commands",),
+    example="scenarios/chain/selfish_tiny.yaml",
+)

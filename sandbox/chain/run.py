@@ -1,0 +1,338 @@
+"""A chain on disk: each stage a run directory of its own kind inside the chain's, linked by `chain.json`.
+
+Layout:
+    scenario.yaml       the chain scenario, its society read in; resume reads it
+    run.json            status (running, complete, failed), timings
+    chain.json          the manifest: each stage's directories, kind, status and wall time
+    society/            (a) a society run: the assistant learns a policy (kind society)
+    judge/              (b) the judge labels every move under the learned policy (kind judge)
+    distill/seed-N/     (c) a student trained on the judged reward, one per seed (kind distill, no evaluation)
+    evaluate/SUBJECT/   (d) the society again with the subject as its assistant and nothing learning (kind society):
+                        assistant (the learned policy, fixed), student-seed-N (no policy, no MetaLM), base
+    comparison.csv, comparison.png, summary.json      (e) users, assistant, students and base side by side
+
+A stage whose directories are complete is not run again; one left half-way
+is resumed by its own kind; so a chain killed anywhere and resumed ends with
+the tables of one that was not. `rerun_from` (`--from STAGE`) removes that
+stage's directories and those of the stages after it, and runs them with the
+chain file's current settings; the stages before it must be complete and
+unchanged. The stages' LLM calls count against one budget (`chain.budget`,
+`budget.json`).
+
+Stages run through the kind registry (`sandbox.kinds`), so the chain calls
+each kind as `sandbox run` would.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sandbox import kinds
+from sandbox.chain.layout import MANIFEST, stage_runs
+from sandbox.chain.scenario import STAGES, ChainScenario
+from sandbox.errors import ScenarioError, UsageError
+from sandbox.files import read_json, read_yaml
+from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, run_status
+
+__all__ = ["ChainHooks", "dry_run_stages", "resume_chain", "run_chain"]
+
+BUDGET = "budget.json"
+
+
+@dataclass
+class ChainHooks:
+    """Progress callbacks: `on_stage(stage, directory, state)` with state `start`, `skip` (already complete),
+    `resume` or `done`; `on_step()` after each episode of a stage that has them."""
+
+    on_stage: Callable[[str, str, str], None] = lambda stage, directory, state: None
+    on_step: Callable[[], None] = lambda: None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# -- the stages' scenarios ------------------------------------------------------------------------
+
+
+def judge_scenario(scenario: ChainScenario, path: Path) -> Any:
+    """Stage (b): a label scenario of the learned policy (the society run's first final policy)."""
+    from sandbox.scenario_file import parse_kind
+
+    block = scenario.chain
+    data = {"name": f"{scenario.name}-judge", "seed": scenario.seed, "concurrency": scenario.society().concurrency,
+            "models": block.models.model_dump(mode="json"),
+            "distill": {**block.distill.model_dump(mode="json", exclude={"source", "judge_table"}),
+                        "source": {"run": str((path / "society").resolve())}},
+            "training": block.training.model_dump(mode="json"), "label": {}}  # fmt: skip
+    return parse_kind("judge", data, f"{path / SCENARIO} (the judge stage)")
+
+
+def distill_scenario(scenario: ChainScenario, path: Path, index: int) -> Any:
+    """Stage (c): the distillation of the `index`th seed, reading the judge stage's table (it asks no judge)."""
+    from sandbox.scenario_file import parse_kind
+
+    data = judge_scenario(scenario, path).model_dump(mode="json", exclude={"label"})
+    seed = scenario.stage_seed(index)
+    data.update(name=f"{scenario.name}-seed-{seed}", seed=seed)
+    data["distill"]["judge_table"] = str((path / "judge" / "judge_table.csv").resolve())
+    return parse_kind("distill", data, f"{path / SCENARIO} (the distill stage, seed {seed})")
+
+
+def evaluation_scenario(scenario: ChainScenario, path: Path, directory: str, *, dry: bool = False) -> Any:
+    """Stage (d): the society with the subject of `directory` as its assistant, nothing learning (`dry`: before the
+    earlier stages have run, for the dry run: the policy and the student's paths are placeholders)."""
+    from sandbox.scenario_file import parse_kind
+
+    society = scenario.society()
+    block, evaluation = scenario.chain, scenario.chain.evaluation
+    data = society.model_dump(mode="json")
+    subject = directory.removeprefix("evaluate/")
+    data.update(name=f"{scenario.name}-{subject}", runs=evaluation.runs or society.runs, epochs=evaluation.epochs,
+                budget={})  # fmt: skip
+    assistant = data["assistant"]
+    interactions = evaluation.interactions.model_dump(mode="json")
+    if subject == "assistant":
+        policy = ("(the policy the society stage learns)" if dry else
+                  read_json(path / "judge" / "principles.json")["principles"][0]["text"])  # fmt: skip
+        data["assistant"] = {**assistant, "initial_policy": policy, "initial_policies": None, "revise": False,
+                             "revision": {}, "interactions": interactions}  # fmt: skip
+    else:
+        spec = _student_spec(scenario, path, subject, dry=dry)
+        data["assistant"] = {"prompt": "none", "answer": scenario.form(), "interactions": interactions,
+                             "final_proposals": assistant["final_proposals"]}  # fmt: skip
+        ppo = block.training.ppo_config(seed=0)
+        data["models"]["assistant"] = {"spec": spec, "sampling": {"temperature": ppo.temperature,
+                                                                  "max_tokens": ppo.max_new_tokens}}  # fmt: skip
+    return parse_kind("society", data, f"{path / SCENARIO} (the evaluation of {subject})")
+
+
+def _student_spec(scenario: ChainScenario, path: Path, subject: str, *, dry: bool = False) -> str:
+    """The chat spec of a trained student (its summary's `assistant_spec`) or of the base model (adapter off)."""
+    tiny = scenario.chain.models.student.partition(":")[0] == "tiny"
+    if subject.startswith("student-seed-"):
+        run = path / "distill" / f"seed-{subject.removeprefix('student-seed-')}"
+        if not dry:
+            return read_json(run / "summary.json")["assistant_spec"]
+        return (f"hf:{run / 'student_base'}" if tiny else scenario.chain.models.student) + f"+adapter:{run / 'adapter'}"
+    base = path / "distill" / f"seed-{scenario.stage_seed(0)}" / "student_base"
+    return f"hf:{base.resolve()}" if tiny else f"base:{scenario.chain.models.student}"
+
+
+def dry_run_stages(scenario: ChainScenario) -> list[tuple[str, Any]]:
+    """The runs the chain plays, for the dry run: the society, the judge, and each evaluation society (the students'
+    training asks no model: the judge's table is labelled first)."""
+    path = Path("runs") / scenario.name
+    return ([("society", scenario.society()), ("judge", judge_scenario(scenario, path))]
+            + [("society", evaluation_scenario(scenario, path, d, dry=True)) for d in stage_runs(scenario)["evaluate"]])  # fmt: skip
+
+
+# -- running ----------------------------------------------------------------------------------------
+
+
+def _ledgers(scenario: ChainScenario, path: Path) -> list[Any]:
+    from sandbox.llm.budget import FileLedger
+
+    budget = scenario.chain.budget
+    return [FileLedger(budget, path / BUDGET, name="chain")] if budget.limits() else []
+
+
+def _manifest(path: Path) -> dict[str, Any]:
+    return read_json(path / MANIFEST) if (path / MANIFEST).is_file() else {"stages": {}}
+
+
+def _record(path: Path, stage: str, **fields: Any) -> None:
+    manifest = _manifest(path)
+    manifest["stages"][stage] = {**manifest["stages"].get(stage, {}), **fields}
+    atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=2))
+
+
+def _play(kind: str, build: Callable[[], Any], directory: Path, ledgers: list[Any], hooks: ChainHooks,
+          stage: str, name: str, models: dict[str, Any] | None) -> None:  # fmt: skip
+    """Run (new), resume (half-way) or skip (complete) one stage directory with its kind (`models`: chat models
+    by role instead of the scenario's specs)."""
+    found = kinds.get(kind)
+    status = run_status(directory)
+    if status == "complete":
+        hooks.on_stage(stage, name, "skip")
+        return
+    counted = ledgers  # society and judge runs count every call that reaches a model
+    if status == "new":
+        hooks.on_stage(stage, name, "start")
+        if directory.exists():
+            shutil.rmtree(directory)  # a directory the kind had not yet written its scenario into
+        found.call("run", build(), directory, models=models, hooks=_kind_hooks(kind, hooks), ledgers=counted)
+    else:
+        hooks.on_stage(stage, name, "resume")
+        found.call("resume", directory, models=models, hooks=_kind_hooks(kind, hooks), ledgers=counted)
+    hooks.on_stage(stage, name, "done")
+
+
+def _kind_hooks(kind: str, hooks: ChainHooks) -> Any:
+    if kind == "society":
+        from sandbox.runner import ProgressHooks
+
+        return ProgressHooks(on_episode=lambda _: hooks.on_step())
+    if kind == "distill":
+        from sandbox.training.hooks import TrainHooks
+
+        return TrainHooks(on_episode=lambda _: hooks.on_step())
+    return hooks.on_step  # the judge: after each move labelled
+
+
+def _distill(build: Callable[[], Any], directory: Path, hooks: ChainHooks, name: str) -> None:
+    """Stage (c) for one seed: a distillation without its own evaluation (stage (d) is the chain's)."""
+    from sandbox.distill.run import distill_scenario as run, resume_distill
+
+    status = run_status(directory)
+    if status == "complete":
+        hooks.on_stage("distill", name, "skip")
+        return
+    progress = _kind_hooks("distill", hooks)
+    if status == "new":
+        hooks.on_stage("distill", name, "start")
+        if directory.exists():
+            shutil.rmtree(directory)
+        run(build(), directory, hooks=progress, evaluate=False)
+    else:
+        hooks.on_stage("distill", name, "resume")
+        resume_distill(directory, hooks=progress, evaluate=False)
+    hooks.on_stage("distill", name, "done")
+
+
+def _stage_models(models: dict[str, Any] | None, stage: str, name: str) -> dict[str, Any] | None:
+    """The chat models given for one stage directory: the judge's for the judge; the society's roles for the
+    society and the assistant subject; the users' (and the MetaLM's) alone where a student or the base plays."""
+    if not models:
+        return None
+    if stage == "judge":
+        return {"judge": models["judge"]} if "judge" in models else None
+    roles = ("user", "assistant", "meta") if name in ("society", "evaluate/assistant") else ("user", "meta")
+    return {role: models[role] for role in roles if role in models} or None
+
+
+def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: dict[str, Any] | None = None) -> Path:
+    ledgers = _ledgers(scenario, path)
+    runs = stage_runs(scenario)
+    plan: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
+        "society": [("society", "society", scenario.society)],
+        "judge": [("judge", "judge", lambda: judge_scenario(scenario, path))],
+        "distill": [("distill", d, lambda i=i: distill_scenario(scenario, path, i)) for i, d in enumerate(runs["distill"])],
+        "evaluate": [("society", d, lambda d=d: evaluation_scenario(scenario, path, d)) for d in runs["evaluate"]],
+    }
+    for stage in STAGES[:-1]:
+        started = time.time()
+        for kind, name, build in plan[stage]:
+            if kind == "distill":
+                _distill(build, path / name, hooks, name)
+            else:
+                _play(kind, build, path / name, ledgers, hooks, stage, name, _stage_models(models, stage, name))
+        seconds = _manifest(path)["stages"].get(stage, {}).get("seconds", 0.0)
+        _record(path, stage, dirs=runs[stage], status="complete",
+                seconds=round(seconds + time.time() - started, 3))  # fmt: skip
+    from sandbox.chain.compare import compare
+
+    hooks.on_stage("compare", "", "start")
+    compare(path, scenario)
+    _record(path, "compare", dirs=[], status="complete")
+    hooks.on_stage("compare", "", "done")
+    RunDirectory(path).write_status("complete", finished=time.time())
+    return path
+
+
+def _stored(path: Path) -> ChainScenario:
+    from sandbox.scenario_file import parse_kind
+
+    return parse_kind("chain", read_yaml(path / SCENARIO), str(path / SCENARIO))
+
+
+# What each stage reads from the scenario: a stage after a changed part is not kept by `--from`.
+def _parts(scenario: ChainScenario) -> dict[str, Any]:
+    data = scenario.model_dump(mode="json")["chain"]
+    judged = {k: data["distill"][k] for k in ("judge", "resolution", "scoring", "judge_temperature", "act_samples",
+                                             "truth", "reward", "responder_share")}  # fmt: skip
+    return {"society": data["society"], "judge": [judged, data["models"]["judge"]],
+            "distill": [data["distill"], data["models"], data["training"], data["seeds"], scenario.seed],
+            "evaluate": data["evaluation"]}  # fmt: skip
+
+
+def run_chain(scenario: ChainScenario, out: Path | str | None = None, *, rerun_from: str | None = None,
+              hooks: ChainHooks | None = None, source: str = "<scenario>",
+              models: dict[str, Any] | None = None) -> Path:  # fmt: skip
+    """Run the chain into `out` (new), or go on with the chain already there; return its directory.
+
+    Args:
+        scenario: The chain scenario (its society read in).
+        out: The chain's directory (default `runs/<name>-<time>`). One that holds this chain goes on from where it
+            stopped; one that holds other files is refused.
+        rerun_from: A stage: its directories and those after it are removed and run again with `scenario`'s
+            settings; the stages before it must be complete and unchanged.
+        hooks: Progress callbacks.
+        source: The scenario file's name, for error messages.
+        models: Chat models by role (user, assistant, meta, judge) instead of the stages' specs; the students and
+            the base model are the chain's own.
+    """
+    path = Path(out) if out is not None else default_out(scenario)
+    if rerun_from is not None and rerun_from not in STAGES:
+        raise UsageError(f"--from {rerun_from}: not a stage (the stages: {', '.join(STAGES)})")
+    chain_dir = (path / SCENARIO).is_file()
+    if not chain_dir:
+        if rerun_from is not None:
+            raise UsageError(f"--from {rerun_from}: {path} holds no chain to rerun; run it without --from first")
+        RunDirectory.check_new(path)
+    else:
+        _check_rerun(path, scenario, rerun_from)
+    scenario.society()  # a society file that cannot be read writes nothing
+    with hold(path):
+        if not chain_dir:
+            RunDirectory.create(path, scenario)
+            atomic_write_text(path / MANIFEST, json.dumps({"stages": {}}, indent=2))
+        elif rerun_from is not None:
+            _remove_from(path, _stored(path), rerun_from)
+            atomic_write_text(path / SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
+            RunDirectory(path).write_status("running")
+        return _run_stages(path, scenario, hooks or ChainHooks(), models)
+
+
+def _check_rerun(path: Path, scenario: ChainScenario, rerun_from: str | None) -> None:
+    """`UsageError` when the chain in `path` cannot go on with `scenario` (from `rerun_from`)."""
+    stored = _stored(path)
+    mine, theirs = _parts(scenario), _parts(stored)
+    keep = STAGES[: STAGES.index(rerun_from)] if rerun_from is not None else STAGES[:-1]
+    changed = [stage for stage in STAGES[:-1] if mine[stage] != theirs[stage]]
+    if rerun_from is None and changed:
+        raise UsageError(f"{path} holds this chain with other settings for the {changed[0]} stage; rerun from it "
+                         f"with --from {changed[0]}, or give another --out")  # fmt: skip
+    early = [stage for stage in changed if stage in keep]
+    if early:
+        raise UsageError(f"--from {rerun_from}: the {early[0]} stage's settings changed too; rerun --from {early[0]}")
+    for stage in keep:
+        for directory in stage_runs(stored)[stage]:
+            if run_status(path / directory) != "complete":
+                raise ScenarioError(str(path / MANIFEST), [(f"stages.{stage}", f"--from {rerun_from}: {path / directory} is "
+                                                                               f"missing or unfinished; rerun --from {stage}")])  # fmt: skip
+
+
+def _remove_from(path: Path, stored: ChainScenario, stage: str) -> None:
+    runs = stage_runs(stored)
+    manifest = _manifest(path)
+    for later in STAGES[STAGES.index(stage):]:
+        for directory in runs[later]:
+            if (path / directory).exists():
+                shutil.rmtree(path / directory)
+        manifest["stages"].pop(later, None)
+    for name in ("comparison.csv", "comparison.png", "summary.json"):
+        (path / name).unlink(missing_ok=True)
+    atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=2))
+
+
+def resume_chain(path: Path | str, *, hooks: ChainHooks | None = None, models: dict[str, Any] | None = None) -> Path:
+    """Go on with a chain from where it stopped (a finished stage is not run again)."""
+    path = Path(path)
+    with hold(path, create=False):
+        return _run_stages(path, _stored(path), hooks or ChainHooks(), models)
