@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sandbox.errors import SandboxError
 
-__all__ = ["app", "console", "fail", "out_console", "progress_bar", "with_progress"]
+__all__ = ["app", "ci_cell", "console", "fail", "out_console", "progress_bar", "with_progress"]
 
 T = TypeVar("T")
 
@@ -30,6 +30,19 @@ app = typer.Typer(
 )
 console = Console(stderr=True)  # progress, messages and errors
 out_console = Console()  # results (tables), on stdout
+
+
+def ci_cell(row: Any, metric: str) -> str:
+    """A share and its 95% CI from a table row's `metric`, `metric_ci_low`, `metric_ci_high`: "42% (40%–45%)";
+    "n/a" when the share is NaN, no interval when its ends are.
+
+    >>> ci_cell({"x": 0.42, "x_ci_low": 0.4, "x_ci_high": 0.45}, "x"), ci_cell({"x": float("nan"), "x_ci_low": 0, "x_ci_high": 0}, "x")
+    ('42% (40%–45%)', 'n/a')
+    """
+    mean, low, high = row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
+    if mean != mean:
+        return "n/a"
+    return f"{mean:.0%}" + ("" if low != low else f" ({low:.0%}–{high:.0%})")
 
 
 def fail(error: BaseException) -> typer.Exit:

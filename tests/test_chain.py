@@ -115,9 +115,13 @@ def test_the_chain_runs_each_stage_as_a_run_of_its_kind_and_compares_the_subject
     assert [kind_of_dir(path / d).name for d in manifest["stages"]["distill"]["dirs"]] == ["distill", "distill"]
     assert manifest["stages"]["evaluate"]["dirs"] == ["evaluate/assistant", "evaluate/student-seed-1",
                                                       "evaluate/student-seed-2", "evaluate/base"]  # fmt: skip
-    # the judge's calls are distinct moves (the act judge: its proposals under the policy), none in training
+    # the judge's calls are distinct moves (the act judge: its 4 proposals under the policy, each read first as the
+    # society's assistant reads it: 1 + 6 calls reach the model, the other samples come from the cache at temperature
+    # 0), and none in training
     judge = json.loads((path / "judge" / "summary.json").read_text())["judge"]
-    assert judge["calls"] == 4 and judge["table_entries"] == 21
+    steps = [json.loads(line)["step"] for line in (path / "judge" / "transcripts.jsonl").open()]
+    assert steps.count("propose") == 4 and judge["calls"] == len(steps) and judge["calls"] - judge["cache_hits"] == 7
+    assert judge["table_entries"] == 21
     for seed in (1, 2):
         summary = json.loads((path / "distill" / f"seed-{seed}" / "summary.json").read_text())
         assert summary["judge"]["calls"] == 0 and summary["form"] == "share"
@@ -157,3 +161,38 @@ def test_rerun_from_a_stage_keeps_the_earlier_ones_and_refuses_a_missing_one(tmp
     result = runner.invoke(app, ["chain", str(file), "--out", str(path), "--from", "distill"])
     assert result.exit_code == 2 and "stages.judge" in " ".join(result.output.split()), result.output
     assert (path / "distill" / "seed-1" / "metrics.csv").is_file()  # refused before anything was removed
+
+
+def test_the_same_command_goes_on_where_a_killed_chain_stopped(tmp_path: Path) -> None:
+    from sandbox.chain.run import ChainHooks
+
+    whole = run_chain(chain(), tmp_path / "whole", models=models())
+    steps = 0
+
+    def step() -> None:
+        nonlocal steps
+        steps += 1
+        if steps == 48:  # in the distill stage: after the society's 24 episodes and the judge's 21 moves
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_chain(chain(), tmp_path / "cut", models=models(), hooks=ChainHooks(on_step=step))
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "interrupted"
+    assert (tmp_path / "cut" / "judge" / "summary.json").is_file() and not (tmp_path / "cut" / "evaluate").exists()
+    run_chain(chain(), tmp_path / "cut", models=models())  # the same command, no --from
+    pd.testing.assert_frame_equal(pd.read_csv(whole / "comparison.csv"), pd.read_csv(tmp_path / "cut" / "comparison.csv"))
+    assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "complete"
+
+
+def test_settings_the_stages_cannot_play_are_refused_when_the_file_is_read() -> None:
+    from sandbox.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match="each subject once"):
+        chain(evaluation={"subjects": ["student", "student"]})
+    with pytest.raises(ScenarioError, match="distill.held_out"):
+        chain(distill={"form": "share", "amounts": {"min": 10, "max": 11}, "held_out": 0.9})
+    no_norm = chain_data(distill={"form": "share", "reward": "truth"})
+    no_norm["chain"]["society"]["society"]["norms"] = [{"norm": "selfish", "proportion": 0.5},
+                                                       {"norm": "fair", "proportion": 0.5}]  # fmt: skip
+    with pytest.raises(ScenarioError, match="distill.truth"):
+        parse_kind("chain", no_norm)

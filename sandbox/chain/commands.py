@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from sandbox.cli_app import app, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, ci_cell, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_csv, read_json
@@ -51,14 +51,8 @@ def print_chain(path: Path) -> None:
     table = Table("subject", "offered share (95% CI)", "acceptance (95% CI)", "illegal", "n",
                   title="in the society, without the policy for the student and the base")  # fmt: skip
 
-    def cell(row: Any, metric: str) -> str:
-        mean, low, high = row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
-        if mean != mean:
-            return "n/a"
-        return f"{mean:.0%}" + ("" if low != low else f" ({low:.0%}–{high:.0%})")
-
     for _, row in frame.iterrows():
-        table.add_row(row["subject"], cell(row, "offered_share"), cell(row, "acceptance"), f"{row['illegal']:.0%}",
+        table.add_row(row["subject"], ci_cell(row, "offered_share"), ci_cell(row, "acceptance"), f"{row['illegal']:.0%}",
                       f"{row['n']} {row['replicates']}")  # fmt: skip
     out_console.print(table)
     seconds = ", ".join(f"{stage} {s:.0f} s" for stage, s in summary["stage_seconds"].items() if s is not None)

@@ -29,6 +29,7 @@ __all__ = ["COMPARISON", "compare", "plot_comparison", "subject_figures"]
 
 COMPARISON = "comparison.csv"
 SUBJECT_ORDER = ("users", "assistant", "student", "base")
+COLORS = {"users": "#777777", "assistant": "#1f77b4", "student": "#d62728", "base": "#bbbbbb"}
 
 
 def _per_run(episodes: pd.DataFrame, proposer: str, responder: str) -> pd.DataFrame:
@@ -86,7 +87,7 @@ def plot_comparison(table: pd.DataFrame, title: str = "") -> Figure:
     for ax, metric, label in zip(fig.subplots(1, 2), ("offered_share", "acceptance"), ("offered share", "acceptance")):
         frame = table.rename(columns={metric: "mean", f"{metric}_ci_low": "ci_low", f"{metric}_ci_high": "ci_high"})
         ax.bar(frame["subject"], frame["mean"], yerr=errors(frame), capsize=4,
-               color=["#777777", "#1f77b4", "#d62728", "#bbbbbb"][: len(frame)])  # fmt: skip
+               color=[COLORS.get(s, "#999999") for s in frame["subject"]])  # fmt: skip
         ax.set_ylim(0, 1.05)
         ax.set_ylabel(label)
         ax.set_title(label, fontsize=10)

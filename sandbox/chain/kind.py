@@ -75,8 +75,8 @@ def cli_resume(path: Path, **options: Any) -> None:
     from sandbox.chain.commands import chain_with_progress, print_chain
     from sandbox.chain.run import resume_chain
 
-    by_option(options, (), f"{path}, a chain")
-    print_chain(chain_with_progress(lambda hooks: resume_chain(path, hooks=hooks)))
+    by_option(options, ("max_calls", "max_tokens", "max_cost"), f"{path}, a chain")
+    print_chain(chain_with_progress(lambda hooks: resume_chain(path, hooks=hooks, **options)))
 
 
 CHAIN = RunKind(

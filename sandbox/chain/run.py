@@ -146,31 +146,14 @@ def _manifest(path: Path) -> dict[str, Any]:
     return read_json(path / MANIFEST) if (path / MANIFEST).is_file() else {"stages": {}}
 
 
-def _record(path: Path, stage: str, **fields: Any) -> None:
-    manifest = _manifest(path)
-    manifest["stages"][stage] = {**manifest["stages"].get(stage, {}), **fields}
+def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:
     atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=2))
 
 
-def _play(kind: str, build: Callable[[], Any], directory: Path, ledgers: list[Any], hooks: ChainHooks,
-          stage: str, name: str, models: dict[str, Any] | None) -> None:  # fmt: skip
-    """Run (new), resume (half-way) or skip (complete) one stage directory with its kind (`models`: chat models
-    by role instead of the scenario's specs)."""
-    found = kinds.get(kind)
-    status = run_status(directory)
-    if status == "complete":
-        hooks.on_stage(stage, name, "skip")
-        return
-    counted = ledgers  # society and judge runs count every call that reaches a model
-    if status == "new":
-        hooks.on_stage(stage, name, "start")
-        if directory.exists():
-            shutil.rmtree(directory)  # a directory the kind had not yet written its scenario into
-        found.call("run", build(), directory, models=models, hooks=_kind_hooks(kind, hooks), ledgers=counted)
-    else:
-        hooks.on_stage(stage, name, "resume")
-        found.call("resume", directory, models=models, hooks=_kind_hooks(kind, hooks), ledgers=counted)
-    hooks.on_stage(stage, name, "done")
+def _record(path: Path, stage: str, **fields: Any) -> None:
+    manifest = _manifest(path)
+    manifest["stages"][stage] = {**manifest["stages"].get(stage, {}), **fields}
+    _write_manifest(path, manifest)
 
 
 def _kind_hooks(kind: str, hooks: ChainHooks) -> Any:
@@ -185,24 +168,39 @@ def _kind_hooks(kind: str, hooks: ChainHooks) -> Any:
     return hooks.on_step  # the judge: after each move labelled
 
 
-def _distill(build: Callable[[], Any], directory: Path, hooks: ChainHooks, name: str) -> None:
-    """Stage (c) for one seed: a distillation without its own evaluation (stage (d) is the chain's)."""
-    from sandbox.distill.run import distill_scenario as run, resume_distill
+def _start_and_go_on(kind: str, models: dict[str, Any] | None, ledgers: list[Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """How a stage directory of `kind` starts and how it goes on: through the registry, or (a distillation) without
+    its own evaluation (stage (d) is the chain's) and with no budget (its judge is not asked)."""
+    if kind == "distill":
+        from sandbox.distill.run import distill_scenario as start, resume_distill
 
+        return (lambda scenario, directory, hooks: start(scenario, directory, hooks=hooks, evaluate=False),
+                lambda directory, hooks: resume_distill(directory, hooks=hooks, evaluate=False))  # fmt: skip
+    found = kinds.get(kind)
+    return (lambda scenario, directory, hooks: found.call("run", scenario, directory, models=models, hooks=hooks,
+                                                          ledgers=ledgers),
+            lambda directory, hooks: found.call("resume", directory, models=models, hooks=hooks, ledgers=ledgers))  # fmt: skip
+
+
+def _play(kind: str, build: Callable[[], Any], directory: Path, ledgers: list[Any], hooks: ChainHooks,
+          stage: str, name: str, models: dict[str, Any] | None) -> None:  # fmt: skip
+    """Run (new), resume (half-way) or skip (complete) one stage directory with its kind (`models`: chat models
+    by role instead of the scenario's specs)."""
     status = run_status(directory)
     if status == "complete":
-        hooks.on_stage("distill", name, "skip")
+        hooks.on_stage(stage, name, "skip")
         return
-    progress = _kind_hooks("distill", hooks)
+    start, go_on = _start_and_go_on(kind, models, ledgers)
+    progress = _kind_hooks(kind, hooks)
     if status == "new":
-        hooks.on_stage("distill", name, "start")
+        hooks.on_stage(stage, name, "start")
         if directory.exists():
-            shutil.rmtree(directory)
-        run(build(), directory, hooks=progress, evaluate=False)
+            shutil.rmtree(directory)  # a directory the kind had not yet written its scenario into
+        start(build(), directory, progress)
     else:
-        hooks.on_stage("distill", name, "resume")
-        resume_distill(directory, hooks=progress, evaluate=False)
-    hooks.on_stage("distill", name, "done")
+        hooks.on_stage(stage, name, "resume")
+        go_on(directory, progress)
+    hooks.on_stage(stage, name, "done")
 
 
 def _stage_models(models: dict[str, Any] | None, stage: str, name: str) -> dict[str, Any] | None:
@@ -217,6 +215,31 @@ def _stage_models(models: dict[str, Any] | None, stage: str, name: str) -> dict[
 
 
 def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: dict[str, Any] | None = None) -> Path:
+    """Every stage in order (a complete one skipped), then the comparison; the chain's status on the way out."""
+    from sandbox.llm.budget import BudgetExhaustedError
+
+    pending = _manifest(path).get("rerun_from")
+    if pending is not None:  # a rerun killed while it removed the stages it reruns: remove the rest
+        _remove_from(path, scenario, pending)
+    run_dir = RunDirectory(path)
+    run_dir.write_status("running")
+    try:
+        _stages(path, scenario, hooks, models)
+    except BudgetExhaustedError as error:
+        run_dir.write_status("stopped", reason=str(error))
+        raise BudgetExhaustedError(f"{error}: the chain stopped cleanly. Go on with a higher cap: "
+                                   f"sandbox resume {path} --max-calls N (or --max-tokens, --max-cost)") from None  # fmt: skip
+    except Exception as error:
+        run_dir.write_status("failed", reason=repr(error))
+        raise
+    except BaseException:  # Ctrl-C, a kill
+        run_dir.write_status("interrupted")
+        raise
+    run_dir.write_status("complete", finished=time.time())
+    return path
+
+
+def _stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: dict[str, Any] | None) -> None:
     ledgers = _ledgers(scenario, path)
     runs = stage_runs(scenario)
     plan: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
@@ -228,10 +251,8 @@ def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: 
     for stage in STAGES[:-1]:
         started = time.time()
         for kind, name, build in plan[stage]:
-            if kind == "distill":
-                _distill(build, path / name, hooks, name)
-            else:
-                _play(kind, build, path / name, ledgers, hooks, stage, name, _stage_models(models, stage, name))
+            _play(kind, build, path / name, [] if kind == "distill" else ledgers, hooks, stage, name,
+                  _stage_models(models, stage, name))  # fmt: skip
         seconds = _manifest(path)["stages"].get(stage, {}).get("seconds", 0.0)
         _record(path, stage, dirs=runs[stage], status="complete",
                 seconds=round(seconds + time.time() - started, 3))  # fmt: skip
@@ -241,8 +262,6 @@ def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: 
     compare(path, scenario)
     _record(path, "compare", dirs=[], status="complete")
     hooks.on_stage("compare", "", "done")
-    RunDirectory(path).write_status("complete", finished=time.time())
-    return path
 
 
 def _stored(path: Path) -> ChainScenario:
@@ -251,14 +270,26 @@ def _stored(path: Path) -> ChainScenario:
     return parse_kind("chain", read_yaml(path / SCENARIO), str(path / SCENARIO))
 
 
-# What each stage reads from the scenario: a stage after a changed part is not kept by `--from`.
-def _parts(scenario: ChainScenario) -> dict[str, Any]:
+def _parts(scenario: ChainScenario, path: Path) -> dict[str, Any]:
+    """What each stage is built from: a stage after a changed part is not kept by `--from`."""
     data = scenario.model_dump(mode="json")["chain"]
-    judged = {k: data["distill"][k] for k in ("judge", "resolution", "scoring", "judge_temperature", "act_samples",
-                                             "truth", "reward", "responder_share")}  # fmt: skip
-    return {"society": data["society"], "judge": [judged, data["models"]["judge"]],
-            "distill": [data["distill"], data["models"], data["training"], data["seeds"], scenario.seed],
-            "evaluate": data["evaluation"]}  # fmt: skip
+    unjudged = {"name", "concurrency", "training", "label"}
+    return {"society": data["society"],
+            "judge": judge_scenario(scenario, path).model_dump(mode="json", exclude=unjudged),
+            "distill": [distill_scenario(scenario, path, i).model_dump(mode="json", exclude={"name"})
+                        for i in range(scenario.chain.seeds)],
+            "evaluate": [data["evaluation"], data["distill"]["form"], data["training"]["ppo"]]}  # fmt: skip
+
+
+def _with_society(scenario: ChainScenario, source: str) -> ChainScenario:
+    """`scenario` with its society read in (a file name given through the Python API), checked as a file is."""
+    if not isinstance(scenario.chain.society, str):
+        return scenario
+    from sandbox.scenario_file import parse_kind
+
+    data = scenario.model_dump(mode="json")
+    data["chain"]["society"] = scenario.society().model_dump(mode="json")
+    return parse_kind("chain", data, source)
 
 
 def run_chain(scenario: ChainScenario, out: Path | str | None = None, *, rerun_from: str | None = None,
@@ -267,7 +298,7 @@ def run_chain(scenario: ChainScenario, out: Path | str | None = None, *, rerun_f
     """Run the chain into `out` (new), or go on with the chain already there; return its directory.
 
     Args:
-        scenario: The chain scenario (its society read in).
+        scenario: The chain scenario (its society read in; a file name is read relative to the working directory).
         out: The chain's directory (default `runs/<name>-<time>`). One that holds this chain goes on from where it
             stopped; one that holds other files is refused.
         rerun_from: A stage: its directories and those after it are removed and run again with `scenario`'s
@@ -280,6 +311,7 @@ def run_chain(scenario: ChainScenario, out: Path | str | None = None, *, rerun_f
     path = Path(out) if out is not None else default_out(scenario)
     if rerun_from is not None and rerun_from not in STAGES:
         raise UsageError(f"--from {rerun_from}: not a stage (the stages: {', '.join(STAGES)})")
+    scenario = _with_society(scenario, source)  # a society file that cannot be read writes nothing
     chain_dir = (path / SCENARIO).is_file()
     if not chain_dir:
         if rerun_from is not None:
@@ -287,27 +319,30 @@ def run_chain(scenario: ChainScenario, out: Path | str | None = None, *, rerun_f
         RunDirectory.check_new(path)
     else:
         _check_rerun(path, scenario, rerun_from)
-    scenario.society()  # a society file that cannot be read writes nothing
     with hold(path):
         if not chain_dir:
             RunDirectory.create(path, scenario)
-            atomic_write_text(path / MANIFEST, json.dumps({"stages": {}}, indent=2))
+            _write_manifest(path, {"stages": {}})
         elif rerun_from is not None:
-            _remove_from(path, _stored(path), rerun_from)
+            # Marked first: a rerun killed while it removes the old stages removes the rest when it goes on.
+            manifest = _manifest(path)
+            _write_manifest(path, {**manifest, "rerun_from": rerun_from})
             atomic_write_text(path / SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
-            RunDirectory(path).write_status("running")
+            _remove_from(path, scenario, rerun_from)
         return _run_stages(path, scenario, hooks or ChainHooks(), models)
 
 
 def _check_rerun(path: Path, scenario: ChainScenario, rerun_from: str | None) -> None:
     """`UsageError` when the chain in `path` cannot go on with `scenario` (from `rerun_from`)."""
     stored = _stored(path)
-    mine, theirs = _parts(scenario), _parts(stored)
-    keep = STAGES[: STAGES.index(rerun_from)] if rerun_from is not None else STAGES[:-1]
+    mine, theirs = _parts(scenario, path), _parts(stored, path)
     changed = [stage for stage in STAGES[:-1] if mine[stage] != theirs[stage]]
-    if rerun_from is None and changed:
-        raise UsageError(f"{path} holds this chain with other settings for the {changed[0]} stage; rerun from it "
-                         f"with --from {changed[0]}, or give another --out")  # fmt: skip
+    if rerun_from is None:
+        if changed:
+            raise UsageError(f"{path} holds this chain with other settings for the {changed[0]} stage; rerun from "
+                             f"it with --from {changed[0]}, or give another --out")  # fmt: skip
+        return
+    keep = STAGES[: STAGES.index(rerun_from)]
     early = [stage for stage in changed if stage in keep]
     if early:
         raise UsageError(f"--from {rerun_from}: the {early[0]} stage's settings changed too; rerun --from {early[0]}")
@@ -318,21 +353,34 @@ def _check_rerun(path: Path, scenario: ChainScenario, rerun_from: str | None) ->
                                                                                f"missing or unfinished; rerun --from {stage}")])  # fmt: skip
 
 
-def _remove_from(path: Path, stored: ChainScenario, stage: str) -> None:
-    runs = stage_runs(stored)
+def _remove_from(path: Path, scenario: ChainScenario, stage: str) -> None:
+    """Remove `stage`'s directories and the later stages' (the names any seed count gives), then the mark."""
     manifest = _manifest(path)
-    for later in STAGES[STAGES.index(stage):]:
-        for directory in runs[later]:
+    later = STAGES[STAGES.index(stage):]
+    for name in later:
+        for directory in {*stage_runs(scenario)[name], *manifest["stages"].get(name, {}).get("dirs", [])}:
             if (path / directory).exists():
                 shutil.rmtree(path / directory)
-        manifest["stages"].pop(later, None)
+        manifest["stages"].pop(name, None)
+    if "distill" in later:  # students of seeds the new file no longer has
+        shutil.rmtree(path / "distill", ignore_errors=True)
+    if "evaluate" in later:
+        shutil.rmtree(path / "evaluate", ignore_errors=True)
     for name in ("comparison.csv", "comparison.png", "summary.json"):
         (path / name).unlink(missing_ok=True)
-    atomic_write_text(path / MANIFEST, json.dumps(manifest, indent=2))
+    manifest.pop("rerun_from", None)
+    _write_manifest(path, manifest)
 
 
-def resume_chain(path: Path | str, *, hooks: ChainHooks | None = None, models: dict[str, Any] | None = None) -> Path:
-    """Go on with a chain from where it stopped (a finished stage is not run again)."""
+def resume_chain(path: Path | str, *, hooks: ChainHooks | None = None, models: dict[str, Any] | None = None,
+                 max_calls: int | None = None, max_tokens: int | None = None, max_cost: float | None = None) -> Path:  # fmt: skip
+    """Go on with a chain from where it stopped (a finished stage is not run again); `max_*` raise its budget's
+    caps (written into its `scenario.yaml`)."""
     path = Path(path)
     with hold(path, create=False):
-        return _run_stages(path, _stored(path), hooks or ChainHooks(), models)
+        scenario = _stored(path)
+        if any(v is not None for v in (max_calls, max_tokens, max_cost)):
+            budget = scenario.chain.budget.with_caps(max_calls=max_calls, max_tokens=max_tokens, max_cost=max_cost)
+            scenario = scenario.model_copy(update={"chain": scenario.chain.model_copy(update={"budget": budget})})
+            atomic_write_text(path / SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
+        return _run_stages(path, scenario, hooks or ChainHooks(), models)

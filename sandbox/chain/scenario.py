@@ -23,13 +23,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from sandbox.distill.scenario import TINY_MAX_AMOUNT, DistillBlock, DistillModels, DistillTraining, PrincipleSource
+from sandbox.distill.scenario import (
+    TINY_MAX_AMOUNT,
+    DistillBlock,
+    DistillModels,
+    DistillTraining,
+    PrincipleSource,
+    answer_form,
+)
 from sandbox.llm.budget import Budget
-from sandbox.schema import StrictModel
 from sandbox.scai.config import InteractionMix
 from sandbox.scai.scenario import Scenario
+from sandbox.schema import StrictModel
 
 __all__ = ["STAGES", "ChainBlock", "ChainDistillBlock", "ChainEvaluation", "ChainScenario", "Subject"]
 
@@ -72,6 +79,13 @@ class ChainEvaluation(StrictModel):
         "MetaLM; base: the untrained base model the same way.",
     )  # fmt: skip
 
+    @field_validator("subjects")
+    @classmethod
+    def _once(cls, subjects: list[str]) -> list[str]:
+        if len(set(subjects)) != len(subjects):
+            raise ValueError("name each subject once")
+        return subjects
+
 
 class ChainBlock(StrictModel):
     """The stages of a chain experiment."""
@@ -89,7 +103,7 @@ class ChainBlock(StrictModel):
     @model_validator(mode="after")
     def _stages_agree(self) -> ChainBlock:
         if isinstance(self.society, str):
-            return self  # checked once the file is read (`ChainScenario.loaded`)
+            return self  # checked once the file is read in (`sandbox.chain.kind.load`, `run_chain`)
         check_society(self.society, self)
         return self
 
@@ -106,7 +120,15 @@ def check_society(society: Scenario, block: ChainBlock) -> None:
     if society.game.kind != "ultimatum":
         raise ValueError(f"society.game.kind: the student answers the ultimatum game, not {society.game.kind}")
     student = block.models.student.partition(":")[0]
-    form = block.distill.form if block.distill.form != "auto" else ("number" if student == "tiny" else "sentence")
+    form = answer_form(block.distill.form, block.models.student)
+    amounts = block.distill.amounts
+    if int(round((amounts.max - amounts.min + 1) * block.distill.held_out)) >= amounts.max - amounts.min + 1:
+        raise ValueError(f"distill.held_out: holds out every amount of {amounts.min}..{amounts.max}")
+    if block.distill.reward == "truth" and block.distill.truth is None:
+        norms = {share.norm for share in society.society.norms if share.proportion > 0}
+        if len(norms) != 1 or next(iter(norms)) not in ("selfish", "fair", "altruistic"):
+            raise ValueError("distill.truth: reward truth needs the true norm, and the society holds no single "
+                             "library norm: set distill.truth")  # fmt: skip
     if student == "tiny":
         if form == "sentence":
             raise ValueError("distill.form: the tiny student answers in the number or share form, not sentences")
@@ -139,9 +161,7 @@ class ChainScenario(StrictModel):
         return society
 
     def form(self) -> Literal["sentence", "number", "share"]:
-        if self.chain.distill.form != "auto":
-            return self.chain.distill.form
-        return "number" if self.chain.models.student.partition(":")[0] == "tiny" else "sentence"
+        return answer_form(self.chain.distill.form, self.chain.models.student)
 
     def stage_seed(self, index: int) -> int:
         """The seed of the `index`th student."""

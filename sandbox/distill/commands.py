@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from sandbox.cli_app import app, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, ci_cell, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, ScenarioError
 from sandbox.files import read_csv, read_json
@@ -68,14 +68,8 @@ def evaluation_table(path: Path) -> None:
     table = Table("condition", "subject", "offered share (95% CI)", "acceptance (95% CI)", "illegal",
                   title="without the policy: users, policy-prompted assistant, distilled student, base model")  # fmt: skip
 
-    def cell(row: Any, metric: str) -> str:
-        mean, low, high = row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
-        if mean != mean:
-            return "n/a"
-        return f"{mean:.0%}" + ("" if low != low else f" ({low:.0%}–{high:.0%})")
-
     for _, row in frame.iterrows():
-        table.add_row(row["condition"], row["subject"], cell(row, "offered_share"), cell(row, "acceptance"),
+        table.add_row(row["condition"], row["subject"], ci_cell(row, "offered_share"), ci_cell(row, "acceptance"),
                       f"{row['illegal']:.0%}")  # fmt: skip
     out_console.print(table)
     out_console.print(f"tables in [bold]{path.parent}[/] (distillation.csv, evaluation.csv, distillation.png)")

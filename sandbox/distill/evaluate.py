@@ -267,15 +267,17 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     assistant_spec = scenario.models.assistant or (src_models.assistant.spec if src_models else scenario.models.judge)
     assistant_sampling = (src_models.assistant.sampling if src_models else Sampling()).model_dump()
     assistant_model = role("assistant", assistant_spec, assistant_sampling)
-    rules = source.scenario.game.rules if source is not None else False  # as the source run's players were told
-    players["assistant"] = [PolicyFollowingAssistant(policy=p.text, model=assistant_model, rules=rules)
+    from sandbox.distill.layout import act_player
+
+    player = act_player(plan)  # as the source run's assistant played: its rules, reading and responder
+    players["assistant"] = [PolicyFollowingAssistant(policy=p.text, model=assistant_model, **player)
                             for p in plan.principles]  # fmt: skip
     profiles = _users(plan, source, scenario.seed)
     if profiles:
         user_spec = scenario.models.user or (src_models.user.spec if src_models else scenario.models.judge)
         user_sampling = (src_models.user.sampling if src_models else Sampling()).model_dump()
         user_model = role("users", user_spec, user_sampling)
-        players["users"] = [NormFollowingUser(profile, user_model, rules) for profile in profiles]
+        players["users"] = [NormFollowingUser(profile, user_model, player["rules"]) for profile in profiles]
 
     names = conditions(scenario, plan)
     jobs = [(subject, index, condition, trial, move) for subject in SUBJECTS if subject in players

@@ -103,14 +103,20 @@ class JudgeTable:
         truth: The library norm, for the `truth_label` column; None when unknown.
         concurrency: Judge calls in flight at once.
         template: The judge's prompt (a template under `prompts/`).
+        mode: `verdict` (the judge says yes or no) or `act` (the judge's model plays under the principle).
+        actor: Act mode: the chat model that plays (default: the judge's).
+        samples: Act mode: proposals per principle whose mean offered share is the target.
+        player: Act mode: how it plays, as a society's assistant does (`rules`, `reading`, `responder` of
+            `agents.assistant.PolicyFollowingAssistant`).
     """
 
     def __init__(self, path: Path, principles: Sequence[str], judge: Any, *, resolution: float, currency: str,
                  seed: int, scoring: str = "graded", truth: str | None = None, concurrency: int = 4,
                  template: str = "distill/judge.j2", mode: str = "verdict", actor: Any = None,
-                 samples: int = 4) -> None:  # fmt: skip
+                 samples: int = 4, player: dict[str, Any] | None = None) -> None:  # fmt: skip
         self.path, self.principles, self.judge = path, list(principles), judge
         self.mode, self.actor, self.samples = mode, actor if actor is not None else getattr(judge, "model", None), samples
+        self.player = dict(player or {})  # act mode: how the judge's model plays (rules, reading, responder)
         self.targets: dict[int, float | None] = {}  # act mode: the judge's mean offered share per principle
         self.decisions: dict[tuple[int, int], tuple[str | None, str]] = {}  # act: (decision, answer) per offer
         self.resolution, self.currency, self.seed, self.scoring = resolution, currency, seed, scoring
@@ -206,7 +212,7 @@ class JudgeTable:
         from agents.assistant import PolicyFollowingAssistant
 
         return PolicyFollowingAssistant(policy=self.principles[principle] if principle >= 0 else "", model=self.actor,
-                                        agent_id="judge")  # fmt: skip
+                                        agent_id="judge", **self.player)  # fmt: skip
 
     async def _target(self, principle: int) -> float | None:
         """Act mode: the mean offered share of the judge's model's proposals under the principle (None: none legal)."""

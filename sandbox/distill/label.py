@@ -93,7 +93,14 @@ def resume_label(path: Path | str, *, judge: Any = None, ledgers: Any = (),
     with hold(path, create=False):
         run_dir = RunDirectory.open(path)
         scenario = load_scenario(run_dir / "scenario.yaml", kind="judge")
-        plan_ = DistillPlan.from_dict(read_json(run_dir / PRINCIPLES))
+        if (run_dir / PRINCIPLES).is_file():
+            plan_ = DistillPlan.from_dict(read_json(run_dir / PRINCIPLES))
+        else:  # killed before it wrote its plan: plan again, as it did
+            from sandbox.distill.run import plan
+            from sandbox.run_dir import atomic_write_text
+
+            plan_ = plan(scenario, str(run_dir / "scenario.yaml"))
+            atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
         return _label(run_dir, scenario, plan_, judge, ledgers, on_move)
 
 

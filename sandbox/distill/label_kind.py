@@ -48,11 +48,11 @@ def estimate_calls(scenario: Any, principles: int = 1) -> int:
     table.resolution = scenario.distill.resolution
     roles = scenario.label.chosen(scenario)
     moves = table.every_move(roles)
+    players = principles + (1 if scenario.distill.reward == "no_principle" else 0)  # the control: no principle
     if scenario.distill.judge == "act":
         offers = {m.offered for m in moves if m.role == "responder"}
-        return principles * ((scenario.distill.act_samples if "proposer" in roles else 0) + len(offers))
-    variants = 2 if scenario.distill.reward == "no_principle" else 1
-    return len(moves) * (principles + (1 if variants == 2 else 0))
+        return players * ((scenario.distill.act_samples if "proposer" in roles else 0) + len(offers))
+    return len(moves) * players
 
 
 def dry_run(scenario: Any) -> Any:

@@ -14,7 +14,7 @@ from sandbox.distill.scenario import DistillScenario
 from sandbox.distill.source import Principle
 from sandbox.run_dir import SCENARIO, RunDirectory
 
-__all__ = ["ADAPTER", "METRICS", "PRINCIPLES", "STUDENT_BASE", "SUMMARY", "DistillPlan", "assistant_spec",
+__all__ = ["ADAPTER", "METRICS", "PRINCIPLES", "STUDENT_BASE", "SUMMARY", "DistillPlan", "act_player", "assistant_spec",
            "load_distill_run_scenario"]  # fmt: skip
 
 PRINCIPLES = "principles.json"
@@ -58,3 +58,18 @@ def assistant_spec(run_dir: RunDirectory, scenario: DistillScenario) -> str:
     if (run_dir / STUDENT_BASE).is_dir():
         return f"hf:{(run_dir / STUDENT_BASE).resolve()}+adapter:{adapter}"
     return f"{scenario.models.student}+adapter:{adapter}"
+
+
+def act_player(plan_: DistillPlan) -> dict[str, Any]:
+    """How the act judge's model plays under the principle: as the source run's assistant played its policy (the
+    game's rules stated or not, its reading of the policy, its responder), or as a society's assistant does by
+    default for a text source."""
+    from sandbox.scai.config import Assistant
+
+    config, rules = Assistant(), False
+    if plan_.source is not None:
+        from sandbox.scenario_file import load_run_scenario
+
+        source = load_run_scenario(plan_.source)
+        config, rules = source.assistant or config, bool(source.game.rules)
+    return {"rules": rules, "reading": config.reading, "responder": config.responder}

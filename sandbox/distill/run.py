@@ -33,11 +33,11 @@ from sandbox.distill.layout import (
     PRINCIPLES,
     STUDENT_BASE,
     DistillPlan,
+    act_player,
     load_distill_run_scenario,
 )
 from sandbox.distill.scenario import TINY_MAX_AMOUNT, DistillScenario
 from sandbox.distill.source import resolve_principles, source_run
-from sandbox.errors import UsageError
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import generator
 from sandbox.files import read_json
@@ -87,24 +87,47 @@ def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
         raise ScenarioError(source, [("distill.held_out", f"holds out every amount of {block.amounts.min}.."
                                                           f"{block.amounts.max}; lower it or widen the range")])  # fmt: skip
     if block.judge_table is not None:
-        check_labelled_table(block.judge_table, principles, source)
+        check_labelled_table(scenario, principles, currencies[0], source)
     return DistillPlan(principles, truth, currencies, train, held, str(run.path.resolve()) if run is not None else None)
 
 
-def check_labelled_table(path: str, principles: list[Any], source: str) -> None:
-    """`ScenarioError` naming `distill.judge_table` when the table is missing, or was labelled for other principles
-    (the `principles.json` of the run that wrote it)."""
-    from sandbox.errors import ScenarioError
+# What a judge's verdicts depend on besides the principles and the currency: a table labelled otherwise is refused.
+# (Not the seed: the verdicts in the table are read back, and a move it lacks is asked under this run's seed.)
+_JUDGED = ("models.judge", "distill.judge", "distill.resolution", "distill.scoring", "distill.judge_temperature",
+           "distill.act_samples")  # fmt: skip
 
+
+def check_labelled_table(scenario: DistillScenario, principles: list[Any], currency: str, source: str) -> None:
+    """`ScenarioError` naming `distill.judge_table` when the table is missing, or was labelled (by the run that
+    wrote it, its `scenario.yaml` and `principles.json` beside it) for other principles, another currency, or
+    another judge, resolution, scoring, temperature or sample count."""
+    from sandbox.errors import ScenarioError
+    from sandbox.files import read_yaml
+
+    path = str(scenario.distill.judge_table)
     table = Path(path)
     if not table.is_file():
         raise ScenarioError(source, [("distill.judge_table", f"{path} is not a file")])
+    problems = []
     beside = table.parent / PRINCIPLES
     if beside.is_file():
-        theirs = [p["text"] for p in read_json(beside).get("principles", [])]
-        if theirs != [p.text for p in principles]:
-            raise ScenarioError(source, [("distill.judge_table", f"{path} was labelled for other principles "
-                                                                 f"({beside}); label this source's")])  # fmt: skip
+        theirs = read_json(beside)
+        if [p["text"] for p in theirs.get("principles", [])] != [p.text for p in principles]:
+            problems.append("other principles")
+        if (theirs.get("currencies") or [currency])[0] != currency:
+            problems.append(f"the currency {theirs['currencies'][0]!r}")
+    labelled = table.parent / "scenario.yaml"
+    if labelled.is_file():
+        mine, data = scenario.model_dump(mode="json"), read_yaml(labelled)
+        for field in _JUDGED:
+            first, _, second = field.partition(".")
+            ours = mine[first][second] if second else mine[first]
+            given = (data.get(first) or {}).get(second) if second else data.get(first)
+            if given is not None and given != ours:
+                problems.append(f"{field} {given!r} (this run: {ours!r})")
+    if problems:
+        raise ScenarioError(source, [("distill.judge_table", f"{path} was labelled for {', '.join(problems)}; "
+                                                             f"label it again for this scenario")])  # fmt: skip
 
 
 def student_vocabulary(scenario: DistillScenario) -> tuple[str, ...]:
@@ -146,7 +169,8 @@ def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: Distill
                                {"temperature": block.judge_temperature, "max_tokens": 64}, given=judge)  # fmt: skip
     table = JudgeTable(run_dir / JUDGE_TABLE, [p.text for p in plan_.principles], proxy, resolution=block.resolution,
                        currency=plan_.currencies[0], seed=scenario.seed, scoring=block.scoring, truth=plan_.truth,
-                       concurrency=scenario.concurrency, mode=block.judge, actor=actor, samples=block.act_samples)  # fmt: skip
+                       concurrency=scenario.concurrency, mode=block.judge, actor=actor, samples=block.act_samples,
+                       player=act_player(plan_))  # fmt: skip
 
     def close() -> None:
         transcript.close()
@@ -212,15 +236,27 @@ def distill_scenario(
     base = load_student(scenario, model, tokenizer)  # nor does a missing model
     with hold(path):
         run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-        atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
-        if scenario.distill.judge_table is not None:  # labelled before: its verdicts are read back, not asked
-            atomic_write_text(run_dir / JUDGE_TABLE, Path(scenario.distill.judge_table).read_text(encoding="utf-8"))
-        if scenario.models.student.partition(":")[0] == "tiny" or model is not None:
-            # A base built in-process (or passed in) is kept beside its adapter, so that `assistant_spec` can load both.
-            base.model.save_pretrained(run_dir / STUDENT_BASE)
-            base.tokenizer.save_pretrained(run_dir / STUDENT_BASE)
+        _prepare(run_dir, scenario, plan_, base, keep_base=model is not None)
         _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=False, judge=judge)
         return _evaluate(run_dir, evaluate, evaluation_models)
+
+
+def _prepare(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, base: Any, *, keep_base: bool) -> None:
+    """What a run writes before it trains, each part where it is missing (a run killed before it wrote them all
+    resumes with them): the plan, the table labelled before (its verdicts are read back, not asked), and a base
+    built in-process or passed in (`keep_base`), kept beside the adapter so that `assistant_spec` loads both."""
+    import shutil
+
+    if not (run_dir / PRINCIPLES).is_file():
+        atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
+    if scenario.distill.judge_table is not None and not (run_dir / JUDGE_TABLE).is_file():
+        atomic_write_text(run_dir / JUDGE_TABLE, Path(scenario.distill.judge_table).read_text(encoding="utf-8"))
+    if (scenario.models.student.partition(":")[0] == "tiny" or keep_base) and not (run_dir / STUDENT_BASE).is_dir():
+        partial = run_dir / f"{STUDENT_BASE}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        base.model.save_pretrained(partial)
+        base.tokenizer.save_pretrained(partial)
+        partial.rename(run_dir / STUDENT_BASE)
 
 
 @holding
@@ -230,11 +266,12 @@ def resume_distill(path: Path | str, *, hooks: DistillHooks | None = None, model
     killed during its evaluation plays it again from the cache."""
     run_dir = RunDirectory.open(path)
     scenario = load_distill_run_scenario(run_dir)
-    if not (run_dir / PRINCIPLES).is_file():
-        raise UsageError(f"{run_dir.path} has no {PRINCIPLES}; start a new run")
     if run_dir.status().get("status") != "complete":
-        plan_ = DistillPlan.from_dict(read_json(run_dir / PRINCIPLES))
+        # A run killed before it wrote its plan plans again, as it did (the plan is a function of the scenario).
+        plan_ = (DistillPlan.from_dict(read_json(run_dir / PRINCIPLES)) if (run_dir / PRINCIPLES).is_file()
+                 else plan(scenario, str(run_dir / "scenario.yaml")))  # fmt: skip
         base = load_student(scenario, model, tokenizer)
+        _prepare(run_dir, scenario, plan_, base, keep_base=model is not None)
         _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=True, judge=judge)
     return _evaluate(run_dir, evaluate, evaluation_models)
 

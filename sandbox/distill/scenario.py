@@ -25,7 +25,7 @@ from sandbox.schema import AmountRange, StrictModel
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 
-__all__ = ["TINY_MAX_AMOUNT", "DistillBlock", "DistillModels", "DistillScenario", "DistillTraining", "PrincipleSource"]
+__all__ = ["TINY_MAX_AMOUNT", "answer_form", "DistillBlock", "DistillModels", "DistillScenario", "DistillTraining", "PrincipleSource"]
 
 LIBRARY_NORMS = ("selfish", "fair", "altruistic")
 TINY_MAX_AMOUNT = 1000  # the tiny student's vocabulary holds every number up to the largest amount
@@ -205,6 +205,11 @@ class DistillScenario(StrictModel):
 
     def form(self) -> Literal["sentence", "number", "share"]:
         """The student's answer form (`auto`: number for the tiny model)."""
-        if self.distill.form != "auto":
-            return self.distill.form
-        return "number" if self.models.student.partition(":")[0] == "tiny" else "sentence"
+        return answer_form(self.distill.form, self.models.student)
+
+
+def answer_form(form: str, student: str) -> Literal["sentence", "number", "share"]:
+    """A `distill.form` resolved for the student `student`: `auto` is number for the tiny model, sentence otherwise."""
+    if form != "auto":
+        return form  # type: ignore[return-value]
+    return "number" if student.partition(":")[0] == "tiny" else "sentence"

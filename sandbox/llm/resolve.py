@@ -121,6 +121,9 @@ def check_spec(spec: str) -> None:
         from sandbox.llm.base_model import check_base_model_spec
 
         check_base_model_spec(argument)
+        if argument.partition(":")[0] == "tiny":
+            raise ValueError("base:tiny would build a new tiny model with another vocabulary; give the student's "
+                             "saved base: hf:RUN_DIR/student_base")  # fmt: skip
         return
     if name in {"openai", "hf", "vllm"} and not argument:
         raise ValueError(f"{name} needs an argument: {name}:{'PATH' if name == 'hf' else 'MODEL'}")
