@@ -196,3 +196,21 @@ def test_settings_the_stages_cannot_play_are_refused_when_the_file_is_read() -> 
                                                        {"norm": "fair", "proportion": 0.5}]  # fmt: skip
     with pytest.raises(ScenarioError, match="distill.truth"):
         parse_kind("chain", no_norm)
+
+
+def test_one_budget_counts_every_stage_and_a_resume_raises_it(tmp_path: Path) -> None:
+    from sandbox.chain.run import resume_chain
+    from sandbox.llm.budget import BudgetExhaustedError
+
+    with pytest.raises(BudgetExhaustedError, match="--max-calls"):
+        run_chain(chain(budget={"calls": 30}), tmp_path / "chain", models=models())
+    path = tmp_path / "chain"
+    assert json.loads((path / "run.json").read_text())["status"] == "stopped"
+    assert json.loads((path / "budget.json").read_text())["calls"] <= 30
+    resume_chain(path, models=models(), max_calls=100_000)
+    assert json.loads((path / "run.json").read_text())["status"] == "complete"
+    spent = json.loads((path / "budget.json").read_text())["calls"]
+    stages = [path / "society", path / "judge", *(path / "evaluate").iterdir()]
+    reached = sum(1 for stage in stages for line in (stage / "transcripts.jsonl").open()
+                  if not json.loads(line).get("cache_hit"))  # fmt: skip
+    assert spent == reached  # the society's, the judge's and the evaluations' calls, in one ledger
