@@ -52,11 +52,13 @@ def test_the_shipped_kinds_are_found_through_their_entry_points() -> None:
 
 def test_a_file_is_matched_by_its_first_block_in_precedence_order() -> None:
     assert kinds.kind_of_data({"distill": {}, "training": {}}).name == "distill"  # a distillation trains too
+    assert kinds.kind_of_data({"label": {}, "distill": {}}).name == "judge"  # a judge run has a distill: block
+    assert kinds.kind_of_data({"chain": {}}).name == "chain"
     assert kinds.kind_of_data({"training": {}, "proxy": {}}).name == "training"  # proxy rewards in a training
     assert kinds.kind_of_data({"proxy": {}}).name == "proxy"
     assert kinds.kind_of_data({"name": "x", "society": {}}).name == "society"
     assert kinds.kind_of_data("not a mapping").name == "society"  # validation then names the problem
-    with pytest.raises(UsageError, match="unknown run kind 'nope' .known: sweep, dialogue"):
+    with pytest.raises(UsageError, match="unknown run kind 'nope' .known: sweep, chain, dialogue, judge, distill"):
         kinds.get("nope")
 
 
