@@ -29,7 +29,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,6 @@ class ChainHooks:
 
     on_stage: Callable[[str, str, str], None] = lambda stage, directory, state: None
     on_step: Callable[[], None] = lambda: None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 # -- the stages' scenarios ------------------------------------------------------------------------
@@ -217,6 +216,7 @@ def _stage_models(models: dict[str, Any] | None, stage: str, name: str) -> dict[
 def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: dict[str, Any] | None = None) -> Path:
     """Every stage in order (a complete one skipped), then the comparison; the chain's status on the way out."""
     from sandbox.llm.budget import BudgetExhaustedError
+    from sandbox.run_budget import budget_stop
 
     pending = _manifest(path).get("rerun_from")
     if pending is not None:  # a rerun killed while it removed the stages it reruns: remove the rest
@@ -226,9 +226,7 @@ def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: 
     try:
         _stages(path, scenario, hooks, models)
     except BudgetExhaustedError as error:
-        run_dir.write_status("stopped", reason=str(error))
-        raise BudgetExhaustedError(f"{error}: the chain stopped cleanly. Go on with a higher cap: "
-                                   f"sandbox resume {path} --max-calls N (or --max-tokens, --max-cost)") from None  # fmt: skip
+        budget_stop(run_dir, [error])  # stopped, and how to go on with a higher cap
     except Exception as error:
         run_dir.write_status("failed", reason=repr(error))
         raise
@@ -354,18 +352,13 @@ def _check_rerun(path: Path, scenario: ChainScenario, rerun_from: str | None) ->
 
 
 def _remove_from(path: Path, scenario: ChainScenario, stage: str) -> None:
-    """Remove `stage`'s directories and the later stages' (the names any seed count gives), then the mark."""
+    """Remove `stage`'s folder and the later stages' (`distill/`, `evaluate/` whole: students of seeds the new
+    file no longer has go too), then the mark."""
     manifest = _manifest(path)
-    later = STAGES[STAGES.index(stage):]
-    for name in later:
-        for directory in {*stage_runs(scenario)[name], *manifest["stages"].get(name, {}).get("dirs", [])}:
-            if (path / directory).exists():
-                shutil.rmtree(path / directory)
+    for name in STAGES[STAGES.index(stage):]:
+        for folder in {directory.split("/")[0] for directory in stage_runs(scenario)[name]}:
+            shutil.rmtree(path / folder, ignore_errors=True)
         manifest["stages"].pop(name, None)
-    if "distill" in later:  # students of seeds the new file no longer has
-        shutil.rmtree(path / "distill", ignore_errors=True)
-    if "evaluate" in later:
-        shutil.rmtree(path / "evaluate", ignore_errors=True)
     for name in ("comparison.csv", "comparison.png", "summary.json"):
         (path / name).unlink(missing_ok=True)
     manifest.pop("rerun_from", None)

@@ -43,7 +43,7 @@ from sandbox.games.ultimatum import Split, Stake, proposal_sentence
 from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 from sandbox.seeding import seed_node
 
-__all__ = ["JUDGE_TABLE", "JudgeTable", "JudgedMove", "Variant", "judged_move"]
+__all__ = ["JUDGE_TABLE", "JudgeTable", "JudgedMove", "Variant", "every_move", "judged_move"]
 
 JUDGE_TABLE = "judge_table.csv"
 Variant = Literal["principle", "no_principle"]
@@ -80,6 +80,20 @@ def judged_move(outcome: UltimatumOutcome, resolution: float) -> JudgedMove:
     share = outcome.offered_share if outcome.offered_share is not None else outcome.state.offer.offered_share()  # type: ignore[union-attr]
     offered = int(round(round(share / resolution) * resolution * 100))
     return JudgedMove(outcome.state.role, min(100, max(0, offered)), outcome.decision or "")
+
+
+def every_move(resolution: float, roles: Sequence[str] = ("proposer",)) -> list[JudgedMove]:
+    """Every move a judge can be shown at `resolution`: each offer as a proposal, and as an answer each offer
+    accepted and rejected (21 + 42 at 0.05).
+
+    >>> [(m.role, m.offered, m.decision) for m in every_move(0.25, ["proposer"])]
+    [('proposer', 0, ''), ('proposer', 25, ''), ('proposer', 50, ''), ('proposer', 75, ''), ('proposer', 100, '')]
+    """
+    offers = sorted({min(100, int(round(k * resolution * 100))) for k in range(int(round(1 / resolution)) + 1)})
+    moves = [JudgedMove("proposer", o) for o in offers] if "proposer" in roles else []
+    if "responder" in roles:
+        moves += [JudgedMove("responder", o, d) for o in offers for d in ("accept", "reject")]
+    return moves
 
 
 @dataclass(frozen=True)
@@ -145,20 +159,6 @@ class JudgeTable:
         indices = range(len(self.principles)) if variant == "principle" else (-1,)
         return [_Key(variant, index, move) for move in moves for index in indices]
 
-    def every_move(self, roles: Sequence[str] = ("proposer",)) -> list[JudgedMove]:
-        """Every move the judge can be shown at this resolution: each offer as a proposal, and as an answer each
-        offer accepted and rejected (21 + 42 at 0.05).
-
-        >>> table = JudgeTable.__new__(JudgeTable); table.resolution = 0.25
-        >>> [(m.role, m.offered, m.decision) for m in table.every_move(["proposer"])]
-        [('proposer', 0, ''), ('proposer', 25, ''), ('proposer', 50, ''), ('proposer', 75, ''), ('proposer', 100, '')]
-        """
-        offers = sorted({min(100, int(round(k * self.resolution * 100))) for k in range(int(round(1 / self.resolution)) + 1)})
-        moves = [JudgedMove("proposer", o) for o in offers] if "proposer" in roles else []
-        if "responder" in roles:
-            moves += [JudgedMove("responder", o, d) for o in offers for d in ("accept", "reject")]
-        return moves
-
     def label_all(self, roles: Sequence[str] = ("proposer",), variants: Sequence[Variant] = ("principle",),
                   on_move: Callable[[], None] | None = None) -> int:  # fmt: skip
         """Ask the judge about every move of `roles` not yet in the table (`every_move`), `concurrency` moves at a
@@ -166,7 +166,7 @@ class JudgeTable:
         asked."""
         from sandbox._sync import run_sync
 
-        missing = [key for variant in variants for key in self._keys(self.every_move(roles), variant)
+        missing = [key for variant in variants for key in self._keys(every_move(self.resolution, roles), variant)
                    if key not in self.rows]  # fmt: skip
         for start in range(0, len(missing), self.concurrency):
             batch = missing[start : start + self.concurrency]

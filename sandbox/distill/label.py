@@ -72,14 +72,13 @@ def label_moves(scenario: LabelScenario, out: Path | str | None = None, *, sourc
         on_move: Called after each move's label is written (progress).
     """
     from sandbox.distill.run import plan
-    from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold
+    from sandbox.run_dir import RunDirectory, default_out, hold
 
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
     plan_ = plan(scenario, source)  # a bad source writes nothing
     with hold(path):
         run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
-        atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
         return _label(run_dir, scenario, plan_, judge, ledgers, on_move)
 
 
@@ -97,10 +96,8 @@ def resume_label(path: Path | str, *, judge: Any = None, ledgers: Any = (),
             plan_ = DistillPlan.from_dict(read_json(run_dir / PRINCIPLES))
         else:  # killed before it wrote its plan: plan again, as it did
             from sandbox.distill.run import plan
-            from sandbox.run_dir import atomic_write_text
 
             plan_ = plan(scenario, str(run_dir / "scenario.yaml"))
-            atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
         return _label(run_dir, scenario, plan_, judge, ledgers, on_move)
 
 
@@ -112,6 +109,10 @@ def _label(run_dir: Any, scenario: LabelScenario, plan_: DistillPlan, judge: Any
     from sandbox.llm.transcript import read_transcript
     from sandbox.summary import write_summary
 
+    from sandbox.run_dir import atomic_write_text
+
+    if not (run_dir / PRINCIPLES).is_file():  # a new run's plan, or one killed before it was written
+        atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
     roles = scenario.label.chosen(scenario)
     table, close = judge_table(run_dir, scenario, plan_, judge, ledgers=ledgers)
     started = time.time()

@@ -42,12 +42,10 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
 def estimate_calls(scenario: Any, principles: int = 1) -> int:
     """The judge calls a label run of `scenario` makes for `principles` principles, every answer legal: a verdict
     per move and principle, or (act) `act_samples` proposals per principle and one answer per offer answered."""
-    from sandbox.distill.judge_table import JudgeTable
+    from sandbox.distill.judge_table import every_move
 
-    table = JudgeTable.__new__(JudgeTable)
-    table.resolution = scenario.distill.resolution
     roles = scenario.label.chosen(scenario)
-    moves = table.every_move(roles)
+    moves = every_move(scenario.distill.resolution, roles)
     players = principles + (1 if scenario.distill.reward == "no_principle" else 0)  # the control: no principle
     if scenario.distill.judge == "act":
         offers = {m.offered for m in moves if m.role == "responder"}
