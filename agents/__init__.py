@@ -1,10 +1,12 @@
-"""The actors: norm-following users, the SCAI assistant with its MetaLM, and the speakers of dialogue games."""
+"""The actors: norm-following users, the SCAI assistant with its MetaLM, the speakers of dialogue games, and the
+solver-guided society members."""
 
 from agents.assistant import PolicyFollowingAssistant
 from agents.contracts import UltimatumPlayer
 from agents.dialogue import BaselineSpeaker, GuidedSpeaker, InstructedSpeaker
+from agents.guided import GuidedMember
 from agents.meta import MetaLM
 from agents.user import NormFollowingUser
 
-__all__ = ["BaselineSpeaker", "GuidedSpeaker", "InstructedSpeaker", "MetaLM", "NormFollowingUser",
+__all__ = ["BaselineSpeaker", "GuidedMember", "GuidedSpeaker", "InstructedSpeaker", "MetaLM", "NormFollowingUser",
            "PolicyFollowingAssistant", "UltimatumPlayer"]

@@ -40,8 +40,10 @@ def dry_run_table(runs: list[tuple[str, Any]], title: str) -> None:
                 continue
             table, prices = kind.call("dry_run", scenario), scenario_prices(scenario)
             for row in table.to_dict("records"):
-                config = getattr(scenario.models, row["role"])
-                spec = getattr(config, "spec", config)  # a role's ModelConfig, or a bare spec (a distillation's)
+                spec = row.get("model")  # a kind may name the model of a role its scenario's models do not hold
+                if not isinstance(spec, str):
+                    config = getattr(scenario.models, row["role"])
+                    spec = getattr(config, "spec", config)  # a role's ModelConfig, or a bare spec (a distillation's)
                 price = prices.get(spec)
                 usd = price.cost(row["prompt_tokens"], row["max_answer_tokens"]) if price else None
                 rows.append({**row, "model": spec, "usd": usd})

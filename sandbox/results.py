@@ -19,7 +19,8 @@ EPISODE_COLUMNS = [
     "run", "epoch", "episode", "index", "interaction", "policy_version", "proposer", "responder", "proposer_norm", "proposer_manner",
     "responder_norm", "responder_manner", "amount", "currency", "proposal", "proposal_legal",
     "proposal_illegal_answers", "proposer_part", "responder_part", "offered_share", "response", "decision",
-    "decision_legal", "response_illegal_answers", "proposer_payoff", "responder_payoff",
+    "decision_legal", "response_illegal_answers", "proposer_payoff", "responder_payoff", "proposer_instruction",
+    "responder_instruction",
 ]  # fmt: skip
 
 METRIC_COLUMNS = [
@@ -93,6 +94,57 @@ def metrics_frame(episodes: pd.DataFrame) -> pd.DataFrame:
     return metrics[METRIC_COLUMNS]
 
 
+PAYOFF_COLUMNS = [
+    "member", "norm", "role", "episodes", "illegal_moves", "payoff", "utility", "ci_low", "ci_high", "n", "ci_over",
+]  # fmt: skip
+
+
+def member_kind(agent: Any) -> str:
+    """The kind of society member an agent id names: assistant, guided (solver-guided) or user.
+
+    >>> [member_kind(a) for a in ("user-3", "guided-8", "assistant-1")]
+    ['user', 'guided', 'assistant']
+    """
+    agent = str(agent)
+    return "assistant" if agent.startswith("assistant") else "guided" if agent.startswith("guided-") else "user"
+
+
+def member_payoffs(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Each member kind's payoff per role: one row per member kind, norm (users') and role (proposer, responder,
+    both).
+
+    `payoff` is the mean payoff per episode played in the role, `utility` the mean payoff over the amount, with
+    its 95% CI across runs (each run's mean one value) when there are several, else across episodes. An episode
+    that ended on an illegal move pays nothing, so it counts as 0; `illegal_moves` counts the member's own.
+    """
+    if episodes.empty:
+        return pd.DataFrame(columns=PAYOFF_COLUMNS)
+    amount = episodes["amount"].astype(float)
+    sides = []
+    for role, other in (("proposer", "responder"), ("responder", "proposer")):
+        payoff = pd.to_numeric(episodes[f"{role}_payoff"], errors="coerce").fillna(0.0)
+        illegal = ~episodes["proposal_legal"].astype(bool) if role == "proposer" else (
+            episodes["proposal_legal"].astype(bool) & (episodes["decision_legal"] != True))  # noqa: E712
+        sides.append(pd.DataFrame({"run": episodes["run"], "member": episodes[role].map(member_kind),
+                                   "norm": episodes[f"{role}_norm"], "role": role, "payoff": payoff,
+                                   "utility": payoff / amount, "illegal": illegal.astype(int)}))  # fmt: skip
+    both = pd.concat(sides, ignore_index=True)
+    both = pd.concat([both, both.assign(role="both")], ignore_index=True)
+    multi_run = both["run"].nunique() > 1
+    rows = []
+    for (member, norm, role), frame in both.groupby(["member", "norm", "role"], sort=True, dropna=False):
+        values = frame.groupby("run")["utility"].mean().tolist() if multi_run else frame["utility"].tolist()
+        record = _ci_record(values, "runs" if multi_run else "episodes")
+        rows.append({"member": member, "norm": norm, "role": role, "episodes": len(frame),
+                     "illegal_moves": int(frame["illegal"].sum()), "payoff": json_number(frame["payoff"].mean()),
+                     "utility": record["mean"], "ci_low": record["ci_low"], "ci_high": record["ci_high"],
+                     "n": record["n"], "ci_over": record["ci_over"]})  # fmt: skip
+    order = {"proposer": 0, "responder": 1, "both": 2}
+    frame = pd.DataFrame(rows, columns=PAYOFF_COLUMNS)
+    return frame.sort_values(["member", "norm", "role"], key=lambda c: c.map(order) if c.name == "role" else c,
+                             kind="stable").reset_index(drop=True)  # fmt: skip
+
+
 def _ci_record(values: list[float], over: str) -> dict[str, Any]:
     mean, low, high, n = mean_ci(values, bounds=(0.0, 1.0))  # shares lie in [0, 1]
     return {"mean": json_number(mean), "ci_low": json_number(low), "ci_high": json_number(high), "n": n, "ci_over": over}
@@ -144,5 +196,7 @@ def summarize(episodes: pd.DataFrame, *, scenario: dict[str, Any], usage: dict[s
             row["proposer_norm"]: {k: row[k] for k in ("mean", "ci_low", "ci_high", "n", "ci_over", "proposals")}
             for row in by_norm.to_dict("records")
         },
+        "payoff_by_member": [{k: row[k] for k in ("member", "norm", "role", "episodes", "payoff", "utility", "ci_low",
+                                                  "ci_high")} for row in member_payoffs(episodes).to_dict("records")],
         "llm_usage": usage,
     }

@@ -21,22 +21,25 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from agents.guided import GuidedMember
 from agents.user import NormFollowingUser
 from sandbox import run_dir as layout
 from sandbox.errors import RunFailedError, UsageError
 from sandbox.graph import SocietyContext, build_society_graph
 from sandbox.llm.accounting import TokenLedger
+from sandbox.llm.budget import BudgetExhaustedError
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import ModelStack, model_stack, split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.plots import save_plots
-from sandbox.results import episodes_frame, metrics_frame, summarize
+from sandbox.results import episodes_frame, member_payoffs, metrics_frame, summarize
 from sandbox.run_budget import budget_stop, run_ledgers, set_budget
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.scenario import ROLES, SocietyScenario
-from sandbox.seeding import Branch, generator
+from sandbox.seeding import Branch, generator, seed_node
 from sandbox.scenario_file import load_run_scenario
 from sandbox.summary import write_summary
+from societies.guided import GuidedPolicy
 from societies.network import build_network
 from societies.population import build_population
 
@@ -48,6 +51,8 @@ class ProgressHooks:
     on_epoch_start: Any = None  # (run, epoch, episodes) -> None
     on_episode: Any = None  # (record) -> None
     on_policy: Any = None  # (policy record) -> None
+    on_phase: Any = None  # (what, total or None) -> None: a phase before the society plays (solving its guided game)
+    on_advance: Any = None  # (n) -> None: that phase advanced
 
 
 def preflight(scenario: SocietyScenario, models: Mapping[str, BaseChatModel] | None = None) -> None:
@@ -60,6 +65,12 @@ def preflight(scenario: SocietyScenario, models: Mapping[str, BaseChatModel] | N
     from sandbox.llm.resolve import build_backend
 
     models = models or {}
+    guided = scenario.society.guided
+    if guided is not None and guided.policy is not None:
+        try:
+            GuidedPolicy.load(guided.policy).check_play(guided.play)
+        except ValueError as error:
+            raise UsageError(f"society.guided.policy: {error}") from None
     for role in scenario.roles():
         if role in models:
             continue
@@ -74,7 +85,7 @@ def episodes_per_epoch(scenario: SocietyScenario, layer: Any | None = None) -> i
     """Episodes an epoch plays, for progress bars (exact unless a sparse network limits a matching)."""
     if layer is not None:
         return layer.episodes_per_epoch()
-    return scenario.interactions_per_epoch or scenario.society.size // 2
+    return scenario.interactions_per_epoch or scenario.society.members() // 2
 
 
 async def drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> dict[str, Any]:
@@ -93,9 +104,40 @@ async def drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> d
     return (await graph.aget_state(config)).values
 
 
-def _profiles(population: list[Any], layer: Any | None) -> dict[str, dict[str, str]]:
+def _profiles(population: list[Any], guided: list[GuidedMember], layer: Any | None) -> dict[str, dict[str, str]]:
     profiles = {f"user-{u.agent_id}": {"norm": u.norm.name, "manner": u.manner.name} for u in population}
+    profiles |= {member.agent_id: {"norm": "guided", "manner": "neutral"} for member in guided}
     return profiles | (layer.profiles() if layer is not None else {})
+
+
+def _guided_policy(run_dir: RunDirectory, scenario: SocietyScenario, models: Mapping[str, BaseChatModel],
+                   ledgers: Sequence[Any], hooks: ProgressHooks) -> GuidedPolicy | None:  # fmt: skip
+    """The guided members' solved policy (an inline game is solved first, into the run's guided/ folder); a solve
+    that fails leaves the run failed and resumable."""
+    try:
+        source = scenario.guided_policy(run_dir, models=models, ledgers=ledgers, hooks=hooks)
+    except BudgetExhaustedError as error:
+        budget_stop(run_dir, [error])  # says so in the status, and how to go on
+        raise
+    except BaseException as error:
+        run_dir.write_status("failed" if isinstance(error, Exception) else "interrupted",
+                             error=f"{type(error).__name__}: {error}")  # fmt: skip
+        if not isinstance(error, Exception):
+            raise
+        raise RunFailedError(f"solving the guided members' game failed: {type(error).__name__}: {error}\n"
+                             f"The run directory is resumable: sandbox resume {run_dir.path}") from error
+    return GuidedPolicy.load(source) if source is not None else None
+
+
+def _guided_members(scenario: SocietyScenario, policy: GuidedPolicy | None, model: BaseChatModel,
+                    run: int) -> list[GuidedMember]:  # fmt: skip
+    """The run's solver-guided members, the network's nodes after the users."""
+    block = scenario.society.guided
+    if policy is None or block is None:
+        return []
+    size = scenario.society.size
+    return [GuidedMember(node, policy, model, int(seed_node(scenario.seed, run, Branch.GUIDED, node).generate_state(1)[0]),
+                         block.responder, block.play) for node in range(size, size + block.count)]  # fmt: skip
 
 
 async def _execute(
@@ -120,14 +162,17 @@ async def _execute(
         for role in scenario.roles()
     }
     layer = scenario.graph_layer(role_models, on_policy=hooks.on_policy)
+    guided_policy = _guided_policy(run_dir, scenario, models, ledgers, hooks)
     players, networks, profiles, agents = {}, {}, {}, []
     for run in range(scenario.runs):
         population = build_population(scenario.society, generator(scenario.seed, run, Branch.POPULATION))
         networks[run] = build_network(
-            scenario.society.size, scenario.society.network, generator(scenario.seed, run, Branch.NETWORK)
+            scenario.society.members(), scenario.society.network, generator(scenario.seed, run, Branch.NETWORK)
         )
+        guided = _guided_members(scenario, guided_policy, role_models["user"], run)
         players[run] = [NormFollowingUser(profile, role_models["user"], scenario.game.rules) for profile in population]
-        profiles[run] = _profiles(population, layer)
+        players[run] += guided
+        profiles[run] = _profiles(population, guided, layer)
         agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items() if layer is None or layer.listed(a)]
     atomic_write_text(run_dir / layout.AGENTS, pd.DataFrame(agents).to_csv(index=False))
 
@@ -207,6 +252,7 @@ def _finalize(
         summary["embedded_backend"] = embedded_backend
     atomic_write_text(run_dir / layout.EPISODES, episodes.to_csv(index=False))
     atomic_write_text(run_dir / layout.METRICS, metrics.to_csv(index=False))
+    atomic_write_text(run_dir / layout.PAYOFFS, member_payoffs(episodes).to_csv(index=False))
     write_summary(run_dir, summary, kind="society")
     with sqlite3.connect(run_dir / layout.STORE) as db:
         episodes.to_sql("episodes", db, if_exists="replace", index=False)

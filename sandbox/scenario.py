@@ -155,6 +155,49 @@ class Matching(StrictModel):
     )
 
 
+class GuidedMembers(StrictModel):
+    """Solver-guided members (`society.guided`): agents whose instruction for each move is drawn from a solved
+    dialogue policy, beside the users of fixed norms (and SCAI's assistant).
+
+    The policy is that of the instructed ultimatum game (`dialogue.domain.kind: ultimatum`, `sandbox solve`): a
+    proposer style (e.g. generous, greedy, any) and a responder style (tough, lenient, any). Each move, a member
+    draws its style from the solver's policy at the state it is in, and the society's user model plays the solved
+    game's prompt under that style with the society's stake. The network's nodes are the users (0..size-1), then the
+    guided members (size..size+count-1); member `n` is agent `guided-<n>`.
+    """
+
+    count: int = Field(..., ge=1, le=1_000_000, description="Guided members beside the users.")
+    policy: str | None = Field(
+        None, min_length=1,
+        description="A `sandbox solve` run directory of the instructed ultimatum game (or its policy.csv), relative "
+        "to this file.",
+    )  # fmt: skip
+    solve: str | dict[str, Any] | None = Field(
+        None,
+        description="A dialogue scenario of the instructed ultimatum game (a file relative to this one, or its "
+        "mapping), solved into the run's guided/ folder before the society plays (resumed with the run). Its players "
+        "and judge are the society's user model unless it sets `models:`.",
+    )
+    play: Literal["solver", "any"] = Field(
+        "solver",
+        description="solver: each move's style drawn from the solved policy; any: every move under the baseline "
+        "style \"any\" (the paper's unguided LLM), the control that tells what the solver's guidance changes.",
+    )
+    responder: Literal["nearest", "mean"] = Field(
+        "nearest",
+        description="How a responder's state is found in the solved tree, whose proposals are not the society's. "
+        "nearest: the policy of the tree's responder states whose proposal offered the share nearest the one "
+        "answered (averaged over ties); mean: the mean responder policy (what `sandbox play` falls back to).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> GuidedMembers:
+        if (self.policy is None) == (self.solve is None):
+            raise ValueError("give the solved policy (policy: a `sandbox solve` run) or the game to solve (solve:), "
+                             "one of them")  # fmt: skip
+        return self
+
+
 def _check_proportions(items: list[Any], field: str) -> None:
     total = math.fsum(item.proportion for item in items)
     if not math.isclose(total, 1.0, abs_tol=1e-6):
@@ -173,6 +216,11 @@ class Society(StrictModel):
     manners: list[MannerShare] = Field(default_factory=lambda: [MannerShare(manner="neutral", proportion=1.0)])
     network: Network = Field(default_factory=Network)
     matching: Matching = Field(default_factory=Matching)
+    guided: GuidedMembers | None = Field(None, description="Solver-guided members beside the users; none: users only.")
+
+    def members(self) -> int:
+        """The network's nodes: the users, then the guided members."""
+        return self.size + (self.guided.count if self.guided is not None else 0)
 
     @field_validator("norms", "manners")
     @classmethod
@@ -183,10 +231,11 @@ class Society(StrictModel):
     @model_validator(mode="after")
     def _edges_inside(self) -> Society:
         if self.network.edges:
+            members = self.members()
             for a, b in self.network.edges:
                 for node in (a, b):
-                    if not 0 <= node < self.size:
-                        raise ValueError(f"network edge ({a}, {b}) names agent {node}, outside 0..{self.size - 1}")
+                    if not 0 <= node < members:
+                        raise ValueError(f"network edge ({a}, {b}) names agent {node}, outside 0..{members - 1}")
                 if a == b:
                     raise ValueError(f"network edge ({a}, {b}) joins an agent to itself")
         return self
@@ -249,7 +298,48 @@ class SocietyScenario(StrictModel):
         """The model roles this scenario calls."""
         return ("user",)
 
+    def guided_policy(self, run_dir: Any, models: Any = None, ledgers: Any = (), hooks: Any = None) -> Any | None:
+        """Where the guided members' solved policy is (a `sandbox solve` run directory); None: no guided members.
+
+        A society kind that solves the game inline (`society.guided.solve`) overrides this."""
+        guided = self.society.guided
+        if guided is None:
+            return None
+        if guided.policy is None:
+            raise ValueError("society.guided.solve: this scenario model cannot solve a game; give society.guided.policy")
+        return guided.policy
+
     def graph_layer(self, models: dict[str, Any], on_policy: Any = None) -> Any | None:
         """What this scenario adds to the society graph (a `sandbox.graph.context.GraphLayer`), over the run's
         models per role; None: users only."""
         return None
+
+
+def with_guided_paths(data: Any, folder: Any) -> Any:
+    """A society file's data with `society.guided`'s relative paths made relative to `folder` (the file's), and a
+    `solve:` file read in, so the run's stored scenario stands alone.
+
+    Raises:
+        ValueError: `(field, message)` in its args where a named file or directory is missing.
+    """
+    from pathlib import Path
+
+    from sandbox.files import read_yaml
+
+    guided = data.get("society", {}).get("guided") if isinstance(data, dict) and isinstance(data.get("society"), dict) else None
+    if not isinstance(guided, dict):
+        return data
+    guided = dict(guided)
+    if isinstance(guided.get("policy"), str):
+        policy = Path(guided["policy"])
+        policy = policy if policy.is_absolute() else Path(folder) / policy
+        if not policy.exists():
+            raise ValueError("society.guided.policy", f"{policy} does not exist")
+        guided["policy"] = str(policy.resolve())
+    if isinstance(guided.get("solve"), str):
+        game = Path(guided["solve"])
+        game = game if game.is_absolute() else Path(folder) / game
+        if not game.is_file():
+            raise ValueError("society.guided.solve", f"{game} is not a file")
+        guided["solve"] = read_yaml(game)
+    return {**data, "society": {**data["society"], "guided": guided}}

@@ -61,6 +61,9 @@ def _format_loc(loc: tuple[Any, ...], tags: frozenset[tuple[str, str]]) -> str:
     return "".join(parts)
 
 
+_NAMED = re.compile(r"^([a-z_]+(?:\.[A-Za-z0-9_\[\]]+)+): (.+)$", re.S)
+
+
 def scenario_problems(error: ValidationError, model: Any = None) -> list[tuple[str, str]]:
     """Turn a pydantic error into (field path, message) pairs (`model`, the model validated: its unions' tags are
     left out of the paths)."""
@@ -70,7 +73,11 @@ def scenario_problems(error: ValidationError, model: Any = None) -> list[tuple[s
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown field"
-        problems.append((_format_loc(item["loc"], tags), message))
+        path = _format_loc(item["loc"], tags)
+        named = _NAMED.match(message) if not path else None
+        if named:  # a whole-scenario check that names the field it is about ("society.guided.solve.x: ...")
+            path, message = named.groups()
+        problems.append((path, message))
     return problems
 
 

@@ -25,6 +25,7 @@ class Branch(IntEnum):
     DIALOGUE = 7
     STAKE = 8
     REPLAY = 9
+    GUIDED = 10
 
 
 def seed_node(root: int, *path: int) -> np.random.SeedSequence:

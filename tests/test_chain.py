@@ -217,3 +217,26 @@ def test_one_budget_counts_every_stage_and_a_resume_raises_it(tmp_path: Path) ->
     reached = [sum(1 for line in (stage / "transcripts.jsonl").open() if not json.loads(line).get("cache_hit"))
                for stage in stages]  # fmt: skip
     assert spent == sum(reached) and all(reached)
+
+
+def test_a_society_with_guided_members_keeps_its_paths_and_its_solve(tmp_path: Path) -> None:
+    from sandbox.chain.run import evaluation_scenario
+    from tests.dialogue_helpers import ULTIMATUM
+
+    (tmp_path / "societies").mkdir()
+    (tmp_path / "societies" / "game.yaml").write_text(yaml.safe_dump(ULTIMATUM))
+    guided = {"count": 2, "solve": "game.yaml"}  # relative to the society's file, not the chain's
+    (tmp_path / "societies" / "society.yaml").write_text(yaml.safe_dump(society(
+        society={"size": 8, "norms": [{"norm": "selfish", "proportion": 1.0}], "guided": guided})))  # fmt: skip
+    data = chain_data()
+    data["chain"]["society"] = "societies/society.yaml"
+    (tmp_path / "chain.yaml").write_text(yaml.safe_dump(data))
+    scenario = load_scenario(tmp_path / "chain.yaml")
+    assert scenario.society().society.guided.solve["name"] == ULTIMATUM["name"]  # read in
+    # each evaluation society plays the policy the society stage solved, not a game of its own
+    evaluation = evaluation_scenario(scenario, tmp_path / "run", "evaluate/base")
+    assert evaluation.society.guided.solve is None
+    assert evaluation.society.guided.policy == str((tmp_path / "run" / "society" / "guided").resolve())
+    (tmp_path / "societies" / "game.yaml").unlink()
+    result = runner.invoke(app, ["chain", str(tmp_path / "chain.yaml"), "--dry-run"])
+    assert result.exit_code == 2 and "chain.society.guided.solve" in result.output

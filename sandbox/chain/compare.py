@@ -32,13 +32,17 @@ SUBJECT_ORDER = ("users", "assistant", "student", "base")
 COLORS = {"users": "#777777", "assistant": "#1f77b4", "student": "#d62728", "base": "#bbbbbb"}
 
 
-def _per_run(episodes: pd.DataFrame, proposer: str, responder: str) -> pd.DataFrame:
+def _per_run(episodes: pd.DataFrame, proposer: str, responder: str, users: bool = False) -> pd.DataFrame:
     """Per run: the mean offered share of the legal proposals of `proposer`-side episodes, the acceptance of the
-    legal answers of `responder`-side ones, the illegal rate of the proposals, and the counts."""
+    legal answers of `responder`-side ones, the illegal rate of the proposals, and the counts (`users`: only the
+    moves of users of fixed norms, not of solver-guided members)."""
     rows = []
     for run, group in episodes.groupby("run"):
         proposals = group[group["interaction"] == proposer]
         answers = group[group["interaction"] == responder]
+        if users:
+            proposals = proposals[proposals["proposer"].astype(str).str.startswith("user-")]
+            answers = answers[answers["responder"].astype(str).str.startswith("user-")]
         legal = proposals[proposals["proposal_legal"].astype(str) == "True"]
         decided = answers[answers["decision"].isin(["accept", "reject"])]
         rows.append({"run": run, "offered_share": legal["offered_share"].astype(float).mean() if len(legal) else math.nan,
@@ -53,7 +57,7 @@ def subject_figures(path: Path, scenario: Any) -> pd.DataFrame:
     from sandbox.chain.layout import stage_runs
 
     replicates: dict[str, tuple[str, pd.DataFrame]] = {
-        "users": ("runs", _per_run(read_csv(path / "society" / "episodes.csv"), "user-user", "user-user"))
+        "users": ("runs", _per_run(read_csv(path / "society" / "episodes.csv"), "user-user", "user-user", users=True))
     }
     seeds = []
     for directory in stage_runs(scenario)["evaluate"]:

@@ -94,6 +94,9 @@ def evaluation_scenario(scenario: ChainScenario, path: Path, directory: str, *, 
     subject = directory.removeprefix("evaluate/")
     data.update(name=f"{scenario.name}-{subject}", runs=evaluation.runs or society.runs, epochs=evaluation.epochs,
                 budget={})  # fmt: skip
+    guided = data["society"].get("guided")
+    if guided is not None and guided.get("solve") is not None and not dry:  # the society stage's solve, not a new one
+        data["society"]["guided"] = {**guided, "solve": None, "policy": str((path / "society" / "guided").resolve())}
     assistant = data["assistant"]
     interactions = evaluation.interactions.model_dump(mode="json")
     if subject == "assistant":

@@ -169,15 +169,23 @@ class ChainScenario(StrictModel):
 
 
 def with_society(data: Any, path: Path) -> Any:
-    """A chain file's data with `chain.society` read in when it names a file (relative to `path`'s folder)."""
+    """A chain file's data with `chain.society` read in when it names a file (relative to `path`'s folder), and the
+    society's own relative paths (its guided members' game) made relative to the file that holds them."""
+    from sandbox.errors import ScenarioError
     from sandbox.files import read_yaml
+    from sandbox.scenario import with_guided_paths
 
-    if isinstance(data, dict) and isinstance(data.get("chain"), dict) and isinstance(data["chain"].get("society"), str):
-        society = Path(data["chain"]["society"])
-        society = society if society.is_absolute() else path.parent / society
-        if not society.is_file():
-            from sandbox.errors import ScenarioError
-
-            raise ScenarioError(str(path), [("chain.society", f"{society} is not a file")])
-        data = {**data, "chain": {**data["chain"], "society": read_yaml(society)}}
-    return data
+    if not (isinstance(data, dict) and isinstance(data.get("chain"), dict)):
+        return data
+    society, folder = data["chain"].get("society"), path.parent
+    if isinstance(society, str):
+        file = Path(society) if Path(society).is_absolute() else path.parent / society
+        if not file.is_file():
+            raise ScenarioError(str(path), [("chain.society", f"{file} is not a file")])
+        society, folder = read_yaml(file), file.parent
+    try:
+        society = with_guided_paths(society, folder)
+    except ValueError as error:
+        field, message = error.args
+        raise ScenarioError(str(path), [(f"chain.{field}", message)]) from None
+    return {**data, "chain": {**data["chain"], "society": society}}

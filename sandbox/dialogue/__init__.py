@@ -3,6 +3,11 @@
 A dialogue game's actions are instructions (a tone, a day, an argument
 style), LLM randomness is a chance node over recorded seeds, and the tree is
 expanded once, a level at a time, through the project's LLM layer and cache.
+
+Public modules for other methods: `sandbox.dialogue.scenario` (the dialogue
+scenario model) and `sandbox.dialogue.run` (solving a scenario into a run
+directory), which SCAI's society uses to solve its solver-guided members'
+game inline (`society.guided.solve`).
 """
 
 from sandbox.games.dialogue import ANY, Domain, Message, Outcome, Prompt, Setup

@@ -55,7 +55,7 @@ async def _ask_until_legal(
 
 def _call(info: dict[str, Any], step: str, agent: str, attempt: int) -> CallInfo:
     return CallInfo(
-        role="user" if agent.startswith("user-") else "assistant",
+        role="user" if agent.startswith(("user-", "guided-")) else "assistant",  # guided members: the user model
         agent=agent,
         run=info.get("run"),
         epoch=info.get("epoch"),
@@ -155,7 +155,7 @@ async def play_ultimatum(
         "responder_payoff": None,
     }
     if split is None:
-        return record
+        return _instructions(record, proposer, responder)
     response, decision, response_illegal = await respond_move(
         responder, stake, proposal, split, seed=seed, info=info, max_reasks=max_reasks
     )
@@ -167,4 +167,12 @@ async def play_ultimatum(
     )
     if decision is not None:
         record["proposer_payoff"], record["responder_payoff"] = payoffs(split, decision)
+    return _instructions(record, proposer, responder)
+
+
+def _instructions(record: dict[str, Any], proposer: UltimatumPlayer, responder: UltimatumPlayer) -> dict[str, Any]:
+    """The record with the style each instructed player (a solver-guided member) played under; None for others."""
+    for role, player in (("proposer", proposer), ("responder", responder)):
+        style = getattr(player, "instruction_for", None)
+        record[f"{role}_instruction"] = style(record, role) if style is not None else None
     return record

@@ -11,7 +11,31 @@ from typing import Any
 
 from sandbox.kinds import RunKind
 
-__all__ = ["SOCIETY", "resume", "run"]
+__all__ = ["SOCIETY", "load", "resume", "run"]
+
+
+def load(path: Path | str) -> Any:
+    """A society file with `society.guided`'s paths read relative to it (a `solve:` file read in), its solved
+    policy checked."""
+    from sandbox.errors import ScenarioError
+    from sandbox.files import read_yaml
+    from sandbox.scenario import with_guided_paths
+    from sandbox.scenario_file import parse_kind
+
+    try:
+        data = with_guided_paths(read_yaml(path), Path(path).parent)
+    except ValueError as error:
+        raise ScenarioError(str(path), [error.args]) from None  # (field, message)
+    scenario = parse_kind("society", data, str(path))
+    guided = scenario.society.guided
+    if guided is not None and guided.policy is not None:
+        from societies.guided import GuidedPolicy
+
+        try:
+            GuidedPolicy.load(guided.policy).check_play(guided.play)
+        except ValueError as error:
+            raise ScenarioError(str(path), [("society.guided.policy", str(error))]) from None
+    return scenario
 
 
 def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None,
@@ -33,7 +57,9 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
 
 def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     """One line for `sandbox validate`."""
-    return f"{scenario.society.size} users, {scenario.game.kind}"
+    guided = scenario.society.guided
+    members = f" and {guided.count} solver-guided members" if guided is not None else ""
+    return f"{scenario.society.size} users{members}, {scenario.game.kind}"
 
 
 SOCIETY = RunKind(
@@ -44,6 +70,7 @@ SOCIETY = RunKind(
     description="Users of fixed norms and manners play a game on a network; with an assistant: block, Social "
     "Contract AI's assistant learns their norms (a MetaLM rewrites its policy each epoch).",
     model="sandbox.scai.scenario:Scenario",
+    load="sandbox.scai.kind:load",
     run="sandbox.scai.kind:run",
     resume="sandbox.scai.kind:resume",
     overrides="sandbox.scai.society_cli:apply_overrides",
@@ -54,7 +81,7 @@ SOCIETY = RunKind(
     cli_resume="sandbox.scai.society_cli:cli_resume",
     cli_evaluate="sandbox.scai.society_cli:cli_evaluate",
     result="sandbox.scai.result:SocietyResult",
-    tables={"episodes": "episodes.csv", "metrics": "metrics.csv", "agents": "agents.csv", "epochs": "epochs.csv",
+    tables={"episodes": "episodes.csv", "metrics": "metrics.csv", "payoffs": "payoffs.csv", "agents": "agents.csv", "epochs": "epochs.csv",
             "epoch_summary": "epoch_summary.csv", "final_policies": "final_policies.csv",
             "final_proposals": "final_proposals.csv", "evaluation": "evaluation.csv", "policies": "policies.jsonl",
             "transcripts": "transcripts.jsonl"},  # fmt: skip

@@ -87,8 +87,9 @@ class ScaiLayer:
         return self.config.interactions.user_user
 
     def pairs(self, run: int, rng: Any) -> list[tuple[int | str, int | str, str]]:
-        """The assistant's partners, drawn uniformly each epoch; two copies for assistant-assistant games."""
-        mix, size = self.config.interactions, self.scenario.society.size
+        """The assistant's partners, drawn uniformly among the members (users and guided members) each epoch; two
+        copies for assistant-assistant games."""
+        mix, size = self.config.interactions, self.scenario.society.members()
         pairs: list[tuple[int | str, int | str, str]] = []
         pairs += [(ASSISTANT, int(u), "assistant-proposer") for u in rng.integers(size, size=mix.assistant_proposer)]
         pairs += [(int(u), ASSISTANT, "assistant-responder") for u in rng.integers(size, size=mix.assistant_responder)]

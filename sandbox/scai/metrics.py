@@ -1,6 +1,6 @@
 """Social Contract AI metrics: users against the assistant, per epoch, with 95% CIs across runs.
 
-* `group_epochs`: one row per run, epoch and group (`users`, `assistant`):
+* `group_epochs`: one row per run, epoch and group (`users`, `assistant`, and `guided` for solver-guided members):
   offered share (mean over the group's legal proposals), acceptance rate (of
   the proposals the group answered), utility (mean payoff over the amount, per
   interaction the group played; and apart per role, as proposer and as
@@ -38,7 +38,8 @@ BIN_COLUMNS = ["bin", "runs", "share_of_runs", "ci_low", "ci_high", "population_
 
 
 def _group(agent: Any) -> str:
-    return "assistant" if str(agent).startswith("assistant") else "users"
+    agent = str(agent)
+    return "assistant" if agent.startswith("assistant") else "guided" if agent.startswith("guided-") else "users"
 
 
 def sides(episodes: pd.DataFrame) -> pd.DataFrame:

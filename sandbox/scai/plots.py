@@ -13,7 +13,8 @@ from sandbox.errors import UsageError
 from sandbox.plots import errors
 from sandbox.scai.metrics import epoch_summary
 
-_GROUP_STYLE = {"users": ("users", "#4c72b0", "o"), "assistant": ("assistant", "#dd8452", "s")}
+_GROUP_STYLE = {"users": ("users", "#4c72b0", "o"), "assistant": ("assistant", "#dd8452", "s"),
+                "guided": ("guided members", "#8172b2", "^")}
 
 
 def plot_scai(groups: pd.DataFrame, title: str = "") -> Figure:

@@ -47,7 +47,8 @@ class Target:
 
 
 def _is_user(agent: Any) -> bool:
-    return not str(agent).startswith("assistant")
+    """A user of fixed norm: the society whose norm is learned (not the assistant, not a solver-guided member)."""
+    return str(agent).startswith("user-")
 
 
 def targets(episodes: list[dict[str, Any]], most: int) -> list[Target]:

@@ -45,6 +45,24 @@ class Scenario(SocietyScenario):
             )
         return self
 
+    @model_validator(mode="after")
+    def _guided_game(self) -> Scenario:
+        if self.society.guided is not None and isinstance(self.society.guided.solve, dict):
+            from sandbox.scai.guided import guided_game
+
+            guided_game(self)  # the inline game validates, and is the instructed ultimatum game
+        return self
+
+    def guided_policy(self, run_dir: Any, models: Any = None, ledgers: Any = (), hooks: Any = None) -> Any | None:
+        """Where the guided members' solved policy is: `society.guided.policy`, or the inline game solved now into
+        the run's `guided/` folder (`sandbox.scai.guided.solve_guided`)."""
+        guided = self.society.guided
+        if guided is None or guided.solve is None:
+            return super().guided_policy(run_dir, models, ledgers, hooks)
+        from sandbox.scai.guided import solve_guided
+
+        return solve_guided(self, run_dir, models, ledgers, hooks)
+
     def roles(self) -> tuple[str, ...]:
         """The model roles this scenario calls."""
         return ("user", "assistant", "meta") if self.assistant is not None else ("user",)

@@ -19,7 +19,7 @@ from sandbox.cli_app import app, fail, out_console, progress_bar, with_progress
 from sandbox.errors import SandboxError
 from sandbox.kinds import by_option
 
-__all__ = ["cli_evaluate", "cli_resume", "cli_run", "compare", "apply_overrides", "summary_table"]
+__all__ = ["cli_evaluate", "cli_resume", "cli_run", "compare", "apply_overrides", "payoff_table", "summary_table"]
 
 
 class _ProgressDisplay:
@@ -28,13 +28,24 @@ class _ProgressDisplay:
     def __init__(self) -> None:
         self.progress = progress_bar("playing", "episodes", last=True)
         self.task: Any = None
+        self.phase: Any = None
         self.per_epoch = 0
 
     def hooks(self) -> Any:
         from sandbox.runner import ProgressHooks
 
         return ProgressHooks(on_start=self.on_start, on_epoch_start=self.on_epoch_start, on_episode=self.on_episode,
-                             on_policy=self.on_policy)  # fmt: skip
+                             on_policy=self.on_policy, on_phase=self.on_phase, on_advance=self.on_advance)  # fmt: skip
+
+    def on_phase(self, what: str, total: int | None) -> None:
+        """A phase before the episodes (the guided members' game being solved): a bar of its own."""
+        if self.phase is not None:
+            self.progress.update(self.phase, total=self.progress.tasks[self.phase].completed)
+        self.phase = self.progress.add_task(what + (" (LLM calls)" if total is None else ""), total=total, last="")
+
+    def on_advance(self, n: int) -> None:
+        if self.phase is not None:
+            self.progress.advance(self.phase, n)
 
     def on_policy(self, record: dict[str, Any]) -> None:
         flag = "" if record["legal"] else " [red](illegal revision: previous policy kept)[/]"
@@ -93,6 +104,12 @@ def summary_table(path: Path) -> None:
         f"{'n/a' if rate is None else f'{rate:.1%}'}, acceptance "
         f"{'n/a' if acceptance is None else f'{acceptance:.1%}'}"
     )
+    payoffs = summary.get("payoff_by_member") or []
+    if len({(row["member"], row["norm"]) for row in payoffs}) > 1:
+        out_console.print(payoff_table(payoffs))
+    if (path / "guided" / "summary.json").is_file():
+        out_console.print(f"the guided members' game was solved in {path / 'guided'} (a `sandbox solve` run: its "
+                          f"policy.csv, calls and NashConv)", soft_wrap=True)  # fmt: skip
     usage = Table(title="LLM calls by role", title_justify="left")
     for column in ("role", "calls", "cache hits", "input tokens", "reused", "output tokens"):
         usage.add_column(column, justify="left" if column == "role" else "right")
@@ -105,6 +122,24 @@ def summary_table(path: Path) -> None:
     if "scai" in summary:
         scai_table(summary["scai"], out_console)
     out_console.print(f"results in [bold]{path}[/]")
+
+
+def payoff_table(rows: list[dict[str, Any]]) -> Table:
+    """Each member kind's payoff per role (`summary.json`'s `payoff_by_member`): the mean payoff over the amount,
+    with its 95% CI."""
+    table = Table(title="payoff per member kind and role: share of the amount, mean (95% CI)", title_justify="left")
+    for column in ("member", "as proposer", "as responder", "both", "episodes"):
+        table.add_column(column, justify="left" if column == "member" else "right")
+    cells: dict[str, dict[str, str]] = {}
+    for row in rows:
+        name = row["member"] if row["member"] != "user" else f"user: {row['norm']}"
+        ci = "" if row["ci_low"] is None else f" ({row['ci_low']:.0%}–{row['ci_high']:.0%})"
+        cells.setdefault(name, {})[row["role"]] = "n/a" if row["utility"] is None else f"{row['utility']:.0%}{ci}"
+        if row["role"] == "both":
+            cells[name]["episodes"] = str(row["episodes"])
+    for name, cell in cells.items():
+        table.add_row(name, *(cell.get(k, "-") for k in ("proposer", "responder", "both", "episodes")))
+    return table
 
 
 def apply_overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
