@@ -24,7 +24,7 @@ from langchain_core.messages import HumanMessage
 import prompts
 from agents.turns import ask, with_feedback
 from sandbox.games.dialogue import ANY
-from sandbox.games.ultimatum import Split, Stake
+from sandbox.games.ultimatum import Decision, Split, Stake, parse_leading_decision
 from sandbox.llm.contracts import CallInfo, Constraint
 from societies.guided import GuidedPolicy, draw
 
@@ -59,6 +59,11 @@ class GuidedMember:
     def remarks(self) -> bool:
         """Whether its moves carry a remark, as the solved game's did."""
         return self.policy.remark
+
+    @staticmethod
+    def read_decision(text: str) -> Decision:
+        """Its answer as the solved game read it: the leading yes or no, whatever the remark after it says."""
+        return parse_leading_decision(text)
 
     def instruction(self, episode: str, role: Literal["proposer", "responder"], offered_share: float | None = None) -> str:
         """The style it plays under in `episode` as `role` (a responder's also depends on the share offered)."""

@@ -116,6 +116,7 @@ def _guided_policy(run_dir: RunDirectory, scenario: SocietyScenario, models: Map
     that fails leaves the run failed and resumable."""
     try:
         source = scenario.guided_policy(run_dir, models=models, ledgers=ledgers, hooks=hooks)
+        return GuidedPolicy.load(source) if source is not None else None
     except BudgetExhaustedError as error:
         budget_stop(run_dir, [error])  # says so in the status, and how to go on
         raise
@@ -126,7 +127,6 @@ def _guided_policy(run_dir: RunDirectory, scenario: SocietyScenario, models: Map
             raise
         raise RunFailedError(f"solving the guided members' game failed: {type(error).__name__}: {error}\n"
                              f"The run directory is resumable: sandbox resume {run_dir.path}") from error
-    return GuidedPolicy.load(source) if source is not None else None
 
 
 def _guided_members(scenario: SocietyScenario, policy: GuidedPolicy | None, model: BaseChatModel,
@@ -147,8 +147,9 @@ async def _execute(
     hooks: ProgressHooks,
     ledgers: Sequence[Any] = (),
 ) -> None:
-    cache = ResponseCache(run_dir / layout.CACHE)
     ledgers = run_ledgers(run_dir, scenario, ledgers)  # before the transcript opens for this session
+    guided_policy = _guided_policy(run_dir, scenario, models, ledgers, hooks)  # an inline game: solved first
+    cache = ResponseCache(run_dir / layout.CACHE)
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
     # Usage is counted from the finished transcript, so a resumed run counts both sessions' calls.
     stack = model_stack(scenario, cache, [transcript], ledgers)
@@ -162,7 +163,6 @@ async def _execute(
         for role in scenario.roles()
     }
     layer = scenario.graph_layer(role_models, on_policy=hooks.on_policy)
-    guided_policy = _guided_policy(run_dir, scenario, models, ledgers, hooks)
     players, networks, profiles, agents = {}, {}, {}, []
     for run in range(scenario.runs):
         population = build_population(scenario.society, generator(scenario.seed, run, Branch.POPULATION))

@@ -51,7 +51,8 @@ def guided_answer(messages: list[Any], kwargs: dict[str, Any]) -> str:
         keep = round(int(amount) * (0.9 if style == "greedy" else 0.5))
         return f"For the {amount} {currency}, the proposer will get {keep}, and the responder will get {int(amount) - keep}."
     mine, theirs = map(int, re.search(r"you get (\d+) and \w+ gets (\d+)", text).groups())  # type: ignore[union-attr]
-    return "no" if style == "tough" and mine < theirs else "yes"
+    # a remark that says the opposite word: the answer is its leading yes or no, as the solved game read it
+    return "no. Accept a fairer offer next time." if style == "tough" and mine < theirs else "yes. I refuse to haggle."
 
 
 def society_model() -> Any:
@@ -95,6 +96,8 @@ def test_guided_members_play_the_styles_their_policy_draws(tmp_path: Path) -> No
     expected = guided_answers["offered_share"].map(lambda s: "tough" if abs(s - 0.1) < abs(s - 0.5) else "lenient")
     assert (guided_answers["responder_instruction"] == expected).all()
     assert set(expected) == {"tough", "lenient"}  # selfish users offer 10%, fair ones half
+    rejected = guided_answers["decision"] == "reject"
+    assert (rejected == ((expected == "tough") & (guided_answers["offered_share"] < 0.5))).all() and rejected.any()
     # the prompts said the style recorded
     calls = [json.loads(line) for line in (result.path / "transcripts.jsonl").read_text().splitlines()]
     styles = [STYLE.search(c["messages"][-1]["content"]).group(1) for c in calls if c["agent"].startswith("guided-")]

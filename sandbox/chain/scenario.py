@@ -183,6 +183,8 @@ def with_society(data: Any, path: Path) -> Any:
         if not file.is_file():
             raise ScenarioError(str(path), [("chain.society", f"{file} is not a file")])
         society, folder = read_yaml(file), file.parent
+    if not isinstance(society, dict):
+        return data  # missing or malformed: the model's own error names it
     try:
         society = with_guided_paths(society, folder)
     except ValueError as error:

@@ -109,7 +109,7 @@ def parse_proposal(text: str, stake: Stake) -> Split:
     return split
 
 
-_NEGATED_ACCEPT = re.compile(r"\b(?:not|n't|never|cannot|can't|won't)\s+accept", re.I)
+_NEGATED_ACCEPT = re.compile(r"(?:\bnot|n't|\bnever|\bcannot)\s+accept", re.I)  # "don't", "can't", "won't"
 _KEYWORD = re.compile(r"\b(accept\w*|reject\w*|decline\w*|refuse\w*)\b", re.I)
 _YES_NO = re.compile(r"^\W*(yes|no)\b", re.I)
 
@@ -120,6 +120,8 @@ def parse_decision(text: str) -> Decision:
     >>> parse_decision("Accept. Thank you kindly!")
     'accept'
     >>> parse_decision("I will not accept this.")
+    'reject'
+    >>> parse_decision("no. I don't accept.")
     'reject'
     >>> parse_decision("yes. Take it, fool.")
     'accept'
@@ -136,6 +138,27 @@ def parse_decision(text: str) -> Decision:
     if answer:
         return "accept" if answer.group(1).lower() == "yes" else "reject"
     raise ParseError("answer yes (you accept) or no (you reject)")
+
+
+_LEADING_YES_NO = re.compile(r"\W*(yes|no)\b", re.I)
+
+
+def parse_leading_decision(text: str) -> Decision:
+    """Read an answer whose grammar puts yes or no first (a remark may follow): the leading word, else
+    `parse_decision` (how the instructed ultimatum game reads its responder, whose remark may say "accept" or
+    "refuse" either way).
+
+    >>> parse_leading_decision("no. Accept a fairer offer next time.")
+    'reject'
+    >>> parse_leading_decision("yes. I refuse to haggle.")
+    'accept'
+    >>> parse_leading_decision("I accept.")
+    'accept'
+    """
+    leading = _LEADING_YES_NO.match(text)
+    if leading:
+        return "accept" if leading.group(1).lower() == "yes" else "reject"
+    return parse_decision(text)
 
 
 def _literal(text: str) -> str:

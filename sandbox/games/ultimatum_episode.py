@@ -112,7 +112,8 @@ async def respond_move(
             feedback=feedback,
         )
 
-    return await _ask_until_legal(ask, parse_decision, max_reasks=max_reasks)
+    # a player whose answers put yes or no first (a solver-guided member, as its solved game read them) says how
+    return await _ask_until_legal(ask, getattr(responder, "read_decision", parse_decision), max_reasks=max_reasks)
 
 
 async def play_ultimatum(

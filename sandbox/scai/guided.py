@@ -42,6 +42,8 @@ def guided_game(scenario: Scenario) -> DialogueScenario:
 
     block = scenario.society.guided
     assert block is not None and block.solve is not None
+    if isinstance(block.solve, str) and not Path(block.solve).is_file():
+        raise ValueError(f"society.guided.solve: {block.solve} is not a file")
     data = read_yaml(Path(block.solve)) if isinstance(block.solve, str) else block.solve
     try:
         game = DialogueScenario.model_validate(data)

@@ -16,19 +16,22 @@ __all__ = ["SOCIETY", "load", "resume", "run"]
 
 def load(path: Path | str) -> Any:
     """A society file with `society.guided`'s paths read relative to it (a `solve:` file read in), its solved
-    policy checked."""
+    policy checked. A run directory's own `scenario.yaml` is read as stored (its paths are already absolute, and
+    its policy is checked when it resumes), so a finished run loads even after its policy has moved."""
     from sandbox.errors import ScenarioError
     from sandbox.files import read_yaml
     from sandbox.scenario import with_guided_paths
     from sandbox.scenario_file import parse_kind
 
-    try:
-        data = with_guided_paths(read_yaml(path), Path(path).parent)
-    except ValueError as error:
-        raise ScenarioError(str(path), [error.args]) from None  # (field, message)
+    data, stored = read_yaml(path), (Path(path).parent / "run.json").is_file()
+    if not stored:
+        try:
+            data = with_guided_paths(data, Path(path).parent)
+        except ValueError as error:
+            raise ScenarioError(str(path), [error.args]) from None  # (field, message)
     scenario = parse_kind("society", data, str(path))
     guided = scenario.society.guided
-    if guided is not None and guided.policy is not None:
+    if guided is not None and guided.policy is not None and not stored:
         from societies.guided import GuidedPolicy
 
         try:

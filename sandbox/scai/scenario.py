@@ -47,7 +47,7 @@ class Scenario(SocietyScenario):
 
     @model_validator(mode="after")
     def _guided_game(self) -> Scenario:
-        if self.society.guided is not None and isinstance(self.society.guided.solve, dict):
+        if self.society.guided is not None and self.society.guided.solve is not None:  # a file: read now
             from sandbox.scai.guided import guided_game
 
             guided_game(self)  # the inline game validates, and is the instructed ultimatum game

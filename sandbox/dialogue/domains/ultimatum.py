@@ -11,7 +11,6 @@ recorded as an illegal move.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 import numpy as np
@@ -20,11 +19,9 @@ from pydantic import Field
 
 from prompts import render
 from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
-from sandbox.games.ultimatum import ParseError, Stake, decision_constraint, parse_decision, parse_proposal, proposal_constraint
+from sandbox.games.ultimatum import (ParseError, Stake, decision_constraint, parse_leading_decision, parse_proposal,
+                                    proposal_constraint)  # fmt: skip
 from sandbox.schema import StrictModel
-
-
-_LEADING = re.compile(r"\W*(yes|no)\b", re.I)
 
 
 class UltimatumConfig(StrictModel):
@@ -105,7 +102,4 @@ class UltimatumDomain:
         >>> UltimatumDomain.decision("yes. I refuse to haggle.")
         'accept'
         """
-        leading = _LEADING.match(text)
-        if leading:
-            return "accept" if leading.group(1).lower() == "yes" else "reject"
-        return parse_decision(text)
+        return parse_leading_decision(text)
