@@ -29,7 +29,7 @@ def run_ledgers(run_dir: Any, scenario: Any, ledgers: Sequence[Any] = ()) -> lis
     own = []
     if scenario.budget.limits():
         # the run's own transcript, and that of a game it solved first (a society's guided members', in guided/)
-        paths = [run_dir / layout.TRANSCRIPTS, run_dir / "guided" / layout.TRANSCRIPTS]
+        paths = [run_dir / layout.TRANSCRIPTS, run_dir / layout.GUIDED / layout.TRANSCRIPTS]
         spent = spent_in_transcript([r for p in paths if p.is_file() for r in read_transcript(p)],
                                     scenario_prices(scenario, by="role"))
         own.append(Ledger(scenario.budget, spent, name="run"))

@@ -58,6 +58,7 @@ EPOCH_SUMMARY = "epoch_summary.csv"
 FINAL_POLICIES = "final_policies.csv"
 FINAL_PROPOSALS = "final_proposals.csv"
 EVALUATION = "evaluation.csv"
+GUIDED = "guided"  # a society's inline solve of its guided members' game: a `sandbox solve` run inside the run
 
 # Run directories this process holds: resolved path -> (open lock file descriptor, depth of nested holds).
 _HELD: dict[Path, tuple[int, int]] = {}

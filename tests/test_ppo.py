@@ -83,6 +83,22 @@ def test_clipping_bounds_the_update() -> None:
     assert value.item() == pytest.approx(0.5 * max((2.0 - 1.0) ** 2, (0.2 - 1.0) ** 2))
 
 
+def test_a_mini_batch_whose_mean_ratio_passes_the_threshold_is_skipped(tiny_dir: Path) -> None:
+    """TRL's `ratio_threshold`: such a mini-batch's loss counts zero, so it moves nothing; 0 turns it off."""
+    moved = {}
+    for threshold in (1e-9, 0.0, 10.0):  # 1e-9: every mini-batch (its ratio is about 1) passes it
+        ppo = trainer(tiny_dir, ratio_threshold=threshold, learning_rate=1e-2)
+        queries, answers = batch(ppo)
+        before = [p.detach().clone() for p in ppo.model.parameters() if p.requires_grad]
+        stats = ppo.step(queries, answers, [1.0, -1.0, 0.5, 2.0])
+        after = [p.detach() for p in ppo.model.parameters() if p.requires_grad]
+        moved[threshold] = (stats["skipped"], any(not torch.equal(a, b) for a, b in zip(after, before)))
+    # 4 epochs x 2 mini-batches of 2, all skipped: no gradient, so Adam moves no weight
+    assert moved == {1e-9: (8, False), 0.0: (0, True), 10.0: (0, True)}
+    with pytest.raises(ValueError, match="ratio_threshold must not be negative"):
+        PPOConfig(ratio_threshold=-1.0)
+
+
 def test_the_value_loss_falls_on_a_fixed_batch(tiny_dir: Path) -> None:
     ppo = trainer(tiny_dir, learning_rate=1e-2, score_scaling=False, init_kl_coef=0.0)
     queries, answers = batch(ppo)

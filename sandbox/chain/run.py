@@ -40,7 +40,7 @@ from sandbox.chain.layout import MANIFEST, stage_runs
 from sandbox.chain.scenario import STAGES, ChainScenario
 from sandbox.errors import ScenarioError, UsageError
 from sandbox.files import read_json, read_yaml
-from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, run_status
+from sandbox.run_dir import GUIDED, SCENARIO, RunDirectory, atomic_write_text, default_out, hold, run_status
 
 __all__ = ["ChainHooks", "dry_run_stages", "resume_chain", "run_chain"]
 
@@ -96,7 +96,7 @@ def evaluation_scenario(scenario: ChainScenario, path: Path, directory: str, *, 
                 budget={})  # fmt: skip
     guided = data["society"].get("guided")
     if guided is not None and guided.get("solve") is not None and not dry:  # the society stage's solve, not a new one
-        data["society"]["guided"] = {**guided, "solve": None, "policy": str((path / "society" / "guided").resolve())}
+        data["society"]["guided"] = {**guided, "solve": None, "policy": str((path / "society" / GUIDED).resolve())}
     assistant = data["assistant"]
     interactions = evaluation.interactions.model_dump(mode="json")
     if subject == "assistant":

@@ -22,9 +22,7 @@ if TYPE_CHECKING:
     from sandbox.dialogue.scenario import DialogueScenario
     from sandbox.scai.scenario import Scenario
 
-__all__ = ["GUIDED_DIR", "guided_game", "solve_guided"]
-
-GUIDED_DIR = "guided"
+__all__ = ["guided_game", "solve_guided"]
 
 
 def guided_game(scenario: Scenario) -> DialogueScenario:
@@ -79,7 +77,7 @@ def solve_guided(scenario: Scenario, run_dir: Any, models: Mapping[str, Any] | N
     if getattr(hooks, "on_advance", None) is not None:
         progress.on_advance = hooks.on_advance
 
-    path = Path(run_dir.path if hasattr(run_dir, "path") else run_dir) / GUIDED_DIR
+    path = Path(run_dir.path if hasattr(run_dir, "path") else run_dir) / layout.GUIDED
     # a user model object given (tests, the dry run's stand-in) plays the game too: nothing else is called
     given = {"players": models["user"], "judge": models["user"]} if models and "user" in models else {}
     if (path / layout.STATUS).is_file():

@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from sandbox import run_dir as layout
 from sandbox.cli_app import app, fail, out_console, progress_bar, with_progress
 from sandbox.errors import SandboxError
 from sandbox.kinds import by_option
@@ -107,8 +108,8 @@ def summary_table(path: Path) -> None:
     payoffs = summary.get("payoff_by_member") or []
     if len({(row["member"], row["norm"]) for row in payoffs}) > 1:
         out_console.print(payoff_table(payoffs))
-    if (path / "guided" / "summary.json").is_file():
-        out_console.print(f"the guided members' game was solved in {path / 'guided'} (a `sandbox solve` run: its "
+    if (path / layout.GUIDED / layout.SUMMARY).is_file():
+        out_console.print(f"the guided members' game was solved in {path / layout.GUIDED} (a `sandbox solve` run: its "
                           f"policy.csv, calls and NashConv)", soft_wrap=True)  # fmt: skip
     usage = Table(title="LLM calls by role", title_justify="left")
     for column in ("role", "calls", "cache hits", "input tokens", "reused", "output tokens"):

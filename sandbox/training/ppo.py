@@ -12,7 +12,8 @@ Stiennon et al. 2020), which the paper used:
 * advantages by GAE over the answer's tokens, whitened;
 * the clipped surrogate objective and a clipped value loss, over several
   epochs of shuffled mini-batches, with gradient accumulation and
-  gradient-norm clipping;
+  gradient-norm clipping; a mini-batch whose mean ratio exceeds
+  `ratio_threshold` is skipped (its loss counts zero), as TRL did;
 * scores scaled (and normalised) by running moments.
 
 `PPOTrainer.generate` samples answers for a batch of prompts; `PPOTrainer.step`
@@ -281,7 +282,7 @@ class PPOTrainer:
         self.model.train()
         history: dict[str, list[float]] = {"policy_loss": [], "value_loss": [], "ratio": [], "clipfrac": []}
         grad_norms: list[float] = []
-        micro = 0
+        micro = skipped = 0
         self.optimizer.zero_grad()
         for _ in range(config.ppo_epochs):
             order = torch.randperm(config.batch_size)
@@ -294,6 +295,8 @@ class PPOTrainer:
                     returns[idx, :width], sub_mask, cliprange=config.cliprange, cliprange_value=config.cliprange_value,
                 )  # fmt: skip
                 loss = losses["policy_loss"] + config.vf_coef * losses["value_loss"]
+                if config.ratio_threshold and float(losses["ratio"]) > config.ratio_threshold:
+                    loss, skipped = loss * 0.0, skipped + 1  # TRL: the policy moved too far on these answers
                 (loss / config.gradient_accumulation_steps).backward()
                 for name in history:
                     history[name].append(float(losses[name].detach()))
@@ -314,6 +317,7 @@ class PPOTrainer:
             "value_loss_first": history["value_loss"][0], "value_loss_last": history["value_loss"][-1],
             "ratio_first": history["ratio"][0], "ratio_mean": sum(history["ratio"]) / len(history["ratio"]),
             "clipfrac": sum(history["clipfrac"]) / len(history["clipfrac"]),
+            "skipped": skipped,
             "grad_norm": max(grad_norms) if grad_norms else 0.0,
         }  # fmt: skip
 

@@ -29,6 +29,11 @@ class PPOConfig:
     ppo_epochs: int = _help("Passes over the step's batch, reshuffled each time.", 4)
     cliprange: float = _help("PPO's clip on the probability ratio: [1 - c, 1 + c].", 0.2)
     cliprange_value: float = _help("Clip on how far a new value estimate may move from the old one.", 0.2)
+    ratio_threshold: float = _help(
+        "Skip a mini-batch whose mean probability ratio exceeds this (TRL's PPOTrainer, default 10; 0 = never): "
+        "its loss counts zero. A ratio that high means earlier updates of the step moved the policy far on "
+        "these answers, and PPO does not clip a ratio that rises on an answer with a negative advantage, so "
+        "its loss would push further.", 10.0)
     vf_coef: float = _help("Weight of the value loss against the policy loss.", 0.1)
     gamma: float = _help("Discount over the answer's tokens.", 1.0)
     lam: float = _help("GAE lambda over the answer's tokens.", 0.95)
@@ -67,7 +72,7 @@ class PPOConfig:
         for name in ("cliprange", "cliprange_value", "lam", "gamma", "lora_dropout"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"training.ppo.{name} must lie in [0, 1], got {getattr(self, name)}")
-        for name in ("vf_coef", "init_kl_coef", "max_grad_norm", "score_clip"):
+        for name in ("vf_coef", "init_kl_coef", "max_grad_norm", "score_clip", "ratio_threshold"):
             if getattr(self, name) < 0:
                 raise ValueError(f"training.ppo.{name} must not be negative, got {getattr(self, name)}")
 

@@ -12,6 +12,7 @@ TFT). The loop knows only the `Environment` contract
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -66,6 +67,7 @@ def episode_metrics(episode: int, setup: Environment, steps: Sequence[Any], stat
     row["reward"] = row[f"reward_{row['reward_kind']}"]  # the one in force
     row.update(setup.columns(steps))
     row.update({key: stats[key] for key in ("kl", "kl_coef", "policy_loss", "value_loss", "clipfrac")})
+    row["skipped"] = stats.get("skipped", math.nan)  # PPO's mini-batches skipped at `ratio_threshold`
     return row
 
 
