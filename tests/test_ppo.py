@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,21 @@ def test_a_mini_batch_whose_mean_ratio_passes_the_threshold_is_skipped(tiny_dir:
     assert moved == {1e-9: (8, False), 0.0: (0, True), 10.0: (0, True)}
     with pytest.raises(ValueError, match="ratio_threshold must not be negative"):
         PPOConfig(ratio_threshold=-1.0)
+
+
+def test_an_entropy_bonus_spreads_the_answer_distribution(tiny_dir: Path) -> None:
+    """`entropy_coef`: the same steps from the same start end with a flatter answer distribution with the bonus."""
+    entropies = []
+    for coef in (0.0, 1.0):
+        ppo = trainer(tiny_dir, entropy_coef=coef, learning_rate=1e-2)
+        queries, answers = batch(ppo)
+        for _ in range(3):
+            ppo.step(queries, answers, [1.0, -1.0, 0.5, 2.0])
+        with torch.no_grad():
+            _, _, mask, entropy = ppo._forward(queries, answers, entropy=True)
+        entropies.append(float((entropy * mask).sum() / mask.sum()))
+    assert entropies[1] > entropies[0] + 1e-4, entropies  # the same seeds: the bonus is the only difference
+    assert max(entropies) <= math.log(len(ppo.tokenizer)) + 1e-4  # nats, at most the uniform distribution's
 
 
 def test_the_value_loss_falls_on_a_fixed_batch(tiny_dir: Path) -> None:

@@ -192,9 +192,12 @@ class PPOTrainer:
     # -- learning ---------------------------------------------------------------------------
 
     def _forward(
-        self, queries: Sequence[torch.Tensor], answers: Sequence[torch.Tensor], *, adapter: bool = True
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        self, queries: Sequence[torch.Tensor], answers: Sequence[torch.Tensor], *, adapter: bool = True,
+        entropy: bool = False,
+    ) -> tuple[torch.Tensor, ...]:
         """Log-probabilities and values of each answer token, and the answer mask ([batch, tokens]).
+
+        With `entropy`, a fourth tensor: the entropy of the sampling distribution at each answer token.
 
         The log-probabilities are those of the sampling distribution (logits
         divided by the temperature). The LM head runs only at the positions that
@@ -229,8 +232,11 @@ class PPOTrainer:
         if softcap:
             logits = torch.tanh(logits / softcap) * softcap
         logits = logits / self.config.temperature
-        logprobs = torch.log_softmax(logits, dim=-1).gather(-1, targets[..., None]).squeeze(-1)
+        every = torch.log_softmax(logits, dim=-1)
+        logprobs = every.gather(-1, targets[..., None]).squeeze(-1)
         values = self.value_head(hidden)
+        if entropy:
+            return logprobs.cpu() * mask, values.cpu() * mask, mask, -(every.exp() * every).sum(-1).cpu() * mask
         return logprobs.cpu() * mask, values.cpu() * mask, mask
 
     def _forward_chunked(
@@ -288,13 +294,16 @@ class PPOTrainer:
             order = torch.randperm(config.batch_size)
             for start in range(0, config.batch_size, config.mini_batch_size):
                 idx = order[start : start + config.mini_batch_size].tolist()
-                logprobs, vpreds, sub_mask = self._forward([queries[i] for i in idx], [answers[i] for i in idx])
+                logprobs, vpreds, sub_mask, entropy = self._forward([queries[i] for i in idx],
+                                                                    [answers[i] for i in idx], entropy=True)
                 width = sub_mask.shape[1]
                 losses = ppo_losses(
                     logprobs, old_logprobs[idx, :width], advantages[idx, :width], vpreds, old_values[idx, :width],
                     returns[idx, :width], sub_mask, cliprange=config.cliprange, cliprange_value=config.cliprange_value,
                 )  # fmt: skip
                 loss = losses["policy_loss"] + config.vf_coef * losses["value_loss"]
+                if config.entropy_coef:
+                    loss = loss - config.entropy_coef * masked_mean(entropy, sub_mask)
                 if config.ratio_threshold and float(losses["ratio"]) > config.ratio_threshold:
                     loss, skipped = loss * 0.0, skipped + 1  # TRL: the policy moved too far on these answers
                 (loss / config.gradient_accumulation_steps).backward()

@@ -34,6 +34,10 @@ class PPOConfig:
         "its loss counts zero. A ratio that high means earlier updates of the step moved the policy far on "
         "these answers, and PPO does not clip a ratio that rises on an answer with a negative advantage, so "
         "its loss would push further.", 10.0)
+    entropy_coef: float = _help(
+        "Weight of an entropy bonus on the answer tokens' distribution (0 = none, as TRL's PPOTrainer and the "
+        "paper). Not the paper's: a switch for a model that settles on one answer so surely that it no longer "
+        "samples the other, as the tiny model does after a reward schedule's switch.", 0.0)
     vf_coef: float = _help("Weight of the value loss against the policy loss.", 0.1)
     gamma: float = _help("Discount over the answer's tokens.", 1.0)
     lam: float = _help("GAE lambda over the answer's tokens.", 0.95)
@@ -72,7 +76,7 @@ class PPOConfig:
         for name in ("cliprange", "cliprange_value", "lam", "gamma", "lora_dropout"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"training.ppo.{name} must lie in [0, 1], got {getattr(self, name)}")
-        for name in ("vf_coef", "init_kl_coef", "max_grad_norm", "score_clip", "ratio_threshold"):
+        for name in ("vf_coef", "init_kl_coef", "max_grad_norm", "score_clip", "ratio_threshold", "entropy_coef"):
             if getattr(self, name) < 0:
                 raise ValueError(f"training.ppo.{name} must not be negative, got {getattr(self, name)}")
 
