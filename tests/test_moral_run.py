@@ -139,6 +139,26 @@ def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path) -> None:
     )["final_action_rates"]
 
 
+def test_a_run_killed_by_an_older_sandbox_resumes_with_its_own_columns(tmp_path: Path) -> None:
+    """metrics.csv keeps the header it was started with: a newer column (here `skipped`) is left out, not
+    written under the wrong name."""
+    scenario = parse_kind("training", TINY)
+    whole = pd.read_csv(train_scenario(scenario, tmp_path / "whole") / "metrics.csv")
+
+    def kill_after_episode_2(row: dict[str, Any]) -> None:
+        if row["episode"] == 2:
+            raise Killed
+
+    with pytest.raises(Killed):
+        train_scenario(scenario, tmp_path / "cut", hooks=TrainHooks(on_episode=kill_after_episode_2))
+    metrics = tmp_path / "cut" / "metrics.csv"
+    pd.read_csv(metrics).drop(columns="skipped").to_csv(metrics, index=False)  # as an older sandbox wrote it
+    resume_training(tmp_path / "cut")
+    resumed = pd.read_csv(metrics)
+    assert "skipped" in whole.columns and "skipped" not in resumed.columns
+    pd.testing.assert_frame_equal(resumed.drop(columns="seconds"), whole.drop(columns=["seconds", "skipped"]))
+
+
 def test_resume_command_dispatches_training_runs(tmp_path: Path) -> None:
     scenario = parse_kind("training", {**TINY, "training": {**TINY["training"], "episodes": 2}})
     path = train_scenario(scenario, tmp_path / "run")

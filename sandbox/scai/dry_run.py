@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from sandbox import run_dir as layout
 from sandbox.dry_run import CHARS_PER_TOKEN
 from sandbox.scai.scenario import Scenario
 
@@ -84,7 +85,7 @@ def dry_run(scenario: Scenario) -> pd.DataFrame:
     with tempfile.TemporaryDirectory() as tmp:
         path = asyncio.run(arun(fast, out=Path(tmp) / "dry", models={role: model for role in scenario.roles()}))
         records = read_transcript(path / "transcripts.jsonl")
-        guided = path / "guided" / "transcripts.jsonl"  # the guided members' game, solved inline first
+        guided = path / layout.GUIDED / layout.TRANSCRIPTS  # the guided members' game, solved inline first
         if guided.is_file():
             records += [{**r, "role": f"guided {r['role']}"} for r in read_transcript(guided)]
     rows = {}

@@ -26,13 +26,21 @@ CHECKPOINT = "checkpoint"
 
 
 class MetricsFile:
-    """`metrics.csv` opened for appending: each row written and flushed at once (a header on an empty file)."""
+    """`metrics.csv` opened for appending: each row written and flushed at once (a header on an empty file).
+
+    A file that has a header keeps it: a run resumed by a newer sandbox, whose rows carry a column the
+    file lacks, writes the file's columns only (and leaves a column it no longer has empty)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.writer: csv.DictWriter[str] | None = None
 
     def __enter__(self) -> MetricsFile:
+        header = ""
+        if self.path.is_file():
+            with self.path.open(newline="", encoding="utf-8") as existing:
+                header = existing.readline()
+        self.columns = next(csv.reader([header]), None) if header.endswith("\n") else None
         self.handle = self.path.open("a", newline="", encoding="utf-8")
         return self
 
@@ -41,7 +49,7 @@ class MetricsFile:
 
     def append(self, row: dict[str, Any]) -> None:
         if self.writer is None:
-            self.writer = csv.DictWriter(self.handle, fieldnames=list(row))
+            self.writer = csv.DictWriter(self.handle, fieldnames=self.columns or list(row), extrasaction="ignore")
             if self.handle.tell() == 0:
                 self.writer.writeheader()
         self.writer.writerow(row)

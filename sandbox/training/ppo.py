@@ -294,8 +294,9 @@ class PPOTrainer:
             order = torch.randperm(config.batch_size)
             for start in range(0, config.batch_size, config.mini_batch_size):
                 idx = order[start : start + config.mini_batch_size].tolist()
-                logprobs, vpreds, sub_mask, entropy = self._forward([queries[i] for i in idx],
-                                                                    [answers[i] for i in idx], entropy=True)
+                logprobs, vpreds, sub_mask, *entropy = self._forward([queries[i] for i in idx],
+                                                                    [answers[i] for i in idx],
+                                                                    entropy=bool(config.entropy_coef))
                 width = sub_mask.shape[1]
                 losses = ppo_losses(
                     logprobs, old_logprobs[idx, :width], advantages[idx, :width], vpreds, old_values[idx, :width],
@@ -303,9 +304,10 @@ class PPOTrainer:
                 )  # fmt: skip
                 loss = losses["policy_loss"] + config.vf_coef * losses["value_loss"]
                 if config.entropy_coef:
-                    loss = loss - config.entropy_coef * masked_mean(entropy, sub_mask)
+                    loss = loss - config.entropy_coef * masked_mean(entropy[0], sub_mask)
                 if config.ratio_threshold and float(losses["ratio"]) > config.ratio_threshold:
-                    loss, skipped = loss * 0.0, skipped + 1  # TRL: the policy moved too far on these answers
+                    # TRL: the policy moved too far on these answers (Adam's momentum from earlier ones still acts)
+                    loss, skipped = loss * 0.0, skipped + 1
                 (loss / config.gradient_accumulation_steps).backward()
                 for name in history:
                     history[name].append(float(losses[name].detach()))
