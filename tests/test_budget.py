@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from sandbox import RunResult
 from sandbox.cli import app
 from sandbox.scai.dry_run import dry_run
-from sandbox.llm.budget import Budget, BudgetExhaustedError, FileLedger, Ledger, Price, Spent, refused, spent_in_transcript
+from sandbox.llm.budget import Budget, BudgetExhaustedError, Ledger, Price, Spent, refused, spent_in_transcript
 from sandbox.runner import arun, aresume
 from tests.conftest import small_scenario, ultimatum_model
 

@@ -231,3 +231,22 @@ def test_the_dry_run_counts_the_guided_game_without_a_model() -> None:
     # ultimatum_small's tree: 3 styles x 2 seeds proposals, each answered under 3 styles x 2 seeds
     assert table.loc["guided players", "calls"] == 6 + 6 * 6
     assert table.loc["guided players", "model"] == "embedded"
+
+
+def test_a_sweep_reads_its_base_s_guided_paths_relative_to_the_base_file(tmp_path: Path, monkeypatch: Any) -> None:
+    from sandbox.sweep.config import load_sweep
+
+    solved_run(tmp_path / "bases" / "solved", {"greedy": 1.0}, [(5, {"tough": 1.0})])
+    (tmp_path / "bases" / "society.yaml").write_text(yaml.safe_dump({
+        "name": "s", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}],
+                                 "guided": {"count": 1, "policy": "solved"}}}))  # fmt: skip
+    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump({"name": "w", "sweep": {"base": "bases/society.yaml",
+                                                                                "grid": {"seed": [1, 2]}}}))  # fmt: skip
+    monkeypatch.chdir(tmp_path / "bases" / "solved")  # anywhere but the base file's folder
+    _, base = load_sweep(tmp_path / "sweep.yaml")
+    assert base["society"]["guided"]["policy"] == str((tmp_path / "bases" / "solved").resolve())
+    (tmp_path / "bases" / "society.yaml").write_text(yaml.safe_dump({
+        "name": "s", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}],
+                                 "guided": {"count": 1, "policy": "gone"}}}))  # fmt: skip
+    with pytest.raises(ScenarioError, match=r"society\.guided\.policy"):
+        load_sweep(tmp_path / "sweep.yaml")

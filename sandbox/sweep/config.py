@@ -85,8 +85,9 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
     """Validate a sweep file's data; return it and the base scenario's data."""
     from pydantic import ValidationError
 
-    from sandbox.scenario_file import scenario_problems
     from sandbox.files import read_yaml
+    from sandbox.scenario import with_guided_paths
+    from sandbox.scenario_file import scenario_problems
 
     if not isinstance(data, dict) or "sweep" not in data:
         raise ScenarioError(source, [("sweep", "missing: a sweep file has a sweep: block")])
@@ -100,6 +101,10 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
         base = read_yaml(path)
         if not isinstance(base, dict):
             raise ScenarioError(str(path), [("", "a scenario is a mapping of fields")])
+        try:  # a society's guided members' files are relative to the base file, not to the working directory
+            base = with_guided_paths(base, path.parent)
+        except ValueError as error:
+            raise ScenarioError(str(path), [error.args]) from None  # (field, message)
     return sweep, base
 
 
