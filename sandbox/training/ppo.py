@@ -305,7 +305,7 @@ class PPOTrainer:
                 loss = losses["policy_loss"] + config.vf_coef * losses["value_loss"]
                 if config.entropy_coef:
                     loss = loss - config.entropy_coef * masked_mean(entropy[0], sub_mask)
-                if config.ratio_threshold and float(losses["ratio"]) > config.ratio_threshold:
+                if config.ratio_threshold and float(losses["ratio"].detach()) > config.ratio_threshold:
                     # TRL: the policy moved too far on these answers (Adam's momentum from earlier ones still acts)
                     loss, skipped = loss * 0.0, skipped + 1
                 (loss / config.gradient_accumulation_steps).backward()
