@@ -131,10 +131,38 @@ class MannerShare(StrictModel):
 class Network(StrictModel):
     """The interaction network: who may meet whom."""
 
-    kind: Literal["complete", "ring", "small_world", "edges"] = "complete"
-    k: int = Field(4, ge=2, description="small_world: each node's nearest neighbours.")
+    kind: Literal["complete", "ring", "ring_lattice", "grid", "small_world", "barabasi_albert", "edges"] = Field(
+        "complete",
+        description="complete: everyone may meet everyone (well-mixed); ring: a cycle; ring_lattice: a ring where "
+        "each node meets its k nearest; grid: a square lattice (`neighbourhood`, `periodic`); small_world: "
+        "Watts-Strogatz (k, p); barabasi_albert: a scale-free graph (m edges per new node, mean degree 2m); "
+        "edges: the `edges` list.",
+    )
+    k: int = Field(4, ge=2, description="small_world, ring_lattice: each node's nearest neighbours (even).")
     p: float = Field(0.1, ge=0.0, le=1.0, description="small_world: rewiring probability.")
+    m: int = Field(2, ge=1, description="barabasi_albert: edges from each new node to existing ones.")
+    neighbourhood: Literal["von_neumann", "moore"] = Field(
+        "von_neumann", description="grid: 4 neighbours (von Neumann) or 8 (Moore, as Nowak & May 1992).")
+    periodic: bool = Field(True, description="grid: wrap the edges around (a torus), so every node has the same "
+                                              "degree.")  # fmt: skip
     edges: list[tuple[int, int]] | None = Field(None, description="edges: the list of (agent, agent) pairs.")
+
+    def size_problem(self, nodes: int) -> str | None:
+        """What makes this network impossible for `nodes` agents (None when it fits), checked when a file is read:
+        a square grid, k and m below the size, edges inside 0..nodes-1 and no edge from an agent to itself."""
+        if self.kind == "grid" and (round(nodes**0.5) ** 2 != nodes or nodes < 9):
+            return f"network.kind grid needs a square number of agents (side x side, at least 9), not {nodes}"
+        if self.kind in ("ring_lattice", "small_world") and self.k >= nodes:
+            return f"network.k ({self.k}) must be smaller than the {nodes} agents"
+        if self.kind == "barabasi_albert" and self.m >= nodes:
+            return f"network.m ({self.m}) must be smaller than the {nodes} agents"
+        for a, b in self.edges or []:
+            for node in (a, b):
+                if not 0 <= node < nodes:
+                    return f"network edge ({a}, {b}) names agent {node}, outside 0..{nodes - 1}"
+            if a == b:
+                return f"network edge ({a}, {b}) joins an agent to itself"
+        return None
 
     @model_validator(mode="after")
     def _edges_only_for_edges(self) -> Network:
@@ -142,6 +170,8 @@ class Network(StrictModel):
             raise ValueError("kind 'edges' needs a non-empty `edges` list")
         if self.kind != "edges" and self.edges is not None:
             raise ValueError(f"`edges` is only read when kind is 'edges', not {self.kind!r}")
+        if self.kind in ("ring_lattice", "small_world") and self.k % 2:
+            raise ValueError(f"k must be even for {self.kind} (k/2 neighbours on each side), not {self.k}")
         return self
 
 
@@ -229,15 +259,10 @@ class Society(StrictModel):
         return items
 
     @model_validator(mode="after")
-    def _edges_inside(self) -> Society:
-        if self.network.edges:
-            members = self.members()
-            for a, b in self.network.edges:
-                for node in (a, b):
-                    if not 0 <= node < members:
-                        raise ValueError(f"network edge ({a}, {b}) names agent {node}, outside 0..{members - 1}")
-                if a == b:
-                    raise ValueError(f"network edge ({a}, {b}) joins an agent to itself")
+    def _network_fits(self) -> Society:
+        problem = self.network.size_problem(self.members())
+        if problem:
+            raise ValueError(problem)
         return self
 
 

@@ -75,6 +75,37 @@ def _small_world(size: int, spec: Network, rng: np.random.Generator) -> nx.Graph
     return nx.connected_watts_strogatz_graph(size, spec.k, spec.p, seed=int(rng.integers(2**31)))
 
 
+@NETWORKS.register("ring_lattice")
+def _ring_lattice(size: int, spec: Network, rng: np.random.Generator) -> nx.Graph:
+    if spec.k >= size:
+        raise ValueError(f"ring_lattice needs k ({spec.k}) smaller than the population ({size})")
+    return nx.watts_strogatz_graph(size, spec.k, 0.0)  # no rewiring: each node and its k nearest on the ring
+
+
+@NETWORKS.register("grid")
+def _grid(size: int, spec: Network, rng: np.random.Generator) -> nx.Graph:
+    side = int(round(size**0.5))
+    if side * side != size or side < 3:
+        raise ValueError(f"grid needs a square population of at least 9 agents (side x side), not {size}")
+    lattice = nx.grid_2d_graph(side, side, periodic=spec.periodic)
+    if spec.neighbourhood == "moore":
+        for r, c in list(lattice.nodes):
+            for dr, dc in ((1, 1), (1, -1)):
+                r2, c2 = r + dr, c + dc
+                if spec.periodic:
+                    r2, c2 = r2 % side, c2 % side
+                if 0 <= r2 < side and 0 <= c2 < side:
+                    lattice.add_edge((r, c), (r2, c2))
+    return nx.convert_node_labels_to_integers(lattice, ordering="sorted")  # agent r*side + c at row r, column c
+
+
+@NETWORKS.register("barabasi_albert")
+def _barabasi_albert(size: int, spec: Network, rng: np.random.Generator) -> nx.Graph:
+    if spec.m >= size:
+        raise ValueError(f"barabasi_albert needs m ({spec.m}) smaller than the population ({size})")
+    return nx.barabasi_albert_graph(size, spec.m, seed=int(rng.integers(2**31)))
+
+
 @NETWORKS.register("edges")
 def _edge_list(size: int, spec: Network, rng: np.random.Generator) -> nx.Graph:
     graph = nx.Graph()

@@ -171,6 +171,12 @@ def _sweep(tmp: Path) -> Any:
     return parse_kind("sweep", data)
 
 
+def _population(tmp: Path) -> Any:
+    from tests.test_population import scenario
+
+    return scenario(64, 6, network={"kind": "small_world", "k": 4, "p": 0.2}, revision={"mutation": 0.05})
+
+
 def _toy(tmp: Path) -> Any:
     return parse_kind("toy", {"name": "toy", "seed": 2, "toy": {"steps": 6}})
 
@@ -185,6 +191,8 @@ CASES: dict[str, Case] = {
     "judge": Case(_judge, lambda tick: tick, ["judge_table.csv"], _judge_models),
     "chain": Case(_chain, _chain_hooks, ["comparison.csv", "judge/judge_table.csv", "society/episodes.csv",
                                          "evaluate/base/episodes.csv"], _chain_models),
+    "population": Case(_population, lambda tick: lambda _: tick(), ["population.csv", "generations.csv",
+                                                                      "edges.csv"]),
     "sweep": Case(_sweep, lambda tick: (None, lambda _: tick()), ["sweep.csv", "runs.csv"]),
     "toy": Case(_toy, lambda tick: lambda _: tick(), ["steps.csv"]),
 }

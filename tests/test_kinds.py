@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "tests" / "toy.yaml"
 runner = CliRunner()
 SHIPPED = {"society": None, "training": "training", "proxy": "proxy", "distill": "distill", "dialogue": "dialogue",
-           "sweep": "sweep"}  # fmt: skip
+           "population": "population", "sweep": "sweep"}  # fmt: skip
 
 
 @pytest.fixture

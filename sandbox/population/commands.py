@@ -1,0 +1,44 @@
+"""The population kind's command-line helpers: a progress bar over generations and the result's table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from sandbox.files import read_csv, read_json
+
+__all__ = ["generations_table", "with_progress"]
+
+console = Console()
+
+
+def with_progress(total: int, done: int, run: Callable[[Callable[[int], None]], Path]) -> Path:
+    """Call `run(hook)` under a bar that `hook(generation)` advances."""
+    with Progress(TextColumn("generations"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bar:  # fmt: skip
+        task = bar.add_task("generations", total=total, completed=done)
+        return run(lambda _: bar.advance(task))
+
+
+def generations_table(path: Path | Any, rows: int = 6) -> None:
+    """Cooperation and the strategies' shares at a few generations, first and last included."""
+    path = Path(path)
+    gens = read_csv(path / "generations.csv")
+    summary = read_json(path / "summary.json")
+    shares = [c for c in gens.columns if c.startswith("share ")]
+    table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, {summary['network']} network "
+                        f"(mean degree {summary['mean_degree']:.1f}), rule {summary['rule']}")  # fmt: skip
+    for column in ["generation", "cooperation", *[c.removeprefix("share ") for c in shares]]:
+        table.add_column(column, justify="right")
+    step = max(1, (len(gens) - 1) // max(1, rows - 1))
+    picks = sorted(set(range(0, len(gens), step)) | {len(gens) - 1})
+    for i in picks:
+        row = gens.iloc[i]
+        table.add_row(str(int(row["generation"])), f"{row['cooperation']:.1%}", *[f"{row[c]:.1%}" for c in shares])
+    console.print(table)
+    console.print(f"results in [bold]{path}[/]: population.csv, generations.csv, cooperation.png")

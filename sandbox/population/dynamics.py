@@ -1,0 +1,160 @@
+"""One generation of a population: every agent plays its neighbours, then revises its strategy.
+
+The payoffs are accumulated over the neighbours (Nowak & May 1992; Santos &
+Pacheco 2005), or averaged per neighbour (`revision.payoff: mean`). The
+revision is synchronous: every agent decides on the same generation's
+payoffs, then all change at once.
+
+* `imitate` (Szabo & Toke 1998): agent x picks a neighbour y uniformly and
+  takes y's strategy with probability 1 / (1 + exp(-beta (P_y - P_x))).
+* `proportional` (Santos & Pacheco 2005): agent x picks a neighbour y
+  uniformly and, when y scored more, takes y's strategy with probability
+  (P_y - P_x) / (max(k_x, k_y) D), D the game's payoff range (T - S in the
+  prisoner's dilemma).
+* `best` (Nowak & May 1992): agent x takes the strategy of the best-scoring
+  agent among its neighbours and itself; on a tie it keeps its own, and
+  among tied neighbours the lowest-numbered wins (the rule is deterministic).
+* then, with probability `mutation`, a strategy drawn uniformly from the
+  members' strategies instead.
+
+Agents of a `fixed` member (zealots) play but never revise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sandbox.population.strategies import MatchTable
+
+__all__ = ["Neighbours", "Play", "play", "revise"]
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """Who plays whom: the graph's edges and its adjacency in CSR form (`indices[indptr[x]:indptr[x+1]]`), or
+    `complete` (every pair meets; no edge list is built)."""
+
+    size: int
+    edges: np.ndarray | None  # (E, 2) int64, or None when complete
+    indptr: np.ndarray | None
+    indices: np.ndarray | None
+
+    @classmethod
+    def from_edges(cls, size: int, edges: np.ndarray | None) -> Neighbours:
+        if edges is None:
+            return cls(size, None, None, None)
+        both = np.concatenate([edges, edges[:, ::-1]])
+        order = np.lexsort((both[:, 1], both[:, 0]))
+        both = both[order]
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.add.at(indptr, both[:, 0] + 1, 1)
+        return cls(size, edges, np.cumsum(indptr), both[:, 1].copy())
+
+    @property
+    def complete(self) -> bool:
+        return self.edges is None
+
+    def degree(self) -> np.ndarray:
+        if self.complete:
+            return np.full(self.size, self.size - 1, dtype=np.int64)
+        return np.diff(self.indptr)
+
+
+@dataclass(frozen=True)
+class Play:
+    """A generation's play: each agent's payoff (as revision compares it) and its share of C moves."""
+
+    payoff: np.ndarray
+    cooperation: np.ndarray
+
+
+def play(strategies: np.ndarray, table: MatchTable, neighbours: Neighbours, *, self_play: bool, mean: bool,
+         rng: np.random.Generator) -> Play:  # fmt: skip
+    """Every agent plays each neighbour (and itself, with `self_play`) one match."""
+    n = neighbours.size
+    payoff, cooperation = np.zeros(n), np.zeros(n)
+    stochastic = table.stochastic[strategies]
+    if neighbours.complete and not stochastic.any():
+        counts = np.bincount(strategies, minlength=len(table.names)).astype(float)
+        present = counts > 0  # an absent stochastic strategy's entries are NaN, and NaN x 0 is NaN
+        payoff = (table.payoff[:, present] @ counts[present])[strategies] - table.payoff[strategies, strategies]
+        cooperation = ((table.cooperation[:, present] @ counts[present])[strategies]
+                       - table.cooperation[strategies, strategies])  # fmt: skip
+    else:
+        edges = neighbours.edges if not neighbours.complete else np.array(np.triu_indices(n, 1)).T
+        a, b = edges[:, 0], edges[:, 1]
+        sa, sb = strategies[a], strategies[b]
+        ab_pay, ba_pay = table.payoff[sa, sb].copy(), table.payoff[sb, sa].copy()
+        ab_coop, ba_coop = table.cooperation[sa, sb].copy(), table.cooperation[sb, sa].copy()
+        random_edges = np.flatnonzero(stochastic[a] | stochastic[b])
+        seeds = rng.integers(2**31, size=len(random_edges))
+        for e, seed in zip(random_edges, seeds):
+            ab_pay[e], ab_coop[e], ba_pay[e], ba_coop[e] = table.play(int(sa[e]), int(sb[e]), seed=int(seed))
+        np.add.at(payoff, a, ab_pay)
+        np.add.at(payoff, b, ba_pay)
+        np.add.at(cooperation, a, ab_coop)
+        np.add.at(cooperation, b, ba_coop)
+    matches = neighbours.degree().astype(float)
+    if self_play:
+        self_pay, self_coop = table.payoff[strategies, strategies], table.cooperation[strategies, strategies]
+        if stochastic.any():
+            for x in np.flatnonzero(stochastic):
+                self_pay[x], self_coop[x], _, _ = table.play(int(strategies[x]), int(strategies[x]),
+                                                             seed=int(rng.integers(2**31)))
+        payoff, cooperation, matches = payoff + self_pay, cooperation + self_coop, matches + 1
+    cooperation = np.divide(cooperation, matches, out=np.zeros(n), where=matches > 0)
+    if mean:
+        payoff = np.divide(payoff, matches, out=np.zeros(n), where=matches > 0)
+    return Play(payoff, cooperation)
+
+
+def _random_neighbour(neighbours: Neighbours, rng: np.random.Generator) -> np.ndarray:
+    """For each agent, one neighbour drawn uniformly (an isolated agent draws itself)."""
+    n = neighbours.size
+    if neighbours.complete:
+        return (np.arange(n) + rng.integers(1, n, size=n)) % n
+    degree = neighbours.degree()
+    pick = np.floor(rng.random(n) * np.maximum(degree, 1)).astype(np.int64)
+    at = np.minimum(neighbours.indptr[:-1] + pick, len(neighbours.indices) - 1)
+    return np.where(degree > 0, neighbours.indices[at], np.arange(n))
+
+
+def revise(strategies: np.ndarray, outcome: Play, neighbours: Neighbours, *, rule: str, beta: float,
+           mutation: float, pool: np.ndarray, fixed: np.ndarray, rng: np.random.Generator,
+           spread: float = 1.0) -> np.ndarray:  # fmt: skip
+    """The next generation's strategies (`pool`: the strategy indices mutation draws from; `spread`: the game's
+    payoff range D of the proportional rule)."""
+    n, payoff = neighbours.size, outcome.payoff
+    new = strategies.copy()
+    if rule == "imitate":
+        model = _random_neighbour(neighbours, rng)
+        with np.errstate(over="ignore"):
+            adopt = rng.random(n) < 1.0 / (1.0 + np.exp(-beta * (payoff[model] - payoff)))
+        new = np.where(adopt, strategies[model], strategies)
+    elif rule == "proportional":
+        model = _random_neighbour(neighbours, rng)
+        degree = neighbours.degree()
+        scale = np.maximum(degree, degree[model]) * spread
+        gain = payoff[model] - payoff
+        adopt = (gain > 0) & (rng.random(n) < np.divide(gain, scale, out=np.zeros(n), where=scale > 0))
+        new = np.where(adopt, strategies[model], strategies)
+    elif rule == "best":
+        if neighbours.complete:
+            best = int(np.argmax(payoff))  # the lowest-numbered of the best
+            new = np.where(payoff >= payoff[best], strategies, strategies[best])
+        else:
+            for x in range(n):
+                around = neighbours.indices[neighbours.indptr[x]:neighbours.indptr[x + 1]]
+                if len(around) == 0:
+                    continue
+                top = around[np.argmax(payoff[around])]
+                if payoff[top] > payoff[x]:
+                    new[x] = strategies[top]
+    else:
+        raise ValueError(f"unknown revision rule {rule!r}")
+    if mutation > 0:
+        mutate = rng.random(n) < mutation
+        new = np.where(mutate, pool[rng.integers(len(pool), size=n)], new)
+    return np.where(fixed, strategies, new)

@@ -1,0 +1,99 @@
+"""The population kind: generations of play and revision on a network (`population:` block).
+
+Registered under the entry-point group `sandbox.kinds`; importing this module
+imports nothing else of the package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sandbox.kinds import RunKind, by_option
+
+__all__ = ["POPULATION"]
+
+
+def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Play the population's generations (`sandbox.population.run.run_population`); scripted members call no
+    model."""
+    from sandbox.population.run import run_population
+
+    return run_population(scenario, out, hooks=hooks)
+
+
+def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+    """Play the generations an interrupted population run had left."""
+    from sandbox.population.run import resume_population
+
+    return resume_population(path, hooks=hooks)
+
+
+def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None) -> Any:
+    """`sandbox run --seed`."""
+    from sandbox.scenario_file import parse_kind
+
+    data = scenario.model_dump(mode="json")
+    if seed is not None:
+        data["seed"] = seed
+    return parse_kind("population", data, source)
+
+
+def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+    p = scenario.population
+    members = ", ".join(f"{m.strategy} {m.share:.0%}" + (" (fixed)" if m.fixed else "") for m in p.members)
+    return (f"population of {p.agents} agents on a {p.network.kind} network, {p.generations} generations of "
+            f"{p.game.name}, revision {p.revision.rule}; {members}")  # fmt: skip
+
+
+def dry_run(scenario: Any) -> Any:
+    """Scripted members call no model: an empty estimate."""
+    import pandas as pd
+
+    return pd.DataFrame([], columns=["role", "calls", "cache_hits", "prompt_tokens", "max_answer_tokens"])
+
+
+def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+    """`sandbox run` of a population under a progress bar, then its table."""
+    from sandbox.population.commands import with_progress, generations_table
+    from sandbox.population.run import run_population
+
+    path = with_progress(scenario.population.generations, 0,
+                         lambda hooks: run_population(scenario, out, hooks=hooks))  # fmt: skip
+    generations_table(path)
+    return path
+
+
+def cli_resume(path: Path, **options: Any) -> None:
+    """`sandbox resume` of a population run."""
+    from sandbox.files import read_json
+    from sandbox.population.commands import with_progress, generations_table
+    from sandbox.population.run import STATE, resume_population
+    from sandbox.scenario_file import load_run_scenario
+
+    by_option(options, (), f"{path}, a population run")
+    total = load_run_scenario(path).population.generations
+    done = read_json(Path(path) / STATE)["generations_done"] if (Path(path) / STATE).is_file() else 0
+    generations_table(with_progress(total, done, lambda hooks: resume_population(path, hooks=hooks)))
+
+
+POPULATION = RunKind(
+    name="population",
+    block="population",
+    precedence=50,
+    title="a population scenario",
+    description="Emergent norms: every agent revises its own strategy each generation (payoff imitation by the "
+    "Fermi rule, Nowak & May's best neighbour, mutation) on a network; scripted axelrod strategies.",
+    model="sandbox.population.scenario:PopulationScenario",
+    run="sandbox.population.kind:run",
+    resume="sandbox.population.kind:resume",
+    overrides="sandbox.population.kind:overrides",
+    run_options=("seed",),
+    describe="sandbox.population.kind:describe",
+    dry_run="sandbox.population.kind:dry_run",
+    cli_run="sandbox.population.kind:cli_run",
+    cli_resume="sandbox.population.kind:cli_resume",
+    tables={"population": "population.csv", "generations": "generations.csv", "edges": "edges.csv"},
+    benchmarks={"population": "sandbox.population.bench:bench_population"},
+    example="scenarios/population/pd_grid_nowak_may.yaml",
+)

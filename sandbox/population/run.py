@@ -1,0 +1,167 @@
+"""A population run: generations of play and revision, written as they finish, resumable after a kill.
+
+Run directory:
+    scenario.yaml       the resolved scenario; resume reads it
+    run.json            status and timings
+    edges.csv           the interaction network (a, b), empty for a complete one
+    population.csv      one row per generation and agent: strategy, fixed, payoff, cooperation (share of C moves)
+    generations.csv     one row per generation: cooperation, mean payoff, and each strategy's share
+    state.json          the strategies after the last finished generation and the tables' sizes then (what
+                        resume starts from: it cuts the tables back to those sizes)
+    summary.json        headline figures
+    cooperation.png     cooperation and the strategies' shares over generations
+
+Each generation draws from its own node of the seed tree, so a run resumed
+after a kill writes the same tables as one that was not killed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sandbox.files import read_csv, read_json
+from sandbox.population.dynamics import Neighbours, play, revise
+from sandbox.population.scenario import PopulationScenario
+from sandbox.population.strategies import MatchTable, canonical, payoff_table
+from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
+from sandbox.scenario_file import load_run_scenario
+from sandbox.seeding import Branch, generator
+from sandbox.summary import write_summary
+
+__all__ = ["GENERATIONS", "POPULATION", "run_population", "resume_population"]
+
+POPULATION = "population.csv"
+GENERATIONS = "generations.csv"
+EDGES = "edges.csv"
+STATE = "state.json"
+PLOT = "cooperation.png"
+
+Hook = Callable[[int], Any] | None
+
+
+class _Setup:
+    """What every generation of a scenario needs: names, the match table, the network, who is fixed."""
+
+    def __init__(self, scenario: PopulationScenario) -> None:
+        from societies.network import build_network
+
+        block = scenario.population
+        self.block = block
+        self.names = [canonical(m.strategy) for m in block.members]
+        self.table = MatchTable(self.names, payoff_table(block.game.name, block.game.temptation), block.game.turns)
+        network = build_network(block.agents, block.network, generator(scenario.seed, Branch.NETWORK))
+        edges = None if network.is_complete else np.array(sorted(network.to_networkx().edges()), dtype=np.int64)
+        self.neighbours = Neighbours.from_edges(block.agents, edges)
+        self.pool = np.arange(len(self.names))
+        table = payoff_table(block.game.name, block.game.temptation)
+        own = [table.payoffs(a, b)[0] for a in "CD" for b in "CD"]
+        self.spread = max(own) - min(own)  # D of the proportional rule: T - S in the prisoner's dilemma
+        self.start, self.fixed = self._assign(scenario)
+
+    def _assign(self, scenario: PopulationScenario) -> tuple[np.ndarray, np.ndarray]:
+        """Each member's share of the agents (largest remainders), placed by a seeded permutation."""
+        block = self.block
+        exact = np.array([m.share for m in block.members]) * block.agents
+        counts = np.floor(exact).astype(int)
+        for i in np.argsort(-(exact - counts), kind="stable")[: block.agents - counts.sum()]:
+            counts[i] += 1
+        labels = np.repeat(np.arange(len(block.members)), counts)
+        placed = generator(scenario.seed, Branch.POPULATION).permutation(labels)
+        fixed = np.array([block.members[m].fixed for m in placed], dtype=bool)
+        return placed.astype(np.int64), fixed
+
+
+def _play(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook) -> Path:
+    setup, block = _Setup(scenario), scenario.population
+    path = run_dir.path
+    state = read_json(path / STATE) if (path / STATE).is_file() else None
+    done = state["generations_done"] if state else 0
+    strategies = np.array(state["strategies"], dtype=np.int64) if state else setup.start
+    share_columns = [f"share {name}" for name in setup.names]
+    if state:  # cut what a kill left after the last finished generation (a partial row included)
+        for name in (POPULATION, GENERATIONS):
+            os.truncate(path / name, state["bytes"][name])
+    else:
+        edges = setup.neighbours.edges if setup.neighbours.edges is not None else np.zeros((0, 2), dtype=np.int64)
+        _write_csv(path / EDGES, ["a", "b"], edges.tolist())
+        _write_csv(path / POPULATION, ["generation", "agent", "strategy", "fixed", "payoff", "cooperation"], [])
+        _write_csv(path / GENERATIONS, ["generation", "cooperation", "mean_payoff", *share_columns, "seconds"], [])
+    with (path / POPULATION).open("a", newline="", encoding="utf-8") as agents_file, \
+            (path / GENERATIONS).open("a", newline="", encoding="utf-8") as gens_file:  # fmt: skip
+        agents_out, gens_out = csv.writer(agents_file), csv.writer(gens_file)
+        for g in range(done, block.generations):
+            started = time.perf_counter()
+            rng = generator(scenario.seed, Branch.EPOCH, g)
+            outcome = play(strategies, setup.table, setup.neighbours, self_play=block.self_play,
+                           mean=block.revision.payoff == "mean", rng=rng)  # fmt: skip
+            names = np.array(setup.names, dtype=object)[strategies]
+            agents_out.writerows(zip([g] * block.agents, range(block.agents), names, setup.fixed.tolist(),
+                                     np.round(outcome.payoff, 6).tolist(), np.round(outcome.cooperation, 6).tolist()))
+            shares = np.bincount(strategies, minlength=len(setup.names)) / block.agents
+            weights = setup.neighbours.degree() + (1 if block.self_play else 0)
+            cooperation = float(np.average(outcome.cooperation, weights=weights)) if weights.sum() else 0.0
+            strategies = revise(strategies, outcome, setup.neighbours, rule=block.revision.rule,
+                                beta=block.revision.beta, mutation=block.revision.mutation, pool=setup.pool,
+                                fixed=setup.fixed, rng=rng, spread=setup.spread)  # fmt: skip
+            gens_out.writerow([g, round(cooperation, 6), round(float(outcome.payoff.mean()), 6),
+                               *np.round(shares, 6).tolist(), round(time.perf_counter() - started, 4)])
+            agents_file.flush()
+            gens_file.flush()
+            sizes = {POPULATION: os.fstat(agents_file.fileno()).st_size,
+                     GENERATIONS: os.fstat(gens_file.fileno()).st_size}  # fmt: skip
+            atomic_write_text(path / STATE, json.dumps({"generations_done": g + 1, "bytes": sizes,
+                                                        "strategies": strategies.tolist()}))  # fmt: skip
+            if hooks:
+                hooks(g)
+    _finish(run_dir, scenario, setup)
+    return path
+
+
+def _write_csv(path: Path, header: list[str], rows: list[Any]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def _finish(run_dir: RunDirectory, scenario: PopulationScenario, setup: _Setup) -> None:
+    from sandbox.population.plots import plot_generations
+
+    gens = read_csv(run_dir.path / GENERATIONS)
+    last = gens.iloc[-1]
+    final = {name: float(last[f"share {name}"]) for name in setup.names}
+    block = scenario.population
+    degree = setup.neighbours.degree()
+    write_summary(run_dir, {
+        "scenario": scenario.name, "agents": block.agents, "generations": block.generations,
+        "network": block.network.kind, "mean_degree": float(degree.mean()), "game": block.game.name,
+        "temptation": block.game.temptation, "rule": block.revision.rule,
+        "initial_cooperation": float(gens["cooperation"].iloc[0]), "final_cooperation": float(last["cooperation"]),
+        "final_shares": final,
+    }, kind="population")  # fmt: skip
+    plot_generations(gens, title=scenario.name).savefig(run_dir.path / PLOT, dpi=120)
+    run_dir.write_status("complete")
+
+
+def run_population(scenario: PopulationScenario, out: Path | str | None = None, *, hooks: Hook = None) -> Path:
+    """Play a population scenario into a new run directory (`out`, or `runs/<name>-<time>`)."""
+    path = Path(out) if out is not None else default_out(scenario)
+    RunDirectory.check_new(path)
+    with hold(path):
+        return _play(RunDirectory.create(path, scenario), scenario, hooks)
+
+
+@holding
+def resume_population(path: Path | str, *, hooks: Hook = None) -> Path:
+    """Play the generations a killed population run had left; the tables end as an uninterrupted run's."""
+    run_dir = RunDirectory.open(path)
+    run_dir.write_status("running")
+    return _play(run_dir, load_run_scenario(path), hooks)

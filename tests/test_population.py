@@ -1,0 +1,223 @@
+"""The population kind with scripted strategies: evolutionary game theory's known results, the games'
+invariants, resume, and bad input.
+
+The known results (without an LLM): on the prisoner's dilemma, well-mixed payoff imitation fixates on
+defection; on Nowak & May's lattice cooperators survive in clusters at b = 1.85 (about 30%, "spatial chaos");
+a Barabasi-Albert graph keeps more cooperation than a ring lattice of the same mean degree (Santos & Pacheco
+2005). Each is checked over 3 seeds at a reduced size.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from sandbox.cli import app
+from sandbox.population.dynamics import Neighbours, play, revise
+from sandbox.population.run import _Setup, resume_population, run_population
+from sandbox.population.strategies import MatchTable, payoff_table
+from sandbox.scenario_file import parse_kind
+from sandbox.seeding import Branch, generator
+
+runner = CliRunner()
+
+
+def scenario(agents: int = 100, generations: int = 5, *, network: dict | None = None, b: float = 1.5,
+             rule: str = "imitate", beta: float = 1.0, share_c: float = 0.5, seed: int = 0, **block: Any) -> Any:  # fmt: skip
+    members = block.pop("members", [{"strategy": "Cooperator", "share": share_c},
+                                     {"strategy": "Defector", "share": round(1 - share_c, 10)}])  # fmt: skip
+    revision = {"rule": rule, "beta": beta, **block.pop("revision", {})}
+    return parse_kind("population", {"name": "pop", "seed": seed, "population": {
+        "agents": agents, "generations": generations, "members": members,
+        "game": {"name": "weak_prisoners_dilemma", "temptation": b}, "network": network or {"kind": "complete"},
+        "revision": revision, **block}})  # fmt: skip
+
+
+def final_cooperators(sc: Any) -> tuple[float, float]:
+    """The share of Cooperator agents after the last generation, and among them the mean share of Cooperator
+    neighbours (assortment)."""
+    setup, block = _Setup(sc), sc.population
+    strategies = setup.start
+    for g in range(block.generations):
+        rng = generator(sc.seed, Branch.EPOCH, g)
+        outcome = play(strategies, setup.table, setup.neighbours, self_play=block.self_play, mean=False, rng=rng)
+        strategies = revise(strategies, outcome, setup.neighbours, rule=block.revision.rule,
+                            beta=block.revision.beta, mutation=0.0, pool=setup.pool, fixed=setup.fixed, rng=rng)  # fmt: skip
+    cooperators = strategies == 0
+    nb = setup.neighbours
+    if nb.complete or not cooperators.any():
+        return float(cooperators.mean()), float("nan")
+    around = [cooperators[nb.indices[nb.indptr[x]:nb.indptr[x + 1]]].mean() for x in np.flatnonzero(cooperators)]
+    return float(cooperators.mean()), float(np.mean(around))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_well_mixed_imitation_fixates_on_defection(seed: int) -> None:
+    share, _ = final_cooperators(scenario(300, 150, b=1.2, seed=seed))
+    assert share == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_on_nowak_and_may_lattice_cooperators_survive_in_clusters(seed: int) -> None:
+    grid = {"kind": "grid", "neighbourhood": "moore"}
+    share, assortment = final_cooperators(scenario(900, 60, network=grid, b=1.85, rule="best", share_c=0.9,
+                                                   self_play=True, seed=seed))  # fmt: skip
+    assert 0.15 <= share <= 0.55  # Nowak & May: about 0.32 in the chaotic regime 1.8 < b < 2
+    assert assortment > share + 0.2  # cooperators sit beside cooperators: clusters
+    mixed, _ = final_cooperators(scenario(900, 60, b=1.85, rule="best", share_c=0.9, self_play=True, seed=seed))
+    assert mixed == 0.0  # the same rule, well mixed: the best scorer is a defector among cooperators
+
+
+@pytest.mark.parametrize(("rule", "gap"), [("proportional", 0.4), ("imitate", 0.5)])
+def test_a_scale_free_graph_keeps_more_cooperation_than_a_ring_of_the_same_mean_degree(rule: str, gap: float) -> None:
+    ba = [final_cooperators(scenario(300, 150, network={"kind": "barabasi_albert", "m": 2}, rule=rule, seed=s))[0]
+          for s in range(3)]  # fmt: skip
+    ring = [final_cooperators(scenario(300, 150, network={"kind": "ring_lattice", "k": 4}, rule=rule, seed=s))[0]
+            for s in range(3)]  # fmt: skip
+    assert np.mean(ba) - np.mean(ring) >= gap, (ba, ring)
+
+
+def test_the_match_table_is_the_game_times_the_turns() -> None:
+    table = MatchTable(["Cooperator", "Defector", "Tit For Tat"], payoff_table("prisoners_dilemma"), turns=10)
+    # prisoner's dilemma (R, S, T, P) = (3, 0, 4, 1)
+    assert table.payoff[0, 0] == 30 and table.payoff[0, 1] == 0 and table.payoff[1, 0] == 40
+    assert table.payoff[1, 1] == 10
+    assert table.payoff[2, 1] == 9 and table.payoff[1, 2] == 13  # TFT is exploited once, then defects
+    assert table.cooperation[2, 1] == pytest.approx(0.1) and table.cooperation[2, 0] == 1.0
+
+
+def test_everyone_cooperating_earns_the_games_maximum() -> None:
+    sc = scenario(50, 2, network={"kind": "ring_lattice", "k": 4}, share_c=1.0,
+                  members=[{"strategy": "Cooperator", "share": 1.0}])  # fmt: skip
+    setup = _Setup(sc)
+    outcome = play(setup.start, setup.table, setup.neighbours, self_play=False, mean=False,
+                   rng=np.random.default_rng(0))  # fmt: skip
+    assert np.all(outcome.payoff == 4 * 1.0) and np.all(outcome.cooperation == 1.0)  # 4 neighbours x R = 1
+
+
+def test_the_complete_graph_shortcut_equals_playing_every_edge() -> None:
+    sc = scenario(40, 1, members=[{"strategy": "Cooperator", "share": 0.3}, {"strategy": "Defector", "share": 0.3},
+                                  {"strategy": "Tit For Tat", "share": 0.4}])  # fmt: skip
+    setup = _Setup(sc)
+    edges = np.array(np.triu_indices(40, 1)).T
+    kwargs = {"self_play": False, "mean": False, "rng": np.random.default_rng(0)}
+    fast = play(setup.start, setup.table, setup.neighbours, **kwargs)
+    slow = play(setup.start, setup.table, Neighbours.from_edges(40, edges), **kwargs)
+    np.testing.assert_allclose(fast.payoff, slow.payoff)
+    np.testing.assert_allclose(fast.cooperation, slow.cooperation)
+
+
+def test_fixed_members_never_revise_and_mutation_draws_from_the_members() -> None:
+    sc = scenario(60, 1, members=[{"strategy": "Cooperator", "share": 0.5, "fixed": True},
+                                  {"strategy": "Defector", "share": 0.5}])  # fmt: skip
+    setup = _Setup(sc)
+    outcome = play(setup.start, setup.table, setup.neighbours, self_play=False, mean=False,
+                   rng=np.random.default_rng(0))  # fmt: skip
+    new = revise(setup.start, outcome, setup.neighbours, rule="imitate", beta=100.0, mutation=1.0,
+                 pool=setup.pool, fixed=setup.fixed, rng=np.random.default_rng(1))  # fmt: skip
+    assert np.array_equal(new[setup.fixed], setup.start[setup.fixed])
+    assert set(new[~setup.fixed]) == {0, 1}  # every free agent mutated, to one of the two members' strategies
+
+
+def test_an_extinct_stochastic_strategy_leaves_the_well_mixed_payoffs_finite() -> None:
+    sc = scenario(30, 1, members=[{"strategy": "Cooperator", "share": 0.5}, {"strategy": "Defector", "share": 0.4},
+                                  {"strategy": "Random", "share": 0.1}])  # fmt: skip
+    setup = _Setup(sc)
+    without_random = np.where(setup.start == 2, 0, setup.start)
+    outcome = play(without_random, setup.table, setup.neighbours, self_play=False, mean=False,
+                   rng=np.random.default_rng(0))  # fmt: skip
+    assert np.isfinite(outcome.payoff).all() and np.isfinite(outcome.cooperation).all()
+
+
+def test_a_stochastic_strategy_plays_each_edge_from_the_seed_tree(tmp_path: Path) -> None:
+    members = [{"strategy": "Random", "share": 0.5}, {"strategy": "Tit For Tat", "share": 0.5}]
+    sc = parse_kind("population", {"name": "r", "seed": 3, "population": {
+        "agents": 16, "generations": 3, "members": members, "game": {"name": "prisoners_dilemma", "turns": 5},
+        "network": {"kind": "ring"}}})  # fmt: skip
+    one = pd.read_csv(run_population(sc, tmp_path / "a") / "population.csv")
+    two = pd.read_csv(run_population(sc, tmp_path / "b") / "population.csv")
+    pd.testing.assert_frame_equal(one, two)
+    assert one["payoff"].nunique() > 3  # Random's matches differ from edge to edge
+
+
+def test_a_killed_run_resumes_to_identical_tables(tmp_path: Path) -> None:
+    sc = scenario(100, 8, network={"kind": "small_world", "k": 4, "p": 0.2}, revision={"mutation": 0.05})
+    whole = run_population(sc, tmp_path / "whole")
+
+    class Killed(BaseException):
+        pass
+
+    def kill(generation: int) -> None:
+        if generation == 4:
+            raise Killed
+
+    with pytest.raises(Killed):
+        run_population(sc, tmp_path / "cut", hooks=kill)
+    # the kill may also fall between a generation's rows and its state, even mid-row: a partial generation 5
+    with (tmp_path / "cut" / "population.csv").open("a") as handle:
+        handle.write("5,0,Cooperator,False,1.0,1.0\n5,1,Coop")
+    with (tmp_path / "cut" / "generations.csv").open("a") as handle:
+        handle.write("2")
+    resume_population(tmp_path / "cut")
+    # or in the first generation, before any state: the tables start again
+    with pytest.raises(Killed):
+        run_population(sc, tmp_path / "first", hooks=lambda g: (_ for _ in ()).throw(Killed()))
+    (tmp_path / "first" / "state.json").unlink()
+    with (tmp_path / "first" / "population.csv").open("a") as handle:
+        handle.write("0,0,Def")
+    resume_population(tmp_path / "first")
+    for cut in (tmp_path / "cut", tmp_path / "first"):
+        for table in ("population.csv", "edges.csv"):
+            pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(cut / table))
+        gens = [pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, cut)]
+        pd.testing.assert_frame_equal(*gens)
+
+
+def _write(tmp: Path, name: str, data: dict) -> Path:
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"network": {"kind": "hexagonal"}}, "population.network.kind"),
+    ({"agents": 50, "network": {"kind": "grid"}}, "grid needs a square number of agents"),
+    ({"agents": 10, "network": {"kind": "edges", "edges": [[0, 1], [1, 2]]}}, "fewer than the 10 agents"),
+    ({"members": [{"strategy": "Cooperator", "share": 0.5}]}, "sum to 0.5"),
+    ({"members": [{"strategy": "Tit For Tot", "share": 1.0}]}, "unknown axelrod strategy 'Tit For Tot'"),
+    ({"revision": {"rule": "reflect"}}, "population.revision.rule"),
+    ({"agents": 4, "network": {"kind": "edges", "edges": [[0, 0], [1, 2], [2, 3], [3, 0]]}}, "joins an agent to itself"),
+    ({"agents": 4, "network": {"kind": "edges", "edges": [[-1, 1], [1, 2], [2, 3]]}}, "names agent -1"),
+    ({"game": {"name": "bach_or_stravinsky"}}, "not symmetric"),
+    ({"game": {"name": "prisoner_dilemma"}}, "population.game"),
+    ({"agents": 5000, "network": {"kind": "complete"}, "members": [{"strategy": "Random", "share": 1.0}]},
+     "at most 2000 agents"),
+])  # fmt: skip
+def test_bad_input_exits_2_naming_the_field_and_writes_nothing(tmp_path: Path, change: dict, field: str) -> None:
+    base = yaml.safe_load(Path("scenarios/population/pd_grid_nowak_may.yaml").read_text())
+    base["population"] = {**base["population"], **change}
+    path = _write(tmp_path, "bad", base)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", str(path), "--out", str(out)])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert str(path) in text and field in text, result.output
+    assert not out.exists()
+
+
+def test_the_cli_runs_and_resumes_a_population(tmp_path: Path) -> None:
+    data = yaml.safe_load(Path("scenarios/population/pd_well_mixed.yaml").read_text())
+    data["population"] = {**data["population"], "agents": 50, "generations": 3}
+    path = _write(tmp_path, "small", data)
+    result = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "run"), "--seed", "4"])
+    assert result.exit_code == 0, result.output
+    assert "cooperation" in result.output and (tmp_path / "run" / "cooperation.png").is_file()
+    assert len(pd.read_csv(tmp_path / "run" / "population.csv")) == 150
+    again = runner.invoke(app, ["resume", str(tmp_path / "run")])
+    assert again.exit_code == 0, again.output
