@@ -1,4 +1,5 @@
-"""Games: the ultimatum game (rules, parsing, grammars) and how one episode is played."""
+"""Games: the ultimatum game (rules, parsing, grammars) and how one episode is played; the 2x2 matrix games
+(`sandbox.games.matrix`); Vallinder & Hughes' donor game (`sandbox.games.donor`)."""
 
 from sandbox.games.ultimatum import (
     ParseError,

@@ -1,0 +1,213 @@
+"""The donor game of Vallinder & Hughes (2024), "Cultural Evolution of Cooperation among LLM Agents".
+
+Rules (paper section 3; the authors' notebook `aronvallinder/llm-donor-game`, cells 9-16):
+
+* every agent starts a game with `endowment` units (10);
+* in each round agents are paired; the donor gives x of its resources and
+  the recipient receives `multiplier` * x (2);
+* with costly punishment, the donor may instead spend x to take
+  `punishment_loss` * x (2) from the recipient, who is floored at 0;
+* the donor sees the recipient's resources and a *trace*: the recipient's
+  last donation, then that partner's previous donation, and so on, at most
+  `trace_depth` steps back (3);
+* a generation plays `games` games (2), resources and traces reset, and
+  survivors are selected on their scores (`selection_score`).
+
+Pairings (`pairing`), each logged:
+
+* `notebook`: the authors' code. The shuffled agents are split into halves
+  A and B; for n/2 rounds B is rotated against A and the donor side
+  alternates (A, B, A, ...); the same rounds follow with the roles reversed
+  (n rounds in all); the second game reverses every pair. Each agent is a
+  final-round recipient in exactly one of the two games. Pairs repeat (each
+  A-B pair meets once in each role) and same-half agents never meet
+  (defect 2 of the reference notes).
+* `round_robin`: the paper's "no agent will ever face another agent they
+  have previously interacted with", within a game: the circle method, n - 1
+  rounds, every pair once, the donor alternating by round; the second game
+  reverses every pair. The paper's other rule, that a donor is a recipient
+  in the next round, cannot hold beside it for more than n/2 rounds, so
+  here it does not.
+
+A move the donor cannot make (more than its resources, a negative amount,
+an unreadable answer) is recorded as an illegal move and changes nothing;
+a donor with nothing has an undefined donated share (NaN), where the
+notebook logged 100%.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+__all__ = ["DonorMove", "DonorRecord", "DonorRules", "DonorView", "Generation", "final_scores", "pairings",
+           "play_game", "play_generation", "trace"]  # fmt: skip
+
+Action = Literal["donate", "punish"]
+
+
+@dataclass(frozen=True)
+class DonorRules:
+    """The game's settings (the paper's values by default)."""
+
+    endowment: float = 10.0
+    multiplier: float = 2.0
+    punishment: bool = False
+    punishment_loss: float = 2.0
+    trace_depth: int = 3
+    pairing: Literal["notebook", "round_robin"] = "notebook"
+    games: int = 2
+    selection_score: Literal["mean", "notebook"] = "mean"
+    """`mean`: the mean of the games' final resources (paper, footnote 3); `notebook`: twice the last game's
+    (the authors' code, defect 1: it brings back the final-recipient advantage)."""
+
+
+@dataclass(frozen=True)
+class DonorRecord:
+    """One round of one pair: who gave what, with the resources before the move."""
+
+    game: int
+    round: int
+    donor: int
+    recipient: int
+    donor_before: float
+    recipient_before: float
+    action: Action | None  # None: an illegal move
+    amount: float | None
+    valid: bool
+    answer: str = ""
+
+    @property
+    def share(self) -> float:
+        """The donated (or punishing) share of the donor's resources before the move; NaN when it had none."""
+        if not self.valid or self.amount is None or self.donor_before <= 0:
+            return math.nan
+        return self.amount / self.donor_before
+
+
+@dataclass(frozen=True)
+class DonorView:
+    """What a donor knows when it moves."""
+
+    game: int
+    round: int
+    donor: int
+    recipient: int
+    donor_resources: float
+    recipient_resources: float
+    trace: tuple[DonorRecord, ...]
+
+
+@dataclass(frozen=True)
+class DonorMove:
+    """A donor's decision: an action and an amount, or an illegal answer (`action` None)."""
+
+    action: Action | None
+    amount: float | None
+    answer: str = ""
+
+
+def _notebook_rounds(order: Sequence[int]) -> list[list[tuple[int, int]]]:
+    """The authors' `bipartiteRoundRobin` + `extendRounds`: (donor, recipient) pairs for n rounds."""
+    half = len(order) // 2
+    a, b = list(order[:half]), list(order[half:])
+    first = []
+    for r in range(half):
+        pairs = [(a[i], b[(i + r) % half]) for i in range(half)]
+        first.append(pairs if r % 2 == 0 else [(y, x) for x, y in pairs])
+    return first + [[(y, x) for x, y in pairs] for pairs in first]
+
+
+def _round_robin_rounds(order: Sequence[int]) -> list[list[tuple[int, int]]]:
+    """The circle method: n - 1 rounds, every pair once; the donor side alternates by round."""
+    n, ring = len(order), list(order)
+    rounds = []
+    for r in range(n - 1):
+        pairs = [(ring[i], ring[n - 1 - i]) for i in range(n // 2)]
+        rounds.append(pairs if r % 2 == 0 else [(y, x) for x, y in pairs])
+        ring = [ring[0], ring[-1], *ring[1:-1]]
+    return rounds
+
+
+def pairings(agents: int, rules: DonorRules, rng: np.random.Generator) -> list[list[list[tuple[int, int]]]]:
+    """For each game, for each round, the (donor, recipient) pairs; agents shuffled once per generation."""
+    if agents < 2 or agents % 2:
+        raise ValueError(f"the donor game pairs agents: an even number of at least 2 is needed, not {agents}")
+    order = [int(x) for x in rng.permutation(agents)]
+    first = _notebook_rounds(order) if rules.pairing == "notebook" else _round_robin_rounds(order)
+    games = [first]
+    for g in range(1, rules.games):
+        games.append([[(y, x) for x, y in pairs] for pairs in games[g - 1]])  # every pair reversed
+    return games
+
+
+def trace(history: Sequence[DonorRecord], recipient: int, before_round: int, depth: int) -> tuple[DonorRecord, ...]:
+    """The recipient's last donation before `before_round`, then its partner's previous one, ... (`depth` steps)."""
+    found: list[DonorRecord] = []
+    agent, before = recipient, before_round
+    for _ in range(depth):
+        last = next((h for h in reversed(history) if h.donor == agent and h.round < before), None)
+        if last is None:
+            break
+        found.append(last)
+        agent, before = last.recipient, last.round
+    return tuple(found)
+
+
+def play_game(game: int, rounds: list[list[tuple[int, int]]], agents: int, rules: DonorRules,
+              decide: Callable[[DonorView], DonorMove]) -> tuple[list[DonorRecord], np.ndarray]:  # fmt: skip
+    """Play one game (resources and traces fresh): its records, round by round, and the final resources."""
+    resources = np.full(agents, float(rules.endowment))
+    history: list[DonorRecord] = []
+    for r, pairs in enumerate(rounds):
+        moves = []
+        for donor, recipient in pairs:  # every donor of a round moves on the resources at the round's start
+            view = DonorView(game, r, donor, recipient, float(resources[donor]), float(resources[recipient]),
+                             trace(history, recipient, r, rules.trace_depth))  # fmt: skip
+            moves.append((donor, recipient, view, decide(view)))
+        for donor, recipient, view, move in moves:
+            valid = (move.action is not None and move.amount is not None and math.isfinite(move.amount)
+                     and 0 <= move.amount <= resources[donor] + 1e-9
+                     and (move.action == "donate" or rules.punishment))  # fmt: skip
+            if valid and move.action == "donate":
+                resources[donor] -= move.amount
+                resources[recipient] += rules.multiplier * move.amount
+            elif valid:
+                resources[donor] -= move.amount
+                resources[recipient] = max(0.0, resources[recipient] - rules.punishment_loss * move.amount)
+            history.append(DonorRecord(game, r, donor, recipient, view.donor_resources, view.recipient_resources,
+                                       move.action if valid else None, move.amount if valid else None, valid,
+                                       move.answer))  # fmt: skip
+    return history, resources
+
+
+def final_scores(finals: Sequence[np.ndarray], rules: DonorRules) -> np.ndarray:
+    """Each agent's selection score from the games' final resources (`rules.selection_score`)."""
+    if rules.selection_score == "notebook":
+        return 2.0 * finals[-1]
+    return np.mean(np.stack(finals), axis=0)
+
+
+@dataclass
+class Generation:
+    """A generation's games: every record, each game's final resources and the selection scores."""
+
+    records: list[DonorRecord] = field(default_factory=list)
+    finals: list[np.ndarray] = field(default_factory=list)
+    scores: np.ndarray | None = None
+
+
+def play_generation(agents: int, rules: DonorRules, decide: Callable[[DonorView], DonorMove],
+                    rng: np.random.Generator) -> Generation:  # fmt: skip
+    """Every game of a generation, with fresh resources and traces each, and the agents' scores."""
+    result = Generation()
+    for g, rounds in enumerate(pairings(agents, rules, rng)):
+        records, final = play_game(g, rounds, agents, rules, decide)
+        result.records.extend(records)
+        result.finals.append(final)
+    result.scores = final_scores(result.finals, rules)
+    return result
