@@ -75,6 +75,15 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         from tests.test_chain import chain, models
 
         result = SimpleNamespace(path=run_chain(chain(), tmp_path / "chain", models=models()))
+    elif path.name.startswith("emergent"):
+        from sandbox.population.run import run_population
+        from tests.test_population import scenario
+
+        for network in ({"kind": "barabasi_albert", "m": 2}, {"kind": "grid"}):
+            for seed in range(2):
+                run_population(scenario(36, 6, network=network, rule="proportional", seed=seed),
+                               tmp_path / "runs" / f"{network['kind']}-{seed}")  # fmt: skip
+        result = SimpleNamespace(path=tmp_path / "runs")
     elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())
         asyncio.run(aevaluate(result.path, trials=2, models=scai_models()))

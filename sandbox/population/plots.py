@@ -1,11 +1,15 @@
-"""Plots of a population run: cooperation and the strategies' shares over generations."""
+"""Plots of population runs: cooperation and the strategies' shares over generations, cooperation over seeds
+with 95% CIs, and the network coloured by strategy."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
-__all__ = ["plot_generations"]
+__all__ = ["plot_cooperation_over_seeds", "plot_generations", "plot_network", "runs_table"]
 
 
 def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
@@ -28,4 +32,101 @@ def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
     if title:
         fig.suptitle(title, fontsize=11)
     fig.tight_layout()
+    return fig
+
+
+def runs_table(root: str | Path) -> pd.DataFrame:
+    """Every population run under `root` (a run, a sweep, or a folder of them): one row per run and generation,
+    with the run's directory, seed, network, rule and cooperation."""
+    from sandbox.files import read_csv, read_json, read_yaml
+
+    frames = []
+    for summary_path in sorted(Path(root).glob("**/summary.json")):
+        summary = read_json(summary_path)
+        if summary.get("kind") != "population":
+            continue
+        scenario = read_yaml(summary_path.parent / "scenario.yaml")
+        gens = read_csv(summary_path.parent / "generations.csv")
+        gens.insert(0, "run", str(summary_path.parent))
+        gens.insert(1, "seed", scenario["seed"])
+        gens.insert(2, "network", summary["network"])
+        gens.insert(3, "rule", summary["rule"])
+        frames.append(gens)
+    if not frames:
+        raise ValueError(f"no finished population run under {root}")
+    return pd.concat(frames, ignore_index=True)
+
+
+def plot_cooperation_over_seeds(runs: pd.DataFrame, by: str = "network", title: str = "") -> Figure:
+    """Cooperation per generation: for each value of `by`, the mean over seeds with its 95% CI (Student's t)
+    as a band, and one thin curve per seed."""
+    from sandbox.stats import mean_ci
+
+    fig = Figure(figsize=(8, 4.5))
+    ax = fig.subplots()
+    colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
+    for i, (group, frame) in enumerate(runs.groupby(by, sort=False)):
+        colour = colours[i % len(colours)]
+        for _, seed_frame in frame.groupby("run"):
+            ax.plot(seed_frame["generation"], seed_frame["cooperation"], color=colour, alpha=0.3, linewidth=0.8)
+        stats = frame.groupby("generation")["cooperation"].apply(lambda v: mean_ci(v, bounds=(0.0, 1.0)))
+        generations = stats.index.to_numpy()
+        mean = [s[0] for s in stats]
+        ax.plot(generations, mean, color=colour, linewidth=2,
+                label=f"{group} ({frame['run'].nunique()} seeds)")  # fmt: skip
+        low, high = [s[1] for s in stats], [s[2] for s in stats]
+        ax.fill_between(generations, low, high, color=colour, alpha=0.15)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("generation")
+    ax.set_ylabel("cooperation (share of C moves)")
+    ax.set_title(title or "Cooperation over generations: mean and 95% CI over seeds, one thin curve per seed",
+                 fontsize=10)  # fmt: skip
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_network(run: str | Path, generations: list[int] | None = None, max_nodes: int = 2500) -> Figure:
+    """The run's network with each agent coloured by its strategy, at a few generations (first, middle, last by
+    default); a grid is drawn as a grid, any other graph with a seeded spring layout."""
+    import networkx as nx
+
+    from sandbox.files import read_csv, read_yaml
+
+    run = Path(run)
+    population = read_csv(run / "population.csv")
+    edges = read_csv(run / "edges.csv")
+    scenario = read_yaml(run / "scenario.yaml")
+    agents = int(scenario["population"]["agents"])
+    if agents > max_nodes:
+        raise ValueError(f"{agents} agents are too many to draw (max_nodes={max_nodes})")
+    last = int(population["generation"].max())
+    generations = generations or sorted({0, last // 2, last})
+    graph = nx.Graph()
+    graph.add_nodes_from(range(agents))
+    graph.add_edges_from(edges[["a", "b"]].itertuples(index=False, name=None))
+    if scenario["population"]["network"]["kind"] == "grid":
+        side = int(round(agents**0.5))
+        positions = {n: (n % side, -(n // side)) for n in graph.nodes}
+    else:
+        positions = nx.spring_layout(graph, seed=0) if len(edges) else nx.circular_layout(graph)
+    names = sorted(population["strategy"].unique())
+    palette = dict(zip(names, ["#4c72b0", "#c44e52", "#55a868", "#dd8452", "#8172b3", "#937860"] * 10))
+    fig = Figure(figsize=(4.2 * len(generations), 4.4))
+    axes = fig.subplots(1, len(generations), squeeze=False)[0]
+    small = agents > 400
+    mean_degree = max(1.0, 2 * len(edges) / agents)
+    for ax, g in zip(axes, generations):
+        rows = population[population["generation"] == g].sort_values("agent")
+        colours = [palette[s] for s in rows["strategy"]]
+        if len(edges) and not small:
+            nx.draw_networkx_edges(graph, positions, ax=ax, alpha=0.15, width=0.5)
+        base = 8 if small else 25
+        sizes = [base * max(1.0, d / mean_degree) for _, d in graph.degree()]  # hubs drawn larger
+        nx.draw_networkx_nodes(graph, positions, ax=ax, node_color=colours, node_size=sizes, linewidths=0)
+        ax.set_title(f"generation {g}: agents' mean cooperation {rows['cooperation'].mean():.0%}", fontsize=9)
+        ax.set_axis_off()
+    handles = [Line2D([], [], marker="o", linestyle="", color=palette[n], label=n) for n in names]
+    fig.legend(handles=handles, loc="lower center", ncol=len(names), fontsize=8)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
