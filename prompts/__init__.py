@@ -13,15 +13,25 @@ from typing import Any
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-__all__ = ["TEMPLATE_DIR", "environment", "render", "template_names"]
+__all__ = ["TEMPLATE_DIR", "environment", "render", "round_units", "template_names"]
 
 TEMPLATE_DIR = Path(__file__).parent
 
 
+def round_units(value: float) -> str:
+    """A quantity as a prompt shows it: whole numbers without a decimal point, others to at most 2 places.
+
+    >>> round_units(10.0), round_units(12.5), round_units(1 / 3)
+    ('10', '12.5', '0.33')
+    """
+    number = round(float(value), 2)
+    return str(int(number)) if number == int(number) else f"{number:g}"
+
+
 @lru_cache(maxsize=1)
 def environment() -> SandboxedEnvironment:
-    """The shared template environment."""
-    return SandboxedEnvironment(
+    """The shared template environment (filter `round_units`)."""
+    env = SandboxedEnvironment(
         loader=FileSystemLoader(str(TEMPLATE_DIR)),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -30,6 +40,8 @@ def environment() -> SandboxedEnvironment:
         autoescape=False,
         auto_reload=False,  # templates are package data; no stat() of the file on every render
     )
+    env.filters["round_units"] = round_units
+    return env
 
 
 def render(name: str, **variables: Any) -> str:

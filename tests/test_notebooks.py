@@ -83,6 +83,9 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
             for seed in range(2):
                 run_population(scenario(36, 6, network=network, rule="proportional", seed=seed),
                                tmp_path / "runs" / f"{network['kind']}-{seed}")  # fmt: skip
+        from tests.test_population_donor import Recorder, donor
+
+        run_population(donor(4, 2), tmp_path / "runs" / "donor", models={"user": Recorder().model()})
         result = SimpleNamespace(path=tmp_path / "runs")
     elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())

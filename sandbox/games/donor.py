@@ -38,14 +38,16 @@ notebook logged 100%.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-__all__ = ["DonorMove", "DonorRecord", "DonorRules", "DonorView", "Generation", "final_scores", "pairings",
-           "play_game", "play_generation", "trace"]  # fmt: skip
+__all__ = ["DonorMove", "DonorRecord", "DonorRules", "DonorView", "Generation", "apply_round", "final_scores",
+           "pairings", "parse_donation", "parse_strategy", "play_game", "play_generation", "round_views", "trace",
+           "trace_text"]  # fmt: skip
 
 Action = Literal["donate", "punish"]
 
@@ -158,31 +160,99 @@ def trace(history: Sequence[DonorRecord], recipient: int, before_round: int, dep
     return tuple(found)
 
 
+def round_views(game: int, r: int, pairs: list[tuple[int, int]], resources: np.ndarray,
+                history: Sequence[DonorRecord], rules: DonorRules) -> list[DonorView]:  # fmt: skip
+    """What each donor of round `r` sees: every donor moves on the resources at the round's start (each agent is in
+    one pair a round, so this is also what moving one pair after another gives)."""
+    return [DonorView(game, r, donor, recipient, float(resources[donor]), float(resources[recipient]),
+                      trace(history, recipient, r, rules.trace_depth)) for donor, recipient in pairs]  # fmt: skip
+
+
+def apply_round(views: Sequence[DonorView], moves: Sequence[DonorMove], resources: np.ndarray,
+                rules: DonorRules) -> list[DonorRecord]:  # fmt: skip
+    """Carry out a round's moves on `resources` (in place); the round's records, illegal moves marked."""
+    records = []
+    for view, move in zip(views, moves):
+        donor, recipient = view.donor, view.recipient
+        valid = (move.action is not None and move.amount is not None and math.isfinite(move.amount)
+                 and 0 <= move.amount <= resources[donor] + 1e-9
+                 and (move.action == "donate" or rules.punishment))  # fmt: skip
+        if valid and move.action == "donate":
+            resources[donor] -= move.amount
+            resources[recipient] += rules.multiplier * move.amount
+        elif valid:
+            resources[donor] -= move.amount
+            resources[recipient] = max(0.0, resources[recipient] - rules.punishment_loss * move.amount)
+        records.append(DonorRecord(view.game, view.round, donor, recipient, view.donor_resources,
+                                   view.recipient_resources, move.action if valid else None,
+                                   move.amount if valid else None, valid, move.answer))  # fmt: skip
+    return records
+
+
 def play_game(game: int, rounds: list[list[tuple[int, int]]], agents: int, rules: DonorRules,
               decide: Callable[[DonorView], DonorMove]) -> tuple[list[DonorRecord], np.ndarray]:  # fmt: skip
     """Play one game (resources and traces fresh): its records, round by round, and the final resources."""
     resources = np.full(agents, float(rules.endowment))
     history: list[DonorRecord] = []
     for r, pairs in enumerate(rounds):
-        moves = []
-        for donor, recipient in pairs:  # every donor of a round moves on the resources at the round's start
-            view = DonorView(game, r, donor, recipient, float(resources[donor]), float(resources[recipient]),
-                             trace(history, recipient, r, rules.trace_depth))  # fmt: skip
-            moves.append((donor, recipient, view, decide(view)))
-        for donor, recipient, view, move in moves:
-            valid = (move.action is not None and move.amount is not None and math.isfinite(move.amount)
-                     and 0 <= move.amount <= resources[donor] + 1e-9
-                     and (move.action == "donate" or rules.punishment))  # fmt: skip
-            if valid and move.action == "donate":
-                resources[donor] -= move.amount
-                resources[recipient] += rules.multiplier * move.amount
-            elif valid:
-                resources[donor] -= move.amount
-                resources[recipient] = max(0.0, resources[recipient] - rules.punishment_loss * move.amount)
-            history.append(DonorRecord(game, r, donor, recipient, view.donor_resources, view.recipient_resources,
-                                       move.action if valid else None, move.amount if valid else None, valid,
-                                       move.answer))  # fmt: skip
+        views = round_views(game, r, pairs, resources, history, rules)
+        history.extend(apply_round(views, [decide(view) for view in views], resources, rules))
     return history, resources
+
+
+def trace_text(entries: Sequence[DonorRecord], names: Sequence[str]) -> str:
+    """A trace as the donor reads it, oldest first: "In round r, X donated p% of their resources to Y." (the
+    notebook's wording; rounds counted from 1; a punishment says so; an illegal move is said to be none)."""
+    lines = []
+    for h in reversed(entries):
+        donor, recipient = names[h.donor], names[h.recipient]
+        if not h.valid:
+            lines.append(f"In round {h.round + 1}, {donor} made no valid move towards {recipient}.")
+        elif h.donor_before <= 0:
+            lines.append(f"In round {h.round + 1}, {donor} had nothing to give {recipient}.")
+        elif h.action == "donate":
+            lines.append(f"In round {h.round + 1}, {donor} donated {100 * h.share:.0f}% of their resources to "
+                         f"{recipient}.")  # fmt: skip
+        else:
+            lines.append(f"In round {h.round + 1}, {donor} punished {recipient}, spending {100 * h.share:.0f}% of "
+                         "their resources.")  # fmt: skip
+    return " ".join(lines)
+
+
+_NUMBER = r"(\d+(?:[.,]\d+)?)"
+
+
+def parse_donation(answer: str, punishment: bool) -> tuple[Action, float] | None:
+    """The move in an answer, read as the notebook read it: after "Answer:", a number first (or, with punishment,
+    "Donate, x" or "Punish, x"); None when there is none.
+
+    >>> parse_donation("Justification: fair. Answer: 4.5 units", False)
+    ('donate', 4.5)
+    >>> parse_donation("Answer: Punish, 2", True)
+    ('punish', 2.0)
+    >>> parse_donation("I give 3", False) is None
+    True
+    """
+    _, found, after = answer.partition("Answer:")
+    if not found:
+        return None
+    if punishment:
+        match = re.search(r"(donate|punish).*?" + _NUMBER, after, re.IGNORECASE | re.DOTALL)
+        return (match.group(1).lower(), float(match.group(2).replace(",", "."))) if match else None  # type: ignore[return-value]
+    match = re.match(r"\s*" + _NUMBER, after)
+    return ("donate", float(match.group(1).replace(",", "."))) if match else None
+
+
+STRATEGY_START = "My strategy will be"
+
+
+def parse_strategy(answer: str) -> tuple[str, str, bool]:
+    """(justification, strategy, found): the text from "My strategy will be" on, as the notebook cut it; the whole
+    answer, marked not found, when the sentence is missing."""
+    before, found, after = answer.partition(STRATEGY_START)
+    if not found:
+        return "", answer.strip(), False
+    return before.strip(), (STRATEGY_START + " " + after.strip()).replace("  ", " "), True
 
 
 def final_scores(finals: Sequence[np.ndarray], rules: DonorRules) -> np.ndarray:

@@ -30,6 +30,9 @@ def generations_table(path: Path | Any, rows: int = 6) -> None:
     path = Path(path)
     gens = read_csv(path / "generations.csv")
     summary = read_json(path / "summary.json")
+    if summary.get("game") == "donor":
+        _donor_table(path, gens, summary)
+        return
     shares = [c for c in gens.columns if c.startswith("share ")]
     table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, {summary['network']} network "
                         f"(mean degree {summary['mean_degree']:.1f}), rule {summary['rule']}")  # fmt: skip
@@ -42,3 +45,18 @@ def generations_table(path: Path | Any, rows: int = 6) -> None:
         table.add_row(str(int(row["generation"])), f"{row['cooperation']:.1%}", *[f"{row[c]:.1%}" for c in shares])
     console.print(table)
     console.print(f"results in [bold]{path}[/]: population.csv, generations.csv, cooperation.png")
+
+
+def _donor_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
+    table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, donor game, {summary['model']}")
+    for column in ("generation", "mean donated share", "mean final resources", "survivors - others", "illegal"):
+        table.add_column(column, justify="right")
+    for _, row in gens.iterrows():
+        table.add_row(str(int(row["generation"])), f"{row['mean_donated_share']:.1%}",
+                      f"{row['mean_final_resources']:.1f}", f"{row['survivor_gap']:+.2f}", f"{row['illegal_rate']:.1%}")
+    console.print(table)
+    slope = summary.get("donation_slope_per_generation")
+    console.print(f"donation slope: {'n/a' if slope is None else f'{100 * slope:+.2f} points'} per generation; "
+                  f"{summary['calls']} calls")
+    console.print(f"results in [bold]{path}[/]: population.csv, donations.csv, norms.csv, generations.csv, "
+                  "donations.png")

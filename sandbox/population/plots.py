@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-__all__ = ["plot_cooperation_over_seeds", "plot_generations", "plot_network", "runs_table"]
+__all__ = ["donor_runs", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_network", "runs_table"]
 
 
 def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
@@ -35,16 +35,24 @@ def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
+def donor_runs(root: str | Path) -> list[Path]:
+    """The finished donor-game population runs under `root`."""
+    from sandbox.files import read_json
+
+    return [p.parent for p in sorted(Path(root).glob("**/summary.json"))
+            if read_json(p).get("kind") == "population" and read_json(p).get("game") == "donor"]  # fmt: skip
+
+
 def runs_table(root: str | Path) -> pd.DataFrame:
-    """Every population run under `root` (a run, a sweep, or a folder of them): one row per run and generation,
+    """Every scripted population run under `root` (a run, a sweep, or a folder of them): one row per run and generation,
     with the run's directory, seed, network, rule and cooperation."""
     from sandbox.files import read_csv, read_json, read_yaml
 
     frames = []
     for summary_path in sorted(Path(root).glob("**/summary.json")):
         summary = read_json(summary_path)
-        if summary.get("kind") != "population":
-            continue
+        if summary.get("kind") != "population" or summary.get("game") == "donor":
+            continue  # donor-game runs have their own figures (plot_donations)
         scenario = read_yaml(summary_path.parent / "scenario.yaml")
         gens = read_csv(summary_path.parent / "generations.csv")
         gens.insert(0, "run", str(summary_path.parent))
@@ -129,4 +137,41 @@ def plot_network(run: str | Path, generations: list[int] | None = None, max_node
     handles = [Line2D([], [], marker="o", linestyle="", color=palette[n], label=n) for n in names]
     fig.legend(handles=handles, loc="lower center", ncol=len(names), fontsize=8)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def plot_donations(run: str | Path) -> Figure:
+    """A donor-game population (Vallinder & Hughes' Fig. 6 style): left, each agent slot's mean donated share per
+    generation, a black mark where a new agent took the slot; right, the mean donated share and the survivors'
+    minus the others' (normalised) per generation."""
+    import numpy as np
+
+    from sandbox.files import read_csv
+
+    run = Path(run)
+    population = read_csv(run / "population.csv")
+    gens = read_csv(run / "generations.csv")
+    grid = population.pivot(index="agent", columns="generation", values="mean_donated_share")
+    born = population.pivot(index="agent", columns="generation", values="born")
+    fig = Figure(figsize=(11, 4.2))
+    left, right = fig.subplots(1, 2)
+    image = left.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis", vmin=0, vmax=1,
+                        extent=(-0.5, grid.shape[1] - 0.5, grid.shape[0] - 0.5, -0.5))  # fmt: skip
+    for slot in range(born.shape[0]):
+        for g in range(1, born.shape[1]):
+            if born.iloc[slot, g] == g:
+                left.plot([g - 0.5, g - 0.5], [slot - 0.5, slot + 0.5], color="black", linewidth=2)
+    fig.colorbar(image, ax=left, label="mean donated share")
+    left.set_xlabel("generation")
+    left.set_ylabel("agent slot")
+    left.set_title("Donated share (black: a new agent)", fontsize=10)
+    right.plot(gens["generation"], gens["mean_donated_share"], marker="o", label="mean donated share")
+    right.plot(gens["generation"], gens["survivor_gap"], marker="s", linestyle="--",
+               label="survivors - others (normalised)")  # fmt: skip
+    right.axhline(0, color="grey", linewidth=0.5)
+    right.set_xlabel("generation")
+    right.set_xticks(np.arange(len(gens)))
+    right.set_title("Donations over generations", fontsize=10)
+    right.legend(fontsize=8)
+    fig.tight_layout()
     return fig

@@ -151,17 +151,27 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, setup: _Setup) 
     run_dir.write_status("complete")
 
 
-def run_population(scenario: PopulationScenario, out: Path | str | None = None, *, hooks: Hook = None) -> Path:
-    """Play a population scenario into a new run directory (`out`, or `runs/<name>-<time>`)."""
+def _dispatch(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook, models: Any, ledgers: Any) -> Path:
+    if scenario.population.game.kind == "donor":
+        from sandbox.population.donor_run import play_donor
+
+        return play_donor(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
+    return _play(run_dir, scenario, hooks)
+
+
+def run_population(scenario: PopulationScenario, out: Path | str | None = None, *, hooks: Hook = None,
+                   models: Any = None, ledgers: Any = ()) -> Path:  # fmt: skip
+    """Play a population scenario into a new run directory (`out`, or `runs/<name>-<time>`); `models`: model
+    objects by role for LLM members (`{"user": model}`), instead of the scenario's specs."""
     path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     with hold(path):
-        return _play(RunDirectory.create(path, scenario), scenario, hooks)
+        return _dispatch(RunDirectory.create(path, scenario), scenario, hooks, models, ledgers)
 
 
 @holding
-def resume_population(path: Path | str, *, hooks: Hook = None) -> Path:
+def resume_population(path: Path | str, *, hooks: Hook = None, models: Any = None, ledgers: Any = ()) -> Path:
     """Play the generations a killed population run had left; the tables end as an uninterrupted run's."""
     run_dir = RunDirectory.open(path)
     run_dir.write_status("running")
-    return _play(run_dir, load_run_scenario(path), hooks)
+    return _dispatch(run_dir, load_run_scenario(path), hooks, models, ledgers)

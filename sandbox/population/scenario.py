@@ -9,14 +9,16 @@ on a networkx graph (`sandbox.scenario.Network`, shared with the societies).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
-from sandbox.scenario import Network
+from sandbox.llm.budget import Budget
+from sandbox.llm.embedded_tuning import EmbeddedSettings
+from sandbox.scenario import ModelConfig, Models, Network, Sampling
 from sandbox.schema import StrictModel
 
-__all__ = ["MatrixGameSpec", "Member", "PopulationBlock", "PopulationScenario", "Revision"]
+__all__ = ["DonorGameSpec", "MatrixGameSpec", "Member", "PopulationBlock", "PopulationScenario", "Revision"]
 
 COMPLETE_STOCHASTIC_LIMIT = 2000  # a stochastic strategy on a complete graph plays n(n-1)/2 matches a generation
 
@@ -24,6 +26,7 @@ COMPLETE_STOCHASTIC_LIMIT = 2000  # a stochastic strategy on a complete graph pl
 class MatrixGameSpec(StrictModel):
     """A symmetric 2x2 game, played as an iterated match of `turns` turns between neighbours."""
 
+    kind: Literal["matrix"] = "matrix"
     name: str = Field("prisoners_dilemma", description="A game of `sandbox.games.matrix.MATRIX_GAMES`, or `weak_"
                                                        "prisoners_dilemma` (R=1, T=temptation, S=P=0: Nowak & May "
                                                        "1992, Santos & Pacheco 2005).")  # fmt: skip
@@ -47,34 +50,74 @@ class MatrixGameSpec(StrictModel):
         return self
 
 
+class DonorGameSpec(StrictModel):
+    """Vallinder & Hughes' donor game (`sandbox.games.donor`), the paper's values by default."""
+
+    kind: Literal["donor"]
+    endowment: float = Field(10.0, gt=0, le=1e6, description="Units each agent starts a game with.")
+    multiplier: float = Field(2.0, gt=0, le=100, description="The recipient receives this times the donation "
+                                                            "(cooperationGain; the paper also ran 1.5 and 3).")  # fmt: skip
+    punishment: bool = Field(False, description="Costly punishment: a donor may spend x to take punishment_loss "
+                                                "x from the recipient.")  # fmt: skip
+    punishment_loss: float = Field(2.0, gt=0, le=100, description="What each unit spent on punishing takes away.")
+    trace_depth: int = Field(3, ge=1, le=10, description="How far back the trace of the recipient's partners "
+                                                         "goes (3 in the paper; 1 and 2 in its ablations).")  # fmt: skip
+    pairing: Literal["notebook", "round_robin"] = Field(
+        "notebook", description="notebook: the authors' code (pairs met twice, same-half agents never); "
+                                "round_robin: no partner twice within a game (the paper's words).")  # fmt: skip
+    games: int = Field(2, ge=1, le=10, description="Games per generation, resources and traces reset (2: each "
+                                                   "agent a final-round recipient once).")  # fmt: skip
+    selection_score: Literal["mean", "notebook"] = Field(
+        "mean", description="mean: the games' mean final resources (the paper); notebook: twice the last game's "
+                            "(the authors' code).")  # fmt: skip
+    retries: int = Field(10, ge=0, le=50, description="Times an unreadable donation is asked again (the "
+                                                      "notebook's 10) before it is recorded as an illegal move.")  # fmt: skip
+
+    def rules(self) -> Any:
+        from sandbox.games.donor import DonorRules
+
+        return DonorRules(endowment=self.endowment, multiplier=self.multiplier, punishment=self.punishment,
+                          punishment_loss=self.punishment_loss, trace_depth=self.trace_depth, pairing=self.pairing,
+                          games=self.games, selection_score=self.selection_score)  # fmt: skip
+
+
+def _game_kind(value: Any) -> str:
+    return value.get("kind", "matrix") if isinstance(value, dict) else getattr(value, "kind", "matrix")
+
+
+GameSpec = Annotated[Union[Annotated[MatrixGameSpec, Tag("matrix")], Annotated[DonorGameSpec, Tag("donor")]],
+                     Discriminator(_game_kind)]  # fmt: skip
+LLM = "llm"
+
+
 class Member(StrictModel):
     """A share of the population that starts with one strategy."""
 
-    strategy: str = Field(..., description="An axelrod strategy's name (axelrod.strategies: Cooperator, Defector, "
-                                           "Tit For Tat, Grudger, ...), as `axl.Cooperator.name`.")  # fmt: skip
+    strategy: str = Field(..., description="A matrix game: an axelrod strategy's name (Cooperator, Defector, Tit For "
+                                           "Tat, Grudger, ...). The donor game: `llm` (the agent writes its own "
+                                           "strategy) or a strategy's text, which the agents start from.")  # fmt: skip
     share: float = Field(..., gt=0.0, le=1.0, description="Its share of the agents (the shares sum to 1).")
-    fixed: bool = Field(False, description="Zealots: these agents never revise their strategy.")
-
-    @field_validator("strategy")
-    @classmethod
-    def _known(cls, name: str) -> str:
-        from sandbox.population.strategies import strategy_class
-
-        strategy_class(name)  # raises ValueError naming the close matches
-        return name
+    fixed: bool = Field(False, description="Zealots: these agents never revise their strategy (a donor-game "
+                                           "zealot always survives selection).")  # fmt: skip
 
 
 class Revision(StrictModel):
     """How each agent revises its strategy after a generation's play."""
 
-    rule: Literal["imitate", "proportional", "best"] = Field(
+    rule: Literal["imitate", "proportional", "best", "select"] = Field(
         "imitate",
         description="imitate: each agent picks a random neighbour and adopts its strategy with the Fermi "
         "probability 1/(1+exp(-beta (P_neighbour - P_own))) (Szabo & Toke 1998); proportional: it adopts a "
         "random neighbour's strategy, when that neighbour scored more, with probability (P_neighbour - P_own) / "
         "(max(k_own, k_neighbour) D), D the game's payoff range (Santos & Pacheco 2005); best: each agent adopts "
-        "the strategy of the best-scoring agent in its neighbourhood, itself included (Nowak & May 1992).",
+        "the strategy of the best-scoring agent in its neighbourhood, itself included (Nowak & May 1992); select "
+        "(the donor game): the top `survivors` by score keep their strategies, and each new agent writes its own "
+        "from theirs (Vallinder & Hughes 2024).",
     )
+    survivors: float = Field(0.5, gt=0.0, lt=1.0, description="select: the share of agents that survive a "
+                                                              "generation.")  # fmt: skip
+    show_scores: bool = Field(True, description="select: the survivors' final scores are shown with their "
+                                                "strategies (the paper's prompt; the notebook showed none).")  # fmt: skip
     beta: float = Field(10.0, gt=0.0, le=1e6, description="imitate: the selection strength, 1/K in Szabo & Toke's "
                                                           "notation (K = 0.1 there).")  # fmt: skip
     mutation: float = Field(0.0, ge=0.0, le=1.0, description="After the rule: the probability that an agent "
@@ -92,7 +135,7 @@ class PopulationBlock(StrictModel):
     generations: int = Field(..., ge=1, le=100_000, description="Generations: play with every neighbour, then "
                                                                "revise.")  # fmt: skip
     members: list[Member] = Field(..., min_length=1, description="The starting strategies and their shares.")
-    game: MatrixGameSpec = Field(default_factory=MatrixGameSpec)
+    game: GameSpec = Field(default_factory=MatrixGameSpec, description="kind matrix (default) or donor.")
     network: Network = Field(default_factory=Network, description="Who meets whom (shared with societies).")
     self_play: bool = Field(False, description="Each agent also plays itself, as on Nowak & May's lattice.")
     revision: Revision = Field(default_factory=Revision)
@@ -105,6 +148,19 @@ class PopulationBlock(StrictModel):
         names = [m.strategy for m in self.members]
         if len(set(names)) != len(names):
             raise ValueError("a strategy is listed twice in members")
+        if isinstance(self.game, DonorGameSpec):
+            self._donor_checks()
+            return self
+        if self.revision.rule == "select":
+            raise ValueError("revision.rule select is the donor game's; a matrix game revises by imitate, "
+                             "proportional or best")  # fmt: skip
+        from sandbox.population.strategies import strategy_class
+
+        for i, member in enumerate(self.members):
+            try:
+                strategy_class(member.strategy)
+            except ValueError as error:
+                raise ValueError(f"members[{i}].strategy: {error}") from None
         problem = self.network.size_problem(self.agents)
         if problem:
             raise ValueError(problem)
@@ -125,10 +181,33 @@ class PopulationBlock(StrictModel):
         return self
 
 
+    def _donor_checks(self) -> None:
+        if self.revision.rule != "select":
+            raise ValueError(f"revision.rule {self.revision.rule} is a matrix game's; the donor game revises by "
+                             "select")  # fmt: skip
+        if self.agents % 2:
+            raise ValueError(f"the donor game pairs agents: agents must be even, not {self.agents}")
+        if self.network.kind != "complete":
+            raise ValueError("the donor game pairs every agent with every other (its pairing); network.kind must "
+                             "be complete")  # fmt: skip
+        if round(self.agents * self.revision.survivors) < 1 or round(self.agents * self.revision.survivors) >= self.agents:
+            raise ValueError(f"revision.survivors {self.revision.survivors} keeps no agent, or all of them, of "
+                             f"{self.agents}")  # fmt: skip
+
+
 class PopulationScenario(StrictModel):
-    """A population scenario file: a name, a seed and a `population:` block."""
+    """A population scenario file: a name, a seed, models for LLM members and a `population:` block."""
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     seed: int = Field(0, ge=0)
     description: str = ""
+    concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
+    budget: Budget = Field(default_factory=Budget, description="Caps on the run's LLM calls, tokens and dollars; "
+                                                               "a run that reaches one stops, resumable.")  # fmt: skip
+    models: Models = Field(default_factory=lambda: Models(user=ModelConfig(sampling=Sampling(temperature=0.8,
+                                                                                               max_tokens=400))),
+                           description="LLM members play as role `user` (--model user=SPEC); the paper sampled "
+                                       "at temperature 0.8.")  # fmt: skip
+    embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings,
+                                       description="Slots, threads and prompt cache of the embedded model.")
     population: PopulationBlock

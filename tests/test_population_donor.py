@@ -1,0 +1,145 @@
+"""Donor-game populations (Vallinder & Hughes 2024) with a scripted model: strategies written and inherited,
+the prompts, selection, illegal answers, resume after a kill, the dry run and bad input."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from sandbox.cli import app
+from sandbox.llm.scripted import scripted
+from sandbox.population.run import resume_population, run_population
+from sandbox.scenario_file import parse_kind
+
+runner = CliRunner()
+
+
+def donor(agents: int = 6, generations: int = 3, **game: Any) -> Any:
+    members = game.pop("members", [{"strategy": "llm", "share": 1.0}])
+    return parse_kind("population", {"name": "donor", "seed": 1, "population": {
+        "agents": agents, "generations": generations, "members": members, "game": {"kind": "donor", **game},
+        "network": {"kind": "complete"}, "revision": {"rule": "select"}}})  # fmt: skip
+
+
+class Recorder:
+    """A scripted population: agent k's strategy gives k tenths; a donation gives that share. Prompts are kept."""
+
+    def __init__(self, garbage: bool = False, stop_after: int | None = None) -> None:
+        self.prompts: list[str] = []
+        self.systems: list[str] = []
+        self.garbage, self.stop_after = garbage, stop_after
+
+    def __call__(self, messages: Any, kwargs: Any) -> str:
+        self.systems.append(messages[0].content)
+        text = messages[-1].content
+        self.prompts.append(text)
+        if self.stop_after is not None and len(self.prompts) > self.stop_after:
+            raise KeyboardInterrupt  # a kill in the middle of a generation
+        name = re.search(r"Your name is (\d+)_(\d+)", text)
+        if "How many units do you give up" not in text:
+            tenths = (int(name.group(2)) + int(name.group(1))) % 10
+            return f"Let me think. My strategy will be to give {tenths} tenths."
+        if self.garbage:
+            return "I would rather not say."
+        tenths = int(re.search(r"give (\d) tenths", text).group(1))
+        have = float(re.search(r"You currently have ([\d.]+) units", text).group(1))
+        return f"Justification: my strategy.\nAnswer: {have * tenths / 10:.2f}"
+
+    def model(self) -> Any:
+        return scripted([(r".", self)])
+
+
+def test_a_donor_population_writes_plays_selects_and_inherits(tmp_path: Path) -> None:
+    recorder = Recorder()
+    path = run_population(donor(), tmp_path / "run", models={"user": recorder.model()})
+    norms = pd.read_csv(path / "norms.csv")
+    assert list(norms.groupby("generation").size()) == [6, 3, 3]  # everyone, then each generation's 3 new agents
+    assert norms["found"].all() and norms["strategy"].str.startswith("My strategy will be").all()
+    population = pd.read_csv(path / "population.csv")
+    first = population[population["generation"] == 0]
+    assert first["survived"].sum() == 3
+    best = first.sort_values(["score", "agent"], ascending=[False, True]).head(3)
+    assert set(best["agent"]) == set(first[first["survived"]]["agent"])  # the top half by score survive
+    second = population[population["generation"] == 1].set_index("agent")
+    for slot, row in first.set_index("agent").iterrows():
+        assert (second.loc[slot, "name"] == row["name"]) == row["survived"]  # survivors keep name and strategy
+        if not row["survived"]:
+            assert second.loc[slot, "name"] == f"2_{slot + 1}" and second.loc[slot, "born"] == 1
+    inherit = [p for p in recorder.prompts if "best-performing 50%" in p]
+    assert len(inherit) == 6 and "along with their final scores" in inherit[0] and "(final score:" in inherit[0]
+    for survivor in first[first["survived"]].itertuples():
+        assert f"{survivor.name}: {survivor.strategy}" in inherit[0]
+    assert all("Each player is given an initial endowment of 10 units" in s for s in recorder.systems)
+    donations = pd.read_csv(path / "donations.csv")
+    assert len(donations) == 3 * 2 * 6 * 3 and donations["valid"].all()
+    traced = [p for p in recorder.prompts if "It is now round 2." in p]
+    assert traced and all("and their earlier partners did in previous rounds: In round 1," in p for p in traced)
+    gens = pd.read_csv(path / "generations.csv")
+    assert gens["illegal_rate"].eq(0).all() and gens["mean_donated_share"].between(0, 1).all()
+
+
+def test_unreadable_donations_are_asked_again_then_recorded_as_illegal(tmp_path: Path) -> None:
+    recorder = Recorder(garbage=True)
+    path = run_population(donor(4, 1, retries=2), tmp_path / "run", models={"user": recorder.model()})
+    donations = pd.read_csv(path / "donations.csv")
+    assert (~donations["valid"]).all() and (donations["attempts"] == 3).all()
+    assert len([p for p in recorder.prompts if "How many units" in p]) == 3 * len(donations)
+    assert pd.read_csv(path / "population.csv")["score"].eq(10.0).all()  # nothing moved
+
+
+def test_a_fixed_member_always_survives(tmp_path: Path) -> None:
+    members = [{"strategy": "llm", "share": 0.75}, {"strategy": "My strategy will be to give 0 tenths.",
+                                                     "share": 0.25, "fixed": True}]  # fmt: skip
+    path = run_population(donor(4, 2, members=members), tmp_path / "run", models={"user": Recorder().model()})
+    population = pd.read_csv(path / "population.csv")
+    assert population[population["fixed"]]["survived"].all()
+
+
+@pytest.mark.parametrize("stop_after", [5, 40, 75])
+def test_a_population_killed_mid_generation_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
+    whole = run_population(donor(), tmp_path / "whole", models={"user": Recorder().model()})
+    with pytest.raises(BaseException):
+        run_population(donor(), tmp_path / "cut", models={"user": Recorder(stop_after=stop_after).model()})
+    assert not (tmp_path / "cut" / "summary.json").exists()
+    resumed = resume_population(tmp_path / "cut", models={"user": Recorder().model()})
+    for table in ("population.csv", "donations.csv", "norms.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
+    gens = [pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed)]
+    pd.testing.assert_frame_equal(*gens)
+
+
+def test_the_dry_run_counts_the_calls_without_a_model(tmp_path: Path) -> None:
+    data = yaml.safe_load(Path("scenarios/population/donor_small.yaml").read_text())
+    path = tmp_path / "d.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["run", str(path), "--dry-run"])
+    assert result.exit_code == 0, result.output
+    p = data["population"]
+    donations = p["generations"] * 2 * p["agents"] * p["agents"] // 2
+    strategies = p["agents"] + (p["generations"] - 1) * p["agents"] // 2
+    text = " ".join(result.output.split())
+    assert str(donations) in text and str(strategies) in text
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"revision": {"rule": "imitate"}}, "revision.rule imitate is a matrix game's"),
+    ({"agents": 7}, "agents must be even"),
+    ({"network": {"kind": "ring"}}, "network.kind must be complete"),
+    ({"revision": {"rule": "select", "survivors": 0.05}}, "keeps no agent"),
+    ({"game": {"kind": "donor", "trace_depth": 0}}, "population.game.donor.trace_depth"),
+])  # fmt: skip
+def test_bad_donor_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
+    data = yaml.safe_load(Path("scenarios/population/donor_small.yaml").read_text())
+    data["population"] = {**data["population"], **change}
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert field in " ".join(result.output.split()), result.output
+    assert not (tmp_path / "out").exists()
