@@ -21,11 +21,10 @@ TEMPLATE_DIR = Path(__file__).parent
 def round_units(value: float) -> str:
     """A quantity as a prompt shows it: whole numbers without a decimal point, others to at most 2 places.
 
-    >>> round_units(10.0), round_units(12.5), round_units(1 / 3)
-    ('10', '12.5', '0.33')
+    >>> round_units(10.0), round_units(12.5), round_units(1 / 3), round_units(1234567.891)
+    ('10', '12.5', '0.33', '1234567.89')
     """
-    number = round(float(value), 2)
-    return str(int(number)) if number == int(number) else f"{number:g}"
+    return f"{float(value):.2f}".rstrip("0").rstrip(".")
 
 
 @lru_cache(maxsize=1)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sandbox.games.donor import (DonorMove, DonorRules, DonorView, final_scores, pairings, play_game,
-                                 play_generation, trace)  # fmt: skip
+                                 play_generation, trace, trace_text)  # fmt: skip
 
 
 def give(fraction: float):
@@ -115,3 +115,18 @@ def test_selection_scores_the_mean_of_both_games_or_the_notebooks_twice_the_last
     assert len(generation.records) == 2 * 12 * 6 and generation.scores.shape == (12,)
     with pytest.raises(ValueError, match="even number"):
         pairings(7, DonorRules(), np.random.default_rng(0))
+
+
+def test_the_trace_reads_newest_first_as_the_notebook_and_the_prompt_example() -> None:
+    rounds = [[(2, 3)], [(1, 2)], [(0, 1)]]  # C gives to D, then B to C, then A to B
+    records, _ = play_game(0, rounds, 4, DonorRules(), give(0.5))
+    text = trace_text(trace(records, 0, 3, depth=3), ["A", "B", "C", "D"])  # what A's next donor sees
+    assert text == ("In round 3, A donated 50% of their resources to B. In round 2, B donated 50% of their resources "
+                    "to C. In round 1, C donated 50% of their resources to D.")
+
+
+def test_an_answer_of_all_of_a_rounded_amount_is_legal_and_gives_what_there_is() -> None:
+    rules = DonorRules(multiplier=1.5)
+    records, final = play_game(0, [[(0, 1)]], 2, DonorRules(endowment=2 / 3), lambda v: DonorMove("donate", 0.67))
+    assert records[0].valid and records[0].amount == pytest.approx(2 / 3) and final[0] == 0.0
+    assert rules.multiplier == 1.5

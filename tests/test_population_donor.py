@@ -101,7 +101,7 @@ def test_a_fixed_member_always_survives(tmp_path: Path) -> None:
     assert population[population["fixed"]]["survived"].all()
 
 
-@pytest.mark.parametrize("stop_after", [5, 40, 75])
+@pytest.mark.parametrize("stop_after", [5, 40, 75, 90])
 def test_a_population_killed_mid_generation_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
     whole = run_population(donor(), tmp_path / "whole", models={"user": Recorder().model()})
     with pytest.raises(BaseException):
@@ -143,3 +143,48 @@ def test_bad_donor_input_exits_2_naming_the_field(tmp_path: Path, change: dict, 
     assert result.exit_code == 2, result.output
     assert field in " ".join(result.output.split()), result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_kill_between_a_generations_rows_and_its_state_resumes_to_identical_tables(tmp_path: Path) -> None:
+    whole = run_population(donor(), tmp_path / "whole", models={"user": Recorder().model()})
+
+    class Killed(BaseException):
+        pass
+
+    def kill(generation: int) -> None:
+        if generation == 0:
+            raise Killed
+
+    with pytest.raises(BaseException):
+        run_population(donor(), tmp_path / "cut", models={"user": Recorder().model()}, hooks=kill)
+    for name in ("population.csv", "donations.csv", "generations.csv", "norms.csv"):  # generation 1, half written
+        with (tmp_path / "cut" / name).open("a") as handle:
+            handle.write("1,0,half a ro")
+    resumed = resume_population(tmp_path / "cut", models={"user": Recorder().model()})
+    for table in ("population.csv", "donations.csv", "norms.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
+
+
+def test_ties_in_score_fall_by_a_seeded_draw_and_survivors_are_listed_best_first(tmp_path: Path) -> None:
+    recorder = Recorder(garbage=True)  # nobody gives: every score is 10
+    path = run_population(donor(8, 3, retries=0), tmp_path / "run", models={"user": recorder.model()})
+    population = pd.read_csv(path / "population.csv")
+    kept = [tuple(population[(population["generation"] == g) & population["survived"]]["agent"]) for g in (0, 1)]
+    assert kept[0] != (0, 1, 2, 3)  # not the lowest slots every time
+    assert len(set(kept[0])) == 4
+
+
+def test_a_punishment_is_not_counted_as_a_donation(tmp_path: Path) -> None:
+    model = scripted([(r"How many units", "Answer: Punish, 1"), (r".", "My strategy will be to punish.")])
+    path = run_population(donor(4, 1, punishment=True), tmp_path / "run", models={"user": model})
+    gens = pd.read_csv(path / "generations.csv")
+    assert gens["punishment_rate"].iloc[0] == 1.0 and pd.isna(gens["mean_donated_share"].iloc[0])
+
+
+def test_the_donor_game_refuses_the_matrix_games_settings(tmp_path: Path) -> None:
+    data = yaml.safe_load(Path("scenarios/population/donor_small.yaml").read_text())
+    data["population"]["revision"] = {"rule": "select", "mutation": 0.1}
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2 and "revision.mutation: not read by the donor game" in " ".join(result.output.split())

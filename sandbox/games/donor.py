@@ -119,7 +119,7 @@ def _notebook_rounds(order: Sequence[int]) -> list[list[tuple[int, int]]]:
     a, b = list(order[:half]), list(order[half:])
     first = []
     for r in range(half):
-        pairs = [(a[i], b[(i + r) % half]) for i in range(half)]
+        pairs = [(a[i], b[(i - r) % half]) for i in range(half)]  # the notebook rotates B backwards
         first.append(pairs if r % 2 == 0 else [(y, x) for x, y in pairs])
     return first + [[(y, x) for x, y in pairs] for pairs in first]
 
@@ -168,6 +168,9 @@ def round_views(game: int, r: int, pairs: list[tuple[int, int]], resources: np.n
                       trace(history, recipient, r, rules.trace_depth)) for donor, recipient in pairs]  # fmt: skip
 
 
+SHOWN_PRECISION = 0.005  # prompts show resources to 2 decimals: an answer of all of a shown 0.67 is legal
+
+
 def apply_round(views: Sequence[DonorView], moves: Sequence[DonorMove], resources: np.ndarray,
                 rules: DonorRules) -> list[DonorRecord]:  # fmt: skip
     """Carry out a round's moves on `resources` (in place); the round's records, illegal moves marked."""
@@ -175,17 +178,18 @@ def apply_round(views: Sequence[DonorView], moves: Sequence[DonorMove], resource
     for view, move in zip(views, moves):
         donor, recipient = view.donor, view.recipient
         valid = (move.action is not None and move.amount is not None and math.isfinite(move.amount)
-                 and 0 <= move.amount <= resources[donor] + 1e-9
+                 and 0 <= move.amount <= resources[donor] + SHOWN_PRECISION
                  and (move.action == "donate" or rules.punishment))  # fmt: skip
+        amount = min(move.amount, float(resources[donor])) if valid else None  # "all" of a rounded 0.67
         if valid and move.action == "donate":
-            resources[donor] -= move.amount
-            resources[recipient] += rules.multiplier * move.amount
+            resources[donor] -= amount
+            resources[recipient] += rules.multiplier * amount
         elif valid:
-            resources[donor] -= move.amount
-            resources[recipient] = max(0.0, resources[recipient] - rules.punishment_loss * move.amount)
+            resources[donor] -= amount
+            resources[recipient] = max(0.0, resources[recipient] - rules.punishment_loss * amount)
         records.append(DonorRecord(view.game, view.round, donor, recipient, view.donor_resources,
-                                   view.recipient_resources, move.action if valid else None,
-                                   move.amount if valid else None, valid, move.answer))  # fmt: skip
+                                   view.recipient_resources, move.action if valid else None, amount, valid,
+                                   move.answer))  # fmt: skip
     return records
 
 
@@ -201,46 +205,64 @@ def play_game(game: int, rounds: list[list[tuple[int, int]]], agents: int, rules
 
 
 def trace_text(entries: Sequence[DonorRecord], names: Sequence[str]) -> str:
-    """A trace as the donor reads it, oldest first: "In round r, X donated p% of their resources to Y." (the
+    """A trace as the donor reads it, newest first: "In round r, X donated p% of their resources to Y." (the
     notebook's wording; rounds counted from 1; a punishment says so; an illegal move is said to be none)."""
+    from prompts import round_units
+
     lines = []
-    for h in reversed(entries):
+    for h in entries:  # newest first, as the notebook's item[-3:][::-1] and the prompt's example
         donor, recipient = names[h.donor], names[h.recipient]
         if not h.valid:
             lines.append(f"In round {h.round + 1}, {donor} made no valid move towards {recipient}.")
         elif h.donor_before <= 0:
             lines.append(f"In round {h.round + 1}, {donor} had nothing to give {recipient}.")
         elif h.action == "donate":
-            lines.append(f"In round {h.round + 1}, {donor} donated {100 * h.share:.0f}% of their resources to "
-                         f"{recipient}.")  # fmt: skip
+            lines.append(f"In round {h.round + 1}, {donor} donated {round_units(100 * h.share)}% of their resources "
+                         f"to {recipient}.")  # fmt: skip
         else:
-            lines.append(f"In round {h.round + 1}, {donor} punished {recipient}, spending {100 * h.share:.0f}% of "
-                         "their resources.")  # fmt: skip
+            lines.append(f"In round {h.round + 1}, {donor} punished {recipient}, spending "
+                         f"{round_units(100 * h.share)}% of their resources.")  # fmt: skip
     return " ".join(lines)
 
 
-_NUMBER = r"(\d+(?:[.,]\d+)?)"
+_NUMBER = r"(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:[.,]\d+)?)"  # 1,500 is fifteen hundred; 1,5 is one and a half
+
+
+def _number(text: str) -> float | None:
+    value = float(text.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", text)
+                  else text.replace(",", "."))  # fmt: skip
+    return value if value >= 0 else None  # a negative amount is unreadable: asked again
 
 
 def parse_donation(answer: str, punishment: bool) -> tuple[Action, float] | None:
-    """The move in an answer, read as the notebook read it: after "Answer:", a number first (or, with punishment,
-    "Donate, x" or "Punish, x"); None when there is none.
+    """The move in an answer: after "Answer:" (bold marks allowed), a number first (or, with punishment, "Donate, x"
+    or "Punish, x" first), as the notebook read it; thousands separators are read as such and a negative amount as
+    no answer. None when there is none.
 
     >>> parse_donation("Justification: fair. Answer: 4.5 units", False)
     ('donate', 4.5)
+    >>> parse_donation("**Answer:** 1,500", False)
+    ('donate', 1500.0)
     >>> parse_donation("Answer: Punish, 2", True)
     ('punish', 2.0)
+    >>> parse_donation("Answer: I will not punish. Donate, 5", True) is None
+    True
     >>> parse_donation("I give 3", False) is None
     True
     """
     _, found, after = answer.partition("Answer:")
     if not found:
         return None
+    after = after.lstrip().lstrip("*").lstrip()
     if punishment:
-        match = re.search(r"(donate|punish).*?" + _NUMBER, after, re.IGNORECASE | re.DOTALL)
-        return (match.group(1).lower(), float(match.group(2).replace(",", "."))) if match else None  # type: ignore[return-value]
-    match = re.match(r"\s*" + _NUMBER, after)
-    return ("donate", float(match.group(1).replace(",", "."))) if match else None
+        match = re.match(r"(donate|punish)\s*,?\s*" + _NUMBER, after, re.IGNORECASE)
+        if not match or (amount := _number(match.group(2))) is None:
+            return None
+        return match.group(1).lower(), amount  # type: ignore[return-value]
+    match = re.match(_NUMBER, after)
+    if not match or (amount := _number(match.group(1))) is None:
+        return None
+    return "donate", amount
 
 
 STRATEGY_START = "My strategy will be"

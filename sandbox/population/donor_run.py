@@ -51,7 +51,7 @@ from sandbox.llm.contracts import CallInfo
 from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.llm.wrapper import acall
-from sandbox.population.scenario import LLM, PopulationScenario
+from sandbox.population.scenario import LLM, PopulationScenario, member_counts
 from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.summary import write_summary
@@ -82,9 +82,11 @@ class _Players:
         self.scenario, self.model = scenario, model
         game = scenario.population.game
         self.game = game
+        share = scenario.population.revision.survivors
         self.system = render("population/donor/system.j2", endowment=game.endowment, multiplier=game.multiplier,
                              punishment=game.punishment, punishment_loss=game.punishment_loss,
-                             trace_depth=game.trace_depth)  # fmt: skip
+                             trace_depth=game.trace_depth,
+                             survivors_text="half" if share == 0.5 else f"{round(100 * share)}%")  # fmt: skip
 
     async def _ask(self, prompt: str, *, seed: int, call: CallInfo) -> str:
         answer = await acall(self.model, [SystemMessage(self.system), HumanMessage(prompt)], seed=seed, call=call)
@@ -129,10 +131,7 @@ def _start_agents(scenario: PopulationScenario) -> list[dict[str, Any]]:
     """The first generation's agents, by slot: each member's share (largest remainders), placed by a seeded
     permutation; `llm` members have no strategy yet."""
     block = scenario.population
-    exact = np.array([m.share for m in block.members]) * block.agents
-    counts = np.floor(exact).astype(int)
-    for i in np.argsort(-(exact - counts), kind="stable")[: block.agents - counts.sum()]:
-        counts[i] += 1
+    counts = member_counts([m.share for m in block.members], block.agents)
     labels = generator(scenario.seed, Branch.POPULATION).permutation(np.repeat(np.arange(len(block.members)), counts))
     agents = []
     for slot, m in enumerate(labels):
@@ -143,11 +142,13 @@ def _start_agents(scenario: PopulationScenario) -> list[dict[str, Any]]:
     return agents
 
 
-def _select(scores: np.ndarray, agents: Sequence[dict[str, Any]], share: float) -> list[int]:
-    """The surviving slots: fixed members, then the best scores (the lower slot first on a tie) up to the share."""
+def _select(scores: np.ndarray, agents: Sequence[dict[str, Any]], share: float, rng: np.random.Generator) -> list[int]:
+    """The surviving slots: fixed members, then the best scores up to the share; ties fall by a seeded draw (the
+    notebook sorted a shuffled list)."""
     keep = max(1, round(len(agents) * share))
     fixed = [i for i, a in enumerate(agents) if a["fixed"]]
-    order = [i for i in sorted(range(len(agents)), key=lambda i: (-scores[i], i)) if i not in fixed]
+    draw = rng.permutation(len(agents))
+    order = [i for i in sorted(range(len(agents)), key=lambda i: (-scores[i], draw[i])) if i not in fixed]
     return sorted(fixed + order[: max(0, keep - len(fixed))])
 
 
@@ -207,8 +208,9 @@ async def _generation(path: Path, scenario: PopulationScenario, players: _Player
     block, started = scenario.population, time.perf_counter()
     missing = [i for i, a in enumerate(agents) if a["strategy"] is None]
     if missing:  # the first generation's llm members, or the new agents of the last selection
-        survivors = [{"name": a["name"], "strategy": a["strategy"], "score": a.get("score", math.nan)}
-                     for a in agents if a["strategy"] is not None and a.get("survived")]  # fmt: skip
+        survivors = sorted(({"name": a["name"], "strategy": a["strategy"], "score": a.get("score", math.nan)}
+                            for a in agents if a["strategy"] is not None and a.get("survived")),
+                           key=lambda a: -a["score"])  # best first, as the notebook listed them  # fmt: skip
         written = await asyncio.gather(*(players.strategy(agents[i]["name"], g, i, survivors) for i in missing))
         for i, result in zip(missing, written):
             agents[i].update(strategy=result["strategy"], found=result["found"],
@@ -232,9 +234,9 @@ async def _generation(path: Path, scenario: PopulationScenario, players: _Player
         records.extend(history)
         finals.append(resources.copy())
     scores = final_scores(finals, rules)
-    survived = _select(scores, agents, block.revision.survivors)
-    shares = {i: [h.share for h in records if h.donor == i and h.valid and not math.isnan(h.share)]
-              for i in range(block.agents)}  # fmt: skip
+    survived = _select(scores, agents, block.revision.survivors, generator(scenario.seed, Branch.META, g))
+    shares = {i: [h.share for h in records if h.donor == i and h.action == "donate" and not math.isnan(h.share)]
+              for i in range(block.agents)}  # a punishment is no donation  # fmt: skip
     mean_share = [float(np.mean(v)) if v else math.nan for v in shares.values()]
     _append(path / DONATIONS, [[g, h.game, h.round, h.donor, h.recipient, names[h.donor], names[h.recipient],
                                 h.donor_before, h.recipient_before, h.action or "", h.amount, h.share, h.valid,
@@ -242,7 +244,7 @@ async def _generation(path: Path, scenario: PopulationScenario, players: _Player
     _append(path / POPULATION, [[g, i, a["name"], a["born"], a["fixed"], a["strategy"], a["found"],
                                  round(float(scores[i]), 4), mean_share[i], i in survived]
                                 for i, a in enumerate(agents)])  # fmt: skip
-    valid = [h for h in records if h.valid and not math.isnan(h.share)]
+    valid = [h for h in records if h.action == "donate" and not math.isnan(h.share)]
     gap = _survivor_gap(mean_share, survived)
     _append(path / GENERATIONS, [[g, float(np.mean([h.share for h in valid])) if valid else math.nan,
                                   float(np.mean(np.stack(finals))), float(gap),

@@ -59,8 +59,11 @@ def dry_run(scenario: Any) -> Any:
     p = scenario.population
     if p.game.kind != "donor":
         return pd.DataFrame([], columns=columns)
-    llm = sum(round(m.share * p.agents) for m in p.members if m.strategy == "llm")
-    fixed = sum(round(m.share * p.agents) for m in p.members if m.fixed)
+    from sandbox.population.scenario import member_counts
+
+    counts = member_counts([m.share for m in p.members], p.agents)
+    llm = sum(n for m, n in zip(p.members, counts) if m.strategy == "llm")
+    fixed = sum(n for m, n in zip(p.members, counts) if m.fixed)
     replaced = max(0, p.agents - max(fixed, round(p.agents * p.revision.survivors)))
     rounds = p.agents if p.game.pairing == "notebook" else p.agents - 1
     donations = p.generations * p.game.games * rounds * (p.agents // 2)

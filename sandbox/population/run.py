@@ -29,7 +29,7 @@ import numpy as np
 
 from sandbox.files import read_csv, read_json
 from sandbox.population.dynamics import Neighbours, play, revise
-from sandbox.population.scenario import PopulationScenario
+from sandbox.population.scenario import PopulationScenario, member_counts
 from sandbox.population.strategies import MatchTable, canonical, payoff_table
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.scenario_file import load_run_scenario
@@ -69,10 +69,7 @@ class _Setup:
     def _assign(self, scenario: PopulationScenario) -> tuple[np.ndarray, np.ndarray]:
         """Each member's share of the agents (largest remainders), placed by a seeded permutation."""
         block = self.block
-        exact = np.array([m.share for m in block.members]) * block.agents
-        counts = np.floor(exact).astype(int)
-        for i in np.argsort(-(exact - counts), kind="stable")[: block.agents - counts.sum()]:
-            counts[i] += 1
+        counts = member_counts([m.share for m in block.members], block.agents)
         labels = np.repeat(np.arange(len(block.members)), counts)
         placed = generator(scenario.seed, Branch.POPULATION).permutation(labels)
         fixed = np.array([block.members[m].fixed for m in placed], dtype=bool)

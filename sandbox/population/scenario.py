@@ -9,6 +9,7 @@ on a networkx graph (`sandbox.scenario.Network`, shared with the societies).
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
@@ -18,7 +19,23 @@ from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.scenario import ModelConfig, Models, Network, Sampling
 from sandbox.schema import StrictModel
 
-__all__ = ["DonorGameSpec", "MatrixGameSpec", "Member", "PopulationBlock", "PopulationScenario", "Revision"]
+__all__ = ["DonorGameSpec", "MatrixGameSpec", "Member", "PopulationBlock", "PopulationScenario", "Revision",
+           "member_counts"]
+
+def member_counts(shares: list[float], agents: int) -> list[int]:
+    """How many agents each member gets: the shares times the agents, rounded by largest remainders (the counts sum
+    to `agents`; ties go to the earlier member).
+
+    >>> member_counts([1 / 3, 1 / 3, 1 / 3], 8)
+    [3, 3, 2]
+    """
+    exact = [share * agents for share in shares]
+    counts = [math.floor(x) for x in exact]
+    by_remainder = sorted(range(len(shares)), key=lambda i: -(exact[i] - counts[i]))
+    for i in by_remainder[: agents - sum(counts)]:
+        counts[i] += 1
+    return counts
+
 
 COMPLETE_STOCHASTIC_LIMIT = 2000  # a stochastic strategy on a complete graph plays n(n-1)/2 matches a generation
 
@@ -182,6 +199,11 @@ class PopulationBlock(StrictModel):
 
 
     def _donor_checks(self) -> None:
+        ignored = [f"revision.{f}" for f in ("beta", "mutation", "payoff")
+                   if getattr(self.revision, f) != Revision.model_fields[f].default]  # fmt: skip
+        ignored += ["self_play"] if self.self_play else []
+        if ignored:
+            raise ValueError(f"{', '.join(ignored)}: not read by the donor game")
         if self.revision.rule != "select":
             raise ValueError(f"revision.rule {self.revision.rule} is a matrix game's; the donor game revises by "
                              "select")  # fmt: skip
