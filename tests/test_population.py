@@ -191,7 +191,8 @@ def _write(tmp: Path, name: str, data: dict) -> Path:
     ({"agents": 10, "network": {"kind": "edges", "edges": [[0, 1], [1, 2]]}}, "fewer than the 10 agents"),
     ({"members": [{"strategy": "Cooperator", "share": 0.5}]}, "sum to 0.5"),
     ({"members": [{"strategy": "Tit For Tot", "share": 1.0}]}, "unknown axelrod strategy 'Tit For Tot'"),
-    ({"revision": {"rule": "reflect"}}, "population.revision.rule"),
+    ({"revision": {"rule": "learn"}}, "population.revision.rule"),
+    ({"revision": {"rule": "reflect"}}, "revision.rule reflect rewrites strategy texts"),
     ({"agents": 4, "network": {"kind": "edges", "edges": [[0, 0], [1, 2], [2, 3], [3, 0]]}}, "joins an agent to itself"),
     ({"agents": 4, "network": {"kind": "edges", "edges": [[-1, 1], [1, 2], [2, 3]]}}, "names agent -1"),
     ({"game": {"name": "bach_or_stravinsky"}}, "not symmetric"),
@@ -221,3 +222,18 @@ def test_the_cli_runs_and_resumes_a_population(tmp_path: Path) -> None:
     assert len(pd.read_csv(tmp_path / "run" / "population.csv")) == 150
     again = runner.invoke(app, ["resume", str(tmp_path / "run")])
     assert again.exit_code == 0, again.output
+
+
+def test_mutation_alone_drifts_and_spares_the_fixed(tmp_path: Path) -> None:
+    data = {"name": "drift", "seed": 2, "population": {
+        "agents": 200, "generations": 5, "game": {"name": "weak_prisoners_dilemma", "temptation": 1.5},
+        "members": [{"strategy": "Cooperator", "share": 0.5, "fixed": True}, {"strategy": "Defector", "share": 0.5}],
+        "network": {"kind": "ring_lattice", "k": 4}, "revision": {"rule": "mutate", "mutation": 0.2}}}  # fmt: skip
+    path = run_population(parse_kind("population", data), tmp_path / "run")
+    population = pd.read_csv(path / "population.csv")
+    assert (population[population["fixed"]]["strategy"] == "Cooperator").all()
+    free = population[~population["fixed"]]
+    last = free[free["generation"] == 4]["strategy"].value_counts(normalize=True)
+    # a free agent mutates with probability 0.2 to a strategy drawn from the two: p_C <- 0.1 + 0.8 p_C from 0, so
+    # 0.295 after 4 revisions (100 free agents: a standard deviation of 0.046); no imitation moves it
+    assert 0.1 < last.get("Cooperator", 0) < 0.5

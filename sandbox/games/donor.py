@@ -28,6 +28,11 @@ Pairings (`pairing`), each logged:
   reverses every pair. The paper's other rule, that a donor is a recipient
   in the next round, cannot hold beside it for more than n/2 rounds, so
   here it does not.
+* `network`: for populations on a graph (not in the paper). Each round is
+  a random maximal matching of the network's edges (an agent left without
+  a free neighbour sits the round out), the donor of each pair drawn;
+  `rounds` rounds (as many as agents by default); the second game reverses
+  every pair.
 
 A move the donor cannot make (more than its resources, a negative amount,
 an unreadable answer) is recorded as an illegal move and changes nothing;
@@ -61,11 +66,13 @@ class DonorRules:
     punishment: bool = False
     punishment_loss: float = 2.0
     trace_depth: int = 3
-    pairing: Literal["notebook", "round_robin"] = "notebook"
+    pairing: Literal["notebook", "round_robin", "network"] = "notebook"
     games: int = 2
     selection_score: Literal["mean", "notebook"] = "mean"
     """`mean`: the mean of the games' final resources (paper, footnote 3); `notebook`: twice the last game's
     (the authors' code, defect 1: it brings back the final-recipient advantage)."""
+    rounds: int | None = None
+    """`network` pairing: rounds of a game (None: as many as agents)."""
 
 
 @dataclass(frozen=True)
@@ -135,12 +142,32 @@ def _round_robin_rounds(order: Sequence[int]) -> list[list[tuple[int, int]]]:
     return rounds
 
 
-def pairings(agents: int, rules: DonorRules, rng: np.random.Generator) -> list[list[list[tuple[int, int]]]]:
-    """For each game, for each round, the (donor, recipient) pairs; agents shuffled once per generation."""
-    if agents < 2 or agents % 2:
-        raise ValueError(f"the donor game pairs agents: an even number of at least 2 is needed, not {agents}")
-    order = [int(x) for x in rng.permutation(agents)]
-    first = _notebook_rounds(order) if rules.pairing == "notebook" else _round_robin_rounds(order)
+Matching = Callable[[np.random.Generator], list[tuple[int, int]]]
+
+
+def _network_rounds(rounds: int, matching: Matching, rng: np.random.Generator) -> list[list[tuple[int, int]]]:
+    """`rounds` random maximal matchings of the network, each pair's donor drawn."""
+    result = []
+    for _ in range(rounds):
+        pairs = matching(rng)
+        flip = rng.random(len(pairs)) < 0.5
+        result.append([(b, a) if f else (a, b) for (a, b), f in zip(pairs, flip)])
+    return result
+
+
+def pairings(agents: int, rules: DonorRules, rng: np.random.Generator,
+             matching: Matching | None = None) -> list[list[list[tuple[int, int]]]]:  # fmt: skip
+    """For each game, for each round, the (donor, recipient) pairs; agents shuffled once per generation (`matching`:
+    a random maximal matching of the network, for the `network` pairing)."""
+    if rules.pairing == "network":
+        if matching is None:
+            raise ValueError("the network pairing needs the network's matching")
+        first = _network_rounds(rules.rounds or agents, matching, rng)
+    else:
+        if agents < 2 or agents % 2:
+            raise ValueError(f"the donor game pairs agents: an even number of at least 2 is needed, not {agents}")
+        order = [int(x) for x in rng.permutation(agents)]
+        first = _notebook_rounds(order) if rules.pairing == "notebook" else _round_robin_rounds(order)
     games = [first]
     for g in range(1, rules.games):
         games.append([[(y, x) for x, y in pairs] for pairs in games[g - 1]])  # every pair reversed
@@ -294,10 +321,10 @@ class Generation:
 
 
 def play_generation(agents: int, rules: DonorRules, decide: Callable[[DonorView], DonorMove],
-                    rng: np.random.Generator) -> Generation:  # fmt: skip
+                    rng: np.random.Generator, matching: Matching | None = None) -> Generation:  # fmt: skip
     """Every game of a generation, with fresh resources and traces each, and the agents' scores."""
     result = Generation()
-    for g, rounds in enumerate(pairings(agents, rules, rng)):
+    for g, rounds in enumerate(pairings(agents, rules, rng, matching)):
         records, final = play_game(g, rounds, agents, rules, decide)
         result.records.extend(records)
         result.finals.append(final)

@@ -9,8 +9,11 @@ Each generation:
 2. the generation's games are played (`sandbox.games.donor`): every donor of
    a round is asked at once (`donate.j2`), an unreadable answer is asked again
    up to `game.retries` times, then recorded as an illegal move;
-3. the top `revision.survivors` share by score keep their strategies (and
-   `fixed` members always do); the others are replaced by new agents.
+3. the agents revise (`revision.rule`): by `select`, the top
+   `revision.survivors` share by score keep their strategies (and `fixed`
+   members always do) and the others are replaced by new agents; by
+   `reflect`, `imitate` or `mutate`, each agent revises its own strategy
+   (`sandbox.population.donor_norms`).
 
 Every call goes through the LLM layer (cache, transcript, budget) as role
 `user`, with a seed from the run's seed tree, so a resumed run replays a
@@ -18,19 +21,19 @@ killed generation from the cache and ends with the same tables. The tables
 of a generation are written when it ends, with their sizes in `state.json`.
 
 Run directory (beside the common files): `population.csv` (generation x
-agent slot: name, strategy, score, donated share, survived), `donations.csv`
-(every move), `norms.csv` (every strategy written, with its author, its
-generation and the survivors it was written from), `generations.csv` (the
-paper's figures per generation), `summary.json`, `donations.png`.
+agent slot: name, norm id, strategy, score, donated share, survived),
+`donations.csv` (every move), `norms.csv` (every norm version: its id, the
+generation it is first played in, its author, the rule that made it, its
+parents' ids, the justification and the evidence shown), `revisions.csv`
+(every revision: rule, partner, probability, outcome, old and new norm),
+`generations.csv` (the paper's figures per generation), `edges.csv` (the
+network, empty for a complete one), `summary.json`, `donations.png`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import csv
-import json
 import math
-import os
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -43,7 +46,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from prompts import render
 from sandbox import run_dir as layout
 from sandbox.errors import RunFailedError
-from sandbox.files import read_csv, read_json
+from sandbox.files import read_csv
 from sandbox.games.donor import (DonorMove, DonorRecord, DonorView, apply_round, final_scores, pairings,
                                  parse_donation, parse_strategy, round_views, trace_text)  # fmt: skip
 from sandbox.llm.cache import ResponseCache
@@ -51,21 +54,25 @@ from sandbox.llm.contracts import CallInfo
 from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.llm.wrapper import acall
-from sandbox.population.scenario import LLM, PopulationScenario, member_counts
-from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_norms
+from sandbox.population.dynamics import Neighbours
+from sandbox.population.scenario import LLM, PopulationScenario, place_members
+from sandbox.population.tables import append_rows, load_state, save_state, start_tables
+from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.summary import write_summary
 
 __all__ = ["DONATIONS", "NORMS", "play_donor"]
 
-POPULATION, GENERATIONS, DONATIONS, NORMS, STATE = (
-    "population.csv", "generations.csv", "donations.csv", "norms.csv", "state.json")  # fmt: skip
+POPULATION, GENERATIONS, DONATIONS, NORMS, REVISIONS, EDGES = (
+    "population.csv", "generations.csv", "donations.csv", "norms.csv", "revisions.csv", "edges.csv")  # fmt: skip
 COLUMNS = {
-    POPULATION: ["generation", "agent", "name", "born", "fixed", "strategy", "strategy_found", "score",
+    POPULATION: ["generation", "agent", "name", "born", "fixed", "norm", "strategy", "strategy_found", "score",
                  "mean_donated_share", "survived"],
     DONATIONS: ["generation", "game", "round", "donor", "recipient", "donor_name", "recipient_name", "donor_before",
                 "recipient_before", "action", "amount", "share", "valid", "attempts"],
-    NORMS: ["generation", "author", "strategy", "found", "justification", "parents"],
+    NORMS: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
+    REVISIONS: REVISIONS_COLUMNS,
     GENERATIONS: ["generation", "mean_donated_share", "mean_final_resources", "survivor_gap", "punishment_rate",
                   "illegal_rate", "moves", "seconds"],
 }  # fmt: skip
@@ -76,39 +83,66 @@ def _seed(root: int, *path: int) -> int:
 
 
 class _Players:
-    """The population's LLM calls: strategies and donations, through one model stack."""
+    """The population's LLM calls (strategies, donations, revisions), through one model stack."""
 
     def __init__(self, scenario: PopulationScenario, model: BaseChatModel) -> None:
         self.scenario, self.model = scenario, model
         game = scenario.population.game
         self.game = game
         share = scenario.population.revision.survivors
+        self.common = {"punishment": game.punishment, "punishment_loss": game.punishment_loss,
+                       "trace_depth": game.trace_depth}  # fmt: skip
         self.system = render("population/donor/system.j2", endowment=game.endowment, multiplier=game.multiplier,
-                             punishment=game.punishment, punishment_loss=game.punishment_loss,
-                             trace_depth=game.trace_depth,
-                             survivors_text="half" if share == 0.5 else f"{round(100 * share)}%")  # fmt: skip
+                             rule=scenario.population.revision.rule, network=game.pairing == "network",
+                             survivors_text="half" if share == 0.5 else f"{round(100 * share)}%",
+                             **self.common)  # fmt: skip
 
     async def _ask(self, prompt: str, *, seed: int, call: CallInfo) -> str:
         answer = await acall(self.model, [SystemMessage(self.system), HumanMessage(prompt)], seed=seed, call=call)
         return str(answer.content).strip()
 
-    async def strategy(self, name: str, generation: int, slot: int, survivors: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        game, revision = self.game, self.scenario.population.revision
-        common = {"agent": name, "punishment": game.punishment, "punishment_loss": game.punishment_loss,
-                  "trace_depth": game.trace_depth}  # fmt: skip
-        if survivors:
-            prompt = render("population/donor/inherit.j2", survivors=survivors, show_scores=revision.show_scores,
-                            survivors_percent=round(100 * revision.survivors), **common)  # fmt: skip
-        else:
-            prompt = render("population/donor/strategy.j2", **common)
-        call = CallInfo(role="user", agent=name, run=0, epoch=generation, step="strategy")
-        answer = await self._ask(prompt, seed=_seed(self.scenario.seed, Branch.POLICY, generation, slot), call=call)
-        justification, strategy, found = parse_strategy(answer)
-        return {"strategy": strategy, "found": found, "justification": justification,
-                "parents": ";".join(s["name"] for s in survivors)}  # fmt: skip
+    async def _write(self, prompt: str, name: str, epoch: int, step: str, seed: int) -> dict[str, Any]:
+        call = CallInfo(role="user", agent=name, run=0, epoch=epoch, step=step)
+        justification, strategy, found = parse_strategy(await self._ask(prompt, seed=seed, call=call))
+        return {"strategy": strategy, "found": found, "justification": justification}
 
-    async def donate(self, view: DonorView, names: Sequence[str], strategies: Sequence[str], generation: int,
-                     history: Sequence[DonorRecord]) -> tuple[DonorMove, int]:  # fmt: skip
+    async def strategy(self, name: str, generation: int, slot: int, survivors: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """A strategy from the game's description (`survivors` empty) or from the survivors' (`select`)."""
+        revision = self.scenario.population.revision
+        if survivors:
+            prompt = render("population/donor/inherit.j2", agent=name, survivors=survivors,
+                            show_scores=revision.show_scores, survivors_percent=round(100 * revision.survivors),
+                            **self.common)  # fmt: skip
+        else:
+            prompt = render("population/donor/strategy.j2", agent=name, **self.common)
+        return await self._write(prompt, name, generation, "strategy",
+                                 _seed(self.scenario.seed, Branch.POLICY, generation, slot))  # fmt: skip
+
+    async def rewrite(self, name: str, generation: int, slot: int) -> dict[str, Any]:
+        """`mutate`: a new strategy written freely, from the game's description, after generation `generation`."""
+        prompt = render("population/donor/strategy.j2", agent=name, **self.common)
+        return await self._write(prompt, name, generation, "mutate",
+                                 _seed(self.scenario.seed, Branch.POLICY, generation, slot, 1))  # fmt: skip
+
+    async def reflect(self, name: str, strategy: str, generation: int, slot: int, evidence: str) -> dict[str, Any]:
+        """`reflect`: the agent's MetaLM rewrites its strategy from what happened to it in generation `generation`."""
+        prompt = render("population/donor/reflect.j2", agent=name, strategy=strategy, generation=generation + 1,
+                        evidence=evidence)  # fmt: skip
+        written = await self._write(prompt, name, generation, "reflect",
+                                    _seed(self.scenario.seed, Branch.POLICY, generation, slot, 2))  # fmt: skip
+        return {**written, "evidence": evidence}
+
+    async def merge(self, name: str, own: str, own_score: float, other: str, theirs: str, their_score: float,
+                    generation: int, slot: int) -> dict[str, Any]:  # fmt: skip
+        """`imitate` with `adopt: merge`: the LLM merges a neighbour's strategy into the agent's own."""
+        prompt = render("population/donor/merge.j2", agent=name, own=own, own_score=own_score, other=other,
+                        theirs=theirs, their_score=their_score)  # fmt: skip
+        written = await self._write(prompt, name, generation, "merge",
+                                    _seed(self.scenario.seed, Branch.POLICY, generation, slot, 3))  # fmt: skip
+        return {**written, "evidence": f"{other} (score {their_score:g}): {theirs}"}
+
+    async def donate(self, view: DonorView, names: Sequence[str], strategies: Sequence[str],
+                     generation: int) -> tuple[DonorMove, int]:  # fmt: skip
         game = self.game
         prompt = render("population/donor/donate.j2", agent=names[view.donor], strategy=strategies[view.donor],
                         generation=generation + 1, round=view.round + 1, recipient=names[view.recipient],
@@ -127,19 +161,20 @@ class _Players:
         return DonorMove(None, None, answer), game.retries + 1
 
 
-def _start_agents(scenario: PopulationScenario) -> list[dict[str, Any]]:
-    """The first generation's agents, by slot: each member's share (largest remainders), placed by a seeded
-    permutation; `llm` members have no strategy yet."""
+def _start_agents(scenario: PopulationScenario, book: NormBook) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    """The first generation's agents, by slot (`place_members`); `llm` members have no strategy yet, a given
+    text is norm version of its own (and its `norms.csv` row)."""
     block = scenario.population
-    counts = member_counts([m.share for m in block.members], block.agents)
-    labels = generator(scenario.seed, Branch.POPULATION).permutation(np.repeat(np.arange(len(block.members)), counts))
-    agents = []
-    for slot, m in enumerate(labels):
+    agents, rows, given = [], [], {}
+    for slot, m in enumerate(place_members(scenario)):
         member = block.members[int(m)]
         text = None if member.strategy == LLM else member.strategy
+        if text is not None and text not in given:
+            given[text], _ = book.add(text, True)
+            rows.append([0, given[text], "", "given", text, True, "", "", ""])
         agents.append({"name": f"1_{slot + 1}", "born": 0, "fixed": member.fixed, "strategy": text,
-                       "found": text is not None, "justification": "", "parents": ""})  # fmt: skip
-    return agents
+                       "found": text is not None, "norm": given.get(text) if text else None})  # fmt: skip
+    return agents, rows
 
 
 def _select(scores: np.ndarray, agents: Sequence[dict[str, Any]], share: float, rng: np.random.Generator) -> list[int]:
@@ -152,9 +187,18 @@ def _select(scores: np.ndarray, agents: Sequence[dict[str, Any]], share: float, 
     return sorted(fixed + order[: max(0, keep - len(fixed))])
 
 
-def _append(path: Path, rows: Sequence[Sequence[Any]]) -> None:
-    with path.open("a", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows(rows)
+class _Network:
+    """The population's network: the donor pairing's matchings and the neighbours that `imitate` draws from."""
+
+    def __init__(self, scenario: PopulationScenario) -> None:
+        from societies.network import build_network
+
+        block = scenario.population
+        self.graph = build_network(block.agents, block.network, generator(scenario.seed, Branch.NETWORK))
+        edges = None if self.graph.is_complete else np.array(sorted(self.graph.to_networkx().edges()),
+                                                              dtype=np.int64)  # fmt: skip
+        self.neighbours = Neighbours.from_edges(block.agents, edges)
+        self.matching = self.graph.maximal_matching if block.game.pairing == "network" else None
 
 
 async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
@@ -162,17 +206,19 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
     from sandbox.run_budget import budget_stop, run_ledgers
 
     path, block = run_dir.path, scenario.population
-    rules = block.game.rules()
-    state = read_json(path / STATE) if (path / STATE).is_file() else None
+    rules, network = block.game.rules(), _Network(scenario)
+    state = load_state(path)
     if state:
-        for name, size in state["bytes"].items():
-            os.truncate(path / name, size)
-        agents, done = state["agents"], state["generations_done"]
+        agents, done, book = state["agents"], state["generations_done"], NormBook(**state["norms"])
     else:
-        for name, columns in COLUMNS.items():
-            with (path / name).open("w", newline="", encoding="utf-8") as handle:
-                csv.writer(handle).writerow(columns)
-        agents, done = _start_agents(scenario), 0
+        start_tables(path, COLUMNS)
+        edges = network.neighbours.edges
+        start_tables(path, {EDGES: ["a", "b"]})
+        append_rows(path / EDGES, [] if edges is None else edges.tolist())
+        book = NormBook(check=block.revision.check)
+        agents, rows = _start_agents(scenario, book)
+        append_rows(path / NORMS, rows)
+        done = 0
     cache = ResponseCache(path / layout.CACHE)
     ledgers = run_ledgers(run_dir, scenario, ledgers)
     transcript = TranscriptWriter(path / layout.TRANSCRIPTS)
@@ -183,10 +229,9 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
     try:
         for g in range(done, block.generations):
             started = time.perf_counter()
-            agents = await _generation(path, scenario, players, agents, g, rules)
-            sizes = {name: (path / name).stat().st_size for name in COLUMNS}
-            atomic_write_text(path / STATE, json.dumps({"generations_done": g + 1, "bytes": sizes, "agents": agents,
-                                                        "seconds": time.perf_counter() - started}))  # fmt: skip
+            agents = await _generation(path, scenario, players, agents, g, rules, network, book)
+            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, norms=book.state(),
+                       seconds=time.perf_counter() - started)  # fmt: skip
             if hooks:
                 hooks(g)
     except BaseException as error:
@@ -202,62 +247,92 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
         cache.close()
 
 
+async def _write_missing(path: Path, players: _Players, agents: list[dict[str, Any]], g: int,
+                         book: NormBook) -> None:  # fmt: skip
+    """Agents without a strategy write one: the first generation's `llm` members from the game's description, the
+    new agents of the last selection from the survivors' strategies (with their scores, best first)."""
+    missing = [i for i, a in enumerate(agents) if a["strategy"] is None]
+    if not missing:
+        return
+    survivors = sorted(({"name": a["name"], "strategy": a["strategy"], "score": a.get("score", math.nan),
+                         "norm": a["norm"]} for a in agents if a["strategy"] is not None and a.get("survived")),
+                       key=lambda a: -a["score"])  # best first, as the notebook listed them  # fmt: skip
+    written = await asyncio.gather(*(players.strategy(agents[i]["name"], g, i, survivors) for i in missing))
+    parents = ";".join(str(s["norm"]) for s in survivors)
+    norm_rows, revision_rows = [], []
+    for i, result in zip(missing, written):
+        norm, outcome = book.add(result["strategy"], result["found"])
+        if norm is None:  # rejected by the check: a new agent has no norm to keep, so it holds the text unchecked
+            norm, outcome = book.next_id, "rejected, kept"
+            book.next_id += 1
+        agents[i].update(strategy=result["strategy"], found=result["found"], norm=norm)
+        if outcome != "duplicate":
+            norm_rows.append([g, norm, agents[i]["name"], "inherit" if survivors else "write", result["strategy"],
+                              result["found"], parents, result["justification"], ""])  # fmt: skip
+        if survivors:
+            revision_rows.append([g - 1, i, agents[i]["name"], "select", "", "", outcome,
+                                  agents[i].pop("replaced_norm", ""), norm])  # fmt: skip
+    append_rows(path / NORMS, norm_rows)
+    append_rows(path / REVISIONS, revision_rows)
+
+
 async def _generation(path: Path, scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]],
-                      g: int, rules: Any) -> list[dict[str, Any]]:  # fmt: skip
+                      g: int, rules: Any, network: _Network, book: NormBook) -> list[dict[str, Any]]:  # fmt: skip
     """Play generation `g` and write its rows; the next generation's agents."""
     block, started = scenario.population, time.perf_counter()
-    missing = [i for i, a in enumerate(agents) if a["strategy"] is None]
-    if missing:  # the first generation's llm members, or the new agents of the last selection
-        survivors = sorted(({"name": a["name"], "strategy": a["strategy"], "score": a.get("score", math.nan)}
-                            for a in agents if a["strategy"] is not None and a.get("survived")),
-                           key=lambda a: -a["score"])  # best first, as the notebook listed them  # fmt: skip
-        written = await asyncio.gather(*(players.strategy(agents[i]["name"], g, i, survivors) for i in missing))
-        for i, result in zip(missing, written):
-            agents[i].update(strategy=result["strategy"], found=result["found"],
-                             justification=result["justification"], parents=result["parents"])  # fmt: skip
-        _append(path / NORMS, [[g, agents[i]["name"], agents[i]["strategy"], agents[i]["found"],
-                                agents[i]["justification"], agents[i]["parents"]] for i in missing])  # fmt: skip
+    await _write_missing(path, players, agents, g, book)
     names = [a["name"] for a in agents]
     strategies = [a["strategy"] for a in agents]
     records: list[DonorRecord] = []
     attempts: dict[tuple[int, int, int], int] = {}
     finals = []
-    for game, rounds in enumerate(pairings(block.agents, rules, generator(scenario.seed, Branch.EPOCH, g))):
+    rounds_by_game = pairings(block.agents, rules, generator(scenario.seed, Branch.EPOCH, g), network.matching)
+    for game, rounds in enumerate(rounds_by_game):
         resources = np.full(block.agents, float(rules.endowment))
         history: list[DonorRecord] = []
         for r, pairs in enumerate(rounds):
             views = round_views(game, r, pairs, resources, history, rules)
-            answers = await asyncio.gather(*(players.donate(v, names, strategies, g, history) for v in views))
+            answers = await asyncio.gather(*(players.donate(v, names, strategies, g) for v in views))
             for view, (_, tries) in zip(views, answers):
                 attempts[(game, r, view.donor)] = tries
             history.extend(apply_round(views, [move for move, _ in answers], resources, rules))
         records.extend(history)
         finals.append(resources.copy())
     scores = final_scores(finals, rules)
-    survived = _select(scores, agents, block.revision.survivors, generator(scenario.seed, Branch.META, g))
+    select = block.revision.rule == "select"
+    rng = generator(scenario.seed, Branch.META, g)
+    survived = _select(scores, agents, block.revision.survivors, rng) if select else list(range(block.agents))
     shares = {i: [h.share for h in records if h.donor == i and h.action == "donate" and not math.isnan(h.share)]
               for i in range(block.agents)}  # a punishment is no donation  # fmt: skip
     mean_share = [float(np.mean(v)) if v else math.nan for v in shares.values()]
-    _append(path / DONATIONS, [[g, h.game, h.round, h.donor, h.recipient, names[h.donor], names[h.recipient],
-                                h.donor_before, h.recipient_before, h.action or "", h.amount, h.share, h.valid,
-                                attempts[(h.game, h.round, h.donor)]] for h in records])  # fmt: skip
-    _append(path / POPULATION, [[g, i, a["name"], a["born"], a["fixed"], a["strategy"], a["found"],
-                                 round(float(scores[i]), 4), mean_share[i], i in survived]
-                                for i, a in enumerate(agents)])  # fmt: skip
+    append_rows(path / DONATIONS, [[g, h.game, h.round, h.donor, h.recipient, names[h.donor], names[h.recipient],
+                                    h.donor_before, h.recipient_before, h.action or "", h.amount, h.share, h.valid,
+                                    attempts[(h.game, h.round, h.donor)]] for h in records])  # fmt: skip
+    append_rows(path / POPULATION, [[g, i, a["name"], a["born"], a["fixed"], a["norm"], a["strategy"], a["found"],
+                                     round(float(scores[i]), 4), mean_share[i], i in survived]
+                                    for i, a in enumerate(agents)])  # fmt: skip
     valid = [h for h in records if h.action == "donate" and not math.isnan(h.share)]
-    gap = _survivor_gap(mean_share, survived)
-    _append(path / GENERATIONS, [[g, float(np.mean([h.share for h in valid])) if valid else math.nan,
-                                  float(np.mean(np.stack(finals))), float(gap),
-                                  sum(h.action == "punish" for h in records) / len(records),
-                                  sum(not h.valid for h in records) / len(records), len(records),
-                                  round(time.perf_counter() - started, 3)]])  # fmt: skip
+    moves = max(1, len(records))
+    append_rows(path / GENERATIONS, [[g, float(np.mean([h.share for h in valid])) if valid else math.nan,
+                                      float(np.mean(np.stack(finals))), float(_survivor_gap(mean_share, survived)),
+                                      sum(h.action == "punish" for h in records) / moves,
+                                      sum(not h.valid for h in records) / moves, len(records),
+                                      round(time.perf_counter() - started, 3)]])  # fmt: skip
+    if g + 1 == block.generations:  # no revision after the last generation
+        return agents
+    if not select:
+        following, norm_rows, revision_rows = await revise_norms(players, agents, g, records, finals, scores,
+                                                                 network.neighbours, book, block.revision, rng)  # fmt: skip
+        append_rows(path / NORMS, norm_rows)
+        append_rows(path / REVISIONS, revision_rows)
+        return following
     following = []
     for i, agent in enumerate(agents):
         if i in survived:
             following.append({**agent, "score": float(scores[i]), "survived": True})
         else:  # a new agent takes the slot; it writes its strategy at the start of the next generation
             following.append({"name": f"{g + 2}_{i + 1}", "born": g + 1, "fixed": False, "strategy": None,
-                              "found": False, "justification": "", "parents": "", "survived": False})  # fmt: skip
+                              "found": False, "norm": None, "replaced_norm": agent["norm"], "survived": False})  # fmt: skip
     return following
 
 
@@ -291,17 +366,37 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario) -> None:
     donation = gens["mean_donated_share"].to_numpy(dtype=float)
     ok = ~np.isnan(donation)
     slope = float(np.polyfit(gens["generation"][ok], donation[ok], 1)[0]) if ok.sum() >= 2 else math.nan
+    block = scenario.population
+    norms = read_csv(path / NORMS)
+    revisions = read_csv(path / REVISIONS)
+    degree = _Network(scenario).neighbours.degree()
     write_summary(run_dir, {
-        "scenario": scenario.name, "agents": scenario.population.agents,
-        "generations": scenario.population.generations, "game": "donor", "rule": "select",
-        "network": "complete", "mean_degree": float(scenario.population.agents - 1),
+        "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "donor",
+        "rule": block.revision.rule, "network": block.network.kind, "mean_degree": float(degree.mean()),
+        "norm_versions": len(norms), "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
         "donation_by_generation": [None if math.isnan(v) else round(float(v), 4) for v in donation],
         "donation_slope_per_generation": None if math.isnan(slope) else round(slope, 5),
         "final_resources_by_generation": [round(float(v), 3) for v in gens["mean_final_resources"]],
         "survivor_gap_by_generation": [None if math.isnan(v) else round(float(v), 4) for v in gens["survivor_gap"]],
         "punishment_rate": float((gens["punishment_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "calls": len(records), "model": scenario.models.user.spec,
+        "calls": len(records), "model": scenario.models.user.spec, **_norm_map_summary(path),
     }, kind="population")  # fmt: skip
     plot_donations(path).savefig(path / "donations.png", dpi=120)
     run_dir.write_status("complete")
+
+
+def _norm_map_summary(path: Path) -> dict[str, Any]:
+    """Write the run's norm map (`sandbox.population.norm_map`); its headline figures for the summary."""
+    from sandbox.errors import ModelUnavailableError
+    from sandbox.population.norm_map import write_norm_map
+
+    try:
+        result = write_norm_map(path)
+    except ModelUnavailableError as error:  # MiniLM not installed: the run stands, without its map
+        return {"norm_map": f"not made: {error}"}
+    d = result.diversity
+    return {"norm_clusters": len(result.clusters), "norm_clusters_by_generation": d["clusters"].tolist(),
+            "norm_entropy_bits_by_generation": d["entropy_bits"].round(4).tolist(),
+            "norm_drift_by_generation": d["drift"].round(4).tolist(),
+            "dominant_norm": str(result.clusters.sort_values("agents_last", ascending=False)["name"].iloc[0])}

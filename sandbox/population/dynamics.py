@@ -28,7 +28,7 @@ import numpy as np
 
 from sandbox.population.strategies import MatchTable
 
-__all__ = ["Neighbours", "Play", "play", "revise"]
+__all__ = ["Neighbours", "Play", "play", "random_neighbour", "revise"]
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def play(strategies: np.ndarray, table: MatchTable, neighbours: Neighbours, *, s
     return Play(payoff, cooperation)
 
 
-def _random_neighbour(neighbours: Neighbours, rng: np.random.Generator) -> np.ndarray:
+def random_neighbour(neighbours: Neighbours, rng: np.random.Generator) -> np.ndarray:
     """For each agent, one neighbour drawn uniformly (an isolated agent draws itself)."""
     n = neighbours.size
     if neighbours.complete:
@@ -129,12 +129,12 @@ def revise(strategies: np.ndarray, outcome: Play, neighbours: Neighbours, *, rul
     n, payoff = neighbours.size, outcome.payoff
     new = strategies.copy()
     if rule == "imitate":
-        model = _random_neighbour(neighbours, rng)
+        model = random_neighbour(neighbours, rng)
         with np.errstate(over="ignore"):
             adopt = rng.random(n) < 1.0 / (1.0 + np.exp(-beta * (payoff[model] - payoff)))
         new = np.where(adopt, strategies[model], strategies)
     elif rule == "proportional":
-        model = _random_neighbour(neighbours, rng)
+        model = random_neighbour(neighbours, rng)
         degree = neighbours.degree()
         scale = np.maximum(degree, degree[model]) * spread
         gain = payoff[model] - payoff
@@ -152,7 +152,7 @@ def revise(strategies: np.ndarray, outcome: Play, neighbours: Neighbours, *, rul
                 top = around[np.argmax(payoff[around])]
                 if payoff[top] > payoff[x]:
                     new[x] = strategies[top]
-    else:
+    elif rule != "mutate":  # mutate: mutation alone changes strategies
         raise ValueError(f"unknown revision rule {rule!r}")
     if mutation > 0:
         mutate = rng.random(n) < mutation

@@ -42,17 +42,23 @@ def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None
 def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     p = scenario.population
     if p.game.kind == "donor":
-        return (f"donor-game population of {p.agents} agents, {p.generations} generations, the top "
-                f"{p.revision.survivors:.0%} survive; members {scenario.models.user.spec} as role user")  # fmt: skip
+        how = {"select": f"the top {p.revision.survivors:.0%} survive",
+               "reflect": "each agent reflects on its play and rewrites its strategy",
+               "imitate": f"each agent imitates a better neighbour (Fermi, beta {p.revision.beta:g}, {p.revision.adopt})",
+               "mutate": f"strategies rewritten freely with probability {p.revision.mutation:g}"}[p.revision.rule]
+        return (f"donor-game population of {p.agents} agents on a {p.network.kind} network, {p.generations} "
+                f"generations, {how}; members {scenario.models.user.spec} as role user")  # fmt: skip
     members = ", ".join(f"{m.strategy} {m.share:.0%}" + (" (fixed)" if m.fixed else "") for m in p.members)
     return (f"population of {p.agents} agents on a {p.network.kind} network, {p.generations} generations of "
             f"{p.game.name}, revision {p.revision.rule}; {members}")  # fmt: skip
 
 
 def dry_run(scenario: Any) -> Any:
-    """Scripted members call no model (an empty estimate); a donor-game population's calls, counted from its rules:
-    the strategies written (every `llm` member, then the new agents of each generation) and one donation per donor
-    and round, first asks only (an unreadable answer is asked again, up to `game.retries` times)."""
+    """Scripted members call no model (an empty estimate); a donor-game population's calls, counted from its rules,
+    first asks only (an unreadable answer is asked again, up to `game.retries` times): the strategies written
+    (every `llm` member, then each generation's new agents under select), one donation per donor and round (at most
+    one per pair of a maximal matching on a network), and the revisions between generations (reflect: every agent
+    not fixed; imitate with merge and mutate: at most that many, as they fall by chance)."""
     import pandas as pd
 
     columns = ["role", "calls", "cache_hits", "prompt_tokens", "max_answer_tokens"]
@@ -64,16 +70,21 @@ def dry_run(scenario: Any) -> Any:
     counts = member_counts([m.share for m in p.members], p.agents)
     llm = sum(n for m, n in zip(p.members, counts) if m.strategy == "llm")
     fixed = sum(n for m, n in zip(p.members, counts) if m.fixed)
-    replaced = max(0, p.agents - max(fixed, round(p.agents * p.revision.survivors)))
-    rounds = p.agents if p.game.pairing == "notebook" else p.agents - 1
+    rounds = {"notebook": p.agents, "round_robin": p.agents - 1, "network": p.game.rounds or p.agents}[p.game.pairing]
     donations = p.generations * p.game.games * rounds * (p.agents // 2)
-    strategies = llm + replaced * (p.generations - 1)
+    strategies, revisions = llm, 0
+    if p.revision.rule == "select":
+        strategies += max(0, p.agents - max(fixed, round(p.agents * p.revision.survivors))) * (p.generations - 1)
+    elif p.revision.rule == "reflect" or p.revision.mutation or p.revision.adopt == "merge":
+        revisions = (p.agents - fixed) * (p.generations - 1)
     answer, spec = scenario.models.user.sampling.max_tokens, scenario.models.user.spec
-    return pd.DataFrame([{"role": "user (strategies)", "model": spec, "calls": strategies, "cache_hits": 0,
-                          "prompt_tokens": 600 * strategies, "max_answer_tokens": answer * strategies},
-                         {"role": "user (donations)", "model": spec, "calls": donations, "cache_hits": 0,
-                          "prompt_tokens": 700 * donations, "max_answer_tokens": answer * donations}],
-                        columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
+    rows = [("user (strategies)", strategies, 600), ("user (donations)", donations, 700)]
+    if revisions:
+        rows.append((f"user ({p.revision.rule}, at most)" if p.revision.rule != "reflect" or p.revision.mutation
+                     else "user (reflect)", revisions, 1200))  # fmt: skip
+    return pd.DataFrame([{"role": role, "model": spec, "calls": calls, "cache_hits": 0,
+                          "prompt_tokens": tokens * calls, "max_answer_tokens": answer * calls}
+                         for role, calls, tokens in rows], columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
 
 
 def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
@@ -92,7 +103,8 @@ def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | No
     """`sandbox resume` of a population run (the `--max-*` options raise an LLM population's budget)."""
     from sandbox.files import read_json
     from sandbox.population.commands import with_progress, generations_table
-    from sandbox.population.run import STATE, resume_population
+    from sandbox.population.run import resume_population
+    from sandbox.population.tables import STATE
     from sandbox.run_budget import raise_budget
     from sandbox.scenario_file import load_run_scenario
 
@@ -108,8 +120,9 @@ POPULATION = RunKind(
     block="population",
     precedence=50,
     title="a population scenario",
-    description="Emergent norms: every agent revises its own strategy each generation (payoff imitation by the "
-    "Fermi rule, Nowak & May's best neighbour, mutation) on a network; scripted axelrod strategies.",
+    description="Emergent norms: every agent revises its own strategy each generation on a network: scripted axelrod "
+    "strategies by payoff imitation (Fermi rule, Santos & Pacheco, Nowak & May's best neighbour, mutation); LLM "
+    "agents in Vallinder & Hughes' donor game by selection, reflection, imitation or mutation of their texts.",
     model="sandbox.population.scenario:PopulationScenario",
     run="sandbox.population.kind:run",
     resume="sandbox.population.kind:resume",
@@ -120,7 +133,8 @@ POPULATION = RunKind(
     cli_run="sandbox.population.kind:cli_run",
     cli_resume="sandbox.population.kind:cli_resume",
     tables={"population": "population.csv", "generations": "generations.csv", "edges": "edges.csv",
-            "donations": "donations.csv", "norms": "norms.csv", "transcripts": "transcripts.jsonl"},
+            "donations": "donations.csv", "norms": "norms.csv", "revisions": "revisions.csv",
+            "transcripts": "transcripts.jsonl"},
     benchmarks={"population": "sandbox.population.bench:bench_population"},
     example="scenarios/population/pd_grid_nowak_may.yaml",
     budget=True,

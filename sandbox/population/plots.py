@@ -1,15 +1,18 @@
 """Plots of population runs: cooperation and the strategies' shares over generations, cooperation over seeds
-with 95% CIs, and the network coloured by strategy."""
+with 95% CIs, the network coloured by strategy or norm cluster, and the norm map (cluster shares as a stream plot,
+diversity and drift) with the lineage of a norm."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-__all__ = ["donor_runs", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_network", "runs_table"]
+__all__ = ["donor_runs", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage",
+           "plot_network", "plot_norm_map", "runs_table"]
 
 
 def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
@@ -94,9 +97,11 @@ def plot_cooperation_over_seeds(runs: pd.DataFrame, by: str = "network", title: 
     return fig
 
 
-def plot_network(run: str | Path, generations: list[int] | None = None, max_nodes: int = 2500) -> Figure:
-    """The run's network with each agent coloured by its strategy, at a few generations (first, middle, last by
-    default); a grid is drawn as a grid, any other graph with a seeded spring layout."""
+def plot_network(run: str | Path, generations: list[int] | None = None, max_nodes: int = 2500,
+                 colour_by: str = "strategy") -> Figure:  # fmt: skip
+    """The run's network with each agent coloured by its strategy (`colour_by="cluster"`: its norm's cluster, from
+    the norm map), at a few generations (first, middle, last by default); a grid is drawn as a grid, a complete
+    network as a circle without its edges, any other graph with a seeded spring layout."""
     import networkx as nx
 
     from sandbox.files import read_csv, read_yaml
@@ -118,6 +123,11 @@ def plot_network(run: str | Path, generations: list[int] | None = None, max_node
         positions = {n: (n % side, -(n // side)) for n in graph.nodes}
     else:
         positions = nx.spring_layout(graph, seed=0) if len(edges) else nx.circular_layout(graph)
+    if colour_by == "cluster":
+        clusters = read_csv(run / "norm_clusters.csv").set_index("norm")["cluster"]
+        population = population.assign(strategy=[f"cluster {clusters[int(n)]}" for n in population["norm"]])
+    measure, label = (("cooperation", "cooperation") if "cooperation" in population
+                      else ("mean_donated_share", "donated share"))  # fmt: skip
     names = sorted(population["strategy"].unique())
     palette = dict(zip(names, ["#4c72b0", "#c44e52", "#55a868", "#dd8452", "#8172b3", "#937860"] * 10))
     fig = Figure(figsize=(4.2 * len(generations), 4.4))
@@ -132,17 +142,17 @@ def plot_network(run: str | Path, generations: list[int] | None = None, max_node
         base = 8 if small else 25
         sizes = [base * max(1.0, d / mean_degree) for _, d in graph.degree()]  # hubs drawn larger
         nx.draw_networkx_nodes(graph, positions, ax=ax, node_color=colours, node_size=sizes, linewidths=0)
-        ax.set_title(f"generation {g}: agents' mean cooperation {rows['cooperation'].mean():.0%}", fontsize=9)
+        ax.set_title(f"generation {g}: agents' mean {label} {rows[measure].mean():.0%}", fontsize=9)
         ax.set_axis_off()
-    handles = [Line2D([], [], marker="o", linestyle="", color=palette[n], label=n) for n in names]
-    fig.legend(handles=handles, loc="lower center", ncol=len(names), fontsize=8)
+    handles = [Line2D([], [], marker="o", linestyle="", color=palette[n], label=n[:40]) for n in names]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(names), 4), fontsize=8)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
 
 def plot_donations(run: str | Path) -> Figure:
     """A donor-game population (Vallinder & Hughes' Fig. 6 style): left, each agent slot's mean donated share per
-    generation, a black mark where a new agent took the slot; right, the mean donated share and the survivors'
+    generation, a black mark where a new agent took the slot and a white one where an agent changed its norm; right, the mean donated share and the survivors'
     minus the others' (normalised) per generation."""
     import numpy as np
 
@@ -153,6 +163,7 @@ def plot_donations(run: str | Path) -> Figure:
     gens = read_csv(run / "generations.csv")
     grid = population.pivot(index="agent", columns="generation", values="mean_donated_share")
     born = population.pivot(index="agent", columns="generation", values="born")
+    norm = population.pivot(index="agent", columns="generation", values="norm") if "norm" in population else born
     fig = Figure(figsize=(11, 4.2))
     left, right = fig.subplots(1, 2)
     image = left.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis", vmin=0, vmax=1,
@@ -161,10 +172,12 @@ def plot_donations(run: str | Path) -> Figure:
         for g in range(1, born.shape[1]):
             if born.iloc[slot, g] == g:
                 left.plot([g - 0.5, g - 0.5], [slot - 0.5, slot + 0.5], color="black", linewidth=2)
+            elif norm.iloc[slot, g] != norm.iloc[slot, g - 1]:
+                left.plot([g - 0.5, g - 0.5], [slot - 0.5, slot + 0.5], color="white", linewidth=2)
     fig.colorbar(image, ax=left, label="mean donated share")
     left.set_xlabel("generation")
     left.set_ylabel("agent slot")
-    left.set_title("Donated share (black: a new agent)", fontsize=10)
+    left.set_title("Donated share (black: a new agent; white: a new norm)", fontsize=10)
     right.plot(gens["generation"], gens["mean_donated_share"], marker="o", label="mean donated share")
     right.plot(gens["generation"], gens["survivor_gap"], marker="s", linestyle="--",
                label="survivors - others (normalised)")  # fmt: skip
@@ -174,4 +187,86 @@ def plot_donations(run: str | Path) -> Figure:
     right.set_title("Donations over generations", fontsize=10)
     right.legend(fontsize=8)
     fig.tight_layout()
+    return fig
+
+
+def plot_norm_map(result: Any) -> Figure:
+    """A norm map (`sandbox.population.norm_map.NormMap`): left, each cluster's share of the agents per generation
+    as a stream plot, labelled by its central text; right, diversity (entropy in bits, mean pairwise distance) and
+    drift from the first generation."""
+    import textwrap
+
+    import numpy as np
+
+    shares, diversity, clusters = result.shares, result.diversity, result.clusters
+    fig = Figure(figsize=(12, 4.6))
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+    columns = [c for c in shares.columns if c != "generation"]
+    x = shares["generation"].to_numpy()
+    if len(x) > 1:
+        left.stackplot(x, *(shares[c].to_numpy() for c in columns), baseline="wiggle",
+                       labels=[textwrap.shorten(n, 60) for n in clusters["name"]])  # fmt: skip
+    else:
+        left.bar(x, shares[columns].to_numpy()[0], label=list(clusters["name"]))
+    left.set_xlabel("generation")
+    left.set_xticks(x)
+    left.set_yticks([])
+    left.set_title("Norm clusters: share of the agents (stream plot)", fontsize=10)
+    left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncol=1)
+    right.plot(diversity["generation"], diversity["entropy_bits"], marker="o", label="entropy of clusters (bits)")
+    twin = right.twinx()
+    twin.plot(diversity["generation"], diversity["mean_pairwise_distance"], marker="s", color="C1",
+              label="mean pairwise distance")  # fmt: skip
+    twin.plot(diversity["generation"], diversity["drift"], marker="^", color="C2", label="drift from generation 0")
+    twin.set_ylabel("cosine distance")
+    right.set_ylabel("bits")
+    right.set_xlabel("generation")
+    right.set_xticks(np.asarray(diversity["generation"]))
+    right.set_title("Diversity and drift", fontsize=10)
+    lines = right.get_legend_handles_labels()
+    more = twin.get_legend_handles_labels()
+    right.legend(lines[0] + more[0], lines[1] + more[1], fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_lineage(run: str | Path, norm: int | None = None) -> Figure:
+    """The lineage of a norm (the one most agents hold in the last generation by default): it and its ancestors,
+    by the generation each was first played in, an arrow from each parent; each labelled with its id and rule."""
+    import textwrap
+
+    import networkx as nx
+
+    from sandbox.files import read_csv
+
+    run = Path(run)
+    norms = read_csv(run / "norms.csv", dtype={"parents": str}).set_index("norm")
+    if norm is None:
+        population = read_csv(run / "population.csv")
+        last = population[population["generation"] == population["generation"].max()]
+        norm = int(last["norm"].mode().min())
+    graph = nx.DiGraph()
+    for n, row in norms.iterrows():
+        graph.add_node(int(n))
+        for parent in str(row["parents"] or "").split(";"):
+            if parent.strip() and parent.strip() != "nan":
+                graph.add_edge(int(float(parent)), int(n))
+    tree = graph.subgraph(nx.ancestors(graph, norm) | {norm})
+    by_generation: dict[int, list[int]] = {}
+    for n in sorted(tree.nodes):
+        by_generation.setdefault(int(norms.loc[n, "generation"]), []).append(n)
+    positions = {n: (g, i - (len(ns) - 1) / 2) for g, ns in by_generation.items() for i, n in enumerate(ns)}
+    fig = Figure(figsize=(3.2 * max(2, len(by_generation)), 1.2 * max(3, max(len(v) for v in by_generation.values()))))
+    ax = fig.subplots()
+    nx.draw_networkx_edges(tree, positions, ax=ax, arrows=True, alpha=0.5)
+    nx.draw_networkx_nodes(tree, positions, ax=ax, node_size=60,
+                           node_color=["#c44e52" if n == norm else "#4c72b0" for n in tree.nodes])  # fmt: skip
+    for n, (x, y) in positions.items():
+        text = textwrap.shorten(str(norms.loc[n, "strategy"]), 70)
+        ax.annotate(f"#{n} {norms.loc[n, 'rule']}: " + "\n".join(textwrap.wrap(text, 28)), (x, y), fontsize=6,
+                    xytext=(4, 4), textcoords="offset points")  # fmt: skip
+    ax.set_xlabel("generation first played")
+    ax.set_title(f"The lineage of norm #{norm}", fontsize=10)
+    ax.tick_params(left=False, labelleft=False)
+    ax.margins(x=0.25, y=0.2)
     return fig

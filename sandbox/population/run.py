@@ -18,8 +18,6 @@ after a kill writes the same tables as one that was not killed.
 from __future__ import annotations
 
 import csv
-import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,11 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from sandbox.files import read_csv, read_json
+from sandbox.files import read_csv
 from sandbox.population.dynamics import Neighbours, play, revise
-from sandbox.population.scenario import PopulationScenario, member_counts
+from sandbox.population.scenario import PopulationScenario, place_members
 from sandbox.population.strategies import MatchTable, canonical, payoff_table
-from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
+from sandbox.population.tables import load_state, save_state
+from sandbox.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.scenario_file import load_run_scenario
 from sandbox.seeding import Branch, generator
 from sandbox.summary import write_summary
@@ -41,7 +40,6 @@ __all__ = ["GENERATIONS", "POPULATION", "run_population", "resume_population"]
 POPULATION = "population.csv"
 GENERATIONS = "generations.csv"
 EDGES = "edges.csv"
-STATE = "state.json"
 PLOT = "cooperation.png"
 
 Hook = Callable[[int], Any] | None
@@ -56,37 +54,26 @@ class _Setup:
         block = scenario.population
         self.block = block
         self.names = [canonical(m.strategy) for m in block.members]
-        self.table = MatchTable(self.names, payoff_table(block.game.name, block.game.temptation), block.game.turns)
+        table = payoff_table(block.game.name, block.game.temptation)
+        self.table = MatchTable(self.names, table, block.game.turns)
         network = build_network(block.agents, block.network, generator(scenario.seed, Branch.NETWORK))
         edges = None if network.is_complete else np.array(sorted(network.to_networkx().edges()), dtype=np.int64)
         self.neighbours = Neighbours.from_edges(block.agents, edges)
         self.pool = np.arange(len(self.names))
-        table = payoff_table(block.game.name, block.game.temptation)
         own = [table.payoffs(a, b)[0] for a in "CD" for b in "CD"]
         self.spread = max(own) - min(own)  # D of the proportional rule: T - S in the prisoner's dilemma
-        self.start, self.fixed = self._assign(scenario)
-
-    def _assign(self, scenario: PopulationScenario) -> tuple[np.ndarray, np.ndarray]:
-        """Each member's share of the agents (largest remainders), placed by a seeded permutation."""
-        block = self.block
-        counts = member_counts([m.share for m in block.members], block.agents)
-        labels = np.repeat(np.arange(len(block.members)), counts)
-        placed = generator(scenario.seed, Branch.POPULATION).permutation(labels)
-        fixed = np.array([block.members[m].fixed for m in placed], dtype=bool)
-        return placed.astype(np.int64), fixed
+        self.start = place_members(scenario)
+        self.fixed = np.array([block.members[m].fixed for m in self.start], dtype=bool)
 
 
 def _play(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook) -> Path:
     setup, block = _Setup(scenario), scenario.population
     path = run_dir.path
-    state = read_json(path / STATE) if (path / STATE).is_file() else None
+    state = load_state(path)  # cuts what a kill left after the last finished generation (a partial row included)
     done = state["generations_done"] if state else 0
     strategies = np.array(state["strategies"], dtype=np.int64) if state else setup.start
     share_columns = [f"share {name}" for name in setup.names]
-    if state:  # cut what a kill left after the last finished generation (a partial row included)
-        for name in (POPULATION, GENERATIONS):
-            os.truncate(path / name, state["bytes"][name])
-    else:
+    if not state:
         edges = setup.neighbours.edges if setup.neighbours.edges is not None else np.zeros((0, 2), dtype=np.int64)
         _write_csv(path / EDGES, ["a", "b"], edges.tolist())
         _write_csv(path / POPULATION, ["generation", "agent", "strategy", "fixed", "payoff", "cooperation"], [])
@@ -112,10 +99,7 @@ def _play(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook) -> P
                                *np.round(shares, 6).tolist(), round(time.perf_counter() - started, 4)])
             agents_file.flush()
             gens_file.flush()
-            sizes = {POPULATION: os.fstat(agents_file.fileno()).st_size,
-                     GENERATIONS: os.fstat(gens_file.fileno()).st_size}  # fmt: skip
-            atomic_write_text(path / STATE, json.dumps({"generations_done": g + 1, "bytes": sizes,
-                                                        "strategies": strategies.tolist()}))  # fmt: skip
+            save_state(path, (POPULATION, GENERATIONS), generations_done=g + 1, strategies=strategies.tolist())
             if hooks:
                 hooks(g)
     _finish(run_dir, scenario, setup)

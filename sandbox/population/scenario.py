@@ -20,7 +20,7 @@ from sandbox.scenario import ModelConfig, Models, Network, Sampling
 from sandbox.schema import StrictModel
 
 __all__ = ["DonorGameSpec", "MatrixGameSpec", "Member", "PopulationBlock", "PopulationScenario", "Revision",
-           "member_counts"]
+           "member_counts", "place_members"]
 
 def member_counts(shares: list[float], agents: int) -> list[int]:
     """How many agents each member gets: the shares times the agents, rounded by largest remainders (the counts sum
@@ -35,6 +35,18 @@ def member_counts(shares: list[float], agents: int) -> list[int]:
     for i in by_remainder[: agents - sum(counts)]:
         counts[i] += 1
     return counts
+
+
+def place_members(scenario: PopulationScenario) -> Any:
+    """Which member each agent slot starts as (an int array): each member's share of the agents (`member_counts`),
+    placed by a permutation seeded from the run's seed tree (`Branch.POPULATION`)."""
+    import numpy as np
+
+    from sandbox.seeding import Branch, generator
+
+    block = scenario.population
+    labels = np.repeat(np.arange(len(block.members)), member_counts([m.share for m in block.members], block.agents))
+    return generator(scenario.seed, Branch.POPULATION).permutation(labels).astype(np.int64)
 
 
 COMPLETE_STOCHASTIC_LIMIT = 2000  # a stochastic strategy on a complete graph plays n(n-1)/2 matches a generation
@@ -79,9 +91,13 @@ class DonorGameSpec(StrictModel):
     punishment_loss: float = Field(2.0, gt=0, le=100, description="What each unit spent on punishing takes away.")
     trace_depth: int = Field(3, ge=1, le=10, description="How far back the trace of the recipient's partners "
                                                          "goes (3 in the paper; 1 and 2 in its ablations).")  # fmt: skip
-    pairing: Literal["notebook", "round_robin"] = Field(
+    pairing: Literal["notebook", "round_robin", "network"] = Field(
         "notebook", description="notebook: the authors' code (pairs met twice, same-half agents never); "
-                                "round_robin: no partner twice within a game (the paper's words).")  # fmt: skip
+                                "round_robin: no partner twice within a game (the paper's words); network: each "
+                                "round a random maximal matching of the network's edges, the donor of each pair "
+                                "drawn (needed on a network that is not complete).")  # fmt: skip
+    rounds: int | None = Field(None, ge=1, le=1000, description="pairing network: rounds of a game (default: as "
+                                                                "many as agents, as the notebook's pairing).")  # fmt: skip
     games: int = Field(2, ge=1, le=10, description="Games per generation, resources and traces reset (2: each "
                                                    "agent a final-round recipient once).")  # fmt: skip
     selection_score: Literal["mean", "notebook"] = Field(
@@ -95,7 +111,13 @@ class DonorGameSpec(StrictModel):
 
         return DonorRules(endowment=self.endowment, multiplier=self.multiplier, punishment=self.punishment,
                           punishment_loss=self.punishment_loss, trace_depth=self.trace_depth, pairing=self.pairing,
-                          games=self.games, selection_score=self.selection_score)  # fmt: skip
+                          games=self.games, selection_score=self.selection_score, rounds=self.rounds)  # fmt: skip
+
+    @model_validator(mode="after")
+    def _rounds_for_network(self) -> DonorGameSpec:
+        if self.rounds is not None and self.pairing != "network":
+            raise ValueError(f"rounds is read by pairing network only; pairing {self.pairing} fixes its own rounds")
+        return self
 
 
 def _game_kind(value: Any) -> str:
@@ -121,7 +143,7 @@ class Member(StrictModel):
 class Revision(StrictModel):
     """How each agent revises its strategy after a generation's play."""
 
-    rule: Literal["imitate", "proportional", "best", "select"] = Field(
+    rule: Literal["imitate", "proportional", "best", "select", "reflect", "mutate"] = Field(
         "imitate",
         description="imitate: each agent picks a random neighbour and adopts its strategy with the Fermi "
         "probability 1/(1+exp(-beta (P_neighbour - P_own))) (Szabo & Toke 1998); proportional: it adopts a "
@@ -129,8 +151,17 @@ class Revision(StrictModel):
         "(max(k_own, k_neighbour) D), D the game's payoff range (Santos & Pacheco 2005); best: each agent adopts "
         "the strategy of the best-scoring agent in its neighbourhood, itself included (Nowak & May 1992); select "
         "(the donor game): the top `survivors` by score keep their strategies, and each new agent writes its own "
-        "from theirs (Vallinder & Hughes 2024).",
+        "from theirs (Vallinder & Hughes 2024); reflect (the donor game): each agent's own MetaLM rewrites its "
+        "strategy from what happened to it (SCAI's verbal reinforcement, for every member); mutate: only "
+        "`mutation` changes strategies (drift).",
     )
+    adopt: Literal["copy", "merge"] = Field(
+        "copy", description="imitate, LLM strategies: an agent that imitates copies its neighbour's text (copy), or "
+                            "the LLM merges the neighbour's text with its own (merge).")  # fmt: skip
+    check: bool = Field(False, description="LLM strategies, as CRSEC evaluates norms before adoption: a revised "
+                                           "text without the strategy sentence is rejected (the agent keeps its "
+                                           "norm), and a text equal to a known norm (case and spaces aside) is "
+                                           "that norm, not a new one.")  # fmt: skip
     survivors: float = Field(0.5, gt=0.0, lt=1.0, description="select: the share of agents that survive a "
                                                               "generation.")  # fmt: skip
     show_scores: bool = Field(True, description="select: the survivors' final scores are shown with their "
@@ -139,7 +170,8 @@ class Revision(StrictModel):
                                                           "notation (K = 0.1 there).")  # fmt: skip
     mutation: float = Field(0.0, ge=0.0, le=1.0, description="After the rule: the probability that an agent "
                                                              "instead takes a strategy drawn uniformly from the "
-                                                             "members' strategies.")  # fmt: skip
+                                                             "members' strategies (matrix games) or writes a new "
+                                                             "one freely (the donor game).")  # fmt: skip
     payoff: Literal["total", "mean"] = Field(
         "total", description="What agents compare: the payoff summed over their neighbours (the papers' "
                              "accumulated payoff) or averaged per neighbour.")  # fmt: skip
@@ -165,19 +197,6 @@ class PopulationBlock(StrictModel):
         names = [m.strategy for m in self.members]
         if len(set(names)) != len(names):
             raise ValueError("a strategy is listed twice in members")
-        if isinstance(self.game, DonorGameSpec):
-            self._donor_checks()
-            return self
-        if self.revision.rule == "select":
-            raise ValueError("revision.rule select is the donor game's; a matrix game revises by imitate, "
-                             "proportional or best")  # fmt: skip
-        from sandbox.population.strategies import strategy_class
-
-        for i, member in enumerate(self.members):
-            try:
-                strategy_class(member.strategy)
-            except ValueError as error:
-                raise ValueError(f"members[{i}].strategy: {error}") from None
         problem = self.network.size_problem(self.agents)
         if problem:
             raise ValueError(problem)
@@ -186,6 +205,25 @@ class PopulationBlock(StrictModel):
             covered = len({n for edge in edges for n in edge})
             raise ValueError(f"network.edges cover {covered} agents, fewer than the {self.agents} agents: each agent "
                              "needs a neighbour")  # fmt: skip
+        if isinstance(self.game, DonorGameSpec):
+            self._donor_checks()
+            return self
+        if self.revision.rule in ("select", "reflect"):
+            raise ValueError(f"revision.rule {self.revision.rule} rewrites strategy texts, the donor game's; a matrix "
+                             "game revises by imitate, proportional, best or mutate")  # fmt: skip
+        text_only = [f"revision.{f}" for f in ("adopt", "check")
+                     if getattr(self.revision, f) != Revision.model_fields[f].default]  # fmt: skip
+        if text_only:
+            raise ValueError(f"{', '.join(text_only)}: read for LLM strategies (the donor game) only")
+        if self.revision.rule == "mutate" and not self.revision.mutation:
+            raise ValueError("revision.rule mutate changes strategies by mutation alone: set revision.mutation above 0")
+        from sandbox.population.strategies import strategy_class
+
+        for i, member in enumerate(self.members):
+            try:
+                strategy_class(member.strategy)
+            except ValueError as error:
+                raise ValueError(f"members[{i}].strategy: {error}") from None
         if self.network.kind == "complete" and self.agents > COMPLETE_STOCHASTIC_LIMIT:
             from sandbox.population.strategies import is_stochastic
 
@@ -199,21 +237,30 @@ class PopulationBlock(StrictModel):
 
 
     def _donor_checks(self) -> None:
-        ignored = [f"revision.{f}" for f in ("beta", "mutation", "payoff")
-                   if getattr(self.revision, f) != Revision.model_fields[f].default]  # fmt: skip
+        rule, revision = self.revision.rule, self.revision
+        if rule in ("proportional", "best"):
+            raise ValueError(f"revision.rule {rule} is a matrix game's; the donor game revises by select, reflect, "
+                             "imitate or mutate")  # fmt: skip
+        unread = {"payoff": True, "beta": rule != "imitate", "adopt": rule != "imitate",
+                  "mutation": rule == "select", "survivors": rule != "select", "show_scores": rule != "select"}
+        ignored = [f"revision.{f}" for f, off in unread.items()
+                   if off and getattr(revision, f) != Revision.model_fields[f].default]  # fmt: skip
         ignored += ["self_play"] if self.self_play else []
         if ignored:
-            raise ValueError(f"{', '.join(ignored)}: not read by the donor game")
-        if self.revision.rule != "select":
-            raise ValueError(f"revision.rule {self.revision.rule} is a matrix game's; the donor game revises by "
-                             "select")  # fmt: skip
-        if self.agents % 2:
-            raise ValueError(f"the donor game pairs agents: agents must be even, not {self.agents}")
-        if self.network.kind != "complete":
-            raise ValueError("the donor game pairs every agent with every other (its pairing); network.kind must "
-                             "be complete")  # fmt: skip
-        if round(self.agents * self.revision.survivors) < 1 or round(self.agents * self.revision.survivors) >= self.agents:
-            raise ValueError(f"revision.survivors {self.revision.survivors} keeps no agent, or all of them, of "
+            raise ValueError(f"{', '.join(ignored)}: not read by the donor game with revision.rule {rule}")
+        if rule == "mutate" and not revision.mutation:
+            raise ValueError("revision.rule mutate rewrites strategies by mutation alone: set revision.mutation "
+                             "above 0")  # fmt: skip
+        if self.agents % 2 and self.game.pairing != "network":
+            raise ValueError(f"the donor game pairs agents: agents must be even, not {self.agents} (or use "
+                             "game.pairing network)")  # fmt: skip
+        if self.network.kind != "complete" and self.game.pairing != "network":
+            raise ValueError(f"network.kind {self.network.kind}: the donor game's pairing {self.game.pairing} pairs "
+                             "every agent with every other; set game.pairing network to pair along the edges, or "
+                             "network.kind complete")  # fmt: skip
+        keep = round(self.agents * revision.survivors)
+        if rule == "select" and (keep < 1 or keep >= self.agents):
+            raise ValueError(f"revision.survivors {revision.survivors} keeps no agent, or all of them, of "
                              f"{self.agents}")  # fmt: skip
 
 

@@ -1,0 +1,162 @@
+"""How the agents of a donor-game population revise their strategies (norm texts) after a generation's play.
+
+Rules (`revision.rule`), each agent's new strategy drawn from the strategies
+and scores at the generation's end (a synchronous update):
+
+* `select`: Vallinder & Hughes' cultural evolution, in `donor_run` (the new
+  agents write their strategies at the next generation's start);
+* `reflect`: each agent's own MetaLM reads what happened to it (its moves,
+  what it received, its score against the others') and rewrites its strategy
+  (`prompts/population/donor/reflect.j2`): SCAI's verbal reinforcement,
+  applied to every member;
+* `imitate`: each agent draws a neighbour and, with the Fermi probability
+  1/(1+exp(-beta (score_neighbour - score_own))), copies its strategy
+  (`adopt: copy`) or has the LLM merge the two (`adopt: merge`, `merge.j2`);
+* `mutate` (and `mutation` after reflect or imitate): with probability
+  `mutation` an agent writes a new strategy freely, as in the first
+  generation (`strategy.j2`); a mutant skips the rule.
+
+Fixed members (zealots) never revise. Every new text is a norm *version*
+with an id, its author, its parents' ids (lineage) and the evidence shown
+(`norms.csv`); every revision is a row of `revisions.csv`. With
+`revision.check`, as CRSEC evaluates a norm before it is adopted, a text
+without the strategy sentence is rejected (the agent keeps its norm) and a
+text equal to a known norm, case and spaces aside, is that norm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from prompts import round_units
+from sandbox.games.donor import DonorRecord
+from sandbox.population.dynamics import random_neighbour
+
+__all__ = ["NormBook", "evidence_text", "fermi", "revise_norms"]
+
+REVISIONS_COLUMNS = ["generation", "agent", "name", "rule", "partner", "probability", "outcome", "old_norm",
+                     "new_norm"]  # fmt: skip
+
+
+def _key(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+@dataclass
+class NormBook:
+    """The run's norm versions: the next id and, with `check`, the texts already known (for de-duplication)."""
+
+    check: bool = False
+    next_id: int = 0
+    known: dict[str, int] = field(default_factory=dict)
+
+    def add(self, text: str, found: bool) -> tuple[int | None, str]:
+        """(norm id, outcome): outcome `new` (a new id), `duplicate` (a known norm's id) or `rejected` (None)."""
+        if self.check and not found:
+            return None, "rejected"
+        if self.check and _key(text) in self.known:
+            return self.known[_key(text)], "duplicate"
+        norm, self.next_id = self.next_id, self.next_id + 1
+        if self.check:
+            self.known[_key(text)] = norm
+        return norm, "new"
+
+    def state(self) -> dict[str, Any]:
+        return {"check": self.check, "next_id": self.next_id, "known": self.known}
+
+
+def fermi(beta: float, gain: np.ndarray) -> np.ndarray:
+    """The Fermi rule's adoption probability 1/(1+exp(-beta gain)) (Szabo & Toke 1998), overflow-safe."""
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-beta * gain))
+
+
+def evidence_text(agent: int, records: Sequence[DonorRecord], names: Sequence[str], finals: Sequence[np.ndarray],
+                  scores: np.ndarray) -> str:  # fmt: skip
+    """What happened to `agent` in a generation, in words: each of its moves and each gift or punishment it
+    received, game by game, then its final resources and its score against the population's."""
+    lines = []
+    for h in records:
+        where = f"Game {h.game + 1}, round {h.round + 1}:"
+        if h.donor == agent:
+            other = names[h.recipient]
+            if not h.valid:
+                lines.append(f"{where} you made no valid move towards {other}.")
+            elif h.action == "donate":
+                share = "" if h.donor_before <= 0 else f" ({round_units(100 * h.share)}%)"
+                lines.append(f"{where} you gave {round_units(h.amount)} of your {round_units(h.donor_before)} units"
+                             f"{share} to {other}.")  # fmt: skip
+            else:
+                lines.append(f"{where} you spent {round_units(h.amount)} units punishing {other}.")
+        elif h.recipient == agent and h.valid and h.amount:
+            other = names[h.donor]
+            verb = "gave you" if h.action == "donate" else "spent punishing you"
+            lines.append(f"{where} {other} {verb} {round_units(h.amount)} units.")
+    games = ", ".join(f"game {k + 1}: {round_units(float(f[agent]))}" for k, f in enumerate(finals))
+    rank = 1 + int((scores > scores[agent]).sum())
+    lines.append(f"Your final resources: {games}. Your score (their mean) is {round_units(float(scores[agent]))}; "
+                 f"the average score was {round_units(float(scores.mean()))} and the best "
+                 f"{round_units(float(scores.max()))}. You ranked {rank} of {len(scores)}.")  # fmt: skip
+    return "\n".join(lines)
+
+
+async def revise_norms(players: Any, agents: list[dict[str, Any]], g: int, records: Sequence[DonorRecord],
+                       finals: Sequence[np.ndarray], scores: np.ndarray, neighbours: Any, book: NormBook,
+                       revision: Any, rng: np.random.Generator) -> tuple[list[dict[str, Any]], list[list[Any]],
+                                                                         list[list[Any]]]:  # fmt: skip
+    """The agents after generation `g`'s revision by reflect, imitate or mutate, with the new norms' rows (for
+    `norms.csv`, generation g + 1: where they are first played) and the revisions' rows."""
+    n = len(agents)
+    names = [a["name"] for a in agents]
+    free = np.array([not a["fixed"] for a in agents])
+    mutants = free & (rng.random(n) < revision.mutation) if revision.mutation else np.zeros(n, dtype=bool)
+    partners = random_neighbour(neighbours, rng)
+    chance = fermi(revision.beta, scores[partners] - scores)
+    adopt = rng.random(n) < chance
+    asks: dict[int, Any] = {}
+    plan: dict[int, tuple[str, str, float | str]] = {}  # agent -> (rule, partner name, probability)
+    for i in np.flatnonzero(free):
+        i = int(i)
+        if mutants[i]:
+            plan[i] = ("mutate", "", revision.mutation)
+            asks[i] = players.rewrite(names[i], g, i)
+        elif revision.rule == "reflect":
+            plan[i] = ("reflect", "", 1.0)
+            asks[i] = players.reflect(names[i], agents[i]["strategy"], g, i,
+                                      evidence_text(i, records, names, finals, scores))  # fmt: skip
+        elif revision.rule == "imitate":
+            j = int(partners[i])
+            plan[i] = ("imitate", names[j], round(float(chance[i]), 6))
+            if adopt[i] and revision.adopt == "merge" and agents[j]["norm"] != agents[i]["norm"]:
+                asks[i] = players.merge(names[i], agents[i]["strategy"], float(scores[i]), names[j],
+                                        agents[j]["strategy"], float(scores[j]), g, i)  # fmt: skip
+    answers = dict(zip(asks, await asyncio.gather(*asks.values())))
+    following = [dict(a) for a in agents]
+    norm_rows, revision_rows = [], []
+    for i, (rule, partner, probability) in sorted(plan.items()):
+        old = agents[i]["norm"]
+        if i in answers:
+            written = answers[i]
+            norm, outcome = book.add(written["strategy"], written["found"])
+            if norm is not None:
+                following[i].update(norm=norm, strategy=written["strategy"], found=written["found"])
+            if outcome == "new":
+                parents = [old] + ([agents[int(partners[i])]["norm"]] if rule == "imitate" else [])
+                norm_rows.append([g + 1, norm, names[i], "merge" if rule == "imitate" else rule, written["strategy"],
+                                  written["found"], ";".join(map(str, parents)) if rule != "mutate" else "",
+                                  written["justification"], written.get("evidence", "")])  # fmt: skip
+        elif rule == "imitate" and adopt[i]:
+            j = int(partners[i])
+            following[i].update(norm=agents[j]["norm"], strategy=agents[j]["strategy"], found=agents[j]["found"])
+            outcome = "copied" if agents[j]["norm"] != old else "same"
+        else:
+            outcome = "kept"
+        revision_rows.append([g, i, names[i], rule, partner, probability, outcome, old, following[i]["norm"]])
+    return following, norm_rows, revision_rows
+

@@ -1,0 +1,203 @@
+"""Norm maps: where the norms of an LLM population lie, how many kinds there are, and how they move.
+
+Each norm version of `norms.csv` is embedded with all-MiniLM-L6-v2
+(`sandbox.llm.embeddings`; the shared opening "My strategy will be" is
+dropped first, as every text has it) and the versions are clustered by
+average-linkage agglomerative clustering (SciPy) on cosine distance, cut at
+`threshold`. A cluster is named by its most central text (the member with
+the highest mean similarity to the others). Per generation, from each
+agent's norm in `population.csv`:
+
+* the share of agents in each cluster (`cluster_shares.csv`);
+* diversity: the number of clusters held, their entropy (bits), and the
+  mean pairwise cosine distance between the agents' norms;
+* drift: the mean cosine distance of the agents' norms from the first
+  generation's mean norm; spread: from their own generation's mean (it falls
+  as the population converges), as Vallinder's later toolkit measures them.
+
+Files: `clusters.csv` (cluster, name, versions, agents in the last
+generation), `norm_clusters.csv` (norm id, cluster), `cluster_shares.csv`,
+`norm_diversity.csv`, `norm_map.png`. A sentence embedding reads topic and
+wording better than numbers and negation, so read the clusters with their
+names. Measured (the texts after "My strategy will be"): three paraphrases
+of "give half to every recipient" lie 0.22 to 0.33 apart, and "never give
+anything" and "give everything I have" 0.26 apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sandbox.files import read_csv
+from sandbox.llm.embeddings import Embedder
+
+__all__ = ["DEFAULT_THRESHOLD", "NormMap", "entropy_bits", "norm_history", "norm_map", "word_diff", "write_norm_map"]
+
+DEFAULT_THRESHOLD = 0.35
+PREFIX = "my strategy will be"
+
+
+@dataclass(frozen=True)
+class NormMap:
+    """A run's norm map (each table as written to the run directory)."""
+
+    clusters: pd.DataFrame  # cluster, name, versions, agents_last
+    norms: pd.DataFrame  # norm, cluster
+    shares: pd.DataFrame  # generation x cluster: share of the agents
+    diversity: pd.DataFrame  # generation, clusters, entropy_bits, mean_pairwise_distance, drift, spread
+
+
+def _core(text: str) -> str:
+    text = str(text).strip()
+    return text[len(PREFIX):].strip() if text.lower().startswith(PREFIX) else text
+
+
+def _clusters(vectors: np.ndarray, threshold: float) -> np.ndarray:
+    """Cluster labels 0..k-1, the largest cluster first (ties: the one holding the lowest row first)."""
+    if len(vectors) == 1:
+        return np.zeros(1, dtype=np.int64)
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    raw = fcluster(linkage(vectors, method="average", metric="cosine"), t=threshold, criterion="distance")
+    order = sorted(set(raw), key=lambda c: (-int((raw == c).sum()), int(np.argmax(raw == c))))
+    return np.array([order.index(c) for c in raw], dtype=np.int64)
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.where(norm > 0, norm, 1.0)
+
+
+def _entropy(counts: np.ndarray) -> float:
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log2(p)).sum()) + 0.0
+
+
+def _mean_pairwise(vectors: np.ndarray) -> float:
+    n = len(vectors)
+    if n < 2:
+        return 0.0
+    similarity = vectors @ vectors.T
+    return float((1.0 - similarity)[np.triu_indices(n, 1)].mean())
+
+
+def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Embedder | None = None) -> NormMap:
+    """The norm map of an LLM population run (`embed`: texts to unit vectors; MiniLM by default)."""
+    if not 0 < threshold < 2:
+        raise ValueError(f"threshold is a cosine distance in (0, 2), not {threshold}")
+    run = Path(run)
+    norms = read_csv(run / "norms.csv")
+    population = read_csv(run / "population.csv")
+    if embed is None:
+        embed = _cached_minilm()
+    ids = norms["norm"].astype(int).tolist()
+    vectors = _unit(np.asarray(embed([_core(t) for t in norms["strategy"]]), dtype=float))
+    labels = _clusters(vectors, threshold)
+    by_id = dict(zip(ids, range(len(ids))))
+    names = []
+    for c in range(labels.max() + 1):
+        members = np.flatnonzero(labels == c)
+        centre = members[np.argmax((vectors[members] @ vectors[members].T).mean(axis=1))]
+        names.append(str(norms["strategy"].iloc[centre]))
+    held = population.dropna(subset=["norm"]).assign(norm=lambda f: f["norm"].astype(int))
+    held = held.assign(cluster=[int(labels[by_id[n]]) for n in held["norm"]])
+    last = held[held["generation"] == held["generation"].max()]
+    clusters = pd.DataFrame({"cluster": range(len(names)), "name": names,
+                             "versions": np.bincount(labels, minlength=len(names)),
+                             "agents_last": np.bincount(last["cluster"], minlength=len(names))})  # fmt: skip
+    shares = (held.groupby(["generation", "cluster"]).size().unstack(fill_value=0)
+              .reindex(columns=range(len(names)), fill_value=0))  # fmt: skip
+    shares = shares.div(shares.sum(axis=1), axis=0)
+    first = None
+    rows = []
+    for g, group in held.groupby("generation"):
+        v = vectors[[by_id[n] for n in group["norm"]]]
+        centre = _unit(v.mean(axis=0))
+        first = centre if first is None else first
+        counts = np.bincount(group["cluster"], minlength=len(names))
+        rows.append({"generation": int(g), "clusters": int((counts > 0).sum()), "entropy_bits": _entropy(counts),
+                     "mean_pairwise_distance": _mean_pairwise(v), "drift": float((1.0 - v @ first).mean()),
+                     "spread": float((1.0 - v @ centre).mean())})  # fmt: skip
+    diversity = pd.DataFrame(rows).round(6)
+    shares.columns = [f"cluster {c}" for c in shares.columns]
+    return NormMap(clusters, pd.DataFrame({"norm": ids, "cluster": labels}), shares.round(6).reset_index(),
+                   diversity)  # fmt: skip
+
+
+_MINILM: list[Embedder] = []
+
+
+def _cached_minilm() -> Embedder:
+    """One MiniLM per process (loading it takes seconds)."""
+    if not _MINILM:
+        from sandbox.llm.embeddings import minilm_embedder
+
+        _MINILM.append(minilm_embedder())
+    return _MINILM[0]
+
+
+def write_norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Embedder | None = None) -> NormMap:
+    """Compute the norm map and write its tables and `norm_map.png` into the run directory."""
+    from sandbox.population.plots import plot_norm_map
+
+    run = Path(run)
+    result = norm_map(run, threshold=threshold, embed=embed)
+    result.clusters.to_csv(run / "clusters.csv", index=False)
+    result.norms.to_csv(run / "norm_clusters.csv", index=False)
+    result.shares.to_csv(run / "cluster_shares.csv", index=False)
+    result.diversity.to_csv(run / "norm_diversity.csv", index=False)
+    plot_norm_map(result).savefig(run / "norm_map.png", dpi=120)
+    return result
+
+
+def entropy_bits(counts: list[int]) -> float:
+    """The entropy in bits of a distribution given by counts (0 for one kind).
+
+    >>> entropy_bits([2, 2])
+    1.0
+    >>> entropy_bits([4])
+    0.0
+    """
+    return _entropy(np.asarray(counts, dtype=float))
+
+
+
+def word_diff(old: str, new: str) -> str:
+    """`new` against `old` word by word: removed words as [-...-], added ones as {+...+}.
+
+    >>> word_diff("give half to all", "give all to all")
+    'give [-half-] {+all+} to all'
+    """
+    import difflib
+
+    a, b = old.split(), new.split()
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.extend(a[i1:i2])
+            continue
+        if i2 > i1:
+            out.append("[-" + " ".join(a[i1:i2]) + "-]")
+        if j2 > j1:
+            out.append("{+" + " ".join(b[j1:j2]) + "+}")
+    return " ".join(out)
+
+
+def norm_history(run: str | Path, agent: int) -> pd.DataFrame:
+    """One agent slot's norm over the generations: generation, name, norm id, text, and the word diff against the
+    text it held before (empty where the norm did not change)."""
+    population = read_csv(Path(run) / "population.csv")
+    rows = population[population["agent"] == agent].sort_values("generation")
+    if rows.empty:
+        raise ValueError(f"agent {agent} is not in {run}")
+    out, before = [], None
+    for r in rows.itertuples():
+        text = str(r.strategy)
+        out.append({"generation": int(r.generation), "name": r.name, "norm": r.norm, "strategy": text,
+                    "diff": "" if before is None or before == text else word_diff(before, text)})  # fmt: skip
+        before = text
+    return pd.DataFrame(out)

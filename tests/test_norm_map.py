@@ -1,0 +1,107 @@
+"""Norm maps of LLM populations: clusters, their names, shares, diversity and drift, lineage and diffs."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sandbox.population.norm_map import norm_history, norm_map, word_diff, write_norm_map
+from sandbox.population.plots import plot_lineage, plot_network
+
+AXES = {"give all": [1.0, 0.0, 0.0], "give most": [0.95, 0.31, 0.0], "give none": [0.0, 0.0, 1.0]}
+
+
+def fake_embed(texts: list[str]) -> np.ndarray:
+    """Each text's direction by its words: the two generous rules 18 degrees apart, the selfish one orthogonal."""
+    return np.array([next(v for k, v in AXES.items() if k in t) for t in texts])
+
+
+def write_run(path: Path) -> Path:
+    """A made-up population of 4 agents over 3 generations that converges on giving."""
+    path.mkdir()
+    pd.DataFrame({"generation": [0, 0, 0, 1, 2], "norm": [0, 1, 2, 3, 4], "author": list("abcdd"),
+                  "rule": ["write"] * 3 + ["reflect"] * 2,
+                  "strategy": ["My strategy will be to give all.", "My strategy will be to give none.",
+                               "My strategy will be to give most.", "My strategy will be to give most, always.",
+                               "My strategy will be to give all, always."],
+                  "parents": ["", "", "", "1", "3"]}).to_csv(path / "norms.csv", index=False)  # fmt: skip
+    held = {0: [0, 1, 2, 1], 1: [0, 3, 2, 1], 2: [0, 4, 2, 0]}
+    rows = [{"generation": g, "agent": a, "name": f"x{a}", "norm": n,
+             "strategy": pd.read_csv(path / "norms.csv").set_index("norm").loc[n, "strategy"],
+             "mean_donated_share": 0.5} for g, ns in held.items() for a, n in enumerate(ns)]  # fmt: skip
+    pd.DataFrame(rows).to_csv(path / "population.csv", index=False)
+    return path
+
+
+def test_clusters_shares_diversity_and_drift_follow_the_texts(tmp_path: Path) -> None:
+    result = norm_map(write_run(tmp_path / "run"), embed=fake_embed)
+    assert len(result.clusters) == 2  # the generous rules together (0.05 apart), the selfish one alone
+    generous = result.clusters.iloc[0]
+    assert generous["versions"] == 4 and generous["agents_last"] == 4
+    assert "give" in generous["name"] and "none" not in generous["name"]
+    assert result.clusters.iloc[1]["name"] == "My strategy will be to give none."
+    shares = result.shares.set_index("generation")
+    assert shares.loc[0, "cluster 0"] == 0.5 and shares.loc[2, "cluster 0"] == 1.0
+    d = result.diversity.set_index("generation")
+    assert d.loc[0, "entropy_bits"] == pytest.approx(1.0) and d.loc[2, "entropy_bits"] == 0.0
+    assert d.loc[0, "clusters"] == 2 and d.loc[2, "clusters"] == 1
+    # generation 0 holds all, none, most, none: 6 pairs, distances 1 - cos
+    cos = np.array(AXES["give all"]) @ np.array(AXES["give most"]) / np.linalg.norm(AXES["give most"])
+    expected = (1 + (1 - cos) + 1 + 1 + 0 + 1) / 6
+    assert d.loc[0, "mean_pairwise_distance"] == pytest.approx(expected, abs=1e-5)
+    assert d.loc[0, "drift"] == pytest.approx(d.loc[0, "spread"], abs=1e-6)
+    assert d.loc[2, "spread"] < d.loc[0, "spread"]  # the population converged
+    assert d.loc[2, "drift"] > 0
+
+
+def test_minilm_puts_paraphrases_together_and_other_rules_apart(tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    path.mkdir()
+    texts = ["My strategy will be to donate half of my resources to every recipient.",
+             "My strategy will be to give half of my units to every recipient.",
+             "My strategy will be to punish anyone who donated nothing in their last round.",
+             "My strategy will be to copy the recipient's last donation: give what they gave."]  # fmt: skip
+    pd.DataFrame({"generation": 0, "norm": range(4), "strategy": texts, "parents": ""}).to_csv(path / "norms.csv",
+                                                                                              index=False)  # fmt: skip
+    pd.DataFrame({"generation": 0, "agent": range(4), "name": list("abcd"), "norm": range(4),
+                  "strategy": texts}).to_csv(path / "population.csv", index=False)  # fmt: skip
+    result = write_norm_map(path)
+    labels = result.norms.set_index("norm")["cluster"]
+    assert labels[0] == labels[1] and len({labels[0], labels[2], labels[3]}) == 3
+    for name in ("clusters.csv", "norm_clusters.csv", "cluster_shares.csv", "norm_diversity.csv", "norm_map.png"):
+        assert (path / name).is_file()
+
+
+def test_word_diff_and_an_agents_norm_history(tmp_path: Path) -> None:
+    assert word_diff("give half to all", "give all to all") == "give [-half-] {+all+} to all"
+    assert word_diff("a b", "a b c") == "a b {+c+}"
+    history = norm_history(write_run(tmp_path / "run"), 1)
+    assert history["norm"].tolist() == [1, 3, 4]
+    assert history["diff"].iloc[0] == "" and "[-none.-] {+most, always.+}" in history["diff"].iloc[1]
+    with pytest.raises(ValueError, match="agent 9"):
+        norm_history(tmp_path / "run", 9)
+
+
+def test_the_lineage_plot_follows_the_parents(tmp_path: Path) -> None:
+    fig = plot_lineage(write_run(tmp_path / "run"))  # the dominant norm of the last generation is 0 (two agents)
+    assert "#0" in fig.axes[0].get_title()
+    fig = plot_lineage(tmp_path / "run", norm=4)
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert {lab.split()[0] for lab in labels} == {"#1", "#3", "#4"}  # 4 <- 3 <- 1, nothing else
+
+
+def test_the_network_is_coloured_by_cluster(tmp_path: Path) -> None:
+    import yaml
+
+    path = write_run(tmp_path / "run")
+    write_norm_map(path, embed=fake_embed)
+    pd.DataFrame({"a": [0, 1, 2, 3], "b": [1, 2, 3, 0]}).to_csv(path / "edges.csv", index=False)
+    (path / "scenario.yaml").write_text(yaml.safe_dump({"population": {"agents": 4, "network": {"kind": "ring"}}}))
+    fig = plot_network(path, colour_by="cluster")
+    assert "donated share 50%" in fig.axes[0].get_title()
+    assert {t.get_text() for t in fig.legends[0].get_texts()} == {"cluster 0", "cluster 1"}
+    assert not math.isnan(len(fig.axes))
