@@ -87,7 +87,7 @@ def test_word_diff_and_an_agents_norm_history(tmp_path: Path) -> None:
 
 
 def test_the_lineage_plot_follows_the_parents(tmp_path: Path) -> None:
-    fig = plot_lineage(write_run(tmp_path / "run"))  # the dominant norm of the last generation is 0 (two agents)
+    fig = plot_lineage(write_run(tmp_path / "run"))  # the dominant norm of the last generation: 0 (two agents)
     assert "#0" in fig.axes[0].get_title()
     fig = plot_lineage(tmp_path / "run", norm=4)
     labels = [t.get_text() for t in fig.axes[0].texts]

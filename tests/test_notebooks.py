@@ -85,7 +85,13 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
                                tmp_path / "runs" / f"{network['kind']}-{seed}")  # fmt: skip
         from tests.test_population_donor import Recorder, donor
 
+        from tests.test_population_donor import Reviser, revising
+
         run_population(donor(4, 2), tmp_path / "runs" / "donor", models={"user": Recorder().model()})
+        for seed in range(2):  # two seeds of a reflecting population on a ring, for the CIs, the map and the lineage
+            scenario = revising("reflect", agents=6, generations=3, network={"kind": "ring"})
+            run_population(scenario.model_copy(update={"seed": seed}), tmp_path / "runs" / f"reflect-{seed}",
+                           models={"user": Reviser().model()})  # fmt: skip
         result = SimpleNamespace(path=tmp_path / "runs")
     elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())

@@ -353,11 +353,12 @@ def play_donor(run_dir: RunDirectory, scenario: PopulationScenario, *, models: M
     from sandbox._sync import run_sync
 
     run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
-    _finish(run_dir, scenario)
+    given = (models or {}).get("user")
+    _finish(run_dir, scenario, scenario.models.user.spec if given is None else f"given: {type(given).__name__}")
     return run_dir.path
 
 
-def _finish(run_dir: RunDirectory, scenario: PopulationScenario) -> None:
+def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> None:
     from sandbox.population.plots import plot_donations
 
     path = run_dir.path
@@ -380,7 +381,7 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario) -> None:
         "survivor_gap_by_generation": [None if math.isnan(v) else round(float(v), 4) for v in gens["survivor_gap"]],
         "punishment_rate": float((gens["punishment_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "calls": len(records), "model": scenario.models.user.spec, **_norm_map_summary(path),
+        "calls": len(records), "model": model, **_norm_map_summary(path),
     }, kind="population")  # fmt: skip
     plot_donations(path).savefig(path / "donations.png", dpi=120)
     run_dir.write_status("complete")

@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-__all__ = ["donor_runs", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage",
+__all__ = ["donor_runs", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage",
            "plot_network", "plot_norm_map", "runs_table"]
 
 
@@ -46,6 +46,25 @@ def donor_runs(root: str | Path) -> list[Path]:
             if read_json(p).get("kind") == "population" and read_json(p).get("game") == "donor"]  # fmt: skip
 
 
+def donor_table(root: str | Path) -> pd.DataFrame:
+    """Every finished donor-game run under `root`: one row per run and generation, with the run's directory,
+    scenario, seed, rule, network, the mean donated share (`donation`) and the mean final resources."""
+    from sandbox.files import read_csv, read_yaml
+
+    frames = []
+    for run in donor_runs(root):
+        scenario = read_yaml(run / "scenario.yaml")
+        gens = read_csv(run / "generations.csv")
+        block = scenario["population"]
+        frames.append(pd.DataFrame({"run": str(run), "scenario": scenario["name"], "seed": scenario.get("seed", 0),
+                                    "rule": block["revision"]["rule"], "network": block["network"]["kind"],
+                                    "generation": gens["generation"], "donation": gens["mean_donated_share"],
+                                    "final_resources": gens["mean_final_resources"]}))  # fmt: skip
+    if not frames:
+        raise ValueError(f"no finished donor-game run under {root}")
+    return pd.concat(frames, ignore_index=True)
+
+
 def runs_table(root: str | Path) -> pd.DataFrame:
     """Every scripted population run under `root` (a run, a sweep, or a folder of them): one row per run and generation,
     with the run's directory, seed, network, rule and cooperation."""
@@ -68,9 +87,10 @@ def runs_table(root: str | Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def plot_cooperation_over_seeds(runs: pd.DataFrame, by: str = "network", title: str = "") -> Figure:
-    """Cooperation per generation: for each value of `by`, the mean over seeds with its 95% CI (Student's t)
-    as a band, and one thin curve per seed."""
+def plot_cooperation_over_seeds(runs: pd.DataFrame, by: str = "network", title: str = "",
+                                value: str = "cooperation") -> Figure:  # fmt: skip
+    """Cooperation (or another share in [0, 1]: `value`, such as a donor table's `donation`) per generation: for
+    each value of `by`, the mean over seeds with its 95% CI (Student's t) as a band, and one thin curve per seed."""
     from sandbox.stats import mean_ci
 
     fig = Figure(figsize=(8, 4.5))
@@ -79,8 +99,8 @@ def plot_cooperation_over_seeds(runs: pd.DataFrame, by: str = "network", title: 
     for i, (group, frame) in enumerate(runs.groupby(by, sort=False)):
         colour = colours[i % len(colours)]
         for _, seed_frame in frame.groupby("run"):
-            ax.plot(seed_frame["generation"], seed_frame["cooperation"], color=colour, alpha=0.3, linewidth=0.8)
-        stats = frame.groupby("generation")["cooperation"].apply(lambda v: mean_ci(v, bounds=(0.0, 1.0)))
+            ax.plot(seed_frame["generation"], seed_frame[value], color=colour, alpha=0.3, linewidth=0.8)
+        stats = frame.groupby("generation")[value].apply(lambda v: mean_ci(v, bounds=(0.0, 1.0)))
         generations = stats.index.to_numpy()
         mean = [s[0] for s in stats]
         ax.plot(generations, mean, color=colour, linewidth=2,
@@ -89,9 +109,9 @@ def plot_cooperation_over_seeds(runs: pd.DataFrame, by: str = "network", title: 
         ax.fill_between(generations, low, high, color=colour, alpha=0.15)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("generation")
-    ax.set_ylabel("cooperation (share of C moves)")
-    ax.set_title(title or "Cooperation over generations: mean and 95% CI over seeds, one thin curve per seed",
-                 fontsize=10)  # fmt: skip
+    ax.set_ylabel("cooperation (share of C moves)" if value == "cooperation" else f"{value} (mean share)")
+    ax.set_title(title or f"{value.capitalize()} over generations: mean and 95% CI over seeds, one thin curve per "
+                          "seed", fontsize=10)  # fmt: skip
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -231,7 +251,8 @@ def plot_norm_map(result: Any) -> Figure:
 
 
 def plot_lineage(run: str | Path, norm: int | None = None) -> Figure:
-    """The lineage of a norm (the one most agents hold in the last generation by default): it and its ancestors,
+    """The lineage of a norm (by default the one most agents hold in the last generation, the newest of a tie): it
+    and its ancestors,
     by the generation each was first played in, an arrow from each parent; each labelled with its id and rule."""
     import textwrap
 
@@ -244,7 +265,7 @@ def plot_lineage(run: str | Path, norm: int | None = None) -> Figure:
     if norm is None:
         population = read_csv(run / "population.csv")
         last = population[population["generation"] == population["generation"].max()]
-        norm = int(last["norm"].mode().min())
+        norm = int(last["norm"].mode().max())
     graph = nx.DiGraph()
     for n, row in norms.iterrows():
         graph.add_node(int(n))
@@ -258,13 +279,16 @@ def plot_lineage(run: str | Path, norm: int | None = None) -> Figure:
     positions = {n: (g, i - (len(ns) - 1) / 2) for g, ns in by_generation.items() for i, n in enumerate(ns)}
     fig = Figure(figsize=(3.2 * max(2, len(by_generation)), 1.2 * max(3, max(len(v) for v in by_generation.values()))))
     ax = fig.subplots()
-    nx.draw_networkx_edges(tree, positions, ax=ax, arrows=True, alpha=0.5)
+    nx.draw_networkx_edges(tree, positions, ax=ax, arrows=True, alpha=0.5,
+                           connectionstyle="arc3,rad=0.25")  # curved: an edge over several generations stays visible
     nx.draw_networkx_nodes(tree, positions, ax=ax, node_size=60,
                            node_color=["#c44e52" if n == norm else "#4c72b0" for n in tree.nodes])  # fmt: skip
     for n, (x, y) in positions.items():
         text = textwrap.shorten(str(norms.loc[n, "strategy"]), 70)
         ax.annotate(f"#{n} {norms.loc[n, 'rule']}: " + "\n".join(textwrap.wrap(text, 28)), (x, y), fontsize=6,
                     xytext=(4, 4), textcoords="offset points")  # fmt: skip
+    ax.set_xticks(sorted(by_generation))
+    ax.tick_params(bottom=True, labelbottom=True)
     ax.set_xlabel("generation first played")
     ax.set_title(f"The lineage of norm #{norm}", fontsize=10)
     ax.tick_params(left=False, labelleft=False)
