@@ -130,3 +130,28 @@ def test_an_answer_of_all_of_a_rounded_amount_is_legal_and_gives_what_there_is()
     records, final = play_game(0, [[(0, 1)]], 2, DonorRules(endowment=2 / 3), lambda v: DonorMove("donate", 0.67))
     assert records[0].valid and records[0].amount == pytest.approx(2 / 3) and final[0] == 0.0
     assert rules.multiplier == 1.5
+
+
+def test_the_network_pairing_draws_maximal_matchings_along_the_edges() -> None:
+    import networkx as nx
+
+    from sandbox.scenario import Network
+    from societies.network import build_network
+
+    graph = build_network(9, Network(kind="ring"), np.random.default_rng(0))
+    rules = DonorRules(pairing="network", rounds=7, games=2)
+    games = pairings(9, rules, np.random.default_rng(1), graph.maximal_matching)
+    ring = {frozenset(e) for e in nx.cycle_graph(9).edges()}
+    assert len(games) == 2 and all(len(rounds) == 7 for rounds in games)
+    donors = set()
+    for pairs in games[0]:
+        used = [a for pair in pairs for a in pair]
+        assert len(used) == len(set(used)) and all(frozenset(p) in ring for p in pairs)
+        free = set(range(9)) - set(used)
+        assert not any(frozenset((a, b)) in ring for a in free for b in free)  # maximal: no edge left between free
+        assert len(pairs) >= 3  # a maximal matching of a 9-cycle holds at least 3 edges
+        donors.update(a for a, _ in pairs)
+    assert games[1] == [[(b, a) for a, b in pairs] for pairs in games[0]]  # the second game reverses every pair
+    assert len(donors) > 5  # the donor of a pair is drawn, not always the lower agent
+    with pytest.raises(ValueError, match="matching"):
+        pairings(9, rules, np.random.default_rng(1))

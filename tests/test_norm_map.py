@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -53,9 +52,9 @@ def test_clusters_shares_diversity_and_drift_follow_the_texts(tmp_path: Path) ->
     cos = np.array(AXES["give all"]) @ np.array(AXES["give most"]) / np.linalg.norm(AXES["give most"])
     expected = (1 + (1 - cos) + 1 + 1 + 0 + 1) / 6
     assert d.loc[0, "mean_pairwise_distance"] == pytest.approx(expected, abs=1e-5)
-    assert d.loc[0, "drift"] == pytest.approx(d.loc[0, "spread"], abs=1e-6)
+    assert d.loc[0, "drift"] == pytest.approx(0.0, abs=1e-6)  # drift: the mean norm's move from generation 0
     assert d.loc[2, "spread"] < d.loc[0, "spread"]  # the population converged
-    assert d.loc[2, "drift"] > 0
+    assert d.loc[2, "drift"] > 0.05
 
 
 def test_minilm_puts_paraphrases_together_and_other_rules_apart(tmp_path: Path) -> None:
@@ -103,5 +102,4 @@ def test_the_network_is_coloured_by_cluster(tmp_path: Path) -> None:
     (path / "scenario.yaml").write_text(yaml.safe_dump({"population": {"agents": 4, "network": {"kind": "ring"}}}))
     fig = plot_network(path, colour_by="cluster")
     assert "donated share 50%" in fig.axes[0].get_title()
-    assert {t.get_text() for t in fig.legends[0].get_texts()} == {"cluster 0", "cluster 1"}
-    assert not math.isnan(len(fig.axes))
+    assert {t.get_text() for t in fig.legends[0].get_texts()} == {"cluster 00", "cluster 01"}

@@ -22,9 +22,10 @@ runner = CliRunner()
 
 def donor(agents: int = 6, generations: int = 3, **game: Any) -> Any:
     members = game.pop("members", [{"strategy": "llm", "share": 1.0}])
+    revision = game.pop("revision", {})
     return parse_kind("population", {"name": "donor", "seed": 1, "population": {
         "agents": agents, "generations": generations, "members": members, "game": {"kind": "donor", **game},
-        "network": {"kind": "complete"}, "revision": {"rule": "select"}}})  # fmt: skip
+        "network": {"kind": "complete"}, "revision": {"rule": "select", **revision}}})  # fmt: skip
 
 
 class Recorder:
@@ -108,7 +109,7 @@ def test_a_population_killed_mid_generation_resumes_to_identical_tables(tmp_path
         run_population(donor(), tmp_path / "cut", models={"user": Recorder(stop_after=stop_after).model()})
     assert not (tmp_path / "cut" / "summary.json").exists()
     resumed = resume_population(tmp_path / "cut", models={"user": Recorder().model()})
-    for table in ("population.csv", "donations.csv", "norms.csv"):
+    for table in ("population.csv", "donations.csv", "norms.csv", "revisions.csv", "edges.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
     gens = [pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed)]
     pd.testing.assert_frame_equal(*gens)
@@ -161,7 +162,7 @@ def test_a_kill_between_a_generations_rows_and_its_state_resumes_to_identical_ta
         with (tmp_path / "cut" / name).open("a") as handle:
             handle.write("1,0,half a ro")
     resumed = resume_population(tmp_path / "cut", models={"user": Recorder().model()})
-    for table in ("population.csv", "donations.csv", "norms.csv"):
+    for table in ("population.csv", "donations.csv", "norms.csv", "revisions.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
 
 
@@ -254,6 +255,11 @@ def test_reflect_rewrites_every_free_agents_norm_from_its_own_evidence_with_line
             assert after.loc[slot, "strategy"] == f"My strategy will be to give {(tenths + 1) % 10} tenths."
             given = donations[(donations["generation"] == g) & (donations["donor"] == slot) & donations["valid"]]
             assert row["evidence"].count(" you gave ") == len(given)  # every move of its own, and no other's
+            got = donations[(donations["generation"] == g) & (donations["recipient"] == slot) & donations["valid"]
+                            & (donations["amount"] > 0)]  # fmt: skip
+            assert row["evidence"].count("so you received") == len(got)
+            for d in got.itertuples():
+                assert f"so you received {2 * d.amount:.2f}".rstrip("0").rstrip(".") in row["evidence"]
             rank = 1 + int((before["score"] > before.loc[slot, "score"]).sum())
             assert f"You ranked {rank} of 6." in row["evidence"]
     assert all("look back on how it went" in s for s in reviser.systems)
@@ -290,10 +296,20 @@ def test_imitate_with_merge_asks_the_llm_to_merge_and_records_both_parents(tmp_p
     path = run_population(revising("imitate", beta=1000.0, adopt="merge"), tmp_path / "run",
                           models={"user": reviser.model()})  # fmt: skip
     merges = [p for p in reviser.prompts if "Combine the two" in p]
-    norms = pd.read_csv(path / "norms.csv", dtype={"parents": str})
+    norms = pd.read_csv(path / "norms.csv", dtype={"parents": str}).set_index("norm")
     merged = norms[norms["rule"] == "merge"]
     assert len(merges) == len(merged) > 0
-    assert merged["parents"].str.fullmatch(r"\d+;\d+").all()
+    population = pd.read_csv(path / "population.csv")
+    revisions = pd.read_csv(path / "revisions.csv")
+    asked = revisions[revisions["outcome"] == "new"]
+    assert len(asked) == len(merged)
+    for r in asked.itertuples():  # a merge only where the agent adopted a better neighbour's different norm
+        now = population[population["generation"] == r.generation].set_index("name")
+        assert now.loc[r.partner, "score"] > now.loc[r.name, "score"] and now.loc[r.partner, "norm"] != r.old_norm
+        assert merged.loc[r.new_norm, "parents"] == f"{r.old_norm};{now.loc[r.partner, 'norm']}"
+        a, b = (int(re.search(r"give (\d) tenths", t).group(1)) for t in (now.loc[r.name, "strategy"],
+                                                                          now.loc[r.partner, "strategy"]))  # fmt: skip
+        assert merged.loc[r.new_norm, "strategy"] == f"My strategy will be to give {(a + b) // 2} tenths."
 
 
 def test_mutate_rewrites_norms_freely_with_its_probability(tmp_path: Path) -> None:
@@ -304,7 +320,10 @@ def test_mutate_rewrites_norms_freely_with_its_probability(tmp_path: Path) -> No
     norms = pd.read_csv(path / "norms.csv")
     assert (norms[norms["generation"] > 0]["rule"] == "mutate").all() and norms["parents"].isna().all()
     calm = run_population(revising("mutate", mutation=0.01), tmp_path / "calm", models={"user": Reviser().model()})
-    assert len(pd.read_csv(calm / "revisions.csv").query("outcome == 'new'")) <= 2
+    revisions = pd.read_csv(calm / "revisions.csv")
+    assert len(revisions) == 6 * 2 and (revisions["outcome"] == "kept").sum() >= 10  # every agent, mutated or not
+    rewrites = [p for p in reviser.prompts if "Forget the strategy you followed so far" in p]
+    assert len(rewrites) == 6 * 2 and "This is generation 2." in rewrites[0]  # not the first generation's prompt
 
 
 def test_the_check_rejects_unparsed_norms_and_merges_duplicates(tmp_path: Path) -> None:
@@ -363,3 +382,44 @@ def test_the_matrix_games_refuse_the_text_revision_settings() -> None:
         data = {**base, "population": {**base["population"], "revision": revision}}
         with pytest.raises(ScenarioError, match=words):
             parse_kind("population", data)
+
+
+@pytest.mark.parametrize("case", ["select_check", "imitate_merge_ring", "mutate_check"])
+def test_every_revision_rule_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, case: str) -> None:
+    scenario = {"select_check": lambda: donor(4, 3, revision={"check": True}),
+                "imitate_merge_ring": lambda: revising("imitate", agents=5, generations=3, network={"kind": "ring"},
+                                                       beta=1.0, adopt="merge", mutation=0.3),
+                "mutate_check": lambda: revising("mutate", agents=4, generations=3, mutation=0.5, check=True)}[case]()
+    whole = run_population(scenario, tmp_path / "whole", models={"user": Reviser().model()})
+    calls = len(pd.read_json(whole / "transcripts.jsonl", lines=True))
+    for k, stop_after in enumerate((2, calls // 2, calls - 2)):
+        cut = tmp_path / f"cut{k}"
+        with pytest.raises(BaseException):
+            run_population(scenario, cut, models={"user": Reviser(stop_after=stop_after).model()})
+        resumed = resume_population(cut, models={"user": Reviser().model()})
+        for table in ("population.csv", "donations.csv", "norms.csv", "revisions.csv", "edges.csv",
+                      "clusters.csv", "norm_diversity.csv"):  # fmt: skip
+            pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
+
+
+def test_select_records_each_replacement_with_the_norm_it_replaced(tmp_path: Path) -> None:
+    path = run_population(donor(), tmp_path / "run", models={"user": Recorder().model()})
+    population = pd.read_csv(path / "population.csv")
+    revisions = pd.read_csv(path / "revisions.csv")
+    assert len(revisions) == 3 * 2 and (revisions["rule"] == "select").all() and (revisions["outcome"] == "new").all()
+    for r in revisions.itertuples():
+        before = population[(population["generation"] == r.generation) & (population["agent"] == r.agent)].iloc[0]
+        after = population[(population["generation"] == r.generation + 1) & (population["agent"] == r.agent)].iloc[0]
+        assert not before["survived"] and r.old_norm == before["norm"] and r.new_norm == after["norm"]
+        assert r.name == after["name"] == f"{r.generation + 2}_{r.agent + 1}"
+
+
+def test_a_given_text_repeated_in_another_case_is_one_norm_with_the_check(tmp_path: Path) -> None:
+    members = [{"strategy": "My strategy will be to give 0 tenths.", "share": 0.5},
+               {"strategy": "my strategy will be to give 0  tenths.", "share": 0.5}]  # fmt: skip
+    path = run_population(revising("mutate", agents=4, generations=1, mutation=0.5, check=True, members=members),
+                          tmp_path / "run", models={"user": Reviser().model()})  # fmt: skip
+    norms = pd.read_csv(path / "norms.csv")
+    population = pd.read_csv(path / "population.csv")
+    assert len(norms) == 1 and population["norm"].eq(norms["norm"].iloc[0]).all()
+    assert population["strategy"].eq("My strategy will be to give 0 tenths.").all()  # the first wording, for all

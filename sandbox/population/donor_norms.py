@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from prompts import round_units
-from sandbox.games.donor import DonorRecord
+from sandbox.games.donor import DonorRecord, DonorRules
 from sandbox.population.dynamics import random_neighbour
 
 __all__ = ["NormBook", "evidence_text", "fermi", "revise_norms"]
@@ -54,7 +54,8 @@ class NormBook:
 
     check: bool = False
     next_id: int = 0
-    known: dict[str, int] = field(default_factory=dict)
+    known: dict[str, int] = field(default_factory=dict)  # with check: each known text's key -> its id
+    texts: dict[str, str] = field(default_factory=dict)  # with check: each id (as text) -> the norm's own wording
 
     def add(self, text: str, found: bool) -> tuple[int | None, str]:
         """(norm id, outcome): outcome `new` (a new id), `duplicate` (a known norm's id) or `rejected` (None)."""
@@ -65,10 +66,15 @@ class NormBook:
         norm, self.next_id = self.next_id, self.next_id + 1
         if self.check:
             self.known[_key(text)] = norm
+            self.texts[str(norm)] = text
         return norm, "new"
 
+    def text(self, norm: int | None, text: str) -> str:
+        """The wording an agent holding `norm` follows: the norm's first wording (a duplicate takes it)."""
+        return self.texts.get(str(norm), text)
+
     def state(self) -> dict[str, Any]:
-        return {"check": self.check, "next_id": self.next_id, "known": self.known}
+        return {"check": self.check, "next_id": self.next_id, "known": self.known, "texts": self.texts}
 
 
 def fermi(beta: float, gain: np.ndarray) -> np.ndarray:
@@ -78,9 +84,10 @@ def fermi(beta: float, gain: np.ndarray) -> np.ndarray:
 
 
 def evidence_text(agent: int, records: Sequence[DonorRecord], names: Sequence[str], finals: Sequence[np.ndarray],
-                  scores: np.ndarray) -> str:  # fmt: skip
+                  scores: np.ndarray, rules: DonorRules) -> str:  # fmt: skip
     """What happened to `agent` in a generation, in words: each of its moves and each gift or punishment it
-    received, game by game, then its final resources and its score against the population's."""
+    received (what the donor spent and what it gained or lost by it), game by game, then its final resources and
+    its score against the population's."""
     lines = []
     for h in records:
         where = f"Game {h.game + 1}, round {h.round + 1}:"
@@ -96,8 +103,13 @@ def evidence_text(agent: int, records: Sequence[DonorRecord], names: Sequence[st
                 lines.append(f"{where} you spent {round_units(h.amount)} units punishing {other}.")
         elif h.recipient == agent and h.valid and h.amount:
             other = names[h.donor]
-            verb = "gave you" if h.action == "donate" else "spent punishing you"
-            lines.append(f"{where} {other} {verb} {round_units(h.amount)} units.")
+            if h.action == "donate":
+                lines.append(f"{where} {other} gave {round_units(h.amount)} units, so you received "
+                             f"{round_units(rules.multiplier * h.amount)}.")  # fmt: skip
+            else:
+                lost = min(h.recipient_before, rules.punishment_loss * h.amount)
+                lines.append(f"{where} {other} spent {round_units(h.amount)} units punishing you, so you lost "
+                             f"{round_units(lost)}.")  # fmt: skip
     games = ", ".join(f"game {k + 1}: {round_units(float(f[agent]))}" for k, f in enumerate(finals))
     rank = 1 + int((scores > scores[agent]).sum())
     lines.append(f"Your final resources: {games}. Your score (their mean) is {round_units(float(scores[agent]))}; "
@@ -108,8 +120,8 @@ def evidence_text(agent: int, records: Sequence[DonorRecord], names: Sequence[st
 
 async def revise_norms(players: Any, agents: list[dict[str, Any]], g: int, records: Sequence[DonorRecord],
                        finals: Sequence[np.ndarray], scores: np.ndarray, neighbours: Any, book: NormBook,
-                       revision: Any, rng: np.random.Generator) -> tuple[list[dict[str, Any]], list[list[Any]],
-                                                                         list[list[Any]]]:  # fmt: skip
+                       revision: Any, rng: np.random.Generator,
+                       rules: DonorRules) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]]]:  # fmt: skip
     """The agents after generation `g`'s revision by reflect, imitate or mutate, with the new norms' rows (for
     `norms.csv`, generation g + 1: where they are first played) and the revisions' rows."""
     n = len(agents)
@@ -129,7 +141,9 @@ async def revise_norms(players: Any, agents: list[dict[str, Any]], g: int, recor
         elif revision.rule == "reflect":
             plan[i] = ("reflect", "", 1.0)
             asks[i] = players.reflect(names[i], agents[i]["strategy"], g, i,
-                                      evidence_text(i, records, names, finals, scores))  # fmt: skip
+                                      evidence_text(i, records, names, finals, scores, rules))  # fmt: skip
+        elif revision.rule == "mutate":  # not drawn this time: recorded as kept
+            plan[i] = ("mutate", "", revision.mutation)
         elif revision.rule == "imitate":
             j = int(partners[i])
             plan[i] = ("imitate", names[j], round(float(chance[i]), 6))
@@ -145,7 +159,7 @@ async def revise_norms(players: Any, agents: list[dict[str, Any]], g: int, recor
             written = answers[i]
             norm, outcome = book.add(written["strategy"], written["found"])
             if norm is not None:
-                following[i].update(norm=norm, strategy=written["strategy"], found=written["found"])
+                following[i].update(norm=norm, strategy=book.text(norm, written["strategy"]), found=written["found"])
             if outcome == "new":
                 parents = [old] + ([agents[int(partners[i])]["norm"]] if rule == "imitate" else [])
                 norm_rows.append([g + 1, norm, names[i], "merge" if rule == "imitate" else rule, written["strategy"],

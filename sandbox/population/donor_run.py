@@ -91,9 +91,9 @@ class _Players:
         self.game = game
         share = scenario.population.revision.survivors
         self.common = {"punishment": game.punishment, "punishment_loss": game.punishment_loss,
-                       "trace_depth": game.trace_depth}  # fmt: skip
+                       "trace_depth": game.trace_depth, "network": game.pairing == "network"}  # fmt: skip
         self.system = render("population/donor/system.j2", endowment=game.endowment, multiplier=game.multiplier,
-                             rule=scenario.population.revision.rule, network=game.pairing == "network",
+                             rule=scenario.population.revision.rule,
                              survivors_text="half" if share == 0.5 else f"{round(100 * share)}%",
                              **self.common)  # fmt: skip
 
@@ -119,8 +119,9 @@ class _Players:
                                  _seed(self.scenario.seed, Branch.POLICY, generation, slot))  # fmt: skip
 
     async def rewrite(self, name: str, generation: int, slot: int) -> dict[str, Any]:
-        """`mutate`: a new strategy written freely, from the game's description, after generation `generation`."""
-        prompt = render("population/donor/strategy.j2", agent=name, **self.common)
+        """`mutate`: a new strategy written freely, from the game's description, after generation `generation` (the
+        prompt names the next generation, so it is not the first generation's prompt again)."""
+        prompt = render("population/donor/strategy.j2", agent=name, rewrite_generation=generation + 2, **self.common)
         return await self._write(prompt, name, generation, "mutate",
                                  _seed(self.scenario.seed, Branch.POLICY, generation, slot, 1))  # fmt: skip
 
@@ -170,10 +171,13 @@ def _start_agents(scenario: PopulationScenario, book: NormBook) -> tuple[list[di
         member = block.members[int(m)]
         text = None if member.strategy == LLM else member.strategy
         if text is not None and text not in given:
-            given[text], _ = book.add(text, True)
-            rows.append([0, given[text], "", "given", text, True, "", "", ""])
+            given[text], outcome = book.add(text, True)
+            if outcome == "new":  # with the check, a text differing in case or spaces only is the same norm
+                rows.append([0, given[text], "", "given", text, True, "", "", ""])
+        if text is not None:
+            text = book.text(given[member.strategy], text)
         agents.append({"name": f"1_{slot + 1}", "born": 0, "fixed": member.fixed, "strategy": text,
-                       "found": text is not None, "norm": given.get(text) if text else None})  # fmt: skip
+                       "found": text is not None, "norm": None if text is None else given[member.strategy]})  # fmt: skip
     return agents, rows
 
 
@@ -208,6 +212,9 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
     path, block = run_dir.path, scenario.population
     rules, network = block.game.rules(), _Network(scenario)
     state = load_state(path)
+    if state and "norms" not in state:
+        raise RunFailedError(f"{path} was made by an older sandbox (no norm ids in its state); it cannot be resumed "
+                             "by this one: run the scenario again")  # fmt: skip
     if state:
         agents, done, book = state["agents"], state["generations_done"], NormBook(**state["norms"])
     else:
@@ -265,7 +272,7 @@ async def _write_missing(path: Path, players: _Players, agents: list[dict[str, A
         if norm is None:  # rejected by the check: a new agent has no norm to keep, so it holds the text unchecked
             norm, outcome = book.next_id, "rejected, kept"
             book.next_id += 1
-        agents[i].update(strategy=result["strategy"], found=result["found"], norm=norm)
+        agents[i].update(strategy=book.text(norm, result["strategy"]), found=result["found"], norm=norm)
         if outcome != "duplicate":
             norm_rows.append([g, norm, agents[i]["name"], "inherit" if survivors else "write", result["strategy"],
                               result["found"], parents, result["justification"], ""])  # fmt: skip
@@ -322,7 +329,8 @@ async def _generation(path: Path, scenario: PopulationScenario, players: _Player
         return agents
     if not select:
         following, norm_rows, revision_rows = await revise_norms(players, agents, g, records, finals, scores,
-                                                                 network.neighbours, book, block.revision, rng)  # fmt: skip
+                                                                 network.neighbours, book, block.revision, rng,
+                                                                 rules)  # fmt: skip
         append_rows(path / NORMS, norm_rows)
         append_rows(path / REVISIONS, revision_rows)
         return following

@@ -11,9 +11,10 @@ agent's norm in `population.csv`:
 * the share of agents in each cluster (`cluster_shares.csv`);
 * diversity: the number of clusters held, their entropy (bits), and the
   mean pairwise cosine distance between the agents' norms;
-* drift: the mean cosine distance of the agents' norms from the first
-  generation's mean norm; spread: from their own generation's mean (it falls
-  as the population converges), as Vallinder's later toolkit measures them.
+* drift: the cosine distance of the generation's mean norm from the first
+  generation's (0 at the start; it grows as the population's norms move);
+  spread: the mean distance of the agents' norms from their own
+  generation's mean (it falls as the population converges).
 
 Files: `clusters.csv` (cluster, name, versions, agents in the last
 generation), `norm_clusters.csv` (norm id, cluster), `cluster_shares.csv`,
@@ -120,7 +121,7 @@ def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Em
         first = centre if first is None else first
         counts = np.bincount(group["cluster"], minlength=len(names))
         rows.append({"generation": int(g), "clusters": int((counts > 0).sum()), "entropy_bits": _entropy(counts),
-                     "mean_pairwise_distance": _mean_pairwise(v), "drift": float((1.0 - v @ first).mean()),
+                     "mean_pairwise_distance": _mean_pairwise(v), "drift": float(1.0 - centre @ first),
                      "spread": float((1.0 - v @ centre).mean())})  # fmt: skip
     diversity = pd.DataFrame(rows).round(6)
     shares.columns = [f"cluster {c}" for c in shares.columns]

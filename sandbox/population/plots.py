@@ -145,11 +145,15 @@ def plot_network(run: str | Path, generations: list[int] | None = None, max_node
         positions = nx.spring_layout(graph, seed=0) if len(edges) else nx.circular_layout(graph)
     if colour_by == "cluster":
         clusters = read_csv(run / "norm_clusters.csv").set_index("norm")["cluster"]
-        population = population.assign(strategy=[f"cluster {clusters[int(n)]}" for n in population["norm"]])
+        population = population.assign(strategy=[f"cluster {clusters[int(n)]:02d}" for n in population["norm"]])
     measure, label = (("cooperation", "cooperation") if "cooperation" in population
                       else ("mean_donated_share", "donated share"))  # fmt: skip
     names = sorted(population["strategy"].unique())
-    palette = dict(zip(names, ["#4c72b0", "#c44e52", "#55a868", "#dd8452", "#8172b3", "#937860"] * 10))
+    from matplotlib import colormaps
+
+    base = ["#4c72b0", "#c44e52", "#55a868", "#dd8452", "#8172b3", "#937860"]
+    tab20 = [colormaps["tab20"](i % 20) for i in range(len(names))]
+    palette = dict(zip(names, base if len(names) <= len(base) else tab20))
     fig = Figure(figsize=(4.2 * len(generations), 4.4))
     axes = fig.subplots(1, len(generations), squeeze=False)[0]
     small = agents > 400
@@ -172,8 +176,8 @@ def plot_network(run: str | Path, generations: list[int] | None = None, max_node
 
 def plot_donations(run: str | Path) -> Figure:
     """A donor-game population (Vallinder & Hughes' Fig. 6 style): left, each agent slot's mean donated share per
-    generation, a black mark where a new agent took the slot and a white one where an agent changed its norm; right, the mean donated share and the survivors'
-    minus the others' (normalised) per generation."""
+    generation, a black mark where a new agent took the slot and a white one where an agent changed its norm;
+    right, the mean donated share and the survivors' minus the others' (normalised) per generation."""
     import numpy as np
 
     from sandbox.files import read_csv
@@ -226,8 +230,11 @@ def plot_norm_map(result: Any) -> Figure:
     if len(x) > 1:
         left.stackplot(x, *(shares[c].to_numpy() for c in columns), baseline="wiggle",
                        labels=[textwrap.shorten(n, 60) for n in clusters["name"]])  # fmt: skip
-    else:
-        left.bar(x, shares[columns].to_numpy()[0], label=list(clusters["name"]))
+    else:  # one generation: one stacked bar
+        heights = shares[columns].to_numpy()[0]
+        bottoms = np.concatenate([[0.0], np.cumsum(heights)[:-1]])
+        for height, bottom, name in zip(heights, bottoms, clusters["name"]):
+            left.bar(x, height, bottom=bottom, label=textwrap.shorten(name, 60))
     left.set_xlabel("generation")
     left.set_xticks(x)
     left.set_yticks([])
