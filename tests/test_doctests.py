@@ -29,6 +29,11 @@ MODULES = [
     "societies.contracts",
     "sandbox.proxy.plots",
     "sandbox.sweep.executors",
+    "sandbox.games.donor",
+    "sandbox.games.commons",
+    "sandbox.games.naming",
+    "sandbox.population.scenario",
+    "sandbox.population.norm_map",
 ]
 
 
