@@ -237,3 +237,36 @@ def test_mutation_alone_drifts_and_spares_the_fixed(tmp_path: Path) -> None:
     # a free agent mutates with probability 0.2 to a strategy drawn from the two: p_C <- 0.1 + 0.8 p_C from 0, so
     # 0.295 after 4 revisions (100 free agents: a standard deviation of 0.046); no imitation moves it
     assert 0.1 < last.get("Cooperator", 0) < 0.5
+
+
+def test_an_edge_list_file_is_read_relative_to_the_scenario(tmp_path: Path) -> None:
+    from sandbox.scenario_file import load_scenario
+
+    scenario = load_scenario("scenarios/population/pd_karate_club.yaml")
+    assert len(scenario.population.network.edges) == 78  # Zachary's karate club
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "g.txt").write_text("# a square\n0 1\n1 2 0.5\n2 3\n\n3 0  # the last\n")
+    data = {"name": "sq", "population": {"agents": 4, "generations": 2, "members": [{"strategy": "Cooperator",
+            "share": 1.0}], "network": {"kind": "edges", "edges_file": "g.txt"}}}  # fmt: skip
+    (folder / "s.yaml").write_text(yaml.safe_dump(data))
+    path = run_population(load_scenario(folder / "s.yaml"), tmp_path / "run")
+    assert sorted(map(tuple, pd.read_csv(path / "edges.csv").to_numpy().tolist())) == [(0, 1), (0, 3), (1, 2), (2, 3)]
+    assert "edges_file" not in (path / "scenario.yaml").read_text()  # the run holds the edges themselves
+
+
+@pytest.mark.parametrize(("network", "words"), [
+    ({"kind": "edges", "edges_file": "missing.txt"}, "population.network.edges_file"),
+    ({"kind": "edges", "edges_file": "bad.txt"}, "line 2 is not two agent numbers"),
+    ({"kind": "ring", "edges_file": "g.txt"}, "is read with kind edges"),
+])  # fmt: skip
+def test_a_bad_edge_list_file_exits_2_naming_the_field(tmp_path: Path, network: dict, words: str) -> None:
+    (tmp_path / "bad.txt").write_text("0 1\n1 two\n")
+    (tmp_path / "g.txt").write_text("0 1\n")
+    data = {"name": "x", "population": {"agents": 4, "generations": 2, "members": [{"strategy": "Cooperator",
+            "share": 1.0}], "network": network}}  # fmt: skip
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["run", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert words in " ".join(result.output.split()) and str(tmp_path / "s.yaml") in result.output
+    assert not (tmp_path / "out").exists()

@@ -11,7 +11,48 @@ from typing import Any
 
 from sandbox.kinds import RunKind, by_option
 
-__all__ = ["POPULATION"]
+__all__ = ["POPULATION", "load"]
+
+EDGES_FILE = "edges_file"
+
+
+def load(path: Path | str) -> Any:
+    """A population file, with `network: {kind: edges, edges_file: FILE}` read in: FILE (relative to the scenario
+    file) holds one edge a line, two agent numbers apart (networkx's edge-list format; `#` starts a comment). The
+    resolved scenario written to a run holds the edges themselves."""
+    from sandbox.errors import ScenarioError
+    from sandbox.files import read_yaml
+    from sandbox.scenario_file import parse_kind
+
+    data = read_yaml(path)
+    network = data.get("population", {}).get("network") if isinstance(data.get("population"), dict) else None
+    if isinstance(network, dict) and EDGES_FILE in network:
+        field = f"population.network.{EDGES_FILE}"
+        if network.get("kind", "edges") != "edges" or "edges" in network:
+            raise ScenarioError(str(path), [(field, "is read with kind edges and no `edges` list")])
+        source = Path(path).parent / str(network.pop(EDGES_FILE))
+        try:
+            network["edges"] = _read_edges(source)
+        except (OSError, ValueError) as error:
+            raise ScenarioError(str(path), [(field, f"{source}: {error}")]) from None
+        network["kind"] = "edges"
+    return parse_kind("population", data, str(path))
+
+
+def _read_edges(path: Path) -> list[list[int]]:
+    """The edges of an edge-list file: `a b` a line (anything after them, such as a weight, is ignored)."""
+    edges = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        try:
+            edges.append([int(words[0]), int(words[1])])
+        except (IndexError, ValueError):
+            raise ValueError(f"line {number} is not two agent numbers: {line.strip()!r}") from None
+    if not edges:
+        raise ValueError("no edge in the file")
+    return edges
 
 
 def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
@@ -49,7 +90,8 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
         return (f"donor-game population of {p.agents} agents on a {p.network.kind} network, {p.generations} "
                 f"generations, {how}; members {scenario.models.user.spec} as role user")  # fmt: skip
     members = ", ".join(f"{m.strategy} {m.share:.0%}" + (" (fixed)" if m.fixed else "") for m in p.members)
-    return (f"population of {p.agents} agents on a {p.network.kind} network, {p.generations} generations of "
+    graph = "an edge-list" if p.network.kind == "edges" else f"a {p.network.kind}"
+    return (f"population of {p.agents} agents on {graph} network, {p.generations} generations of "
             f"{p.game.name}, revision {p.revision.rule}; {members}")  # fmt: skip
 
 
@@ -124,6 +166,7 @@ POPULATION = RunKind(
     "strategies by payoff imitation (Fermi rule, Santos & Pacheco, Nowak & May's best neighbour, mutation); LLM "
     "agents in Vallinder & Hughes' donor game by selection, reflection, imitation or mutation of their texts.",
     model="sandbox.population.scenario:PopulationScenario",
+    load="sandbox.population.kind:load",
     run="sandbox.population.kind:run",
     resume="sandbox.population.kind:resume",
     overrides="sandbox.population.kind:overrides",
