@@ -410,3 +410,12 @@ def test_a_given_text_repeated_in_another_case_is_one_norm_with_the_check(tmp_pa
     population = pd.read_csv(path / "population.csv")
     assert len(norms) == 1 and population["norm"].eq(norms["norm"].iloc[0]).all()
     assert population["strategy"].eq("My strategy will be to give 0 tenths.").all()  # the first wording, for all
+
+
+def test_the_check_rejects_a_strategy_sentence_with_nothing_in_it() -> None:
+    from sandbox.population.donor_norms import NormBook
+
+    book = NormBook(check=True)
+    assert book.add("My strategy will be .", True) == (None, "rejected")  # written by the embedded model once
+    assert book.add("My strategy will be to share.", True) == (0, "new")
+    assert NormBook(check=False).add("My strategy will be .", True) == (0, "new")  # without the check: kept

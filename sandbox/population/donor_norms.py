@@ -20,7 +20,8 @@ Fixed members (zealots) never revise. Every new text is a norm *version*
 with an id, its author, its parents' ids (lineage) and the evidence shown
 (`norms.csv`); every revision is a row of `revisions.csv`. With
 `revision.check`, as CRSEC evaluates a norm before it is adopted, a text
-without the strategy sentence is rejected (the agent keeps its norm) and a
+without the strategy sentence (or with fewer than two words after it) is
+rejected (the agent keeps its norm) and a
 text equal to a known norm, case and spaces aside, is that norm.
 """
 
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from prompts import round_units
-from sandbox.games.donor import DonorRecord, DonorRules
+from sandbox.games.donor import STRATEGY_START, DonorRecord, DonorRules
 from sandbox.population.dynamics import random_neighbour
 
 __all__ = ["NormBook", "evidence_text", "fermi", "revise_norms"]
@@ -59,8 +60,8 @@ class NormBook:
 
     def add(self, text: str, found: bool) -> tuple[int | None, str]:
         """(norm id, outcome): outcome `new` (a new id), `duplicate` (a known norm's id) or `rejected` (None)."""
-        if self.check and not found:
-            return None, "rejected"
+        if self.check and (not found or len(_key(text).split()) < len(STRATEGY_START.split()) + 2):
+            return None, "rejected"  # no strategy sentence, or nothing after "My strategy will be"
         if self.check and _key(text) in self.known:
             return self.known[_key(text)], "duplicate"
         norm, self.next_id = self.next_id, self.next_id + 1
