@@ -142,10 +142,10 @@ def test_each_local_worker_gets_its_own_cores_and_as_many_threads(monkeypatch: p
     cores = usable_core_list()
     slices = core_slices(cores, 2)
     context = multiprocessing.get_context("spawn")
-    counter = context.Value("i", 0)
+    counter, running = context.Value("i", 0), context.Value("i", 0)
     before = {name: os.environ.get(name) for name in THREAD_VARIABLES}
     with _threads_per_worker(max(1, len(cores) // 2)), concurrent.futures.ProcessPoolExecutor(
-            2, mp_context=context, initializer=start, initargs=(counter, slices)) as pool:  # fmt: skip
+            2, mp_context=context, initializer=start, initargs=(counter, slices, running)) as pool:  # fmt: skip
         results = [f.result() for f in [pool.submit(cores_of_this_worker, 2) for _ in range(2)]]
     assert len({pid for pid, _, _ in results}) == 2  # one task on each worker
     assert sorted(threads[0] for _, threads, _ in results) == sorted(slices)
