@@ -141,6 +141,7 @@ def test_the_dry_run_counts_the_calls_without_a_model(tmp_path: Path) -> None:
     ({"network": {"kind": "ring"}, "game": {"kind": "donor"}}, "set game.pairing network"),
     ({"game": {"kind": "donor", "rounds": 3}}, "rounds is read by pairing network only"),
     ({"game": {"kind": "donor", "pairing": "network"}, "network": {"kind": "grid"}}, "grid needs a square number"),
+    ({"actors": 2}, "actors: not read by the donor game"),
 ])  # fmt: skip
 def test_bad_donor_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
     data = yaml.safe_load(Path("scenarios/population/donor_small.yaml").read_text())

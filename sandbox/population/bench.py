@@ -22,7 +22,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["bench_population"]
+__all__ = ["bench_population", "bench_population_actors"]
 
 
 def _scenario(agents: int, generations: int) -> Any:
@@ -82,3 +82,61 @@ def bench_population(agents: int = 10_000) -> dict[str, Any]:
     Console().print(table)
     Console().print(f"peak traced memory: {peak / 2**20:.1f} MiB, {peak / agents:.0f} bytes per agent")
     return figures
+
+
+def _stochastic_scenario(agents: int) -> Any:
+    """A population whose matches cost real work: a third play the stochastic axelrod `Random`, whose every edge
+    plays its own 5-turn match."""
+    from sandbox.scenario_file import parse_kind
+
+    return parse_kind("population", {"name": "bench-population-actors", "seed": 0, "population": {
+        "agents": agents, "generations": 1,
+        "members": [{"strategy": "Cooperator", "share": 0.35}, {"strategy": "Defector", "share": 0.35},
+                    {"strategy": "Random", "share": 0.3}],
+        "game": {"name": "weak_prisoners_dilemma", "temptation": 1.5, "turns": 5},
+        "network": {"kind": "small_world", "k": 4, "p": 0.1}, "revision": {"rule": "imitate", "beta": 1.0}}})  # fmt: skip
+
+
+def bench_population_actors(agents: int = 100_000, counts: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
+    """One generation's play of `agents` agents (a third stochastic) in this process, then on 1 and 2 Ray actors;
+    the actors' start is timed apart, and every way must give the same payoffs."""
+    import numpy as np
+
+    from sandbox.population.actors import ActorBlocks
+    from sandbox.population.dynamics import play, revise
+    from sandbox.population.run import _Setup
+    from sandbox.seeding import Branch, generator
+
+    setup = _Setup(_stochastic_scenario(agents))
+
+    def generation(matches: Any) -> tuple[float, Any]:
+        started = time.perf_counter()
+        rng = generator(0, Branch.EPOCH, 0)
+        outcome = play(setup.start, setup.table, setup.neighbours, self_play=False, mean=False, rng=rng,
+                       matches=matches)  # fmt: skip
+        revise(setup.start, outcome, setup.neighbours, rule="imitate", beta=1.0, mutation=0.0, pool=setup.pool,
+               fixed=setup.fixed, rng=rng)  # fmt: skip
+        return time.perf_counter() - started, outcome.payoff
+
+    alone, reference = generation(None)
+    rows: list[tuple[str, float, float]] = [("in this process", 0.0, alone)]
+    for count in counts:
+        started = time.perf_counter()
+        with ActorBlocks(setup.names, setup.block.game, setup.neighbours, count) as blocks:
+            blocks.wait()
+            ready = time.perf_counter() - started
+            seconds, payoff = generation(blocks)
+        if not np.array_equal(payoff, reference):
+            raise RuntimeError(f"{count} actors gave other payoffs than the play in one process")
+        rows.append((f"{count} Ray actor{'s' if count > 1 else ''}", ready, seconds))
+    one = rows[1][2] if len(rows) > 1 else alone
+    table = Table(title=f"One generation of {agents:,} agents, 30% playing Random (small-world graph, k = 4)")
+    for column in ("", "actors' start s", "generation s", "us per agent-round", "speed-up vs 1 actor"):
+        table.add_column(column, justify="right")
+    for label, ready, seconds in rows:
+        table.add_row(label, f"{ready:.1f}", f"{seconds:.2f}", f"{1e6 * seconds / agents:.1f}", f"{one / seconds:.2f}x")
+    Console().print(table)
+    return {"agents": agents, "in_process_s": alone,
+            **{f"actors_{c}_s": rows[i + 1][2] for i, c in enumerate(counts)},
+            **{f"actors_{c}_start_s": rows[i + 1][1] for i, c in enumerate(counts)},
+            "speedup_1_to_2": one / rows[2][2] if len(rows) > 2 else None}  # fmt: skip

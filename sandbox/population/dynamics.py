@@ -22,13 +22,14 @@ Agents of a `fixed` member (zealots) play but never revise.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from sandbox.population.strategies import MatchTable
 
-__all__ = ["Neighbours", "Play", "play", "random_neighbour", "revise"]
+__all__ = ["Matches", "Neighbours", "Play", "match_edges", "play", "play_edges", "random_neighbour", "revise"]
 
 
 @dataclass(frozen=True)
@@ -70,9 +71,31 @@ class Play:
     cooperation: np.ndarray
 
 
+Matches = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def match_edges(neighbours: Neighbours) -> np.ndarray:
+    """The pairs that play a match, sorted by their first agent: the graph's edges, or every pair when complete."""
+    if neighbours.complete:
+        return np.array(np.triu_indices(neighbours.size, 1), dtype=np.int64).T
+    return neighbours.edges
+
+
+def play_edges(table: MatchTable, sa: np.ndarray, sb: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """The matches of the edges whose ends play strategies `sa` and `sb`: rows a's payoff, b's payoff, a's share of
+    C moves, b's share; an edge with a stochastic strategy plays its own match with its seed from `seeds`."""
+    out = np.stack([table.payoff[sa, sb], table.payoff[sb, sa], table.cooperation[sa, sb], table.cooperation[sb, sa]])
+    for e in np.flatnonzero(table.stochastic[sa] | table.stochastic[sb]):
+        pay_a, coop_a, pay_b, coop_b = table.play(int(sa[e]), int(sb[e]), seed=int(seeds[e]))
+        out[:, e] = pay_a, pay_b, coop_a, coop_b
+    return out
+
+
 def play(strategies: np.ndarray, table: MatchTable, neighbours: Neighbours, *, self_play: bool, mean: bool,
-         rng: np.random.Generator) -> Play:  # fmt: skip
-    """Every agent plays each neighbour (and itself, with `self_play`) one match."""
+         rng: np.random.Generator, matches: Matches | None = None) -> Play:  # fmt: skip
+    """Every agent plays each neighbour (and itself, with `self_play`) one match; `matches(strategies, seeds)` plays
+    the edges' matches elsewhere (Ray actors, `population.actors`), `play_edges` over every edge when None. The
+    seeds are drawn here either way, so where the matches are played changes nothing in the result."""
     n = neighbours.size
     payoff, cooperation = np.zeros(n), np.zeros(n)
     stochastic = table.stochastic[strategies]
@@ -83,30 +106,31 @@ def play(strategies: np.ndarray, table: MatchTable, neighbours: Neighbours, *, s
         cooperation = ((table.cooperation[:, present] @ counts[present])[strategies]
                        - table.cooperation[strategies, strategies])  # fmt: skip
     else:
-        edges = neighbours.edges if not neighbours.complete else np.array(np.triu_indices(n, 1)).T
+        edges = match_edges(neighbours)
         a, b = edges[:, 0], edges[:, 1]
-        sa, sb = strategies[a], strategies[b]
-        ab_pay, ba_pay = table.payoff[sa, sb].copy(), table.payoff[sb, sa].copy()
-        ab_coop, ba_coop = table.cooperation[sa, sb].copy(), table.cooperation[sb, sa].copy()
+        seeds = np.zeros(len(edges), dtype=np.int64)
         random_edges = np.flatnonzero(stochastic[a] | stochastic[b])
-        seeds = rng.integers(2**31, size=len(random_edges))
-        for e, seed in zip(random_edges, seeds):
-            ab_pay[e], ab_coop[e], ba_pay[e], ba_coop[e] = table.play(int(sa[e]), int(sb[e]), seed=int(seed))
+        seeds[random_edges] = rng.integers(2**31, size=len(random_edges))
+        if matches is None:
+            ab_pay, ba_pay, ab_coop, ba_coop = play_edges(table, strategies[a], strategies[b], seeds)
+        else:
+            ab_pay, ba_pay, ab_coop, ba_coop = matches(strategies, seeds)
         np.add.at(payoff, a, ab_pay)
         np.add.at(payoff, b, ba_pay)
         np.add.at(cooperation, a, ab_coop)
         np.add.at(cooperation, b, ba_coop)
-    matches = neighbours.degree().astype(float)
+    matches_played = neighbours.degree().astype(float)
     if self_play:
         self_pay, self_coop = table.payoff[strategies, strategies], table.cooperation[strategies, strategies]
         if stochastic.any():
             for x in np.flatnonzero(stochastic):
                 self_pay[x], self_coop[x], _, _ = table.play(int(strategies[x]), int(strategies[x]),
                                                              seed=int(rng.integers(2**31)))
-        payoff, cooperation, matches = payoff + self_pay, cooperation + self_coop, matches + 1
-    cooperation = np.divide(cooperation, matches, out=np.zeros(n), where=matches > 0)
+        payoff, cooperation = payoff + self_pay, cooperation + self_coop
+        matches_played = matches_played + 1
+    cooperation = np.divide(cooperation, matches_played, out=np.zeros(n), where=matches_played > 0)
     if mean:
-        payoff = np.divide(payoff, matches, out=np.zeros(n), where=matches > 0)
+        payoff = np.divide(payoff, matches_played, out=np.zeros(n), where=matches_played > 0)
     return Play(payoff, cooperation)
 
 

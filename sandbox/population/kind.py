@@ -91,8 +91,9 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
                 f"generations, {how}; members {scenario.models.user.spec} as role user")  # fmt: skip
     members = ", ".join(f"{m.strategy} {m.share:.0%}" + (" (fixed)" if m.fixed else "") for m in p.members)
     graph = "an edge-list" if p.network.kind == "edges" else f"a {p.network.kind}"
+    actors = f", played on {p.actors} Ray actors" if p.actors > 1 else ""
     return (f"population of {p.agents} agents on {graph} network, {p.generations} generations of "
-            f"{p.game.name}, revision {p.revision.rule}; {members}")  # fmt: skip
+            f"{p.game.name}, revision {p.revision.rule}; {members}{actors}")  # fmt: skip
 
 
 def dry_run(scenario: Any) -> Any:
@@ -178,7 +179,8 @@ POPULATION = RunKind(
     tables={"population": "population.csv", "generations": "generations.csv", "edges": "edges.csv",
             "donations": "donations.csv", "norms": "norms.csv", "revisions": "revisions.csv",
             "transcripts": "transcripts.jsonl"},
-    benchmarks={"population": "sandbox.population.bench:bench_population"},
+    benchmarks={"population": "sandbox.population.bench:bench_population",
+                "population-actors": "sandbox.population.bench:bench_population_actors"},
     example="scenarios/population/pd_grid_nowak_may.yaml",
     budget=True,
 )

@@ -17,6 +17,7 @@ after a kill writes the same tables as one that was not killed.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import time
 from collections.abc import Callable
@@ -78,14 +79,14 @@ def _play(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook) -> P
         _write_csv(path / EDGES, ["a", "b"], edges.tolist())
         _write_csv(path / POPULATION, ["generation", "agent", "strategy", "fixed", "payoff", "cooperation"], [])
         _write_csv(path / GENERATIONS, ["generation", "cooperation", "mean_payoff", *share_columns, "seconds"], [])
-    with (path / POPULATION).open("a", newline="", encoding="utf-8") as agents_file, \
+    with _matches(setup) as matches, (path / POPULATION).open("a", newline="", encoding="utf-8") as agents_file, \
             (path / GENERATIONS).open("a", newline="", encoding="utf-8") as gens_file:  # fmt: skip
         agents_out, gens_out = csv.writer(agents_file), csv.writer(gens_file)
         for g in range(done, block.generations):
             started = time.perf_counter()
             rng = generator(scenario.seed, Branch.EPOCH, g)
             outcome = play(strategies, setup.table, setup.neighbours, self_play=block.self_play,
-                           mean=block.revision.payoff == "mean", rng=rng)  # fmt: skip
+                           mean=block.revision.payoff == "mean", rng=rng, matches=matches)  # fmt: skip
             names = np.array(setup.names, dtype=object)[strategies]
             agents_out.writerows(zip([g] * block.agents, range(block.agents), names, setup.fixed.tolist(),
                                      np.round(outcome.payoff, 6).tolist(), np.round(outcome.cooperation, 6).tolist()))
@@ -104,6 +105,15 @@ def _play(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook) -> P
                 hooks(g)
     _finish(run_dir, scenario, setup)
     return path
+
+
+def _matches(setup: _Setup) -> contextlib.AbstractContextManager[Any]:
+    """Ray actors that play the matches (`population.actors` above 1), or None: play them in this process."""
+    if setup.block.actors == 1:
+        return contextlib.nullcontext(None)
+    from sandbox.population.actors import ActorBlocks
+
+    return ActorBlocks(setup.names, setup.block.game, setup.neighbours, setup.block.actors)
 
 
 def _write_csv(path: Path, header: list[str], rows: list[Any]) -> None:

@@ -188,6 +188,11 @@ class PopulationBlock(StrictModel):
     network: Network = Field(default_factory=Network, description="Who meets whom (shared with societies).")
     self_play: bool = Field(False, description="Each agent also plays itself, as on Nowak & May's lattice.")
     revision: Revision = Field(default_factory=Revision)
+    actors: int = Field(1, ge=1, le=1024, description="Scripted strategies: the agents are cut into this many blocks "
+                                                      "and each block's matches are played by a Ray actor of its own "
+                                                      "(as AgentSociety groups agents; local Ray unless Ray is "
+                                                      "already initialised); 1 plays in this process. The tables are "
+                                                      "the same for any number.")  # fmt: skip
 
     @model_validator(mode="after")
     def _consistent(self) -> PopulationBlock:
@@ -246,6 +251,7 @@ class PopulationBlock(StrictModel):
         ignored = [f"revision.{f}" for f, off in unread.items()
                    if off and getattr(revision, f) != Revision.model_fields[f].default]  # fmt: skip
         ignored += ["self_play"] if self.self_play else []
+        ignored += ["actors"] if self.actors > 1 else []  # LLM calls are spread by the LLM layer's concurrency
         if ignored:
             raise ValueError(f"{', '.join(ignored)}: not read by the donor game with revision.rule {rule}")
         if rule == "mutate" and not revision.mutation:
