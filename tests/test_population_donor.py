@@ -413,10 +413,15 @@ def test_a_given_text_repeated_in_another_case_is_one_norm_with_the_check(tmp_pa
     assert population["strategy"].eq("My strategy will be to give 0 tenths.").all()  # the first wording, for all
 
 
-def test_the_check_rejects_a_strategy_sentence_with_nothing_in_it() -> None:
+def test_the_check_rejects_a_strategy_sentence_with_nothing_in_it_and_keeps_its_index_over_a_resume() -> None:
     from sandbox.population.donor_norms import NormBook
 
     book = NormBook(check=True)
     assert book.add("My strategy will be .", True) == (None, "rejected")  # written by the embedded model once
+    assert book.add("My strategy will be . Critique: You could consider giving more.", True) == (None, "rejected")
     assert book.add("My strategy will be to share.", True) == (0, "new")
+    assert book.add("My strategy will be to give 0.5 units.", True) == (1, "new")  # a decimal point ends nothing
+    assert book.add("My strategy will be  to SHARE.", True) == (0, "duplicate")
+    again = NormBook(**book.state())  # as resume rebuilds it from state.json
+    assert again.add("my strategy will be to share.", True) == (0, "duplicate") and again.next_id == 2
     assert NormBook(check=False).add("My strategy will be .", True) == (0, "new")  # without the check: kept

@@ -49,19 +49,31 @@ def _key(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
+def _empty(text: str) -> bool:
+    """Whether the strategy sentence says nothing: fewer than two words between "My strategy will be" and the end of
+    its sentence (the embedded model wrote "My strategy will be ." alone, and once followed by a critique)."""
+    body = re.split(re.escape(STRATEGY_START), text, maxsplit=1, flags=re.IGNORECASE)[-1]
+    sentence = re.split(r"[.!?](?:\s|$)", body.strip(), maxsplit=1)[0]
+    return len(re.findall(r"\w+", sentence)) < 2
+
+
 @dataclass
 class NormBook:
-    """The run's norm versions: the next id and, with `check`, the texts already known (for de-duplication)."""
+    """The run's norm versions: the next id and, with `check`, each known norm's wording by id (for
+    de-duplication; `known` indexes them by their text's key)."""
 
     check: bool = False
     next_id: int = 0
-    known: dict[str, int] = field(default_factory=dict)  # with check: each known text's key -> its id
     texts: dict[str, str] = field(default_factory=dict)  # with check: each id (as text) -> the norm's own wording
+    known: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.known = {_key(text): int(norm) for norm, text in self.texts.items()}
 
     def add(self, text: str, found: bool) -> tuple[int | None, str]:
         """(norm id, outcome): outcome `new` (a new id), `duplicate` (a known norm's id) or `rejected` (None)."""
-        if self.check and (not found or len(_key(text).split()) < len(STRATEGY_START.split()) + 2):
-            return None, "rejected"  # no strategy sentence, or nothing after "My strategy will be"
+        if self.check and (not found or _empty(text)):
+            return None, "rejected"  # no strategy sentence, or nothing in it
         if self.check and _key(text) in self.known:
             return self.known[_key(text)], "duplicate"
         norm, self.next_id = self.next_id, self.next_id + 1
@@ -75,7 +87,7 @@ class NormBook:
         return self.texts.get(str(norm), text)
 
     def state(self) -> dict[str, Any]:
-        return {"check": self.check, "next_id": self.next_id, "known": self.known, "texts": self.texts}
+        return {"check": self.check, "next_id": self.next_id, "texts": self.texts}
 
 
 def fermi(beta: float, gain: np.ndarray) -> np.ndarray:
