@@ -84,8 +84,7 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
                 run_population(scenario(36, 6, network=network, rule="proportional", seed=seed),
                                tmp_path / "runs" / f"{network['kind']}-{seed}")  # fmt: skip
         from tests.test_population_donor import Recorder, donor
-
-        from tests.test_population_donor import Reviser, revising
+        from tests.test_population_revision import Reviser, revising
 
         run_population(donor(4, 2), tmp_path / "runs" / "donor", models={"user": Recorder().model()})
         for seed in range(2):  # two seeds of a reflecting population on a ring, for the CIs, the map and the lineage

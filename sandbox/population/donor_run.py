@@ -15,7 +15,7 @@ Each generation:
    `reflect`, `imitate` or `mutate`, each agent revises its own strategy
    (`sandbox.population.donor_norms`).
 
-Every call goes through the LLM layer (cache, transcript, budget) as role
+The calls (`sandbox.population.donor_players`) go through the LLM layer (cache, transcript, budget) as role
 `user`, with a seed from the run's seed tree, so a resumed run replays a
 killed generation from the cache and ends with the same tables. The tables
 of a generation are written when it ends, with their sizes in `state.json`.
@@ -41,25 +41,21 @@ from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
 
-from prompts import render
 from sandbox import run_dir as layout
 from sandbox.errors import RunFailedError
 from sandbox.files import read_csv
-from sandbox.games.donor import (DonorMove, DonorRecord, DonorView, apply_round, final_scores, pairings,
-                                 parse_donation, parse_strategy, round_views, trace_text)  # fmt: skip
+from sandbox.games.donor import DonorRecord, apply_round, final_scores, pairings, round_views
 from sandbox.llm.cache import ResponseCache
-from sandbox.llm.contracts import CallInfo
 from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
-from sandbox.llm.wrapper import acall
 from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_norms
-from sandbox.population.dynamics import Neighbours
+from sandbox.population.donor_players import Players
+from sandbox.population.dynamics import network_of
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
-from sandbox.seeding import Branch, generator, seed_node
+from sandbox.seeding import Branch, generator
 from sandbox.summary import write_summary
 
 __all__ = ["DONATIONS", "NORMS", "play_donor"]
@@ -76,90 +72,6 @@ COLUMNS = {
     GENERATIONS: ["generation", "mean_donated_share", "mean_final_resources", "survivor_gap", "punishment_rate",
                   "illegal_rate", "moves", "seconds"],
 }  # fmt: skip
-
-
-def _seed(root: int, *path: int) -> int:
-    return int(seed_node(root, *path).generate_state(1)[0] % 2**31)
-
-
-class _Players:
-    """The population's LLM calls (strategies, donations, revisions), through one model stack."""
-
-    def __init__(self, scenario: PopulationScenario, model: BaseChatModel) -> None:
-        self.scenario, self.model = scenario, model
-        game = scenario.population.game
-        self.game = game
-        share = scenario.population.revision.survivors
-        self.common = {"punishment": game.punishment, "punishment_loss": game.punishment_loss,
-                       "trace_depth": game.trace_depth, "network": game.pairing == "network"}  # fmt: skip
-        self.system = render("population/donor/system.j2", endowment=game.endowment, multiplier=game.multiplier,
-                             rule=scenario.population.revision.rule,
-                             survivors_text="half" if share == 0.5 else f"{round(100 * share)}%",
-                             **self.common)  # fmt: skip
-
-    async def _ask(self, prompt: str, *, seed: int, call: CallInfo) -> str:
-        answer = await acall(self.model, [SystemMessage(self.system), HumanMessage(prompt)], seed=seed, call=call)
-        return str(answer.content).strip()
-
-    async def _write(self, prompt: str, name: str, epoch: int, step: str, seed: int) -> dict[str, Any]:
-        call = CallInfo(role="user", agent=name, run=0, epoch=epoch, step=step)
-        justification, strategy, found = parse_strategy(await self._ask(prompt, seed=seed, call=call))
-        return {"strategy": strategy, "found": found, "justification": justification}
-
-    async def strategy(self, name: str, generation: int, slot: int, survivors: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        """A strategy from the game's description (`survivors` empty) or from the survivors' (`select`)."""
-        revision = self.scenario.population.revision
-        if survivors:
-            prompt = render("population/donor/inherit.j2", agent=name, survivors=survivors,
-                            show_scores=revision.show_scores, survivors_percent=round(100 * revision.survivors),
-                            **self.common)  # fmt: skip
-        else:
-            prompt = render("population/donor/strategy.j2", agent=name, **self.common)
-        return await self._write(prompt, name, generation, "strategy",
-                                 _seed(self.scenario.seed, Branch.POLICY, generation, slot))  # fmt: skip
-
-    async def rewrite(self, name: str, generation: int, slot: int) -> dict[str, Any]:
-        """`mutate`: a new strategy written freely, from the game's description, after generation `generation` (the
-        prompt names the next generation, so it is not the first generation's prompt again)."""
-        prompt = render("population/donor/strategy.j2", agent=name, rewrite_generation=generation + 2, **self.common)
-        return await self._write(prompt, name, generation, "mutate",
-                                 _seed(self.scenario.seed, Branch.POLICY, generation, slot, 1))  # fmt: skip
-
-    async def reflect(self, name: str, strategy: str, generation: int, slot: int, evidence: str) -> dict[str, Any]:
-        """`reflect`: the agent's MetaLM rewrites its strategy from what happened to it in generation `generation`."""
-        prompt = render("population/donor/reflect.j2", agent=name, strategy=strategy, generation=generation + 1,
-                        evidence=evidence)  # fmt: skip
-        written = await self._write(prompt, name, generation, "reflect",
-                                    _seed(self.scenario.seed, Branch.POLICY, generation, slot, 2))  # fmt: skip
-        return {**written, "evidence": evidence}
-
-    async def merge(self, name: str, own: str, own_score: float, other: str, theirs: str, their_score: float,
-                    generation: int, slot: int) -> dict[str, Any]:  # fmt: skip
-        """`imitate` with `adopt: merge`: the LLM merges a neighbour's strategy into the agent's own."""
-        prompt = render("population/donor/merge.j2", agent=name, own=own, own_score=own_score, other=other,
-                        theirs=theirs, their_score=their_score)  # fmt: skip
-        written = await self._write(prompt, name, generation, "merge",
-                                    _seed(self.scenario.seed, Branch.POLICY, generation, slot, 3))  # fmt: skip
-        return {**written, "evidence": f"{other} (score {their_score:g}): {theirs}"}
-
-    async def donate(self, view: DonorView, names: Sequence[str], strategies: Sequence[str],
-                     generation: int) -> tuple[DonorMove, int]:  # fmt: skip
-        game = self.game
-        prompt = render("population/donor/donate.j2", agent=names[view.donor], strategy=strategies[view.donor],
-                        generation=generation + 1, round=view.round + 1, recipient=names[view.recipient],
-                        recipient_resources=view.recipient_resources, resources=view.donor_resources,
-                        trace=trace_text(view.trace, names), punishment=game.punishment,
-                        multiplier=game.multiplier, punishment_loss=game.punishment_loss)  # fmt: skip
-        answer = ""
-        for attempt in range(game.retries + 1):
-            call = CallInfo(role="user", agent=names[view.donor], run=0, epoch=generation,
-                            episode=f"game{view.game}/round{view.round}", step="donate", attempt=attempt)  # fmt: skip
-            seed = _seed(self.scenario.seed, Branch.EPISODE, generation, view.game, view.round, view.donor, attempt)
-            answer = await self._ask(prompt, seed=seed, call=call)
-            move = parse_donation(answer, game.punishment)
-            if move is not None:
-                return DonorMove(move[0], move[1], answer), attempt + 1
-        return DonorMove(None, None, answer), game.retries + 1
 
 
 def _start_agents(scenario: PopulationScenario, book: NormBook) -> tuple[list[dict[str, Any]], list[list[Any]]]:
@@ -195,22 +107,17 @@ class _Network:
     """The population's network: the donor pairing's matchings and the neighbours that `imitate` draws from."""
 
     def __init__(self, scenario: PopulationScenario) -> None:
-        from societies.network import build_network
-
         block = scenario.population
-        self.graph = build_network(block.agents, block.network, generator(scenario.seed, Branch.NETWORK))
-        edges = None if self.graph.is_complete else np.array(sorted(self.graph.to_networkx().edges()),
-                                                              dtype=np.int64)  # fmt: skip
-        self.neighbours = Neighbours.from_edges(block.agents, edges)
+        self.graph, self.neighbours = network_of(block.agents, block.network, scenario.seed)
         self.matching = self.graph.maximal_matching if block.game.pairing == "network" else None
 
 
-async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
-                 hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
+async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, network: _Network,
+                 models: Mapping[str, BaseChatModel], hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
     from sandbox.run_budget import budget_stop, run_ledgers
 
     path, block = run_dir.path, scenario.population
-    rules, network = block.game.rules(), _Network(scenario)
+    rules = block.game.rules()
     state = load_state(path)
     if state and "norms" not in state:
         raise RunFailedError(f"{path} was made by an older sandbox (no norm ids in its state); it cannot be resumed "
@@ -231,7 +138,7 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
     transcript = TranscriptWriter(path / layout.TRANSCRIPTS)
     stack = model_stack(scenario, cache, [transcript], ledgers)
     config = scenario.models.user
-    players = _Players(scenario, stack.for_role("user", config.spec, config.sampling.model_dump(),
+    players = Players(scenario, stack.for_role("user", config.spec, config.sampling.model_dump(),
                                                 given=models.get("user")))  # fmt: skip
     try:
         for g in range(done, block.generations):
@@ -254,7 +161,7 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
         cache.close()
 
 
-async def _write_missing(path: Path, players: _Players, agents: list[dict[str, Any]], g: int,
+async def _write_missing(path: Path, players: Players, agents: list[dict[str, Any]], g: int,
                          book: NormBook) -> None:  # fmt: skip
     """Agents without a strategy write one: the first generation's `llm` members from the game's description, the
     new agents of the last selection from the survivors' strategies (with their scores, best first)."""
@@ -283,7 +190,7 @@ async def _write_missing(path: Path, players: _Players, agents: list[dict[str, A
     append_rows(path / REVISIONS, revision_rows)
 
 
-async def _generation(path: Path, scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]],
+async def _generation(path: Path, scenario: PopulationScenario, players: Players, agents: list[dict[str, Any]],
                       g: int, rules: Any, network: _Network, book: NormBook) -> list[dict[str, Any]]:  # fmt: skip
     """Play generation `g` and write its rows; the next generation's agents."""
     block, started = scenario.population, time.perf_counter()
@@ -360,13 +267,15 @@ def play_donor(run_dir: RunDirectory, scenario: PopulationScenario, *, models: M
     """Play (or go on with) a donor-game population in `run_dir`, then write its summary and plot."""
     from sandbox._sync import run_sync
 
-    run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
+    network = _Network(scenario)
+    run_sync(_aplay(run_dir, scenario, network, models or {}, hooks, ledgers))
     given = (models or {}).get("user")
-    _finish(run_dir, scenario, scenario.models.user.spec if given is None else f"given: {type(given).__name__}")
+    model = scenario.models.user.spec if given is None else f"given: {type(given).__name__}"
+    _finish(run_dir, scenario, model, float(network.neighbours.degree().mean()))
     return run_dir.path
 
 
-def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> None:
+def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str, mean_degree: float) -> None:
     from sandbox.population.plots import plot_donations
 
     path = run_dir.path
@@ -378,10 +287,9 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
     block = scenario.population
     norms = read_csv(path / NORMS)
     revisions = read_csv(path / REVISIONS)
-    degree = _Network(scenario).neighbours.degree()
     write_summary(run_dir, {
         "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "donor",
-        "rule": block.revision.rule, "network": block.network.kind, "mean_degree": float(degree.mean()),
+        "rule": block.revision.rule, "network": block.network.kind, "mean_degree": mean_degree,
         "norm_versions": len(norms), "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
         "donation_by_generation": [None if math.isnan(v) else round(float(v), 4) for v in donation],
         "donation_slope_per_generation": None if math.isnan(slope) else round(slope, 5),

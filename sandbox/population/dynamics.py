@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from sandbox.population.strategies import MatchTable
 
-__all__ = ["Matches", "Neighbours", "Play", "match_edges", "play", "play_edges", "random_neighbour", "revise"]
+__all__ = ["Matches", "Neighbours", "Play", "match_edges", "network_of", "play", "play_edges", "random_neighbour", "revise"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,18 @@ class Neighbours:
         if self.complete:
             return np.full(self.size, self.size - 1, dtype=np.int64)
         return np.diff(self.indptr)
+
+
+def network_of(agents: int, spec: Any, seed: int) -> tuple[Any, Neighbours]:
+    """The scenario's network (`societies.network.Network`, seeded from the run's seed tree) and its neighbours;
+    a complete network keeps no edge list."""
+    from societies.network import build_network
+
+    from sandbox.seeding import Branch, generator
+
+    graph = build_network(agents, spec, generator(seed, Branch.NETWORK))
+    edges = None if graph.is_complete else np.array(sorted(graph.to_networkx().edges()), dtype=np.int64)
+    return graph, Neighbours.from_edges(agents, edges)
 
 
 @dataclass(frozen=True)

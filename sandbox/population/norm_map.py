@@ -27,6 +27,7 @@ anything" and "give everything I have" 0.26 apart.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,16 +130,12 @@ def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Em
                    diversity)  # fmt: skip
 
 
-_MINILM: list[Embedder] = []
-
-
+@functools.cache
 def _cached_minilm() -> Embedder:
     """One MiniLM per process (loading it takes seconds)."""
-    if not _MINILM:
-        from sandbox.llm.embeddings import minilm_embedder
+    from sandbox.llm.embeddings import minilm_embedder
 
-        _MINILM.append(minilm_embedder())
-    return _MINILM[0]
+    return minilm_embedder()
 
 
 def write_norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Embedder | None = None) -> NormMap:

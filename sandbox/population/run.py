@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from sandbox.files import read_csv
-from sandbox.population.dynamics import Neighbours, play, revise
+from sandbox.population.dynamics import network_of, play, revise
 from sandbox.population.scenario import PopulationScenario, place_members
 from sandbox.population.strategies import MatchTable, canonical, payoff_table
 from sandbox.population.tables import load_state, save_state
@@ -50,16 +50,12 @@ class _Setup:
     """What every generation of a scenario needs: names, the match table, the network, who is fixed."""
 
     def __init__(self, scenario: PopulationScenario) -> None:
-        from societies.network import build_network
-
         block = scenario.population
         self.block = block
         self.names = [canonical(m.strategy) for m in block.members]
         table = payoff_table(block.game.name, block.game.temptation)
         self.table = MatchTable(self.names, table, block.game.turns)
-        network = build_network(block.agents, block.network, generator(scenario.seed, Branch.NETWORK))
-        edges = None if network.is_complete else np.array(sorted(network.to_networkx().edges()), dtype=np.int64)
-        self.neighbours = Neighbours.from_edges(block.agents, edges)
+        _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
         self.pool = np.arange(len(self.names))
         own = [table.payoffs(a, b)[0] for a in "CD" for b in "CD"]
         self.spread = max(own) - min(own)  # D of the proportional rule: T - S in the prisoner's dilemma
