@@ -34,6 +34,7 @@ MODULES = [
     "sandbox.games.naming",
     "sandbox.population.scenario",
     "sandbox.population.norm_map",
+    "sandbox.population.naming_run",
 ]
 
 

@@ -33,6 +33,9 @@ def generations_table(path: Path | Any, rows: int = 6) -> None:
     if summary.get("game") == "donor":
         _donor_table(path, gens, summary)
         return
+    if summary.get("game") == "naming":
+        _naming_table(path, gens, summary)
+        return
     shares = [c for c in gens.columns if c.startswith("share ")]
     table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, {summary['network']} network "
                         f"(mean degree {summary['mean_degree']:.1f}), rule {summary['rule']}")  # fmt: skip
@@ -60,3 +63,19 @@ def _donor_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
                   f"{summary['calls']} calls")
     console.print(f"results in [bold]{path}[/]: population.csv, donations.csv, norms.csv, generations.csv, "
                   "donations.png")
+
+
+def _naming_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
+    table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, naming game, {summary['model']}")
+    for column in ("generation", "success rate", "dominant name", "its share", "committed name's share", "illegal"):
+        table.add_column(column, justify="right")
+    for _, row in gens.iterrows():
+        committed = "" if row["committed_share"] != row["committed_share"] else f"{row['committed_share']:.0%}"
+        table.add_row(str(int(row["generation"])), f"{row['success_rate']:.0%}", str(row["dominant"]),
+                      f"{row['dominant_share']:.0%}", committed, f"{row['illegal_rate']:.1%}")  # fmt: skip
+    console.print(table)
+    at = summary.get("consensus_at")
+    reached = ("not reached" if at is None else
+               f"on {summary['consensus_name']} after {at} interactions ({summary['consensus_per_agent']} per agent)")
+    console.print(f"consensus: {reached}; {summary['calls']} calls")
+    console.print(f"results in [bold]{path}[/]: interactions.csv, population.csv, generations.csv, naming.png")

@@ -82,6 +82,13 @@ def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None
 
 def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     p = scenario.population
+    if p.game.kind == "naming":
+        committed = [f"{m.share:.0%} committed to {m.strategy}" for m in p.members if m.strategy != "llm"]
+        prepared = f", memories prepared with {p.game.prepared}" if p.game.prepared else ""
+        return (f"naming-game population of {p.agents} agents on a {p.network.kind} network, at most "
+                f"{p.generations} x {p.agents} interactions, {len(p.game.words)} words{prepared}"
+                f"{'; ' + ', '.join(committed) if committed else ''}; members {scenario.models.user.spec} as role "
+                "user")  # fmt: skip
     if p.game.kind == "donor":
         how = {"select": f"the top {p.revision.survivors:.0%} survive",
                "reflect": "each agent reflects on its play and rewrites its strategy",
@@ -106,6 +113,16 @@ def dry_run(scenario: Any) -> Any:
 
     columns = ["role", "calls", "cache_hits", "prompt_tokens", "max_answer_tokens"]
     p = scenario.population
+    if p.game.kind == "naming":  # two picks an interaction, N interactions a generation, fewer the committed's
+        from sandbox.population.scenario import member_counts
+
+        share = sum(n for m, n in zip(p.members, member_counts([m.share for m in p.members], p.agents))
+                    if m.strategy == "llm") / p.agents  # fmt: skip
+        calls = round(2 * share * p.agents * p.generations)
+        return pd.DataFrame([{"role": "user (picks, at most)", "model": scenario.models.user.spec, "calls": calls,
+                              "cache_hits": 0, "prompt_tokens": 350 * calls,
+                              "max_answer_tokens": scenario.models.user.sampling.max_tokens * calls}],
+                            columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
     if p.game.kind != "donor":
         return pd.DataFrame([], columns=columns)
     from sandbox.population.scenario import member_counts
@@ -177,8 +194,8 @@ POPULATION = RunKind(
     cli_run="sandbox.population.kind:cli_run",
     cli_resume="sandbox.population.kind:cli_resume",
     tables={"population": "population.csv", "generations": "generations.csv", "edges": "edges.csv",
-            "donations": "donations.csv", "norms": "norms.csv", "revisions": "revisions.csv",
-            "transcripts": "transcripts.jsonl"},
+            "donations": "donations.csv", "interactions": "interactions.csv", "norms": "norms.csv",
+            "revisions": "revisions.csv", "transcripts": "transcripts.jsonl"},
     benchmarks={"population": "sandbox.population.bench:bench_population",
                 "population-actors": "sandbox.population.bench:bench_population_actors"},
     example="scenarios/population/pd_grid_nowak_may.yaml",

@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-__all__ = ["donor_runs", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage",
+__all__ = ["donor_runs", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage", "plot_naming",
            "plot_network", "plot_norm_map", "runs_table"]
 
 
@@ -34,6 +34,25 @@ def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
     right.legend(loc="upper right", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def plot_naming(generations: pd.DataFrame, title: str = "") -> Figure:
+    """A naming game's generations: the success rate, the dominant name's share of the agents and, with a
+    committed minority, the committed name's share."""
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
+    ax.plot(generations["generation"], generations["success_rate"], color="#4c72b0", label="success rate")
+    ax.plot(generations["generation"], generations["dominant_share"], color="#55a868", label="dominant name's share")
+    if generations["committed_share"].notna().any():
+        ax.plot(generations["generation"], generations["committed_share"], color="#c44e52", linestyle="--",
+                label="committed name's share")  # fmt: skip
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("generation (N interactions)")
+    ax.set_ylabel("share")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title(title or "Naming game", fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -143,6 +143,10 @@ def _dispatch(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook, 
         from sandbox.population.donor_run import play_donor
 
         return play_donor(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
+    if scenario.population.game.kind == "naming":
+        from sandbox.population.naming_run import play_naming
+
+        return play_naming(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
     return _play(run_dir, scenario, hooks)
 
 

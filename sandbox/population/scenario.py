@@ -19,7 +19,7 @@ from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.scenario import ModelConfig, Models, Network, Sampling
 from sandbox.schema import StrictModel
 
-__all__ = ["DonorGameSpec", "MatrixGameSpec", "Member", "PopulationBlock", "PopulationScenario", "Revision",
+__all__ = ["DonorGameSpec", "MatrixGameSpec", "Member", "NamingGameSpec", "PopulationBlock", "PopulationScenario", "Revision",
            "member_counts", "place_members"]
 
 def member_counts(shares: list[float], agents: int) -> list[int]:
@@ -120,12 +120,44 @@ class DonorGameSpec(StrictModel):
         return self
 
 
+NAMING_WORDS = ["Q", "M", "X", "Y", "F", "J", "P", "R", "C", "D"]
+
+
+class NamingGameSpec(StrictModel):
+    """Ashery, Aiello & Baronchelli's naming game among LLM agents (`sandbox.games.naming`), their code's values
+    by default: a random agent and a random neighbour pick a name at once, the same name pays both `reward`."""
+
+    kind: Literal["naming"]
+    words: list[str] = Field(default_factory=lambda: list(NAMING_WORDS), min_length=2, max_length=52,
+                             description="The names to pick from (the paper's main figures: these 10 letters; "
+                                         "its code's default: Q and M).")  # fmt: skip
+    reward: float = Field(100.0, gt=0, le=1e6, description="Both players' payoff for the same name.")
+    penalty: float = Field(-50.0, ge=-1e6, le=0, description="Both players' payoff for different names.")
+    memory: int = Field(5, ge=1, le=50, description="The past interactions each agent sees (the paper's 5).")
+    prepared: str | None = Field(None, description="A name every agent's memory starts full of (as successful "
+                                                   "plays): the code's setup for a committed minority, which "
+                                                   "holds another name.")  # fmt: skip
+    stop_at_consensus: bool = Field(True, description="Stop once 3 N interactions in a row succeeded (the "
+                                                      "paper's convergence).")  # fmt: skip
+    retries: int = Field(3, ge=0, le=50, description="Times an unreadable answer is asked again before it is "
+                                                     "recorded as an illegal move (which fails the interaction).")  # fmt: skip
+
+    @model_validator(mode="after")
+    def _words(self) -> NamingGameSpec:
+        bad = [w for w in self.words if not w.isalnum()]
+        if bad or len(set(self.words)) != len(self.words):
+            raise ValueError(f"words must be distinct letters or digits: {bad or self.words}")
+        if self.prepared is not None and self.prepared not in self.words:
+            raise ValueError(f"prepared {self.prepared!r} is not one of the words {self.words}")
+        return self
+
+
 def _game_kind(value: Any) -> str:
     return value.get("kind", "matrix") if isinstance(value, dict) else getattr(value, "kind", "matrix")
 
 
-GameSpec = Annotated[Union[Annotated[MatrixGameSpec, Tag("matrix")], Annotated[DonorGameSpec, Tag("donor")]],
-                     Discriminator(_game_kind)]  # fmt: skip
+GameSpec = Annotated[Union[Annotated[MatrixGameSpec, Tag("matrix")], Annotated[DonorGameSpec, Tag("donor")],
+                           Annotated[NamingGameSpec, Tag("naming")]], Discriminator(_game_kind)]  # fmt: skip
 LLM = "llm"
 
 
@@ -134,7 +166,9 @@ class Member(StrictModel):
 
     strategy: str = Field(..., description="A matrix game: an axelrod strategy's name (Cooperator, Defector, Tit For "
                                            "Tat, Grudger, ...). The donor game: `llm` (the agent writes its own "
-                                           "strategy) or a strategy's text, which the agents start from.")  # fmt: skip
+                                           "strategy) or a strategy's text, which the agents start from. The naming "
+                                           "game: `llm`, or one of the words with fixed: true (a committed "
+                                           "minority that always plays it).")  # fmt: skip
     share: float = Field(..., gt=0.0, le=1.0, description="Its share of the agents (the shares sum to 1).")
     fixed: bool = Field(False, description="Zealots: these agents never revise their strategy (a donor-game "
                                            "zealot always survives selection).")  # fmt: skip
@@ -143,7 +177,7 @@ class Member(StrictModel):
 class Revision(StrictModel):
     """How each agent revises its strategy after a generation's play."""
 
-    rule: Literal["imitate", "proportional", "best", "select", "reflect", "mutate"] = Field(
+    rule: Literal["imitate", "proportional", "best", "select", "reflect", "mutate", "memory"] = Field(
         "imitate",
         description="imitate: each agent picks a random neighbour and adopts its strategy with the Fermi "
         "probability 1/(1+exp(-beta (P_neighbour - P_own))) (Szabo & Toke 1998); proportional: it adopts a "
@@ -153,7 +187,8 @@ class Revision(StrictModel):
         "(the donor game): the top `survivors` by score keep their strategies, and each new agent writes its own "
         "from theirs (Vallinder & Hughes 2024); reflect (the donor game): each agent's own MetaLM rewrites its "
         "strategy from what happened to it (SCAI's verbal reinforcement, for every member); mutate: only "
-        "`mutation` changes strategies (drift).",
+        "`mutation` changes strategies (drift); memory (the naming game, its only rule): agents adapt through "
+        "their memory of their last interactions, as in Ashery et al.",
     )
     adopt: Literal["copy", "merge"] = Field(
         "copy", description="imitate, LLM strategies: an agent that imitates copies its neighbour's text (copy), or "
@@ -213,6 +248,12 @@ class PopulationBlock(StrictModel):
         if isinstance(self.game, DonorGameSpec):
             self._donor_checks()
             return self
+        if isinstance(self.game, NamingGameSpec):
+            self._naming_checks()
+            return self
+        if self.revision.rule == "memory":
+            raise ValueError("revision.rule memory is the naming game's; a matrix game revises by imitate, "
+                             "proportional, best or mutate")  # fmt: skip
         if self.revision.rule in ("select", "reflect"):
             raise ValueError(f"revision.rule {self.revision.rule} rewrites strategy texts, the donor game's; a matrix "
                              "game revises by imitate, proportional, best or mutate")  # fmt: skip
@@ -243,9 +284,9 @@ class PopulationBlock(StrictModel):
 
     def _donor_checks(self) -> None:
         rule, revision = self.revision.rule, self.revision
-        if rule in ("proportional", "best"):
-            raise ValueError(f"revision.rule {rule} is a matrix game's; the donor game revises by select, reflect, "
-                             "imitate or mutate")  # fmt: skip
+        if rule in ("proportional", "best", "memory"):
+            raise ValueError(f"revision.rule {rule} is {'the naming' if rule == 'memory' else 'a matrix'} game's; "
+                             "the donor game revises by select, reflect, imitate or mutate")  # fmt: skip
         unread = {"payoff": True, "beta": rule != "imitate", "adopt": rule != "imitate",
                   "mutation": rule == "select", "survivors": rule != "select", "show_scores": rule != "select"}
         ignored = [f"revision.{f}" for f, off in unread.items()
@@ -268,6 +309,29 @@ class PopulationBlock(StrictModel):
         if rule == "select" and (keep < 1 or keep >= self.agents):
             raise ValueError(f"revision.survivors {revision.survivors} keeps no agent, or all of them, of "
                              f"{self.agents}")  # fmt: skip
+
+
+    def _naming_checks(self) -> None:
+        if self.revision.rule != "memory":
+            raise ValueError(f"revision.rule {self.revision.rule}: the naming game's agents adapt through their "
+                             "memory; set revision.rule memory")  # fmt: skip
+        changed = [f"revision.{f}" for f in Revision.model_fields
+                   if f != "rule" and getattr(self.revision, f) != Revision.model_fields[f].default]  # fmt: skip
+        changed += ["self_play"] if self.self_play else []
+        changed += ["actors"] if self.actors > 1 else []
+        if changed:
+            raise ValueError(f"{', '.join(changed)}: not read by the naming game")
+        for i, member in enumerate(self.members):
+            if member.strategy == LLM:
+                if member.fixed:
+                    raise ValueError(f"members[{i}]: an llm member of the naming game cannot be fixed; a committed "
+                                     "member names its word as strategy")  # fmt: skip
+            elif member.strategy not in self.game.words:
+                raise ValueError(f"members[{i}].strategy {member.strategy!r}: the naming game's members are llm or "
+                                 f"a committed member's word, one of {self.game.words}")  # fmt: skip
+            elif not member.fixed:
+                raise ValueError(f"members[{i}]: a member with the word {member.strategy!r} is a committed minority "
+                                 "and always plays it: set fixed: true")  # fmt: skip
 
 
 class PopulationScenario(StrictModel):

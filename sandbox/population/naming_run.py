@@ -1,0 +1,268 @@
+"""A naming-game population (Ashery, Aiello & Baronchelli 2025): LLM agents coordinate on a name by memory alone.
+
+Each interaction, as in the authors' code: a random agent and a random
+neighbour of it both pick a name from `game.words` at once, each shown its
+own last `game.memory` interactions (its pick, the partner's, the payoff)
+and its score over them (`prompts/population/naming/`); the same name pays
+both `game.reward`, different names `game.penalty`. The order of the words
+is shuffled for every prompt. An answer without a readable `'value'` among
+the words is asked again up to `game.retries` times, then recorded as an
+illegal move, which fails the interaction. Committed members (a word with
+`fixed: true`) always play their word and call no model. With
+`game.prepared`, every memory starts full of successful plays of that name
+(the code's setup for a committed minority). The population has converged
+after 3 N successes in a row (`sandbox.games.naming.Convergence`); with
+`game.stop_at_consensus` the run ends there.
+
+A generation is N interactions (each agent plays about twice); its rows are
+written when it ends, with the agents' memories in `state.json`, so a run
+killed inside a generation replays it from the cache and ends with the same
+tables.
+
+Run directory: `interactions.csv` (every interaction: the pair, both picks,
+validity, attempts, success), `population.csv` (generation x agent: its
+last pick, the name it held (its most frequent pick in memory, the latest
+on a tie) and its score over its memory), `generations.csv` (success rate,
+the dominant name and its share, the committed name's share, illegal rate,
+the interaction at which consensus was reached), `edges.csv`,
+`summary.json`, `naming.png`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from prompts import render
+from sandbox import run_dir as layout
+from sandbox.errors import RunFailedError
+from sandbox.files import read_csv
+from sandbox.games.naming import Convergence
+from sandbox.llm.cache import ResponseCache
+from sandbox.llm.contracts import CallInfo
+from sandbox.llm.resolve import model_stack
+from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+from sandbox.llm.wrapper import acall
+from sandbox.population.dynamics import Neighbours, network_of
+from sandbox.population.scenario import LLM, PopulationScenario, place_members
+from sandbox.population.tables import append_rows, load_state, save_state, start_tables
+from sandbox.run_dir import RunDirectory
+from sandbox.seeding import Branch, generator, seed_node
+from sandbox.summary import write_summary
+
+__all__ = ["parse_name", "play_naming"]
+
+POPULATION, GENERATIONS, INTERACTIONS, EDGES = "population.csv", "generations.csv", "interactions.csv", "edges.csv"
+COLUMNS = {
+    INTERACTIONS: ["generation", "interaction", "a", "b", "name_a", "name_b", "valid_a", "valid_b", "attempts_a",
+                   "attempts_b", "success", "payoff"],
+    POPULATION: ["generation", "agent", "committed", "last_name", "held", "score"],
+    GENERATIONS: ["generation", "interactions", "success_rate", "dominant", "dominant_share", "committed_share",
+                  "illegal_rate", "consensus_at", "seconds"],
+}  # fmt: skip
+
+_VALUE = re.compile(r"""['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
+
+
+def parse_name(answer: str, words: Sequence[str]) -> str | None:
+    """The name in the answer's `'value': X` (the code's answer format), if it is one of `words`; else None.
+
+    >>> parse_name("{'value': 'M'; 'reason': 'M paid before'}", ["Q", "M"])
+    'M'
+    >>> parse_name("I pick Q.", ["Q", "M"]) is None
+    True
+    """
+    for match in _VALUE.finditer(answer):
+        for word in words:
+            if match.group(1).lower() == word.lower():
+                return word
+    return None
+
+
+def _partner(a: int, neighbours: Neighbours, rng: np.random.Generator) -> int:
+    if neighbours.complete:
+        return int((a + rng.integers(1, neighbours.size)) % neighbours.size)
+    around = neighbours.indices[neighbours.indptr[a]:neighbours.indptr[a + 1]]
+    return int(around[rng.integers(len(around))])
+
+
+def _held(memory: Sequence[Sequence[Any]]) -> str:
+    """The name an agent holds: its most frequent own pick in memory, the latest among ties ("" if none)."""
+    picks = [m[0] for m in memory if m[0]]
+    if not picks:
+        return ""
+    counts = Counter(picks)
+    top = max(counts.values())
+    return next(p for p in reversed(picks) if counts[p] == top)
+
+
+class _Players:
+    """The LLM calls: one agent's pick, asked again while unreadable."""
+
+    def __init__(self, scenario: PopulationScenario, model: BaseChatModel) -> None:
+        self.scenario, self.model, self.game = scenario, model, scenario.population.game
+
+    async def pick(self, agent: int, memory: Sequence[Sequence[Any]], g: int, i: int, side: int) -> tuple[str | None, int]:
+        game = self.game
+        order = np.random.default_rng(seed_node(self.scenario.seed, Branch.EPISODE, g, i, side)).permutation(
+            len(game.words))  # fmt: skip
+        words = [game.words[k] for k in order]
+        system = render("population/naming/system.j2", words=words, reward=game.reward, penalty=game.penalty)
+        history = [{"round": k + 1, "own": own or "none", "other": other or "none", "payoff": payoff}
+                   for k, (own, other, payoff) in enumerate(memory)]  # fmt: skip
+        prompt = render("population/naming/choose.j2", history=history, round=len(memory) + 1,
+                        score=sum(m[2] for m in memory))  # fmt: skip
+        for attempt in range(game.retries + 1):
+            seed = int(seed_node(self.scenario.seed, Branch.EPISODE, g, i, side, attempt).generate_state(1)[0] % 2**31)
+            call = CallInfo(role="user", agent=f"agent{agent}", run=0, epoch=g, episode=f"interaction{i}",
+                            step="pick", attempt=attempt)  # fmt: skip
+            answer = await acall(self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call)
+            name = parse_name(str(answer.content), game.words)
+            if name is not None:
+                return name, attempt + 1
+        return None, game.retries + 1
+
+
+async def _generation(scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]], g: int,
+                      neighbours: Neighbours, convergence: Convergence, start: int) -> tuple[list[list[Any]], int | None]:  # fmt: skip
+    """Play generation `g`'s N interactions in order; its interaction rows, and the interaction (1-based, over the
+    run) at which the population converged, if it did."""
+    game, n = scenario.population.game, scenario.population.agents
+    rng = generator(scenario.seed, Branch.EPOCH, g)
+    rows, reached = [], None
+    for k in range(n):
+        a = int(rng.integers(n))
+        b = _partner(a, neighbours, rng)
+        index = start + k
+
+        async def pick(x: int, side: int) -> tuple[str | None, int]:
+            if agents[x]["committed"]:
+                return agents[x]["committed"], 0
+            return await players.pick(x, agents[x]["memory"], g, index, side)
+
+        (name_a, tries_a), (name_b, tries_b) = await asyncio.gather(pick(a, 0), pick(b, 1))
+        success = name_a is not None and name_a == name_b
+        payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
+        for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
+            agents[x]["memory"] = [*agents[x]["memory"], [own, other, payoff]][-game.memory:]
+            agents[x]["last"] = own or ""
+        rows.append([g, index + 1, a, b, name_a or "", name_b or "", name_a is not None, name_b is not None, tries_a,
+                     tries_b, success, payoff])  # fmt: skip
+        if convergence.update(success) and reached is None:
+            reached = index + 1
+            if game.stop_at_consensus:
+                break
+    return rows, reached
+
+
+def _generation_row(g: int, rows: list[list[Any]], agents: list[dict[str, Any]], committed: str | None,
+                    reached: int | None, seconds: float) -> list[Any]:  # fmt: skip
+    held = [_held(a["memory"]) if not a["committed"] else a["committed"] for a in agents]
+    counts = Counter(h for h in held if h)
+    dominant, top = counts.most_common(1)[0] if counts else ("", 0)
+    moves = [(r[6], r[7]) for r in rows]
+    illegal = sum((not va) + (not vb) for va, vb in moves) / max(1, 2 * len(moves))
+    committed_share = held.count(committed) / len(held) if committed else float("nan")
+    return [g, len(rows), round(float(np.mean([r[10] for r in rows])) if rows else float("nan"), 6), dominant,
+            round(top / len(agents), 6), round(committed_share, 6), round(illegal, 6), reached or "",
+            round(seconds, 3)]  # fmt: skip
+
+
+async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
+                 hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
+    from sandbox.run_budget import budget_stop, run_ledgers
+
+    path, block = run_dir.path, scenario.population
+    game = block.game
+    _, neighbours = network_of(block.agents, block.network, scenario.seed)
+    committed_words = {m.strategy for m in block.members if m.strategy != LLM}
+    committed = next(iter(committed_words)) if len(committed_words) == 1 else None
+    state = load_state(path)
+    if state:
+        agents, done = state["agents"], state["generations_done"]
+        convergence, reached = Convergence(block.agents, state["run"]), state["consensus_at"]
+    else:
+        start_tables(path, {**COLUMNS, EDGES: ["a", "b"]})
+        append_rows(path / EDGES, [] if neighbours.edges is None else neighbours.edges.tolist())
+        prepared = [[game.prepared, game.prepared, game.reward]] * game.memory if game.prepared else []
+        agents = [{"committed": "" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy,
+                   "memory": [list(e) for e in prepared], "last": ""} for m in place_members(scenario)]  # fmt: skip
+        done, convergence, reached = 0, Convergence(block.agents), None
+    cache = ResponseCache(path / layout.CACHE)
+    ledgers = run_ledgers(run_dir, scenario, ledgers)
+    transcript = TranscriptWriter(path / layout.TRANSCRIPTS)
+    stack = model_stack(scenario, cache, [transcript], ledgers)
+    config = scenario.models.user
+    players = _Players(scenario, stack.for_role("user", config.spec, config.sampling.model_dump(),
+                                                given=models.get("user")))  # fmt: skip
+    try:
+        for g in range(done, block.generations):
+            if reached is not None and game.stop_at_consensus:
+                break
+            started = time.perf_counter()
+            rows, now = await _generation(scenario, players, agents, g, neighbours, convergence, g * block.agents)
+            reached = reached or now
+            append_rows(path / INTERACTIONS, rows)
+            append_rows(path / POPULATION, [[g, x, a["committed"], a["last"], _held(a["memory"]) or a["committed"],
+                                             sum(m[2] for m in a["memory"])] for x, a in enumerate(agents)])  # fmt: skip
+            append_rows(path / GENERATIONS, [_generation_row(g, rows, agents, committed, reached,
+                                                             time.perf_counter() - started)])  # fmt: skip
+            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, run=convergence.run,
+                       consensus_at=reached)  # fmt: skip
+            if hooks:
+                hooks(g)
+    except BaseException as error:
+        budget_stop(run_dir, [error])
+        failed = isinstance(error, Exception)
+        run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
+        if failed:
+            raise RunFailedError(f"population failed: {type(error).__name__}: {error}\n"
+                                 f"The run directory is resumable: sandbox resume {path}") from error  # fmt: skip
+        raise
+    finally:
+        transcript.close()
+        cache.close()
+
+
+def play_naming(run_dir: RunDirectory, scenario: PopulationScenario, *, models: Mapping[str, BaseChatModel] | None,
+                hooks: Any, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
+    """Play (or go on with) a naming-game population in `run_dir`, then write its summary and plot."""
+    from sandbox._sync import run_sync
+
+    run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
+    given = (models or {}).get("user")
+    _finish(run_dir, scenario, scenario.models.user.spec if given is None else f"given: {type(given).__name__}")
+    return run_dir.path
+
+
+def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> None:
+    from sandbox.population.plots import plot_naming
+
+    path, block = run_dir.path, scenario.population
+    gens = read_csv(path / GENERATIONS)
+    records = finalize_transcript(path / layout.TRANSCRIPTS)
+    reached = gens["consensus_at"].dropna()
+    at = int(reached.iloc[0]) if len(reached) else None
+    last = gens.iloc[-1]
+    write_summary(run_dir, {
+        "scenario": scenario.name, "agents": block.agents, "game": "naming", "words": block.game.words,
+        "network": block.network.kind, "generations_played": len(gens), "interactions": int(gens["interactions"].sum()),
+        "consensus_at": at, "consensus_per_agent": None if at is None else round(at / block.agents, 3),
+        "consensus_name": str(last["dominant"]) if at is not None else None,
+        "final_dominant": str(last["dominant"]), "final_dominant_share": float(last["dominant_share"]),
+        "success_rate_by_generation": gens["success_rate"].round(4).tolist(),
+        "committed_share_by_generation": [None if v != v else round(float(v), 4) for v in gens["committed_share"]],
+        "illegal_rate": float((gens["illegal_rate"] * gens["interactions"]).sum() / gens["interactions"].sum()),
+        "calls": len(records), "model": model,
+    }, kind="population")  # fmt: skip
+    plot_naming(gens, title=scenario.name).savefig(path / "naming.png", dpi=120)
+    run_dir.write_status("complete")

@@ -1,0 +1,146 @@
+"""Naming-game populations (Ashery, Aiello & Baronchelli 2025) with a scripted model: convergence after 3 N
+successes, committed members who call no model, the memory window, illegal answers, resume after a kill, bad input."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from sandbox.cli import app
+from sandbox.files import read_json
+from sandbox.llm.scripted import scripted
+from sandbox.population.run import resume_population, run_population
+from sandbox.scenario_file import parse_kind
+
+runner = CliRunner()
+
+
+def naming(agents: int = 6, generations: int = 20, members: list[dict] | None = None, **game: Any) -> Any:
+    return parse_kind("population", {"name": "naming", "seed": 2, "population": {
+        "agents": agents, "generations": generations, "members": members or [{"strategy": "llm", "share": 1.0}],
+        "game": {"kind": "naming", "words": ["Q", "M", "X"], **game}, "revision": {"rule": "memory"}}})  # fmt: skip
+
+
+class Copier:
+    """Picks the name of its latest success, else its partners' most frequent pick (the latest among ties), else the
+    first word shown; with `majority`, always its partners' most frequent pick; with `garbage`, answers without a
+    value; with `stop_after`, raises after that many calls (a kill)."""
+
+    def __init__(self, garbage: bool = False, stop_after: int | None = None, majority: bool = False) -> None:
+        self.garbage, self.stop_after, self.majority = garbage, stop_after, majority
+        self.systems: list[str] = []
+        self.prompts: list[str] = []
+
+    def __call__(self, messages: Any, kwargs: Any) -> str:
+        self.systems.append(messages[0].content)
+        self.prompts.append(messages[-1].content)
+        if self.stop_after is not None and len(self.prompts) > self.stop_after:
+            raise KeyboardInterrupt
+        if self.garbage:
+            return "I would pick the best one."
+        history = re.findall(r"'Player 1': '(\w+)', 'Player 2': '(\w+)', 'payoff': (-?\d+)", messages[-1].content)
+        shown = re.search(r"values: ([\w, ]+)\.", messages[0].content).group(1).split(", ")
+        won = [own for own, _, payoff in history if int(payoff) > 0 and not self.majority]
+        seen = [other for _, other, _ in history if other != "none"]
+        pick = won[-1] if won else max(seen[::-1], key=seen.count) if seen else shown[0]
+        return f"Let me think. {{'value': '{pick}'; 'reason': 'my partner played it'}}"
+
+    def model(self) -> Any:
+        return scripted([(r".", self)])
+
+
+def test_a_population_converges_after_3n_successes_in_a_row_and_stops(tmp_path: Path) -> None:
+    copier = Copier()
+    path = run_population(naming(), tmp_path / "run", models={"user": copier.model()})
+    rows = pd.read_csv(path / "interactions.csv")
+    summary = read_json(path / "summary.json")
+    at = summary["consensus_at"]
+    assert at == len(rows) and rows["success"].tail(18).all()  # 3 N = 18 successes in a row, and it stopped there
+    assert not rows["success"].iloc[: at - 18].tail(1).all() or at == 18  # the run of successes began just then
+    last = rows.tail(18)
+    assert set(last["name_a"]) == set(last["name_b"]) == {summary["consensus_name"]}
+    assert len(copier.prompts) == 2 * len(rows)  # two picks an interaction, each readable the first time
+    histories = [len(re.findall(r"'round': \d+", p)) for p in copier.prompts]
+    assert max(histories) == 5 and min(histories) == 0  # the memory window: the last 5 interactions
+    orders = {re.search(r"values: ([\w, ]+)\.", s).group(1) for s in copier.systems}
+    assert len(orders) > 1  # the words' order is shuffled per prompt
+    gens = pd.read_csv(path / "generations.csv")
+    assert gens["consensus_at"].dropna().astype(int).tolist() == [at]
+    assert gens["dominant_share"].iloc[-1] == 1.0 and gens["interactions"].sum() == len(rows)
+
+
+def test_committed_members_call_no_model_and_flip_a_prepared_convention(tmp_path: Path) -> None:
+    members = [{"strategy": "llm", "share": 0.5}, {"strategy": "M", "share": 0.5, "fixed": True}]
+    copier = Copier(majority=True)
+    path = run_population(naming(8, 6, members, prepared="Q", stop_at_consensus=False), tmp_path / "run",
+                          models={"user": copier.model()})  # fmt: skip
+    rows = pd.read_csv(path / "interactions.csv")
+    population = pd.read_csv(path / "population.csv")
+    committed = set(population.loc[population["committed"].eq("M"), "agent"])
+    assert len(committed) == 4
+    for side in "ab":
+        assert rows.loc[rows[side].isin(committed), f"name_{side}"].eq("M").all()
+        assert rows.loc[rows[side].isin(committed), f"attempts_{side}"].eq(0).all()
+    picks = sum((~rows[side].isin(committed)).sum() for side in "ab")
+    assert len(copier.prompts) == picks  # the committed never call the model
+    assert "'Player 1': 'Q', 'Player 2': 'Q', 'payoff': 100" in copier.prompts[0]  # a prepared memory
+    gens = pd.read_csv(path / "generations.csv")
+    assert gens["committed_share"].iloc[0] < gens["committed_share"].iloc[-1] == 1.0  # the copiers all flipped to M
+
+
+def test_unreadable_answers_are_asked_again_then_fail_the_interaction(tmp_path: Path) -> None:
+    path = run_population(naming(4, 1, retries=2), tmp_path / "run", models={"user": Copier(garbage=True).model()})
+    rows = pd.read_csv(path / "interactions.csv")
+    assert not rows["valid_a"].any() and not rows["success"].any() and rows["attempts_a"].eq(3).all()
+    assert rows["payoff"].eq(-50).all()
+    assert pd.read_csv(path / "generations.csv")["illegal_rate"].iloc[0] == 1.0
+
+
+@pytest.mark.parametrize("stop_after", [3, 20, 45])  # 48 calls: 24 interactions
+def test_a_naming_population_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
+    scenario = naming(6, 4, stop_at_consensus=False)
+    whole = run_population(scenario, tmp_path / "whole", models={"user": Copier().model()})
+    with pytest.raises(BaseException):
+        run_population(scenario, tmp_path / "cut", models={"user": Copier(stop_after=stop_after).model()})
+    resumed = resume_population(tmp_path / "cut", models={"user": Copier().model()})
+    for table in ("interactions.csv", "population.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
+    pd.testing.assert_frame_equal(*(pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed)))
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"revision": {"rule": "imitate"}}, "set revision.rule memory"),
+    ({"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "M", "share": 0.2}]}, "set fixed: true"),
+    ({"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "Z", "share": 0.2, "fixed": True}]},
+     "members[1].strategy 'Z'"),
+    ({"game": {"kind": "naming", "words": ["Q", "M"], "prepared": "X"}}, "prepared 'X' is not one of the words"),
+    ({"game": {"kind": "naming", "words": ["Q", "Q"]}}, "words must be distinct"),
+    ({"actors": 2}, "actors: not read by the naming game"),
+    ({"revision": {"rule": "memory", "beta": 2.0}}, "revision.beta: not read by the naming game"),
+])  # fmt: skip
+def test_bad_naming_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
+    data = yaml.safe_load(Path("scenarios/population/naming_small.yaml").read_text())
+    data["population"] = {**data["population"], **change}
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert field in " ".join(result.output.split()), result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_matrix_and_donor_games_refuse_the_memory_rule() -> None:
+    from sandbox.errors import ScenarioError
+
+    with pytest.raises(ScenarioError, match="memory is the naming game's"):
+        parse_kind("population", {"name": "m", "population": {"agents": 4, "generations": 1, "members": [
+            {"strategy": "Cooperator", "share": 1.0}], "revision": {"rule": "memory"}}})  # fmt: skip
+    with pytest.raises(ScenarioError, match="memory is the naming game's"):
+        parse_kind("population", {"name": "d", "population": {"agents": 4, "generations": 1, "members": [
+            {"strategy": "llm", "share": 1.0}], "game": {"kind": "donor"}, "revision": {"rule": "memory"}}})  # fmt: skip
