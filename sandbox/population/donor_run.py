@@ -51,6 +51,7 @@ from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_norms
 from sandbox.population.donor_players import Players
+from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
 from sandbox.population.dynamics import network_of
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
@@ -69,6 +70,7 @@ COLUMNS = {
                 "recipient_before", "action", "amount", "share", "valid", "attempts"],
     NORMS: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
     REVISIONS: REVISIONS_COLUMNS,
+    FIDELITY: FIDELITY_COLUMNS,
     GENERATIONS: ["generation", "mean_donated_share", "mean_final_resources", "survivor_gap", "punishment_rate",
                   "illegal_rate", "moves", "seconds"],
 }  # fmt: skip
@@ -139,11 +141,18 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, network: _
     stack = model_stack(scenario, cache, [transcript], ledgers)
     config = scenario.models.user
     players = Players(scenario, stack.for_role("user", config.spec, config.sampling.model_dump(),
-                                                given=models.get("user")))  # fmt: skip
+                                               given=models.get("user")))  # fmt: skip
+    judge = None
+    if block.judge_play:
+        from sandbox.proxy.judge import ProxyJudge
+
+        judging = scenario.models.judge
+        judge = ProxyJudge(stack.for_role("judge", judging.spec, judging.sampling.model_dump(),
+                                          given=models.get("judge")))  # fmt: skip
     try:
         for g in range(done, block.generations):
             started = time.perf_counter()
-            agents = await _generation(path, scenario, players, agents, g, rules, network, book)
+            agents = await _generation(path, scenario, players, agents, g, rules, network, book, judge)
             save_state(path, COLUMNS, generations_done=g + 1, agents=agents, norms=book.state(),
                        seconds=time.perf_counter() - started)  # fmt: skip
             if hooks:
@@ -191,7 +200,7 @@ async def _write_missing(path: Path, players: Players, agents: list[dict[str, An
 
 
 async def _generation(path: Path, scenario: PopulationScenario, players: Players, agents: list[dict[str, Any]],
-                      g: int, rules: Any, network: _Network, book: NormBook) -> list[dict[str, Any]]:  # fmt: skip
+                      g: int, rules: Any, network: _Network, book: NormBook, judge: Any = None) -> list[dict[str, Any]]:  # fmt: skip
     """Play generation `g` and write its rows; the next generation's agents."""
     block, started = scenario.population, time.perf_counter()
     await _write_missing(path, players, agents, g, book)
@@ -225,6 +234,8 @@ async def _generation(path: Path, scenario: PopulationScenario, players: Players
     append_rows(path / POPULATION, [[g, i, a["name"], a["born"], a["fixed"], a["norm"], a["strategy"], a["found"],
                                      round(float(scores[i]), 4), mean_share[i], i in survived]
                                     for i, a in enumerate(agents)])  # fmt: skip
+    if judge is not None:
+        append_rows(path / FIDELITY, await judge_play(judge, agents, records, names, g, scenario.seed, block.game))
     valid = [h for h in records if h.action == "donate" and not math.isnan(h.share)]
     moves = max(1, len(records))
     append_rows(path / GENERATIONS, [[g, float(np.mean([h.share for h in valid])) if valid else math.nan,
@@ -297,10 +308,22 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str, mea
         "survivor_gap_by_generation": [None if math.isnan(v) else round(float(v), 4) for v in gens["survivor_gap"]],
         "punishment_rate": float((gens["punishment_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "calls": len(records), "model": model, **_norm_map_summary(path),
+        "calls": len(records), "model": model, **_fidelity_summary(path, block.judge_play),
+        **_norm_map_summary(path),
     }, kind="population")  # fmt: skip
     plot_donations(path).savefig(path / "donations.png", dpi=120)
     run_dir.write_status("complete")
+
+
+def _fidelity_summary(path: Path, judged: bool) -> dict[str, Any]:
+    """With `judge_play`: per generation, the share of the judged agents whose play the judge found to follow their
+    norm (unparsed answers left out) and how many answers did not parse."""
+    if not judged:
+        return {}
+    rows = read_csv(path / FIDELITY)
+    parsed = rows[rows["label"].notna()]
+    by_generation = parsed.groupby("generation")["label"].apply(lambda v: round(float(v.astype(bool).mean()), 4))
+    return {"norm_fidelity_by_generation": by_generation.tolist(), "fidelity_unparsed": int(rows["label"].isna().sum())}
 
 
 def _norm_map_summary(path: Path) -> dict[str, Any]:

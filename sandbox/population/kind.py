@@ -94,8 +94,9 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
                "reflect": "each agent reflects on its play and rewrites its strategy",
                "imitate": f"each agent imitates a better neighbour (Fermi, beta {p.revision.beta:g}, {p.revision.adopt})",
                "mutate": f"strategies rewritten freely with probability {p.revision.mutation:g}"}[p.revision.rule]
+        judged = f"; judge {scenario.models.judge.spec} reads play against norm" if p.judge_play else ""
         return (f"donor-game population of {p.agents} agents on a {p.network.kind} network, {p.generations} "
-                f"generations, {how}; members {scenario.models.user.spec} as role user")  # fmt: skip
+                f"generations, {how}; members {scenario.models.user.spec} as role user{judged}")  # fmt: skip
     members = ", ".join(f"{m.strategy} {m.share:.0%}" + (" (fixed)" if m.fixed else "") for m in p.members)
     graph = "an edge-list" if p.network.kind == "edges" else f"a {p.network.kind}"
     actors = f", played on {p.actors} Ray actors" if p.actors > 1 else ""
@@ -142,8 +143,12 @@ def dry_run(scenario: Any) -> Any:
     if revisions:
         rows.append((f"user ({p.revision.rule}, at most)" if p.revision.rule != "reflect" or p.revision.mutation
                      else "user (reflect)", revisions, 1200))  # fmt: skip
-    return pd.DataFrame([{"role": role, "model": spec, "calls": calls, "cache_hits": 0,
-                          "prompt_tokens": tokens * calls, "max_answer_tokens": answer * calls}
+    if p.judge_play:  # one verdict per agent and generation (an agent that made no move as donor is not asked)
+        rows.append(("judge (fidelity, at most)", p.agents * p.generations, 500))
+    specs = {"judge": scenario.models.judge.spec}
+    return pd.DataFrame([{"role": role, "model": specs.get(role.split()[0], spec), "calls": calls, "cache_hits": 0,
+                          "prompt_tokens": tokens * calls,
+                          "max_answer_tokens": (4 if role.startswith("judge") else answer) * calls}  # a yes or no
                          for role, calls, tokens in rows], columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
 
 

@@ -228,6 +228,9 @@ class PopulationBlock(StrictModel):
                                                       "(as AgentSociety groups agents; local Ray unless Ray is "
                                                       "already initialised); 1 plays in this process. The tables are "
                                                       "the same for any number.")  # fmt: skip
+    judge_play: bool = Field(False, description="The donor game: after each generation the proxy judge (role judge) "
+                                                "reads each agent's moves as donor and its written strategy and "
+                                                "answers whether the play follows the norm (fidelity.csv).")  # fmt: skip
 
     @model_validator(mode="after")
     def _consistent(self) -> PopulationBlock:
@@ -251,6 +254,9 @@ class PopulationBlock(StrictModel):
         if isinstance(self.game, NamingGameSpec):
             self._naming_checks()
             return self
+        if self.judge_play:
+            raise ValueError("judge_play: a matrix game's strategies are the axelrod library's, which their play "
+                             "follows by construction; the judge reads the donor game's written strategies")  # fmt: skip
         if self.revision.rule == "memory":
             raise ValueError("revision.rule memory is the naming game's; a matrix game revises by imitate, "
                              "proportional, best or mutate")  # fmt: skip
@@ -319,6 +325,7 @@ class PopulationBlock(StrictModel):
                    if f != "rule" and getattr(self.revision, f) != Revision.model_fields[f].default]  # fmt: skip
         changed += ["self_play"] if self.self_play else []
         changed += ["actors"] if self.actors > 1 else []
+        changed += ["judge_play"] if self.judge_play else []  # the agents write no norm to judge
         if changed:
             raise ValueError(f"{', '.join(changed)}: not read by the naming game")
         for i, member in enumerate(self.members):
