@@ -91,6 +91,12 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
             scenario = revising("reflect", agents=6, generations=3, network={"kind": "ring"})
             run_population(scenario.model_copy(update={"seed": seed}), tmp_path / "runs" / f"reflect-{seed}",
                            models={"user": Reviser().model()})  # fmt: skip
+        from tests.test_population_fidelity import Judge, judged
+        from tests.test_population_naming import Copier, naming
+
+        run_population(judged(4, 2), tmp_path / "runs" / "judged", models={"user": Recorder().model(),
+                                                                           "judge": Judge().model()})  # fmt: skip
+        run_population(naming(), tmp_path / "runs" / "naming", models={"user": Copier().model()})
         result = SimpleNamespace(path=tmp_path / "runs")
     elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())

@@ -36,12 +36,14 @@ class Copier:
         self.garbage, self.stop_after, self.majority = garbage, stop_after, majority
         self.systems: list[str] = []
         self.prompts: list[str] = []
+        self.constraints: list[Any] = []
 
     def __call__(self, messages: Any, kwargs: Any) -> str:
         self.systems.append(messages[0].content)
         self.prompts.append(messages[-1].content)
         if self.stop_after is not None and len(self.prompts) > self.stop_after:
             raise KeyboardInterrupt
+        self.constraints.append(kwargs.get("constraint"))
         if self.garbage:
             return "I would pick the best one."
         history = re.findall(r"'Player 1': '(\w+)', 'Player 2': '(\w+)', 'payoff': (-?\d+)", messages[-1].content)
@@ -133,6 +135,21 @@ def test_bad_naming_input_exits_2_naming_the_field(tmp_path: Path, change: dict,
     assert result.exit_code == 2, result.output
     assert field in " ".join(result.output.split()), result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_the_constrained_answer_is_prefilled_with_the_codes_format_and_held_to_the_words(tmp_path: Path) -> None:
+    class Bare(Copier):  # answers as a backend holding it to the words would: the rest after the prefix
+        def __call__(self, messages: Any, kwargs: Any) -> str:
+            answer = super().__call__(messages, kwargs)
+            return kwargs["constraint"].prefix + re.search(r"'value': '(\w+)'", answer).group(1)
+
+    bare = Bare()
+    path = run_population(naming(answer="constrained"), tmp_path / "run", models={"user": bare.model()})
+    assert {(c.prefix, c.choices) for c in bare.constraints} == {("{'value': '", ("Q", "M", "X"))}
+    assert pd.read_csv(path / "interactions.csv")[["valid_a", "valid_b"]].all().all()
+    free = Copier()
+    run_population(naming(), tmp_path / "free", models={"user": free.model()})
+    assert set(free.constraints) == {None}  # the code's prompt, unconstrained, by default
 
 
 def test_the_matrix_and_donor_games_refuse_the_memory_rule() -> None:

@@ -7,7 +7,10 @@ and its score over them (`prompts/population/naming/`); the same name pays
 both `game.reward`, different names `game.penalty`. The order of the words
 is shuffled for every prompt. An answer without a readable `'value'` among
 the words is asked again up to `game.retries` times, then recorded as an
-illegal move, which fails the interaction. Committed members (a word with
+illegal move, which fails the interaction; with `game.answer: constrained`
+the answer is prefilled with `{'value': '` and held to one of the words,
+with no reason (the embedded model otherwise reasons first and runs out of
+tokens). Committed members (a word with
 `fixed: true`) always play their word and call no model. With
 `game.prepared`, every memory starts full of successful plays of that name
 (the code's setup for a committed minority). The population has converged
@@ -48,7 +51,7 @@ from sandbox.errors import RunFailedError
 from sandbox.files import read_csv
 from sandbox.games.naming import Convergence
 from sandbox.llm.cache import ResponseCache
-from sandbox.llm.contracts import CallInfo
+from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.llm.wrapper import acall
@@ -70,20 +73,26 @@ COLUMNS = {
                   "illegal_rate", "consensus_at", "seconds"],
 }  # fmt: skip
 
+VALUE_PREFIX = "{'value': '"
 _VALUE = re.compile(r"""['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
 
 
 def parse_name(answer: str, words: Sequence[str]) -> str | None:
-    """The name in the answer's `'value': X` (the code's answer format), if it is one of `words`; else None.
+    """The name in the answer's `'value': X` (the code's answer format), or the answer itself when it is a bare
+    name, if it is one of `words`; else None.
 
     >>> parse_name("{'value': 'M'; 'reason': 'M paid before'}", ["Q", "M"])
     'M'
     >>> parse_name("I pick Q.", ["Q", "M"]) is None
     True
+    >>> parse_name("M", ["Q", "M"])  # a bare name: a server that held the answer to the words without the prefix
+    'M'
+
     """
-    for match in _VALUE.finditer(answer):
+    bare = answer.strip().strip("'\"{}")
+    for match in [*_VALUE.finditer(answer), re.fullmatch(r"([A-Za-z0-9]+)", bare)]:
         for word in words:
-            if match.group(1).lower() == word.lower():
+            if match is not None and match.group(1).lower() == word.lower():
                 return word
     return None
 
@@ -110,6 +119,8 @@ class _Players:
 
     def __init__(self, scenario: PopulationScenario, model: BaseChatModel) -> None:
         self.scenario, self.model, self.game = scenario, model, scenario.population.game
+        constrained = Constraint(prefix=VALUE_PREFIX, choices=tuple(self.game.words))  # the code's format, held
+        self.constraint = {"constraint": constrained} if self.game.answer == "constrained" else {}
 
     async def pick(self, agent: int, memory: Sequence[Sequence[Any]], g: int, i: int, side: int) -> tuple[str | None, int]:
         game = self.game
@@ -125,7 +136,8 @@ class _Players:
             seed = int(seed_node(self.scenario.seed, Branch.EPISODE, g, i, side, attempt).generate_state(1)[0] % 2**31)
             call = CallInfo(role="user", agent=f"agent{agent}", run=0, epoch=g, episode=f"interaction{i}",
                             step="pick", attempt=attempt)  # fmt: skip
-            answer = await acall(self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call)
+            answer = await acall(self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call,
+                                 **self.constraint)  # fmt: skip
             name = parse_name(str(answer.content), game.words)
             if name is not None:
                 return name, attempt + 1

@@ -57,12 +57,12 @@ def plot_naming(generations: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
-def donor_runs(root: str | Path) -> list[Path]:
-    """The finished donor-game population runs under `root`."""
+def donor_runs(root: str | Path, game: str = "donor") -> list[Path]:
+    """The finished population runs of `game` (donor, or naming) under `root`."""
     from sandbox.files import read_json
 
     return [p.parent for p in sorted(Path(root).glob("**/summary.json"))
-            if read_json(p).get("kind") == "population" and read_json(p).get("game") == "donor"]  # fmt: skip
+            if read_json(p).get("kind") == "population" and read_json(p).get("game") == game]  # fmt: skip
 
 
 def donor_table(root: str | Path) -> pd.DataFrame:
@@ -92,8 +92,8 @@ def runs_table(root: str | Path) -> pd.DataFrame:
     frames = []
     for summary_path in sorted(Path(root).glob("**/summary.json")):
         summary = read_json(summary_path)
-        if summary.get("kind") != "population" or summary.get("game") == "donor":
-            continue  # donor-game runs have their own figures (plot_donations)
+        if summary.get("kind") != "population" or summary.get("game") in ("donor", "naming"):
+            continue  # LLM games have their own figures (plot_donations, plot_naming)
         scenario = read_yaml(summary_path.parent / "scenario.yaml")
         gens = read_csv(summary_path.parent / "generations.csv")
         gens.insert(0, "run", str(summary_path.parent))

@@ -141,6 +141,11 @@ class NamingGameSpec(StrictModel):
                                                       "paper's convergence).")  # fmt: skip
     retries: int = Field(3, ge=0, le=50, description="Times an unreadable answer is asked again before it is "
                                                      "recorded as an illegal move (which fails the interaction).")  # fmt: skip
+    answer: Literal["free", "constrained"] = Field(
+        "free", description="free: the code's prompt, answered as the model likes; constrained: the answer is "
+                            "prefilled with `{'value': '` and held to one of the words (a grammar, where the "
+                            "backend takes one), with no reason: the embedded 1.5B model reasons first and runs out "
+                            "of tokens, 19% then 62% illegal moves under free.")  # fmt: skip
 
     @model_validator(mode="after")
     def _words(self) -> NamingGameSpec:
