@@ -110,3 +110,22 @@ def test_only_the_donor_game_reads_judge_play() -> None:
                                                              "members": [{"strategy": "llm", "share": 1.0}],
                                                              "game": {"kind": "naming"},
                                                              "revision": {"rule": "memory"}}})  # fmt: skip
+
+
+def test_the_known_cases_bench_scores_a_judge_that_always_says_yes_at_half() -> None:
+    from sandbox._sync import run_sync
+    from sandbox.population.fidelity import KNOWN_CASES, ajudge_known_cases
+    from sandbox.population.scenario import DonorGameSpec
+    from sandbox.proxy.judge import ProxyJudge
+
+    yes = run_sync(ajudge_known_cases(ProxyJudge(scripted([(r".", "Yes")])), DonorGameSpec(kind="donor")))
+    assert sum(r["right"] for r in yes) == sum(follows for _, _, follows in KNOWN_CASES) == len(KNOWN_CASES) // 2
+
+    def reader(messages: Any, kwargs: Any) -> str:  # a judge that reads the share each text names
+        text = messages[-1].content
+        named = 0 if "nothing" in text else 100 if "everything" in text else int(re.search(r"(\d+)%", text).group(1))
+        return "Yes" if all(int(x) == named for x in re.findall(r"\((\d+)% of its units\)", text)) else "No"
+
+    rows = run_sync(ajudge_known_cases(ProxyJudge(scripted([(r".", reader)])), DonorGameSpec(kind="donor")))
+    assert all(r["right"] for r in rows)  # a judge that reads the moves against the text gets every case
+    assert [r["shares"] for r in rows] == [shares for _, shares, _ in KNOWN_CASES]

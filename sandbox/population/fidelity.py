@@ -24,7 +24,7 @@ from sandbox.games.donor import DonorRecord
 from sandbox.llm.contracts import CallInfo
 from sandbox.seeding import Branch, seed_node
 
-__all__ = ["FIDELITY", "FIDELITY_COLUMNS", "judge_play", "moves_text"]
+__all__ = ["FIDELITY", "FIDELITY_COLUMNS", "KNOWN_CASES", "bench_fidelity", "judge_play", "moves_text"]
 
 FIDELITY = "fidelity.csv"
 FIDELITY_COLUMNS = ["generation", "agent", "name", "norm", "moves", "label", "p_yes", "answer"]
@@ -70,3 +70,61 @@ async def judge_play(judge: Any, agents: Sequence[dict[str, Any]], records: Sequ
         return [g, i, names[i], agents[i].get("norm"), moves, label, p_yes, verdict.answer]
 
     return list(await asyncio.gather(*(one(i, moves) for i, moves in asked)))
+
+
+# Known cases for `sandbox bench fidelity`: (strategy, the shares it gave in three rounds, whether they follow it).
+KNOWN_CASES: list[tuple[str, tuple[float, float, float], bool]] = [
+    ("My strategy will be to give nothing, whatever the recipient did.", (0.0, 0.0, 0.0), True),
+    ("My strategy will be to give nothing, whatever the recipient did.", (1.0, 1.0, 1.0), False),
+    ("My strategy will be to give nothing, whatever the recipient did.", (0.0, 0.0, 0.5), False),
+    ("My strategy will be to donate 50% of my resources in each round.", (0.5, 0.5, 0.5), True),
+    ("My strategy will be to donate 50% of my resources in each round.", (0.0, 0.0, 0.0), False),
+    ("My strategy will be to give everything I have to every recipient.", (1.0, 1.0, 1.0), True),
+    ("My strategy will be to give everything I have to every recipient.", (0.1, 0.1, 0.1), False),
+    ("My strategy will be to give a small share, about 10%, in each round.", (0.1, 0.1, 0.1), True),
+]
+
+
+def known_case_records(shares: Sequence[float]) -> list[DonorRecord]:
+    """Three rounds of agent 0 as donor, with 10 units before each move, giving `shares`."""
+    return [DonorRecord(game=0, round=2 * r, donor=0, recipient=r + 1, donor_before=10.0, recipient_before=10.0,
+                        action="donate", amount=10.0 * share, valid=True) for r, share in enumerate(shares)]  # fmt: skip
+
+
+async def ajudge_known_cases(judge: Any, game: Any) -> list[dict[str, Any]]:
+    """The judge's verdict on each of `KNOWN_CASES` (a player's strategy and three moves, followed or not)."""
+    rows = []
+    for k, (strategy, shares, follows) in enumerate(KNOWN_CASES):
+        agents = [{"strategy": strategy, "norm": k}]
+        (row,) = await judge_play(judge, agents, known_case_records(shares), ["A", "B", "C", "D"], k, 0, game)
+        rows.append({"strategy": strategy.removeprefix("My strategy will be "), "shares": shares, "follows": follows,
+                     "label": row[5], "p_yes": row[6], "right": row[5] == follows})  # fmt: skip
+    return rows
+
+
+def bench_fidelity(spec: str = "embedded") -> dict[str, Any]:
+    """`sandbox bench fidelity`: the judge of play against norm on known cases (8: half followed, half not), so a
+    judge that says yes to everything scores 4 of 8."""
+    import tempfile
+
+    import pandas as pd
+
+    from sandbox._sync import run_sync
+    from sandbox.llm.cache import ResponseCache
+    from sandbox.llm.resolve import ModelStack
+    from sandbox.population.scenario import DonorGameSpec
+    from sandbox.proxy.judge import ProxyJudge
+
+    with tempfile.TemporaryDirectory() as scratch:
+        cache = ResponseCache(f"{scratch}/cache.sqlite")
+        try:
+            model = ModelStack(cache=cache, sinks=[], concurrency=1).for_role("judge", spec, {"temperature": 0.0})
+            rows = run_sync(ajudge_known_cases(ProxyJudge(model), DonorGameSpec(kind="donor")))
+        finally:
+            cache.close()
+    table = pd.DataFrame(rows)
+    with pd.option_context("display.width", 200, "display.max_colwidth", 70):
+        print(table.to_string(index=False))
+    right, said_yes = int(table["right"].sum()), int((table["label"] == True).sum())  # noqa: E712
+    print(f"\nright on {right} of {len(table)} known cases; said yes {said_yes} times (half are followed)")
+    return {"cases": len(table), "right": right, "said_yes": said_yes, "table": rows}

@@ -202,7 +202,8 @@ POPULATION = RunKind(
             "donations": "donations.csv", "interactions": "interactions.csv", "norms": "norms.csv",
             "revisions": "revisions.csv", "transcripts": "transcripts.jsonl"},
     benchmarks={"population": "sandbox.population.bench:bench_population",
-                "population-actors": "sandbox.population.bench:bench_population_actors"},
+                "population-actors": "sandbox.population.bench:bench_population_actors",
+                "fidelity": "sandbox.population.fidelity:bench_fidelity"},
     example="scenarios/population/pd_grid_nowak_may.yaml",
     budget=True,
 )
