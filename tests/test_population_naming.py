@@ -161,3 +161,23 @@ def test_the_matrix_and_donor_games_refuse_the_memory_rule() -> None:
     with pytest.raises(ScenarioError, match="memory is the naming game's"):
         parse_kind("population", {"name": "d", "population": {"agents": 4, "generations": 1, "members": [
             {"strategy": "llm", "share": 1.0}], "game": {"kind": "donor"}, "revision": {"rule": "memory"}}})  # fmt: skip
+
+
+def test_the_cli_takes_model_user_openai_end_to_end(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from tests.loopback_openai import loopback_openai
+
+    copier = Copier()
+
+    def answer(body: dict[str, Any]) -> str:  # the Copier, over HTTP
+        return copier([SimpleNamespace(content=m["content"]) for m in body["messages"]], {})
+
+    with loopback_openai(answer) as server:
+        result = runner.invoke(app, ["run", "scenarios/population/naming_small.yaml", "--out", str(tmp_path / "run"),
+                                     "--model", f"user=openai:loopback@{server.url}"])  # fmt: skip
+        requests = len(server.requests)
+    assert result.exit_code == 0, result.output
+    summary = read_json(tmp_path / "run" / "summary.json")
+    assert summary["model"] == f"openai:loopback@{server.url}" and summary["calls"] == requests > 0
+    assert "consensus" in result.output

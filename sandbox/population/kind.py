@@ -70,13 +70,16 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
     return resume_population(path, hooks=hooks, models=models, ledgers=ledgers)
 
 
-def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None) -> Any:
-    """`sandbox run --seed`."""
-    from sandbox.scenario_file import parse_kind
+def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
+              models: list[str] | None = None) -> Any:  # fmt: skip
+    """`sandbox run --seed K --model ROLE=SPEC` (ROLE user, the LLM members, or judge, the judge of play against
+    norm)."""
+    from sandbox.scenario_file import model_overrides, parse_kind
 
     data = scenario.model_dump(mode="json")
     if seed is not None:
         data["seed"] = seed
+    model_overrides(data, models, ("user", "judge"), source)
     return parse_kind("population", data, source)
 
 
@@ -193,7 +196,7 @@ POPULATION = RunKind(
     run="sandbox.population.kind:run",
     resume="sandbox.population.kind:resume",
     overrides="sandbox.population.kind:overrides",
-    run_options=("seed",),
+    run_options=("seed", "models"),
     describe="sandbox.population.kind:describe",
     dry_run="sandbox.population.kind:dry_run",
     cli_run="sandbox.population.kind:cli_run",
