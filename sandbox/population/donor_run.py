@@ -46,13 +46,12 @@ from sandbox import run_dir as layout
 from sandbox.errors import RunFailedError
 from sandbox.files import read_csv
 from sandbox.games.donor import DonorRecord, apply_round, final_scores, pairings, round_views
-from sandbox.llm.cache import ResponseCache
-from sandbox.llm.resolve import model_stack
-from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+from sandbox.llm.transcript import finalize_transcript
 from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_norms
 from sandbox.population.donor_players import Players
 from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
 from sandbox.population.dynamics import network_of
+from sandbox.population.llm_session import llm_session
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
@@ -116,8 +115,6 @@ class _Network:
 
 async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, network: _Network,
                  models: Mapping[str, BaseChatModel], hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
-    from sandbox.run_budget import budget_stop, run_ledgers
-
     path, block = run_dir.path, scenario.population
     rules = block.game.rules()
     state = load_state(path)
@@ -135,21 +132,13 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, network: _
         agents, rows = _start_agents(scenario, book)
         append_rows(path / NORMS, rows)
         done = 0
-    cache = ResponseCache(path / layout.CACHE)
-    ledgers = run_ledgers(run_dir, scenario, ledgers)
-    transcript = TranscriptWriter(path / layout.TRANSCRIPTS)
-    stack = model_stack(scenario, cache, [transcript], ledgers)
-    config = scenario.models.user
-    players = Players(scenario, stack.for_role("user", config.spec, config.sampling.model_dump(),
-                                               given=models.get("user")))  # fmt: skip
-    judge = None
-    if block.judge_play:
-        from sandbox.proxy.judge import ProxyJudge
+    with llm_session(run_dir, scenario, ledgers, models) as model:
+        players = Players(scenario, model("user"))
+        judge = None
+        if block.judge_play:
+            from sandbox.proxy.judge import ProxyJudge
 
-        judging = scenario.models.judge
-        judge = ProxyJudge(stack.for_role("judge", judging.spec, judging.sampling.model_dump(),
-                                          given=models.get("judge")))  # fmt: skip
-    try:
+            judge = ProxyJudge(model("judge"))
         for g in range(done, block.generations):
             started = time.perf_counter()
             agents = await _generation(path, scenario, players, agents, g, rules, network, book, judge)
@@ -157,17 +146,6 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, network: _
                        seconds=time.perf_counter() - started)  # fmt: skip
             if hooks:
                 hooks(g)
-    except BaseException as error:
-        budget_stop(run_dir, [error])
-        failed = isinstance(error, Exception)
-        run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
-        if failed:
-            raise RunFailedError(f"population failed: {type(error).__name__}: {error}\n"
-                                 f"The run directory is resumable: sandbox resume {path}") from error  # fmt: skip
-        raise
-    finally:
-        transcript.close()
-        cache.close()
 
 
 async def _write_missing(path: Path, players: Players, agents: list[dict[str, Any]], g: int,

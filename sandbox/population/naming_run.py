@@ -47,15 +47,13 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from prompts import render
 from sandbox import run_dir as layout
-from sandbox.errors import RunFailedError
 from sandbox.files import read_csv
 from sandbox.games.naming import Convergence
-from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo, Constraint
-from sandbox.llm.resolve import model_stack
-from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+from sandbox.llm.transcript import finalize_transcript
 from sandbox.llm.wrapper import acall
 from sandbox.population.dynamics import Neighbours, network_of
+from sandbox.population.llm_session import llm_session
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
@@ -191,8 +189,6 @@ def _generation_row(g: int, rows: list[list[Any]], agents: list[dict[str, Any]],
 
 async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
                  hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
-    from sandbox.run_budget import budget_stop, run_ledgers
-
     path, block = run_dir.path, scenario.population
     game = block.game
     _, neighbours = network_of(block.agents, block.network, scenario.seed)
@@ -209,14 +205,8 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
         agents = [{"committed": "" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy,
                    "memory": [list(e) for e in prepared], "last": ""} for m in place_members(scenario)]  # fmt: skip
         done, convergence, reached = 0, Convergence(block.agents), None
-    cache = ResponseCache(path / layout.CACHE)
-    ledgers = run_ledgers(run_dir, scenario, ledgers)
-    transcript = TranscriptWriter(path / layout.TRANSCRIPTS)
-    stack = model_stack(scenario, cache, [transcript], ledgers)
-    config = scenario.models.user
-    players = _Players(scenario, stack.for_role("user", config.spec, config.sampling.model_dump(),
-                                                given=models.get("user")))  # fmt: skip
-    try:
+    with llm_session(run_dir, scenario, ledgers, models) as model:
+        players = _Players(scenario, model("user"))
         for g in range(done, block.generations):
             if reached is not None and game.stop_at_consensus:
                 break
@@ -232,17 +222,6 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
                        consensus_at=reached)  # fmt: skip
             if hooks:
                 hooks(g)
-    except BaseException as error:
-        budget_stop(run_dir, [error])
-        failed = isinstance(error, Exception)
-        run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
-        if failed:
-            raise RunFailedError(f"population failed: {type(error).__name__}: {error}\n"
-                                 f"The run directory is resumable: sandbox resume {path}") from error  # fmt: skip
-        raise
-    finally:
-        transcript.close()
-        cache.close()
 
 
 def play_naming(run_dir: RunDirectory, scenario: PopulationScenario, *, models: Mapping[str, BaseChatModel] | None,
