@@ -144,7 +144,13 @@ def test_the_dry_run_counts_the_calls_without_a_model(tmp_path: Path) -> None:
     ({"actors": 2}, "actors: not read by the donor game"),
 ])  # fmt: skip
 def test_bad_donor_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
-    data = yaml.safe_load(Path("scenarios/population/donor_small.yaml").read_text())
+    assert_bad_input(tmp_path, "scenarios/population/donor_small.yaml", change, field)
+
+
+def assert_bad_input(tmp_path: Path, base: str, change: dict, field: str) -> None:
+    """`sandbox run` of the population file `base` with `change` in its block exits 2, names `field`, writes
+    nothing."""
+    data = yaml.safe_load(Path(base).read_text())
     data["population"] = {**data["population"], **change}
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(data))

@@ -9,7 +9,6 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from sandbox.cli import app
@@ -127,14 +126,9 @@ def test_a_naming_population_killed_anywhere_resumes_to_identical_tables(tmp_pat
     ({"revision": {"rule": "memory", "beta": 2.0}}, "revision.beta: not read by the naming game"),
 ])  # fmt: skip
 def test_bad_naming_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
-    data = yaml.safe_load(Path("scenarios/population/naming_small.yaml").read_text())
-    data["population"] = {**data["population"], **change}
-    path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump(data))
-    result = runner.invoke(app, ["run", str(path), "--out", str(tmp_path / "out")])
-    assert result.exit_code == 2, result.output
-    assert field in " ".join(result.output.split()), result.output
-    assert not (tmp_path / "out").exists()
+    from tests.test_population_donor import assert_bad_input
+
+    assert_bad_input(tmp_path, "scenarios/population/naming_small.yaml", change, field)
 
 
 def test_the_constrained_answer_is_prefilled_with_the_codes_format_and_held_to_the_words(tmp_path: Path) -> None:
