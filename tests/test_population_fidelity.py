@@ -82,7 +82,8 @@ def test_an_unparsed_verdict_is_recorded_without_a_label(tmp_path: Path) -> None
                           models={"user": Recorder().model(), "judge": Judge(unsure=True).model()})  # fmt: skip
     fidelity = pd.read_csv(path / "fidelity.csv")
     assert fidelity["label"].isna().all() and fidelity["answer"].eq("Perhaps").all()
-    assert read_json(path / "summary.json")["fidelity_unparsed"] == 4
+    summary = read_json(path / "summary.json")
+    assert summary["fidelity_unparsed"] == 4 and summary["norm_fidelity_by_generation"] == [None]
 
 
 @pytest.mark.parametrize(("who", "stop_after"), [("user", 10), ("user", 30), ("judge", 2), ("judge", 6)])

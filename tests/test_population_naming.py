@@ -90,6 +90,7 @@ def test_committed_members_call_no_model_and_flip_a_prepared_convention(tmp_path
         assert rows.loc[rows[side].isin(committed), f"attempts_{side}"].eq(0).all()
     picks = sum((~rows[side].isin(committed)).sum() for side in "ab")
     assert len(copier.prompts) == picks  # the committed never call the model
+    assert population.loc[population["agent"].isin(committed), "held"].eq("M").all()  # not their prepared memory
     assert "'Player 1': 'Q', 'Player 2': 'Q', 'payoff': 100" in copier.prompts[0]  # a prepared memory
     gens = pd.read_csv(path / "generations.csv")
     assert gens["committed_share"].iloc[0] < gens["committed_share"].iloc[-1] == 1.0  # the copiers all flipped to M
@@ -122,6 +123,9 @@ def test_a_naming_population_killed_anywhere_resumes_to_identical_tables(tmp_pat
      "members[1].strategy 'Z'"),
     ({"game": {"kind": "naming", "words": ["Q", "M"], "prepared": "X"}}, "prepared 'X' is not one of the words"),
     ({"game": {"kind": "naming", "words": ["Q", "Q"]}}, "words must be distinct"),
+    ({"game": {"kind": "naming", "words": ["q", "Q"]}}, "distinct (case aside)"),
+    ({"game": {"kind": "naming", "words": ["é", "M"]}}, "ASCII letters or digits"),
+    ({"game": {"kind": "naming", "words": ["none", "M"]}}, "not 'none'"),
     ({"actors": 2}, "actors: not read by the naming game"),
     ({"revision": {"rule": "memory", "beta": 2.0}}, "revision.beta: not read by the naming game"),
 ])  # fmt: skip

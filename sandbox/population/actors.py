@@ -67,11 +67,16 @@ class ActorBlocks:
         self._started = not ray.is_initialized()
         if self._started:
             ray.init(num_cpus=actors, include_dashboard=False, log_to_driver=False)
-        edges = match_edges(neighbours)
-        self.bounds = block_bounds(edges[:, 0], actors)
-        remote = ray.remote(num_cpus=1)(_Block)
-        self._actors = [remote.remote(names, game.name, game.temptation, game.turns, edges[lo:hi])
-                        for lo, hi in zip(self.bounds, self.bounds[1:])]  # fmt: skip
+        self._actors: list[Any] = []
+        try:
+            edges = match_edges(neighbours)
+            self.bounds = block_bounds(edges[:, 0], actors)
+            remote = ray.remote(num_cpus=1)(_Block)
+            self._actors = [remote.remote(names, game.name, game.temptation, game.turns, edges[lo:hi])
+                            for lo, hi in zip(self.bounds, self.bounds[1:])]  # fmt: skip
+        except BaseException:
+            self.__exit__(None, None, None)  # no Ray left running behind a failed start
+            raise
 
     def wait(self) -> list[int]:
         """Wait until every actor has started; the number of edges each holds."""

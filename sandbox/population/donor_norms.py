@@ -53,7 +53,7 @@ def _empty(text: str) -> bool:
     """Whether the strategy sentence says nothing: fewer than two words between "My strategy will be" and the end of
     its sentence (the embedded model wrote "My strategy will be ." alone, and once followed by a critique)."""
     body = re.split(re.escape(STRATEGY_START), text, maxsplit=1, flags=re.IGNORECASE)[-1]
-    sentence = re.split(r"[.!?](?:\s|$)", body.strip(), maxsplit=1)[0]
+    sentence = re.split(r"(?<!\d)[.!?](?:\s|$)", body.strip(), maxsplit=1)[0]  # "1. Give half" ends nothing
     return len(re.findall(r"\w+", sentence)) < 2
 
 

@@ -122,7 +122,10 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, network: _
         raise RunFailedError(f"{path} was made by an older sandbox (no norm ids in its state); it cannot be resumed "
                              "by this one: run the scenario again")  # fmt: skip
     if state:
-        agents, done, book = state["agents"], state["generations_done"], NormBook(**state["norms"])
+        norms = {k: v for k, v in state["norms"].items() if k != "known"}  # an earlier state kept the index too
+        agents, done, book = state["agents"], state["generations_done"], NormBook(**norms)
+        if not (path / FIDELITY).is_file():  # a run made before the judge existed
+            start_tables(path, {FIDELITY: FIDELITY_COLUMNS})
     else:
         start_tables(path, COLUMNS)
         edges = network.neighbours.edges
@@ -286,14 +289,14 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str, mea
         "survivor_gap_by_generation": [None if math.isnan(v) else round(float(v), 4) for v in gens["survivor_gap"]],
         "punishment_rate": float((gens["punishment_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "calls": len(records), "model": model, **_fidelity_summary(path, block.judge_play),
+        "calls": len(records), "model": model, **_fidelity_summary(path, block.judge_play, block.generations),
         **_norm_map_summary(path),
     }, kind="population")  # fmt: skip
     plot_donations(path).savefig(path / "donations.png", dpi=120)
     run_dir.write_status("complete")
 
 
-def _fidelity_summary(path: Path, judged: bool) -> dict[str, Any]:
+def _fidelity_summary(path: Path, judged: bool, generations: int) -> dict[str, Any]:
     """With `judge_play`: per generation, the share of the judged agents whose play the judge found to follow their
     norm (unparsed answers left out) and how many answers did not parse."""
     if not judged:
@@ -301,7 +304,9 @@ def _fidelity_summary(path: Path, judged: bool) -> dict[str, Any]:
     rows = read_csv(path / FIDELITY)
     parsed = rows[rows["label"].notna()]
     by_generation = parsed.groupby("generation")["label"].apply(lambda v: round(float(v.astype(bool).mean()), 4))
-    return {"norm_fidelity_by_generation": by_generation.tolist(), "fidelity_unparsed": int(rows["label"].isna().sum())}
+    by_generation = by_generation.reindex(range(generations))  # a generation without a parsed verdict: None
+    return {"norm_fidelity_by_generation": [None if v != v else v for v in by_generation.tolist()],
+            "fidelity_unparsed": int(rows["label"].isna().sum())}
 
 
 def _norm_map_summary(path: Path) -> dict[str, Any]:

@@ -117,13 +117,9 @@ def dry_run(scenario: Any) -> Any:
 
     columns = ["role", "calls", "cache_hits", "prompt_tokens", "max_answer_tokens"]
     p = scenario.population
-    if p.game.kind == "naming":  # two picks an interaction, N interactions a generation, fewer the committed's
-        from sandbox.population.scenario import member_counts
-
-        share = sum(n for m, n in zip(p.members, member_counts([m.share for m in p.members], p.agents))
-                    if m.strategy == "llm") / p.agents  # fmt: skip
-        calls = round(2 * share * p.agents * p.generations)
-        return pd.DataFrame([{"role": "user (picks, at most)", "model": scenario.models.user.spec, "calls": calls,
+    if p.game.kind == "naming":  # two picks an interaction, N interactions a generation (fewer: committed agents)
+        calls = 2 * p.agents * p.generations
+        return pd.DataFrame([{"role": "user (picks, first asks, at most)", "model": scenario.models.user.spec, "calls": calls,
                               "cache_hits": 0, "prompt_tokens": 350 * calls,
                               "max_answer_tokens": scenario.models.user.sampling.max_tokens * calls}],
                             columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip

@@ -72,27 +72,30 @@ COLUMNS = {
 }  # fmt: skip
 
 VALUE_PREFIX = "{'value': '"
+_BRACED = re.compile(r"""\{\s*['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
 _VALUE = re.compile(r"""['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
 
 
 def parse_name(answer: str, words: Sequence[str]) -> str | None:
-    """The name in the answer's `'value': X` (the code's answer format), or the answer itself when it is a bare
-    name, if it is one of `words`; else None.
+    """The name in the answer's last `{'value': X` (the code's answer format; failing that, its last `value: X`),
+    or the answer itself when it is a bare name, if it is one of `words`; else None. Only that one value counts: a
+    word mentioned elsewhere in the answer never stands in for a value that is not a word.
 
     >>> parse_name("{'value': 'M'; 'reason': 'M paid before'}", ["Q", "M"])
     'M'
+    >>> parse_name("Player 2's value: M before. {'value': 'Q'; 'reason': 'Q paid'}", ["Q", "M"])
+    'Q'
+    >>> parse_name("{'value': 'Z'; 'reason': 'value: Q failed'}", ["Q", "M"]) is None
+    True
     >>> parse_name("I pick Q.", ["Q", "M"]) is None
     True
     >>> parse_name("M", ["Q", "M"])  # a bare name: a server that held the answer to the words without the prefix
     'M'
-
     """
+    found = list(_BRACED.finditer(answer)) or list(_VALUE.finditer(answer))
     bare = answer.strip().strip("'\"{}")
-    for match in [*_VALUE.finditer(answer), re.fullmatch(r"([A-Za-z0-9]+)", bare)]:
-        for word in words:
-            if match is not None and match.group(1).lower() == word.lower():
-                return word
-    return None
+    value = found[-1].group(1) if found else bare if re.fullmatch(r"[A-Za-z0-9]+", bare) else None
+    return next((w for w in words if value is not None and value.lower() == w.lower()), None)
 
 
 def _partner(a: int, neighbours: Neighbours, rng: np.random.Generator) -> int:
@@ -202,8 +205,9 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
         start_tables(path, {**COLUMNS, EDGES: ["a", "b"]})
         append_rows(path / EDGES, [] if neighbours.edges is None else neighbours.edges.tolist())
         prepared = [[game.prepared, game.prepared, game.reward]] * game.memory if game.prepared else []
-        agents = [{"committed": "" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy,
-                   "memory": [list(e) for e in prepared], "last": ""} for m in place_members(scenario)]  # fmt: skip
+        words = ["" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy
+                 for m in place_members(scenario)]  # a committed member's word, "" for an llm member
+        agents = [{"committed": w, "memory": [] if w else [list(e) for e in prepared], "last": ""} for w in words]
         done, convergence, reached = 0, Convergence(block.agents), None
     with llm_session(run_dir, scenario, ledgers, models) as model:
         players = _Players(scenario, model("user"))
@@ -214,7 +218,7 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
             rows, now = await _generation(scenario, players, agents, g, neighbours, convergence, g * block.agents)
             reached = reached or now
             append_rows(path / INTERACTIONS, rows)
-            append_rows(path / POPULATION, [[g, x, a["committed"], a["last"], _held(a["memory"]) or a["committed"],
+            append_rows(path / POPULATION, [[g, x, a["committed"], a["last"], a["committed"] or _held(a["memory"]),
                                              sum(m[2] for m in a["memory"])] for x, a in enumerate(agents)])  # fmt: skip
             append_rows(path / GENERATIONS, [_generation_row(g, rows, agents, committed, reached,
                                                              time.perf_counter() - started)])  # fmt: skip
@@ -243,12 +247,14 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
     records = finalize_transcript(path / layout.TRANSCRIPTS)
     reached = gens["consensus_at"].dropna()
     at = int(reached.iloc[0]) if len(reached) else None
+    rows = read_csv(path / INTERACTIONS)
+    agreed = str(rows.loc[rows["interaction"] == at, "name_a"].iloc[0]) if at is not None else None
     last = gens.iloc[-1]
     write_summary(run_dir, {
         "scenario": scenario.name, "agents": block.agents, "game": "naming", "words": block.game.words,
         "network": block.network.kind, "generations_played": len(gens), "interactions": int(gens["interactions"].sum()),
         "consensus_at": at, "consensus_per_agent": None if at is None else round(at / block.agents, 3),
-        "consensus_name": str(last["dominant"]) if at is not None else None,
+        "consensus_name": agreed,  # the name played at the interaction that completed the 3 N successes
         "final_dominant": str(last["dominant"]), "final_dominant_share": float(last["dominant_share"]),
         "success_rate_by_generation": gens["success_rate"].round(4).tolist(),
         "committed_share_by_generation": [None if v != v else round(float(v), 4) for v in gens["committed_share"]],

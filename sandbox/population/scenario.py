@@ -10,6 +10,7 @@ on a networkx graph (`sandbox.scenario.Network`, shared with the societies).
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
@@ -149,9 +150,10 @@ class NamingGameSpec(StrictModel):
 
     @model_validator(mode="after")
     def _words(self) -> NamingGameSpec:
-        bad = [w for w in self.words if not w.isalnum()]
-        if bad or len(set(self.words)) != len(self.words):
-            raise ValueError(f"words must be distinct letters or digits: {bad or self.words}")
+        bad = [w for w in self.words if not re.fullmatch(r"[A-Za-z0-9]+", w) or w.lower() == "none"]
+        if bad or len({w.lower() for w in self.words}) != len(self.words):  # answers are read case aside
+            raise ValueError(f"words must be distinct (case aside) ASCII letters or digits, and not 'none' (an "
+                             f"illegal move in the prompts): {bad or self.words}")  # fmt: skip
         if self.prepared is not None and self.prepared not in self.words:
             raise ValueError(f"prepared {self.prepared!r} is not one of the words {self.words}")
         return self
