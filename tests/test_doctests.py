@@ -35,6 +35,8 @@ MODULES = [
     "sandbox.population.scenario",
     "sandbox.population.norm_map",
     "sandbox.population.naming_run",
+    "sandbox.population.commons_run",
+    "sandbox.seeding",
 ]
 
 

@@ -97,6 +97,9 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         run_population(judged(4, 2), tmp_path / "runs" / "judged", models={"user": Recorder().model(),
                                                                            "judge": Judge().model()})  # fmt: skip
         run_population(naming(), tmp_path / "runs" / "naming", models={"user": Copier().model()})
+        from tests.test_population_commons import Fisher, commons
+
+        run_population(commons(3), tmp_path / "runs" / "fishery", models={"user": Fisher(lambda stock: stock // 6).model()})
         result = SimpleNamespace(path=tmp_path / "runs")
     elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())

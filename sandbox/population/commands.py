@@ -36,6 +36,9 @@ def generations_table(path: Path | Any, rows: int = 6) -> None:
     if summary.get("game") == "naming":
         _naming_table(path, gens, summary)
         return
+    if summary.get("game") == "commons":
+        _commons_table(path, gens, summary)
+        return
     shares = [c for c in gens.columns if c.startswith("share ")]
     table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, {summary['network']} network "
                         f"(mean degree {summary['mean_degree']:.1f}), rule {summary['rule']}")  # fmt: skip
@@ -79,3 +82,21 @@ def _naming_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
                f"on {summary['consensus_name']} after {at} interactions ({summary['consensus_per_agent']} per agent)")
     console.print(f"consensus: {reached}; {summary['calls']} calls")
     console.print(f"results in [bold]{path}[/]: interactions.csv, population.csv, generations.csv, naming.png")
+
+
+def _commons_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
+    table = Table(title=f"{summary['scenario']}: {summary['agents']} fishers, GovSim's fishery, {summary['model']}")
+    for column in ("month", "stock", "asked", "caught", "left", "sustainable each", "over-usage", "agreed limit",
+                   "chat", "illegal"):  # fmt: skip
+        table.add_column(column, justify="right")
+    for _, row in gens.iterrows():
+        limit = "" if row["agreed_limit"] != row["agreed_limit"] else str(int(row["agreed_limit"]))
+        table.add_row(str(int(row["generation"]) + 1), str(int(row["stock"])), str(int(row["asked"])),
+                      str(int(row["caught"])), str(int(row["left"])) + (" collapsed" if row["collapsed"] else ""),
+                      str(int(row["sustainable"])), f"{row['over_usage']:.0%}", limit, str(int(row["talk_steps"])),
+                      f"{row['illegal_rate']:.0%}")  # fmt: skip
+    console.print(table)
+    console.print(f"survival {summary['survival_months']} of {summary['months']} months; total gain "
+                  f"{summary['total_gain']:g} tons, efficiency {summary['efficiency']:.2f}, equality "
+                  f"{summary['equality']:.2f}, over-usage {summary['over_usage']:.0%}; {summary['calls']} calls")
+    console.print(f"results in [bold]{path}[/]: population.csv, generations.csv, talk.csv, notes.csv, commons.png")

@@ -21,13 +21,9 @@ from sandbox.games.donor import DonorMove, DonorView, parse_donation, parse_stra
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.wrapper import acall
 from sandbox.population.scenario import PopulationScenario
-from sandbox.seeding import Branch, seed_node
+from sandbox.seeding import Branch, call_seed
 
 __all__ = ["Players"]
-
-
-def _seed(root: int, *path: int) -> int:
-    return int(seed_node(root, *path).generate_state(1)[0] % 2**31)
 
 
 class Players:
@@ -64,21 +60,21 @@ class Players:
         else:
             prompt = render("population/donor/strategy.j2", agent=name, **self.common)
         return await self._write(prompt, name, generation, "strategy",
-                                 _seed(self.scenario.seed, Branch.POLICY, generation, slot))  # fmt: skip
+                                 call_seed(self.scenario.seed, Branch.POLICY, generation, slot))  # fmt: skip
 
     async def rewrite(self, name: str, generation: int, slot: int) -> dict[str, Any]:
         """`mutate`: a new strategy written freely, from the game's description, after generation `generation` (the
         prompt names the next generation, so it is not the first generation's prompt again)."""
         prompt = render("population/donor/strategy.j2", agent=name, rewrite_generation=generation + 2, **self.common)
         return await self._write(prompt, name, generation, "mutate",
-                                 _seed(self.scenario.seed, Branch.POLICY, generation, slot, 1))  # fmt: skip
+                                 call_seed(self.scenario.seed, Branch.POLICY, generation, slot, 1))  # fmt: skip
 
     async def reflect(self, name: str, strategy: str, generation: int, slot: int, evidence: str) -> dict[str, Any]:
         """`reflect`: the agent's MetaLM rewrites its strategy from what happened to it in generation `generation`."""
         prompt = render("population/donor/reflect.j2", agent=name, strategy=strategy, generation=generation + 1,
                         evidence=evidence)  # fmt: skip
         written = await self._write(prompt, name, generation, "reflect",
-                                    _seed(self.scenario.seed, Branch.POLICY, generation, slot, 2))  # fmt: skip
+                                    call_seed(self.scenario.seed, Branch.POLICY, generation, slot, 2))  # fmt: skip
         return {**written, "evidence": evidence}
 
     async def merge(self, name: str, own: str, own_score: float, other: str, theirs: str, their_score: float,
@@ -87,7 +83,7 @@ class Players:
         prompt = render("population/donor/merge.j2", agent=name, own=own, own_score=own_score, other=other,
                         theirs=theirs, their_score=their_score)  # fmt: skip
         written = await self._write(prompt, name, generation, "merge",
-                                    _seed(self.scenario.seed, Branch.POLICY, generation, slot, 3))  # fmt: skip
+                                    call_seed(self.scenario.seed, Branch.POLICY, generation, slot, 3))  # fmt: skip
         return {**written, "evidence": f"{other} (score {their_score:g}): {theirs}"}
 
     async def donate(self, view: DonorView, names: Sequence[str], strategies: Sequence[str],
@@ -102,7 +98,7 @@ class Players:
         for attempt in range(game.retries + 1):
             call = CallInfo(role="user", agent=names[view.donor], run=0, epoch=generation,
                             episode=f"game{view.game}/round{view.round}", step="donate", attempt=attempt)  # fmt: skip
-            seed = _seed(self.scenario.seed, Branch.EPISODE, generation, view.game, view.round, view.donor, attempt)
+            seed = call_seed(self.scenario.seed, Branch.EPISODE, generation, view.game, view.round, view.donor, attempt)
             answer = await self._ask(prompt, seed=seed, call=call)
             move = parse_donation(answer, game.punishment)
             if move is not None:

@@ -22,7 +22,7 @@ from typing import Any
 from prompts import render
 from sandbox.games.donor import DonorRecord
 from sandbox.llm.contracts import CallInfo
-from sandbox.seeding import Branch, seed_node
+from sandbox.seeding import Branch, call_seed
 
 __all__ = ["FIDELITY", "FIDELITY_COLUMNS", "KNOWN_CASES", "bench_fidelity", "judge_play", "moves_text"]
 
@@ -63,8 +63,8 @@ async def judge_play(judge: Any, agents: Sequence[dict[str, Any]], records: Sequ
                         endowment=game.endowment, multiplier=game.multiplier, punishment=game.punishment,
                         punishment_loss=game.punishment_loss)  # fmt: skip
         call = CallInfo(role="judge", agent=names[i], run=0, epoch=g, step="fidelity")
-        node = seed_node(seed, Branch.META, g, i, 7)  # the revision's node of generation g, agent i; 7: the judge
-        verdict = await judge.yes_no(prompt, step_by_step=False, call=call, seed=int(node.generate_state(1)[0] % 2**31))
+        verdict = await judge.yes_no(prompt, step_by_step=False, call=call,
+                                     seed=call_seed(seed, Branch.META, g, i, 7))  # the revision's node of g, i; 7: judge
         label = "" if verdict.label is None else verdict.label
         p_yes = "" if verdict.p_yes is None else round(verdict.p_yes, 6)
         return [g, i, names[i], agents[i].get("norm"), moves, label, p_yes, verdict.answer]

@@ -92,6 +92,13 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
                 f"{p.generations} x {p.agents} interactions, {len(p.game.words)} words{prepared}"
                 f"{'; ' + ', '.join(committed) if committed else ''}; members {scenario.models.user.spec} as role "
                 "user")  # fmt: skip
+    if p.game.kind == "commons":
+        fixed = [f"{m.share:.0%} always asking {m.strategy} tons" for m in p.members if m.strategy != "llm"]
+        talk = f"talk up to {p.game.talk_steps} steps" if p.game.talk else "no talk"
+        hint = ", universalization hint" if p.game.universalization else ""
+        return (f"GovSim fishery of {p.agents} fishers, lake of {p.game.capacity} tons, {p.generations} months, "
+                f"{talk}{hint}{'; ' + ', '.join(fixed) if fixed else ''}; fishers {scenario.models.user.spec} as "
+                "role user")  # fmt: skip
     if p.game.kind == "donor":
         how = {"select": f"the top {p.revision.survivors:.0%} survive",
                "reflect": "each agent reflects on its play and rewrites its strategy",
@@ -115,6 +122,8 @@ def dry_run(scenario: Any) -> Any:
     not fixed; imitate with merge and mutate: at most that many, as they fall by chance)."""
     import pandas as pd
 
+    from sandbox.population.scenario import member_counts
+
     columns = ["role", "calls", "cache_hits", "prompt_tokens", "max_answer_tokens"]
     p = scenario.population
     if p.game.kind == "naming":  # two picks an interaction, N interactions a generation (fewer: committed agents)
@@ -123,9 +132,20 @@ def dry_run(scenario: Any) -> Any:
                               "cache_hits": 0, "prompt_tokens": 350 * calls,
                               "max_answer_tokens": scenario.models.user.sampling.max_tokens * calls}],
                             columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
+    if p.game.kind == "commons":  # at most: every month played, every chat to its last step
+        llm = p.agents - sum(n for m, n in zip(p.members, member_counts([m.share for m in p.members], p.agents))
+                             if m.strategy != "llm")  # fmt: skip
+        months, spec, answer = p.generations, scenario.models.user.spec, scenario.models.user.sampling.max_tokens
+        rows = [("user (harvests, first asks)", llm * months, 700)]
+        if p.game.talk:
+            rows += [("user (chat, at most)", (p.game.talk_steps - 1) * months, 1200),
+                     ("user (chat summaries and limits)", 2 * months, 800)]  # fmt: skip
+            rows += [("user (notes)", 2 * llm * months, 800)] if p.game.notes else []
+        return pd.DataFrame([{"role": role, "model": spec, "calls": calls, "cache_hits": 0,
+                              "prompt_tokens": tokens * calls, "max_answer_tokens": answer * calls}
+                             for role, calls, tokens in rows], columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
     if p.game.kind != "donor":
         return pd.DataFrame([], columns=columns)
-    from sandbox.population.scenario import member_counts
 
     counts = member_counts([m.share for m in p.members], p.agents)
     llm = sum(n for m, n in zip(p.members, counts) if m.strategy == "llm")
@@ -186,7 +206,8 @@ POPULATION = RunKind(
     title="a population scenario",
     description="Emergent norms: every agent revises its own strategy each generation on a network: scripted axelrod "
     "strategies by payoff imitation (Fermi rule, Santos & Pacheco, Nowak & May's best neighbour, mutation); LLM "
-    "agents in Vallinder & Hughes' donor game by selection, reflection, imitation or mutation of their texts.",
+    "agents in Vallinder & Hughes' donor game by selection, reflection, imitation or mutation of their texts; the naming "
+    "game (Ashery et al.) and GovSim's fishery (Piatti et al.) among LLM agents.",
     model="sandbox.population.scenario:PopulationScenario",
     load="sandbox.population.kind:load",
     run="sandbox.population.kind:run",
@@ -199,7 +220,8 @@ POPULATION = RunKind(
     cli_resume="sandbox.population.kind:cli_resume",
     tables={"population": "population.csv", "generations": "generations.csv", "edges": "edges.csv",
             "donations": "donations.csv", "interactions": "interactions.csv", "norms": "norms.csv",
-            "revisions": "revisions.csv", "transcripts": "transcripts.jsonl"},
+            "revisions": "revisions.csv", "talk": "talk.csv", "notes": "notes.csv",
+            "transcripts": "transcripts.jsonl"},
     benchmarks={"population": "sandbox.population.bench:bench_population",
                 "population-actors": "sandbox.population.bench:bench_population_actors",
                 "fidelity": "sandbox.population.fidelity:bench_fidelity"},

@@ -57,7 +57,7 @@ from sandbox.population.llm_session import llm_session
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
-from sandbox.seeding import Branch, generator, seed_node
+from sandbox.seeding import Branch, call_seed, generator, seed_node
 from sandbox.summary import write_summary
 
 __all__ = ["parse_name", "play_naming"]
@@ -134,7 +134,7 @@ class _Players:
         prompt = render("population/naming/choose.j2", history=history, round=len(memory) + 1,
                         score=sum(m[2] for m in memory))  # fmt: skip
         for attempt in range(game.retries + 1):
-            seed = int(seed_node(self.scenario.seed, Branch.EPISODE, g, i, side, attempt).generate_state(1)[0] % 2**31)
+            seed = call_seed(self.scenario.seed, Branch.EPISODE, g, i, side, attempt)
             call = CallInfo(role="user", agent=f"agent{agent}", run=0, epoch=g, episode=f"interaction{i}",
                             step="pick", attempt=attempt)  # fmt: skip
             answer = await acall(self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call,

@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-__all__ = ["donor_runs", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage", "plot_naming",
+__all__ = ["donor_runs", "plot_commons", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage", "plot_naming",
            "plot_network", "plot_norm_map", "runs_table"]
 
 
@@ -57,8 +58,36 @@ def plot_naming(generations: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
+def plot_commons(generations: pd.DataFrame, population: pd.DataFrame, *, capacity: int, collapse_below: int,
+                 title: str = "") -> Figure:
+    """A fishery's months: the stock at each month's start and what the harvest left, with the collapse threshold
+    (above), and each fisher's catch against the sustainable catch (below)."""
+    fig = Figure(figsize=(7, 6))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    months = generations["generation"] + 1
+    top.plot(months, generations["stock"], marker="o", color="#4c72b0", label="stock at the month's start")
+    top.plot(months, generations["left"], marker="x", color="#dd8452", label="left after the harvest")
+    top.axhline(collapse_below, color="#c44e52", linestyle="--", linewidth=1, label="collapse below")
+    top.set_ylim(0, capacity * 1.05)
+    top.set_ylabel("tons of fish")
+    top.legend(loc="lower left", fontsize=8)
+    top.set_title(title or "Commons", fontsize=10)
+    bottom_base = np.zeros(len(months))
+    for name, rows in population.groupby("name", sort=False):
+        caught = rows.set_index("generation")["caught"].reindex(generations["generation"]).fillna(0).to_numpy()
+        bottom.bar(months, caught, bottom=bottom_base, label=str(name))
+        bottom_base = bottom_base + caught
+    bottom.step(months, generations["sustainable"] * population["agent"].nunique(), where="mid", color="black",
+                linewidth=1, label="sustainable total")  # fmt: skip
+    bottom.set_xlabel("month")
+    bottom.set_ylabel("tons caught")
+    bottom.legend(loc="upper right", fontsize=7, ncol=3)
+    fig.tight_layout()
+    return fig
+
+
 def donor_runs(root: str | Path, game: str = "donor") -> list[Path]:
-    """The finished population runs of `game` (donor, or naming) under `root`."""
+    """The finished population runs of `game` (donor, naming or commons) under `root`."""
     from sandbox.files import read_json
 
     return [p.parent for p in sorted(Path(root).glob("**/summary.json"))
@@ -92,8 +121,8 @@ def runs_table(root: str | Path) -> pd.DataFrame:
     frames = []
     for summary_path in sorted(Path(root).glob("**/summary.json")):
         summary = read_json(summary_path)
-        if summary.get("kind") != "population" or summary.get("game") in ("donor", "naming"):
-            continue  # LLM games have their own figures (plot_donations, plot_naming)
+        if summary.get("kind") != "population" or summary.get("game") in ("donor", "naming", "commons"):
+            continue  # LLM games have their own figures (plot_donations, plot_naming, plot_commons)
         scenario = read_yaml(summary_path.parent / "scenario.yaml")
         gens = read_csv(summary_path.parent / "generations.csv")
         gens.insert(0, "run", str(summary_path.parent))

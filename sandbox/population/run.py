@@ -147,6 +147,10 @@ def _dispatch(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook, 
         from sandbox.population.naming_run import play_naming
 
         return play_naming(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
+    if scenario.population.game.kind == "commons":
+        from sandbox.population.commons_run import play_commons
+
+        return play_commons(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
     return _play(run_dir, scenario, hooks)
 
 

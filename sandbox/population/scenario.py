@@ -20,7 +20,7 @@ from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.scenario import ModelConfig, Models, Network, Sampling
 from sandbox.schema import StrictModel
 
-__all__ = ["DonorGameSpec", "MatrixGameSpec", "Member", "NamingGameSpec", "PopulationBlock", "PopulationScenario", "Revision",
+__all__ = ["CommonsGameSpec", "DonorGameSpec", "MatrixGameSpec", "Member", "NamingGameSpec", "PopulationBlock", "PopulationScenario", "Revision",
            "member_counts", "place_members"]
 
 def member_counts(shares: list[float], agents: int) -> list[int]:
@@ -159,12 +159,69 @@ class NamingGameSpec(StrictModel):
         return self
 
 
+GOVSIM_NAMES = ["John", "Kate", "Jack", "Emma", "Luke"]
+
+
+class CommonsGameSpec(StrictModel):
+    """GovSim's fishery among LLM agents (Piatti et al. 2024; `sandbox.games.commons`), the authors' code's values
+    by default. A generation is a month: harvest, the Mayor's report and the group chat, the agreed limit, each
+    agent's note for its planning."""
+
+    kind: Literal["commons"]
+    capacity: int = Field(100, ge=10, le=999, description="Tons of fish in the full lake (the carrying capacity).")
+    collapse_below: int = Field(5, ge=0, le=999, description="A stock below this after the harvest has collapsed.")
+    allocation: Literal["stochastic", "proportional"] = Field(
+        "stochastic", description="When the asks exceed the stock: one ton at a time to a random agent that still "
+                                  "wants more (the code's default), or in proportion to the asks.")  # fmt: skip
+    talk: bool = Field(True, description="After the harvest the Mayor reads out every catch and the agents talk "
+                                         "(off: the paper's ablation without communication, which also hides the "
+                                         "others' catches).")  # fmt: skip
+    talk_steps: int = Field(10, ge=2, le=50, description="The most utterances of a month's chat, the Mayor's report "
+                                                         "included (the code's max_conversation_steps).")  # fmt: skip
+    universalization: bool = Field(False, description="Every agent always remembers \"if everyone fishes more than "
+                                                      "X tons, the lake population will shrink next month\", X the "
+                                                      "sustainable catch (the paper's universalization variant).")  # fmt: skip
+    notes: bool = Field(True, description="After the chat each LLM fisher writes down what it must remember for "
+                                          "its planning and what it found interesting (the code's two notes), kept "
+                                          "in its memory.")  # fmt: skip
+    memory: int = Field(10, ge=1, le=100, description="The dated memories shown in each prompt, the latest (the "
+                                                      "code retrieved the top 10 by recency, importance and "
+                                                      "relevance); the agreed limits and the universalization "
+                                                      "hint are always shown.")  # fmt: skip
+    names: list[str] = Field(default_factory=lambda: list(GOVSIM_NAMES), min_length=2, max_length=100,
+                             description="The fishers' names, one per agent (the code's five).")  # fmt: skip
+    retries: int = Field(0, ge=0, le=50, description="Times an unreadable harvest is asked again before it is "
+                                                     "recorded as an illegal move that catches nothing (the code "
+                                                     "asked once and read 0).")  # fmt: skip
+    answer: Literal["free", "constrained"] = Field(
+        "free", description="free: the code's prompts (think step by step, then \"Answer: N tons\"); constrained: "
+                            "every answer is prefilled with its label and held to its format (a number of tons, "
+                            "yes or no, a name), with no reasoning before it: a named switch for small models "
+                            "that run out of tokens while they reason.")  # fmt: skip
+
+    def rules(self, agents: int, months: int) -> Any:
+        from sandbox.games.commons import CommonsRules
+
+        return CommonsRules(agents=agents, months=months, capacity=self.capacity, collapse_below=self.collapse_below,
+                            allocation=self.allocation)  # fmt: skip
+
+    @model_validator(mode="after")
+    def _names(self) -> CommonsGameSpec:
+        if len({n.lower() for n in self.names}) != len(self.names) or not all(re.fullmatch(r"[A-Za-z][A-Za-z0-9 ]*", n)
+                                                                               for n in self.names):  # fmt: skip
+            raise ValueError(f"names must be distinct (case aside) and made of letters, digits and spaces: {self.names}")
+        if self.collapse_below >= self.capacity:
+            raise ValueError(f"collapse_below {self.collapse_below} is not below the capacity {self.capacity}")
+        return self
+
+
 def _game_kind(value: Any) -> str:
     return value.get("kind", "matrix") if isinstance(value, dict) else getattr(value, "kind", "matrix")
 
 
 GameSpec = Annotated[Union[Annotated[MatrixGameSpec, Tag("matrix")], Annotated[DonorGameSpec, Tag("donor")],
-                           Annotated[NamingGameSpec, Tag("naming")]], Discriminator(_game_kind)]  # fmt: skip
+                           Annotated[NamingGameSpec, Tag("naming")], Annotated[CommonsGameSpec, Tag("commons")]],
+                   Discriminator(_game_kind)]  # fmt: skip
 LLM = "llm"
 
 
@@ -175,7 +232,8 @@ class Member(StrictModel):
                                            "Tat, Grudger, ...). The donor game: `llm` (the agent writes its own "
                                            "strategy) or a strategy's text, which the agents start from. The naming "
                                            "game: `llm`, or one of the words with fixed: true (a committed "
-                                           "minority that always plays it).")  # fmt: skip
+                                           "minority that always plays it). The commons game: `llm`, or a catch "
+                                           "in tons with fixed: true (a fisher that always asks for it).")  # fmt: skip
     share: float = Field(..., gt=0.0, le=1.0, description="Its share of the agents (the shares sum to 1).")
     fixed: bool = Field(False, description="Zealots: these agents never revise their strategy (a donor-game "
                                            "zealot always survives selection).")  # fmt: skip
@@ -194,8 +252,8 @@ class Revision(StrictModel):
         "(the donor game): the top `survivors` by score keep their strategies, and each new agent writes its own "
         "from theirs (Vallinder & Hughes 2024); reflect (the donor game): each agent's own MetaLM rewrites its "
         "strategy from what happened to it (SCAI's verbal reinforcement, for every member); mutate: only "
-        "`mutation` changes strategies (drift); memory (the naming game, its only rule): agents adapt through "
-        "their memory of their last interactions, as in Ashery et al.",
+        "`mutation` changes strategies (drift); memory (the naming and commons games, their only rule): agents "
+        "adapt through their memory of their last interactions, as in Ashery et al. and GovSim.",
     )
     adopt: Literal["copy", "merge"] = Field(
         "copy", description="imitate, LLM strategies: an agent that imitates copies its neighbour's text (copy), or "
@@ -226,7 +284,8 @@ class PopulationBlock(StrictModel):
     generations: int = Field(..., ge=1, le=100_000, description="Generations: play with every neighbour, then "
                                                                "revise.")  # fmt: skip
     members: list[Member] = Field(..., min_length=1, description="The starting strategies and their shares.")
-    game: GameSpec = Field(default_factory=MatrixGameSpec, description="kind matrix (default) or donor.")
+    game: GameSpec = Field(default_factory=MatrixGameSpec, description="kind matrix (default), donor, naming "
+                                                                       "or commons.")
     network: Network = Field(default_factory=Network, description="Who meets whom (shared with societies).")
     self_play: bool = Field(False, description="Each agent also plays itself, as on Nowak & May's lattice.")
     revision: Revision = Field(default_factory=Revision)
@@ -260,6 +319,9 @@ class PopulationBlock(StrictModel):
             return self
         if isinstance(self.game, NamingGameSpec):
             self._naming_checks()
+            return self
+        if isinstance(self.game, CommonsGameSpec):
+            self._commons_checks()
             return self
         if self.judge_play:
             raise ValueError("judge_play: a matrix game's strategies are the axelrod library's, which their play "
@@ -346,6 +408,35 @@ class PopulationBlock(StrictModel):
             elif not member.fixed:
                 raise ValueError(f"members[{i}]: a member with the word {member.strategy!r} is a committed minority "
                                  "and always plays it: set fixed: true")  # fmt: skip
+
+
+    def _commons_checks(self) -> None:
+        if self.revision.rule != "memory":
+            raise ValueError(f"revision.rule {self.revision.rule}: GovSim's fishers adapt through their memory, the "
+                             "chat and the agreed limits; set revision.rule memory")  # fmt: skip
+        changed = [f"revision.{f}" for f in Revision.model_fields
+                   if f != "rule" and getattr(self.revision, f) != Revision.model_fields[f].default]  # fmt: skip
+        changed += ["self_play"] if self.self_play else []
+        changed += ["actors"] if self.actors > 1 else []
+        changed += ["judge_play"] if self.judge_play else []
+        if changed:
+            raise ValueError(f"{', '.join(changed)}: not read by the commons game")
+        if self.network.kind != "complete":
+            raise ValueError(f"network.kind {self.network.kind}: the fishers share one lake and one group chat; "
+                             "the commons game is played on a complete network")  # fmt: skip
+        if self.agents > len(self.game.names):
+            raise ValueError(f"game.names has {len(self.game.names)} names for {self.agents} agents")
+        for i, member in enumerate(self.members):
+            if member.strategy == LLM:
+                if member.fixed:
+                    raise ValueError(f"members[{i}]: an llm fisher cannot be fixed; a fixed fisher names its catch "
+                                     "as strategy (a whole number of tons)")  # fmt: skip
+            elif not re.fullmatch(r"\d+", member.strategy) or int(member.strategy) > self.game.capacity:
+                raise ValueError(f"members[{i}].strategy {member.strategy!r}: the commons game's members are llm or "
+                                 f"a fixed catch, a whole number of tons from 0 to {self.game.capacity}")  # fmt: skip
+            elif not member.fixed:
+                raise ValueError(f"members[{i}]: a member with the catch {member.strategy} always asks for it: set "
+                                 "fixed: true")  # fmt: skip
 
 
 class PopulationScenario(StrictModel):

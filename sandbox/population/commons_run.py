@@ -1,0 +1,381 @@
+"""GovSim's fishery among LLM agents (Piatti et al. 2024): fishers who share a lake, talk and remember.
+
+A generation is a month, run as in the authors' code (`giorgiopiatti/GovSim`;
+the prompts are theirs, in `prompts/population/commons/`):
+
+1. **Lake.** Each fisher remembers "Before everyone fishes, there are S tons
+   of fish in the lake." and, at once, asks for a catch (system prompt v3,
+   its key memories, "how many tons of fish would you catch this month?
+   Let's think step-by-step ... Answer: N tons"). An answer without a number
+   after "Answer:" is asked again up to `game.retries` times (the code asked
+   once), then recorded as an illegal move that catches nothing (the code
+   read 0). Fixed fishers (a catch in tons with `fixed: true`) always ask
+   for it and call no model.
+2. **Harvest** by `sandbox.games.commons.allocate` (stochastic or
+   proportional sharing of a shortfall, seeded); each fisher remembers "X
+   wanted to catch W tons of fish, and caught C tons."
+3. **Restaurant** (`game.talk`). The Mayor reads out every catch; the first
+   LLM fisher speaks, then whoever the speaker names, until a speaker
+   concludes or `game.talk_steps` utterances (the report included) were
+   made. As in the code, an unreadable conclusion ends the chat and an
+   unreadable next speaker is the first of the others; both are recorded
+   (`talk.csv`: `ended_read`, `next_read`). Then the agents' model
+   summarises the chat in one sentence and reads the limit the group agreed,
+   if any ("Answer: N" or N/A); every fisher remembers the summary, and an
+   agreed limit as "The community agreed on a maximum limit of N tons of
+   fish per person.", always shown from then on.
+4. **Notes** (`game.notes`): each LLM fisher writes down what it must
+   remember for its planning and what it found interesting (the code's two
+   notes after a chat; cut at the first "."), kept in its memory.
+5. **Home.** A stock below `game.collapse_below` has collapsed and the run
+   ends; otherwise it doubles, capped at the capacity. No chat is held in the
+   month of a collapse (nothing after it can change the figures).
+
+With `game.universalization`, every prompt also shows "Given the current
+situation, if everyone fishes more than X tons, the lake population will
+shrink next month." (X the sustainable catch, (stock // 2) // fishers).
+
+Where this differs from the code: the memories shown are the latest
+`game.memory` (10) by date, not the top 10 by recency, importance and
+relevance, and the home reflection's insights are not asked (they fed that
+retrieval). `game.answer: constrained` prefills each answer's label and holds
+it to its format, with no reasoning: a named switch for small models.
+
+A month's rows are written when it ends, with the fishers' memories in
+`state.json`; a run killed inside a month replays it from the cache.
+
+Run directory: `population.csv` (month x fisher: the stock, the ask,
+validity, attempts, the catch, the gain so far), `generations.csv` (month:
+stock, asks, catches, what was left, collapse, the sustainable catch, the
+month's over-usage and illegal rate, the agreed limit, the chat's length),
+`talk.csv` (every utterance), `notes.csv` (the chat summaries, agreed limits
+and notes), `summary.json` (GovSim's figures: survival months, total gain,
+efficiency, equality, over-usage), `commons.png`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from prompts import render
+from sandbox.files import read_csv
+from sandbox.games.commons import Month, Outcome, allocate, figures, parse_harvest, sustainable_catch
+from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.transcript import finalize_transcript
+from sandbox.llm.wrapper import acall
+from sandbox.population.llm_session import llm_session
+from sandbox.population.scenario import LLM, PopulationScenario, place_members
+from sandbox.population.tables import append_rows, load_state, save_state, start_tables
+from sandbox.run_dir import RunDirectory
+from sandbox import run_dir as layout
+from sandbox.seeding import Branch, call_seed, generator
+from sandbox.summary import write_summary
+
+__all__ = ["parse_limit", "parse_utterance", "play_commons"]
+
+POPULATION, GENERATIONS, TALK, NOTES = "population.csv", "generations.csv", "talk.csv", "notes.csv"
+COLUMNS = {
+    POPULATION: ["generation", "agent", "name", "fixed", "stock", "asked", "valid", "attempts", "caught", "gain"],
+    GENERATIONS: ["generation", "stock", "asked", "caught", "left", "collapsed", "next_stock", "sustainable",
+                  "over_usage", "illegal_rate", "agreed_limit", "talk_steps", "seconds"],
+    TALK: ["generation", "step", "speaker", "utterance", "ended", "ended_read", "next", "next_read"],
+    NOTES: ["generation", "agent", "name", "kind", "text"],
+}  # fmt: skip
+MAYOR = "Mayor"
+HARVEST, UTTER, SUMMARY, LIMIT, PLANNING, INTERESTING = range(6)  # the seed tree's node for each kind of call
+_CONCLUSION = re.compile(r"conversation\s+conclusion\s+by\s+me\s*:\s*\**\s*(yes|no)?", re.IGNORECASE)
+_NEXT = re.compile(r"next\s+speaker\s*:\s*\**\s*(.*)", re.IGNORECASE)
+
+
+def parse_utterance(answer: str, names: Sequence[str]) -> tuple[str, bool | None, str | None]:
+    """GovSim's chat answer: the utterance (after "Response:", up to "Conversation conclusion by me:"), whether it
+    ends the chat (yes or no; None: unreadable) and the next speaker, one of `names` (None: unreadable or none).
+
+    >>> parse_utterance("Response: Let's take 10 each.\\nConversation conclusion by me: no\\nNext speaker: Kate",
+    ...                 ["Kate", "Jack"])
+    ("Let's take 10 each.", False, 'Kate')
+    >>> parse_utterance('"Agreed."\\nConversation conclusion by me: yes', ["Kate"])
+    ('Agreed.', True, None)
+    >>> parse_utterance("I think we should fish less", ["Kate"])
+    ('I think we should fish less', None, None)
+    """
+    text = re.sub(r"^\s*\**\s*response\s*:\s*\**", "", answer, flags=re.IGNORECASE)
+    conclusion = _CONCLUSION.search(text)
+    cut = conclusion.start() if conclusion else len(text)
+    following = _NEXT.search(text)
+    if following and following.start() < cut:
+        cut = following.start()
+    utterance = text[:cut].strip()
+    if len(utterance) > 1 and utterance[0] == utterance[-1] == '"':
+        utterance = utterance[1:-1].strip()
+    ended = None if not conclusion or not conclusion.group(1) else conclusion.group(1).lower() == "yes"
+    named = following.group(1) if following else ""
+    speaker = next((n for n in names if re.match(rf"{re.escape(n)}\b", named.strip(" *\"'"), re.IGNORECASE)), None)
+    return utterance, ended, speaker
+
+
+def parse_limit(answer: str) -> int | None:
+    """The agreed limit in an answer: the first whole number after its last "Answer:"; None for N/A or none (the
+    code read -1: no limit).
+
+    >>> parse_limit("They agreed on 10 tons each. Answer: 10 tons")
+    10
+    >>> parse_limit("No number was agreed. Answer: N/A")
+    >>> parse_limit("10 tons")
+    """
+    _, found, after = answer.rpartition("Answer:")
+    match = re.match(r"\s*\**\s*(\d+)", after) if found else None
+    return int(match.group(1)) if match else None
+
+
+def _date(month: int) -> str:
+    """The date of a month (the code's runs start on 2024-01-01)."""
+    return f"{2024 + month // 12}-{month % 12 + 1:02d}-01"
+
+
+def _sentence(text: str) -> str:
+    """The code's cut of a note or summary: up to its first "." (kept)."""
+    head, dot, _ = text.strip().partition(".")
+    return (head.strip() + dot) if head.strip() else ""
+
+
+class _Fishers:
+    """The LLM calls of a month, each with its own node of the seed tree."""
+
+    def __init__(self, scenario: PopulationScenario, model: BaseChatModel, names: list[str]) -> None:
+        self.scenario, self.model, self.game, self.names = scenario, model, scenario.population.game, names
+        self.constrained = self.game.answer == "constrained"
+
+    def system(self, agent: int) -> str:
+        return render("population/commons/system.j2", fisher=self.names[agent], capacity=self.game.capacity,
+                      others=[n for i, n in enumerate(self.names) if i != agent], talk=self.game.talk)  # fmt: skip
+
+    async def ask(self, agent: int, prompt: str, g: int, kind: int, index: int, step: str, attempt: int = 0,
+                  constraint: Constraint | None = None) -> str:  # fmt: skip
+        call = CallInfo(role="user", agent=self.names[agent] if agent >= 0 else "framework", run=0, epoch=g,
+                        episode=f"month{g}", step=step, attempt=attempt)  # fmt: skip
+        messages = [SystemMessage(self.system(agent)), HumanMessage(prompt)] if agent >= 0 else [HumanMessage(prompt)]
+        extra = {"constraint": constraint} if constraint is not None else {}
+        answer = await acall(self.model, messages, call=call, seed=call_seed(self.scenario.seed, Branch.EPISODE, g, kind,
+                                                                             index, attempt), **extra)  # fmt: skip
+        return str(answer.content)
+
+    async def harvest(self, agent: int, memories: list[list[str]], stock: int, g: int) -> tuple[int | None, int]:
+        prompt = render("population/commons/harvest.j2", date=_date(g), fisher=self.names[agent], memories=memories,
+                        stock=stock, reason=not self.constrained)  # fmt: skip
+        constraint = Constraint(prefix="Answer: ", grammar="root ::= [0-9] [0-9]? [0-9]?",
+                                regex=r"Answer: \d{1,3}") if self.constrained else None  # fmt: skip
+        for attempt in range(self.game.retries + 1):
+            ask = parse_harvest(await self.ask(agent, prompt, g, HARVEST, agent, "harvest", attempt, constraint))
+            if ask is not None:
+                return ask, attempt + 1
+        return None, self.game.retries + 1
+
+    async def utter(self, agent: int, memories: list[list[str]], conversation: list[tuple[str, str]], speakers: list[str],
+                    g: int) -> tuple[str, bool | None, str | None]:  # fmt: skip
+        prompt = render("population/commons/converse.j2", date=_date(g), fisher=self.names[agent], memories=memories,
+                        members=_comma_and(speakers), conversation=conversation)  # fmt: skip
+        others = [s for s in speakers if s != self.names[agent]]
+        grammar = None
+        if self.constrained:
+            who = " | ".join(f'"{s}"' for s in others) or '"none"'
+            grammar = (r'root ::= [^\n]+ "\nConversation conclusion by me: " ("yes" | "no") "\nNext speaker: " ('
+                       f"{who})")  # fmt: skip
+        answer = await self.ask(agent, prompt, g, UTTER, len(conversation), "talk",
+                                constraint=Constraint(prefix="Response: ", grammar=grammar))  # the code's prefill
+        return parse_utterance(answer, others)
+
+    async def summarize(self, conversation: list[tuple[str, str]], g: int) -> str:
+        prompt = "Conversation:\n" + "".join(f"-{s}: {u}\n" for s, u in conversation) + \
+            "\nSummarize the conversation above in one sentence."  # fmt: skip
+        return _sentence(await self.ask(-1, prompt, g, SUMMARY, 0, "summary"))
+
+    async def limit(self, conversation: list[tuple[str, str]], g: int) -> tuple[int | None, str]:
+        prompt = render("population/commons/limit.j2", conversation=conversation, reason=not self.constrained)
+        constraint = Constraint(prefix="Answer: ", grammar='root ::= [0-9] [0-9]? [0-9]? | "N/A"',
+                                regex=r"Answer: (\d{1,3}|N/A)") if self.constrained else None  # fmt: skip
+        answer = await self.ask(-1, prompt, g, LIMIT, 0, "limit", constraint=constraint)
+        return parse_limit(answer), answer
+
+    async def notes(self, agent: int, conversation: list[tuple[str, str]], g: int) -> tuple[str, str]:
+        planning = render("population/commons/plan.j2", conversation=conversation)
+        interesting = planning.replace("you need to remember for your planning", "you might have found interesting")
+        answers = await asyncio.gather(self.ask(agent, planning, g, PLANNING, agent, "planning"),
+                                       self.ask(agent, interesting, g, INTERESTING, agent, "interesting"))  # fmt: skip
+        return _sentence(answers[0]), _sentence(answers[1])
+
+
+def _comma_and(names: Sequence[str]) -> str:
+    """The code's list_to_comma_string: "A, B, and C"."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f", and {names[-1]}"
+
+
+def _shown(agent: dict[str, Any], size: int, hint: list[str] | None) -> list[list[str]]:
+    """The memories a prompt shows: the agreed limits and the hint (always), then the latest `size` by date."""
+    always = [*agent["always"], *([hint] if hint else [])]
+    return [*always, *agent["memories"][-size:]]
+
+
+async def _month(fishers: _Fishers, scenario: PopulationScenario, agents: list[dict[str, Any]], stock: int, g: int,
+                 ) -> dict[str, Any]:  # fmt: skip
+    """Play month `g` from `stock`: the tables' rows and what the next month starts from."""
+    game, n, date = scenario.population.game, len(agents), _date(g)
+    llm = [i for i, a in enumerate(agents) if a["fixed"] is None]
+    sustainable = sustainable_catch(stock, n)
+    hint = [date, f"Given the current situation, if everyone fishes more than {sustainable} tons, the lake population "
+                  "will shrink next month."] if game.universalization else None  # fmt: skip
+    for a in agents:
+        a["memories"].append([date, f"Before everyone fishes, there are {stock} tons of fish in the lake."])
+
+    async def ask(i: int) -> tuple[int | None, int]:
+        if agents[i]["fixed"] is not None:
+            return agents[i]["fixed"], 0
+        return await fishers.harvest(i, _shown(agents[i], game.memory, hint), stock, g)
+
+    asked = await asyncio.gather(*(ask(i) for i in range(n)))
+    caught = allocate([a or 0 for a, _ in asked], stock, game.allocation, generator(scenario.seed, Branch.EPOCH, g))
+    for a, (want, _), got in zip(agents, asked, caught):
+        a["gain"] += got
+        a["memories"].append([date, f"{a['name']} wanted to catch {want} tons of fish, and caught {got} tons."
+                              if want is not None else f"{a['name']} gave no readable catch, and caught 0 tons."])
+    left = stock - sum(caught)
+    collapsed = left < game.collapse_below
+    rows = [[g, i, a["name"], a["fixed"] is not None, stock, "" if want is None else want, want is not None, tries,
+             got, a["gain"]] for i, (a, (want, tries), got) in enumerate(zip(agents, asked, caught))]  # fmt: skip
+    talk, notes, limit = [], [], None
+    if game.talk and llm and not collapsed:
+        talk, notes, limit = await _restaurant(fishers, scenario, agents, llm, caught, g, hint)
+    illegal = sum(want is None for want, _ in asked) / max(1, len(llm))
+    over = sum(c > sustainable for c in caught) / n
+    month = [g, stock, sum(a or 0 for a, _ in asked), sum(caught), left, collapsed,
+             0 if collapsed else min(game.capacity, 2 * left), sustainable, round(over, 6), round(illegal, 6),
+             "" if limit is None else limit, len(talk)]  # fmt: skip
+    return {"rows": rows, "month": month, "talk": talk, "notes": notes, "next": month[6], "collapsed": collapsed}
+
+
+async def _restaurant(fishers: _Fishers, scenario: PopulationScenario, agents: list[dict[str, Any]], llm: list[int],
+                      caught: Sequence[int], g: int, hint: list[str] | None) -> tuple[list[list[Any]], list[list[Any]], int | None]:  # fmt: skip
+    """The month's chat, its summary and limit, and the fishers' notes: talk rows, note rows, the agreed limit."""
+    game, date = scenario.population.game, _date(g)
+    report = "".join(f"{a['name']} caught {c} tons of fish. " for a, c in zip(agents, caught))
+    conversation = [(MAYOR, f"Ladies and gentlemen, let me give you the monthly fishing report. {report}".strip())]
+    talk = [[g, 0, MAYOR, conversation[0][1], "", "", "", ""]]
+    speakers = [agents[i]["name"] for i in llm]
+    speaker = llm[0]
+    while len(conversation) < game.talk_steps:
+        utterance, ended, following = await fishers.utter(speaker, _shown(agents[speaker], game.memory, hint),
+                                                          conversation, speakers, g)  # fmt: skip
+        others = [i for i in llm if i != speaker]
+        conversation.append((agents[speaker]["name"], utterance))
+        stop = ended is None or ended or not others  # the code: an unreadable conclusion ends the chat
+        chosen = next((i for i in others if agents[i]["name"] == following), others[0] if others else None)
+        talk.append([g, len(conversation) - 1, agents[speaker]["name"], utterance, "" if ended is None else ended,
+                     ended is not None, "" if stop else agents[chosen]["name"], stop or following is not None])  # fmt: skip
+        if stop:
+            break
+        speaker = chosen
+    summary = await fishers.summarize(conversation, g)
+    limit, _ = await fishers.limit(conversation, g)
+    notes = [[g, "", "", "summary", summary]]
+    for a in agents:
+        a["memories"].append([date, summary])
+        if limit is not None:
+            a["always"].append([date, f"The community agreed on a maximum limit of {limit} tons of fish per person."])
+    if limit is not None:
+        notes.append([g, "", "", "limit", limit])
+    if game.notes:
+        written = await asyncio.gather(*(fishers.notes(i, conversation, g) for i in llm))
+        for i, (planning, interesting) in zip(llm, written):
+            for kind, text in (("planning", planning), ("interesting", interesting)):
+                agents[i]["memories"].append([date, text])
+                notes.append([g, i, agents[i]["name"], kind, text])
+    return talk, notes, limit
+
+
+async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
+                 hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
+    path, block = run_dir.path, scenario.population
+    state = load_state(path)
+    if state:
+        agents, done, stock, over = state["agents"], state["generations_done"], state["stock"], state["collapsed"]
+    else:
+        start_tables(path, COLUMNS)
+        fixed = [None if block.members[int(m)].strategy == LLM else int(block.members[int(m)].strategy)
+                 for m in place_members(scenario)]  # fmt: skip
+        agents = [{"name": block.game.names[i], "fixed": f, "memories": [], "always": [], "gain": 0}
+                  for i, f in enumerate(fixed)]  # fmt: skip
+        done, stock, over = 0, block.game.capacity, False
+    with llm_session(run_dir, scenario, ledgers, models) as model:
+        fishers = _Fishers(scenario, model("user"), [a["name"] for a in agents])
+        for g in range(done, block.generations):
+            if over:
+                break
+            started = time.perf_counter()
+            month = await _month(fishers, scenario, agents, stock, g)
+            append_rows(path / POPULATION, month["rows"])
+            append_rows(path / GENERATIONS, [[*month["month"], round(time.perf_counter() - started, 3)]])
+            append_rows(path / TALK, month["talk"])
+            append_rows(path / NOTES, month["notes"])
+            stock, over = month["next"], month["collapsed"]
+            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, stock=stock, collapsed=over)
+            if hooks:
+                hooks(g)
+
+
+def play_commons(run_dir: RunDirectory, scenario: PopulationScenario, *, models: Mapping[str, BaseChatModel] | None,
+                 hooks: Any, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
+    """Play (or go on with) a GovSim fishery in `run_dir`, then write its summary and plot."""
+    from sandbox._sync import run_sync
+
+    run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
+    given = (models or {}).get("user")
+    _finish(run_dir, scenario, scenario.models.user.spec if given is None else f"given: {type(given).__name__}")
+    return run_dir.path
+
+
+def outcome_of(path: Path, scenario: PopulationScenario) -> Outcome:
+    """The run's months as `sandbox.games.commons` months, for its figures."""
+    block = scenario.population
+    gens, rows = read_csv(path / GENERATIONS), read_csv(path / POPULATION)
+    outcome = Outcome(block.game.rules(block.agents, block.generations))
+    for month in gens.itertuples():
+        these = rows[rows["generation"] == month.generation].sort_values("agent")
+        asked = tuple(None if a != a else int(a) for a in these["asked"])
+        outcome.months.append(Month(int(month.generation), int(month.stock), asked, tuple(int(c) for c in these["caught"]),
+                                    int(month.left), bool(month.collapsed), int(month.next_stock)))  # fmt: skip
+    return outcome
+
+
+def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> None:
+    from sandbox.population.plots import plot_commons
+
+    path, block = run_dir.path, scenario.population
+    gens, rows = read_csv(path / GENERATIONS), read_csv(path / POPULATION)
+    records = finalize_transcript(path / layout.TRANSCRIPTS)
+    found = figures(outcome_of(path, scenario))
+    llm_rows = rows[~rows["fixed"].astype(bool)]
+    talk = read_csv(path / TALK)
+    spoken = talk[talk["speaker"] != MAYOR]
+    write_summary(run_dir, {
+        "scenario": scenario.name, "agents": block.agents, "game": "commons", "months": block.generations,
+        "months_played": len(gens), "talk": block.game.talk, "universalization": block.game.universalization,
+        **found, "collapsed": bool(gens["collapsed"].astype(bool).any()),
+        "stock_by_month": gens["stock"].astype(int).tolist(),
+        "agreed_limits": [None if v != v else int(v) for v in gens["agreed_limit"]],
+        "illegal_rate": float((~llm_rows["valid"].astype(bool)).mean()) if len(llm_rows) else 0.0,
+        "utterances": len(spoken),
+        "unread_conclusions": int((~spoken["ended_read"].astype(bool)).sum()) if len(spoken) else 0,
+        "unread_next_speakers": int((~spoken["next_read"].astype(bool)).sum()) if len(spoken) else 0,
+        "calls": len(records), "model": model,
+    }, kind="population")  # fmt: skip
+    plot_commons(gens, rows, capacity=block.game.capacity, collapse_below=block.game.collapse_below,
+                 title=scenario.name).savefig(path / "commons.png", dpi=120)  # fmt: skip
+    run_dir.write_status("complete")
