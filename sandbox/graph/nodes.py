@@ -38,7 +38,7 @@ def pair(state: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[str, A
         pairs += [(p.first, p.second, "user-user") for p in match(ctx.networks[run], scenario.society.matching, count, rng)]
     if layer is not None:
         pairs += layer.pairs(run, rng)
-    amounts, currencies = _stakes(scenario, run, epoch, rng, len(pairs))
+    amounts, currencies = draw_stakes(scenario, run, epoch, rng, len(pairs))
     game = scenario.game
     fields = layer.task_fields(state) if layer is not None else {}
     tasks = [
@@ -66,7 +66,7 @@ def run_currency(scenario: Any, run: int) -> int:
     return int(generator(scenario.seed, run, Branch.STAKE).integers(len(scenario.game.currencies)))
 
 
-def _stakes(scenario: Any, run: int, epoch: int, rng: Any, count: int) -> tuple[list[int], list[int]]:
+def draw_stakes(scenario: Any, run: int, epoch: int, rng: Any, count: int) -> tuple[list[int], list[int]]:
     """The amount and currency index of each of `count` episodes, as `game.stakes` says.
 
     Per episode they come from the epoch's generator after the pairs (as they

@@ -52,6 +52,7 @@ from sandbox.population.donor_players import Players
 from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
 from sandbox.population.dynamics import network_of
 from sandbox.population.llm_session import llm_session
+from sandbox.population.norm_map import norm_map_summary
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
@@ -290,7 +291,7 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str, mea
         "punishment_rate": float((gens["punishment_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
         "calls": len(records), "model": model, **_fidelity_summary(path, block.judge_play, block.generations),
-        **_norm_map_summary(path),
+        **norm_map_summary(path),
     }, kind="population")  # fmt: skip
     plot_donations(path).savefig(path / "donations.png", dpi=120)
     run_dir.write_status("complete")
@@ -307,19 +308,3 @@ def _fidelity_summary(path: Path, judged: bool, generations: int) -> dict[str, A
     by_generation = by_generation.reindex(range(generations))  # a generation without a parsed verdict: None
     return {"norm_fidelity_by_generation": [None if v != v else v for v in by_generation.tolist()],
             "fidelity_unparsed": int(rows["label"].isna().sum())}
-
-
-def _norm_map_summary(path: Path) -> dict[str, Any]:
-    """Write the run's norm map (`sandbox.population.norm_map`); its headline figures for the summary."""
-    from sandbox.errors import ModelUnavailableError
-    from sandbox.population.norm_map import write_norm_map
-
-    try:
-        result = write_norm_map(path)
-    except ModelUnavailableError as error:  # MiniLM not installed: the run stands, without its map
-        return {"norm_map": f"not made: {error}"}
-    d = result.diversity
-    return {"norm_clusters": len(result.clusters), "norm_clusters_by_generation": d["clusters"].tolist(),
-            "norm_entropy_bits_by_generation": d["entropy_bits"].round(4).tolist(),
-            "norm_drift_by_generation": d["drift"].round(4).tolist(),
-            "dominant_norm": str(result.clusters.sort_values("agents_last", ascending=False)["name"].iloc[0])}

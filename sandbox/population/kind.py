@@ -72,14 +72,14 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
 
 def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
               models: list[str] | None = None) -> Any:  # fmt: skip
-    """`sandbox run --seed K --model ROLE=SPEC` (ROLE user, the LLM members, or judge, the judge of play against
-    norm)."""
+    """`sandbox run --seed K --model ROLE=SPEC` (ROLE user, the LLM members; judge, the judge of play against
+    norm; assistant and meta, the ultimatum population's SCAI assistant and the MetaLMs)."""
     from sandbox.scenario_file import model_overrides, parse_kind
 
     data = scenario.model_dump(mode="json")
     if seed is not None:
         data["seed"] = seed
-    model_overrides(data, models, ("user", "judge"), source)
+    model_overrides(data, models, ("user", "judge", "assistant", "meta"), source)
     return parse_kind("population", data, source)
 
 
@@ -92,6 +92,14 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
                 f"{p.generations} x {p.agents} interactions, {len(p.game.words)} words{prepared}"
                 f"{'; ' + ', '.join(committed) if committed else ''}; members {scenario.models.user.spec} as role "
                 "user")  # fmt: skip
+    if p.game.kind == "ultimatum":
+        members = ", ".join(f"{m.strategy if len(m.strategy) < 20 else m.strategy[:17] + '...'} {m.share:.0%}"
+                            + (" (fixed)" if m.fixed else "") for m in p.members)  # fmt: skip
+        how = ("each member's MetaLM rewrites its principle" if p.revision.rule == "reflect" else
+               f"each member imitates a better neighbour (Fermi, beta {p.revision.beta:g})")
+        return (f"ultimatum-game population of {p.agents} agents on a {p.network.kind} network, {p.generations} "
+                f"generations, {how}; {members}; members {scenario.models.user.spec} as role user, MetaLM "
+                f"{scenario.models.meta.spec}")  # fmt: skip
     if p.game.kind == "commons":
         fixed = [f"{m.share:.0%} always asking {m.strategy} tons" for m in p.members if m.strategy != "llm"]
         talk = f"talk up to {p.game.talk_steps} steps" if p.game.talk else "no talk"
@@ -144,6 +152,21 @@ def dry_run(scenario: Any) -> Any:
         return pd.DataFrame([{"role": role, "model": spec, "calls": calls, "cache_hits": 0,
                               "prompt_tokens": tokens * calls, "max_answer_tokens": answer * calls}
                              for role, calls, tokens in rows], columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
+    if p.game.kind == "ultimatum":  # first asks; a scored or lead-in reading adds a call per member and move
+        counts = member_counts([m.share for m in p.members], p.agents)
+        fixed = sum(n for m, n in zip(p.members, counts) if m.fixed)
+        assistant = sum(n for m, n in zip(p.members, counts) if m.strategy == "assistant")
+        from sandbox.population.dynamics import network_of
+
+        _, neighbours = network_of(p.agents, p.network, scenario.seed)
+        edges = p.agents * (p.agents - 1) // 2 if neighbours.complete else len(neighbours.edges)
+        episodes = 2 * edges * p.game.rounds * p.generations
+        revisions = (assistant if p.revision.rule == "imitate" else p.agents - fixed) * (p.generations - 1)
+        rows = [("user and assistant (moves, first asks)", 2 * episodes, 400, scenario.models.user),
+                ("meta (revisions, first asks)", revisions, 1500, scenario.models.meta)]
+        return pd.DataFrame([{"role": role, "model": config.spec, "calls": calls, "cache_hits": 0,
+                              "prompt_tokens": tokens * calls, "max_answer_tokens": config.sampling.max_tokens * calls}
+                             for role, calls, tokens, config in rows], columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
     if p.game.kind != "donor":
         return pd.DataFrame([], columns=columns)
 
@@ -207,7 +230,8 @@ POPULATION = RunKind(
     description="Emergent norms: every agent revises its own strategy each generation on a network: scripted axelrod "
     "strategies by payoff imitation (Fermi rule, Santos & Pacheco, Nowak & May's best neighbour, mutation); LLM "
     "agents in Vallinder & Hughes' donor game by selection, reflection, imitation or mutation of their texts; the naming "
-    "game (Ashery et al.) and GovSim's fishery (Piatti et al.) among LLM agents.",
+    "game (Ashery et al.) and GovSim's fishery (Piatti et al.) among LLM agents; the ultimatum game among members "
+    "who follow and revise principles, with SCAI's fixed users and assistant as members.",
     model="sandbox.population.scenario:PopulationScenario",
     load="sandbox.population.kind:load",
     run="sandbox.population.kind:run",
@@ -221,6 +245,7 @@ POPULATION = RunKind(
     tables={"population": "population.csv", "generations": "generations.csv", "edges": "edges.csv",
             "donations": "donations.csv", "interactions": "interactions.csv", "norms": "norms.csv",
             "revisions": "revisions.csv", "talk": "talk.csv", "notes": "notes.csv",
+            "episodes": "episodes.csv",
             "transcripts": "transcripts.jsonl"},
     benchmarks={"population": "sandbox.population.bench:bench_population",
                 "population-actors": "sandbox.population.bench:bench_population_actors",

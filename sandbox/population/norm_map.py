@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,7 +38,8 @@ import pandas as pd
 from sandbox.files import read_csv
 from sandbox.llm.embeddings import Embedder
 
-__all__ = ["DEFAULT_THRESHOLD", "NormMap", "entropy_bits", "norm_history", "norm_map", "word_diff", "write_norm_map"]
+__all__ = ["DEFAULT_THRESHOLD", "NormMap", "entropy_bits", "norm_history", "norm_map", "norm_map_summary", "word_diff",
+           "write_norm_map"]
 
 DEFAULT_THRESHOLD = 0.35
 PREFIX = "my strategy will be"
@@ -199,3 +201,18 @@ def norm_history(run: str | Path, agent: int) -> pd.DataFrame:
                     "diff": "" if before is None or before == text else word_diff(before, text)})  # fmt: skip
         before = text
     return pd.DataFrame(out)
+
+
+def norm_map_summary(path: Path) -> dict[str, Any]:
+    """Write the run's norm map (`write_norm_map`); its headline figures for the summary."""
+    from sandbox.errors import ModelUnavailableError
+
+    try:
+        result = write_norm_map(path)
+    except ModelUnavailableError as error:  # MiniLM not installed: the run stands, without its map
+        return {"norm_map": f"not made: {error}"}
+    d = result.diversity
+    return {"norm_clusters": len(result.clusters), "norm_clusters_by_generation": d["clusters"].tolist(),
+            "norm_entropy_bits_by_generation": d["entropy_bits"].round(4).tolist(),
+            "norm_drift_by_generation": d["drift"].round(4).tolist(),
+            "dominant_norm": str(result.clusters.sort_values("agents_last", ascending=False)["name"].iloc[0])}

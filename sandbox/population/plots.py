@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-__all__ = ["donor_runs", "plot_commons", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage", "plot_naming",
+__all__ = ["donor_runs", "plot_commons", "plot_ultimatum", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage", "plot_naming",
            "plot_network", "plot_norm_map", "runs_table"]
 
 
@@ -86,8 +86,30 @@ def plot_commons(generations: pd.DataFrame, population: pd.DataFrame, *, capacit
     return fig
 
 
+def plot_ultimatum(generations: pd.DataFrame, title: str = "") -> Figure:
+    """An ultimatum population's generations: the mean offered share of the stake, by kind of agent (members, fixed
+    members, the assistant), and the acceptance rate."""
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
+    x = generations["generation"]
+    ax.plot(x, generations["mean_offered_share"], color="black", marker="o", label="all agents' offers")
+    for column, label, colour in (("members_offered_share", "members", "#4c72b0"),
+                                  ("fixed_offered_share", "fixed members", "#c44e52"),
+                                  ("assistant_offered_share", "the assistant", "#55a868")):  # fmt: skip
+        if generations[column].notna().any():
+            ax.plot(x, generations[column], marker=".", color=colour, label=f"{label}' offers".replace("t'", "t's"))
+    ax.plot(x, generations["acceptance_rate"], color="grey", linestyle="--", label="acceptance rate")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("generation")
+    ax.set_ylabel("offered share of the stake")
+    ax.legend(loc="best", fontsize=8)
+    ax.set_title(title or "Ultimatum population", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def donor_runs(root: str | Path, game: str = "donor") -> list[Path]:
-    """The finished population runs of `game` (donor, naming or commons) under `root`."""
+    """The finished population runs of `game` (donor, naming, commons or ultimatum) under `root`."""
     from sandbox.files import read_json
 
     return [p.parent for p in sorted(Path(root).glob("**/summary.json"))
@@ -121,8 +143,8 @@ def runs_table(root: str | Path) -> pd.DataFrame:
     frames = []
     for summary_path in sorted(Path(root).glob("**/summary.json")):
         summary = read_json(summary_path)
-        if summary.get("kind") != "population" or summary.get("game") in ("donor", "naming", "commons"):
-            continue  # LLM games have their own figures (plot_donations, plot_naming, plot_commons)
+        if summary.get("kind") != "population" or summary.get("game") in ("donor", "naming", "commons", "ultimatum"):
+            continue  # LLM games have their own figures (plot_donations, plot_naming, plot_commons, plot_ultimatum)
         scenario = read_yaml(summary_path.parent / "scenario.yaml")
         gens = read_csv(summary_path.parent / "generations.csv")
         gens.insert(0, "run", str(summary_path.parent))

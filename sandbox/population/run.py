@@ -151,6 +151,10 @@ def _dispatch(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook, 
         from sandbox.population.commons_run import play_commons
 
         return play_commons(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
+    if scenario.population.game.kind == "ultimatum":
+        from sandbox.population.ultimatum_run import play_ultimatum_population
+
+        return play_ultimatum_population(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
     return _play(run_dir, scenario, hooks)
 
 

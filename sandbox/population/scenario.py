@@ -17,10 +17,10 @@ from pydantic import Discriminator, Field, Tag, model_validator
 
 from sandbox.llm.budget import Budget
 from sandbox.llm.embedded_tuning import EmbeddedSettings
-from sandbox.scenario import ModelConfig, Models, Network, Sampling
+from sandbox.scenario import ModelConfig, Models, Network, Sampling, UltimatumGame
 from sandbox.schema import StrictModel
 
-__all__ = ["CommonsGameSpec", "DonorGameSpec", "MatrixGameSpec", "Member", "NamingGameSpec", "PopulationBlock", "PopulationScenario", "Revision",
+__all__ = ["ASSISTANT", "CommonsGameSpec", "DonorGameSpec", "UltimatumPopulationGame", "MatrixGameSpec", "Member", "NamingGameSpec", "PopulationBlock", "PopulationScenario", "Revision",
            "member_counts", "place_members"]
 
 def member_counts(shares: list[float], agents: int) -> list[int]:
@@ -215,12 +215,39 @@ class CommonsGameSpec(StrictModel):
         return self
 
 
+ASSISTANT = "assistant"
+
+
+class UltimatumPopulationGame(UltimatumGame):
+    """The ultimatum game among a population's members (SCAI's game, `sandbox.games.ultimatum_episode`): each
+    generation every agent proposes to each neighbour `rounds` times. Members follow a principle as SCAI's assistant
+    does; fixed members are SCAI's users; a member `assistant` is SCAI's assistant, whose MetaLM reads the
+    generation's interactions."""
+
+    kind: Literal["ultimatum"]
+    rounds: int = Field(1, ge=1, le=100, description="Times each agent proposes to each neighbour a generation (the "
+                                                     "neighbour proposes back as often).")  # fmt: skip
+    reading: Literal["scored", "lead_in", "none"] = Field(
+        "scored", description="How a member's proposal follows its principle (SCAI's assistant.reading): scored, "
+                              "lead_in, or none (the proposal asked directly).")  # fmt: skip
+    responder: Literal["paper", "guided", "rule"] = Field(
+        "paper", description="How a member decides on a proposal (SCAI's assistant.responder).")
+    assistant_policy: str | None = Field(None, min_length=1, description="The assistant member's first principle; "
+                                                                         "default: drawn from SCAI's first policies "
+                                                                         "(prompts/scai/initial_policies.j2).")  # fmt: skip
+    assistant_interactions: int = Field(40, ge=1, le=1000, description="Most interactions of a generation the "
+                                                                       "assistant's MetaLM reads (a seeded sample; "
+                                                                       "SCAI's max_interactions).")  # fmt: skip
+    meta_reasks: int = Field(1, ge=0, le=5, description="Times an unusable principle from a MetaLM is asked again.")
+
+
 def _game_kind(value: Any) -> str:
     return value.get("kind", "matrix") if isinstance(value, dict) else getattr(value, "kind", "matrix")
 
 
 GameSpec = Annotated[Union[Annotated[MatrixGameSpec, Tag("matrix")], Annotated[DonorGameSpec, Tag("donor")],
-                           Annotated[NamingGameSpec, Tag("naming")], Annotated[CommonsGameSpec, Tag("commons")]],
+                           Annotated[NamingGameSpec, Tag("naming")], Annotated[CommonsGameSpec, Tag("commons")],
+                           Annotated[UltimatumPopulationGame, Tag("ultimatum")]],
                    Discriminator(_game_kind)]  # fmt: skip
 LLM = "llm"
 
@@ -323,6 +350,9 @@ class PopulationBlock(StrictModel):
         if isinstance(self.game, CommonsGameSpec):
             self._commons_checks()
             return self
+        if isinstance(self.game, UltimatumPopulationGame):
+            self._ultimatum_checks()
+            return self
         if self.judge_play:
             raise ValueError("judge_play: a matrix game's strategies are the axelrod library's, which their play "
                              "follows by construction; the judge reads the donor game's written strategies")  # fmt: skip
@@ -409,6 +439,36 @@ class PopulationBlock(StrictModel):
                 raise ValueError(f"members[{i}]: a member with the word {member.strategy!r} is a committed minority "
                                  "and always plays it: set fixed: true")  # fmt: skip
 
+
+    def _ultimatum_checks(self) -> None:
+        from societies.norms import NORMS
+
+        rule, revision = self.revision.rule, self.revision
+        if rule not in ("reflect", "imitate"):
+            raise ValueError(f"revision.rule {rule}: the ultimatum population revises by reflect (each member's "
+                             "MetaLM, as SCAI's) or imitate (Fermi, copying a neighbour's principle)")  # fmt: skip
+        unread = {"beta": rule != "imitate", "adopt": True, "check": True, "mutation": True, "survivors": True,
+                  "show_scores": True, "payoff": True}  # fmt: skip
+        ignored = [f"revision.{f}" for f, off in unread.items()
+                   if off and getattr(revision, f) != Revision.model_fields[f].default]  # fmt: skip
+        ignored += ["self_play"] if self.self_play else []
+        ignored += ["actors"] if self.actors > 1 else []
+        ignored += ["judge_play"] if self.judge_play else []
+        if ignored:
+            raise ValueError(f"{', '.join(ignored)}: not read by the ultimatum population with revision.rule {rule}")
+        counts = member_counts([m.share for m in self.members], self.agents)
+        for i, (member, count) in enumerate(zip(self.members, counts)):
+            if member.strategy == LLM:
+                raise ValueError(f"members[{i}].strategy llm: an ultimatum member starts from a principle, a library "
+                                 f"norm ({', '.join(NORMS.names())}), its text, or assistant")  # fmt: skip
+            if member.strategy == ASSISTANT and (member.fixed or count != 1):
+                raise ValueError(f"members[{i}]: the assistant is one agent that learns (not fixed); its share gives "
+                                 f"{count} agents of {self.agents}")  # fmt: skip
+            if member.strategy not in NORMS.names() and member.strategy != ASSISTANT and len(member.strategy) < 12:
+                raise ValueError(f"members[{i}].strategy {member.strategy!r}: not a library norm "
+                                 f"({', '.join(NORMS.names())}) nor a principle's text (12 characters or more)")  # fmt: skip
+        if self.game.assistant_policy is not None and ASSISTANT not in [m.strategy for m in self.members]:
+            raise ValueError("game.assistant_policy: no member is the assistant")
 
     def _commons_checks(self) -> None:
         if self.revision.rule != "memory":

@@ -1,0 +1,351 @@
+"""An ultimatum-game population: every member follows a principle and revises it; SCAI's users and assistant can join.
+
+Each generation:
+
+1. **Play.** Every agent proposes to each neighbour `game.rounds` times
+   (and the neighbour to it as often), each episode SCAI's
+   (`sandbox.games.ultimatum_episode.play_ultimatum`: a split in words, a
+   decision, re-asks with the parse error, then an illegal move), with
+   stakes drawn as SCAI draws them (`game.stakes`). Members play their
+   principle as SCAI's assistant plays its policy (`agents.assistant`,
+   `game.reading` and `game.responder`), as role `user`; fixed members are
+   SCAI's users (`agents.user`: a norm of the library, or a text, and the
+   neutral manner), also role `user`; the member `assistant` is SCAI's
+   assistant, role `assistant`.
+2. **Score.** Each agent's score is the mean share of the stake it got per
+   episode (a rejection or an illegal move gets nothing).
+3. **Revise** (`revision.rule`). `reflect`: each member's own MetaLM (SCAI's,
+   `agents.meta`, role `meta`, the paper's meta-principle) rewrites its
+   principle from the interactions it took part in, itself the flex-policy
+   agent and its partners the fixed-policy agents: SCAI's revision applied to
+   every member. `imitate`: each member compares itself with a random
+   neighbour and copies its principle with the Fermi probability
+   1/(1+exp(-beta (score_neighbour - score_own))). Under either rule the
+   assistant revises as SCAI's does, from a seeded sample of up to
+   `game.assistant_interactions` of the generation's interactions, the
+   members' with each other included; fixed members never revise. A MetaLM
+   answer that is not a usable principle (after `game.meta_reasks` re-asks)
+   is recorded as illegal and the principle stays.
+
+Every call has its own node of the run's seed tree; a generation's rows are
+written when it ends, so a run killed inside one replays it from the cache.
+
+Run directory: `episodes.csv` (every episode), `population.csv`
+(generation x agent: kind, norm id, principle, score, offered share as
+proposer, acceptance as responder), `norms.csv` (every principle version
+with its author, rule and parents), `revisions.csv`, `generations.csv`
+(mean offered share, acceptance, the assistant's and the fixed members'
+offered shares, illegal moves), `edges.csv`, `summary.json`,
+`ultimatum.png`, and the norm map (`sandbox.population.norm_map`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+
+from agents.assistant import PolicyFollowingAssistant, library_policies
+from agents.meta import Interaction, MetaLM
+from agents.user import NormFollowingUser
+from sandbox import run_dir as layout
+from sandbox.files import read_csv
+from sandbox.games.ultimatum import Stake
+from sandbox.games.ultimatum_episode import play_ultimatum
+from sandbox.graph.nodes import draw_stakes
+from sandbox.llm.contracts import CallInfo
+from sandbox.llm.transcript import finalize_transcript
+from sandbox.population.donor_norms import REVISIONS_COLUMNS, fermi
+from sandbox.population.dynamics import Neighbours, network_of, random_neighbour
+from sandbox.population.llm_session import llm_session
+from sandbox.population.scenario import ASSISTANT, PopulationScenario, place_members
+from sandbox.population.tables import append_rows, load_state, save_state, start_tables
+from sandbox.run_dir import RunDirectory
+from sandbox.seeding import Branch, call_seed, generator, seed_node
+from sandbox.summary import write_summary
+from societies.contracts import UserProfile
+from societies.manners import MANNERS
+from societies.norms import NORMS, resolve_norm
+
+__all__ = ["play_ultimatum_population"]
+
+POPULATION, GENERATIONS, EPISODES, NORMS_TABLE, REVISIONS, EDGES = (
+    "population.csv", "generations.csv", "episodes.csv", "norms.csv", "revisions.csv", "edges.csv")  # fmt: skip
+COLUMNS = {
+    EPISODES: ["generation", "index", "proposer", "responder", "amount", "currency", "proposal", "proposal_legal",
+               "offered_share", "response", "decision", "proposer_share", "responder_share"],
+    POPULATION: ["generation", "agent", "name", "kind", "fixed", "norm", "strategy", "score", "offered_share",
+                 "acceptance"],
+    NORMS_TABLE: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
+    REVISIONS: REVISIONS_COLUMNS,
+    GENERATIONS: ["generation", "episodes", "mean_offered_share", "acceptance_rate", "mean_score",
+                  "assistant_offered_share", "fixed_offered_share", "members_offered_share", "illegal_rate", "seconds"],
+}  # fmt: skip
+
+
+def _edges(neighbours: Neighbours) -> list[tuple[int, int]]:
+    if neighbours.complete:
+        return [(a, b) for a in range(neighbours.size) for b in range(a + 1, neighbours.size)]
+    return [(int(a), int(b)) for a, b in neighbours.edges]
+
+
+def _start(scenario: PopulationScenario) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    """The agents (name, kind, fixed, norm id, principle) and the first norms' rows."""
+    block, game = scenario.population, scenario.population.game
+    agents, rows, ids = [], [], {}
+    for i, m in enumerate(place_members(scenario)):
+        member = block.members[int(m)]
+        if member.strategy == ASSISTANT:
+            choices = library_policies()
+            text = game.assistant_policy or choices[int(generator(scenario.seed, Branch.POLICY).integers(len(choices)))]
+            kind, name = ASSISTANT, ASSISTANT
+        else:
+            text = NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy
+            kind, name = "fixed" if member.fixed else "member", f"user-{i}"
+        key = (kind == "fixed", member.strategy, text)
+        if key not in ids:
+            ids[key] = len(ids)
+            rows.append([0, ids[key], "scenario", "initial", text, True, "", "", ""])
+        agents.append({"name": name, "kind": kind, "fixed": member.fixed, "label": member.strategy, "norm": ids[key],
+                       "strategy": text})  # fmt: skip
+    return agents, rows
+
+
+class _Players:
+    """The generation's players and MetaLMs, through the run's model stack."""
+
+    def __init__(self, scenario: PopulationScenario, model: Any) -> None:
+        self.scenario, self.game = scenario, scenario.population.game
+        self.user, self.assistant, self.meta = model("user"), model(ASSISTANT), model("meta")
+
+    def player(self, agent: dict[str, Any], i: int) -> Any:
+        game = self.game
+        if agent["kind"] == "fixed":
+            norm = NORMS.get(agent["label"]) if agent["label"] in NORMS.names() else resolve_norm(f"norm{agent['norm']}",
+                                                                                                agent["strategy"])  # fmt: skip
+            return NormFollowingUser(UserProfile(i, norm, MANNERS.get("neutral")), self.user, rules=game.rules)
+        model = self.assistant if agent["kind"] == ASSISTANT else self.user
+        return PolicyFollowingAssistant(policy=agent["strategy"], model=model, agent_id=agent["name"], rules=game.rules,
+                                        reading=game.reading, responder=game.responder)  # fmt: skip
+
+    async def revise(self, agent: dict[str, Any], interactions: Sequence[Interaction], g: int, i: int) -> Any:
+        meta = MetaLM(self.meta, max_reasks=self.game.meta_reasks)
+        seeds = [call_seed(self.scenario.seed, Branch.META, g, i, a) for a in range(self.game.meta_reasks + 2)]
+        call = CallInfo(role="meta", agent=agent["name"], run=0, epoch=g, step="revise")
+        return await meta.revise(agent["strategy"], interactions, seeds=seeds, call=call)
+
+
+def _interaction(record: dict[str, Any], flex: str) -> Interaction:
+    """An episode as a MetaLM reads it, `flex` (an agent's name, or the assistant) the flex-policy agent."""
+    if record["decision"] is not None:
+        response: str | None = record["decision"]
+    elif record["proposal_legal"]:
+        response = f"{record['response']} (not a legal answer)"
+    else:
+        response = None
+    proposal = record["proposal"] if record["proposal_legal"] else f"{record['proposal']} (not a legal proposal)"
+    return Interaction(episode=record["episode"], proposer_is_assistant=record["proposer"] == flex,
+                       responder_is_assistant=record["responder"] == flex, proposal=proposal, response=response,
+                       offered_share=record["offered_share"], decision=record["decision"])  # fmt: skip
+
+
+def _shares(record: dict[str, Any]) -> tuple[float, float]:
+    """What proposer and responder got, as shares of the stake."""
+    if record["decision"] != "accept":
+        return 0.0, 0.0
+    return record["proposer_part"] / record["amount"], record["responder_part"] / record["amount"]
+
+
+async def _generation(scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]], g: int,
+                      pairs: list[tuple[int, int]]) -> list[dict[str, Any]]:  # fmt: skip
+    game = scenario.population.game
+    episodes = [(a, b) for _ in range(game.rounds) for x, y in pairs for a, b in ((x, y), (y, x))]
+    amounts, currencies = draw_stakes(SimpleNamespace(seed=scenario.seed, game=game), 0, g,
+                                  generator(scenario.seed, Branch.EPOCH, g), len(episodes))  # fmt: skip
+    lineup = [players.player(a, i) for i, a in enumerate(agents)]
+
+    async def one(k: int, a: int, b: int) -> dict[str, Any]:
+        stake = Stake(amounts[k], game.currencies[currencies[k]])
+        record = await play_ultimatum(lineup[a], lineup[b], stake, seed=seed_node(scenario.seed, Branch.EPISODE, g, k),
+                                      info={"run": 0, "epoch": g, "episode": f"g{g}-i{k:05d}", "index": k},
+                                      max_reasks=game.max_reasks)  # fmt: skip
+        return {**record, "a": a, "b": b}
+
+    return list(await asyncio.gather(*(one(k, a, b) for k, (a, b) in enumerate(episodes))))
+
+
+def _scores(records: Sequence[dict[str, Any]], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per agent: the mean share of the stake it got, its mean offered share as proposer, its acceptance rate."""
+    got, count = np.zeros(n), np.zeros(n)
+    offered: list[list[float]] = [[] for _ in range(n)]
+    decided: list[list[bool]] = [[] for _ in range(n)]
+    for r in records:
+        mine, theirs = _shares(r)
+        got[r["a"]] += mine
+        got[r["b"]] += theirs
+        count[r["a"]] += 1
+        count[r["b"]] += 1
+        if r["offered_share"] is not None:
+            offered[r["a"]].append(r["offered_share"])
+        if r["decision"] is not None:
+            decided[r["b"]].append(r["decision"] == "accept")
+    mean = lambda v: float(np.mean(v)) if v else float("nan")  # noqa: E731
+    return (np.divide(got, count, out=np.full(n, np.nan), where=count > 0), np.array([mean(v) for v in offered]),
+            np.array([mean(v) for v in decided]))  # fmt: skip
+
+
+async def _revise(scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]], g: int,
+                  records: Sequence[dict[str, Any]], scores: np.ndarray, neighbours: Neighbours,
+                  next_id: int) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]], int]:  # fmt: skip
+    """The agents after generation `g`'s revision, the new norms' rows, the revisions' rows, the next norm id."""
+    revision, game = scenario.population.revision, scenario.population.game
+    rng = generator(scenario.seed, Branch.META, g)
+    n = len(agents)
+    partners = random_neighbour(neighbours, rng)
+    chance = fermi(revision.beta, np.nan_to_num(scores[partners] - scores))
+    adopt = rng.random(n) < chance
+    asks, plan = {}, {}
+    for i, agent in enumerate(agents):
+        if agent["fixed"]:
+            continue
+        if agent["kind"] == ASSISTANT:
+            order = generator(scenario.seed, Branch.META, g, i).permutation(len(records))[: game.assistant_interactions]
+            shown = [_interaction(records[k], agent["name"]) for k in sorted(order)]
+            plan[i], asks[i] = ("assistant", "", 1.0), players.revise(agent, shown, g, i)
+        elif revision.rule == "reflect":
+            shown = [_interaction(r, agent["name"]) for r in records if i in (r["a"], r["b"])]
+            plan[i], asks[i] = ("reflect", "", 1.0), players.revise(agent, shown, g, i)
+        else:
+            j = int(partners[i])
+            plan[i] = ("imitate", agents[j]["name"], round(float(chance[i]), 6))
+    answers = dict(zip(asks, await asyncio.gather(*asks.values())))
+    following = [dict(a) for a in agents]
+    norm_rows, revision_rows = [], []
+    for i, (rule, partner, probability) in sorted(plan.items()):
+        old = agents[i]["norm"]
+        if i in answers:
+            written = answers[i]
+            if written.policy is None:
+                outcome = "illegal"
+            elif written.policy.strip() == agents[i]["strategy"].strip():
+                outcome = "same"
+            else:
+                following[i].update(norm=next_id, strategy=written.policy)
+                norm_rows.append([g + 1, next_id, agents[i]["name"], rule, written.policy, True, str(old), written.answer,
+                                  f"{len([1 for r in records if i in (r['a'], r['b'])])} own interactions"
+                                  if rule == "reflect" else f"{min(len(records), game.assistant_interactions)} "
+                                  "interactions of the generation"])  # fmt: skip
+                next_id, outcome = next_id + 1, "new"
+        elif adopt[i]:
+            j = int(partners[i])
+            following[i].update(norm=agents[j]["norm"], strategy=agents[j]["strategy"])
+            outcome = "copied" if agents[j]["norm"] != old else "same"
+        else:
+            outcome = "kept"
+        revision_rows.append([g, i, agents[i]["name"], rule, partner, probability, outcome, old, following[i]["norm"]])
+    return following, norm_rows, revision_rows, next_id
+
+
+def _rows(g: int, agents: list[dict[str, Any]], records: Sequence[dict[str, Any]], seconds: float,
+          ) -> tuple[list[list[Any]], list[list[Any]], list[Any]]:  # fmt: skip
+    """The generation's episode rows, population rows and generations row."""
+    n = len(agents)
+    scores, offered, accepted = _scores(records, n)
+    r6 = lambda v: "" if v != v else round(float(v), 6)  # noqa: E731
+    episodes = [[g, r["index"], r["a"], r["b"], r["amount"], r["currency"], r["proposal"], r["proposal_legal"],
+                 r6(r["offered_share"]) if r["offered_share"] is not None else "", r["response"] or "",
+                 r["decision"] or "", *(r6(s) for s in _shares(r))] for r in records]  # fmt: skip
+    population = [[g, i, a["name"], a["kind"], a["fixed"], a["norm"], a["strategy"], r6(scores[i]), r6(offered[i]),
+                   r6(accepted[i])] for i, a in enumerate(agents)]  # fmt: skip
+    legal = [r["offered_share"] for r in records if r["offered_share"] is not None]
+
+    def offered_by(kind: str) -> Any:
+        shares = [r["offered_share"] for r in records if agents[r["a"]]["kind"] == kind and r["offered_share"] is not None]
+        return r6(np.mean(shares)) if shares else ""
+
+    decided = [r["decision"] == "accept" for r in records if r["decision"] is not None]
+    illegal = sum((not r["proposal_legal"]) + (r["proposal_legal"] and r["decision"] is None) for r in records)
+    generation = [g, len(records), r6(np.mean(legal)) if legal else "", r6(np.mean(decided)) if decided else "",
+                  r6(np.nanmean(scores)), offered_by(ASSISTANT), offered_by("fixed"), offered_by("member"),
+                  r6(illegal / max(1, 2 * len(records))), round(seconds, 3)]  # fmt: skip
+    return episodes, population, generation
+
+
+async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
+                 hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
+    path, block = run_dir.path, scenario.population
+    _, neighbours = network_of(block.agents, block.network, scenario.seed)
+    pairs = _edges(neighbours)
+    state = load_state(path)
+    if state:
+        agents, done, next_id = state["agents"], state["generations_done"], state["next_id"]
+    else:
+        start_tables(path, {**COLUMNS, EDGES: ["a", "b"]})
+        append_rows(path / EDGES, [] if neighbours.edges is None else neighbours.edges.tolist())
+        agents, first = _start(scenario)
+        append_rows(path / NORMS_TABLE, first)
+        done, next_id = 0, len(first)
+    with llm_session(run_dir, scenario, ledgers, models) as model:
+        players = _Players(scenario, model)
+        for g in range(done, block.generations):
+            started = time.perf_counter()
+            records = await _generation(scenario, players, agents, g, pairs)
+            scores = _scores(records, len(agents))[0]
+            following, norm_rows, revision_rows, next_id = (
+                await _revise(scenario, players, agents, g, records, scores, neighbours, next_id)
+                if g + 1 < block.generations else (agents, [], [], next_id))  # fmt: skip
+            episodes, population, generation = _rows(g, agents, records, time.perf_counter() - started)
+            append_rows(path / EPISODES, episodes)
+            append_rows(path / POPULATION, population)
+            append_rows(path / GENERATIONS, [generation])
+            append_rows(path / NORMS_TABLE, norm_rows)
+            append_rows(path / REVISIONS, revision_rows)
+            agents = following
+            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, next_id=next_id)
+            if hooks:
+                hooks(g)
+
+
+def play_ultimatum_population(run_dir: RunDirectory, scenario: PopulationScenario, *,
+                              models: Mapping[str, BaseChatModel] | None, hooks: Any, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
+    """Play (or go on with) an ultimatum-game population in `run_dir`, then write its summary and plots."""
+    from sandbox._sync import run_sync
+
+    run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
+    given = {role: f"given: {type(m).__name__}" for role, m in (models or {}).items()}
+    specs = {role: given.get(role, getattr(scenario.models, role).spec) for role in ("user", ASSISTANT, "meta")}
+    _finish(run_dir, scenario, specs)
+    return run_dir.path
+
+
+def _finish(run_dir: RunDirectory, scenario: PopulationScenario, specs: dict[str, str]) -> None:
+    from sandbox.population.norm_map import norm_map_summary
+    from sandbox.population.plots import plot_ultimatum
+
+    path, block = run_dir.path, scenario.population
+    gens = read_csv(path / GENERATIONS)
+    records = finalize_transcript(path / layout.TRANSCRIPTS)
+    revisions = read_csv(path / REVISIONS)
+    listed = lambda column: [None if v != v else round(float(v), 4) for v in gens[column]]  # noqa: E731
+    assistant, fixed = listed("assistant_offered_share"), listed("fixed_offered_share")
+    write_summary(run_dir, {
+        "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "ultimatum",
+        "rule": block.revision.rule, "network": block.network.kind,
+        "offered_share_by_generation": listed("mean_offered_share"),
+        "members_offered_share_by_generation": listed("members_offered_share"),
+        "assistant_offered_share_by_generation": assistant, "fixed_offered_share_by_generation": fixed,
+        "acceptance_by_generation": listed("acceptance_rate"),
+        "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
+        "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
+        "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
+        "illegal_rate": float((gens["illegal_rate"] * gens["episodes"]).sum() / gens["episodes"].sum()),
+        "calls": len(records), "models": specs, **norm_map_summary(path),
+    }, kind="population")  # fmt: skip
+    plot_ultimatum(gens, title=scenario.name).savefig(path / "ultimatum.png", dpi=120)
+    run_dir.write_status("complete")
