@@ -159,6 +159,55 @@ def test_constrained_answers_are_prefilled_and_held_to_their_format(tmp_path: Pa
     assert not any("step-by-step" in p for _, p, _ in fisher.calls)
 
 
+def test_every_chat_turn_is_kept_when_fishers_speak_again_and_the_cap_counts_the_report(tmp_path: Path) -> None:
+    def chatty(messages: Any, kwargs: Any) -> str:
+        prompt = messages[-1].content
+        if "how many tons of fish would you catch" in prompt:
+            return "Answer: 10 tons"
+        if "What would you say next" in prompt:  # John and Kate name each other and never conclude
+            other = "Kate" if messages[0].content.startswith("You are John") else "John"
+            return f"**Response:** We should fish less.\n**Conversation conclusion by me:** no\nNext speaker: {other}"
+        return "Answer: N/A" if "fishing limit" in prompt else "Noted."
+
+    calls: list[Any] = []
+    model = scripted([(r".", lambda m, k: calls.append(m) or chatty(m, k))])
+    path = run_population(commons(1, talk_steps=7, notes=False), tmp_path / "run", models={"user": model})
+    talk = pd.read_csv(path / "talk.csv")
+    assert talk["speaker"].tolist() == ["Mayor", "John", "Kate", "John", "Kate", "John", "Kate"]
+    assert (talk["utterance"].iloc[1:] == "We should fish less.").all()  # no markdown left in what others read
+    assert read_json(path / "summary.json")["calls"] == len(calls) == 5 + 6 + 2  # harvests, turns, summary and limit
+
+
+def test_a_months_events_expire_with_it_and_an_agreed_limit_two_months_later(tmp_path: Path) -> None:
+    fisher = Fisher(10)
+    limits: list[str] = []
+
+    def once(messages: Any, kwargs: Any) -> str:  # a limit is agreed in the first month only
+        if "fishing limit" in messages[-1].content:
+            limits.append(messages[-1].content)
+            return "Answer: 10" if len(limits) == 1 else "Answer: N/A"
+        return fisher(messages, kwargs)
+
+    run_population(commons(5, notes=False), tmp_path / "run", models={"user": scripted([(r".", once)])})
+    harvests = fisher.prompts("how many tons of fish would you catch")
+    agreed = "The community agreed on a maximum limit of 10 tons"
+    assert [sum(agreed in p for p in harvests[5 * m:5 * m + 5]) for m in range(5)] == [0, 5, 5, 0, 0]
+    assert all("caught 10 tons" not in p for p in harvests)  # last month's catch is gone by the next harvest
+    assert all(p.count("Before everyone fishes") == 1 for p in harvests)
+
+
+def test_an_unreadable_harvest_is_asked_again_with_the_format_restated(tmp_path: Path) -> None:
+    def late(messages: Any, kwargs: Any) -> str:
+        if "how many tons of fish would you catch" in messages[1].content:
+            return "Answer: 10 tons" if "had no number of tons" in messages[-1].content else "Ten, I think."
+        return "Answer: N/A"
+
+    path = run_population(commons(1, talk=False, retries=1), tmp_path / "run",
+                          models={"user": scripted([(r".", late)])})  # fmt: skip
+    rows = pd.read_csv(path / "population.csv")
+    assert rows["valid"].all() and rows["attempts"].eq(2).all() and rows["caught"].eq(10).all()
+
+
 @pytest.mark.parametrize("stop_after", [2, 9, 23, 40])  # 18 calls a month
 def test_a_fishery_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
     catch = lambda stock: stock // 6  # noqa: E731 - the asks depend on the stock, so a wrong resume shows
@@ -182,6 +231,7 @@ def test_a_fishery_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, s
     ({"agents": 6}, "game.names has 5 names for 6 agents"),
     ({"game": {"kind": "commons", "collapse_below": 100}}, "collapse_below 100 is not below"),
     ({"judge_play": True}, "judge_play: not read by the commons game"),
+    ({"game": {"kind": "commons", "names": ["John", "Kate", "Mayor", "Emma", "Luke"]}}, "Mayor cannot name a fisher"),
 ])  # fmt: skip
 def test_bad_commons_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
     assert_bad_input(tmp_path, GOVSIM, change, field)

@@ -38,7 +38,8 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["CommonsRules", "Month", "Outcome", "allocate", "figures", "parse_harvest", "play", "sustainable_catch"]
+__all__ = ["ANSWER_MARKER", "CommonsRules", "Month", "Outcome", "after_answer", "allocate", "figures", "parse_harvest", "play",
+           "sustainable_catch"]
 
 
 @dataclass(frozen=True)
@@ -135,19 +136,42 @@ def figures(outcome: Outcome) -> dict[str, float | int | list[int]]:
             "efficiency": efficiency, "equality": equality, "over_usage": float(np.mean(over)) if over else 0.0}
 
 
+ANSWER_MARKER = re.compile(r"Answer:|So, the answer is:|\*\*Answer\*\*:")  # where GovSim's reasoning stops
+
+
+def after_answer(answer: str, stop: str | None = None) -> int | None:
+    """The first whole number after the answer's first marker ("Answer:", "So, the answer is:" or "**Answer**:",
+    GovSim's stop words), before `stop` if given; None when there is no marker or no number.
+
+    >>> after_answer("Let me think. **Answer**: I will catch 10 tons, not 20", stop="tons")
+    10
+    >>> after_answer("Put the final answer after Answer:. ... Answer: 7 tons", stop="tons")
+    7
+    """
+    marker = ANSWER_MARKER.search(answer)
+    if marker is None:
+        return None
+    rest = answer[marker.end():]
+    if stop is not None:
+        rest = rest.split(stop, 1)[0]
+    number = re.search(r"\d+", rest)
+    return int(number.group()) if number else None
+
+
 def parse_harvest(answer: str) -> int | None:
-    """The ask in an answer: the first whole number after "Answer:" (GovSim's format "Answer: N tons"); None when
-    there is none (GovSim read 0: here it is an illegal answer, recorded as such).
+    """The ask in an answer, read as GovSim's code reads it: the first whole number after the first "Answer:" (or
+    its other stop words, `after_answer`) and before "tons"; None when there is none (GovSim read 0: here it is an
+    illegal answer, recorded as such).
 
     >>> parse_harvest("Let me think... Answer: 12 tons")
     12
     >>> parse_harvest("**Answer:** 7")
     7
+    >>> parse_harvest("So, the answer is: I would catch 10 tons")
+    10
     >>> parse_harvest("I would catch 10 tons") is None
     True
+    >>> parse_harvest("Answer: zero tons, then 5") is None
+    True
     """
-    _, found, after = answer.partition("Answer:")
-    if not found:
-        return None
-    match = re.match(r"\s*\**\s*(\d+)", after)
-    return int(match.group(1)) if match else None
+    return after_answer(answer, stop="tons")

@@ -17,13 +17,15 @@ the prompts are theirs, in `prompts/population/commons/`):
 3. **Restaurant** (`game.talk`). The Mayor reads out every catch; the first
    LLM fisher speaks, then whoever the speaker names, until a speaker
    concludes or `game.talk_steps` utterances (the report included) were
-   made. As in the code, an unreadable conclusion ends the chat and an
-   unreadable next speaker is the first of the others; both are recorded
+   made. As in the code, the next speaker may be any LLM fisher in the
+   chat, the speaker included; an unreadable conclusion ends the chat and an
+   unreadable next speaker is the first fisher; both are recorded
    (`talk.csv`: `ended_read`, `next_read`). Then the agents' model
-   summarises the chat in one sentence and reads the limit the group agreed,
-   if any ("Answer: N" or N/A); every fisher remembers the summary, and an
-   agreed limit as "The community agreed on a maximum limit of N tons of
-   fish per person.", always shown from then on.
+   summarises the chat in one sentence (kept in `notes.csv`; the code's
+   retrieval never shows chat records) and reads the limit the group agreed,
+   if any ("Answer: N" or N/A); every fisher remembers an agreed limit as
+   "The community agreed on a maximum limit of N tons of fish per person.",
+   always shown while it lasts.
 4. **Notes** (`game.notes`): each LLM fisher writes down what it must
    remember for its planning and what it found interesting (the code's two
    notes after a chat; cut at the first "."), kept in its memory.
@@ -35,10 +37,14 @@ With `game.universalization`, every prompt also shows "Given the current
 situation, if everyone fishes more than X tons, the lake population will
 shrink next month." (X the sustainable catch, (stock // 2) // fishers).
 
-Where this differs from the code: the memories shown are the latest
-`game.memory` (10) by date, not the top 10 by recency, importance and
-relevance, and the home reflection's insights are not asked (they fed that
-retrieval). `game.answer: constrained` prefills each answer's label and holds
+Memories, as in the code's configuration: a month's events (the stock,
+the catch) last that month; notes and agreed limits about two months more
+(the code's 63 days). Where this differs from the code: a prompt shows the
+always-included memories and the latest of the others, `game.memory` (10)
+in all, by date, not the top 10 by recency, importance and relevance, and
+the home reflection's insights are not asked (they fed that retrieval). An
+unreadable harvest asked again (`game.retries`, 0 as in the code) is asked
+with the answer and the format restated. `game.answer: constrained` prefills each answer's label and holds
 it to its format, with no reasoning: a named switch for small models.
 
 A month's rows are written when it ends, with the fishers' memories in
@@ -56,6 +62,7 @@ efficiency, equality, over-usage), `commons.png`.
 from __future__ import annotations
 
 import asyncio
+import calendar
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -63,11 +70,11 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from prompts import render
 from sandbox.files import read_csv
-from sandbox.games.commons import Month, Outcome, allocate, figures, parse_harvest, sustainable_catch
+from sandbox.games.commons import Month, Outcome, after_answer, allocate, figures, parse_harvest, sustainable_catch
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.transcript import finalize_transcript
 from sandbox.llm.wrapper import acall
@@ -113,32 +120,52 @@ def parse_utterance(answer: str, names: Sequence[str]) -> tuple[str, bool | None
     following = _NEXT.search(text)
     if following and following.start() < cut:
         cut = following.start()
-    utterance = text[:cut].strip()
+    utterance = text[:cut].strip().rstrip("*").strip()
     if len(utterance) > 1 and utterance[0] == utterance[-1] == '"':
         utterance = utterance[1:-1].strip()
     ended = None if not conclusion or not conclusion.group(1) else conclusion.group(1).lower() == "yes"
     named = following.group(1) if following else ""
-    speaker = next((n for n in names if re.match(rf"{re.escape(n)}\b", named.strip(" *\"'"), re.IGNORECASE)), None)
+    speaker = next((n for n in sorted(names, key=len, reverse=True)  # "Jo Ann" before "Jo"
+                    if re.match(rf"{re.escape(n)}\b", named.strip(" *\"'[]"), re.IGNORECASE)), None)
     return utterance, ended, speaker
 
 
 def parse_limit(answer: str) -> int | None:
-    """The agreed limit in an answer: the first whole number after its last "Answer:"; None for N/A or none (the
-    code read -1: no limit).
+    """The agreed limit in an answer, read as the code reads it: the first whole number after the first "Answer:"
+    (or GovSim's other stop words), on that line; None for N/A or none (the code read -1: no limit).
 
     >>> parse_limit("They agreed on 10 tons each. Answer: 10 tons")
     10
-    >>> parse_limit("No number was agreed. Answer: N/A")
+    >>> parse_limit("**Answer**: The agreed limit is 12 tons per person.")
+    12
+    >>> parse_limit("No number was agreed. Answer: N/A\\nThe Mayor said 10 tons.")
     >>> parse_limit("10 tons")
     """
-    _, found, after = answer.rpartition("Answer:")
-    match = re.match(r"\s*\**\s*(\d+)", after) if found else None
-    return int(match.group(1)) if match else None
+    return after_answer(answer, stop="\n")
 
 
-def _date(month: int) -> str:
-    """The date of a month (the code's runs start on 2024-01-01)."""
-    return f"{2024 + month // 12}-{month % 12 + 1:02d}-01"
+def _date(month: int, chat: bool = False) -> str:
+    """The date of a month's harvest, its first day (the code's runs start on 2024-01-01), or with `chat` of its
+    chat and notes, the day before its last day (the code's restaurant and home phases)."""
+    year, number = 2024 + month // 12, month % 12 + 1
+    return f"{year}-{number:02d}-{calendar.monthrange(year, number)[1] - 1 if chat else 1:02d}"
+
+
+KEPT_MONTHS = 2  # the code's memories expire after 63 days: a note or limit is shown for about two months more
+
+
+def _remember(agent: dict[str, Any], date: str, text: str, until: int, always: bool = False) -> None:
+    """Store a memory, shown through month `until` (a month's events: that month; notes and limits: two more)."""
+    agent["memories"].append([date, text, until, always])
+
+
+def _shown(agent: dict[str, Any], size: int, g: int, hint: list[Any] | None) -> list[list[Any]]:
+    """The memories a prompt of month `g` shows, by date: those not expired, the always-included ones (agreed limits,
+    the universalization hint) and the latest of the others, `size` in all."""
+    live = [m for m in agent["memories"] if m[2] >= g] + ([hint] if hint else [])
+    always = [m for m in live if m[3]]
+    others = [m for m in live if not m[3]][-max(0, size - len(always)):] if size > len(always) else []
+    return sorted([*always, *others], key=lambda m: m[0])
 
 
 def _sentence(text: str) -> str:
@@ -158,40 +185,48 @@ class _Fishers:
         return render("population/commons/system.j2", fisher=self.names[agent], capacity=self.game.capacity,
                       others=[n for i, n in enumerate(self.names) if i != agent], talk=self.game.talk)  # fmt: skip
 
-    async def ask(self, agent: int, prompt: str, g: int, kind: int, index: int, step: str, attempt: int = 0,
+    async def ask(self, agent: int, prompt: str | list[Any], g: int, kind: int, index: int, step: str, attempt: int = 0,
                   constraint: Constraint | None = None) -> str:  # fmt: skip
+        """One call; `prompt` is the user turn, or the turns after the system prompt (a re-ask)."""
         call = CallInfo(role="user", agent=self.names[agent] if agent >= 0 else "framework", run=0, epoch=g,
-                        episode=f"month{g}", step=step, attempt=attempt)  # fmt: skip
-        messages = [SystemMessage(self.system(agent)), HumanMessage(prompt)] if agent >= 0 else [HumanMessage(prompt)]
+                        episode=f"month{g}" + (f"/step{index}" if kind == UTTER else ""), step=step,
+                        attempt=attempt)  # fmt: skip
+        turns = [HumanMessage(prompt)] if isinstance(prompt, str) else prompt
+        messages = [SystemMessage(self.system(agent)), *turns] if agent >= 0 else turns
         extra = {"constraint": constraint} if constraint is not None else {}
         answer = await acall(self.model, messages, call=call, seed=call_seed(self.scenario.seed, Branch.EPISODE, g, kind,
                                                                              index, attempt), **extra)  # fmt: skip
         return str(answer.content)
 
-    async def harvest(self, agent: int, memories: list[list[str]], stock: int, g: int) -> tuple[int | None, int]:
+    async def harvest(self, agent: int, memories: list[list[Any]], stock: int, g: int) -> tuple[int | None, int]:
+        """The ask; an unreadable answer is asked again with the answer and the format restated (a new prompt, so a
+        cached temperature-0 answer is not simply repeated)."""
         prompt = render("population/commons/harvest.j2", date=_date(g), fisher=self.names[agent], memories=memories,
                         stock=stock, reason=not self.constrained)  # fmt: skip
         constraint = Constraint(prefix="Answer: ", grammar="root ::= [0-9] [0-9]? [0-9]?",
                                 regex=r"Answer: \d{1,3}") if self.constrained else None  # fmt: skip
+        turns: list[Any] = [HumanMessage(prompt)]
         for attempt in range(self.game.retries + 1):
-            ask = parse_harvest(await self.ask(agent, prompt, g, HARVEST, agent, "harvest", attempt, constraint))
+            answer = await self.ask(agent, turns, g, HARVEST, agent, "harvest", attempt, constraint)
+            ask = parse_harvest(answer)
             if ask is not None:
                 return ask, attempt + 1
+            turns += [AIMessage(answer), HumanMessage('Your answer had no number of tons after "Answer:". Put the '
+                                                      'final answer after "Answer:", example Answer: N tons.')]  # fmt: skip
         return None, self.game.retries + 1
 
-    async def utter(self, agent: int, memories: list[list[str]], conversation: list[tuple[str, str]], speakers: list[str],
+    async def utter(self, agent: int, memories: list[list[Any]], conversation: list[tuple[str, str]], speakers: list[str],
                     g: int) -> tuple[str, bool | None, str | None]:  # fmt: skip
-        prompt = render("population/commons/converse.j2", date=_date(g), fisher=self.names[agent], memories=memories,
-                        members=_comma_and(speakers), conversation=conversation)  # fmt: skip
-        others = [s for s in speakers if s != self.names[agent]]
+        prompt = render("population/commons/converse.j2", date=_date(g, chat=True), fisher=self.names[agent],
+                        memories=memories, members=_comma_and(speakers), conversation=conversation)  # fmt: skip
         grammar = None
-        if self.constrained:
-            who = " | ".join(f'"{s}"' for s in others) or '"none"'
+        if self.constrained:  # the code's options: every fisher in the chat, the speaker included
+            who = " | ".join(f'"{s}"' for s in speakers)
             grammar = (r'root ::= [^\n]+ "\nConversation conclusion by me: " ("yes" | "no") "\nNext speaker: " ('
                        f"{who})")  # fmt: skip
         answer = await self.ask(agent, prompt, g, UTTER, len(conversation), "talk",
                                 constraint=Constraint(prefix="Response: ", grammar=grammar))  # the code's prefill
-        return parse_utterance(answer, others)
+        return parse_utterance(answer, speakers)
 
     async def summarize(self, conversation: list[tuple[str, str]], g: int) -> str:
         prompt = "Conversation:\n" + "".join(f"-{s}: {u}\n" for s, u in conversation) + \
@@ -218,12 +253,6 @@ def _comma_and(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f", and {names[-1]}"
 
 
-def _shown(agent: dict[str, Any], size: int, hint: list[str] | None) -> list[list[str]]:
-    """The memories a prompt shows: the agreed limits and the hint (always), then the latest `size` by date."""
-    always = [*agent["always"], *([hint] if hint else [])]
-    return [*always, *agent["memories"][-size:]]
-
-
 async def _month(fishers: _Fishers, scenario: PopulationScenario, agents: list[dict[str, Any]], stock: int, g: int,
                  ) -> dict[str, Any]:  # fmt: skip
     """Play month `g` from `stock`: the tables' rows and what the next month starts from."""
@@ -231,21 +260,21 @@ async def _month(fishers: _Fishers, scenario: PopulationScenario, agents: list[d
     llm = [i for i, a in enumerate(agents) if a["fixed"] is None]
     sustainable = sustainable_catch(stock, n)
     hint = [date, f"Given the current situation, if everyone fishes more than {sustainable} tons, the lake population "
-                  "will shrink next month."] if game.universalization else None  # fmt: skip
+                  "will shrink next month.", g, True] if game.universalization else None  # fmt: skip
     for a in agents:
-        a["memories"].append([date, f"Before everyone fishes, there are {stock} tons of fish in the lake."])
+        _remember(a, date, f"Before everyone fishes, there are {stock} tons of fish in the lake.", g)
 
     async def ask(i: int) -> tuple[int | None, int]:
         if agents[i]["fixed"] is not None:
             return agents[i]["fixed"], 0
-        return await fishers.harvest(i, _shown(agents[i], game.memory, hint), stock, g)
+        return await fishers.harvest(i, _shown(agents[i], game.memory, g, hint), stock, g)
 
     asked = await asyncio.gather(*(ask(i) for i in range(n)))
     caught = allocate([a or 0 for a, _ in asked], stock, game.allocation, generator(scenario.seed, Branch.EPOCH, g))
     for a, (want, _), got in zip(agents, asked, caught):
         a["gain"] += got
-        a["memories"].append([date, f"{a['name']} wanted to catch {want} tons of fish, and caught {got} tons."
-                              if want is not None else f"{a['name']} gave no readable catch, and caught 0 tons."])
+        _remember(a, date, f"{a['name']} wanted to catch {want} tons of fish, and caught {got} tons." if want is not None
+                  else f"{a['name']} gave no readable catch, and caught 0 tons.", g)  # fmt: skip
     left = stock - sum(caught)
     collapsed = left < game.collapse_below
     rows = [[g, i, a["name"], a["fixed"] is not None, stock, "" if want is None else want, want is not None, tries,
@@ -262,21 +291,21 @@ async def _month(fishers: _Fishers, scenario: PopulationScenario, agents: list[d
 
 
 async def _restaurant(fishers: _Fishers, scenario: PopulationScenario, agents: list[dict[str, Any]], llm: list[int],
-                      caught: Sequence[int], g: int, hint: list[str] | None) -> tuple[list[list[Any]], list[list[Any]], int | None]:  # fmt: skip
+                      caught: Sequence[int], g: int, hint: list[Any] | None) -> tuple[list[list[Any]], list[list[Any]], int | None]:  # fmt: skip
     """The month's chat, its summary and limit, and the fishers' notes: talk rows, note rows, the agreed limit."""
-    game, date = scenario.population.game, _date(g)
+    game, date = scenario.population.game, _date(g, chat=True)
     report = "".join(f"{a['name']} caught {c} tons of fish. " for a, c in zip(agents, caught))
     conversation = [(MAYOR, f"Ladies and gentlemen, let me give you the monthly fishing report. {report}".strip())]
     talk = [[g, 0, MAYOR, conversation[0][1], "", "", "", ""]]
     speakers = [agents[i]["name"] for i in llm]
     speaker = llm[0]
     while len(conversation) < game.talk_steps:
-        utterance, ended, following = await fishers.utter(speaker, _shown(agents[speaker], game.memory, hint),
+        utterance, ended, following = await fishers.utter(speaker, _shown(agents[speaker], game.memory, g, hint),
                                                           conversation, speakers, g)  # fmt: skip
-        others = [i for i in llm if i != speaker]
         conversation.append((agents[speaker]["name"], utterance))
-        stop = ended is None or ended or not others  # the code: an unreadable conclusion ends the chat
-        chosen = next((i for i in others if agents[i]["name"] == following), others[0] if others else None)
+        stop = ended is None or ended  # the code: an unreadable conclusion ends the chat
+        # the code: the next speaker is any fisher in the chat, the speaker included; unreadable: the first of them
+        chosen = next((i for i in llm if agents[i]["name"] == following), llm[0])
         talk.append([g, len(conversation) - 1, agents[speaker]["name"], utterance, "" if ended is None else ended,
                      ended is not None, "" if stop else agents[chosen]["name"], stop or following is not None])  # fmt: skip
         if stop:
@@ -285,17 +314,17 @@ async def _restaurant(fishers: _Fishers, scenario: PopulationScenario, agents: l
     summary = await fishers.summarize(conversation, g)
     limit, _ = await fishers.limit(conversation, g)
     notes = [[g, "", "", "summary", summary]]
-    for a in agents:
-        a["memories"].append([date, summary])
+    for a in agents:  # the summary is kept as the chat's record, which the code's retrieval never shows
         if limit is not None:
-            a["always"].append([date, f"The community agreed on a maximum limit of {limit} tons of fish per person."])
+            _remember(a, date, f"The community agreed on a maximum limit of {limit} tons of fish per person.",
+                      g + KEPT_MONTHS, always=True)  # fmt: skip
     if limit is not None:
         notes.append([g, "", "", "limit", limit])
     if game.notes:
         written = await asyncio.gather(*(fishers.notes(i, conversation, g) for i in llm))
         for i, (planning, interesting) in zip(llm, written):
             for kind, text in (("planning", planning), ("interesting", interesting)):
-                agents[i]["memories"].append([date, text])
+                _remember(agents[i], date, text, g + KEPT_MONTHS)
                 notes.append([g, i, agents[i]["name"], kind, text])
     return talk, notes, limit
 
@@ -310,7 +339,7 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
         start_tables(path, COLUMNS)
         fixed = [None if block.members[int(m)].strategy == LLM else int(block.members[int(m)].strategy)
                  for m in place_members(scenario)]  # fmt: skip
-        agents = [{"name": block.game.names[i], "fixed": f, "memories": [], "always": [], "gain": 0}
+        agents = [{"name": block.game.names[i], "fixed": f, "memories": [], "gain": 0}
                   for i, f in enumerate(fixed)]  # fmt: skip
         done, stock, over = 0, block.game.capacity, False
     with llm_session(run_dir, scenario, ledgers, models) as model:

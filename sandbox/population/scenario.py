@@ -169,7 +169,7 @@ class CommonsGameSpec(StrictModel):
 
     kind: Literal["commons"]
     capacity: int = Field(100, ge=10, le=999, description="Tons of fish in the full lake (the carrying capacity).")
-    collapse_below: int = Field(5, ge=0, le=999, description="A stock below this after the harvest has collapsed.")
+    collapse_below: int = Field(5, ge=1, le=999, description="A stock below this after the harvest has collapsed.")
     allocation: Literal["stochastic", "proportional"] = Field(
         "stochastic", description="When the asks exceed the stock: one ton at a time to a random agent that still "
                                   "wants more (the code's default), or in proportion to the asks.")  # fmt: skip
@@ -210,6 +210,9 @@ class CommonsGameSpec(StrictModel):
         if len({n.lower() for n in self.names}) != len(self.names) or not all(re.fullmatch(r"[A-Za-z][A-Za-z0-9 ]*", n)
                                                                                for n in self.names):  # fmt: skip
             raise ValueError(f"names must be distinct (case aside) and made of letters, digits and spaces: {self.names}")
+        reserved = [n for n in self.names if n.lower() in ("mayor", "na", "nan", "none", "null", "framework")]
+        if reserved:  # the chat's reporter, the framework's calls, and what a table reads back as empty
+            raise ValueError(f"names: {', '.join(reserved)} cannot name a fisher")
         if self.collapse_below >= self.capacity:
             raise ValueError(f"collapse_below {self.collapse_below} is not below the capacity {self.capacity}")
         return self
