@@ -39,6 +39,9 @@ def generations_table(path: Path | Any, rows: int = 6) -> None:
     if summary.get("game") == "commons":
         _commons_table(path, gens, summary)
         return
+    if summary.get("game") == "ultimatum":
+        _ultimatum_table(path, gens, summary)
+        return
     shares = [c for c in gens.columns if c.startswith("share ")]
     table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, {summary['network']} network "
                         f"(mean degree {summary['mean_degree']:.1f}), rule {summary['rule']}")  # fmt: skip
@@ -100,3 +103,20 @@ def _commons_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
                   f"{summary['total_gain']:g} tons, efficiency {summary['efficiency']:.2f}, equality "
                   f"{summary['equality']:.2f}, over-usage {summary['over_usage']:.0%}; {summary['calls']} calls")
     console.print(f"results in [bold]{path}[/]: population.csv, generations.csv, talk.csv, notes.csv, commons.png")
+
+
+def _ultimatum_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
+    table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, ultimatum game, rule {summary['rule']}")
+    for column in ("generation", "offered share", "members'", "fixed members'", "assistant's", "acceptance",
+                   "illegal"):  # fmt: skip
+        table.add_column(column, justify="right")
+    share = lambda v: "" if v != v or v == "" else f"{float(v):.0%}"  # noqa: E731
+    for _, row in gens.iterrows():
+        table.add_row(str(int(row["generation"])), share(row["mean_offered_share"]), share(row["members_offered_share"]),
+                      share(row["fixed_offered_share"]), share(row["assistant_offered_share"]),
+                      share(row["acceptance_rate"]), f"{row['illegal_rate']:.1%}")  # fmt: skip
+    console.print(table)
+    console.print(f"{summary['norm_versions']} principles, {summary['revisions_changed']} revisions changed one, "
+                  f"{summary['illegal_revisions']} illegal; {summary['calls']} calls")
+    console.print(f"results in [bold]{path}[/]: episodes.csv, population.csv, norms.csv, revisions.csv, "
+                  "generations.csv, ultimatum.png")

@@ -61,9 +61,10 @@ from sandbox.games.ultimatum_episode import play_ultimatum
 from sandbox.graph.nodes import draw_stakes
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.transcript import finalize_transcript
-from sandbox.population.donor_norms import REVISIONS_COLUMNS, fermi
-from sandbox.population.dynamics import Neighbours, network_of, random_neighbour
+from sandbox.population.donor_norms import REVISIONS_COLUMNS
+from sandbox.population.dynamics import Neighbours, network_of
 from sandbox.population.llm_session import llm_session
+from sandbox.population.principles import revise_principles
 from sandbox.population.scenario import ASSISTANT, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
@@ -203,53 +204,30 @@ def _scores(records: Sequence[dict[str, Any]], n: int) -> tuple[np.ndarray, np.n
 async def _revise(scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]], g: int,
                   records: Sequence[dict[str, Any]], scores: np.ndarray, neighbours: Neighbours,
                   next_id: int) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]], int]:  # fmt: skip
-    """The agents after generation `g`'s revision, the new norms' rows, the revisions' rows, the next norm id."""
+    """The agents after generation `g`'s revision (`revise_principles`): the assistant's MetaLM reads a sample of the
+    generation's interactions; under reflect, each member's MetaLM reads its own."""
     revision, game = scenario.population.revision, scenario.population.game
-    rng = generator(scenario.seed, Branch.META, g)
-    n = len(agents)
-    partners = random_neighbour(neighbours, rng)
-    chance = fermi(revision.beta, np.nan_to_num(scores[partners] - scores))
-    adopt = rng.random(n) < chance
-    asks, plan = {}, {}
-    for i, agent in enumerate(agents):
-        if agent["fixed"]:
-            continue
+
+    def own(i: int) -> list[dict[str, Any]]:
+        return [r for r in records if i in (r["a"], r["b"])]
+
+    def ask(i: int) -> Any:
+        agent = agents[i]
         if agent["kind"] == ASSISTANT:
             order = generator(scenario.seed, Branch.META, g, i).permutation(len(records))[: game.assistant_interactions]
-            shown = [_interaction(records[k], agent["name"]) for k in sorted(order)]
-            plan[i], asks[i] = ("assistant", "", 1.0), players.revise(agent, shown, g, i)
-        elif revision.rule == "reflect":
-            shown = [_interaction(r, agent["name"]) for r in records if i in (r["a"], r["b"])]
-            plan[i], asks[i] = ("reflect", "", 1.0), players.revise(agent, shown, g, i)
-        else:
-            j = int(partners[i])
-            plan[i] = ("imitate", agents[j]["name"], round(float(chance[i]), 6))
-    answers = dict(zip(asks, await asyncio.gather(*asks.values())))
-    following = [dict(a) for a in agents]
-    norm_rows, revision_rows = [], []
-    for i, (rule, partner, probability) in sorted(plan.items()):
-        old = agents[i]["norm"]
-        if i in answers:
-            written = answers[i]
-            if written.policy is None:
-                outcome = "illegal"
-            elif written.policy.strip() == agents[i]["strategy"].strip():
-                outcome = "same"
-            else:
-                following[i].update(norm=next_id, strategy=written.policy)
-                norm_rows.append([g + 1, next_id, agents[i]["name"], rule, written.policy, True, str(old), written.answer,
-                                  f"{len([1 for r in records if i in (r['a'], r['b'])])} own interactions"
-                                  if rule == "reflect" else f"{min(len(records), game.assistant_interactions)} "
-                                  "interactions of the generation"])  # fmt: skip
-                next_id, outcome = next_id + 1, "new"
-        elif adopt[i]:
-            j = int(partners[i])
-            following[i].update(norm=agents[j]["norm"], strategy=agents[j]["strategy"])
-            outcome = "copied" if agents[j]["norm"] != old else "same"
-        else:
-            outcome = "kept"
-        revision_rows.append([g, i, agents[i]["name"], rule, partner, probability, outcome, old, following[i]["norm"]])
-    return following, norm_rows, revision_rows, next_id
+            return players.revise(agent, [_interaction(records[k], agent["name"]) for k in sorted(order)], g, i)
+        if revision.rule == "reflect":
+            return players.revise(agent, [_interaction(r, agent["name"]) for r in own(i)], g, i)
+        return None
+
+    def evidence(i: int) -> str:
+        if agents[i]["kind"] == ASSISTANT:
+            return f"{min(len(records), game.assistant_interactions)} interactions of the generation"
+        return f"{len(own(i))} own interactions"
+
+    return await revise_principles(agents, g, scores, neighbours, rule=revision.rule, beta=revision.beta,
+                                   rng=generator(scenario.seed, Branch.META, g), ask=ask, evidence=evidence,
+                                   next_id=next_id)  # fmt: skip
 
 
 def _rows(g: int, agents: list[dict[str, Any]], records: Sequence[dict[str, Any]], seconds: float,
