@@ -42,6 +42,9 @@ def generations_table(path: Path | Any, rows: int = 6) -> None:
     if summary.get("game") == "ultimatum":
         _ultimatum_table(path, gens, summary)
         return
+    if summary.get("game") == "matrix_llm":
+        _matrix_llm_table(path, gens, summary)
+        return
     shares = [c for c in gens.columns if c.startswith("share ")]
     table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, {summary['network']} network "
                         f"(mean degree {summary['mean_degree']:.1f}), rule {summary['rule']}")  # fmt: skip
@@ -120,3 +123,18 @@ def _ultimatum_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
                   f"{summary['illegal_revisions']} illegal; {summary['calls']} calls")
     console.print(f"results in [bold]{path}[/]: episodes.csv, population.csv, norms.csv, revisions.csv, "
                   "generations.csv, ultimatum.png")
+
+
+def _matrix_llm_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
+    table = Table(title=f"{summary['scenario']}: {summary['agents']} LLM members, {summary['matrix_game']}, rule "
+                        f"{summary['rule']}")  # fmt: skip
+    for column in ("generation", "cooperation", "mean payoff", "illegal"):
+        table.add_column(column, justify="right")
+    for _, row in gens.iterrows():
+        table.add_row(str(int(row["generation"])), f"{row['cooperation']:.0%}", f"{row['mean_payoff']:.2f}",
+                      f"{row['illegal_rate']:.1%}")  # fmt: skip
+    console.print(table)
+    console.print(f"{summary['norm_versions']} principles, {summary['revisions_changed']} revisions changed one; "
+                  f"{summary['calls']} calls")
+    console.print(f"results in [bold]{path}[/]: moves.csv, population.csv, norms.csv, revisions.csv, generations.csv, "
+                  "cooperation.png")

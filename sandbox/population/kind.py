@@ -92,6 +92,12 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
                 f"{p.generations} x {p.agents} interactions, {len(p.game.words)} words{prepared}"
                 f"{'; ' + ', '.join(committed) if committed else ''}; members {scenario.models.user.spec} as role "
                 "user")  # fmt: skip
+    if p.game.kind == "matrix" and p.game.play == "llm":
+        how = ("each member rewrites its principle from its matches" if p.revision.rule == "reflect" else
+               f"each member imitates a better neighbour (Fermi, beta {p.revision.beta:g})")
+        return (f"{p.game.name} population of {p.agents} LLM members on a {p.network.kind} network, {p.generations} "
+                f"generations of {p.game.turns}-turn matches, {how}; members {scenario.models.user.spec} as role "
+                "user")  # fmt: skip
     if p.game.kind == "ultimatum":
         members = ", ".join(f"{m.strategy if len(m.strategy) < 20 else m.strategy[:17] + '...'} {m.share:.0%}"
                             + (" (fixed)" if m.fixed else "") for m in p.members)  # fmt: skip
@@ -151,6 +157,19 @@ def dry_run(scenario: Any) -> Any:
             rows += [("user (notes)", 2 * llm * months, 800)] if p.game.notes else []
         return pd.DataFrame([{"role": role, "model": spec, "calls": calls, "cache_hits": 0,
                               "prompt_tokens": tokens * calls, "max_answer_tokens": answer * calls}
+                             for role, calls, tokens in rows], columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
+    if p.game.kind == "matrix" and p.game.play == "llm":  # two moves a turn, every edge a match; reflections
+        from sandbox.population.dynamics import network_of
+
+        _, neighbours = network_of(p.agents, p.network, scenario.seed)
+        edges = p.agents * (p.agents - 1) // 2 if neighbours.complete else len(neighbours.edges)
+        fixed = sum(n for m, n in zip(p.members, member_counts([m.share for m in p.members], p.agents)) if m.fixed)
+        reflections = (p.agents - fixed) * (p.generations - 1) if p.revision.rule == "reflect" else 0
+        config = scenario.models.user
+        rows = [("user (moves)", 2 * edges * p.game.turns * p.generations, 300),
+                ("user (reflections)", reflections, 600)]
+        return pd.DataFrame([{"role": role, "model": config.spec, "calls": calls, "cache_hits": 0,
+                              "prompt_tokens": tokens * calls, "max_answer_tokens": config.sampling.max_tokens * calls}
                              for role, calls, tokens in rows], columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
     if p.game.kind == "ultimatum":  # first asks; a scored or lead-in reading adds a call per member and move
         counts = member_counts([m.share for m in p.members], p.agents)

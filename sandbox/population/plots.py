@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-__all__ = ["donor_runs", "plot_commons", "plot_ultimatum", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage", "plot_naming",
+__all__ = ["donor_runs", "plot_commons", "plot_llm_cooperation", "plot_ultimatum", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage", "plot_naming",
            "plot_network", "plot_norm_map", "runs_table"]
 
 
@@ -108,8 +108,24 @@ def plot_ultimatum(generations: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
+def plot_llm_cooperation(generations: pd.DataFrame, title: str = "") -> Figure:
+    """A matrix-game population of LLM members: the share of C moves and the illegal moves per generation."""
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
+    ax.plot(generations["generation"], generations["cooperation"], marker="o", color="#4c72b0", label="cooperation")
+    ax.plot(generations["generation"], generations["illegal_rate"], marker=".", color="#c44e52", linestyle="--",
+            label="illegal moves")  # fmt: skip
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("generation")
+    ax.set_ylabel("share of moves")
+    ax.legend(loc="best", fontsize=8)
+    ax.set_title(title or "Matrix game, LLM members", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def donor_runs(root: str | Path, game: str = "donor") -> list[Path]:
-    """The finished population runs of `game` (donor, naming, commons or ultimatum) under `root`."""
+    """The finished population runs of `game` (donor, naming, commons, ultimatum or matrix_llm) under `root`."""
     from sandbox.files import read_json
 
     return [p.parent for p in sorted(Path(root).glob("**/summary.json"))
@@ -143,8 +159,8 @@ def runs_table(root: str | Path) -> pd.DataFrame:
     frames = []
     for summary_path in sorted(Path(root).glob("**/summary.json")):
         summary = read_json(summary_path)
-        if summary.get("kind") != "population" or summary.get("game") in ("donor", "naming", "commons", "ultimatum"):
-            continue  # LLM games have their own figures (plot_donations, plot_naming, plot_commons, plot_ultimatum)
+        if summary.get("kind") != "population" or summary.get("game") in ("donor", "naming", "commons", "ultimatum", "matrix_llm"):
+            continue  # LLM games have their own figures (plot_donations, plot_naming, ...)
         scenario = read_yaml(summary_path.parent / "scenario.yaml")
         gens = read_csv(summary_path.parent / "generations.csv")
         gens.insert(0, "run", str(summary_path.parent))

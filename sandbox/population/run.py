@@ -151,6 +151,10 @@ def _dispatch(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook, 
         from sandbox.population.commons_run import play_commons
 
         return play_commons(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
+    if scenario.population.game.kind == "matrix" and scenario.population.game.play == "llm":
+        from sandbox.population.matrix_llm_run import play_matrix_llm
+
+        return play_matrix_llm(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
     if scenario.population.game.kind == "ultimatum":
         from sandbox.population.ultimatum_run import play_ultimatum_population
 

@@ -63,6 +63,18 @@ class MatrixGameSpec(StrictModel):
     temptation: float | None = Field(None, ge=1.0, le=10.0, description="weak_prisoners_dilemma: T, the "
                                                                          "temptation b (1 < b <= 2 in the papers).")
     turns: int = Field(1, ge=1, le=1000, description="Turns of each match (1: a one-shot game).")
+    play: Literal["scripted", "llm"] = Field(
+        "scripted", description="scripted: the members are axelrod strategies; llm: the members are principle texts "
+                                "an LLM follows (role user), asked each move with the moral package's implicit game "
+                                "prompt (Tennant et al.'s: neutral action tokens, the payoff table, the last moves).")  # fmt: skip
+    history: int = Field(1, ge=0, le=20, description="play llm: the last moves of the match shown (the moral "
+                                                     "package's default, 1).")  # fmt: skip
+    tokens: tuple[str, str] = Field(("action1", "action2"), description="play llm: the tokens that stand for cooperate "
+                                                                       "and defect.")  # fmt: skip
+    answer: Literal["free", "constrained"] = Field(
+        "free", description="play llm: free, the prompt's own format (one token; anything else is an illegal move); "
+                            "constrained: the answer is held to the two tokens (a grammar where the backend takes "
+                            "one).")  # fmt: skip
 
     @model_validator(mode="after")
     def _temptation(self) -> MatrixGameSpec:
@@ -77,6 +89,14 @@ class MatrixGameSpec(StrictModel):
             raise ValueError(str(error).strip("'\"")) from None
         if not symmetric(table):
             raise ValueError(f"game {self.name!r} is not symmetric; a population plays symmetric games")
+        if self.play == "scripted":
+            changed = [f for f in ("history", "tokens", "answer") if getattr(self, f) != MatrixGameSpec.model_fields[f].default]
+            if changed:
+                raise ValueError(f"{', '.join(changed)}: read with play llm only")
+        else:
+            from sandbox.games.matrix_prompt import ActionTokens
+
+            ActionTokens.of(self.tokens)
         return self
 
 
@@ -356,6 +376,9 @@ class PopulationBlock(StrictModel):
         if isinstance(self.game, UltimatumPopulationGame):
             self._ultimatum_checks()
             return self
+        if self.game.play == "llm":
+            self._principle_checks(assistant=False)
+            return self
         if self.judge_play:
             raise ValueError("judge_play: a matrix game's strategies are the axelrod library's, which their play "
                              "follows by construction; the judge reads the donor game's written strategies")  # fmt: skip
@@ -444,12 +467,19 @@ class PopulationBlock(StrictModel):
 
 
     def _ultimatum_checks(self) -> None:
+        self._principle_checks(assistant=True)
+        if self.game.assistant_policy is not None and ASSISTANT not in [m.strategy for m in self.members]:
+            raise ValueError("game.assistant_policy: no member is the assistant")
+
+    def _principle_checks(self, assistant: bool) -> None:
+        """Members who follow principle texts (the ultimatum game, a matrix game played by the LLM)."""
         from societies.norms import NORMS
 
         rule, revision = self.revision.rule, self.revision
+        game = "the ultimatum population" if assistant else "a matrix game with play llm"
         if rule not in ("reflect", "imitate"):
-            raise ValueError(f"revision.rule {rule}: the ultimatum population revises by reflect (each member's "
-                             "MetaLM, as SCAI's) or imitate (Fermi, copying a neighbour's principle)")  # fmt: skip
+            raise ValueError(f"revision.rule {rule}: {game} revises by reflect (each member's own MetaLM) or "
+                             "imitate (Fermi, copying a neighbour's principle)")  # fmt: skip
         unread = {"beta": rule != "imitate", "adopt": True, "check": True, "mutation": True, "survivors": True,
                   "show_scores": True, "payoff": True}  # fmt: skip
         ignored = [f"revision.{f}" for f, off in unread.items()
@@ -458,20 +488,20 @@ class PopulationBlock(StrictModel):
         ignored += ["actors"] if self.actors > 1 else []
         ignored += ["judge_play"] if self.judge_play else []
         if ignored:
-            raise ValueError(f"{', '.join(ignored)}: not read by the ultimatum population with revision.rule {rule}")
+            raise ValueError(f"{', '.join(ignored)}: not read by {game} with revision.rule {rule}")
         counts = member_counts([m.share for m in self.members], self.agents)
         for i, (member, count) in enumerate(zip(self.members, counts)):
             if member.strategy == LLM:
-                raise ValueError(f"members[{i}].strategy llm: an ultimatum member starts from a principle, a library "
-                                 f"norm ({', '.join(NORMS.names())}), its text, or assistant")  # fmt: skip
+                raise ValueError(f"members[{i}].strategy llm: a member of {game} starts from a principle, a library "
+                                 f"norm ({', '.join(NORMS.names())}), its text{', or assistant' if assistant else ''}")  # fmt: skip
+            if member.strategy == ASSISTANT and not assistant:
+                raise ValueError(f"members[{i}].strategy assistant: SCAI's assistant plays the ultimatum game")
             if member.strategy == ASSISTANT and (member.fixed or count != 1):
                 raise ValueError(f"members[{i}]: the assistant is one agent that learns (not fixed); its share gives "
                                  f"{count} agents of {self.agents}")  # fmt: skip
             if member.strategy not in NORMS.names() and member.strategy != ASSISTANT and len(member.strategy) < 12:
                 raise ValueError(f"members[{i}].strategy {member.strategy!r}: not a library norm "
                                  f"({', '.join(NORMS.names())}) nor a principle's text (12 characters or more)")  # fmt: skip
-        if self.game.assistant_policy is not None and ASSISTANT not in [m.strategy for m in self.members]:
-            raise ValueError("game.assistant_policy: no member is the assistant")
 
     def _commons_checks(self) -> None:
         if self.revision.rule != "memory":

@@ -1,0 +1,249 @@
+"""A matrix-game population whose members are LLM agents following principle texts (`game.play: llm`).
+
+Each generation:
+
+1. **Play.** Every pair of neighbours plays one match of `game.turns` turns
+   of the 2x2 game; each turn both players are asked at once, each with its
+   principle in the system prompt and, as the user turn, the moral
+   package's implicit game prompt (Tennant et al.'s: neutral action tokens,
+   the payoff table, the last `game.history` moves of the match;
+   `sandbox.games.matrix_prompt`). An answer that is not exactly one token
+   is an illegal move: the turn pays the other player as if the illegal
+   player had defected, and the illegal player nothing (it is recorded, and
+   counted neither as cooperation nor defection).
+2. **Score.** Each agent's payoff over its matches (summed, or averaged per
+   neighbour with `revision.payoff: mean`), and its share of C moves.
+3. **Revise** (`revision.rule`, `sandbox.population.principles`): `reflect`,
+   each member rewrites its principle from its own matches
+   (`prompts/population/matrix/reflect.j2`, answered as "Revised principle:
+   ...", read by SCAI's policy parser); `imitate`, the Fermi rule copies a
+   better neighbour's principle. Fixed members never revise.
+
+Run directory: `moves.csv` (every turn), `population.csv` (generation x
+agent: norm id, principle, payoff, cooperation), `norms.csv`,
+`revisions.csv`, `generations.csv` (cooperation, mean payoff, illegal
+moves), `edges.csv`, `summary.json`, `cooperation.png`, the norm map.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
+from prompts import render
+from sandbox import run_dir as layout
+from sandbox.files import read_csv
+from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
+from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.transcript import finalize_transcript
+from sandbox.llm.wrapper import acall
+from sandbox.population.donor_norms import REVISIONS_COLUMNS
+from sandbox.population.dynamics import Neighbours, network_of
+from sandbox.population.llm_session import llm_session
+from sandbox.population.principles import revise_principles
+from sandbox.population.scenario import PopulationScenario, place_members
+from sandbox.population.strategies import payoff_table
+from sandbox.population.tables import append_rows, load_state, save_state, start_tables
+from sandbox.run_dir import RunDirectory
+from sandbox.seeding import Branch, call_seed, generator
+from sandbox.summary import write_summary
+from societies.norms import NORMS
+
+__all__ = ["play_matrix_llm"]
+
+POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
+    "population.csv", "generations.csv", "moves.csv", "norms.csv", "revisions.csv", "edges.csv")  # fmt: skip
+COLUMNS = {
+    MOVES: ["generation", "match", "turn", "a", "b", "move_a", "move_b", "answer_a", "answer_b", "payoff_a",
+            "payoff_b"],
+    POPULATION: ["generation", "agent", "name", "kind", "fixed", "norm", "strategy", "payoff", "cooperation"],
+    NORMS_TABLE: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
+    REVISIONS: REVISIONS_COLUMNS,
+    GENERATIONS: ["generation", "cooperation", "mean_payoff", "illegal_rate", "moves", "seconds"],
+}  # fmt: skip
+
+
+class _Revision:
+    """A reflection's result, as `revise_principles` reads it."""
+
+    def __init__(self, policy: str | None, answer: str) -> None:
+        self.policy, self.answer = policy, answer
+
+
+class _Members:
+    """The members' moves and reflections, through the run's model stack."""
+
+    def __init__(self, scenario: PopulationScenario, model: BaseChatModel) -> None:
+        self.scenario, self.model, self.game = scenario, model, scenario.population.game
+        self.table = payoff_table(self.game.name, self.game.temptation)
+        self.tokens = ActionTokens.of(self.game.tokens)
+        self.constraint = ({"constraint": Constraint(choices=self.game.tokens)} if self.game.answer == "constrained"
+                           else {})  # fmt: skip
+
+    async def move(self, agent: dict[str, Any], history: list[tuple[str, str]], g: int, match: int, turn: int,
+                   side: int) -> tuple[str | None, str]:  # fmt: skip
+        """The agent's move (C, D, or None: illegal) and its answer."""
+        shown = history[-self.game.history:] if self.game.history else []
+        order = generator(self.scenario.seed, Branch.EPISODE, g, match, turn, side)
+        prompt = matrix_prompt(self.table, shown, self.tokens, order)
+        system = render("population/matrix/system.j2", principle=agent["strategy"])
+        call = CallInfo(role="user", agent=agent["name"], run=0, epoch=g, episode=f"match{match}/turn{turn}",
+                        step="move")  # fmt: skip
+        answer = await acall(self.model, [SystemMessage(system), HumanMessage(prompt)],
+                             seed=call_seed(self.scenario.seed, Branch.EPISODE, g, match, turn, side), call=call,
+                             **self.constraint)  # fmt: skip
+        text = str(answer.content)
+        return parse_action(text, self.tokens), text
+
+    async def reflect(self, agent: dict[str, Any], matches: str, payoff: float, g: int, i: int) -> _Revision:
+        prompt = render("population/matrix/reflect.j2", principle=agent["strategy"], matches=matches,
+                        payoff=round(payoff, 3))  # fmt: skip
+        call = CallInfo(role="user", agent=agent["name"], run=0, epoch=g, step="reflect")
+        answer = await acall(self.model, [HumanMessage(prompt)], seed=call_seed(self.scenario.seed, Branch.META, g, i),
+                             call=call, constraint=POLICY_CONSTRAINT)  # fmt: skip
+        text = str(answer.content).strip()
+        try:
+            return _Revision(parse_policy(text), text)
+        except PolicyError:
+            return _Revision(None, text)
+
+
+def _start(scenario: PopulationScenario) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    block = scenario.population
+    agents, rows, ids = [], [], {}
+    for i, m in enumerate(place_members(scenario)):
+        member = block.members[int(m)]
+        text = NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy
+        if text not in ids:
+            ids[text] = len(ids)
+            rows.append([0, ids[text], "scenario", "initial", text, True, "", "", ""])
+        agents.append({"name": f"agent{i}", "kind": "fixed" if member.fixed else "member", "fixed": member.fixed,
+                       "norm": ids[text], "strategy": text})  # fmt: skip
+    return agents, rows
+
+
+def _pairs(neighbours: Neighbours) -> list[tuple[int, int]]:
+    if neighbours.complete:
+        return [(a, b) for a in range(neighbours.size) for b in range(a + 1, neighbours.size)]
+    return [(int(a), int(b)) for a, b in neighbours.edges]
+
+
+async def _match(members: _Members, agents: list[dict[str, Any]], g: int, k: int, a: int, b: int) -> list[list[Any]]:
+    """One match's turns: [move_a, move_b, answer_a, answer_b, payoff_a, payoff_b] each."""
+    table, turns, history = members.table, [], []
+    for t in range(members.game.turns):
+        (move_a, said_a), (move_b, said_b) = await asyncio.gather(
+            members.move(agents[a], history, g, k, t, 0), members.move(agents[b], [(y, x) for x, y in history], g, k, t, 1))
+        # an illegal move earns nothing and counts as a defection for the other player's payoff
+        pay_a = table.payoffs(move_a, move_b or "D")[0] if move_a else 0.0
+        pay_b = table.payoffs(move_b, move_a or "D")[0] if move_b else 0.0
+        turns.append([move_a or "", move_b or "", said_a, said_b, pay_a, pay_b])
+        history.append((move_a or "D", move_b or "D"))
+    return turns
+
+
+def _matches_text(i: int, agents: list[dict[str, Any]], rows: Sequence[list[Any]], tokens: ActionTokens) -> str:
+    """What agent i did in its matches of the generation, for its reflection (in the prompt's action tokens)."""
+    word = {"C": tokens.cooperate, "D": tokens.defect, "": "an illegal answer"}
+    lines = []
+    for r in rows:
+        a, b = r[3], r[4]
+        if i in (a, b):
+            own, other, pay = (r[5], r[6], r[9]) if i == a else (r[6], r[5], r[10])
+            lines.append(f"- against {agents[b if i == a else a]['name']}, turn {r[2] + 1}: you played {word[own]}, "
+                         f"they played {word[other]}; you got {pay:g} points")  # fmt: skip
+    return "\n".join(lines)
+
+
+async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
+                 hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
+    path, block = run_dir.path, scenario.population
+    _, neighbours = network_of(block.agents, block.network, scenario.seed)
+    pairs = _pairs(neighbours)
+    degree = np.maximum(neighbours.degree(), 1)
+    state = load_state(path)
+    if state:
+        agents, done, next_id = state["agents"], state["generations_done"], state["next_id"]
+    else:
+        start_tables(path, {**COLUMNS, EDGES: ["a", "b"]})
+        append_rows(path / EDGES, [] if neighbours.edges is None else neighbours.edges.tolist())
+        agents, first = _start(scenario)
+        append_rows(path / NORMS_TABLE, first)
+        done, next_id = 0, len(first)
+    with llm_session(run_dir, scenario, ledgers, models) as model:
+        members = _Members(scenario, model("user"))
+        for g in range(done, block.generations):
+            started = time.perf_counter()
+            played = await asyncio.gather(*(_match(members, agents, g, k, a, b) for k, (a, b) in enumerate(pairs)))
+            rows = [[g, k, t, a, b, *turn] for k, ((a, b), turns) in enumerate(zip(pairs, played))
+                    for t, turn in enumerate(turns)]  # fmt: skip
+            n = len(agents)
+            payoff, moves, cooperated = np.zeros(n), np.zeros(n), np.zeros(n)
+            for r in rows:
+                for who, move, pay in ((r[3], r[5], r[9]), (r[4], r[6], r[10])):
+                    payoff[who] += pay
+                    moves[who] += move != ""
+                    cooperated[who] += move == "C"
+            if block.revision.payoff == "mean":
+                payoff = payoff / degree
+            cooperation = np.divide(cooperated, moves, out=np.full(n, np.nan), where=moves > 0)
+            following, norm_rows, revision_rows, next_id = (await revise_principles(
+                agents, g, payoff, neighbours, rule=block.revision.rule, beta=block.revision.beta,
+                rng=generator(scenario.seed, Branch.META, g),
+                ask=lambda i: (members.reflect(agents[i], _matches_text(i, agents, rows, members.tokens), payoff[i], g, i)
+                               if block.revision.rule == "reflect" else None),
+                evidence=lambda i: f"{sum(i in (r[3], r[4]) for r in rows)} own turns", next_id=next_id)
+                if g + 1 < block.generations else (agents, [], [], next_id))  # fmt: skip
+            append_rows(path / MOVES, rows)
+            append_rows(path / POPULATION, [[g, i, a["name"], a["kind"], a["fixed"], a["norm"], a["strategy"],
+                                             round(float(payoff[i]), 6),
+                                             "" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6)]
+                                            for i, a in enumerate(agents)])  # fmt: skip
+            total = 2 * len(rows)
+            append_rows(path / GENERATIONS, [[g, round(float(cooperated.sum() / max(1, moves.sum())), 6),
+                                              round(float(payoff.mean()), 6), round(float(1 - moves.sum() / max(1, total)), 6),
+                                              total, round(time.perf_counter() - started, 3)]])  # fmt: skip
+            append_rows(path / NORMS_TABLE, norm_rows)
+            append_rows(path / REVISIONS, revision_rows)
+            agents = following
+            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, next_id=next_id)
+            if hooks:
+                hooks(g)
+
+
+def play_matrix_llm(run_dir: RunDirectory, scenario: PopulationScenario, *, models: Mapping[str, BaseChatModel] | None,
+                    hooks: Any, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
+    """Play (or go on with) a matrix-game population of LLM members in `run_dir`, then write its summary and plot."""
+    from sandbox._sync import run_sync
+    from sandbox.population.norm_map import norm_map_summary
+    from sandbox.population.plots import plot_llm_cooperation
+
+    run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
+    path, block = run_dir.path, scenario.population
+    given = (models or {}).get("user")
+    gens = read_csv(path / GENERATIONS)
+    revisions = read_csv(path / REVISIONS)
+    write_summary(run_dir, {
+        "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "matrix_llm",
+        "matrix_game": block.game.name, "turns": block.game.turns, "rule": block.revision.rule,
+        "network": block.network.kind, "cooperation_by_generation": gens["cooperation"].round(4).tolist(),
+        "mean_payoff_by_generation": gens["mean_payoff"].round(4).tolist(),
+        "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
+        "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
+        "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
+        "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
+        "calls": len(finalize_transcript(path / layout.TRANSCRIPTS)),
+        "model": scenario.models.user.spec if given is None else f"given: {type(given).__name__}",
+        **norm_map_summary(path),
+    }, kind="population")  # fmt: skip
+    plot_llm_cooperation(gens, title=scenario.name).savefig(path / "cooperation.png", dpi=120)
+    run_dir.write_status("complete")
+    return path

@@ -1,0 +1,134 @@
+"""Matrix-game populations of LLM members (`game.play: llm`) with a scripted model: moves through the moral package's
+implicit prompt and parser, payoffs by the table, illegal moves recorded, reflection and imitation of principles,
+resume after a kill, bad input."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from sandbox.files import read_json
+from sandbox.llm.scripted import scripted
+from sandbox.population.run import resume_population, run_population
+from sandbox.scenario_file import parse_kind
+
+TIT_FOR_TAT = "Cooperate first, then do what the other agent did last time."
+MEMBERS = [{"strategy": "altruistic", "share": 0.5}, {"strategy": "selfish", "share": 0.5, "fixed": True}]
+
+
+def matrix(rule: str = "reflect", generations: int = 3, members: list[dict] | None = None, **game: Any) -> Any:
+    return parse_kind("population", {"name": "pd-llm", "seed": 1, "population": {
+        "agents": 6, "generations": generations, "members": members or MEMBERS, "network": {"kind": "ring"},
+        "game": {"kind": "matrix", "name": "prisoners_dilemma", "turns": 2, "play": "llm", **game},
+        "revision": {"rule": rule, **({"beta": 1000.0} if rule == "imitate" else {})}}})  # fmt: skip
+
+
+class Members:
+    """Selfish principles defect, tit for tat copies the last move shown, anything else cooperates; a reflection
+    answers tit for tat. `garbage`: answers that name no single token; `stop_after`: raises then (a kill)."""
+
+    def __init__(self, garbage: bool = False, stop_after: int | None = None) -> None:
+        self.garbage, self.stop_after = garbage, stop_after
+        self.prompts: list[tuple[str, str, Any]] = []
+
+    def __call__(self, messages: Any, kwargs: Any) -> str:
+        if self.stop_after is not None and len(self.prompts) >= self.stop_after:
+            raise KeyboardInterrupt
+        system, text = messages[0].content, messages[-1].content
+        self.prompts.append((system, text, kwargs.get("constraint")))
+        if "Revised principle" in text:
+            return f"Revised principle: {TIT_FOR_TAT}"
+        if self.garbage:
+            return "I cooperate with action1 or action2"
+        if "selfish" in system.lower():
+            return "action2"
+        last = re.search(r"they played (action\d)", text)
+        return last.group(1) if "do what the other agent did" in system and last else "action1"
+
+    def model(self) -> Any:
+        return scripted([(r".", self)])
+
+
+def test_members_play_their_principles_through_the_implicit_prompt_and_reflect(tmp_path: Path) -> None:
+    members = Members()
+    path = run_population(matrix(), tmp_path / "run", models={"user": members.model()})
+    moves = pd.read_csv(path / "moves.csv")
+    population = pd.read_csv(path / "population.csv")
+    kinds = population.query("generation == 0").set_index("agent")["kind"]
+    first = moves.query("generation == 0")
+    for r in first.itertuples():  # the moral package's prisoner's dilemma (Tennant et al.): R 3, S 0, T 4, P 1
+        assert r.move_a == ("D" if kinds[r.a] == "fixed" else "C") and r.move_b == ("D" if kinds[r.b] == "fixed" else "C")
+        expected = {("C", "C"): (3, 3), ("C", "D"): (0, 4), ("D", "C"): (4, 0), ("D", "D"): (1, 1)}[(r.move_a, r.move_b)]
+        assert (r.payoff_a, r.payoff_b) == expected
+    assert all("You must choose either action" in p and "Your principle:" in s for s, p, _ in members.prompts
+               if "Revised principle" not in p)  # fmt: skip
+    reflections = [p for _, p, _ in members.prompts if "Revised principle" in p]
+    assert len(reflections) == 2 * 3 and all(p.count("- against") == 4 for p in reflections)  # 2 neighbours x 2 turns
+    later = population.query("generation == 2 and kind == 'member'")
+    assert (later["strategy"] == TIT_FOR_TAT).all()
+    assert population.query("kind == 'fixed'")["strategy"].str.startswith("Be selfish").all()
+    # tit for tat against a defector: C then D; against tit for tat: C, C
+    last = moves.query("generation == 2")
+    against = last[(last["a"].map(kinds) == "fixed") != (last["b"].map(kinds) == "fixed")]  # a member and a defector
+    member_moves = [r.move_b if kinds[r.a] == "fixed" else r.move_a for r in against.sort_values("turn").itertuples()]
+    assert sorted(member_moves[: len(member_moves) // 2]) == ["C"] * (len(member_moves) // 2)
+    assert set(member_moves[len(member_moves) // 2:]) == {"D"}
+    summary = read_json(path / "summary.json")
+    assert summary["game"] == "matrix_llm" and summary["illegal_rate"] == 0.0
+    assert (path / "cooperation.png").stat().st_size > 0
+
+
+def test_illegal_answers_are_recorded_and_earn_nothing(tmp_path: Path) -> None:
+    members = [{"strategy": "altruistic", "share": 1.0}]
+    path = run_population(matrix("imitate", 1, members), tmp_path / "run", models={"user": Members(garbage=True).model()})
+    moves = pd.read_csv(path / "moves.csv")
+    assert moves["move_a"].isna().all() and moves["payoff_a"].eq(0).all() and moves["payoff_b"].eq(0).all()
+    assert read_json(path / "summary.json")["illegal_rate"] == 1.0
+
+
+def test_constrained_answers_are_held_to_the_two_tokens(tmp_path: Path) -> None:
+    members = Members()
+    run_population(matrix("imitate", 1, answer="constrained", tokens=["blue", "green"]), tmp_path / "run",
+                   models={"user": members.model()})  # fmt: skip
+    assert all(c.choices == ("blue", "green") for _, _, c in members.prompts)
+
+
+def test_imitating_members_copy_a_better_neighbour(tmp_path: Path) -> None:
+    path = run_population(matrix("imitate", 2), tmp_path / "run", models={"user": Members().model()})
+    revisions = pd.read_csv(path / "revisions.csv")
+    population = pd.read_csv(path / "population.csv").set_index(["generation", "name"])
+    for r in revisions.itertuples():
+        gap = population.loc[(0, r.partner), "payoff"] - population.loc[(0, r.name), "payoff"]
+        assert (r.outcome in ("copied", "same")) if gap > 0.01 else (r.outcome == "kept") if gap < -0.01 else True
+    assert "copied" in set(revisions["outcome"])  # cooperators next to a defector earn less
+
+
+@pytest.mark.parametrize("stop_after", [7, 30, 60])
+def test_a_matrix_llm_population_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
+    whole = run_population(matrix(), tmp_path / "whole", models={"user": Members().model()})
+    with pytest.raises(BaseException):
+        run_population(matrix(), tmp_path / "cut", models={"user": Members(stop_after=stop_after).model()})
+    resumed = resume_population(tmp_path / "cut", models={"user": Members().model()})
+    for table in ("moves.csv", "population.csv", "norms.csv", "revisions.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
+
+
+@pytest.mark.parametrize(("population", "field"), [
+    ({"game": {"kind": "matrix", "history": 2}}, "history: read with play llm only"),
+    ({"game": {"kind": "matrix", "play": "llm", "tokens": ["a", "a"]}}, "the two action tokens must differ"),
+    ({"members": [{"strategy": "llm", "share": 1.0}]}, "members[0].strategy llm"),
+    ({"members": [{"strategy": "fair", "share": 0.9}, {"strategy": "assistant", "share": 0.1}]},
+     "SCAI's assistant plays the ultimatum game"),
+    ({"revision": {"rule": "best"}}, "revision.rule best"),
+])  # fmt: skip
+def test_bad_matrix_llm_input_is_refused_naming_the_field(population: dict, field: str) -> None:
+    from sandbox.errors import ScenarioError
+
+    block = {"agents": 6, "generations": 2, "members": [{"strategy": "fair", "share": 1.0}],
+             "game": {"kind": "matrix", "play": "llm"}, "revision": {"rule": "reflect"}, **population}  # fmt: skip
+    with pytest.raises(ScenarioError, match=re.escape(field)):
+        parse_kind("population", {"name": "bad", "population": block})
