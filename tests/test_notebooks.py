@@ -100,6 +100,11 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         from tests.test_population_commons import Fisher, commons
 
         run_population(commons(3), tmp_path / "runs" / "fishery", models={"user": Fisher(lambda stock: stock // 6).model()})
+        from tests.test_population_matrix_llm import Members, matrix
+        from tests.test_population_ultimatum import Players, ultimatum
+
+        run_population(ultimatum(), tmp_path / "runs" / "ultimatum", models=Players().models())
+        run_population(matrix(), tmp_path / "runs" / "pd-llm", models={"user": Members().model()})
         result = SimpleNamespace(path=tmp_path / "runs")
     elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())

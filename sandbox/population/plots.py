@@ -232,8 +232,10 @@ def plot_network(run: str | Path, generations: list[int] | None = None, max_node
     if colour_by == "cluster":
         clusters = read_csv(run / "norm_clusters.csv").set_index("norm")["cluster"]
         population = population.assign(strategy=[f"cluster {clusters[int(n)]:02d}" for n in population["norm"]])
-    measure, label = (("cooperation", "cooperation") if "cooperation" in population
-                      else ("mean_donated_share", "donated share"))  # fmt: skip
+    measure, label = next((column, label) for column, label in (("cooperation", "cooperation"),
+                                                                ("mean_donated_share", "donated share"),
+                                                                ("offered_share", "offered share"))
+                          if column in population)  # fmt: skip
     names = sorted(population["strategy"].unique())
     from matplotlib import colormaps
 
