@@ -30,7 +30,7 @@ import numpy as np
 
 from sandbox.population.strategies import MatchTable
 
-__all__ = ["Matches", "Neighbours", "Play", "match_edges", "network_of", "play", "play_edges", "random_neighbour", "revise"]
+__all__ = ["Matches", "Neighbours", "Play", "match_edges", "neighbour_of", "network_of", "play", "play_edges", "random_neighbour", "revise"]
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,14 @@ def random_neighbour(neighbours: Neighbours, rng: np.random.Generator) -> np.nda
     pick = np.floor(rng.random(n) * np.maximum(degree, 1)).astype(np.int64)
     at = np.minimum(neighbours.indptr[:-1] + pick, len(neighbours.indices) - 1)
     return np.where(degree > 0, neighbours.indices[at], np.arange(n))
+
+
+def neighbour_of(agent: int, neighbours: Neighbours, rng: np.random.Generator) -> int:
+    """One neighbour of `agent`, drawn uniformly (one draw; `random_neighbour` draws one for every agent)."""
+    if neighbours.complete:
+        return int((agent + rng.integers(1, neighbours.size)) % neighbours.size)
+    around = neighbours.indices[neighbours.indptr[agent]:neighbours.indptr[agent + 1]]
+    return int(around[rng.integers(len(around))])
 
 
 def revise(strategies: np.ndarray, outcome: Play, neighbours: Neighbours, *, rule: str, beta: float,

@@ -52,7 +52,7 @@ from sandbox.games.naming import Convergence
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.transcript import finalize_transcript
 from sandbox.llm.wrapper import acall
-from sandbox.population.dynamics import Neighbours, network_of
+from sandbox.population.dynamics import Neighbours, neighbour_of, network_of
 from sandbox.population.llm_session import llm_session
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
@@ -96,13 +96,6 @@ def parse_name(answer: str, words: Sequence[str]) -> str | None:
     bare = answer.strip().strip("'\"{}")
     value = found[-1].group(1) if found else bare if re.fullmatch(r"[A-Za-z0-9]+", bare) else None
     return next((w for w in words if value is not None and value.lower() == w.lower()), None)
-
-
-def _partner(a: int, neighbours: Neighbours, rng: np.random.Generator) -> int:
-    if neighbours.complete:
-        return int((a + rng.integers(1, neighbours.size)) % neighbours.size)
-    around = neighbours.indices[neighbours.indptr[a]:neighbours.indptr[a + 1]]
-    return int(around[rng.integers(len(around))])
 
 
 def _held(memory: Sequence[Sequence[Any]]) -> str:
@@ -154,7 +147,7 @@ async def _generation(scenario: PopulationScenario, players: _Players, agents: l
     rows, reached = [], None
     for k in range(n):
         a = int(rng.integers(n))
-        b = _partner(a, neighbours, rng)
+        b = neighbour_of(a, neighbours, rng)
         index = start + k
 
         async def pick(x: int, side: int) -> tuple[str | None, int]:
