@@ -264,7 +264,7 @@ POPULATION = RunKind(
     tables={"population": "population.csv", "generations": "generations.csv", "edges": "edges.csv",
             "donations": "donations.csv", "interactions": "interactions.csv", "norms": "norms.csv",
             "revisions": "revisions.csv", "talk": "talk.csv", "notes": "notes.csv",
-            "episodes": "episodes.csv",
+            "episodes": "episodes.csv", "moves": "moves.csv",
             "transcripts": "transcripts.jsonl"},
     benchmarks={"population": "sandbox.population.bench:bench_population",
                 "population-actors": "sandbox.population.bench:bench_population_actors",
