@@ -140,6 +140,9 @@ def test_an_ultimatum_population_killed_anywhere_resumes_to_identical_tables(tmp
     ({"members": [{"strategy": "kind", "share": 1.0}]}, "members[0].strategy 'kind'"),
     ({"members": [{"strategy": "fair", "share": 1.0}]}, "game.assistant_policy: no member is the assistant"),
     ({"judge_play": True}, "judge_play"),
+    ({"members": [{"strategy": "fair", "share": 1.0}], "revision": {"rule": "imitate"},
+      "game": {"kind": "ultimatum", "assistant_interactions": 5, "meta_reasks": 2}},
+     "game.assistant_interactions, game.meta_reasks: no member is the assistant, and imitation asks no MetaLM"),
 ])  # fmt: skip
 def test_bad_ultimatum_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
     assert_bad_input(tmp_path, SMALL, change, field)

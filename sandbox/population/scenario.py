@@ -468,8 +468,15 @@ class PopulationBlock(StrictModel):
 
     def _ultimatum_checks(self) -> None:
         self._principle_checks(assistant=True)
-        if self.game.assistant_policy is not None and ASSISTANT not in [m.strategy for m in self.members]:
-            raise ValueError("game.assistant_policy: no member is the assistant")
+        game, fields = self.game, UltimatumPopulationGame.model_fields
+        has_assistant = ASSISTANT in [m.strategy for m in self.members]
+        unread = [f"game.{f}" for f in ("assistant_policy", "assistant_interactions")
+                  if not has_assistant and getattr(game, f) != fields[f].default]  # fmt: skip
+        if not has_assistant and self.revision.rule == "imitate" and game.meta_reasks != fields["meta_reasks"].default:
+            unread.append("game.meta_reasks")  # no MetaLM is asked
+        if unread:
+            raise ValueError(f"{', '.join(unread)}: no member is the assistant"
+                             + (", and imitation asks no MetaLM" if "game.meta_reasks" in unread else ""))
 
     def _principle_checks(self, assistant: bool) -> None:
         """Members who follow principle texts (the ultimatum game, a matrix game played by the LLM)."""
