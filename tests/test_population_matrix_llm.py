@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from sandbox.files import read_json
-from sandbox.llm.scripted import scripted
+from sandbox.llm.scripted import ScriptedReply, scripted
 from sandbox.population.run import resume_population, run_population
 from sandbox.scenario_file import parse_kind
 
@@ -20,11 +20,13 @@ TIT_FOR_TAT = "Cooperate first, then do what the other agent did last time."
 MEMBERS = [{"strategy": "altruistic", "share": 0.5}, {"strategy": "selfish", "share": 0.5, "fixed": True}]
 
 
-def matrix(rule: str = "reflect", generations: int = 3, members: list[dict] | None = None, **game: Any) -> Any:
+def matrix(rule: str = "reflect", generations: int = 3, members: list[dict] | None = None, payoff: str = "total",
+           **game: Any) -> Any:  # fmt: skip
     return parse_kind("population", {"name": "pd-llm", "seed": 1, "population": {
         "agents": 6, "generations": generations, "members": members or MEMBERS, "network": {"kind": "ring"},
         "game": {"kind": "matrix", "name": "prisoners_dilemma", "turns": 2, "play": "llm", **game},
-        "revision": {"rule": rule, **({"beta": 1000.0} if rule == "imitate" else {})}}})  # fmt: skip
+        "revision": {"rule": rule, **({"beta": 1000.0} if rule == "imitate" else {}),
+                     **({"payoff": payoff} if payoff != "total" else {})}}})  # fmt: skip
 
 
 class Members:
@@ -105,6 +107,38 @@ def test_imitating_members_copy_a_better_neighbour(tmp_path: Path) -> None:
         gap = population.loc[(0, r.partner), "payoff"] - population.loc[(0, r.name), "payoff"]
         assert (r.outcome in ("copied", "same")) if gap > 0.01 else (r.outcome == "kept") if gap < -0.01 else True
     assert "copied" in set(revisions["outcome"])  # cooperators next to a defector earn less
+
+
+def test_a_reflection_cut_off_at_the_token_limit_is_illegal_and_the_principle_stays(tmp_path: Path) -> None:
+    members = Members()
+
+    def cut(messages: Any, kwargs: Any) -> Any:
+        answer = members(messages, kwargs)
+        if "Revised principle" in messages[-1].content:
+            return ScriptedReply("Revised principle: Cooperate first, then if the other agent defected I will",
+                                 finish_reason="length")  # fmt: skip
+        return answer
+
+    path = run_population(matrix(generations=2), tmp_path / "run", models={"user": scripted([(r".", cut)])})
+    revisions = pd.read_csv(path / "revisions.csv")
+    assert revisions["outcome"].eq("illegal").all() and (revisions["old_norm"] == revisions["new_norm"]).all()
+
+
+def test_a_mean_payoff_is_compared_and_shown_per_opponent(tmp_path: Path) -> None:
+    members = Members()
+    scenario = matrix(generations=2, payoff="mean")
+    total = run_population(matrix(generations=1), tmp_path / "total", models={"user": Members().model()})
+    path = run_population(scenario, tmp_path / "mean", models={"user": members.model()})
+    assert (pd.read_csv(path / "population.csv").query("generation == 0")["payoff"] * 2
+            == pd.read_csv(total / "population.csv")["payoff"]).all()  # two neighbours each on a ring
+    assert all("mean per opponent" in p for _, p, _ in members.prompts if "Revised principle" in p)
+
+
+def test_a_generation_without_a_legal_move_has_no_cooperation_figure(tmp_path: Path) -> None:
+    path = run_population(matrix("imitate", 1, [{"strategy": "fair", "share": 1.0}]), tmp_path / "run",
+                          models={"user": Members(garbage=True).model()})  # fmt: skip
+    assert pd.read_csv(path / "generations.csv")["cooperation"].isna().all()
+    assert read_json(path / "summary.json")["cooperation_by_generation"] == [None]
 
 
 @pytest.mark.parametrize("stop_after", [7, 30, 60])

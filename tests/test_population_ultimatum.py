@@ -120,6 +120,14 @@ def test_illegal_moves_and_illegal_principles_are_recorded_and_the_principle_sta
     assert summary["illegal_rate"] == 0.5 and summary["illegal_revisions"] == 4  # the proposal of two moves
 
 
+def test_the_dry_run_counts_the_principle_readings(tmp_path: Path) -> None:
+    from sandbox.population.kind import dry_run
+    from sandbox.population.kind import load as load_population
+
+    calls = dry_run(load_population(SMALL))["calls"].sum()
+    assert calls == 232  # measured on the embedded model: 72 moves, 150 readings, 10 revisions (docs)
+
+
 @pytest.mark.parametrize("stop_after", [5, 30, 70])
 def test_an_ultimatum_population_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
     whole = run_population(ultimatum(), tmp_path / "whole", models=Players().models())

@@ -131,7 +131,8 @@ def _matrix_llm_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
     for column in ("generation", "cooperation", "mean payoff", "illegal"):
         table.add_column(column, justify="right")
     for _, row in gens.iterrows():
-        table.add_row(str(int(row["generation"])), f"{row['cooperation']:.0%}", f"{row['mean_payoff']:.2f}",
+        cooperation = "" if row["cooperation"] != row["cooperation"] else f"{row['cooperation']:.0%}"
+        table.add_row(str(int(row["generation"])), cooperation, f"{row['mean_payoff']:.2f}",
                       f"{row['illegal_rate']:.1%}")  # fmt: skip
     console.print(table)
     console.print(f"{summary['norm_versions']} principles, {summary['revisions_changed']} revisions changed one; "

@@ -171,7 +171,8 @@ def dry_run(scenario: Any) -> Any:
         return pd.DataFrame([{"role": role, "model": config.spec, "calls": calls, "cache_hits": 0,
                               "prompt_tokens": tokens * calls, "max_answer_tokens": config.sampling.max_tokens * calls}
                              for role, calls, tokens in rows], columns=[*columns[:1], "model", *columns[1:]])  # fmt: skip
-    if p.game.kind == "ultimatum":  # first asks; a scored or lead-in reading adds a call per member and move
+    if p.game.kind == "ultimatum":  # first asks; a scored reading (and a guided or rule responder) reads the principle
+        # with five calls per member's move (cache hits after the first, as the reading's seed is the principle's)
         counts = member_counts([m.share for m in p.members], p.agents)
         fixed = sum(n for m, n in zip(p.members, counts) if m.fixed)
         assistant = sum(n for m, n in zip(p.members, counts) if m.strategy == "assistant")
@@ -181,7 +182,10 @@ def dry_run(scenario: Any) -> Any:
         edges = p.agents * (p.agents - 1) // 2 if neighbours.complete else len(neighbours.edges)
         episodes = 2 * edges * p.game.rounds * p.generations
         revisions = (assistant if p.revision.rule == "imitate" else p.agents - fixed) * (p.generations - 1)
+        learners = (p.agents - fixed) / p.agents  # members' share of the proposals and the decisions
+        readings = 5 * episodes * learners * ((p.game.reading == "scored") + (p.game.responder != "paper"))
         rows = [("user and assistant (moves, first asks)", 2 * episodes, 400, scenario.models.user),
+                ("user and assistant (principle readings, at most)", round(readings), 500, scenario.models.user),
                 ("meta (revisions, first asks)", revisions, 1500, scenario.models.meta)]
         return pd.DataFrame([{"role": role, "model": config.spec, "calls": calls, "cache_hits": 0,
                               "prompt_tokens": tokens * calls, "max_answer_tokens": config.sampling.max_tokens * calls}

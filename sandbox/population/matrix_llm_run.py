@@ -104,12 +104,16 @@ class _Members:
         return parse_action(text, self.tokens), text
 
     async def reflect(self, agent: dict[str, Any], matches: str, payoff: float, g: int, i: int) -> _Revision:
+        """The member's next principle; an answer cut off at the token limit, or not a usable principle, is illegal
+        (None), as SCAI's MetaLM treats it."""
         prompt = render("population/matrix/reflect.j2", principle=agent["strategy"], matches=matches,
-                        payoff=round(payoff, 3))  # fmt: skip
+                        payoff=round(payoff, 3), mean=self.scenario.population.revision.payoff == "mean")  # fmt: skip
         call = CallInfo(role="user", agent=agent["name"], run=0, epoch=g, step="reflect")
         answer = await acall(self.model, [HumanMessage(prompt)], seed=call_seed(self.scenario.seed, Branch.META, g, i),
                              call=call, constraint=POLICY_CONSTRAINT)  # fmt: skip
         text = str(answer.content).strip()
+        if answer.response_metadata.get("finish_reason") == "length":
+            return _Revision(None, text)
         try:
             return _Revision(parse_policy(text), text)
         except PolicyError:
@@ -208,7 +212,7 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
                                              "" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6)]
                                             for i, a in enumerate(agents)])  # fmt: skip
             total = 2 * len(rows)
-            append_rows(path / GENERATIONS, [[g, round(float(cooperated.sum() / max(1, moves.sum())), 6),
+            append_rows(path / GENERATIONS, [[g, round(float(cooperated.sum() / moves.sum()), 6) if moves.sum() else "",
                                               round(float(payoff.mean()), 6), round(float(1 - moves.sum() / max(1, total)), 6),
                                               total, round(time.perf_counter() - started, 3)]])  # fmt: skip
             append_rows(path / NORMS_TABLE, norm_rows)
@@ -234,7 +238,8 @@ def play_matrix_llm(run_dir: RunDirectory, scenario: PopulationScenario, *, mode
     write_summary(run_dir, {
         "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "matrix_llm",
         "matrix_game": block.game.name, "turns": block.game.turns, "rule": block.revision.rule,
-        "network": block.network.kind, "cooperation_by_generation": gens["cooperation"].round(4).tolist(),
+        "network": block.network.kind,
+        "cooperation_by_generation": [None if v != v else round(float(v), 4) for v in gens["cooperation"]],  # no legal move: None
         "mean_payoff_by_generation": gens["mean_payoff"].round(4).tolist(),
         "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
         "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),

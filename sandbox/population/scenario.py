@@ -488,7 +488,7 @@ class PopulationBlock(StrictModel):
             raise ValueError(f"revision.rule {rule}: {game} revises by reflect (each member's own MetaLM) or "
                              "imitate (Fermi, copying a neighbour's principle)")  # fmt: skip
         unread = {"beta": rule != "imitate", "adopt": True, "check": True, "mutation": True, "survivors": True,
-                  "show_scores": True, "payoff": True}  # fmt: skip
+                  "show_scores": True, "payoff": assistant}  # a matrix game's payoff may be a mean per neighbour
         ignored = [f"revision.{f}" for f, off in unread.items()
                    if off and getattr(revision, f) != Revision.model_fields[f].default]  # fmt: skip
         ignored += ["self_play"] if self.self_play else []

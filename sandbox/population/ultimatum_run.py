@@ -27,8 +27,10 @@ Each generation:
    answer that is not a usable principle (after `game.meta_reasks` re-asks)
    is recorded as illegal and the principle stays.
 
-Every call has its own node of the run's seed tree; a generation's rows are
-written when it ends, so a run killed inside one replays it from the cache.
+Every move and revision has its own node of the run's seed tree (a
+principle's reading, as in SCAI, one seed for every move); a generation's
+rows are written when it ends, so a run killed inside one replays it from
+the cache.
 
 Run directory: `episodes.csv` (every episode), `population.csv`
 (generation x agent: kind, norm id, principle, score, offered share as
