@@ -46,12 +46,12 @@ from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.transcript import finalize_transcript
 from sandbox.llm.wrapper import acall
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
-from sandbox.population.dynamics import Neighbours, network_of
+from sandbox.population.dynamics import network_of
 from sandbox.population.llm_session import llm_session
-from sandbox.population.principles import revise_principles
+from sandbox.population.principles import edge_pairs, revise_principles, start_or_resume
 from sandbox.population.scenario import PopulationScenario, place_members
 from sandbox.population.strategies import payoff_table
-from sandbox.population.tables import append_rows, load_state, save_state, start_tables
+from sandbox.population.tables import append_rows, save_state
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, call_seed, generator
 from sandbox.summary import write_summary
@@ -134,12 +134,6 @@ def _start(scenario: PopulationScenario) -> tuple[list[dict[str, Any]], list[lis
     return agents, rows
 
 
-def _pairs(neighbours: Neighbours) -> list[tuple[int, int]]:
-    if neighbours.complete:
-        return [(a, b) for a in range(neighbours.size) for b in range(a + 1, neighbours.size)]
-    return [(int(a), int(b)) for a, b in neighbours.edges]
-
-
 async def _match(members: _Members, agents: list[dict[str, Any]], g: int, k: int, a: int, b: int) -> list[list[Any]]:
     """One match's turns: [move_a, move_b, answer_a, answer_b, payoff_a, payoff_b] each."""
     table, turns, history = members.table, [], []
@@ -171,17 +165,9 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
                  hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
     path, block = run_dir.path, scenario.population
     _, neighbours = network_of(block.agents, block.network, scenario.seed)
-    pairs = _pairs(neighbours)
+    pairs = edge_pairs(neighbours)
     degree = np.maximum(neighbours.degree(), 1)
-    state = load_state(path)
-    if state:
-        agents, done, next_id = state["agents"], state["generations_done"], state["next_id"]
-    else:
-        start_tables(path, {**COLUMNS, EDGES: ["a", "b"]})
-        append_rows(path / EDGES, [] if neighbours.edges is None else neighbours.edges.tolist())
-        agents, first = _start(scenario)
-        append_rows(path / NORMS_TABLE, first)
-        done, next_id = 0, len(first)
+    agents, done, next_id = start_or_resume(path, COLUMNS, neighbours, lambda: _start(scenario))
     with llm_session(run_dir, scenario, ledgers, models) as model:
         members = _Members(scenario, model("user"))
         for g in range(done, block.generations):

@@ -12,15 +12,39 @@ stays; an answer equal to the old principle is `same`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sandbox.population.donor_norms import fermi
 from sandbox.population.dynamics import Neighbours, random_neighbour
+from sandbox.population.tables import append_rows, load_state, start_tables
 
-__all__ = ["revise_principles"]
+__all__ = ["edge_pairs", "revise_principles", "start_or_resume"]
+
+
+def edge_pairs(neighbours: Neighbours) -> list[tuple[int, int]]:
+    """Every pair of neighbours once, (a, b) with the network's order (a complete network: a < b)."""
+    if neighbours.complete:
+        return [(a, b) for a in range(neighbours.size) for b in range(a + 1, neighbours.size)]
+    return [(int(a), int(b)) for a, b in neighbours.edges]
+
+
+def start_or_resume(path: Path, columns: Mapping[str, Sequence[str]], neighbours: Neighbours,
+                    start: Callable[[], tuple[list[dict[str, Any]], list[list[Any]]]],
+                    ) -> tuple[list[dict[str, Any]], int, int]:  # fmt: skip
+    """(agents, generations done, next norm id): from the last checkpoint, or a new run's (its tables started, the
+    network in `edges.csv` and the first principles in `norms.csv`; `start()` gives the agents and those rows)."""
+    state = load_state(path)
+    if state:
+        return state["agents"], state["generations_done"], state["next_id"]
+    start_tables(path, {**columns, "edges.csv": ["a", "b"]})
+    append_rows(path / "edges.csv", [] if neighbours.edges is None else neighbours.edges.tolist())
+    agents, first = start()
+    append_rows(path / "norms.csv", first)
+    return agents, 0, len(first)
 
 
 async def revise_principles(agents: list[dict[str, Any]], g: int, scores: np.ndarray, neighbours: Neighbours, *,

@@ -66,9 +66,9 @@ from sandbox.llm.transcript import finalize_transcript
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import Neighbours, network_of
 from sandbox.population.llm_session import llm_session
-from sandbox.population.principles import revise_principles
+from sandbox.population.principles import edge_pairs, revise_principles, start_or_resume
 from sandbox.population.scenario import ASSISTANT, PopulationScenario, place_members
-from sandbox.population.tables import append_rows, load_state, save_state, start_tables
+from sandbox.population.tables import append_rows, save_state
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, call_seed, generator, seed_node
 from sandbox.summary import write_summary
@@ -90,12 +90,6 @@ COLUMNS = {
     GENERATIONS: ["generation", "episodes", "mean_offered_share", "acceptance_rate", "mean_score",
                   "assistant_offered_share", "fixed_offered_share", "members_offered_share", "illegal_rate", "seconds"],
 }  # fmt: skip
-
-
-def _edges(neighbours: Neighbours) -> list[tuple[int, int]]:
-    if neighbours.complete:
-        return [(a, b) for a in range(neighbours.size) for b in range(a + 1, neighbours.size)]
-    return [(int(a), int(b)) for a, b in neighbours.edges]
 
 
 def _start(scenario: PopulationScenario) -> tuple[list[dict[str, Any]], list[list[Any]]]:
@@ -261,16 +255,8 @@ async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Ma
                  hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
     path, block = run_dir.path, scenario.population
     _, neighbours = network_of(block.agents, block.network, scenario.seed)
-    pairs = _edges(neighbours)
-    state = load_state(path)
-    if state:
-        agents, done, next_id = state["agents"], state["generations_done"], state["next_id"]
-    else:
-        start_tables(path, {**COLUMNS, EDGES: ["a", "b"]})
-        append_rows(path / EDGES, [] if neighbours.edges is None else neighbours.edges.tolist())
-        agents, first = _start(scenario)
-        append_rows(path / NORMS_TABLE, first)
-        done, next_id = 0, len(first)
+    pairs = edge_pairs(neighbours)
+    agents, done, next_id = start_or_resume(path, COLUMNS, neighbours, lambda: _start(scenario))
     with llm_session(run_dir, scenario, ledgers, models) as model:
         players = _Players(scenario, model)
         for g in range(done, block.generations):
