@@ -12,7 +12,7 @@ several draws on this.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -96,6 +96,28 @@ class Interaction:
     response: str | None
     offered_share: float | None = None  # of the amount, to the responder; None for an illegal proposal
     decision: str | None = None  # accept, reject, or None (no legal answer)
+
+    @classmethod
+    def from_episode(cls, episode: Mapping[str, Any], is_flex: Callable[[str], bool]) -> Interaction:
+        """An ultimatum episode's record (`sandbox.games.ultimatum_episode`) as the MetaLM reads it: the proposal
+        as said and the decision, an illegal proposal or answer marked so; `is_flex(name)` tells whether a player
+        is the flex-policy agent (SCAI's assistant, or the member whose MetaLM reads it).
+
+        >>> episode = {"episode": "e0", "proposer": "assistant", "responder": "user_1", "proposal": "I give you 3",
+        ...            "proposal_legal": True, "response": "hm", "decision": None, "offered_share": 0.3}
+        >>> Interaction.from_episode(episode, lambda name: name == "assistant").response
+        'hm (not a legal answer)'
+        """
+        if episode["decision"] is not None:
+            response: str | None = episode["decision"]
+        elif episode["proposal_legal"]:
+            response = f"{episode['response']} (not a legal answer)"
+        else:
+            response = None
+        proposal = episode["proposal"] if episode["proposal_legal"] else f"{episode['proposal']} (not a legal proposal)"
+        return cls(episode=episode["episode"], proposer_is_assistant=is_flex(str(episode["proposer"])),
+                   responder_is_assistant=is_flex(str(episode["responder"])), proposal=proposal, response=response,
+                   offered_share=episode["offered_share"], decision=episode["decision"])  # fmt: skip
 
     @property
     def with_assistant(self) -> bool:

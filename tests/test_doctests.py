@@ -32,10 +32,11 @@ MODULES = [
     "sandbox.games.donor",
     "sandbox.games.commons",
     "sandbox.games.naming",
-    "sandbox.population.scenario",
+    "sandbox.population.specs.common",
     "sandbox.population.norm_map",
     "sandbox.population.naming_run",
-    "sandbox.population.commons_run",
+    "sandbox.population.commons_chat",
+    "sandbox.population.llm_session",
     "sandbox.seeding",
 ]
 

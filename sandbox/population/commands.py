@@ -30,20 +30,9 @@ def generations_table(path: Path | Any, rows: int = 6) -> None:
     path = Path(path)
     gens = read_csv(path / "generations.csv")
     summary = read_json(path / "summary.json")
-    if summary.get("game") == "donor":
-        _donor_table(path, gens, summary)
-        return
-    if summary.get("game") == "naming":
-        _naming_table(path, gens, summary)
-        return
-    if summary.get("game") == "commons":
-        _commons_table(path, gens, summary)
-        return
-    if summary.get("game") == "ultimatum":
-        _ultimatum_table(path, gens, summary)
-        return
-    if summary.get("game") == "matrix_llm":
-        _matrix_llm_table(path, gens, summary)
+    by_game = _GAME_TABLES.get(summary.get("game"))
+    if by_game:
+        by_game(path, gens, summary)
         return
     shares = [c for c in gens.columns if c.startswith("share ")]
     table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, {summary['network']} network "
@@ -139,3 +128,8 @@ def _matrix_llm_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
                   f"{summary['calls']} calls")
     console.print(f"results in [bold]{path}[/]: moves.csv, population.csv, norms.csv, revisions.csv, generations.csv, "
                   "cooperation.png")
+
+
+_GAME_TABLES: dict[str, Callable[[Path, Any, dict[str, Any]], None]] = {
+    "donor": _donor_table, "naming": _naming_table, "commons": _commons_table, "ultimatum": _ultimatum_table,
+    "matrix_llm": _matrix_llm_table}  # a scripted matrix game's summary names its matrix game; its table is above

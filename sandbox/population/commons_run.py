@@ -62,8 +62,6 @@ efficiency, equality, over-usage), `commons.png`.
 from __future__ import annotations
 
 import asyncio
-import calendar
-import re
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -74,19 +72,18 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from prompts import render
 from sandbox.files import read_csv
-from sandbox.games.commons import Month, Outcome, after_answer, allocate, figures, parse_harvest, sustainable_catch
+from sandbox.games.commons import Month, Outcome, allocate, figures, parse_harvest, sustainable_catch
 from sandbox.llm.contracts import CallInfo, Constraint
-from sandbox.llm.transcript import finalize_transcript
 from sandbox.llm.wrapper import acall
-from sandbox.population.llm_session import llm_session
+from sandbox.population.commons_chat import MAYOR, comma_and, parse_limit, parse_utterance, restaurant
+from sandbox.population.commons_memory import date_of, remember, sentence, shown
+from sandbox.population.llm_session import finish_llm_run, llm_session
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
-from sandbox import run_dir as layout
 from sandbox.seeding import Branch, call_seed, generator
-from sandbox.summary import write_summary
 
-__all__ = ["parse_limit", "parse_utterance", "play_commons"]
+__all__ = ["outcome_of", "play_commons"]
 
 POPULATION, GENERATIONS, TALK, NOTES = "population.csv", "generations.csv", "talk.csv", "notes.csv"
 COLUMNS = {
@@ -96,84 +93,7 @@ COLUMNS = {
     TALK: ["generation", "step", "speaker", "utterance", "ended", "ended_read", "next", "next_read"],
     NOTES: ["generation", "agent", "name", "kind", "text"],
 }  # fmt: skip
-MAYOR = "Mayor"
 HARVEST, UTTER, SUMMARY, LIMIT, PLANNING, INTERESTING = range(6)  # the seed tree's node for each kind of call
-_CONCLUSION = re.compile(r"conversation\s+conclusion\s+by\s+me\s*:\s*\**\s*(yes|no)?", re.IGNORECASE)
-_NEXT = re.compile(r"next\s+speaker\s*:\s*\**\s*(.*)", re.IGNORECASE)
-
-
-def parse_utterance(answer: str, names: Sequence[str]) -> tuple[str, bool | None, str | None]:
-    """GovSim's chat answer: the utterance (after "Response:", up to "Conversation conclusion by me:"), whether it
-    ends the chat (yes or no; None: unreadable) and the next speaker, one of `names` (None: unreadable or none).
-
-    >>> parse_utterance("Response: Let's take 10 each.\\nConversation conclusion by me: no\\nNext speaker: Kate",
-    ...                 ["Kate", "Jack"])
-    ("Let's take 10 each.", False, 'Kate')
-    >>> parse_utterance('"Agreed."\\nConversation conclusion by me: yes', ["Kate"])
-    ('Agreed.', True, None)
-    >>> parse_utterance("I think we should fish less", ["Kate"])
-    ('I think we should fish less', None, None)
-    """
-    text = re.sub(r"^\s*\**\s*response\s*:\s*\**", "", answer, flags=re.IGNORECASE)
-    conclusion = _CONCLUSION.search(text)
-    cut = conclusion.start() if conclusion else len(text)
-    following = _NEXT.search(text)
-    if following and following.start() < cut:
-        cut = following.start()
-    utterance = text[:cut].strip().rstrip("*").strip()
-    if len(utterance) > 1 and utterance[0] == utterance[-1] == '"':
-        utterance = utterance[1:-1].strip()
-    ended = None if not conclusion or not conclusion.group(1) else conclusion.group(1).lower() == "yes"
-    named = following.group(1) if following else ""
-    speaker = next((n for n in sorted(names, key=len, reverse=True)  # "Jo Ann" before "Jo"
-                    if re.match(rf"{re.escape(n)}\b", named.strip(" *\"'[]"), re.IGNORECASE)), None)
-    return utterance, ended, speaker
-
-
-def parse_limit(answer: str) -> int | None:
-    """The agreed limit in an answer, read as the code reads it: the first whole number after the first "Answer:"
-    (or GovSim's other stop words), on that line; None for N/A or none (the code read -1: no limit).
-
-    >>> parse_limit("They agreed on 10 tons each. Answer: 10 tons")
-    10
-    >>> parse_limit("**Answer**: The agreed limit is 12 tons per person.")
-    12
-    >>> parse_limit("No number was agreed. Answer: N/A\\nThe Mayor said 10 tons.")
-    >>> parse_limit("10 tons")
-    """
-    return after_answer(answer, stop="\n")
-
-
-def _date(month: int, chat: bool = False) -> str:
-    """The date of a month's harvest, its first day (the code's runs start on 2024-01-01), or with `chat` of its
-    chat and notes, the day before its last day (the code's restaurant and home phases)."""
-    year, number = 2024 + month // 12, month % 12 + 1
-    return f"{year}-{number:02d}-{calendar.monthrange(year, number)[1] - 1 if chat else 1:02d}"
-
-
-KEPT_MONTHS = 2  # the code's memories expire after 63 days: a note or limit is shown for about two months more
-
-
-def _remember(agent: dict[str, Any], date: str, text: str, until: int, always: bool = False) -> None:
-    """Store a memory, shown through month `until` (a month's events: that month; notes and limits: two more)."""
-    agent["memories"].append([date, text, until, always])
-
-
-def _shown(agent: dict[str, Any], size: int, g: int, hint: list[Any] | None) -> list[list[Any]]:
-    """The memories a prompt of month `g` shows, by date: those not expired, the always-included ones (agreed limits,
-    the universalization hint) and the latest of the others, `size` in all."""
-    live = [m for m in agent["memories"] if m[2] >= g] + ([hint] if hint else [])
-    always = [m for m in live if m[3]]
-    others = [m for m in live if not m[3]][-max(0, size - len(always)):] if size > len(always) else []
-    return sorted([*always, *others], key=lambda m: m[0])
-
-
-def _sentence(text: str) -> str:
-    """The code's cut of a note or summary: up to its first "." (kept)."""
-    head, dot, _ = text.strip().partition(".")
-    return (head.strip() + dot) if head.strip() else ""
-
-
 class _Fishers:
     """The LLM calls of a month, each with its own node of the seed tree."""
 
@@ -201,7 +121,7 @@ class _Fishers:
     async def harvest(self, agent: int, memories: list[list[Any]], stock: int, g: int) -> tuple[int | None, int]:
         """The ask; an unreadable answer is asked again with the answer and the format restated (a new prompt, so a
         cached temperature-0 answer is not simply repeated)."""
-        prompt = render("population/commons/harvest.j2", date=_date(g), fisher=self.names[agent], memories=memories,
+        prompt = render("population/commons/harvest.j2", date=date_of(g), fisher=self.names[agent], memories=memories,
                         stock=stock, reason=not self.constrained)  # fmt: skip
         constraint = Constraint(prefix="Answer: ", grammar="root ::= [0-9] [0-9]? [0-9]?",
                                 regex=r"Answer: \d{1,3}") if self.constrained else None  # fmt: skip
@@ -217,8 +137,8 @@ class _Fishers:
 
     async def utter(self, agent: int, memories: list[list[Any]], conversation: list[tuple[str, str]], speakers: list[str],
                     g: int) -> tuple[str, bool | None, str | None]:  # fmt: skip
-        prompt = render("population/commons/converse.j2", date=_date(g, chat=True), fisher=self.names[agent],
-                        memories=memories, members=_comma_and(speakers), conversation=conversation)  # fmt: skip
+        prompt = render("population/commons/converse.j2", date=date_of(g, chat=True), fisher=self.names[agent],
+                        memories=memories, members=comma_and(speakers), conversation=conversation)  # fmt: skip
         grammar = None
         if self.constrained:  # the code's options: every fisher in the chat, the speaker included
             who = " | ".join(f'"{s}"' for s in speakers)
@@ -231,7 +151,7 @@ class _Fishers:
     async def summarize(self, conversation: list[tuple[str, str]], g: int) -> str:
         prompt = "Conversation:\n" + "".join(f"-{s}: {u}\n" for s, u in conversation) + \
             "\nSummarize the conversation above in one sentence."  # fmt: skip
-        return _sentence(await self.ask(-1, prompt, g, SUMMARY, 0, "summary"))
+        return sentence(await self.ask(-1, prompt, g, SUMMARY, 0, "summary"))
 
     async def limit(self, conversation: list[tuple[str, str]], g: int) -> tuple[int | None, str]:
         prompt = render("population/commons/limit.j2", conversation=conversation, reason=not self.constrained)
@@ -245,35 +165,30 @@ class _Fishers:
         interesting = planning.replace("you need to remember for your planning", "you might have found interesting")
         answers = await asyncio.gather(self.ask(agent, planning, g, PLANNING, agent, "planning"),
                                        self.ask(agent, interesting, g, INTERESTING, agent, "interesting"))  # fmt: skip
-        return _sentence(answers[0]), _sentence(answers[1])
-
-
-def _comma_and(names: Sequence[str]) -> str:
-    """The code's list_to_comma_string: "A, B, and C"."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f", and {names[-1]}"
+        return sentence(answers[0]), sentence(answers[1])
 
 
 async def _month(fishers: _Fishers, scenario: PopulationScenario, agents: list[dict[str, Any]], stock: int, g: int,
                  ) -> dict[str, Any]:  # fmt: skip
     """Play month `g` from `stock`: the tables' rows and what the next month starts from."""
-    game, n, date = scenario.population.game, len(agents), _date(g)
+    game, n, date = scenario.population.game, len(agents), date_of(g)
     llm = [i for i, a in enumerate(agents) if a["fixed"] is None]
     sustainable = sustainable_catch(stock, n)
     hint = [date, f"Given the current situation, if everyone fishes more than {sustainable} tons, the lake population "
                   "will shrink next month.", g, True] if game.universalization else None  # fmt: skip
     for a in agents:
-        _remember(a, date, f"Before everyone fishes, there are {stock} tons of fish in the lake.", g)
+        remember(a, date, f"Before everyone fishes, there are {stock} tons of fish in the lake.", g)
 
     async def ask(i: int) -> tuple[int | None, int]:
         if agents[i]["fixed"] is not None:
             return agents[i]["fixed"], 0
-        return await fishers.harvest(i, _shown(agents[i], game.memory, g, hint), stock, g)
+        return await fishers.harvest(i, shown(agents[i], game.memory, g, hint), stock, g)
 
     asked = await asyncio.gather(*(ask(i) for i in range(n)))
     caught = allocate([a or 0 for a, _ in asked], stock, game.allocation, generator(scenario.seed, Branch.EPOCH, g))
     for a, (want, _), got in zip(agents, asked, caught):
         a["gain"] += got
-        _remember(a, date, f"{a['name']} wanted to catch {want} tons of fish, and caught {got} tons." if want is not None
+        remember(a, date, f"{a['name']} wanted to catch {want} tons of fish, and caught {got} tons." if want is not None
                   else f"{a['name']} gave no readable catch, and caught 0 tons.", g)  # fmt: skip
     left = stock - sum(caught)
     collapsed = left < game.collapse_below
@@ -281,52 +196,13 @@ async def _month(fishers: _Fishers, scenario: PopulationScenario, agents: list[d
              got, a["gain"]] for i, (a, (want, tries), got) in enumerate(zip(agents, asked, caught))]  # fmt: skip
     talk, notes, limit = [], [], None
     if game.talk and llm and not collapsed:
-        talk, notes, limit = await _restaurant(fishers, scenario, agents, llm, caught, g, hint)
+        talk, notes, limit = await restaurant(fishers, scenario, agents, llm, caught, g, hint)
     illegal = sum(want is None for want, _ in asked) / max(1, len(llm))
     over = sum(c > sustainable for c in caught) / n
     month = [g, stock, sum(a or 0 for a, _ in asked), sum(caught), left, collapsed,
              0 if collapsed else min(game.capacity, 2 * left), sustainable, round(over, 6), round(illegal, 6),
              "" if limit is None else limit, len(talk)]  # fmt: skip
     return {"rows": rows, "month": month, "talk": talk, "notes": notes, "next": month[6], "collapsed": collapsed}
-
-
-async def _restaurant(fishers: _Fishers, scenario: PopulationScenario, agents: list[dict[str, Any]], llm: list[int],
-                      caught: Sequence[int], g: int, hint: list[Any] | None) -> tuple[list[list[Any]], list[list[Any]], int | None]:  # fmt: skip
-    """The month's chat, its summary and limit, and the fishers' notes: talk rows, note rows, the agreed limit."""
-    game, date = scenario.population.game, _date(g, chat=True)
-    report = "".join(f"{a['name']} caught {c} tons of fish. " for a, c in zip(agents, caught))
-    conversation = [(MAYOR, f"Ladies and gentlemen, let me give you the monthly fishing report. {report}".strip())]
-    talk = [[g, 0, MAYOR, conversation[0][1], "", "", "", ""]]
-    speakers = [agents[i]["name"] for i in llm]
-    speaker = llm[0]
-    while len(conversation) < game.talk_steps:
-        utterance, ended, following = await fishers.utter(speaker, _shown(agents[speaker], game.memory, g, hint),
-                                                          conversation, speakers, g)  # fmt: skip
-        conversation.append((agents[speaker]["name"], utterance))
-        stop = ended is None or ended  # the code: an unreadable conclusion ends the chat
-        # the code: the next speaker is any fisher in the chat, the speaker included; unreadable: the first of them
-        chosen = next((i for i in llm if agents[i]["name"] == following), llm[0])
-        talk.append([g, len(conversation) - 1, agents[speaker]["name"], utterance, "" if ended is None else ended,
-                     ended is not None, "" if stop else agents[chosen]["name"], stop or following is not None])  # fmt: skip
-        if stop:
-            break
-        speaker = chosen
-    summary = await fishers.summarize(conversation, g)
-    limit, _ = await fishers.limit(conversation, g)
-    notes = [[g, "", "", "summary", summary]]
-    for a in agents:  # the summary is kept as the chat's record, which the code's retrieval never shows
-        if limit is not None:
-            _remember(a, date, f"The community agreed on a maximum limit of {limit} tons of fish per person.",
-                      g + KEPT_MONTHS, always=True)  # fmt: skip
-    if limit is not None:
-        notes.append([g, "", "", "limit", limit])
-    if game.notes:
-        written = await asyncio.gather(*(fishers.notes(i, conversation, g) for i in llm))
-        for i, (planning, interesting) in zip(llm, written):
-            for kind, text in (("planning", planning), ("interesting", interesting)):
-                _remember(agents[i], date, text, g + KEPT_MONTHS)
-                notes.append([g, i, agents[i]["name"], kind, text])
-    return talk, notes, limit
 
 
 async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
@@ -388,12 +264,11 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
 
     path, block = run_dir.path, scenario.population
     gens, rows = read_csv(path / GENERATIONS), read_csv(path / POPULATION)
-    records = finalize_transcript(path / layout.TRANSCRIPTS)
     found = figures(outcome_of(path, scenario))
     llm_rows = rows[~rows["fixed"].astype(bool)]
     talk = read_csv(path / TALK)
     spoken = talk[talk["speaker"] != MAYOR]
-    write_summary(run_dir, {
+    finish_llm_run(run_dir, {
         "scenario": scenario.name, "agents": block.agents, "game": "commons", "months": block.generations,
         "months_played": len(gens), "talk": block.game.talk, "universalization": block.game.universalization,
         **found, "collapsed": bool(gens["collapsed"].astype(bool).any()),
@@ -403,8 +278,6 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
         "utterances": len(spoken),
         "unread_conclusions": int((~spoken["ended_read"].astype(bool)).sum()) if len(spoken) else 0,
         "unread_next_speakers": int((~spoken["next_read"].astype(bool)).sum()) if len(spoken) else 0,
-        "calls": len(records), "model": model,
-    }, kind="population")  # fmt: skip
-    plot_commons(gens, rows, capacity=block.game.capacity, collapse_below=block.game.collapse_below,
-                 title=scenario.name).savefig(path / "commons.png", dpi=120)  # fmt: skip
-    run_dir.write_status("complete")
+        "model": model,
+    }, plot_commons(gens, rows, capacity=block.game.capacity, collapse_below=block.game.collapse_below,
+                    title=scenario.name), "commons.png")  # fmt: skip

@@ -42,22 +42,19 @@ from typing import Any
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 
-from sandbox import run_dir as layout
 from sandbox.errors import RunFailedError
 from sandbox.files import read_csv
 from sandbox.games.donor import DonorRecord, apply_round, final_scores, pairings, round_views
-from sandbox.llm.transcript import finalize_transcript
 from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_norms
 from sandbox.population.donor_players import Players
 from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
 from sandbox.population.dynamics import network_of
-from sandbox.population.llm_session import llm_session
+from sandbox.population.llm_session import finish_llm_run, listed, llm_session
 from sandbox.population.norm_map import norm_map_summary
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, generator
-from sandbox.summary import write_summary
 
 __all__ = ["DONATIONS", "NORMS", "play_donor"]
 
@@ -273,28 +270,25 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str, mea
 
     path = run_dir.path
     gens = read_csv(path / GENERATIONS)
-    records = finalize_transcript(path / layout.TRANSCRIPTS)
     donation = gens["mean_donated_share"].to_numpy(dtype=float)
     ok = ~np.isnan(donation)
     slope = float(np.polyfit(gens["generation"][ok], donation[ok], 1)[0]) if ok.sum() >= 2 else math.nan
     block = scenario.population
     norms = read_csv(path / NORMS)
     revisions = read_csv(path / REVISIONS)
-    write_summary(run_dir, {
+    finish_llm_run(run_dir, {
         "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "donor",
         "rule": block.revision.rule, "network": block.network.kind, "mean_degree": mean_degree,
         "norm_versions": len(norms), "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
-        "donation_by_generation": [None if math.isnan(v) else round(float(v), 4) for v in donation],
+        "donation_by_generation": listed(donation),
         "donation_slope_per_generation": None if math.isnan(slope) else round(slope, 5),
         "final_resources_by_generation": [round(float(v), 3) for v in gens["mean_final_resources"]],
-        "survivor_gap_by_generation": [None if math.isnan(v) else round(float(v), 4) for v in gens["survivor_gap"]],
+        "survivor_gap_by_generation": listed(gens["survivor_gap"]),
         "punishment_rate": float((gens["punishment_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "calls": len(records), "model": model, **_fidelity_summary(path, block.judge_play, block.generations),
+        "model": model, **_fidelity_summary(path, block.judge_play, block.generations),
         **norm_map_summary(path),
-    }, kind="population")  # fmt: skip
-    plot_donations(path).savefig(path / "donations.png", dpi=120)
-    run_dir.write_status("complete")
+    }, plot_donations(path), "donations.png")  # fmt: skip
 
 
 def _fidelity_summary(path: Path, judged: bool, generations: int) -> dict[str, Any]:

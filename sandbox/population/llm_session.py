@@ -7,7 +7,8 @@ returns the model of a role (`"user"`, `"judge"`), a given model object
 stack. On an error the run is marked failed and `RunFailedError` says how to
 resume it; on an interrupt (Ctrl-C, a kill, a budget reached) it is marked
 interrupted and the interrupt goes on; the transcript and the cache are
-closed either way.
+closed either way. `finish_llm_run` ends a run that played out: its
+summary (with the calls the transcript holds), its figure, its status.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter
 from sandbox.run_dir import RunDirectory
 
-__all__ = ["llm_session"]
+__all__ = ["finish_llm_run", "listed", "llm_session"]
 
 
 @contextmanager
@@ -55,3 +56,24 @@ def llm_session(run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any],
     finally:
         transcript.close()
         cache.close()
+
+
+def finish_llm_run(run_dir: RunDirectory, summary: dict[str, Any], figure: Any, name: str) -> None:
+    """Close the transcript and write the summary with `calls` (the calls it holds), `figure` as `name` and the
+    status complete: the last step of every LLM population run."""
+    from sandbox.llm.transcript import finalize_transcript
+    from sandbox.summary import write_summary
+
+    records = finalize_transcript(run_dir.path / layout.TRANSCRIPTS)
+    write_summary(run_dir, {**summary, "calls": len(records)}, kind="population")
+    figure.savefig(run_dir.path / name, dpi=120)
+    run_dir.write_status("complete")
+
+
+def listed(values: Any, digits: int = 4) -> list[float | None]:
+    """A table's column for a summary: rounded, a missing value (NaN) as None.
+
+    >>> listed([0.123456, float("nan")])
+    [0.1235, None]
+    """
+    return [None if v != v else round(float(v), digits) for v in values]

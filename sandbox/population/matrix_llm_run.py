@@ -39,22 +39,19 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
 from prompts import render
-from sandbox import run_dir as layout
 from sandbox.files import read_csv
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from sandbox.llm.contracts import CallInfo, Constraint
-from sandbox.llm.transcript import finalize_transcript
 from sandbox.llm.wrapper import acall
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import network_of
-from sandbox.population.llm_session import llm_session
+from sandbox.population.llm_session import finish_llm_run, listed, llm_session
 from sandbox.population.principles import edge_pairs, revise_principles, start_or_resume
 from sandbox.population.scenario import PopulationScenario, place_members
 from sandbox.population.strategies import payoff_table
 from sandbox.population.tables import append_rows, save_state
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, call_seed, generator
-from sandbox.summary import write_summary
 from societies.norms import NORMS
 
 __all__ = ["play_matrix_llm"]
@@ -221,20 +218,17 @@ def play_matrix_llm(run_dir: RunDirectory, scenario: PopulationScenario, *, mode
     given = (models or {}).get("user")
     gens = read_csv(path / GENERATIONS)
     revisions = read_csv(path / REVISIONS)
-    write_summary(run_dir, {
+    finish_llm_run(run_dir, {
         "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "matrix_llm",
         "matrix_game": block.game.name, "turns": block.game.turns, "rule": block.revision.rule,
         "network": block.network.kind,
-        "cooperation_by_generation": [None if v != v else round(float(v), 4) for v in gens["cooperation"]],  # no legal move: None
+        "cooperation_by_generation": listed(gens["cooperation"]),  # a generation without a legal move: None
         "mean_payoff_by_generation": gens["mean_payoff"].round(4).tolist(),
         "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
         "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
         "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "calls": len(finalize_transcript(path / layout.TRANSCRIPTS)),
         "model": scenario.models.user.spec if given is None else f"given: {type(given).__name__}",
         **norm_map_summary(path),
-    }, kind="population")  # fmt: skip
-    plot_llm_cooperation(gens, title=scenario.name).savefig(path / "cooperation.png", dpi=120)
-    run_dir.write_status("complete")
+    }, plot_llm_cooperation(gens, title=scenario.name), "cooperation.png")  # fmt: skip
     return path

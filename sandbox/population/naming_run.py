@@ -46,19 +46,16 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from prompts import render
-from sandbox import run_dir as layout
 from sandbox.files import read_csv
 from sandbox.games.naming import Convergence
 from sandbox.llm.contracts import CallInfo, Constraint
-from sandbox.llm.transcript import finalize_transcript
 from sandbox.llm.wrapper import acall
 from sandbox.population.dynamics import Neighbours, neighbour_of, network_of
-from sandbox.population.llm_session import llm_session
+from sandbox.population.llm_session import finish_llm_run, listed, llm_session
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, call_seed, generator, seed_node
-from sandbox.summary import write_summary
 
 __all__ = ["parse_name", "play_naming"]
 
@@ -237,22 +234,19 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
 
     path, block = run_dir.path, scenario.population
     gens = read_csv(path / GENERATIONS)
-    records = finalize_transcript(path / layout.TRANSCRIPTS)
     reached = gens["consensus_at"].dropna()
     at = int(reached.iloc[0]) if len(reached) else None
     rows = read_csv(path / INTERACTIONS)
     agreed = str(rows.loc[rows["interaction"] == at, "name_a"].iloc[0]) if at is not None else None
     last = gens.iloc[-1]
-    write_summary(run_dir, {
+    finish_llm_run(run_dir, {
         "scenario": scenario.name, "agents": block.agents, "game": "naming", "words": block.game.words,
         "network": block.network.kind, "generations_played": len(gens), "interactions": int(gens["interactions"].sum()),
         "consensus_at": at, "consensus_per_agent": None if at is None else round(at / block.agents, 3),
         "consensus_name": agreed,  # the name played at the interaction that completed the 3 N successes
         "final_dominant": str(last["dominant"]), "final_dominant_share": float(last["dominant_share"]),
         "success_rate_by_generation": gens["success_rate"].round(4).tolist(),
-        "committed_share_by_generation": [None if v != v else round(float(v), 4) for v in gens["committed_share"]],
+        "committed_share_by_generation": listed(gens["committed_share"]),
         "illegal_rate": float((gens["illegal_rate"] * gens["interactions"]).sum() / gens["interactions"].sum()),
-        "calls": len(records), "model": model,
-    }, kind="population")  # fmt: skip
-    plot_naming(gens, title=scenario.name).savefig(path / "naming.png", dpi=120)
-    run_dir.write_status("complete")
+        "model": model,
+    }, plot_naming(gens, title=scenario.name), "naming.png")  # fmt: skip

@@ -36,7 +36,7 @@ from sandbox.scenario_file import load_run_scenario
 from sandbox.seeding import Branch, generator
 from sandbox.summary import write_summary
 
-__all__ = ["GENERATIONS", "POPULATION", "run_population", "resume_population"]
+__all__ = ["GENERATIONS", "POPULATION", "play_scripted", "resume_population", "run_population"]
 
 POPULATION = "population.csv"
 GENERATIONS = "generations.csv"
@@ -63,7 +63,9 @@ class _Setup:
         self.fixed = np.array([block.members[m].fixed for m in self.start], dtype=bool)
 
 
-def _play(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook) -> Path:
+def play_scripted(run_dir: RunDirectory, scenario: PopulationScenario, *, models: Any = None, hooks: Hook = None,
+                  ledgers: Any = ()) -> Path:  # fmt: skip
+    """Play a matrix game among scripted strategies (`models` and `ledgers` are unused: no model is called)."""
     setup, block = _Setup(scenario), scenario.population
     path = run_dir.path
     state = load_state(path)  # cuts what a kill left after the last finished generation (a partial row included)
@@ -139,27 +141,11 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, setup: _Setup) 
 
 
 def _dispatch(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook, models: Any, ledgers: Any) -> Path:
-    if scenario.population.game.kind == "donor":
-        from sandbox.population.donor_run import play_donor
+    """Play the run with its game's player (`PopulationGameSpec.play_with`)."""
+    from sandbox.kinds import resolve
 
-        return play_donor(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
-    if scenario.population.game.kind == "naming":
-        from sandbox.population.naming_run import play_naming
-
-        return play_naming(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
-    if scenario.population.game.kind == "commons":
-        from sandbox.population.commons_run import play_commons
-
-        return play_commons(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
-    if scenario.population.game.kind == "matrix" and scenario.population.game.play == "llm":
-        from sandbox.population.matrix_llm_run import play_matrix_llm
-
-        return play_matrix_llm(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
-    if scenario.population.game.kind == "ultimatum":
-        from sandbox.population.ultimatum_run import play_ultimatum_population
-
-        return play_ultimatum_population(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
-    return _play(run_dir, scenario, hooks)
+    player = resolve(scenario.population.game.play_with())
+    return player(run_dir, scenario, models=models, hooks=hooks, ledgers=ledgers)
 
 
 def run_population(scenario: PopulationScenario, out: Path | str | None = None, *, hooks: Hook = None,

@@ -56,22 +56,19 @@ from langchain_core.language_models import BaseChatModel
 from agents.assistant import PolicyFollowingAssistant, library_policies
 from agents.meta import Interaction, MetaLM
 from agents.user import NormFollowingUser
-from sandbox import run_dir as layout
 from sandbox.files import read_csv
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import play_ultimatum
 from sandbox.graph.nodes import draw_stakes
 from sandbox.llm.contracts import CallInfo
-from sandbox.llm.transcript import finalize_transcript
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import Neighbours, network_of
-from sandbox.population.llm_session import llm_session
+from sandbox.population.llm_session import finish_llm_run, listed, llm_session
 from sandbox.population.principles import edge_pairs, revise_principles, start_or_resume
 from sandbox.population.scenario import ASSISTANT, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, save_state
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, call_seed, generator, seed_node
-from sandbox.summary import write_summary
 from societies.contracts import UserProfile
 from societies.manners import MANNERS
 from societies.norms import NORMS, resolve_norm
@@ -140,16 +137,7 @@ class _Players:
 
 def _interaction(record: dict[str, Any], flex: str) -> Interaction:
     """An episode as a MetaLM reads it, `flex` (an agent's name, or the assistant) the flex-policy agent."""
-    if record["decision"] is not None:
-        response: str | None = record["decision"]
-    elif record["proposal_legal"]:
-        response = f"{record['response']} (not a legal answer)"
-    else:
-        response = None
-    proposal = record["proposal"] if record["proposal_legal"] else f"{record['proposal']} (not a legal proposal)"
-    return Interaction(episode=record["episode"], proposer_is_assistant=record["proposer"] == flex,
-                       responder_is_assistant=record["responder"] == flex, proposal=proposal, response=response,
-                       offered_share=record["offered_share"], decision=record["decision"])  # fmt: skip
+    return Interaction.from_episode(record, lambda name: name == flex)
 
 
 def _shares(record: dict[str, Any]) -> tuple[float, float]:
@@ -296,22 +284,18 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, specs: dict[str
 
     path, block = run_dir.path, scenario.population
     gens = read_csv(path / GENERATIONS)
-    records = finalize_transcript(path / layout.TRANSCRIPTS)
     revisions = read_csv(path / REVISIONS)
-    listed = lambda column: [None if v != v else round(float(v), 4) for v in gens[column]]  # noqa: E731
-    assistant, fixed = listed("assistant_offered_share"), listed("fixed_offered_share")
-    write_summary(run_dir, {
+    finish_llm_run(run_dir, {
         "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "ultimatum",
         "rule": block.revision.rule, "network": block.network.kind,
-        "offered_share_by_generation": listed("mean_offered_share"),
-        "members_offered_share_by_generation": listed("members_offered_share"),
-        "assistant_offered_share_by_generation": assistant, "fixed_offered_share_by_generation": fixed,
-        "acceptance_by_generation": listed("acceptance_rate"),
+        "offered_share_by_generation": listed(gens["mean_offered_share"]),
+        "members_offered_share_by_generation": listed(gens["members_offered_share"]),
+        "assistant_offered_share_by_generation": listed(gens["assistant_offered_share"]),
+        "fixed_offered_share_by_generation": listed(gens["fixed_offered_share"]),
+        "acceptance_by_generation": listed(gens["acceptance_rate"]),
         "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
         "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
         "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["episodes"]).sum() / gens["episodes"].sum()),
-        "calls": len(records), "models": specs, **norm_map_summary(path),
-    }, kind="population")  # fmt: skip
-    plot_ultimatum(gens, title=scenario.name).savefig(path / "ultimatum.png", dpi=120)
-    run_dir.write_status("complete")
+        "models": specs, **norm_map_summary(path),
+    }, plot_ultimatum(gens, title=scenario.name), "ultimatum.png")  # fmt: skip

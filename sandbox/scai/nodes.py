@@ -108,22 +108,7 @@ def init_policy(state: ScaiState, runtime: Runtime[SocietyContext]) -> dict[str,
 
 def _observed(episode: dict[str, Any]) -> Interaction:
     """An episode as the MetaLM reads it: the proposal as said, and the decision (or the illegal answer)."""
-    if episode["decision"] is not None:
-        response: str | None = episode["decision"]
-    elif episode["proposal_legal"]:
-        response = f"{episode['response']} (not a legal answer)"
-    else:
-        response = None
-    proposal = episode["proposal"] if episode["proposal_legal"] else f"{episode['proposal']} (not a legal proposal)"
-    return Interaction(
-        episode=episode["episode"],
-        proposer_is_assistant=str(episode["proposer"]).startswith(ASSISTANT),
-        responder_is_assistant=str(episode["responder"]).startswith(ASSISTANT),
-        proposal=proposal,
-        response=response,
-        offered_share=episode["offered_share"],
-        decision=episode["decision"],
-    )
+    return Interaction.from_episode(episode, lambda name: name.startswith(ASSISTANT))
 
 
 def evidence(state: ScaiState, runtime: Runtime[SocietyContext]) -> list[dict[str, Any]]:
