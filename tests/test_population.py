@@ -196,6 +196,8 @@ def _write(tmp: Path, name: str, data: dict) -> Path:
     ({"agents": 4, "network": {"kind": "edges", "edges": [[0, 0], [1, 2], [2, 3], [3, 0]]}}, "joins an agent to itself"),
     ({"agents": 4, "network": {"kind": "edges", "edges": [[-1, 1], [1, 2], [2, 3]]}}, "names agent -1"),
     ({"game": {"name": "bach_or_stravinsky"}}, "not symmetric"),
+    ({"agents": 9, "members": [{"strategy": "Cooperator", "share": 0.95}, {"strategy": "Defector", "share": 0.05}]},
+     "members[1].share 0.05 of 9 agents rounds to no agent"),
     ({"game": {"name": "prisoner_dilemma"}}, "population.game"),
     ({"agents": 5000, "network": {"kind": "complete"}, "members": [{"strategy": "Random", "share": 1.0}]},
      "at most 2000 agents"),
@@ -270,3 +272,29 @@ def test_a_bad_edge_list_file_exits_2_naming_the_field(tmp_path: Path, network: 
     assert result.exit_code == 2, result.output
     assert words in " ".join(result.output.split()) and str(tmp_path / "s.yaml") in result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("scenario, model, words", [
+    ("pd_grid_nowak_may.yaml", "user=embedded", "scripted strategies, which call no model"),
+    ("donor_small.yaml", "judge=embedded", "ROLE user or all"),  # no judge_play: no judge is asked
+    ("donor_small.yaml", "assistant=embedded", "ROLE user or all"),
+    ("donor_judged_small.yaml", "meta=embedded", "ROLE user, judge or all"),
+    ("govsim_small.yaml", "meta=embedded", "ROLE user or all"),
+    ("ultimatum_small.yaml", "judge=embedded", "ROLE user, assistant, meta or all"),
+])  # fmt: skip
+def test_a_model_for_a_role_the_game_does_not_read_exits_2(tmp_path: Path, scenario: str, model: str,
+                                                           words: str) -> None:  # fmt: skip
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["run", f"scenarios/population/{scenario}", "--out", str(out), "--model", model])
+    assert result.exit_code == 2, result.output
+    assert "--model" in result.output and words in " ".join(result.output.split()), result.output
+    assert not out.exists()
+
+
+def test_a_model_for_a_role_the_game_reads_is_taken() -> None:
+    from sandbox.population.kind import load, overrides
+
+    judged = overrides(load("scenarios/population/donor_judged_small.yaml"), models=["judge=openai:m", "user=openai:u"])
+    assert (judged.models.judge.spec, judged.models.user.spec) == ("openai:m", "openai:u")
+    every = overrides(load("scenarios/population/ultimatum_small.yaml"), models=["all=openai:x"])
+    assert {every.models.user.spec, every.models.assistant.spec, every.models.meta.spec} == {"openai:x"}

@@ -72,14 +72,20 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
 
 def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
               models: list[str] | None = None) -> Any:  # fmt: skip
-    """`sandbox run --seed K --model ROLE=SPEC` (ROLE user, the LLM members; judge, the judge of play against
-    norm; assistant and meta, the ultimatum population's SCAI assistant and the MetaLMs)."""
+    """`sandbox run --seed K --model ROLE=SPEC`, ROLE a role the game reads (`PopulationGameSpec.roles`): user, the
+    LLM members; judge, the judge of play against norm (the donor game with judge_play); assistant and meta, the
+    ultimatum population's SCAI assistant and MetaLMs; or all of them."""
+    from sandbox.errors import ScenarioError
     from sandbox.scenario_file import model_overrides, parse_kind
 
     data = scenario.model_dump(mode="json")
     if seed is not None:
         data["seed"] = seed
-    model_overrides(data, models, ("user", "judge", "assistant", "meta"), source)
+    roles = scenario.population.game.roles(scenario.population)
+    if models and not roles:
+        raise ScenarioError(source, [("--model", "this population's members are scripted strategies, which call no "
+                                                 "model")])  # fmt: skip
+    model_overrides(data, models, roles, source)
     return parse_kind("population", data, source)
 
 

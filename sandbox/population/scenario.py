@@ -90,6 +90,11 @@ class PopulationBlock(StrictModel):
             covered = len({n for edge in edges for n in edge})
             raise ValueError(f"network.edges cover {covered} agents, fewer than the {self.agents} agents: each agent "
                              "needs a neighbour")  # fmt: skip
+        counts = member_counts([m.share for m in self.members], self.agents)
+        empty = [i for i, n in enumerate(counts) if n == 0]
+        if empty:  # a member that would silently play no part
+            raise ValueError(f"members[{empty[0]}].share {self.members[empty[0]].share:g} of {self.agents} agents "
+                             "rounds to no agent; raise the share or the agents")  # fmt: skip
         self.game.check(self)
         return self
 

@@ -3,9 +3,9 @@
 A game of the population kind is one module of `sandbox.population.specs`:
 a pydantic model of its `game:` block, subclass of `PopulationGameSpec`,
 that names the function playing it (`player`), checks the whole
-`population:` block for what the game cannot use (`check`), says what a run
-will do (`describe`) and counts its calls for `sandbox run --dry-run`
-(`calls`). `sandbox.population.scenario` lists the games; nothing else in
+`population:` block for what the game cannot use (`check`), names the model roles a run
+reads (`roles`), says what a run will do (`describe`) and counts its calls
+for `sandbox run --dry-run` (`calls`). `sandbox.population.scenario` lists the games; nothing else in
 the kind dispatches on the game.
 """
 
@@ -114,6 +114,10 @@ class PopulationGameSpec(StrictModel):
     def play_with(self) -> str:
         """The function that plays this game ("module:function")."""
         return self.player
+
+    def roles(self, block: Any) -> tuple[str, ...]:
+        """The model roles a run reads (what `--model ROLE=SPEC` may name): the members' `user` by default."""
+        return ("user",)
 
     def check(self, block: Any) -> None:
         """Refuse, with a ValueError naming the field, what of the `population:` block this game cannot use (its

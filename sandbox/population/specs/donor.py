@@ -53,6 +53,9 @@ class DonorGameSpec(PopulationGameSpec):
             raise ValueError(f"rounds is read by pairing network only; pairing {self.pairing} fixes its own rounds")
         return self
 
+    def roles(self, block: Any) -> tuple[str, ...]:
+        return ("user", "judge") if block.judge_play else ("user",)
+
     def check(self, block: Any) -> None:
         rule, revision = block.revision.rule, block.revision
         if rule in ("proportional", "best", "memory"):

@@ -65,6 +65,9 @@ class MatrixGameSpec(PopulationGameSpec):
             return "sandbox.population.matrix_llm_run:play_matrix_llm"
         return "sandbox.population.run:play_scripted"
 
+    def roles(self, block: Any) -> tuple[str, ...]:
+        return ("user",) if self.play == "llm" else ()  # scripted strategies call no model
+
     def check(self, block: Any) -> None:
         if self.play == "llm":
             principle_checks(block, "a matrix game with play llm", assistant=False)

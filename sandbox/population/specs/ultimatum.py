@@ -36,6 +36,12 @@ class UltimatumPopulationGame(UltimatumGame, PopulationGameSpec):
 
     player = "sandbox.population.ultimatum_run:play_ultimatum_population"
 
+    def roles(self, block: Any) -> tuple[str, ...]:
+        """The members (`user`); the assistant member (`assistant`); the MetaLMs (`meta`), where one revises."""
+        has_assistant = any(m.strategy == ASSISTANT for m in block.members)
+        meta = has_assistant or block.revision.rule == "reflect"
+        return ("user",) + (("assistant",) if has_assistant else ()) + (("meta",) if meta else ())
+
     def check(self, block: Any) -> None:
         principle_checks(block, "the ultimatum population", assistant=True)
         fields = UltimatumPopulationGame.model_fields
