@@ -1,5 +1,6 @@
 """A run directory's budget: its ledgers (its own cap, from what its transcript says it spent, and a sweep's), a
-stop when a cap is reached, and a higher cap written for `sandbox resume --max-calls N`.
+stop when a cap is reached, and a higher cap written for `sandbox resume --max-calls N`; `stop_run`, what a run
+does when anything stops it.
 
 The caps and ledgers themselves are the LLM layer's (`sandbox.llm.budget`);
 this module joins them to run directories.
@@ -9,15 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
 from sandbox import run_dir as layout
+from sandbox.errors import RunFailedError
 from sandbox.llm.budget import Budget, BudgetExhaustedError, Ledger, spent_in_transcript
 from sandbox.files import read_yaml
 
-__all__ = ["budget_stop", "raise_budget", "run_ledgers", "set_budget"]
+__all__ = ["budget_stop", "raise_budget", "run_ledgers", "set_budget", "stop_run"]
 
 
 def run_ledgers(run_dir: Any, scenario: Any, ledgers: Sequence[Any] = ()) -> list[Any]:
@@ -44,6 +46,19 @@ def budget_stop(run_dir: Any, failures: Sequence[BaseException]) -> None:
     run_dir.write_status("stopped", reason=str(stopped))
     raise BudgetExhaustedError(f"{stopped}: the run stopped cleanly. Finish it with a higher cap: "
                                f"sandbox resume {run_dir.path} --max-calls N (or --max-tokens, --max-cost)")  # fmt: skip
+
+
+def stop_run(run_dir: Any, error: BaseException, what: str) -> NoReturn:
+    """Mark a run that `error` stopped, then raise: a budget cap reached is `stopped` (`budget_stop`); an error
+    `failed`, raised again as `RunFailedError` saying that `what` failed and how to resume; an interrupt (Ctrl-C, a
+    kill, a cancellation) `interrupted`, raised again as it is. Call it from an `except BaseException` block."""
+    budget_stop(run_dir, [error])
+    failed = isinstance(error, Exception)
+    run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
+    if failed:
+        raise RunFailedError(f"{what} failed: {type(error).__name__}: {error}\n"
+                             f"The run directory is resumable: sandbox resume {run_dir.path}") from error  # fmt: skip
+    raise error
 
 
 def set_budget(run_dir: Any, budget: Budget) -> None:

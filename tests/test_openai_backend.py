@@ -123,3 +123,20 @@ async def test_log_probabilities_on_the_wire_and_through_the_cache(env: pytest.M
         assert verdict == again and verdict.p_yes == pytest.approx(1 / (1 + math.exp(-1.0)))
         plain = await model.ainvoke(MESSAGES)
         assert "logprobs" not in server.requests[-1] and TOKEN_LOGPROBS not in plain.response_metadata
+
+
+async def test_a_scratch_model_asks_a_repeated_question_once_and_keeps_nothing(env: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from sandbox.llm.resolve import scratch_model
+
+    before = set(Path(tempfile.gettempdir()).iterdir())
+    with loopback_openai(hello) as server:
+        env.setenv("OPENAI_BASE_URL", server.url)
+        with scratch_model("judge", "openai:bench", {"temperature": 0.0}) as model:
+            answers = [(await model.ainvoke(MESSAGES, seed=1)).content for _ in range(3)]
+            other = (await model.ainvoke([HumanMessage("Say goodbye.")], seed=1)).content
+    assert answers == ["hello"] * 3 and other == "hello"
+    assert len(server.requests) == 2  # the repeats came from the scratch cache
+    assert server.requests[0]["temperature"] == 0.0
+    assert set(Path(tempfile.gettempdir()).iterdir()) <= before  # the scratch folder is gone

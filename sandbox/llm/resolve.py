@@ -16,7 +16,8 @@ same, so one limit holds for all of a backend's calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -206,6 +207,22 @@ def model_stack(scenario: Any, cache: Any | None, sinks: Sequence[Any], ledgers:
     return ModelStack(cache=cache, sinks=list(sinks), concurrency=scenario.concurrency,
                       options=BackendOptions(embedded=scenario.embedded), ledgers=list(ledgers),
                       prices=scenario_prices(scenario, by="role"))  # fmt: skip
+
+
+@contextmanager
+def scratch_model(role: str, spec: str, sampling: Mapping[str, Any]) -> Iterator[BaseChatModel]:
+    """`role`'s model of `spec` over a cache in a temporary folder, gone afterwards: for a benchmark, where a
+    repeated question is asked once but nothing is kept (no transcript, no budget, one call at a time)."""
+    import tempfile
+
+    from sandbox.llm.cache import ResponseCache
+
+    with tempfile.TemporaryDirectory() as scratch:
+        cache = ResponseCache(f"{scratch}/cache.sqlite")
+        try:
+            yield ModelStack(cache=cache, sinks=[], concurrency=1).for_role(role, spec, sampling)
+        finally:
+            cache.close()
 
 
 def scenario_prices(scenario: Any, by: str = "spec") -> dict[str, Any]:

@@ -77,7 +77,7 @@ from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 from sandbox.population.commons_chat import MAYOR, comma_and, parse_limit, parse_utterance, restaurant
 from sandbox.population.commons_memory import date_of, remember, sentence, shown
-from sandbox.population.llm_session import finish_llm_run, llm_session
+from sandbox.population.llm_session import finish_llm_run, llm_session, model_label
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
@@ -241,8 +241,7 @@ def play_commons(run_dir: RunDirectory, scenario: PopulationScenario, *, models:
     from sandbox._sync import run_sync
 
     run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
-    given = (models or {}).get("user")
-    _finish(run_dir, scenario, scenario.models.user.spec if given is None else f"given: {type(given).__name__}")
+    _finish(run_dir, scenario, model_label(scenario, models))
     return run_dir.path
 
 

@@ -49,7 +49,7 @@ from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_n
 from sandbox.population.donor_players import Players
 from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
 from sandbox.population.dynamics import network_of
-from sandbox.population.llm_session import finish_llm_run, listed, llm_session
+from sandbox.population.llm_session import finish_llm_run, listed, llm_session, model_label
 from sandbox.population.norm_map import norm_map_summary
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
@@ -259,9 +259,7 @@ def play_donor(run_dir: RunDirectory, scenario: PopulationScenario, *, models: M
 
     network = _Network(scenario)
     run_sync(_aplay(run_dir, scenario, network, models or {}, hooks, ledgers))
-    given = (models or {}).get("user")
-    model = scenario.models.user.spec if given is None else f"given: {type(given).__name__}"
-    _finish(run_dir, scenario, model, float(network.neighbours.degree().mean()))
+    _finish(run_dir, scenario, model_label(scenario, models), float(network.neighbours.degree().mean()))
     return run_dir.path
 
 

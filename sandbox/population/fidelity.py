@@ -105,23 +105,15 @@ async def ajudge_known_cases(judge: Any, game: Any) -> list[dict[str, Any]]:
 def bench_fidelity(spec: str = "embedded") -> dict[str, Any]:
     """`sandbox bench fidelity`: the judge of play against norm on known cases (8: half followed, half not), so a
     judge that says yes to everything scores 4 of 8."""
-    import tempfile
-
     import pandas as pd
 
     from sandbox._sync import run_sync
-    from sandbox.llm.cache import ResponseCache
-    from sandbox.llm.resolve import ModelStack
+    from sandbox.llm.resolve import scratch_model
     from sandbox.population.scenario import DonorGameSpec
     from sandbox.proxy.judge import ProxyJudge
 
-    with tempfile.TemporaryDirectory() as scratch:
-        cache = ResponseCache(f"{scratch}/cache.sqlite")
-        try:
-            model = ModelStack(cache=cache, sinks=[], concurrency=1).for_role("judge", spec, {"temperature": 0.0})
-            rows = run_sync(ajudge_known_cases(ProxyJudge(model), DonorGameSpec(kind="donor")))
-        finally:
-            cache.close()
+    with scratch_model("judge", spec, {"temperature": 0.0}) as model:
+        rows = run_sync(ajudge_known_cases(ProxyJudge(model), DonorGameSpec(kind="donor")))
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.max_colwidth", 70):
         print(table.to_string(index=False))

@@ -20,19 +20,18 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from sandbox import run_dir as layout
-from sandbox.errors import RunFailedError
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter
 from sandbox.run_dir import RunDirectory
 
-__all__ = ["finish_llm_run", "listed", "llm_session"]
+__all__ = ["finish_llm_run", "listed", "llm_session", "model_label"]
 
 
 @contextmanager
 def llm_session(run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any],
                 models: Mapping[str, BaseChatModel]) -> Iterator[Callable[[str], BaseChatModel]]:  # fmt: skip
-    from sandbox.run_budget import budget_stop, run_ledgers
+    from sandbox.run_budget import run_ledgers, stop_run
 
     path = run_dir.path
     cache = ResponseCache(path / layout.CACHE)
@@ -46,13 +45,7 @@ def llm_session(run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any],
     try:
         yield model
     except BaseException as error:
-        budget_stop(run_dir, [error])
-        failed = isinstance(error, Exception)
-        run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
-        if failed:
-            raise RunFailedError(f"population failed: {type(error).__name__}: {error}\n"
-                                 f"The run directory is resumable: sandbox resume {path}") from error  # fmt: skip
-        raise
+        stop_run(run_dir, error, "population")
     finally:
         transcript.close()
         cache.close()
@@ -68,6 +61,12 @@ def finish_llm_run(run_dir: RunDirectory, summary: dict[str, Any], figure: Any, 
     write_summary(run_dir, {**summary, "calls": len(records)}, kind="population")
     figure.savefig(run_dir.path / name, dpi=120)
     run_dir.write_status("complete")
+
+
+def model_label(scenario: Any, models: Mapping[str, BaseChatModel] | None, role: str = "user") -> str:
+    """What a summary says played `role`: the scenario's spec, or "given: CLASS" for a model object passed in."""
+    given = (models or {}).get(role)
+    return getattr(scenario.models, role).spec if given is None else f"given: {type(given).__name__}"
 
 
 def listed(values: Any, digits: int = 4) -> list[float | None]:

@@ -45,7 +45,7 @@ from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import network_of
-from sandbox.population.llm_session import finish_llm_run, listed, llm_session
+from sandbox.population.llm_session import finish_llm_run, listed, llm_session, model_label
 from sandbox.population.principles import edge_pairs, revise_principles, start_or_resume
 from sandbox.population.scenario import PopulationScenario, place_members
 from sandbox.population.strategies import payoff_table
@@ -215,7 +215,6 @@ def play_matrix_llm(run_dir: RunDirectory, scenario: PopulationScenario, *, mode
 
     run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
     path, block = run_dir.path, scenario.population
-    given = (models or {}).get("user")
     gens = read_csv(path / GENERATIONS)
     revisions = read_csv(path / REVISIONS)
     finish_llm_run(run_dir, {
@@ -228,7 +227,7 @@ def play_matrix_llm(run_dir: RunDirectory, scenario: PopulationScenario, *, mode
         "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
         "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "model": scenario.models.user.spec if given is None else f"given: {type(given).__name__}",
+        "model": model_label(scenario, models),
         **norm_map_summary(path),
     }, plot_llm_cooperation(gens, title=scenario.name), "cooperation.png")  # fmt: skip
     return path

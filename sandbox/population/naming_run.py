@@ -51,7 +51,7 @@ from sandbox.games.naming import Convergence
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 from sandbox.population.dynamics import Neighbours, neighbour_of, network_of
-from sandbox.population.llm_session import finish_llm_run, listed, llm_session
+from sandbox.population.llm_session import finish_llm_run, listed, llm_session, model_label
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
@@ -224,8 +224,7 @@ def play_naming(run_dir: RunDirectory, scenario: PopulationScenario, *, models: 
     from sandbox._sync import run_sync
 
     run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
-    given = (models or {}).get("user")
-    _finish(run_dir, scenario, scenario.models.user.spec if given is None else f"given: {type(given).__name__}")
+    _finish(run_dir, scenario, model_label(scenario, models))
     return run_dir.path
 
 

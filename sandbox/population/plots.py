@@ -39,23 +39,33 @@ def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
+def _shares_plot(generations: pd.DataFrame, lines: list[tuple[str, str, dict[str, Any]]], *, xlabel: str,
+                 ylabel: str, title: str) -> Figure:
+    """Shares (0 to 1) by generation on one axis: each of `lines` is (column, label, matplotlib style); a column
+    without a value is left out."""
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
+    drawn = [ax.plot(generations["generation"], generations[column], label=label, **style)
+             for column, label, style in lines if generations[column].notna().any()]  # fmt: skip
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if drawn:
+        ax.legend(loc="best", fontsize=8)
+    else:  # every move illegal, say
+        ax.text(0.5, 0.5, "no value to draw", transform=ax.transAxes, ha="center", color="grey")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def plot_naming(generations: pd.DataFrame, title: str = "") -> Figure:
     """A naming game's generations: the success rate, the dominant name's share of the agents and, with a
     committed minority, the committed name's share."""
-    fig = Figure(figsize=(7, 4))
-    ax = fig.subplots()
-    ax.plot(generations["generation"], generations["success_rate"], color="#4c72b0", label="success rate")
-    ax.plot(generations["generation"], generations["dominant_share"], color="#55a868", label="dominant name's share")
-    if generations["committed_share"].notna().any():
-        ax.plot(generations["generation"], generations["committed_share"], color="#c44e52", linestyle="--",
-                label="committed name's share")  # fmt: skip
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("generation (N interactions)")
-    ax.set_ylabel("share")
-    ax.legend(loc="lower right", fontsize=8)
-    ax.set_title(title or "Naming game", fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _shares_plot(generations, [("success_rate", "success rate", {"color": "#4c72b0"}),
+                                      ("dominant_share", "dominant name's share", {"color": "#55a868"}),
+                                      ("committed_share", "committed name's share", {"color": "#c44e52", "linestyle": "--"})],
+                        xlabel="generation (N interactions)", ylabel="share", title=title or "Naming game")  # fmt: skip
 
 
 def plot_commons(generations: pd.DataFrame, population: pd.DataFrame, *, capacity: int, collapse_below: int,
@@ -89,39 +99,22 @@ def plot_commons(generations: pd.DataFrame, population: pd.DataFrame, *, capacit
 def plot_ultimatum(generations: pd.DataFrame, title: str = "") -> Figure:
     """An ultimatum population's generations: the mean offered share of the stake, by kind of agent (members, fixed
     members, the assistant), and the acceptance rate."""
-    fig = Figure(figsize=(7, 4))
-    ax = fig.subplots()
-    x = generations["generation"]
-    ax.plot(x, generations["mean_offered_share"], color="black", marker="o", label="all agents' offers")
-    for column, label, colour in (("members_offered_share", "members", "#4c72b0"),
-                                  ("fixed_offered_share", "fixed members", "#c44e52"),
-                                  ("assistant_offered_share", "the assistant", "#55a868")):  # fmt: skip
-        if generations[column].notna().any():
-            ax.plot(x, generations[column], marker=".", color=colour, label=f"{label}' offers".replace("t'", "t's"))
-    ax.plot(x, generations["acceptance_rate"], color="grey", linestyle="--", label="acceptance rate")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("generation")
-    ax.set_ylabel("offered share of the stake")
-    ax.legend(loc="best", fontsize=8)
-    ax.set_title(title or "Ultimatum population", fontsize=10)
-    fig.tight_layout()
-    return fig
+    dots = {"marker": "."}
+    return _shares_plot(generations, [("mean_offered_share", "all agents' offers", {"color": "black", "marker": "o"}),
+                                      ("members_offered_share", "members' offers", {"color": "#4c72b0", **dots}),
+                                      ("fixed_offered_share", "fixed members' offers", {"color": "#c44e52", **dots}),
+                                      ("assistant_offered_share", "the assistant's offers", {"color": "#55a868", **dots}),
+                                      ("acceptance_rate", "acceptance rate", {"color": "grey", "linestyle": "--"})],
+                        xlabel="generation", ylabel="offered share of the stake",
+                        title=title or "Ultimatum population")  # fmt: skip
 
 
 def plot_llm_cooperation(generations: pd.DataFrame, title: str = "") -> Figure:
     """A matrix-game population of LLM members: the share of C moves and the illegal moves per generation."""
-    fig = Figure(figsize=(7, 4))
-    ax = fig.subplots()
-    ax.plot(generations["generation"], generations["cooperation"], marker="o", color="#4c72b0", label="cooperation")
-    ax.plot(generations["generation"], generations["illegal_rate"], marker=".", color="#c44e52", linestyle="--",
-            label="illegal moves")  # fmt: skip
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("generation")
-    ax.set_ylabel("share of moves")
-    ax.legend(loc="best", fontsize=8)
-    ax.set_title(title or "Matrix game, LLM members", fontsize=10)
-    fig.tight_layout()
-    return fig
+    return _shares_plot(generations, [("cooperation", "cooperation", {"color": "#4c72b0", "marker": "o"}),
+                                      ("illegal_rate", "illegal moves", {"color": "#c44e52", "marker": ".",
+                                                                         "linestyle": "--"})],
+                        xlabel="generation", ylabel="share of moves", title=title or "Matrix game, LLM members")  # fmt: skip
 
 
 def donor_runs(root: str | Path, game: str = "donor") -> list[Path]:

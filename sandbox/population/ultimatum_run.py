@@ -63,7 +63,7 @@ from sandbox.graph.nodes import draw_stakes
 from sandbox.llm.contracts import CallInfo
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import Neighbours, network_of
-from sandbox.population.llm_session import finish_llm_run, listed, llm_session
+from sandbox.population.llm_session import finish_llm_run, listed, llm_session, model_label
 from sandbox.population.principles import edge_pairs, revise_principles, start_or_resume
 from sandbox.population.scenario import ASSISTANT, PopulationScenario, place_members
 from sandbox.population.tables import append_rows, save_state
@@ -272,9 +272,7 @@ def play_ultimatum_population(run_dir: RunDirectory, scenario: PopulationScenari
     from sandbox._sync import run_sync
 
     run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
-    given = {role: f"given: {type(m).__name__}" for role, m in (models or {}).items()}
-    specs = {role: given.get(role, getattr(scenario.models, role).spec) for role in ("user", ASSISTANT, "meta")}
-    _finish(run_dir, scenario, specs)
+    _finish(run_dir, scenario, {role: model_label(scenario, models, role) for role in ("user", ASSISTANT, "meta")})
     return run_dir.path
 
 

@@ -27,7 +27,6 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
 from sandbox import run_dir as layout
-from sandbox.errors import RunFailedError
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo
@@ -141,7 +140,7 @@ async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: Part
 
 async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mapping[str, BaseChatModel],
                   hooks: LabelHooks, ledgers: Sequence[Any] = ()) -> dict[str, Any]:  # fmt: skip
-    from sandbox.run_budget import budget_stop, run_ledgers
+    from sandbox.run_budget import run_ledgers, stop_run
 
     cache = ResponseCache(run_dir / layout.CACHE)
     ledgers = run_ledgers(run_dir, scenario, ledgers)  # before this session's transcript opens
@@ -163,13 +162,7 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
         if block.task == "negotiation":
             agents = await negotiation_agents(scenario, judge, hooks)
     except BaseException as error:
-        budget_stop(run_dir, [error])  # a cap reached: stopped, resumable with a higher one
-        failed = isinstance(error, Exception)  # not Ctrl-C or a cancellation
-        run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
-        if failed:
-            raise RunFailedError(f"labeling failed: {type(error).__name__}: {error}\n"
-                                 f"The run directory is resumable: sandbox resume {run_dir.path}") from error  # fmt: skip
-        raise
+        stop_run(run_dir, error, "labeling")
     finally:
         partial.close()
         transcript.close()

@@ -197,19 +197,11 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
 
 def bench_principles(spec: str = "embedded") -> dict[str, Any]:
     """`sandbox bench principles`: the table per principle, the counts per setting, and the ratio against lead_in."""
-    import tempfile
+    from sandbox.llm.resolve import scratch_model
 
-    from sandbox.llm.cache import ResponseCache
-    from sandbox.llm.resolve import ModelStack
-
-    with tempfile.TemporaryDirectory() as scratch:
-        cache = ResponseCache(f"{scratch}/cache.sqlite")  # a policy's reading is asked once per text, not per move
-        stack = ModelStack(cache=cache, sinks=[], concurrency=1)
-        model = stack.for_role("assistant", spec, {"temperature": 0.0, "max_tokens": 64})
-        try:
-            table = asyncio.run(abench(model))
-        finally:
-            cache.close()
+    # the scratch cache: a policy's reading is asked once per text, not per move
+    with scratch_model("assistant", spec, {"temperature": 0.0, "max_tokens": 64}) as model:
+        table = asyncio.run(abench(model))
     counts = summary(table)
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(table.to_string(index=False, float_format=lambda x: f"{x:.2f}"))
