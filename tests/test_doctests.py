@@ -32,6 +32,7 @@ MODULES = [
     "sandbox.games.donor",
     "sandbox.games.commons",
     "sandbox.games.naming",
+    "sandbox.population.scenario",
     "sandbox.population.specs.common",
     "sandbox.population.norm_map",
     "sandbox.population.naming_run",

@@ -197,7 +197,7 @@ def _write(tmp: Path, name: str, data: dict) -> Path:
     ({"agents": 4, "network": {"kind": "edges", "edges": [[-1, 1], [1, 2], [2, 3]]}}, "names agent -1"),
     ({"game": {"name": "bach_or_stravinsky"}}, "not symmetric"),
     ({"agents": 9, "members": [{"strategy": "Cooperator", "share": 0.95}, {"strategy": "Defector", "share": 0.05}]},
-     "members[1].share 0.05 of 9 agents rounds to no agent"),
+     "population.members[1].share: 0.05 of 9 agents rounds to no agent"),
     ({"game": {"name": "prisoner_dilemma"}}, "population.game"),
     ({"agents": 5000, "network": {"kind": "complete"}, "members": [{"strategy": "Random", "share": 1.0}]},
      "at most 2000 agents"),
@@ -275,7 +275,7 @@ def test_a_bad_edge_list_file_exits_2_naming_the_field(tmp_path: Path, network: 
 
 
 @pytest.mark.parametrize("scenario, model, words", [
-    ("pd_grid_nowak_may.yaml", "user=embedded", "scripted strategies, which call no model"),
+    ("pd_grid_nowak_may.yaml", "user=embedded", "no member of this population calls a model"),
     ("donor_small.yaml", "judge=embedded", "ROLE user or all"),  # no judge_play: no judge is asked
     ("donor_small.yaml", "assistant=embedded", "ROLE user or all"),
     ("donor_judged_small.yaml", "meta=embedded", "ROLE user, judge or all"),
@@ -298,3 +298,32 @@ def test_a_model_for_a_role_the_game_reads_is_taken() -> None:
     assert (judged.models.judge.spec, judged.models.user.spec) == ("openai:m", "openai:u")
     every = overrides(load("scenarios/population/ultimatum_small.yaml"), models=["all=openai:x"])
     assert {every.models.user.spec, every.models.assistant.spec, every.models.meta.spec} == {"openai:x"}
+
+
+def test_every_game_names_a_player_that_plays_it() -> None:
+    import typing
+
+    from sandbox.kinds import resolve
+    from sandbox.population.scenario import GameSpec, MatrixGameSpec
+
+    union = typing.get_args(GameSpec)[0]
+    games = [typing.get_args(member)[0] for member in typing.get_args(union)]
+    assert {g.model_fields["kind"].annotation.__args__[0] for g in games} == {"matrix", "donor", "naming", "commons",
+                                                                              "ultimatum"}  # fmt: skip
+    for game in games:
+        assert callable(resolve(game.player)), game
+    assert callable(resolve(MatrixGameSpec(play="llm").play_with()))
+
+
+def test_a_member_rounding_to_no_agent_is_refused_by_a_new_run_but_an_old_run_still_loads(tmp_path: Path) -> None:
+    from sandbox.errors import ScenarioError
+    from sandbox.population.kind import load
+
+    data = yaml.safe_load(Path("scenarios/population/pd_well_mixed.yaml").read_text())
+    data["population"] = {**data["population"], "agents": 9, "generations": 2,
+                          "members": [{"strategy": "Cooperator", "share": 0.95}, {"strategy": "Defector", "share": 0.05}]}
+    path = _write(tmp_path, "tiny", data)
+    scenario = load(path)  # a run directory made before the check holds such a scenario: it loads
+    with pytest.raises(ScenarioError, match=r"members\[1\]\.share: 0.05 of 9 agents rounds to no agent"):
+        run_population(scenario, tmp_path / "run")
+    assert not (tmp_path / "run").exists()

@@ -179,3 +179,29 @@ def test_the_cli_takes_model_user_openai_end_to_end(tmp_path: Path) -> None:
     summary = read_json(tmp_path / "run" / "summary.json")
     assert summary["model"] == f"openai:loopback@{server.url}" and summary["calls"] == requests > 0
     assert "consensus" in result.output
+
+
+def test_the_cli_stops_at_a_budget_with_exit_3_and_resumes_with_a_higher_one(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from tests.loopback_openai import loopback_openai
+
+    copier = Copier()
+
+    def answer(body: dict[str, Any]) -> str:
+        return copier([SimpleNamespace(content=m["content"]) for m in body["messages"]], {})
+
+    import yaml
+
+    data = yaml.safe_load(Path("scenarios/population/naming_small.yaml").read_text())
+    (tmp_path / "capped.yaml").write_text(yaml.safe_dump({**data, "budget": {"calls": 5}}))
+    run = tmp_path / "run"
+    with loopback_openai(answer) as server:
+        model = ["--model", f"user=openai:loopback@{server.url}"]
+        stopped = runner.invoke(app, ["run", str(tmp_path / "capped.yaml"), "--out", str(run), *model])
+        assert stopped.exit_code == 3, stopped.output
+        assert "sandbox resume" in " ".join(stopped.output.split())
+        assert read_json(run / "run.json")["status"] == "stopped"
+        finished = runner.invoke(app, ["resume", str(run), "--max-calls", "100000"])
+    assert finished.exit_code == 0, finished.output
+    assert read_json(run / "summary.json")["calls"] > 5

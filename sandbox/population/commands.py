@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from sandbox.files import read_csv, read_json
@@ -18,11 +17,15 @@ console = Console()
 
 
 def with_progress(total: int, done: int, run: Callable[[Callable[[int], None]], Path]) -> Path:
-    """Call `run(hook)` under a bar that `hook(generation)` advances."""
-    with Progress(TextColumn("generations"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as bar:  # fmt: skip
-        task = bar.add_task("generations", total=total, completed=done)
-        return run(lambda _: bar.advance(task))
+    """Call `run(hook)` under a bar that `hook(generation)` advances, as every kind's CLI runs: a `SandboxError`
+    (bad input, a budget reached, a failed run) exits with its code, printed; Ctrl-C says how to resume and exits
+    130."""
+    from sandbox.cli_app import progress_bar, with_progress as guarded
+
+    bar = progress_bar("generations")
+    task = bar.add_task("generations", total=total, completed=done)
+    return guarded(lambda: run(lambda _: bar.advance(task)), bar,
+                   "interrupted: the finished generations are kept; `sandbox resume RUN_DIR` plays the rest")
 
 
 def generations_table(path: Path | Any, rows: int = 6) -> None:

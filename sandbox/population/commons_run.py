@@ -278,5 +278,5 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
         "unread_conclusions": int((~spoken["ended_read"].astype(bool)).sum()) if len(spoken) else 0,
         "unread_next_speakers": int((~spoken["next_read"].astype(bool)).sum()) if len(spoken) else 0,
         "model": model,
-    }, plot_commons(gens, rows, capacity=block.game.capacity, collapse_below=block.game.collapse_below,
+    }, lambda: plot_commons(gens, rows, capacity=block.game.capacity, collapse_below=block.game.collapse_below,
                     title=scenario.name), "commons.png")  # fmt: skip

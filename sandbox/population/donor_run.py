@@ -286,7 +286,7 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str, mea
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
         "model": model, **_fidelity_summary(path, block.judge_play, block.generations),
         **norm_map_summary(path),
-    }, plot_donations(path), "donations.png")  # fmt: skip
+    }, lambda: plot_donations(path), "donations.png")  # fmt: skip
 
 
 def _fidelity_summary(path: Path, judged: bool, generations: int) -> dict[str, Any]:

@@ -83,8 +83,8 @@ def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None
         data["seed"] = seed
     roles = scenario.population.game.roles(scenario.population)
     if models and not roles:
-        raise ScenarioError(source, [("--model", "this population's members are scripted strategies, which call no "
-                                                 "model")])  # fmt: skip
+        raise ScenarioError(source, [("--model", "no member of this population calls a model (scripted strategies, "
+                                                 "fixed or committed members)")])  # fmt: skip
     model_overrides(data, models, roles, source)
     return parse_kind("population", data, source)
 
@@ -112,7 +112,7 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
     from sandbox.population.run import run_population
 
     path = with_progress(scenario.population.generations, 0,
-                         lambda hooks: run_population(scenario, out, hooks=hooks))  # fmt: skip
+                         lambda hooks: run_population(scenario, out, hooks=hooks, source=source))  # fmt: skip
     generations_table(path)
     return path
 

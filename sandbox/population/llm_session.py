@@ -51,15 +51,15 @@ def llm_session(run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any],
         cache.close()
 
 
-def finish_llm_run(run_dir: RunDirectory, summary: dict[str, Any], figure: Any, name: str) -> None:
-    """Close the transcript and write the summary with `calls` (the calls it holds), `figure` as `name` and the
-    status complete: the last step of every LLM population run."""
+def finish_llm_run(run_dir: RunDirectory, summary: dict[str, Any], figure: Callable[[], Any], name: str) -> None:
+    """Close the transcript and write the summary with `calls` (the calls it holds), then the figure `figure()`
+    draws as `name`, then the status complete: the last step of every LLM population run."""
     from sandbox.llm.transcript import finalize_transcript
     from sandbox.summary import write_summary
 
     records = finalize_transcript(run_dir.path / layout.TRANSCRIPTS)
     write_summary(run_dir, {**summary, "calls": len(records)}, kind="population")
-    figure.savefig(run_dir.path / name, dpi=120)
+    figure().savefig(run_dir.path / name, dpi=120)
     run_dir.write_status("complete")
 
 

@@ -229,5 +229,5 @@ def play_matrix_llm(run_dir: RunDirectory, scenario: PopulationScenario, *, mode
         "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
         "model": model_label(scenario, models),
         **norm_map_summary(path),
-    }, plot_llm_cooperation(gens, title=scenario.name), "cooperation.png")  # fmt: skip
+    }, lambda: plot_llm_cooperation(gens, title=scenario.name), "cooperation.png")  # fmt: skip
     return path

@@ -248,4 +248,4 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
         "committed_share_by_generation": listed(gens["committed_share"]),
         "illegal_rate": float((gens["illegal_rate"] * gens["interactions"]).sum() / gens["interactions"].sum()),
         "model": model,
-    }, plot_naming(gens, title=scenario.name), "naming.png")  # fmt: skip
+    }, lambda: plot_naming(gens, title=scenario.name), "naming.png")  # fmt: skip

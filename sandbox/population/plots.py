@@ -40,7 +40,7 @@ def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
 
 
 def _shares_plot(generations: pd.DataFrame, lines: list[tuple[str, str, dict[str, Any]]], *, xlabel: str,
-                 ylabel: str, title: str) -> Figure:
+                 ylabel: str, title: str, legend: str = "best") -> Figure:
     """Shares (0 to 1) by generation on one axis: each of `lines` is (column, label, matplotlib style); a column
     without a value is left out."""
     fig = Figure(figsize=(7, 4))
@@ -51,7 +51,7 @@ def _shares_plot(generations: pd.DataFrame, lines: list[tuple[str, str, dict[str
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if drawn:
-        ax.legend(loc="best", fontsize=8)
+        ax.legend(loc=legend, fontsize=8)
     else:  # every move illegal, say
         ax.text(0.5, 0.5, "no value to draw", transform=ax.transAxes, ha="center", color="grey")
     ax.set_title(title, fontsize=10)
@@ -65,7 +65,8 @@ def plot_naming(generations: pd.DataFrame, title: str = "") -> Figure:
     return _shares_plot(generations, [("success_rate", "success rate", {"color": "#4c72b0"}),
                                       ("dominant_share", "dominant name's share", {"color": "#55a868"}),
                                       ("committed_share", "committed name's share", {"color": "#c44e52", "linestyle": "--"})],
-                        xlabel="generation (N interactions)", ylabel="share", title=title or "Naming game")  # fmt: skip
+                        xlabel="generation (N interactions)", ylabel="share", title=title or "Naming game",
+                        legend="lower right")  # fmt: skip
 
 
 def plot_commons(generations: pd.DataFrame, population: pd.DataFrame, *, capacity: int, collapse_below: int,

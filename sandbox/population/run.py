@@ -28,7 +28,7 @@ import numpy as np
 
 from sandbox.files import read_csv
 from sandbox.population.dynamics import network_of, play, revise
-from sandbox.population.scenario import PopulationScenario, place_members
+from sandbox.population.scenario import PopulationScenario, empty_members, place_members
 from sandbox.population.strategies import MatchTable, canonical, payoff_table
 from sandbox.population.tables import load_state, save_state
 from sandbox.run_dir import RunDirectory, default_out, hold, holding
@@ -149,9 +149,15 @@ def _dispatch(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook, 
 
 
 def run_population(scenario: PopulationScenario, out: Path | str | None = None, *, hooks: Hook = None,
-                   models: Any = None, ledgers: Any = ()) -> Path:  # fmt: skip
+                   models: Any = None, ledgers: Any = (), source: str = "<scenario>") -> Path:  # fmt: skip
     """Play a population scenario into a new run directory (`out`, or `runs/<name>-<time>`); `models`: model
-    objects by role for LLM members (`{"user": model}`), instead of the scenario's specs."""
+    objects by role for LLM members (`{"user": model}`), instead of the scenario's specs. A member whose share
+    rounds to no agent is refused (`ScenarioError` naming `source`, the scenario's file), and nothing is written."""
+    from sandbox.errors import ScenarioError
+
+    problems = empty_members(scenario.population)
+    if problems:
+        raise ScenarioError(source, problems)
     path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     with hold(path):

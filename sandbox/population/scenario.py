@@ -28,7 +28,7 @@ from sandbox.schema import StrictModel
 
 __all__ = ["ASSISTANT", "LLM", "CommonsGameSpec", "DonorGameSpec", "GameSpec", "MatrixGameSpec", "Member",
            "NamingGameSpec", "PopulationBlock", "PopulationScenario", "Revision", "UltimatumPopulationGame",
-           "member_counts", "place_members"]
+           "empty_members", "member_counts", "place_members"]
 
 
 def place_members(scenario: PopulationScenario) -> Any:
@@ -41,6 +41,21 @@ def place_members(scenario: PopulationScenario) -> Any:
     block = scenario.population
     labels = np.repeat(np.arange(len(block.members)), member_counts([m.share for m in block.members], block.agents))
     return generator(scenario.seed, Branch.POPULATION).permutation(labels).astype(np.int64)
+
+
+def empty_members(block: PopulationBlock) -> list[tuple[str, str]]:
+    """The members whose share rounds to no agent (`member_counts`), as (field, problem): a new run refuses them
+    (`run_population`), where they would silently play no part; a run made before that check still loads.
+
+    >>> block = PopulationBlock(agents=9, generations=1, members=[Member(strategy="Cooperator", share=0.95),
+    ...                                                           Member(strategy="Defector", share=0.05)])
+    >>> empty_members(block)
+    [('population.members[1].share', '0.05 of 9 agents rounds to no agent; raise the share or the agents')]
+    """
+    counts = member_counts([m.share for m in block.members], block.agents)
+    return [(f"population.members[{i}].share", f"{m.share:g} of {block.agents} agents rounds to no agent; raise the "
+                                               "share or the agents")
+            for i, (m, n) in enumerate(zip(block.members, counts)) if n == 0]  # fmt: skip
 
 
 def _game_kind(value: Any) -> str:
@@ -60,8 +75,8 @@ class PopulationBlock(StrictModel):
     generations: int = Field(..., ge=1, le=100_000, description="Generations: play with every neighbour, then "
                                                                "revise.")  # fmt: skip
     members: list[Member] = Field(..., min_length=1, description="The starting strategies and their shares.")
-    game: GameSpec = Field(default_factory=MatrixGameSpec, description="kind matrix (default), donor, naming "
-                                                                       "or commons.")
+    game: GameSpec = Field(default_factory=MatrixGameSpec, description="kind matrix (default), donor, naming, "
+                                                                       "commons or ultimatum.")
     network: Network = Field(default_factory=Network, description="Who meets whom (shared with societies).")
     self_play: bool = Field(False, description="Each agent also plays itself, as on Nowak & May's lattice.")
     revision: Revision = Field(default_factory=Revision)
@@ -90,11 +105,6 @@ class PopulationBlock(StrictModel):
             covered = len({n for edge in edges for n in edge})
             raise ValueError(f"network.edges cover {covered} agents, fewer than the {self.agents} agents: each agent "
                              "needs a neighbour")  # fmt: skip
-        counts = member_counts([m.share for m in self.members], self.agents)
-        empty = [i for i, n in enumerate(counts) if n == 0]
-        if empty:  # a member that would silently play no part
-            raise ValueError(f"members[{empty[0]}].share {self.members[empty[0]].share:g} of {self.agents} agents "
-                             "rounds to no agent; raise the share or the agents")  # fmt: skip
         self.game.check(self)
         return self
 

@@ -116,20 +116,20 @@ class _Players:
 
     def __init__(self, scenario: PopulationScenario, model: Any) -> None:
         self.scenario, self.game = scenario, scenario.population.game
-        self.user, self.assistant, self.meta = model("user"), model(ASSISTANT), model("meta")
+        self.model = model  # a role's model is built when first used: an unread role's backend never is
 
     def player(self, agent: dict[str, Any], i: int) -> Any:
         game = self.game
         if agent["kind"] == "fixed":
             norm = NORMS.get(agent["label"]) if agent["label"] in NORMS.names() else resolve_norm(f"norm{agent['norm']}",
                                                                                                 agent["strategy"])  # fmt: skip
-            return NormFollowingUser(UserProfile(i, norm, MANNERS.get("neutral")), self.user, rules=game.rules)
-        model = self.assistant if agent["kind"] == ASSISTANT else self.user
+            return NormFollowingUser(UserProfile(i, norm, MANNERS.get("neutral")), self.model("user"), rules=game.rules)
+        model = self.model(ASSISTANT if agent["kind"] == ASSISTANT else "user")
         return PolicyFollowingAssistant(policy=agent["strategy"], model=model, agent_id=agent["name"], rules=game.rules,
                                         reading=game.reading, responder=game.responder)  # fmt: skip
 
     async def revise(self, agent: dict[str, Any], interactions: Sequence[Interaction], g: int, i: int) -> Any:
-        meta = MetaLM(self.meta, max_reasks=self.game.meta_reasks)
+        meta = MetaLM(self.model("meta"), max_reasks=self.game.meta_reasks)
         seeds = [call_seed(self.scenario.seed, Branch.META, g, i, a) for a in range(self.game.meta_reasks + 2)]
         call = CallInfo(role="meta", agent=agent["name"], run=0, epoch=g, step="revise")
         return await meta.revise(agent["strategy"], interactions, seeds=seeds, call=call)
@@ -272,7 +272,8 @@ def play_ultimatum_population(run_dir: RunDirectory, scenario: PopulationScenari
     from sandbox._sync import run_sync
 
     run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
-    _finish(run_dir, scenario, {role: model_label(scenario, models, role) for role in ("user", ASSISTANT, "meta")})
+    roles = scenario.population.game.roles(scenario.population)
+    _finish(run_dir, scenario, {role: model_label(scenario, models, role) for role in roles})
     return run_dir.path
 
 
@@ -296,4 +297,4 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, specs: dict[str
         "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
         "illegal_rate": float((gens["illegal_rate"] * gens["episodes"]).sum() / gens["episodes"].sum()),
         "models": specs, **norm_map_summary(path),
-    }, plot_ultimatum(gens, title=scenario.name), "ultimatum.png")  # fmt: skip
+    }, lambda: plot_ultimatum(gens, title=scenario.name), "ultimatum.png")  # fmt: skip

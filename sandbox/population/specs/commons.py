@@ -71,6 +71,9 @@ class CommonsGameSpec(PopulationGameSpec):
             raise ValueError(f"collapse_below {self.collapse_below} is not below the capacity {self.capacity}")
         return self
 
+    def roles(self, block: Any) -> tuple[str, ...]:
+        return ("user",) if any(m.strategy == LLM for m in block.members) else ()  # fixed members call no model
+
     def check(self, block: Any) -> None:
         if block.revision.rule != "memory":
             raise ValueError(f"revision.rule {block.revision.rule}: GovSim's fishers adapt through their memory, the "
@@ -107,7 +110,7 @@ class CommonsGameSpec(PopulationGameSpec):
         p, user = scenario.population, scenario.models.user
         llm, months = count_agents(p, lambda m: m.strategy == LLM), p.generations
         rows = [Calls("user (harvests, first asks)", user, llm * months, 700)]
-        if self.talk:
+        if self.talk and llm:  # fixed fishers alone hold no chat
             rows += [Calls("user (chat, at most)", user, (self.talk_steps - 1) * months, 1200),
                      Calls("user (chat summaries and limits)", user, 2 * months, 800)]  # fmt: skip
             rows += [Calls("user (notes)", user, 2 * llm * months, 800)] if self.notes else []

@@ -37,6 +37,8 @@ class MatrixGameSpec(PopulationGameSpec):
                             "constrained: the answer is held to the two tokens (a grammar where the backend takes "
                             "one).")  # fmt: skip
 
+    player = "sandbox.population.run:play_scripted"
+
     @model_validator(mode="after")
     def _temptation(self) -> MatrixGameSpec:
         if (self.name == "weak_prisoners_dilemma") != (self.temptation is not None):
@@ -61,9 +63,7 @@ class MatrixGameSpec(PopulationGameSpec):
         return self
 
     def play_with(self) -> str:
-        if self.play == "llm":
-            return "sandbox.population.matrix_llm_run:play_matrix_llm"
-        return "sandbox.population.run:play_scripted"
+        return "sandbox.population.matrix_llm_run:play_matrix_llm" if self.play == "llm" else self.player
 
     def roles(self, block: Any) -> tuple[str, ...]:
         return ("user",) if self.play == "llm" else ()  # scripted strategies call no model

@@ -50,6 +50,9 @@ class NamingGameSpec(PopulationGameSpec):
             raise ValueError(f"prepared {self.prepared!r} is not one of the words {self.words}")
         return self
 
+    def roles(self, block: Any) -> tuple[str, ...]:
+        return ("user",) if any(m.strategy == LLM for m in block.members) else ()  # fixed members call no model
+
     def check(self, block: Any) -> None:
         if block.revision.rule != "memory":
             raise ValueError(f"revision.rule {block.revision.rule}: the naming game's agents adapt through their "
