@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 __all__ = ["donor_runs", "plot_commons", "plot_llm_cooperation", "plot_ultimatum", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage", "plot_naming",
            "plot_network", "plot_norm_map", "runs_table"]
@@ -189,6 +190,7 @@ def plot_cooperation_over_seeds(runs: pd.DataFrame, by: str = "network", title: 
         ax.fill_between(generations, low, high, color=colour, alpha=0.15)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("generation")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # generations are whole
     ax.set_ylabel("cooperation (share of C moves)" if value == "cooperation" else f"{value} (mean share)")
     ax.set_title(title or f"{value.capitalize()} over generations: mean and 95% CI over seeds, one thin curve per "
                           "seed", fontsize=10)  # fmt: skip
