@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.install-stamp
 
-.PHONY: install run test test-fast lint docs bench clean
+.PHONY: install run test test-fast lint docs bench browser clean
 
 install: $(STAMP)
 
@@ -25,6 +25,15 @@ run: install
 
 test: install lint
 	$(BIN)/python -m pytest
+
+# Headless Chromium for the viewer's browser tests, from Debian's packages (Playwright's own browser download cannot
+# be reached here). Without root the tests skip and say so; .ci/run calls this and makes them required.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  elif command -v sudo >/dev/null 2>&1; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "make browser: install Debian's chromium package to run the viewer's browser tests"; exit 1; fi; }
+	@chromium --version
 
 # The import contracts of pyproject.toml (layers, no method in the actors, no circles); a test checks them too.
 lint: install

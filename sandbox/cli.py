@@ -142,6 +142,7 @@ def evaluate(
 def load_commands() -> None:
     """Import every registered kind's command modules, so their commands join `app`."""
     importlib.import_module("sandbox.cli_tools")
+    importlib.import_module("sandbox.viewer.commands")
     for kind in kinds.kinds().values():
         for module in kind.commands:
             importlib.import_module(module)

@@ -31,6 +31,7 @@ The callables' shapes (each documented on its field):
   printing the result's tables; `cli_evaluate(path, **options) -> None`
 * `dry_run(scenario) -> pandas.DataFrame`, `describe(scenario, *, source) -> str`, `dir_label(path) -> str`
   (`source`: the scenario file's path, which error messages name)
+* `view(path) -> [sandbox.viewer.page.Section, ...]`: the run page of `sandbox view` and `sandbox report`
 """
 
 from __future__ import annotations
@@ -131,6 +132,12 @@ class RunKind:
     """A small example scenario, relative to the repository root."""
     budget: bool = False
     """Whether the kind honours `budget:` caps (the run and resume `--max-*` options)."""
+    view: str | None = None
+    """`view(path) -> [section, ...]`: the run page of `sandbox view` and `sandbox report`, as sections of
+    `sandbox.viewer.page` (charts, tables, figures, policy diffs, a grid of cells); default: the kind's `tables`.
+    The viewer adds the headline figures, the other figures, the runs inside and the transcripts."""
+    headline: tuple[str, ...] = ()
+    """The `summary.json` fields that the viewer's list of runs shows; default: the first few numbers."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))

@@ -67,23 +67,46 @@ _HELD_GUARD = threading.Lock()
 _OWNED: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar("sandbox_held_dirs", default=frozenset())
 
 
-def _holder(fd: int) -> str:
-    """Who holds the flock on `fd`'s file: "process PID (its command line)" from /proc/locks on Linux."""
-    stat = os.fstat(fd)
-    inode = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+def flock_holders() -> dict[str, str]:
+    """Every file that a `flock` is held on, as "MAJOR:MINOR:INODE" -> the holder's process id, from /proc/locks
+    (Linux; empty elsewhere)."""
+    holders: dict[str, str] = {}
     try:
         for line in Path("/proc/locks").read_text().splitlines():
             fields = line.split()
-            if "FLOCK" in fields and inode in fields:
-                pid = fields[fields.index(inode) - 1]
-                try:
-                    command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
-                except OSError:
-                    command = ""
-                return f"process {pid}" + (f" ({command})" if command else "")
+            if "FLOCK" in fields and "->" not in fields:  # "1: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE 0 EOF"
+                at = fields.index("FLOCK")
+                holders.setdefault(fields[at + 4], fields[at + 3])
     except OSError:
         pass
-    return "another process"
+    return holders
+
+
+def inode_key(stat: os.stat_result) -> str:
+    """A file's "MAJOR:MINOR:INODE", as /proc/locks names it."""
+    return f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+
+
+def _holder(fd: int) -> str:
+    """Who holds the flock on `fd`'s file: "process PID (its command line)" from /proc/locks on Linux."""
+    pid = flock_holders().get(inode_key(os.fstat(fd)))
+    if pid is None:
+        return "another process"
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        command = ""
+    return f"process {pid}" + (f" ({command})" if command else "")
+
+
+def is_held(path: Path | str, holders: dict[str, str] | None = None) -> bool:
+    """Whether a process holds the run directory `path` (`hold`) now: a run in progress (Linux; False elsewhere).
+    `holders`: `flock_holders()` read once for many directories."""
+    try:
+        key = inode_key(os.stat(path))
+    except OSError:
+        return False
+    return key in (flock_holders() if holders is None else holders)
 
 
 @contextmanager

@@ -166,3 +166,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "paid" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def viewer_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A folder holding one small run of every kind and the awkward directories (`tests.viewer_runs`), made once."""
+    import os
+
+    from sandbox import kinds
+    from tests.toy_kind import TOY
+    from tests.viewer_runs import build
+
+    previous = os.environ.get(kinds.ENVIRONMENT)
+    os.environ[kinds.ENVIRONMENT] = "tests.toy_kind:TOY"  # the sweep's spawned workers register the toy kind too
+    try:
+        root = build(tmp_path_factory.mktemp("viewer") / "runs")
+    finally:
+        if previous is None:
+            os.environ.pop(kinds.ENVIRONMENT, None)
+        else:
+            os.environ[kinds.ENVIRONMENT] = previous
+        kinds.unregister(TOY.name)
+    return root

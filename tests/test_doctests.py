@@ -38,6 +38,8 @@ MODULES = [
     "sandbox.population.naming_run",
     "sandbox.population.commons_chat",
     "sandbox.population.llm_session",
+    "sandbox.viewer.page",
+    "sandbox.viewer.transcripts",
     "sandbox.seeding",
 ]
 

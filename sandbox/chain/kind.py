@@ -100,4 +100,5 @@ CHAIN = RunKind(
             "base_episodes": "evaluate/base/episodes.csv"},  # fmt: skip
     commands=("sandbox.chain.commands",),
     example="scenarios/chain/selfish_tiny.yaml",
+    view="sandbox.chain.view:view",
 )

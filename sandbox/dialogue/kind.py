@@ -101,5 +101,6 @@ DIALOGUE = RunKind(
     commands=("sandbox.dialogue.commands",),
     benchmarks={"dialogue": "sandbox.dialogue.bench:bench_dialogue"},
     example="scenarios/dialogue/ultimatum_small.yaml",
+    view="sandbox.dialogue.view:view",
     budget=True,
 )

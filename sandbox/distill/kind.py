@@ -106,4 +106,5 @@ DISTILL = RunKind(
             "distillation": "distillation.csv"},  # fmt: skip
     commands=("sandbox.distill.commands",),
     example="scenarios/distill/tiny/selfish.yaml",
+    view="sandbox.distill.view:view",
 )

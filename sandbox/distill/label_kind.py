@@ -121,5 +121,6 @@ JUDGE = RunKind(
     cli_resume="sandbox.distill.label_kind:cli_resume",
     tables={"judge_table": "judge_table.csv"},
     example="scenarios/chain/judge_selfish.yaml",
+    view="sandbox.distill.view:judge_view",
     budget=True,
 )

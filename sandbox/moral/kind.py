@@ -98,4 +98,5 @@ TRAINING = RunKind(
     commands=("sandbox.moral.commands",),
     benchmarks={"rollout": "sandbox.moral.bench:bench_rollout", "training": "sandbox.moral.bench:bench_training"},
     example="scenarios/moral/tiny/utilitarian_vs_tft.yaml",
+    view="sandbox.moral.view:view",
 )

@@ -163,5 +163,6 @@ POPULATION = RunKind(
                 "population-actors": "sandbox.population.bench:bench_population_actors",
                 "fidelity": "sandbox.population.fidelity:bench_fidelity"},
     example="scenarios/population/pd_grid_nowak_may.yaml",
+    view="sandbox.population.view:view",
     budget=True,
 )

@@ -75,6 +75,7 @@ PROXY = RunKind(
             "calibration": "calibration.csv", "transcripts": "transcripts.jsonl"},  # fmt: skip
     commands=("sandbox.proxy.commands",),
     example="scenarios/proxy/ultimatum/share30_10_examples.yaml",
+    view="sandbox.proxy.view:view",
     budget=True,
 )
 

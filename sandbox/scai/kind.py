@@ -93,5 +93,6 @@ SOCIETY = RunKind(
                 "scai": "sandbox.scai.bench:bench_scai", "embedded": "sandbox.benchmarks.engine:bench_embedded",
                 "pool": "sandbox.scai.pool_bench:bench_pool", "principles": "sandbox.scai.principles:bench_principles"},  # fmt: skip
     example="scenarios/default.yaml",
+    view="sandbox.scai.view:view",
     budget=True,
 )

@@ -114,5 +114,6 @@ SWEEP = RunKind(
     commands=("sandbox.sweep.commands",),
     benchmarks={"sweep": "sandbox.sweep.bench:bench_sweep"},
     example="scenarios/sweeps/scai_norms.yaml",
+    view="sandbox.sweep.view:view",
     budget=True,
 )

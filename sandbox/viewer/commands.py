@@ -1,0 +1,62 @@
+"""The viewer's commands: `sandbox view [RUNS_DIR]` and `sandbox report RUN --out FILE.html`."""
+
+from __future__ import annotations
+
+import webbrowser
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from sandbox.cli_app import app, console, fail
+from sandbox.errors import SandboxError, UsageError
+
+
+@app.command()
+def view(
+    runs_dir: Annotated[Path, typer.Argument(help="The folder of runs to show (every run directory under it).")] = Path("runs"),
+    host: Annotated[str, typer.Option("--host", help="Address to listen on; beyond 127.0.0.1 anyone who reaches it reads the runs.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: a free one).")] = 0,
+    open_it: Annotated[bool, typer.Option("--open", help="Open the viewer in the default browser.")] = False,
+) -> None:
+    """Show the runs under a folder in the browser: the list, each run's charts, tables, policies and transcripts,
+    updated live while a run is in progress (read-only; Ctrl-C stops it)."""
+    import uvicorn
+
+    from sandbox.viewer.server import bind, create_app, is_local, url_of
+
+    try:
+        if not runs_dir.is_dir():
+            raise UsageError(f"{runs_dir} is not a folder (give the folder your runs are in, e.g. `sandbox view runs/`)")
+        sock = bind(host, port)
+    except SandboxError as error:
+        raise fail(error) from None
+    if not is_local(host):
+        console.print(f"[bold yellow]warning:[/] listening on {host}, beyond this machine: anyone who reaches it can "
+                      "read these runs (the viewer has no login)")  # fmt: skip
+    url = url_of(sock)
+    console.print(f"sandbox view: {runs_dir.resolve()} at [bold]{url}[/] (Ctrl-C stops it)", soft_wrap=True)
+    if open_it:
+        webbrowser.open(url)
+    server = uvicorn.Server(uvicorn.Config(create_app(runs_dir), log_level="warning", lifespan="off"))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="The HTML file to write (default RUN/report.html).")] = None,  # noqa: UP007
+    open_it: Annotated[bool, typer.Option("--open", help="Open the report in the default browser.")] = False,
+) -> None:
+    """Write a run's page as one self-contained HTML file (scripts, styles, figures and transcripts inline; it
+    loads nothing from the network), to attach to a paper or send to a colleague."""
+    from sandbox.viewer.report import build_report
+
+    try:
+        path = build_report(run_dir, out or run_dir / "report.html", open_it=open_it)
+    except SandboxError as error:
+        raise fail(error) from None
+    console.print(f"report: [bold]{path}[/] ({path.stat().st_size / 1e6:.1f} MB)", soft_wrap=True)

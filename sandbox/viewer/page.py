@@ -1,0 +1,356 @@
+"""A run page described as sections, and each section read from the run directory into what the browser draws.
+
+A kind lays out its run page by naming a `view` function in its `RunKind` (`"module:function"`), which returns
+the sections in order::
+
+    def view(path: Path) -> list[Section]:
+        return [Chart("epoch_summary.csv", x="epoch", y="mean", group="group", where={"metric": "offered_share"},
+                      band=("ci_low", "ci_high"), title="Offered share"),
+                Policies(), Table("final_policies.csv")]
+
+The viewer adds what every page has: the headline figures (`summary.json`), the figures (`*.png`) that no section
+shows, the run directories inside this one, and the transcripts, so a kind without a `view` still has a full page
+(its `RunKind.tables`). A section whose file is missing (a run still in progress) is left out, not an error.
+
+Every section is read into plain JSON (`render`): the browser draws that and reads no file itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import json
+import math
+import mimetypes
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sandbox import kinds
+from sandbox.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
+
+__all__ = ["Cells", "Chart", "Figures", "Policies", "Section", "Table", "Transcripts", "default_sections",
+           "is_run_dir", "render", "run_page", "sections_of", "word_diff"]  # fmt: skip
+
+TABLE_ROWS = 1000  # rows of a table sent to the page; the whole file is linked
+CHART_POINTS = 5000  # points of one trace; longer traces are thinned evenly
+
+
+@dataclass(frozen=True)
+class Chart:
+    """An interactive line (or marker, or bar) chart of a table's columns.
+
+    Rows are kept where every `where` column equals its value; one trace per `y` column and per value of `group`;
+    rows that share an `x` within a trace are averaged (one point per epoch over several runs); `band` names the
+    columns of a shaded interval (a 95% CI) around a single `y`.
+    """
+
+    file: str
+    x: str
+    y: str | tuple[str, ...]
+    group: str | None = None
+    where: Mapping[str, Any] = field(default_factory=dict)
+    band: tuple[str, str] | None = None
+    title: str = ""
+    mode: str = "lines"  # lines, markers or bars
+    y_title: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table file (CSV or JSONL) shown as a sortable, filterable table (its first `TABLE_ROWS` rows)."""
+
+    file: str
+    title: str = ""
+    columns: tuple[str, ...] = ()  # shown columns; empty: all
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The images matching `pattern` (a glob relative to the run directory)."""
+
+    pattern: str = "*.png"
+    title: str = "Figures"
+
+
+@dataclass(frozen=True)
+class Policies:
+    """SCAI's policy versions, each as a word diff from the last, with the evidence (episodes) and the MetaLM's
+    answer that led to it."""
+
+    file: str = "policies.jsonl"
+    episodes: str = "episodes.csv"
+    title: str = "Policy versions"
+
+
+@dataclass(frozen=True)
+class Cells:
+    """A grid of runs (a sweep's cells): a table whose `column` names each cell's directory under `under`."""
+
+    file: str
+    column: str = "run"
+    under: str = "runs"
+    title: str = "Cells"
+
+
+@dataclass(frozen=True)
+class Transcripts:
+    """The LLM calls of a JSONL transcript, browsed a page at a time (`sandbox.viewer.transcripts`)."""
+
+    file: str = TRANSCRIPTS
+    title: str = "Transcripts"
+
+
+Section = Chart | Table | Figures | Policies | Cells | Transcripts
+
+
+def is_run_dir(path: Path) -> bool:
+    """Whether `path` looks like a run directory (a scenario, a sweep, a status or a summary in it)."""
+    return any((path / marker).is_file() for marker in (SCENARIO, SWEEP, STATUS, SUMMARY))
+
+
+def default_sections(kind: kinds.RunKind | None, path: Path) -> list[Section]:
+    """A kind's tables as `Table` sections (the page of a kind without a `view`)."""
+    if kind is None:
+        return []
+    return [Table(file, title=name.replace("_", " ")) for name, file in kind.tables.items()
+            if not file.endswith(".jsonl") and (path / file).is_file()]  # fmt: skip
+
+
+def sections_of(kind: kinds.RunKind | None, path: Path) -> list[Section]:
+    """The run page's sections: the kind's `view` (or its tables), then the figures no section shows, the runs
+    inside, and the transcripts."""
+    sections: list[Section] = list(kind.call("view", path)) if kind is not None and kind.has("view") else []
+    if not sections:
+        sections = default_sections(kind, path)
+    if not any(isinstance(s, Figures) for s in sections):
+        sections.append(Figures())
+    if not any(isinstance(s, Transcripts) for s in sections) and (path / TRANSCRIPTS).is_file():
+        sections.append(Transcripts())
+    return sections
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    if path.suffix == ".jsonl":
+        return pd.read_json(path, lines=True)
+    return pd.read_csv(path)
+
+
+def _plain(value: Any) -> Any:
+    """A cell as JSON: NaN and infinities as None, numpy scalars as Python's."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict | list):
+        return json.dumps(value, default=str)
+    return value
+
+
+def _inside(root: Path, relative: str) -> Path | None:
+    """`root / relative` when it stays inside `root` (symlinks resolved), else None."""
+    target = (root / relative).resolve()
+    return target if target.is_relative_to(root.resolve()) else None
+
+
+def _chart(section: Chart, path: Path) -> dict[str, Any] | None:
+    file = _inside(path, section.file)
+    if file is None or not file.is_file():
+        return None
+    frame = _read_table(file)
+    for column, value in section.where.items():
+        if column in frame.columns:
+            frame = frame[frame[column] == value]
+    ys = (section.y,) if isinstance(section.y, str) else tuple(section.y)
+    ys = tuple(y for y in ys if y in frame.columns)
+    if section.x not in frame.columns or not ys or frame.empty:
+        return None
+    band = section.band if section.band and set(section.band) <= set(frame.columns) and len(ys) == 1 else None
+    groups = [(None, frame)] if not section.group or section.group not in frame.columns else list(
+        frame.groupby(section.group, sort=True))  # fmt: skip
+    traces = []
+    for key, rows in groups:
+        numeric = [c for c in (*ys, *(band or ())) if pd.api.types.is_numeric_dtype(rows[c])]
+        if not numeric:
+            continue
+        points = rows.groupby(section.x, sort=True)[numeric].mean().reset_index()
+        if len(points) > CHART_POINTS:
+            points = points.iloc[:: math.ceil(len(points) / CHART_POINTS)]
+        for y in ys:
+            if y not in numeric:
+                continue
+            name = y if key is None else (str(key) if len(ys) == 1 else f"{key}: {y}")
+            trace = {"name": name, "x": [_plain(v) for v in points[section.x]], "y": [_plain(v) for v in points[y]]}
+            if band:
+                trace["low"] = [_plain(v) for v in points[band[0]]]
+                trace["high"] = [_plain(v) for v in points[band[1]]]
+            traces.append(trace)
+    if not traces:
+        return None
+    return {"type": "chart", "title": section.title or f"{', '.join(ys)} by {section.x}", "x_title": section.x,
+            "y_title": section.y_title or (ys[0] if len(ys) == 1 else ""), "mode": section.mode, "traces": traces,
+            "file": section.file}  # fmt: skip
+
+
+def _table(section: Table, path: Path) -> dict[str, Any] | None:
+    file = _inside(path, section.file)
+    if file is None or not file.is_file():
+        return None
+    try:
+        frame = _read_table(file)
+    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        return {"type": "error", "title": section.title or section.file, "text": f"{section.file}: {error}"}
+    if section.columns:
+        frame = frame[[c for c in section.columns if c in frame.columns]]
+    shown = frame.head(TABLE_ROWS)
+    return {"type": "table", "title": section.title or section.file, "file": section.file,
+            "columns": [str(c) for c in shown.columns], "total": len(frame),
+            "rows": [[_plain(v) for v in row] for row in shown.itertuples(index=False, name=None)]}  # fmt: skip
+
+
+def _figures(section: Figures, path: Path, link: Callable[[str], str]) -> dict[str, Any] | None:
+    root = path.resolve()
+    items = []
+    for image in sorted(path.glob(section.pattern)):
+        relative = image.relative_to(path).as_posix()
+        if not image.is_file() or not image.resolve().is_relative_to(root):
+            continue
+        items.append({"name": relative, "url": link(relative)})
+    return {"type": "figures", "title": section.title, "items": items} if items else None
+
+
+def word_diff(before: str, after: str) -> list[list[str]]:
+    """`after` against `before`, word by word: `[op, text]` pieces, op `=` (kept), `-` (removed) or `+` (added).
+
+    >>> word_diff("give them nearly all", "give them half")
+    [['=', 'give them '], ['-', 'nearly all '], ['+', 'half']]
+    """
+    old, new = before.split(), after.split()
+    pieces: list[list[str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if op == "equal":
+            pieces.append(["=", " ".join(old[i1:i2])])
+        if op in ("delete", "replace"):
+            pieces.append(["-", " ".join(old[i1:i2])])
+        if op in ("insert", "replace"):
+            pieces.append(["+", " ".join(new[j1:j2])])
+    for piece in pieces[:-1]:  # the spaces between pieces
+        piece[1] += " "
+    return pieces
+
+
+def _policies(section: Policies, path: Path) -> dict[str, Any] | None:
+    file = _inside(path, section.file)
+    if file is None or not file.is_file():
+        return None
+    records = []
+    for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line being written
+        if isinstance(record, dict) and "policy" in record:
+            records.append(record)
+    episodes: dict[str, dict[str, Any]] = {}
+    table = _inside(path, section.episodes)
+    if table is not None and table.is_file():
+        frame = pd.read_csv(table)
+        if "episode" in frame.columns:
+            keep = [c for c in ("episode", "epoch", "interaction", "proposer", "responder", "amount", "proposal",
+                                "offered_share", "response", "decision") if c in frame.columns]  # fmt: skip
+            episodes = {str(r["episode"]): {k: _plain(v) for k, v in r.items()} for r in frame[keep].to_dict("records")}
+    runs: dict[Any, list[dict[str, Any]]] = {}
+    for record in records:
+        versions = runs.setdefault(record.get("run", 0), [])
+        before = versions[-1]["policy"] if versions else ""
+        evidence = [str(e) for e in record.get("evidence") or []]
+        versions.append({
+            "version": record.get("version", len(versions)), "epoch": record.get("epoch"),
+            "source": record.get("source"), "policy": str(record["policy"]), "legal": record.get("legal", True),
+            "diff": word_diff(before, str(record["policy"])) if versions else [["=", str(record["policy"])]],
+            "evidence": evidence, "evidence_rows": [episodes[e] for e in evidence if e in episodes],
+            "answer": record.get("answer"), "illegal_answers": record.get("illegal_answers", 0),
+        })  # fmt: skip
+    if not runs:
+        return None
+    return {"type": "policies", "title": section.title, "runs": [{"run": _plain(k), "versions": v} for k, v in runs.items()]}
+
+
+def _cells(section: Cells, path: Path, base: str) -> dict[str, Any] | None:
+    table = _table(Table(section.file, title=section.title), path)
+    if table is None or table["type"] != "table":
+        return table
+    column = table["columns"].index(section.column) if section.column in table["columns"] else None
+    links = []
+    for row in table["rows"]:
+        cell = (path / section.under / str(row[column])) if column is not None else None
+        ok = cell is not None and is_run_dir(cell) and cell.resolve().is_relative_to(path.resolve())
+        links.append(f"{base}/{section.under}/{row[column]}".lstrip("/") if ok else None)
+    return {**table, "type": "cells", "links": links}
+
+
+def _inner_runs(path: Path, base: str, linked: set[str]) -> dict[str, Any] | None:
+    """The run directories inside this one (a chain's stages, a sweep's cells that no grid links)."""
+    found = []
+    for depth_one in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        candidates = [depth_one] if is_run_dir(depth_one) else sorted(
+            p for p in depth_one.iterdir() if p.is_dir() and is_run_dir(p))  # fmt: skip
+        for inner in candidates:
+            relative = f"{base}/{inner.relative_to(path).as_posix()}".lstrip("/")
+            if relative not in linked and inner.resolve().is_relative_to(path.resolve()):
+                found.append(relative)
+    return {"type": "runs", "title": "Runs inside", "links": found} if found else None
+
+
+def render(section: Section, path: Path, *, base: str, link: Callable[[str], str]) -> dict[str, Any] | None:
+    """One section as JSON for the browser (None when its file is not there yet)."""
+    if isinstance(section, Chart):
+        return _chart(section, path)
+    if isinstance(section, Table):
+        return _table(section, path)
+    if isinstance(section, Figures):
+        return _figures(section, path, link)
+    if isinstance(section, Policies):
+        return _policies(section, path)
+    if isinstance(section, Cells):
+        return _cells(section, path, base)
+    if isinstance(section, Transcripts):
+        file = _inside(path, section.file)
+        if file is None or not file.is_file():
+            return None
+        return {"type": "transcripts", "title": section.title, "file": section.file}
+    raise TypeError(f"not a viewer section: {section!r}")
+
+
+def run_page(path: Path, *, base: str, kind: kinds.RunKind | None, link: Callable[[str], str]) -> list[dict[str, Any]]:
+    """The run directory `path` (`base`: its path relative to the viewer's root) as a list of rendered sections,
+    then the runs inside it. A section that cannot be read shows as an error, never breaks the page."""
+    rendered: list[dict[str, Any]] = []
+    sections = sections_of(kind, path)
+    for section in sections:
+        try:
+            item = render(section, path, base=base, link=link)
+        except Exception as error:  # noqa: BLE001 - a half-written or corrupt file shows as such
+            item = {"type": "error", "title": getattr(section, "title", "") or type(section).__name__,
+                    "text": f"{getattr(section, 'file', '')}: {type(error).__name__}: {error}"}  # fmt: skip
+        if item is not None:
+            rendered.append(item)
+    linked = {link for item in rendered if item["type"] == "cells" for link in item["links"] if link}
+    inner = _inner_runs(path, base, linked)
+    if inner:
+        rendered.append(inner)
+    return rendered
+
+
+def data_uri(path: Path) -> str:
+    """A file as a `data:` URI (the report's figures)."""
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode()}"
+
+
+def figure_names(sections: Iterable[dict[str, Any]]) -> list[str]:
+    """The images a rendered page shows."""
+    return [item["name"] for s in sections if s["type"] == "figures" for item in s["items"]]

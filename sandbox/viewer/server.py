@@ -1,0 +1,211 @@
+"""The viewer's web server: read-only, serving the runs under one folder and the viewer's own assets, no network.
+
+Routes (all GET):
+
+* `/`: the viewer (one page; `static/app.js` draws the list, the run pages and the transcripts);
+* `/static/app.js`, `/static/app.css`, `/static/plotly.min.js` (from the installed `plotly` package);
+* `/api/runs`: every run's row (`sandbox.viewer.catalog`);
+* `/api/run?path=P`: a run's row and its page's sections (`sandbox.viewer.page`);
+* `/api/transcripts?path=P&file=F&offset=&limit=&run=&epoch=&agent=&role=&text=`: one page of calls;
+* `/files/P`: a file inside the runs folder (a figure, a table to download).
+
+Safe by construction: a path is taken relative to the runs folder and refused (404) when it is absolute, holds
+`..`, or resolves (symlinks followed) outside the folder; nothing writes; the browser side shows every text through
+`textContent`. A run page is read when asked, so a run in progress shows its latest files; the page polls.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from sandbox import kinds
+from sandbox.errors import SandboxError, UsageError
+from sandbox.run_dir import SUMMARY
+from sandbox.viewer.catalog import Catalog
+from sandbox.viewer.page import is_run_dir, run_page
+from sandbox.viewer.transcripts import Transcripts
+
+__all__ = ["Running", "asset", "bind", "create_app", "inside", "is_local", "page_html", "run_json", "url_of"]
+
+ASSETS = ("app.js", "app.css")
+HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+# The page may load only what this server (or the report itself) holds: no request leaves the machine.
+CSP = ("default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data: blob:; connect-src 'self'; font-src 'self' data:")  # fmt: skip
+
+
+def asset(name: str) -> bytes:
+    """One of the viewer's assets: `app.js`, `app.css`, `index.html`, or `plotly.min.js` from `plotly`."""
+    if name == "plotly.min.js":
+        return resources.files("plotly").joinpath("package_data", "plotly.min.js").read_bytes()
+    return resources.files("sandbox.viewer").joinpath("static", name).read_bytes()
+
+
+def inside(root: Path, relative: str) -> Path | None:
+    """`root / relative` when `relative` is a relative path without `..` that stays inside `root` once every
+    symlink is resolved; None otherwise (the server answers 404)."""
+    if not isinstance(relative, str) or "\\" in relative or "\x00" in relative:
+        return None
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or ".." in pure.parts:
+        return None
+    target = (root / pure).resolve()
+    return target if target == root.resolve() or target.is_relative_to(root.resolve()) else None
+
+
+def is_local(host: str) -> bool:
+    """Whether `host` is a loopback address or name (the server warns when it listens beyond)."""
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def page_html(*, report: str | None = None) -> str:
+    """The viewer's HTML: with `report` (a `<script>` block of the report's data and inline assets) a
+    self-contained file, else a shell that loads the assets from this server."""
+    html = asset("index.html").decode()
+    if report is None:
+        head = ('<link rel="stylesheet" href="/static/app.css">'
+                '<script src="/static/plotly.min.js"></script><script src="/static/app.js" defer></script>')  # fmt: skip
+        return html.replace("<!--HEAD-->", head)
+    return html.replace("<!--HEAD-->", report)
+
+
+def run_json(root: Path, path: Path, catalog: Catalog, link: Callable[[str], str] | None = None) -> dict[str, Any]:
+    """A run's row, headline figures (`summary.json`'s) and rendered page: what `/api/run` answers and a report
+    embeds. `link(name)`: the URL of a file of the run's (default: this server's `/files/`)."""
+    relative = path.relative_to(root.resolve()).as_posix() if path != root.resolve() else "."
+    base = "" if relative == "." else relative
+    row = catalog.row(path)
+    try:
+        kind = kinds.get(row["kind"]) if row.get("kind") else None
+    except SandboxError:  # a kind not installed here: the default page
+        kind = None
+    try:
+        summary = json.loads((path / SUMMARY).read_text(encoding="utf-8")) if (path / SUMMARY).is_file() else {}
+    except (OSError, ValueError):
+        summary = {}
+    link = link or (lambda name: f"/files/{base + '/' if base else ''}{name}")
+    return {"row": row, "summary": summary if isinstance(summary, dict) else {},
+            "sections": run_page(path, base=base, kind=kind, link=link)}  # fmt: skip
+
+
+def create_app(root: Path | str) -> Starlette:
+    """The viewer over the runs under `root` (read-only)."""
+    root = Path(root).resolve()
+    catalog = Catalog(root)
+    transcripts = Transcripts()
+
+    def respond(content: Any, status: int = 200) -> JSONResponse:
+        return JSONResponse(content, status_code=status, headers=HEADERS)
+
+    def missing() -> Response:
+        return Response("not found", status_code=404, media_type="text/plain", headers=HEADERS)
+
+    def run_path(request: Request) -> Path | None:
+        path = inside(root, request.query_params.get("path", ""))
+        return path if path is not None and path.is_dir() and is_run_dir(path) else None
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(page_html(), headers={**HEADERS, "Content-Security-Policy": CSP})
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in (*ASSETS, "plotly.min.js"):
+            return missing()
+        media = "text/css" if name.endswith(".css") else "text/javascript"
+        return Response(asset(name), media_type=media, headers={"Cache-Control": "max-age=3600",
+                                                                "X-Content-Type-Options": "nosniff"})  # fmt: skip
+
+    async def runs(request: Request) -> Response:
+        return respond({"root": str(root), "runs": catalog.rows()})
+
+    async def run(request: Request) -> Response:
+        path = run_path(request)
+        return missing() if path is None else respond(run_json(root, path, catalog))
+
+    async def calls(request: Request) -> Response:
+        path = run_path(request)
+        file = inside(path, request.query_params.get("file", "transcripts.jsonl")) if path is not None else None
+        if file is None or not file.is_file() or file.suffix != ".jsonl":
+            return missing()
+        query = request.query_params
+        try:
+            offset, limit = int(query.get("offset", 0)), int(query.get("limit", 50))
+        except ValueError:
+            return respond({"error": "offset and limit are whole numbers"}, 400)
+        return respond(transcripts.query(file, offset=offset, limit=limit, text=query.get("text", ""),
+                                         **{k: query.get(k) for k in ("run", "epoch", "agent", "role")}))  # fmt: skip
+
+    async def files(request: Request) -> Response:
+        path = inside(root, request.path_params["path"])
+        if path is None or not path.is_file():
+            return missing()
+        return FileResponse(path, headers={**HEADERS, "Content-Security-Policy": "default-src 'none'; img-src 'self'",
+                                           "Content-Disposition": "inline"})  # fmt: skip
+
+    routes = [Route("/", index), Route("/static/{name}", static), Route("/api/runs", runs),
+              Route("/api/run", run), Route("/api/transcripts", calls), Route("/files/{path:path}", files)]  # fmt: skip
+    return Starlette(routes=routes)
+
+
+def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A listening socket on `host:port` (port 0: a free one); `UsageError` when it cannot be had."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        raise UsageError(f"--host {host} --port {port}: cannot listen there ({error.strerror})") from None
+    sock.listen(128)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+
+
+class Running:
+    """A viewer served from a thread of this process (tests, benchmarks, notebooks): `.url`, then `.stop()`."""
+
+    def __init__(self, root: Path | str, host: str = "127.0.0.1", port: int = 0) -> None:
+        import uvicorn
+
+        self.sock = bind(host, port)
+        self.url = url_of(self.sock)
+        self.server = uvicorn.Server(uvicorn.Config(create_app(root), log_level="warning", lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started and self.thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+        self.sock.close()
+
+    def __enter__(self) -> Running:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,170 @@
+"""The run viewer without a browser: the list of runs and their statuses, the run pages of every kind, paged
+transcripts, the server's refusal of every path out of the runs folder, the report, and the commands."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from sandbox import kinds
+from sandbox.cli import app
+from sandbox.run_dir import hold
+from sandbox.viewer.catalog import Catalog, find_runs
+from sandbox.viewer.page import word_diff
+from sandbox.viewer.report import build_report
+from sandbox.viewer.server import create_app, inside, is_local, run_json
+from sandbox.viewer.transcripts import Transcripts
+from tests.viewer_runs import HOSTILE
+
+runner = CliRunner()
+
+
+def _client(root: Path) -> TestClient:
+    return TestClient(create_app(root))
+
+
+def test_the_list_holds_a_run_of_every_kind_and_says_which_are_corrupt_or_half_written(viewer_root: Path) -> None:
+    rows = {row["path"]: row for row in Catalog(viewer_root).rows()}
+    for name in kinds.kinds():
+        assert rows[name]["kind"] == name and rows[name]["status"] == "complete", rows[name]
+        assert rows[name]["scenario"] and rows[name]["started"]
+    assert rows["toy"]["kind"] == "toy"  # a kind not installed in this process keeps the name its summary gives
+    assert rows["society"]["calls"] > 0 and rows["society"]["tokens"] > 0 and rows["society"]["headline"]
+    assert rows["corrupt"]["status"] == "corrupt" and "summary.json" in rows["corrupt"]["problem"]
+    assert rows["half"]["status"] == "incomplete"  # a scenario and nothing else, no process holds it: killed
+    assert not any(p.startswith("sweep/") or p.startswith("chain/") for p in rows)  # cells and stages: on their pages
+
+
+def test_a_held_run_shows_as_running_and_as_incomplete_once_its_process_is_gone(tmp_path: Path) -> None:
+    run = tmp_path / "runs" / "live"
+    run.mkdir(parents=True)
+    (run / "scenario.yaml").write_text("name: live\n")
+    (run / "run.json").write_text(json.dumps({"status": "running", "created": 1.0}))
+    catalog = Catalog(tmp_path / "runs")
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with hold(run):
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait(10)
+    try:
+        assert catalog.rows()[0]["status"] == "running"
+    finally:
+        release.set()
+        thread.join()
+    assert catalog.rows()[0]["status"] == "incomplete"
+
+
+def test_every_kind_has_a_page_with_its_own_sections_and_none_fails(viewer_root: Path) -> None:
+    catalog = Catalog(viewer_root)
+    expected = {"society": {"chart", "policies", "table", "transcripts"}, "training": {"chart", "table"},
+                "sweep": {"cells"}, "chain": {"chart", "table", "runs"}, "dialogue": {"table", "figures"},
+                "proxy": {"chart", "table"}, "distill": {"chart", "table"}, "judge": {"table"},
+                "population": {"chart", "table"}}  # fmt: skip
+    for name in kinds.kinds():
+        page = run_json(viewer_root, (viewer_root / name).resolve(), catalog)
+        types = {s["type"] for s in page["sections"]}
+        assert "error" not in types, (name, [s for s in page["sections"] if s["type"] == "error"])
+        assert expected[name] <= types, (name, types)
+    sweep = run_json(viewer_root, (viewer_root / "sweep").resolve(), catalog)
+    cells = next(s for s in sweep["sections"] if s["type"] == "cells")
+    assert cells["links"] and all(link and link.startswith("sweep/runs/run-") for link in cells["links"])
+    corrupt = run_json(viewer_root, (viewer_root / "corrupt").resolve(), catalog)
+    assert corrupt["row"]["status"] == "corrupt" and corrupt["sections"]  # the page still shows what it can
+
+
+def test_a_kind_without_a_view_gets_its_tables_figures_and_transcripts(viewer_root: Path) -> None:
+    from tests.toy_kind import TOY
+
+    kinds.register(TOY)
+    try:
+        page = run_json(viewer_root, (viewer_root / "toy").resolve(), Catalog(viewer_root))
+    finally:
+        kinds.unregister(TOY.name)
+    assert [s["type"] for s in page["sections"]] == ["table"] and page["sections"][0]["file"] == "steps.csv"
+
+
+def test_the_server_serves_files_inside_the_folder_only(viewer_root: Path) -> None:
+    client = _client(viewer_root)
+    assert client.get("/files/society/episodes.csv").status_code == 200
+    secret = f"{viewer_root.name}-secret.txt"
+    for url in ["/files/../" + secret, "/files/%2e%2e/" + secret, "/files/society/%2e%2e/%2e%2e/" + secret,
+                "/files/society/leak.txt", f"/files/society/up/{secret}", "/files//etc/passwd", "/files/%2Fetc%2Fpasswd",
+                "/static/../server.py", "/static/page.py"]:  # fmt: skip
+        answer = client.get(url)
+        assert answer.status_code == 404 and "secret" not in answer.text and "root:" not in answer.text, url
+    for path in ["..", "/etc", "society/up", "society/../..", "nothing"]:
+        assert client.get("/api/run", params={"path": path}).status_code == 404, path
+        assert client.get("/api/transcripts", params={"path": path}).status_code == 404, path
+    assert client.get("/api/transcripts", params={"path": "society", "file": "../hostile/transcripts.jsonl"}).status_code == 404
+    assert client.post("/api/runs").status_code == 405 and client.delete("/files/society/episodes.csv").status_code == 405
+    assert inside(viewer_root, "society/episodes.csv") is not None and inside(viewer_root, "society\\..\\x") is None
+    assert is_local("127.0.0.1") and is_local("::1") and is_local("localhost") and not is_local("0.0.0.0")
+
+
+def test_transcripts_come_a_page_at_a_time_filtered_and_a_cut_line_is_a_row_that_says_so(tmp_path: Path) -> None:
+    file = tmp_path / "transcripts.jsonl"
+    with file.open("w") as out:
+        for i in range(10_000):
+            out.write(json.dumps({"call_id": str(i), "role": "assistant" if i % 10 == 0 else "user", "agent": f"user-{i % 7}",
+                                  "run": i % 2, "epoch": i // 1000, "answer": f"offer {i}", "input_tokens": 3,
+                                  "output_tokens": 1, "cache_hit": False,
+                                  "messages": [{"role": "user", "content": "Offer?"}]}) + "\n")  # fmt: skip
+        out.write('{"call_id": "cut"')  # a line being written: not read until it ends
+    reader = Transcripts()
+    page = reader.query(file, offset=100, limit=50)
+    assert page["total"] == 10_000 and page["matched"] == 10_000 and len(page["rows"]) == 50
+    assert page["rows"][0]["index"] == 100 and page["facets"]["epoch"] == [str(e) for e in range(10)]
+    narrowed = reader.query(file, role="assistant", epoch="3", text="OFFER 31")
+    assert narrowed["matched"] == 10 and {r["agent"] for r in narrowed["rows"]} <= {f"user-{k}" for k in range(7)}
+    with file.open("a") as out:
+        out.write(', "role": "user"}\nnot json\n')
+    grown = reader.query(file, offset=10_000)
+    assert grown["total"] == 10_002 and grown["rows"][0]["role"] == "user"
+    assert grown["rows"][1]["error"].startswith("a line that is not JSON")
+
+
+def test_the_word_diff_keeps_removes_and_adds() -> None:
+    pieces = word_diff("Put others first and give them nearly all.", "Look after yourself and keep nearly all.")
+    assert "".join(t for op, t in pieces if op != "+").split() == "Put others first and give them nearly all.".split()
+    assert "".join(t for op, t in pieces if op != "-").split() == "Look after yourself and keep nearly all.".split()
+    assert ["=", "and "] in pieces
+
+
+def test_the_report_is_one_file_that_loads_nothing_and_holds_no_live_markup(viewer_root: Path, tmp_path: Path) -> None:
+    out = build_report(viewer_root / "hostile", tmp_path / "hostile.html")
+    html = out.read_text()
+    assert out.stat().st_size < 5_000_000
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)  # nothing fetched from anywhere
+    assert "Content-Security-Policy" in html and "connect-src 'none'" in html
+    assert HOSTILE not in html and "<script>window.__pwned" not in html
+    data = json.loads(re.search(r"window.SANDBOX_REPORT = (.*?);</script>", html, re.S).group(1))
+    assert data["transcripts"]["transcripts.jsonl"][0]["answer"] == HOSTILE  # kept as data, shown as text
+    assert any(s["type"] == "figures" and s["items"][0]["url"].startswith("data:image/png;base64,")
+               for s in data["run"]["sections"])  # fmt: skip
+
+
+def test_the_commands_refuse_bad_input_with_exit_2_and_write_nothing(viewer_root: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["view", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and "is not a folder" in result.output
+    result = runner.invoke(app, ["report", str(tmp_path), "--out", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and "not a run directory" in result.output and not (tmp_path / "r.html").exists()
+    result = runner.invoke(app, ["report", str(viewer_root / "society"), "--out", str(tmp_path / "r.txt")])
+    assert result.exit_code == 2 and ".html" in result.output and not (tmp_path / "r.txt").exists()
+    result = runner.invoke(app, ["report", str(viewer_root / "society"), "--out", str(tmp_path / "r.html")])
+    assert result.exit_code == 0 and (tmp_path / "r.html").stat().st_size > 1_000_000
+
+
+def test_find_runs_does_not_descend_into_a_run_or_follow_links(viewer_root: Path) -> None:
+    found = [p.relative_to(viewer_root).as_posix() for p in find_runs(viewer_root)]
+    assert "sweep" in found and not any("/" in p for p in found)

@@ -1,0 +1,49 @@
+"""A folder of runs for the viewer's tests: one small run of every registered kind (the conformance cases, on
+scripted models), plus the awkward ones: a corrupt run, a half-written one, a transcript holding HTML, a symlink
+leading out of the folder, and a run in progress."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import sandbox
+from sandbox import kinds
+
+HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+
+
+def build(root: Path) -> Path:
+    """Every kind's run under `root`, and the awkward directories; returns `root`."""
+    from tests.test_conformance import CASES
+    from tests.toy_kind import TOY
+
+    kinds.register(TOY)
+    root.mkdir(parents=True, exist_ok=True)
+    for name, case in CASES.items():
+        sandbox.run(case.scenario(root), out=root / name, models=case.models())
+    # a run whose summary is not JSON, and one with only a scenario (killed before anything else)
+    shutil.copytree(root / "society", root / "corrupt", ignore=shutil.ignore_patterns("*.sqlite"))
+    (root / "corrupt" / "summary.json").write_text("{not json")
+    (root / "half").mkdir()
+    (root / "half" / "scenario.yaml").write_text((root / "toy" / "scenario.yaml").read_text())
+    # a transcript whose model wrote HTML, and a line cut short
+    hostile = root / "hostile"
+    shutil.copytree(root / "society", hostile, ignore=shutil.ignore_patterns("*.sqlite"))
+    lines = (hostile / "transcripts.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["answer"] = HOSTILE
+    record["messages"][-1]["content"] = HOSTILE
+    (hostile / "transcripts.jsonl").write_text("\n".join([json.dumps(record), *lines[1:], '{"cut": '[:8]]) + "\n")
+    policies = [json.loads(line) for line in (hostile / "policies.jsonl").read_text().splitlines()]
+    policies[-1]["policy"] = HOSTILE
+    policies[-1]["answer"] = HOSTILE
+    (hostile / "policies.jsonl").write_text("".join(json.dumps(p) + "\n" for p in policies))
+    # a secret beside the folder, and a symlink inside leading to it
+    secret = root.parent / f"{root.name}-secret.txt"
+    secret.write_text("secret")
+    os.symlink(secret, root / "society" / "leak.txt")
+    os.symlink(root.parent, root / "society" / "up")
+    return root
