@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import re
 import webbrowser
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ CSP = ("default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-
 
 def _script(text: str) -> str:
     """`text` safe inside a `<script>` element (no `</script>` or `<!--` can end it)."""
-    return text.replace("</", "<\\/").replace("<!--", "<\\!--")
+    return re.sub(r"<(/script|!--)", r"<\\\1", text, flags=re.IGNORECASE)
 
 
 def report_data(run: Path) -> dict[str, Any]:

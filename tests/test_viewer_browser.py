@@ -1,0 +1,226 @@
+"""The run viewer and the report in a real browser: Playwright drives headless Chromium (Debian's package, installed
+by `make browser`; `.ci/run` sets SANDBOX_BROWSER=required, so there they fail rather than skip).
+
+Every page is checked for what must never happen: a request that leaves the machine, and an error in the console.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from sandbox import kinds
+from sandbox.run_dir import hold
+from sandbox.viewer.report import build_report
+from sandbox.viewer.server import Running
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = os.environ.get("SANDBOX_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+# Chromium's own connections (updates, sync, safe browsing) are off: what a test sees is what the page asked for.
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None:
+        message = "no chromium: run `make browser` (Debian's chromium package)"
+        if os.environ.get("SANDBOX_BROWSER") == "required":
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(viewer_root: Path) -> Iterator[Running]:
+    with Running(viewer_root) as running:
+        yield running
+
+
+class Watched:
+    """A page whose requests and console are recorded: `outside` (requests to anywhere but this machine or the
+    file itself) and `errors` (console errors, uncaught exceptions) must both stay empty."""
+
+    def __init__(self, browser: Any) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.outside: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", self._request)
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def _request(self, request: Any) -> None:
+        url = urlparse(request.url)
+        if url.scheme in ("data", "blob", "file", "about") or url.hostname in ("127.0.0.1", "localhost", "::1"):
+            return
+        self.outside.append(request.url)
+
+    def check(self) -> None:
+        assert self.outside == [], f"requests left the machine: {self.outside}"
+        assert self.errors == [], f"console errors: {self.errors}"
+        self.context.close()
+
+
+@pytest.fixture
+def watched(browser: Any) -> Iterator[Watched]:
+    page = Watched(browser)
+    yield page
+    page.check()
+
+
+def test_the_list_shows_a_run_of_every_kind_sorts_and_filters(watched: Watched, server: Running) -> None:
+    page = watched.page
+    page.goto(server.url)
+    page.wait_for_selector("#runs tbody tr")
+    shown = page.locator("#runs tbody tr td:nth-child(2)").all_inner_texts()
+    assert set(kinds.kinds()) | {"toy"} <= set(shown), shown
+    assert page.locator('tr[data-path="corrupt"] [data-status="corrupt"]').count() == 1
+    assert page.locator('tr[data-path="half"] [data-status="incomplete"]').count() == 1
+    page.select_option('select[data-filter="kind"]', "sweep")
+    assert page.locator("#runs tbody tr").count() == 1
+    page.select_option('select[data-filter="kind"]', "")
+    page.fill("#runs input.table-filter", "scai")  # the society runs' scenario
+    texts = page.locator("#runs tbody tr").all_inner_texts()
+    assert texts and all("scai" in t for t in texts) and len(texts) < len(shown)
+    page.fill("#runs input.table-filter", "")
+    page.click('#runs th[data-key="path"]')
+    paths = page.locator("#runs tbody tr").evaluate_all("rows => rows.map(r => r.dataset.path)")
+    assert paths == sorted(paths, key=str.lower) or paths == sorted(paths)
+
+
+def test_a_scai_run_page_shows_its_chart_and_a_policy_diff(watched: Watched, server: Running) -> None:
+    page = watched.page
+    page.goto(server.url + "#/run/society")
+    page.wait_for_selector('section[data-type="chart"] .main-svg')  # drawn by Plotly
+    assert page.locator('section[data-type="chart"] .scatterlayer .trace').count() >= 2
+    diff = page.locator(".version").nth(1).locator(".diff")
+    assert diff.locator("ins").count() >= 1 and diff.locator("del").count() >= 1
+    assert "Look after yourself" in diff.locator("ins").all_inner_texts()[0]
+    page.locator(".version").nth(1).locator("summary", has_text="evidence").click()
+    assert page.locator(".version").nth(1).locator("tbody tr").count() == 10
+    page.locator('a[href="#/run/society"]').count()  # noqa: B018 - the page is a route; going back works
+    page.click("#home")
+    page.wait_for_selector("#runs")
+
+
+def test_the_transcript_filter_narrows_the_rows(watched: Watched, server: Running) -> None:
+    page = watched.page
+    page.goto(server.url + "#/run/society")
+    count = page.locator(".transcripts .count")
+    page.wait_for_function("document.querySelector('.transcripts .count')?.dataset.total > 0")
+    total = int(count.get_attribute("data-total"))
+    assert page.locator(".transcripts tbody tr.call").count() == 50 < total  # a page, not every row
+    page.select_option('.transcripts select[data-filter="role"]', "assistant")
+    page.wait_for_function(f"document.querySelector('.transcripts .count').dataset.matched < {total}")
+    matched = int(count.get_attribute("data-matched"))
+    roles = page.locator(".transcripts tbody tr.call td:nth-child(5)").all_inner_texts()
+    assert 0 < matched < total and set(roles) == {"assistant"}
+    page.fill('.transcripts input[data-filter="text"]', "no such words anywhere")
+    page.wait_for_function("document.querySelector('.transcripts .count').dataset.matched === '0'")
+    page.fill('.transcripts input[data-filter="text"]', "")
+    page.select_option('.transcripts select[data-filter="role"]', "")
+    page.wait_for_function(f"document.querySelector('.transcripts .count').dataset.matched == {total}")
+    page.click(".transcripts button:has-text('next')")
+    page.wait_for_function("document.querySelector('.transcripts tbody tr.call').dataset.index === '50'")
+    page.locator(".transcripts tbody tr.call").first.click()
+    assert page.locator(".transcripts tr.detail pre").count() >= 2  # the prompt's messages and the answer
+
+
+def test_model_written_markup_shows_as_text(watched: Watched, server: Running) -> None:
+    from tests.viewer_runs import HOSTILE
+
+    page = watched.page
+    page.goto(server.url + "#/run/hostile")
+    page.wait_for_selector(".transcripts tbody tr.call")
+    page.locator(".transcripts tbody tr.call").first.click()
+    assert page.locator(".transcripts tr.detail pre.answer").inner_text() == HOSTILE
+    assert HOSTILE in page.locator(".version").last.inner_text()
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("main script, main img[src=x]").count() == 0
+    # the cut last line of the transcript is a row that says so
+    page.select_option('.transcripts select[data-filter="role"]', "")
+    page.wait_for_selector(".transcripts tbody tr.call")
+
+
+def test_paths_out_of_the_folder_are_not_found(watched: Watched, server: Running, viewer_root: Path) -> None:
+    page = watched.page
+    secret = f"{viewer_root.name}-secret.txt"
+    for path in [f"files/../{secret}", f"files/%2e%2e/{secret}", "files/society/leak.txt", f"files/society/up/{secret}",
+                 "files/%2Fetc%2Fpasswd", "api/run?path=..", "api/run?path=/etc", "static/server.py"]:  # fmt: skip
+        answer = page.request.get(server.url + path)
+        assert answer.status == 404 and "secret" not in answer.text(), path
+    answer = page.request.post(server.url + "api/runs")
+    assert answer.status == 405
+
+
+def test_a_run_in_progress_updates_without_a_reload(watched: Watched, server: Running, viewer_root: Path) -> None:
+    run = viewer_root / "live"
+    shutil.copytree(viewer_root / "society", run, ignore=shutil.ignore_patterns("*.sqlite", "summary.json", "leak.txt", "up"))
+    status = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**status, "status": "running"}))
+    lines = (run / "transcripts.jsonl").read_text().splitlines(keepends=True)
+    (run / "transcripts.jsonl").write_text("".join(lines[:10]))
+    held, finish, done = threading.Event(), threading.Event(), threading.Event()
+
+    def the_run() -> None:  # a process holding the directory while it writes, as a run does
+        with hold(run):
+            held.set()
+            finish.wait(60)
+            with (run / "transcripts.jsonl").open("a") as out:
+                out.writelines(lines[10:])
+            shutil.copy(viewer_root / "society" / "summary.json", run / "summary.json")
+            (run / "run.json").write_text(json.dumps({**status, "status": "complete"}))
+        done.set()
+
+    thread = threading.Thread(target=the_run)
+    thread.start()
+    try:
+        held.wait(10)
+        page = watched.page
+        page.goto(server.url + "#/run/live")
+        page.wait_for_selector('#facts [data-status="running"]')
+        assert page.locator("#facts [data-fact='calls']").inner_text() == "10"
+        page.evaluate("window.__same_page = true")
+        finish.set()
+        done.wait(10)
+        page.wait_for_selector('#facts [data-status="complete"]', timeout=15_000)
+        assert page.locator("#facts [data-fact='calls']").inner_text() == str(len(lines))
+        page.wait_for_function(f"document.querySelector('.transcripts .count').dataset.total == {len(lines)}")
+        assert page.evaluate("window.__same_page") is True  # updated in place, never reloaded
+    finally:
+        finish.set()
+        thread.join()
+        shutil.rmtree(run)
+
+
+def test_the_report_opens_from_disk_and_works_the_same_with_no_network(watched: Watched, viewer_root: Path,
+                                                                         tmp_path: Path) -> None:  # fmt: skip
+    report = build_report(viewer_root / "society", tmp_path / "society.html")
+    page = watched.page
+    page.goto(report.resolve().as_uri())
+    page.wait_for_selector('section[data-type="chart"] .main-svg', timeout=30_000)
+    assert page.locator(".version .diff ins").count() >= 1
+    assert page.locator('section[data-type="figures"] img').count() >= 1
+    count = page.locator(".transcripts .count")
+    page.wait_for_function("document.querySelector('.transcripts .count')?.dataset.total > 0")
+    total = int(count.get_attribute("data-total"))
+    page.select_option('.transcripts select[data-filter="role"]', "assistant")
+    page.wait_for_function(f"document.querySelector('.transcripts .count').dataset.matched < {total}")
+    started = time.monotonic()
+    assert watched.outside == [] and time.monotonic() - started < 1
