@@ -6,7 +6,7 @@ concurrency, overhead, embedded (`sandbox.benchmarks.engine`), scai
 (`sandbox.scai.bench`), pool (`sandbox.scai.pool_bench`),
 principles (`sandbox.scai.principles`); moral fine-tuning's:
 rollout, training (`sandbox.moral.bench`); dialogue (`sandbox.dialogue.bench`);
-sweep (`sandbox.sweep.bench`). Run with `sandbox bench [NAME|all]` or `make bench`.
+sweep (`sandbox.sweep.bench`); the run viewer's: viewer (`sandbox.viewer.bench`). Run with `sandbox bench [NAME|all]` or `make bench`.
 """
 
 from __future__ import annotations
@@ -19,12 +19,18 @@ from sandbox.errors import UsageError
 __all__ = ["benchmarks", "run_benchmarks"]
 
 
+# The shared services' own benchmarks (not a kind's): the run viewer (`sandbox.viewer.bench`).
+CORE = {"viewer": "sandbox.viewer.bench:run"}
+
+
 def benchmarks() -> dict[str, str]:
-    """Every registered kind's benchmarks: name -> `"module:function"` reference."""
+    """Every registered kind's benchmarks, then the shared services': name -> `"module:function"` reference."""
     found: dict[str, str] = {}
     for kind in kinds.kinds().values():
         for name, reference in kind.benchmarks.items():
             found.setdefault(name, reference)
+    for name, reference in CORE.items():
+        found.setdefault(name, reference)
     return found
 
 

@@ -92,3 +92,12 @@ def test_bench_pool_loses_nothing_over_a_failing_server() -> None:
     assert figures["same_results_as_one_server"] and figures["unanswered"] == 0
     assert figures["calls"] == figures["calls_one_server"] == sum(figures["answered_by"].values())
     assert figures["failed_over"] >= 1
+
+
+def test_bench_viewer_lists_every_run_and_sends_a_page_of_calls_not_the_transcript() -> None:
+    from sandbox.bench import run_benchmarks
+
+    figures = run_benchmarks("viewer")["viewer"]
+    assert figures["runs_listed"] == 1_001 and figures["start_to_list_vs_ls_R"] > 0
+    assert figures["first_calls_page_bytes"] < figures["transcript_bytes"] / 50  # one page of 50 calls of 10,000
+    assert 0 < figures["filtered_matched"] < 10_000
