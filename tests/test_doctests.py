@@ -39,6 +39,7 @@ MODULES = [
     "sandbox.population.commons_chat",
     "sandbox.population.llm_session",
     "sandbox.viewer.page",
+    "sandbox.llm.moves",
     "sandbox.viewer.transcripts",
     "sandbox.seeding",
 ]

@@ -8,7 +8,6 @@ import re
 import threading
 from pathlib import Path
 
-import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -168,3 +167,28 @@ def test_the_commands_refuse_bad_input_with_exit_2_and_write_nothing(viewer_root
 def test_find_runs_does_not_descend_into_a_run_or_follow_links(viewer_root: Path) -> None:
     found = [p.relative_to(viewer_root).as_posix() for p in find_runs(viewer_root)]
     assert "sweep" in found and not any("/" in p for p in found)
+
+
+def test_each_call_shows_the_move_its_game_read_and_a_garbage_answer_is_an_illegal_move(tmp_path: Path) -> None:
+    import sandbox
+    from sandbox.llm.scripted import scripted
+    from tests.conftest import norm_of, scripted_propose, scripted_respond, small_scenario
+
+    def garbage_from_selfish(messages: list, kwargs: dict) -> str:  # selfish proposers answer nothing legal
+        return "banana" if norm_of(messages) == "selfish" else scripted_propose(messages, kwargs)
+
+    model = scripted([(r"You are the proposer", garbage_from_selfish), (r"You are the responder", scripted_respond)])
+    result = sandbox.run(small_scenario(runs=1, epochs=1), out=tmp_path / "runs" / "small", models={"user": model})
+    reader = Transcripts()
+    file = result.path / "transcripts.jsonl"
+    rows = reader.query(file, limit=500)["rows"]
+    proposals = [r for r in rows if r["step"] == "propose"]
+    assert proposals and all(r["illegal"] in (True, False) for r in proposals)
+    legal = [r for r in proposals if r["illegal"] is False]
+    illegal = reader.query(file, illegal="true", limit=500)
+    assert legal and all(set(r["parsed"]) == {"proposer", "responder"} and str(r["parsed"]["responder"]) in r["answer"]
+                         for r in legal)  # fmt: skip
+    assert illegal["matched"] > 0 and all(r["answer"] == "banana" and r["parsed"] is None for r in illegal["rows"])
+    episodes = result.table("episodes")
+    assert illegal["matched"] == int(episodes["proposal_illegal_answers"].sum())  # the game's own count agrees
+    assert set(reader.query(file)["facets"]["illegal"]) == {"false", "true"}

@@ -126,6 +126,9 @@ def test_the_transcript_filter_narrows_the_rows(watched: Watched, server: Runnin
     page.wait_for_function("document.querySelector('.transcripts .count')?.dataset.total > 0")
     total = int(count.get_attribute("data-total"))
     assert page.locator(".transcripts tbody tr.call").count() == 50 < total  # a page, not every row
+    first = page.locator(".transcripts tbody tr.call").first.locator("td")
+    assert first.nth(5).inner_text() == "propose" and '"responder"' in first.nth(7).inner_text()  # the parsed move
+    assert first.nth(8).inner_text() == "legal"
     page.select_option('.transcripts select[data-filter="role"]', "assistant")
     page.wait_for_function(f"document.querySelector('.transcripts .count').dataset.matched < {total}")
     matched = int(count.get_attribute("data-matched"))

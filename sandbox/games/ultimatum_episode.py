@@ -25,6 +25,7 @@ from sandbox.games.ultimatum import (
     proposal_constraint,
 )
 from sandbox.llm.contracts import CallInfo
+from sandbox.llm.moves import note_move
 
 T = TypeVar("T")
 
@@ -40,16 +41,22 @@ async def _ask_until_legal(
     parse: Callable[[str], T],
     *,
     max_reasks: int,
+    call: Callable[[int], CallInfo],
 ) -> tuple[str, T | None, int]:
-    """Ask, parse, re-ask with the error. Returns (last answer, parsed value or None, illegal answers)."""
+    """Ask, parse, re-ask with the error. Returns (last answer, parsed value or None, illegal answers); each
+    attempt's parsed move is noted for the transcript (`note_move`; `call(attempt)` is that attempt's call)."""
     feedback: list[tuple[str, str]] = []
     answer = ""
     for attempt in range(max_reasks + 1):
         answer = await ask(attempt, len(feedback), list(feedback))
         try:
-            return answer, parse(answer), len(feedback)
+            parsed = parse(answer)
         except ParseError as error:
+            note_move(call(attempt), None)
             feedback.append((answer, str(error)))
+            continue
+        note_move(call(attempt), parsed)
+        return answer, parsed, len(feedback)
     return answer, None, len(feedback)
 
 
@@ -85,7 +92,8 @@ async def propose_move(
             feedback=feedback,
         )
 
-    return await _ask_until_legal(ask, lambda text: parse_proposal(text, stake), max_reasks=max_reasks)
+    return await _ask_until_legal(ask, lambda text: parse_proposal(text, stake), max_reasks=max_reasks,
+                                  call=lambda attempt: _call(info, step, proposer.agent_id, attempt))
 
 
 async def respond_move(
@@ -113,7 +121,8 @@ async def respond_move(
         )
 
     # a player whose answers put yes or no first (a solver-guided member, as its solved game read them) says how
-    return await _ask_until_legal(ask, getattr(responder, "read_decision", parse_decision), max_reasks=max_reasks)
+    return await _ask_until_legal(ask, getattr(responder, "read_decision", parse_decision), max_reasks=max_reasks,
+                                  call=lambda attempt: _call(info, step, responder.agent_id, attempt))
 
 
 async def play_ultimatum(

@@ -13,16 +13,31 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from sandbox.llm import moves
 from sandbox.llm.record import CallRecord
 
 
 class TranscriptWriter:
-    """Appends call records to a JSONL file."""
+    """Appends call records to a JSONL file, and the games' notes of each call's parsed move beside it
+    (`sandbox.llm.moves`: this writer is the one `note_move` writes to in the context that opened it)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._file = self.path.open("a", encoding="utf-8")
+        self._notes: Any = None
+        moves.OPEN.set(self)
+
+    def note(self, call_id: str, parsed: Any, illegal: bool) -> None:
+        """Append a note of what a game read from the call `call_id`'s answer."""
+        line = json.dumps({"call_id": call_id, "parsed": parsed, "illegal": illegal}, ensure_ascii=False)
+        with self._lock:
+            if self._file.closed:
+                return
+            if self._notes is None:
+                self._notes = moves.notes_path(self.path).open("a", encoding="utf-8")
+            self._notes.write(line + "\n")
+            self._notes.flush()
 
     def record(self, call: CallRecord) -> None:
         line = json.dumps(call.to_dict(), ensure_ascii=False)
@@ -33,6 +48,10 @@ class TranscriptWriter:
     def close(self) -> None:
         with self._lock:
             self._file.close()
+            if self._notes is not None:
+                self._notes.close()
+        if moves.OPEN.get() is self:
+            moves.OPEN.set(None)
 
 
 def _order(record: dict[str, Any]) -> tuple:

@@ -74,6 +74,7 @@ from prompts import render
 from sandbox.files import read_csv
 from sandbox.games.commons import Month, Outcome, allocate, figures, parse_harvest, sustainable_catch
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
 from sandbox.population.commons_chat import MAYOR, comma_and, parse_limit, parse_utterance, restaurant
 from sandbox.population.commons_memory import date_of, remember, sentence, shown
@@ -105,12 +106,16 @@ class _Fishers:
         return render("population/commons/system.j2", fisher=self.names[agent], capacity=self.game.capacity,
                       others=[n for i, n in enumerate(self.names) if i != agent], talk=self.game.talk)  # fmt: skip
 
+    def call(self, agent: int, g: int, kind: int, index: int, step: str, attempt: int) -> CallInfo:
+        """Who makes the call and where it falls (recorded with it)."""
+        return CallInfo(role="user", agent=self.names[agent] if agent >= 0 else "framework", run=0, epoch=g,
+                        episode=f"month{g}" + (f"/step{index}" if kind == UTTER else ""), step=step,
+                        attempt=attempt)  # fmt: skip
+
     async def ask(self, agent: int, prompt: str | list[Any], g: int, kind: int, index: int, step: str, attempt: int = 0,
                   constraint: Constraint | None = None) -> str:  # fmt: skip
         """One call; `prompt` is the user turn, or the turns after the system prompt (a re-ask)."""
-        call = CallInfo(role="user", agent=self.names[agent] if agent >= 0 else "framework", run=0, epoch=g,
-                        episode=f"month{g}" + (f"/step{index}" if kind == UTTER else ""), step=step,
-                        attempt=attempt)  # fmt: skip
+        call = self.call(agent, g, kind, index, step, attempt)
         turns = [HumanMessage(prompt)] if isinstance(prompt, str) else prompt
         messages = [SystemMessage(self.system(agent)), *turns] if agent >= 0 else turns
         extra = {"constraint": constraint} if constraint is not None else {}
@@ -129,6 +134,7 @@ class _Fishers:
         for attempt in range(self.game.retries + 1):
             answer = await self.ask(agent, turns, g, HARVEST, agent, "harvest", attempt, constraint)
             ask = parse_harvest(answer)
+            note_move(self.call(agent, g, HARVEST, agent, "harvest", attempt), ask)
             if ask is not None:
                 return ask, attempt + 1
             turns += [AIMessage(answer), HumanMessage('Your answer had no number of tons after "Answer:". Put the '

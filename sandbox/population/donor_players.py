@@ -19,6 +19,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from prompts import render
 from sandbox.games.donor import DonorMove, DonorView, parse_donation, parse_strategy, trace_text
 from sandbox.llm.contracts import CallInfo
+from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
 from sandbox.population.scenario import PopulationScenario
 from sandbox.seeding import Branch, call_seed
@@ -101,6 +102,7 @@ class Players:
             seed = call_seed(self.scenario.seed, Branch.EPISODE, generation, view.game, view.round, view.donor, attempt)
             answer = await self._ask(prompt, seed=seed, call=call)
             move = parse_donation(answer, game.punishment)
+            note_move(call, None if move is None else {"action": move[0], "amount": move[1]})
             if move is not None:
                 return DonorMove(move[0], move[1], answer), attempt + 1
         return DonorMove(None, None, answer), game.retries + 1

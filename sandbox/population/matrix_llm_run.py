@@ -42,6 +42,7 @@ from prompts import render
 from sandbox.files import read_csv
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import network_of
@@ -98,7 +99,9 @@ class _Members:
                              seed=call_seed(self.scenario.seed, Branch.EPISODE, g, match, turn, side), call=call,
                              **self.constraint)  # fmt: skip
         text = str(answer.content)
-        return parse_action(text, self.tokens), text
+        move = parse_action(text, self.tokens)
+        note_move(call, move)
+        return move, text
 
     async def reflect(self, agent: dict[str, Any], matches: str, payoff: float, g: int, i: int) -> _Revision:
         """The member's next principle; an answer cut off at the token limit, or not a usable principle, is illegal

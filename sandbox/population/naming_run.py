@@ -49,6 +49,7 @@ from prompts import render
 from sandbox.files import read_csv
 from sandbox.games.naming import Convergence
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
 from sandbox.population.dynamics import Neighbours, neighbour_of, network_of
 from sandbox.population.llm_session import finish_llm_run, listed, llm_session, model_label
@@ -130,6 +131,7 @@ class _Players:
             answer = await acall(self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call,
                                  **self.constraint)  # fmt: skip
             name = parse_name(str(answer.content), game.words)
+            note_move(call, name)
             if name is not None:
                 return name, attempt + 1
         return None, game.retries + 1

@@ -29,7 +29,6 @@ import yaml
 
 from sandbox import kinds
 from sandbox.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS, flock_holders, inode_key
-from sandbox.viewer.page import is_run_dir
 
 __all__ = ["Catalog", "find_runs", "read_row"]
 

@@ -36,7 +36,7 @@ from sandbox.errors import SandboxError, UsageError
 from sandbox.run_dir import SUMMARY
 from sandbox.viewer.catalog import Catalog
 from sandbox.viewer.page import is_run_dir, run_page
-from sandbox.viewer.transcripts import Transcripts
+from sandbox.viewer.transcripts import FILTERS, Transcripts
 
 __all__ = ["Running", "asset", "bind", "create_app", "inside", "is_local", "page_html", "run_json", "url_of"]
 
@@ -151,7 +151,7 @@ def create_app(root: Path | str) -> Starlette:
         except ValueError:
             return respond({"error": "offset and limit are whole numbers"}, 400)
         return respond(transcripts.query(file, offset=offset, limit=limit, text=query.get("text", ""),
-                                         **{k: query.get(k) for k in ("run", "epoch", "agent", "role")}))  # fmt: skip
+                                         **{k: query.get(k) for k in FILTERS}))  # fmt: skip
 
     async def files(request: Request) -> Response:
         path = inside(root, request.path_params["path"])

@@ -3,14 +3,16 @@
 A transcript (`transcripts.jsonl`, one record per call: `sandbox.llm.record.CallRecord`) is read once into
 compact rows and kept while its size and time stay the same; a transcript that grows (a run in progress) is read
 on from where the last read stopped. A line that is not JSON (half-written, or corrupt) becomes a row that says
-so. A query returns the rows of one page, the count that match, and the values each filter can take.
+so. What the game read from each answer (its parsed move, or that it held none: illegal) comes from the notes
+beside the transcript (`sandbox.llm.moves`), read again when they change. A query returns the rows of one page,
+the count that match, and the values each filter can take.
 
 >>> import tempfile, pathlib, json
 >>> file = pathlib.Path(tempfile.mkdtemp()) / "transcripts.jsonl"
 >>> _ = file.write_text("\\n".join(json.dumps({"role": r, "agent": a, "epoch": 0, "answer": t,
 ...     "messages": [{"role": "user", "content": "Offer?"}]}) for r, a, t in
 ...     [("user", "user-1", "I offer 3"), ("assistant", "assistant", "I offer 5"), ("user", "user-2", "No")]) + "\\n")
->>> page = Transcripts().query(file, role="user", text="offer")
+>>> page = Transcripts().query(file, role="user", text="I offer")
 >>> page["matched"], page["total"], [row["agent"] for row in page["rows"]]
 (1, 3, ['user-1'])
 """
@@ -22,11 +24,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from sandbox.llm.moves import notes_path, read_notes
+
 __all__ = ["FILTERS", "PAGE", "Transcripts", "compact"]
 
 PAGE = 50  # rows a page holds by default
 MAX_PAGE = 500
-FILTERS = ("run", "epoch", "agent", "role")  # exact-match filters; `text` searches prompt and answer
+FILTERS = ("run", "epoch", "agent", "role", "illegal")  # exact-match filters; `text` searches prompt and answer
 
 
 def compact(index: int, record: Any) -> dict[str, Any]:
@@ -87,8 +91,26 @@ class Transcripts:
                     held["rows"].append(row)
                     held["texts"].append(_text(row))
                 held["offset"] += end
+            self._note(file, held)
             self._files[file] = held
             return held["rows"]
+
+    @staticmethod
+    def _note(file: Path, held: dict[str, Any]) -> None:
+        """Lay the games' notes (parsed move, illegal) on the rows, when the notes changed since the last read."""
+        try:
+            stat = notes_path(file).stat()
+            signature = (stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            signature = None
+        if signature == held.get("notes") and len(held["rows"]) == held.get("noted"):
+            return
+        notes = read_notes(file) if signature else {}
+        for row in held["rows"]:
+            note = notes.get(str(row.get("call_id")))
+            if note is not None:
+                row["parsed"], row["illegal"] = note["parsed"], note["illegal"]
+        held["notes"], held["noted"] = signature, len(held["rows"])
 
     def query(self, file: Path, *, offset: int = 0, limit: int = PAGE, text: str = "",
               **filters: str | None) -> dict[str, Any]:  # fmt: skip
@@ -101,12 +123,17 @@ class Transcripts:
         wanted = {k: str(v) for k, v in filters.items() if k in FILTERS and v not in (None, "")}
         needle = text.strip().lower()
         matched = [row for row, body in zip(rows, texts, strict=True)
-                   if all(str(row.get(k)) == v for k, v in wanted.items()) and (not needle or needle in body)]  # fmt: skip
+                   if all(_key(row.get(k)) == v for k, v in wanted.items()) and (not needle or needle in body)]  # fmt: skip
         limit = max(1, min(int(limit), MAX_PAGE))
         offset = max(0, int(offset))
-        facets = {k: sorted({str(r.get(k)) for r in rows if r.get(k) is not None}, key=_natural) for k in FILTERS}
+        facets = {k: sorted({_key(r.get(k)) for r in rows if r.get(k) is not None}, key=_natural) for k in FILTERS}
         return {"total": len(rows), "matched": len(matched), "offset": offset, "limit": limit,
                 "rows": matched[offset : offset + limit], "facets": facets}  # fmt: skip
+
+
+def _key(value: Any) -> str:
+    """A value as a filter compares it: as JavaScript's `String` writes it (`true`, not Python's `True`)."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def _natural(value: str) -> tuple[Any, ...]:

@@ -55,7 +55,7 @@
   // Filters a report's embedded calls as the server does (sandbox.viewer.transcripts.Transcripts.query).
   function localQuery(rows, q) {
     const needle = (q.text || "").trim().toLowerCase();
-    const keys = ["run", "epoch", "agent", "role"];
+    const keys = ["run", "epoch", "agent", "role", "illegal"];
     const matched = rows.filter((row) => keys.every((k) => !q[k] || String(row[k]) === q[k]) &&
       (!needle || [row.answer || "", ...row.prompt.map((m) => m.content)].join(" ").toLowerCase().includes(needle)));
     const facets = {};
@@ -71,7 +71,7 @@
     calls(path, file, q) {
       if (REPORT) return Promise.resolve(localQuery((REPORT.transcripts || {})[file] || [], q));
       const params = new URLSearchParams({ path, file, offset: q.offset, limit: q.limit, text: q.text || "" });
-      for (const k of ["run", "epoch", "agent", "role"]) if (q[k]) params.set(k, q[k]);
+      for (const k of ["run", "epoch", "agent", "role", "illegal"]) if (q[k]) params.set(k, q[k]);
       return getJSON("/api/transcripts?" + params.toString());
     },
     file: (base, name) => (REPORT ? null : "/files/" + (base && base !== "." ? base + "/" : "") + name),
@@ -195,6 +195,8 @@
     });
     const layout = { margin: { t: 10, r: 10, b: 45, l: 55 }, xaxis: { title: { text: plotlyText(section.x_title) } },
       yaxis: { title: { text: plotlyText(section.y_title || "") } }, legend: { orientation: "h", y: -0.2 }, hovermode: "closest" };
+    const xs = section.traces.flatMap((t) => t.x);
+    if (xs.length && xs.every(Number.isInteger) && Math.max(...xs) - Math.min(...xs) <= 20) layout.xaxis.dtick = 1; // whole epochs
     requestAnimationFrame(() => window.Plotly.react(node, traces, layout, { displaylogo: false, responsive: true }));
     return node;
   }
@@ -230,11 +232,13 @@
   }
 
   function transcripts(section, path) {
-    const q = { offset: 0, limit: 50, text: "", run: "", epoch: "", agent: "", role: "" };
+    const q = { offset: 0, limit: 50, text: "", run: "", epoch: "", agent: "", role: "", illegal: "" };
     const node = el("div", { class: "transcripts", "data-file": section.file });
     const selects = {};
-    for (const k of ["run", "epoch", "agent", "role"]) {
-      selects[k] = el("select", { "aria-label": k, "data-filter": k, onchange: (e) => { q[k] = e.target.value; q.offset = 0; load(); } }, el("option", { value: "" }, "every " + k));
+    const every = { run: "every run", epoch: "every epoch", agent: "every agent", role: "every role", illegal: "legal and illegal" };
+    const shown = (k, v) => (k === "illegal" ? (v === "true" ? "illegal only" : "legal only") : v);
+    for (const k of Object.keys(every)) {
+      selects[k] = el("select", { "aria-label": k, "data-filter": k, onchange: (e) => { q[k] = e.target.value; q.offset = 0; load(); } }, el("option", { value: "" }, every[k]));
     }
     let typing = null;
     const search = el("input", { type: "search", placeholder: "search prompts and answers", "data-filter": "text",
@@ -260,7 +264,7 @@
       for (const [k, select] of Object.entries(selects)) {
         const values = page.facets[k] || [];
         if (select.options.length - 1 !== values.length) {
-          fill(select, el("option", { value: "" }, "every " + k), values.map((v) => el("option", { value: v }, v)));
+          fill(select, el("option", { value: "" }, every[k]), values.map((v) => el("option", { value: v }, shown(k, v))));
           select.value = q[k];
         }
       }
