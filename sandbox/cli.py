@@ -21,6 +21,7 @@ from sandbox import kinds
 from sandbox.cli_app import app
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, UsageError
+from sandbox.scenario_file import with_tracking
 
 MaxCalls = Annotated[Optional[int], typer.Option("--max-calls", min=0, help="Budget: most LLM calls that reach a model (budget.calls).")]  # noqa: UP007
 MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=0, help="Budget: most prompt + answer tokens (budget.tokens).")]  # noqa: UP007
@@ -47,6 +48,7 @@ def run(
     max_tokens: MaxTokens = None,
     max_cost: MaxCost = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the LLM calls and tokens per role a run would take, and call no model.")] = False,
+    track: Annotated[Optional[str], typer.Option("--track", help="Log the run to MLflow at this tracking URI (e.g. file:./mlruns), as a tracking: block does; needs the tracking extra.")] = None,  # noqa: UP007
 ) -> None:
     """Run a scenario of any kind and write a run directory."""
     from sandbox.scenario_file import load_scenario
@@ -62,6 +64,8 @@ def run(
                                  f"`sandbox {kind.command}`")  # fmt: skip
             kinds.by_option(options, kind.run_options, f"{kind.name} runs (`sandbox {kind.command}` has the kind's own)")
             scenario = kind.call("overrides", scenario, source="<command line>", **options)
+        if track is not None:
+            scenario = with_tracking(scenario, track)
         if dry_run:
             from sandbox.dry_run import dry_run_table
 

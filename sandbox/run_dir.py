@@ -239,6 +239,47 @@ class RunDirectory:
 
         data = {**self.status(), **fields, "status": status, "version": __version__, "updated": time.time()}
         atomic_write_text(self.path / STATUS, json.dumps(data, indent=2))
+        if status == "complete":
+            run_finished(self.path)
+
+
+TRACKER = "sandbox.viewer.tracking:track_finished"  # logs a finished run to MLflow (`tracking:`); imported on use
+TRACKED = ("tracking.json",)  # a run directory whose MLflow run exists
+
+
+def _asks_tracking(path: Path) -> bool:
+    """Whether the run directory `path`, or one of the three above it, asks to be tracked (a top-level `tracking:`
+    in its scenario or sweep file, or an MLflow run made already): a few small reads, no import."""
+    for where in [path, *list(path.resolve().parents)[:3]]:
+        if any((where / name).is_file() for name in TRACKED):
+            return True
+        for name in (SCENARIO, SWEEP):
+            try:
+                if any(line.startswith("tracking:") for line in (where / name).read_text(encoding="utf-8").splitlines()):
+                    return True
+            except (OSError, UnicodeDecodeError):
+                continue
+    return False
+
+
+def run_finished(path: Path | str) -> None:
+    """A run directory's summary or complete status was written: once both are (a sweep keeps no status), log it
+    to MLflow when its scenario asks (`sandbox.viewer.tracking`). A store that cannot be reached is a warning: the
+    run stays whole, and `sandbox track DIR` logs it later."""
+    path = Path(path)
+    if not (path / SUMMARY).is_file() or RunDirectory(path).status().get("status", "complete") != "complete":
+        return
+    if not _asks_tracking(path):
+        return
+    import importlib
+    import warnings
+
+    module, _, name = TRACKER.partition(":")
+    try:
+        getattr(importlib.import_module(module), name)(path)
+    except Exception as error:  # noqa: BLE001 - tracking never breaks a run that finished
+        warnings.warn(f"{path}: not logged to MLflow ({type(error).__name__}: {error}); log it with "
+                      f"`sandbox track {path}`", stacklevel=2)  # fmt: skip
 
 
 def run_status(path: Path | str) -> str:

@@ -19,7 +19,7 @@ from pydantic import (
 
 from sandbox.llm.budget import Budget, Price
 from sandbox.llm.embedded_tuning import EmbeddedSettings
-from sandbox.schema import AmountRange, StrictModel
+from sandbox.schema import AmountRange, ScenarioModel, StrictModel
 
 Role = Literal["user", "assistant", "meta", "judge", "policy"]
 ROLES: tuple[str, ...] = ("user", "assistant", "meta", "judge", "policy")
@@ -293,7 +293,7 @@ class UltimatumGame(StrictModel):
 Game = Annotated[Union[UltimatumGame], Field(discriminator="kind")]  # noqa: UP007
 
 
-class SocietyScenario(StrictModel):
+class SocietyScenario(ScenarioModel):
     """A society run, as written in a scenario file: users of given norms and manners playing a game.
 
     The society kind's own model (`sandbox.scai.scenario.Scenario`) adds Social Contract AI's `assistant:`

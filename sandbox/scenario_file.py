@@ -164,3 +164,18 @@ def scenario_json_schema(kind: str | None = None) -> str:
 def load_run_scenario(path: str | Path) -> Any:
     """The scenario of the run directory `path` (its `scenario.yaml`, overrides applied), as its kind's model."""
     return load_scenario(Path(path) / SCENARIO)
+
+
+def with_tracking(scenario: Any, uri: str, source: str = "--track") -> Any:
+    """`scenario` logged to MLflow at `uri` (`sandbox run --track URI`): its `tracking:` block set, the experiment
+    kept when the file named one. `ScenarioError` naming `source` when MLflow is not installed."""
+    from sandbox.schema import Tracking
+
+    if "tracking" not in type(scenario).model_fields:  # a kind whose scenario model is not a `ScenarioModel`
+        raise ScenarioError(source, [(source, f"{type(scenario).__name__} takes no tracking: block")])
+    given = getattr(scenario, "tracking", None)
+    try:
+        tracking = Tracking(uri=uri, experiment=given.experiment if given is not None else None)
+    except ValidationError as error:
+        raise ScenarioError(source, [(source, message) for _, message in scenario_problems(error)]) from None
+    return scenario.model_copy(update={"tracking": tracking})

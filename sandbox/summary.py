@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.files import read_json
-from sandbox.run_dir import SUMMARY, atomic_write_text
+from sandbox.run_dir import SUMMARY, atomic_write_text, run_finished
 
 __all__ = ["FRAME", "SCHEMA_VERSION", "read_summary", "summary_problems", "write_summary"]
 
@@ -34,6 +34,7 @@ def write_summary(path: Path | Any, summary: dict[str, Any], *, kind: str) -> di
     if problems:
         raise ValueError(f"summary.json of a {kind} run: {'; '.join(problems)}")
     atomic_write_text(Path(getattr(path, "path", path)) / SUMMARY, json.dumps(data, indent=2, default=str))
+    run_finished(Path(getattr(path, "path", path)))  # to MLflow, when the scenario asks (`tracking:`)
     return data
 
 

@@ -21,7 +21,7 @@ from sandbox.files import read_csv
 from sandbox.kinds import RunKind, by_option
 from sandbox.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.scenario_file import load_run_scenario, parse_kind
-from sandbox.schema import StrictModel
+from sandbox.schema import ScenarioModel, StrictModel
 from sandbox.seeding import seed_node
 from sandbox.summary import write_summary
 
@@ -35,7 +35,7 @@ class ToyBlock(StrictModel):
     pause_s: float = Field(0.0, ge=0.0, le=10.0, description="Seconds each step waits (a test kills the run then).")
 
 
-class ToyScenario(StrictModel):
+class ToyScenario(ScenarioModel):
     """A toy scenario file: a name, a seed and a `toy:` block."""
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

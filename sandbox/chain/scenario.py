@@ -36,7 +36,7 @@ from sandbox.distill.scenario import (
 from sandbox.llm.budget import Budget
 from sandbox.scai.config import InteractionMix
 from sandbox.scai.scenario import Scenario
-from sandbox.schema import StrictModel
+from sandbox.schema import ScenarioModel, StrictModel
 
 __all__ = ["STAGES", "ChainBlock", "ChainDistillBlock", "ChainEvaluation", "ChainScenario", "Subject"]
 
@@ -143,7 +143,7 @@ def check_society(society: Scenario, block: ChainBlock) -> None:
         raise ValueError("evaluation.subjects: the chain evaluates its student; keep student among the subjects")
 
 
-class ChainScenario(StrictModel):
+class ChainScenario(ScenarioModel):
     """A chain experiment, as written in a scenario file with a `chain:` block."""
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")

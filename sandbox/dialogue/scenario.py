@@ -29,7 +29,7 @@ from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, U
 from sandbox.dialogue.game import Decisions, Termination
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.scenario import ModelConfig, Sampling, model_config_from_shorthand
-from sandbox.schema import StrictModel
+from sandbox.schema import ScenarioModel, StrictModel
 from sandbox.llm.budget import Budget
 
 __all__ = ["apply_dialogue_overrides", "DialogueBlock", "DialogueModelsConfig", "DialogueScenario", "PSROBlock", "SolverBlock", "estimate_messages"]
@@ -167,7 +167,7 @@ class PSROBlock(StrictModel):
     prd_iterations: int = Field(10_000, ge=100, le=1_000_000, description="Steps of projected replicator dynamics.")
 
 
-class DialogueScenario(StrictModel):
+class DialogueScenario(ScenarioModel):
     """A dialogue game and how to solve it, as written in a scenario file with a `dialogue:` block."""
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")

@@ -319,4 +319,6 @@ def _train_trl(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumE
                hooks: DistillHooks, *, resume: bool) -> None:  # fmt: skip
     from sandbox.training.trl_trainers import train_with_trl
 
-    train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env)
+    from sandbox.viewer.tracking import report_to
+
+    train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env, report_to=report_to(run_dir.path))

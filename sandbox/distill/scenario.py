@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from sandbox.scai.config import EvaluationCondition
-from sandbox.schema import AmountRange, StrictModel
+from sandbox.schema import AmountRange, ScenarioModel, StrictModel
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 
@@ -192,7 +192,7 @@ class DistillModels(StrictModel):
         return spec
 
 
-class DistillScenario(StrictModel):
+class DistillScenario(ScenarioModel):
     """A norm distillation, as written in a scenario file with a `distill:` block."""
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")

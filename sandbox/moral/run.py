@@ -198,7 +198,10 @@ def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hoo
     """GRPO or RLOO through TRL: its own checkpoints (`trl/checkpoint-N`) and resume, our rows and summary."""
     from sandbox.training.trl_trainers import train_with_trl
 
-    play = train_with_trl(run_dir, scenario, base, hooks, resume=resume, proxies=lambda: _proxies(run_dir, scenario, judge))
+    from sandbox.viewer.tracking import report_to
+
+    play = train_with_trl(run_dir, scenario, base, hooks, resume=resume, proxies=lambda: _proxies(run_dir, scenario, judge),
+                          report_to=report_to(run_dir.path))  # fmt: skip
     finish(run_dir, scenario, play=play)
     return run_dir.path
 

@@ -28,7 +28,7 @@ from sandbox.games.matrix_prompt import TABLE_ORDERS, TEST_TOKENS, TRAIN_TOKENS,
 from sandbox.moral.rewards import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
 from sandbox.proxy.reward import ProxyRewardSpec
 from sandbox.errors import ScenarioError
-from sandbox.schema import StrictModel
+from sandbox.schema import ScenarioModel, StrictModel
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 
@@ -261,7 +261,7 @@ class TrainingModels(StrictModel):
         return spec
 
 
-class TrainingScenario(StrictModel):
+class TrainingScenario(ScenarioModel):
     """A moral fine-tuning experiment, as written in a scenario file with a `training:` block."""
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")

@@ -24,7 +24,7 @@ from sandbox.population.specs.matrix import MatrixGameSpec
 from sandbox.population.specs.naming import NamingGameSpec
 from sandbox.population.specs.ultimatum import UltimatumPopulationGame
 from sandbox.scenario import ModelConfig, Models, Network, Sampling
-from sandbox.schema import StrictModel
+from sandbox.schema import ScenarioModel, StrictModel
 
 __all__ = ["ASSISTANT", "LLM", "CommonsGameSpec", "DonorGameSpec", "GameSpec", "MatrixGameSpec", "Member",
            "NamingGameSpec", "PopulationBlock", "PopulationScenario", "Revision", "UltimatumPopulationGame",
@@ -109,7 +109,7 @@ class PopulationBlock(StrictModel):
         return self
 
 
-class PopulationScenario(StrictModel):
+class PopulationScenario(ScenarioModel):
     """A population scenario file: a name, a seed, models for LLM members and a `population:` block."""
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

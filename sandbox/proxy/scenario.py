@@ -24,7 +24,7 @@ from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.proxy.objectives import MATRIX_OBJECTIVES, NEGOTIATION_STYLES, ULTIMATUM_OBJECTIVES
 from sandbox.scenario import Models
-from sandbox.schema import StrictModel
+from sandbox.schema import ScenarioModel, StrictModel
 from sandbox.llm.budget import Budget
 
 __all__ = ["apply_proxy_overrides", "Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample"]
@@ -209,7 +209,7 @@ class ProxyBlock(StrictModel):
         return self.offers or ("payoff" if self.objective.name == "reject_below_amount" else "percentage")
 
 
-class ProxyScenario(StrictModel):
+class ProxyScenario(ScenarioModel):
     """A labeling experiment, as written in a scenario file with a `proxy:` block."""
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")

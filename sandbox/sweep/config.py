@@ -33,7 +33,7 @@ from pydantic import Field, field_validator
 
 from sandbox.errors import ScenarioError
 from sandbox.llm.budget import Budget
-from sandbox.schema import StrictModel
+from sandbox.schema import ScenarioModel, StrictModel
 
 __all__ = ["SweepBlock", "SweepFile", "SweepRun", "expand", "load_sweep", "parse_sweep"]
 
@@ -60,7 +60,7 @@ class SweepBlock(StrictModel):
         return grid
 
 
-class SweepFile(StrictModel):
+class SweepFile(ScenarioModel):
     """A sweep file: a name and a `sweep:` block."""
 
     name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in the sweep directory's name.")

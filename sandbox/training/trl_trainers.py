@@ -62,8 +62,9 @@ def check_trl_fields(algorithm: str, given: dict[str, Any]) -> None:
             raise ValueError(f"training.trl.{key}: not a field of TRL's {config_class(algorithm).__name__}")
 
 
-def trl_config(algorithm: str, training: Any, out_dir: Path, seed: int, device: str) -> Any:
-    """The TRL config of a training block: its `trl:` fields, and the sandbox's own (see `RESERVED`)."""
+def trl_config(algorithm: str, training: Any, out_dir: Path, seed: int, device: str, report_to: str = "none") -> Any:
+    """The TRL config of a training block: its `trl:` fields, and the sandbox's own (see `RESERVED`; `report_to`:
+    `mlflow` for a run logged to MLflow, whose MLflow run the environment names)."""
     ppo = training.ppo_config(seed=seed)
     batch = training.parallel * training.rounds
     options = {"lr_scheduler_type": "constant", **training.trl}  # a constant rate, as PPO's
@@ -71,7 +72,7 @@ def trl_config(algorithm: str, training: Any, out_dir: Path, seed: int, device: 
         output_dir=str(out_dir), max_steps=training.episodes, per_device_train_batch_size=batch,
         steps_per_generation=1, num_iterations=1, gradient_accumulation_steps=1,
         save_strategy="steps", save_steps=training.checkpoint_every, save_total_limit=1, logging_steps=1,
-        report_to="none", use_cpu=device == "cpu", bf16=device != "cpu", seed=ppo.seed, data_seed=ppo.seed,
+        report_to=report_to, use_cpu=device == "cpu", bf16=device != "cpu", seed=ppo.seed, data_seed=ppo.seed,
         learning_rate=ppo.learning_rate, max_completion_length=ppo.max_new_tokens, temperature=ppo.temperature,
         remove_unused_columns=False, disable_tqdm=True, **options,
     )  # fmt: skip
@@ -133,7 +134,7 @@ MoralRewardFunction = EnvironmentReward  # its name before the ultimatum game jo
 
 def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_dir: Path, device: str,
                 on_row: Callable[[dict[str, Any]], None], proxies: Mapping[str, Any] | None = None,
-                setup: Environment | None = None) -> Any:  # fmt: skip
+                setup: Environment | None = None, report_to: str = "none") -> Any:  # fmt: skip
     """A GRPO or RLOO trainer for the scenario, whose every step hands `on_row` its `metrics.csv` row.
 
     `setup` is the environment (default: `scenario.training.setup(seed=, proxies=)`, moral fine-tuning's matrix
@@ -143,7 +144,7 @@ def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_d
 
     training, seed = scenario.training, scenario.seed
     setup = setup if setup is not None else training.setup(seed=seed, proxies=proxies)
-    args = trl_config(algorithm, training, out_dir, seed, device)  # num_generations: checked by `Training`
+    args = trl_config(algorithm, training, out_dir, seed, device, report_to)  # num_generations: checked by `Training`
     pending: dict[int, list[Any]] = {}
 
     class Rows(TrainerCallback):  # type: ignore[misc]
@@ -201,6 +202,7 @@ def train_with_trl(
     resume: bool,
     proxies: Callable[[], Mapping[str, Any]] | None = None,
     setup: Environment | None = None,
+    report_to: str = "none",
 ) -> Any:
     """A GRPO or RLOO run into `run_dir`: TRL's checkpoints (`trl/checkpoint-N`, resumed from the last), one
     `metrics.csv` row per step (with `seconds`), the adapter (`adapter/`), and the trained policy's play
@@ -214,6 +216,7 @@ def train_with_trl(
         resume: Continue from the last TRL checkpoint.
         proxies: Builds the run's table rewards once the rows are trimmed (matrix games).
         setup: The environment (default: the scenario's matrix game).
+        report_to: TRL's `report_to` (`mlflow`: its step logs go to the run's MLflow run too).
     """
     import time
 
@@ -241,7 +244,7 @@ def train_with_trl(
                 hooks.on_episode(row)
 
         trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row,
-                              tables, setup=setup)  # fmt: skip
+                              tables, setup=setup, report_to=report_to)  # fmt: skip
         trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
     trainer.model.save_pretrained(run_dir / "adapter")
     play = pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario, tables, setup=setup))

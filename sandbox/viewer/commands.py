@@ -60,3 +60,36 @@ def report(
     except SandboxError as error:
         raise fail(error) from None
     console.print(f"report: [bold]{path}[/] ({path.stat().st_size / 1e6:.1f} MB)", soft_wrap=True)
+
+
+@app.command()
+def track(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run directory (a sweep logs each cell as a child run).")],
+    uri: Annotated[Optional[str], typer.Option("--uri", help="MLflow tracking URI (default: the run's tracking block, else file:./mlruns).")] = None,  # noqa: UP007
+    experiment: Annotated[Optional[str], typer.Option("--experiment", help="MLflow experiment (default: the scenario's name).")] = None,  # noqa: UP007
+) -> None:
+    """Log a finished run to MLflow now: one made without tracking, or whose store could not be reached (needs the
+    tracking extra: pip install 'norm-sandbox[tracking]')."""
+    import importlib.util
+
+    from sandbox.viewer.catalog import find_runs
+    from sandbox.viewer.page import is_run_dir
+
+    try:
+        if importlib.util.find_spec("mlflow") is None:
+            raise UsageError("sandbox track needs MLflow: pip install 'norm-sandbox[tracking]'")
+        if not run_dir.is_dir() or not is_run_dir(run_dir) or not (run_dir / "summary.json").is_file():
+            raise UsageError(f"{run_dir} is not a finished run directory (no summary.json)")
+        runs = [run_dir, *(p for sub in sorted(run_dir.iterdir()) if sub.is_dir() for p in find_runs(sub)
+                           if (p / "summary.json").is_file())]  # fmt: skip
+    except SandboxError as error:
+        raise fail(error) from None
+    from sandbox.viewer.tracking import track_finished, tracking_of
+
+    config = None
+    if uri or experiment or tracking_of(run_dir) is None:
+        config = {"uri": uri or "file:./mlruns", "experiment": experiment}
+    run_id = track_finished(run_dir, config)
+    for inner in runs[1:]:
+        track_finished(inner)
+    console.print(f"logged {run_dir} to MLflow run {run_id} ({len(runs) - 1} runs inside as its children)", soft_wrap=True)
