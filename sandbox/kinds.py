@@ -137,7 +137,8 @@ class RunKind:
     `sandbox.viewer.page` (charts, tables, figures, policy diffs, a grid of cells); default: the kind's `tables`.
     The viewer adds the headline figures, the other figures, the runs inside and the transcripts."""
     headline: tuple[str, ...] = ()
-    """The `summary.json` fields that the viewer's list of runs shows; default: the first few numbers."""
+    """The `summary.json` fields that the viewer's list of runs shows (a dotted name reads into a mapping:
+    `offered_share_by_norm.fair.mean`); those a run lacks are left out; default: the summary's first numbers."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))

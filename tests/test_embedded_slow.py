@@ -75,6 +75,15 @@ def test_small_society_on_the_embedded_model(tmp_path: Path) -> None:
     assert result.summary["llm_usage"]["user"]["calls"] == len(records)
     assert result.summary["embedded_backend"]["slots"] == choose_slots(usable_cores())  # what ran is recorded
     assert (result.path / "offered_share_by_norm.png").stat().st_size > 1000
+    # every answer's move as the game read it (or that it held none), and the run's page as one small file
+    from sandbox.llm.moves import read_notes
+    from sandbox.viewer.report import build_report
+
+    notes = read_notes(result.path / "transcripts.jsonl")
+    assert {r["call_id"] for r in records} <= set(notes)
+    assert all(notes[r["call_id"]]["illegal"] or set(notes[r["call_id"]]["parsed"]) == {"proposer", "responder"}
+               for r in proposals)  # fmt: skip
+    assert build_report(result.path, tmp_path / "report.html").stat().st_size < 5_000_000
 
 
 def test_scai_two_epochs_on_the_embedded_model(tmp_path: Path) -> None:

@@ -192,3 +192,37 @@ def test_each_call_shows_the_move_its_game_read_and_a_garbage_answer_is_an_illeg
     episodes = result.table("episodes")
     assert illegal["matched"] == int(episodes["proposal_illegal_answers"].sum())  # the game's own count agrees
     assert set(reader.query(file)["facets"]["illegal"]) == {"false", "true"}
+
+
+def test_sandbox_view_prints_its_address_serves_the_list_and_warns_beyond_localhost(viewer_root: Path) -> None:
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    def start(*options: str) -> tuple[subprocess.Popen, str]:
+        process = subprocess.Popen([sys.executable, "-m", "sandbox", "view", str(viewer_root), *options],
+                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
+        lines = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            lines.append(line)
+            if "http://" in line:
+                return process, "".join(lines)
+        process.kill()
+        raise AssertionError("".join(lines))
+
+    process, printed = start()
+    try:
+        url = re.search(r"http://127\.0\.0\.1:\d+/", printed).group(0)
+        with urllib.request.urlopen(url + "api/runs", timeout=30) as answer:
+            assert {"society", "sweep"} <= {r["path"] for r in json.load(answer)["runs"]}
+        assert "warning" not in printed
+    finally:
+        process.terminate()
+        process.wait(30)
+    process, printed = start("--host", "0.0.0.0")
+    process.terminate()
+    process.wait(30)
+    assert "warning" in printed and "beyond this machine" in printed

@@ -94,5 +94,7 @@ SOCIETY = RunKind(
                 "pool": "sandbox.scai.pool_bench:bench_pool", "principles": "sandbox.scai.principles:bench_principles"},  # fmt: skip
     example="scenarios/default.yaml",
     view="sandbox.scai.view:view",
+    headline=("acceptance_rate", *(f"offered_share_by_norm.{norm}.mean" for norm in
+                                   ("assistant", "selfish", "fair", "altruistic"))),  # fmt: skip
     budget=True,
 )

@@ -73,7 +73,14 @@ def _headline(summary: dict[str, Any], kind: kinds.RunKind | None) -> dict[str, 
     if not keys:
         keys = [k for k, v in summary.items() if k not in ("schema_version", "seed", "calls")
                 and isinstance(v, int | float) and not isinstance(v, bool)][:HEADLINE]  # fmt: skip
-    return {k: summary[k] for k in keys if k in summary and isinstance(summary[k], int | float | str)}
+    found = {}
+    for key in keys:  # a dotted key reads into the summary's mappings (offered_share_by_norm.fair.mean)
+        value: Any = summary
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if isinstance(value, int | float | str) and not isinstance(value, bool):
+            found[key] = value
+    return found
 
 
 def read_row(path: Path, root: Path, holders: dict[str, str]) -> dict[str, Any]:
