@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+
+import pandas as pd
 import threading
 from pathlib import Path
 
@@ -67,7 +69,7 @@ def test_a_held_run_shows_as_running_and_as_incomplete_once_its_process_is_gone(
 def test_every_kind_has_a_page_with_its_own_sections_and_none_fails(viewer_root: Path) -> None:
     catalog = Catalog(viewer_root)
     expected = {"society": {"chart", "policies", "table", "transcripts"}, "training": {"chart", "table"},
-                "sweep": {"cells"}, "chain": {"chart", "table", "runs"}, "dialogue": {"table", "figures"},
+                "sweep": {"cells"}, "chain": {"chart", "table", "runs"}, "dialogue": {"table", "figures", "tree"},
                 "proxy": {"chart", "table"}, "distill": {"chart", "table"}, "judge": {"table"},
                 "population": {"chart", "table"}}  # fmt: skip
     for name in kinds.kinds():
@@ -78,6 +80,13 @@ def test_every_kind_has_a_page_with_its_own_sections_and_none_fails(viewer_root:
     sweep = run_json(viewer_root, (viewer_root / "sweep").resolve(), catalog)
     cells = next(s for s in sweep["sections"] if s["type"] == "cells")
     assert cells["links"] and all(link and link.startswith("sweep/runs/run-") for link in cells["links"])
+    dialogue = run_json(viewer_root, (viewer_root / "dialogue").resolve(), catalog)
+    tree = next(s for s in dialogue["sections"] if s["type"] == "tree")
+    dialogues = pd.read_csv(viewer_root / "dialogue" / "dialogues.csv")
+    roots = [i for i, parent in enumerate(tree["parents"]) if parent == ""]
+    assert sum(tree["values"][i] for i in roots) == len(dialogues)  # every terminal dialogue under the roots
+    leaves = set(tree["ids"]) - set(tree["parents"])
+    assert len(leaves) == len(dialogues.drop_duplicates(["setup", "instructions", "seeds"]))
     corrupt = run_json(viewer_root, (viewer_root / "corrupt").resolve(), catalog)
     assert corrupt["row"]["status"] == "corrupt" and corrupt["sections"]  # the page still shows what it can
 

@@ -1,16 +1,20 @@
 """A solve run's page in `sandbox view` and `sandbox report`: the solved policy table (the probability of each
-instruction at each information state), the PSRO iterations, the game tree's and the policy's figures (the
-viewer adds every figure of the run), the dialogues and the instruction-following check."""
+instruction at each information state), the game tree (every terminal dialogue's path through setups,
+instructions and chance, as a sunburst), the PSRO iterations, the policy's figures (the viewer adds every figure
+of the run), the dialogues and the instruction-following check."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.viewer.page import Chart, Section, Table
+from sandbox.viewer.page import Chart, Section, Table, Tree
 
 
 def view(path: Path) -> list[Section]:
     return [
+        Tree("dialogues.csv", path=("setup", "instructions", "seeds"), color="payoff_0",
+             title="The game tree: setup, each player's instruction in turn, the chance outcome (colour: player 0's "
+                   "payoff)"),
         Table("policy.csv", title="Policy table (probability of each instruction per information state)",
               columns=("infostate", "player", "setup", "depth", "own_instructions", "last_message", "instruction",
                        "probability")),

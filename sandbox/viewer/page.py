@@ -32,7 +32,7 @@ import pandas as pd
 from sandbox import kinds
 from sandbox.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
 
-__all__ = ["Cells", "Chart", "Figures", "Policies", "Section", "Table", "Transcripts", "default_sections",
+__all__ = ["Cells", "Chart", "Figures", "Policies", "Section", "Table", "Transcripts", "Tree", "default_sections",
            "is_run_dir", "render", "run_page", "sections_of", "word_diff"]  # fmt: skip
 
 TABLE_ROWS = 1000  # rows of a table sent to the page; the whole file is linked
@@ -97,6 +97,20 @@ class Cells:
 
 
 @dataclass(frozen=True)
+class Tree:
+    """The rows of a table as the paths of a tree (a dialogue game's: its setup, then each instruction in turn,
+    then the chance outcome), drawn as a sunburst: a node's size is the rows under it, its colour the mean of
+    `color` over them. `split` cuts one column's value into several levels (`"generous | tough"`, shown bare);
+    a column that is not cut is one level, shown with its name (`setup 0`)."""
+
+    file: str
+    path: tuple[str, ...]
+    split: str = " | "
+    color: str | None = None
+    title: str = "Tree"
+
+
+@dataclass(frozen=True)
 class Transcripts:
     """The LLM calls of a JSONL transcript, browsed a page at a time (`sandbox.viewer.transcripts`)."""
 
@@ -104,7 +118,7 @@ class Transcripts:
     title: str = "Transcripts"
 
 
-Section = Chart | Table | Figures | Policies | Cells | Transcripts
+Section = Chart | Table | Figures | Policies | Cells | Tree | Transcripts
 
 
 def is_run_dir(path: Path) -> bool:
@@ -292,6 +306,35 @@ def _cells(section: Cells, path: Path, base: str) -> dict[str, Any] | None:
     return {**table, "type": "cells", "links": links}
 
 
+def _tree(section: Tree, path: Path) -> dict[str, Any] | None:
+    file = _inside(path, section.file)
+    if file is None or not file.is_file():
+        return None
+    frame = _read_table(file)
+    if not set(section.path) <= set(frame.columns) or frame.empty:
+        return None
+    color = section.color if section.color in frame.columns else None
+    nodes: dict[str, dict[str, Any]] = {}
+    for row in frame.to_dict("records"):
+        levels: list[str] = []
+        for column in section.path:
+            value = "" if pd.isna(row[column]) else str(row[column])
+            if section.split and section.split in value:  # a column of several levels: its parts, bare
+                levels += [part.strip() for part in value.split(section.split)]
+            else:
+                levels.append(f"{column} {value}")
+        for depth in range(1, len(levels) + 1):
+            node = nodes.setdefault("/".join(levels[:depth]), {"label": levels[depth - 1], "count": 0, "sum": 0.0,
+                                                               "parent": "/".join(levels[: depth - 1])})  # fmt: skip
+            node["count"] += 1
+            number = row.get(color) if color else None
+            node["sum"] += float(number) if isinstance(number, int | float) and math.isfinite(number) else 0.0
+    return {"type": "tree", "title": section.title, "ids": list(nodes), "labels": [n["label"] for n in nodes.values()],
+            "parents": [n["parent"] for n in nodes.values()], "values": [n["count"] for n in nodes.values()],
+            "colors": [n["sum"] / n["count"] for n in nodes.values()] if color else None, "color_title": color,
+            "file": section.file}  # fmt: skip
+
+
 def _inner_runs(path: Path, base: str, linked: set[str]) -> dict[str, Any] | None:
     """The run directories inside this one (a chain's stages, a sweep's cells that no grid links)."""
     found = []
@@ -317,6 +360,8 @@ def render(section: Section, path: Path, *, base: str, link: Callable[[str], str
         return _policies(section, path)
     if isinstance(section, Cells):
         return _cells(section, path, base)
+    if isinstance(section, Tree):
+        return _tree(section, path)
     if isinstance(section, Transcripts):
         file = _inside(path, section.file)
         if file is None or not file.is_file():

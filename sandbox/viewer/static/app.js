@@ -201,6 +201,17 @@
     return node;
   }
 
+  function tree(section, index) {
+    const node = el("div", { class: "chart tree", id: "tree-" + index });
+    const trace = { type: "sunburst", ids: section.ids.map(plotlyText), labels: section.labels.map(plotlyText),
+      parents: section.parents.map(plotlyText), values: section.values, branchvalues: "total", maxdepth: 4,
+      hovertemplate: "%{label}<br>%{value} rows" + (section.colors ? "<br>mean " + plotlyText(section.color_title) + " %{color:.3g}" : "") + "<extra></extra>" };
+    if (section.colors) Object.assign(trace, { marker: { colors: section.colors, colorscale: "RdBu", showscale: true,
+      colorbar: { title: { text: plotlyText(section.color_title) } } } });
+    requestAnimationFrame(() => window.Plotly.react(node, [trace], { margin: { t: 10, r: 10, b: 10, l: 10 } }, { displaylogo: false, responsive: true }));
+    return node;
+  }
+
   function tableSection(section, base) {
     const columns = section.columns.map((c, i) => ({ key: "c" + i, label: c, num: section.rows.some((r) => typeof r[i] === "number") }));
     const rows = section.rows.map((r) => Object.fromEntries(r.map((v, i) => ["c" + i, v])));
@@ -303,6 +314,7 @@
       case "chart": return el("section", { "data-type": "chart" }, title, chart(section, index));
       case "table": return el("section", { "data-type": "table" }, title, tableSection(section, base));
       case "cells": return el("section", { "data-type": "cells" }, title, cellsSection(section, base));
+      case "tree": return el("section", { "data-type": "tree" }, title, tree(section, index));
       case "figures": return el("section", { "data-type": "figures" }, title, el("div", { class: "figures" },
         section.items.map((f) => el("figure", {}, el("img", { src: f.url, alt: f.name, loading: "lazy" }), el("figcaption", { class: "muted" }, f.name)))));
       case "policies": return el("section", { "data-type": "policies" }, title, policies(section));
