@@ -69,7 +69,8 @@ _OWNED: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar("sandbo
 
 def flock_holders() -> dict[str, str]:
     """Every file that a `flock` is held on, as "MAJOR:MINOR:INODE" -> the holder's process id, from /proc/locks
-    (Linux; empty elsewhere)."""
+    (Linux; empty elsewhere). Compare with `held_inodes` where the device may differ (btrfs reports a
+    subvolume's own device to `stat`, not the one /proc/locks prints)."""
     holders: dict[str, str] = {}
     try:
         for line in Path("/proc/locks").read_text().splitlines():
@@ -99,14 +100,20 @@ def _holder(fd: int) -> str:
     return f"process {pid}" + (f" ({command})" if command else "")
 
 
-def is_held(path: Path | str, holders: dict[str, str] | None = None) -> bool:
+def held_inodes(holders: dict[str, str] | None = None) -> set[int]:
+    """The inode numbers of the files a `flock` is held on (`flock_holders`, device left out)."""
+    return {int(key.rsplit(":", 1)[-1]) for key in (flock_holders() if holders is None else holders)
+            if key.rsplit(":", 1)[-1].isdigit()}  # fmt: skip
+
+
+def is_held(path: Path | str, held: set[int] | None = None) -> bool:
     """Whether a process holds the run directory `path` (`hold`) now: a run in progress (Linux; False elsewhere).
-    `holders`: `flock_holders()` read once for many directories."""
+    `held`: `held_inodes()` read once for many directories."""
     try:
-        key = inode_key(os.stat(path))
+        inode = os.stat(path).st_ino
     except OSError:
         return False
-    return key in (flock_holders() if holders is None else holders)
+    return inode in (held_inodes() if held is None else held)
 
 
 @contextmanager

@@ -51,8 +51,9 @@ def test_a_tracked_society_logs_its_scenario_epochs_tables_plots_and_policies(tm
     (run,) = _runs(store)
     client = _client(store)
     assert run.info.status == "FINISHED" and run.data.tags["sandbox.kind"] == "society"
-    assert run.data.params["seed"] == str(scenario.seed) and run.data.params["tracking.uri"] == f"file:{store}"
-    assert json.loads(run.data.params["society.norms"])[0]["norm"] == scenario.society.norms[0].norm
+    assert run.data.params["scenario.seed"] == str(scenario.seed)
+    assert run.data.params["scenario.tracking.uri"] == f"file:{store}"
+    assert json.loads(run.data.params["scenario.society.norms"])[0]["norm"] == scenario.society.norms[0].norm
     by_epoch = result.table("epoch_summary")
     wanted = by_epoch[(by_epoch["metric"] == "offered_share") & (by_epoch["group"] == "assistant")]
     history = client.get_metric_history(run.info.run_id, "epoch_summary.offered_share.mean/assistant")
@@ -185,3 +186,30 @@ def test_a_trl_training_run_logs_trls_steps_to_the_same_mlflow_run(tmp_path: Pat
     assert ours and trl, sorted(run.data.metrics)
     steps = [m.step for m in _client(store).get_metric_history(run.info.run_id, "metrics.reward")]
     assert steps == list(pd.read_csv(path / "metrics.csv")["episode"])
+
+
+def test_a_relative_store_is_kept_absolute_and_a_tracked_sweep_base_still_nests_its_cells(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from tests.toy_kind import TOY
+
+    monkeypatch.chdir(tmp_path)
+    kinds.register(TOY)
+    monkeypatch.setenv(kinds.ENVIRONMENT, "tests.toy_kind:TOY")
+    file = tmp_path / "sweep.yaml"
+    file.write_text(yaml.safe_dump({"name": "nest", "tracking": {"uri": "file:./store"},
+                                    "sweep": {"base": {"name": "t", "seed": 1, "toy": {"steps": 2},
+                                                       "tracking": {"uri": "file:./store"}},
+                                              "grid": {"toy.steps": [2, 3]}, "seeds": 1, "workers": 1}}))  # fmt: skip
+    try:
+        result = runner.invoke(app, ["run", str(file), "--out", str(tmp_path / "sweep")])
+    finally:
+        kinds.unregister(TOY.name)
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "sweep" / "tracking.json").read_text())
+    assert record["uri"] == f"file:{tmp_path / 'store'}"  # absolute: a resume from elsewhere logs to the same store
+    runs = _runs(tmp_path / "store")
+    (parent,) = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    assert len(runs) == 3 and all(r.data.tags.get("mlflow.parentRunId") == parent.info.run_id for r in runs
+                                  if r is not parent)  # fmt: skip
+    result = runner.invoke(app, ["track", str(tmp_path / "sweep"), "--uri", "file:./elsewhere"])
+    assert result.exit_code == 2 and "logged to MLflow already" in result.output

@@ -19,7 +19,7 @@ from sandbox.run_dir import hold
 from sandbox.viewer.catalog import Catalog, find_runs
 from sandbox.viewer.page import word_diff
 from sandbox.viewer.report import build_report
-from sandbox.viewer.server import create_app, inside, is_local, run_json
+from sandbox.viewer.server import create_app, hosts_for, inside, is_local, run_json
 from sandbox.viewer.transcripts import Transcripts
 from tests.viewer_runs import HOSTILE
 
@@ -27,7 +27,7 @@ runner = CliRunner()
 
 
 def _client(root: Path) -> TestClient:
-    return TestClient(create_app(root))
+    return TestClient(create_app(root), base_url="http://127.0.0.1")
 
 
 def test_the_list_holds_a_run_of_every_kind_and_says_which_are_corrupt_or_half_written(viewer_root: Path) -> None:
@@ -235,3 +235,40 @@ def test_sandbox_view_prints_its_address_serves_the_list_and_warns_beyond_localh
     process.terminate()
     process.wait(30)
     assert "warning" in printed and "beyond this machine" in printed
+
+
+def test_a_page_from_elsewhere_that_names_itself_127_0_0_1_is_refused(viewer_root: Path) -> None:
+    client = _client(viewer_root)
+    assert client.get("/api/runs").status_code == 200
+    assert client.get("/api/runs", headers={"Host": "localhost:8000"}).status_code == 200
+    assert client.get("/api/runs", headers={"Host": "attacker.example:8000"}).status_code == 400  # DNS rebinding
+    assert TestClient(create_app(viewer_root, hosts=hosts_for("0.0.0.0")), base_url="http://box.lan").get(
+        "/api/runs").status_code == 200  # listening beyond this machine (with its warning): any name
+
+
+def test_odd_run_directories_never_break_the_list_and_never_show_what_lies_outside(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"schema_version": 1, "kind": "society", "scenario": "hunter2", "secret": "hunter2"}))
+    for name, files in {
+        "linked": {"scenario.yaml": "name: linked\n"},
+        "nan": {"scenario.yaml": "name: nan\n", "run.json": json.dumps({"status": "complete", "created": 1.0}),
+                "summary.json": '{"schema_version": 1, "kind": "society", "scenario": "nan", "acceptance_rate": NaN}'},
+        "null-status": {"scenario.yaml": "name: x\n", "run.json": "null"},
+        "text-times": {"scenario.yaml": "name: y\n", "run.json": json.dumps({"status": "complete", "created": "x",
+                                                                             "updated": "y"})},
+    }.items():  # fmt: skip
+        (root / name).mkdir(parents=True)
+        for file, text in files.items():
+            (root / name / file).write_text(text)
+    (root / "linked" / "summary.json").symlink_to(outside)
+    client = _client(root)
+    answer = client.get("/api/runs")
+    assert answer.status_code == 200 and "hunter2" not in answer.text
+    rows = {r["path"]: r for r in answer.json()["runs"]}
+    assert rows["linked"]["status"] == "corrupt" and "symlink" in rows["linked"]["problem"]
+    assert rows["null-status"]["status"] == "corrupt" and rows["text-times"]["duration"] is None
+    assert rows["nan"]["headline"] == {"acceptance_rate": None}  # NaN is no JSON: it goes as null
+    for name in rows:
+        page = client.get("/api/run", params={"path": name})
+        assert page.status_code == 200 and "hunter2" not in page.text, name

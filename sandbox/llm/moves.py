@@ -71,7 +71,7 @@ def read_notes(transcript: Path | str) -> dict[str, dict[str, Any]]:
     notes: dict[str, dict[str, Any]] = {}
     if not path.is_file():
         return notes
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):  # not splitlines: U+2028 is text
         try:
             record = json.loads(line)
             notes[str(record["call_id"])] = {"parsed": record.get("parsed"), "illegal": record.get("illegal")}

@@ -26,7 +26,7 @@ class TranscriptWriter:
         self._lock = threading.Lock()
         self._file = self.path.open("a", encoding="utf-8")
         self._notes: Any = None
-        moves.OPEN.set(self)
+        self._token = moves.OPEN.set(self)  # the writer open before this one comes back when this one closes
 
     def note(self, call_id: str, parsed: Any, illegal: bool) -> None:
         """Append a note of what a game read from the call `call_id`'s answer."""
@@ -51,7 +51,10 @@ class TranscriptWriter:
             if self._notes is not None:
                 self._notes.close()
         if moves.OPEN.get() is self:
-            moves.OPEN.set(None)
+            try:
+                moves.OPEN.reset(self._token)
+            except ValueError:  # closed in another context than it opened in
+                moves.OPEN.set(None)
 
 
 def _order(record: dict[str, Any]) -> tuple:

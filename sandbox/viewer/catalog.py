@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from sandbox import kinds
-from sandbox.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS, flock_holders, inode_key
+from sandbox.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS, held_inodes
 
 __all__ = ["Catalog", "find_runs", "read_row"]
 
@@ -57,15 +57,45 @@ def find_runs(root: Path) -> list[Path]:
     return sorted(found)
 
 
-def _json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+def _inside(root: Path, file: Path) -> Path:
+    """`file`, when it does not lead out of `root` (a symlink out is refused: its contents are never shown)."""
+    if not file.resolve().is_relative_to(root.resolve()):
+        raise ValueError("a symlink out of the runs folder")
+    return file
 
 
-def _stats(path: Path) -> dict[str, int]:
-    """Calls, cache hits and tokens of a transcript, by a byte scan (no JSON parse)."""
-    data = path.read_bytes()
-    return {"calls": data.count(b"\n"), "cache_hits": len(_HITS.findall(data)),
-            "tokens": sum(int(n) for n in _TOKENS.findall(data))}  # fmt: skip
+def _json(root: Path, path: Path) -> Any:
+    return json.loads(_inside(root, path).read_text(encoding="utf-8"))
+
+
+class _Stats:
+    """Calls, cache hits and tokens of transcripts, by a byte scan (no JSON parse), read on from where the last
+    scan stopped when a transcript grows (a run in progress)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[int, int, dict[str, int]]] = {}  # file -> (inode, offset, counts)
+        self._lock = threading.Lock()
+
+    def of(self, file: Path) -> dict[str, int]:
+        stat = file.stat()
+        with self._lock:
+            inode, offset, counts = self._seen.get(file, (stat.st_ino, 0, {"calls": 0, "cache_hits": 0, "tokens": 0}))
+            if inode != stat.st_ino or stat.st_size < offset:
+                inode, offset, counts = stat.st_ino, 0, {"calls": 0, "cache_hits": 0, "tokens": 0}
+            if stat.st_size > offset:
+                with file.open("rb") as handle:
+                    handle.seek(offset)
+                    data = handle.read(stat.st_size - offset)
+                data = data[: data.rfind(b"\n") + 1]  # a line being written: next time
+                counts = {"calls": counts["calls"] + data.count(b"\n"),
+                          "cache_hits": counts["cache_hits"] + len(_HITS.findall(data)),
+                          "tokens": counts["tokens"] + sum(int(n) for n in _TOKENS.findall(data))}  # fmt: skip
+                offset += len(data)
+            self._seen[file] = (inode, offset, counts)
+            return dict(counts)
+
+
+_STATS = _Stats()
 
 
 def _headline(summary: dict[str, Any], kind: kinds.RunKind | None) -> dict[str, Any]:
@@ -83,53 +113,64 @@ def _headline(summary: dict[str, Any], kind: kinds.RunKind | None) -> dict[str, 
     return found
 
 
-def read_row(path: Path, root: Path, holders: dict[str, str]) -> dict[str, Any]:
-    """One run directory's row (never raises: a file that cannot be read makes the row `corrupt`, naming it)."""
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def read_row(path: Path, root: Path, held: set[int]) -> dict[str, Any]:
+    """One run directory's row (never raises: a file that cannot be read makes the row `corrupt`, naming it).
+    `held`: the inodes a process holds a lock on (`sandbox.run_dir.held_inodes`), read once per listing."""
     relative = path.relative_to(root).as_posix() if path != root else "."
     row: dict[str, Any] = {"path": relative, "kind": None, "status": "corrupt", "problem": None, "scenario": None,
                            "started": None, "duration": None, "calls": None, "cache_hits": None, "tokens": None,
                            "headline": {}}  # fmt: skip
     where = STATUS
     try:
-        status = _json(path / STATUS) if (path / STATUS).is_file() else {}
+        status = _json(root, path / STATUS) if (path / STATUS).is_file() else {}
+        if not isinstance(status, dict):
+            raise ValueError("not a JSON object")
         where = SUMMARY
-        summary = _json(path / SUMMARY) if (path / SUMMARY).is_file() else None
+        summary = _json(root, path / SUMMARY) if (path / SUMMARY).is_file() else None
         if summary is not None and not isinstance(summary, dict):
             raise ValueError("not a JSON object")
         named = summary.get("kind") if summary and isinstance(summary.get("kind"), str) else None
         kind = kinds.kinds().get(named) if named else None  # a kind not installed here keeps its name
         where = SCENARIO
         if (path / SCENARIO).is_file():
-            data = yaml.load((path / SCENARIO).read_text(encoding="utf-8"), Loader=_LOADER)
+            data = yaml.load(_inside(root, path / SCENARIO).read_text(encoding="utf-8"), Loader=_LOADER)
             if not isinstance(data, dict):
                 raise ValueError("not a mapping")
             kind = kind or (None if named else kinds.kind_of_data(data))
             row["scenario"] = (summary or {}).get("scenario") or data.get("name")
         elif (path / SWEEP).is_file():
+            _inside(root, path / SWEEP)
             kind = kind or (None if named else kinds.kind_of_dir(path))
             row["scenario"] = (summary or {}).get("scenario") or path.name
         elif summary is None:
             raise ValueError(f"missing: no {SCENARIO} or {SWEEP}")
         else:
             row["scenario"] = summary.get("scenario")
+        row["scenario"] = None if row["scenario"] is None else str(row["scenario"])
         row["kind"] = named or (kind.name if kind else None)
         where = TRANSCRIPTS
         if (path / TRANSCRIPTS).is_file():
-            row.update(_stats(path / TRANSCRIPTS))
+            row.update(_STATS.of(_inside(root, path / TRANSCRIPTS)))
         elif summary and isinstance(summary.get("calls"), int):
             row["calls"] = summary["calls"]
         row["headline"] = _headline(summary or {}, kind)
+        where = "the directory"
+        stat = path.stat()
     except Exception as error:  # noqa: BLE001 - any unreadable file: the row says so, the list goes on
         row["problem"] = f"{where}: {type(error).__name__}: {error}"[:300]
         return row
-    row["started"] = status.get("created") or path.stat().st_mtime
-    if isinstance(status.get("seconds"), int | float):
-        row["duration"] = status["seconds"]
-    elif status.get("updated") and status.get("created"):
-        row["duration"] = status["updated"] - status["created"]
-    held = inode_key(path.stat()) in holders
+    row["started"] = _seconds(status.get("created")) or stat.st_mtime
+    created, updated = _seconds(status.get("created")), _seconds(status.get("updated"))
+    if _seconds(status.get("seconds")) is not None:
+        row["duration"] = _seconds(status["seconds"])
+    elif created is not None and updated is not None:
+        row["duration"] = updated - created
     recorded = status.get("status") or ("complete" if summary is not None else "running")
-    if held:
+    if stat.st_ino in held:
         row["status"] = "running"
     elif recorded == "complete":
         row["status"] = "complete" if summary is not None else "incomplete"
@@ -137,7 +178,7 @@ def read_row(path: Path, root: Path, holders: dict[str, str]) -> dict[str, Any]:
         row["status"] = "stopped"
     elif recorded == "failed":
         row["status"] = "failed"
-        row["problem"] = status.get("error")
+        row["problem"] = str(status.get("error") or status.get("reason") or "")[:300] or None
     else:  # running, but no process holds it: killed
         row["status"] = "incomplete"
     return row
@@ -168,31 +209,27 @@ class Catalog:
 
     def rows(self) -> list[dict[str, Any]]:
         """Every run's row, sorted by path."""
-        holders = flock_holders()
+        held = held_inodes()
         found = find_runs(self.root) if self.root.is_dir() else []
         rows = []
         with self._lock:
             for path in found:
                 signature = _signature(path)
                 cached = self._rows.get(path)
-                if cached is None or cached[0] != signature or cached[1]["status"] == "running":
-                    cached = (signature, read_row(path, self.root, holders))
+                running = cached is not None and cached[1]["status"] == "running"
+                if cached is None or cached[0] != signature or running != _held(path, held):
+                    cached = (signature, read_row(path, self.root, held))
                     self._rows[path] = cached
-                elif cached[1]["status"] != "corrupt":  # a run may have stopped or started since: its hold
-                    row = read_row(path, self.root, holders) if _held_changed(path, cached[1], holders) else None
-                    if row is not None:
-                        cached = (signature, row)
-                        self._rows[path] = cached
                 rows.append(cached[1])
         return rows
 
     def row(self, path: Path) -> dict[str, Any]:
         """The row of the run directory `path` (inside `root`), read now."""
-        return read_row(path, self.root, flock_holders())
+        return read_row(path, self.root, held_inodes())
 
 
-def _held_changed(path: Path, row: dict[str, Any], holders: dict[str, str]) -> bool:
+def _held(path: Path, held: set[int]) -> bool:
     try:
-        return (inode_key(path.stat()) in holders) != (row["status"] == "running")
+        return path.stat().st_ino in held
     except OSError:
-        return True
+        return False

@@ -23,7 +23,7 @@ def view(
     updated live while a run is in progress (read-only; Ctrl-C stops it)."""
     import uvicorn
 
-    from sandbox.viewer.server import bind, create_app, is_local, url_of
+    from sandbox.viewer.server import bind, create_app, hosts_for, is_local, url_of
 
     try:
         if not runs_dir.is_dir():
@@ -38,7 +38,8 @@ def view(
     console.print(f"sandbox view: {runs_dir.resolve()} at [bold]{url}[/] (Ctrl-C stops it)", soft_wrap=True)
     if open_it:
         webbrowser.open(url)
-    server = uvicorn.Server(uvicorn.Config(create_app(runs_dir), log_level="warning", lifespan="off"))
+    app_ = create_app(runs_dir, hosts=hosts_for(host))
+    server = uvicorn.Server(uvicorn.Config(app_, log_level="warning", lifespan="off"))
     try:
         server.run(sockets=[sock])
     finally:
@@ -84,11 +85,14 @@ def track(
                            if (p / "summary.json").is_file())]  # fmt: skip
     except SandboxError as error:
         raise fail(error) from None
-    from sandbox.viewer.tracking import track_finished, tracking_of
+    from sandbox.viewer.tracking import TRACKING, track_finished, tracking_of
 
-    config = None
-    if uri or experiment or tracking_of(run_dir) is None:
-        config = {"uri": uri or "file:./mlruns", "experiment": experiment}
+    block = tracking_of(run_dir) or {}
+    logged = run_dir / TRACKING
+    if logged.is_file() and (uri or experiment):
+        raise fail(UsageError(f"{run_dir} is logged to MLflow already ({logged}); --uri and --experiment are for a run "
+                              "not logged yet"))  # fmt: skip
+    config = {"uri": uri or block.get("uri") or "file:./mlruns", "experiment": experiment or block.get("experiment")}
     run_id = track_finished(run_dir, config)
     for inner in runs[1:]:
         track_finished(inner)

@@ -21,7 +21,7 @@ from sandbox.errors import UsageError
 from sandbox.run_dir import atomic_write_text
 from sandbox.viewer.catalog import Catalog
 from sandbox.viewer.page import data_uri, is_run_dir
-from sandbox.viewer.server import asset, page_html, run_json
+from sandbox.viewer.server import asset, finite, page_html, run_json
 from sandbox.viewer.transcripts import Transcripts
 
 __all__ = ["MAX_CALLS", "CSP", "build_report", "report_data"]
@@ -62,7 +62,7 @@ def build_report(run: Path | str, out: Path | str, *, open_it: bool = False) -> 
         raise UsageError(f"--out {out}: a report is an .html file")
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
-    data = json.dumps(report_data(run), ensure_ascii=False, default=str).replace("<", "\\u003c")
+    data = json.dumps(finite(report_data(run)), ensure_ascii=False, default=str).replace("<", "\\u003c")
     plotly = base64.b64encode(gzip.compress(asset("plotly.min.js"), compresslevel=9, mtime=0)).decode()
     loader = (
         "window.plotlyReady = (async () => {"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import socket
 import threading
 import time
@@ -25,8 +26,11 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -38,7 +42,8 @@ from sandbox.viewer.catalog import Catalog
 from sandbox.viewer.page import is_run_dir, run_page
 from sandbox.viewer.transcripts import FILTERS, Transcripts
 
-__all__ = ["Running", "asset", "bind", "create_app", "inside", "is_local", "page_html", "run_json", "url_of"]
+__all__ = ["Running", "asset", "bind", "create_app", "finite", "hosts_for", "inside", "is_local", "page_html", "run_json",
+           "url_of"]  # fmt: skip
 
 ASSETS = ("app.js", "app.css")
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
@@ -97,23 +102,43 @@ def run_json(root: Path, path: Path, catalog: Catalog, link: Callable[[str], str
         kind = kinds.get(row["kind"]) if row.get("kind") else None
     except SandboxError:  # a kind not installed here: the default page
         kind = None
+    file = inside(root, f"{base}/{SUMMARY}" if base else SUMMARY)  # not through a symlink out of the folder
     try:
-        summary = json.loads((path / SUMMARY).read_text(encoding="utf-8")) if (path / SUMMARY).is_file() else {}
+        summary = json.loads(file.read_text(encoding="utf-8")) if file is not None and file.is_file() else {}
     except (OSError, ValueError):
         summary = {}
-    link = link or (lambda name: f"/files/{base + '/' if base else ''}{name}")
+    link = link or (lambda name: "/files/" + quote(f"{base + '/' if base else ''}{name}"))
     return {"row": row, "summary": summary if isinstance(summary, dict) else {},
             "sections": run_page(path, base=base, kind=kind, link=link)}  # fmt: skip
 
 
-def create_app(root: Path | str) -> Starlette:
-    """The viewer over the runs under `root` (read-only)."""
+def finite(value: Any) -> Any:
+    """`value` with every NaN or infinity as None (JSON has neither; a summary may hold a NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+def hosts_for(host: str) -> list[str]:
+    """The Host headers the server answers: this machine's names when it listens on loopback (a page elsewhere
+    that points its own name at 127.0.0.1, DNS rebinding, is refused); any when it listens beyond."""
+    if not is_local(host):
+        return ["*"]
+    return ["127.0.0.1", "localhost", "::1", "[::1]", host]
+
+
+def create_app(root: Path | str, *, hosts: list[str] | None = None) -> Starlette:
+    """The viewer over the runs under `root` (read-only); `hosts`: the Host headers it answers (`hosts_for`)."""
     root = Path(root).resolve()
     catalog = Catalog(root)
     transcripts = Transcripts()
 
     def respond(content: Any, status: int = 200) -> JSONResponse:
-        return JSONResponse(content, status_code=status, headers=HEADERS)
+        return JSONResponse(finite(content), status_code=status, headers=HEADERS)
 
     def missing() -> Response:
         return Response("not found", status_code=404, media_type="text/plain", headers=HEADERS)
@@ -122,10 +147,10 @@ def create_app(root: Path | str) -> Starlette:
         path = inside(root, request.query_params.get("path", ""))
         return path if path is not None and path.is_dir() and is_run_dir(path) else None
 
-    async def index(request: Request) -> Response:
+    def index(request: Request) -> Response:
         return HTMLResponse(page_html(), headers={**HEADERS, "Content-Security-Policy": CSP})
 
-    async def static(request: Request) -> Response:
+    def static(request: Request) -> Response:
         name = request.path_params["name"]
         if name not in (*ASSETS, "plotly.min.js"):
             return missing()
@@ -133,14 +158,14 @@ def create_app(root: Path | str) -> Starlette:
         return Response(asset(name), media_type=media, headers={"Cache-Control": "max-age=3600",
                                                                 "X-Content-Type-Options": "nosniff"})  # fmt: skip
 
-    async def runs(request: Request) -> Response:
+    def runs(request: Request) -> Response:
         return respond({"root": str(root), "runs": catalog.rows()})
 
-    async def run(request: Request) -> Response:
+    def run(request: Request) -> Response:
         path = run_path(request)
         return missing() if path is None else respond(run_json(root, path, catalog))
 
-    async def calls(request: Request) -> Response:
+    def calls(request: Request) -> Response:
         path = run_path(request)
         file = inside(path, request.query_params.get("file", "transcripts.jsonl")) if path is not None else None
         if file is None or not file.is_file() or file.suffix != ".jsonl":
@@ -153,7 +178,7 @@ def create_app(root: Path | str) -> Starlette:
         return respond(transcripts.query(file, offset=offset, limit=limit, text=query.get("text", ""),
                                          **{k: query.get(k) for k in FILTERS}))  # fmt: skip
 
-    async def files(request: Request) -> Response:
+    def files(request: Request) -> Response:
         path = inside(root, request.path_params["path"])
         if path is None or not path.is_file():
             return missing()
@@ -162,7 +187,8 @@ def create_app(root: Path | str) -> Starlette:
 
     routes = [Route("/", index), Route("/static/{name}", static), Route("/api/runs", runs),
               Route("/api/run", run), Route("/api/transcripts", calls), Route("/files/{path:path}", files)]  # fmt: skip
-    return Starlette(routes=routes)
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts or hosts_for("127.0.0.1"))]
+    return Starlette(routes=routes, middleware=middleware)
 
 
 def bind(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
@@ -192,7 +218,8 @@ class Running:
 
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
-        self.server = uvicorn.Server(uvicorn.Config(create_app(root), log_level="warning", lifespan="off"))
+        app = create_app(root, hosts=hosts_for(host))
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()
         deadline = time.monotonic() + 10

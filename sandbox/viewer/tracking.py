@@ -3,7 +3,7 @@ an MLflow tracking store.
 
 What a run logs, once its summary is written (`sandbox.summary.write_summary` calls `track_finished`):
 
-* parameters: the resolved scenario, flattened (`society.norms` -> a JSON text, `seed` -> `7`);
+* parameters: the resolved scenario, flattened (`scenario.society.norms` -> a JSON text, `scenario.seed` -> `7`);
 * metrics: every chart of the kind's run page (`RunKind.view`, the same description `sandbox view` draws), one
   metric per line with the epoch, episode or generation as its step, named by its table, filter, column and group
   (`epoch_summary.offered_share.mean/assistant`, `metrics.reward`); and the summary's numbers as
@@ -58,11 +58,25 @@ def tracking_of(path: Path) -> dict[str, Any] | None:
 
 
 def _parent(path: Path) -> Path | None:
-    """The nearest run directory above `path` that is tracked (has its own block or an MLflow run already)."""
+    """The nearest run directory above `path` that is tracked (an MLflow run already, or a run directory whose
+    scenario or sweep asks): a sweep of a cell, a chain of a stage. A folder that is no run is never one."""
     for above in list(path.resolve().parents)[:PARENT_DEPTH]:
-        if (above / TRACKING).is_file() or tracking_of(above) is not None:
+        if (above / TRACKING).is_file():
+            return above
+        # a run directory: its status, or a sweep's file beside its runs (not a scenario file that a user named so)
+        is_run = (above / "run.json").is_file() or ((above / SWEEP).is_file() and (above / "runs").is_dir())
+        if is_run and tracking_of(above) is not None:
             return above
     return None
+
+
+def _absolute(uri: str) -> str:
+    """A file store's URI with an absolute path (a run resumed from another folder logs to the same store)."""
+    if uri.startswith("file:"):
+        return "file:" + str(Path(uri.removeprefix("file:").removeprefix("//")).resolve())
+    if "://" not in uri:  # a bare path
+        return "file:" + str(Path(uri).resolve())
+    return uri
 
 
 @contextmanager
@@ -76,6 +90,9 @@ def _locked(path: Path) -> Iterator[None]:
 def _client(uri: str) -> Any:
     if uri.startswith("file:") or "://" not in uri:  # MLflow 3 refuses its file store unless asked for it
         os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    # a server that does not answer delays a finished run by seconds, not by MLflow's minutes of retries
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "20")
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=uri)
@@ -89,18 +106,18 @@ def ensure_run(path: Path, config: dict[str, Any] | None = None) -> dict[str, An
     if record.is_file():
         return json.loads(record.read_text())
     config, parent = config or tracking_of(path), None
-    if config is None:
-        above = _parent(path)
-        if above is None:
-            return None
+    above = _parent(path)  # a cell of a tracked sweep is its child, though the base scenario was tracked too
+    if above is not None:
         parent = ensure_run(above)
-        if parent is None:
-            return None
+    if config is None and parent is None:
+        return None
+    if config is None or parent is not None:
         config = {"uri": parent["uri"], "experiment": parent["experiment"]}
     with _locked(path):
         if record.is_file():
             return json.loads(record.read_text())
-        client = _client(config["uri"])
+        uri = _absolute(config["uri"])
+        client = _client(uri)
         name = config.get("experiment") or _scenario_name(path) or "sandbox"
         experiment = client.get_experiment_by_name(name)
         experiment_id = experiment.experiment_id if experiment else client.create_experiment(name)
@@ -108,7 +125,7 @@ def ensure_run(path: Path, config: dict[str, Any] | None = None) -> dict[str, An
         if parent is not None:
             tags["mlflow.parentRunId"] = parent["run_id"]
         run = client.create_run(experiment_id, run_name=path.name, tags=tags)
-        data = {"uri": config["uri"], "experiment": name, "run_id": run.info.run_id,
+        data = {"uri": uri, "experiment": name, "run_id": run.info.run_id,
                 "parent": parent["run_id"] if parent else None, "logged": False}  # fmt: skip
         atomic_write_text(record, json.dumps(data, indent=2))
         return data
@@ -128,8 +145,15 @@ def start(path: Path) -> bool:
 
 
 def report_to(path: Path) -> str:
-    """TRL's `report_to` for the run directory `path`: `mlflow` when it is tracked (its run made now), else none."""
-    return "mlflow" if start(path) else "none"
+    """TRL's `report_to` for the run directory `path`: `mlflow` when it is tracked (its run made now), else none;
+    a store that cannot be reached is a warning and none (the training goes on, `sandbox track` logs it later)."""
+    import warnings
+
+    try:
+        return "mlflow" if start(path) else "none"
+    except Exception as error:  # noqa: BLE001 - tracking never stops a training
+        warnings.warn(f"{path}: TRL's steps not logged to MLflow ({type(error).__name__}: {error})", stacklevel=2)
+        return "none"
 
 
 def _scenario_name(path: Path) -> str | None:
@@ -183,6 +207,8 @@ def logged_metrics(kind: kinds.RunKind | None, path: Path) -> list[tuple[str, fl
         if chart.x not in frame.columns or not ys or frame.empty:
             continue
         stepped = pd.api.types.is_integer_dtype(frame[chart.x])
+        if not stepped and pd.api.types.is_numeric_dtype(frame[chart.x]):
+            continue  # a scatter over a measured x (a judge's reward by offered share): not a series of steps
         groups = [(None, frame)] if not chart.group or chart.group not in frame.columns else list(frame.groupby(chart.group))
         for key, rows in groups:
             points = rows.groupby(chart.x)[list(ys)].mean()
@@ -237,7 +263,8 @@ def track_finished(path: Path | str, config: dict[str, Any] | None = None) -> st
             if (path / name).is_file():
                 scenario = yaml.safe_load((path / name).read_text(encoding="utf-8")) or {}
                 break
-        params = [Param(k, v) for k, v in _flatten(scenario).items()]
+        # `scenario.` before each: TRL's own parameters (its `seed` among them) share the run
+        params = [Param(f"scenario.{k}"[:250], v) for k, v in _flatten(scenario).items()]
         now = _now_ms()
         metrics = [Metric(k, v, now, step) for k, v, step in logged_metrics(kind, path)]
         tags = [RunTag("sandbox.kind", kind.name if kind else "unknown")]

@@ -29,6 +29,7 @@ from sandbox.llm.moves import notes_path, read_notes
 __all__ = ["FILTERS", "PAGE", "Transcripts", "compact"]
 
 PAGE = 50  # rows a page holds by default
+KEEP = 8  # transcripts kept in memory at once
 MAX_PAGE = 500
 FILTERS = ("run", "epoch", "agent", "role", "illegal")  # exact-match filters; `text` searches prompt and answer
 
@@ -62,12 +63,16 @@ def _text(row: dict[str, Any]) -> str:
 class Transcripts:
     """Transcript files read into rows and kept between queries (the viewer's server keeps one)."""
 
-    def __init__(self) -> None:
-        self._files: dict[Path, dict[str, Any]] = {}
+    def __init__(self, keep: int = KEEP) -> None:
+        self._files: dict[Path, dict[str, Any]] = {}  # the most recently read last
         self._lock = threading.Lock()
+        self.keep = keep
 
     def rows(self, file: Path) -> list[dict[str, Any]]:
         """Every call of `file`, read on from the last read when the file grew."""
+        return self._read(file)["rows"]
+
+    def _read(self, file: Path) -> dict[str, Any]:
         stat = file.stat()
         with self._lock:
             held = self._files.get(file)
@@ -92,8 +97,11 @@ class Transcripts:
                     held["texts"].append(_text(row))
                 held["offset"] += end
             self._note(file, held)
+            self._files.pop(file, None)
             self._files[file] = held
-            return held["rows"]
+            while len(self._files) > self.keep:  # the transcripts read longest ago are let go
+                self._files.pop(next(iter(self._files)))
+            return {"rows": list(held["rows"]), "texts": list(held["texts"])}
 
     @staticmethod
     def _note(file: Path, held: dict[str, Any]) -> None:
@@ -117,9 +125,8 @@ class Transcripts:
         """One page of the calls that match: `filters` (run, epoch, agent, role) compared as text, `text` searched
         in the prompt and the answer (any case). Returns the page's rows, `matched`, `total` and each filter's
         values (`facets`)."""
-        rows = self.rows(file)
-        with self._lock:
-            texts = self._files[file]["texts"]
+        read = self._read(file)
+        rows, texts = read["rows"], read["texts"]
         wanted = {k: str(v) for k, v in filters.items() if k in FILTERS and v not in (None, "")}
         needle = text.strip().lower()
         matched = [row for row, body in zip(rows, texts, strict=True)

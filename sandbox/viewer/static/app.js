@@ -74,7 +74,8 @@
       for (const k of ["run", "epoch", "agent", "role", "illegal"]) if (q[k]) params.set(k, q[k]);
       return getJSON("/api/transcripts?" + params.toString());
     },
-    file: (base, name) => (REPORT ? null : "/files/" + (base && base !== "." ? base + "/" : "") + name),
+    file: (base, name) => (REPORT ? null : "/files/" + [base && base !== "." ? base : null, name].filter(Boolean).join("/")
+      .split("/").map(encodeURIComponent).join("/")),
   };
 
   function badge(status) { return el("span", { class: "badge status-" + status, "data-status": status }, status); }
@@ -153,7 +154,16 @@
     table.id = "runs";
     fill(main, el("h1", {}, "Runs ", el("span", { class: "muted" }, data.root || "")), table);
     const poll = async () => {
-      const fresh = await api.runs();
+      let fresh;
+      try {
+        fresh = await api.runs();
+      } catch (error) {
+        if (token === view) {
+          live.textContent = "live: no answer from the server, trying again";
+          schedule(poll, 4000, token);
+        }
+        return;
+      }
       if (token !== view) return;
       const rows = listRows(fresh);
       table.setRows(rows);
@@ -270,8 +280,17 @@
           row.latency_s !== null && row.latency_s !== undefined ? row.latency_s.toFixed(2) + " s" : null,
           row.prompt_cached_tokens ? row.prompt_cached_tokens + " prompt tokens from the prompt cache" : null].filter(Boolean).join(" · "))));
     }
+    let asked = 0; // the latest question: an answer to an older one (a quick second click) is dropped
     async function load() {
-      const page = await api.calls(path, section.file, q);
+      const mine = ++asked;
+      let page;
+      try {
+        page = await api.calls(path, section.file, q);
+      } catch (error) {
+        if (mine === asked) count.textContent = "the calls could not be read: " + (error.message || error);
+        return;
+      }
+      if (mine !== asked) return;
       for (const [k, select] of Object.entries(selects)) {
         const values = page.facets[k] || [];
         if (select.options.length - 1 !== values.length) {
@@ -327,31 +346,39 @@
 
   async function runPage(path, token, previous) {
     where.textContent = path;
-    const data = await api.run(path);
+    let data;
+    try {
+      data = await api.run(path);
+    } catch (error) {
+      if (!previous) throw error; // the first load shows the error; a live poll tries again
+      if (token === view) {
+        live.textContent = "live: no answer from the server, trying again";
+        schedule(() => runPage(path, token, previous), 4000, token);
+      }
+      return;
+    }
     if (token !== view) return;
     const row = data.row;
     const signature = JSON.stringify(data);
+    const running = row.status === "running";
     if (previous && previous.signature === signature) {
-      schedule(() => runPage(path, token, previous), 2000, token);
+      if (running) schedule(() => runPage(path, token, previous), 2000, token);
       return;
     }
-    live.textContent = row.status === "running" ? "live: updated " + new Date().toLocaleTimeString("en-GB") : "";
-    const state = { signature };
+    live.textContent = running ? "live: updated " + new Date().toLocaleTimeString("en-GB") : "";
+    const state = { signature, transcripts: {} };
     const scrolled = window.scrollY;
     const sections = data.sections.map((s, i) => (s.type === "transcripts" && previous && previous.transcripts[s.file]
       ? el("section", { "data-type": "transcripts" }, el("h2", {}, s.title), previous.transcripts[s.file]) : renderSection(s, i, row, path)));
-    state.transcripts = {};
     for (const node of sections) {
       const t = node.querySelector(".transcripts");
       if (t) state.transcripts[t.dataset.file] = t;
-      if (t && previous) t.reload();
+      if (t && previous && previous.transcripts[t.dataset.file] === t) t.reload(); // kept: its filters stay, its rows update
     }
+    for (const chart of main.querySelectorAll(".js-plotly-plot")) window.Plotly.purge(chart); // the old charts let go
     fill(main, el("h1", {}, REPORT ? row.scenario || path : path), facts(row), summaryBlock(data.summary), sections);
     window.scrollTo(0, scrolled);
-    if (!REPORT && (row.status === "running" || (previous && previous.running))) {
-      state.running = row.status === "running";
-      schedule(() => runPage(path, token, state), 2000, token);
-    }
+    if (!REPORT && running) schedule(() => runPage(path, token, state), 2000, token);
   }
 
   function schedule(fn, ms, token) {
