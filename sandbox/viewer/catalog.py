@@ -58,8 +58,9 @@ def find_runs(root: Path) -> list[Path]:
 
 
 def _inside(root: Path, file: Path) -> Path:
-    """`file`, when it does not lead out of `root` (a symlink out is refused: its contents are never shown)."""
-    if not file.resolve().is_relative_to(root.resolve()):
+    """`file`, when it does not lead out of `root` (a symlink out is refused: its contents are never shown). The
+    walk follows no link to a directory, so only `file` itself can be one (`resolve` costs: it is asked then)."""
+    if file.is_symlink() and not file.resolve().is_relative_to(root.resolve()):
         raise ValueError("a symlink out of the runs folder")
     return file
 
