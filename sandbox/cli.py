@@ -10,6 +10,7 @@ cleanly; resume it with a higher cap); 130 interrupted (resumable too).
 
 from __future__ import annotations
 
+import functools
 import importlib
 from contextlib import ExitStack
 from pathlib import Path
@@ -18,9 +19,10 @@ from typing import Annotated, Any, Optional
 import typer
 
 from sandbox import kinds
-from sandbox.cli_app import app
+from sandbox.cli_app import app, scenario_argument
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, UsageError
+from sandbox.extras import MissingExtraError, extra_of, install_line
 from sandbox.scenario_file import with_tracking
 
 MaxCalls = Annotated[Optional[int], typer.Option("--max-calls", min=0, help="Budget: most LLM calls that reach a model (budget.calls).")]  # noqa: UP007
@@ -35,7 +37,7 @@ def _given(**options: Any) -> dict[str, Any]:
 
 @app.command()
 def run(
-    file: Annotated[Path, typer.Argument(help="A scenario file (YAML) of any kind: a society, training, labeling, distillation, dialogue game or sweep.")],
+    file: Annotated[Path, scenario_argument("A scenario file (YAML) of any kind: a society, training, labeling, distillation, dialogue game or sweep.")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
     runs: Annotated[Optional[int], typer.Option("--runs", help="Society runs: independent runs.")] = None,  # noqa: UP007
     epochs: Annotated[Optional[int], typer.Option("--epochs", help="Society runs: epochs per run.")] = None,  # noqa: UP007
@@ -66,6 +68,7 @@ def run(
             scenario = kind.call("overrides", scenario, source="<command line>", **options)
         if track is not None:
             scenario = with_tracking(scenario, track)
+        kind.require(scenario)  # the extras it needs (a dry run's too), before anything is written
         if dry_run:
             from sandbox.dry_run import dry_run_table
 
@@ -144,19 +147,48 @@ def evaluate(
 
 
 def load_commands() -> None:
-    """Import every registered kind's command modules, so their commands join `app`."""
+    """Import every registered kind's command modules, so their commands join `app`; each of a kind's commands
+    checks the kind's extras (`RunKind.extras`) before it starts (exit 2 with the `pip install` line)."""
     importlib.import_module("sandbox.cli_tools")
     importlib.import_module("sandbox.viewer.commands")
     for kind in kinds.kinds().values():
         for module in kind.commands:
             importlib.import_module(module)
+        if kind.extras:
+            for command in app.registered_commands:
+                callback = command.callback
+                if getattr(callback, "__module__", None) in kind.commands and not hasattr(callback, "__wrapped__"):
+                    command.callback = _requiring(kind, callback)
+
+
+def _requiring(kind: kinds.RunKind, callback: Any) -> Any:
+    """`callback` (a command), checking `kind`'s extras first; Typer reads the wrapped function's parameters."""
+
+    @functools.wraps(callback)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        try:
+            kind.require()
+        except SandboxError as error:
+            raise _fail(error) from None
+        return callback(*args, **kwargs)
+
+    return command
 
 
 def main() -> None:
     """Entry point of the `sandbox` command (and of `python -m sandbox`)."""
     if _LOAD_ERROR is not None:  # a kind that cannot be loaded: exit 2 with the reason, not a traceback
         raise SystemExit(_fail(_LOAD_ERROR).exit_code)
-    app()
+    try:
+        app()
+    except SandboxError as error:  # one a command left uncaught: its message and exit code, not a traceback
+        raise SystemExit(_fail(error).exit_code) from None
+    except ModuleNotFoundError as error:  # an optional extra's module that a command reached: name the extra
+        extra = extra_of(error.name or "")
+        if extra is None:
+            raise
+        raise SystemExit(_fail(MissingExtraError(f"this command needs the {extra} extra ({error.name} is not "
+                                                 f"installed): {install_line([extra])}")).exit_code) from None
 
 
 _LOAD_ERROR: SandboxError | None = None

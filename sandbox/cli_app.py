@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sandbox.errors import SandboxError
 
-__all__ = ["app", "ci_cell", "console", "fail", "out_console", "progress_bar", "with_progress"]
+__all__ = ["app", "ci_cell", "console", "fail", "out_console", "progress_bar", "scenario_argument", "with_progress"]
 
 T = TypeVar("T")
 
@@ -32,6 +32,25 @@ console = Console(stderr=True)  # progress, messages and errors
 out_console = Console()  # results (tables), on stdout
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("norm-sandbox")
+        except metadata.PackageNotFoundError:  # run from a checkout that is not installed
+            from sandbox import __version__ as version
+        out_console.print(f"norm-sandbox {version}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Run societies of LLM agents that play games under fixed norms, and read the results."""
+
+
 def ci_cell(row: Any, metric: str) -> str:
     """A share and its 95% CI from a table row's `metric`, `metric_ci_low`, `metric_ci_high`: "42% (40%–45%)";
     "n/a" when the share is NaN, no interval when its ends are.
@@ -43,6 +62,23 @@ def ci_cell(row: Any, metric: str) -> str:
     if mean != mean:
         return "n/a"
     return f"{mean:.0%}" + ("" if low != low else f" ({low:.0%}–{high:.0%})")
+
+
+def _scenario_file(value: Any) -> Any:
+    """A scenario argument's value (one path or a list): each a file, or a shipped scenario's name made its path."""
+    from sandbox.examples import scenario_path
+
+    try:
+        if isinstance(value, list):
+            return [scenario_path(item) for item in value]
+        return None if value is None else scenario_path(value)
+    except SandboxError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+def scenario_argument(help: str) -> Any:
+    """A Typer argument for a scenario file that also takes a shipped scenario's name (`sandbox run default`)."""
+    return typer.Argument(help=f"{help} Or a shipped scenario's name (sandbox examples list).", callback=_scenario_file)
 
 
 def fail(error: BaseException) -> typer.Exit:

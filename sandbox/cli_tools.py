@@ -1,4 +1,5 @@
-"""The command line's tools around runs: validate (scenario and sweep files), schema, models, bench.
+"""The command line's tools around runs: validate (scenario and sweep files), schema, models, bench, and the
+shipped examples (`sandbox examples list`, `sandbox examples copy`).
 
 Registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
 """
@@ -12,16 +13,60 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, console, out_console
+from sandbox.cli_app import app, console, out_console, scenario_argument
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, ScenarioError
 
-__all__ = ["bench", "models", "schema", "validate"]
+__all__ = ["bench", "examples_app", "examples_copy", "examples_list", "models", "schema", "validate"]
+
+examples_app = typer.Typer(help="The example scenarios and notebooks shipped with the package: list them, copy them out.",
+                           no_args_is_help=True)  # fmt: skip
+app.add_typer(examples_app, name="examples")
+
+
+@examples_app.command("list")
+def examples_list(
+    kind: Annotated[Optional[str], typer.Option("--kind", help="Only scenario or notebook.")] = None,  # noqa: UP007
+    match: Annotated[Optional[str], typer.Option("--match", help="Only names that contain this text.")] = None,  # noqa: UP007
+) -> None:
+    """List the shipped examples by name, with a line on each (`sandbox run NAME` runs a scenario)."""
+    from rich.markup import escape
+
+    from sandbox.errors import UsageError
+    from sandbox.examples import examples
+
+    if kind not in (None, "scenario", "notebook"):
+        raise _fail(UsageError(f"--kind is scenario or notebook, not {kind!r}")) from None
+    table = Table("name", "kind", "description", title="shipped examples (sandbox examples copy NAME|all DIR)")
+    for example in examples():
+        if (kind is None or example.kind == kind) and (match is None or match in example.name):
+            table.add_row(escape(example.name), example.kind, escape(example.description))
+    out_console.print(table)
+
+
+@examples_app.command("copy")
+def examples_copy(
+    names: Annotated[list[str], typer.Argument(help="Example names (sandbox examples list), or all.")],
+    target: Annotated[Path, typer.Argument(help="The folder to write them into (scenarios/ and notebooks/ under it).")],
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files that exist.")] = False,
+) -> None:
+    """Write examples out to edit and run: a scenario with the files it names (a sweep's base, a chain's society,
+    an edge list), so its relative paths still resolve."""
+    from sandbox.examples import copy_examples
+
+    try:
+        written = copy_examples(names, target, force=force)
+    except SandboxError as error:
+        raise _fail(error) from None
+    for path in written:
+        out_console.print(str(path), highlight=False, markup=False, soft_wrap=True)
+    console.print(f"{len(written)} file(s) written under {target}", highlight=False, soft_wrap=True)
 
 
 @app.command()
-def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files of any kind (sweep files too).")]) -> None:
+def validate(files: Annotated[list[Path], scenario_argument("Scenario files of any kind (sweep files too).")]) -> None:
     """Check scenario files; print every problem with its field path."""
+    from sandbox.extras import extra_of, install_line
     from sandbox.kinds import kind_of_scenario
     from sandbox.scenario_file import load_scenario
 
@@ -34,6 +79,14 @@ def validate(files: Annotated[list[Path], typer.Argument(help="Scenario files of
         except ScenarioError as error:
             bad += 1
             console.print(str(error), highlight=False, markup=False, soft_wrap=True)
+            continue
+        except ModuleNotFoundError as error:  # its validation reads an extra's library (a trainer's, axelrod's)
+            extra = extra_of(error.name or "")
+            if extra is None:
+                raise
+            bad += 1
+            console.print(f"{file}: cannot be checked without the {extra} extra: {install_line([extra])}",
+                          highlight=False, markup=False, soft_wrap=True)  # fmt: skip
             continue
         out_console.print(f"{file}: ok ({scenario.name}: {what})", highlight=False, markup=False, soft_wrap=True)
     if bad:
@@ -55,7 +108,7 @@ def schema(
 
 @app.command()
 def models() -> None:
-    """List the model backends and whether the embedded model is installed."""
+    """List the model backends, whether the embedded model is installed, and which optional extras are."""
     from sandbox.llm.embedded_model import PARTS, status
 
     state = status()
@@ -75,16 +128,24 @@ def models() -> None:
     machine = f"{chosen['slots']} slot(s), {chosen['threads']} threads on {chosen['usable_cores']} usable cores"
     table.add_row("embedded", f"Qwen2.5-Coder-1.5B-Instruct Q4_K_M, in-process (xllamacpp); here: {machine}", embedded)
     table.add_row("openai:MODEL", "any OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)", "available")
-    table.add_row("hf:PATH", "a transformers model directory", "available")
-    try:
-        import importlib.util
+    from rich.markup import escape
 
-        vllm = "installed" if importlib.util.find_spec("vllm") else "not installed (extra: vllm)"
-    except ValueError:
-        vllm = "not installed (extra: vllm)"
-    table.add_row("vllm:MODEL", "in-process vLLM (GPU)", vllm)
+    from sandbox.extras import EXTRAS, install_line, missing
+
+    def extra(name: str) -> str:
+        return f"[yellow]not installed[/] ({escape(install_line([name]))})" if missing(name) else "available"
+
+    table.add_row("hf:PATH", "a transformers model directory", extra("train"))
+    table.add_row("vllm:MODEL", "in-process vLLM (GPU)", extra("vllm"))
     table.add_row("scripted", "tests only, through the Python API", "-")
     out_console.print(table)
+    extras = Table(title="Optional extras", title_justify="left")
+    extras.add_column("extra")
+    extras.add_column("modules")
+    extras.add_column("status")
+    for name, modules in EXTRAS.items():
+        extras.add_row(name, ", ".join(modules), extra(name))
+    out_console.print(extras)
 
 
 @app.command()

@@ -47,7 +47,7 @@ from typing import Any
 
 from sandbox.errors import UsageError
 
-__all__ = ["ENVIRONMENT", "GROUP", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir", "kind_of_scenario",
+__all__ = ["ENVIRONMENT", "GROUP", "STARTS", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir", "kind_of_scenario",
            "kinds", "register",
            "resolve", "unregister"]  # fmt: skip
 
@@ -136,6 +136,12 @@ class RunKind:
     """`view(path) -> [section, ...]`: the run page of `sandbox view` and `sandbox report`, as sections of
     `sandbox.viewer.page` (charts, tables, figures, policy diffs, a grid of cells); default: the kind's `tables`.
     The viewer adds the headline figures, the other figures, the runs inside and the transcripts."""
+    extras: tuple[str, ...] = ()
+    """The optional extras (`sandbox.extras`: train, solve, scale, ...) every run of this kind needs: a run, a
+    resume or an evaluation exits 2 with the `pip install` line, before it starts, when one is missing."""
+    requires: str | None = None
+    """`requires(scenario) -> [extra, ...]`: the extras a given scenario needs beyond `extras` (a sweep's executor
+    and cells, a chain's stages, a society's solver-guided members)."""
     headline: tuple[str, ...] = ()
     """The `summary.json` fields that the viewer's list of runs shows (a dotted name reads into a mapping:
     `offered_share_by_norm.fair.mean`); those a run lacks are left out; default: the summary's first numbers."""
@@ -145,11 +151,51 @@ class RunKind:
         object.__setattr__(self, "benchmarks", MappingProxyType(dict(self.benchmarks)))
 
     def call(self, what: str, *args: Any, **kwargs: Any) -> Any:
-        """Call the kind's `what` (a field naming code) with these arguments; `UsageError` when it has none."""
+        """Call the kind's `what` (a field naming code) with these arguments; `UsageError` when it has none.
+
+        Before a run, a resume or an evaluation (`STARTS`), the kind's extras are checked (`require`): the
+        scenario's own too, the first argument of a run, a run directory's stored one for the others."""
         reference = getattr(self, what)
         if reference is None:
             raise UsageError(f"{self.name} runs have no {what.replace('_', ' ')}")
+        if what in STARTS and args:
+            self.require(args[0] if what in {"run", "cli_run"} else self._stored(args[0]))
+        elif what in STARTS:
+            self.require()
         return resolve(reference)(*args, **kwargs)
+
+    def _stored(self, path: Any) -> Any:
+        """The scenario of the run directory `path`, when it holds a valid one of this kind; else None."""
+        from pydantic import ValidationError
+
+        from sandbox.errors import SandboxError
+        from sandbox.files import read_yaml
+        from sandbox.run_dir import SCENARIO
+
+        file = Path(path) / SCENARIO
+        if not file.is_file():
+            return None
+        try:
+            return self.scenario_model().model_validate(read_yaml(file))
+        except (SandboxError, ValidationError, ValueError):
+            return None
+
+    def needs(self, scenario: Any = None) -> list[str]:
+        """The extras a run of this kind needs: `extras`, and when `scenario` is given its own (`requires`) and
+        its models' (`sandbox.llm.resolve.spec_extras` of every `spec`, `policy` and `student` field)."""
+        found = list(self.extras)
+        if scenario is not None:
+            if self.requires:
+                found += resolve(self.requires)(scenario)
+            found += _model_extras(scenario.model_dump() if hasattr(scenario, "model_dump") else {})
+        return list(dict.fromkeys(found))
+
+    def require(self, scenario: Any = None) -> None:
+        """`MissingExtraError` (exit 2, with the `pip install` line) unless the extras of `needs` are installed."""
+        from sandbox.extras import require
+
+        what = self.title or f"a {self.name} run"
+        require(*self.needs(scenario), what=what[:1].upper() + what[1:])
 
     def has(self, what: str) -> bool:
         """Whether the kind names code for `what`."""
@@ -163,6 +209,29 @@ class RunKind:
         """What the run directory `path` of this kind holds (`dir_label`, else the kind's name)."""
         return self.call("dir_label", path) if self.dir_label else self.name
 
+
+def _model_extras(data: Any, specs: bool = False) -> list[str]:
+    """The extras of the model specs in a scenario's dumped data: the fields named spec, policy or student, and
+    every text directly under a `models` mapping (`models: {judge: hf:PATH}`)."""
+    from sandbox.llm.resolve import spec_extras
+
+    if isinstance(data, str):
+        return spec_extras(data) if specs else []
+    if isinstance(data, dict):
+        found: list[str] = []
+        for key, value in data.items():
+            found += _model_extras(value, specs and isinstance(value, str) or key in MODEL_FIELDS or key == "models")
+        return found
+    if isinstance(data, list):
+        return [extra for item in data for extra in _model_extras(item)]
+    return []
+
+
+MODEL_FIELDS = frozenset({"spec", "policy", "student"})
+"""The scenario fields that hold a model spec, whatever the kind (`models.<role>.spec`, a trainer's base model)."""
+
+STARTS = frozenset({"run", "resume", "cli_run", "cli_resume", "cli_evaluate"})
+"""The calls of a kind that start work: its extras are checked first."""
 
 _REGISTERED: dict[str, RunKind] = {}
 _LOADED = False

@@ -105,13 +105,20 @@ def load_scenario(path: str | Path, kind: str | None = None) -> Any:
     """Load and validate a scenario file of any registered kind (the kind its blocks say), or of `kind` only.
 
     Args:
-        path: A YAML scenario file.
+        path: A YAML scenario file, or a shipped scenario's name (`default`, `moral/tiny/utilitarian_vs_tft`:
+            `sandbox.examples`) where no such file exists.
         kind: The kind the file must be (`sandbox.kinds`); None: any.
 
     Raises:
         ScenarioError: the file is missing, is not YAML, is of another kind than `kind`, or does not validate;
             the message names the file and each field path.
     """
+    if not Path(path).is_file():
+        from sandbox.examples import find
+
+        example = find(str(path))
+        if example is not None and example.kind == "scenario":
+            path = example.path
     data = read_yaml(path)
     found = kinds.kind_of_data(data)
     if kind is not None and found.name != kind:

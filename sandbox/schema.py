@@ -40,10 +40,10 @@ class Tracking(StrictModel):
 
     @model_validator(mode="after")
     def _installed(self) -> Tracking:
-        import importlib.util
+        from sandbox.extras import install_line, missing
 
-        if importlib.util.find_spec("mlflow") is None:
-            raise ValueError("needs MLflow: pip install 'norm-sandbox[tracking]'")
+        if missing("tracking"):
+            raise ValueError(f"needs MLflow, the tracking extra: {install_line(['tracking'])}")
         return self
 
 

@@ -157,15 +157,20 @@ def scai_scenario(**changes: Any) -> Scenario:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `paid` call a paid endpoint: they run only when asked to (SANDBOX_PAID_TESTS=1) with a key."""
+    """Tests marked `paid` call a paid endpoint: they run only when asked to (SANDBOX_PAID_TESTS=1) with a key.
+    Tests marked `install` build the distributions and install them into new environments: `make check-install`
+    (SANDBOX_INSTALL_TESTS=1, called by .ci/run) runs them, `make test` leaves them to it."""
     import os
 
-    if os.environ.get("SANDBOX_PAID_TESTS") == "1" and os.environ.get("OPENAI_API_KEY"):
-        return
-    skip = pytest.mark.skip(reason="a paid endpoint: set SANDBOX_PAID_TESTS=1 and OPENAI_API_KEY to run it")
+    paid = os.environ.get("SANDBOX_PAID_TESTS") == "1" and os.environ.get("OPENAI_API_KEY")
+    install = os.environ.get("SANDBOX_INSTALL_TESTS") == "1"
+    skip_paid = pytest.mark.skip(reason="a paid endpoint: set SANDBOX_PAID_TESTS=1 and OPENAI_API_KEY to run it")
+    skip_install = pytest.mark.skip(reason="installs into new environments: make check-install runs it (as CI does)")
     for item in items:
-        if "paid" in item.keywords:
-            item.add_marker(skip)
+        if "paid" in item.keywords and not paid:
+            item.add_marker(skip_paid)
+        if "install" in item.keywords and not install:
+            item.add_marker(skip_install)
 
 
 @pytest.fixture(scope="session")

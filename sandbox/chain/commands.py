@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from sandbox.cli_app import app, ci_cell, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, scenario_argument, ci_cell, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_csv, read_json
@@ -62,7 +62,7 @@ def print_chain(path: Path) -> None:
 
 @app.command()
 def chain(
-    file: Annotated[Path, typer.Argument(help="A chain scenario (YAML with a chain: block).")],
+    file: Annotated[Path, scenario_argument("A chain scenario (YAML with a chain: block).")],
     out: Annotated[Optional[Path], typer.Option("--out", help="The chain's directory (default runs/<name>-<time>); one holding this chain goes on where it stopped.")] = None,  # noqa: UP007
     rerun_from: Annotated[
         Optional[str],  # noqa: UP007

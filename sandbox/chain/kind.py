@@ -84,6 +84,7 @@ CHAIN = RunKind(
     block="chain",
     precedence=5,
     title="a chain scenario",
+    extras=("train",),  # the students train
     command="chain",
     description="The chain as one experiment: a society's assistant learns a norm in words (SCAI), a judge turns it "
     "into a reward, students are trained on it, and each student goes back into the society without the policy.",

@@ -309,6 +309,9 @@ def run_chain(scenario: ChainScenario, out: Path | str | None = None, *, rerun_f
         models: Chat models by role (user, assistant, meta, judge) instead of the stages' specs; the students and
             the base model are the chain's own.
     """
+    from sandbox.kinds import get as kind_named
+
+    kind_named("chain").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     path = Path(out) if out is not None else default_out(scenario)
     if rerun_from is not None and rerun_from not in STAGES:
         raise UsageError(f"--from {rerun_from}: not a stage (the stages: {', '.join(STAGES)})")

@@ -10,11 +10,29 @@ directory), which SCAI's society uses to solve its solver-guided members'
 game inline (`society.guided.solve`).
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from sandbox.games.dialogue import ANY, Domain, Message, Outcome, Prompt, Setup
 from sandbox.dialogue.expand import Node, Tree, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels
-from sandbox.dialogue.solve import Solution, evaluate, solve
 
 __all__ = ["ANY", "DialogueGame", "Domain", "Message", "Node", "Outcome", "Prompt", "Setup", "Solution",
            "StackModels", "Tree", "evaluate", "expand", "solve"]  # fmt: skip
+
+# The solver needs OpenSpiel (the `solve` extra); SCAI's society imports this package's scenario module whether or
+# not it has solver-guided members, so without OpenSpiel the package imports and only the solver's names are missing.
+try:
+    from sandbox.dialogue.solve import Solution, evaluate, solve
+except ModuleNotFoundError as error:
+    if error.name != "pyspiel":
+        raise
+
+    def __getattr__(name: str) -> Any:
+        if name in {"Solution", "evaluate", "solve"}:
+            from sandbox.extras import require
+
+            require("solve", what=f"sandbox.dialogue.{name}")
+        raise AttributeError(f"module 'sandbox.dialogue' has no attribute {name!r}")

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, console, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, scenario_argument, console, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_json
@@ -84,7 +84,7 @@ def solve_table(path: Path) -> None:
 
 @app.command()
 def solve(
-    file: Annotated[Path, typer.Argument(help="A dialogue-game scenario (YAML with a dialogue: block).")],
+    file: Annotated[Path, scenario_argument("A dialogue-game scenario (YAML with a dialogue: block).")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
     seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
     iterations: Annotated[Optional[int], typer.Option("--iterations", help="Solver iterations.")] = None,  # noqa: UP007
@@ -146,7 +146,7 @@ def reward_model_table(path: Path) -> None:
 
 @app.command("reward-model")
 def reward_model(
-    file: Annotated[Path, typer.Argument(help="A dialogue-game scenario of the meeting or fruit domain.")],
+    file: Annotated[Path, scenario_argument("A dialogue-game scenario of the meeting or fruit domain.")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-reward-<time>).")] = None,  # noqa: UP007
     dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000,
                                            help="Setups; three templated dialogues each (not with --labelled).")] = 10,
@@ -206,7 +206,7 @@ def agreement_summary(path: Path) -> None:
 
 @app.command()
 def agreement(
-    file: Annotated[Path, typer.Argument(help="A dialogue-game scenario of the meeting or fruit domain.")],
+    file: Annotated[Path, scenario_argument("A dialogue-game scenario of the meeting or fruit domain.")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-agreement-<time>).")] = None,  # noqa: UP007
     lengths: Annotated[str, typer.Option("--lengths", help="Dialogue lengths to score, comma-separated.")] = "2,4,6,8",
     dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000, help="Dialogues (setups).")] = 10,

@@ -82,6 +82,7 @@ DIALOGUE = RunKind(
     block="dialogue",
     precedence=10,
     title="a dialogue game",
+    extras=("solve",),
     command="solve",
     description="Solver-guided dialogue: a dialogue game whose actions are instructions, expanded once on the LLM "
     "and solved with CFR (and PSRO); NashConv, CFR Gain and steering.",

@@ -87,6 +87,9 @@ def solve_scenario(scenario: DialogueScenario, out: Path | str | None = None, *,
         hooks: Progress callbacks.
         ledgers: Budget ledgers beyond the run's own `budget` (a sweep's).
     """
+    from sandbox.kinds import get as kind_named
+
+    kind_named("dialogue").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
     game = build_game(scenario)  # a game that cannot be built writes nothing

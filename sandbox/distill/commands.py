@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from sandbox.cli_app import app, ci_cell, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, scenario_argument, ci_cell, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, ScenarioError
 from sandbox.files import read_csv, read_json
@@ -99,7 +99,7 @@ def distill_table(path: Path) -> None:
 
 @app.command()
 def distill(
-    file: Annotated[Path, typer.Argument(help="A distillation scenario (YAML with a distill: block).")],
+    file: Annotated[Path, scenario_argument("A distillation scenario (YAML with a distill: block).")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
     source: Annotated[Optional[Path], typer.Option("--source", help="A SCAI run directory: distill.source.run.")] = None,  # noqa: UP007
     reward: Annotated[

@@ -92,6 +92,7 @@ DISTILL = RunKind(
     block="distill",
     precedence=20,  # before training: a distillation has a training: block too
     title="a distillation scenario",
+    extras=("train",),
     command="distill",
     description="A norm (a SCAI run's final policy, or a text) judged by an LLM as a reward and trained into a "
     "student's weights; the student then plays without the policy.",

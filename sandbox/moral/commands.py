@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, scenario_argument, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, UsageError
 from sandbox.files import read_csv, read_json
@@ -63,7 +63,7 @@ def train_table(path: Path) -> None:
 
 @app.command()
 def train(
-    file: Annotated[Optional[Path], typer.Argument(help="A training scenario (YAML with a training: block).")] = None,  # noqa: UP007
+    file: Annotated[Optional[Path], scenario_argument("A training scenario (YAML with a training: block).")] = None,  # noqa: UP007
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
     episodes: Annotated[Optional[int], typer.Option("--episodes", help="Episodes (training steps).")] = None,  # noqa: UP007
     seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007

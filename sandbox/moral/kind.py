@@ -81,6 +81,7 @@ TRAINING = RunKind(
     block="training",
     precedence=30,
     title="a training scenario",
+    extras=("train",),
     command="train",
     description="Moral fine-tuning: PPO (or TRL's GRPO, RLOO) with LoRA on an iterated matrix game with an intrinsic "
     "moral reward.",

@@ -122,6 +122,9 @@ def train_scenario(
         tokenizer: Its tokenizer.
         judge: A chat model to judge `training.proxies` instead of `models.judge`.
     """
+    from sandbox.kinds import get as kind_named
+
+    kind_named("training").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
     if scenario.training.algorithm != "ppo":

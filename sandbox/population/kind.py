@@ -134,11 +134,20 @@ def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | No
     generations_table(with_progress(total, done, lambda hooks: resume_population(path, hooks=hooks)))
 
 
+def requires(scenario: Any) -> list[str]:
+    """axelrod (the population extra) for scripted members of a matrix game; Ray (the scale extra) when their
+    matches are played by actors (`population.actors`). LLM members need neither."""
+    game = scenario.population.game
+    scripted = game.kind == "matrix" and game.play == "scripted"
+    return (["population"] if scripted else []) + (["scale"] if scripted and scenario.population.actors > 1 else [])
+
+
 POPULATION = RunKind(
     name="population",
     block="population",
     precedence=50,
     title="a population scenario",
+    requires="sandbox.population.kind:requires",
     description="Emergent norms: every agent revises its own strategy each generation on a network: scripted axelrod "
     "strategies by payoff imitation (Fermi rule, Santos & Pacheco, Nowak & May's best neighbour, mutation); LLM "
     "agents in Vallinder & Hughes' donor game by selection, reflection, imitation or mutation of their texts; the naming "

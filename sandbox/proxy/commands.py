@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, scenario_argument, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_json
@@ -71,7 +71,7 @@ def label_table(path: Path) -> None:
 
 @app.command()
 def label(
-    file: Annotated[Path, typer.Argument(help="A labeling scenario (YAML with a proxy: block).")],
+    file: Annotated[Path, scenario_argument("A labeling scenario (YAML with a proxy: block).")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
     seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
     items: Annotated[Optional[int], typer.Option("--items", help="Test items (proxy.test_items).")] = None,  # noqa: UP007

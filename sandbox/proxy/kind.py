@@ -55,11 +55,18 @@ def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | No
     label_table(label_with_progress(lambda hooks: resume_labeling(path, hooks=hooks)))
 
 
+def requires(scenario: Any) -> list[str]:
+    """torch (the train extra) for the negotiation task's REINFORCE negotiators (`proxy.negotiator_episodes`)."""
+    block = scenario.proxy
+    return ["train"] if block.task == "negotiation" and block.negotiator_episodes > 0 else []
+
+
 PROXY = RunKind(
     name="proxy",
     block="proxy",
     precedence=40,
     title="a labeling scenario",
+    requires="sandbox.proxy.kind:requires",
     command="label",
     description="LLM proxy rewards: a judge prompted with a user's examples or description of an objective labels "
     "episodes; its accuracy against the objective's ground truth.",

@@ -255,6 +255,9 @@ def label_scenario(
         hooks: Progress callbacks.
         ledgers: Budget ledgers beyond the run's own `budget` (a sweep's).
     """
+    from sandbox.kinds import get as kind_named
+
+    kind_named("proxy").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     from sandbox._sync import run_sync
 
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]

@@ -65,10 +65,17 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     return f"{scenario.society.size} users{members}, {scenario.game.kind}"
 
 
+def requires(scenario: Any) -> list[str]:
+    """OpenSpiel (the solve extra) when solver-guided members' game is solved inline (`society.guided.solve`)."""
+    guided = scenario.society.guided
+    return ["solve"] if guided is not None and guided.solve is not None else []
+
+
 SOCIETY = RunKind(
     name="society",
     block=None,  # the default: a file with none of the other kinds' blocks
     title="a society scenario",
+    requires="sandbox.scai.kind:requires",
     command="run",
     description="Users of fixed norms and manners play a game on a network; with an assistant: block, Social "
     "Contract AI's assistant learns their norms (a MetaLM rewrites its policy each epoch).",

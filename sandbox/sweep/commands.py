@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, scenario_argument, out_console, progress_bar, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 
@@ -64,7 +64,7 @@ def _status_table(path: Path) -> None:
 
 @app.command()
 def sweep(
-    file: Annotated[Path, typer.Argument(help="A sweep file (YAML with a sweep: block).")],
+    file: Annotated[Path, scenario_argument("A sweep file (YAML with a sweep: block).")],
     out: Annotated[Optional[Path], typer.Option("--out", help="Sweep directory (default runs/<name>-<time>); one holding this sweep goes on.")] = None,  # noqa: UP007
     executor: Annotated[Optional[str], typer.Option("--executor", help="local (a process pool) or ray; default: the file's.")] = None,  # noqa: UP007
     address: Annotated[Optional[str], typer.Option("--address", help="A Ray cluster's address (ray://HOST:10001 or auto); default: a local Ray.")] = None,  # noqa: UP007

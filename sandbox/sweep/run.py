@@ -101,10 +101,22 @@ def _jobs(path: Path, sweep: SweepFile, runs: list[SweepRun]) -> list[dict[str, 
              "ledger": str(path / "budget.json") if budget.limits() else None} for run in runs]  # fmt: skip
 
 
+def require_extras(runs: list[SweepRun], executor: str) -> None:
+    """`MissingExtraError` (exit 2) unless the extras the runs' kinds and `executor` need are installed."""
+    from sandbox.extras import require
+    from sandbox.kinds import get
+
+    needs = ["scale"] if executor == "ray" else []
+    for run in runs:
+        needs += get(run.kind).needs(run.scenario)
+    require(*needs, what="the sweep" + (" on Ray" if executor == "ray" else ""))
+
+
 def start_sweep(data: dict[str, Any], source: str, base_dir: Path, out: Path | str | None = None, **options: Any) -> Path:
     """Expand the sweep file's `data` and play it into `out` (new, or a directory holding the same sweep)."""
     sweep, base = parse_sweep(data, source, base_dir)
     runs = expand(sweep, base, source)  # every run validated: nothing is written for an invalid sweep
+    require_extras(runs, options.get("executor") or sweep.sweep.executor)  # nor for one missing an extra
     path = Path(out) if out is not None else default_out(sweep)
     resolved = {**sweep.model_dump(mode="json"), "sweep": {**sweep.model_dump(mode="json")["sweep"], "base": base}}
     if is_sweep(path):
@@ -158,6 +170,7 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
         if on_start:
             on_start(len(runs), len(runs) - len(todo))
         executor = executor or sweep.sweep.executor
+        require_extras(todo, executor)
         started = time.time()
         outcomes: list[dict[str, Any]] = []
 

@@ -10,6 +10,7 @@ import typer
 
 from sandbox.cli_app import app, console, fail
 from sandbox.errors import SandboxError, UsageError
+from sandbox.extras import require
 
 
 @app.command()
@@ -20,14 +21,15 @@ def view(
     open_it: Annotated[bool, typer.Option("--open", help="Open the viewer in the default browser.")] = False,
 ) -> None:
     """Show the runs under a folder in the browser: the list, each run's charts, tables, policies and transcripts,
-    updated live while a run is in progress (read-only; Ctrl-C stops it)."""
-    import uvicorn
-
-    from sandbox.viewer.server import bind, create_app, hosts_for, is_local, url_of
-
+    updated live while a run is in progress (read-only; Ctrl-C stops it). Needs the viewer extra."""
     try:
+        require("viewer", what="sandbox view")
         if not runs_dir.is_dir():
             raise UsageError(f"{runs_dir} is not a folder (give the folder your runs are in, e.g. `sandbox view runs/`)")
+        import uvicorn
+
+        from sandbox.viewer.server import bind, create_app, hosts_for, is_local, url_of
+
         sock = bind(host, port)
     except SandboxError as error:
         raise fail(error) from None
@@ -53,10 +55,11 @@ def report(
     open_it: Annotated[bool, typer.Option("--open", help="Open the report in the default browser.")] = False,
 ) -> None:
     """Write a run's page as one self-contained HTML file (scripts, styles, figures and transcripts inline; it
-    loads nothing from the network), to attach to a paper or send to a colleague."""
-    from sandbox.viewer.report import build_report
-
+    loads nothing from the network), to attach to a paper or send to a colleague. Needs the viewer extra."""
     try:
+        require("viewer", what="sandbox report")
+        from sandbox.viewer.report import build_report
+
         path = build_report(run_dir, out or run_dir / "report.html", open_it=open_it)
     except SandboxError as error:
         raise fail(error) from None
@@ -70,15 +73,12 @@ def track(
     experiment: Annotated[Optional[str], typer.Option("--experiment", help="MLflow experiment (default: the scenario's name).")] = None,  # noqa: UP007
 ) -> None:
     """Log a finished run to MLflow now: one made without tracking, or whose store could not be reached (needs the
-    tracking extra: pip install 'norm-sandbox[tracking]')."""
-    import importlib.util
-
+    tracking extra)."""
     from sandbox.viewer.catalog import find_runs
     from sandbox.viewer.page import is_run_dir
 
     try:
-        if importlib.util.find_spec("mlflow") is None:
-            raise UsageError("sandbox track needs MLflow: pip install 'norm-sandbox[tracking]'")
+        require("tracking", what="sandbox track")
         if not run_dir.is_dir() or not is_run_dir(run_dir) or not (run_dir / "summary.json").is_file():
             raise UsageError(f"{run_dir} is not a finished run directory (no summary.json)")
         runs = [run_dir, *(p for sub in sorted(run_dir.iterdir()) if sub.is_dir() for p in find_runs(sub)

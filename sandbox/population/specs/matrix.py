@@ -88,6 +88,11 @@ class MatrixGameSpec(PopulationGameSpec):
             raise ValueError(f"{', '.join(text_only)}: read for LLM strategies (the donor game) only")
         if rule == "mutate" and not block.revision.mutation:
             raise ValueError("revision.rule mutate changes strategies by mutation alone: set revision.mutation above 0")
+        from sandbox.extras import install_line, missing
+
+        if missing("population"):
+            raise ValueError(f"members[0].strategy: scripted members are the axelrod library's strategies, the "
+                             f"population extra: {install_line(['population'])}")  # fmt: skip
         from sandbox.population.strategies import is_stochastic, strategy_class
 
         for i, member in enumerate(block.members):
