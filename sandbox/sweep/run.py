@@ -160,17 +160,18 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
     if not is_sweep(path):
         raise UsageError(f"{path} is not a sweep directory (no {SWEEP})")
     with hold(path):
+        sweep, base = parse_sweep(read_yaml(path / SWEEP), str(path / SWEEP), path)
+        runs = expand(sweep, base, str(path / SWEEP))
+        todo = [run for run in runs if run_status(path / RUNS / run.id) != "complete"]
+        executor = executor or sweep.sweep.executor
+        require_extras(todo, executor)  # before the new budget is written
         if budget is not None:
             data = read_yaml(path / SWEEP)
             data["sweep"]["budget"] = budget.model_dump()
             atomic_write_text(path / SWEEP, yaml.safe_dump(data, sort_keys=False))
-        sweep, base = parse_sweep(read_yaml(path / SWEEP), str(path / SWEEP), path)
-        runs = expand(sweep, base, str(path / SWEEP))
-        todo = [run for run in runs if run_status(path / RUNS / run.id) != "complete"]
+            sweep, base = parse_sweep(data, str(path / SWEEP), path)
         if on_start:
             on_start(len(runs), len(runs) - len(todo))
-        executor = executor or sweep.sweep.executor
-        require_extras(todo, executor)
         started = time.time()
         outcomes: list[dict[str, Any]] = []
 
