@@ -47,7 +47,8 @@ from typing import Any
 
 from sandbox.errors import UsageError
 
-__all__ = ["ENVIRONMENT", "GROUP", "STARTS", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir", "kind_of_scenario",
+__all__ = ["ENVIRONMENT", "GROUP", "STARTS", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir",
+           "kind_of_scenario",
            "kinds", "register",
            "resolve", "unregister"]  # fmt: skip
 
@@ -140,8 +141,9 @@ class RunKind:
     """The optional extras (`sandbox.extras`: train, solve, scale, ...) every run of this kind needs: a run, a
     resume or an evaluation exits 2 with the `pip install` line, before it starts, when one is missing."""
     requires: str | None = None
-    """`requires(scenario) -> [extra, ...]`: the extras a given scenario needs beyond `extras` (a sweep's executor
-    and cells, a chain's stages, a society's solver-guided members)."""
+    """`requires(scenario) -> [extra, ...]`: the extras a given scenario needs beyond `extras` (a society's inline
+    solve, a population's scripted members, a labeling task's negotiators); every kind's model specs are added
+    (`needs`), and a sweep checks its executor and each cell's."""
     headline: tuple[str, ...] = ()
     """The `summary.json` fields that the viewer's list of runs shows (a dotted name reads into a mapping:
     `offered_share_by_norm.fair.mean`); those a run lacks are left out; default: the summary's first numbers."""
