@@ -1,0 +1,162 @@
+"""Golden tables: every shipped population scenario (and one society) at a small size on the scripted models.
+
+The tables were recorded before the population loops moved onto the one LangGraph engine (issue 49), so that the
+move is checked to keep every table, row for row, for the same seed. Timing columns (`seconds`) are left out: they
+are the only columns a rerun may change.
+
+    python -m tests.golden_populations record     # write tests/golden/ anew (only on purpose: it is the reference)
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sandbox.errors import ScenarioError
+from sandbox.population.kind import load
+from sandbox.population.scenario import empty_members
+from sandbox.scenario_file import parse_kind
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+SCENARIOS = ROOT / "scenarios" / "population"
+TIMING = {"seconds"}
+# What a run writes that is not a table of results (run.json, summary.json with its timings, the store, plots).
+TABLES = (".csv",)
+
+
+def shipped() -> list[str]:
+    """The shipped population scenarios (the sweeps aside: their cells are population scenarios run as they are)."""
+    return sorted(p.stem for p in SCENARIOS.glob("*.yaml") if "sweep" not in p.stem)
+
+
+def small(name: str) -> Any:
+    """The scenario at a small size: few generations, and the fewest agents (of a few tried) that it accepts."""
+    scenario = load(SCENARIOS / f"{name}.yaml")
+    data = scenario.model_dump(mode="json")
+    block = data["population"]
+    kind = block["game"].get("kind", "matrix")
+    llm = kind != "matrix" or block["game"].get("play") == "llm"
+    block["generations"] = min(block["generations"], 3)
+    if block.get("actors", 1) > 1:
+        block["actors"] = 2
+    sizes = [block["agents"]] if kind == "commons" else [6, 8, 10, 12, 16, 20] if llm else [64, 100]
+    if block["network"]["kind"] == "edges":
+        sizes = [block["agents"]]
+    for agents in sizes:
+        block["agents"] = min(agents, scenario.population.agents)
+        try:
+            candidate = parse_kind("population", data, name)
+        except ScenarioError:
+            continue
+        if not empty_members(candidate.population):
+            return candidate
+    raise ValueError(f"{name}: no small size validates")
+
+
+def models_for(scenario: Any) -> dict[str, Any]:
+    """The tests' scripted players of the scenario's game (their answers are never simulation results)."""
+    from tests.test_population_commons import Fisher
+    from sandbox.llm.scripted import scripted
+    from tests.test_population_matrix_llm import Members
+    from tests.test_population_naming import Copier
+    from tests.test_population_ultimatum import Players
+
+    game = scenario.population.game
+    kind = getattr(game, "kind", "matrix")
+    if kind == "matrix":
+        return {"user": Members().model()} if game.play == "llm" else {}
+    if kind == "ultimatum":
+        from tests.conftest import scripted_reading
+
+        players = Players()
+        model = scripted([(r"explain what a principle means", scripted_reading),
+                          (r"reason for your proposal", "Because my principle says so."), (r".", players)])
+        return {"user": model, "assistant": model, "meta": model}
+    if kind == "donor":
+        return {"user": scripted([(r".", _donor)]), "judge": scripted([(r"moves follow its strategy", _judge)])}
+    return {"user": {"naming": Copier, "commons": Fisher}[kind]().model()}
+
+
+def _donor(messages: Any, kwargs: Any) -> str:
+    """A strategy gives a tenth per the prompt's checksum; a donation gives the share its strategy names (half by
+    default), as `Donate, x` where punishment is on; a punishment comes where a checksum says so."""
+    text = messages[-1].content
+    if "How many units do you give up" not in text:
+        return f"Critique: it went as it went.\nMy strategy will be to give {zlib.crc32(text.encode()) % 10} tenths."
+    tenths = re.findall(r"give (\d) tenths", messages[0].content + text)
+    have = float(re.search(r"You currently have ([\d.]+) units", text).group(1))
+    amount = f"{have * (int(tenths[-1]) if tenths else 5) / 10:.2f}"
+    if "Punish, x" not in text:
+        return f"Justification: my strategy.\nAnswer: {amount}"
+    verb = "Punish" if zlib.crc32(text.encode()) % 7 == 0 else "Donate"
+    return f"Justification: my strategy.\nAnswer: {verb}, {amount}"
+
+
+def _judge(messages: Any, kwargs: Any) -> str:
+    return "Yes" if zlib.crc32(messages[-1].content.encode()) % 3 else "No"
+
+
+def tables(path: Path) -> dict[str, str]:
+    """Every table of a run directory as CSV text, without its timing columns."""
+    found = {}
+    for table in sorted(path.glob("*.csv")):
+        frame = pd.read_csv(table, keep_default_na=False, dtype=str)
+        found[table.name] = frame.drop(columns=[c for c in frame.columns if c in TIMING]).to_csv(index=False)
+    return found
+
+
+def run_small(name: str, out: Path) -> dict[str, str]:
+    """Run the shipped scenario `name` small into `out`; its tables."""
+    from sandbox.population.run import run_population
+
+    scenario = small(name)
+    return tables(run_population(scenario, out, models=models_for(scenario)))
+
+
+def society_tables(out: Path) -> dict[str, str]:
+    """The default society, small, on SCAI's scripted models."""
+    from sandbox.api import run
+    from tests.conftest import scai_scenario, scai_models
+
+    path = run(scai_scenario(), out=out, models=scai_models())
+    return tables(Path(path.path))
+
+
+def record() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = {f"population/{name}": lambda out, n=name: run_small(n, out) for name in shipped()}
+        runs["society/scai_small"] = society_tables
+        for label, play in runs.items():
+            folder = GOLDEN / label
+            folder.mkdir(parents=True, exist_ok=True)
+            for old in folder.glob("*.csv"):
+                old.unlink()
+            for table, text in play(Path(tmp) / label.replace("/", "-")).items():
+                (folder / table).write_text(text, encoding="utf-8")
+            print(label, sorted(p.name for p in folder.glob("*.csv")))
+
+
+def differences(expected: dict[str, str], found: dict[str, str]) -> list[str]:
+    """What differs between two runs' tables, one line a table."""
+    lines = [f"{t}: missing" for t in expected if t not in found]
+    lines += [f"{t}: not expected" for t in found if t not in expected]
+    for t in sorted(set(expected) & set(found)):
+        if expected[t] != found[t]:
+            old, new = (pd.read_csv(io.StringIO(x), dtype=str, keep_default_na=False) for x in (expected[t], found[t]))
+            lines.append(f"{t}: {len(old)} rows -> {len(new)}; columns {list(old.columns)} -> {list(new.columns)}")
+    return lines
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["record"]:
+        raise SystemExit(__doc__)
+    record()
