@@ -19,11 +19,12 @@ from typing import Any
 
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from agents.guided import GuidedMember
 from agents.user import NormFollowingUser
 from sandbox import run_dir as layout
+from sandbox.engine.store import drive as engine_drive
+from sandbox.engine.store import open_store
 from sandbox.errors import RunFailedError, UsageError
 from sandbox.graph import SocietyContext, build_society_graph
 from sandbox.llm.accounting import TokenLedger
@@ -90,18 +91,20 @@ def episodes_per_epoch(scenario: SocietyScenario, layer: Any | None = None) -> i
 
 async def drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> dict[str, Any]:
     """Play run `run` of the society graph to its end from its last checkpoint (a new run from the start); its
-    final state."""
-    config = {"configurable": {"thread_id": f"run-{run}"}, "recursion_limit": 5 * epochs + 10}
-    snapshot = await graph.aget_state(config)
+    final state. The engine's one resume path (`sandbox.engine.store.drive`), a run a thread of the store."""
     layer = getattr(context, "layer", None)
-    if not snapshot.values:
-        start = {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": []}
-        await graph.ainvoke(start, config, context=context)
-    elif snapshot.values.get("epoch", 0) < epochs or (layer is not None and not layer.finished(snapshot.values)):
-        # Not `snapshot.next`: when every task of the interrupted superstep had saved its
-        # writes, `next` is empty although the superstep was never committed.
-        await graph.ainvoke(None, config, context=context)
-    return (await graph.aget_state(config)).values
+
+    def finished(values: Any) -> bool:
+        return values.get("epoch", 0) >= epochs and (layer is None or layer.finished(values))
+
+    return await engine_drive(
+        graph,
+        f"run-{run}",
+        lambda: {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": []},
+        context=context,
+        finished=finished,
+        recursion_limit=5 * epochs + 10,
+    )
 
 
 def _profiles(population: list[Any], guided: list[GuidedMember], layer: Any | None) -> dict[str, dict[str, str]]:
@@ -186,10 +189,7 @@ async def _execute(
     )
     started = time.time()
     try:
-        async with AsyncSqliteSaver.from_conn_string(str(run_dir / layout.STORE)) as saver:
-            # The saver runs in WAL mode; NORMAL syncs at WAL checkpoints instead of every commit,
-            # which still survives a killed process (what `sandbox resume` is for), though not a power cut.
-            await saver.conn.execute("PRAGMA synchronous=NORMAL")
+        async with open_store(run_dir.path) as saver:
             graph = build_society_graph(saver, layer=layer)
             if hooks.on_start:
                 done = 0

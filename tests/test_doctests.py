@@ -35,7 +35,7 @@ MODULES = [
     "sandbox.population.scenario",
     "sandbox.population.specs.common",
     "sandbox.population.norm_map",
-    "sandbox.population.naming_run",
+    "sandbox.population.games.naming",
     "sandbox.population.commons_chat",
     "sandbox.population.llm_session",
     "sandbox.viewer.page",

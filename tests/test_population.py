@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 
 from sandbox.cli import app
 from sandbox.population.dynamics import Neighbours, play, revise
-from sandbox.population.run import _Setup, resume_population, run_population
+from sandbox.population.games.matrix import ScriptedMatrix
+from sandbox.population.run import resume_population, run_population
 from sandbox.population.strategies import MatchTable, payoff_table
 from sandbox.scenario_file import parse_kind
 from sandbox.seeding import Branch, generator
@@ -42,8 +43,8 @@ def scenario(agents: int = 100, generations: int = 5, *, network: dict | None = 
 def final_cooperators(sc: Any) -> tuple[float, float]:
     """The share of Cooperator agents after the last generation, and among them the mean share of Cooperator
     neighbours (assortment)."""
-    setup, block = _Setup(sc), sc.population
-    strategies = setup.start
+    setup, block = ScriptedMatrix(sc), sc.population
+    strategies = setup.start_strategies
     for g in range(block.generations):
         rng = generator(sc.seed, Branch.EPOCH, g)
         outcome = play(strategies, setup.table, setup.neighbours, self_play=block.self_play, mean=False, rng=rng)
@@ -95,8 +96,8 @@ def test_the_match_table_is_the_game_times_the_turns() -> None:
 def test_everyone_cooperating_earns_the_games_maximum() -> None:
     sc = scenario(50, 2, network={"kind": "ring_lattice", "k": 4}, share_c=1.0,
                   members=[{"strategy": "Cooperator", "share": 1.0}])  # fmt: skip
-    setup = _Setup(sc)
-    outcome = play(setup.start, setup.table, setup.neighbours, self_play=False, mean=False,
+    setup = ScriptedMatrix(sc)
+    outcome = play(setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False,
                    rng=np.random.default_rng(0))  # fmt: skip
     assert np.all(outcome.payoff == 4 * 1.0) and np.all(outcome.cooperation == 1.0)  # 4 neighbours x R = 1
 
@@ -104,11 +105,11 @@ def test_everyone_cooperating_earns_the_games_maximum() -> None:
 def test_the_complete_graph_shortcut_equals_playing_every_edge() -> None:
     sc = scenario(40, 1, members=[{"strategy": "Cooperator", "share": 0.3}, {"strategy": "Defector", "share": 0.3},
                                   {"strategy": "Tit For Tat", "share": 0.4}])  # fmt: skip
-    setup = _Setup(sc)
+    setup = ScriptedMatrix(sc)
     edges = np.array(np.triu_indices(40, 1)).T
     kwargs = {"self_play": False, "mean": False, "rng": np.random.default_rng(0)}
-    fast = play(setup.start, setup.table, setup.neighbours, **kwargs)
-    slow = play(setup.start, setup.table, Neighbours.from_edges(40, edges), **kwargs)
+    fast = play(setup.start_strategies, setup.table, setup.neighbours, **kwargs)
+    slow = play(setup.start_strategies, setup.table, Neighbours.from_edges(40, edges), **kwargs)
     np.testing.assert_allclose(fast.payoff, slow.payoff)
     np.testing.assert_allclose(fast.cooperation, slow.cooperation)
 
@@ -116,20 +117,20 @@ def test_the_complete_graph_shortcut_equals_playing_every_edge() -> None:
 def test_fixed_members_never_revise_and_mutation_draws_from_the_members() -> None:
     sc = scenario(60, 1, members=[{"strategy": "Cooperator", "share": 0.5, "fixed": True},
                                   {"strategy": "Defector", "share": 0.5}])  # fmt: skip
-    setup = _Setup(sc)
-    outcome = play(setup.start, setup.table, setup.neighbours, self_play=False, mean=False,
+    setup = ScriptedMatrix(sc)
+    outcome = play(setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False,
                    rng=np.random.default_rng(0))  # fmt: skip
-    new = revise(setup.start, outcome, setup.neighbours, rule="imitate", beta=100.0, mutation=1.0,
+    new = revise(setup.start_strategies, outcome, setup.neighbours, rule="imitate", beta=100.0, mutation=1.0,
                  pool=setup.pool, fixed=setup.fixed, rng=np.random.default_rng(1))  # fmt: skip
-    assert np.array_equal(new[setup.fixed], setup.start[setup.fixed])
+    assert np.array_equal(new[setup.fixed], setup.start_strategies[setup.fixed])
     assert set(new[~setup.fixed]) == {0, 1}  # every free agent mutated, to one of the two members' strategies
 
 
 def test_an_extinct_stochastic_strategy_leaves_the_well_mixed_payoffs_finite() -> None:
     sc = scenario(30, 1, members=[{"strategy": "Cooperator", "share": 0.5}, {"strategy": "Defector", "share": 0.4},
                                   {"strategy": "Random", "share": 0.1}])  # fmt: skip
-    setup = _Setup(sc)
-    without_random = np.where(setup.start == 2, 0, setup.start)
+    setup = ScriptedMatrix(sc)
+    without_random = np.where(setup.start_strategies == 2, 0, setup.start_strategies)
     outcome = play(without_random, setup.table, setup.neighbours, self_play=False, mean=False,
                    rng=np.random.default_rng(0))  # fmt: skip
     assert np.isfinite(outcome.payoff).all() and np.isfinite(outcome.cooperation).all()
@@ -168,7 +169,8 @@ def test_a_killed_run_resumes_to_identical_tables(tmp_path: Path) -> None:
     # or in the first generation, before any state: the tables start again
     with pytest.raises(Killed):
         run_population(sc, tmp_path / "first", hooks=lambda g: (_ for _ in ()).throw(Killed()))
-    (tmp_path / "first" / "state.json").unlink()
+    for store in (tmp_path / "first").glob("store.sqlite*"):  # a kill before the first checkpoint was saved
+        store.unlink()
     with (tmp_path / "first" / "population.csv").open("a") as handle:
         handle.write("0,0,Def")
     resume_population(tmp_path / "first")
@@ -303,16 +305,21 @@ def test_a_model_for_a_role_the_game_reads_is_taken() -> None:
 def test_every_game_names_a_player_that_plays_it() -> None:
     import typing
 
-    from sandbox.kinds import resolve
+    from sandbox.engine.generations import GenerationGame
+    from sandbox.population.games import PopulationGame, game_for
     from sandbox.population.scenario import GameSpec, MatrixGameSpec
 
     union = typing.get_args(GameSpec)[0]
     games = [typing.get_args(member)[0] for member in typing.get_args(union)]
     assert {g.model_fields["kind"].annotation.__args__[0] for g in games} == {"matrix", "donor", "naming", "commons",
                                                                               "ultimatum"}  # fmt: skip
-    for game in games:
-        assert callable(resolve(game.player)), game
-    assert callable(resolve(MatrixGameSpec(play="llm").play_with()))
+    players = [game_for(game.model_construct(kind=game.model_fields["kind"].annotation.__args__[0])) for game in games]
+    players.append(game_for(MatrixGameSpec(play="llm")))
+    assert len(set(players)) == 6  # the scripted and the LLM matrix games are played apart
+    for player in players:  # a plug-in of the engine: every step of the generation graph
+        assert issubclass(player, PopulationGame)
+        assert all(callable(getattr(player, step)) for step in GenerationGame.__annotations__ if step != "columns")
+        assert all(hasattr(player, step) for step in ("start", "pair", "play", "score", "revise", "record"))
 
 
 def test_a_member_rounding_to_no_agent_is_refused_by_a_new_run_but_an_old_run_still_loads(tmp_path: Path) -> None:

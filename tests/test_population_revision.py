@@ -236,6 +236,6 @@ def test_the_check_rejects_a_strategy_sentence_with_nothing_in_it_and_keeps_its_
     assert book.add("My strategy will be to give 0.5 units.", True) == (1, "new")  # a decimal point ends nothing
     assert book.add("My strategy will be:\n1. Give half to everyone.", True)[1] == "new"  # nor does a numbered list
     assert book.add("My strategy will be  to SHARE.", True) == (0, "duplicate")
-    again = NormBook(**book.state())  # as resume rebuilds it from state.json
+    again = NormBook(**book.state())  # as resume rebuilds it from the checkpoint
     assert again.add("my strategy will be to share.", True) == (0, "duplicate") and again.next_id == 3
     assert NormBook(check=False).add("My strategy will be .", True) == (0, "new")  # without the check: kept

@@ -78,7 +78,7 @@ def comma_and(names: Sequence[str]) -> str:
 async def restaurant(fishers: Any, scenario: PopulationScenario, agents: list[dict[str, Any]], llm: list[int],
                       caught: Sequence[int], g: int, hint: list[Any] | None) -> tuple[list[list[Any]], list[list[Any]], int | None]:  # fmt: skip
     """The month's chat, its summary and limit, and the fishers' notes: talk rows, note rows, the agreed limit.
-    `fishers` makes the calls (`commons_run`'s: utter, summarize, limit, notes); `llm` are the LLM fishers."""
+    `fishers` makes the calls (`sandbox.population.games.commons`'s: utter, summarize, limit, notes); `llm` are the LLM fishers."""
     game, date = scenario.population.game, date_of(g, chat=True)
     report = "".join(f"{a['name']} caught {c} tons of fish. " for a, c in zip(agents, caught))
     conversation = [(MAYOR, f"Ladies and gentlemen, let me give you the monthly fishing report. {report}".strip())]

@@ -120,17 +120,16 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
 def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | None = None,
                max_cost: float | None = None, **options: Any) -> None:  # fmt: skip
     """`sandbox resume` of a population run (the `--max-*` options raise an LLM population's budget)."""
-    from sandbox.files import read_json
+    from sandbox.engine.generations import generations_done
     from sandbox.population.commands import with_progress, generations_table
     from sandbox.population.run import resume_population
-    from sandbox.population.tables import STATE
     from sandbox.run_budget import raise_budget
     from sandbox.scenario_file import load_run_scenario
 
     by_option(options, (), f"{path}, a population run")
     raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)
     total = load_run_scenario(path).population.generations
-    done = read_json(Path(path) / STATE)["generations_done"] if (Path(path) / STATE).is_file() else 0
+    done = generations_done(path)
     generations_table(with_progress(total, done, lambda hooks: resume_population(path, hooks=hooks)))
 
 

@@ -12,17 +12,15 @@ stays; an answer equal to the old principle is `same`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
 
 from sandbox.population.donor_norms import fermi
 from sandbox.population.dynamics import Neighbours, random_neighbour
-from sandbox.population.tables import append_rows, load_state, start_tables
 
-__all__ = ["edge_pairs", "revise_principles", "start_or_resume"]
+__all__ = ["edge_pairs", "first_principles", "revise_principles"]
 
 
 def edge_pairs(neighbours: Neighbours) -> list[tuple[int, int]]:
@@ -32,19 +30,13 @@ def edge_pairs(neighbours: Neighbours) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in neighbours.edges]
 
 
-def start_or_resume(path: Path, columns: Mapping[str, Sequence[str]], neighbours: Neighbours,
-                    start: Callable[[], tuple[list[dict[str, Any]], list[list[Any]]]],
-                    ) -> tuple[list[dict[str, Any]], int, int]:  # fmt: skip
-    """(agents, generations done, next norm id): from the last checkpoint, or a new run's (its tables started, the
-    network in `edges.csv` and the first principles in `norms.csv`; `start()` gives the agents and those rows)."""
-    state = load_state(path)
-    if state:
-        return state["agents"], state["generations_done"], state["next_id"]
-    start_tables(path, {**columns, "edges.csv": ["a", "b"]})
-    append_rows(path / "edges.csv", [] if neighbours.edges is None else neighbours.edges.tolist())
-    agents, first = start()
-    append_rows(path / "norms.csv", first)
-    return agents, 0, len(first)
+def first_principles(neighbours: Neighbours, start: tuple[list[dict[str, Any]], list[list[Any]]],
+                     ) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:  # fmt: skip
+    """A new run's population (the agents `start` gives, and the next norm id) and its first rows: the network in
+    `edges.csv`, the first principles (`start`'s rows) in `norms.csv`."""
+    agents, first = start
+    edges = [] if neighbours.edges is None else neighbours.edges.tolist()
+    return {"agents": agents, "next_id": len(first)}, {"edges.csv": edges, "norms.csv": first}
 
 
 async def revise_principles(agents: list[dict[str, Any]], g: int, scores: np.ndarray, neighbours: Neighbours, *,

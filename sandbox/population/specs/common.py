@@ -2,7 +2,7 @@
 
 A game of the population kind is one module of `sandbox.population.specs`:
 a pydantic model of its `game:` block, subclass of `PopulationGameSpec`,
-that names the function playing it (`player`), checks the whole
+whose plug-in of the engine (`sandbox.population.games`, found by `engine_game`) plays it, checks the whole
 `population:` block for what the game cannot use (`check`), names the model roles a run
 reads (`roles`), says what a run will do (`describe`) and counts its calls
 for `sandbox run --dry-run` (`calls`). `sandbox.population.scenario` lists the games; nothing else in
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any, ClassVar, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import Field
 
@@ -109,11 +109,10 @@ class PopulationGameSpec(StrictModel):
     population kind."""
 
     kind: str
-    player: ClassVar[str]  # "module:function" that plays a run: (run_dir, scenario, *, models, hooks, ledgers) -> Path
 
-    def play_with(self) -> str:
-        """The function that plays this game ("module:function")."""
-        return self.player
+    def engine_game(self) -> str:
+        """The name its plug-in of the engine is registered under (`sandbox.population.games.plays`): the kind."""
+        return self.kind
 
     def roles(self, block: Any) -> tuple[str, ...]:
         """The model roles a run reads (what `--model ROLE=SPEC` may name): the members' `user` by default."""

@@ -51,7 +51,6 @@ class CommonsGameSpec(PopulationGameSpec):
                             "yes or no, a name), with no reasoning before it: a named switch for small models "
                             "that run out of tokens while they reason.")  # fmt: skip
 
-    player = "sandbox.population.commons_run:play_commons"
 
     def rules(self, agents: int, months: int) -> Any:
         from sandbox.games.commons import CommonsRules

@@ -38,7 +38,6 @@ class DonorGameSpec(PopulationGameSpec):
     retries: int = Field(10, ge=0, le=50, description="Times an unreadable donation is asked again (the "
                                                       "notebook's 10) before it is recorded as an illegal move.")  # fmt: skip
 
-    player = "sandbox.population.donor_run:play_donor"
 
     def rules(self) -> Any:
         from sandbox.games.donor import DonorRules

@@ -37,7 +37,6 @@ class MatrixGameSpec(PopulationGameSpec):
                             "constrained: the answer is held to the two tokens (a grammar where the backend takes "
                             "one).")  # fmt: skip
 
-    player = "sandbox.population.run:play_scripted"
 
     @model_validator(mode="after")
     def _temptation(self) -> MatrixGameSpec:
@@ -62,8 +61,8 @@ class MatrixGameSpec(PopulationGameSpec):
             ActionTokens.of(self.tokens)
         return self
 
-    def play_with(self) -> str:
-        return "sandbox.population.matrix_llm_run:play_matrix_llm" if self.play == "llm" else self.player
+    def engine_game(self) -> str:
+        return "matrix_llm" if self.play == "llm" else "matrix"
 
     def roles(self, block: Any) -> tuple[str, ...]:
         return ("user",) if self.play == "llm" else ()  # scripted strategies call no model

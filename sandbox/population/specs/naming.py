@@ -38,7 +38,6 @@ class NamingGameSpec(PopulationGameSpec):
                             "backend takes one), with no reason: the embedded 1.5B model reasons first and runs out "
                             "of tokens, 19% then 62% illegal moves under free.")  # fmt: skip
 
-    player = "sandbox.population.naming_run:play_naming"
 
     @model_validator(mode="after")
     def _words(self) -> NamingGameSpec:

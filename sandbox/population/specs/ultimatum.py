@@ -34,7 +34,6 @@ class UltimatumPopulationGame(UltimatumGame, PopulationGameSpec):
                                                                        "SCAI's max_interactions).")  # fmt: skip
     meta_reasks: int = Field(1, ge=0, le=5, description="Times an unusable principle from a MetaLM is asked again.")
 
-    player = "sandbox.population.ultimatum_run:play_ultimatum_population"
 
     def roles(self, block: Any) -> tuple[str, ...]:
         """The members (`user`); the assistant member (`assistant`); the MetaLMs (`meta`), where one revises."""

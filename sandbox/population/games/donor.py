@@ -15,10 +15,14 @@ Each generation:
    `reflect`, `imitate` or `mutate`, each agent revises its own strategy
    (`sandbox.population.donor_norms`).
 
-The calls (`sandbox.population.donor_players`) go through the LLM layer (cache, transcript, budget) as role
-`user`, with a seed from the run's seed tree, so a resumed run replays a
-killed generation from the cache and ends with the same tables. The tables
-of a generation are written when it ends, with their sizes in `state.json`.
+On the engine (`sandbox.engine.generations`): `pair` draws the generation's
+pairings, `play` writes the missing strategies (step 1) and plays the games
+(2), `score` scores them and selects the survivors, `revise` asks the judge
+(with `judge_play`) and revises (3), `record` writes the generation's rows.
+The calls (`sandbox.population.donor_players`) go through the LLM layer
+(cache, transcript, budget) as role `user`, with a seed from the run's seed
+tree, so a resumed run replays a killed generation from the cache and ends
+with the same tables.
 
 Run directory (beside the common files): `population.csv` (generation x
 agent slot: name, norm id, strategy, score, donated share, survived),
@@ -33,8 +37,9 @@ network, empty for a complete one), `summary.json`, `donations.png`.
 from __future__ import annotations
 
 import asyncio
+import copy
 import math
-import time
+from dataclasses import asdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,21 +47,22 @@ from typing import Any
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 
-from sandbox.errors import RunFailedError
+from sandbox.engine.generations import GenerationState
 from sandbox.files import read_csv
 from sandbox.games.donor import DonorRecord, apply_round, final_scores, pairings, round_views
 from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_norms
 from sandbox.population.donor_players import Players
 from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
 from sandbox.population.dynamics import network_of
-from sandbox.population.llm_session import finish_llm_run, listed, llm_session, model_label
+from sandbox.population.games import plays
+from sandbox.population.games.base import ModelOf, PopulationGame
+from sandbox.population.llm_session import finish_llm_run, listed, model_label
 from sandbox.population.norm_map import norm_map_summary
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
-from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, generator
 
-__all__ = ["DONATIONS", "NORMS", "play_donor"]
+__all__ = ["DONATIONS", "NORMS", "DonorGame"]
 
 POPULATION, GENERATIONS, DONATIONS, NORMS, REVISIONS, EDGES = (
     "population.csv", "generations.csv", "donations.csv", "norms.csv", "revisions.csv", "edges.csv")  # fmt: skip
@@ -70,6 +76,7 @@ COLUMNS = {
     FIDELITY: FIDELITY_COLUMNS,
     GENERATIONS: ["generation", "mean_donated_share", "mean_final_resources", "survivor_gap", "punishment_rate",
                   "illegal_rate", "moves", "seconds"],
+    EDGES: ["a", "b"],
 }  # fmt: skip
 
 
@@ -111,51 +118,14 @@ class _Network:
         self.matching = self.graph.maximal_matching if block.game.pairing == "network" else None
 
 
-async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, network: _Network,
-                 models: Mapping[str, BaseChatModel], hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
-    path, block = run_dir.path, scenario.population
-    rules = block.game.rules()
-    state = load_state(path)
-    if state and "norms" not in state:
-        raise RunFailedError(f"{path} was made by an older sandbox (no norm ids in its state); it cannot be resumed "
-                             "by this one: run the scenario again")  # fmt: skip
-    if state:
-        norms = {k: v for k, v in state["norms"].items() if k != "known"}  # an earlier state kept the index too
-        agents, done, book = state["agents"], state["generations_done"], NormBook(**norms)
-        if not (path / FIDELITY).is_file():  # a run made before the judge existed
-            start_tables(path, {FIDELITY: FIDELITY_COLUMNS})
-    else:
-        start_tables(path, COLUMNS)
-        edges = network.neighbours.edges
-        start_tables(path, {EDGES: ["a", "b"]})
-        append_rows(path / EDGES, [] if edges is None else edges.tolist())
-        book = NormBook(check=block.revision.check)
-        agents, rows = _start_agents(scenario, book)
-        append_rows(path / NORMS, rows)
-        done = 0
-    with llm_session(run_dir, scenario, ledgers, models) as model:
-        players = Players(scenario, model("user"))
-        judge = None
-        if block.judge_play:
-            from sandbox.proxy.judge import ProxyJudge
-
-            judge = ProxyJudge(model("judge"))
-        for g in range(done, block.generations):
-            started = time.perf_counter()
-            agents = await _generation(path, scenario, players, agents, g, rules, network, book, judge)
-            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, norms=book.state(),
-                       seconds=time.perf_counter() - started)  # fmt: skip
-            if hooks:
-                hooks(g)
-
-
-async def _write_missing(path: Path, players: Players, agents: list[dict[str, Any]], g: int,
-                         book: NormBook) -> None:  # fmt: skip
+async def _write_missing(players: Players, agents: list[dict[str, Any]], g: int,
+                         book: NormBook) -> tuple[list[list[Any]], list[list[Any]]]:  # fmt: skip
     """Agents without a strategy write one: the first generation's `llm` members from the game's description, the
-    new agents of the last selection from the survivors' strategies (with their scores, best first)."""
+    new agents of the last selection from the survivors' strategies (with their scores, best first); the norms'
+    and the revisions' rows."""
     missing = [i for i, a in enumerate(agents) if a["strategy"] is None]
     if not missing:
-        return
+        return [], []
     survivors = sorted(({"name": a["name"], "strategy": a["strategy"], "score": a.get("score", math.nan),
                          "norm": a["norm"]} for a in agents if a["strategy"] is not None and a.get("survived")),
                        key=lambda a: -a["score"])  # best first, as the notebook listed them  # fmt: skip
@@ -174,71 +144,134 @@ async def _write_missing(path: Path, players: Players, agents: list[dict[str, An
         if survivors:
             revision_rows.append([g - 1, i, agents[i]["name"], "select", "", "", outcome,
                                   agents[i].pop("replaced_norm", ""), norm])  # fmt: skip
-    append_rows(path / NORMS, norm_rows)
-    append_rows(path / REVISIONS, revision_rows)
+    return norm_rows, revision_rows
 
 
-async def _generation(path: Path, scenario: PopulationScenario, players: Players, agents: list[dict[str, Any]],
-                      g: int, rules: Any, network: _Network, book: NormBook, judge: Any = None) -> list[dict[str, Any]]:  # fmt: skip
-    """Play generation `g` and write its rows; the next generation's agents."""
-    block, started = scenario.population, time.perf_counter()
-    await _write_missing(path, players, agents, g, book)
-    names = [a["name"] for a in agents]
-    strategies = [a["strategy"] for a in agents]
-    records: list[DonorRecord] = []
-    attempts: dict[tuple[int, int, int], int] = {}
-    finals = []
-    rounds_by_game = pairings(block.agents, rules, generator(scenario.seed, Branch.EPOCH, g), network.matching)
-    for game, rounds in enumerate(rounds_by_game):
-        resources = np.full(block.agents, float(rules.endowment))
-        history: list[DonorRecord] = []
-        for r, pairs in enumerate(rounds):
-            views = round_views(game, r, pairs, resources, history, rules)
-            answers = await asyncio.gather(*(players.donate(v, names, strategies, g) for v in views))
-            for view, (_, tries) in zip(views, answers):
-                attempts[(game, r, view.donor)] = tries
-            history.extend(apply_round(views, [move for move, _ in answers], resources, rules))
-        records.extend(history)
-        finals.append(resources.copy())
-    scores = final_scores(finals, rules)
-    select = block.revision.rule == "select"
-    rng = generator(scenario.seed, Branch.META, g)
-    survived = _select(scores, agents, block.revision.survivors, rng) if select else list(range(block.agents))
-    shares = {i: [h.share for h in records if h.donor == i and h.action == "donate" and not math.isnan(h.share)]
-              for i in range(block.agents)}  # a punishment is no donation  # fmt: skip
-    mean_share = [float(np.mean(v)) if v else math.nan for v in shares.values()]
-    append_rows(path / DONATIONS, [[g, h.game, h.round, h.donor, h.recipient, names[h.donor], names[h.recipient],
-                                    h.donor_before, h.recipient_before, h.action or "", h.amount, h.share, h.valid,
-                                    attempts[(h.game, h.round, h.donor)]] for h in records])  # fmt: skip
-    append_rows(path / POPULATION, [[g, i, a["name"], a["born"], a["fixed"], a["norm"], a["strategy"], a["found"],
-                                     round(float(scores[i]), 4), mean_share[i], i in survived]
-                                    for i, a in enumerate(agents)])  # fmt: skip
-    if judge is not None:
-        append_rows(path / FIDELITY, await judge_play(judge, agents, records, names, g, scenario.seed, block.game))
-    valid = [h for h in records if h.action == "donate" and not math.isnan(h.share)]
-    moves = max(1, len(records))
-    append_rows(path / GENERATIONS, [[g, float(np.mean([h.share for h in valid])) if valid else math.nan,
-                                      float(np.mean(np.stack(finals))), float(_survivor_gap(mean_share, survived)),
-                                      sum(h.action == "punish" for h in records) / moves,
-                                      sum(not h.valid for h in records) / moves, len(records),
-                                      round(time.perf_counter() - started, 3)]])  # fmt: skip
-    if g + 1 == block.generations:  # no revision after the last generation
-        return agents
-    if not select:
-        following, norm_rows, revision_rows = await revise_norms(players, agents, g, records, finals, scores,
-                                                                 network.neighbours, book, block.revision, rng,
-                                                                 rules)  # fmt: skip
-        append_rows(path / NORMS, norm_rows)
-        append_rows(path / REVISIONS, revision_rows)
-        return following
-    following = []
-    for i, agent in enumerate(agents):
-        if i in survived:
-            following.append({**agent, "score": float(scores[i]), "survived": True})
-        else:  # a new agent takes the slot; it writes its strategy at the start of the next generation
-            following.append({"name": f"{g + 2}_{i + 1}", "born": g + 1, "fixed": False, "strategy": None,
-                              "found": False, "norm": None, "replaced_norm": agent["norm"], "survived": False})  # fmt: skip
-    return following
+def _records(played: Any) -> list[DonorRecord]:
+    return [DonorRecord(**r) for r in played["records"]]
+
+
+@plays("donor")
+class DonorGame(PopulationGame):
+    """The donor game: the population is the agents (name, birth, strategy, norm id) and the run's norm book."""
+
+    columns = COLUMNS
+
+    def __init__(self, scenario: PopulationScenario, model: ModelOf | None) -> None:
+        super().__init__(scenario, model)
+        self.rules = self.block.game.rules()
+        self.network = _Network(scenario)
+        self.players = Players(scenario, self.model("user"))
+        self.judge: Any = None
+        if self.block.judge_play:
+            from sandbox.proxy.judge import ProxyJudge
+
+            self.judge = ProxyJudge(self.model("judge"))
+
+    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+        book = NormBook(check=self.block.revision.check)
+        agents, rows = _start_agents(self.scenario, book)
+        edges = self.network.neighbours.edges
+        return {"agents": agents, "norms": book.state()}, {EDGES: [] if edges is None else edges.tolist(),
+                                                           NORMS: rows}
+
+    def pair(self, population: Any, g: int) -> Any:
+        rounds = pairings(self.block.agents, self.rules, generator(self.scenario.seed, Branch.EPOCH, g),
+                          self.network.matching)
+        return [[[list(pair) for pair in pairs] for pairs in game] for game in rounds]
+
+    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+        """The missing strategies written, then the generation's games, round by round (every donor of a round
+        asked at once)."""
+        agents, book, rules = copy.deepcopy(population["agents"]), NormBook(**copy.deepcopy(population["norms"])), self.rules
+        norm_rows, revision_rows = await _write_missing(self.players, agents, g, book)
+        names, strategies = [a["name"] for a in agents], [a["strategy"] for a in agents]
+        records: list[DonorRecord] = []
+        attempts, finals = [], []
+        for game, rounds in enumerate(pairs):
+            resources = np.full(self.block.agents, float(rules.endowment))
+            history: list[DonorRecord] = []
+            for r, round_pairs in enumerate(rounds):
+                views = round_views(game, r, [tuple(p) for p in round_pairs], resources, history, rules)
+                answers = await asyncio.gather(*(self.players.donate(v, names, strategies, g) for v in views))
+                attempts += [tries for _, tries in answers]
+                history.extend(apply_round(views, [move for move, _ in answers], resources, rules))
+            records.extend(history)
+            finals.append(resources.tolist())
+        return {"agents": agents, "norms": book.state(), "norm_rows": norm_rows, "revision_rows": revision_rows,
+                "records": [asdict(h) for h in records], "attempts": attempts, "finals": finals}
+
+    def score(self, population: Any, g: int, played: Any) -> Any:
+        """The agents' scores; under select, the surviving slots."""
+        agents = played["agents"]
+        scores = final_scores([np.array(f) for f in played["finals"]], self.rules)
+        survived = list(range(self.block.agents))
+        if self.block.revision.rule == "select":
+            survived = _select(scores, agents, self.block.revision.survivors,
+                               generator(self.scenario.seed, Branch.META, g))
+        return {"scores": scores.tolist(), "survived": survived}
+
+    async def revise(self, population: Any, g: int, played: Any, scores: Any) -> Any:
+        """The judge's verdicts (with `judge_play`), then the next generation's agents: the survivors and new agents
+        under select, else each agent's own revision (none after the last generation)."""
+        block, agents, records = self.block, played["agents"], _records(played)
+        names = [a["name"] for a in agents]
+        fidelity = []
+        if self.judge is not None:
+            fidelity = await judge_play(self.judge, agents, records, names, g, self.scenario.seed, block.game)
+        result = {"agents": agents, "norms": played["norms"], "norm_rows": [], "revision_rows": [],
+                  "fidelity": fidelity}
+        if g + 1 == block.generations:  # no revision after the last generation
+            return result
+        score = np.array(scores["scores"])
+        if block.revision.rule != "select":
+            book = NormBook(**copy.deepcopy(played["norms"]))
+            following, norm_rows, revision_rows = await revise_norms(
+                self.players, copy.deepcopy(agents), g, records, [np.array(f) for f in played["finals"]], score,
+                self.network.neighbours, book, block.revision, generator(self.scenario.seed, Branch.META, g),
+                self.rules)
+            return {**result, "agents": following, "norms": book.state(), "norm_rows": norm_rows,
+                    "revision_rows": revision_rows}
+        following = []
+        for i, agent in enumerate(agents):
+            if i in scores["survived"]:
+                following.append({**agent, "score": float(score[i]), "survived": True})
+            else:  # a new agent takes the slot; it writes its strategy at the start of the next generation
+                following.append({"name": f"{g + 2}_{i + 1}", "born": g + 1, "fixed": False, "strategy": None,
+                                  "found": False, "norm": None, "replaced_norm": agent["norm"], "survived": False})
+        return {**result, "agents": following}
+
+    def next_agents(self, state: GenerationState) -> Any:
+        return {"agents": state["revised"]["agents"], "norms": state["revised"]["norms"]}
+
+    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
+        g, played, revised = state["generation"], state["played"], state["revised"]
+        agents, records, survived = played["agents"], _records(played), state["scores"]["survived"]
+        scores = state["scores"]["scores"]
+        names = [a["name"] for a in agents]
+        shares = {i: [h.share for h in records if h.donor == i and h.action == "donate" and not math.isnan(h.share)]
+                  for i in range(self.block.agents)}  # a punishment is no donation
+        mean_share = [float(np.mean(v)) if v else math.nan for v in shares.values()]
+        valid = [h for h in records if h.action == "donate" and not math.isnan(h.share)]
+        moves = max(1, len(records))
+        return {
+            DONATIONS: [[g, h.game, h.round, h.donor, h.recipient, names[h.donor], names[h.recipient],
+                         h.donor_before, h.recipient_before, h.action or "", h.amount, h.share, h.valid, tries]
+                        for h, tries in zip(records, played["attempts"])],
+            POPULATION: [[g, i, a["name"], a["born"], a["fixed"], a["norm"], a["strategy"], a["found"],
+                          round(float(scores[i]), 4), mean_share[i], i in survived] for i, a in enumerate(agents)],
+            FIDELITY: revised["fidelity"],
+            GENERATIONS: [[g, float(np.mean([h.share for h in valid])) if valid else math.nan,
+                           float(np.mean(np.array(played["finals"]))), float(_survivor_gap(mean_share, survived)),
+                           sum(h.action == "punish" for h in records) / moves,
+                           sum(not h.valid for h in records) / moves, len(records), round(seconds, 3)]],
+            NORMS: played["norm_rows"] + revised["norm_rows"],
+            REVISIONS: played["revision_rows"] + revised["revision_rows"],
+        }
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+        _finish(run_dir, self.scenario, model_label(self.scenario, models),
+                float(self.network.neighbours.degree().mean()))
 
 
 def _survivor_gap(shares: Sequence[float], survived: Sequence[int]) -> float:
@@ -250,17 +283,6 @@ def _survivor_gap(shares: Sequence[float], survived: Sequence[int]) -> float:
     if not kept or not gone or not average:
         return math.nan
     return (float(np.mean(kept)) - float(np.mean(gone))) / average
-
-
-def play_donor(run_dir: RunDirectory, scenario: PopulationScenario, *, models: Mapping[str, BaseChatModel] | None,
-               hooks: Any, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
-    """Play (or go on with) a donor-game population in `run_dir`, then write its summary and plot."""
-    from sandbox._sync import run_sync
-
-    network = _Network(scenario)
-    run_sync(_aplay(run_dir, scenario, network, models or {}, hooks, ledgers))
-    _finish(run_dir, scenario, model_label(scenario, models), float(network.neighbours.degree().mean()))
-    return run_dir.path
 
 
 def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str, mean_degree: float) -> None:
@@ -300,3 +322,4 @@ def _fidelity_summary(path: Path, judged: bool, generations: int) -> dict[str, A
     by_generation = by_generation.reindex(range(generations))  # a generation without a parsed verdict: None
     return {"norm_fidelity_by_generation": [None if v != v else v for v in by_generation.tolist()],
             "fidelity_unparsed": int(rows["label"].isna().sum())}
+

@@ -17,10 +17,11 @@ tokens). Committed members (a word with
 after 3 N successes in a row (`sandbox.games.naming.Convergence`); with
 `game.stop_at_consensus` the run ends there.
 
-A generation is N interactions (each agent plays about twice); its rows are
-written when it ends, with the agents' memories in `state.json`, so a run
-killed inside a generation replays it from the cache and ends with the same
-tables.
+A generation is N interactions (each agent plays about twice) on the engine
+(`sandbox.engine.generations`): `pair` draws the N pairs, `play` plays them in
+order (the memories are the game's revision), `record` writes the rows; the
+agents' memories are checkpointed, so a run killed inside a generation replays
+it from the cache and ends with the same tables.
 
 Run directory: `interactions.csv` (every interaction: the pair, both picks,
 validity, attempts, success), `population.csv` (generation x agent: its
@@ -34,8 +35,8 @@ the interaction at which consensus was reached), `edges.csv`,
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -51,14 +52,16 @@ from sandbox.games.naming import Convergence
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
-from sandbox.population.dynamics import Neighbours, neighbour_of, network_of
-from sandbox.population.llm_session import finish_llm_run, listed, llm_session, model_label
+from sandbox.engine.generations import GenerationState
+from sandbox.population.dynamics import neighbour_of, network_of
+from sandbox.population.games import plays
+from sandbox.population.games.base import ModelOf, PopulationGame
+from sandbox.population.llm_session import finish_llm_run, listed, model_label
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
-from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, call_seed, generator, seed_node
 
-__all__ = ["parse_name", "play_naming"]
+__all__ = ["NamingGame", "parse_name"]
 
 POPULATION, GENERATIONS, INTERACTIONS, EDGES = "population.csv", "generations.csv", "interactions.csv", "edges.csv"
 COLUMNS = {
@@ -67,6 +70,7 @@ COLUMNS = {
     POPULATION: ["generation", "agent", "committed", "last_name", "held", "score"],
     GENERATIONS: ["generation", "interactions", "success_rate", "dominant", "dominant_share", "committed_share",
                   "illegal_rate", "consensus_at", "seconds"],
+    EDGES: ["a", "b"],
 }  # fmt: skip
 
 VALUE_PREFIX = "{'value': '"
@@ -137,36 +141,90 @@ class _Players:
         return None, game.retries + 1
 
 
-async def _generation(scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]], g: int,
-                      neighbours: Neighbours, convergence: Convergence, start: int) -> tuple[list[list[Any]], int | None]:  # fmt: skip
-    """Play generation `g`'s N interactions in order; its interaction rows, and the interaction (1-based, over the
-    run) at which the population converged, if it did."""
-    game, n = scenario.population.game, scenario.population.agents
-    rng = generator(scenario.seed, Branch.EPOCH, g)
-    rows, reached = [], None
-    for k in range(n):
-        a = int(rng.integers(n))
-        b = neighbour_of(a, neighbours, rng)
-        index = start + k
 
-        async def pick(x: int, side: int) -> tuple[str | None, int]:
-            if agents[x]["committed"]:
-                return agents[x]["committed"], 0
-            return await players.pick(x, agents[x]["memory"], g, index, side)
+@plays("naming")
+class NamingGame(PopulationGame):
+    """The naming game: the population is the agents (committed word, memory, last pick), the run of successes
+    and the interaction at which consensus was reached."""
 
-        (name_a, tries_a), (name_b, tries_b) = await asyncio.gather(pick(a, 0), pick(b, 1))
-        success = name_a is not None and name_a == name_b
-        payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
-        for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
-            agents[x]["memory"] = [*agents[x]["memory"], [own, other, payoff]][-game.memory:]
-            agents[x]["last"] = own or ""
-        rows.append([g, index + 1, a, b, name_a or "", name_b or "", name_a is not None, name_b is not None, tries_a,
-                     tries_b, success, payoff])  # fmt: skip
-        if convergence.update(success) and reached is None:
-            reached = index + 1
-            if game.stop_at_consensus:
-                break
-    return rows, reached
+    columns = COLUMNS
+
+    def __init__(self, scenario: PopulationScenario, model: ModelOf | None) -> None:
+        super().__init__(scenario, model)
+        block = self.block
+        _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
+        committed_words = {m.strategy for m in block.members if m.strategy != LLM}
+        self.committed = next(iter(committed_words)) if len(committed_words) == 1 else None
+        self.players = _Players(scenario, self.model("user"))
+
+    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+        block, game = self.block, self.block.game
+        prepared = [[game.prepared, game.prepared, game.reward]] * game.memory if game.prepared else []
+        words = ["" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy
+                 for m in place_members(self.scenario)]  # a committed member's word, "" for an llm member
+        agents = [{"committed": w, "memory": [] if w else [list(e) for e in prepared], "last": ""} for w in words]
+        edges = self.neighbours.edges
+        return {"agents": agents, "run": 0, "consensus_at": None}, {EDGES: [] if edges is None else edges.tolist()}
+
+    def pair(self, population: Any, g: int) -> Any:
+        """The generation's N pairs: a random agent, and a random neighbour of it."""
+        n = self.block.agents
+        rng = generator(self.scenario.seed, Branch.EPOCH, g)
+        pairs = []
+        for _ in range(n):
+            a = int(rng.integers(n))
+            pairs.append([a, neighbour_of(a, self.neighbours, rng)])
+        return pairs
+
+    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+        """Play the interactions in order (each pair's two picks at once), each agent's memory updated as it goes;
+        the interaction rows, the agents after them, and the interaction (1-based, over the run) at which the
+        population converged, if it did here."""
+        game, n = self.block.game, self.block.agents
+        agents = copy.deepcopy(population["agents"])
+        convergence = Convergence(n, population["run"])
+        rows, reached, start = [], None, g * n
+        for k, (a, b) in enumerate(pairs):
+            index = start + k
+
+            async def pick(x: int, side: int) -> tuple[str | None, int]:
+                if agents[x]["committed"]:
+                    return agents[x]["committed"], 0
+                return await self.players.pick(x, agents[x]["memory"], g, index, side)
+
+            (name_a, tries_a), (name_b, tries_b) = await asyncio.gather(pick(a, 0), pick(b, 1))
+            success = name_a is not None and name_a == name_b
+            payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
+            for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
+                agents[x]["memory"] = [*agents[x]["memory"], [own, other, payoff]][-game.memory:]
+                agents[x]["last"] = own or ""
+            rows.append([g, index + 1, a, b, name_a or "", name_b or "", name_a is not None, name_b is not None,
+                         tries_a, tries_b, success, payoff])
+            if convergence.update(success) and reached is None:
+                reached = index + 1
+                if game.stop_at_consensus:
+                    break
+        return {"rows": rows, "agents": agents, "run": convergence.run,
+                "consensus_at": population["consensus_at"] or reached}
+
+    def next_agents(self, state: GenerationState) -> Any:
+        played = state["played"]
+        return {"agents": played["agents"], "run": played["run"], "consensus_at": played["consensus_at"]}
+
+    def stopped(self, state: GenerationState) -> bool:
+        return state["played"]["consensus_at"] is not None and self.block.game.stop_at_consensus
+
+    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
+        g, played = state["generation"], state["played"]
+        agents = played["agents"]
+        return {INTERACTIONS: played["rows"],
+                POPULATION: [[g, x, a["committed"], a["last"], a["committed"] or _held(a["memory"]),
+                              sum(m[2] for m in a["memory"])] for x, a in enumerate(agents)],
+                GENERATIONS: [_generation_row(g, played["rows"], agents, self.committed, played["consensus_at"],
+                                              seconds)]}
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+        _finish(run_dir, self.scenario, model_label(self.scenario, models))
 
 
 def _generation_row(g: int, rows: list[list[Any]], agents: list[dict[str, Any]], committed: str | None,
@@ -180,54 +238,6 @@ def _generation_row(g: int, rows: list[list[Any]], agents: list[dict[str, Any]],
     return [g, len(rows), round(float(np.mean([r[10] for r in rows])) if rows else float("nan"), 6), dominant,
             round(top / len(agents), 6), round(committed_share, 6), round(illegal, 6), reached or "",
             round(seconds, 3)]  # fmt: skip
-
-
-async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
-                 hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
-    path, block = run_dir.path, scenario.population
-    game = block.game
-    _, neighbours = network_of(block.agents, block.network, scenario.seed)
-    committed_words = {m.strategy for m in block.members if m.strategy != LLM}
-    committed = next(iter(committed_words)) if len(committed_words) == 1 else None
-    state = load_state(path)
-    if state:
-        agents, done = state["agents"], state["generations_done"]
-        convergence, reached = Convergence(block.agents, state["run"]), state["consensus_at"]
-    else:
-        start_tables(path, {**COLUMNS, EDGES: ["a", "b"]})
-        append_rows(path / EDGES, [] if neighbours.edges is None else neighbours.edges.tolist())
-        prepared = [[game.prepared, game.prepared, game.reward]] * game.memory if game.prepared else []
-        words = ["" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy
-                 for m in place_members(scenario)]  # a committed member's word, "" for an llm member
-        agents = [{"committed": w, "memory": [] if w else [list(e) for e in prepared], "last": ""} for w in words]
-        done, convergence, reached = 0, Convergence(block.agents), None
-    with llm_session(run_dir, scenario, ledgers, models) as model:
-        players = _Players(scenario, model("user"))
-        for g in range(done, block.generations):
-            if reached is not None and game.stop_at_consensus:
-                break
-            started = time.perf_counter()
-            rows, now = await _generation(scenario, players, agents, g, neighbours, convergence, g * block.agents)
-            reached = reached or now
-            append_rows(path / INTERACTIONS, rows)
-            append_rows(path / POPULATION, [[g, x, a["committed"], a["last"], a["committed"] or _held(a["memory"]),
-                                             sum(m[2] for m in a["memory"])] for x, a in enumerate(agents)])  # fmt: skip
-            append_rows(path / GENERATIONS, [_generation_row(g, rows, agents, committed, reached,
-                                                             time.perf_counter() - started)])  # fmt: skip
-            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, run=convergence.run,
-                       consensus_at=reached)  # fmt: skip
-            if hooks:
-                hooks(g)
-
-
-def play_naming(run_dir: RunDirectory, scenario: PopulationScenario, *, models: Mapping[str, BaseChatModel] | None,
-                hooks: Any, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
-    """Play (or go on with) a naming-game population in `run_dir`, then write its summary and plot."""
-    from sandbox._sync import run_sync
-
-    run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
-    _finish(run_dir, scenario, model_label(scenario, models))
-    return run_dir.path
 
 
 def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> None:
@@ -251,3 +261,4 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
         "illegal_rate": float((gens["illegal_rate"] * gens["interactions"]).sum() / gens["interactions"].sum()),
         "model": model,
     }, lambda: plot_naming(gens, title=scenario.name), "naming.png")  # fmt: skip
+

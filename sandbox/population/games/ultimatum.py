@@ -28,9 +28,10 @@ Each generation:
    is recorded as illegal and the principle stays.
 
 Every move and revision has its own node of the run's seed tree (a
-principle's reading, as in SCAI, one seed for every move); a generation's
-rows are written when it ends, so a run killed inside one replays it from
-the cache.
+principle's reading, as in SCAI, one seed for every move). The generation runs
+on the engine (`sandbox.engine.generations`): its episodes are checkpointed
+after play, its rows written when it ends, so a run killed inside one replays
+it from the cache.
 
 Run directory: `episodes.csv` (every episode), `population.csv`
 (generation x agent: kind, norm id, principle, score, offered share as
@@ -44,7 +45,6 @@ offered shares, illegal moves), `edges.csv`, `summary.json`,
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -61,19 +61,21 @@ from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import play_ultimatum
 from sandbox.graph.nodes import draw_stakes
 from sandbox.llm.contracts import CallInfo
+from sandbox.engine.generations import GenerationState
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import Neighbours, network_of
-from sandbox.population.llm_session import finish_llm_run, listed, llm_session, model_label
-from sandbox.population.principles import edge_pairs, revise_principles, start_or_resume
+from sandbox.population.games import plays
+from sandbox.population.games.base import ModelOf, PopulationGame
+from sandbox.population.llm_session import finish_llm_run, listed, model_label
+from sandbox.population.principles import edge_pairs, first_principles, revise_principles
 from sandbox.population.scenario import ASSISTANT, PopulationScenario, place_members
-from sandbox.population.tables import append_rows, save_state
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, call_seed, generator, seed_node
 from societies.contracts import UserProfile
 from societies.manners import MANNERS
 from societies.norms import NORMS, resolve_norm
 
-__all__ = ["play_ultimatum_population"]
+__all__ = ["UltimatumPopulation"]
 
 POPULATION, GENERATIONS, EPISODES, NORMS_TABLE, REVISIONS, EDGES = (
     "population.csv", "generations.csv", "episodes.csv", "norms.csv", "revisions.csv", "edges.csv")  # fmt: skip
@@ -86,6 +88,7 @@ COLUMNS = {
     REVISIONS: REVISIONS_COLUMNS,
     GENERATIONS: ["generation", "episodes", "mean_offered_share", "acceptance_rate", "mean_score",
                   "assistant_offered_share", "fixed_offered_share", "members_offered_share", "illegal_rate", "seconds"],
+    EDGES: ["a", "b"],
 }  # fmt: skip
 
 
@@ -239,42 +242,49 @@ def _rows(g: int, agents: list[dict[str, Any]], records: Sequence[dict[str, Any]
     return episodes, population, generation
 
 
-async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
-                 hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
-    path, block = run_dir.path, scenario.population
-    _, neighbours = network_of(block.agents, block.network, scenario.seed)
-    pairs = edge_pairs(neighbours)
-    agents, done, next_id = start_or_resume(path, COLUMNS, neighbours, lambda: _start(scenario))
-    with llm_session(run_dir, scenario, ledgers, models) as model:
-        players = _Players(scenario, model)
-        for g in range(done, block.generations):
-            started = time.perf_counter()
-            records = await _generation(scenario, players, agents, g, pairs)
-            scores = _scores(records, len(agents))[0]
-            following, norm_rows, revision_rows, next_id = (
-                await _revise(scenario, players, agents, g, records, scores, neighbours, next_id)
-                if g + 1 < block.generations else (agents, [], [], next_id))  # fmt: skip
-            episodes, population, generation = _rows(g, agents, records, time.perf_counter() - started)
-            append_rows(path / EPISODES, episodes)
-            append_rows(path / POPULATION, population)
-            append_rows(path / GENERATIONS, [generation])
-            append_rows(path / NORMS_TABLE, norm_rows)
-            append_rows(path / REVISIONS, revision_rows)
-            agents = following
-            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, next_id=next_id)
-            if hooks:
-                hooks(g)
+@plays("ultimatum")
+class UltimatumPopulation(PopulationGame):
+    """The ultimatum game among principle-following members, SCAI's users and assistant: the population is the
+    agents (name, kind, norm id, principle) and the next norm id; every pair of neighbours meets each generation."""
 
+    columns = COLUMNS
 
-def play_ultimatum_population(run_dir: RunDirectory, scenario: PopulationScenario, *,
-                              models: Mapping[str, BaseChatModel] | None, hooks: Any, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
-    """Play (or go on with) an ultimatum-game population in `run_dir`, then write its summary and plots."""
-    from sandbox._sync import run_sync
+    def __init__(self, scenario: PopulationScenario, model: ModelOf | None) -> None:
+        super().__init__(scenario, model)
+        _, self.neighbours = network_of(self.block.agents, self.block.network, scenario.seed)
+        self.pairs = edge_pairs(self.neighbours)
+        self.players = _Players(scenario, self.model)
 
-    run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
-    roles = scenario.population.game.roles(scenario.population)
-    _finish(run_dir, scenario, {role: model_label(scenario, models, role) for role in roles})
-    return run_dir.path
+    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+        return first_principles(self.neighbours, _start(self.scenario))
+
+    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+        return await _generation(self.scenario, self.players, population["agents"], g, self.pairs)
+
+    def score(self, population: Any, g: int, records: Any) -> Any:
+        return _scores(records, len(population["agents"]))[0].tolist()
+
+    async def revise(self, population: Any, g: int, records: Any, scores: Any) -> Any:
+        agents, next_id = population["agents"], population["next_id"]
+        if g + 1 >= self.block.generations:
+            return {"agents": agents, "norms": [], "revisions": [], "next_id": next_id}
+        following, norms, revisions, next_id = await _revise(self.scenario, self.players, agents, g, records,
+                                                             np.array(scores), self.neighbours, next_id)
+        return {"agents": following, "norms": norms, "revisions": revisions, "next_id": next_id}
+
+    def next_agents(self, state: GenerationState) -> Any:
+        revised = state["revised"]
+        return {"agents": revised["agents"], "next_id": revised["next_id"]}
+
+    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
+        episodes, population, generation = _rows(state["generation"], state["agents"]["agents"], state["played"],
+                                                 seconds)
+        return {EPISODES: episodes, POPULATION: population, GENERATIONS: [generation],
+                NORMS_TABLE: state["revised"]["norms"], REVISIONS: state["revised"]["revisions"]}
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+        roles = self.block.game.roles(self.block)
+        _finish(run_dir, self.scenario, {role: model_label(self.scenario, models, role) for role in roles})
 
 
 def _finish(run_dir: RunDirectory, scenario: PopulationScenario, specs: dict[str, str]) -> None:
@@ -298,3 +308,4 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, specs: dict[str
         "illegal_rate": float((gens["illegal_rate"] * gens["episodes"]).sum() / gens["episodes"].sum()),
         "models": specs, **norm_map_summary(path),
     }, lambda: plot_ultimatum(gens, title=scenario.name), "ultimatum.png")  # fmt: skip
+

@@ -28,7 +28,6 @@ moves), `edges.csv`, `summary.json`, `cooperation.png`, the norm map.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,18 +43,20 @@ from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_actio
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
+from sandbox.engine.generations import GenerationState
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import network_of
-from sandbox.population.llm_session import finish_llm_run, listed, llm_session, model_label
-from sandbox.population.principles import edge_pairs, revise_principles, start_or_resume
+from sandbox.population.games import plays
+from sandbox.population.games.base import ModelOf, PopulationGame
+from sandbox.population.llm_session import finish_llm_run, listed, model_label
+from sandbox.population.principles import edge_pairs, first_principles, revise_principles
 from sandbox.population.scenario import PopulationScenario, place_members
 from sandbox.population.strategies import payoff_table
-from sandbox.population.tables import append_rows, save_state
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, call_seed, generator
 from societies.norms import NORMS
 
-__all__ = ["play_matrix_llm"]
+__all__ = ["MatrixLLM"]
 
 POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
     "population.csv", "generations.csv", "moves.csv", "norms.csv", "revisions.csv", "edges.csv")  # fmt: skip
@@ -66,6 +67,7 @@ COLUMNS = {
     NORMS_TABLE: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
     REVISIONS: REVISIONS_COLUMNS,
     GENERATIONS: ["generation", "cooperation", "mean_payoff", "illegal_rate", "moves", "seconds"],
+    EDGES: ["a", "b"],
 }  # fmt: skip
 
 
@@ -161,76 +163,92 @@ def _matches_text(i: int, agents: list[dict[str, Any]], rows: Sequence[list[Any]
     return "\n".join(lines)
 
 
-async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
-                 hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
-    path, block = run_dir.path, scenario.population
-    _, neighbours = network_of(block.agents, block.network, scenario.seed)
-    pairs = edge_pairs(neighbours)
-    degree = np.maximum(neighbours.degree(), 1)
-    agents, done, next_id = start_or_resume(path, COLUMNS, neighbours, lambda: _start(scenario))
-    with llm_session(run_dir, scenario, ledgers, models) as model:
-        members = _Members(scenario, model("user"))
-        for g in range(done, block.generations):
-            started = time.perf_counter()
-            played = await asyncio.gather(*(_match(members, agents, g, k, a, b) for k, (a, b) in enumerate(pairs)))
-            rows = [[g, k, t, a, b, *turn] for k, ((a, b), turns) in enumerate(zip(pairs, played))
-                    for t, turn in enumerate(turns)]  # fmt: skip
-            n = len(agents)
-            payoff, moves, cooperated = np.zeros(n), np.zeros(n), np.zeros(n)
-            for r in rows:
-                for who, move, pay in ((r[3], r[5], r[9]), (r[4], r[6], r[10])):
-                    payoff[who] += pay
-                    moves[who] += move != ""
-                    cooperated[who] += move == "C"
-            if block.revision.payoff == "mean":
-                payoff = payoff / degree
-            cooperation = np.divide(cooperated, moves, out=np.full(n, np.nan), where=moves > 0)
-            following, norm_rows, revision_rows, next_id = (await revise_principles(
-                agents, g, payoff, neighbours, rule=block.revision.rule, beta=block.revision.beta,
-                rng=generator(scenario.seed, Branch.META, g),
-                ask=lambda i: (members.reflect(agents[i], _matches_text(i, agents, rows, members.tokens), payoff[i], g, i)
-                               if block.revision.rule == "reflect" else None),
-                evidence=lambda i: f"{sum(i in (r[3], r[4]) for r in rows)} own turns", next_id=next_id)
-                if g + 1 < block.generations else (agents, [], [], next_id))  # fmt: skip
-            append_rows(path / MOVES, rows)
-            append_rows(path / POPULATION, [[g, i, a["name"], a["kind"], a["fixed"], a["norm"], a["strategy"],
-                                             round(float(payoff[i]), 6),
-                                             "" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6)]
-                                            for i, a in enumerate(agents)])  # fmt: skip
-            total = 2 * len(rows)
-            append_rows(path / GENERATIONS, [[g, round(float(cooperated.sum() / moves.sum()), 6) if moves.sum() else "",
-                                              round(float(payoff.mean()), 6), round(float(1 - moves.sum() / max(1, total)), 6),
-                                              total, round(time.perf_counter() - started, 3)]])  # fmt: skip
-            append_rows(path / NORMS_TABLE, norm_rows)
-            append_rows(path / REVISIONS, revision_rows)
-            agents = following
-            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, next_id=next_id)
-            if hooks:
-                hooks(g)
+@plays("matrix_llm")
+class MatrixLLM(PopulationGame):
+    """LLM members of a matrix game: the population is the agents (name, kind, norm id, principle) and the next
+    norm id; every pair of neighbours meets each generation."""
 
+    columns = COLUMNS
 
-def play_matrix_llm(run_dir: RunDirectory, scenario: PopulationScenario, *, models: Mapping[str, BaseChatModel] | None,
-                    hooks: Any, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
-    """Play (or go on with) a matrix-game population of LLM members in `run_dir`, then write its summary and plot."""
-    from sandbox._sync import run_sync
-    from sandbox.population.norm_map import norm_map_summary
-    from sandbox.population.plots import plot_llm_cooperation
+    def __init__(self, scenario: PopulationScenario, model: ModelOf | None) -> None:
+        super().__init__(scenario, model)
+        block = self.block
+        _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
+        self.pairs = edge_pairs(self.neighbours)
+        self.degree = np.maximum(self.neighbours.degree(), 1)
+        self.members = _Members(scenario, self.model("user"))
 
-    run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
-    path, block = run_dir.path, scenario.population
-    gens = read_csv(path / GENERATIONS)
-    revisions = read_csv(path / REVISIONS)
-    finish_llm_run(run_dir, {
-        "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "matrix_llm",
-        "matrix_game": block.game.name, "turns": block.game.turns, "rule": block.revision.rule,
-        "network": block.network.kind,
-        "cooperation_by_generation": listed(gens["cooperation"]),  # a generation without a legal move: None
-        "mean_payoff_by_generation": gens["mean_payoff"].round(4).tolist(),
-        "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
-        "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
-        "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
-        "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "model": model_label(scenario, models),
-        **norm_map_summary(path),
-    }, lambda: plot_llm_cooperation(gens, title=scenario.name), "cooperation.png")  # fmt: skip
-    return path
+    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+        return first_principles(self.neighbours, _start(self.scenario))
+
+    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+        agents = population["agents"]
+        played = await asyncio.gather(*(_match(self.members, agents, g, k, a, b) for k, (a, b) in enumerate(self.pairs)))
+        return [[g, k, t, a, b, *turn] for k, ((a, b), turns) in enumerate(zip(self.pairs, played))
+                for t, turn in enumerate(turns)]
+
+    def score(self, population: Any, g: int, rows: Any) -> Any:
+        """Each agent's payoff (summed, or the mean per neighbour), legal moves and C moves."""
+        n = len(population["agents"])
+        payoff, moves, cooperated = np.zeros(n), np.zeros(n), np.zeros(n)
+        for r in rows:
+            for who, move, pay in ((r[3], r[5], r[9]), (r[4], r[6], r[10])):
+                payoff[who] += pay
+                moves[who] += move != ""
+                cooperated[who] += move == "C"
+        if self.block.revision.payoff == "mean":
+            payoff = payoff / self.degree
+        return {"payoff": payoff.tolist(), "moves": moves.tolist(), "cooperated": cooperated.tolist()}
+
+    async def revise(self, population: Any, g: int, rows: Any, scores: Any) -> Any:
+        agents, next_id, block = population["agents"], population["next_id"], self.block
+        if g + 1 >= block.generations:
+            return {"agents": agents, "norms": [], "revisions": [], "next_id": next_id}
+        payoff = np.array(scores["payoff"])
+        reflect = block.revision.rule == "reflect"
+        following, norm_rows, revision_rows, next_id = await revise_principles(
+            agents, g, payoff, self.neighbours, rule=block.revision.rule, beta=block.revision.beta,
+            rng=generator(self.scenario.seed, Branch.META, g),
+            ask=lambda i: (self.members.reflect(agents[i], _matches_text(i, agents, rows, self.members.tokens),
+                                                payoff[i], g, i) if reflect else None),
+            evidence=lambda i: f"{sum(i in (r[3], r[4]) for r in rows)} own turns", next_id=next_id)
+        return {"agents": following, "norms": norm_rows, "revisions": revision_rows, "next_id": next_id}
+
+    def next_agents(self, state: GenerationState) -> Any:
+        revised = state["revised"]
+        return {"agents": revised["agents"], "next_id": revised["next_id"]}
+
+    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
+        g, rows, agents, revised = state["generation"], state["played"], state["agents"]["agents"], state["revised"]
+        payoff, moves, cooperated = (np.array(state["scores"][k]) for k in ("payoff", "moves", "cooperated"))
+        cooperation = np.divide(cooperated, moves, out=np.full(len(agents), np.nan), where=moves > 0)
+        population = [[g, i, a["name"], a["kind"], a["fixed"], a["norm"], a["strategy"], round(float(payoff[i]), 6),
+                       "" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6)]
+                      for i, a in enumerate(agents)]
+        total = 2 * len(rows)
+        generation = [g, round(float(cooperated.sum() / moves.sum()), 6) if moves.sum() else "",
+                      round(float(payoff.mean()), 6), round(float(1 - moves.sum() / max(1, total)), 6), total,
+                      round(seconds, 3)]
+        return {MOVES: rows, POPULATION: population, GENERATIONS: [generation], NORMS_TABLE: revised["norms"],
+                REVISIONS: revised["revisions"]}
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+        from sandbox.population.norm_map import norm_map_summary
+        from sandbox.population.plots import plot_llm_cooperation
+
+        scenario, path, block = self.scenario, run_dir.path, self.block
+        gens = read_csv(path / GENERATIONS)
+        revisions = read_csv(path / REVISIONS)
+        finish_llm_run(run_dir, {
+            "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "matrix_llm",
+            "matrix_game": block.game.name, "turns": block.game.turns, "rule": block.revision.rule,
+            "network": block.network.kind,
+            "cooperation_by_generation": listed(gens["cooperation"]),  # a generation without a legal move: None
+            "mean_payoff_by_generation": gens["mean_payoff"].round(4).tolist(),
+            "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
+            "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
+            "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
+            "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
+            "model": model_label(scenario, models),
+            **norm_map_summary(path),
+        }, lambda: plot_llm_cooperation(gens, title=scenario.name), "cooperation.png")  # fmt: skip

@@ -47,8 +47,11 @@ unreadable harvest asked again (`game.retries`, 0 as in the code) is asked
 with the answer and the format restated. `game.answer: constrained` prefills each answer's label and holds
 it to its format, with no reasoning: a named switch for small models.
 
-A month's rows are written when it ends, with the fishers' memories in
-`state.json`; a run killed inside a month replays it from the cache.
+A month runs on the engine (`sandbox.engine.generations`): `play` is the
+fishers' asks (step 1), `score` the harvest (2), `revise` the restaurant and
+the notes (3, 4), `record` the month's rows and the home step (5); the
+fishers' memories are checkpointed after each, so a run killed inside a month
+replays it from the cache.
 
 Run directory: `population.csv` (month x fisher: the stock, the ask,
 validity, attempts, the catch, the gain so far), `generations.csv` (month:
@@ -62,7 +65,7 @@ efficiency, equality, over-usage), `commons.png`.
 from __future__ import annotations
 
 import asyncio
-import time
+import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -78,13 +81,15 @@ from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
 from sandbox.population.commons_chat import MAYOR, comma_and, parse_limit, parse_utterance, restaurant
 from sandbox.population.commons_memory import date_of, remember, sentence, shown
-from sandbox.population.llm_session import finish_llm_run, llm_session, model_label
+from sandbox.engine.generations import GenerationState
+from sandbox.population.games import plays
+from sandbox.population.games.base import ModelOf, PopulationGame
+from sandbox.population.llm_session import finish_llm_run, model_label
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
-from sandbox.population.tables import append_rows, load_state, save_state, start_tables
 from sandbox.run_dir import RunDirectory
 from sandbox.seeding import Branch, call_seed, generator
 
-__all__ = ["outcome_of", "play_commons"]
+__all__ = ["Commons", "outcome_of"]
 
 POPULATION, GENERATIONS, TALK, NOTES = "population.csv", "generations.csv", "talk.csv", "notes.csv"
 COLUMNS = {
@@ -95,6 +100,8 @@ COLUMNS = {
     NOTES: ["generation", "agent", "name", "kind", "text"],
 }  # fmt: skip
 HARVEST, UTTER, SUMMARY, LIMIT, PLANNING, INTERESTING = range(6)  # the seed tree's node for each kind of call
+
+
 class _Fishers:
     """The LLM calls of a month, each with its own node of the seed tree."""
 
@@ -174,81 +181,97 @@ class _Fishers:
         return sentence(answers[0]), sentence(answers[1])
 
 
-async def _month(fishers: _Fishers, scenario: PopulationScenario, agents: list[dict[str, Any]], stock: int, g: int,
-                 ) -> dict[str, Any]:  # fmt: skip
-    """Play month `g` from `stock`: the tables' rows and what the next month starts from."""
-    game, n, date = scenario.population.game, len(agents), date_of(g)
-    llm = [i for i, a in enumerate(agents) if a["fixed"] is None]
-    sustainable = sustainable_catch(stock, n)
-    hint = [date, f"Given the current situation, if everyone fishes more than {sustainable} tons, the lake population "
-                  "will shrink next month.", g, True] if game.universalization else None  # fmt: skip
-    for a in agents:
-        remember(a, date, f"Before everyone fishes, there are {stock} tons of fish in the lake.", g)
+@plays("commons")
+class Commons(PopulationGame):
+    """GovSim's fishery: the population is the fishers (name, fixed catch, memories, gain) and the lake's stock."""
 
-    async def ask(i: int) -> tuple[int | None, int]:
-        if agents[i]["fixed"] is not None:
-            return agents[i]["fixed"], 0
-        return await fishers.harvest(i, shown(agents[i], game.memory, g, hint), stock, g)
+    columns = COLUMNS
 
-    asked = await asyncio.gather(*(ask(i) for i in range(n)))
-    caught = allocate([a or 0 for a, _ in asked], stock, game.allocation, generator(scenario.seed, Branch.EPOCH, g))
-    for a, (want, _), got in zip(agents, asked, caught):
-        a["gain"] += got
-        remember(a, date, f"{a['name']} wanted to catch {want} tons of fish, and caught {got} tons." if want is not None
-                  else f"{a['name']} gave no readable catch, and caught 0 tons.", g)  # fmt: skip
-    left = stock - sum(caught)
-    collapsed = left < game.collapse_below
-    rows = [[g, i, a["name"], a["fixed"] is not None, stock, "" if want is None else want, want is not None, tries,
-             got, a["gain"]] for i, (a, (want, tries), got) in enumerate(zip(agents, asked, caught))]  # fmt: skip
-    talk, notes, limit = [], [], None
-    if game.talk and llm and not collapsed:
-        talk, notes, limit = await restaurant(fishers, scenario, agents, llm, caught, g, hint)
-    illegal = sum(want is None for want, _ in asked) / max(1, len(llm))
-    over = sum(c > sustainable for c in caught) / n
-    month = [g, stock, sum(a or 0 for a, _ in asked), sum(caught), left, collapsed,
-             0 if collapsed else min(game.capacity, 2 * left), sustainable, round(over, 6), round(illegal, 6),
-             "" if limit is None else limit, len(talk)]  # fmt: skip
-    return {"rows": rows, "month": month, "talk": talk, "notes": notes, "next": month[6], "collapsed": collapsed}
+    def __init__(self, scenario: PopulationScenario, model: ModelOf | None) -> None:
+        super().__init__(scenario, model)
+        self.fishers = _Fishers(scenario, self.model("user"), list(self.block.game.names[: self.block.agents]))
 
-
-async def _aplay(run_dir: RunDirectory, scenario: PopulationScenario, models: Mapping[str, BaseChatModel],
-                 hooks: Any, ledgers: Sequence[Any]) -> None:  # fmt: skip
-    path, block = run_dir.path, scenario.population
-    state = load_state(path)
-    if state:
-        agents, done, stock, over = state["agents"], state["generations_done"], state["stock"], state["collapsed"]
-    else:
-        start_tables(path, COLUMNS)
+    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+        block = self.block
         fixed = [None if block.members[int(m)].strategy == LLM else int(block.members[int(m)].strategy)
-                 for m in place_members(scenario)]  # fmt: skip
-        agents = [{"name": block.game.names[i], "fixed": f, "memories": [], "gain": 0}
-                  for i, f in enumerate(fixed)]  # fmt: skip
-        done, stock, over = 0, block.game.capacity, False
-    with llm_session(run_dir, scenario, ledgers, models) as model:
-        fishers = _Fishers(scenario, model("user"), [a["name"] for a in agents])
-        for g in range(done, block.generations):
-            if over:
-                break
-            started = time.perf_counter()
-            month = await _month(fishers, scenario, agents, stock, g)
-            append_rows(path / POPULATION, month["rows"])
-            append_rows(path / GENERATIONS, [[*month["month"], round(time.perf_counter() - started, 3)]])
-            append_rows(path / TALK, month["talk"])
-            append_rows(path / NOTES, month["notes"])
-            stock, over = month["next"], month["collapsed"]
-            save_state(path, COLUMNS, generations_done=g + 1, agents=agents, stock=stock, collapsed=over)
-            if hooks:
-                hooks(g)
+                 for m in place_members(self.scenario)]
+        agents = [{"name": block.game.names[i], "fixed": f, "memories": [], "gain": 0} for i, f in enumerate(fixed)]
+        return {"agents": agents, "stock": block.game.capacity}, {}
 
+    def _hint(self, stock: int, g: int) -> list[Any] | None:
+        """The universalization sentence, always shown that month (`game.universalization`)."""
+        if not self.block.game.universalization:
+            return None
+        return [date_of(g), f"Given the current situation, if everyone fishes more than "
+                            f"{sustainable_catch(stock, self.block.agents)} tons, the lake population will shrink "
+                            "next month.", g, True]
 
-def play_commons(run_dir: RunDirectory, scenario: PopulationScenario, *, models: Mapping[str, BaseChatModel] | None,
-                 hooks: Any, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
-    """Play (or go on with) a GovSim fishery in `run_dir`, then write its summary and plot."""
-    from sandbox._sync import run_sync
+    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+        """Each fisher remembers the stock and asks for its catch, all at once."""
+        agents, stock, game = copy.deepcopy(population["agents"]), population["stock"], self.block.game
+        hint = self._hint(stock, g)
+        for a in agents:
+            remember(a, date_of(g), f"Before everyone fishes, there are {stock} tons of fish in the lake.", g)
 
-    run_sync(_aplay(run_dir, scenario, models or {}, hooks, ledgers))
-    _finish(run_dir, scenario, model_label(scenario, models))
-    return run_dir.path
+        async def ask(i: int) -> tuple[int | None, int]:
+            if agents[i]["fixed"] is not None:
+                return agents[i]["fixed"], 0
+            return await self.fishers.harvest(i, shown(agents[i], game.memory, g, hint), stock, g)
+
+        asked = await asyncio.gather(*(ask(i) for i in range(len(agents))))
+        return {"agents": agents, "asked": [list(a) for a in asked]}
+
+    def score(self, population: Any, g: int, played: Any) -> Any:
+        """The harvest: the catches shared out of the stock; each fisher's gain, and its memory of the catch."""
+        agents, asked, stock = copy.deepcopy(played["agents"]), played["asked"], population["stock"]
+        caught = [int(c) for c in allocate([a or 0 for a, _ in asked], stock, self.block.game.allocation,
+                                           generator(self.scenario.seed, Branch.EPOCH, g))]
+        for a, (want, _), got in zip(agents, asked, caught):
+            a["gain"] += got
+            remember(a, date_of(g), f"{a['name']} wanted to catch {want} tons of fish, and caught {got} tons."
+                     if want is not None else f"{a['name']} gave no readable catch, and caught 0 tons.", g)
+        return {"agents": agents, "caught": caught}
+
+    async def revise(self, population: Any, g: int, played: Any, scores: Any) -> Any:
+        """The restaurant (the chat, its summary, the agreed limit) and the notes, unless the lake collapsed."""
+        agents, caught, stock, game = copy.deepcopy(scores["agents"]), scores["caught"], population["stock"], \
+            self.block.game
+        llm = [i for i, a in enumerate(agents) if a["fixed"] is None]
+        talk, notes, limit = [], [], None
+        if game.talk and llm and stock - sum(caught) >= game.collapse_below:
+            talk, notes, limit = await restaurant(self.fishers, self.scenario, agents, llm, caught, g,
+                                                  self._hint(stock, g))
+        return {"agents": agents, "talk": talk, "notes": notes, "limit": limit}
+
+    def _month(self, state: GenerationState) -> list[Any]:
+        g, stock, game, n = state["generation"], state["agents"]["stock"], self.block.game, self.block.agents
+        asked, caught = state["played"]["asked"], state["scores"]["caught"]
+        llm = sum(a["fixed"] is None for a in state["agents"]["agents"])
+        sustainable, left = sustainable_catch(stock, n), stock - sum(caught)
+        collapsed = left < game.collapse_below
+        illegal = sum(want is None for want, _ in asked) / max(1, llm)
+        over = sum(c > sustainable for c in caught) / n
+        limit = state["revised"]["limit"]
+        return [g, stock, sum(a or 0 for a, _ in asked), sum(caught), left, collapsed,
+                0 if collapsed else min(game.capacity, 2 * left), sustainable, round(over, 6), round(illegal, 6),
+                "" if limit is None else limit, len(state["revised"]["talk"])]
+
+    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
+        g, stock = state["generation"], state["agents"]["stock"]
+        agents, asked, caught = state["scores"]["agents"], state["played"]["asked"], state["scores"]["caught"]
+        rows = [[g, i, a["name"], a["fixed"] is not None, stock, "" if want is None else want, want is not None, tries,
+                 got, a["gain"]] for i, (a, (want, tries), got) in enumerate(zip(agents, asked, caught))]
+        return {POPULATION: rows, GENERATIONS: [[*self._month(state), round(seconds, 3)]],
+                TALK: state["revised"]["talk"], NOTES: state["revised"]["notes"]}
+
+    def next_agents(self, state: GenerationState) -> Any:
+        return {"agents": state["revised"]["agents"], "stock": self._month(state)[6]}
+
+    def stopped(self, state: GenerationState) -> bool:
+        return bool(self._month(state)[5])  # the lake collapsed
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+        _finish(run_dir, self.scenario, model_label(self.scenario, models))
 
 
 def outcome_of(path: Path, scenario: PopulationScenario) -> Outcome:
@@ -286,3 +309,4 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
         "model": model,
     }, lambda: plot_commons(gens, rows, capacity=block.game.capacity, collapse_below=block.game.collapse_below,
                     title=scenario.name), "commons.png")  # fmt: skip
+

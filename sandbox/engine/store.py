@@ -1,0 +1,105 @@
+"""The run's store (LangGraph's SQLite checkpointer in `store.sqlite`) and the one resume path of every graph.
+
+Every graph of the sandbox is compiled with this checkpointer, so each step (a society's epoch tasks, a
+population's pair, play, score, revise and record) is saved when it ends, and `drive` plays a thread from its last
+checkpoint: a new thread from its start, a killed one from where it stopped, a finished one not at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from sandbox.run_dir import STORE
+
+__all__ = ["drive", "interrupts_as_errors", "last_state", "open_store"]
+
+
+@asynccontextmanager
+async def open_store(folder: Path | str) -> AsyncIterator[AsyncSqliteSaver]:
+    """The checkpointer of the run in `folder`, open while the context lasts."""
+    async with AsyncSqliteSaver.from_conn_string(str(Path(folder) / STORE)) as saver:
+        # The saver runs in WAL mode; NORMAL syncs at WAL checkpoints instead of every commit, which still survives
+        # a killed process (what `sandbox resume` is for), though not a power cut.
+        await saver.conn.execute("PRAGMA synchronous=NORMAL")
+        yield saver
+
+
+async def drive(graph: Any, thread: str, start: Callable[[], Mapping[str, Any]], *, context: Any,
+                finished: Callable[[Mapping[str, Any]], bool], recursion_limit: int) -> dict[str, Any]:
+    """Play thread `thread` of `graph` to its end from its last checkpoint; its final state.
+
+    A thread with no checkpoint starts from `start()` (called only then: a new run's setup); one whose last state
+    is not `finished` goes on; a finished one is left as it is.
+    """
+    config = {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit}
+    snapshot = await graph.aget_state(config)
+    if not snapshot.values:
+        await graph.ainvoke(dict(start()), config, context=context)
+    elif not finished(snapshot.values):
+        # Not `snapshot.next`: when every task of the interrupted superstep had saved its writes, `next` is empty
+        # although the superstep was never committed.
+        await graph.ainvoke(None, config, context=context)
+    return dict((await graph.aget_state(config)).values)
+
+
+def last_state(folder: Path | str, thread: str) -> dict[str, Any] | None:
+    """The last checkpointed state of `thread` in the run in `folder` (None: no store, or no checkpoint yet), read
+    without running anything (for progress bars and the viewer)."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = Path(folder) / STORE
+    if not path.is_file():
+        return None
+    with sqlite3.connect(path) as conn:
+        found = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": thread}})
+    return dict(found.checkpoint["channel_values"]) if found is not None else None
+
+
+class _Interrupted(Exception):
+    """A KeyboardInterrupt or SystemExit raised inside a task, carried as an ordinary error."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.error = error
+
+
+async def _guarded(coro: Coroutine[Any, Any, Any]) -> Any:
+    try:
+        return await coro
+    except (KeyboardInterrupt, SystemExit) as error:
+        raise _Interrupted(error) from error
+
+
+@contextmanager
+def interrupts_as_errors() -> Iterator[None]:
+    """While a graph runs, a KeyboardInterrupt or SystemExit raised inside any task (a model that is stopped in
+    the middle of a call) unwinds the graph as an ordinary error, and is raised again, as itself, when the context
+    ends.
+
+    asyncio hands such an exception from a task straight to the event loop, which stops at once: LangGraph's tasks
+    and the store's connection are then left half-done (the store stays locked for a resume in the same process).
+    An interrupt from the keyboard itself (SIGINT) is not concerned: `asyncio.run` turns it into a cancellation,
+    which unwinds cleanly.
+    """
+    loop = asyncio.get_running_loop()
+    previous = loop.get_task_factory()
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any, **options: Any) -> asyncio.Task[Any]:
+        guarded = _guarded(coro)
+        return previous(loop, guarded, **options) if previous else asyncio.Task(guarded, loop=loop, **options)
+
+    loop.set_task_factory(factory)  # type: ignore[arg-type]  # typeshed's factory protocol lacks **options
+    try:
+        yield
+    except _Interrupted as interrupted:
+        raise interrupted.error from None
+    finally:
+        loop.set_task_factory(previous)

@@ -1,0 +1,54 @@
+"""The CSV tables a run appends to, one generation (or epoch) at a time, with their sizes kept in the checkpoint.
+
+A step first cuts every table back to the sizes the last checkpoint recorded, then appends its rows, then returns
+the new sizes for the checkpoint: a run killed after the rows were written but before the checkpoint was saved
+writes them again, once, when it resumes, so its tables end as an uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Tables", "append_rows", "start_tables"]
+
+
+def start_tables(path: Path, columns: Mapping[str, Sequence[str]]) -> None:
+    """Write each table's header row (a new run)."""
+    for name, header in columns.items():
+        with (path / name).open("w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerow(header)
+
+
+def append_rows(path: Path, rows: Iterable[Sequence[Any]]) -> None:
+    """Append rows to the CSV table at `path`."""
+    with path.open("a", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(rows)
+
+
+class Tables:
+    """A run's tables: `columns` maps each file name (in folder `path`) to its header."""
+
+    def __init__(self, path: Path, columns: Mapping[str, Sequence[str]]) -> None:
+        self.path, self.columns = path, dict(columns)
+
+    def start(self, rows: Mapping[str, Iterable[Sequence[Any]]] = {}) -> dict[str, int]:  # noqa: B006 (read only)
+        """Write the headers and a new run's first rows; the tables' sizes."""
+        start_tables(self.path, self.columns)
+        return self.append({}, rows)
+
+    def sizes(self) -> dict[str, int]:
+        return {name: (self.path / name).stat().st_size for name in self.columns}
+
+    def append(self, sizes: Mapping[str, int], rows: Mapping[str, Iterable[Sequence[Any]]]) -> dict[str, int]:
+        """Cut each table back to `sizes` (what a checkpoint recorded), append `rows` by table; the new sizes."""
+        for name, size in sizes.items():
+            with (self.path / name).open("r+b") as handle:
+                handle.truncate(size)
+        for name, these in rows.items():
+            if name not in self.columns:
+                raise KeyError(f"{name} is not one of the run's tables ({', '.join(self.columns)})")
+            append_rows(self.path / name, these)
+        return self.sizes()

@@ -1,0 +1,60 @@
+"""What every population game shares as a plug-in of the engine: its settings, its models, the network, and the
+steps a game leaves as they are (no pairing, no separate scoring, no revision)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from langchain_core.language_models import BaseChatModel
+
+from sandbox.engine.generations import GenerationState
+from sandbox.run_dir import RunDirectory
+
+__all__ = ["ModelOf", "PopulationGame"]
+
+ModelOf = Callable[[str], BaseChatModel]  # a role's model ("user", "judge", ...), built when first asked for
+
+
+class PopulationGame:
+    """A population game on the engine (`sandbox.engine.generations.GenerationGame`), for one run of `scenario`.
+
+    `model(role)` gives a role's model through the run's LLM stack (None for a game that calls no model). Used
+    as a context manager around the run, for what a game holds open (the Ray actors of a scripted population).
+    """
+
+    columns: Mapping[str, Sequence[str]]  # every table, by file name, with its header
+    calls_models: ClassVar[bool] = True  # False: scripted strategies, no LLM session is opened
+
+    def __init__(self, scenario: Any, model: ModelOf | None) -> None:
+        self.scenario, self.block, self._model = scenario, scenario.population, model
+
+    def model(self, role: str) -> BaseChatModel:
+        if self._model is None:
+            raise RuntimeError(f"{type(self).__name__} calls no model")
+        return self._model(role)
+
+    def __enter__(self) -> PopulationGame:
+        return self
+
+    def __exit__(self, *error: Any) -> None:
+        return None
+
+    def pair(self, agents: Any, g: int) -> Any:
+        return None
+
+    def score(self, agents: Any, g: int, played: Any) -> Any:
+        return None
+
+    async def revise(self, agents: Any, g: int, played: Any, scores: Any) -> Any:
+        return None
+
+    def next_agents(self, state: GenerationState) -> Any:
+        return state["agents"]
+
+    def stopped(self, state: GenerationState) -> bool:
+        return False
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+        """Write the summary and figure of a run that played out, and mark it complete."""
+        raise NotImplementedError
