@@ -8,5 +8,13 @@ from agents.guided import GuidedMember
 from agents.meta import MetaLM
 from agents.user import NormFollowingUser
 
-__all__ = ["BaselineSpeaker", "GuidedMember", "GuidedSpeaker", "InstructedSpeaker", "MetaLM", "NormFollowingUser",
-           "PolicyFollowingAssistant", "UltimatumPlayer"]
+__all__ = [
+    "BaselineSpeaker",
+    "GuidedMember",
+    "GuidedSpeaker",
+    "InstructedSpeaker",
+    "MetaLM",
+    "NormFollowingUser",
+    "PolicyFollowingAssistant",
+    "UltimatumPlayer",
+]

@@ -145,11 +145,13 @@ def reading_messages(policy: str, prior: str | None = None, learned_on: str | No
     for line in prompts.render("scai/reading_examples.j2").splitlines():
         if "|" in line:
             example, word = (part.strip() for part in line.rsplit("|", 1))
-            messages.append(HumanMessage(prompts.render("scai/reading_request.j2", policy=example, prior=None,
-                                                        learned_on=None)))  # fmt: skip
+            messages.append(
+                HumanMessage(prompts.render("scai/reading_request.j2", policy=example, prior=None, learned_on=None))
+            )
             messages.append(AIMessage(f"{READING_PREFIX} {by_word[word].statement}"))
-    messages.append(HumanMessage(prompts.render("scai/reading_request.j2", policy=policy, prior=prior,
-                                                learned_on=learned_on)))  # fmt: skip
+    messages.append(
+        HumanMessage(prompts.render("scai/reading_request.j2", policy=policy, prior=prior, learned_on=learned_on))
+    )
     return tuple(messages)
 
 
@@ -179,13 +181,21 @@ async def read_principle(
     itself; an answer that names none gives None.
     """
     messages = list(reading_messages(policy, prior, learned_on))
-    forced = [Constraint(prefix=READING_PREFIX, grammar="root ::= " + _literal(" " + stance.statement)) for stance in STANCES]
-    answers = await asyncio.gather(*(acall(model, messages, seed=seed, call=_step(call, f"reading-{i}"), constraint=c,
-                                           top_logprobs=1) for i, c in enumerate(forced)))  # fmt: skip
+    forced = [
+        Constraint(prefix=READING_PREFIX, grammar="root ::= " + _literal(" " + stance.statement)) for stance in STANCES
+    ]
+    answers = await asyncio.gather(
+        *(
+            acall(model, messages, seed=seed, call=_step(call, f"reading-{i}"), constraint=c, top_logprobs=1)
+            for i, c in enumerate(forced)
+        )
+    )
     scores = [_answer_logprob(answer) for answer in answers]
     if all(score is not None for score in scores):
         return STANCES[max(range(len(STANCES)), key=lambda i: scores[i])]  # type: ignore[arg-type,return-value]
-    choice = Constraint(prefix=READING_PREFIX, grammar="root ::= " + " | ".join(_literal(" " + s.statement) for s in STANCES))
+    choice = Constraint(
+        prefix=READING_PREFIX, grammar="root ::= " + " | ".join(_literal(" " + s.statement) for s in STANCES)
+    )
     answer = await ask(model, messages, seed=seed, call=_step(call, "reading"), constraint=choice)
     return next((stance for stance in STANCES if stance.statement in answer), None)
 
@@ -274,8 +284,9 @@ class PolicyFollowingAssistant:
     async def stance(self, *, call: CallInfo) -> Stance | None:
         """What this assistant's policy means for a split (`read_principle`): read with one seed for every
         move, so it is a property of the policy (and a cached call after the first)."""
-        return await read_principle(self.model, self.policy, seed=0, call=call, prior=self.prior,
-                                    learned_on=self.learned_on)  # fmt: skip
+        return await read_principle(
+            self.model, self.policy, seed=0, call=call, prior=self.prior, learned_on=self.learned_on
+        )
 
     async def reason(self, stake: Stake, proposal: str, *, seed: int, call: CallInfo) -> str:
         """Why it proposed `proposal` (asked after the move, so the move itself stays constrained)."""

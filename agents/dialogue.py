@@ -33,8 +33,11 @@ class InstructedSpeaker:
     model: BaseChatModel
 
     async def speak(self, prompt: Prompt, seed: int, *, speaker: str, episode: str) -> str:
-        kwargs: dict[str, Any] = {"seed": seed, "max_tokens": prompt.max_tokens,
-                                  "call": CallInfo(role="players", agent=speaker, episode=episode, step="message")}  # fmt: skip
+        kwargs: dict[str, Any] = {
+            "seed": seed,
+            "max_tokens": prompt.max_tokens,
+            "call": CallInfo(role="players", agent=speaker, episode=episode, step="message"),
+        }
         if prompt.constraint is not None:
             kwargs["constraint"] = prompt.constraint
         answer = await acall(self.model, list(prompt.messages), **kwargs)

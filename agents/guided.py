@@ -65,7 +65,9 @@ class GuidedMember:
         """Its answer as the solved game read it: the leading yes or no, whatever the remark after it says."""
         return parse_leading_decision(text)
 
-    def instruction(self, episode: str, role: Literal["proposer", "responder"], offered_share: float | None = None) -> str:
+    def instruction(
+        self, episode: str, role: Literal["proposer", "responder"], offered_share: float | None = None
+    ) -> str:
         """The style it plays under in `episode` as `role` (a responder's also depends on the share offered)."""
         if self.play == "any":
             return ANY
@@ -82,19 +84,51 @@ class GuidedMember:
             return None
         return self.instruction(record["episode"], role, record.get("offered_share"))
 
-    async def propose(self, stake: Stake, *, seed: int, call: CallInfo, constraint: Constraint | None,
-                      feedback: Sequence[tuple[str, str]] = ()) -> str:  # fmt: skip
+    async def propose(
+        self,
+        stake: Stake,
+        *,
+        seed: int,
+        call: CallInfo,
+        constraint: Constraint | None,
+        feedback: Sequence[tuple[str, str]] = (),
+    ) -> str:
         me, other = self.policy.names
-        text = prompts.render("dialogue/ultimatum/propose.j2", me=me, other=other, stake=stake, remark=self.remarks,
-                              instruction=self.instruction(str(call.episode), "proposer"))  # fmt: skip
-        return await ask(self.model, with_feedback([HumanMessage(text)], feedback), seed=seed, call=call,
-                         constraint=constraint)  # fmt: skip
+        text = prompts.render(
+            "dialogue/ultimatum/propose.j2",
+            me=me,
+            other=other,
+            stake=stake,
+            remark=self.remarks,
+            instruction=self.instruction(str(call.episode), "proposer"),
+        )
+        return await ask(
+            self.model, with_feedback([HumanMessage(text)], feedback), seed=seed, call=call, constraint=constraint
+        )
 
-    async def respond(self, stake: Stake, proposal: str, split: Split, *, seed: int, call: CallInfo,
-                      constraint: Constraint | None, feedback: Sequence[tuple[str, str]] = ()) -> str:  # fmt: skip
+    async def respond(
+        self,
+        stake: Stake,
+        proposal: str,
+        split: Split,
+        *,
+        seed: int,
+        call: CallInfo,
+        constraint: Constraint | None,
+        feedback: Sequence[tuple[str, str]] = (),
+    ) -> str:
         other, me = self.policy.names
         instruction = self.instruction(str(call.episode), "responder", split.offered_share())
-        text = prompts.render("dialogue/ultimatum/respond.j2", me=me, other=other, stake=stake, proposal=proposal,
-                              split=split, remark=self.remarks, instruction=instruction)  # fmt: skip
-        return await ask(self.model, with_feedback([HumanMessage(text)], feedback), seed=seed, call=call,
-                         constraint=constraint)  # fmt: skip
+        text = prompts.render(
+            "dialogue/ultimatum/respond.j2",
+            me=me,
+            other=other,
+            stake=stake,
+            proposal=proposal,
+            split=split,
+            remark=self.remarks,
+            instruction=instruction,
+        )
+        return await ask(
+            self.model, with_feedback([HumanMessage(text)], feedback), seed=seed, call=call, constraint=constraint
+        )

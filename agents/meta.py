@@ -25,23 +25,32 @@ from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 
 _PREFIX = "Revised principle:"
-_LABEL = re.compile(r"^\s*(?:\*\*)?\s*(?:revised|new|updated|flex-policy agents?'?s?)?\s*principle\s*(?:\*\*)?\s*:\s*", re.I)
+_LABEL = re.compile(
+    r"^\s*(?:\*\*)?\s*(?:revised|new|updated|flex-policy agents?'?s?)?\s*principle\s*(?:\*\*)?\s*:\s*", re.I
+)
 _MARKER = re.compile(r"\n\s*(?:\*\*)?\s*(?:revised )?principle\s*(?:\*\*)?\s*:", re.I)
 MIN_CHARS, MAX_CHARS = 12, 600
 
 # The prefill names the answer; the grammar keeps it to one line of text.
-POLICY_CONSTRAINT = Constraint(prefix=_PREFIX, grammar='root ::= " " [A-Za-z"\'] [^\\n]*', regex=r"Revised principle: [^\n]+")
+POLICY_CONSTRAINT = Constraint(
+    prefix=_PREFIX, grammar='root ::= " " [A-Za-z"\'] [^\\n]*', regex=r"Revised principle: [^\n]+"
+)
 
 # With the previous principle hidden there is nothing to revise: the answer is named "Principle:".
 FRESH_CONSTRAINT = replace(POLICY_CONSTRAINT, prefix="Principle:", regex=r"Principle: [^\n]+")
 
 # With a critique first (the SCAI authors' format): a line of critique, then the principle on its own line.
-CRITIQUE_CONSTRAINT = Constraint(prefix="Critique:", grammar='root ::= " " [^\\n]+ "\\nPrinciple: " [A-Za-z"\'] [^\\n]*',
-                                 regex=r"Critique: [^\n]+\nPrinciple: [^\n]+")  # fmt: skip
+CRITIQUE_CONSTRAINT = Constraint(
+    prefix="Critique:",
+    grammar='root ::= " " [^\\n]+ "\\nPrinciple: " [A-Za-z"\'] [^\\n]*',
+    regex=r"Critique: [^\n]+\nPrinciple: [^\n]+",
+)
 
 # With the digest, the answer starts from what each side keeps, in the assistant's own words
 # (`KEEP_WORDS`), read off the digest's numbers; the model writes the principle from there.
-_OBSERVATION = "Observation: of what they have, the fixed-policy agents keep {fixed} and the flex-policy agents keep {flex}."
+_OBSERVATION = (
+    "Observation: of what they have, the fixed-policy agents keep {fixed} and the flex-policy agents keep {flex}."
+)
 
 
 def keep_word(kept: float) -> str:
@@ -59,7 +68,11 @@ def observed_constraint(numbers: dict[str, Any]) -> Constraint:
     if fixed is None or flex is None:
         return POLICY_CONSTRAINT
     observation = _OBSERVATION.format(fixed=keep_word(1 - fixed), flex=keep_word(1 - flex))
-    return replace(POLICY_CONSTRAINT, prefix=f"{observation}\n{_PREFIX}", regex=f"{re.escape(observation)}\n{POLICY_CONSTRAINT.regex}")
+    return replace(
+        POLICY_CONSTRAINT,
+        prefix=f"{observation}\n{_PREFIX}",
+        regex=f"{re.escape(observation)}\n{POLICY_CONSTRAINT.regex}",
+    )
 
 
 class PolicyError(ValueError):
@@ -115,9 +128,15 @@ class Interaction:
         else:
             response = None
         proposal = episode["proposal"] if episode["proposal_legal"] else f"{episode['proposal']} (not a legal proposal)"
-        return cls(episode=episode["episode"], proposer_is_assistant=is_flex(str(episode["proposer"])),
-                   responder_is_assistant=is_flex(str(episode["responder"])), proposal=proposal, response=response,
-                   offered_share=episode["offered_share"], decision=episode["decision"])  # fmt: skip
+        return cls(
+            episode=episode["episode"],
+            proposer_is_assistant=is_flex(str(episode["proposer"])),
+            responder_is_assistant=is_flex(str(episode["responder"])),
+            proposal=proposal,
+            response=response,
+            offered_share=episode["offered_share"],
+            decision=episode["decision"],
+        )
 
     @property
     def with_assistant(self) -> bool:
@@ -140,7 +159,9 @@ class Side:
 
 
 def _side(interactions: Sequence[Interaction], assistant: bool) -> Side:
-    gave = [i.offered_share for i in interactions if i.proposer_is_assistant == assistant and i.offered_share is not None]
+    gave = [
+        i.offered_share for i in interactions if i.proposer_is_assistant == assistant and i.offered_share is not None
+    ]
     decided = [i.decision for i in interactions if i.responder_is_assistant == assistant and i.decision is not None]
     return Side(
         gave=sum(gave) / len(gave) if gave else None,
@@ -219,8 +240,10 @@ def blocks(interactions: Sequence[Interaction]) -> list[Block]:
 
 def _same(a: str, b: str) -> bool:
     """Whether two principles are the same text, up to case, spacing and end punctuation."""
+
     def norm(text: str) -> str:
         return " ".join(text.lower().split()).strip(" .")
+
     return norm(a) == norm(b)
 
 
@@ -259,7 +282,8 @@ class MetaLM:
         human = prompts.render(
             "scai/meta.j2",
             meta_principle=self.meta_principle or prompts.render("scai/meta_principle.j2"),
-            revision_instruction=self.revision_instruction or prompts.render("scai/revision.j2", hidden=not self.show_previous),
+            revision_instruction=self.revision_instruction
+            or prompts.render("scai/revision.j2", hidden=not self.show_previous),
             blocks=blocks(interactions),
             previous_policy=previous_policy if self.show_previous else None,
             digest=digest(interactions) if self.digest else None,
@@ -304,8 +328,14 @@ class MetaLM:
         errors: list[str] = []
         answer, copies, attempt = "", 0, 0
         while len(errors) <= self.max_reasks:
-            reply = await acall(self.model, messages, seed=seeds[attempt], call=replace(call, attempt=attempt),
-                                constraint=constraint, **sampling)  # fmt: skip
+            reply = await acall(
+                self.model,
+                messages,
+                seed=seeds[attempt],
+                call=replace(call, attempt=attempt),
+                constraint=constraint,
+                **sampling,
+            )
             attempt += 1
             answer = str(reply.content).strip()
             try:

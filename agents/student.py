@@ -51,8 +51,9 @@ class PolicylessAssistant:
 
     async def _answer(self, state: UltimatumState, seed: int, call: CallInfo) -> str:
         """The training prompt of `state` as the only turn, unconstrained."""
-        return await ask(self.model, [HumanMessage(student_prompt(state, self.form))], seed=seed, call=call,
-                         constraint=None)  # fmt: skip
+        return await ask(
+            self.model, [HumanMessage(student_prompt(state, self.form))], seed=seed, call=call, constraint=None
+        )
 
     async def propose(
         self,

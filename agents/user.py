@@ -38,8 +38,11 @@ def example_decision_turns(norm: Norm) -> tuple[BaseMessage, ...]:
         responder = round(stake.amount * share)
         split = Split(stake.amount - responder, responder)
         proposal = proposal_sentence(stake, split)
-        turns.append(HumanMessage(prompts.render("ultimatum/respond.j2", proposal=proposal, split=split,
-                                                 stake=stake, remark=False)))  # fmt: skip
+        turns.append(
+            HumanMessage(
+                prompts.render("ultimatum/respond.j2", proposal=proposal, split=split, stake=stake, remark=False)
+            )
+        )
         turns.append(AIMessage("yes" if accept else "no"))
     return tuple(turns)
 

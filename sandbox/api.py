@@ -58,9 +58,12 @@ def run(
 
 
 def resume(
-    path: str | Path, *, models: Mapping[str, BaseChatModel] | None = None, hooks: Any = None,
+    path: str | Path,
+    *,
+    models: Mapping[str, BaseChatModel] | None = None,
+    hooks: Any = None,
     ledgers: Sequence[Any] = (),
-) -> RunResult:  # fmt: skip
+) -> RunResult:
     """Continue an interrupted run of any kind and return its result."""
     kind = kinds.kind_of_dir(path)
     return RunResult.load(kind.call("resume", Path(path), models=models, hooks=hooks, ledgers=ledgers))

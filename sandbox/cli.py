@@ -14,7 +14,7 @@ import functools
 import importlib
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -25,9 +25,16 @@ from sandbox.errors import SandboxError, UsageError
 from sandbox.extras import MissingExtraError, extra_of, install_line
 from sandbox.scenario_file import with_tracking
 
-MaxCalls = Annotated[Optional[int], typer.Option("--max-calls", min=0, help="Budget: most LLM calls that reach a model (budget.calls).")]  # noqa: UP007
-MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", min=0, help="Budget: most prompt + answer tokens (budget.tokens).")]  # noqa: UP007
-MaxCost = Annotated[Optional[float], typer.Option("--max-cost", min=0.0, help="Budget: most US dollars, at models.<role>.price (budget.usd).")]  # noqa: UP007
+MaxCalls = Annotated[
+    int | None, typer.Option("--max-calls", min=0, help="Budget: most LLM calls that reach a model (budget.calls).")
+]
+MaxTokens = Annotated[
+    int | None, typer.Option("--max-tokens", min=0, help="Budget: most prompt + answer tokens (budget.tokens).")
+]
+MaxCost = Annotated[
+    float | None,
+    typer.Option("--max-cost", min=0.0, help="Budget: most US dollars, at models.<role>.price (budget.usd)."),
+]
 
 
 def _given(**options: Any) -> dict[str, Any]:
@@ -37,20 +44,34 @@ def _given(**options: Any) -> dict[str, Any]:
 
 @app.command()
 def run(
-    file: Annotated[Path, scenario_argument("A scenario file (YAML) of any kind: a society, training, labeling, distillation, dialogue game or sweep.")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
-    runs: Annotated[Optional[int], typer.Option("--runs", help="Society runs: independent runs.")] = None,  # noqa: UP007
-    epochs: Annotated[Optional[int], typer.Option("--epochs", help="Society runs: epochs per run.")] = None,  # noqa: UP007
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
+    file: Annotated[
+        Path,
+        scenario_argument(
+            "A scenario file (YAML) of any kind: a society, training, labeling, distillation, dialogue game or sweep."
+        ),
+    ],
+    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,
+    runs: Annotated[int | None, typer.Option("--runs", help="Society runs: independent runs.")] = None,
+    epochs: Annotated[int | None, typer.Option("--epochs", help="Society runs: epochs per run.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Root seed.")] = None,
     model: Annotated[
-        Optional[list[str]],  # noqa: UP007
+        list[str] | None,
         typer.Option("--model", help="ROLE=SPEC, e.g. user=openai:gpt-4o-mini; ROLE may be all. Repeatable."),
     ] = None,
     max_calls: MaxCalls = None,
     max_tokens: MaxTokens = None,
     max_cost: MaxCost = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the LLM calls and tokens per role a run would take, and call no model.")] = False,
-    track: Annotated[Optional[str], typer.Option("--track", help="Log the run to MLflow at this tracking URI (e.g. file:./mlruns), as a tracking: block does; needs the tracking extra.")] = None,  # noqa: UP007
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Print the LLM calls and tokens per role a run would take, and call no model."),
+    ] = False,
+    track: Annotated[
+        str | None,
+        typer.Option(
+            "--track",
+            help="Log the run to MLflow at this tracking URI (e.g. file:./mlruns), as a tracking: block does; needs the tracking extra.",
+        ),
+    ] = None,
 ) -> None:
     """Run a scenario of any kind and write a run directory."""
     from sandbox.scenario_file import load_scenario
@@ -58,13 +79,24 @@ def run(
     try:
         scenario = load_scenario(file)
         kind = kinds.kind_of_scenario(scenario)
-        options = _given(seed=seed, models=model, runs=runs, epochs=epochs, max_calls=max_calls,
-                         max_tokens=max_tokens, max_cost=max_cost)  # fmt: skip
+        options = _given(
+            seed=seed,
+            models=model,
+            runs=runs,
+            epochs=epochs,
+            max_calls=max_calls,
+            max_tokens=max_tokens,
+            max_cost=max_cost,
+        )
         if options:
             if not kind.has("overrides"):
-                raise UsageError(f"{file} is {kind.title or 'a ' + kind.name + ' scenario'}: give its options with "
-                                 f"`sandbox {kind.command}`")  # fmt: skip
-            kinds.by_option(options, kind.run_options, f"{kind.name} runs (`sandbox {kind.command}` has the kind's own)")
+                raise UsageError(
+                    f"{file} is {kind.title or 'a ' + kind.name + ' scenario'}: give its options with "
+                    f"`sandbox {kind.command}`"
+                )
+            kinds.by_option(
+                options, kind.run_options, f"{kind.name} runs (`sandbox {kind.command}` has the kind's own)"
+            )
             scenario = kind.call("overrides", scenario, source="<command line>", **options)
         if track is not None:
             scenario = with_tracking(scenario, track)
@@ -73,8 +105,13 @@ def run(
             from sandbox.dry_run import dry_run_table
 
             runs = kind.call("expand", scenario, str(file)) if kind.has("expand") else [(kind.name, scenario)]
-            what = (f" ({scenario.runs} runs x {scenario.epochs} epochs)" if kind.name == "society" else
-                    f" of {len(runs)} runs" if kind.has("expand") else "")  # fmt: skip
+            what = (
+                f" ({scenario.runs} runs x {scenario.epochs} epochs)"
+                if kind.name == "society"
+                else f" of {len(runs)} runs"
+                if kind.has("expand")
+                else ""
+            )
             dry_run_table(runs, f"{scenario.name}: a dry run{what}, no model called")
             return
         if not kind.has("cli_run"):
@@ -87,13 +124,18 @@ def run(
 @app.command()
 def resume(
     run_dir: Annotated[Path, typer.Argument(help="A run directory left by an interrupted run.")],
-    device: Annotated[Optional[str], typer.Option("--device", help="Training runs: cpu, cuda, cuda:N instead of the run's models.device.")] = None,  # noqa: UP007
+    device: Annotated[
+        str | None,
+        typer.Option("--device", help="Training runs: cpu, cuda, cuda:N instead of the run's models.device."),
+    ] = None,
     max_calls: MaxCalls = None,
     max_tokens: MaxTokens = None,
     max_cost: MaxCost = None,
-    executor: Annotated[Optional[str], typer.Option("--executor", help="Sweeps: local or ray, instead of the sweep's.")] = None,  # noqa: UP007
-    address: Annotated[Optional[str], typer.Option("--address", help="Sweeps: a Ray cluster's address.")] = None,  # noqa: UP007
-    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Sweeps: runs at once.")] = None,  # noqa: UP007
+    executor: Annotated[
+        str | None, typer.Option("--executor", help="Sweeps: local or ray, instead of the sweep's.")
+    ] = None,
+    address: Annotated[str | None, typer.Option("--address", help="Sweeps: a Ray cluster's address.")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Sweeps: runs at once.")] = None,
 ) -> None:
     """Continue an interrupted run of any kind (a society, training, labeling, distillation, solve run or a sweep)
     from its last checkpoint."""
@@ -102,9 +144,18 @@ def resume(
     with ExitStack() as held:
         try:
             kind = kinds.kind_of_dir(run_dir)
-            options = _given(device=device, max_calls=max_calls, max_tokens=max_tokens, max_cost=max_cost,
-                             executor=executor, address=address, workers=workers)  # fmt: skip
-            held.enter_context(hold(run_dir, create=False))  # for the whole command: a second resume exits 2, naming this one
+            options = _given(
+                device=device,
+                max_calls=max_calls,
+                max_tokens=max_tokens,
+                max_cost=max_cost,
+                executor=executor,
+                address=address,
+                workers=workers,
+            )
+            held.enter_context(
+                hold(run_dir, create=False)
+            )  # for the whole command: a second resume exits 2, naming this one
             kind.call("cli_resume", run_dir, **options)
         except SandboxError as error:
             raise _fail(error) from None
@@ -113,23 +164,27 @@ def resume(
 @app.command()
 def evaluate(
     run_dir: Annotated[Path, typer.Argument(help="A finished SCAI run directory, or a distillation run directory.")],
-    trials: Annotated[Optional[int], typer.Option("--trials", help="Proposals per condition and run.")] = None,  # noqa: UP007
+    trials: Annotated[int | None, typer.Option("--trials", help="Proposals per condition and run.")] = None,
     currency: Annotated[
-        Optional[list[str]],  # noqa: UP007
+        list[str] | None,
         typer.Option("--currency", help="SCAI: test on this currency, e.g. 'grams of medicine'. Repeatable."),
     ] = None,
     amount: Annotated[
-        Optional[list[int]],  # noqa: UP007
+        list[int] | None,
         typer.Option("--amount", help="SCAI: test on this amount, e.g. 2220000000. Repeatable."),
     ] = None,
-    reason: Annotated[bool, typer.Option("--reason", help="SCAI: ask the assistant for the reason of each proposal.")] = False,
+    reason: Annotated[
+        bool, typer.Option("--reason", help="SCAI: ask the assistant for the reason of each proposal.")
+    ] = False,
     prior: Annotated[
-        Optional[str],  # noqa: UP007
-        typer.Option("--prior", help="SCAI: state this prior at test time, before the principle (Fig. 3b); \"\": none."),
+        str | None,
+        typer.Option("--prior", help='SCAI: state this prior at test time, before the principle (Fig. 3b); "": none.'),
     ] = None,
     learned_on: Annotated[
-        Optional[bool],  # noqa: UP007
-        typer.Option("--learned-on/--no-learned-on", help="SCAI: say what the principle was learned on, and ask to weigh it."),
+        bool | None,
+        typer.Option(
+            "--learned-on/--no-learned-on", help="SCAI: say what the principle was learned on, and ask to weigh it."
+        ),
     ] = None,
 ) -> None:
     """Evaluate a finished run as its kind does: a SCAI run's final policy on new currencies and amounts
@@ -139,8 +194,13 @@ def evaluate(
         if not kind.has("cli_evaluate"):
             takes = ", ".join(k.name for k in kinds.kinds().values() if k.has("cli_evaluate"))
             raise UsageError(f"`sandbox evaluate` takes {takes} runs; {run_dir} is a {kind.label(run_dir)} run")
-        options = {k: v for k, v in dict(trials=trials, currency=currency, amount=amount, reason=reason, prior=prior,
-                                         learned_on=learned_on).items() if v is not None}  # fmt: skip
+        options = {
+            k: v
+            for k, v in dict(
+                trials=trials, currency=currency, amount=amount, reason=reason, prior=prior, learned_on=learned_on
+            ).items()
+            if v is not None
+        }
         kind.call("cli_evaluate", run_dir, **options)
     except SandboxError as error:
         raise _fail(error) from None
@@ -187,8 +247,13 @@ def main() -> None:
         extra = extra_of(error.name or "")
         if extra is None:
             raise
-        raise SystemExit(_fail(MissingExtraError(f"this command needs the {extra} extra ({error.name} is not "
-                                                 f"installed): {install_line([extra])}")).exit_code) from None
+        raise SystemExit(
+            _fail(
+                MissingExtraError(
+                    f"this command needs the {extra} extra ({error.name} is not installed): {install_line([extra])}"
+                )
+            ).exit_code
+        ) from None
 
 
 _LOAD_ERROR: SandboxError | None = None

@@ -46,7 +46,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """Run societies of LLM agents that play games under fixed norms, and read the results."""
 
@@ -92,8 +94,11 @@ def progress_bar(label: str | None, unit: str = "", *, eta: bool = True, last: b
     """A Rich progress bar on stderr: `label` (None: each task's description), the bar, done of total `unit`
     (a `{task.fields[...]}` template too), elapsed time, the time remaining (`eta`), and a `last` field (add
     tasks with `last=""`; update it with a line on the latest step)."""
-    columns: list[Any] = [TextColumn(f"[bold]{label}" if label else "[bold]{task.description}"), BarColumn(),
-                          MofNCompleteColumn()]  # fmt: skip
+    columns: list[Any] = [
+        TextColumn(f"[bold]{label}" if label else "[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+    ]
     if unit:
         columns.append(TextColumn(unit))
     columns.append(TimeElapsedColumn())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -19,15 +19,16 @@ from sandbox.errors import SandboxError, ScenarioError
 
 __all__ = ["bench", "examples_app", "examples_copy", "examples_list", "models", "schema", "validate"]
 
-examples_app = typer.Typer(help="The example scenarios and notebooks shipped with the package: list them, copy them out.",
-                           no_args_is_help=True)  # fmt: skip
+examples_app = typer.Typer(
+    help="The example scenarios and notebooks shipped with the package: list them, copy them out.", no_args_is_help=True
+)
 app.add_typer(examples_app, name="examples")
 
 
 @examples_app.command("list")
 def examples_list(
-    kind: Annotated[Optional[str], typer.Option("--kind", help="Only scenario or notebook.")] = None,  # noqa: UP007
-    match: Annotated[Optional[str], typer.Option("--match", help="Only names that contain this text.")] = None,  # noqa: UP007
+    kind: Annotated[str | None, typer.Option("--kind", help="Only scenario or notebook.")] = None,
+    match: Annotated[str | None, typer.Option("--match", help="Only names that contain this text.")] = None,
 ) -> None:
     """List the shipped examples by name, with a line on each (`sandbox run NAME` runs a scenario)."""
     from rich.markup import escape
@@ -85,8 +86,12 @@ def validate(files: Annotated[list[Path], scenario_argument("Scenario files of a
             if extra is None:
                 raise
             bad += 1
-            console.print(f"{file}: cannot be checked without the {extra} extra: {install_line([extra])}",
-                          highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+            console.print(
+                f"{file}: cannot be checked without the {extra} extra: {install_line([extra])}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
             continue
         out_console.print(f"{file}: ok ({scenario.name}: {what})", highlight=False, markup=False, soft_wrap=True)
     if bad:
@@ -95,7 +100,12 @@ def validate(files: Annotated[list[Path], scenario_argument("Scenario files of a
 
 @app.command()
 def schema(
-    kind: Annotated[Optional[str], typer.Argument(help="A run kind (society, training, proxy, distill, dialogue, sweep, ...); default: every kind.")] = None,  # noqa: UP007
+    kind: Annotated[
+        str | None,
+        typer.Argument(
+            help="A run kind (society, training, proxy, distill, dialogue, sweep, ...); default: every kind."
+        ),
+    ] = None,
 ) -> None:
     """Print the JSON Schema of scenario files (for editor completion): one kind's, or any kind's."""
     from sandbox.scenario_file import scenario_json_schema
@@ -150,7 +160,12 @@ def models() -> None:
 
 @app.command()
 def bench(
-    which: Annotated[str, typer.Argument(help="A benchmark of a registered kind (concurrency, overhead, scai, embedded, pool, rollout, training, dialogue, sweep, ...) or all.")] = "all",
+    which: Annotated[
+        str,
+        typer.Argument(
+            help="A benchmark of a registered kind (concurrency, overhead, scai, embedded, pool, rollout, training, dialogue, sweep, ...) or all."
+        ),
+    ] = "all",
 ) -> None:
     """Benchmarks of every registered kind, each a ratio against a baseline measured in the same run."""
     from sandbox.bench import run_benchmarks

@@ -49,8 +49,15 @@ def dry_run_table(runs: list[tuple[str, Any]], title: str) -> None:
                 rows.append({**row, "model": spec, "usd": usd})
     out = Table(title=title, title_justify="left")
     columns = ("calls", "cache_hits", "prompt_tokens", "max_answer_tokens")
-    for column in ("role", "model", "calls", "cache hits", "prompt tokens (est.)", "answer tokens (at most)",
-                   "US$ (at most)"):  # fmt: skip
+    for column in (
+        "role",
+        "model",
+        "calls",
+        "cache hits",
+        "prompt tokens (est.)",
+        "answer tokens (at most)",
+        "US$ (at most)",
+    ):
         out.add_column(column, justify="left" if column in ("role", "model") else "right")
     if rows:
         frame = pd.DataFrame(rows)
@@ -62,6 +69,9 @@ def dry_run_table(runs: list[tuple[str, Any]], title: str) -> None:
         out.add_row("all", "", *(str(int(frame[c].sum())) for c in columns), "")
     out_console.print(out)
     note = f" {skipped} runs are of kinds without a dry run and are not estimated." if skipped else ""
-    out_console.print(f"Counts assume every answer is legal the first time (a model's illegal answers add calls); "
-                      f"tokens count the calls that reach a model (not cache hits); prompt tokens are characters / "
-                      f"{CHARS_PER_TOKEN:g}.{note}", soft_wrap=True)  # fmt: skip
+    out_console.print(
+        f"Counts assume every answer is legal the first time (a model's illegal answers add calls); "
+        f"tokens count the calls that reach a model (not cache hits); prompt tokens are characters / "
+        f"{CHARS_PER_TOKEN:g}.{note}",
+        soft_wrap=True,
+    )

@@ -46,7 +46,9 @@ def read_json(path: Path | str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise UnreadableFileError(path, f"not valid JSON: line {error.lineno}, column {error.colno}: {error.msg}") from None
+        raise UnreadableFileError(
+            path, f"not valid JSON: line {error.lineno}, column {error.colno}: {error.msg}"
+        ) from None
     except RecursionError:
         raise UnreadableFileError(path, "not valid JSON: nested too deeply") from None
 

@@ -36,9 +36,10 @@ The callables' shapes (each documented on its field):
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -47,10 +48,21 @@ from typing import Any
 
 from sandbox.errors import UsageError
 
-__all__ = ["ENVIRONMENT", "GROUP", "STARTS", "RunKind", "by_option", "get", "kind_of_data", "kind_of_dir",
-           "kind_of_scenario",
-           "kinds", "register",
-           "resolve", "unregister"]  # fmt: skip
+__all__ = [
+    "ENVIRONMENT",
+    "GROUP",
+    "STARTS",
+    "RunKind",
+    "by_option",
+    "get",
+    "kind_of_data",
+    "kind_of_dir",
+    "kind_of_scenario",
+    "kinds",
+    "register",
+    "resolve",
+    "unregister",
+]
 
 GROUP = "sandbox.kinds"
 ENVIRONMENT = "SANDBOX_KINDS"  # comma-separated "module:attribute" references of kinds outside any distribution
@@ -222,7 +234,7 @@ def _model_extras(data: Any, specs: bool = False) -> list[str]:
     if isinstance(data, dict):
         found: list[str] = []
         for key, value in data.items():
-            found += _model_extras(value, specs and isinstance(value, str) or key in MODEL_FIELDS or key == "models")
+            found += _model_extras(value, (specs and isinstance(value, str)) or key in MODEL_FIELDS or key == "models")
         return found
     if isinstance(data, list):
         return [extra for item in data for extra in _model_extras(item)]
@@ -243,9 +255,13 @@ def _load_entry_points() -> None:
     global _LOADED
     if _LOADED:
         return
-    found = [(f"entry point {e.name} = {e.value} of group {GROUP}", e.load) for e in metadata.entry_points(group=GROUP)]
-    found += [(f"{ENVIRONMENT} item {ref!r}", lambda ref=ref: resolve(ref))
-              for ref in filter(None, (r.strip() for r in os.environ.get(ENVIRONMENT, "").split(",")))]  # fmt: skip
+    found: list[tuple[str, Callable[[], Any]]] = [
+        (f"entry point {e.name} = {e.value} of group {GROUP}", e.load) for e in metadata.entry_points(group=GROUP)
+    ]
+    found += [
+        (f"{ENVIRONMENT} item {ref!r}", functools.partial(resolve, ref))
+        for ref in filter(None, (r.strip() for r in os.environ.get(ENVIRONMENT, "").split(",")))
+    ]
     for where, load in found:
         try:
             kind = load()
@@ -317,8 +333,8 @@ def kind_of_scenario(scenario: Any) -> RunKind:
 def kind_of_dir(path: Path | str) -> RunKind:
     """The kind of the run directory `path`; `UsageError` when it is not one, `ScenarioError` when its scenario
     file cannot be read."""
-    from sandbox.run_dir import SCENARIO
     from sandbox.files import read_yaml
+    from sandbox.run_dir import SCENARIO
 
     path = Path(path)
     for kind in kinds().values():
@@ -335,5 +351,3 @@ def by_option(options: Mapping[str, Any], allowed: tuple[str, ...], what: str) -
     if extra:
         flags = ", ".join("--" + name.replace("_", "-") for name in extra)
         raise UsageError(f"{flags}: not an option for {what}")
-
-

@@ -59,7 +59,9 @@ def save_plots(episodes: pd.DataFrame, out_dir: Path, title: str = "") -> list[P
     return [path]
 
 
-def sweep_seeds(seeds: pd.DataFrame, figures: dict[str, str], bounds: tuple[float, float] | None = None) -> pd.DataFrame:
+def sweep_seeds(
+    seeds: pd.DataFrame, figures: dict[str, str], bounds: tuple[float, float] | None = None
+) -> pd.DataFrame:
     """A sweep's `seeds.csv` as one row per setting and figure: `setting` (the overrides that vary across
     settings, or "all"), `figure` (the names of `figures`, which maps a name to a summary field such as
     `summary.final_action_rates.C|C`), its `mean`, `ci_low` and `ci_high` across seeds (clipped to `bounds`, for
@@ -70,17 +72,32 @@ def sweep_seeds(seeds: pd.DataFrame, figures: dict[str, str], bounds: tuple[floa
     for _, row in seeds.iterrows():
         setting = ", ".join(f"{k.split('.')[-1]} {row[k]}" for k in varying) or "all"
         for name, field in figures.items():
-            rows.append({"setting": setting, "figure": name, "mean": row.get(f"{field}.mean"),
-                         "ci_low": row.get(f"{field}.ci_low"), "ci_high": row.get(f"{field}.ci_high"),
-                         "seeds": int(row["seeds"])})  # fmt: skip
+            rows.append(
+                {
+                    "setting": setting,
+                    "figure": name,
+                    "mean": row.get(f"{field}.mean"),
+                    "ci_low": row.get(f"{field}.ci_low"),
+                    "ci_high": row.get(f"{field}.ci_high"),
+                    "seeds": int(row["seeds"]),
+                }
+            )
     table = pd.DataFrame(rows)
     if bounds is not None and not table.empty:
         table[["ci_low", "ci_high"]] = table[["ci_low", "ci_high"]].clip(*bounds)
     return table
 
 
-def plot_beside_paper(table: pd.DataFrame, paper: dict[str, dict[str, float]], *, ylabel: str, ours: str,
-                      theirs: str, colors: dict[str, str] | None = None, same_axis: bool = True) -> Figure:  # fmt: skip
+def plot_beside_paper(
+    table: pd.DataFrame,
+    paper: dict[str, dict[str, float]],
+    *,
+    ylabel: str,
+    ours: str,
+    theirs: str,
+    colors: dict[str, str] | None = None,
+    same_axis: bool = True,
+) -> Figure:
     """Grouped bars: our figures per setting with their 95% CIs (`sweep_seeds`' columns) on the left, the paper's
     (setting -> figure -> value; a figure the paper does not give is left out) on the right, on the same y axis
     unless `same_axis` is False (where the paper's scale differs from ours)."""
@@ -89,14 +106,23 @@ def plot_beside_paper(table: pd.DataFrame, paper: dict[str, dict[str, float]], *
     names = list(dict.fromkeys(table["figure"]))
     settings = list(dict.fromkeys(table["setting"]))
     fig = Figure(figsize=(5 + 1.1 * len(settings) + 0.9 * len(paper), 4))
-    left, right = fig.subplots(1, 2, sharey=same_axis, gridspec_kw={"width_ratios": [max(len(settings), 1), max(len(paper), 1)]})
+    left, right = fig.subplots(
+        1, 2, sharey=same_axis, gridspec_kw={"width_ratios": [max(len(settings), 1), max(len(paper), 1)]}
+    )
     width = 0.8 / max(len(names), 1)
     for k, name in enumerate(names):
         offset = (k - (len(names) - 1) / 2) * width
         colour = (colors or {}).get(name)
         mine = table[table["figure"] == name].set_index("setting").reindex(settings)
-        left.bar([i + offset for i in range(len(settings))], mine["mean"], width=width, yerr=errors(mine), capsize=3,
-                 color=colour, label=name)  # fmt: skip
+        left.bar(
+            [i + offset for i in range(len(settings))],
+            mine["mean"],
+            width=width,
+            yerr=errors(mine),
+            capsize=3,
+            color=colour,
+            label=name,
+        )
         given = [(i, paper[s][name]) for i, s in enumerate(paper) if name in paper[s]]
         right.bar([i + offset for i, _ in given], [v for _, v in given], width=width, color=colour)
     for ax in (left, right):

@@ -16,17 +16,49 @@ import pandas as pd
 from sandbox.stats import json_number, mean_ci
 
 EPISODE_COLUMNS = [
-    "run", "epoch", "episode", "index", "interaction", "policy_version", "proposer", "responder", "proposer_norm", "proposer_manner",
-    "responder_norm", "responder_manner", "amount", "currency", "proposal", "proposal_legal",
-    "proposal_illegal_answers", "proposer_part", "responder_part", "offered_share", "response", "decision",
-    "decision_legal", "response_illegal_answers", "proposer_payoff", "responder_payoff", "proposer_instruction",
+    "run",
+    "epoch",
+    "episode",
+    "index",
+    "interaction",
+    "policy_version",
+    "proposer",
+    "responder",
+    "proposer_norm",
+    "proposer_manner",
+    "responder_norm",
+    "responder_manner",
+    "amount",
+    "currency",
+    "proposal",
+    "proposal_legal",
+    "proposal_illegal_answers",
+    "proposer_part",
+    "responder_part",
+    "offered_share",
+    "response",
+    "decision",
+    "decision_legal",
+    "response_illegal_answers",
+    "proposer_payoff",
+    "responder_payoff",
+    "proposer_instruction",
     "responder_instruction",
-]  # fmt: skip
+]
 
 METRIC_COLUMNS = [
-    "run", "epoch", "agent", "norm", "manner", "proposals", "offered_share", "responses", "acceptance_rate",
-    "payoff", "illegal_answers",
-]  # fmt: skip
+    "run",
+    "epoch",
+    "agent",
+    "norm",
+    "manner",
+    "proposals",
+    "offered_share",
+    "responses",
+    "acceptance_rate",
+    "payoff",
+    "illegal_answers",
+]
 
 
 def episodes_frame(records: list[dict[str, Any]], profiles: dict[int, dict[str, dict[str, str]]]) -> pd.DataFrame:
@@ -95,8 +127,18 @@ def metrics_frame(episodes: pd.DataFrame) -> pd.DataFrame:
 
 
 PAYOFF_COLUMNS = [
-    "member", "norm", "role", "episodes", "illegal_moves", "payoff", "utility", "ci_low", "ci_high", "n", "ci_over",
-]  # fmt: skip
+    "member",
+    "norm",
+    "role",
+    "episodes",
+    "illegal_moves",
+    "payoff",
+    "utility",
+    "ci_low",
+    "ci_high",
+    "n",
+    "ci_over",
+]
 
 
 def member_kind(agent: Any) -> str:
@@ -121,13 +163,26 @@ def member_payoffs(episodes: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=PAYOFF_COLUMNS)
     amount = episodes["amount"].astype(float)
     sides = []
-    for role, other in (("proposer", "responder"), ("responder", "proposer")):
+    for role in ("proposer", "responder"):
         payoff = pd.to_numeric(episodes[f"{role}_payoff"], errors="coerce").fillna(0.0)
-        illegal = ~episodes["proposal_legal"].astype(bool) if role == "proposer" else (
-            episodes["proposal_legal"].astype(bool) & (episodes["decision_legal"] != True))  # noqa: E712
-        sides.append(pd.DataFrame({"run": episodes["run"], "member": episodes[role].map(member_kind),
-                                   "norm": episodes[f"{role}_norm"], "role": role, "payoff": payoff,
-                                   "utility": payoff / amount, "illegal": illegal.astype(int)}))  # fmt: skip
+        illegal = (
+            ~episodes["proposal_legal"].astype(bool)
+            if role == "proposer"
+            else (episodes["proposal_legal"].astype(bool) & (episodes["decision_legal"] != True))  # noqa: E712 (NaN too)
+        )
+        sides.append(
+            pd.DataFrame(
+                {
+                    "run": episodes["run"],
+                    "member": episodes[role].map(member_kind),
+                    "norm": episodes[f"{role}_norm"],
+                    "role": role,
+                    "payoff": payoff,
+                    "utility": payoff / amount,
+                    "illegal": illegal.astype(int),
+                }
+            )
+        )
     both = pd.concat(sides, ignore_index=True)
     both = pd.concat([both, both.assign(role="both")], ignore_index=True)
     multi_run = both["run"].nunique() > 1
@@ -135,19 +190,37 @@ def member_payoffs(episodes: pd.DataFrame) -> pd.DataFrame:
     for (member, norm, role), frame in both.groupby(["member", "norm", "role"], sort=True, dropna=False):
         values = frame.groupby("run")["utility"].mean().tolist() if multi_run else frame["utility"].tolist()
         record = _ci_record(values, "runs" if multi_run else "episodes")
-        rows.append({"member": member, "norm": norm, "role": role, "episodes": len(frame),
-                     "illegal_moves": int(frame["illegal"].sum()), "payoff": json_number(frame["payoff"].mean()),
-                     "utility": record["mean"], "ci_low": record["ci_low"], "ci_high": record["ci_high"],
-                     "n": record["n"], "ci_over": record["ci_over"]})  # fmt: skip
+        rows.append(
+            {
+                "member": member,
+                "norm": norm,
+                "role": role,
+                "episodes": len(frame),
+                "illegal_moves": int(frame["illegal"].sum()),
+                "payoff": json_number(frame["payoff"].mean()),
+                "utility": record["mean"],
+                "ci_low": record["ci_low"],
+                "ci_high": record["ci_high"],
+                "n": record["n"],
+                "ci_over": record["ci_over"],
+            }
+        )
     order = {"proposer": 0, "responder": 1, "both": 2}
     frame = pd.DataFrame(rows, columns=PAYOFF_COLUMNS)
-    return frame.sort_values(["member", "norm", "role"], key=lambda c: c.map(order) if c.name == "role" else c,
-                             kind="stable").reset_index(drop=True)  # fmt: skip
+    return frame.sort_values(
+        ["member", "norm", "role"], key=lambda c: c.map(order) if c.name == "role" else c, kind="stable"
+    ).reset_index(drop=True)
 
 
 def _ci_record(values: list[float], over: str) -> dict[str, Any]:
     mean, low, high, n = mean_ci(values, bounds=(0.0, 1.0))  # shares lie in [0, 1]
-    return {"mean": json_number(mean), "ci_low": json_number(low), "ci_high": json_number(high), "n": n, "ci_over": over}
+    return {
+        "mean": json_number(mean),
+        "ci_low": json_number(low),
+        "ci_high": json_number(high),
+        "n": n,
+        "ci_over": over,
+    }
 
 
 def offered_share_by(episodes: pd.DataFrame, key: str = "proposer_norm", by_epoch: bool = False) -> pd.DataFrame:
@@ -196,7 +269,9 @@ def summarize(episodes: pd.DataFrame, *, scenario: dict[str, Any], usage: dict[s
             row["proposer_norm"]: {k: row[k] for k in ("mean", "ci_low", "ci_high", "n", "ci_over", "proposals")}
             for row in by_norm.to_dict("records")
         },
-        "payoff_by_member": [{k: row[k] for k in ("member", "norm", "role", "episodes", "payoff", "utility", "ci_low",
-                                                  "ci_high")} for row in member_payoffs(episodes).to_dict("records")],
+        "payoff_by_member": [
+            {k: row[k] for k in ("member", "norm", "role", "episodes", "payoff", "utility", "ci_low", "ci_high")}
+            for row in member_payoffs(episodes).to_dict("records")
+        ],
         "llm_usage": usage,
     }

@@ -16,8 +16,8 @@ import yaml
 
 from sandbox import run_dir as layout
 from sandbox.errors import RunFailedError
-from sandbox.llm.budget import Budget, BudgetExhaustedError, Ledger, spent_in_transcript
 from sandbox.files import read_yaml
+from sandbox.llm.budget import Budget, BudgetExhaustedError, Ledger, spent_in_transcript
 
 __all__ = ["budget_stop", "raise_budget", "run_ledgers", "set_budget", "stop_run"]
 
@@ -32,8 +32,9 @@ def run_ledgers(run_dir: Any, scenario: Any, ledgers: Sequence[Any] = ()) -> lis
     if scenario.budget.limits():
         # the run's own transcript, and that of a game it solved first (a society's guided members', in guided/)
         paths = [run_dir / layout.TRANSCRIPTS, run_dir / layout.GUIDED / layout.TRANSCRIPTS]
-        spent = spent_in_transcript([r for p in paths if p.is_file() for r in read_transcript(p)],
-                                    scenario_prices(scenario, by="role"))
+        spent = spent_in_transcript(
+            [r for p in paths if p.is_file() for r in read_transcript(p)], scenario_prices(scenario, by="role")
+        )
         own.append(Ledger(scenario.budget, spent, name="run"))
     return [*own, *ledgers]
 
@@ -44,8 +45,10 @@ def budget_stop(run_dir: Any, failures: Sequence[BaseException]) -> None:
     if stopped is None:
         return
     run_dir.write_status("stopped", reason=str(stopped))
-    raise BudgetExhaustedError(f"{stopped}: the run stopped cleanly. Finish it with a higher cap: "
-                               f"sandbox resume {run_dir.path} --max-calls N (or --max-tokens, --max-cost)")  # fmt: skip
+    raise BudgetExhaustedError(
+        f"{stopped}: the run stopped cleanly. Finish it with a higher cap: "
+        f"sandbox resume {run_dir.path} --max-calls N (or --max-tokens, --max-cost)"
+    )
 
 
 def stop_run(run_dir: Any, error: BaseException, what: str) -> NoReturn:
@@ -56,8 +59,10 @@ def stop_run(run_dir: Any, error: BaseException, what: str) -> NoReturn:
     failed = isinstance(error, Exception)
     run_dir.write_status("failed" if failed else "interrupted", error=f"{type(error).__name__}: {error}")
     if failed:
-        raise RunFailedError(f"{what} failed: {type(error).__name__}: {error}\n"
-                             f"The run directory is resumable: sandbox resume {run_dir.path}") from error  # fmt: skip
+        raise RunFailedError(
+            f"{what} failed: {type(error).__name__}: {error}\n"
+            f"The run directory is resumable: sandbox resume {run_dir.path}"
+        ) from error
     raise error
 
 
@@ -69,13 +74,15 @@ def set_budget(run_dir: Any, budget: Budget) -> None:
     layout.atomic_write_text(run_dir / layout.SCENARIO, yaml.safe_dump(data, sort_keys=False))
 
 
-def raise_budget(path: Path | str, *, calls: int | None = None, tokens: int | None = None,
-                 usd: float | None = None) -> Budget | None:  # fmt: skip
+def raise_budget(
+    path: Path | str, *, calls: int | None = None, tokens: int | None = None, usd: float | None = None
+) -> Budget | None:
     """The run's `budget:` with the caps given (`sandbox resume --max-calls N ...`) written into its
     `scenario.yaml`; None (nothing written) when none is given."""
     run_dir = layout.RunDirectory.open(path)
     budget = Budget(**(read_yaml(run_dir / layout.SCENARIO).get("budget") or {})).with_caps(
-        max_calls=calls, max_tokens=tokens, max_cost=usd)  # fmt: skip
+        max_calls=calls, max_tokens=tokens, max_cost=usd
+    )
     if budget is not None:
         set_budget(run_dir, budget)
     return budget

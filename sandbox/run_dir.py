@@ -102,8 +102,11 @@ def _holder(fd: int) -> str:
 
 def held_inodes(holders: dict[str, str] | None = None) -> set[int]:
     """The inode numbers of the files a `flock` is held on (`flock_holders`, device left out)."""
-    return {int(key.rsplit(":", 1)[-1]) for key in (flock_holders() if holders is None else holders)
-            if key.rsplit(":", 1)[-1].isdigit()}  # fmt: skip
+    return {
+        int(key.rsplit(":", 1)[-1])
+        for key in (flock_holders() if holders is None else holders)
+        if key.rsplit(":", 1)[-1].isdigit()
+    }
 
 
 def is_held(path: Path | str, held: set[int] | None = None) -> bool:
@@ -150,8 +153,9 @@ def hold(path: Path | str, *, create: bool = True) -> Iterator[None]:
                 os.close(fd)
                 if busy:
                     raise UsageError(f"{path} is in use by {holder}; wait for it to finish, or stop it") from None
-                raise UsageError(f"{path}: cannot hold the directory ({error.strerror}); its filesystem may not "
-                                 "support flock") from None
+                raise UsageError(
+                    f"{path}: cannot hold the directory ({error.strerror}); its filesystem may not support flock"
+                ) from None
             _HELD[key] = (fd, 1)
     token = _OWNED.set(_OWNED.get() | {key})
     try:
@@ -262,7 +266,9 @@ def _asks_tracking(path: Path) -> bool:
             return True
         for name in (SCENARIO, SWEEP):
             try:
-                if any(line.startswith("tracking:") for line in (where / name).read_text(encoding="utf-8").splitlines()):
+                if any(
+                    line.startswith("tracking:") for line in (where / name).read_text(encoding="utf-8").splitlines()
+                ):
                     return True
             except (OSError, UnicodeDecodeError):
                 continue
@@ -284,9 +290,11 @@ def run_finished(path: Path | str) -> None:
     module, _, name = TRACKER.partition(":")
     try:
         getattr(importlib.import_module(module), name)(path)
-    except Exception as error:  # noqa: BLE001 - tracking never breaks a run that finished
-        warnings.warn(f"{path}: not logged to MLflow ({type(error).__name__}: {error}); log it with "
-                      f"`sandbox track {path}`", stacklevel=2)  # fmt: skip
+    except Exception as error:
+        warnings.warn(
+            f"{path}: not logged to MLflow ({type(error).__name__}: {error}); log it with `sandbox track {path}`",
+            stacklevel=2,
+        )
 
 
 def run_status(path: Path | str) -> str:

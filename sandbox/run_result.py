@@ -20,8 +20,8 @@ from sandbox import kinds
 from sandbox import run_dir as layout
 from sandbox.errors import UsageError
 from sandbox.files import read_csv
-from sandbox.summary import read_summary
 from sandbox.scenario_file import load_run_scenario
+from sandbox.summary import read_summary
 
 __all__ = ["RunResult"]
 
@@ -45,8 +45,13 @@ class RunResult:
         return result(path)
 
     @cached_property
-    def kind(self) -> kinds.RunKind:
-        """The run's kind."""
+    def kind(self) -> str:
+        """The name of the run's kind (`society`, `population`, ...)."""
+        return self.run_kind.name
+
+    @cached_property
+    def run_kind(self) -> kinds.RunKind:
+        """The run's kind: its registry record (tables, views, commands)."""
         return kinds.kind_of_dir(self.path)
 
     @cached_property
@@ -61,14 +66,14 @@ class RunResult:
 
     def tables(self) -> list[str]:
         """The names of the kind's tables this run directory holds."""
-        return [name for name, file in self.kind.tables.items() if (self.path / file).is_file()]
+        return [name for name, file in self.run_kind.tables.items() if (self.path / file).is_file()]
 
     def table(self, name: str, **read_options: Any) -> pd.DataFrame:
         """The table `name` of the run's kind (a CSV or JSONL file of the directory) as a DataFrame; `read_options`
         go to `pandas.read_csv` (`keep_default_na=False` keeps empty text as "", not NaN)."""
-        if name not in self.kind.tables:
-            raise UsageError(f"{self.kind.name} runs have no table {name!r} (tables: {', '.join(self.kind.tables)})")
-        path = self.path / self.kind.tables[name]
+        if name not in self.run_kind.tables:
+            raise UsageError(f"{self.kind} runs have no table {name!r} (tables: {', '.join(self.run_kind.tables)})")
+        path = self.path / self.run_kind.tables[name]
         if path.suffix == ".jsonl":
             if not path.is_file():
                 return pd.DataFrame()
@@ -80,11 +85,11 @@ class RunResult:
             raise AttributeError(name)
         try:
             tables = kinds.kind_of_dir(self.path).tables
-        except Exception:  # noqa: BLE001 - an attribute lookup never raises anything but AttributeError
+        except Exception:
             raise AttributeError(name) from None
         if name in tables:
             return self.table(name)
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r} (tables: {', '.join(tables)})")
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self.path)!r}, kind={self.kind.name!r})"
+        return f"{type(self).__name__}({str(self.path)!r}, kind={self.kind!r})"

@@ -37,12 +37,13 @@ from sandbox.results import episodes_frame, member_payoffs, metrics_frame, summa
 from sandbox.run_budget import budget_stop, run_ledgers, set_budget
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.scenario import ROLES, SocietyScenario
-from sandbox.seeding import Branch, generator, seed_node
 from sandbox.scenario_file import load_run_scenario
+from sandbox.seeding import Branch, generator, seed_node
 from sandbox.summary import write_summary
 from societies.guided import GuidedPolicy
 from societies.network import build_network
 from societies.population import build_population
+
 
 @dataclass
 class ProgressHooks:
@@ -113,8 +114,13 @@ def _profiles(population: list[Any], guided: list[GuidedMember], layer: Any | No
     return profiles | (layer.profiles() if layer is not None else {})
 
 
-def _guided_policy(run_dir: RunDirectory, scenario: SocietyScenario, models: Mapping[str, BaseChatModel],
-                   ledgers: Sequence[Any], hooks: ProgressHooks) -> GuidedPolicy | None:  # fmt: skip
+def _guided_policy(
+    run_dir: RunDirectory,
+    scenario: SocietyScenario,
+    models: Mapping[str, BaseChatModel],
+    ledgers: Sequence[Any],
+    hooks: ProgressHooks,
+) -> GuidedPolicy | None:
     """The guided members' solved policy (an inline game is solved first, into the run's guided/ folder); a solve
     that fails leaves the run failed and resumable."""
     try:
@@ -124,23 +130,36 @@ def _guided_policy(run_dir: RunDirectory, scenario: SocietyScenario, models: Map
         budget_stop(run_dir, [error])  # says so in the status, and how to go on
         raise
     except BaseException as error:
-        run_dir.write_status("failed" if isinstance(error, Exception) else "interrupted",
-                             error=f"{type(error).__name__}: {error}")  # fmt: skip
+        run_dir.write_status(
+            "failed" if isinstance(error, Exception) else "interrupted", error=f"{type(error).__name__}: {error}"
+        )
         if not isinstance(error, Exception):
             raise
-        raise RunFailedError(f"solving the guided members' game failed: {type(error).__name__}: {error}\n"
-                             f"The run directory is resumable: sandbox resume {run_dir.path}") from error
+        raise RunFailedError(
+            f"solving the guided members' game failed: {type(error).__name__}: {error}\n"
+            f"The run directory is resumable: sandbox resume {run_dir.path}"
+        ) from error
 
 
-def _guided_members(scenario: SocietyScenario, policy: GuidedPolicy | None, model: BaseChatModel,
-                    run: int) -> list[GuidedMember]:  # fmt: skip
+def _guided_members(
+    scenario: SocietyScenario, policy: GuidedPolicy | None, model: BaseChatModel, run: int
+) -> list[GuidedMember]:
     """The run's solver-guided members, the network's nodes after the users."""
     block = scenario.society.guided
     if policy is None or block is None:
         return []
     size = scenario.society.size
-    return [GuidedMember(node, policy, model, int(seed_node(scenario.seed, run, Branch.GUIDED, node).generate_state(1)[0]),
-                         block.responder, block.play) for node in range(size, size + block.count)]  # fmt: skip
+    return [
+        GuidedMember(
+            node,
+            policy,
+            model,
+            int(seed_node(scenario.seed, run, Branch.GUIDED, node).generate_state(1)[0]),
+            block.responder,
+            block.play,
+        )
+        for node in range(size, size + block.count)
+    ]
 
 
 async def _execute(
@@ -219,8 +238,15 @@ async def _execute(
             f"{len(failures)} of {scenario.runs} runs failed: {type(first).__name__}: {first}\n"
             f"The run directory is resumable: sandbox resume {run_dir.path}"
         ) from first
-    _finalize(run_dir, scenario, [o for o in outcomes if isinstance(o, dict)], profiles, time.time() - started,
-              _embedded_backend(stack), layer)  # fmt: skip
+    _finalize(
+        run_dir,
+        scenario,
+        [o for o in outcomes if isinstance(o, dict)],
+        profiles,
+        time.time() - started,
+        _embedded_backend(stack),
+        layer,
+    )
 
 
 def _embedded_backend(stack: ModelStack) -> dict[str, int] | None:

@@ -36,8 +36,11 @@ class Sampling(StrictModel):
 class ModelConfig(StrictModel):
     """Which model plays a role, and how it samples."""
 
-    spec: str = Field("embedded", description="Backend spec: embedded, openai:MODEL, openai:MODEL@URL1,URL2 (a pool "
-                                               "of endpoints), hf:PATH, vllm:MODEL.")  # fmt: skip
+    spec: str = Field(
+        "embedded",
+        description="Backend spec: embedded, openai:MODEL, openai:MODEL@URL1,URL2 (a pool "
+        "of endpoints), hf:PATH, vllm:MODEL.",
+    )
     sampling: Sampling = Field(default_factory=Sampling)
     price: Price | None = Field(None, description="US dollars per million tokens ({input, output}), for budget.usd.")
 
@@ -51,7 +54,9 @@ class ModelConfig(StrictModel):
         urls = data.pop("endpoints")
         spec = str(data.get("spec", ""))
         if not isinstance(urls, list) or not urls or not all(isinstance(u, str) for u in urls):
-            raise ValueError("endpoints is a list of base URLs, e.g. [http://10.0.0.1:8000/v1, http://10.0.0.2:8000/v1]")
+            raise ValueError(
+                "endpoints is a list of base URLs, e.g. [http://10.0.0.1:8000/v1, http://10.0.0.2:8000/v1]"
+            )
         if not spec.startswith("openai:") or "@" in spec:
             raise ValueError(f"endpoints go with spec: openai:MODEL (without @URLs), not {spec!r}")
         model, _, options = spec.partition("?")
@@ -103,8 +108,7 @@ class NormShare(StrictModel):
 
         if self.text is None and self.norm not in NORMS:
             raise ValueError(
-                f"unknown norm {self.norm!r} (library: {', '.join(NORMS.names())}); "
-                "give `text:` to define a new one"
+                f"unknown norm {self.norm!r} (library: {', '.join(NORMS.names())}); give `text:` to define a new one"
             )
         return self
 
@@ -142,9 +146,11 @@ class Network(StrictModel):
     p: float = Field(0.1, ge=0.0, le=1.0, description="small_world: rewiring probability.")
     m: int = Field(2, ge=1, description="barabasi_albert: edges from each new node to existing ones.")
     neighbourhood: Literal["von_neumann", "moore"] = Field(
-        "von_neumann", description="grid: 4 neighbours (von Neumann) or 8 (Moore, as Nowak & May 1992).")
-    periodic: bool = Field(True, description="grid: wrap the edges around (a torus), so every node has the same "
-                                              "degree.")  # fmt: skip
+        "von_neumann", description="grid: 4 neighbours (von Neumann) or 8 (Moore, as Nowak & May 1992)."
+    )
+    periodic: bool = Field(
+        True, description="grid: wrap the edges around (a torus), so every node has the same degree."
+    )
     edges: list[tuple[int, int]] | None = Field(None, description="edges: the list of (agent, agent) pairs.")
 
     def size_problem(self, nodes: int) -> str | None:
@@ -198,10 +204,11 @@ class GuidedMembers(StrictModel):
 
     count: int = Field(..., ge=1, le=1_000_000, description="Guided members beside the users.")
     policy: str | None = Field(
-        None, min_length=1,
+        None,
+        min_length=1,
         description="A `sandbox solve` run directory of the instructed ultimatum game (or its policy.csv), relative "
         "to this file.",
-    )  # fmt: skip
+    )
     solve: str | dict[str, Any] | None = Field(
         None,
         description="A dialogue scenario of the instructed ultimatum game (a file relative to this one, or its "
@@ -223,8 +230,9 @@ class GuidedMembers(StrictModel):
     @model_validator(mode="after")
     def _one_source(self) -> GuidedMembers:
         if (self.policy is None) == (self.solve is None):
-            raise ValueError("give the solved policy (policy: a `sandbox solve` run) or the game to solve (solve:), "
-                             "one of them")  # fmt: skip
+            raise ValueError(
+                "give the solved policy (policy: a `sandbox solve` run) or the game to solve (solve:), one of them"
+            )
         return self
 
 
@@ -310,8 +318,10 @@ class SocietyScenario(ScenarioModel):
         None, ge=1, description="Episodes per epoch; default: one maximal matching of the population."
     )
     concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
-    budget: Budget = Field(default_factory=Budget, description="Caps on the run's LLM calls, tokens and dollars; "
-                                                               "a run that reaches one stops, resumable.")  # fmt: skip
+    budget: Budget = Field(
+        default_factory=Budget,
+        description="Caps on the run's LLM calls, tokens and dollars; a run that reaches one stops, resumable.",
+    )
     models: Models = Field(default_factory=Models)
     embedded: EmbeddedSettings = Field(
         default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."
@@ -331,7 +341,9 @@ class SocietyScenario(ScenarioModel):
         if guided is None:
             return None
         if guided.policy is None:
-            raise ValueError("society.guided.solve: this scenario model cannot solve a game; give society.guided.policy")
+            raise ValueError(
+                "society.guided.solve: this scenario model cannot solve a game; give society.guided.policy"
+            )
         return guided.policy
 
     def graph_layer(self, models: dict[str, Any], on_policy: Any = None) -> Any | None:
@@ -351,7 +363,11 @@ def with_guided_paths(data: Any, folder: Any) -> Any:
 
     from sandbox.files import read_yaml
 
-    guided = data.get("society", {}).get("guided") if isinstance(data, dict) and isinstance(data.get("society"), dict) else None
+    guided = (
+        data.get("society", {}).get("guided")
+        if isinstance(data, dict) and isinstance(data.get("society"), dict)
+        else None
+    )
     if not isinstance(guided, dict):
         return data
     guided = dict(guided)

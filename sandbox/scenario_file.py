@@ -12,9 +12,9 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from sandbox import kinds
@@ -124,10 +124,13 @@ def load_scenario(path: str | Path, kind: str | None = None) -> Any:
     if kind is not None and found.name != kind:
         wanted = kinds.get(kind)
         if found.block is not None:
-            raise ScenarioError(str(path), [(found.block, f"{found.title or found.name}: run it with "
-                                                          f"`sandbox {found.command}`")])  # fmt: skip
-        raise ScenarioError(str(path), [(wanted.block or "", f"missing: `sandbox {wanted.command}` runs scenarios "
-                                                              f"with a {wanted.block}: block")])  # fmt: skip
+            raise ScenarioError(
+                str(path), [(found.block, f"{found.title or found.name}: run it with `sandbox {found.command}`")]
+            )
+        raise ScenarioError(
+            str(path),
+            [(wanted.block or "", f"missing: `sandbox {wanted.command}` runs scenarios with a {wanted.block}: block")],
+        )
     if found.load:
         return found.call("load", path)
     return validate_model(found.scenario_model(), data, str(path))
@@ -137,7 +140,12 @@ _OVERRIDE = re.compile(r"^(?P<role>[a-z]+)=(?P<spec>.+)$")
 
 
 def model_overrides(
-    data: dict[str, Any], models: list[str] | None, roles: tuple[str, ...], source: str, *, nested: bool = True,
+    data: dict[str, Any],
+    models: list[str] | None,
+    roles: tuple[str, ...],
+    source: str,
+    *,
+    nested: bool = True,
     allow_all: bool = True,
 ) -> None:
     """Write `--model ROLE=SPEC` strings (ROLE one of `roles`, or `all`) into `data["models"]`: into each role's
@@ -160,11 +168,17 @@ def scenario_json_schema(kind: str | None = None) -> str:
     (one of them, each with its own block)."""
     if kind is not None:
         return json.dumps(kinds.get(kind).scenario_model().model_json_schema(), indent=2)
-    models = [(k.scenario_model(), "validation") for k in kinds.kinds().values()]
+    models: list[tuple[type[BaseModel], Literal["validation"]]] = [
+        (k.scenario_model(), "validation") for k in kinds.kinds().values()
+    ]
     refs, defs = models_json_schema(models, ref_template="#/$defs/{model}")
-    schema = {"title": "Scenario", "description": "A scenario file of any kind of run: "
-              + ", ".join(f"{k.name} ({k.block + ': block' if k.block else 'the default'})" for k in kinds.kinds().values()),
-              "anyOf": [refs[m] for m in models], **defs}  # fmt: skip
+    schema = {
+        "title": "Scenario",
+        "description": "A scenario file of any kind of run: "
+        + ", ".join(f"{k.name} ({k.block + ': block' if k.block else 'the default'})" for k in kinds.kinds().values()),
+        "anyOf": [refs[m] for m in models],
+        **defs,
+    }
     return json.dumps(schema, indent=2)
 
 

@@ -18,7 +18,6 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-
 __all__ = ["CiMethod", "auc", "json_number", "json_records", "mean_ci", "wilson_interval"]
 
 CiMethod = Literal["t", "normal"]
@@ -108,5 +107,7 @@ def json_number(value: object, digits: int | None = None) -> object:
 
 def json_records(frame: object) -> list[dict[str, object]]:
     """A DataFrame's rows as JSON-safe dicts: NaN becomes None (json.dumps writes a bare NaN otherwise)."""
-    return [{key: json_number(value) if isinstance(value, (float, np.floating)) else value
-             for key, value in row.items()} for row in frame.to_dict("records")]  # type: ignore[attr-defined]
+    return [
+        {key: json_number(value) if isinstance(value, (float, np.floating)) else value for key, value in row.items()}
+        for row in frame.to_dict("records")
+    ]  # type: ignore[attr-defined]

@@ -91,8 +91,10 @@ class GuidedPolicy:
     def check_play(self, play: str) -> None:
         """`ValueError` where members are to play the baseline style ("any") and the solved game has none."""
         if play == "any" and not all("any" in policy for policy in (self.proposer, *(p for _, p in self.responder))):
-            raise ValueError(f"play any plays the baseline style, and the game solved in {self.source} has no "
-                             f"instruction \"any\" for each role")  # fmt: skip
+            raise ValueError(
+                f"play any plays the baseline style, and the game solved in {self.source} has no "
+                f'instruction "any" for each role'
+            )
 
     @classmethod
     def load(cls, path: str | Path) -> GuidedPolicy:
@@ -108,8 +110,10 @@ class GuidedPolicy:
         block = (read_yaml(run / SCENARIO) or {}).get("dialogue") or {}
         domain = block.get("domain") or {}
         if domain.get("kind") != "ultimatum":
-            raise ValueError(f"{run} solved a {domain.get('kind', 'non-dialogue')!r} game; guided members play the "
-                             "instructed ultimatum game (dialogue.domain.kind: ultimatum)")  # fmt: skip
+            raise ValueError(
+                f"{run} solved a {domain.get('kind', 'non-dialogue')!r} game; guided members play the "
+                "instructed ultimatum game (dialogue.domain.kind: ultimatum)"
+            )
         names = tuple(block.get("players") or ("Alice", "Bob"))
         if len(names) != 2:
             raise ValueError(f"{run} solved a game of {len(names)} players; the ultimatum game has two")
@@ -134,5 +138,10 @@ class GuidedPolicy:
                 continue  # the tree answers no illegal proposal; a state that does not parse is skipped
         if not proposer or not responder:
             raise ValueError(f"{run / POLICY} holds no {'proposer' if not proposer else 'responder'} state")
-        return cls(_mean(proposer), tuple(responder), (str(names[0]), str(names[1])), bool(domain.get("remark", True)),
-                   str(run))  # fmt: skip
+        return cls(
+            _mean(proposer),
+            tuple(responder),
+            (str(names[0]), str(names[1])),
+            bool(domain.get("remark", True)),
+            str(run),
+        )

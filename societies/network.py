@@ -119,9 +119,7 @@ def build_network(size: int, spec: Network, rng: np.random.Generator) -> Interac
     return InteractionNetwork(size, NETWORKS.get(spec.kind)(size, spec, rng))
 
 
-def match(
-    network: InteractionNetwork, matching: Matching, count: int | None, rng: np.random.Generator
-) -> list[Pair]:
+def match(network: InteractionNetwork, matching: Matching, count: int | None, rng: np.random.Generator) -> list[Pair]:
     """Draw the pairs of one epoch along the network's edges.
 
     Args:

@@ -56,7 +56,5 @@ def build_population(society: Society, rng: np.random.Generator) -> list[UserPro
     norms = [resolve_norm(share.norm, share.text) for share in society.norms]
     manners = [resolve_manner(share.manner, share.text) for share in society.manners]
     norm_of = _assign(norms, largest_remainder_counts([s.proportion for s in society.norms], society.size), rng)
-    manner_of = _assign(
-        manners, largest_remainder_counts([s.proportion for s in society.manners], society.size), rng
-    )
+    manner_of = _assign(manners, largest_remainder_counts([s.proportion for s in society.manners], society.size), rng)
     return [UserProfile(agent_id=i, norm=norm_of[i], manner=manner_of[i]) for i in range(society.size)]

@@ -134,8 +134,12 @@ def scripted_meta(messages: list[Any], kwargs: dict[str, Any]) -> str:
 def scai_models(latency_s: float = 0.0) -> dict[str, ScriptedChatModel]:
     """Scripted user, assistant and meta models (tests and benchmarks only)."""
     assistant = scripted(
-        [(r"explain what a principle means", scripted_reading), (r"reason for your proposal", "Because my principle says so."),
-         (r"You are the proposer", scripted_assistant_propose), (r"You are the responder", "yes")],  # fmt: skip
+        [
+            (r"explain what a principle means", scripted_reading),
+            (r"reason for your proposal", "Because my principle says so."),
+            (r"You are the proposer", scripted_assistant_propose),
+            (r"You are the responder", "yes"),
+        ],
         latency_s=latency_s,
     )
     meta = scripted([(r"extract a principle", scripted_meta)], latency_s=latency_s)

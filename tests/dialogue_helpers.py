@@ -43,8 +43,12 @@ class SpokenKuhn:
 
 
 def kuhn_game(seeds: tuple[int, ...] = (11,)) -> DialogueGame:
-    setups = tuple(Setup(("A", "B"), ({"Card": CARDS[a]}, {"Card": CARDS[b]}), data={"cards": (a, b)})
-                   for a in range(3) for b in range(3) if a != b)  # fmt: skip
+    setups = tuple(
+        Setup(("A", "B"), ({"Card": CARDS[a]}, {"Card": CARDS[b]}), data={"cards": (a, b)})
+        for a in range(3)
+        for b in range(3)
+        if a != b
+    )
     return DialogueGame(SpokenKuhn(), setups, (KUHN_INSTRUCTIONS, KUHN_INSTRUCTIONS), 3, seeds)
 
 
@@ -82,8 +86,14 @@ def ultimatum_model(
     def classify(messages: list[Any], kw: dict[str, Any]) -> str:
         return re.search(r"\((\w+)\)", str(messages[-1].content)).group(1)  # type: ignore[union-attr]
 
-    return scripted([(r"Which one does the message follow", classify), (r"Propose your split", propose),
-                     (r"Do you accept", respond)], latency_s=latency_s)  # fmt: skip
+    return scripted(
+        [
+            (r"Which one does the message follow", classify),
+            (r"Propose your split", propose),
+            (r"Do you accept", respond),
+        ],
+        latency_s=latency_s,
+    )
 
 
 ULTIMATUM = {

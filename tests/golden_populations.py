@@ -62,8 +62,8 @@ def small(name: str) -> Any:
 
 def models_for(scenario: Any) -> dict[str, Any]:
     """The tests' scripted players of the scenario's game (their answers are never simulation results)."""
-    from tests.test_population_commons import Fisher
     from sandbox.llm.scripted import scripted
+    from tests.test_population_commons import Fisher
     from tests.test_population_matrix_llm import Members
     from tests.test_population_naming import Copier
     from tests.test_population_ultimatum import Players
@@ -76,8 +76,13 @@ def models_for(scenario: Any) -> dict[str, Any]:
         from tests.conftest import scripted_reading
 
         players = Players()
-        model = scripted([(r"explain what a principle means", scripted_reading),
-                          (r"reason for your proposal", "Because my principle says so."), (r".", players)])
+        model = scripted(
+            [
+                (r"explain what a principle means", scripted_reading),
+                (r"reason for your proposal", "Because my principle says so."),
+                (r".", players),
+            ]
+        )
         return {"user": model, "assistant": model, "meta": model}
     if kind == "donor":
         return {"user": scripted([(r".", _donor)]), "judge": scripted([(r"moves follow its strategy", _judge)])}
@@ -123,7 +128,7 @@ def run_small(name: str, out: Path) -> dict[str, str]:
 def society_tables(out: Path) -> dict[str, str]:
     """The default society, small, on SCAI's scripted models."""
     from sandbox.api import run
-    from tests.conftest import scai_scenario, scai_models
+    from tests.conftest import scai_models, scai_scenario
 
     path = run(scai_scenario(), out=out, models=scai_models())
     return tables(Path(path.path))

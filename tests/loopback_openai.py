@@ -44,7 +44,7 @@ def _handler(state: LoopbackOpenAI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with state.lock:
                 state.requests.append(body)
@@ -69,12 +69,20 @@ def _handler(state: LoopbackOpenAI) -> type[BaseHTTPRequestHandler]:
                         "object": "chat.completion",
                         "created": 0,
                         "model": body.get("model", "test"),
-                        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None if logprobs is None
-                                     else {"content": logprobs, "refusal": None},
-                                     "message": {"role": "assistant", "content": text}}],
-                        "usage": {"prompt_tokens": 11, "completion_tokens": len(text.split()),
-                                  "total_tokens": 11 + len(text.split())},
-                    },  # fmt: skip
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "logprobs": None if logprobs is None else {"content": logprobs, "refusal": None},
+                                "message": {"role": "assistant", "content": text},
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": 11,
+                            "completion_tokens": len(text.split()),
+                            "total_tokens": 11 + len(text.split()),
+                        },
+                    },
                 )
             finally:
                 with state.lock:
@@ -84,8 +92,9 @@ def _handler(state: LoopbackOpenAI) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def loopback_openai(answer: Callable[[dict[str, Any]], Any], latency_s: float = 0.0,
-                    fail_every: int = 0) -> Iterator[LoopbackOpenAI]:  # fmt: skip
+def loopback_openai(
+    answer: Callable[[dict[str, Any]], Any], latency_s: float = 0.0, fail_every: int = 0
+) -> Iterator[LoopbackOpenAI]:
     """Start the server on 127.0.0.1 (a free port); stop it on exit."""
     state = LoopbackOpenAI(answer, latency_s, fail_every)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))

@@ -20,18 +20,27 @@ def episode(run: int, proposer: str, responder: str, responder_part: int, decisi
     amount = 10
     accepted = decision == "accept"
     return {
-        "run": run, "epoch": 0, "proposer": proposer, "responder": responder, "amount": amount,
-        "proposal_legal": True, "offered_share": responder_part / amount, "decision": decision,
-        "proposer_payoff": (amount - responder_part) if accepted else 0, "responder_payoff": responder_part if accepted else 0,
-    }  # fmt: skip
+        "run": run,
+        "epoch": 0,
+        "proposer": proposer,
+        "responder": responder,
+        "amount": amount,
+        "proposal_legal": True,
+        "offered_share": responder_part / amount,
+        "decision": decision,
+        "proposer_payoff": (amount - responder_part) if accepted else 0,
+        "responder_payoff": responder_part if accepted else 0,
+    }
 
 
-EPISODES = pd.DataFrame([
-    episode(0, "user-0", "user-1", 2, "accept"),      # users offer 20%
-    episode(0, "assistant", "user-2", 4, "reject"),   # the assistant offers 40%, rejected
-    episode(1, "user-3", "user-4", 3, "accept"),      # users offer 30%
-    episode(1, "assistant", "user-5", 5, "accept"),   # the assistant offers 50%
-])  # fmt: skip
+EPISODES = pd.DataFrame(
+    [
+        episode(0, "user-0", "user-1", 2, "accept"),  # users offer 20%
+        episode(0, "assistant", "user-2", 4, "reject"),  # the assistant offers 40%, rejected
+        episode(1, "user-3", "user-4", 3, "accept"),  # users offer 30%
+        episode(1, "assistant", "user-5", 5, "accept"),  # the assistant offers 50%
+    ]
+)
 
 
 def test_group_metrics_per_run_and_epoch() -> None:
@@ -57,7 +66,11 @@ def test_confidence_intervals_across_runs() -> None:
     assert users["ci_low"] == 0.0  # clipped: a share is never negative
     assert users["ci_high"] == pytest.approx(0.25 + 12.7062 * math.sqrt(0.005) / math.sqrt(2), abs=1e-3)
     gap = summary.loc[("gap", "offered_share")]
-    assert gap["mean"] == pytest.approx(0.2) and gap["ci_low"] == pytest.approx(0.2) and gap["ci_high"] == pytest.approx(0.2)
+    assert (
+        gap["mean"] == pytest.approx(0.2)
+        and gap["ci_low"] == pytest.approx(0.2)
+        and gap["ci_high"] == pytest.approx(0.2)
+    )
 
 
 def test_final_policy_bins_against_the_population() -> None:

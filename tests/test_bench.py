@@ -52,7 +52,9 @@ def test_bench_embedded_plays_a_society_both_ways(tmp_path: Path) -> None:
     # one norm: the tuned run's later calls reuse the first call's system prompt and few-shot turns
     assert figures["tuned"]["reused_tokens"] > figures["tuned"]["prompt_tokens"] / 2
     # both settings made the same 4 calls (by call id), whose answers are compared
-    assert figures["compared_calls"] == 4 and 0 <= figures["same_answers"] <= 4 and set(figures["tokens_per_s"]) == {1, 2}
+    assert (
+        figures["compared_calls"] == 4 and 0 <= figures["same_answers"] <= 4 and set(figures["tokens_per_s"]) == {1, 2}
+    )
 
 
 def test_bench_dialogue_expands_a_level_at_a_time() -> None:

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from sandbox import RunResult
 from sandbox.cli import app
-from sandbox.scai.dry_run import dry_run
 from sandbox.llm.budget import Budget, BudgetExhaustedError, Ledger, Price, Spent, refused, spent_in_transcript
-from sandbox.runner import arun, aresume
+from sandbox.runner import aresume, arun
+from sandbox.scai.dry_run import dry_run
 from tests.conftest import small_scenario, ultimatum_model
 
 runner = CliRunner()
@@ -37,11 +37,20 @@ def test_a_ledger_refuses_at_each_cap() -> None:
         tokens.reserve()
     price = Price(input=2.0, output=8.0)
     assert price.cost(1_000_000, 500_000) == pytest.approx(6.0)
-    spent = spent_in_transcript([{"role": "user", "cache_hit": False, "input_tokens": 10, "output_tokens": 5},
-                                 {"role": "user", "cache_hit": True, "input_tokens": 10, "output_tokens": 5},
-                                 {"role": "user", "cache_hit": False, "input_tokens": 0, "output_tokens": 0,
-                                  "error": "BudgetExhaustedError: the run budget's calls cap 1 reached"}],
-                                {"user": price})  # fmt: skip
+    spent = spent_in_transcript(
+        [
+            {"role": "user", "cache_hit": False, "input_tokens": 10, "output_tokens": 5},
+            {"role": "user", "cache_hit": True, "input_tokens": 10, "output_tokens": 5},
+            {
+                "role": "user",
+                "cache_hit": False,
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "error": "BudgetExhaustedError: the run budget's calls cap 1 reached",
+            },
+        ],
+        {"user": price},
+    )
     assert (spent.calls, spent.tokens, spent.usd) == (1, 15, pytest.approx(60e-6))
 
 
@@ -62,8 +71,10 @@ except BudgetExhaustedError:
 
 def test_a_sweep_ledger_is_exact_across_processes(tmp_path: Path) -> None:
     path = tmp_path / "budget.json"
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER, str(path), "60"], stdout=subprocess.PIPE, text=True)
-               for _ in range(3)]  # fmt: skip
+    workers = [
+        subprocess.Popen([sys.executable, "-c", WORKER, str(path), "60"], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
     made = [int(w.communicate()[0]) for w in workers]
     assert sum(made) == 60  # never more calls than the cap, however the workers interleave
     assert json.loads(path.read_text()) == {"calls": 60, "tokens": 180, "usd": 0.0}
@@ -92,8 +103,9 @@ def test_a_call_cap_stops_the_run_and_a_higher_cap_finishes_it_with_the_same_res
 
 def test_a_token_cap_and_a_dollar_cap_stop_a_run(tmp_path: Path) -> None:
     for budget, words in ((Budget(tokens=500), "tokens cap"), (Budget(usd=0.001), "usd cap")):
-        scenario = small_scenario(budget=budget.model_dump(), models={"user": {"spec": "embedded",
-                                                                                "price": {"input": 2.0, "output": 8.0}}})
+        scenario = small_scenario(
+            budget=budget.model_dump(), models={"user": {"spec": "embedded", "price": {"input": 2.0, "output": 8.0}}}
+        )
         with pytest.raises(BudgetExhaustedError, match=words):
             asyncio.run(arun(scenario, out=tmp_path / words.split()[0], models={"user": ultimatum_model()}))
 
@@ -122,8 +134,16 @@ def test_the_dry_run_counts_the_calls_of_a_run_whose_answers_are_all_legal(tmp_p
     assert table.loc["user", "calls"] == real.summary["llm_usage"]["user"]["calls"]
     assert table.loc["user", "prompt_tokens"] > 0
     assert table.loc["user", "max_answer_tokens"] == (table.loc["user", "calls"] - table.loc["user", "cache_hits"]) * 96
-    result = runner.invoke(app, ["run", "--dry-run", str(Path(__file__).parents[1] / "scenarios" / "default.yaml"),
-                                 "--out", str(tmp_path / "never")])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--dry-run",
+            str(Path(__file__).parents[1] / "scenarios" / "default.yaml"),
+            "--out",
+            str(tmp_path / "never"),
+        ],
+    )
     assert result.exit_code == 0 and "no model called" in result.output and not (tmp_path / "never").exists()
 
 
@@ -140,8 +160,10 @@ def test_a_labeling_run_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: 
     assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "stopped"
     result = runner.invoke(app, ["resume", str(tmp_path / "cut"), "--max-calls", "1000", "--device", "cpu"])
     assert result.exit_code == 2 and "--device: not an option for" in result.output and "a label run" in result.output
-    assert "budget" not in yaml.safe_load((tmp_path / "cut" / "scenario.yaml").read_text()) or yaml.safe_load(
-        (tmp_path / "cut" / "scenario.yaml").read_text())["budget"]["calls"] == 5  # options are checked first
+    assert (
+        "budget" not in yaml.safe_load((tmp_path / "cut" / "scenario.yaml").read_text())
+        or yaml.safe_load((tmp_path / "cut" / "scenario.yaml").read_text())["budget"]["calls"] == 5
+    )  # options are checked first
     from sandbox.run_budget import set_budget
 
     set_budget(tmp_path / "cut", Budget(calls=1000))
@@ -158,7 +180,9 @@ def test_a_solve_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: Path) -
     model = dialogue_model()
     whole = solve_scenario(dialogue_scenario(), tmp_path / "whole", models={"players": model, "judge": model})
     with pytest.raises(BudgetExhaustedError, match="calls cap 4"):
-        solve_scenario(dialogue_scenario(budget={"calls": 4}), tmp_path / "cut", models={"players": model, "judge": model})
+        solve_scenario(
+            dialogue_scenario(budget={"calls": 4}), tmp_path / "cut", models={"players": model, "judge": model}
+        )
     assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "stopped"
     set_budget(tmp_path / "cut", Budget(calls=1000))
     model = dialogue_model()

@@ -26,25 +26,45 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def society(**changes: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "name": "chain-society", "seed": 5, "runs": 2, "epochs": 2, "concurrency": 8,
+        "name": "chain-society",
+        "seed": 5,
+        "runs": 2,
+        "epochs": 2,
+        "concurrency": 8,
         "society": {"size": 8, "norms": [{"norm": "selfish", "proportion": 1.0}]},
         "game": {"kind": "ultimatum", "amount": {"min": 10, "max": 20}},
-        "assistant": {"initial_policy": "Put others first and give them nearly all.",
-                      "interactions": {"user_user": 4, "assistant_proposer": 1, "assistant_responder": 1}},
-    }  # fmt: skip
+        "assistant": {
+            "initial_policy": "Put others first and give them nearly all.",
+            "interactions": {"user_user": 4, "assistant_proposer": 1, "assistant_responder": 1},
+        },
+    }
     data.update(changes)
     return data
 
 
 def chain_data(**block: Any) -> dict[str, Any]:
-    return {"name": "chain-test", "seed": 1, "chain": {
-        "society": society(), "models": {"student": "tiny", "judge": "embedded"},
-        "distill": {"form": "share", "amounts": {"min": 10, "max": 20}, "currencies": ["dollars"]},
-        "training": {"episodes": 4, "parallel": 2, "rounds": 2, "checkpoint_every": 2,
-                     "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1}},
-        "seeds": 2, "evaluation": {"epochs": 1, "interactions": {"user_user": 0, "assistant_proposer": 2,
-                                                                  "assistant_responder": 2}},
-        **block}}  # fmt: skip
+    return {
+        "name": "chain-test",
+        "seed": 1,
+        "chain": {
+            "society": society(),
+            "models": {"student": "tiny", "judge": "embedded"},
+            "distill": {"form": "share", "amounts": {"min": 10, "max": 20}, "currencies": ["dollars"]},
+            "training": {
+                "episodes": 4,
+                "parallel": 2,
+                "rounds": 2,
+                "checkpoint_every": 2,
+                "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
+            },
+            "seeds": 2,
+            "evaluation": {
+                "epochs": 1,
+                "interactions": {"user_user": 0, "assistant_proposer": 2, "assistant_responder": 2},
+            },
+            **block,
+        },
+    }
 
 
 def chain(**block: Any) -> Any:
@@ -66,7 +86,9 @@ def test_the_share_form_offers_tenths_of_the_amount_rounded_half_up() -> None:
         assert env.parse(garbage, game) is None  # an illegal move, recorded as such
     responder = UltimatumEnvironment(amounts=(20,), responder_share=1.0, form="share")
     state = responder.new_game(np.random.default_rng(0)).state
-    assert state.offer is not None and "tenths accept ?" in responder.prompt(responder.new_game(np.random.default_rng(0)), np.random.default_rng(0))
+    assert state.offer is not None and "tenths accept ?" in responder.prompt(
+        responder.new_game(np.random.default_rng(0)), np.random.default_rng(0)
+    )
     assert parse_student("yes", state, "share") == "accept" and parse_student("7", state, "share") is None
 
 
@@ -81,8 +103,13 @@ def test_stages_that_disagree_exit_2_naming_the_field_before_any_model_is_loaded
     fixed["chain"]["society"]["assistant"]["revise"] = False
     matrix = chain_data()
     matrix["chain"]["society"]["game"] = {"kind": "matrix"}
-    cases = [(no_assistant, "society.assistant"), (wide, "distill.amounts.max"), (sentence, "distill.form"),
-             (fixed, "society.assistant"), (matrix, "society.game")]  # fmt: skip
+    cases = [
+        (no_assistant, "society.assistant"),
+        (wide, "distill.amounts.max"),
+        (sentence, "distill.form"),
+        (fixed, "society.assistant"),
+        (matrix, "society.game"),
+    ]
     for data, field in cases:
         path = tmp_path / "bad.yaml"
         path.write_text(yaml.safe_dump(data))
@@ -113,8 +140,12 @@ def test_the_chain_runs_each_stage_as_a_run_of_its_kind_and_compares_the_subject
     assert kind_of_dir(path).name == "chain" and kind_of_dir(path / "society").name == "society"
     assert kind_of_dir(path / "judge").name == "judge"
     assert [kind_of_dir(path / d).name for d in manifest["stages"]["distill"]["dirs"]] == ["distill", "distill"]
-    assert manifest["stages"]["evaluate"]["dirs"] == ["evaluate/assistant", "evaluate/student-seed-1",
-                                                      "evaluate/student-seed-2", "evaluate/base"]  # fmt: skip
+    assert manifest["stages"]["evaluate"]["dirs"] == [
+        "evaluate/assistant",
+        "evaluate/student-seed-1",
+        "evaluate/student-seed-2",
+        "evaluate/base",
+    ]
     # the judge's calls are distinct moves (the act judge: its 4 proposals under the policy, each read first as the
     # society's assistant reads it: 1 + 6 calls reach the model, the other samples come from the cache at temperature
     # 0), and none in training
@@ -180,7 +211,9 @@ def test_the_same_command_goes_on_where_a_killed_chain_stopped(tmp_path: Path) -
     assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "interrupted"
     assert (tmp_path / "cut" / "judge" / "summary.json").is_file() and not (tmp_path / "cut" / "evaluate").exists()
     run_chain(chain(), tmp_path / "cut", models=models())  # the same command, no --from
-    pd.testing.assert_frame_equal(pd.read_csv(whole / "comparison.csv"), pd.read_csv(tmp_path / "cut" / "comparison.csv"))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(whole / "comparison.csv"), pd.read_csv(tmp_path / "cut" / "comparison.csv")
+    )
     assert json.loads((tmp_path / "cut" / "run.json").read_text())["status"] == "complete"
 
 
@@ -192,8 +225,10 @@ def test_settings_the_stages_cannot_play_are_refused_when_the_file_is_read() -> 
     with pytest.raises(ScenarioError, match="distill.held_out"):
         chain(distill={"form": "share", "amounts": {"min": 10, "max": 11}, "held_out": 0.9})
     no_norm = chain_data(distill={"form": "share", "reward": "truth"})
-    no_norm["chain"]["society"]["society"]["norms"] = [{"norm": "selfish", "proportion": 0.5},
-                                                       {"norm": "fair", "proportion": 0.5}]  # fmt: skip
+    no_norm["chain"]["society"]["society"]["norms"] = [
+        {"norm": "selfish", "proportion": 0.5},
+        {"norm": "fair", "proportion": 0.5},
+    ]
     with pytest.raises(ScenarioError, match="distill.truth"):
         parse_kind("chain", no_norm)
 
@@ -214,8 +249,10 @@ def test_one_budget_counts_every_stage_and_a_resume_raises_it(tmp_path: Path) ->
     whole = run_chain(chain(budget={"calls": 100_000}), tmp_path / "whole", models=models())
     spent = json.loads((whole / "budget.json").read_text())["calls"]
     stages = [whole / "society", whole / "judge", *(whole / "evaluate").iterdir()]
-    reached = [sum(1 for line in (stage / "transcripts.jsonl").open() if not json.loads(line).get("cache_hit"))
-               for stage in stages]  # fmt: skip
+    reached = [
+        sum(1 for line in (stage / "transcripts.jsonl").open() if not json.loads(line).get("cache_hit"))
+        for stage in stages
+    ]
     assert spent == sum(reached) and all(reached)
 
 
@@ -226,8 +263,11 @@ def test_a_society_with_guided_members_keeps_its_paths_and_its_solve(tmp_path: P
     (tmp_path / "societies").mkdir()
     (tmp_path / "societies" / "game.yaml").write_text(yaml.safe_dump(ULTIMATUM))
     guided = {"count": 2, "solve": "game.yaml"}  # relative to the society's file, not the chain's
-    (tmp_path / "societies" / "society.yaml").write_text(yaml.safe_dump(society(
-        society={"size": 8, "norms": [{"norm": "selfish", "proportion": 1.0}], "guided": guided})))  # fmt: skip
+    (tmp_path / "societies" / "society.yaml").write_text(
+        yaml.safe_dump(
+            society(society={"size": 8, "norms": [{"norm": "selfish", "proportion": 1.0}], "guided": guided})
+        )
+    )
     data = chain_data()
     data["chain"]["society"] = "societies/society.yaml"
     (tmp_path / "chain.yaml").write_text(yaml.safe_dump(data))

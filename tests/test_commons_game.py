@@ -8,7 +8,7 @@ import pytest
 from sandbox.games.commons import CommonsRules, allocate, figures, parse_harvest, play, sustainable_catch
 
 
-def constant(catch: int):  # noqa: ANN202
+def constant(catch: int):
     return lambda month, agent, stock: catch
 
 

@@ -134,10 +134,21 @@ def _distill_models() -> dict[str, Any]:
 
 
 def _judge(tmp: Path) -> Any:
-    return parse_kind("judge", {"name": "judge", "seed": 2, "concurrency": 2, "models": {"judge": "embedded"},
-                                "distill": {"source": {"text": "Give the other player everything."},
-                                            "truth": "altruistic", "scoring": "binary"},
-                                "label": {"roles": ["proposer", "responder"]}})  # fmt: skip
+    return parse_kind(
+        "judge",
+        {
+            "name": "judge",
+            "seed": 2,
+            "concurrency": 2,
+            "models": {"judge": "embedded"},
+            "distill": {
+                "source": {"text": "Give the other player everything."},
+                "truth": "altruistic",
+                "scoring": "binary",
+            },
+            "label": {"roles": ["proposer", "responder"]},
+        },
+    )
 
 
 def _judge_models() -> dict[str, Any]:
@@ -166,8 +177,15 @@ def _chain_models() -> dict[str, Any]:
 
 def _sweep(tmp: Path) -> Any:
     """A sweep of toy runs (its spawned workers find the toy kind through SANDBOX_KINDS)."""
-    data = {"name": "toy-sweep", "sweep": {"base": {"name": "t", "seed": 1, "toy": {"steps": 3}},
-                                           "grid": {"toy.steps": [2, 3]}, "seeds": 2, "workers": 1}}  # fmt: skip
+    data = {
+        "name": "toy-sweep",
+        "sweep": {
+            "base": {"name": "t", "seed": 1, "toy": {"steps": 3}},
+            "grid": {"toy.steps": [2, 3]},
+            "seeds": 2,
+            "workers": 1,
+        },
+    }
     return parse_kind("sweep", data)
 
 
@@ -182,17 +200,21 @@ def _toy(tmp: Path) -> Any:
 
 
 CASES: dict[str, Case] = {
-    "society": Case(_society, _society_hooks, ["episodes.csv", "metrics.csv", "epochs.csv", "policies.jsonl"],
-                    _society_models),
+    "society": Case(
+        _society, _society_hooks, ["episodes.csv", "metrics.csv", "epochs.csv", "policies.jsonl"], _society_models
+    ),
     "training": Case(_training, _train_hooks, ["metrics.csv"]),
     "proxy": Case(_proxy, _proxy_hooks, ["labels.csv", "accuracy.csv"], _proxy_models),
     "dialogue": Case(_dialogue, _dialogue_hooks, ["dialogues.csv", "policy.csv"], _dialogue_models),
     "distill": Case(_distill, _train_hooks, ["metrics.csv", "judge_table.csv", "evaluation.csv"], _distill_models),
     "judge": Case(_judge, lambda tick: tick, ["judge_table.csv"], _judge_models),
-    "chain": Case(_chain, _chain_hooks, ["comparison.csv", "judge/judge_table.csv", "society/episodes.csv",
-                                         "evaluate/base/episodes.csv"], _chain_models),
-    "population": Case(_population, lambda tick: lambda _: tick(), ["population.csv", "generations.csv",
-                                                                      "edges.csv"]),
+    "chain": Case(
+        _chain,
+        _chain_hooks,
+        ["comparison.csv", "judge/judge_table.csv", "society/episodes.csv", "evaluate/base/episodes.csv"],
+        _chain_models,
+    ),
+    "population": Case(_population, lambda tick: lambda _: tick(), ["population.csv", "generations.csv", "edges.csv"]),
     "sweep": Case(_sweep, lambda tick: (None, lambda _: tick()), ["sweep.csv", "runs.csv"]),
     "toy": Case(_toy, lambda tick: lambda _: tick(), ["steps.csv"]),
 }
@@ -250,7 +272,9 @@ def test_the_dry_run_prints_an_estimate_and_writes_nothing(name: str, tmp_path: 
 
 
 @pytest.mark.parametrize("name", _names())
-def test_a_run_through_the_python_api_interrupted_at_a_random_point_resumes_to_identical_tables(name: str, tmp_path: Path) -> None:
+def test_a_run_through_the_python_api_interrupted_at_a_random_point_resumes_to_identical_tables(
+    name: str, tmp_path: Path
+) -> None:
     kind, case = kinds.get(name), CASES.get(name)
     assert case is not None, f"the {name} kind has no conformance case in tests/test_conformance.py"
     steps = 0
@@ -261,7 +285,7 @@ def test_a_run_through_the_python_api_interrupted_at_a_random_point_resumes_to_i
 
     result = sandbox.run(case.scenario(tmp_path), out=tmp_path / "whole", models=case.models(), hooks=case.hooks(count))
     whole = result.path
-    assert result.kind.name == name and summary_problems(result.summary) == [] and result.summary["kind"] == name
+    assert result.kind == name and result.run_kind.name == name and summary_problems(result.summary) == [] and result.summary["kind"] == name
     assert set(case.tables) <= {kind.tables[t] for t in result.tables()}, f"{name}: RunResult misses a table"
     assert steps >= 2, f"{name}: too few steps of progress ({steps}) to interrupt between"
     stop_at = random.Random(name).randint(1, steps - 1)  # reproducible: the same point on every machine
@@ -279,8 +303,11 @@ def test_a_run_through_the_python_api_interrupted_at_a_random_point_resumes_to_i
     assert not (tmp_path / "cut" / "summary.json").exists(), f"{name}: interrupted at step {stop_at} yet finished"
     resumed = sandbox.resume(tmp_path / "cut", models=case.models())
     for table in case.tables:
-        pd.testing.assert_frame_equal(_table(whole / table, case.timing), _table(resumed.path / table, case.timing),
-                                      obj=f"{name}: {table} after an interruption at step {stop_at}")  # fmt: skip
+        pd.testing.assert_frame_equal(
+            _table(whole / table, case.timing),
+            _table(resumed.path / table, case.timing),
+            obj=f"{name}: {table} after an interruption at step {stop_at}",
+        )
     assert summary_problems(resumed.summary) == [] and type(resumed) is type(result)
     loaded = sandbox.RunResult.load(tmp_path / "cut")
     assert loaded.summary == resumed.summary and loaded.tables() == result.tables()
@@ -294,8 +321,12 @@ def _bad_inputs(example: Path, tmp: Path) -> list[tuple[Path, str]]:
     wrong.write_text(yaml.safe_dump({**data, "name": ["not", "a", "name"]}))
     binary = tmp / "binary.yaml"
     binary.write_bytes(b"name: \xff\xfe\n")
-    return [(unknown, "no_such_field: unknown field"), (wrong, "name:"), (binary, "not UTF-8"),
-            (tmp / "missing.yaml", "cannot read the file")]  # fmt: skip
+    return [
+        (unknown, "no_such_field: unknown field"),
+        (wrong, "name:"),
+        (binary, "not UTF-8"),
+        (tmp / "missing.yaml", "cannot read the file"),
+    ]
 
 
 @pytest.mark.parametrize("name", _names())

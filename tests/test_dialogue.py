@@ -16,10 +16,10 @@ from sandbox.cli import app
 from sandbox.dialogue import StackModels, expand, solve
 from sandbox.dialogue.run import build_game, resume_solve, solve_scenario
 from sandbox.dialogue.solve import infostates
+from sandbox.llm import scripted
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import ModelStack
 from sandbox.scenario_file import parse_kind
-from sandbox.llm import scripted
 from tests.dialogue_helpers import ULTIMATUM, chat_game, kuhn_game, kuhn_model, ultimatum_model
 
 runner = CliRunner()
@@ -88,7 +88,9 @@ def test_a_second_expansion_makes_no_backend_calls(tmp_path: Path) -> None:
     calls = model.calls
     assert calls == tree.calls["messages"] > 0
     again = ModelStack(cache=ResponseCache(tmp_path / "cache.sqlite"), sinks=[], concurrency=4)
-    second = asyncio.run(expand(build_game(dialogue_scenario()), StackModels(again.for_role("players", "", {}, given=model))))
+    second = asyncio.run(
+        expand(build_game(dialogue_scenario()), StackModels(again.for_role("players", "", {}, given=model)))
+    )
     assert model.calls == calls
     assert [n.dialogue for n in second.nodes] == [n.dialogue for n in tree.nodes]
 
@@ -158,7 +160,9 @@ def test_the_responder_is_read_by_its_leading_yes_or_no() -> None:
 
 
 def test_an_illegal_proposal_is_a_recorded_terminal(tmp_path: Path) -> None:
-    model = scripted([(r"Propose your split", "I want it all, give me everything."), (r"Which one does the message", "greedy")])
+    model = scripted(
+        [(r"Propose your split", "I want it all, give me everything."), (r"Which one does the message", "greedy")]
+    )
     path = solve_scenario(dialogue_scenario(), tmp_path / "run", models={"players": model, "judge": model})
     dialogues = pd.read_csv(path / "dialogues.csv")
     assert len(dialogues) == 3 * 2 and dialogues["illegal"].str.startswith("proposal:").all()
@@ -199,18 +203,44 @@ def test_a_killed_solve_resumes_to_the_same_result(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        ({"dialogue": {**ULTIMATUM["dialogue"], "instructions": [["generous", "greedy"], ["tough", "any"]]}},
-         "dialogue.instructions"),
-        ({"dialogue": {**ULTIMATUM["dialogue"], "players": ["A", "B", "C"],
-                       "instructions": [["any"], ["any"], ["any"]]}}, "players"),
+        (
+            {"dialogue": {**ULTIMATUM["dialogue"], "instructions": [["generous", "greedy"], ["tough", "any"]]}},
+            "dialogue.instructions",
+        ),
+        (
+            {
+                "dialogue": {
+                    **ULTIMATUM["dialogue"],
+                    "players": ["A", "B", "C"],
+                    "instructions": [["any"], ["any"], ["any"]],
+                }
+            },
+            "players",
+        ),
         ({"dialogue": {**ULTIMATUM["dialogue"], "seeds_per_message": 16, "scenarios": 100}}, "max_tree_messages"),
         ({"dialogue": {**ULTIMATUM["dialogue"], "tone": "calm"}}, "dialogue.tone"),
         ({"dialogue": {**ULTIMATUM["dialogue"], "domain": {"kind": "chess"}}}, "dialogue.domain"),
         ({"solver": {"algorithm": "mccfr"}}, "solver.algorithm"),
-        ({"dialogue": {**ULTIMATUM["dialogue"], "domain": {"kind": "meeting", "available": [5, 3]},
-                       "instructions": [["Monday", "any"], ["Monday", "any"]]}}, "dialogue.domain.available"),
-        ({"dialogue": {**ULTIMATUM["dialogue"], "domain": {"kind": "meeting"},
-                       "instructions": [["Funday", "any"], ["Monday", "any"]]}}, "dialogue.instructions"),
+        (
+            {
+                "dialogue": {
+                    **ULTIMATUM["dialogue"],
+                    "domain": {"kind": "meeting", "available": [5, 3]},
+                    "instructions": [["Monday", "any"], ["Monday", "any"]],
+                }
+            },
+            "dialogue.domain.available",
+        ),
+        (
+            {
+                "dialogue": {
+                    **ULTIMATUM["dialogue"],
+                    "domain": {"kind": "meeting"},
+                    "instructions": [["Funday", "any"], ["Monday", "any"]],
+                }
+            },
+            "dialogue.instructions",
+        ),
     ],
 )
 def test_bad_dialogue_scenarios_exit_2_naming_the_field(tmp_path: Path, change: dict[str, Any], field: str) -> None:
@@ -284,7 +314,14 @@ def test_instruction_following_reads_the_classifier_whatever_its_case() -> None:
 
     game = dataclasses.replace(chat_game(), instructions=(("Calm", "Angry", "any"), ("calm", "any")))
     tree = asyncio.run(expand(game, StackModels(scripted([(r"Say something", lambda m, k: str(m[-1].content))]))))
-    judge = scripted([(r"Which one does the message follow", lambda m, k: "calm" if "Style: Calm" in str(m[-1].content) else "angry")])
+    judge = scripted(
+        [
+            (
+                r"Which one does the message follow",
+                lambda m, k: "calm" if "Style: Calm" in str(m[-1].content) else "angry",
+            )
+        ]
+    )
     results = asyncio.run(classify(tree, judge))
     assert results and {r.judged for r in results} == {"Calm", "Angry"}
     assert all(r.follows for r in results)
@@ -298,7 +335,9 @@ def test_the_llm_judge_can_end_a_dialogue() -> None:
 
     game = dataclasses.replace(chat_game(), termination="judge")
     speaker = scripted([(r"Say something", lambda m, k: "farewell" if "angry" in str(m[-1].content) else "hello")])
-    judge = scripted([(r"Has this conversation come to an end", lambda m, k: "yes" if "farewell" in str(m[-1].content) else "no")])
+    judge = scripted(
+        [(r"Has this conversation come to an end", lambda m, k: "yes" if "farewell" in str(m[-1].content) else "no")]
+    )
     tree = asyncio.run(expand(game, StackModels(speaker, judge)))
     lengths = sorted({len(n.dialogue) for n in tree.terminals()})
     assert lengths[0] == 1  # "angry" says farewell at once and the judge ends it

@@ -61,7 +61,8 @@ def test_agreement_rises_with_length_and_pays_the_private_values(tmp_path: Path)
     from sandbox.seeding import Branch, generator
 
     _, setups = MeetingConfig(**scenario.dialogue.domain.model_dump()).build(
-        scenario.dialogue.players, 4, generator(scenario.seed, Branch.DIALOGUE, 10))
+        scenario.dialogue.players, 4, generator(scenario.seed, Branch.DIALOGUE, 10)
+    )
     for _, row in agreed.iterrows():
         values = setups[row["dialogue"]].data["values"]
         assert (row["payoff_0"], row["payoff_1"]) == (values[0].get("Friday", 0), values[1].get("Friday", 0))
@@ -85,8 +86,13 @@ def test_an_interrupted_measurement_resumes_to_the_same_tables(tmp_path: Path) -
         return judge(messages, kwargs)
 
     with pytest.raises(Interrupt):
-        measure_agreement(scenario, tmp_path / "cut", lengths=(1, 2), dialogues=3,
-                          models={"players": models()["players"], "judge": scripted([(r".", failing)])})  # fmt: skip
+        measure_agreement(
+            scenario,
+            tmp_path / "cut",
+            lengths=(1, 2),
+            dialogues=3,
+            models={"players": models()["players"], "judge": scripted([(r".", failing)])},
+        )
     assert not (tmp_path / "cut" / TABLE).exists()
     resume_agreement(tmp_path / "cut", models=models())
     for name in (AGREEMENT, TABLE):
@@ -96,22 +102,25 @@ def test_an_interrupted_measurement_resumes_to_the_same_tables(tmp_path: Path) -
 def test_agreement_read_by_the_players_own_selection_beside_the_judge(tmp_path: Path) -> None:
     """`--mode outcome,selection`: each player says what was agreed; once Friday "works for" one of them both say
     Friday, before that Alice says Friday and Bob none, which is no agreement."""
+
     def select(messages: list[Any], kwargs: dict[str, Any]) -> str:
         text = "\n".join(str(m.content) for m in messages)
         return "Friday" if "works for me" in text or "You are Alice" in text else "none"
 
     both = {**models(), "players": scripted([(r"both agree to meet", select), (r"scheduling a meeting", player)])}
     scenario = load_scenario(MEETING, kind="dialogue")
-    path = measure_agreement(scenario, tmp_path / "a", lengths=(1, 2), dialogues=3, modes=("outcome", "selection"),
-                             models=both)  # fmt: skip
+    path = measure_agreement(
+        scenario, tmp_path / "a", lengths=(1, 2), dialogues=3, modes=("outcome", "selection"), models=both
+    )
     table = pd.read_csv(path / TABLE).set_index("length")
     assert list(table["read_by"]) == ["outcome", "outcome"]
     assert list(table["agreements"]) == [0, 3] and list(table["selection_agreements"]) == [0, 3]
     assert list(table["selection_agreement_rate"]) == [0.0, 1.0] and "selection_payoff_0" in table
     result = CliRunner().invoke(app, ["resume", str(path)])
     assert result.exit_code == 0 and "selection" in result.output and "3: 100%" in result.output
-    alone = measure_agreement(scenario, tmp_path / "alone", lengths=(1, 2), dialogues=2, modes=("selection",),
-                              models=both)  # fmt: skip
+    alone = measure_agreement(
+        scenario, tmp_path / "alone", lengths=(1, 2), dialogues=2, modes=("selection",), models=both
+    )
     assert list(pd.read_csv(alone / TABLE)["read_by"]) == ["selection", "selection"]
     result = CliRunner().invoke(app, ["resume", str(alone)])
     assert result.exit_code == 0 and "selection" in result.output and "2: 100%" in result.output

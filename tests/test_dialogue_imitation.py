@@ -30,9 +30,19 @@ def _solved_run(path: Path, games: int) -> Path:
             text = f"player 0 setup {setup} card {card} dialogue:"
             bet = 1.0 if card == "king" else 0.0
             for instruction, p in (("check", 1 - bet), ("bet", bet)):
-                rows.append({"infostate": 2 * setup + state, "player": 0, "setup": setup, "depth": 0,
-                             "own_instructions": "", "last_message": "", "instruction": instruction,
-                             "probability": p, "infostate_text": text})  # fmt: skip
+                rows.append(
+                    {
+                        "infostate": 2 * setup + state,
+                        "player": 0,
+                        "setup": setup,
+                        "depth": 0,
+                        "own_instructions": "",
+                        "last_message": "",
+                        "instruction": instruction,
+                        "probability": p,
+                        "infostate_text": text,
+                    }
+                )
     path.mkdir(parents=True)
     pd.DataFrame(rows).to_csv(path / "policy.csv", index=False)
     return path
@@ -79,22 +89,37 @@ def _meeting_run(path: Path, games: int) -> Path:
         values = game.setups[setup].data["values"][0]
         best = "Monday" if values.get("Monday", 0) >= values.get("Friday", 0) else "Friday"
         for instruction in ("Monday", "Friday", "any"):
-            rows.append({"infostate": setup, "player": 0, "setup": setup, "depth": 0, "own_instructions": "",
-                         "last_message": "", "instruction": instruction, "probability": float(instruction == best),
-                         "infostate_text": f"player 0 (Alice) setup {setup}"})  # fmt: skip
+            rows.append(
+                {
+                    "infostate": setup,
+                    "player": 0,
+                    "setup": setup,
+                    "depth": 0,
+                    "own_instructions": "",
+                    "last_message": "",
+                    "instruction": instruction,
+                    "probability": float(instruction == best),
+                    "infostate_text": f"player 0 (Alice) setup {setup}",
+                }
+            )
     path.mkdir(parents=True)
-    (path / "scenario.yaml").write_text(Path(__file__).parent.parent.joinpath("scenarios/dialogue/meeting.yaml")
-                                        .read_text().replace("scenarios: 1", f"scenarios: {games}"))  # fmt: skip
+    (path / "scenario.yaml").write_text(
+        Path(__file__)
+        .parent.parent.joinpath("scenarios/dialogue/meeting.yaml")
+        .read_text()
+        .replace("scenarios: 1", f"scenarios: {games}")
+    )
     pd.DataFrame(rows).to_csv(path / "policy.csv", index=False)
     return path
 
 
 def test_parameter_features_see_what_the_embedding_does_not(tmp_path: Path) -> None:
     run = _meeting_run(tmp_path / "run", games=40)
-    constant = lambda texts: np.ones((len(texts), 8))  # noqa: E731
+    constant = lambda texts: np.ones((len(texts), 8))
     blind = imitate([run], tmp_path / "embedding", holdout=0.25, seed=0, steps=400, embed=constant)
-    seeing = imitate([run], tmp_path / "parameters", holdout=0.25, seed=0, steps=400, embed=constant,
-                     features="parameters")  # fmt: skip
+    seeing = imitate(
+        [run], tmp_path / "parameters", holdout=0.25, seed=0, steps=400, embed=constant, features="parameters"
+    )
     both = imitate([run], tmp_path / "both", holdout=0.25, seed=0, steps=400, embed=constant, features="both")
     assert blind["agreement"] == blind["agreement_mean_policy"] < 0.9  # the embedding alone is the mean policy
     assert seeing["agreement"] >= 0.9 > seeing["agreement_mean_policy"]

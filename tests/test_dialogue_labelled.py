@@ -19,7 +19,6 @@ from sandbox.dialogue.reward_error import CASES, READING, TABLE, labelled_cases,
 from sandbox.llm import scripted
 from sandbox.scenario_file import load_scenario
 from sandbox.seeding import Branch, generator
-
 from tests.test_dialogue_agreement import MEETING, models
 
 ROOT = Path(__file__).parent.parent
@@ -29,12 +28,15 @@ def _labelled_set(tmp_path: Path) -> Path:
     """An agreement run's prefixes, labelled by the scripted players' rule: Friday is agreed from the second
     message on ("Yes, Friday works for me"), nothing after the first ("Could we meet on Friday?")."""
     scenario = load_scenario(MEETING, kind="dialogue")
-    run = measure_agreement(scenario, tmp_path / "agreement", lengths=(1, 2, 3), dialogues=4, modes=("outcome",),
-                            models=models())  # fmt: skip
+    run = measure_agreement(
+        scenario, tmp_path / "agreement", lengths=(1, 2, 3), dialogues=4, modes=("outcome",), models=models()
+    )
     items = load_labelled(run / PREFIXES, domain="meeting")
     assert len(items) == 12 and all(item.agreed is None for item in items)
     assert [item.length for item in items[:3]] == [1, 2, 3] and [len(i.messages) for i in items[:3]] == [1, 2, 3]
-    _, setups = scenario.dialogue.domain.build(scenario.dialogue.players, 4, generator(scenario.seed, Branch.DIALOGUE, 10))
+    _, setups = scenario.dialogue.domain.build(
+        scenario.dialogue.players, 4, generator(scenario.seed, Branch.DIALOGUE, 10)
+    )
     assert [items[3 * i].game_setup() for i in range(4)] == list(setups)  # the setups round-trip
     for item in items:
         item.agreed = "Friday" if "works for me" in " ".join(m.text for m in item.messages) else None
@@ -51,8 +53,9 @@ def credulous(messages: list[Any], kwargs: dict[str, Any]) -> str:
 def test_a_judge_is_measured_against_the_labels_of_real_dialogues(tmp_path: Path) -> None:
     labelled = _labelled_set(tmp_path)
     scenario = load_scenario(MEETING, kind="dialogue")
-    exact = measure_reward_model(scenario, tmp_path / "exact", modes=("outcome",), labelled=labelled,
-                                 judge=models()["judge"])  # fmt: skip
+    exact = measure_reward_model(
+        scenario, tmp_path / "exact", modes=("outcome",), labelled=labelled, judge=models()["judge"]
+    )
     reading = pd.read_csv(exact / READING).iloc[0]
     assert (reading["n"], reading["agreements"], reading["read"], reading["read_right"]) == (12, 8, 8, 8)
     assert reading["precision"] == reading["recall"] == reading["accuracy"] == 1.0
@@ -65,14 +68,20 @@ def test_a_judge_is_measured_against_the_labels_of_real_dialogues(tmp_path: Path
         text = "\n".join(str(m.content) for m in messages)
         return "Friday" if "works for me" in text or "You are Alice" in text else "none"
 
-    both = measure_reward_model(scenario, tmp_path / "both", modes=("outcome", "selection"), labelled=labelled,
-                                judge=scripted([(r"both agree to meet", select), (r".", models()["judge"].rules[0][1])]))  # fmt: skip
+    both = measure_reward_model(
+        scenario,
+        tmp_path / "both",
+        modes=("outcome", "selection"),
+        labelled=labelled,
+        judge=scripted([(r"both agree to meet", select), (r".", models()["judge"].rules[0][1])]),
+    )
     reading = pd.read_csv(both / READING).set_index("mode")
     assert list(reading.index) == ["outcome", "selection"]
     assert (reading["read_right"] == 8).all() and (reading["accuracy"] == 1.0).all()
 
-    loose = measure_reward_model(scenario, tmp_path / "loose", modes=("outcome",), labelled=labelled,
-                                 judge=scripted([(r".", credulous)]))  # fmt: skip
+    loose = measure_reward_model(
+        scenario, tmp_path / "loose", modes=("outcome",), labelled=labelled, judge=scripted([(r".", credulous)])
+    )
     reading = pd.read_csv(loose / READING).iloc[0]
     # every one-message prefix (a proposal) is read as agreed: 12 read, 8 of them right
     assert (reading["read"], reading["read_right"]) == (12, 8)
@@ -89,8 +98,9 @@ def test_a_judge_is_measured_against_the_labels_of_real_dialogues(tmp_path: Path
             return "3"
         return "no" if "works for me" in text else "yes"
 
-    wrong = measure_reward_model(scenario, tmp_path / "wrong", modes=("outcome",), labelled=labelled,
-                                 judge=scripted([(r".", backwards)]))  # fmt: skip
+    wrong = measure_reward_model(
+        scenario, tmp_path / "wrong", modes=("outcome",), labelled=labelled, judge=scripted([(r".", backwards)])
+    )
     reading = pd.read_csv(wrong / READING).iloc[0]
     assert (reading["read"], reading["read_right"], reading["recall"]) == (4, 0, 0.0)
     assert reading["precision"] == 0.0 and reading["accuracy"] == 0.0
@@ -110,16 +120,20 @@ def test_the_reading_table_counts_only_exact_readings() -> None:
     from sandbox.dialogue.reward_error import reading_table
 
     def frame(pairs: list[tuple[str, str]]) -> pd.DataFrame:
-        return pd.DataFrame([{"mode": "outcome", "player": p, "agreed": label, "read": read}
-                             for label, read in pairs for p in (0, 1)])  # fmt: skip
+        return pd.DataFrame(
+            [{"mode": "outcome", "player": p, "agreed": label, "read": read} for label, read in pairs for p in (0, 1)]
+        )
 
-    row = reading_table(frame([("Friday", "Monday"), ("Friday", "friday."), ("", "Tuesday"), ("Sunday", ""),
-                               ("", "")])).iloc[0]  # fmt: skip
+    row = reading_table(
+        frame([("Friday", "Monday"), ("Friday", "friday."), ("", "Tuesday"), ("Sunday", ""), ("", "")])
+    ).iloc[0]
     assert (row["n"], row["agreements"], row["read"], row["read_right"]) == (5, 3, 3, 1)
     assert row["precision"] == pytest.approx(1 / 3) and row["recall"] == pytest.approx(1 / 3)
     assert row["accuracy"] == pytest.approx(2 / 5)
     trade = "Alice gives 1 apple and gets 2 kiwi"
-    row = reading_table(frame([(trade, f"They agreed: {trade}."), (trade, "Alice gives 2 apple and gets 1 kiwi")])).iloc[0]
+    row = reading_table(
+        frame([(trade, f"They agreed: {trade}."), (trade, "Alice gives 2 apple and gets 1 kiwi")])
+    ).iloc[0]
     assert (row["read_right"], row["accuracy"]) == (1, 0.5)
     row = reading_table(frame([("", ""), ("", "")])).iloc[0]
     assert row["accuracy"] == 1.0 and np.isnan(row["precision"]) and np.isnan(row["recall"])
@@ -134,8 +148,10 @@ def test_a_bad_labelled_set_is_exit_2_naming_the_file_line_and_field(tmp_path: P
         "unknown day": ([lines[0], lines[1].replace('"agreed": "Friday"', '"agreed": "Funday"')], "line 2: agreed"),
         "no messages": ([re.sub(r'"messages": \[.*?\]', '"messages": []', lines[0])], "line 1: messages"),
         "other domain": ([lines[0].replace('"domain": "meeting"', '"domain": "fruit"')], "line 1: domain"),
-        "unknown day after a blank line": (["", lines[1].replace('"agreed": "Friday"', '"agreed": "Funday"')],
-                                           "line 2: agreed"),
+        "unknown day after a blank line": (
+            ["", lines[1].replace('"agreed": "Friday"', '"agreed": "Funday"')],
+            "line 2: agreed",
+        ),
         "none for null": ([lines[1].replace('"agreed": "Friday"', '"agreed": "none"')], "write null"),
         "length": ([lines[1].replace('"length": 2', '"length": 3')], "length 3, but 2 messages"),
         "empty": ([""], "holds no dialogue"),
@@ -143,8 +159,9 @@ def test_a_bad_labelled_set_is_exit_2_naming_the_file_line_and_field(tmp_path: P
     for name, (content, message) in cases.items():
         broken.write_text("\n".join(content) + "\n")
         out = tmp_path / f"out-{name.replace(' ', '-')}"
-        result = CliRunner().invoke(app, ["reward-model", str(MEETING), "--labelled", str(broken), "--out", str(out),
-                                          "--mode", "outcome"])  # fmt: skip
+        result = CliRunner().invoke(
+            app, ["reward-model", str(MEETING), "--labelled", str(broken), "--out", str(out), "--mode", "outcome"]
+        )
         assert result.exit_code == 2, (name, result.output)
         text = " ".join(result.output.split())
         assert "broken.jsonl" in text and message in text, (name, result.output)

@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 from sandbox.dialogue import StackModels, expand
-from sandbox.games.dialogue import Message
 from sandbox.dialogue.domains import FruitConfig, MeetingConfig
 from sandbox.dialogue.domains.meeting import DAYS
 from sandbox.dialogue.meta import meta_payoffs, nash_bargaining, prd
 from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.run import build_game, solve_scenario
+from sandbox.games.dialogue import Message
 from sandbox.llm import scripted
 from sandbox.scenario_file import parse_kind
 from tests.dialogue_helpers import ULTIMATUM, ultimatum_model
@@ -75,9 +75,14 @@ def test_psro_adds_a_dominating_candidate_and_refuses_duplicates(tmp_path: Path)
     data = json.loads(json.dumps(ULTIMATUM))
     data["dialogue"]["seeds_per_message"] = 1
     data["psro"] = {"iterations": 1, "candidates": 2}
-    model = _router(["greedy", "Sure, here is one: bold", "ruthless", "fair", "calm", "mild"],
-                    {"generous": 4, "greedy": 9, "any": 5, "ruthless": 10, "fair": 5}, accept=lambda s, o: True)
-    path = solve_scenario(parse_kind("dialogue", data, "test"), tmp_path / "run", models={"players": model, "judge": model})
+    model = _router(
+        ["greedy", "Sure, here is one: bold", "ruthless", "fair", "calm", "mild"],
+        {"generous": 4, "greedy": 9, "any": 5, "ruthless": 10, "fair": 5},
+        accept=lambda s, o: True,
+    )
+    path = solve_scenario(
+        parse_kind("dialogue", data, "test"), tmp_path / "run", models={"players": model, "judge": model}
+    )
     candidates = pd.read_csv(path / "psro_candidates.csv")
     mine = candidates[(candidates.iteration == 0) & (candidates.player == 0)].set_index("candidate")
     assert mine.loc["greedy", "status"] == "duplicate"
@@ -112,14 +117,20 @@ def test_the_outcome_reward_model_computes_payoffs_from_private_values() -> None
     values = setup.data["values"]
     common = next(d for d in values[0] if d in values[1]) if set(values[0]) & set(values[1]) else next(iter(values[0]))
     other = next(d for d in DAYS if d != common)
-    dialogue = (Message(0, "any", f"Shall we meet on {other}?"), Message(1, "any", f"No, but {common} works."),
-                Message(0, "any", "Fine by me."))  # fmt: skip
+    dialogue = (
+        Message(0, "any", f"Shall we meet on {other}?"),
+        Message(1, "any", f"No, but {common} works."),
+        Message(0, "any", "Fine by me."),
+    )
     # asked day by day, the latest named first: a judge saying yes to every day gives the later one
     yes = scripted([(r"agree to meet on", "yes")])
     outcome = asyncio.run(RewardModel(domain, "outcome").score(yes, setup, dialogue, seed=1))
     assert outcome.payoffs == (float(values[0].get(common, 0)), float(values[1].get(common, 0)))
     assert [c.candidate for c in domain.outcome_checks(setup, dialogue)] == [common, other]
-    assert RewardModel(domain, "outcome").calls(setup, dialogue) == 2 and RewardModel(domain, "value").calls(setup, dialogue) == 2
+    assert (
+        RewardModel(domain, "outcome").calls(setup, dialogue) == 2
+        and RewardModel(domain, "value").calls(setup, dialogue) == 2
+    )
     only_other = scripted([(rf"agree to meet on {other}\?", "yes"), (r"agree to meet on", "no")])
     outcome = asyncio.run(RewardModel(domain, "outcome").score(only_other, setup, dialogue, seed=1))
     assert outcome.payoffs == (float(values[0].get(other, 0)), float(values[1].get(other, 0)))
@@ -141,7 +152,10 @@ def test_a_fruit_trade_nobody_can_pay_for_does_not_happen() -> None:
     give = next(f for f, n in have_a.items() if n > 0)
     get = next((f for f, n in have_b.items() if n > 0), None)
     if get is not None:
-        assert domain.payoffs_of(setup, (1, give, 1, get)) == (value_a[get] - value_a[give], value_b[give] - value_b[get])
+        assert domain.payoffs_of(setup, (1, give, 1, get)) == (
+            value_a[get] - value_a[give],
+            value_b[give] - value_b[get],
+        )
     assert domain.payoffs_of(setup, (have_a[give] + 1, give, 1, get or "kiwi")) == (0.0, 0.0)
 
 
@@ -191,8 +205,9 @@ def test_guided_agents_beat_the_baseline_head_to_head(tmp_path: Path) -> None:
     from sandbox.dialogue.play import PLAY, play
 
     model = ultimatum_model(accept=lambda s, o: True)
-    path = solve_scenario(parse_kind("dialogue", ULTIMATUM, "test"), tmp_path / "run",
-                          models={"players": model, "judge": model})  # fmt: skip
+    path = solve_scenario(
+        parse_kind("dialogue", ULTIMATUM, "test"), tmp_path / "run", models={"players": model, "judge": model}
+    )
     play(path, episodes=6, models={"players": model, "judge": model})
     summary = json.loads((path / "summary.json").read_text())
     rows = {(r["pairing"], r["player"]): r for r in summary["play"]["rows"]}
@@ -210,8 +225,12 @@ def test_a_guided_agent_falls_back_where_the_solver_never_was(tmp_path: Path) ->
     """New seeds make new proposals: the responder's states are not in the solved tree, and it is told so."""
     from agents.dialogue import GuidedSpeaker
 
-    policy = pd.DataFrame([{"player": 1, "infostate_text": "seen", "depth": 1, "instruction": i, "probability": p}
-                           for i, p in (("tough", 1.0), ("lenient", 0.0), ("any", 0.0))])  # fmt: skip
+    policy = pd.DataFrame(
+        [
+            {"player": 1, "infostate_text": "seen", "depth": 1, "instruction": i, "probability": p}
+            for i, p in (("tough", 1.0), ("lenient", 0.0), ("any", 0.0))
+        ]
+    )
     speaker = GuidedSpeaker.from_policy(policy, 1)
     rng = np.random.default_rng(0)
     assert speaker.choose("seen", 1, ("tough", "lenient", "any"), rng).fallback is False
@@ -228,9 +247,12 @@ def test_play_refuses_a_directory_that_is_not_a_solve(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "run directory" in result.output
 
 
-@pytest.mark.parametrize(("name", "messages", "terminals"), [("meeting", 5 + 25, 25), ("fruit", 4 + 16, 16),
-                                                             ("debate", 4 + 16, 16)])  # fmt: skip
-def test_the_paper_domains_solve_with_the_reward_model(tmp_path: Path, name: str, messages: int, terminals: int) -> None:
+@pytest.mark.parametrize(
+    ("name", "messages", "terminals"), [("meeting", 5 + 25, 25), ("fruit", 4 + 16, 16), ("debate", 4 + 16, 16)]
+)
+def test_the_paper_domains_solve_with_the_reward_model(
+    tmp_path: Path, name: str, messages: int, terminals: int
+) -> None:
     """Each shipped paper domain renders its prompts, asks its reward model once per player of each distinct
     finished dialogue, and solves; the judge's numbers are the payoffs."""
     import re
@@ -245,8 +267,13 @@ def test_the_paper_domains_solve_with_the_reward_model(tmp_path: Path, name: str
     def value(messages_: list[Any], kwargs: dict[str, Any]) -> str:
         return "1" if any(w in str(messages_[-1].content) for w in ("Friday", "calm", "logos")) else "0"
 
-    model = scripted([(r"Which one does the message follow", "calm"), (r"Write your next", speak),
-                      (r"payoff\?|win this debate", value)])  # fmt: skip
+    model = scripted(
+        [
+            (r"Which one does the message follow", "calm"),
+            (r"Write your next", speak),
+            (r"payoff\?|win this debate", value),
+        ]
+    )
     scenario = load_scenario(Path(__file__).parent.parent / "scenarios" / "dialogue" / f"{name}.yaml", kind="dialogue")
     path = solve_scenario(scenario, tmp_path / "run", models={"players": model, "judge": model})
     summary = json.loads((path / "summary.json").read_text())
@@ -298,8 +325,9 @@ def test_resume_finishes_a_reward_model_measurement_not_a_solve(tmp_path: Path) 
     from sandbox.scenario_file import load_scenario
 
     scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml", kind="dialogue")
-    path = measure_reward_model(scenario, tmp_path / "rm", dialogues=2, modes=("outcome",),
-                                judge=scripted([(r"agree to meet on", "No.")]))  # fmt: skip
+    path = measure_reward_model(
+        scenario, tmp_path / "rm", dialogues=2, modes=("outcome",), judge=scripted([(r"agree to meet on", "No.")])
+    )
     assert is_reward_model_run(path) and not is_solve_run(path)
     cases = pd.read_csv(path / "reward_model.csv", keep_default_na=False)
     assert (cases["illegal"] == "").all()  # "No." is a no, not an unreadable answer
@@ -312,10 +340,14 @@ def test_imitation_refuses_runs_of_different_instruction_sets(tmp_path: Path) ->
     from sandbox.errors import UsageError
 
     model = ultimatum_model()
-    first = solve_scenario(parse_kind("dialogue", ULTIMATUM, "a"), tmp_path / "a", models={"players": model, "judge": model})
+    first = solve_scenario(
+        parse_kind("dialogue", ULTIMATUM, "a"), tmp_path / "a", models={"players": model, "judge": model}
+    )
     data = json.loads(json.dumps(ULTIMATUM))
     data["dialogue"]["instructions"][0] = ["generous", "any"]
-    second = solve_scenario(parse_kind("dialogue", data, "b"), tmp_path / "b", models={"players": model, "judge": model})
+    second = solve_scenario(
+        parse_kind("dialogue", data, "b"), tmp_path / "b", models={"players": model, "judge": model}
+    )
     with pytest.raises(UsageError, match="different instructions"):
         imitate([first, second], tmp_path / "out", embed=lambda texts: np.zeros((len(texts), 4)))
 
@@ -334,10 +366,15 @@ def test_chat_messages_put_the_dialogue_in_turns() -> None:
     assert "Insist on a meeting for Monday" in str(first.messages[0].content)
     bob = domain.message(setup, 1, "Friday", dialogue)
     assert [type(m) for m in bob.messages] == [SystemMessage, HumanMessage, AIMessage, HumanMessage]
-    assert [str(m.content) for m in bob.messages[1:]] == ["Message from Alice:\nMonday?", "No, Friday.",
-                                                          "Message from Alice:\nMonday!"]  # fmt: skip
+    assert [str(m.content) for m in bob.messages[1:]] == [
+        "Message from Alice:\nMonday?",
+        "No, Friday.",
+        "Message from Alice:\nMonday!",
+    ]
     assert "do not repeat it" in str(bob.messages[0].content)
-    assert "Monday?" not in str(bob.messages[0].content) and "Insist on a meeting for Friday" in str(bob.messages[0].content)
+    assert "Monday?" not in str(bob.messages[0].content) and "Insist on a meeting for Friday" in str(
+        bob.messages[0].content
+    )
     alice = domain.message(setup, 0, "Monday", dialogue[:2])
     assert [type(m) for m in alice.messages] == [SystemMessage, HumanMessage, AIMessage, HumanMessage]
     assert str(alice.messages[-1].content) == "Message from Bob:\nNo, Friday."

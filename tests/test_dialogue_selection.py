@@ -37,6 +37,7 @@ def test_the_selection_reward_asks_each_player_in_its_own_context() -> None:
             text = "\n".join(str(m.content) for m in messages)
             seen.append((text, kwargs))
             return next(a for name, a in answers.items() if f"You are {name}" in text)
+
         return scripted([(r"both agree to meet", answer)])
 
     reward = RewardModel(domain, "selection")
@@ -49,8 +50,11 @@ def test_the_selection_reward_asks_each_player_in_its_own_context() -> None:
     assert all(kwargs["temperature"] == 0.0 and kwargs["constraint"].grammar for _, kwargs in seen)
     other_instructions = (Message(0, "Monday", dialogue[0].text), Message(1, "Friday", dialogue[1].text))
     chat = MeetingConfig(messages="chat").build(("Alice", "Bob"), 1, np.random.default_rng(0))[0]
-    assert (domain.selection_prompt(setup, dialogue, 0) == domain.selection_prompt(setup, other_instructions, 0)
-            == chat.selection_prompt(setup, dialogue, 0))  # fmt: skip
+    assert (
+        domain.selection_prompt(setup, dialogue, 0)
+        == domain.selection_prompt(setup, other_instructions, 0)
+        == chat.selection_prompt(setup, dialogue, 0)
+    )
     assert reward.calls(setup, dialogue) == 2
     other = next(d for d in DAYS if d != day)
     differ = asyncio.run(reward.score(None, setup, dialogue, seed=1, players=says({"Alice": day, "Bob": other})))
@@ -70,17 +74,29 @@ def test_a_fruit_selection_agrees_on_the_terms_of_a_trade() -> None:
     give = next(f for f, n in have_a.items() if n > 0)
     get = next(f for f, n in have_b.items() if n > 0 and f != give)
     dialogue = (Message(0, "calm", f"My {give} for your {get}?"), Message(1, "any", "Deal."))
-    same = scripted([(r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
-                     (r"You are Bob", f"Alice gives 1 {give} and gets 1 {get}.")])  # fmt: skip
+    same = scripted(
+        [
+            (r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
+            (r"You are Bob", f"Alice gives 1 {give} and gets 1 {get}."),
+        ]
+    )
     agreed, outcome = asyncio.run(RewardModel(domain, "selection").read_selection(same, setup, dialogue, seed=1))
     assert agreed == f"Alice gives 1 {give} and gets 1 {get}"
     assert outcome.payoffs == domain.payoffs_of(setup, (1, give, 1, get))
-    more = scripted([(r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
-                     (r"You are Bob", f"Alice gives 2 {give} and gets 1 {get}")])  # fmt: skip
+    more = scripted(
+        [
+            (r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
+            (r"You are Bob", f"Alice gives 2 {give} and gets 1 {get}"),
+        ]
+    )
     assert asyncio.run(RewardModel(domain, "selection").read_selection(more, setup, dialogue, seed=1))[0] is None
     # Bob answering from his own side is outside the grammar: his illegal move, not a reading of his words
-    mirrored = scripted([(r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
-                         (r"You are Bob", f"Bob gives 1 {give} and gets 1 {get}")])  # fmt: skip
+    mirrored = scripted(
+        [
+            (r"You are Alice", f"Alice gives 1 {give} and gets 1 {get}"),
+            (r"You are Bob", f"Bob gives 1 {give} and gets 1 {get}"),
+        ]
+    )
     agreed, outcome = asyncio.run(RewardModel(domain, "selection").read_selection(mirrored, setup, dialogue, seed=1))
     assert agreed is None and outcome.payoffs == (0.0, 0.0) and "Bob" in (outcome.illegal or "")
 
@@ -95,14 +111,24 @@ def test_the_seeds_table_says_when_cfr_gain_clears_nashconv(tmp_path: Path) -> N
         return tmp_path / name
 
     def figures(nc: tuple[float, float, float], gain: tuple[float, float, float]) -> dict[str, Any]:
-        return {"seeds": 3, **{f"summary.nash_conv.{k}": v for k, v in zip(("mean", "ci_low", "ci_high"), nc)},
-                **{f"summary.cfr_gain_mean.{k}": v for k, v in zip(("mean", "ci_low", "ci_high"), gain)}}
+        return {
+            "seeds": 3,
+            **{f"summary.nash_conv.{k}": v for k, v in zip(("mean", "ci_low", "ci_high"), nc)},
+            **{f"summary.cfr_gain_mean.{k}": v for k, v in zip(("mean", "ci_low", "ci_high"), gain)},
+        }
 
-    table = seeds_table({
-        "meeting": sweep("m", [{"dialogue.domain.reward": "outcome", **figures((0.01, 0.0, 0.02), (0.8, -2.7, 4.4))},
-                               {"dialogue.domain.reward": "selection", **figures((0.01, 0.0, 0.02), (0.5, 0.1, 0.9))}]),
-        "debate": sweep("d", [figures((0.2, 0.1, 0.3), (0.25, 0.15, 0.35))]),
-    })  # fmt: skip
+    table = seeds_table(
+        {
+            "meeting": sweep(
+                "m",
+                [
+                    {"dialogue.domain.reward": "outcome", **figures((0.01, 0.0, 0.02), (0.8, -2.7, 4.4))},
+                    {"dialogue.domain.reward": "selection", **figures((0.01, 0.0, 0.02), (0.5, 0.1, 0.9))},
+                ],
+            ),
+            "debate": sweep("d", [figures((0.2, 0.1, 0.3), (0.25, 0.15, 0.35))]),
+        }
+    )
     assert list(table["setting"]) == ["meeting, reward outcome", "meeting, reward selection", "debate"]
     assert list(table["separated"]) == [False, True, False]  # overlapping; clear; overlapping though higher
     plot_seeds(table, tmp_path / "seeds.png")

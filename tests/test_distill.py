@@ -19,11 +19,11 @@ from sandbox.distill.judge_table import JudgeTable
 from sandbox.distill.run import DistillHooks, distill_scenario, plan, resume_distill
 from sandbox.distill.source import resolve_principles
 from sandbox.errors import ScenarioError
+from sandbox.files import read_yaml
 from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.scripted import scripted
 from sandbox.proxy.judge import ProxyJudge
 from sandbox.scenario_file import parse_kind
-from sandbox.files import read_yaml
 from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,8 +46,16 @@ def proposal(amount: int, keep: int) -> UltimatumOutcome:
 
 def test_the_judge_is_asked_once_per_distinct_move_and_its_table_is_read_back(tmp_path: Path) -> None:
     model = generous_judge()
-    table = JudgeTable(tmp_path / "judge_table.csv", ["Give everything away."], ProxyJudge(model, graded=False),
-                       resolution=0.05, currency="apples", seed=0, scoring="binary", truth="altruistic")  # fmt: skip
+    table = JudgeTable(
+        tmp_path / "judge_table.csv",
+        ["Give everything away."],
+        ProxyJudge(model, graded=False),
+        resolution=0.05,
+        currency="apples",
+        seed=0,
+        scoring="binary",
+        truth="altruistic",
+    )
     moves = [proposal(10, 0), proposal(20, 0), proposal(10, 5), proposal(100, 50), proposal(52, 40)]  # 3 distinct
     table.prefetch(moves)
     table.prefetch(moves)
@@ -56,8 +64,15 @@ def test_the_judge_is_asked_once_per_distinct_move_and_its_table_is_read_back(tm
     prompt = table.prompt(next(iter(table.rows)).move, 0)
     assert "The principle of this society: Give everything away." in prompt and "100 apples" in prompt
     assert "principle" not in table.prompt(next(iter(table.rows)).move, -1)  # the no-principle control
-    again = JudgeTable(tmp_path / "judge_table.csv", ["Give everything away."], ProxyJudge(model, graded=False),
-                       resolution=0.05, currency="apples", seed=0, scoring="binary")  # fmt: skip
+    again = JudgeTable(
+        tmp_path / "judge_table.csv",
+        ["Give everything away."],
+        ProxyJudge(model, graded=False),
+        resolution=0.05,
+        currency="apples",
+        seed=0,
+        scoring="binary",
+    )
     again.prefetch(moves)
     assert model.calls == 3 and [again.reward(m) for m in moves] == [1.0, 1.0, 0.0, 0.0, 0.0]
     table.prefetch(moves, variants=("no_principle",))
@@ -68,13 +83,28 @@ def test_the_judge_is_asked_once_per_distinct_move_and_its_table_is_read_back(tm
 
 
 def scenario(**distill: Any) -> Any:
-    return parse_kind("distill", {
-        "name": "tiny-distill", "seed": 3, "models": {"student": "tiny"},
-        "distill": {"source": {"text": "Give the other player everything."}, "truth": "altruistic",
-                    "scoring": "binary", "amounts": {"min": 10, "max": 30}, **distill},
-        "training": {"episodes": 6, "parallel": 2, "rounds": 4, "checkpoint_every": 2,
-                     "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1}},
-    })  # fmt: skip  # one token: a number alone, legal up to the amount, so the judge has moves to see
+    return parse_kind(
+        "distill",
+        {
+            "name": "tiny-distill",
+            "seed": 3,
+            "models": {"student": "tiny"},
+            "distill": {
+                "source": {"text": "Give the other player everything."},
+                "truth": "altruistic",
+                "scoring": "binary",
+                "amounts": {"min": 10, "max": 30},
+                **distill,
+            },
+            "training": {
+                "episodes": 6,
+                "parallel": 2,
+                "rounds": 4,
+                "checkpoint_every": 2,
+                "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
+            },
+        },
+    )  # one token: a number alone, legal up to the amount, so the judge has moves to see
 
 
 def test_a_killed_distillation_resumes_to_the_same_metrics_without_asking_twice(tmp_path: Path) -> None:
@@ -87,13 +117,20 @@ def test_a_killed_distillation_resumes_to_the_same_metrics_without_asking_twice(
 
     first, second = generous_judge(), generous_judge()
     with pytest.raises(KeyboardInterrupt):
-        distill_scenario(scenario(), tmp_path / "killed", judge=first, hooks=DistillHooks(on_episode=stop_after_three),
-                         evaluate=False)
+        distill_scenario(
+            scenario(),
+            tmp_path / "killed",
+            judge=first,
+            hooks=DistillHooks(on_episode=stop_after_three),
+            evaluate=False,
+        )
     assert json.loads((tmp_path / "killed" / "run.json").read_text())["status"] == "interrupted"
     resume_distill(tmp_path / "killed", judge=second, evaluate=False)
     drop = ["seconds"]
-    pd.testing.assert_frame_equal(pd.read_csv(whole / "metrics.csv").drop(columns=drop),
-                                  pd.read_csv(tmp_path / "killed" / "metrics.csv").drop(columns=drop))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        pd.read_csv(whole / "metrics.csv").drop(columns=drop),
+        pd.read_csv(tmp_path / "killed" / "metrics.csv").drop(columns=drop),
+    )
     table = pd.read_csv(tmp_path / "killed" / "judge_table.csv")
     assert first.calls + second.calls == len(table) == whole_judge.calls > 0  # no move asked twice
     assert first.calls > 0 and second.calls < len(table)  # the resumed run read the first part's verdicts back
@@ -129,8 +166,9 @@ def scai_run(tmp_path: Path, *, policies: bool = True) -> Path:
     if policies:
         records = [{"run": r, "version": v, "policy": f"policy {r}.{v}"} for r in (0, 1) for v in (0, 1)]
         (run / "policies.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-        pd.DataFrame({"run": [0, 1], "version": [1, 1], "policy": ["policy 0.1", "policy 1.1"],
-                      "bin": ["selfish", "fair"]}).to_csv(run / "final_policies.csv", index=False)  # fmt: skip
+        pd.DataFrame(
+            {"run": [0, 1], "version": [1, 1], "policy": ["policy 0.1", "policy 1.1"], "bin": ["selfish", "fair"]}
+        ).to_csv(run / "final_policies.csv", index=False)
     return run
 
 
@@ -144,7 +182,11 @@ def test_principles_come_from_a_scai_run_directory(tmp_path: Path) -> None:
     assert principles(pick="all") == ["policy 0.1", "policy 1.1"]
     assert principles(pick="bin") == ["policy 0.1"] and principles(pick="bin", bin="fair") == ["policy 1.1"]
     resolved = plan(parse_kind("distill", {"name": "x", "distill": {"source": {"run": str(run)}}}), "f.yaml")
-    assert resolved.truth == "selfish" and resolved.currencies == ["apples", "blankets", "dollars"]  # from the source's society
+    assert resolved.truth == "selfish" and resolved.currencies == [
+        "apples",
+        "blankets",
+        "dollars",
+    ]  # from the source's society
     assert set(resolved.train_amounts).isdisjoint(resolved.held_out_amounts) and len(resolved.held_out_amounts) == 18
 
 
@@ -166,8 +208,9 @@ def write_scenario(tmp_path: Path, source: dict[str, Any]) -> Path:
         ("missing file", "", "cannot read the file"),
     ],
 )
-def test_bad_distill_blocks_exit_2_naming_the_field_and_write_nothing(case: str, field: str, message: str,
-                                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_bad_distill_blocks_exit_2_naming_the_field_and_write_nothing(
+    case: str, field: str, message: str, tmp_path: Path
+) -> None:
     run = scai_run(tmp_path, policies=case != "no policies")
     source: dict[str, Any] = {
         "no policies": {"run": str(run)},
@@ -190,8 +233,9 @@ def test_bad_distill_blocks_exit_2_naming_the_field_and_write_nothing(case: str,
 
 def test_a_tiny_student_is_refused_amounts_beyond_its_vocabulary(tmp_path: Path) -> None:
     file = tmp_path / "big.yaml"
-    file.write_text(json.dumps({"name": "big", "distill": {"source": {"text": "Be kind."},
-                                                           "amounts": {"min": 10, "max": 5000}}}))  # fmt: skip
+    file.write_text(
+        json.dumps({"name": "big", "distill": {"source": {"text": "Be kind."}, "amounts": {"min": 10, "max": 5000}}})
+    )
     result = runner.invoke(app, ["distill", str(file), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and "distill.amounts.max" in result.output and not (tmp_path / "out").exists()
 
@@ -208,14 +252,25 @@ def test_the_tiny_student_learns_the_one_share_a_scripted_judge_rewards(algorith
     """The judge says Yes only when the responder gets everything; from a random start the student learns to keep 0."""
     model = generous_judge(at_least=100)
     data = {
-        "name": f"learn-{algorithm}", "seed": 0, "models": {"student": "tiny"},
-        "distill": {"source": {"text": "Give the other player everything."}, "truth": "altruistic", "scoring": "binary",
-                    "amounts": {"min": 10, "max": 20}},
-        "training": {"algorithm": algorithm, "episodes": 60, "parallel": 4, "rounds": 8, "checkpoint_every": 30,
-                     "ppo": {"learning_rate": 0.01, "lora_r": 8, "lora_alpha": 16, "max_new_tokens": 1,
-                             "init_kl_coef": 0.0},
-                     **({"trl": {"num_generations": 8}} if algorithm == "grpo" else {})},
-    }  # fmt: skip
+        "name": f"learn-{algorithm}",
+        "seed": 0,
+        "models": {"student": "tiny"},
+        "distill": {
+            "source": {"text": "Give the other player everything."},
+            "truth": "altruistic",
+            "scoring": "binary",
+            "amounts": {"min": 10, "max": 20},
+        },
+        "training": {
+            "algorithm": algorithm,
+            "episodes": 60,
+            "parallel": 4,
+            "rounds": 8,
+            "checkpoint_every": 30,
+            "ppo": {"learning_rate": 0.01, "lora_r": 8, "lora_alpha": 16, "max_new_tokens": 1, "init_kl_coef": 0.0},
+            **({"trl": {"num_generations": 8}} if algorithm == "grpo" else {}),
+        },
+    }
     run = distill_scenario(parse_kind("distill", data), tmp_path / algorithm, judge=model, evaluate=False)
     metrics = pd.read_csv(run / "metrics.csv")
     summary = json.loads((run / "summary.json").read_text())
@@ -228,9 +283,9 @@ def test_the_tiny_student_learns_the_one_share_a_scripted_judge_rewards(algorith
 def test_the_distilled_student_answers_through_the_llm_layer_as_base_plus_adapter(tmp_path: Path) -> None:
     from langchain_core.messages import HumanMessage
 
+    from sandbox._sync import run_sync
     from sandbox.llm.resolve import ModelStack, build_backend, check_spec
     from sandbox.llm.wrapper import acall
-    from sandbox._sync import run_sync
 
     run = distill_scenario(scenario(), tmp_path / "run", judge=generous_judge(), evaluate=False)
     spec = json.loads((run / "summary.json").read_text())["assistant_spec"]
@@ -268,8 +323,9 @@ def test_the_distilled_student_plays_as_a_societys_assistant_with_no_policy(tmp_
     assert not episodes.loc[episodes["proposer"] == "assistant", "proposal_legal"].astype(bool).any()
 
     # With no policy (prompt: none), it is asked its training prompt and its number becomes the society's sentence.
-    society = scai_scenario(runs=1, epochs=2, models={"assistant": sampling},
-                            assistant={"prompt": "none", "answer": "number"})  # fmt: skip
+    society = scai_scenario(
+        runs=1, epochs=2, models={"assistant": sampling}, assistant={"prompt": "none", "answer": "number"}
+    )
     result = run_society(society, out=tmp_path / "none", models=models)
     calls = [json.loads(line) for line in (result.path / "transcripts.jsonl").read_text().splitlines()]
     assistant = [c for c in calls if c["role"] == "assistant"]
@@ -277,8 +333,9 @@ def test_the_distilled_student_plays_as_a_societys_assistant_with_no_policy(tmp_
     assert not [c for c in calls if c["role"] == "meta"]  # no MetaLM: there is no policy to revise
     for call in assistant:
         assert [m["role"] for m in call["messages"]] == ["user"]  # no system prompt
-        assert re.fullmatch(r"(proposer split \d+ keep|responder split \d+ get \d+ accept) \?",
-                            call["messages"][0]["content"])  # fmt: skip
+        assert re.fullmatch(
+            r"(proposer split \d+ keep|responder split \d+ get \d+ accept) \?", call["messages"][0]["content"]
+        )
     episodes = pd.read_csv(result.path / "episodes.csv")
     proposals = episodes[episodes["proposer"] == "assistant"]
     assert len(proposals) == 2
@@ -312,7 +369,8 @@ def test_the_evaluation_plays_without_the_policy_beside_assistant_users_and_base
     assert len(moves) == 4 * 4 * 3 * 2  # subjects x conditions x trials x (a proposal and an answer)
     # Every subject met the same stakes.
     stakes = moves.groupby("subject")[["condition", "trial", "role", "amount", "currency", "offer_to_responder"]].apply(
-        lambda f: f.sort_values(["condition", "trial", "role"]).fillna(-1).to_numpy().tolist())
+        lambda f: f.sort_values(["condition", "trial", "role"]).fillna(-1).to_numpy().tolist()
+    )
     assert all(s == stakes["student"] for s in stakes)
     assert (moves.loc[moves["condition"] == "billions", "amount"] == 2_220_000_000).all()
     assert (moves.loc[moves["condition"] == "medicine", "currency"] == "grams of medicine").all()
@@ -347,11 +405,25 @@ def test_the_evaluation_plays_without_the_policy_beside_assistant_users_and_base
 def test_the_act_judge_rewards_agreement_with_its_own_play_under_the_principle(tmp_path: Path) -> None:
     """judge: act: the judge's model plays under the principle; a proposal earns 1 - |offered - its mean offer|, an
     answer 1 when it answers the same proposal alike; one proposal per sample and one answer per distinct offer."""
-    actor = scripted([(r"You are the proposer", "For the 100 apples, the proposer will get 20, and the responder will get 80."),
-                      (r"You are the responder", "no")])  # fmt: skip
-    table = JudgeTable(tmp_path / "judge_table.csv", ["Give generously."], ProxyJudge(actor, graded=False),
-                       resolution=0.05, currency="apples", seed=0, scoring="binary", truth="altruistic", mode="act",
-                       actor=actor, samples=3)  # fmt: skip
+    actor = scripted(
+        [
+            (r"You are the proposer", "For the 100 apples, the proposer will get 20, and the responder will get 80."),
+            (r"You are the responder", "no"),
+        ]
+    )
+    table = JudgeTable(
+        tmp_path / "judge_table.csv",
+        ["Give generously."],
+        ProxyJudge(actor, graded=False),
+        resolution=0.05,
+        currency="apples",
+        seed=0,
+        scoring="binary",
+        truth="altruistic",
+        mode="act",
+        actor=actor,
+        samples=3,
+    )
     answer = UltimatumOutcome(UltimatumState(Stake(100, "apples"), "responder", Split(70, 30)), "accept")
     refused = UltimatumOutcome(UltimatumState(Stake(100, "apples"), "responder", Split(70, 30)), "reject")
     moves = [proposal(10, 2), proposal(20, 20), proposal(100, 0), answer, refused]
@@ -360,7 +432,16 @@ def test_the_act_judge_rewards_agreement_with_its_own_play_under_the_principle(t
     assert actor.calls == 3 + 1  # three proposals for the target; one answer to the 70/30 proposal (cached after)
     rows = pd.read_csv(tmp_path / "judge_table.csv")
     assert set(rows["source"]) == {"act"} and rows["label"].tolist() == ["yes", "no", "yes", "no", "yes"]
-    again = JudgeTable(tmp_path / "judge_table.csv", ["Give generously."], ProxyJudge(actor, graded=False),
-                       resolution=0.05, currency="apples", seed=0, mode="act", actor=actor, samples=3)  # fmt: skip
+    again = JudgeTable(
+        tmp_path / "judge_table.csv",
+        ["Give generously."],
+        ProxyJudge(actor, graded=False),
+        resolution=0.05,
+        currency="apples",
+        seed=0,
+        mode="act",
+        actor=actor,
+        samples=3,
+    )
     again.prefetch(moves)
     assert actor.calls == 4 and [round(again.reward(m), 3) for m in moves] == [1.0, 0.2, 0.8, 0.0, 1.0]

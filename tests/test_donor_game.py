@@ -9,8 +9,17 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sandbox.games.donor import (DonorMove, DonorRules, DonorView, final_scores, pairings, play_game,
-                                 play_generation, trace, trace_text)  # fmt: skip
+from sandbox.games.donor import (
+    DonorMove,
+    DonorRules,
+    DonorView,
+    final_scores,
+    pairings,
+    play_game,
+    play_generation,
+    trace,
+    trace_text,
+)
 
 
 def give(fraction: float):
@@ -62,7 +71,9 @@ def test_the_total_grows_by_the_multiplier_minus_one_times_the_donations() -> No
     rng = np.random.default_rng(3)
     rules = DonorRules(multiplier=3.0)
     rounds = pairings(8, rules, rng)[0]
-    records, final = play_game(0, rounds, 8, rules, lambda v: DonorMove("donate", float(rng.random()) * v.donor_resources))
+    records, final = play_game(
+        0, rounds, 8, rules, lambda v: DonorMove("donate", float(rng.random()) * v.donor_resources)
+    )
     assert final.sum() == pytest.approx(8 * 10 + (3.0 - 1) * sum(r.amount for r in records))
 
 
@@ -73,7 +84,7 @@ def test_the_trace_follows_the_recipients_back_three_steps() -> None:
 
     def decide(view: DonorView) -> DonorMove:
         seen[view.round] = max(seen.get(view.round, 0), len(view.trace))
-        for step, (earlier, later) in enumerate(zip(view.trace, view.trace[1:])):
+        for earlier, later in zip(view.trace, view.trace[1:]):
             assert later.donor == earlier.recipient and later.round < earlier.round
         if view.trace:
             assert view.trace[0].donor == view.recipient
@@ -94,8 +105,10 @@ def test_punishment_removes_twice_the_cost_and_floors_at_zero() -> None:
     assert not banned[0].valid and final.tolist() == [10.0, 10.0]
 
 
-@pytest.mark.parametrize("move", [DonorMove("donate", 11.0), DonorMove("donate", -1.0), DonorMove(None, None, "??"),
-                                  DonorMove("donate", math.nan)])  # fmt: skip
+@pytest.mark.parametrize(
+    "move",
+    [DonorMove("donate", 11.0), DonorMove("donate", -1.0), DonorMove(None, None, "??"), DonorMove("donate", math.nan)],
+)
 def test_an_impossible_or_unreadable_move_is_recorded_as_illegal_and_changes_nothing(move: DonorMove) -> None:
     records, final = play_game(0, [[(0, 1)]], 2, DonorRules(), lambda v: move)
     assert not records[0].valid and records[0].action is None and math.isnan(records[0].share)
@@ -121,8 +134,10 @@ def test_the_trace_reads_newest_first_as_the_notebook_and_the_prompt_example() -
     rounds = [[(2, 3)], [(1, 2)], [(0, 1)]]  # C gives to D, then B to C, then A to B
     records, _ = play_game(0, rounds, 4, DonorRules(), give(0.5))
     text = trace_text(trace(records, 0, 3, depth=3), ["A", "B", "C", "D"])  # what A's next donor sees
-    assert text == ("In round 3, A donated 50% of their resources to B. In round 2, B donated 50% of their resources "
-                    "to C. In round 1, C donated 50% of their resources to D.")
+    assert text == (
+        "In round 3, A donated 50% of their resources to B. In round 2, B donated 50% of their resources "
+        "to C. In round 1, C donated 50% of their resources to D."
+    )
 
 
 def test_an_answer_of_all_of_a_rounded_amount_is_legal_and_gives_what_there_is() -> None:

@@ -81,8 +81,10 @@ def test_small_society_on_the_embedded_model(tmp_path: Path) -> None:
 
     notes = read_notes(result.path / "transcripts.jsonl")
     assert {r["call_id"] for r in records} <= set(notes)
-    assert all(notes[r["call_id"]]["illegal"] or set(notes[r["call_id"]]["parsed"]) == {"proposer", "responder"}
-               for r in proposals)  # fmt: skip
+    assert all(
+        notes[r["call_id"]]["illegal"] or set(notes[r["call_id"]]["parsed"]) == {"proposer", "responder"}
+        for r in proposals
+    )
     assert build_report(result.path, tmp_path / "report.html").stat().st_size < 5_000_000
 
 
@@ -100,10 +102,12 @@ def test_scai_two_epochs_on_the_embedded_model(tmp_path: Path) -> None:
             },
             "society": {"size": 4, "norms": [{"norm": "selfish", "proportion": 1.0}]},
             "game": {"kind": "ultimatum", "amount": {"min": 20, "max": 60}},
-            "assistant": {"initial_policy": "Always prioritize the well-being of others over your own.",
-                          "interactions": {"user_user": 2, "assistant_proposer": 1, "assistant_responder": 1}},
+            "assistant": {
+                "initial_policy": "Always prioritize the well-being of others over your own.",
+                "interactions": {"user_user": 2, "assistant_proposer": 1, "assistant_responder": 1},
+            },
         }
-    )  # fmt: skip
+    )
     result = run(scenario, out=tmp_path / "run")
     records = [json.loads(line) for line in (result.path / "transcripts.jsonl").read_text().splitlines()]
     roles = {r["role"] for r in records}
@@ -132,13 +136,17 @@ async def test_a_shared_system_prompt_is_reused_and_recorded(tmp_path: Path) -> 
 
     unload_servers()  # a cold server: nothing cached by an earlier test
     writer = TranscriptWriter(tmp_path / "transcripts.jsonl")
-    stack = ModelStack(cache=None, sinks=[writer], concurrency=1,
-                       options=BackendOptions(embedded=EmbeddedSettings(slots=1)))  # fmt: skip
+    stack = ModelStack(
+        cache=None, sinks=[writer], concurrency=1, options=BackendOptions(embedded=EmbeddedSettings(slots=1))
+    )
     model = stack.for_role("user", "embedded", {"temperature": 0.0, "max_tokens": 4})
     fair = SystemMessage("You split things with other players. " * 20 + "Your principle: be fair, split evenly.")
     selfish = SystemMessage("You are a trader. " * 30 + "Your principle: keep as much as you can.")
-    for name, system, request in [("fair-1", fair, "Split 30 apples."), ("selfish-1", selfish, "Split 30 apples."),
-                                  ("fair-2", fair, "Split 70 coins.")]:  # fmt: skip
+    for name, system, request in [
+        ("fair-1", fair, "Split 30 apples."),
+        ("selfish-1", selfish, "Split 30 apples."),
+        ("fair-2", fair, "Split 70 coins."),
+    ]:
         await acall(model, [system, HumanMessage(request)], seed=1, call=CallInfo(agent=name))
     writer.close()
     records = {r["agent"]: r for r in read_transcript(tmp_path / "transcripts.jsonl")}
@@ -167,8 +175,12 @@ def test_one_slot_runs_are_deterministic_for_a_seed(tmp_path: Path) -> None:
         unload_servers()
         result = run(parse_scenario(_determinism_scenario()), out=tmp_path / name)
         records = read_transcript(result.path / "transcripts.jsonl")
-        transcripts.append([(r["call_id"], r["seed"], r["answer"], r["input_tokens"], r["prompt_cached_tokens"],
-                             r["output_tokens"]) for r in records])  # fmt: skip
+        transcripts.append(
+            [
+                (r["call_id"], r["seed"], r["answer"], r["input_tokens"], r["prompt_cached_tokens"], r["output_tokens"])
+                for r in records
+            ]
+        )
     assert len(transcripts[0]) == 6  # 3 episodes, a proposal and a decision each
     assert transcripts[0] == transcripts[1]
     assert sum(r[4] for r in transcripts[0]) > 0  # later calls reused earlier prompts

@@ -32,7 +32,9 @@ def test_threads_are_the_usable_physical_cores() -> None:
     assert choose_threads(1, physical=None) == 1
 
 
-@pytest.mark.parametrize(("cpu_max", "expected"), [("max 100000\n", None), ("150000 100000\n", 1), ("400000 100000\n", 4)])
+@pytest.mark.parametrize(
+    ("cpu_max", "expected"), [("max 100000\n", None), ("150000 100000\n", 1), ("400000 100000\n", 4)]
+)
 def test_a_container_quota_caps_the_usable_cores(tmp_path: Path, cpu_max: str, expected: int | None) -> None:
     quota = tmp_path / "cpu.max"
     quota.write_text(cpu_max)
@@ -48,8 +50,13 @@ def test_the_model_chooses_from_the_cores_unless_told(monkeypatch: pytest.Monkey
     assert EmbeddedSettings().resolve("/m.gguf").slots == 1
     told = EmbeddedSettings(slots=3, threads=5).resolve("/m.gguf")
     assert (told.slots, told.threads) == (3, 5)
-    assert told.machine() == {"slots": 3, "threads": 5, "context_per_slot": 2048, "prompt_cache_mib": 2048,
-                              "usable_cores": 2}  # fmt: skip
+    assert told.machine() == {
+        "slots": 3,
+        "threads": 5,
+        "context_per_slot": 2048,
+        "prompt_cache_mib": 2048,
+        "usable_cores": 2,
+    }
 
 
 def test_the_scenario_block_reaches_the_backend() -> None:
@@ -70,7 +77,11 @@ def test_the_stack_reports_its_bare_backends() -> None:
 
 @pytest.mark.parametrize(
     ("block", "message"),
-    [({"slots": 0}, "embedded.slots"), ({"slot": 2}, "embedded.slot"), ({"prompt_cache_mib": -1}, "embedded.prompt_cache_mib")],
+    [
+        ({"slots": 0}, "embedded.slots"),
+        ({"slot": 2}, "embedded.slot"),
+        ({"prompt_cache_mib": -1}, "embedded.prompt_cache_mib"),
+    ],
 )
 def test_a_bad_embedded_block_names_its_field(block: dict[str, Any], message: str) -> None:
     with pytest.raises(ScenarioError, match=message):
@@ -88,7 +99,12 @@ class _FakeServer:
         self.log.append(f"start {name}")
         time.sleep(0.05)
         self.log.append(f"end {name}")
-        usage = {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11, "prompt_tokens_details": {"cached_tokens": 4}}
+        usage = {
+            "prompt_tokens": 10,
+            "completion_tokens": 1,
+            "total_tokens": 11,
+            "prompt_tokens_details": {"cached_tokens": 4},
+        }
         return {"choices": [{"message": {"content": "yes"}, "finish_reason": "stop"}], "usage": usage}
 
 
@@ -118,4 +134,6 @@ async def test_calls_reach_the_server_in_the_order_made(monkeypatch: pytest.Monk
     if slots == 1:
         assert fake.log == [f"{e} {n}" for n in names for e in ("start", "end")]
     else:  # workers take calls in the order made, several at once
-        assert starts[:slots] == names[:slots] and fake.log.index(f"start {names[1]}") < fake.log.index(f"end {names[0]}")
+        assert starts[:slots] == names[:slots] and fake.log.index(f"start {names[1]}") < fake.log.index(
+            f"end {names[0]}"
+        )

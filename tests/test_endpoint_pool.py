@@ -35,8 +35,9 @@ def env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 
 
 def stack(**changes: Any) -> ModelStack:
-    return ModelStack(**{"cache": None, "sinks": [], "concurrency": 16, "max_attempts": 3, "base_delay_s": 0.01,
-                         **changes})  # fmt: skip
+    return ModelStack(
+        **{"cache": None, "sinks": [], "concurrency": 16, "max_attempts": 3, "base_delay_s": 0.01, **changes}
+    )
 
 
 async def test_calls_spread_over_the_endpoints_under_a_per_endpoint_limit(env: pytest.MonkeyPatch) -> None:
@@ -81,14 +82,18 @@ async def test_a_slow_endpoint_sends_the_call_elsewhere(env: pytest.MonkeyPatch)
         started = asyncio.get_running_loop().time()
         reply = await model.ainvoke(MESSAGES)
         assert asyncio.get_running_loop().time() - started < 1.9  # the slow one answers after 2 s
-    assert reply.response_metadata["endpoint"] == fast.url and reply.response_metadata["endpoint_failures"] == [slow.url]
+    assert reply.response_metadata["endpoint"] == fast.url and reply.response_metadata["endpoint_failures"] == [
+        slow.url
+    ]
 
 
 async def test_structured_output_fields_by_server_kind(env: pytest.MonkeyPatch) -> None:
     yes_no = Constraint(grammar='root ::= ("yes" | "no")', regex="(yes|no)", choices=("yes", "no"))
     with loopback_openai(hello) as server:
-        for structured, field, value in (("vllm", "structured_outputs", {"choice": ["yes", "no"]}),
-                                         ("llamacpp", "grammar", 'root ::= ("yes" | "no")')):  # fmt: skip
+        for structured, field, value in (
+            ("vllm", "structured_outputs", {"choice": ["yes", "no"]}),
+            ("llamacpp", "grammar", 'root ::= ("yes" | "no")'),
+        ):
             model = stack().for_role("user", f"openai:m@{server.url}?structured={structured}", {})
             await model.ainvoke(MESSAGES, constraint=yes_no)
             assert server.requests[-1][field] == value
@@ -98,29 +103,52 @@ async def test_structured_output_fields_by_server_kind(env: pytest.MonkeyPatch) 
 
 
 def test_an_endpoints_list_is_written_into_the_spec() -> None:
-    scenario = parse_scenario({"name": "x", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]}, "models": {"user": {
-        "spec": "openai:m?per_endpoint=4", "endpoints": ["http://a:8000/v1", "http://b:8000/v1"]}}})  # fmt: skip
+    scenario = parse_scenario(
+        {
+            "name": "x",
+            "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]},
+            "models": {
+                "user": {"spec": "openai:m?per_endpoint=4", "endpoints": ["http://a:8000/v1", "http://b:8000/v1"]}
+            },
+        }
+    )
     assert scenario.models.user.spec == "openai:m@http://a:8000/v1,http://b:8000/v1?per_endpoint=4"
     assert parse_scenario(scenario.model_dump(mode="json")).models.user.spec == scenario.models.user.spec
     with pytest.raises(ScenarioError, match="models.user: .*endpoints go with spec: openai:MODEL"):
-        parse_scenario({"name": "x", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]}, "models": {"user": {"spec": "embedded",
-                                                                                  "endpoints": ["http://a/v1"]}}})
+        parse_scenario(
+            {
+                "name": "x",
+                "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]},
+                "models": {"user": {"spec": "embedded", "endpoints": ["http://a/v1"]}},
+            }
+        )
 
 
 def test_endpoint_specs_are_checked_where_they_are_written() -> None:
-    for spec, words in (("openai:m@", "at least one endpoint"), ("openai:m@ftp://x", "not an http"),
-                        ("openai:m@http://a/v1?per_endpoint=x", "not a number"),
-                        ("openai:m@http://a/v1?speed=1", "unknown option")):  # fmt: skip
+    for spec, words in (
+        ("openai:m@", "at least one endpoint"),
+        ("openai:m@ftp://x", "not an http"),
+        ("openai:m@http://a/v1?per_endpoint=x", "not a number"),
+        ("openai:m@http://a/v1?speed=1", "unknown option"),
+    ):
         with pytest.raises(ScenarioError, match=words):
-            parse_scenario({"name": "x", "models": {"user": spec}, "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]}}, "s.yaml")
+            parse_scenario(
+                {
+                    "name": "x",
+                    "models": {"user": spec},
+                    "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]},
+                },
+                "s.yaml",
+            )
 
 
 async def test_a_society_run_loses_nothing_while_one_of_two_servers_fails_a_third(
     env: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     with loopback_openai(answer) as healthy:
-        whole = await arun(parse_scenario({**SCENARIO, "models": {"user": f"openai:loopback@{healthy.url}"}}),
-                           out=tmp_path / "whole")  # fmt: skip
+        whole = await arun(
+            parse_scenario({**SCENARIO, "models": {"user": f"openai:loopback@{healthy.url}"}}), out=tmp_path / "whole"
+        )
     with loopback_openai(answer) as a, loopback_openai(answer, fail_every=3) as b:
         scenario = parse_scenario({**SCENARIO, "models": {"user": f"openai:loopback@{a.url},{b.url}"}})
         pooled = await arun(scenario, out=tmp_path / "pooled")

@@ -49,12 +49,23 @@ def test_a_path_wins_over_a_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_copy_writes_a_scenario_with_what_it_names_and_it_still_validates(tmp_path: Path) -> None:
-    written = copy_examples(["sweeps/scai_norms", "chain/selfish_tiny", "population/pd_karate_club",
-                             "scai/small_model/mixed_guided"], tmp_path)  # fmt: skip
+    written = copy_examples(
+        ["sweeps/scai_norms", "chain/selfish_tiny", "population/pd_karate_club", "scai/small_model/mixed_guided"],
+        tmp_path,
+    )
     relative = {p.relative_to(tmp_path).as_posix() for p in written}
-    assert {"scenarios/scai/one_group_selfish.yaml", "scenarios/chain/society_selfish.yaml",
-            "scenarios/population/karate_club.edgelist", "scenarios/dialogue/ultimatum_small.yaml"} <= relative
-    for name in ("sweeps/scai_norms", "chain/selfish_tiny", "population/pd_karate_club", "scai/small_model/mixed_guided"):
+    assert {
+        "scenarios/scai/one_group_selfish.yaml",
+        "scenarios/chain/society_selfish.yaml",
+        "scenarios/population/karate_club.edgelist",
+        "scenarios/dialogue/ultimatum_small.yaml",
+    } <= relative
+    for name in (
+        "sweeps/scai_norms",
+        "chain/selfish_tiny",
+        "population/pd_karate_club",
+        "scai/small_model/mixed_guided",
+    ):
         load_scenario(tmp_path / "scenarios" / f"{name}.yaml")  # the relative paths resolve in the copy
 
 
@@ -73,8 +84,11 @@ def test_copy_writes_nothing_for_an_unknown_name_or_over_a_file(tmp_path: Path) 
 
 def test_copy_all_writes_every_file(tmp_path: Path) -> None:
     copy_examples(["all"], tmp_path)
-    shipped = {p.relative_to(SCENARIOS.parent).as_posix() for p in [*SCENARIOS.rglob("*"), *NOTEBOOKS.glob("*.ipynb")]
-               if p.is_file()}  # fmt: skip
+    shipped = {
+        p.relative_to(SCENARIOS.parent).as_posix()
+        for p in [*SCENARIOS.rglob("*"), *NOTEBOOKS.glob("*.ipynb")]
+        if p.is_file()
+    }
     assert {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()} == shipped
 
 
@@ -85,7 +99,9 @@ def test_the_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert listed.exit_code == 0 and "utilitarian_vs_tft" in listed.output and "default" not in listed.output
     copied = runner.invoke(app, ["examples", "copy", "default", "notebooks/explore_run", "out"])
     assert copied.exit_code == 0, copied.output
-    assert (tmp_path / "out/scenarios/default.yaml").is_file() and (tmp_path / "out/notebooks/explore_run.ipynb").is_file()
+    assert (tmp_path / "out/scenarios/default.yaml").is_file() and (
+        tmp_path / "out/notebooks/explore_run.ipynb"
+    ).is_file()
     assert runner.invoke(app, ["examples", "copy", "default", "out"]).exit_code == 2  # exists already
     dry = runner.invoke(app, ["run", "default", "--dry-run"])
     assert dry.exit_code == 0 and "default: a dry run" in dry.output

@@ -25,7 +25,8 @@ HIDDEN = [*ALL_EXTRA_MODULES, "tokenizers", "huggingface_hub", "safetensors", "s
 
 def hiding(folder: Path, hidden: list[str]) -> dict[str, str]:
     """The environment of a process in which the modules `hidden` are missing."""
-    (folder / "sitecustomize.py").write_text(textwrap.dedent(f"""
+    (folder / "sitecustomize.py").write_text(
+        textwrap.dedent(f"""
         import sys
 
         HIDDEN = {set(hidden)!r}
@@ -37,9 +38,9 @@ def hiding(folder: Path, hidden: list[str]) -> dict[str, str]:
                 return None
 
         sys.meta_path.insert(0, Hide())
-    """))
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)]), "NO_COLOR": "1",
-            "COLUMNS": "200"}  # fmt: skip
+    """)
+    )
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)]), "NO_COLOR": "1", "COLUMNS": "200"}
 
 
 @pytest.fixture(scope="module")
@@ -55,15 +56,20 @@ def no_smollm2(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def sandbox(env: dict[str, str], *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sandbox", *args], env=env, cwd=cwd, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "sandbox", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_hiding_works(core_only: dict[str, str]) -> None:
     done = subprocess.run([sys.executable, "-c", "import torch"], env=core_only, capture_output=True, text=True)
     assert done.returncode == 1 and "No module named 'torch'" in done.stderr
-    found = subprocess.run([sys.executable, "-c", "from sandbox.extras import missing; print(missing(*%r))"
-                            % sorted(extras.EXTRAS)], env=core_only, capture_output=True, text=True)  # fmt: skip
+    found = subprocess.run(
+        [sys.executable, "-c", f"from sandbox.extras import missing; print(missing(*{sorted(extras.EXTRAS)!r}))"],
+        env=core_only,
+        capture_output=True,
+        text=True,
+    )
     assert found.returncode == 0 and eval(found.stdout) == sorted(extras.EXTRAS)
 
 
@@ -95,34 +101,40 @@ def test_validate_says_which_files_need_an_extra_and_checks_the_others(core_only
 
 
 def test_a_scenario_s_own_needs_are_checked_by_the_kind_s_commands(no_smollm2: dict[str, str], tmp_path: Path) -> None:
-    for args in (["chain", "chain/selfish_smollm2"], ["train", "moral/tiny/utilitarian_vs_tft", "--policy", "smollm2"],
-                 ["run", "chain/selfish_smollm2", "--dry-run"]):  # fmt: skip
+    for args in (
+        ["chain", "chain/selfish_smollm2"],
+        ["train", "moral/tiny/utilitarian_vs_tft", "--policy", "smollm2"],
+        ["run", "chain/selfish_smollm2", "--dry-run"],
+    ):
         done = sandbox(no_smollm2, *args, cwd=tmp_path)
         assert done.returncode == 2, (args, done.stderr)
         assert "pip install 'norm-sandbox[smollm2]'" in " ".join(done.stderr.split()), done.stderr
         assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize(("args", "extra"), [
-    (["run", "moral/tiny/utilitarian_vs_tft"], "train"),
-    (["train", "moral/tiny/utilitarian_vs_tft"], "train"),
-    (["distill", "distill/tiny/selfish"], "train"),
-    (["chain", "chain/selfish_tiny"], "train"),
-    (["solve", "dialogue/ultimatum_small"], "solve"),
-    (["run", "dialogue/ultimatum_small"], "solve"),
-    (["run", "scai/small_model/mixed_guided"], "solve"),  # solver-guided members whose game is solved inline
-    (["run", "scai/small_model/mixed_guided", "--dry-run"], "solve"),  # its dry run solves the game too
-    (["chain", "chain/selfish_tiny", "--dry-run"], "train"),  # a dry run checks the extras as its run does
-    (["label", "proxy/negotiation/competitive"], "train"),  # the negotiation task's REINFORCE negotiators
-    (["run", "population/pd_grid_nowak_may"], "population"),
-    (["sweep", "sweeps/scai_norms", "--executor", "ray"], "scale"),
-    (["run", "sweeps/moral_rewards_tiny"], "train"),  # a sweep's cells need their kind's extras
-    (["run", "default", "--model", "user=hf:/some/model"], "train"),
-    (["view", "."], "viewer"),
-    (["report", "."], "viewer"),
-    (["track", "."], "tracking"),
-    (["run", "default", "--track", "file:./mlruns"], "tracking"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "extra"),
+    [
+        (["run", "moral/tiny/utilitarian_vs_tft"], "train"),
+        (["train", "moral/tiny/utilitarian_vs_tft"], "train"),
+        (["distill", "distill/tiny/selfish"], "train"),
+        (["chain", "chain/selfish_tiny"], "train"),
+        (["solve", "dialogue/ultimatum_small"], "solve"),
+        (["run", "dialogue/ultimatum_small"], "solve"),
+        (["run", "scai/small_model/mixed_guided"], "solve"),  # solver-guided members whose game is solved inline
+        (["run", "scai/small_model/mixed_guided", "--dry-run"], "solve"),  # its dry run solves the game too
+        (["chain", "chain/selfish_tiny", "--dry-run"], "train"),  # a dry run checks the extras as its run does
+        (["label", "proxy/negotiation/competitive"], "train"),  # the negotiation task's REINFORCE negotiators
+        (["run", "population/pd_grid_nowak_may"], "population"),
+        (["sweep", "sweeps/scai_norms", "--executor", "ray"], "scale"),
+        (["run", "sweeps/moral_rewards_tiny"], "train"),  # a sweep's cells need their kind's extras
+        (["run", "default", "--model", "user=hf:/some/model"], "train"),
+        (["view", "."], "viewer"),
+        (["report", "."], "viewer"),
+        (["track", "."], "tracking"),
+        (["run", "default", "--track", "file:./mlruns"], "tracking"),
+    ],
+)
 def test_a_missing_extra_exits_2_with_the_install_line_before_anything_is_written(
     core_only: dict[str, str], tmp_path: Path, args: list[str], extra: str
 ) -> None:
@@ -194,7 +206,11 @@ def test_the_lock_holds_every_requirement_in_its_range() -> None:
         if name == "norm-sandbox":
             continue
         assert name in pins, f"{name} is not in requirements.lock: run make lock"
-        assert requirement.specifier.contains(pins[name], prereleases=True), (name, str(requirement.specifier), pins[name])
+        assert requirement.specifier.contains(pins[name], prereleases=True), (
+            name,
+            str(requirement.specifier),
+            pins[name],
+        )
         checked += 1
     assert checked > 40 and str(pins["torch"]) == "2.13.0+cpu"
     assert "llama-cpp-python" not in pins  # built from source: left to the smollm2 extra's own install

@@ -16,10 +16,9 @@ from sandbox.errors import RunFailedError, ScenarioError
 from sandbox.llm.scripted import scripted
 from sandbox.results import member_payoffs
 from sandbox.run_result import RunResult
-from sandbox.runner import arun, aresume
+from sandbox.runner import aresume, arun
 from sandbox.scenario_file import load_scenario, parse_kind
 from societies.guided import GuidedPolicy
-
 from tests.conftest import scripted_propose, scripted_respond
 from tests.dialogue_helpers import ULTIMATUM
 
@@ -29,16 +28,49 @@ STYLE = re.compile(r"Style: (\w+)\.")
 def solved_run(path: Path, proposer: dict[str, float], responder: list[tuple[int, dict[str, float]]]) -> Path:
     """A `sandbox solve` run directory of the instructed ultimatum game over 10 dollars, written by hand: the
     proposer's policy at the root, and per responder state (the part of 10 offered) its policy."""
-    rows = [{"infostate": 0, "player": 0, "setup": 0, "depth": 0, "own_instructions": "", "last_message": "",
-             "instruction": i, "probability": p, "infostate_text": "root"} for i, p in proposer.items()]  # fmt: skip
+    rows = [
+        {
+            "infostate": 0,
+            "player": 0,
+            "setup": 0,
+            "depth": 0,
+            "own_instructions": "",
+            "last_message": "",
+            "instruction": i,
+            "probability": p,
+            "infostate_text": "root",
+        }
+        for i, p in proposer.items()
+    ]
     for k, (offered, policy) in enumerate(responder, start=1):
         message = f"For the 10 dollars, the proposer will get {10 - offered}, and the responder will get {offered}."
-        rows += [{"infostate": k, "player": 1, "setup": 0, "depth": 1, "own_instructions": "", "last_message": message,
-                  "instruction": i, "probability": p, "infostate_text": f"state {k}"} for i, p in policy.items()]  # fmt: skip
+        rows += [
+            {
+                "infostate": k,
+                "player": 1,
+                "setup": 0,
+                "depth": 1,
+                "own_instructions": "",
+                "last_message": message,
+                "instruction": i,
+                "probability": p,
+                "infostate_text": f"state {k}",
+            }
+            for i, p in policy.items()
+        ]
     path.mkdir(parents=True)
     pd.DataFrame(rows).to_csv(path / "policy.csv", index=False)
-    (path / "scenario.yaml").write_text(yaml.safe_dump({**ULTIMATUM, "dialogue": {**ULTIMATUM["dialogue"], "domain": {
-        "kind": "ultimatum", "amount": 10, "currency": "dollars", "remark": False}}}))  # fmt: skip
+    (path / "scenario.yaml").write_text(
+        yaml.safe_dump(
+            {
+                **ULTIMATUM,
+                "dialogue": {
+                    **ULTIMATUM["dialogue"],
+                    "domain": {"kind": "ultimatum", "amount": 10, "currency": "dollars", "remark": False},
+                },
+            }
+        )
+    )
     return path
 
 
@@ -57,15 +89,30 @@ def guided_answer(messages: list[Any], kwargs: dict[str, Any]) -> str:
 
 def society_model() -> Any:
     """Users by their norm (conftest) and guided members by their style, from one scripted model."""
-    return scripted([(r"You are the proposer", scripted_propose), (r"You are the responder", scripted_respond),
-                     (r"Style: ", guided_answer)])  # fmt: skip
+    return scripted(
+        [
+            (r"You are the proposer", scripted_propose),
+            (r"You are the responder", scripted_respond),
+            (r"Style: ", guided_answer),
+        ]
+    )
 
 
 def society(guided: dict[str, Any], **changes: Any) -> Any:
-    data = {"name": "guided", "seed": 5, "runs": 2, "epochs": 2, "concurrency": 4,
-            "game": {"kind": "ultimatum", "amount": {"min": 10, "max": 20}},
-            "society": {"size": 6, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "fair", "proportion": 0.5}],
-                        "guided": {"count": 3, **guided}}, **changes}  # fmt: skip
+    data = {
+        "name": "guided",
+        "seed": 5,
+        "runs": 2,
+        "epochs": 2,
+        "concurrency": 4,
+        "game": {"kind": "ultimatum", "amount": {"min": 10, "max": 20}},
+        "society": {
+            "size": 6,
+            "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "fair", "proportion": 0.5}],
+            "guided": {"count": 3, **guided},
+        },
+        **changes,
+    }
     return parse_kind("society", data)
 
 
@@ -83,8 +130,9 @@ def test_the_policy_is_read_back_from_a_solved_run(tmp_path: Path) -> None:
 
 def test_guided_members_play_the_styles_their_policy_draws(tmp_path: Path) -> None:
     path = solved_run(tmp_path / "solve", {"greedy": 1.0, "any": 0.0}, [(1, {"tough": 1.0}), (5, {"lenient": 1.0})])
-    result = RunResult.load(asyncio.run(arun(society({"policy": str(path)}), out=tmp_path / "run",
-                                             models={"user": society_model()})))  # fmt: skip
+    result = RunResult.load(
+        asyncio.run(arun(society({"policy": str(path)}), out=tmp_path / "run", models={"user": society_model()}))
+    )
     episodes = result.episodes
     guided_proposals = episodes[episodes["proposer"].str.startswith("guided-")]
     guided_answers = episodes[episodes["responder"].str.startswith("guided-")]
@@ -101,7 +149,9 @@ def test_guided_members_play_the_styles_their_policy_draws(tmp_path: Path) -> No
     # the prompts said the style recorded
     calls = [json.loads(line) for line in (result.path / "transcripts.jsonl").read_text().splitlines()]
     styles = [STYLE.search(c["messages"][-1]["content"]).group(1) for c in calls if c["agent"].startswith("guided-")]
-    assert sorted(styles) == sorted([*guided_proposals["proposer_instruction"], *guided_answers["responder_instruction"]])
+    assert sorted(styles) == sorted(
+        [*guided_proposals["proposer_instruction"], *guided_answers["responder_instruction"]]
+    )
     assert {c["role"] for c in calls if c["agent"].startswith("guided-")} == {"user"}
     # the payoff of each member kind per role
     payoffs = pd.read_csv(result.path / "payoffs.csv")
@@ -110,18 +160,53 @@ def test_guided_members_play_the_styles_their_policy_draws(tmp_path: Path) -> No
     assert set(payoffs["member"]) == {"guided", "user"} and set(payoffs["role"]) == {"proposer", "responder", "both"}
     assert {p["member"] for p in result.summary["payoff_by_member"]} == {"guided", "user"}
     agents = pd.read_csv(result.path / "agents.csv")
-    assert sorted(agents[agents["run"] == 0]["agent"]) == [*(f"guided-{n}" for n in (6, 7, 8)), *(f"user-{n}" for n in range(6))]
+    assert sorted(agents[agents["run"] == 0]["agent"]) == [
+        *(f"guided-{n}" for n in (6, 7, 8)),
+        *(f"user-{n}" for n in range(6)),
+    ]
 
 
 def test_member_payoffs_count_an_illegal_episode_as_nothing() -> None:
-    episodes = pd.DataFrame([
-        {"run": 0, "proposer": "guided-2", "responder": "user-0", "proposer_norm": "guided", "responder_norm": "fair",
-         "amount": 10, "proposal_legal": True, "decision_legal": True, "proposer_payoff": 8, "responder_payoff": 2},
-        {"run": 0, "proposer": "guided-2", "responder": "user-1", "proposer_norm": "guided", "responder_norm": "fair",
-         "amount": 20, "proposal_legal": False, "decision_legal": None, "proposer_payoff": None, "responder_payoff": None},
-        {"run": 0, "proposer": "user-0", "responder": "assistant", "proposer_norm": "fair", "responder_norm": "assistant",
-         "amount": 10, "proposal_legal": True, "decision_legal": True, "proposer_payoff": 0, "responder_payoff": 0},
-    ])  # fmt: skip
+    episodes = pd.DataFrame(
+        [
+            {
+                "run": 0,
+                "proposer": "guided-2",
+                "responder": "user-0",
+                "proposer_norm": "guided",
+                "responder_norm": "fair",
+                "amount": 10,
+                "proposal_legal": True,
+                "decision_legal": True,
+                "proposer_payoff": 8,
+                "responder_payoff": 2,
+            },
+            {
+                "run": 0,
+                "proposer": "guided-2",
+                "responder": "user-1",
+                "proposer_norm": "guided",
+                "responder_norm": "fair",
+                "amount": 20,
+                "proposal_legal": False,
+                "decision_legal": None,
+                "proposer_payoff": None,
+                "responder_payoff": None,
+            },
+            {
+                "run": 0,
+                "proposer": "user-0",
+                "responder": "assistant",
+                "proposer_norm": "fair",
+                "responder_norm": "assistant",
+                "amount": 10,
+                "proposal_legal": True,
+                "decision_legal": True,
+                "proposer_payoff": 0,
+                "responder_payoff": 0,
+            },
+        ]
+    )
     table = member_payoffs(episodes).set_index(["member", "role"])
     assert table.loc[("guided", "proposer"), "utility"] == pytest.approx(0.4)  # (0.8 + 0) / 2
     assert table.loc[("guided", "proposer"), "illegal_moves"] == 1
@@ -143,13 +228,19 @@ def dialogue_player(crash_after: int | None = None) -> Any:
             return "any"
         return guided_answer(messages, kwargs)
 
-    return scripted([(r"You are the proposer", scripted_propose), (r"You are the responder", scripted_respond),
-                     (r".", answer)])  # fmt: skip
+    return scripted(
+        [(r"You are the proposer", scripted_propose), (r"You are the responder", scripted_respond), (r".", answer)]
+    )
 
 
 def test_an_inline_game_is_solved_first_and_resumes_after_a_kill(tmp_path: Path) -> None:
-    game = {**ULTIMATUM, "dialogue": {**ULTIMATUM["dialogue"], "domain": {"kind": "ultimatum", "amount": 10,
-                                                                           "currency": "dollars", "remark": False}}}  # fmt: skip
+    game = {
+        **ULTIMATUM,
+        "dialogue": {
+            **ULTIMATUM["dialogue"],
+            "domain": {"kind": "ultimatum", "amount": 10, "currency": "dollars", "remark": False},
+        },
+    }
     scenario = society({"solve": game})
     whole = RunResult.load(asyncio.run(arun(scenario, out=tmp_path / "whole", models={"user": dialogue_player()})))
     solved = json.loads((whole.path / "guided" / "run.json").read_text())
@@ -163,34 +254,52 @@ def test_an_inline_game_is_solved_first_and_resumes_after_a_kill(tmp_path: Path)
     asyncio.run(aresume(tmp_path / "cut", models={"user": dialogue_player()}))
     cut = RunResult.load(tmp_path / "cut")
     pd.testing.assert_frame_equal(whole.episodes, cut.episodes)
-    pd.testing.assert_frame_equal(pd.read_csv(whole.path / "guided" / "policy.csv"),
-                                  pd.read_csv(cut.path / "guided" / "policy.csv"))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        pd.read_csv(whole.path / "guided" / "policy.csv"), pd.read_csv(cut.path / "guided" / "policy.csv")
+    )
 
 
 def test_bad_guided_members_name_the_field(tmp_path: Path) -> None:
     cases = {
         "society.guided.policy": {"count": 1, "policy": "nowhere"},
         "society.guided": {"count": 1},
-        "society.guided.solve.dialogue.domain.kind": {"count": 1, "solve": str(Path("scenarios/dialogue/meeting.yaml").resolve())},
+        "society.guided.solve.dialogue.domain.kind": {
+            "count": 1,
+            "solve": str(Path("scenarios/dialogue/meeting.yaml").resolve()),
+        },
     }
     for field, guided in cases.items():
         file = tmp_path / "s.yaml"
-        file.write_text(yaml.safe_dump({"name": "s", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}],
-                                                                 "guided": guided}}))  # fmt: skip
+        file.write_text(
+            yaml.safe_dump(
+                {"name": "s", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}], "guided": guided}}
+            )
+        )
         with pytest.raises(ScenarioError, match=re.escape(field)):
             load_scenario(file)
     with pytest.raises(ScenarioError, match=r"society: network edge \(0, 3\) names agent 3, outside 0\.\.2"):
-        parse_kind("society", {"name": "s", "society": {  # the network's nodes: 2 users, then 1 guided member
-            "size": 2, "norms": [{"norm": "fair", "proportion": 1.0}], "network": {"kind": "edges", "edges": [[0, 3]]},
-            "guided": {"count": 1, "policy": "x"}}})  # fmt: skip
+        parse_kind(
+            "society",
+            {
+                "name": "s",
+                "society": {  # the network's nodes: 2 users, then 1 guided member
+                    "size": 2,
+                    "norms": [{"norm": "fair", "proportion": 1.0}],
+                    "network": {"kind": "edges", "edges": [[0, 3]]},
+                    "guided": {"count": 1, "policy": "x"},
+                },
+            },
+        )
 
 
 def test_the_assistant_learns_from_the_users_not_the_guided_members() -> None:
     from sandbox.scai.revise import targets
 
     base = {"amount": 10, "currency": "dollars", "proposal_legal": True, "decision": None, "epoch": 0}
-    episodes = [{**base, "proposer": "guided-4", "responder": "assistant", "offered_share": 0.1, "index": 0},
-                {**base, "proposer": "user-1", "responder": "assistant", "offered_share": 0.5, "index": 1}]
+    episodes = [
+        {**base, "proposer": "guided-4", "responder": "assistant", "offered_share": 0.1, "index": 0},
+        {**base, "proposer": "user-1", "responder": "assistant", "offered_share": 0.5, "index": 1},
+    ]
     (target,) = targets(episodes, most=8)
     assert target.users == 0.5 and target.n == 1
 
@@ -198,14 +307,26 @@ def test_the_assistant_learns_from_the_users_not_the_guided_members() -> None:
 def test_play_any_is_the_unguided_control(tmp_path: Path) -> None:
     path = solved_run(tmp_path / "solve", {"greedy": 1.0, "any": 0.0}, [(1, {"tough": 1.0, "any": 0.0})])
     scenario = society({"policy": str(path), "play": "any"}, runs=1, epochs=1)
-    episodes = RunResult.load(asyncio.run(arun(scenario, out=tmp_path / "run", models={"user": society_model()}))).episodes
+    episodes = RunResult.load(
+        asyncio.run(arun(scenario, out=tmp_path / "run", models={"user": society_model()}))
+    ).episodes
     styles = pd.concat([episodes["proposer_instruction"], episodes["responder_instruction"]]).dropna()
     assert len(styles) and (styles == "any").all()  # the policy says greedy and tough; the control plays neither
     assert (episodes[episodes["proposer"].str.startswith("guided-")]["offered_share"] >= 0.4).all()
     no_any = solved_run(tmp_path / "solve2", {"greedy": 1.0}, [(1, {"tough": 1.0})])
     file = tmp_path / "s.yaml"
-    file.write_text(yaml.safe_dump({"name": "s", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}],
-                                                             "guided": {"count": 1, "policy": str(no_any), "play": "any"}}}))  # fmt: skip
+    file.write_text(
+        yaml.safe_dump(
+            {
+                "name": "s",
+                "society": {
+                    "size": 2,
+                    "norms": [{"norm": "fair", "proportion": 1.0}],
+                    "guided": {"count": 1, "policy": str(no_any), "play": "any"},
+                },
+            }
+        )
+    )
     with pytest.raises(ScenarioError, match=r"society\.guided\.policy: play any .* no instruction"):
         load_scenario(file)
 
@@ -217,7 +338,9 @@ def test_the_shipped_mixed_scenario_validates_and_runs(tmp_path: Path) -> None:
     scenario = load_scenario(Path(__file__).parents[1] / "scenarios" / "scai" / "small_model" / "mixed_guided.yaml")
     assert scenario.society.guided.count == 4 and isinstance(scenario.society.guided.solve, dict)  # read in
     small = apply_overrides(scenario, runs=1, epochs=2)
-    result = RunResult.load(asyncio.run(arun(small, out=tmp_path / "r", models={**scai_models(), "user": dialogue_player()})))
+    result = RunResult.load(
+        asyncio.run(arun(small, out=tmp_path / "r", models={**scai_models(), "user": dialogue_player()}))
+    )
     assert (result.path / "guided" / "policy.csv").is_file()
     assert {row["member"] for row in result.summary["payoff_by_member"]} == {"user", "guided", "assistant"}
     assert set(pd.read_csv(result.path / "epochs.csv")["group"]) == {"users", "guided", "assistant"}
@@ -237,16 +360,35 @@ def test_a_sweep_reads_its_base_s_guided_paths_relative_to_the_base_file(tmp_pat
     from sandbox.sweep.config import load_sweep
 
     solved_run(tmp_path / "bases" / "solved", {"greedy": 1.0}, [(5, {"tough": 1.0})])
-    (tmp_path / "bases" / "society.yaml").write_text(yaml.safe_dump({
-        "name": "s", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}],
-                                 "guided": {"count": 1, "policy": "solved"}}}))  # fmt: skip
-    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump({"name": "w", "sweep": {"base": "bases/society.yaml",
-                                                                                "grid": {"seed": [1, 2]}}}))  # fmt: skip
+    (tmp_path / "bases" / "society.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "s",
+                "society": {
+                    "size": 2,
+                    "norms": [{"norm": "fair", "proportion": 1.0}],
+                    "guided": {"count": 1, "policy": "solved"},
+                },
+            }
+        )
+    )
+    (tmp_path / "sweep.yaml").write_text(
+        yaml.safe_dump({"name": "w", "sweep": {"base": "bases/society.yaml", "grid": {"seed": [1, 2]}}})
+    )
     monkeypatch.chdir(tmp_path / "bases" / "solved")  # anywhere but the base file's folder
     _, base = load_sweep(tmp_path / "sweep.yaml")
     assert base["society"]["guided"]["policy"] == str((tmp_path / "bases" / "solved").resolve())
-    (tmp_path / "bases" / "society.yaml").write_text(yaml.safe_dump({
-        "name": "s", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}],
-                                 "guided": {"count": 1, "policy": "gone"}}}))  # fmt: skip
+    (tmp_path / "bases" / "society.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "name": "s",
+                "society": {
+                    "size": 2,
+                    "norms": [{"norm": "fair", "proportion": 1.0}],
+                    "guided": {"count": 1, "policy": "gone"},
+                },
+            }
+        )
+    )
     with pytest.raises(ScenarioError, match=r"society\.guided\.policy"):
         load_sweep(tmp_path / "sweep.yaml")

@@ -14,8 +14,11 @@ from tests.tiny_lm import build_tiny_lm
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    corpus = ["for the 10 dollars the proposer will get 5 and the responder will get 5",
-              "accept reject yes no split apples coins", "<system> <user> <assistant>"] * 10  # fmt: skip
+    corpus = [
+        "for the 10 dollars the proposer will get 5 and the responder will get 5",
+        "accept reject yes no split apples coins",
+        "<system> <user> <assistant>",
+    ] * 10
     return build_tiny_lm(tmp_path_factory.mktemp("tiny"), corpus, n_embd=32, n_layer=1, init=0.02)
 
 

@@ -35,14 +35,15 @@ def test_no_command_module_imports_the_cli() -> None:
 def test_the_moral_package_has_no_import_cycle() -> None:
     package = ROOT / "sandbox" / "moral"
     names = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
-    graph = {name: {n for n in names if f"sandbox.moral.{n}" in _imports(package / f"{name}.py")} - {name}
-             for name in names}  # fmt: skip
+    graph = {
+        name: {n for n in names if f"sandbox.moral.{n}" in _imports(package / f"{name}.py")} - {name} for name in names
+    }
     assert graph["opponents"] <= graph["training"] | {"ppo", "rewards", "sampling"}  # what they share lives below both
 
     def cycle_from(node: str, path: list[str]) -> list[str] | None:
         for nxt in sorted(graph[node]):
             if nxt in path:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             found = cycle_from(nxt, [*path, nxt])
             if found:
                 return found
@@ -72,8 +73,9 @@ def test_every_module_imports_in_a_fresh_interpreter(order: str) -> None:
     modules = _modules() if order == "sorted" else _modules()[::-1]
     assert len(modules) > 150
     code = "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
-    result = subprocess.run([sys.executable, "-c", code, *modules], capture_output=True, text=True, cwd=ROOT,
-                            check=False)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", code, *modules], capture_output=True, text=True, cwd=ROOT, check=False
+    )
     assert result.returncode == 0, result.stderr[-3000:]
 
 

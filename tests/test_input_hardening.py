@@ -31,7 +31,9 @@ def unchanged(root: Path) -> dict[str, bytes]:
 def test_an_unreadable_scenario_file_is_exit_2_naming_it(tmp_path: Path, command: list[str]) -> None:
     for why, path in bad_files(tmp_path).items():
         before = unchanged(tmp_path)
-        result = runner.invoke(app, [*command, str(path), *(["--out", str(tmp_path / "out")] if command != ["validate"] else [])])
+        result = runner.invoke(
+            app, [*command, str(path), *(["--out", str(tmp_path / "out")] if command != ["validate"] else [])]
+        )
         assert result.exit_code == 2, (why, result.output, result.exception)
         text = " ".join(result.output.split())
         assert path.name in text and ("not UTF-8" in text or "nested too deeply" in text), (why, text)

@@ -30,11 +30,14 @@ MEASURED: dict[str, dict[str, Any]] = {}
 THEIRS = {"pandas": "2.3.3", "transformers": "5.20.0", "networkx": "3.5"}
 
 
-def run(*args: str | Path, cwd: Path = ROOT, env: dict[str, str] | None = None, check: bool = True,
-        timeout: int = 1800) -> subprocess.CompletedProcess[str]:  # fmt: skip
+def run(
+    *args: str | Path, cwd: Path = ROOT, env: dict[str, str] | None = None, check: bool = True, timeout: int = 1800
+) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check and done.returncode != 0:
-        raise AssertionError(f"{' '.join(map(str, args))} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        raise AssertionError(
+            f"{' '.join(map(str, args))} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
     return done
 
 
@@ -67,8 +70,11 @@ class Env:
 
     def measure(self, name: str, seconds: float) -> None:
         packages = [p for p in self.versions() if p not in {"pip", "setuptools", "norm-sandbox"}]
-        MEASURED[name] = {"seconds": round(seconds, 1), "site_packages_mb": round(size_mb(self.site_packages())),
-                          "packages": len(packages)}  # fmt: skip
+        MEASURED[name] = {
+            "seconds": round(seconds, 1),
+            "site_packages_mb": round(size_mb(self.site_packages())),
+            "packages": len(packages),
+        }
 
 
 @pytest.fixture(scope="module")
@@ -92,16 +98,25 @@ def test_the_distributions_hold_the_examples_and_the_assets(dist: dict[str, Path
     import zipfile
 
     names = set(zipfile.ZipFile(dist["wheel"]).namelist())
-    shipped = {f"sandbox/examples/{p.relative_to(ROOT / 'sandbox/examples').as_posix()}"
-               for p in (ROOT / "sandbox/examples").rglob("*") if p.is_file() and "__pycache__" not in p.parts}  # fmt: skip
+    shipped = {
+        f"sandbox/examples/{p.relative_to(ROOT / 'sandbox/examples').as_posix()}"
+        for p in (ROOT / "sandbox/examples").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     assert shipped <= names, sorted(shipped - names)[:5]
     assert {"sandbox/viewer/static/app.js", "sandbox/viewer/static/index.html"} <= names
-    assert len([n for n in names if n.startswith("prompts/") and n.endswith(".j2")]) == len(list((ROOT / "prompts").rglob("*.j2")))
+    assert len([n for n in names if n.startswith("prompts/") and n.endswith(".j2")]) == len(
+        list((ROOT / "prompts").rglob("*.j2"))
+    )
     meta = zipfile.ZipFile(dist["wheel"]).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
-    assert "Provides-Extra: all" in meta and "Requires-Dist: torch<3,>=2.6; extra == \"train\"" in meta
+    assert "Provides-Extra: all" in meta and 'Requires-Dist: torch<3,>=2.6; extra == "train"' in meta
     with tarfile.open(dist["sdist"]) as sdist:
         members = {m.name.partition("/")[2] for m in sdist.getmembers()}
-    assert {"sandbox/examples/scenarios/default.yaml", "sandbox/examples/notebooks/chain.ipynb", "pyproject.toml"} <= members
+    assert {
+        "sandbox/examples/scenarios/default.yaml",
+        "sandbox/examples/notebooks/chain.ipynb",
+        "pyproject.toml",
+    } <= members
 
 
 def test_the_core_install(dist: dict[str, Path], work: Path) -> None:
@@ -116,10 +131,16 @@ def test_the_core_install(dist: dict[str, Path], work: Path) -> None:
     assert "default" in listed and "notebooks/explore_run" in listed
     assert "a dry run (1 runs x 2 epochs)" in env.sandbox("run", "default", "--dry-run", cwd=work).stdout
     before = sorted(work.rglob("*"))
-    for args, extra in ((["train", "moral/tiny/utilitarian_vs_tft"], "train"), (["solve", "dialogue/ultimatum_small"], "solve"),
-                        (["run", "population/pd_grid_nowak_may"], "population"), (["view", "."], "viewer")):  # fmt: skip
+    for args, extra in (
+        (["train", "moral/tiny/utilitarian_vs_tft"], "train"),
+        (["solve", "dialogue/ultimatum_small"], "solve"),
+        (["run", "population/pd_grid_nowak_may"], "population"),
+        (["view", "."], "viewer"),
+    ):
         done = env.sandbox(*args, cwd=work, check=False)
-        assert done.returncode == 2 and f"pip install 'norm-sandbox[{extra}]'" in " ".join(done.stderr.split()), done.stderr
+        assert done.returncode == 2 and f"pip install 'norm-sandbox[{extra}]'" in " ".join(done.stderr.split()), (
+            done.stderr
+        )
     assert sorted(work.rglob("*")) == before  # nothing written
     env.sandbox("examples", "copy", "default", "chain/selfish_tiny", "mine", cwd=work)
     assert (work / "mine/scenarios/chain/society_selfish.yaml").is_file()
@@ -136,9 +157,15 @@ def test_the_all_install(dist: dict[str, Path], work: Path) -> None:
     env.pip("install", "-c", LOCK, f"{dist['wheel']}[all]")
     env.measure("all", time.perf_counter() - started)
     installed = env.versions()
-    assert installed["torch"].startswith("2.13.0") and {"open-spiel", "ray", "axelrod", "mlflow-skinny"} <= set(installed)
-    run(env.bin / "python", "-c", "import torch, transformers, peft, trl, pyspiel, ray, axelrod, mlflow, starlette, "
-                                  "plotly, all_minilm_l6_v2", env=env.env)  # fmt: skip
+    assert installed["torch"].startswith("2.13.0") and {"open-spiel", "ray", "axelrod", "mlflow-skinny"} <= set(
+        installed
+    )
+    run(
+        env.bin / "python",
+        "-c",
+        "import torch, transformers, peft, trl, pyspiel, ray, axelrod, mlflow, starlette, plotly, all_minilm_l6_v2",
+        env=env.env,
+    )
     assert env.sandbox("--version", cwd=work).returncode == 0
     assert "default" in env.sandbox("examples", "list", cwd=work).stdout
     assert "a dry run" in env.sandbox("run", "default", "--dry-run", cwd=work).stdout

@@ -44,14 +44,23 @@ def test_sigkill_then_resume(tmp_path: Path) -> None:
     scenario.write_text(yaml.safe_dump(SCENARIO))
     with loopback_openai(answer, latency_s=0.05) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test"}
-        whole = subprocess.run([SANDBOX, "run", str(scenario), "--out", str(tmp_path / "whole")],
-                               env=env, capture_output=True, text=True, check=False)  # fmt: skip
+        whole = subprocess.run(
+            [SANDBOX, "run", str(scenario), "--out", str(tmp_path / "whole")],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert whole.returncode == 0, whole.stderr
         calls_whole = len(server.requests)
 
         server.requests.clear()
-        process = subprocess.Popen([SANDBOX, "run", str(scenario), "--out", str(tmp_path / "cut")], env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        process = subprocess.Popen(
+            [SANDBOX, "run", str(scenario), "--out", str(tmp_path / "cut")],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while len(server.requests) < calls_whole // 2 and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -61,8 +70,9 @@ def test_sigkill_then_resume(tmp_path: Path) -> None:
         assert not (tmp_path / "cut" / "summary.json").exists()
 
         server.requests.clear()
-        resumed = subprocess.run([SANDBOX, "resume", str(tmp_path / "cut")],
-                                 env=env, capture_output=True, text=True, check=False)  # fmt: skip
+        resumed = subprocess.run(
+            [SANDBOX, "resume", str(tmp_path / "cut")], env=env, capture_output=True, text=True, check=False
+        )
         assert resumed.returncode == 0, resumed.stderr
         # finished episodes were not asked again
         assert len(server.requests) < calls_whole

@@ -27,8 +27,15 @@ from tests.toy_kind import TOY
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "tests" / "toy.yaml"
 runner = CliRunner()
-SHIPPED = {"society": None, "training": "training", "proxy": "proxy", "distill": "distill", "dialogue": "dialogue",
-           "population": "population", "sweep": "sweep"}  # fmt: skip
+SHIPPED = {
+    "society": None,
+    "training": "training",
+    "proxy": "proxy",
+    "distill": "distill",
+    "dialogue": "dialogue",
+    "population": "population",
+    "sweep": "sweep",
+}
 
 
 @pytest.fixture
@@ -101,7 +108,7 @@ def test_the_toy_kind_through_the_python_api(tmp_path: Path, toy: kinds.RunKind)
     assert type(scenario).__name__ == "ToyScenario"
     seen: list[int] = []
     result = sandbox.run(scenario, out=tmp_path / "run", hooks=seen.append)
-    assert seen == [0, 1, 2, 3, 4] and result.kind.name == "toy" and result.tables() == ["steps"]
+    assert seen == [0, 1, 2, 3, 4] and result.kind == "toy" and result.tables() == ["steps"]
     assert list(result.steps["step"]) == [0, 1, 2, 3, 4] and result.summary["steps"] == 5
     again = sandbox.run(EXAMPLE, out=tmp_path / "again")  # a path runs the same way
     pd.testing.assert_frame_equal(again.table("steps"), result.table("steps"))
@@ -116,11 +123,20 @@ def test_a_toy_run_killed_by_sigkill_resumes_to_the_same_table(tmp_path: Path) -
     scenario.write_text(yaml.safe_dump({"name": "slow", "seed": 7, "toy": {"steps": 30, "pause_s": 0.05}}))
     env = {**os.environ, kinds.ENVIRONMENT: "tests.toy_kind:TOY", "PYTHONPATH": str(ROOT)}
     sandbox_cli = [sys.executable, "-m", "sandbox"]
-    whole = subprocess.run([*sandbox_cli, "run", str(scenario), "--out", str(tmp_path / "whole")], env=env,
-                           capture_output=True, text=True, check=False)  # fmt: skip
+    whole = subprocess.run(
+        [*sandbox_cli, "run", str(scenario), "--out", str(tmp_path / "whole")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert whole.returncode == 0, whole.stderr
-    process = subprocess.Popen([*sandbox_cli, "run", str(scenario), "--out", str(tmp_path / "cut")], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [*sandbox_cli, "run", str(scenario), "--out", str(tmp_path / "cut")],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     steps = tmp_path / "cut" / "steps.csv"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not steps.is_file() or len(steps.read_text().splitlines()) < 8):
@@ -128,16 +144,22 @@ def test_a_toy_run_killed_by_sigkill_resumes_to_the_same_table(tmp_path: Path) -
     process.send_signal(signal.SIGKILL)
     process.wait()
     assert not (tmp_path / "cut" / "summary.json").exists()
-    resumed = subprocess.run([*sandbox_cli, "resume", str(tmp_path / "cut")], env=env, capture_output=True,
-                             text=True, check=False)  # fmt: skip
+    resumed = subprocess.run(
+        [*sandbox_cli, "resume", str(tmp_path / "cut")], env=env, capture_output=True, text=True, check=False
+    )
     assert resumed.returncode == 0, resumed.stderr
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "whole" / "steps.csv"), pd.read_csv(steps))
 
 
 def test_a_kind_that_cannot_be_loaded_is_a_clear_error(tmp_path: Path) -> None:
     env = {**os.environ, kinds.ENVIRONMENT: "tests.no_such_module:KIND", "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-m", "sandbox", "validate", str(EXAMPLE)], env=env,
-                            capture_output=True, text=True, check=False)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "sandbox", "validate", str(EXAMPLE)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode != 0 and "SANDBOX_KINDS item 'tests.no_such_module:KIND' cannot be loaded" in result.stderr
 
 
@@ -155,8 +177,17 @@ def test_the_cli_names_the_file_and_the_kinds_that_take_an_option(tmp_path: Path
     """A sweep's invalid run and a distillation's missing source name the file given; `sandbox evaluate` names the
     kinds it takes; a sweep's dry run estimates the runs it expands to."""
     sweep = tmp_path / "sx.yaml"
-    sweep.write_text(yaml.safe_dump({"name": "sx", "sweep": {"base": {"name": "b", "society": {
-        "size": 4, "norms": [{"norm": "fair", "proportion": 1.0}]}}, "grid": {"epochs": [0]}}}))
+    sweep.write_text(
+        yaml.safe_dump(
+            {
+                "name": "sx",
+                "sweep": {
+                    "base": {"name": "b", "society": {"size": 4, "norms": [{"norm": "fair", "proportion": 1.0}]}},
+                    "grid": {"epochs": [0]},
+                },
+            }
+        )
+    )
     for command in (["validate", str(sweep)], ["run", str(sweep), "--out", str(tmp_path / "never")]):
         result = runner.invoke(app, command)
         assert result.exit_code == 2 and f"{sweep} (run-0000: epochs=0" in result.output, result.output

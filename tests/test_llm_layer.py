@@ -86,7 +86,9 @@ async def test_at_temperature_0_the_seed_is_no_part_of_the_key_and_twins_in_flig
     await model.ainvoke(MESSAGES, seed=2, temperature=0.2)  # sampled: it does
     assert inner.calls == 2
     # the same call made five times at once reaches the model once; the others are cache hits
-    results = await asyncio.gather(*(model._agenerate(MESSAGES, seed=s, temperature=0.0, max_tokens=7) for s in range(5)))
+    results = await asyncio.gather(
+        *(model._agenerate(MESSAGES, seed=s, temperature=0.0, max_tokens=7) for s in range(5))
+    )
     assert inner.calls == 3 and sum(bool(r.generations[0].generation_info) for r in results) == 4
     # a twin that fails (after its retries) fails its waiting twins too; a later call asks again
     attempts = {"n": 0}
@@ -98,8 +100,9 @@ async def test_at_temperature_0_the_seed_is_no_part_of_the_key_and_twins_in_flig
         return "hello again"
 
     shared = CachedChatModel(inner=scripted([("Say hello", fails_first)], latency_s=0.05), responses=cache)
-    outcomes = await asyncio.gather(*(shared._agenerate(MESSAGES, seed=1, temperature=0.0, max_tokens=9) for _ in range(3)),
-                                    return_exceptions=True)  # fmt: skip
+    outcomes = await asyncio.gather(
+        *(shared._agenerate(MESSAGES, seed=1, temperature=0.0, max_tokens=9) for _ in range(3)), return_exceptions=True
+    )
     assert all(isinstance(o, RuntimeError) for o in outcomes) and attempts["n"] == 1
     later = await shared._agenerate(MESSAGES, seed=1, temperature=0.0, max_tokens=9)
     assert later.generations[0].message.content == "hello again" and attempts["n"] == 2
@@ -203,6 +206,7 @@ async def test_acall_skips_langchain_callbacks_only_when_nobody_listens(tmp_path
         quiet = await acall(model, MESSAGES, seed=1, call=CallInfo(agent="a"))
     own, inherited = Listener(), Listener()
     heard = await acall(model.model_copy(update={"callbacks": [own]}), MESSAGES, seed=1, call=CallInfo(agent="b"))
+
     # a graph node's calls inherit the graph's callbacks through the runnable config's context
     async def node(_: Any) -> Any:
         return await acall(model, MESSAGES, seed=1, call=CallInfo(agent="c"))

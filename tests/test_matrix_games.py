@@ -28,10 +28,12 @@ def test_the_prompt_names_no_game_and_no_move_and_shows_the_table(name: str) -> 
     assert not GAME_WORDS.search(text)
     assert "action1" not in text and "action2" not in text  # the test tokens only
     (cc, cd), (dc, dd) = game.rows()
-    row = lambda token, a, b: f"| {token} | {a[0]:g}, {a[1]:g} | {b[0]:g}, {b[1]:g} |"  # noqa: E731
+    row = lambda token, a, b: f"| {token} | {a[0]:g}, {a[1]:g} | {b[0]:g}, {b[1]:g} |"
     assert row("action3", cc, cd) in text and row("action4", dc, dd) in text
     own, other = game.payoffs("D", "C")
-    assert f"Last time, you played action4 and they played action3, so you got {own:g} points and A got {other:g}" in text
+    assert (
+        f"Last time, you played action4 and they played action3, so you got {own:g} points and A got {other:g}" in text
+    )
 
 
 def test_the_order_of_the_actions_is_drawn_per_prompt_and_seeded() -> None:
@@ -50,7 +52,9 @@ def test_the_state_holds_the_configured_history() -> None:
     assert "You have not played with this opponent before." in matrix_prompt(PD, [], ActionTokens(), rng)
     three = matrix_prompt(PD, [("C", "C"), ("C", "D"), ("D", "D")], ActionTokens(), rng)
     assert "In the last 3 games" in three
-    assert three.index("you played action1 and they played action2") < three.index("you played action2 and they played action2")
+    assert three.index("you played action1 and they played action2") < three.index(
+        "you played action2 and they played action2"
+    )
 
 
 def test_tokens_are_configurable_and_can_be_reversed() -> None:
@@ -65,10 +69,20 @@ def test_tokens_are_configurable_and_can_be_reversed() -> None:
         ActionTokens("action 1", "action2")
 
 
-@pytest.mark.parametrize(("answer", "move"), [
-    ("action1", "C"), (" action2\n", "D"), ("action2.", "D"), ("**action1**", "C"),
-    ("action3", None), ("action1 action2", None), ("I choose action1", None), ("", None), ("Action1", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("answer", "move"),
+    [
+        ("action1", "C"),
+        (" action2\n", "D"),
+        ("action2.", "D"),
+        ("**action1**", "C"),
+        ("action3", None),
+        ("action1 action2", None),
+        ("I choose action1", None),
+        ("", None),
+        ("Action1", None),
+    ],
+)
 def test_an_answer_is_legal_only_if_it_is_one_token(answer: str, move: str | None) -> None:
     assert parse_action(answer, ActionTokens()) == move
 

@@ -14,9 +14,13 @@ from sandbox.llm.tiny_model import build_tiny_lm
 
 @pytest.mark.parametrize(
     ("spec", "message"),
-    [("gpt-5", "unknown base model"), ("hf:", "hf needs a path"), ("tiny:x", "tiny takes a seed"),
-     ("smollm2:big", "smollm2 takes no argument")],
-)  # fmt: skip
+    [
+        ("gpt-5", "unknown base model"),
+        ("hf:", "hf needs a path"),
+        ("tiny:x", "tiny takes a seed"),
+        ("smollm2:big", "smollm2 takes no argument"),
+    ],
+)
 def test_bad_specs_are_refused(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         check_base_model_spec(spec)

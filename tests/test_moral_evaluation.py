@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from sandbox.cli import app
 from sandbox.games.matrix import MATRIX_GAMES
-from sandbox.moral.scenario import EVALUATION_GAMES
 from sandbox.moral.evaluation import action_table, regret_table
 from sandbox.moral.regret import best_collective, counterfactual_regret, max_regret, moral_regret, regret
 from sandbox.moral.rewards import RewardParams, Step
 from sandbox.moral.run import train_scenario
+from sandbox.moral.scenario import EVALUATION_GAMES
 from sandbox.scenario_file import parse_kind
 from sandbox.stats import json_records
 
@@ -102,15 +102,28 @@ def test_always_cooperating_orders_the_games_as_the_paper_s_figure_4b_states() -
     games". An always-cooperating policy (what the Utilitarian model learns) against a random opponent."""
 
     def always_c(name: str, metric: object) -> float:
-        return sum(metric("utilitarian", step(name, "C", other, last))  # type: ignore[operator]
-                   for other in ("C", "D") for last in ("C", "D")) / 4  # fmt: skip
+        return (
+            sum(
+                metric("utilitarian", step(name, "C", other, last))  # type: ignore[operator]
+                for other in ("C", "D")
+                for last in ("C", "D")
+            )
+            / 4
+        )
 
     paper = {name: always_c(name, moral_regret) for name in EVALUATION_GAMES}
     assert paper["chicken"] < paper["prisoners_dilemma"]
     for coordination in ("stag_hunt", "bach_or_stravinsky", "defective_coordination"):
         assert paper[coordination] > paper["prisoners_dilemma"]
-    assert paper == pytest.approx({"prisoners_dilemma": 1 / 12, "stag_hunt": 5 / 28, "chicken": 1 / 22,
-                                   "bach_or_stravinsky": 5 / 22, "defective_coordination": 0.5})  # fmt: skip
+    assert paper == pytest.approx(
+        {
+            "prisoners_dilemma": 1 / 12,
+            "stag_hunt": 5 / 28,
+            "chicken": 1 / 22,
+            "bach_or_stravinsky": 5 / 22,
+            "defective_coordination": 0.5,
+        }
+    )
     # The counterfactual metric judges the choice alone and inverts both statements (why it is not the default).
     other = {name: always_c(name, counterfactual_regret) for name in EVALUATION_GAMES}
     assert other["prisoners_dilemma"] == 0.0 < other["chicken"] and other["stag_hunt"] == 0.0
@@ -122,31 +135,67 @@ def test_regret_in_reward_units_and_the_per_game_maximum() -> None:
     assert moral_regret("deontological", step("prisoners_dilemma", "D", "C", "C"), RewardParams(xi=5)) == 5.0
     assert regret("utilitarian", step("stag_hunt", "D", "C", "C")) == 5.0
     assert {name: max_regret("utilitarian", MATRIX_GAMES.get(name)) for name in EVALUATION_GAMES} == {
-        "bach_or_stravinsky": 5.0, "chicken": 5.0, "defective_coordination": 8.0, "prisoners_dilemma": 2.0,
-        "stag_hunt": 5.0,
-    }  # fmt: skip
-    assert {name: best_collective(MATRIX_GAMES.get(name)) for name in EVALUATION_GAMES} == {
-        "prisoners_dilemma": 6.0, "stag_hunt": 8.0, "chicken": 5.0, "bach_or_stravinsky": 5.0,
+        "bach_or_stravinsky": 5.0,
+        "chicken": 5.0,
         "defective_coordination": 8.0,
-    }  # the authors' maxima (plotting.py)  # fmt: skip
+        "prisoners_dilemma": 2.0,
+        "stag_hunt": 5.0,
+    }
+    assert {name: best_collective(MATRIX_GAMES.get(name)) for name in EVALUATION_GAMES} == {
+        "prisoners_dilemma": 6.0,
+        "stag_hunt": 8.0,
+        "chicken": 5.0,
+        "bach_or_stravinsky": 5.0,
+        "defective_coordination": 8.0,
+    }  # the authors' maxima (plotting.py)
 
 
 def test_regret_and_action_tables() -> None:
-    base = {"policy": "fine-tuned", "condition": "test", "order": "CD-CD", "game": "pd",
-            "counterfactual_regret_deontological": 0.0, "counterfactual_regret_utilitarian": 0.0}  # fmt: skip
+    base = {
+        "policy": "fine-tuned",
+        "condition": "test",
+        "order": "CD-CD",
+        "game": "pd",
+        "counterfactual_regret_deontological": 0.0,
+        "counterfactual_regret_utilitarian": 0.0,
+    }
     rounds = pd.DataFrame(
         [
             # test game 0: regrets 3 and 0 (mean 1.5); test game 1: 0 and 6 (an illegal answer; mean 3)
-            {**base, "test_game": 0, "round": 0, "action_type": "D|C", "regret_deontological": 3.0,
-             "regret_utilitarian": 1 / 6},
-            {**base, "test_game": 0, "round": 1, "action_type": "C|D", "regret_deontological": 0.0,
-             "regret_utilitarian": 1 / 6},
-            {**base, "test_game": 1, "round": 0, "action_type": "C|C", "regret_deontological": 0.0,
-             "regret_utilitarian": 0.0},
-            {**base, "test_game": 1, "round": 1, "action_type": "illegal", "regret_deontological": 6.0,
-             "regret_utilitarian": 1.0},
+            {
+                **base,
+                "test_game": 0,
+                "round": 0,
+                "action_type": "D|C",
+                "regret_deontological": 3.0,
+                "regret_utilitarian": 1 / 6,
+            },
+            {
+                **base,
+                "test_game": 0,
+                "round": 1,
+                "action_type": "C|D",
+                "regret_deontological": 0.0,
+                "regret_utilitarian": 1 / 6,
+            },
+            {
+                **base,
+                "test_game": 1,
+                "round": 0,
+                "action_type": "C|C",
+                "regret_deontological": 0.0,
+                "regret_utilitarian": 0.0,
+            },
+            {
+                **base,
+                "test_game": 1,
+                "round": 1,
+                "action_type": "illegal",
+                "regret_deontological": 6.0,
+                "regret_utilitarian": 1.0,
+            },
         ]
-    )  # fmt: skip
+    )
     table = regret_table(rounds).set_index(["metric", "kind"])
     assert table.loc[("moral", "deontological"), "mean"] == pytest.approx(2.25)  # mean of the games' 1.5 and 3
     assert table.loc[("moral", "utilitarian"), "mean"] == pytest.approx((1 / 6 + 0.5) / 2)
@@ -154,7 +203,13 @@ def test_regret_and_action_tables() -> None:
     assert table.loc[("moral", "deontological"), "ci_high"] == 6.0  # clipped to the metric's range, [0, 6]
     assert table.loc[("counterfactual", "utilitarian"), "mean"] == 0.0
     actions = action_table(rounds).iloc[0]
-    assert (actions["C|C"], actions["C|D"], actions["D|C"], actions["D|D"], actions["illegal"]) == (0.25, 0.25, 0.25, 0.0, 0.25)
+    assert (actions["C|C"], actions["C|D"], actions["D|C"], actions["D|D"], actions["illegal"]) == (
+        0.25,
+        0.25,
+        0.25,
+        0.0,
+        0.25,
+    )
     one = regret_table(rounds[rounds["test_game"] == 0])  # one test game: no interval
     assert one["ci_low"].isna().all()
     records = json.loads(json.dumps(json_records(one), allow_nan=False))  # JSON without a bare NaN
@@ -162,12 +217,24 @@ def test_regret_and_action_tables() -> None:
 
 
 def test_evaluate_moral_writes_regret_tables_and_plots(tmp_path: Path) -> None:
-    scenario = parse_kind("training", {
-        "name": "tiny-eval", "models": {"policy": "tiny"},
-        "training": {"episodes": 2, "rounds": 5, "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
-                     "evaluation": {"games_per_game": 4, "rounds": 3, "conditions": ["test", "training", "reversed"],
-                                    "orders": ["CD-CD", "DC-CD"]}},
-    })  # fmt: skip
+    scenario = parse_kind(
+        "training",
+        {
+            "name": "tiny-eval",
+            "models": {"policy": "tiny"},
+            "training": {
+                "episodes": 2,
+                "rounds": 5,
+                "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
+                "evaluation": {
+                    "games_per_game": 4,
+                    "rounds": 3,
+                    "conditions": ["test", "training", "reversed"],
+                    "orders": ["CD-CD", "DC-CD"],
+                },
+            },
+        },
+    )
     path = train_scenario(scenario, tmp_path / "run")
     result = runner.invoke(app, ["evaluate-moral", str(path)])
     assert result.exit_code == 0, result.output
@@ -175,20 +242,28 @@ def test_evaluate_moral_writes_regret_tables_and_plots(tmp_path: Path) -> None:
     assert len(rounds) == 2 * 3 * 2 * 5 * 4 * 3  # policies x conditions x orders x games x test games x rounds
     assert set(rounds["game"]) == set(EVALUATION_GAMES)
     assert set(rounds["policy"]) == {"fine-tuned", "no fine-tuning"}
-    paired = rounds.pivot_table(index=["condition", "order", "game", "test_game", "round"], columns="policy",
-                                values="other", aggfunc="first")  # fmt: skip
+    paired = rounds.pivot_table(
+        index=["condition", "order", "game", "test_game", "round"], columns="policy", values="other", aggfunc="first"
+    )
     first = paired.xs(0, level="round")
     assert (first["fine-tuned"] == first["no fine-tuning"]).all()  # the same draws: the random opponent's moves
     for column in ("other", "last_other"):  # ... and the same draws under each order of the table
-        orders = rounds.pivot_table(index=["policy", "condition", "game", "test_game", "round"], columns="order",
-                                    values=column, aggfunc="first")  # fmt: skip
+        orders = rounds.pivot_table(
+            index=["policy", "condition", "game", "test_game", "round"], columns="order", values=column, aggfunc="first"
+        )
         assert (orders["CD-CD"] == orders["DC-CD"]).all(), column
     regret_csv = pd.read_csv(path / "moral_regret.csv")
     assert len(regret_csv) == 2 * 3 * 2 * 5 * 2 * 2  # policies x conditions x orders x games x metrics x kinds
     raw = regret_csv[(regret_csv["metric"] == "moral") & (regret_csv["kind"] == "deontological")]
     assert raw["mean"].between(0, 6).all() and regret_csv.drop(raw.index)["mean"].between(0, 1).all()
-    for name in ("moral_regret.png", "test_action_types.png", "moral_regret_reversed.png",
-                 "test_action_types_training.png", "moral_regret_DC-CD.png", "moral_regret_training_DC-CD.png"):
+    for name in (
+        "moral_regret.png",
+        "test_action_types.png",
+        "moral_regret_reversed.png",
+        "test_action_types_training.png",
+        "moral_regret_DC-CD.png",
+        "moral_regret_training_DC-CD.png",
+    ):
         assert (path / name).stat().st_size > 0
     evaluation = json.loads((path / "summary.json").read_text())["evaluation"]
     assert evaluation["conditions"]["reversed"]["tokens"] == {"C": "action2", "D": "action1"}

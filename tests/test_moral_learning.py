@@ -27,7 +27,9 @@ TINY = Path(__file__).parent.parent / "scenarios" / "moral" / "tiny"
 
 
 def learn(name: str, out: Path) -> dict[str, float]:
-    summary = json.loads((train_scenario(load_scenario(TINY / f"{name}.yaml", kind="training"), out) / "summary.json").read_text())
+    summary = json.loads(
+        (train_scenario(load_scenario(TINY / f"{name}.yaml", kind="training"), out) / "summary.json").read_text()
+    )
     return {**summary["final_action_rates"], "illegal": summary["final_illegal_rate"]}
 
 

@@ -17,9 +17,9 @@ from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import BaseOfAdapter, FrozenLLM
 from sandbox.moral.run import resume_training, train_scenario
 from sandbox.moral.training import MoralSetup
+from sandbox.scenario_file import parse_kind
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.rollout import play_episode
-from sandbox.scenario_file import parse_kind
 from tests.test_moral_training import StandIn, WordTokenizer
 
 PD = MATRIX_GAMES.get("prisoners_dilemma")
@@ -68,13 +68,30 @@ def test_the_opponent_reads_the_game_from_its_own_side() -> None:
 
 @pytest.fixture(scope="module")
 def learner_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
-    scenario = parse_kind("training", {
-        "name": "tiny-learner", "models": {"policy": "tiny"},
-        "training": {"episodes": 4, "opponent": "learner", "reward": "utilitarian", "opponent_reward": "game",
-                     "parallel": 1, "rounds": 5, "checkpoint_every": 2,
-                     "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1, "ppo_epochs": 2,
-                             "gradient_accumulation_steps": 1}},
-    })  # fmt: skip
+    scenario = parse_kind(
+        "training",
+        {
+            "name": "tiny-learner",
+            "models": {"policy": "tiny"},
+            "training": {
+                "episodes": 4,
+                "opponent": "learner",
+                "reward": "utilitarian",
+                "opponent_reward": "game",
+                "parallel": 1,
+                "rounds": 5,
+                "checkpoint_every": 2,
+                "ppo": {
+                    "learning_rate": 0.01,
+                    "lora_r": 4,
+                    "lora_alpha": 8,
+                    "max_new_tokens": 1,
+                    "ppo_epochs": 2,
+                    "gradient_accumulation_steps": 1,
+                },
+            },
+        },
+    )
     return scenario, train_scenario(scenario, tmp_path_factory.mktemp("learner") / "run")
 
 
@@ -115,8 +132,14 @@ def test_a_killed_run_with_a_learning_opponent_resumes_to_the_same_results(
 def test_a_fixed_llm_is_the_base_model_with_the_adapter_off() -> None:
     from sandbox.moral.run import load_trainer, make_opponent
 
-    scenario = parse_kind("training", {"name": "x", "models": {"policy": "tiny"},
-                                        "training": {"opponent": "llm", "ppo": {"lora_r": 4, "lora_alpha": 8}}})  # fmt: skip
+    scenario = parse_kind(
+        "training",
+        {
+            "name": "x",
+            "models": {"policy": "tiny"},
+            "training": {"opponent": "llm", "ppo": {"lora_r": 4, "lora_alpha": 8}},
+        },
+    )
     trainer = load_trainer(scenario)
     opponent = make_opponent(scenario, trainer)
     assert isinstance(opponent, FrozenLLM) and isinstance(opponent.policy, BaseOfAdapter)
@@ -142,7 +165,9 @@ def test_llm_opponents_are_validated() -> None:
     with pytest.raises(ScenarioError, match="opponent_reward is the reward of a learning opponent"):
         parse_kind("training", {"name": "x", "training": {"opponent_reward": "game"}})
     with pytest.raises(ScenarioError, match="grpo plays fixed strategies"):
-        parse_kind("training", {"name": "x", "training": {"algorithm": "grpo", "opponent": "learner",
-                                                           "parallel": 8, "rounds": 1}})  # fmt: skip
+        parse_kind(
+            "training",
+            {"name": "x", "training": {"algorithm": "grpo", "opponent": "learner", "parallel": 8, "rounds": 1}},
+        )
     with pytest.raises(ScenarioError, match="or an LLM: llm, learner"):
         parse_kind("training", {"name": "x", "training": {"opponent": "grudger"}})

@@ -7,21 +7,32 @@ import itertools
 import pytest
 
 from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES, PayoffTable
-from sandbox.moral.scenario import EVALUATION_GAMES
 from sandbox.moral.rewards import RewardParams, Schedule, Step, reward
+from sandbox.moral.scenario import EVALUATION_GAMES
 
 PD = MATRIX_GAMES.get("prisoners_dilemma")
 PARAMS = RewardParams(xi=3.0, illegal=-6.0)
 
 
 def test_the_five_games_have_the_papers_payoffs_and_properties() -> None:
-    assert set(EVALUATION_GAMES) == {"bach_or_stravinsky", "chicken", "defective_coordination",
-                                     "prisoners_dilemma", "stag_hunt"}  # fmt: skip
+    assert set(EVALUATION_GAMES) == {
+        "bach_or_stravinsky",
+        "chicken",
+        "defective_coordination",
+        "prisoners_dilemma",
+        "stag_hunt",
+    }
     assert set(MATRIX_GAMES.names()) == set(EVALUATION_GAMES) | set(KWON_GAMES)
     assert PD.rows() == [[(3, 3), (0, 4)], [(4, 0), (1, 1)]]  # Fig. 1
     # Section 8.6: where the greatest collective payoff lies in each game
-    best = {name: {pair for pair, (a, b) in MATRIX_GAMES.get(name).table.items()
-                   if a + b == MATRIX_GAMES.get(name).max_collective()} for name in EVALUATION_GAMES}  # fmt: skip
+    best = {
+        name: {
+            pair
+            for pair, (a, b) in MATRIX_GAMES.get(name).table.items()
+            if a + b == MATRIX_GAMES.get(name).max_collective()
+        }
+        for name in EVALUATION_GAMES
+    }
     assert best["prisoners_dilemma"] == best["stag_hunt"] == {("C", "C")}
     assert best["chicken"] == {("C", "D"), ("D", "C")}
     assert best["bach_or_stravinsky"] == {("C", "C"), ("D", "D")}
@@ -42,12 +53,17 @@ def test_a_table_seen_from_the_column_player() -> None:
 # game + deontological = own payoff - xi iff own D after the opponent's C.
 CASES = {
     # (own, other, last_other): (game, deontological, utilitarian, game_deontological)
-    ("C", "C", "C"): (3, 0, 6, 3), ("C", "C", "D"): (3, 0, 6, 3),
-    ("C", "D", "C"): (0, 0, 4, 0), ("C", "D", "D"): (0, 0, 4, 0),
-    ("D", "C", "C"): (4, -3, 4, 1), ("D", "C", "D"): (4, 0, 4, 4),
-    ("D", "D", "C"): (1, -3, 2, -2), ("D", "D", "D"): (1, 0, 2, 1),
-    ("C", "C", None): (3, 0, 6, 3), ("D", "D", None): (1, 0, 2, 1),  # a first step has no state
-}  # fmt: skip
+    ("C", "C", "C"): (3, 0, 6, 3),
+    ("C", "C", "D"): (3, 0, 6, 3),
+    ("C", "D", "C"): (0, 0, 4, 0),
+    ("C", "D", "D"): (0, 0, 4, 0),
+    ("D", "C", "C"): (4, -3, 4, 1),
+    ("D", "C", "D"): (4, 0, 4, 4),
+    ("D", "D", "C"): (1, -3, 2, -2),
+    ("D", "D", "D"): (1, 0, 2, 1),
+    ("C", "C", None): (3, 0, 6, 3),
+    ("D", "D", None): (1, 0, 2, 1),  # a first step has no state
+}
 NAMES = ("game", "deontological", "utilitarian", "game_deontological")
 
 

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from sandbox.cli import app
 from sandbox.errors import ScenarioError
 from sandbox.moral.run import resume_training, train_scenario
-from sandbox.scenario_file import parse_kind
 from sandbox.moral.scenario import apply_training_overrides
+from sandbox.scenario_file import parse_kind
 from sandbox.training.hooks import TrainHooks
 
 runner = CliRunner()
@@ -25,11 +25,21 @@ TINY = {
     "seed": 3,
     "models": {"policy": "tiny"},
     "training": {
-        "episodes": 6, "reward": "game,utilitarian@3", "parallel": 1, "rounds": 5, "checkpoint_every": 2,
-        "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1, "ppo_epochs": 2,
-                "gradient_accumulation_steps": 1},
+        "episodes": 6,
+        "reward": "game,utilitarian@3",
+        "parallel": 1,
+        "rounds": 5,
+        "checkpoint_every": 2,
+        "ppo": {
+            "learning_rate": 0.01,
+            "lora_r": 4,
+            "lora_alpha": 8,
+            "max_new_tokens": 1,
+            "ppo_epochs": 2,
+            "gradient_accumulation_steps": 1,
+        },
     },
-}  # fmt: skip
+}
 
 
 def write(path: Path, data: Any) -> Path:
@@ -94,8 +104,17 @@ def test_train_writes_the_run_directory(tmp_path: Path) -> None:
     metrics = pd.read_csv(out / "metrics.csv")
     assert metrics["episode"].tolist() == [0, 1, 2, 3]
     assert metrics["reward_kind"].tolist() == ["game", "game", "game", "utilitarian"]
-    for column in ("reward_game", "reward_deontological", "reward_utilitarian", "C|C", "C|D", "D|C", "D|D",
-                   "illegal", "kl"):  # fmt: skip
+    for column in (
+        "reward_game",
+        "reward_deontological",
+        "reward_utilitarian",
+        "C|C",
+        "C|D",
+        "D|C",
+        "D|D",
+        "illegal",
+        "kl",
+    ):
         assert column in metrics
     assert (metrics[["C|C", "C|D", "D|C", "D|D", "illegal"]].sum(axis=1).round(9) == 1).all()
     summary = json.loads((out / "summary.json").read_text())
@@ -134,9 +153,10 @@ def test_a_killed_run_resumes_to_the_same_results(tmp_path: Path) -> None:
     assert started == [2]
     resumed = pd.read_csv(cut / "metrics.csv")
     pd.testing.assert_frame_equal(resumed.drop(columns="seconds"), whole.drop(columns="seconds"))
-    assert json.loads((cut / "summary.json").read_text())["final_action_rates"] == json.loads(
-        (tmp_path / "whole" / "summary.json").read_text()
-    )["final_action_rates"]
+    assert (
+        json.loads((cut / "summary.json").read_text())["final_action_rates"]
+        == json.loads((tmp_path / "whole" / "summary.json").read_text())["final_action_rates"]
+    )
 
 
 def test_a_run_killed_by_an_older_sandbox_resumes_with_its_own_columns(tmp_path: Path) -> None:

@@ -25,12 +25,22 @@ TINY = {
     "seed": 5,
     "models": {"policy": "tiny"},
     "training": {
-        "episodes": 4, "reward": "utilitarian", "parallel": 1, "rounds": 4, "checkpoint_every": 2,
-        "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1, "ppo_epochs": 2,
-                "gradient_accumulation_steps": 1},
+        "episodes": 4,
+        "reward": "utilitarian",
+        "parallel": 1,
+        "rounds": 4,
+        "checkpoint_every": 2,
+        "ppo": {
+            "learning_rate": 0.01,
+            "lora_r": 4,
+            "lora_alpha": 8,
+            "max_new_tokens": 1,
+            "ppo_epochs": 2,
+            "gradient_accumulation_steps": 1,
+        },
         "evaluation": {"games": ["prisoners_dilemma", "chicken"], "games_per_game": 3, "rounds": 2},
     },
-}  # fmt: skip
+}
 
 
 class Killed(KeyboardInterrupt):
@@ -83,9 +93,12 @@ def test_the_cli_trains_resumes_and_evaluates_a_group_of_seeds(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     regret = pd.read_csv(out / "moral_regret.csv")
     per_seed = [pd.read_csv(out / f"seed-{s}" / "moral_regret.csv") for s in (5, 6)]
+
     def cell(frame: pd.DataFrame) -> float:
-        return frame.query("policy == 'fine-tuned' and condition == 'test' and metric == 'moral' and "
-                           "kind == 'utilitarian' and game == 'chicken'")["mean"].item()  # fmt: skip
+        return frame.query(
+            "policy == 'fine-tuned' and condition == 'test' and metric == 'moral' and "
+            "kind == 'utilitarian' and game == 'chicken'"
+        )["mean"].item()
 
     assert cell(regret) == pytest.approx((cell(per_seed[0]) + cell(per_seed[1])) / 2)
     assert regret["seeds"].eq(2).all() and (out / "moral_regret.png").stat().st_size > 0
@@ -128,7 +141,9 @@ def test_resume_takes_another_device(tmp_path: Path) -> None:
     society.mkdir()
     (society / "scenario.yaml").write_text("name: a-society\n")
     result = runner.invoke(app, ["resume", str(society), "--device", "cpu"])
-    assert result.exit_code == 2 and "--device: not an option for" in result.output and "a society run" in result.output, result.output
+    assert (
+        result.exit_code == 2 and "--device: not an option for" in result.output and "a society run" in result.output
+    ), result.output
 
 
 def test_seeds_are_two_or_more_and_a_model_that_fails_to_load_leaves_nothing(tmp_path: Path) -> None:
@@ -136,8 +151,9 @@ def test_seeds_are_two_or_more_and_a_model_that_fails_to_load_leaves_nothing(tmp
     file.write_text(yaml.safe_dump(TINY))
     result = runner.invoke(app, ["train", str(file), "--seeds", "1", "--out", str(tmp_path / "one")])
     assert result.exit_code == 2 and "2 or more seeds" in result.output and not (tmp_path / "one").exists()
-    result = runner.invoke(app, ["train", str(file), "--seeds", "2", "--policy", "hf:/nowhere",
-                                 "--out", str(tmp_path / "none")])  # fmt: skip
+    result = runner.invoke(
+        app, ["train", str(file), "--seeds", "2", "--policy", "hf:/nowhere", "--out", str(tmp_path / "none")]
+    )
     assert result.exit_code == 2 and not (tmp_path / "none").exists(), result.output
     mine = tmp_path / "mine"  # a directory the researcher made stays, as empty as it was
     mine.mkdir()
@@ -171,12 +187,19 @@ def test_the_device_field_refuses_cuda_on_a_machine_without_it(tmp_path: Path) -
 
 
 def test_presets_of_the_ppo_fields_and_the_real_scenario_files() -> None:
-    authors = parse_kind("training", {**TINY, "training": {**TINY["training"], "ppo_preset": "authors",
-                                                            "ppo": {"lora_r": 4}}}).training.ppo_config(0)  # fmt: skip
-    assert (authors.mini_batch_size, authors.gradient_accumulation_steps, authors.lora_alpha, authors.max_grad_norm,
-            authors.ppo_epochs) == (4, 4, 32, 0.0, 4)  # fmt: skip
-    multi = parse_kind("training", {**TINY, "training": {**TINY["training"], "ppo_preset": "multi_step",
-                                                          "ppo": {"lora_alpha": 64}}}).training.ppo_config(0)  # fmt: skip
+    authors = parse_kind(
+        "training", {**TINY, "training": {**TINY["training"], "ppo_preset": "authors", "ppo": {"lora_r": 4}}}
+    ).training.ppo_config(0)
+    assert (
+        authors.mini_batch_size,
+        authors.gradient_accumulation_steps,
+        authors.lora_alpha,
+        authors.max_grad_norm,
+        authors.ppo_epochs,
+    ) == (4, 4, 32, 0.0, 4)
+    multi = parse_kind(
+        "training", {**TINY, "training": {**TINY["training"], "ppo_preset": "multi_step", "ppo": {"lora_alpha": 64}}}
+    ).training.ppo_config(0)
     assert (multi.mini_batch_size, multi.max_grad_norm, multi.lora_alpha) == (1, 1.0, 64)  # the ppo block wins
     files = sorted((ROOT / "scenarios" / "moral" / "real").glob("*.yaml"))
     assert len(files) >= 12
@@ -184,16 +207,31 @@ def test_presets_of_the_ppo_fields_and_the_real_scenario_files() -> None:
         scenario = load_scenario(path, kind="training")
         config = scenario.training.ppo_config(scenario.seed)
         batch = 3 if scenario.training.opponent == "learner" else 5
-        assert (config.batch_size, config.mini_batch_size, config.gradient_accumulation_steps, config.ppo_epochs,
-                config.lora_alpha, config.lora_r, config.max_grad_norm) == (batch, batch, 4, 4, 32, 64, 0.0), path.name  # fmt: skip
+        assert (
+            config.batch_size,
+            config.mini_batch_size,
+            config.gradient_accumulation_steps,
+            config.ppo_epochs,
+            config.lora_alpha,
+            config.lora_r,
+            config.max_grad_norm,
+        ) == (batch, batch, 4, 4, 32, 64, 0.0), path.name
 
 
 def test_the_authors_settings_take_one_optimiser_step_per_episode_at_ratio_one() -> None:
     from sandbox.moral.run import load_trainer
 
-    scenario = parse_kind("training", {**TINY, "training": {**TINY["training"], "ppo_preset": "authors",
-                                                             "ppo": {"lora_r": 4, "max_new_tokens": 1,
-                                                                     "learning_rate": 0.01}}})  # fmt: skip
+    scenario = parse_kind(
+        "training",
+        {
+            **TINY,
+            "training": {
+                **TINY["training"],
+                "ppo_preset": "authors",
+                "ppo": {"lora_r": 4, "max_new_tokens": 1, "learning_rate": 0.01},
+            },
+        },
+    )
     trainer = load_trainer(scenario)
     steps = {"n": 0}
     step = trainer.optimizer.step

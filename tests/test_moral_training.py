@@ -74,8 +74,12 @@ def test_an_episode_plays_parallel_games_round_by_round(batched: bool) -> None:
     assert len(queries) == len(answers) == len(steps) == 6
     assert policy.calls == ([2, 2, 2] if batched else [1] * 6)  # one generation per round, or per game
     assert [s.own for s in steps] == ["C", "D", None, "C", "D", "D"]
-    rows = [episode_metrics(e, setup, steps, {"kl": 0.0, "kl_coef": 0.2, "policy_loss": 0.0, "value_loss": 0.0,
-                                              "clipfrac": 0.0}) for e in range(10)]  # fmt: skip
+    rows = [
+        episode_metrics(
+            e, setup, steps, {"kl": 0.0, "kl_coef": 0.2, "policy_loss": 0.0, "value_loss": 0.0, "clipfrac": 0.0}
+        )
+        for e in range(10)
+    ]
     assert rows[0]["illegal"] == pytest.approx(1 / 6)
     assert sum(rows[0][k] for k in ("C|C", "C|D", "D|C", "D|D", "illegal")) == pytest.approx(1.0)
     assert rows[0]["reward_kind"] == "game" and rows[0]["reward"] == rows[0]["reward_game"]
@@ -85,7 +89,9 @@ def test_an_episode_plays_parallel_games_round_by_round(batched: bool) -> None:
 def test_the_same_seed_draws_the_same_states() -> None:
     def states(seed: int) -> list:
         policy = StandIn(["action1"] * 10, WordTokenizer())
-        return [(s.other, s.last_other) for s in play_episode(policy, MoralSetup(parallel=2, rounds=5, seed=seed), 3)[2]]  # type: ignore[arg-type]
+        return [
+            (s.other, s.last_other) for s in play_episode(policy, MoralSetup(parallel=2, rounds=5, seed=seed), 3)[2]
+        ]  # type: ignore[arg-type]
 
     assert states(1) == states(1)
     assert any(states(1) != states(s) for s in range(2, 6))

@@ -14,9 +14,9 @@ from sandbox.errors import ScenarioError
 from sandbox.moral.rewards import Schedule
 from sandbox.moral.run import resume_training, train_scenario
 from sandbox.moral.training import MoralSetup
+from sandbox.scenario_file import parse_kind
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.trl_trainers import MoralRewardFunction
-from sandbox.scenario_file import parse_kind
 
 
 def test_the_reward_function_scores_each_answer_in_its_prompts_state() -> None:
@@ -36,7 +36,10 @@ def test_the_reward_function_scores_each_answer_in_its_prompts_state() -> None:
 @pytest.mark.parametrize(
     ("training", "message"),
     [
-        ({"algorithm": "grpo", "trl": {"num_generation": 4}}, "training.trl.num_generation: not a field of TRL's GRPOConfig"),
+        (
+            {"algorithm": "grpo", "trl": {"num_generation": 4}},
+            "training.trl.num_generation: not a field of TRL's GRPOConfig",
+        ),
         ({"algorithm": "rloo", "trl": {"learning_rate": 0.1}}, "training.trl.learning_rate is set by the sandbox"),
         ({"algorithm": "grpo", "trl": {"num_generations": 3}}, "num_generations (3) must be at least 2 and divide"),
         ({"algorithm": "ppo", "trl": {"beta": 0.1}}, "training.trl is for algorithm grpo or rloo"),
@@ -49,12 +52,24 @@ def test_trl_fields_are_checked(training: dict[str, Any], message: str) -> None:
 
 
 def scenario(algorithm: str, **training: Any) -> Any:
-    return parse_kind("training", {
-        "name": f"tiny-{algorithm}", "models": {"policy": "tiny"},
-        "training": {"algorithm": algorithm, "episodes": 4, "reward": "utilitarian", "parallel": 1, "rounds": 8,
-                     "checkpoint_every": 2, "trl": {"num_generations": 4},
-                     "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1}, **training},
-    })  # fmt: skip
+    return parse_kind(
+        "training",
+        {
+            "name": f"tiny-{algorithm}",
+            "models": {"policy": "tiny"},
+            "training": {
+                "algorithm": algorithm,
+                "episodes": 4,
+                "reward": "utilitarian",
+                "parallel": 1,
+                "rounds": 8,
+                "checkpoint_every": 2,
+                "trl": {"num_generations": 4},
+                "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
+                **training,
+            },
+        },
+    )
 
 
 @pytest.mark.parametrize("algorithm", ["grpo", "rloo"])

@@ -22,16 +22,35 @@ def fake_embed(texts: list[str]) -> np.ndarray:
 def write_run(path: Path) -> Path:
     """A made-up population of 4 agents over 3 generations that converges on giving."""
     path.mkdir()
-    pd.DataFrame({"generation": [0, 0, 0, 1, 2], "norm": [0, 1, 2, 3, 4], "author": list("abcdd"),
-                  "rule": ["write"] * 3 + ["reflect"] * 2,
-                  "strategy": ["My strategy will be to give all.", "My strategy will be to give none.",
-                               "My strategy will be to give most.", "My strategy will be to give most, always.",
-                               "My strategy will be to give all, always."],
-                  "parents": ["", "", "", "1", "3"]}).to_csv(path / "norms.csv", index=False)  # fmt: skip
+    pd.DataFrame(
+        {
+            "generation": [0, 0, 0, 1, 2],
+            "norm": [0, 1, 2, 3, 4],
+            "author": list("abcdd"),
+            "rule": ["write"] * 3 + ["reflect"] * 2,
+            "strategy": [
+                "My strategy will be to give all.",
+                "My strategy will be to give none.",
+                "My strategy will be to give most.",
+                "My strategy will be to give most, always.",
+                "My strategy will be to give all, always.",
+            ],
+            "parents": ["", "", "", "1", "3"],
+        }
+    ).to_csv(path / "norms.csv", index=False)
     held = {0: [0, 1, 2, 1], 1: [0, 3, 2, 1], 2: [0, 4, 2, 0]}
-    rows = [{"generation": g, "agent": a, "name": f"x{a}", "norm": n,
-             "strategy": pd.read_csv(path / "norms.csv").set_index("norm").loc[n, "strategy"],
-             "mean_donated_share": 0.5} for g, ns in held.items() for a, n in enumerate(ns)]  # fmt: skip
+    rows = [
+        {
+            "generation": g,
+            "agent": a,
+            "name": f"x{a}",
+            "norm": n,
+            "strategy": pd.read_csv(path / "norms.csv").set_index("norm").loc[n, "strategy"],
+            "mean_donated_share": 0.5,
+        }
+        for g, ns in held.items()
+        for a, n in enumerate(ns)
+    ]
     pd.DataFrame(rows).to_csv(path / "population.csv", index=False)
     return path
 
@@ -60,14 +79,18 @@ def test_clusters_shares_diversity_and_drift_follow_the_texts(tmp_path: Path) ->
 def test_minilm_puts_paraphrases_together_and_other_rules_apart(tmp_path: Path) -> None:
     path = tmp_path / "run"
     path.mkdir()
-    texts = ["My strategy will be to donate half of my resources to every recipient.",
-             "My strategy will be to give half of my units to every recipient.",
-             "My strategy will be to punish anyone who donated nothing in their last round.",
-             "My strategy will be to copy the recipient's last donation: give what they gave."]  # fmt: skip
-    pd.DataFrame({"generation": 0, "norm": range(4), "strategy": texts, "parents": ""}).to_csv(path / "norms.csv",
-                                                                                              index=False)  # fmt: skip
-    pd.DataFrame({"generation": 0, "agent": range(4), "name": list("abcd"), "norm": range(4),
-                  "strategy": texts}).to_csv(path / "population.csv", index=False)  # fmt: skip
+    texts = [
+        "My strategy will be to donate half of my resources to every recipient.",
+        "My strategy will be to give half of my units to every recipient.",
+        "My strategy will be to punish anyone who donated nothing in their last round.",
+        "My strategy will be to copy the recipient's last donation: give what they gave.",
+    ]
+    pd.DataFrame({"generation": 0, "norm": range(4), "strategy": texts, "parents": ""}).to_csv(
+        path / "norms.csv", index=False
+    )
+    pd.DataFrame(
+        {"generation": 0, "agent": range(4), "name": list("abcd"), "norm": range(4), "strategy": texts}
+    ).to_csv(path / "population.csv", index=False)
     result = write_norm_map(path)
     labels = result.norms.set_index("norm")["cluster"]
     assert labels[0] == labels[1] and len({labels[0], labels[2], labels[3]}) == 3

@@ -16,14 +16,19 @@ from tests.conftest import scai_models, scai_scenario, small_scenario, ultimatum
 
 # The proxy-rewards notebook runs against a real labeling run on the embedded model (tests/test_proxy_slow.py), and the
 # dialogue-solvers notebook against a real solve on it (tests/test_dialogue.py).
-NOTEBOOKS = sorted(p for p in (Path(__file__).parent.parent / "notebooks").glob("*.ipynb")
-                   if not p.name.startswith(("proxy", "dialogue")))
+NOTEBOOKS = sorted(
+    p
+    for p in (Path(__file__).parent.parent / "notebooks").glob("*.ipynb")
+    if not p.name.startswith(("proxy", "dialogue"))
+)
 
 
 def execute_notebook(path: Path) -> list:
     """Execute `path` top to bottom; its outputs (errors fail the caller's assertions)."""
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    ).execute()
     return [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
 
 
@@ -33,11 +38,18 @@ def _moral_run(tmp_path: Path) -> SimpleNamespace:
     from sandbox.moral.run import train_scenario
     from sandbox.scenario_file import parse_kind
 
-    scenario = parse_kind("training", {
-        "name": "nb", "models": {"policy": "tiny"},
-        "training": {"episodes": 3, "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
-                     "evaluation": {"games_per_game": 3, "rounds": 2}},
-    })  # fmt: skip
+    scenario = parse_kind(
+        "training",
+        {
+            "name": "nb",
+            "models": {"policy": "tiny"},
+            "training": {
+                "episodes": 3,
+                "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
+                "evaluation": {"games_per_game": 3, "rounds": 2},
+            },
+        },
+    )
     path = train_scenario(scenario, tmp_path / "run")
     evaluate_run(path)
     return SimpleNamespace(path=path)
@@ -49,16 +61,32 @@ def _distill_run(tmp_path: Path) -> SimpleNamespace:
     from sandbox.llm.scripted import scripted
     from sandbox.scenario_file import parse_kind
 
-    scenario = parse_kind("distill", {
-        "name": "nb", "models": {"student": "tiny"},
-        "distill": {"source": {"text": "Give everything."}, "truth": "altruistic", "amounts": {"min": 10, "max": 20},
-                    "trials": 3},
-        "training": {"episodes": 4, "parallel": 2, "rounds": 4,
-                     "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1}},
-    })  # fmt: skip
+    scenario = parse_kind(
+        "distill",
+        {
+            "name": "nb",
+            "models": {"student": "tiny"},
+            "distill": {
+                "source": {"text": "Give everything."},
+                "truth": "altruistic",
+                "amounts": {"min": 10, "max": 20},
+                "trials": 3,
+            },
+            "training": {
+                "episodes": 4,
+                "parallel": 2,
+                "rounds": 4,
+                "ppo": {"lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
+            },
+        },
+    )
     models = scai_models()
-    path = distill_scenario(scenario, tmp_path / "run", judge=scripted([(r"Answer Yes or No", "Yes")]),
-                            evaluation_models={"assistant": models["assistant"], "users": models["user"]})  # fmt: skip
+    path = distill_scenario(
+        scenario,
+        tmp_path / "run",
+        judge=scripted([(r"Answer Yes or No", "Yes")]),
+        evaluation_models={"assistant": models["assistant"], "users": models["user"]},
+    )
     return SimpleNamespace(path=path)
 
 
@@ -81,25 +109,33 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
 
         for network in ({"kind": "barabasi_albert", "m": 2}, {"kind": "grid"}):
             for seed in range(2):
-                run_population(scenario(36, 6, network=network, rule="proportional", seed=seed),
-                               tmp_path / "runs" / f"{network['kind']}-{seed}")  # fmt: skip
+                run_population(
+                    scenario(36, 6, network=network, rule="proportional", seed=seed),
+                    tmp_path / "runs" / f"{network['kind']}-{seed}",
+                )
         from tests.test_population_donor import Recorder, donor
         from tests.test_population_revision import Reviser, revising
 
         run_population(donor(4, 2), tmp_path / "runs" / "donor", models={"user": Recorder().model()})
         for seed in range(2):  # two seeds of a reflecting population on a ring, for the CIs, the map and the lineage
             scenario = revising("reflect", agents=6, generations=3, network={"kind": "ring"})
-            run_population(scenario.model_copy(update={"seed": seed}), tmp_path / "runs" / f"reflect-{seed}",
-                           models={"user": Reviser().model()})  # fmt: skip
+            run_population(
+                scenario.model_copy(update={"seed": seed}),
+                tmp_path / "runs" / f"reflect-{seed}",
+                models={"user": Reviser().model()},
+            )
         from tests.test_population_fidelity import Judge, judged
         from tests.test_population_naming import Copier, naming
 
-        run_population(judged(4, 2), tmp_path / "runs" / "judged", models={"user": Recorder().model(),
-                                                                           "judge": Judge().model()})  # fmt: skip
+        run_population(
+            judged(4, 2), tmp_path / "runs" / "judged", models={"user": Recorder().model(), "judge": Judge().model()}
+        )
         run_population(naming(), tmp_path / "runs" / "naming", models={"user": Copier().model()})
         from tests.test_population_commons import Fisher, commons
 
-        run_population(commons(3), tmp_path / "runs" / "fishery", models={"user": Fisher(lambda stock: stock // 6).model()})
+        run_population(
+            commons(3), tmp_path / "runs" / "fishery", models={"user": Fisher(lambda stock: stock // 6).model()}
+        )
         from tests.test_population_matrix_llm import Members, matrix
         from tests.test_population_ultimatum import Players, ultimatum
 

@@ -116,7 +116,9 @@ async def test_log_probabilities_on_the_wire_and_through_the_cache(env: pytest.M
         answer = await model.ainvoke(MESSAGES, top_logprobs=5)
         assert server.requests[-1]["logprobs"] is True and server.requests[-1]["top_logprobs"] == 5
         assert "top_logprobs" in server.requests[-1] and "call" not in server.requests[-1]
-        assert answer.response_metadata[TOKEN_LOGPROBS] == [{"token": "Yes", "logprob": -0.5, "top": {"Yes": -0.5, "No": -1.5}}]
+        assert answer.response_metadata[TOKEN_LOGPROBS] == [
+            {"token": "Yes", "logprob": -0.5, "top": {"Yes": -0.5, "No": -1.5}}
+        ]
         verdict = await ProxyJudge(model).yes_no("Is it?", step_by_step=False, call=CallInfo(role="judge"))
         again = await ProxyJudge(model).yes_no("Is it?", step_by_step=False, call=CallInfo(role="judge"))
         assert len(server.requests) == 2  # the second verdict is a cache hit

@@ -18,8 +18,19 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.paid
 def test_the_default_society_on_a_paid_model(tmp_path: Path) -> None:
     model = os.environ.get("SANDBOX_PAID_MODEL", "gpt-4o-mini")
-    result = CliRunner().invoke(app, ["run", str(ROOT / "scenarios" / "default.yaml"), "--out", str(tmp_path / "run"),
-                                      "--model", f"all=openai:{model}", "--max-calls", "200"])  # fmt: skip
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(ROOT / "scenarios" / "default.yaml"),
+            "--out",
+            str(tmp_path / "run"),
+            "--model",
+            f"all=openai:{model}",
+            "--max-calls",
+            "200",
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["episodes"] > 0 and summary["llm_usage"]["user"]["calls"] > 0

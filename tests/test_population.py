@@ -29,15 +29,39 @@ from sandbox.seeding import Branch, generator
 runner = CliRunner()
 
 
-def scenario(agents: int = 100, generations: int = 5, *, network: dict | None = None, b: float = 1.5,
-             rule: str = "imitate", beta: float = 1.0, share_c: float = 0.5, seed: int = 0, **block: Any) -> Any:  # fmt: skip
-    members = block.pop("members", [{"strategy": "Cooperator", "share": share_c},
-                                     {"strategy": "Defector", "share": round(1 - share_c, 10)}])  # fmt: skip
+def scenario(
+    agents: int = 100,
+    generations: int = 5,
+    *,
+    network: dict | None = None,
+    b: float = 1.5,
+    rule: str = "imitate",
+    beta: float = 1.0,
+    share_c: float = 0.5,
+    seed: int = 0,
+    **block: Any,
+) -> Any:
+    members = block.pop(
+        "members",
+        [{"strategy": "Cooperator", "share": share_c}, {"strategy": "Defector", "share": round(1 - share_c, 10)}],
+    )
     revision = {"rule": rule, "beta": beta, **block.pop("revision", {})}
-    return parse_kind("population", {"name": "pop", "seed": seed, "population": {
-        "agents": agents, "generations": generations, "members": members,
-        "game": {"name": "weak_prisoners_dilemma", "temptation": b}, "network": network or {"kind": "complete"},
-        "revision": revision, **block}})  # fmt: skip
+    return parse_kind(
+        "population",
+        {
+            "name": "pop",
+            "seed": seed,
+            "population": {
+                "agents": agents,
+                "generations": generations,
+                "members": members,
+                "game": {"name": "weak_prisoners_dilemma", "temptation": b},
+                "network": network or {"kind": "complete"},
+                "revision": revision,
+                **block,
+            },
+        },
+    )
 
 
 def final_cooperators(sc: Any) -> tuple[float, float]:
@@ -48,13 +72,22 @@ def final_cooperators(sc: Any) -> tuple[float, float]:
     for g in range(block.generations):
         rng = generator(sc.seed, Branch.EPOCH, g)
         outcome = play(strategies, setup.table, setup.neighbours, self_play=block.self_play, mean=False, rng=rng)
-        strategies = revise(strategies, outcome, setup.neighbours, rule=block.revision.rule,
-                            beta=block.revision.beta, mutation=0.0, pool=setup.pool, fixed=setup.fixed, rng=rng)  # fmt: skip
+        strategies = revise(
+            strategies,
+            outcome,
+            setup.neighbours,
+            rule=block.revision.rule,
+            beta=block.revision.beta,
+            mutation=0.0,
+            pool=setup.pool,
+            fixed=setup.fixed,
+            rng=rng,
+        )
     cooperators = strategies == 0
     nb = setup.neighbours
     if nb.complete or not cooperators.any():
         return float(cooperators.mean()), float("nan")
-    around = [cooperators[nb.indices[nb.indptr[x]:nb.indptr[x + 1]]].mean() for x in np.flatnonzero(cooperators)]
+    around = [cooperators[nb.indices[nb.indptr[x] : nb.indptr[x + 1]]].mean() for x in np.flatnonzero(cooperators)]
     return float(cooperators.mean()), float(np.mean(around))
 
 
@@ -67,8 +100,9 @@ def test_well_mixed_imitation_fixates_on_defection(seed: int) -> None:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_on_nowak_and_may_lattice_cooperators_survive_in_clusters(seed: int) -> None:
     grid = {"kind": "grid", "neighbourhood": "moore"}
-    share, assortment = final_cooperators(scenario(900, 60, network=grid, b=1.85, rule="best", share_c=0.9,
-                                                   self_play=True, seed=seed))  # fmt: skip
+    share, assortment = final_cooperators(
+        scenario(900, 60, network=grid, b=1.85, rule="best", share_c=0.9, self_play=True, seed=seed)
+    )
     assert 0.15 <= share <= 0.55  # Nowak & May: about 0.32 in the chaotic regime 1.8 < b < 2
     assert assortment > share + 0.2  # cooperators sit beside cooperators: clusters
     mixed, _ = final_cooperators(scenario(900, 60, b=1.85, rule="best", share_c=0.9, self_play=True, seed=seed))
@@ -77,10 +111,14 @@ def test_on_nowak_and_may_lattice_cooperators_survive_in_clusters(seed: int) -> 
 
 @pytest.mark.parametrize(("rule", "gap"), [("proportional", 0.4), ("imitate", 0.5)])
 def test_a_scale_free_graph_keeps_more_cooperation_than_a_ring_of_the_same_mean_degree(rule: str, gap: float) -> None:
-    ba = [final_cooperators(scenario(300, 150, network={"kind": "barabasi_albert", "m": 2}, rule=rule, seed=s))[0]
-          for s in range(3)]  # fmt: skip
-    ring = [final_cooperators(scenario(300, 150, network={"kind": "ring_lattice", "k": 4}, rule=rule, seed=s))[0]
-            for s in range(3)]  # fmt: skip
+    ba = [
+        final_cooperators(scenario(300, 150, network={"kind": "barabasi_albert", "m": 2}, rule=rule, seed=s))[0]
+        for s in range(3)
+    ]
+    ring = [
+        final_cooperators(scenario(300, 150, network={"kind": "ring_lattice", "k": 4}, rule=rule, seed=s))[0]
+        for s in range(3)
+    ]
     assert np.mean(ba) - np.mean(ring) >= gap, (ba, ring)
 
 
@@ -94,17 +132,26 @@ def test_the_match_table_is_the_game_times_the_turns() -> None:
 
 
 def test_everyone_cooperating_earns_the_games_maximum() -> None:
-    sc = scenario(50, 2, network={"kind": "ring_lattice", "k": 4}, share_c=1.0,
-                  members=[{"strategy": "Cooperator", "share": 1.0}])  # fmt: skip
+    sc = scenario(
+        50, 2, network={"kind": "ring_lattice", "k": 4}, share_c=1.0, members=[{"strategy": "Cooperator", "share": 1.0}]
+    )
     setup = ScriptedMatrix(sc)
-    outcome = play(setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False,
-                   rng=np.random.default_rng(0))  # fmt: skip
+    outcome = play(
+        setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False, rng=np.random.default_rng(0)
+    )
     assert np.all(outcome.payoff == 4 * 1.0) and np.all(outcome.cooperation == 1.0)  # 4 neighbours x R = 1
 
 
 def test_the_complete_graph_shortcut_equals_playing_every_edge() -> None:
-    sc = scenario(40, 1, members=[{"strategy": "Cooperator", "share": 0.3}, {"strategy": "Defector", "share": 0.3},
-                                  {"strategy": "Tit For Tat", "share": 0.4}])  # fmt: skip
+    sc = scenario(
+        40,
+        1,
+        members=[
+            {"strategy": "Cooperator", "share": 0.3},
+            {"strategy": "Defector", "share": 0.3},
+            {"strategy": "Tit For Tat", "share": 0.4},
+        ],
+    )
     setup = ScriptedMatrix(sc)
     edges = np.array(np.triu_indices(40, 1)).T
     kwargs = {"self_play": False, "mean": False, "rng": np.random.default_rng(0)}
@@ -115,32 +162,62 @@ def test_the_complete_graph_shortcut_equals_playing_every_edge() -> None:
 
 
 def test_fixed_members_never_revise_and_mutation_draws_from_the_members() -> None:
-    sc = scenario(60, 1, members=[{"strategy": "Cooperator", "share": 0.5, "fixed": True},
-                                  {"strategy": "Defector", "share": 0.5}])  # fmt: skip
+    sc = scenario(
+        60, 1, members=[{"strategy": "Cooperator", "share": 0.5, "fixed": True}, {"strategy": "Defector", "share": 0.5}]
+    )
     setup = ScriptedMatrix(sc)
-    outcome = play(setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False,
-                   rng=np.random.default_rng(0))  # fmt: skip
-    new = revise(setup.start_strategies, outcome, setup.neighbours, rule="imitate", beta=100.0, mutation=1.0,
-                 pool=setup.pool, fixed=setup.fixed, rng=np.random.default_rng(1))  # fmt: skip
+    outcome = play(
+        setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False, rng=np.random.default_rng(0)
+    )
+    new = revise(
+        setup.start_strategies,
+        outcome,
+        setup.neighbours,
+        rule="imitate",
+        beta=100.0,
+        mutation=1.0,
+        pool=setup.pool,
+        fixed=setup.fixed,
+        rng=np.random.default_rng(1),
+    )
     assert np.array_equal(new[setup.fixed], setup.start_strategies[setup.fixed])
     assert set(new[~setup.fixed]) == {0, 1}  # every free agent mutated, to one of the two members' strategies
 
 
 def test_an_extinct_stochastic_strategy_leaves_the_well_mixed_payoffs_finite() -> None:
-    sc = scenario(30, 1, members=[{"strategy": "Cooperator", "share": 0.5}, {"strategy": "Defector", "share": 0.4},
-                                  {"strategy": "Random", "share": 0.1}])  # fmt: skip
+    sc = scenario(
+        30,
+        1,
+        members=[
+            {"strategy": "Cooperator", "share": 0.5},
+            {"strategy": "Defector", "share": 0.4},
+            {"strategy": "Random", "share": 0.1},
+        ],
+    )
     setup = ScriptedMatrix(sc)
     without_random = np.where(setup.start_strategies == 2, 0, setup.start_strategies)
-    outcome = play(without_random, setup.table, setup.neighbours, self_play=False, mean=False,
-                   rng=np.random.default_rng(0))  # fmt: skip
+    outcome = play(
+        without_random, setup.table, setup.neighbours, self_play=False, mean=False, rng=np.random.default_rng(0)
+    )
     assert np.isfinite(outcome.payoff).all() and np.isfinite(outcome.cooperation).all()
 
 
 def test_a_stochastic_strategy_plays_each_edge_from_the_seed_tree(tmp_path: Path) -> None:
     members = [{"strategy": "Random", "share": 0.5}, {"strategy": "Tit For Tat", "share": 0.5}]
-    sc = parse_kind("population", {"name": "r", "seed": 3, "population": {
-        "agents": 16, "generations": 3, "members": members, "game": {"name": "prisoners_dilemma", "turns": 5},
-        "network": {"kind": "ring"}}})  # fmt: skip
+    sc = parse_kind(
+        "population",
+        {
+            "name": "r",
+            "seed": 3,
+            "population": {
+                "agents": 16,
+                "generations": 3,
+                "members": members,
+                "game": {"name": "prisoners_dilemma", "turns": 5},
+                "network": {"kind": "ring"},
+            },
+        },
+    )
     one = pd.read_csv(run_population(sc, tmp_path / "a") / "population.csv")
     two = pd.read_csv(run_population(sc, tmp_path / "b") / "population.csv")
     pd.testing.assert_frame_equal(one, two)
@@ -187,23 +264,36 @@ def _write(tmp: Path, name: str, data: dict) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"network": {"kind": "hexagonal"}}, "population.network.kind"),
-    ({"agents": 50, "network": {"kind": "grid"}}, "grid needs a square number of agents"),
-    ({"agents": 10, "network": {"kind": "edges", "edges": [[0, 1], [1, 2]]}}, "fewer than the 10 agents"),
-    ({"members": [{"strategy": "Cooperator", "share": 0.5}]}, "sum to 0.5"),
-    ({"members": [{"strategy": "Tit For Tot", "share": 1.0}]}, "unknown axelrod strategy 'Tit For Tot'"),
-    ({"revision": {"rule": "learn"}}, "population.revision.rule"),
-    ({"revision": {"rule": "reflect"}}, "revision.rule reflect rewrites strategy texts"),
-    ({"agents": 4, "network": {"kind": "edges", "edges": [[0, 0], [1, 2], [2, 3], [3, 0]]}}, "joins an agent to itself"),
-    ({"agents": 4, "network": {"kind": "edges", "edges": [[-1, 1], [1, 2], [2, 3]]}}, "names agent -1"),
-    ({"game": {"name": "bach_or_stravinsky"}}, "not symmetric"),
-    ({"agents": 9, "members": [{"strategy": "Cooperator", "share": 0.95}, {"strategy": "Defector", "share": 0.05}]},
-     "population.members[1].share: 0.05 of 9 agents rounds to no agent"),
-    ({"game": {"name": "prisoner_dilemma"}}, "population.game"),
-    ({"agents": 5000, "network": {"kind": "complete"}, "members": [{"strategy": "Random", "share": 1.0}]},
-     "at most 2000 agents"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"network": {"kind": "hexagonal"}}, "population.network.kind"),
+        ({"agents": 50, "network": {"kind": "grid"}}, "grid needs a square number of agents"),
+        ({"agents": 10, "network": {"kind": "edges", "edges": [[0, 1], [1, 2]]}}, "fewer than the 10 agents"),
+        ({"members": [{"strategy": "Cooperator", "share": 0.5}]}, "sum to 0.5"),
+        ({"members": [{"strategy": "Tit For Tot", "share": 1.0}]}, "unknown axelrod strategy 'Tit For Tot'"),
+        ({"revision": {"rule": "learn"}}, "population.revision.rule"),
+        ({"revision": {"rule": "reflect"}}, "revision.rule reflect rewrites strategy texts"),
+        (
+            {"agents": 4, "network": {"kind": "edges", "edges": [[0, 0], [1, 2], [2, 3], [3, 0]]}},
+            "joins an agent to itself",
+        ),
+        ({"agents": 4, "network": {"kind": "edges", "edges": [[-1, 1], [1, 2], [2, 3]]}}, "names agent -1"),
+        ({"game": {"name": "bach_or_stravinsky"}}, "not symmetric"),
+        (
+            {
+                "agents": 9,
+                "members": [{"strategy": "Cooperator", "share": 0.95}, {"strategy": "Defector", "share": 0.05}],
+            },
+            "population.members[1].share: 0.05 of 9 agents rounds to no agent",
+        ),
+        ({"game": {"name": "prisoner_dilemma"}}, "population.game"),
+        (
+            {"agents": 5000, "network": {"kind": "complete"}, "members": [{"strategy": "Random", "share": 1.0}]},
+            "at most 2000 agents",
+        ),
+    ],
+)
 def test_bad_input_exits_2_naming_the_field_and_writes_nothing(tmp_path: Path, change: dict, field: str) -> None:
     base = yaml.safe_load(Path("scenarios/population/pd_grid_nowak_may.yaml").read_text())
     base["population"] = {**base["population"], **change}
@@ -229,10 +319,21 @@ def test_the_cli_runs_and_resumes_a_population(tmp_path: Path) -> None:
 
 
 def test_mutation_alone_drifts_and_spares_the_fixed(tmp_path: Path) -> None:
-    data = {"name": "drift", "seed": 2, "population": {
-        "agents": 200, "generations": 5, "game": {"name": "weak_prisoners_dilemma", "temptation": 1.5},
-        "members": [{"strategy": "Cooperator", "share": 0.5, "fixed": True}, {"strategy": "Defector", "share": 0.5}],
-        "network": {"kind": "ring_lattice", "k": 4}, "revision": {"rule": "mutate", "mutation": 0.2}}}  # fmt: skip
+    data = {
+        "name": "drift",
+        "seed": 2,
+        "population": {
+            "agents": 200,
+            "generations": 5,
+            "game": {"name": "weak_prisoners_dilemma", "temptation": 1.5},
+            "members": [
+                {"strategy": "Cooperator", "share": 0.5, "fixed": True},
+                {"strategy": "Defector", "share": 0.5},
+            ],
+            "network": {"kind": "ring_lattice", "k": 4},
+            "revision": {"rule": "mutate", "mutation": 0.2},
+        },
+    }
     path = run_population(parse_kind("population", data), tmp_path / "run")
     population = pd.read_csv(path / "population.csv")
     assert (population[population["fixed"]]["strategy"] == "Cooperator").all()
@@ -251,24 +352,41 @@ def test_an_edge_list_file_is_read_relative_to_the_scenario(tmp_path: Path) -> N
     folder = tmp_path / "elsewhere"
     folder.mkdir()
     (folder / "g.txt").write_text("# a square\n0 1\n1 2 0.5\n2 3\n\n3 0  # the last\n")
-    data = {"name": "sq", "population": {"agents": 4, "generations": 2, "members": [{"strategy": "Cooperator",
-            "share": 1.0}], "network": {"kind": "edges", "edges_file": "g.txt"}}}  # fmt: skip
+    data = {
+        "name": "sq",
+        "population": {
+            "agents": 4,
+            "generations": 2,
+            "members": [{"strategy": "Cooperator", "share": 1.0}],
+            "network": {"kind": "edges", "edges_file": "g.txt"},
+        },
+    }
     (folder / "s.yaml").write_text(yaml.safe_dump(data))
     path = run_population(load_scenario(folder / "s.yaml"), tmp_path / "run")
     assert sorted(map(tuple, pd.read_csv(path / "edges.csv").to_numpy().tolist())) == [(0, 1), (0, 3), (1, 2), (2, 3)]
     assert "edges_file" not in (path / "scenario.yaml").read_text()  # the run holds the edges themselves
 
 
-@pytest.mark.parametrize(("network", "words"), [
-    ({"kind": "edges", "edges_file": "missing.txt"}, "population.network.edges_file"),
-    ({"kind": "edges", "edges_file": "bad.txt"}, "line 2 is not two agent numbers"),
-    ({"kind": "ring", "edges_file": "g.txt"}, "is read with kind edges"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("network", "words"),
+    [
+        ({"kind": "edges", "edges_file": "missing.txt"}, "population.network.edges_file"),
+        ({"kind": "edges", "edges_file": "bad.txt"}, "line 2 is not two agent numbers"),
+        ({"kind": "ring", "edges_file": "g.txt"}, "is read with kind edges"),
+    ],
+)
 def test_a_bad_edge_list_file_exits_2_naming_the_field(tmp_path: Path, network: dict, words: str) -> None:
     (tmp_path / "bad.txt").write_text("0 1\n1 two\n")
     (tmp_path / "g.txt").write_text("0 1\n")
-    data = {"name": "x", "population": {"agents": 4, "generations": 2, "members": [{"strategy": "Cooperator",
-            "share": 1.0}], "network": network}}  # fmt: skip
+    data = {
+        "name": "x",
+        "population": {
+            "agents": 4,
+            "generations": 2,
+            "members": [{"strategy": "Cooperator", "share": 1.0}],
+            "network": network,
+        },
+    }
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(data))
     result = runner.invoke(app, ["run", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2, result.output
@@ -276,16 +394,20 @@ def test_a_bad_edge_list_file_exits_2_naming_the_field(tmp_path: Path, network: 
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("scenario, model, words", [
-    ("pd_grid_nowak_may.yaml", "user=embedded", "no member of this population calls a model"),
-    ("donor_small.yaml", "judge=embedded", "ROLE user or all"),  # no judge_play: no judge is asked
-    ("donor_small.yaml", "assistant=embedded", "ROLE user or all"),
-    ("donor_judged_small.yaml", "meta=embedded", "ROLE user, judge or all"),
-    ("govsim_small.yaml", "meta=embedded", "ROLE user or all"),
-    ("ultimatum_small.yaml", "judge=embedded", "ROLE user, assistant, meta or all"),
-])  # fmt: skip
-def test_a_model_for_a_role_the_game_does_not_read_exits_2(tmp_path: Path, scenario: str, model: str,
-                                                           words: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "scenario, model, words",
+    [
+        ("pd_grid_nowak_may.yaml", "user=embedded", "no member of this population calls a model"),
+        ("donor_small.yaml", "judge=embedded", "ROLE user or all"),  # no judge_play: no judge is asked
+        ("donor_small.yaml", "assistant=embedded", "ROLE user or all"),
+        ("donor_judged_small.yaml", "meta=embedded", "ROLE user, judge or all"),
+        ("govsim_small.yaml", "meta=embedded", "ROLE user or all"),
+        ("ultimatum_small.yaml", "judge=embedded", "ROLE user, assistant, meta or all"),
+    ],
+)
+def test_a_model_for_a_role_the_game_does_not_read_exits_2(
+    tmp_path: Path, scenario: str, model: str, words: str
+) -> None:
     out = tmp_path / "out"
     result = runner.invoke(app, ["run", f"scenarios/population/{scenario}", "--out", str(out), "--model", model])
     assert result.exit_code == 2, result.output
@@ -311,8 +433,13 @@ def test_every_game_names_a_player_that_plays_it() -> None:
 
     union = typing.get_args(GameSpec)[0]
     games = [typing.get_args(member)[0] for member in typing.get_args(union)]
-    assert {g.model_fields["kind"].annotation.__args__[0] for g in games} == {"matrix", "donor", "naming", "commons",
-                                                                              "ultimatum"}  # fmt: skip
+    assert {g.model_fields["kind"].annotation.__args__[0] for g in games} == {
+        "matrix",
+        "donor",
+        "naming",
+        "commons",
+        "ultimatum",
+    }
     players = [game_for(game.model_construct(kind=game.model_fields["kind"].annotation.__args__[0])) for game in games]
     players.append(game_for(MatrixGameSpec(play="llm")))
     assert len(set(players)) == 6  # the scripted and the LLM matrix games are played apart
@@ -327,8 +454,12 @@ def test_a_member_rounding_to_no_agent_is_refused_by_a_new_run_but_an_old_run_st
     from sandbox.population.kind import load
 
     data = yaml.safe_load(Path("scenarios/population/pd_well_mixed.yaml").read_text())
-    data["population"] = {**data["population"], "agents": 9, "generations": 2,
-                          "members": [{"strategy": "Cooperator", "share": 0.95}, {"strategy": "Defector", "share": 0.05}]}
+    data["population"] = {
+        **data["population"],
+        "agents": 9,
+        "generations": 2,
+        "members": [{"strategy": "Cooperator", "share": 0.95}, {"strategy": "Defector", "share": 0.05}],
+    }
     path = _write(tmp_path, "tiny", data)
     scenario = load(path)  # a run directory made before the check holds such a scenario: it loads
     with pytest.raises(ScenarioError, match=r"members\[1\]\.share: 0.05 of 9 agents rounds to no agent"):

@@ -33,8 +33,11 @@ def test_a_hub_with_most_edges_leaves_later_blocks_empty_rather_than_splitting_i
 
 
 def test_two_ray_actors_write_the_same_tables_as_one_process_and_resume(tmp_path: Path) -> None:
-    members = [{"strategy": "Cooperator", "share": 0.4}, {"strategy": "Defector", "share": 0.3},
-               {"strategy": "Random", "share": 0.3}]  # fmt: skip
+    members = [
+        {"strategy": "Cooperator", "share": 0.4},
+        {"strategy": "Defector", "share": 0.3},
+        {"strategy": "Random", "share": 0.3},
+    ]
     kwargs = {"generations": 3, "network": {"kind": "small_world", "k": 4, "p": 0.1}, "members": members, "seed": 4}
     alone = run_population(scenario(300, **kwargs), tmp_path / "alone")
 
@@ -49,7 +52,9 @@ def test_two_ray_actors_write_the_same_tables_as_one_process_and_resume(tmp_path
         run_population(scenario(300, actors=2, **kwargs), tmp_path / "actors", hooks=kill)
     resume_population(tmp_path / "actors")
     for table in ("population.csv", "generations.csv"):
-        one, two = (pd.read_csv(p / table).drop(columns="seconds", errors="ignore") for p in (alone, tmp_path / "actors"))
+        one, two = (
+            pd.read_csv(p / table).drop(columns="seconds", errors="ignore") for p in (alone, tmp_path / "actors")
+        )
         pd.testing.assert_frame_equal(one, two)
     assert pd.read_csv(alone / "population.csv")["strategy"].eq("Random").any()  # the stochastic matches were played
 

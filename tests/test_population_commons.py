@@ -24,9 +24,20 @@ GOVSIM = "scenarios/population/govsim_fishery.yaml"
 
 
 def commons(months: int = 12, members: list[dict] | None = None, **game: Any) -> Any:
-    return parse_kind("population", {"name": "fishery", "seed": 3, "population": {
-        "agents": 5, "generations": months, "members": members or [{"strategy": "llm", "share": 1.0}],
-        "game": {"kind": "commons", **game}, "revision": {"rule": "memory"}}})  # fmt: skip
+    return parse_kind(
+        "population",
+        {
+            "name": "fishery",
+            "seed": 3,
+            "population": {
+                "agents": 5,
+                "generations": months,
+                "members": members or [{"strategy": "llm", "share": 1.0}],
+                "game": {"kind": "commons", **game},
+                "revision": {"rule": "memory"},
+            },
+        },
+    )
 
 
 class Fisher:
@@ -53,8 +64,10 @@ class Fisher:
         if "What would you say next" in prompt:
             conversation = prompt.split("Conversation so far:")[1].split("Task:")[0]
             if conversation.count("\n-") <= 1:  # only the Mayor spoke
-                return f"Response: Let us each catch {self.catch if isinstance(self.catch, int) else 10} tons.\n" \
-                       "Conversation conclusion by me: no\nNext speaker: Emma"  # fmt: skip
+                return (
+                    f"Response: Let us each catch {self.catch if isinstance(self.catch, int) else 10} tons.\n"
+                    "Conversation conclusion by me: no\nNext speaker: Emma"
+                )
             return "Response: Agreed.\nConversation conclusion by me: yes\nNext speaker: John"
         if "Summarize" in prompt:
             return "The fishers agreed to catch a fixed amount each. Then they left."
@@ -151,8 +164,10 @@ def test_a_fixed_fisher_calls_no_model_never_speaks_and_is_reported(tmp_path: Pa
 def test_constrained_answers_are_prefilled_and_held_to_their_format(tmp_path: Path) -> None:
     fisher = Fisher(10)
     run_population(commons(1, answer="constrained"), tmp_path / "run", models={"user": fisher.model()})
-    by_task = {task: [c for _, p, c in fisher.calls if task in p] for task in
-               ("how many tons", "What would you say next", "fishing limit")}  # fmt: skip
+    by_task = {
+        task: [c for _, p, c in fisher.calls if task in p]
+        for task in ("how many tons", "What would you say next", "fishing limit")
+    }
     assert all(c.prefix == "Answer: " and c.grammar for c in by_task["how many tons"])
     assert all(c.prefix == "Response: " and '"Emma"' in c.grammar for c in by_task["What would you say next"][:1])
     assert all(c.prefix == "Answer: " and "N/A" in c.grammar for c in by_task["fishing limit"])
@@ -191,7 +206,7 @@ def test_a_months_events_expire_with_it_and_an_agreed_limit_two_months_later(tmp
     run_population(commons(5, notes=False), tmp_path / "run", models={"user": scripted([(r".", once)])})
     harvests = fisher.prompts("how many tons of fish would you catch")
     agreed = "The community agreed on a maximum limit of 10 tons"
-    assert [sum(agreed in p for p in harvests[5 * m:5 * m + 5]) for m in range(5)] == [0, 5, 5, 0, 0]
+    assert [sum(agreed in p for p in harvests[5 * m : 5 * m + 5]) for m in range(5)] == [0, 5, 5, 0, 0]
     assert all("caught 10 tons" not in p for p in harvests)  # last month's catch is gone by the next harvest
     assert all(p.count("Before everyone fishes") == 1 for p in harvests)
 
@@ -202,15 +217,16 @@ def test_an_unreadable_harvest_is_asked_again_with_the_format_restated(tmp_path:
             return "Answer: 10 tons" if "had no number of tons" in messages[-1].content else "Ten, I think."
         return "Answer: N/A"
 
-    path = run_population(commons(1, talk=False, retries=1), tmp_path / "run",
-                          models={"user": scripted([(r".", late)])})  # fmt: skip
+    path = run_population(
+        commons(1, talk=False, retries=1), tmp_path / "run", models={"user": scripted([(r".", late)])}
+    )
     rows = pd.read_csv(path / "population.csv")
     assert rows["valid"].all() and rows["attempts"].eq(2).all() and rows["caught"].eq(10).all()
 
 
 @pytest.mark.parametrize("stop_after", [2, 9, 23, 40])  # 18 calls a month
 def test_a_fishery_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
-    catch = lambda stock: stock // 6  # noqa: E731 - the asks depend on the stock, so a wrong resume shows
+    catch = lambda stock: stock // 6
     scenario = commons(3)
     whole = run_population(scenario, tmp_path / "whole", models={"user": Fisher(catch).model()})
     with pytest.raises(BaseException):
@@ -218,20 +234,30 @@ def test_a_fishery_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, s
     resumed = resume_population(tmp_path / "cut", models={"user": Fisher(catch).model()})
     for table in ("population.csv", "talk.csv", "notes.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
-    pd.testing.assert_frame_equal(*(pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed)))
+    pd.testing.assert_frame_equal(
+        *(pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed))
+    )
     assert read_json(resumed / "summary.json")["gains"] == read_json(whole / "summary.json")["gains"]
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"revision": {"rule": "select"}}, "set revision.rule memory"),
-    ({"network": {"kind": "ring_lattice", "k": 2}}, "network.kind ring_lattice"),
-    ({"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "lots", "share": 0.2, "fixed": True}]},
-     "members[1].strategy 'lots'"),
-    ({"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "30", "share": 0.2}]}, "set fixed: true"),
-    ({"agents": 6}, "game.names has 5 names for 6 agents"),
-    ({"game": {"kind": "commons", "collapse_below": 100}}, "collapse_below 100 is not below"),
-    ({"judge_play": True}, "judge_play: not read by the commons game"),
-    ({"game": {"kind": "commons", "names": ["John", "Kate", "Mayor", "Emma", "Luke"]}}, "Mayor cannot name a fisher"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"revision": {"rule": "select"}}, "set revision.rule memory"),
+        ({"network": {"kind": "ring_lattice", "k": 2}}, "network.kind ring_lattice"),
+        (
+            {"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "lots", "share": 0.2, "fixed": True}]},
+            "members[1].strategy 'lots'",
+        ),
+        ({"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "30", "share": 0.2}]}, "set fixed: true"),
+        ({"agents": 6}, "game.names has 5 names for 6 agents"),
+        ({"game": {"kind": "commons", "collapse_below": 100}}, "collapse_below 100 is not below"),
+        ({"judge_play": True}, "judge_play: not read by the commons game"),
+        (
+            {"game": {"kind": "commons", "names": ["John", "Kate", "Mayor", "Emma", "Luke"]}},
+            "Mayor cannot name a fisher",
+        ),
+    ],
+)
 def test_bad_commons_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
     assert_bad_input(tmp_path, GOVSIM, change, field)

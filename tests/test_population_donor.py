@@ -23,9 +23,21 @@ runner = CliRunner()
 def donor(agents: int = 6, generations: int = 3, **game: Any) -> Any:
     members = game.pop("members", [{"strategy": "llm", "share": 1.0}])
     revision = game.pop("revision", {})
-    return parse_kind("population", {"name": "donor", "seed": 1, "population": {
-        "agents": agents, "generations": generations, "members": members, "game": {"kind": "donor", **game},
-        "network": {"kind": "complete"}, "revision": {"rule": "select", **revision}}})  # fmt: skip
+    return parse_kind(
+        "population",
+        {
+            "name": "donor",
+            "seed": 1,
+            "population": {
+                "agents": agents,
+                "generations": generations,
+                "members": members,
+                "game": {"kind": "donor", **game},
+                "network": {"kind": "complete"},
+                "revision": {"rule": "select", **revision},
+            },
+        },
+    )
 
 
 class Recorder:
@@ -95,8 +107,10 @@ def test_unreadable_donations_are_asked_again_then_recorded_as_illegal(tmp_path:
 
 
 def test_a_fixed_member_always_survives(tmp_path: Path) -> None:
-    members = [{"strategy": "llm", "share": 0.75}, {"strategy": "My strategy will be to give 0 tenths.",
-                                                     "share": 0.25, "fixed": True}]  # fmt: skip
+    members = [
+        {"strategy": "llm", "share": 0.75},
+        {"strategy": "My strategy will be to give 0 tenths.", "share": 0.25, "fixed": True},
+    ]
     path = run_population(donor(4, 2, members=members), tmp_path / "run", models={"user": Recorder().model()})
     population = pd.read_csv(path / "population.csv")
     assert population[population["fixed"]]["survived"].all()
@@ -128,21 +142,24 @@ def test_the_dry_run_counts_the_calls_without_a_model(tmp_path: Path) -> None:
     assert str(donations) in text and str(strategies) in text
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"revision": {"rule": "proportional"}}, "revision.rule proportional is a matrix game's"),
-    ({"agents": 7}, "agents must be even"),
-    ({"network": {"kind": "ring"}}, "network.kind ring: the donor game's pairing notebook"),
-    ({"revision": {"rule": "select", "survivors": 0.05}}, "keeps no agent"),
-    ({"game": {"kind": "donor", "trace_depth": 0}}, "population.game.donor.trace_depth"),
-    ({"revision": {"rule": "best"}}, "revision.rule best is a matrix game's"),
-    ({"revision": {"rule": "mutate"}}, "set revision.mutation above 0"),
-    ({"revision": {"rule": "reflect", "survivors": 0.25}}, "revision.survivors: not read"),
-    ({"revision": {"rule": "select", "adopt": "merge"}}, "revision.adopt: not read"),
-    ({"network": {"kind": "ring"}, "game": {"kind": "donor"}}, "set game.pairing network"),
-    ({"game": {"kind": "donor", "rounds": 3}}, "rounds is read by pairing network only"),
-    ({"game": {"kind": "donor", "pairing": "network"}, "network": {"kind": "grid"}}, "grid needs a square number"),
-    ({"actors": 2}, "actors: not read by the donor game"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"revision": {"rule": "proportional"}}, "revision.rule proportional is a matrix game's"),
+        ({"agents": 7}, "agents must be even"),
+        ({"network": {"kind": "ring"}}, "network.kind ring: the donor game's pairing notebook"),
+        ({"revision": {"rule": "select", "survivors": 0.05}}, "keeps no agent"),
+        ({"game": {"kind": "donor", "trace_depth": 0}}, "population.game.donor.trace_depth"),
+        ({"revision": {"rule": "best"}}, "revision.rule best is a matrix game's"),
+        ({"revision": {"rule": "mutate"}}, "set revision.mutation above 0"),
+        ({"revision": {"rule": "reflect", "survivors": 0.25}}, "revision.survivors: not read"),
+        ({"revision": {"rule": "select", "adopt": "merge"}}, "revision.adopt: not read"),
+        ({"network": {"kind": "ring"}, "game": {"kind": "donor"}}, "set game.pairing network"),
+        ({"game": {"kind": "donor", "rounds": 3}}, "rounds is read by pairing network only"),
+        ({"game": {"kind": "donor", "pairing": "network"}, "network": {"kind": "grid"}}, "grid needs a square number"),
+        ({"actors": 2}, "actors: not read by the donor game"),
+    ],
+)
 def test_bad_donor_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
     assert_bad_input(tmp_path, "scenarios/population/donor_small.yaml", change, field)
 

@@ -19,9 +19,21 @@ from tests.test_population_donor import Recorder
 
 
 def judged(agents: int = 6, generations: int = 2) -> Any:
-    return parse_kind("population", {"name": "donor", "seed": 1, "population": {
-        "agents": agents, "generations": generations, "members": [{"strategy": "llm", "share": 1.0}],
-        "game": {"kind": "donor"}, "judge_play": True, "revision": {"rule": "select"}}})  # fmt: skip
+    return parse_kind(
+        "population",
+        {
+            "name": "donor",
+            "seed": 1,
+            "population": {
+                "agents": agents,
+                "generations": generations,
+                "members": [{"strategy": "llm", "share": 1.0}],
+                "game": {"kind": "donor"},
+                "judge_play": True,
+                "revision": {"rule": "select"},
+            },
+        },
+    )
 
 
 class Liar(Recorder):
@@ -72,14 +84,14 @@ def test_the_judge_reads_each_agents_own_moves_against_its_own_norm(tmp_path: Pa
         assert bool(row.label) == (row.name != "1_1")  # only the agent that did not play its strategy fails
     summary = read_json(path / "summary.json")
     liar_generations = set(fidelity.loc[fidelity["name"] == "1_1", "generation"])
-    assert summary["norm_fidelity_by_generation"] == [
-        round(1 - (g in liar_generations) / 6, 4) for g in range(2)]  # fmt: skip
+    assert summary["norm_fidelity_by_generation"] == [round(1 - (g in liar_generations) / 6, 4) for g in range(2)]
     assert summary["fidelity_unparsed"] == 0
 
 
 def test_an_unparsed_verdict_is_recorded_without_a_label(tmp_path: Path) -> None:
-    path = run_population(judged(4, 1), tmp_path / "run",
-                          models={"user": Recorder().model(), "judge": Judge(unsure=True).model()})  # fmt: skip
+    path = run_population(
+        judged(4, 1), tmp_path / "run", models={"user": Recorder().model(), "judge": Judge(unsure=True).model()}
+    )
     fidelity = pd.read_csv(path / "fidelity.csv")
     assert fidelity["label"].isna().all() and fidelity["answer"].eq("Perhaps").all()
     summary = read_json(path / "summary.json")
@@ -87,10 +99,12 @@ def test_an_unparsed_verdict_is_recorded_without_a_label(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(("who", "stop_after"), [("user", 10), ("user", 30), ("judge", 2), ("judge", 6)])
-def test_a_judged_population_killed_anywhere_resumes_to_the_same_verdicts(tmp_path: Path, who: str,
-                                                                          stop_after: int) -> None:  # fmt: skip
-    whole = run_population(judged(4, 2), tmp_path / "whole", models={"user": Recorder().model(),
-                                                                     "judge": Judge().model()})  # fmt: skip
+def test_a_judged_population_killed_anywhere_resumes_to_the_same_verdicts(
+    tmp_path: Path, who: str, stop_after: int
+) -> None:
+    whole = run_population(
+        judged(4, 2), tmp_path / "whole", models={"user": Recorder().model(), "judge": Judge().model()}
+    )
     killer = {"user": Recorder(), "judge": Judge()}
     killer[who] = (Recorder if who == "user" else Judge)(stop_after=stop_after)
     with pytest.raises(BaseException):
@@ -104,13 +118,33 @@ def test_only_the_donor_game_reads_judge_play() -> None:
     from sandbox.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="judge_play: a matrix game"):
-        parse_kind("population", {"name": "m", "population": {"agents": 4, "generations": 1, "judge_play": True,
-                                                             "members": [{"strategy": "Cooperator", "share": 1.0}]}})  # fmt: skip
+        parse_kind(
+            "population",
+            {
+                "name": "m",
+                "population": {
+                    "agents": 4,
+                    "generations": 1,
+                    "judge_play": True,
+                    "members": [{"strategy": "Cooperator", "share": 1.0}],
+                },
+            },
+        )
     with pytest.raises(ScenarioError, match="judge_play: not read by the naming game"):
-        parse_kind("population", {"name": "n", "population": {"agents": 4, "generations": 1, "judge_play": True,
-                                                             "members": [{"strategy": "llm", "share": 1.0}],
-                                                             "game": {"kind": "naming"},
-                                                             "revision": {"rule": "memory"}}})  # fmt: skip
+        parse_kind(
+            "population",
+            {
+                "name": "n",
+                "population": {
+                    "agents": 4,
+                    "generations": 1,
+                    "judge_play": True,
+                    "members": [{"strategy": "llm", "share": 1.0}],
+                    "game": {"kind": "naming"},
+                    "revision": {"rule": "memory"},
+                },
+            },
+        )
 
 
 def test_the_known_cases_bench_scores_a_judge_that_always_says_yes_at_half() -> None:

@@ -20,13 +20,28 @@ TIT_FOR_TAT = "Cooperate first, then do what the other agent did last time."
 MEMBERS = [{"strategy": "altruistic", "share": 0.5}, {"strategy": "selfish", "share": 0.5, "fixed": True}]
 
 
-def matrix(rule: str = "reflect", generations: int = 3, members: list[dict] | None = None, payoff: str = "total",
-           **game: Any) -> Any:  # fmt: skip
-    return parse_kind("population", {"name": "pd-llm", "seed": 1, "population": {
-        "agents": 6, "generations": generations, "members": members or MEMBERS, "network": {"kind": "ring"},
-        "game": {"kind": "matrix", "name": "prisoners_dilemma", "turns": 2, "play": "llm", **game},
-        "revision": {"rule": rule, **({"beta": 1000.0} if rule == "imitate" else {}),
-                     **({"payoff": payoff} if payoff != "total" else {})}}})  # fmt: skip
+def matrix(
+    rule: str = "reflect", generations: int = 3, members: list[dict] | None = None, payoff: str = "total", **game: Any
+) -> Any:
+    return parse_kind(
+        "population",
+        {
+            "name": "pd-llm",
+            "seed": 1,
+            "population": {
+                "agents": 6,
+                "generations": generations,
+                "members": members or MEMBERS,
+                "network": {"kind": "ring"},
+                "game": {"kind": "matrix", "name": "prisoners_dilemma", "turns": 2, "play": "llm", **game},
+                "revision": {
+                    "rule": rule,
+                    **({"beta": 1000.0} if rule == "imitate" else {}),
+                    **({"payoff": payoff} if payoff != "total" else {}),
+                },
+            },
+        },
+    )
 
 
 class Members:
@@ -63,11 +78,18 @@ def test_members_play_their_principles_through_the_implicit_prompt_and_reflect(t
     kinds = population.query("generation == 0").set_index("agent")["kind"]
     first = moves.query("generation == 0")
     for r in first.itertuples():  # the moral package's prisoner's dilemma (Tennant et al.): R 3, S 0, T 4, P 1
-        assert r.move_a == ("D" if kinds[r.a] == "fixed" else "C") and r.move_b == ("D" if kinds[r.b] == "fixed" else "C")
-        expected = {("C", "C"): (3, 3), ("C", "D"): (0, 4), ("D", "C"): (4, 0), ("D", "D"): (1, 1)}[(r.move_a, r.move_b)]
+        assert r.move_a == ("D" if kinds[r.a] == "fixed" else "C") and r.move_b == (
+            "D" if kinds[r.b] == "fixed" else "C"
+        )
+        expected = {("C", "C"): (3, 3), ("C", "D"): (0, 4), ("D", "C"): (4, 0), ("D", "D"): (1, 1)}[
+            (r.move_a, r.move_b)
+        ]
         assert (r.payoff_a, r.payoff_b) == expected
-    assert all("You must choose either action" in p and "Your principle:" in s for s, p, _ in members.prompts
-               if "Revised principle" not in p)  # fmt: skip
+    assert all(
+        "You must choose either action" in p and "Your principle:" in s
+        for s, p, _ in members.prompts
+        if "Revised principle" not in p
+    )
     reflections = [p for _, p, _ in members.prompts if "Revised principle" in p]
     assert len(reflections) == 2 * 3 and all(p.count("- against") == 4 for p in reflections)  # 2 neighbours x 2 turns
     later = population.query("generation == 2 and kind == 'member'")
@@ -78,7 +100,7 @@ def test_members_play_their_principles_through_the_implicit_prompt_and_reflect(t
     against = last[(last["a"].map(kinds) == "fixed") != (last["b"].map(kinds) == "fixed")]  # a member and a defector
     member_moves = [r.move_b if kinds[r.a] == "fixed" else r.move_a for r in against.sort_values("turn").itertuples()]
     assert sorted(member_moves[: len(member_moves) // 2]) == ["C"] * (len(member_moves) // 2)
-    assert set(member_moves[len(member_moves) // 2:]) == {"D"}
+    assert set(member_moves[len(member_moves) // 2 :]) == {"D"}
     summary = read_json(path / "summary.json")
     assert summary["game"] == "matrix_llm" and summary["illegal_rate"] == 0.0
     assert (path / "cooperation.png").stat().st_size > 0
@@ -86,7 +108,9 @@ def test_members_play_their_principles_through_the_implicit_prompt_and_reflect(t
 
 def test_illegal_answers_are_recorded_and_earn_nothing(tmp_path: Path) -> None:
     members = [{"strategy": "altruistic", "share": 1.0}]
-    path = run_population(matrix("imitate", 1, members), tmp_path / "run", models={"user": Members(garbage=True).model()})
+    path = run_population(
+        matrix("imitate", 1, members), tmp_path / "run", models={"user": Members(garbage=True).model()}
+    )
     moves = pd.read_csv(path / "moves.csv")
     assert moves["move_a"].isna().all() and moves["payoff_a"].eq(0).all() and moves["payoff_b"].eq(0).all()
     assert read_json(path / "summary.json")["illegal_rate"] == 1.0
@@ -94,8 +118,11 @@ def test_illegal_answers_are_recorded_and_earn_nothing(tmp_path: Path) -> None:
 
 def test_constrained_answers_are_held_to_the_two_tokens(tmp_path: Path) -> None:
     members = Members()
-    run_population(matrix("imitate", 1, answer="constrained", tokens=["blue", "green"]), tmp_path / "run",
-                   models={"user": members.model()})  # fmt: skip
+    run_population(
+        matrix("imitate", 1, answer="constrained", tokens=["blue", "green"]),
+        tmp_path / "run",
+        models={"user": members.model()},
+    )
     assert all(c.choices == ("blue", "green") for _, _, c in members.prompts)
 
 
@@ -115,8 +142,9 @@ def test_a_reflection_cut_off_at_the_token_limit_is_illegal_and_the_principle_st
     def cut(messages: Any, kwargs: Any) -> Any:
         answer = members(messages, kwargs)
         if "Revised principle" in messages[-1].content:
-            return ScriptedReply("Revised principle: Cooperate first, then if the other agent defected I will",
-                                 finish_reason="length")  # fmt: skip
+            return ScriptedReply(
+                "Revised principle: Cooperate first, then if the other agent defected I will", finish_reason="length"
+            )
         return answer
 
     path = run_population(matrix(generations=2), tmp_path / "run", models={"user": scripted([(r".", cut)])})
@@ -129,14 +157,19 @@ def test_a_mean_payoff_is_compared_and_shown_per_opponent(tmp_path: Path) -> Non
     scenario = matrix(generations=2, payoff="mean")
     total = run_population(matrix(generations=1), tmp_path / "total", models={"user": Members().model()})
     path = run_population(scenario, tmp_path / "mean", models={"user": members.model()})
-    assert (pd.read_csv(path / "population.csv").query("generation == 0")["payoff"] * 2
-            == pd.read_csv(total / "population.csv")["payoff"]).all()  # two neighbours each on a ring
+    assert (
+        pd.read_csv(path / "population.csv").query("generation == 0")["payoff"] * 2
+        == pd.read_csv(total / "population.csv")["payoff"]
+    ).all()  # two neighbours each on a ring
     assert all("mean per opponent" in p for _, p, _ in members.prompts if "Revised principle" in p)
 
 
 def test_a_generation_without_a_legal_move_has_no_cooperation_figure(tmp_path: Path) -> None:
-    path = run_population(matrix("imitate", 1, [{"strategy": "fair", "share": 1.0}]), tmp_path / "run",
-                          models={"user": Members(garbage=True).model()})  # fmt: skip
+    path = run_population(
+        matrix("imitate", 1, [{"strategy": "fair", "share": 1.0}]),
+        tmp_path / "run",
+        models={"user": Members(garbage=True).model()},
+    )
     assert pd.read_csv(path / "generations.csv")["cooperation"].isna().all()
     assert read_json(path / "summary.json")["cooperation_by_generation"] == [None]
 
@@ -151,18 +184,29 @@ def test_a_matrix_llm_population_killed_anywhere_resumes_to_identical_tables(tmp
         pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
 
 
-@pytest.mark.parametrize(("population", "field"), [
-    ({"game": {"kind": "matrix", "history": 2}}, "history: read with play llm only"),
-    ({"game": {"kind": "matrix", "play": "llm", "tokens": ["a", "a"]}}, "the two action tokens must differ"),
-    ({"members": [{"strategy": "llm", "share": 1.0}]}, "members[0].strategy llm"),
-    ({"members": [{"strategy": "fair", "share": 0.9}, {"strategy": "assistant", "share": 0.1}]},
-     "SCAI's assistant plays the ultimatum game"),
-    ({"revision": {"rule": "best"}}, "revision.rule best"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("population", "field"),
+    [
+        ({"game": {"kind": "matrix", "history": 2}}, "history: read with play llm only"),
+        ({"game": {"kind": "matrix", "play": "llm", "tokens": ["a", "a"]}}, "the two action tokens must differ"),
+        ({"members": [{"strategy": "llm", "share": 1.0}]}, "members[0].strategy llm"),
+        (
+            {"members": [{"strategy": "fair", "share": 0.9}, {"strategy": "assistant", "share": 0.1}]},
+            "SCAI's assistant plays the ultimatum game",
+        ),
+        ({"revision": {"rule": "best"}}, "revision.rule best"),
+    ],
+)
 def test_bad_matrix_llm_input_is_refused_naming_the_field(population: dict, field: str) -> None:
     from sandbox.errors import ScenarioError
 
-    block = {"agents": 6, "generations": 2, "members": [{"strategy": "fair", "share": 1.0}],
-             "game": {"kind": "matrix", "play": "llm"}, "revision": {"rule": "reflect"}, **population}  # fmt: skip
+    block = {
+        "agents": 6,
+        "generations": 2,
+        "members": [{"strategy": "fair", "share": 1.0}],
+        "game": {"kind": "matrix", "play": "llm"},
+        "revision": {"rule": "reflect"},
+        **population,
+    }
     with pytest.raises(ScenarioError, match=re.escape(field)):
         parse_kind("population", {"name": "bad", "population": block})

@@ -21,9 +21,20 @@ runner = CliRunner()
 
 
 def naming(agents: int = 6, generations: int = 20, members: list[dict] | None = None, **game: Any) -> Any:
-    return parse_kind("population", {"name": "naming", "seed": 2, "population": {
-        "agents": agents, "generations": generations, "members": members or [{"strategy": "llm", "share": 1.0}],
-        "game": {"kind": "naming", "words": ["Q", "M", "X"], **game}, "revision": {"rule": "memory"}}})  # fmt: skip
+    return parse_kind(
+        "population",
+        {
+            "name": "naming",
+            "seed": 2,
+            "population": {
+                "agents": agents,
+                "generations": generations,
+                "members": members or [{"strategy": "llm", "share": 1.0}],
+                "game": {"kind": "naming", "words": ["Q", "M", "X"], **game},
+                "revision": {"rule": "memory"},
+            },
+        },
+    )
 
 
 class Copier:
@@ -79,8 +90,9 @@ def test_a_population_converges_after_3n_successes_in_a_row_and_stops(tmp_path: 
 def test_committed_members_call_no_model_and_flip_a_prepared_convention(tmp_path: Path) -> None:
     members = [{"strategy": "llm", "share": 0.5}, {"strategy": "M", "share": 0.5, "fixed": True}]
     copier = Copier(majority=True)
-    path = run_population(naming(8, 6, members, prepared="Q", stop_at_consensus=False), tmp_path / "run",
-                          models={"user": copier.model()})  # fmt: skip
+    path = run_population(
+        naming(8, 6, members, prepared="Q", stop_at_consensus=False), tmp_path / "run", models={"user": copier.model()}
+    )
     rows = pd.read_csv(path / "interactions.csv")
     population = pd.read_csv(path / "population.csv")
     committed = set(population.loc[population["committed"].eq("M"), "agent"])
@@ -113,22 +125,29 @@ def test_a_naming_population_killed_anywhere_resumes_to_identical_tables(tmp_pat
     resumed = resume_population(tmp_path / "cut", models={"user": Copier().model()})
     for table in ("interactions.csv", "population.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
-    pd.testing.assert_frame_equal(*(pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed)))
+    pd.testing.assert_frame_equal(
+        *(pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed))
+    )
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"revision": {"rule": "imitate"}}, "set revision.rule memory"),
-    ({"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "M", "share": 0.2}]}, "set fixed: true"),
-    ({"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "Z", "share": 0.2, "fixed": True}]},
-     "members[1].strategy 'Z'"),
-    ({"game": {"kind": "naming", "words": ["Q", "M"], "prepared": "X"}}, "prepared 'X' is not one of the words"),
-    ({"game": {"kind": "naming", "words": ["Q", "Q"]}}, "words must be distinct"),
-    ({"game": {"kind": "naming", "words": ["q", "Q"]}}, "distinct (case aside)"),
-    ({"game": {"kind": "naming", "words": ["é", "M"]}}, "ASCII letters or digits"),
-    ({"game": {"kind": "naming", "words": ["none", "M"]}}, "not 'none'"),
-    ({"actors": 2}, "actors: not read by the naming game"),
-    ({"revision": {"rule": "memory", "beta": 2.0}}, "revision.beta: not read by the naming game"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"revision": {"rule": "imitate"}}, "set revision.rule memory"),
+        ({"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "M", "share": 0.2}]}, "set fixed: true"),
+        (
+            {"members": [{"strategy": "llm", "share": 0.8}, {"strategy": "Z", "share": 0.2, "fixed": True}]},
+            "members[1].strategy 'Z'",
+        ),
+        ({"game": {"kind": "naming", "words": ["Q", "M"], "prepared": "X"}}, "prepared 'X' is not one of the words"),
+        ({"game": {"kind": "naming", "words": ["Q", "Q"]}}, "words must be distinct"),
+        ({"game": {"kind": "naming", "words": ["q", "Q"]}}, "distinct (case aside)"),
+        ({"game": {"kind": "naming", "words": ["é", "M"]}}, "ASCII letters or digits"),
+        ({"game": {"kind": "naming", "words": ["none", "M"]}}, "not 'none'"),
+        ({"actors": 2}, "actors: not read by the naming game"),
+        ({"revision": {"rule": "memory", "beta": 2.0}}, "revision.beta: not read by the naming game"),
+    ],
+)
 def test_bad_naming_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
     from tests.test_population_donor import assert_bad_input
 
@@ -154,11 +173,32 @@ def test_the_matrix_and_donor_games_refuse_the_memory_rule() -> None:
     from sandbox.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="memory is the naming game's"):
-        parse_kind("population", {"name": "m", "population": {"agents": 4, "generations": 1, "members": [
-            {"strategy": "Cooperator", "share": 1.0}], "revision": {"rule": "memory"}}})  # fmt: skip
+        parse_kind(
+            "population",
+            {
+                "name": "m",
+                "population": {
+                    "agents": 4,
+                    "generations": 1,
+                    "members": [{"strategy": "Cooperator", "share": 1.0}],
+                    "revision": {"rule": "memory"},
+                },
+            },
+        )
     with pytest.raises(ScenarioError, match="memory is the naming game's"):
-        parse_kind("population", {"name": "d", "population": {"agents": 4, "generations": 1, "members": [
-            {"strategy": "llm", "share": 1.0}], "game": {"kind": "donor"}, "revision": {"rule": "memory"}}})  # fmt: skip
+        parse_kind(
+            "population",
+            {
+                "name": "d",
+                "population": {
+                    "agents": 4,
+                    "generations": 1,
+                    "members": [{"strategy": "llm", "share": 1.0}],
+                    "game": {"kind": "donor"},
+                    "revision": {"rule": "memory"},
+                },
+            },
+        )
 
 
 def test_the_cli_takes_model_user_openai_end_to_end(tmp_path: Path) -> None:
@@ -172,8 +212,17 @@ def test_the_cli_takes_model_user_openai_end_to_end(tmp_path: Path) -> None:
         return copier([SimpleNamespace(content=m["content"]) for m in body["messages"]], {})
 
     with loopback_openai(answer) as server:
-        result = runner.invoke(app, ["run", "scenarios/population/naming_small.yaml", "--out", str(tmp_path / "run"),
-                                     "--model", f"user=openai:loopback@{server.url}"])  # fmt: skip
+        result = runner.invoke(
+            app,
+            [
+                "run",
+                "scenarios/population/naming_small.yaml",
+                "--out",
+                str(tmp_path / "run"),
+                "--model",
+                f"user=openai:loopback@{server.url}",
+            ],
+        )
         requests = len(server.requests)
     assert result.exit_code == 0, result.output
     summary = read_json(tmp_path / "run" / "summary.json")

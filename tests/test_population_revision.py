@@ -18,9 +18,21 @@ from tests.test_population_donor import Recorder, donor
 def revising(rule: str, agents: int = 6, generations: int = 3, network: dict | None = None, **revision: Any) -> Any:
     members = revision.pop("members", [{"strategy": "llm", "share": 1.0}])
     game = {"kind": "donor", **({"pairing": "network", "rounds": 4} if network else {})}
-    return parse_kind("population", {"name": "donor", "seed": 3, "population": {
-        "agents": agents, "generations": generations, "members": members, "game": game,
-        "network": network or {"kind": "complete"}, "revision": {"rule": rule, **revision}}})  # fmt: skip
+    return parse_kind(
+        "population",
+        {
+            "name": "donor",
+            "seed": 3,
+            "population": {
+                "agents": agents,
+                "generations": generations,
+                "members": members,
+                "game": game,
+                "network": network or {"kind": "complete"},
+                "revision": {"rule": rule, **revision},
+            },
+        },
+    )
 
 
 class Reviser(Recorder):
@@ -51,8 +63,10 @@ class Reviser(Recorder):
 
 
 def test_reflect_rewrites_every_free_agents_norm_from_its_own_evidence_with_lineage(tmp_path: Path) -> None:
-    members = [{"strategy": "llm", "share": 5 / 6},
-               {"strategy": "My strategy will be to give 0 tenths.", "share": 1 / 6, "fixed": True}]  # fmt: skip
+    members = [
+        {"strategy": "llm", "share": 5 / 6},
+        {"strategy": "My strategy will be to give 0 tenths.", "share": 1 / 6, "fixed": True},
+    ]
     reviser = Reviser()
     path = run_population(revising("reflect", members=members), tmp_path / "run", models={"user": reviser.model()})
     population = pd.read_csv(path / "population.csv")
@@ -76,8 +90,12 @@ def test_reflect_rewrites_every_free_agents_norm_from_its_own_evidence_with_line
             assert after.loc[slot, "strategy"] == f"My strategy will be to give {(tenths + 1) % 10} tenths."
             given = donations[(donations["generation"] == g) & (donations["donor"] == slot) & donations["valid"]]
             assert row["evidence"].count(" you gave ") == len(given)  # every move of its own, and no other's
-            got = donations[(donations["generation"] == g) & (donations["recipient"] == slot) & donations["valid"]
-                            & (donations["amount"] > 0)]  # fmt: skip
+            got = donations[
+                (donations["generation"] == g)
+                & (donations["recipient"] == slot)
+                & donations["valid"]
+                & (donations["amount"] > 0)
+            ]
             assert row["evidence"].count("so you received") == len(got)
             for d in got.itertuples():
                 assert f"so you received {2 * d.amount:.2f}".rstrip("0").rstrip(".") in row["evidence"]
@@ -114,8 +132,9 @@ def test_imitate_copies_a_better_neighbour_on_the_network_by_the_fermi_rule(tmp_
 
 def test_imitate_with_merge_asks_the_llm_to_merge_and_records_both_parents(tmp_path: Path) -> None:
     reviser = Reviser()
-    path = run_population(revising("imitate", beta=1000.0, adopt="merge"), tmp_path / "run",
-                          models={"user": reviser.model()})  # fmt: skip
+    path = run_population(
+        revising("imitate", beta=1000.0, adopt="merge"), tmp_path / "run", models={"user": reviser.model()}
+    )
     merges = [p for p in reviser.prompts if "Combine the two" in p]
     norms = pd.read_csv(path / "norms.csv", dtype={"parents": str}).set_index("norm")
     merged = norms[norms["rule"] == "merge"]
@@ -128,8 +147,10 @@ def test_imitate_with_merge_asks_the_llm_to_merge_and_records_both_parents(tmp_p
         now = population[population["generation"] == r.generation].set_index("name")
         assert now.loc[r.partner, "score"] > now.loc[r.name, "score"] and now.loc[r.partner, "norm"] != r.old_norm
         assert merged.loc[r.new_norm, "parents"] == f"{r.old_norm};{now.loc[r.partner, 'norm']}"
-        a, b = (int(re.search(r"give (\d) tenths", t).group(1)) for t in (now.loc[r.name, "strategy"],
-                                                                          now.loc[r.partner, "strategy"]))  # fmt: skip
+        a, b = (
+            int(re.search(r"give (\d) tenths", t).group(1))
+            for t in (now.loc[r.name, "strategy"], now.loc[r.partner, "strategy"])
+        )
         assert merged.loc[r.new_norm, "strategy"] == f"My strategy will be to give {(a + b) // 2} tenths."
 
 
@@ -148,13 +169,15 @@ def test_mutate_rewrites_norms_freely_with_its_probability(tmp_path: Path) -> No
 
 
 def test_the_check_rejects_unparsed_norms_and_merges_duplicates(tmp_path: Path) -> None:
-    path = run_population(revising("reflect", check=True), tmp_path / "rejected",
-                          models={"user": Reviser(unparsed=True).model()})  # fmt: skip
+    path = run_population(
+        revising("reflect", check=True), tmp_path / "rejected", models={"user": Reviser(unparsed=True).model()}
+    )
     population = pd.read_csv(path / "population.csv")
     assert population.groupby("agent")["norm"].nunique().eq(1).all()  # every agent kept its norm
     assert (pd.read_csv(path / "revisions.csv")["outcome"] == "rejected").all()
-    path = run_population(revising("mutate", mutation=1.0, check=True), tmp_path / "dup",
-                          models={"user": Reviser().model()})  # fmt: skip
+    path = run_population(
+        revising("mutate", mutation=1.0, check=True), tmp_path / "dup", models={"user": Reviser().model()}
+    )
     norms = pd.read_csv(path / "norms.csv")
     assert norms["strategy"].str.lower().is_unique  # one version per text
     assert (pd.read_csv(path / "revisions.csv")["outcome"] == "duplicate").any()
@@ -176,10 +199,15 @@ def test_a_reflecting_population_killed_anywhere_resumes_to_identical_tables(tmp
 def test_the_matrix_games_refuse_the_text_revision_settings() -> None:
     from sandbox.errors import ScenarioError
 
-    base = {"name": "m", "population": {"agents": 10, "generations": 2, "members": [{"strategy": "Cooperator",
-                                                                                    "share": 1.0}]}}  # fmt: skip
-    for revision, words in (({"rule": "reflect"}, "rewrites strategy texts"), ({"adopt": "merge"}, "revision.adopt"),
-                            ({"rule": "mutate"}, "mutation above 0")):  # fmt: skip
+    base = {
+        "name": "m",
+        "population": {"agents": 10, "generations": 2, "members": [{"strategy": "Cooperator", "share": 1.0}]},
+    }
+    for revision, words in (
+        ({"rule": "reflect"}, "rewrites strategy texts"),
+        ({"adopt": "merge"}, "revision.adopt"),
+        ({"rule": "mutate"}, "mutation above 0"),
+    ):
         data = {**base, "population": {**base["population"], "revision": revision}}
         with pytest.raises(ScenarioError, match=words):
             parse_kind("population", data)
@@ -187,10 +215,13 @@ def test_the_matrix_games_refuse_the_text_revision_settings() -> None:
 
 @pytest.mark.parametrize("case", ["select_check", "imitate_merge_ring", "mutate_check"])
 def test_every_revision_rule_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, case: str) -> None:
-    scenario = {"select_check": lambda: donor(4, 3, revision={"check": True}),
-                "imitate_merge_ring": lambda: revising("imitate", agents=5, generations=3, network={"kind": "ring"},
-                                                       beta=1.0, adopt="merge", mutation=0.3),
-                "mutate_check": lambda: revising("mutate", agents=4, generations=3, mutation=0.5, check=True)}[case]()
+    scenario = {
+        "select_check": lambda: donor(4, 3, revision={"check": True}),
+        "imitate_merge_ring": lambda: revising(
+            "imitate", agents=5, generations=3, network={"kind": "ring"}, beta=1.0, adopt="merge", mutation=0.3
+        ),
+        "mutate_check": lambda: revising("mutate", agents=4, generations=3, mutation=0.5, check=True),
+    }[case]()
     whole = run_population(scenario, tmp_path / "whole", models={"user": Reviser().model()})
     calls = len(pd.read_json(whole / "transcripts.jsonl", lines=True))
     for k, stop_after in enumerate((2, calls // 2, calls - 2)):
@@ -198,8 +229,15 @@ def test_every_revision_rule_killed_anywhere_resumes_to_identical_tables(tmp_pat
         with pytest.raises(BaseException):
             run_population(scenario, cut, models={"user": Reviser(stop_after=stop_after).model()})
         resumed = resume_population(cut, models={"user": Reviser().model()})
-        for table in ("population.csv", "donations.csv", "norms.csv", "revisions.csv", "edges.csv",
-                      "clusters.csv", "norm_diversity.csv"):  # fmt: skip
+        for table in (
+            "population.csv",
+            "donations.csv",
+            "norms.csv",
+            "revisions.csv",
+            "edges.csv",
+            "clusters.csv",
+            "norm_diversity.csv",
+        ):
             pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
 
 
@@ -216,10 +254,15 @@ def test_select_records_each_replacement_with_the_norm_it_replaced(tmp_path: Pat
 
 
 def test_a_given_text_repeated_in_another_case_is_one_norm_with_the_check(tmp_path: Path) -> None:
-    members = [{"strategy": "My strategy will be to give 0 tenths.", "share": 0.5},
-               {"strategy": "my strategy will be to give 0  tenths.", "share": 0.5}]  # fmt: skip
-    path = run_population(revising("mutate", agents=4, generations=1, mutation=0.5, check=True, members=members),
-                          tmp_path / "run", models={"user": Reviser().model()})  # fmt: skip
+    members = [
+        {"strategy": "My strategy will be to give 0 tenths.", "share": 0.5},
+        {"strategy": "my strategy will be to give 0  tenths.", "share": 0.5},
+    ]
+    path = run_population(
+        revising("mutate", agents=4, generations=1, mutation=0.5, check=True, members=members),
+        tmp_path / "run",
+        models={"user": Reviser().model()},
+    )
     norms = pd.read_csv(path / "norms.csv")
     population = pd.read_csv(path / "population.csv")
     assert len(norms) == 1 and population["norm"].eq(norms["norm"].iloc[0]).all()

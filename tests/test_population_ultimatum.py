@@ -20,16 +20,31 @@ from tests.test_population_donor import assert_bad_input
 
 SMALL = "scenarios/population/ultimatum_small.yaml"
 FAIR = "Be fair: always share equally, so that everyone gets the same."
-MEMBERS = [{"strategy": "altruistic", "share": 0.5}, {"strategy": "selfish", "share": 1 / 3, "fixed": True},
-           {"strategy": "assistant", "share": 1 / 6}]  # fmt: skip
+MEMBERS = [
+    {"strategy": "altruistic", "share": 0.5},
+    {"strategy": "selfish", "share": 1 / 3, "fixed": True},
+    {"strategy": "assistant", "share": 1 / 6},
+]
 
 
-def ultimatum(rule: str = "reflect", generations: int = 3, members: list[dict] | None = None, agents: int = 6,
-              **game: Any) -> Any:  # fmt: skip
-    return parse_kind("population", {"name": "ultimatum", "seed": 5, "population": {
-        "agents": agents, "generations": generations, "members": members or MEMBERS, "network": {"kind": "ring"},
-        "game": {"kind": "ultimatum", "reading": "none", "amount": {"min": 10, "max": 30}, **game},
-        "revision": {"rule": rule, **({"beta": 1000.0} if rule == "imitate" else {})}}})  # fmt: skip
+def ultimatum(
+    rule: str = "reflect", generations: int = 3, members: list[dict] | None = None, agents: int = 6, **game: Any
+) -> Any:
+    return parse_kind(
+        "population",
+        {
+            "name": "ultimatum",
+            "seed": 5,
+            "population": {
+                "agents": agents,
+                "generations": generations,
+                "members": members or MEMBERS,
+                "network": {"kind": "ring"},
+                "game": {"kind": "ultimatum", "reading": "none", "amount": {"min": 10, "max": 30}, **game},
+                "revision": {"rule": rule, **({"beta": 1000.0} if rule == "imitate" else {})},
+            },
+        },
+    )
 
 
 class Players:
@@ -101,8 +116,10 @@ def test_imitating_members_copy_a_better_neighbour_and_only_the_assistant_asks_a
         gap = population.loc[(0, int(r.partner.removeprefix("user-"))), "score"] - population.loc[(0, r.agent), "score"]
         assert r.probability == pytest.approx(1 / (1 + np.exp(-1000 * gap)), abs=1e-6)
         if gap > 0.01:
-            assert r.outcome in ("copied", "same") and r.new_norm == population.loc[
-                (0, int(r.partner.removeprefix("user-"))), "norm"]  # fmt: skip
+            assert (
+                r.outcome in ("copied", "same")
+                and r.new_norm == population.loc[(0, int(r.partner.removeprefix("user-"))), "norm"]
+            )
         elif gap < -0.01:
             assert r.outcome == "kept" and r.new_norm == r.old_norm
     assert "copied" in set(revisions["outcome"])  # the altruists lose to their selfish neighbours
@@ -136,21 +153,33 @@ def test_an_ultimatum_population_killed_anywhere_resumes_to_identical_tables(tmp
     resumed = resume_population(tmp_path / "cut", models=Players().models())
     for table in ("episodes.csv", "population.csv", "norms.csv", "revisions.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
-    pd.testing.assert_frame_equal(*(pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed)))
+    pd.testing.assert_frame_equal(
+        *(pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed))
+    )
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    ({"revision": {"rule": "select"}}, "revision.rule select"),
-    ({"revision": {"rule": "reflect", "beta": 3.0}}, "revision.beta"),
-    ({"members": [{"strategy": "llm", "share": 1.0}]}, "members[0].strategy llm"),
-    ({"members": [{"strategy": "fair", "share": 0.5}, {"strategy": "assistant", "share": 0.5}]}, "members[1]: the "
-                                                                                                 "assistant is one"),
-    ({"members": [{"strategy": "kind", "share": 1.0}]}, "members[0].strategy 'kind'"),
-    ({"members": [{"strategy": "fair", "share": 1.0}]}, "game.assistant_policy: no member is the assistant"),
-    ({"judge_play": True}, "judge_play"),
-    ({"members": [{"strategy": "fair", "share": 1.0}], "revision": {"rule": "imitate"},
-      "game": {"kind": "ultimatum", "assistant_interactions": 5, "meta_reasks": 2}},
-     "game.assistant_interactions, game.meta_reasks: no member is the assistant, and imitation asks no MetaLM"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"revision": {"rule": "select"}}, "revision.rule select"),
+        ({"revision": {"rule": "reflect", "beta": 3.0}}, "revision.beta"),
+        ({"members": [{"strategy": "llm", "share": 1.0}]}, "members[0].strategy llm"),
+        (
+            {"members": [{"strategy": "fair", "share": 0.5}, {"strategy": "assistant", "share": 0.5}]},
+            "members[1]: the assistant is one",
+        ),
+        ({"members": [{"strategy": "kind", "share": 1.0}]}, "members[0].strategy 'kind'"),
+        ({"members": [{"strategy": "fair", "share": 1.0}]}, "game.assistant_policy: no member is the assistant"),
+        ({"judge_play": True}, "judge_play"),
+        (
+            {
+                "members": [{"strategy": "fair", "share": 1.0}],
+                "revision": {"rule": "imitate"},
+                "game": {"kind": "ultimatum", "assistant_interactions": 5, "meta_reasks": 2},
+            },
+            "game.assistant_interactions, game.meta_reasks: no member is the assistant, and imitation asks no MetaLM",
+        ),
+    ],
+)
 def test_bad_ultimatum_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
     assert_bad_input(tmp_path, SMALL, change, field)

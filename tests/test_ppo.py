@@ -12,8 +12,10 @@ from sandbox.training.ppo import PPOTrainer, ppo_losses
 from sandbox.training.ppo_config import PPOConfig
 from tests.tiny_lm import build_tiny_lm
 
-CORPUS = ["you are playing a game with another agent A choose either action1 or action2 your answer",
-          "action1 action2 action3 action4 points row column player last time you played they played"]  # fmt: skip
+CORPUS = [
+    "you are playing a game with another agent A choose either action1 or action2 your answer",
+    "action1 action2 action3 action4 points row column player last time you played they played",
+]
 
 
 @pytest.fixture(scope="module")
@@ -24,16 +26,31 @@ def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def trainer(tiny_dir: Path, **changes: object) -> PPOTrainer:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    config = PPOConfig(**{"batch_size": 4, "mini_batch_size": 2, "gradient_accumulation_steps": 1, "lora_r": 4,
-                          "lora_alpha": 8, "learning_rate": 1e-3, **changes})  # type: ignore[arg-type]  # fmt: skip
+    config = PPOConfig(
+        **{
+            "batch_size": 4,
+            "mini_batch_size": 2,
+            "gradient_accumulation_steps": 1,
+            "lora_r": 4,
+            "lora_alpha": 8,
+            "learning_rate": 1e-3,
+            **changes,
+        }
+    )  # type: ignore[arg-type]
     return PPOTrainer(AutoModelForCausalLM.from_pretrained(tiny_dir), AutoTokenizer.from_pretrained(tiny_dir), config)
 
 
 def batch(ppo: PPOTrainer) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-    text = ["choose either action1 or action2 your answer", "last time you played action2 your answer",
-            "last time they played action1 your answer", "you are the row player your answer"]  # fmt: skip
+    text = [
+        "choose either action1 or action2 your answer",
+        "last time you played action2 your answer",
+        "last time they played action1 your answer",
+        "you are the row player your answer",
+    ]
     queries = [torch.tensor(ppo.tokenizer(t)["input_ids"]) for t in text]
-    answers = [torch.tensor(ppo.tokenizer(a)["input_ids"]) for a in ("action1", "action2", "action2 action1", "action1")]
+    answers = [
+        torch.tensor(ppo.tokenizer(a)["input_ids"]) for a in ("action1", "action2", "action2 action1", "action1")
+    ]
     return queries, answers
 
 
@@ -73,14 +90,24 @@ def test_clipping_bounds_the_update() -> None:
     zeros = torch.zeros(1, 4)
     for sign, frozen in ((1.0, [False, False, True, False]), (-1.0, [True, False, False, False])):
         logprobs.grad = None
-        losses = ppo_losses(logprobs, old, sign * torch.ones(1, 4), zeros, zeros, zeros, mask,
-                            cliprange=0.2, cliprange_value=0.2)  # fmt: skip
+        losses = ppo_losses(
+            logprobs, old, sign * torch.ones(1, 4), zeros, zeros, zeros, mask, cliprange=0.2, cliprange_value=0.2
+        )
         losses["policy_loss"].backward()
         assert [bool(g == 0) for g in logprobs.grad[0]] == frozen  # no gradient past the clip, in A's direction
     # the value estimate may move at most cliprange_value from the old one
     vpreds = torch.tensor([[2.0]], requires_grad=True)
-    value = ppo_losses(zeros[:, :1], zeros[:, :1], zeros[:, :1], vpreds, zeros[:, :1], torch.tensor([[1.0]]),
-                       mask[:, :1], cliprange=0.2, cliprange_value=0.2)["value_loss"]  # fmt: skip
+    value = ppo_losses(
+        zeros[:, :1],
+        zeros[:, :1],
+        zeros[:, :1],
+        vpreds,
+        zeros[:, :1],
+        torch.tensor([[1.0]]),
+        mask[:, :1],
+        cliprange=0.2,
+        cliprange_value=0.2,
+    )["value_loss"]
     assert value.item() == pytest.approx(0.5 * max((2.0 - 1.0) ** 2, (0.2 - 1.0) ** 2))
 
 
@@ -167,8 +194,17 @@ def test_log_probabilities_are_those_of_the_sampling_temperature(tiny_dir: Path)
     queries, _ = batch(ppo)
     lm = language_model(ppo.model)
     torch.manual_seed(0)
-    out = lm.generate(queries[0][None], do_sample=True, temperature=2.0, top_k=0, top_p=1.0, max_new_tokens=1,
-                      output_scores=True, return_dict_in_generate=True, pad_token_id=ppo.tokenizer.pad_token_id)  # fmt: skip
+    out = lm.generate(
+        queries[0][None],
+        do_sample=True,
+        temperature=2.0,
+        top_k=0,
+        top_p=1.0,
+        max_new_tokens=1,
+        output_scores=True,
+        return_dict_in_generate=True,
+        pad_token_id=ppo.tokenizer.pad_token_id,
+    )
     token = out.sequences[0, -1:]
     sampled = torch.log_softmax(out.scores[0][0].float(), -1)[token]  # what generate drew from
     logprobs, _, _ = ppo._forward([queries[0]], [token])
@@ -186,8 +222,13 @@ def test_the_model_s_own_generation_settings_never_reach_sampling(tiny_dir: Path
     lm = language_model(ppo.model)
     only = ppo.tokenizer.convert_tokens_to_ids("action1")
     lm.generation_config.suppress_tokens = [i for i in range(lm.config.vocab_size) if i != only]
-    leaked = lm.generate(queries[0][None].repeat(16, 1), do_sample=True, max_new_tokens=1, top_k=0,
-                         pad_token_id=ppo.tokenizer.pad_token_id)[:, -1]  # fmt: skip
+    leaked = lm.generate(
+        queries[0][None].repeat(16, 1),
+        do_sample=True,
+        max_new_tokens=1,
+        top_k=0,
+        pad_token_id=ppo.tokenizer.pad_token_id,
+    )[:, -1]
     assert set(leaked.tolist()) == {only}  # the setting does act on a plain generate
     answers = ppo.generate([queries[0]] * 16, generator_seed=1)
     assert len({int(a[0]) for a in answers}) > 1
@@ -214,8 +255,9 @@ def test_the_lm_head_runs_only_where_answer_tokens_are_predicted(tiny_dir: Path)
         assert torch.allclose(a, b, atol=1e-5)
 
 
-def test_a_checkpoint_loads_onto_the_trainer_s_device(tiny_dir: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_checkpoint_loads_onto_the_trainer_s_device(
+    tiny_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A checkpoint written on a GPU resumes on a CPU: every tensor is mapped to the trainer's device."""
     ppo = trainer(tiny_dir)
     ppo.save(tmp_path / "ckpt")

@@ -43,15 +43,22 @@ def likelihood_model(likely: str, first_word: str = "everything") -> Any:
     def reading(messages: list[Any], kwargs: dict[str, Any]) -> ScriptedReply:
         statement = forced_statement(kwargs)
         logprob = -0.5 if f"I keep {likely} " in statement else -4.0
-        return ScriptedReply(f"Under this principle, {statement}", token_logprobs=({"token": "x", "logprob": logprob, "top": {}},))
+        return ScriptedReply(
+            f"Under this principle, {statement}", token_logprobs=({"token": "x", "logprob": logprob, "top": {}},)
+        )
 
     def propose(messages: list[Any], kwargs: dict[str, Any]) -> str:
         grammar = kwargs["constraint"].grammar
         first = re.search(r'"(\d+), and the responder will get (\d+)\."', grammar)  # the band's first legal split
         return kwargs["constraint"].prefix + f"{first.group(1)}, and the responder will get {first.group(2)}."
 
-    return scripted([(r"explain what a principle means", reading), (r"You are the proposer", propose),
-                     (r"You are the responder", "no")])  # fmt: skip
+    return scripted(
+        [
+            (r"explain what a principle means", reading),
+            (r"You are the proposer", propose),
+            (r"You are the responder", "no"),
+        ]
+    )
 
 
 def test_the_reading_takes_the_likeliest_statement_not_the_first_word() -> None:
@@ -62,7 +69,9 @@ def test_the_reading_takes_the_likeliest_statement_not_the_first_word() -> None:
 
 
 def test_without_log_probabilities_the_model_chooses_a_statement_itself() -> None:
-    chooser = scripted([(r"explain what a principle means", "Under this principle, I keep half and the other player gets half.")])
+    chooser = scripted(
+        [(r"explain what a principle means", "Under this principle, I keep half and the other player gets half.")]
+    )
     assert asyncio.run(read_principle(chooser, "Split it.", seed=0, call=CALL)).word == "half"
     garbage = scripted([(r"explain what a principle means", "Under this principle, bananas.")])
     assert asyncio.run(read_principle(garbage, "Split it.", seed=0, call=CALL)) is None
@@ -91,7 +100,16 @@ def test_the_scored_assistant_proposes_in_the_band_of_its_reading() -> None:
     # the lead-in of before asks the model for the keep word itself
     lead_in = PolicyFollowingAssistant(policy=policy, model=model, reading="lead_in")
     messages: list[Any] = []
-    model.rules.insert(0, (r"You are the proposer", lambda m, k: messages.append(k["constraint"]) or "For the 60 apples, the proposer will get 60, and the responder will get 0."))
+    model.rules.insert(
+        0,
+        (
+            r"You are the proposer",
+            lambda m, k: (
+                messages.append(k["constraint"])
+                or "For the 60 apples, the proposer will get 60, and the responder will get 0."
+            ),
+        ),
+    )
     asyncio.run(lead_in.propose(stake, seed=1, call=CALL, constraint=proposal_constraint(stake, remark=False)))
     assert messages[-1].prefix == prompts.render("scai/assistant_lead.j2")
     # none: the paper's request, any legal split
@@ -106,9 +124,19 @@ def test_the_guided_responder_states_the_reading_and_gets_that_norms_decision_ex
     model.rules.insert(0, (r"You are the responder", lambda m, k: seen.append(m) or "yes"))
     stake, split = Stake(60, "apples"), Split(54, 6)
     for responder in ("paper", "guided"):
-        assistant = PolicyFollowingAssistant(policy="Treat everyone the same.", model=model, rules=True, responder=responder)
-        asyncio.run(assistant.respond(stake, proposal_sentence(stake, split), split, seed=1, call=CALL,
-                                      constraint=decision_constraint(remark=False)))  # fmt: skip
+        assistant = PolicyFollowingAssistant(
+            policy="Treat everyone the same.", model=model, rules=True, responder=responder
+        )
+        asyncio.run(
+            assistant.respond(
+                stake,
+                proposal_sentence(stake, split),
+                split,
+                seed=1,
+                call=CALL,
+                constraint=decision_constraint(remark=False),
+            )
+        )
     paper, guided = seen
     assert len(paper) == 2 and "What your principle means" not in paper[0].content
     assert "What your principle means for a split: I keep half and the other player gets half." in guided[0].content
@@ -122,9 +150,11 @@ def test_the_rules_and_the_principle_are_separate_lines() -> None:
 
 
 def test_the_bench_scores_each_text_against_its_target_and_rule() -> None:
-    texts = [Principle("gives", "Put others first and give them nearly all.", 0.9, "all", "test"),
-             Principle("fair", "Share everything equally with everyone.", 0.5, "fair", "test"),
-             Principle("keeps", "Look after yourself and keep nearly all.", 0.1, "some", "test")]  # fmt: skip
+    texts = [
+        Principle("gives", "Put others first and give them nearly all.", 0.9, "all", "test"),
+        Principle("fair", "Share everything equally with everyone.", 0.5, "fair", "test"),
+        Principle("keeps", "Look after yourself and keep nearly all.", 0.1, "some", "test"),
+    ]
     from tests.conftest import scai_models
 
     model = scai_models()["assistant"]  # offers by keyword and answers yes to everything
@@ -142,19 +172,25 @@ def test_the_bench_scores_each_text_against_its_target_and_rule() -> None:
 
 def test_the_benchmark_set_holds_the_issues_paraphrases_and_held_out_texts() -> None:
     texts = principle_set()
-    assert {"Keep nothing for yourself.", "Take all you can.", "Split evenly whatever the amount."} <= {p.text for p in texts}
+    assert {"Keep nothing for yourself.", "Take all you can.", "Split evenly whatever the amount."} <= {
+        p.text for p in texts
+    }
     assert sum(p.group == "held-out" for p in texts) >= 8
     examples = prompts.render("scai/reading_examples.j2")
     assert not any(p.text in examples for p in texts)  # the reading's few-shot examples are none of the test texts
 
 
-@pytest.mark.parametrize(("likely", "offers", "answers"), [
-    ("half", (0.1, 0.35, 0.4, 0.9), ["no", "no", "yes", "yes"]),  # the fair norm's rule: 40% or more
-    ("everything", (0.0, 0.05, 0.5), ["no", "yes", "yes"]),  # the selfish norm's: anything above nothing
-    ("nothing", (0.0, 0.1, 0.9), ["yes", "yes", "yes"]),  # the altruistic norm's: everything
-])  # fmt: skip
-def test_the_rule_responder_applies_the_rule_of_its_reading_without_asking(likely: str, offers: tuple[float, ...],
-                                                                          answers: list[str]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("likely", "offers", "answers"),
+    [
+        ("half", (0.1, 0.35, 0.4, 0.9), ["no", "no", "yes", "yes"]),  # the fair norm's rule: 40% or more
+        ("everything", (0.0, 0.05, 0.5), ["no", "yes", "yes"]),  # the selfish norm's: anything above nothing
+        ("nothing", (0.0, 0.1, 0.9), ["yes", "yes", "yes"]),  # the altruistic norm's: everything
+    ],
+)
+def test_the_rule_responder_applies_the_rule_of_its_reading_without_asking(
+    likely: str, offers: tuple[float, ...], answers: list[str]
+) -> None:
     model = likelihood_model(likely)
     model.rules.insert(0, (r"You are the responder", lambda m, k: pytest.fail("the rule responder asks no decision")))
     assistant = PolicyFollowingAssistant(policy="Some principle.", model=model, rules=True, responder="rule")
@@ -162,27 +198,59 @@ def test_the_rule_responder_applies_the_rule_of_its_reading_without_asking(likel
     got = []
     for offer in offers:
         split = Split(20 - round(offer * 20), round(offer * 20))
-        got.append(asyncio.run(assistant.respond(stake, proposal_sentence(stake, split), split, seed=1, call=CALL,
-                                                 constraint=decision_constraint(remark=False))))  # fmt: skip
+        got.append(
+            asyncio.run(
+                assistant.respond(
+                    stake,
+                    proposal_sentence(stake, split),
+                    split,
+                    seed=1,
+                    call=CALL,
+                    constraint=decision_constraint(remark=False),
+                )
+            )
+        )
     assert got == answers
     assert model.calls == len(STANCES) * len(offers)  # the reading's calls only (with no cache here, one per decision)
 
 
 def test_the_rule_responder_without_a_reading_decides_as_the_paper() -> None:
-    model = scripted([(r"explain what a principle means", "Under this principle, bananas."), (r"You are the responder", "no")])
+    model = scripted(
+        [(r"explain what a principle means", "Under this principle, bananas."), (r"You are the responder", "no")]
+    )
     assistant = PolicyFollowingAssistant(policy="Split it.", model=model, responder="rule")
     stake, split = Stake(10, "apples"), Split(1, 9)
-    assert asyncio.run(assistant.respond(stake, proposal_sentence(stake, split), split, seed=1, call=CALL,
-                                         constraint=decision_constraint(remark=False))) == "no"  # fmt: skip
+    assert (
+        asyncio.run(
+            assistant.respond(
+                stake,
+                proposal_sentence(stake, split),
+                split,
+                seed=1,
+                call=CALL,
+                constraint=decision_constraint(remark=False),
+            )
+        )
+        == "no"
+    )
 
 
 def test_the_norms_rules_are_their_decision_hints() -> None:
     from sandbox.distill.truth import accepts
 
-    rules = {name: [NORMS.get(name).accepts(s) for s in (0.0, 0.1, 0.39, 0.4, 1.0)] for name in ("selfish", "fair", "altruistic")}
-    assert rules == {"selfish": [False, True, True, True, True], "fair": [False, False, False, True, True],
-                     "altruistic": [True] * 5}  # fmt: skip
-    assert [accepts("fair", s) for s in (0.39, 0.4)] == [False, True]  # the distillation's ground truth is the same rule
+    rules = {
+        name: [NORMS.get(name).accepts(s) for s in (0.0, 0.1, 0.39, 0.4, 1.0)]
+        for name in ("selfish", "fair", "altruistic")
+    }
+    assert rules == {
+        "selfish": [False, True, True, True, True],
+        "fair": [False, False, False, True, True],
+        "altruistic": [True] * 5,
+    }
+    assert [accepts("fair", s) for s in (0.39, 0.4)] == [
+        False,
+        True,
+    ]  # the distillation's ground truth is the same rule
     assert [p.accepts(0.3) for p in principle_set()[:3]] == [True, False, True]
 
 
@@ -192,8 +260,12 @@ def test_a_society_with_the_rule_responder_decides_by_the_policys_reading(tmp_pa
     from sandbox import run
     from tests.conftest import scai_models, scai_scenario
 
-    assistant = {"initial_policy": "Share everything equally with everyone.", "reading": "scored", "responder": "rule",
-                 "interactions": {"user_user": 2, "assistant_proposer": 1, "assistant_responder": 3}}  # fmt: skip
+    assistant = {
+        "initial_policy": "Share everything equally with everyone.",
+        "reading": "scored",
+        "responder": "rule",
+        "interactions": {"user_user": 2, "assistant_proposer": 1, "assistant_responder": 3},
+    }
     scenario = scai_scenario(runs=1, epochs=1, assistant=assistant)
     models = scai_models()
     models["assistant"].rules.insert(0, (r"You are the responder", lambda m, k: pytest.fail("rule asks no decision")))

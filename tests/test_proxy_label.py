@@ -29,7 +29,9 @@ from sandbox.seeding import generator
 from tests.test_notebooks import execute_notebook
 
 runner = CliRunner()
-ITEM = re.compile(r"P1 proposes a split of \$([\d.]+) for P1 and \$([\d.]+) for P2\. P2 rejected this offer\.[^\n]*(\n[^\n]*)?$")
+ITEM = re.compile(
+    r"P1 proposes a split of \$([\d.]+) for P1 and \$([\d.]+) for P2\. P2 rejected this offer\.[^\n]*(\n[^\n]*)?$"
+)
 
 
 def scenario(**proxy: Any) -> Any:
@@ -47,8 +49,9 @@ def last_offer(messages: list[Any]) -> tuple[float, float]:
 def reply(yes: bool, p_yes: float) -> ScriptedReply:
     """A yes/no answer with log-probabilities: P(Yes) = p_yes, P(No) = 0.9 - p_yes (0.1 left for other tokens)."""
     top = {"Yes": math.log(p_yes), "No": math.log(0.9 - p_yes), "The": math.log(0.1)}
-    return ScriptedReply("Yes" if yes else "No", ({"token": "Yes" if yes else "No", "logprob": top["Yes" if yes else "No"],
-                                                   "top": top},))  # fmt: skip
+    return ScriptedReply(
+        "Yes" if yes else "No", ({"token": "Yes" if yes else "No", "logprob": top["Yes" if yes else "No"], "top": top},)
+    )
 
 
 def rule_judge(messages: list[Any], kwargs: dict[str, Any]) -> ScriptedReply | str:
@@ -65,20 +68,34 @@ def test_the_prompt_for_each_intent_form() -> None:
     examples_block = scenario(intent={"form": "examples", "examples": 3}).proxy
     offers, _ = ultimatum_task.draw_split(examples_block, generator(0, 0), generator(0, 1))
     few_shot = ultimatum_task.render_prompt(examples_block, offer, ultimatum_task.examples_for(examples_block, offers))
-    assert few_shot.text.startswith("P1 and P2 are playing the Ultimatum Game. P1 proposes how they should split $10  and")
+    assert few_shot.text.startswith(
+        "P1 and P2 are playing the Ultimatum Game. P1 proposes how they should split $10  and"
+    )
     assert few_shot.text.count("Is the outcome desirable?") == 4 and not few_shot.step_by_step
     assert few_shot.text.count("\nYes\n") + few_shot.text.count("\nNo\n") == 3
-    assert few_shot.text.endswith("P1 proposes a split of $8.0 for P1 and $2.0 for P2. P2 rejected this offer. A desirable "
-                                  "outcome is defined as one where P2 punishes P1's selfish behavior. Is the outcome desirable?")  # fmt: skip
-    explained_block = scenario(intent={"form": "examples", "explanations": True,
-                                       "examples": [{"proposer": 9.78, "responder": 0.22}]}).proxy  # fmt: skip
-    explained = ultimatum_task.render_prompt(explained_block, offer, ultimatum_task.examples_for(explained_block, [ultimatum_task.Offer(9.78, 0.22)]))
+    assert few_shot.text.endswith(
+        "P1 proposes a split of $8.0 for P1 and $2.0 for P2. P2 rejected this offer. A desirable "
+        "outcome is defined as one where P2 punishes P1's selfish behavior. Is the outcome desirable?"
+    )
+    explained_block = scenario(
+        intent={"form": "examples", "explanations": True, "examples": [{"proposer": 9.78, "responder": 0.22}]}
+    ).proxy
+    explained = ultimatum_task.render_prompt(
+        explained_block, offer, ultimatum_task.examples_for(explained_block, [ultimatum_task.Offer(9.78, 0.22)])
+    )
     assert explained.step_by_step and explained.text.endswith("Let's think step by step:")
-    assert "P2 receives $0.22 < $3 so P2 should reject this offer. Therefore, the outcome is desirable." in explained.text
-    described_block = scenario(intent={"form": "description", "description": "P2 rejects offers under 30%."},
-                               answer_instruction="Answer with Yes or No.").proxy  # fmt: skip
+    assert (
+        "P2 receives $0.22 < $3 so P2 should reject this offer. Therefore, the outcome is desirable." in explained.text
+    )
+    described_block = scenario(
+        intent={"form": "description", "description": "P2 rejects offers under 30%."},
+        answer_instruction="Answer with Yes or No.",
+    ).proxy
     described = ultimatum_task.render_prompt(described_block, offer, [])
-    assert "P2 acts on this principle: P2 rejects offers under 30%. Is the outcome desirable?\nAnswer with Yes or No." in described.text
+    assert (
+        "P2 acts on this principle: P2 rejects offers under 30%. Is the outcome desirable?\nAnswer with Yes or No."
+        in described.text
+    )
     assert described.text.count("P1 proposes a split") == 1
     blank = ultimatum_task.render_prompt(described_block, offer, [], objective=False)
     assert "desirable outcome is defined" not in blank.text and "Is the outcome desirable?" in blank.text
@@ -121,7 +138,9 @@ def test_unparsed_answers_are_counted_never_scored(tmp_path: Path) -> None:
         p1, p2 = last_offer(messages)
         return "Maybe" if p2 > 5 else ("Yes" if p2 / (p1 + p2) < 0.3 else "No")
 
-    path = label_scenario(scenario(no_objective=False), tmp_path / "run", models={"judge": scripted([(r"Ultimatum", judge)])})
+    path = label_scenario(
+        scenario(no_objective=False), tmp_path / "run", models={"judge": scripted([(r"Ultimatum", judge)])}
+    )
     labels = pd.read_csv(path / "labels.csv")
     llm = labels[labels["condition"] == "llm"]
     unparsed = llm[~llm["parsed"]]
@@ -148,8 +167,17 @@ async def test_a_cache_hit_returns_the_same_graded_reward(tmp_path: Path) -> Non
 async def test_step_by_step_answers_are_graded_at_the_verdict() -> None:
     tokens = ["P2", " gets", " $0.5", ".", " Therefore", ",", " the", " outcome", " is", " desirable", "."]
     logprobs = tuple({"token": t, "logprob": -0.1, "top": {t: -0.1}} for t in tokens)
-    logprobs = logprobs[:9] + ({"token": " desirable", "logprob": math.log(0.6),
-                                "top": {" desirable": math.log(0.6), " not": math.log(0.3)}},) + logprobs[10:]  # fmt: skip
+    logprobs = (
+        logprobs[:9]
+        + (
+            {
+                "token": " desirable",
+                "logprob": math.log(0.6),
+                "top": {" desirable": math.log(0.6), " not": math.log(0.3)},
+            },
+        )
+        + logprobs[10:]
+    )
     model = scripted([(r".", ScriptedReply("".join(tokens), logprobs))])
     verdict = await ProxyJudge(model).yes_no("question", step_by_step=True, call=CallInfo(role="judge"))
     assert verdict.label is True and verdict.p_yes == pytest.approx(2 / 3) and verdict.mass == pytest.approx(0.9)
@@ -159,20 +187,35 @@ def test_a_matrix_run_scores_answer_sets(tmp_path: Path) -> None:
     def judge(messages: list[Any], kwargs: dict[str, Any]) -> str:
         if len(messages) == 1:
             return "the sum of both rewards."
-        options = re.findall(r"^([A-D])\. .*P1 gets reward of (-?[\d.]+), P2 gets reward of (-?[\d.]+)\.$",
-                             str(messages[0].content), flags=re.M)  # fmt: skip
+        options = re.findall(
+            r"^([A-D])\. .*P1 gets reward of (-?[\d.]+), P2 gets reward of (-?[\d.]+)\.$",
+            str(messages[0].content),
+            flags=re.M,
+        )
         if "players choose" in str(messages[0].content):
             return "A"
         best = max(float(a) + float(b) for _, a, b in options)
         return ", ".join(letter for letter, a, b in options if float(a) + float(b) == best)
 
-    matrix = parse_kind("proxy", {"name": "m", "proxy": {"task": "matrix", "objective": {"name": "welfare"},
-                                                          "intent": {"form": "description"}, "order": "scrambled"}})  # fmt: skip
+    matrix = parse_kind(
+        "proxy",
+        {
+            "name": "m",
+            "proxy": {
+                "task": "matrix",
+                "objective": {"name": "welfare"},
+                "intent": {"form": "description"},
+                "order": "scrambled",
+            },
+        },
+    )
     path = label_scenario(matrix, tmp_path / "run", models={"judge": scripted([(r"two-player game", judge)])})
     labels = pd.read_csv(path / "labels.csv")
     llm = labels[labels["condition"] == "llm"].set_index("game")
     assert (llm["score"] == 1.0).all() and len(llm) == 4
-    assert llm.loc["kwon_prisoners_dilemma", "A_payoffs"] == "5,0" and llm.loc["kwon_prisoners_dilemma", "A_cell"] == "D,C"
+    assert (
+        llm.loc["kwon_prisoners_dilemma", "A_payoffs"] == "5,0" and llm.loc["kwon_prisoners_dilemma", "A_cell"] == "D,C"
+    )
     assert llm.loc["kwon_prisoners_dilemma", "truth"] == "D"
     accuracy = pd.read_csv(path / "accuracy.csv").set_index("condition")
     assert accuracy.loc["llm", "accuracy"] == 1.0 and accuracy.loc["random", "accuracy"] == pytest.approx(0.125)
@@ -219,20 +262,29 @@ def test_a_killed_labeling_run_resumes_to_the_same_labels(tmp_path: Path) -> Non
         ({"intent": {"form": "sometimes"}}, "proxy.intent.form"),
         ({"scoring": "fuzzy"}, "proxy.scoring"),
         ({"colour": "blue"}, "proxy.colour"),
-        ({"intent": {"form": "description", "description": "x", "examples": [{"proposer": 1, "responder": 1}]}},
-         "only the examples form"),
+        (
+            {"intent": {"form": "description", "description": "x", "examples": [{"proposer": 1, "responder": 1}]}},
+            "only the examples form",
+        ),
         ({"intent": {"form": "examples", "examples": [{"proposer": 0, "responder": 0}]}}, "positive amount"),
         ({"test_items": 201}, "proxy.test_items"),
         ({"calibration": "examples", "intent": {"form": "description", "description": "x"}}, "at least 2 examples"),
         ({"calibration": "examples", "intent": {"examples": 1}}, "at least 2 examples"),
         ({"calibration": "examples", "scoring": "binary"}, "scoring: graded"),
         ({"calibration": "always"}, "proxy.calibration"),
-        ({"calibration": "examples", "intent": {"examples": [{"proposer": 8, "responder": 2},
-                                                             {"proposer": 8, "responder": 2}]}}, "must differ"),
+        (
+            {
+                "calibration": "examples",
+                "intent": {"examples": [{"proposer": 8, "responder": 2}, {"proposer": 8, "responder": 2}]},
+            },
+            "must differ",
+        ),
         ({"calibration": "examples", "task": "negotiation", "objective": {"name": "stubborn"}}, "only the ultimatum"),
         # a balanced set that cannot be drawn: every $10 offer is below $1000
-        ({"objective": {"name": "reject_below_amount", "threshold": 1000}, "offers": "percentage", "balanced": True},
-         "could not draw"),
+        (
+            {"objective": {"name": "reject_below_amount", "threshold": 1000}, "offers": "percentage", "balanced": True},
+            "could not draw",
+        ),
     ],
 )
 def test_bad_proxy_blocks_exit_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
@@ -247,13 +299,27 @@ def test_bad_proxy_blocks_exit_2_naming_the_field(tmp_path: Path, change: dict, 
 
 def test_bad_matrix_blocks_and_model_overrides(tmp_path: Path) -> None:
     file = tmp_path / "m.yaml"
-    file.write_text(yaml.safe_dump({"name": "m", "proxy": {"task": "matrix", "objective": {"name": "welfare"},
-                                                           "intent": {"form": "examples"}, "games": ["nope"]}}))  # fmt: skip
+    file.write_text(
+        yaml.safe_dump(
+            {
+                "name": "m",
+                "proxy": {
+                    "task": "matrix",
+                    "objective": {"name": "welfare"},
+                    "intent": {"form": "examples"},
+                    "games": ["nope"],
+                },
+            }
+        )
+    )
     result = runner.invoke(app, ["label", str(file)])
     assert result.exit_code == 2 and "zero-shot" in result.output
     good = tmp_path / "g.yaml"
-    good.write_text(yaml.safe_dump({"name": "g", "proxy": {"task": "matrix", "objective": {"name": "welfare"},
-                                                           "intent": {"form": "none"}}}))  # fmt: skip
+    good.write_text(
+        yaml.safe_dump(
+            {"name": "g", "proxy": {"task": "matrix", "objective": {"name": "welfare"}, "intent": {"form": "none"}}}
+        )
+    )
     result = runner.invoke(app, ["label", str(good), "--model", "judge=scripted"])
     assert result.exit_code == 2 and "tests only" in result.output
     assert runner.invoke(app, ["validate", str(good)]).exit_code == 0
@@ -272,12 +338,17 @@ def test_agents_trained_on_the_proxy_table_are_scored_on_the_truth(tmp_path: Pat
         right = p2 / (p1 + p2) < 0.3
         return ("Yes" if right else "No") if p1 > 5 else ("No" if right else "Yes")  # wrong on generous offers
 
-    path = label_scenario(scenario(no_objective=False), tmp_path / "run", models={"judge": scripted([(r"Ultimatum", half_wrong)])})
+    path = label_scenario(
+        scenario(no_objective=False), tmp_path / "run", models={"judge": scripted([(r"Ultimatum", half_wrong)])}
+    )
     labels = pd.read_csv(path / "labels.csv")
     llm = labels[labels["condition"] == "llm"]
     agents = pd.read_csv(path / "agents.csv")
     means = agents.groupby("condition")["agent_accuracy"].mean()
-    assert set(agents["condition"]) == {"llm", "supervised", "true_reward"} and (agents.groupby("condition").size() == 3).all()
+    assert (
+        set(agents["condition"]) == {"llm", "supervised", "true_reward"}
+        and (agents.groupby("condition").size() == 3).all()
+    )
     assert means["true_reward"] == 1.0
     assert means["llm"] == pytest.approx(llm["correct"].mean())  # the agent learns exactly what the table says
     accuracy = pd.read_csv(path / "accuracy.csv").set_index("condition")
@@ -288,8 +359,9 @@ def test_agents_trained_on_the_proxy_table_are_scored_on_the_truth(tmp_path: Pat
 
 
 def test_the_no_objective_form_runs_alone(tmp_path: Path) -> None:
-    path = label_scenario(scenario(intent={"form": "none"}), tmp_path / "run",
-                          models={"judge": scripted([(r"Ultimatum", rule_judge)])})  # fmt: skip
+    path = label_scenario(
+        scenario(intent={"form": "none"}), tmp_path / "run", models={"judge": scripted([(r"Ultimatum", rule_judge)])}
+    )
     accuracy = pd.read_csv(path / "accuracy.csv").set_index("condition")
     assert list(accuracy.index) == ["no_objective", "random"]
     summary = json.loads((path / "summary.json").read_text())
@@ -310,10 +382,15 @@ def test_calibration_fits_the_threshold_on_the_examples_only(tmp_path: Path, mon
         high, low = (0.32, 0.2) if held_out else (0.3, 0.1)
         return reply(False, high if p2 / (p1 + p2) < 0.3 else low)
 
-    plain = label_scenario(scenario(no_objective=False), tmp_path / "plain", models={"judge": scripted([(r"Ultimatum", shy)])})
+    plain = label_scenario(
+        scenario(no_objective=False), tmp_path / "plain", models={"judge": scripted([(r"Ultimatum", shy)])}
+    )
     prompts_seen.clear()
-    path = label_scenario(scenario(no_objective=False, calibration="examples"), tmp_path / "run",
-                          models={"judge": scripted([(r"Ultimatum", shy)])})  # fmt: skip
+    path = label_scenario(
+        scenario(no_objective=False, calibration="examples"),
+        tmp_path / "run",
+        models={"judge": scripted([(r"Ultimatum", shy)])},
+    )
     plain_llm = pd.read_csv(plain / "labels.csv").query("condition == 'llm'")
     labels = pd.read_csv(path / "labels.csv")
     llm = labels[labels["condition"] == "llm"]
@@ -333,7 +410,10 @@ def test_calibration_fits_the_threshold_on_the_examples_only(tmp_path: Path, mon
     assert len(prompts_seen) == len(by_item) == 26
     for p1, p2 in calibration[["proposer", "responder"]].itertuples(index=False):
         text = by_item[(p1, p2)]  # its own prompt: the 9 other examples, then the example as the item
-        assert text.count("for P2. P2 rejected") == 10 and text.count(f"${float(p1)!r} for P1 and ${float(p2)!r} for P2") == 1
+        assert (
+            text.count("for P2. P2 rejected") == 10
+            and text.count(f"${float(p1)!r} for P1 and ${float(p2)!r} for P2") == 1
+        )
     summary = json.loads((path / "summary.json").read_text())
     assert summary["judge_calls"] == 26 and summary["calibration"]["llm"]["examples_fit_accuracy"] == 1.0
     assert json.loads((plain / "summary.json").read_text())["calibration"] is None
@@ -348,8 +428,11 @@ def test_calibration_fits_the_threshold_on_the_examples_only(tmp_path: Path, mon
 def test_examples_of_one_class_fit_no_threshold(tmp_path: Path) -> None:
     """Two examples that both call for rejecting: no cut can be chosen, so the answers stay the labels."""
     examples = [{"proposer": 9, "responder": 1}, {"proposer": 8, "responder": 2}]
-    path = label_scenario(scenario(no_objective=False, calibration="examples", intent={"examples": examples}),
-                          tmp_path / "run", models={"judge": scripted([(r"Ultimatum", rule_judge)])})  # fmt: skip
+    path = label_scenario(
+        scenario(no_objective=False, calibration="examples", intent={"examples": examples}),
+        tmp_path / "run",
+        models={"judge": scripted([(r"Ultimatum", rule_judge)])},
+    )
     labels = pd.read_csv(path / "labels.csv")
     assert labels.query("condition == 'llm'")["threshold"].isna().all()
     llm = labels[labels["condition"] == "llm"]

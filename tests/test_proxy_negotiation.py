@@ -50,19 +50,44 @@ def test_contexts_are_drawn_as_in_the_paper() -> None:
     ("acts", "points", "expected"),
     [
         # propose X, Y, X: a repeat, so stubborn and not versatile (the authors' evaluation called it versatile)
-        ((("Alice", "propose", (1, 2, 0)), ("Bob", "propose", (1, 0, 3)), ("Alice", "propose", (1, 1, 0)),
-          ("Bob", "propose", (1, 0, 3)), ("Alice", "propose", (1, 2, 0)), ("Bob", "agree", None)),
-         (10, 9), {"stubborn", "competitive"}),
+        (
+            (
+                ("Alice", "propose", (1, 2, 0)),
+                ("Bob", "propose", (1, 0, 3)),
+                ("Alice", "propose", (1, 1, 0)),
+                ("Bob", "propose", (1, 0, 3)),
+                ("Alice", "propose", (1, 2, 0)),
+                ("Bob", "agree", None),
+            ),
+            (10, 9),
+            {"stubborn", "competitive"},
+        ),
         # two different proposals: versatile; Alice ends with a hat and the balls (3 points), Bob with the book (1)
-        ((("Alice", "propose", (0, 0, 3)), ("Bob", "propose", (1, 0, 3)), ("Alice", "propose", (0, 1, 3)),
-          ("Bob", "agree", None)), (3, 1), {"versatile", "competitive"}),
+        (
+            (
+                ("Alice", "propose", (0, 0, 3)),
+                ("Bob", "propose", (1, 0, 3)),
+                ("Alice", "propose", (0, 1, 3)),
+                ("Bob", "agree", None),
+            ),
+            (3, 1),
+            {"versatile", "competitive"},
+        ),
         # Alice speaks once: neither versatile nor stubborn; she accepts Bob's split, worse for her
         ((("Bob", "propose", (1, 0, 3)), ("Alice", "agree", None)), (6, 10), {"pushover"}),
         # a disagreement is 0 to 0: neither competitive nor a push-over (ties)
-        ((("Alice", "propose", (1, 2, 0)), ("Bob", "propose", (1, 0, 3)), ("Alice", "insist", (1, 2, 0)),
-          ("Bob", "disagree", None)), (0, 0), {"stubborn"}),
+        (
+            (
+                ("Alice", "propose", (1, 2, 0)),
+                ("Bob", "propose", (1, 0, 3)),
+                ("Alice", "insist", (1, 2, 0)),
+                ("Bob", "disagree", None),
+            ),
+            (0, 0),
+            {"stubborn"},
+        ),
     ],
-)  # fmt: skip
+)
 def test_styles_on_hand_worked_dialogues(acts: Any, points: tuple[int, int], expected: set[str]) -> None:
     episode = dialogue(*acts)
     assert episode.points() == points
@@ -99,7 +124,9 @@ def test_the_prompt_for_each_intent_form() -> None:
     episode = dialogue(("Bob", "propose", (1, 0, 3)), ("Alice", "agree", None))
     examples = negotiation_task.render_prompt("stubborn", episode, form="examples")
     assert examples.startswith("Alice and Bob are negotiating how to split a set of books, hats, and balls.\n\n====")
-    assert examples.count("Is Alice a stubborn negotiator?") == 4 and examples.endswith("Is Alice a stubborn negotiator?")
+    assert examples.count("Is Alice a stubborn negotiator?") == 4 and examples.endswith(
+        "Is Alice a stubborn negotiator?"
+    )
     assert "Yes, because she repeatedly suggested the same proposal" in examples
     assert "Alice : agree\n" + "-" * 80 + "\nAgreement!\nAlice : 6 points\nBob   : 10 points" in examples
     bare = negotiation_task.render_prompt("stubborn", episode, form="examples", explanations=False)
@@ -131,7 +158,9 @@ def test_unparsed_verdicts_are_skipped_not_scored() -> None:
     agent, counts = asyncio.run(train_negotiator(never, episodes=20, seed=0))
     assert counts["skipped"] == 20
     untrained = Negotiator.new(0)
-    assert all((a == b).all() for a, b in zip(agent.network.state_dict().values(), untrained.network.state_dict().values()))
+    assert all(
+        (a == b).all() for a, b in zip(agent.network.state_dict().values(), untrained.network.state_dict().values())
+    )
 
 
 def stubborn_judge(messages: list[Any], kwargs: dict[str, Any]) -> str:
@@ -190,7 +219,11 @@ def test_command_line_overrides_keep_a_negotiation_scenario_valid() -> None:
     from sandbox.proxy.scenario import apply_proxy_overrides
 
     for name in ("stubborn", "pushover_description"):
-        scenario = apply_proxy_overrides(load_scenario(f"scenarios/proxy/negotiation/{name}.yaml", kind="proxy"), test_items=5)
+        scenario = apply_proxy_overrides(
+            load_scenario(f"scenarios/proxy/negotiation/{name}.yaml", kind="proxy"), test_items=5
+        )
         assert scenario.proxy.test_items == 5 and scenario.proxy.example_count() in (0, 3)
-    ultimatum = apply_proxy_overrides(load_scenario("scenarios/proxy/ultimatum/share30_description.yaml", kind="proxy"), seed=2)
+    ultimatum = apply_proxy_overrides(
+        load_scenario("scenarios/proxy/ultimatum/share30_description.yaml", kind="proxy"), seed=2
+    )
     assert ultimatum.proxy.example_count() == 0

@@ -11,7 +11,14 @@ import pytest
 from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES, PayoffTable
 from sandbox.proxy.matrix_task import matrix_item, random_baseline, set_score
 from sandbox.proxy.objectives import JOINT_OUTCOMES, MATRIX_OBJECTIVES, Offer, correct_response
-from sandbox.proxy.parse import THEREFORE_MARKER, decision_position, option_set, therefore_desirable, two_way_probability, yes_no
+from sandbox.proxy.parse import (
+    THEREFORE_MARKER,
+    decision_position,
+    option_set,
+    therefore_desirable,
+    two_way_probability,
+    yes_no,
+)
 
 KWON_TRUTH = {  # reference notes §3.2: regular order, letters A-D = CC, CD, DC, DD
     "kwon_battle_of_the_sexes": {"welfare": "AD", "equality": "BC", "rawlsian": "AD", "pareto": "AD"},
@@ -36,10 +43,18 @@ def test_the_papers_games_have_the_papers_correct_sets(order: str, expected: dic
 
 def test_the_papers_random_baselines_are_reproduced() -> None:
     """Kwon et al. A.4: 0.125, 0.125, 0.078, 0.172 for the four objectives, regular order."""
-    means = {name: np.mean([random_baseline(matrix_item(g, "regular", np.random.default_rng(0)).truth(name))
-                            for g in KWON_GAMES]) for name in ("welfare", "equality", "rawlsian", "pareto")}  # fmt: skip
-    assert {k: round(v, 3) for k, v in means.items()} == {"welfare": 0.125, "equality": 0.125, "rawlsian": 0.078,
-                                                          "pareto": 0.172}  # fmt: skip
+    means = {
+        name: np.mean(
+            [random_baseline(matrix_item(g, "regular", np.random.default_rng(0)).truth(name)) for g in KWON_GAMES]
+        )
+        for name in ("welfare", "equality", "rawlsian", "pareto")
+    }
+    assert {k: round(v, 3) for k, v in means.items()} == {
+        "welfare": 0.125,
+        "equality": 0.125,
+        "rawlsian": 0.078,
+        "pareto": 0.172,
+    }
 
 
 def test_set_scores_ties_duplicates_and_empty_sets() -> None:
@@ -65,8 +80,9 @@ def _brute_force(game: PayoffTable, name: str) -> set:
         return {o for o, (a, b) in cells.items() if a == b}
     if name == "rawlsian":
         return {o for o, (a, b) in cells.items() if all(min(a, b) >= min(x, y) for x, y in cells.values())}
-    return {o for o, (a, b) in cells.items()
-            if not any(x >= a and y >= b and (x > a or y > b) for x, y in cells.values())}  # fmt: skip
+    return {
+        o for o, (a, b) in cells.items() if not any(x >= a and y >= b and (x > a or y > b) for x, y in cells.values())
+    }
 
 
 def test_random_games_match_a_brute_force_definition() -> None:
@@ -113,10 +129,21 @@ def test_an_offer_must_split_something() -> None:
 
 @pytest.mark.parametrize(
     "text,expected",
-    [("Yes", True), ("No", False), (" yes.", True), ("NO!", False), ("**Yes**, because", True),
-     ("No, because Alice got less points", False), ("Not at all", None), ("none of them", None),
-     ("Nope", None), ("To determine whether", None), ("", None), ("Yesterday", None)],
-)  # fmt: skip
+    [
+        ("Yes", True),
+        ("No", False),
+        (" yes.", True),
+        ("NO!", False),
+        ("**Yes**, because", True),
+        ("No, because Alice got less points", False),
+        ("Not at all", None),
+        ("none of them", None),
+        ("Nope", None),
+        ("To determine whether", None),
+        ("", None),
+        ("Yesterday", None),
+    ],
+)
 def test_yes_no_reads_the_first_word_whole(text: str, expected: bool | None) -> None:
     assert yes_no(text) is expected
 
@@ -142,8 +169,10 @@ def test_graded_probability_sums_token_variants_and_reports_mass() -> None:
     assert two_way_probability({"The": 0.0}) is None
     split = two_way_probability({" des": math.log(0.3), " not": math.log(0.6)}, ("desirable",), ("not", "undesirable"))
     assert split is not None and split.p_positive == pytest.approx(1 / 3)
-    tokens = [{"token": t} for t in ["P2", " should", " accept", ".", " Therefore", ",", " the", " outcome", " is",
-                                     " not", " desirable"]]  # fmt: skip
+    tokens = [
+        {"token": t}
+        for t in ["P2", " should", " accept", ".", " Therefore", ",", " the", " outcome", " is", " not", " desirable"]
+    ]
     assert decision_position(tokens, THEREFORE_MARKER) == 9
     assert decision_position([{"token": " "}, {"token": "\n"}, {"token": "Yes"}]) == 2
     assert decision_position(tokens[:3], THEREFORE_MARKER) is None
@@ -156,8 +185,22 @@ def test_all_subsets_give_the_random_baseline() -> None:
 
 
 def test_the_verdict_is_graded_where_the_label_was_read() -> None:
-    text = ["The", " outcome", " is", " desirable", " if", " P2", " gains", ".", " The", " outcome", " is", " actually",
-            " fine", "."]  # fmt: skip
+    text = [
+        "The",
+        " outcome",
+        " is",
+        " desirable",
+        " if",
+        " P2",
+        " gains",
+        ".",
+        " The",
+        " outcome",
+        " is",
+        " actually",
+        " fine",
+        ".",
+    ]
     tokens = [{"token": t} for t in text]
     assert therefore_desirable("".join(text)) is True
     assert decision_position(tokens, THEREFORE_MARKER) == 3  # not " actually", after the last "outcome is"

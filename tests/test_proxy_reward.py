@@ -30,13 +30,25 @@ TINY = {
     "seed": 1,
     "models": {"policy": "tiny"},
     "training": {
-        "episodes": 4, "game": "kwon_prisoners_dilemma", "opponent": "always_cooperate",
-        "reward": "proxy:welfare", "proxies": {"welfare": {"objective": "welfare"}}, "illegal": -1,
-        "parallel": 1, "rounds": 5, "checkpoint_every": 2,
-        "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1, "ppo_epochs": 1,
-                "gradient_accumulation_steps": 1},
+        "episodes": 4,
+        "game": "kwon_prisoners_dilemma",
+        "opponent": "always_cooperate",
+        "reward": "proxy:welfare",
+        "proxies": {"welfare": {"objective": "welfare"}},
+        "illegal": -1,
+        "parallel": 1,
+        "rounds": 5,
+        "checkpoint_every": 2,
+        "ppo": {
+            "learning_rate": 0.01,
+            "lora_r": 4,
+            "lora_alpha": 8,
+            "max_new_tokens": 1,
+            "ppo_epochs": 1,
+            "gradient_accumulation_steps": 1,
+        },
     },
-}  # fmt: skip
+}
 
 
 def judge_naming(letters: str) -> Any:
@@ -70,8 +82,14 @@ def test_the_table_holds_the_judges_set_and_the_truth(tmp_path: Path) -> None:
 
 def test_a_scrambled_listing_maps_letters_back_to_outcomes(tmp_path: Path) -> None:
     # the paper's scrambled PD shows DC, CD, DD, CC under A, B, C, D: "D" is mutual cooperation
-    rewards = proxy_rewards({"w": ProxyRewardSpec(objective="welfare", order="scrambled")}, PD, "embedded", tmp_path,
-                            seed=0, judge=judge_naming("D"))  # fmt: skip
+    rewards = proxy_rewards(
+        {"w": ProxyRewardSpec(objective="welfare", order="scrambled")},
+        PD,
+        "embedded",
+        tmp_path,
+        seed=0,
+        judge=judge_naming("D"),
+    )
     assert dict(rewards["proxy:w"].table) == {("C", "C"): 1.0, ("C", "D"): 0.0, ("D", "C"): 0.0, ("D", "D"): 0.0}
     assert dict(rewards["truth:w"].table) == dict(rewards["proxy:w"].table)
 
@@ -98,8 +116,9 @@ def test_training_on_a_proxy_reward_asks_once_and_resumes_without_asking(tmp_pat
 
     # a run killed after its first checkpoint resumes from the table, with the same rows
     cut = tmp_path / "cut"
-    train_scenario(parse_kind("training", {**TINY, "training": {**TINY["training"], "episodes": 2}}), cut,
-                   judge=judge_naming("A"))  # fmt: skip
+    train_scenario(
+        parse_kind("training", {**TINY, "training": {**TINY["training"], "episodes": 2}}), cut, judge=judge_naming("A")
+    )
     scenario_file = cut / "scenario.yaml"
     data = yaml.safe_load(scenario_file.read_text())
     data["training"]["episodes"] = 4
@@ -124,7 +143,11 @@ def test_an_empty_set_is_an_answer_and_names_survive_the_csv(tmp_path: Path) -> 
     data["training"].update({"reward": "proxy:NA", "proxies": {"NA": {"objective": "welfare"}}, "episodes": 2})
     path = train_scenario(parse_kind("training", data), tmp_path / "run", judge=judge_naming("None"))
     assert dict(proxy_rewards(specs, PD, "embedded", path, seed=1).pop("proxy:NA").table) == {
-        ("C", "C"): 0.0, ("C", "D"): 0.0, ("D", "C"): 0.0, ("D", "D"): 0.0}
+        ("C", "C"): 0.0,
+        ("C", "D"): 0.0,
+        ("D", "C"): 0.0,
+        ("D", "D"): 0.0,
+    }
     figures = json.loads((path / "summary.json").read_text())["proxy"]["objectives"]["NA"]
     assert (figures["judge_options"], figures["labeling_score"]) == ("None", 0.0)
 
@@ -137,8 +160,10 @@ def test_an_empty_set_is_an_answer_and_names_survive_the_csv(tmp_path: Path) -> 
         ({"proxies": {"welfare": {"objective": "kindness"}}}, "training.proxies.welfare.objective"),
         ({"proxies": {"welfare": {"objective": "welfare", "colour": 1}}}, "training.proxies.welfare.colour"),
         ({"opponent": "llm"}, "training.proxies: proxy rewards train against a fixed strategy"),
-        ({"opponent": "learner", "proxies": {}, "reward": "game", "opponent_reward": "game,proxy:welfare@2"},
-         "training.opponent_reward: a learning opponent takes the registered rewards only"),
+        (
+            {"opponent": "learner", "proxies": {}, "reward": "game", "opponent_reward": "game,proxy:welfare@2"},
+            "training.opponent_reward: a learning opponent takes the registered rewards only",
+        ),
     ],
 )
 def test_bad_proxy_training_blocks_exit_2_naming_the_field(tmp_path: Path, change: dict, field: str | None) -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from sandbox.proxy.label import label_scenario
 from sandbox.proxy.objectives import Offer, correct_response
-from sandbox.scenario_file import load_scenario
 from sandbox.proxy.scenario import apply_proxy_overrides
+from sandbox.scenario_file import load_scenario
 from tests.test_notebooks import execute_notebook
 
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "proxy_rewards.ipynb"
@@ -19,14 +19,18 @@ NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "proxy_rewards.ipynb"
 
 @pytest.mark.slow
 def test_the_embedded_judge_labels_a_small_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    scenario = apply_proxy_overrides(load_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml", kind="proxy"), test_items=6)
+    scenario = apply_proxy_overrides(
+        load_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml", kind="proxy"), test_items=6
+    )
     path = label_scenario(scenario, tmp_path / "runs" / "share30")
     labels = pd.read_csv(path / "labels.csv")
     llm = labels[labels["condition"] == "llm"]
     assert len(llm) == 6 and llm["parsed"].all()
     # the truth is the objective's, recomputed from the shown amounts
     for row in llm.itertuples():
-        assert row.truth == (correct_response("reject_below_share", Offer(row.proposer, row.responder), threshold=0.3) == "reject")
+        assert row.truth == (
+            correct_response("reject_below_share", Offer(row.proposer, row.responder), threshold=0.3) == "reject"
+        )
     # graded from the embedded model's log-probabilities: a probability, with real mass on Yes/No
     assert (llm["source"] == "logprob").all() and llm["p_yes"].between(0, 1).all() and (llm["mass"] > 0.01).all()
     assert (llm["label"] == (llm["answer"] == "Yes")).all()

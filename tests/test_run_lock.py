@@ -61,8 +61,12 @@ def test_two_resumes_of_one_directory_at_once(tmp_path: Path) -> None:
     with loopback_openai(held_answer, latency_s=0.05) as server:
         env = {**os.environ, "OPENAI_BASE_URL": server.url, "OPENAI_API_KEY": "test"}
         cut = tmp_path / "cut"
-        first = subprocess.Popen([SANDBOX, "run", str(scenario), "--out", str(cut)], env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        first = subprocess.Popen(
+            [SANDBOX, "run", str(scenario), "--out", str(cut)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while len(server.requests) < 20 and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -71,8 +75,9 @@ def test_two_resumes_of_one_directory_at_once(tmp_path: Path) -> None:
         assert not (cut / "summary.json").exists()
         blocking["on"] = True
         server.requests.clear()
-        one = subprocess.Popen([SANDBOX, "resume", str(cut)], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+        one = subprocess.Popen(
+            [SANDBOX, "resume", str(cut)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         while not server.requests and time.monotonic() < deadline:
             time.sleep(0.01)
         try:

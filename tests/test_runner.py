@@ -35,8 +35,18 @@ def transcript(path: Path) -> list[dict[str, Any]]:
 def test_run_writes_the_run_directory(tmp_path: Path) -> None:
     result = run(small_scenario(), out=tmp_path / "run", models={"user": ultimatum_model()})
     names = {p.name for p in result.path.iterdir()}
-    assert {"scenario.yaml", "run.json", "store.sqlite", "cache.sqlite", "transcripts.jsonl", "agents.csv",
-            "episodes.csv", "metrics.csv", "summary.json", "offered_share_by_norm.png"} <= names  # fmt: skip
+    assert {
+        "scenario.yaml",
+        "run.json",
+        "store.sqlite",
+        "cache.sqlite",
+        "transcripts.jsonl",
+        "agents.csv",
+        "episodes.csv",
+        "metrics.csv",
+        "summary.json",
+        "offered_share_by_norm.png",
+    } <= names
     assert json.loads((result.path / "run.json").read_text())["status"] == "complete"
     # tidy metrics: one row per agent, epoch and run
     metrics = result.metrics
@@ -100,8 +110,9 @@ def crashing_model(after: int) -> ScriptedChatModel:
 
         return wrapped
 
-    return scripted([(r"You are the proposer", guard(scripted_propose)),
-                     (r"You are the responder", guard(scripted_respond))])  # fmt: skip
+    return scripted(
+        [(r"You are the proposer", guard(scripted_propose)), (r"You are the responder", guard(scripted_respond))]
+    )
 
 
 @pytest.mark.parametrize("after", [5, 30])
@@ -150,8 +161,13 @@ def test_a_reask_can_recover(tmp_path: Path) -> None:
             return "the proposer will get 5, and the responder will get 5"
         return "Half each, obviously."
 
-    model = scripted([(r"not a legal answer", propose_after_reask),
-                      (r"You are the proposer", propose_after_reask), (r"You are the responder", "accept.")])  # fmt: skip
+    model = scripted(
+        [
+            (r"not a legal answer", propose_after_reask),
+            (r"You are the proposer", propose_after_reask),
+            (r"You are the responder", "accept."),
+        ]
+    )
     data = small_scenario(runs=1, epochs=1).model_dump()
     data["game"]["amount"] = {"min": 10, "max": 10}
     from sandbox.scenario_file import parse_scenario
@@ -215,7 +231,9 @@ def test_drive_resumes_a_superstep_whose_tasks_all_saved_their_writes() -> None:
     assert calls[-1]["run"] == 1 and calls[-1]["epoch"] == 0  # a run never started starts
 
 
-@pytest.mark.parametrize(("episodes", "sizes"), [(10, [10]), (40, [16, 16, 8]), (64, [16] * 4), (5000, [79] * 63 + [23])])
+@pytest.mark.parametrize(
+    ("episodes", "sizes"), [(10, [10]), (40, [16, 16, 8]), (64, [16] * 4), (5000, [79] * 63 + [23])]
+)
 def test_an_epoch_is_played_in_batches_of_at_least_16_and_at_most_64_tasks(episodes: int, sizes: list[int]) -> None:
     tasks = [{"index": i} for i in range(episodes)]
     sends = fan_out({"tasks": tasks})  # type: ignore[typeddict-item]

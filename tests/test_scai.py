@@ -16,8 +16,8 @@ import prompts
 from agents.meta import Interaction, digest, keep_word
 from sandbox import RunFailedError, RunResult, aresume, arun, load_scenario, run
 from sandbox.errors import ScenarioError, UsageError
-from sandbox.scai.evaluate import aevaluate
 from sandbox.llm.scripted import scripted
+from sandbox.scai.evaluate import aevaluate
 from tests.conftest import scai_models, scai_scenario, scripted_meta
 
 SCAI_SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios" / "scai").glob("*.yaml"))
@@ -61,10 +61,16 @@ def test_the_assistant_sees_only_its_current_policy(tmp_path: Path) -> None:
 def test_the_meta_lm_receives_what_the_scenario_says(tmp_path: Path) -> None:
     principle = "Infer what the users value from the games below and write it down."
     instruction = "Write the principle that makes the flex agent act like the others, in ten words."
-    scenario = scai_scenario(runs=1, epochs=3, assistant={
-        "initial_policy": "Put others first and give them nearly all.",
-        "meta_principle": principle, "revision_instruction": instruction, "history_epochs": 2,
-    })  # fmt: skip
+    scenario = scai_scenario(
+        runs=1,
+        epochs=3,
+        assistant={
+            "initial_policy": "Put others first and give them nearly all.",
+            "meta_principle": principle,
+            "revision_instruction": instruction,
+            "history_epochs": 2,
+        },
+    )
     result = run(scenario, out=tmp_path / "r", models=scai_models())
     meta_calls = [c for c in transcript(result.path) if c["role"] == "meta"]
     assert len(meta_calls) == 2  # between epochs only: the last epoch's policy is the final one
@@ -97,8 +103,13 @@ def test_the_digest_on_a_hand_computed_example() -> None:
     def seen(proposer: bool, responder: bool, share: float | None, decision: str | None) -> Interaction:
         return Interaction("e", proposer, responder, "a proposal", decision, share, decision)
 
-    shown = [seen(False, False, 0.1, "accept"), seen(False, False, 0.2, "reject"), seen(False, True, 0.0, "reject"),
-             seen(True, False, 0.5, "accept"), seen(False, False, None, None)]  # fmt: skip
+    shown = [
+        seen(False, False, 0.1, "accept"),
+        seen(False, False, 0.2, "reject"),
+        seen(False, True, 0.0, "reject"),
+        seen(True, False, 0.5, "accept"),
+        seen(False, False, None, None),
+    ]
     numbers = digest(shown)
     fixed, flex = numbers["fixed"], numbers["flex"]
     assert (fixed.splits, flex.splits) == (3, 1)  # the illegal proposal is not a split
@@ -107,14 +118,19 @@ def test_the_digest_on_a_hand_computed_example() -> None:
     assert (fixed.accepted, fixed.received, flex.accepted, flex.received) == (pytest.approx(2 / 3), 3, 0.0, 1)
     assert numbers["comparison"] == "much more than"
     text = prompts.render("scai/digest.j2", digest=numbers)
-    assert "fixed-policy agents, when they split, kept 90% of the amount and gave 10% to the other side, on average (3 splits)" in text
+    assert (
+        "fixed-policy agents, when they split, kept 90% of the amount and gave 10% to the other side, on average (3 splits)"
+        in text
+    )
     assert "they accepted 67% of them (3)" in text and "flex-policy agents gave away much more than" in text
 
 
 def test_the_meta_lm_reads_the_digest_of_what_it_is_shown(tmp_path: Path) -> None:
     scenario = scai_scenario(runs=1, epochs=2, assistant={"initial_policy": "Give nearly all.", "digest": True})
     models = scai_models()  # a MetaLM that answers its prefill (as the embedded backend does) and a principle
-    models["meta"] = scripted([("extract a principle", lambda _, kw: kw["constraint"].prefix + " Look after yourself.")])
+    models["meta"] = scripted(
+        [("extract a principle", lambda _, kw: kw["constraint"].prefix + " Look after yourself.")]
+    )
     result = run(scenario, out=tmp_path / "r", models=models)
     (call,) = [c for c in transcript(result.path) if c["role"] == "meta"]
     human = call["messages"][1]["content"]
@@ -125,24 +141,31 @@ def test_the_meta_lm_reads_the_digest_of_what_it_is_shown(tmp_path: Path) -> Non
     assert f"gave {round(100 * assistant)}% to the other side, on average (1 split)" in human
     assert human.index("In numbers") < human.index("previous principle is")
     # the answer starts from what each side keeps, in the assistant's words, read off those numbers
-    observation = f"fixed-policy agents keep {keep_word(1 - users)} and the flex-policy agents keep {keep_word(1 - assistant)}."
+    observation = (
+        f"fixed-policy agents keep {keep_word(1 - users)} and the flex-policy agents keep {keep_word(1 - assistant)}."
+    )
     assert observation in call["answer"] and policies(result.path)[1]["answer"] == call["answer"]
     assert policies(result.path)[1]["policy"] == "Look after yourself."
 
 
-@pytest.mark.parametrize("mix", [
-    {"user_user": 8, "assistant_proposer": 1, "assistant_responder": 1, "assistant_assistant": 0},
-    {"user_user": 0, "assistant_proposer": 1, "assistant_responder": 1, "assistant_assistant": 8},
-    {"user_user": 3, "assistant_proposer": 2, "assistant_responder": 0, "assistant_assistant": 1},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "mix",
+    [
+        {"user_user": 8, "assistant_proposer": 1, "assistant_responder": 1, "assistant_assistant": 0},
+        {"user_user": 0, "assistant_proposer": 1, "assistant_responder": 1, "assistant_assistant": 8},
+        {"user_user": 3, "assistant_proposer": 2, "assistant_responder": 0, "assistant_assistant": 1},
+    ],
+)
 def test_the_interaction_mix_is_exact(tmp_path: Path, mix: dict[str, int]) -> None:
     scenario = scai_scenario(runs=2, epochs=2, assistant={"interactions": mix})
     result = run(scenario, out=tmp_path / "r", models=scai_models())
     episodes = result.episodes
     for (_, _), frame in episodes.groupby(["run", "epoch"]):
         counts = Counter(frame["interaction"])
-        assert {kind.replace("-", "_"): counts.get(kind, 0) for kind in
-                ("user-user", "assistant-proposer", "assistant-responder", "assistant-assistant")} == mix  # fmt: skip
+        assert {
+            kind.replace("-", "_"): counts.get(kind, 0)
+            for kind in ("user-user", "assistant-proposer", "assistant-responder", "assistant-assistant")
+        } == mix
         kinds = frame.set_index("interaction")
         if mix["assistant_assistant"]:
             both = frame[frame["interaction"] == "assistant-assistant"]
@@ -272,7 +295,9 @@ def test_generalisation_replays_the_final_policies(tmp_path: Path) -> None:
     assert set(summary["evaluation"]) == {c.name for c in conditions} | {"training, last epoch"}
     assert (result.path / "evaluation.csv").is_file() and (result.path / "generalisation.png").is_file()
     reason_calls = [c for c in transcript(result.path) if c["step"] == "reason"]
-    assert len(reason_calls) == 2 * 2 * 3 and all("Start of interaction" not in str(c["messages"]) for c in reason_calls)
+    assert len(reason_calls) == 2 * 2 * 3 and all(
+        "Start of interaction" not in str(c["messages"]) for c in reason_calls
+    )
     # evaluating again reads the cache and writes the same table
     again = asyncio.run(aevaluate(result.path, conditions=conditions, trials=3, models=scai_models()))
     pd.testing.assert_frame_equal(table, again)
@@ -345,10 +370,23 @@ def test_a_society_sweep_plots_one_row_per_norm_with_seeds_as_runs(tmp_path: Pat
         (tmp_path / "runs" / run_id).mkdir(parents=True)
         share = 0.1 if norm == "selfish" else 0.5
         # two runs inside each sweep run: one sample per seed, their mean
-        pd.DataFrame([{"run": r, "epoch": e, "group": g, "offered_share": share + (0.2 * r if g == "assistant" else 0),
-                       "acceptance_rate": 1.0, "utility": 0.5, "proposer_utility": 0.5, "responder_utility": 0.5}
-                      for r in range(2) for e in range(2) for g in ("users", "assistant")]).to_csv(
-            tmp_path / "runs" / run_id / "epochs.csv", index=False)  # fmt: skip
+        pd.DataFrame(
+            [
+                {
+                    "run": r,
+                    "epoch": e,
+                    "group": g,
+                    "offered_share": share + (0.2 * r if g == "assistant" else 0),
+                    "acceptance_rate": 1.0,
+                    "utility": 0.5,
+                    "proposer_utility": 0.5,
+                    "responder_utility": 0.5,
+                }
+                for r in range(2)
+                for e in range(2)
+                for g in ("users", "assistant")
+            ]
+        ).to_csv(tmp_path / "runs" / run_id / "epochs.csv", index=False)
     pd.DataFrame(rows).to_csv(tmp_path / "runs.csv", index=False)
     (tmp_path / "empty").mkdir()
     pd.DataFrame(rows[3:]).to_csv(tmp_path / "empty" / "runs.csv", index=False)
@@ -370,5 +408,7 @@ def test_a_society_sweep_plots_one_row_per_norm_with_seeds_as_runs(tmp_path: Pat
     from sandbox.scai.plots import PAPER_FIG3A
 
     paper = [line for line in figure.axes[0].get_lines() if "paper" in str(line.get_label())]
-    assert [list(line.get_ydata()) for line in paper] == [list(PAPER_FIG3A["selfish"]["users"]),
-                                                          list(PAPER_FIG3A["selfish"]["assistant"])]  # fmt: skip
+    assert [list(line.get_ydata()) for line in paper] == [
+        list(PAPER_FIG3A["selfish"]["users"]),
+        list(PAPER_FIG3A["selfish"]["assistant"]),
+    ]

@@ -15,10 +15,10 @@ import pytest
 
 from sandbox import RunFailedError, RunResult, aresume, arun, run
 from sandbox.errors import ScenarioError
-from sandbox.scai.society_cli import apply_overrides
 from sandbox.llm.scripted import ScriptedReply, scripted
 from sandbox.scai.evaluate import aevaluate
 from sandbox.scai.metrics import group_epochs
+from sandbox.scai.society_cli import apply_overrides
 from societies.norms import NORMS
 from tests.conftest import POLICY_FOR_SHARE, scai_models, scai_scenario, scripted_meta, small_scenario, ultimatum_model
 
@@ -63,8 +63,12 @@ def test_the_rules_are_told_to_every_player_in_scai_and_not_in_a_users_only_soci
 
 def test_the_ood_prior_is_in_the_test_prompt_and_never_in_training(tmp_path: Path) -> None:
     prior = "be altruistic in resource distribution."
-    scenario = scai_scenario(runs=2, epochs=2, game={"currencies": ["dollars"]},
-                             assistant={"evaluation": {"prior": prior, "learned_on": True, "trials": 2}})  # fmt: skip
+    scenario = scai_scenario(
+        runs=2,
+        epochs=2,
+        game={"currencies": ["dollars"]},
+        assistant={"evaluation": {"prior": prior, "learned_on": True, "trials": 2}},
+    )
     result = run(scenario, out=tmp_path / "r", models=scai_models())
     table = asyncio.run(aevaluate(result.path, models=scai_models()))
     every = [c for c in transcript(result.path) if c["role"] == "assistant"]
@@ -76,21 +80,28 @@ def test_the_ood_prior_is_in_the_test_prompt_and_never_in_training(tmp_path: Pat
     training = [c for c in calls if "-eval-" not in c["episode"]]
     assert tests and training
     assert all(f"your prior was that you must {prior}" in c["messages"][0]["content"] for c in tests)
-    assert all("You learned this principle by splitting dollars, with amounts from 10 to 100." in c["messages"][0]["content"]
-               for c in tests)  # fmt: skip
-    assert not any("prior" in c["messages"][0]["content"] or "You learned" in c["messages"][0]["content"] for c in training)
+    assert all(
+        "You learned this principle by splitting dollars, with amounts from 10 to 100." in c["messages"][0]["content"]
+        for c in tests
+    )
+    assert not any(
+        "prior" in c["messages"][0]["content"] or "You learned" in c["messages"][0]["content"] for c in training
+    )
     assert (table["prior"] == prior).all()
     assert not any(prior in p["policy"] for p in policies(result.path))  # the prior is no training policy
 
 
 def test_the_assistant_assistant_prompt_labels_its_evidence(tmp_path: Path) -> None:
     mix = {"user_user": 0, "assistant_proposer": 1, "assistant_responder": 1, "assistant_assistant": 8}
-    result = run(scai_scenario(runs=1, epochs=2, assistant={"interactions": mix}), out=tmp_path / "r", models=scai_models())
+    result = run(
+        scai_scenario(runs=1, epochs=2, assistant={"interactions": mix}), out=tmp_path / "r", models=scai_models()
+    )
     (call,) = [c for c in transcript(result.path) if c["role"] == "meta"]
     human = call["messages"][1]["content"]
     assert "fixed-policy agents' interactions with each other" not in human  # there were none: no empty heading
-    first, rest = human.split("First, analyze the flex-policy agents' interactions with the fixed-policy agents, shown below.")[1].split(
-        "Next, analyze the flex-policy agents' interactions with each other, shown below.")  # fmt: skip
+    first, rest = human.split(
+        "First, analyze the flex-policy agents' interactions with the fixed-policy agents, shown below."
+    )[1].split("Next, analyze the flex-policy agents' interactions with each other, shown below.")
     assert first.count("Start of interaction") == 2 and rest.count("Start of interaction") == 8
     assert rest.count("Start of interaction flex-policy agent's response") == 8
     # with user-user games, the paper's two headings, unchanged
@@ -104,13 +115,26 @@ def test_the_assistant_assistant_prompt_labels_its_evidence(tmp_path: Path) -> N
 def test_utility_per_role_on_hand_worked_episodes() -> None:
     def episode(proposer: str, responder: str, part: int, decision: str) -> dict[str, Any]:
         won = decision == "accept"
-        return {"run": 0, "epoch": 0, "proposer": proposer, "responder": responder, "amount": 10, "proposal_legal": True,
-                "offered_share": part / 10, "decision": decision, "proposer_payoff": 10 - part if won else 0,
-                "responder_payoff": part if won else 0}  # fmt: skip
+        return {
+            "run": 0,
+            "epoch": 0,
+            "proposer": proposer,
+            "responder": responder,
+            "amount": 10,
+            "proposal_legal": True,
+            "offered_share": part / 10,
+            "decision": decision,
+            "proposer_payoff": 10 - part if won else 0,
+            "responder_payoff": part if won else 0,
+        }
 
-    episodes = pd.DataFrame([episode("user-0", "user-1", 2, "accept"),  # proposer 0.8, responder 0.2
-                             episode("user-2", "assistant", 1, "reject"),  # both 0
-                             episode("assistant", "user-3", 4, "accept")])  # proposer 0.6, responder 0.4
+    episodes = pd.DataFrame(
+        [
+            episode("user-0", "user-1", 2, "accept"),  # proposer 0.8, responder 0.2
+            episode("user-2", "assistant", 1, "reject"),  # both 0
+            episode("assistant", "user-3", 4, "accept"),
+        ]
+    )  # proposer 0.6, responder 0.4
     groups = group_epochs(episodes).set_index("group")
     assert groups.loc["users", "proposer_utility"] == pytest.approx((0.8 + 0.0) / 2)
     assert groups.loc["users", "responder_utility"] == pytest.approx((0.2 + 0.4) / 2)
@@ -150,8 +174,9 @@ def candidate_meta(messages: list[Any], kwargs: dict[str, Any]) -> str:
 def test_search_keeps_the_candidate_that_behaves_like_the_users_and_records_every_replay(tmp_path: Path) -> None:
     models = scai_models()
     models["meta"] = scripted([(r"extract a principle", candidate_meta)])
-    scenario = scai_scenario(runs=2, epochs=3, assistant={"initial_policy": OTHERS,
-                                                          "revision": {"strategy": "search", "candidates": 3}})  # fmt: skip
+    scenario = scai_scenario(
+        runs=2, epochs=3, assistant={"initial_policy": OTHERS, "revision": {"strategy": "search", "candidates": 3}}
+    )
     result = run(scenario, out=tmp_path / "r", models=models)
     records = policies(result.path)
     first = [r for r in records if r["version"] == 1]
@@ -171,7 +196,9 @@ def test_search_keeps_the_candidate_that_behaves_like_the_users_and_records_ever
     replays = [c for c in transcript(result.path) if c["step"] in ("replay-propose", "replay-respond")]
     replayed_rows = sum(len(c["replay"]) for r in records for c in r["candidates"])
     assert len(replays) == replayed_rows  # every replayed move was a call of its own, and is in the record
-    assert all("Your principle:" in c["messages"][0]["content"] and "Start of interaction" not in text(c) for c in replays)
+    assert all(
+        "Your principle:" in c["messages"][0]["content"] and "Start of interaction" not in text(c) for c in replays
+    )
 
 
 def test_search_draws_by_softmax_with_recorded_probabilities(tmp_path: Path) -> None:
@@ -215,23 +242,29 @@ def test_the_previous_principle_can_be_hidden_and_a_critique_asked_first(tmp_pat
     result = run(scai_scenario(runs=1, epochs=2, assistant={"revision": revision}), out=tmp_path / "r", models=models)
     (call,) = [c for c in transcript(result.path) if c["role"] == "meta"]
     human = call["messages"][1]["content"]
-    assert "previous principle" not in human.lower() and OTHERS not in human  # nothing refers to a principle it was not shown
+    assert (
+        "previous principle" not in human.lower() and OTHERS not in human
+    )  # nothing refers to a principle it was not shown
     assert "Write a principle so that flex-policy agent behaves exactly like the fixed-policy agents" in human
     assert '"Critique: ..."' in human and '"Principle: ..."' in human
     record = policies(result.path)[1]
     assert record["policy"] == SELF and record["answer"].startswith("Critique: They give far too much away.")
-    for bad, message in ((({"digest": True, "revision": {"critique": True}}), "choose one"),
-                         ({"revision": {"strategy": "search", "copy_gap": 0.2}}, "drop copy_gap"),
-                         ({"revision": {"previous": "hide", "copy_gap": 0.2}}, "previous: hide does not show"),
-                         ({"revision": {"strategy": "search", "temperature": 0}}, "sample them warmer"),
-                         ({"oracle": True, "revision": {"strategy": "search"}}, "drop revision")):  # fmt: skip
+    for bad, message in (
+        (({"digest": True, "revision": {"critique": True}}), "choose one"),
+        ({"revision": {"strategy": "search", "copy_gap": 0.2}}, "drop copy_gap"),
+        ({"revision": {"previous": "hide", "copy_gap": 0.2}}, "previous: hide does not show"),
+        ({"revision": {"strategy": "search", "temperature": 0}}, "sample them warmer"),
+        ({"oracle": True, "revision": {"strategy": "search"}}, "drop revision"),
+    ):
         with pytest.raises(ScenarioError, match=message):
             scai_scenario(assistant=bad)
 
 
 def test_an_answer_cut_off_at_the_token_limit_is_an_illegal_revision(tmp_path: Path) -> None:
     models = scai_models()
-    models["meta"] = scripted([(r"extract a principle", ScriptedReply("Revised principle: Look after yourself and", finish_reason="length"))])
+    models["meta"] = scripted(
+        [(r"extract a principle", ScriptedReply("Revised principle: Look after yourself and", finish_reason="length"))]
+    )
     result = run(scai_scenario(runs=1, epochs=2), out=tmp_path / "r", models=models)
     first, second = policies(result.path)
     assert not second["legal"] and second["policy"] == first["policy"] and second["illegal_answers"] == 2
@@ -244,17 +277,23 @@ def test_the_oracle_bound_plays_the_users_norm_text_and_nothing_else_changes(tmp
     scenario = scai_scenario(runs=2, epochs=3, assistant={"oracle": True})
     assert apply_overrides(scenario, runs=2) == scenario  # read back with every default written out, as resume reads it
     oracle = run(scenario, out=tmp_path / "o", models=scai_models())
-    plain = run(scai_scenario(runs=2, epochs=3, assistant={"initial_policy": norm}), out=tmp_path / "p", models=scai_models())
+    plain = run(
+        scai_scenario(runs=2, epochs=3, assistant={"initial_policy": norm}), out=tmp_path / "p", models=scai_models()
+    )
     calls = transcript(oracle.path)
     assert not [c for c in calls if c["role"] == "meta"]
-    assert {p["source"] for p in policies(oracle.path)} == {"oracle"} and {p["policy"] for p in policies(oracle.path)} == {norm}
+    assert {p["source"] for p in policies(oracle.path)} == {"oracle"} and {
+        p["policy"] for p in policies(oracle.path)
+    } == {norm}
     # the same prompts as an assistant handed that text as its policy; the users' games are untouched
     assistant = sorted((c["episode"], c["step"], text(c)) for c in calls if c["role"] == "assistant")
     same_text = sorted((c["episode"], c["step"], text(c)) for c in transcript(plain.path) if c["role"] == "assistant")
     assert [a for a in assistant if "e0-" in a[0]] == [a for a in same_text if "e0-" in a[0]]
     assert all(f"Your principle: {norm}" in a[2] or f'Principle: "{norm}"' in a[2] for a in assistant)
     users = [(c["episode"], c["step"], text(c), c["seed"]) for c in calls if c["role"] == "user"]
-    assert users == [(c["episode"], c["step"], text(c), c["seed"]) for c in transcript(plain.path) if c["role"] == "user"]
+    assert users == [
+        (c["episode"], c["step"], text(c), c["seed"]) for c in transcript(plain.path) if c["role"] == "user"
+    ]
     with pytest.raises(ScenarioError, match="oracle"):
         scai_scenario(assistant={"oracle": True, "initial_policy": "Keep it all."})
 
@@ -309,7 +348,10 @@ def test_compare_overlays_runs_in_the_papers_panels(tmp_path: Path) -> None:
     one = run(scai_scenario(runs=2, epochs=2), out=tmp_path / "one", models=scai_models()).path
     two = run(scai_scenario(runs=2, epochs=2, society=mixed), out=tmp_path / "two", models=scai_models()).path
     table = comparison_table([one, two]).set_index(["run_dir", "group", "epoch"])
-    assert table.loc[(str(one), "users", 1), "panel"] == "one group" and table.loc[(str(two), "users", 1), "panel"] == "mixed"
+    assert (
+        table.loc[(str(one), "users", 1), "panel"] == "one group"
+        and table.loc[(str(two), "users", 1), "panel"] == "mixed"
+    )
     assert table.loc[(str(two), "users", 1), "label"] == "50% selfish, 50% altruistic"
     summary = pd.read_csv(one / "epoch_summary.csv")
     gap = summary[(summary["group"] == "gap") & (summary["epoch"] == 1)]["mean"].iloc[0]
@@ -344,12 +386,18 @@ def test_a_run_killed_during_the_final_proposals_resumes_to_the_same_results(tmp
 
     from tests.conftest import scripted_reading
 
-    cut["assistant"] = scripted([(r"explain what a principle means", scripted_reading), (r"reason for your proposal", "Because."), (r"You are the proposer", dies_in_final),
-                                 (r"You are the responder", "yes")])  # fmt: skip
+    cut["assistant"] = scripted(
+        [
+            (r"explain what a principle means", scripted_reading),
+            (r"reason for your proposal", "Because."),
+            (r"You are the proposer", dies_in_final),
+            (r"You are the responder", "yes"),
+        ]
+    )
     with pytest.raises(RunFailedError, match="resumable"):
         asyncio.run(arun(scenario, out=tmp_path / "cut", models=cut))
     asyncio.run(aresume(tmp_path / "cut", models=scai_models()))
-    pd.testing.assert_frame_equal(pd.read_csv(whole.path / "final_proposals.csv"),
-                                  pd.read_csv(tmp_path / "cut" / "final_proposals.csv"))  # fmt: skip
+    pd.testing.assert_frame_equal(
+        pd.read_csv(whole.path / "final_proposals.csv"), pd.read_csv(tmp_path / "cut" / "final_proposals.csv")
+    )
     assert RunResult.load(tmp_path / "cut").summary["scai"] == whole.summary["scai"]
-

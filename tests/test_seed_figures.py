@@ -15,15 +15,24 @@ def _seeds_csv() -> pd.DataFrame:
     for reward, cc in (("game", 0.01), ("utilitarian", 0.9)):
         row = {"runs": 1, "training.reward": reward, "seeds": 5}
         for name, value in (("C|C", cc), ("D|D", 1 - cc)):
-            row |= {f"summary.final_action_rates.{name}.mean": value, f"summary.final_action_rates.{name}.ci_low": value - 0.05,
-                    f"summary.final_action_rates.{name}.ci_high": value + 0.05}  # fmt: skip
+            row |= {
+                f"summary.final_action_rates.{name}.mean": value,
+                f"summary.final_action_rates.{name}.ci_low": value - 0.05,
+                f"summary.final_action_rates.{name}.ci_high": value + 0.05,
+            }
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def test_a_sweeps_seeds_become_one_row_per_setting_and_figure() -> None:
-    table = sweep_seeds(_seeds_csv(), {"C|C": "summary.final_action_rates.C|C", "D|D": "summary.final_action_rates.D|D",
-                                       "illegal": "summary.final_illegal_rate"})  # fmt: skip
+    table = sweep_seeds(
+        _seeds_csv(),
+        {
+            "C|C": "summary.final_action_rates.C|C",
+            "D|D": "summary.final_action_rates.D|D",
+            "illegal": "summary.final_illegal_rate",
+        },
+    )
     assert list(table["setting"].unique()) == ["reward game", "reward utilitarian"]  # only what varies names a setting
     cc = table[(table["setting"] == "reward utilitarian") & (table["figure"] == "C|C")].iloc[0]
     assert (cc["mean"], cc["ci_low"], cc["ci_high"], cc["seeds"]) == (0.9, 0.85, 0.9 + 0.05, 5)
@@ -62,13 +71,29 @@ def test_the_proxy_sweep_figure_reads_the_labeling_summary_fields(tmp_path: Path
     from sandbox.sweep.run import _flatten, seed_table
 
     rows = []
-    for objective, llm in (({"name": "reject_below_share", "threshold": 0.3}, 0.6), ({"name": "reject_below_amount", "threshold": 10}, 0.4)):
+    for objective, llm in (
+        ({"name": "reject_below_share", "threshold": 0.3}, 0.6),
+        ({"name": "reject_below_amount", "threshold": 10}, 0.4),
+    ):
         for seed, jitter in enumerate((-0.02, 0.0, 0.02)):
-            summary = {"accuracy": {"llm": {"accuracy": llm + jitter, "auc": 0.7}, "no_objective": {"accuracy": 0.5},
-                                    "supervised": {"accuracy": 0.9}, "random": {"accuracy": 0.5}},
-                       "agent_accuracy": {"llm": {"mean": llm + jitter, "ci_low": 0.0, "ci_high": 1.0, "seeds": 3}}}  # fmt: skip
-            rows.append({"run": f"run-{len(rows)}", "status": "complete", "proxy.objective": json.dumps(objective),
-                         "seed": seed, **{f"summary.{k}": v for k, v in _flatten(summary).items()}})  # fmt: skip
+            summary = {
+                "accuracy": {
+                    "llm": {"accuracy": llm + jitter, "auc": 0.7},
+                    "no_objective": {"accuracy": 0.5},
+                    "supervised": {"accuracy": 0.9},
+                    "random": {"accuracy": 0.5},
+                },
+                "agent_accuracy": {"llm": {"mean": llm + jitter, "ci_low": 0.0, "ci_high": 1.0, "seeds": 3}},
+            }
+            rows.append(
+                {
+                    "run": f"run-{len(rows)}",
+                    "status": "complete",
+                    "proxy.objective": json.dumps(objective),
+                    "seed": seed,
+                    **{f"summary.{k}": v for k, v in _flatten(summary).items()},
+                }
+            )
     fig = plot_sweep_accuracy(seed_table(pd.DataFrame(rows)), "embedded")
     ours, theirs = fig.axes
     assert [t.get_text() for t in ours.get_xticklabels()] == ["objective reject < 30%", "objective reject < $10"]

@@ -19,14 +19,19 @@ from typer.testing import CliRunner
 from sandbox.cli import app
 from sandbox.errors import ScenarioError
 from sandbox.llm.budget import refused
-from sandbox.sweep import expand, parse_sweep
 from sandbox.run_dir import run_status
+from sandbox.sweep import expand, parse_sweep
 from tests.loopback_openai import loopback_openai
 from tests.test_kill_and_resume import SANDBOX, answer
 
 runner = CliRunner()
-BASE = {"name": "base", "seed": 1, "concurrency": 4, "models": {"user": "openai:loopback"},
-        "society": {"size": 6, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "fair", "proportion": 0.5}]}}  # fmt: skip
+BASE = {
+    "name": "base",
+    "seed": 1,
+    "concurrency": 4,
+    "models": {"user": "openai:loopback"},
+    "society": {"size": 6, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "fair", "proportion": 0.5}]},
+}
 
 
 def sweep_file(tmp_path: Path, url: str, **block: Any) -> Path:
@@ -38,17 +43,28 @@ def sweep_file(tmp_path: Path, url: str, **block: Any) -> Path:
 
 
 def test_the_grid_expands_in_order_with_seeds_and_every_path_is_checked(tmp_path: Path) -> None:
-    data = {"name": "g", "sweep": {"base": BASE, "seeds": 2, "grid": {
-        "society.norms": [[{"norm": "fair", "proportion": 1.0}], [{"norm": "selfish", "proportion": 1.0}]],
-        "models.user": ["openai:a", "openai:b"], "society.norms.0.proportion": [1.0]}}}  # fmt: skip
+    data = {
+        "name": "g",
+        "sweep": {
+            "base": BASE,
+            "seeds": 2,
+            "grid": {
+                "society.norms": [[{"norm": "fair", "proportion": 1.0}], [{"norm": "selfish", "proportion": 1.0}]],
+                "models.user": ["openai:a", "openai:b"],
+                "society.norms.0.proportion": [1.0],
+            },
+        },
+    }
     runs = expand(*parse_sweep(data, "g.yaml", tmp_path), "g.yaml")
     assert len(runs) == 2 * 2 * 1 * 2 and [r.id for r in runs][:2] == ["run-0000", "run-0001"]
     assert [r.scenario.seed for r in runs[:2]] == [1, 2] and runs[0].overrides["models.user"] == "openai:a"
     assert runs[2].scenario.models.user.spec == "openai:b" and runs[4].scenario.society.norms[0].norm == "selfish"
     assert {r.kind for r in runs} == {"society"}
-    for grid, words in (({"society.normz": [1]}, "sweep.grid.society.normz: the base scenario has no field society.normz"),
-                        ({"society.norms.7.norm": ["x"]}, "no field society.norms.7"),
-                        ({"epochs": [0]}, "run-0000: epochs=0")):  # fmt: skip
+    for grid, words in (
+        ({"society.normz": [1]}, "sweep.grid.society.normz: the base scenario has no field society.normz"),
+        ({"society.norms.7.norm": ["x"]}, "no field society.norms.7"),
+        ({"epochs": [0]}, "run-0000: epochs=0"),
+    ):
         with pytest.raises(ScenarioError, match=words):
             expand(*parse_sweep({"name": "g", "sweep": {"base": BASE, "grid": grid}}, "g.yaml", tmp_path), "g.yaml")
 
@@ -94,8 +110,12 @@ def test_a_sweep_killed_halfway_resumes_to_the_same_sweep_csv(tmp_path: Path) ->
         file = sweep_file(tmp_path, server.url, workers=1, seeds=3)
         whole = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "whole")])
         assert whole.exit_code == 0, whole.output
-        driver = subprocess.Popen([SANDBOX, "sweep", str(file), "--out", str(tmp_path / "cut")],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(os.environ))  # fmt: skip
+        driver = subprocess.Popen(
+            [SANDBOX, "sweep", str(file), "--out", str(tmp_path / "cut")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=dict(os.environ),
+        )
         runs = tmp_path / "cut" / "runs"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -117,8 +137,12 @@ def test_a_sweep_budget_stops_runs_and_a_higher_one_finishes_them(tmp_path: Path
         file = sweep_file(tmp_path, server.url, budget={"calls": 10}, workers=1)
         result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "out")])
         assert result.exit_code == 3, result.output
-        made = [r for path in (tmp_path / "out" / "runs").glob("run-*/transcripts.jsonl")
-                for r in map(json.loads, path.read_text().splitlines()) if not r["cache_hit"] and not refused(r)]
+        made = [
+            r
+            for path in (tmp_path / "out" / "runs").glob("run-*/transcripts.jsonl")
+            for r in map(json.loads, path.read_text().splitlines())
+            if not r["cache_hit"] and not refused(r)
+        ]
         assert len(made) == 10 and len(server.requests) >= 10  # the sweep's cap, across its runs
         table = pd.read_csv(tmp_path / "out" / "sweep.csv")
         assert "stopped" in set(table["status"])
@@ -144,8 +168,12 @@ def test_each_local_worker_gets_its_own_cores_and_as_many_threads(monkeypatch: p
     context = multiprocessing.get_context("spawn")
     counter, running = context.Value("i", 0), context.Value("i", 0)
     before = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    with _threads_per_worker(max(1, len(cores) // 2)), concurrent.futures.ProcessPoolExecutor(
-            2, mp_context=context, initializer=start, initargs=(counter, slices, running)) as pool:  # fmt: skip
+    with (
+        _threads_per_worker(max(1, len(cores) // 2)),
+        concurrent.futures.ProcessPoolExecutor(
+            2, mp_context=context, initializer=start, initargs=(counter, slices, running)
+        ) as pool,
+    ):
         results = [f.result() for f in [pool.submit(cores_of_this_worker, 2) for _ in range(2)]]
     assert len({pid for pid, _, _ in results}) == 2  # one task on each worker
     assert sorted(threads[0] for _, threads, _ in results) == sorted(slices)

@@ -57,8 +57,9 @@ def test_a_tracked_society_logs_its_scenario_epochs_tables_plots_and_policies(tm
     by_epoch = result.table("epoch_summary")
     wanted = by_epoch[(by_epoch["metric"] == "offered_share") & (by_epoch["group"] == "assistant")]
     history = client.get_metric_history(run.info.run_id, "epoch_summary.offered_share.mean/assistant")
-    assert [(m.step, round(m.value, 9)) for m in history] == [(int(e), round(v, 9)) for e, v in
-                                                              zip(wanted["epoch"], wanted["mean"], strict=True)]  # fmt: skip
+    assert [(m.step, round(m.value, 9)) for m in history] == [
+        (int(e), round(v, 9)) for e, v in zip(wanted["epoch"], wanted["mean"], strict=True)
+    ]
     assert run.data.metrics["summary.acceptance_rate"] == pytest.approx(result.summary["acceptance_rate"])
     files = _artifacts(client, run.info.run_id)
     assert {"scenario.yaml", "summary.json", "tables/policies.jsonl", "tables/epochs.csv"} <= files
@@ -84,7 +85,7 @@ def test_a_killed_tracked_run_resumed_logs_once_what_an_uninterrupted_one_logs(t
         if episodes == 15:
             raise Stop
 
-    with pytest.raises(BaseException):  # noqa: B017 - the run stops where the hook raises
+    with pytest.raises(BaseException):
         sandbox.run(scenario, out=tmp_path / "cut", models=scai_models(), hooks=ProgressHooks(on_episode=stop))
     assert not (tmp_path / "cut" / "tracking.json").exists()
     sandbox.resume(tmp_path / "cut", models=scai_models())
@@ -106,9 +107,20 @@ def test_a_sweeps_cells_are_child_runs_of_the_sweeps(tmp_path: Path, monkeypatch
     monkeypatch.setenv(kinds.ENVIRONMENT, "tests.toy_kind:TOY")  # the sweep's workers register the toy kind too
     store = tmp_path / "mlruns"
     file = tmp_path / "sweep.yaml"
-    file.write_text(yaml.safe_dump({"name": "toy-sweep", "tracking": {"uri": f"file:{store}"},
-                                    "sweep": {"base": {"name": "t", "seed": 1, "toy": {"steps": 3}},
-                                              "grid": {"toy.steps": [2, 3]}, "seeds": 2, "workers": 2}}))  # fmt: skip
+    file.write_text(
+        yaml.safe_dump(
+            {
+                "name": "toy-sweep",
+                "tracking": {"uri": f"file:{store}"},
+                "sweep": {
+                    "base": {"name": "t", "seed": 1, "toy": {"steps": 3}},
+                    "grid": {"toy.steps": [2, 3]},
+                    "seeds": 2,
+                    "workers": 2,
+                },
+            }
+        )
+    )
     try:
         result = runner.invoke(app, ["run", str(file), "--out", str(tmp_path / "sweep")])
     finally:
@@ -129,7 +141,9 @@ def test_run_track_and_the_track_command_log_where_they_are_told(tmp_path: Path)
     kinds.register(TOY)
     try:
         store = tmp_path / "a"
-        result = runner.invoke(app, ["run", str(scenario_file), "--out", str(tmp_path / "one"), "--track", f"file:{store}"])
+        result = runner.invoke(
+            app, ["run", str(scenario_file), "--out", str(tmp_path / "one"), "--track", f"file:{store}"]
+        )
         assert result.exit_code == 0, result.output
         assert len(_runs(store)) == 1
         untracked = tmp_path / "two"
@@ -160,14 +174,25 @@ def no_mlflow(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def test_tracking_without_the_extra_exits_2_naming_the_field_and_the_install_line(no_mlflow: None, tmp_path: Path) -> None:
+def test_tracking_without_the_extra_exits_2_naming_the_field_and_the_install_line(
+    no_mlflow: None, tmp_path: Path
+) -> None:
     file = tmp_path / "tracked.yaml"
     data = yaml.safe_load((Path(__file__).parents[1] / "scenarios" / "default.yaml").read_text())
     file.write_text(yaml.safe_dump({**data, "tracking": {"uri": "file:./mlruns"}}))
     result = runner.invoke(app, ["validate", str(file)])
     assert result.exit_code == 2 and "tracking" in result.output and "norm-sandbox[tracking]" in result.output
-    result = runner.invoke(app, ["run", str(Path(__file__).parents[1] / "scenarios" / "default.yaml"),
-                                 "--track", "file:./mlruns", "--out", str(tmp_path / "never")])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            str(Path(__file__).parents[1] / "scenarios" / "default.yaml"),
+            "--track",
+            "file:./mlruns",
+            "--out",
+            str(tmp_path / "never"),
+        ],
+    )
     assert result.exit_code == 2 and "norm-sandbox[tracking]" in result.output and not (tmp_path / "never").exists()
     result = runner.invoke(app, ["track", str(tmp_path)])
     assert result.exit_code == 2 and "norm-sandbox[tracking]" in result.output
@@ -189,17 +214,28 @@ def test_a_trl_training_run_logs_trls_steps_to_the_same_mlflow_run(tmp_path: Pat
 
 
 def test_a_relative_store_is_kept_absolute_and_a_tracked_sweep_base_still_nests_its_cells(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.toy_kind import TOY
 
     monkeypatch.chdir(tmp_path)
     kinds.register(TOY)
     monkeypatch.setenv(kinds.ENVIRONMENT, "tests.toy_kind:TOY")
     file = tmp_path / "sweep.yaml"
-    file.write_text(yaml.safe_dump({"name": "nest", "tracking": {"uri": "file:./store"},
-                                    "sweep": {"base": {"name": "t", "seed": 1, "toy": {"steps": 2},
-                                                       "tracking": {"uri": "file:./store"}},
-                                              "grid": {"toy.steps": [2, 3]}, "seeds": 1, "workers": 1}}))  # fmt: skip
+    file.write_text(
+        yaml.safe_dump(
+            {
+                "name": "nest",
+                "tracking": {"uri": "file:./store"},
+                "sweep": {
+                    "base": {"name": "t", "seed": 1, "toy": {"steps": 2}, "tracking": {"uri": "file:./store"}},
+                    "grid": {"toy.steps": [2, 3]},
+                    "seeds": 1,
+                    "workers": 1,
+                },
+            }
+        )
+    )
     try:
         result = runner.invoke(app, ["run", str(file), "--out", str(tmp_path / "sweep")])
     finally:
@@ -209,7 +245,8 @@ def test_a_relative_store_is_kept_absolute_and_a_tracked_sweep_base_still_nests_
     assert record["uri"] == f"file:{tmp_path / 'store'}"  # absolute: a resume from elsewhere logs to the same store
     runs = _runs(tmp_path / "store")
     (parent,) = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
-    assert len(runs) == 3 and all(r.data.tags.get("mlflow.parentRunId") == parent.info.run_id for r in runs
-                                  if r is not parent)  # fmt: skip
+    assert len(runs) == 3 and all(
+        r.data.tags.get("mlflow.parentRunId") == parent.info.run_id for r in runs if r is not parent
+    )
     result = runner.invoke(app, ["track", str(tmp_path / "sweep"), "--uri", "file:./elsewhere"])
     assert result.exit_code == 2 and "logged to MLflow already" in result.output

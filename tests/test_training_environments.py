@@ -111,8 +111,15 @@ class Scripted:
 
 def test_an_ultimatum_episode_plays_and_scores_a_scripted_policy() -> None:
     texts = ["7", "junk", "10", "0"]
-    env = UltimatumEnvironment(amounts=(10,), currencies=("apples",), form="number", parallel=2, rounds=2,
-                               rewards={"truth:norm": kept_share}, schedule=RewardSchedule(((0, "truth:norm"),)))  # fmt: skip
+    env = UltimatumEnvironment(
+        amounts=(10,),
+        currencies=("apples",),
+        form="number",
+        parallel=2,
+        rounds=2,
+        rewards={"truth:norm": kept_share},
+        schedule=RewardSchedule(((0, "truth:norm"),)),
+    )
     queries, answers, outcomes = play_episode(Scripted(texts), env, episode=0)  # type: ignore[arg-type]
     assert len(queries) == len(answers) == 4
     assert [o.offered_share for o in outcomes] == [0.3, None, 0.0, 1.0]

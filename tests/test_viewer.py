@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-
-import pandas as pd
 import threading
 from pathlib import Path
 
+import pandas as pd
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -68,10 +67,17 @@ def test_a_held_run_shows_as_running_and_as_incomplete_once_its_process_is_gone(
 
 def test_every_kind_has_a_page_with_its_own_sections_and_none_fails(viewer_root: Path) -> None:
     catalog = Catalog(viewer_root)
-    expected = {"society": {"chart", "policies", "table", "transcripts"}, "training": {"chart", "table"},
-                "sweep": {"cells"}, "chain": {"chart", "table", "runs"}, "dialogue": {"table", "figures", "tree"},
-                "proxy": {"chart", "table"}, "distill": {"chart", "table"}, "judge": {"table"},
-                "population": {"chart", "table"}}  # fmt: skip
+    expected = {
+        "society": {"chart", "policies", "table", "transcripts"},
+        "training": {"chart", "table"},
+        "sweep": {"cells"},
+        "chain": {"chart", "table", "runs"},
+        "dialogue": {"table", "figures", "tree"},
+        "proxy": {"chart", "table"},
+        "distill": {"chart", "table"},
+        "judge": {"table"},
+        "population": {"chart", "table"},
+    }
     for name in kinds.kinds():
         page = run_json(viewer_root, (viewer_root / name).resolve(), catalog)
         types = {s["type"] for s in page["sections"]}
@@ -106,16 +112,29 @@ def test_the_server_serves_files_inside_the_folder_only(viewer_root: Path) -> No
     client = _client(viewer_root)
     assert client.get("/files/society/episodes.csv").status_code == 200
     secret = f"{viewer_root.name}-secret.txt"
-    for url in ["/files/../" + secret, "/files/%2e%2e/" + secret, "/files/society/%2e%2e/%2e%2e/" + secret,
-                "/files/society/leak.txt", f"/files/society/up/{secret}", "/files//etc/passwd", "/files/%2Fetc%2Fpasswd",
-                "/static/../server.py", "/static/page.py"]:  # fmt: skip
+    for url in [
+        "/files/../" + secret,
+        "/files/%2e%2e/" + secret,
+        "/files/society/%2e%2e/%2e%2e/" + secret,
+        "/files/society/leak.txt",
+        f"/files/society/up/{secret}",
+        "/files//etc/passwd",
+        "/files/%2Fetc%2Fpasswd",
+        "/static/../server.py",
+        "/static/page.py",
+    ]:
         answer = client.get(url)
         assert answer.status_code == 404 and "secret" not in answer.text and "root:" not in answer.text, url
     for path in ["..", "/etc", "society/up", "society/../..", "nothing"]:
         assert client.get("/api/run", params={"path": path}).status_code == 404, path
         assert client.get("/api/transcripts", params={"path": path}).status_code == 404, path
-    assert client.get("/api/transcripts", params={"path": "society", "file": "../hostile/transcripts.jsonl"}).status_code == 404
-    assert client.post("/api/runs").status_code == 405 and client.delete("/files/society/episodes.csv").status_code == 405
+    assert (
+        client.get("/api/transcripts", params={"path": "society", "file": "../hostile/transcripts.jsonl"}).status_code
+        == 404
+    )
+    assert (
+        client.post("/api/runs").status_code == 405 and client.delete("/files/society/episodes.csv").status_code == 405
+    )
     assert inside(viewer_root, "society/episodes.csv") is not None and inside(viewer_root, "society\\..\\x") is None
     assert is_local("127.0.0.1") and is_local("::1") and is_local("localhost") and not is_local("0.0.0.0")
 
@@ -124,10 +143,23 @@ def test_transcripts_come_a_page_at_a_time_filtered_and_a_cut_line_is_a_row_that
     file = tmp_path / "transcripts.jsonl"
     with file.open("w") as out:
         for i in range(10_000):
-            out.write(json.dumps({"call_id": str(i), "role": "assistant" if i % 10 == 0 else "user", "agent": f"user-{i % 7}",
-                                  "run": i % 2, "epoch": i // 1000, "answer": f"offer {i}", "input_tokens": 3,
-                                  "output_tokens": 1, "cache_hit": False,
-                                  "messages": [{"role": "user", "content": "Offer?"}]}) + "\n")  # fmt: skip
+            out.write(
+                json.dumps(
+                    {
+                        "call_id": str(i),
+                        "role": "assistant" if i % 10 == 0 else "user",
+                        "agent": f"user-{i % 7}",
+                        "run": i % 2,
+                        "epoch": i // 1000,
+                        "answer": f"offer {i}",
+                        "input_tokens": 3,
+                        "output_tokens": 1,
+                        "cache_hit": False,
+                        "messages": [{"role": "user", "content": "Offer?"}],
+                    }
+                )
+                + "\n"
+            )
         out.write('{"call_id": "cut"')  # a line being written: not read until it ends
     reader = Transcripts()
     page = reader.query(file, offset=100, limit=50)
@@ -158,8 +190,10 @@ def test_the_report_is_one_file_that_loads_nothing_and_holds_no_live_markup(view
     assert HOSTILE not in html and "<script>window.__pwned" not in html
     data = json.loads(re.search(r"window.SANDBOX_REPORT = (.*?);</script>", html, re.S).group(1))
     assert data["transcripts"]["transcripts.jsonl"][0]["answer"] == HOSTILE  # kept as data, shown as text
-    assert any(s["type"] == "figures" and s["items"][0]["url"].startswith("data:image/png;base64,")
-               for s in data["run"]["sections"])  # fmt: skip
+    assert any(
+        s["type"] == "figures" and s["items"][0]["url"].startswith("data:image/png;base64,")
+        for s in data["run"]["sections"]
+    )
 
 
 def test_the_commands_refuse_bad_input_with_exit_2_and_write_nothing(viewer_root: Path, tmp_path: Path) -> None:
@@ -195,8 +229,9 @@ def test_each_call_shows_the_move_its_game_read_and_a_garbage_answer_is_an_illeg
     assert proposals and all(r["illegal"] in (True, False) for r in proposals)
     legal = [r for r in proposals if r["illegal"] is False]
     illegal = reader.query(file, illegal="true", limit=500)
-    assert legal and all(set(r["parsed"]) == {"proposer", "responder"} and str(r["parsed"]["responder"]) in r["answer"]
-                         for r in legal)  # fmt: skip
+    assert legal and all(
+        set(r["parsed"]) == {"proposer", "responder"} and str(r["parsed"]["responder"]) in r["answer"] for r in legal
+    )
     assert illegal["matched"] > 0 and all(r["answer"] == "banana" and r["parsed"] is None for r in illegal["rows"])
     episodes = result.table("episodes")
     assert illegal["matched"] == int(episodes["proposal_illegal_answers"].sum())  # the game's own count agrees
@@ -210,8 +245,9 @@ def test_sandbox_view_prints_its_address_serves_the_list_and_warns_beyond_localh
     import urllib.request
 
     def start(*options: str) -> tuple[subprocess.Popen, str]:
-        process = subprocess.Popen([sys.executable, "-m", "sandbox", "view", str(viewer_root), *options],
-                                   stderr=subprocess.PIPE, text=True)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sandbox", "view", str(viewer_root), *options], stderr=subprocess.PIPE, text=True
+        )
         lines = []
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -242,8 +278,12 @@ def test_a_page_from_elsewhere_that_names_itself_127_0_0_1_is_refused(viewer_roo
     assert client.get("/api/runs").status_code == 200
     assert client.get("/api/runs", headers={"Host": "localhost:8000"}).status_code == 200
     assert client.get("/api/runs", headers={"Host": "attacker.example:8000"}).status_code == 400  # DNS rebinding
-    assert TestClient(create_app(viewer_root, hosts=hosts_for("0.0.0.0")), base_url="http://box.lan").get(
-        "/api/runs").status_code == 200  # listening beyond this machine (with its warning): any name
+    assert (
+        TestClient(create_app(viewer_root, hosts=hosts_for("0.0.0.0")), base_url="http://box.lan")
+        .get("/api/runs")
+        .status_code
+        == 200
+    )  # listening beyond this machine (with its warning): any name
 
 
 def test_odd_run_directories_never_break_the_list_and_never_show_what_lies_outside(tmp_path: Path) -> None:
@@ -252,12 +292,17 @@ def test_odd_run_directories_never_break_the_list_and_never_show_what_lies_outsi
     outside.write_text(json.dumps({"schema_version": 1, "kind": "society", "scenario": "hunter2", "secret": "hunter2"}))
     for name, files in {
         "linked": {"scenario.yaml": "name: linked\n"},
-        "nan": {"scenario.yaml": "name: nan\n", "run.json": json.dumps({"status": "complete", "created": 1.0}),
-                "summary.json": '{"schema_version": 1, "kind": "society", "scenario": "nan", "acceptance_rate": NaN}'},
+        "nan": {
+            "scenario.yaml": "name: nan\n",
+            "run.json": json.dumps({"status": "complete", "created": 1.0}),
+            "summary.json": '{"schema_version": 1, "kind": "society", "scenario": "nan", "acceptance_rate": NaN}',
+        },
         "null-status": {"scenario.yaml": "name: x\n", "run.json": "null"},
-        "text-times": {"scenario.yaml": "name: y\n", "run.json": json.dumps({"status": "complete", "created": "x",
-                                                                             "updated": "y"})},
-    }.items():  # fmt: skip
+        "text-times": {
+            "scenario.yaml": "name: y\n",
+            "run.json": json.dumps({"status": "complete", "created": "x", "updated": "y"}),
+        },
+    }.items():
         (root / name).mkdir(parents=True)
         for file, text in files.items():
             (root / name / file).write_text(text)

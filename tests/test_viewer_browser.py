@@ -27,8 +27,16 @@ pytestmark = pytest.mark.browser
 
 CHROMIUM = os.environ.get("SANDBOX_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 # Chromium's own connections (updates, sync, safe browsing) are off: what a test sees is what the page asked for.
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]  # fmt: skip
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +122,7 @@ def test_a_scai_run_page_shows_its_chart_and_a_policy_diff(watched: Watched, ser
     assert "Look after yourself" in diff.locator("ins").all_inner_texts()[0]
     page.locator(".version").nth(1).locator("summary", has_text="evidence").click()
     assert page.locator(".version").nth(1).locator("tbody tr").count() == 10
-    page.locator('a[href="#/run/society"]').count()  # noqa: B018 - the page is a route; going back works
+    page.locator('a[href="#/run/society"]').count()
     page.click("#home")
     page.wait_for_selector("#runs")
 
@@ -164,8 +172,16 @@ def test_model_written_markup_shows_as_text(watched: Watched, server: Running) -
 def test_paths_out_of_the_folder_are_not_found(watched: Watched, server: Running, viewer_root: Path) -> None:
     page = watched.page
     secret = f"{viewer_root.name}-secret.txt"
-    for path in [f"files/../{secret}", f"files/%2e%2e/{secret}", "files/society/leak.txt", f"files/society/up/{secret}",
-                 "files/%2Fetc%2Fpasswd", "api/run?path=..", "api/run?path=/etc", "static/server.py"]:  # fmt: skip
+    for path in [
+        f"files/../{secret}",
+        f"files/%2e%2e/{secret}",
+        "files/society/leak.txt",
+        f"files/society/up/{secret}",
+        "files/%2Fetc%2Fpasswd",
+        "api/run?path=..",
+        "api/run?path=/etc",
+        "static/server.py",
+    ]:
         answer = page.request.get(server.url + path)
         assert answer.status == 404 and "secret" not in answer.text(), path
     answer = page.request.post(server.url + "api/runs")
@@ -174,7 +190,9 @@ def test_paths_out_of_the_folder_are_not_found(watched: Watched, server: Running
 
 def test_a_run_in_progress_updates_without_a_reload(watched: Watched, server: Running, viewer_root: Path) -> None:
     run = viewer_root / "live"
-    shutil.copytree(viewer_root / "society", run, ignore=shutil.ignore_patterns("*.sqlite", "summary.json", "leak.txt", "up"))
+    shutil.copytree(
+        viewer_root / "society", run, ignore=shutil.ignore_patterns("*.sqlite", "summary.json", "leak.txt", "up")
+    )
     status = json.loads((run / "run.json").read_text())
     (run / "run.json").write_text(json.dumps({**status, "status": "running"}))
     lines = (run / "transcripts.jsonl").read_text().splitlines(keepends=True)
@@ -212,8 +230,9 @@ def test_a_run_in_progress_updates_without_a_reload(watched: Watched, server: Ru
         shutil.rmtree(run)
 
 
-def test_the_report_opens_from_disk_and_works_the_same_with_no_network(watched: Watched, viewer_root: Path,
-                                                                         tmp_path: Path) -> None:  # fmt: skip
+def test_the_report_opens_from_disk_and_works_the_same_with_no_network(
+    watched: Watched, viewer_root: Path, tmp_path: Path
+) -> None:
     report = build_report(viewer_root / "society", tmp_path / "society.html")
     page = watched.page
     page.goto(report.resolve().as_uri())

@@ -58,14 +58,16 @@ def _play(run_dir: RunDirectory, scenario: ToyScenario, hooks: Any) -> Path:
             if hooks:
                 hooks(step)
     table = read_csv(path)
-    write_summary(run_dir, {"scenario": scenario.name, "steps": len(table), "total": int(table["draw"].sum())},
-                  kind="toy")  # fmt: skip
+    write_summary(
+        run_dir, {"scenario": scenario.name, "steps": len(table), "total": int(table["draw"].sum())}, kind="toy"
+    )
     run_dir.write_status("complete")
     return run_dir.path
 
 
-def run(scenario: ToyScenario, out: Path | str | None = None, *, models: Any = None, hooks: Any = None,
-        ledgers: Any = ()) -> Path:  # fmt: skip
+def run(
+    scenario: ToyScenario, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Count the scenario's steps into a new run directory."""
     path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)

@@ -26,10 +26,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from sandbox.files import read_json
 from sandbox.llm.scripted import ScriptedChatModel, scripted
 from sandbox.runner import ProgressHooks, arun
 from sandbox.scenario_file import parse_scenario
-from sandbox.files import read_json
 
 console = Console()
 
@@ -58,8 +58,12 @@ def fake_scai_models(latency_s: float) -> dict[str, ScriptedChatModel]:
     embedded backend in a real run (and "sequential" means one call at a time).
     """
     model = scripted(
-        [(r"extract a principle", _principle), (r"explain what a principle means", _READING),
-         (r"You are the proposer", propose_half), (r"You are the responder", "yes")],  # fmt: skip
+        [
+            (r"extract a principle", _principle),
+            (r"explain what a principle means", _READING),
+            (r"You are the proposer", propose_half),
+            (r"You are the responder", "yes"),
+        ],
         latency_s=latency_s,
     )
     return {"user": model, "assistant": model, "meta": model}
@@ -109,11 +113,22 @@ def bench_concurrency(latency_s: float = 0.25, episodes: int = 64, concurrency: 
     for column in ("setting", "seconds", "ratio"):
         table.add_column(column, justify="left" if column == "setting" else "right")
     table.add_row(f"ideal (critical path {2 * latency_s:.2f} s x {waves:g})", f"{ideal:.3f}", "1.00")
-    table.add_row(f"concurrency {concurrency}", f"{concurrent:.3f}", f"{concurrent / ideal:.2f} x ideal (target <= 1.25)")
-    table.add_row("sequential", f"{sequential:.3f}", f"{sequential / concurrent:.1f} x concurrent (expected {calls * latency_s / ideal:.0f})")
+    table.add_row(
+        f"concurrency {concurrency}", f"{concurrent:.3f}", f"{concurrent / ideal:.2f} x ideal (target <= 1.25)"
+    )
+    table.add_row(
+        "sequential",
+        f"{sequential:.3f}",
+        f"{sequential / concurrent:.1f} x concurrent (expected {calls * latency_s / ideal:.0f})",
+    )
     console.print(table)
-    return {"ideal_s": ideal, "concurrent_s": concurrent, "sequential_s": sequential,
-            "ratio_to_ideal": concurrent / ideal, "speedup": sequential / concurrent}  # fmt: skip
+    return {
+        "ideal_s": ideal,
+        "concurrent_s": concurrent,
+        "sequential_s": sequential,
+        "ratio_to_ideal": concurrent / ideal,
+        "speedup": sequential / concurrent,
+    }
 
 
 def bench_overhead(size: int = 10_000) -> dict[str, float]:
@@ -150,8 +165,10 @@ def _throughput(slots: int, requests: int, max_tokens: int) -> float:
     def one(i: int) -> int:
         request = {
             "messages": [{"role": "user", "content": f"Write a short story about a fox, number {i}."}],
-            "max_tokens": max_tokens, "temperature": 0.7, "seed": i,
-        }  # fmt: skip
+            "max_tokens": max_tokens,
+            "temperature": 0.7,
+            "seed": i,
+        }
         return int(loaded.server.handle_chat_completions(request)["usage"]["completion_tokens"])
 
     try:
@@ -180,9 +197,15 @@ def _society_run(scenario: Any, models: dict[str, Any] | None) -> dict[str, Any]
     unload_servers()
     prompt = sum(r["input_tokens"] for r in records)
     reused = sum(r["prompt_cached_tokens"] for r in records)
-    return {"wall_s": wall, "calls": len(records), "prompt_tokens": prompt, "reused_tokens": reused,
-            "computed_tokens": prompt - reused, "machine": machine,
-            "answers": {r["call_id"]: r["answer"] for r in records}}  # fmt: skip
+    return {
+        "wall_s": wall,
+        "calls": len(records),
+        "prompt_tokens": prompt,
+        "reused_tokens": reused,
+        "computed_tokens": prompt - reused,
+        "machine": machine,
+        "answers": {r["call_id"]: r["answer"] for r in records},
+    }
 
 
 # The `make run` scenario, found from the checkout whatever the working directory.
@@ -217,12 +240,16 @@ def bench_embedded(
     same = sum(after["answers"].get(call) == answer for call, answer in before["answers"].items())
     chosen = after["machine"]
 
-    table = Table(title=f"Embedded model: the {scenario.name} society ({Path(scenario_file).name}), {after['calls']} calls",
-                  title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"Embedded model: the {scenario.name} society ({Path(scenario_file).name}), {after['calls']} calls",
+        title_justify="left",
+    )
     for column in ("setting", "wall s", "prompt tokens computed", "reused", "calls/min", "ratio"):
         table.add_column(column, justify="left" if column == "setting" else "right")
-    for label, figures in ((f"present: 4 slots, {present.settings.threads} threads", before),
-                           (f"tuned: {chosen['slots']} slot(s), {chosen['threads']} threads", after)):  # fmt: skip
+    for label, figures in (
+        (f"present: 4 slots, {present.settings.threads} threads", before),
+        (f"tuned: {chosen['slots']} slot(s), {chosen['threads']} threads", after),
+    ):
         table.add_row(
             label,
             f"{figures['wall_s']:.1f}",
@@ -235,14 +262,20 @@ def bench_embedded(
     console.print(f"same answers for the same seeds: {same} of {len(before['answers'])} calls")
 
     rates = {slots: _throughput(slots, requests, max_tokens) for slots in slot_counts}
-    throughput = Table(title=f"Decoding throughput: {requests} requests of {max_tokens} tokens at once",
-                       title_justify="left")  # fmt: skip
+    throughput = Table(
+        title=f"Decoding throughput: {requests} requests of {max_tokens} tokens at once", title_justify="left"
+    )
     for column in ("slots", "tokens/s", "ratio"):
         throughput.add_column(column, justify="right")
     for slots, rate in rates.items():
         throughput.add_row(str(slots), f"{rate:.1f}", f"{rate / rates[slot_counts[0]]:.2f}")
     console.print(throughput)
     drop = {"answers"}
-    return {"present": {k: v for k, v in before.items() if k not in drop},
-            "tuned": {k: v for k, v in after.items() if k not in drop}, "same_answers": same, "compared_calls": compared,
-            "speedup": before["wall_s"] / after["wall_s"], "tokens_per_s": rates}  # fmt: skip
+    return {
+        "present": {k: v for k, v in before.items() if k not in drop},
+        "tuned": {k: v for k, v in after.items() if k not in drop},
+        "same_answers": same,
+        "compared_calls": compared,
+        "speedup": before["wall_s"] / after["wall_s"],
+        "tokens_per_s": rates,
+    }

@@ -30,15 +30,16 @@ __all__ = ["serve", "server_process"]
 def _answerer(rules: str) -> Callable[[list[dict[str, Any]]], str]:
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-    from sandbox.benchmarks.engine import fake_model
+    from sandbox.benchmarks.engine import fake_model, fake_scai_models
     from sandbox.llm.contracts import CallInfo
-    from sandbox.benchmarks.engine import fake_scai_models
 
     model = fake_scai_models(0.0)["user"] if rules == "scai" else fake_model(0.0)
     kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
 
     def answer(messages: list[dict[str, Any]]) -> str:
-        converted = [kinds.get(m.get("role", "user"), HumanMessage)(content=str(m.get("content", ""))) for m in messages]
+        converted = [
+            kinds.get(m.get("role", "user"), HumanMessage)(content=str(m.get("content", ""))) for m in messages
+        ]
         reply = model.answer(converted, {"call": CallInfo()})
         return reply if isinstance(reply, str) else reply.text
 
@@ -48,13 +49,21 @@ def _answerer(rules: str) -> Callable[[list[dict[str, Any]]], str]:
 def _response(status: int, body: dict[str, Any], port: int) -> bytes:
     data = json.dumps(body).encode()
     reason = {200: "OK", 404: "Not Found", 500: "Internal Server Error"}.get(status, "Error")
-    head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
-            f"x-endpoint: {port}\r\nConnection: keep-alive\r\n\r\n")  # fmt: skip
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+        f"x-endpoint: {port}\r\nConnection: keep-alive\r\n\r\n"
+    )
     return head.encode() + data
 
 
-async def serve(port: int = 0, *, latency_s: float = 0.2, rules: str = "ultimatum", fail_every: int = 0,
-                ready: Callable[[int], None] | None = None) -> None:  # fmt: skip
+async def serve(
+    port: int = 0,
+    *,
+    latency_s: float = 0.2,
+    rules: str = "ultimatum",
+    fail_every: int = 0,
+    ready: Callable[[int], None] | None = None,
+) -> None:
     """Serve forever on 127.0.0.1:`port` (0: a free one, passed to `ready`)."""
     answer = _answerer(rules)
     count = {"n": 0}
@@ -74,18 +83,39 @@ async def serve(port: int = 0, *, latency_s: float = 0.2, rules: str = "ultimatu
                 failing = fail_every and count["n"] % fail_every == 0
                 await asyncio.sleep(latency_s)
                 if failing:
-                    writer.write(_response(500, {"error": {"message": "injected failure", "type": "server_error"}},
-                                           bound["port"]))  # fmt: skip
+                    writer.write(
+                        _response(
+                            500, {"error": {"message": "injected failure", "type": "server_error"}}, bound["port"]
+                        )
+                    )
                 else:
                     text = answer(request.get("messages", []))
                     words = len(text.split())
-                    writer.write(_response(200, {
-                        "id": f"chatcmpl-{count['n']}", "object": "chat.completion", "created": 0,
-                        "model": request.get("model", "bench"),
-                        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                                     "message": {"role": "assistant", "content": text}}],
-                        "usage": {"prompt_tokens": 100, "completion_tokens": words, "total_tokens": 100 + words},
-                    }, bound["port"]))  # fmt: skip
+                    writer.write(
+                        _response(
+                            200,
+                            {
+                                "id": f"chatcmpl-{count['n']}",
+                                "object": "chat.completion",
+                                "created": 0,
+                                "model": request.get("model", "bench"),
+                                "choices": [
+                                    {
+                                        "index": 0,
+                                        "finish_reason": "stop",
+                                        "logprobs": None,
+                                        "message": {"role": "assistant", "content": text},
+                                    }
+                                ],
+                                "usage": {
+                                    "prompt_tokens": 100,
+                                    "completion_tokens": words,
+                                    "total_tokens": 100 + words,
+                                },
+                            },
+                            bound["port"],
+                        )
+                    )
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -104,10 +134,20 @@ async def serve(port: int = 0, *, latency_s: float = 0.2, rules: str = "ultimatu
 def server_process(*, latency_s: float = 0.2, rules: str = "ultimatum", fail_every: int = 0) -> Iterator[str]:
     """Run the server in a child process (its own CPU, not the client's); yield its base URL; stop it on exit."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "sandbox.benchmarks.server", "--latency", str(latency_s), "--rules", rules,
-         "--fail-every", str(fail_every)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "sandbox.benchmarks.server",
+            "--latency",
+            str(latency_s),
+            "--rules",
+            rules,
+            "--fail-every",
+            str(fail_every),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         port = int(process.stdout.readline())
@@ -124,8 +164,15 @@ def main() -> None:
     parser.add_argument("--rules", choices=("ultimatum", "scai"), default="ultimatum")
     parser.add_argument("--fail-every", type=int, default=0)
     args = parser.parse_args()
-    asyncio.run(serve(args.port, latency_s=args.latency, rules=args.rules, fail_every=args.fail_every,
-                      ready=lambda port: print(port, flush=True)))  # fmt: skip
+    asyncio.run(
+        serve(
+            args.port,
+            latency_s=args.latency,
+            rules=args.rules,
+            fail_every=args.fail_every,
+            ready=lambda port: print(port, flush=True),
+        )
+    )
 
 
 if __name__ == "__main__":

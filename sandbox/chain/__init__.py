@@ -22,7 +22,11 @@ from typing import Any
 
 __all__ = ["ChainScenario", "resume_chain", "run_chain"]
 
-_LAZY = {"ChainScenario": "sandbox.chain.scenario", "run_chain": "sandbox.chain.run", "resume_chain": "sandbox.chain.run"}
+_LAZY = {
+    "ChainScenario": "sandbox.chain.scenario",
+    "run_chain": "sandbox.chain.run",
+    "resume_chain": "sandbox.chain.run",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -6,11 +6,11 @@ Registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from sandbox.cli_app import app, scenario_argument, ci_cell, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, ci_cell, out_console, progress_bar, scenario_argument, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_csv, read_json
@@ -32,8 +32,9 @@ def chain_with_progress(job: Any) -> Path:
             progress.update(current["task"], total=1, completed=1, last="done" if state == "done" else "already done")
 
     hooks = ChainHooks(on_stage=on_stage, on_step=lambda: progress.advance(current["task"]))
-    return with_progress(lambda: job(hooks), progress,
-                         "interrupted; go on from the unfinished stage with `sandbox resume DIR`")  # fmt: skip
+    return with_progress(
+        lambda: job(hooks), progress, "interrupted; go on from the unfinished stage with `sandbox resume DIR`"
+    )
 
 
 def print_chain(path: Path) -> None:
@@ -42,18 +43,33 @@ def print_chain(path: Path) -> None:
 
     summary = read_json(path / "summary.json")
     frame = read_csv(path / "comparison.csv")
-    out_console.print(f"[bold]{summary['scenario']}[/]: the policy learned in words: {summary['policy']!r}", soft_wrap=True)
+    out_console.print(
+        f"[bold]{summary['scenario']}[/]: the policy learned in words: {summary['policy']!r}", soft_wrap=True
+    )
     judge = summary["judge"]
     if "accuracy_vs_truth" in judge:
-        out_console.print(f"the {judge['mode']} judge against the true norm ({summary['truth']}): accuracy "
-                          f"{judge['accuracy_vs_truth']:.0%} on {judge['judged_moves_with_truth']} moves, "
-                          f"{judge['calls']} calls")  # fmt: skip
-    table = Table("subject", "offered share (95% CI)", "acceptance (95% CI)", "illegal", "n",
-                  title="in the society, without the policy for the student and the base")  # fmt: skip
+        out_console.print(
+            f"the {judge['mode']} judge against the true norm ({summary['truth']}): accuracy "
+            f"{judge['accuracy_vs_truth']:.0%} on {judge['judged_moves_with_truth']} moves, "
+            f"{judge['calls']} calls"
+        )
+    table = Table(
+        "subject",
+        "offered share (95% CI)",
+        "acceptance (95% CI)",
+        "illegal",
+        "n",
+        title="in the society, without the policy for the student and the base",
+    )
 
     for _, row in frame.iterrows():
-        table.add_row(row["subject"], ci_cell(row, "offered_share"), ci_cell(row, "acceptance"), f"{row['illegal']:.0%}",
-                      f"{row['n']} {row['replicates']}")  # fmt: skip
+        table.add_row(
+            row["subject"],
+            ci_cell(row, "offered_share"),
+            ci_cell(row, "acceptance"),
+            f"{row['illegal']:.0%}",
+            f"{row['n']} {row['replicates']}",
+        )
     out_console.print(table)
     seconds = ", ".join(f"{stage} {s:.0f} s" for stage, s in summary["stage_seconds"].items() if s is not None)
     out_console.print(f"wall time per stage: {seconds}")
@@ -63,12 +79,23 @@ def print_chain(path: Path) -> None:
 @app.command()
 def chain(
     file: Annotated[Path, scenario_argument("A chain scenario (YAML with a chain: block).")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="The chain's directory (default runs/<name>-<time>); one holding this chain goes on where it stopped.")] = None,  # noqa: UP007
-    rerun_from: Annotated[
-        Optional[str],  # noqa: UP007
-        typer.Option("--from", help="Rerun from this stage (society, judge, distill, evaluate, compare) with the file's settings."),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="The chain's directory (default runs/<name>-<time>); one holding this chain goes on where it stopped.",
+        ),
     ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Estimate every stage's LLM calls and training; call no model.")] = False,
+    rerun_from: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            help="Rerun from this stage (society, judge, distill, evaluate, compare) with the file's settings.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Estimate every stage's LLM calls and training; call no model.")
+    ] = False,
 ) -> None:
     """Run the chain: a society learns a norm, a judge rewards it, students learn it, and go back into the society."""
     from sandbox.chain.run import run_chain
@@ -81,8 +108,9 @@ def chain(
             return
     except SandboxError as error:
         raise _fail(error) from None
-    path = chain_with_progress(lambda hooks: run_chain(scenario, out, rerun_from=rerun_from, hooks=hooks,
-                                                       source=str(file)))  # fmt: skip
+    path = chain_with_progress(
+        lambda hooks: run_chain(scenario, out, rerun_from=rerun_from, hooks=hooks, source=str(file))
+    )
     print_chain(path)
 
 
@@ -93,6 +121,9 @@ def _dry_run(scenario: Any, source: str) -> None:
     dry_run_table(dry_run_stages(scenario), f"{scenario.name}: a dry run of the chain's stages, no model called")
     block = scenario.chain
     moves = block.training.episodes * block.training.parallel * block.training.rounds
-    out_console.print(f"distill: {block.seeds} students x {block.training.episodes} episodes of "
-                      f"{block.training.parallel * block.training.rounds} moves ({moves} moves each), rewarded from "
-                      f"the judge's table: no LLM call", soft_wrap=True)  # fmt: skip
+    out_console.print(
+        f"distill: {block.seeds} students x {block.training.episodes} episodes of "
+        f"{block.training.parallel * block.training.rounds} moves ({moves} moves each), rewarded from "
+        f"the judge's table: no LLM call",
+        soft_wrap=True,
+    )

@@ -45,10 +45,16 @@ def _per_run(episodes: pd.DataFrame, proposer: str, responder: str, users: bool 
             answers = answers[answers["responder"].astype(str).str.startswith("user-")]
         legal = proposals[proposals["proposal_legal"].astype(str) == "True"]
         decided = answers[answers["decision"].isin(["accept", "reject"])]
-        rows.append({"run": run, "offered_share": legal["offered_share"].astype(float).mean() if len(legal) else math.nan,
-                     "acceptance": (decided["decision"] == "accept").mean() if len(decided) else math.nan,
-                     "illegal": 1 - len(legal) / len(proposals) if len(proposals) else math.nan,
-                     "proposals": len(proposals), "answers": len(answers)})  # fmt: skip
+        rows.append(
+            {
+                "run": run,
+                "offered_share": legal["offered_share"].astype(float).mean() if len(legal) else math.nan,
+                "acceptance": (decided["decision"] == "accept").mean() if len(decided) else math.nan,
+                "illegal": 1 - len(legal) / len(proposals) if len(proposals) else math.nan,
+                "proposals": len(proposals),
+                "answers": len(answers),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -64,8 +70,14 @@ def subject_figures(path: Path, scenario: Any) -> pd.DataFrame:
         runs = _per_run(read_csv(path / directory / "episodes.csv"), "assistant-proposer", "assistant-responder")
         subject = directory.removeprefix("evaluate/")
         if subject.startswith("student-seed-"):
-            seeds.append({"seed": int(subject.removeprefix("student-seed-")), **runs.mean(numeric_only=True).to_dict(),
-                          "proposals": runs["proposals"].sum(), "answers": runs["answers"].sum()})  # fmt: skip
+            seeds.append(
+                {
+                    "seed": int(subject.removeprefix("student-seed-")),
+                    **runs.mean(numeric_only=True).to_dict(),
+                    "proposals": runs["proposals"].sum(),
+                    "answers": runs["answers"].sum(),
+                }
+            )
         else:
             replicates[subject] = ("runs", runs)
     if seeds:
@@ -77,8 +89,11 @@ def subject_figures(path: Path, scenario: Any) -> pd.DataFrame:
         for metric in ("offered_share", "acceptance"):
             mean, low, high, _ = mean_ci(frame[metric].tolist(), bounds=(0.0, 1.0))
             row.update({metric: mean, f"{metric}_ci_low": low, f"{metric}_ci_high": high})
-        row.update(illegal=frame["illegal"].mean(), proposals=int(frame["proposals"].sum()),
-                   answers=int(frame["answers"].sum()))  # fmt: skip
+        row.update(
+            illegal=frame["illegal"].mean(),
+            proposals=int(frame["proposals"].sum()),
+            answers=int(frame["answers"].sum()),
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -90,8 +105,13 @@ def plot_comparison(table: pd.DataFrame, title: str = "") -> Figure:
     fig = Figure(figsize=(8, 3.6))
     for ax, metric, label in zip(fig.subplots(1, 2), ("offered_share", "acceptance"), ("offered share", "acceptance")):
         frame = table.rename(columns={metric: "mean", f"{metric}_ci_low": "ci_low", f"{metric}_ci_high": "ci_high"})
-        ax.bar(frame["subject"], frame["mean"], yerr=errors(frame), capsize=4,
-               color=[COLORS.get(s, "#999999") for s in frame["subject"]])  # fmt: skip
+        ax.bar(
+            frame["subject"],
+            frame["mean"],
+            yerr=errors(frame),
+            capsize=4,
+            color=[COLORS.get(s, "#999999") for s in frame["subject"]],
+        )
         ax.set_ylim(0, 1.05)
         ax.set_ylabel(label)
         ax.set_title(label, fontsize=10)
@@ -120,11 +140,19 @@ def compare(path: Path, scenario: Any) -> dict[str, Any]:
         "student": scenario.chain.models.student,
         "form": scenario.form(),
         "judge": {"mode": judge["judge_mode"], "model": judge["judge_model"], **judge["judge"]},
-        "students": {d: {"final": s["final"], "judge_calls": s["judge"]["calls"], "moves_played": s["judge"]["moves_played"],
-                         "seconds_per_episode": s["seconds_per_episode"]} for d, s in students.items()},  # fmt: skip
+        "students": {
+            d: {
+                "final": s["final"],
+                "judge_calls": s["judge"]["calls"],
+                "moves_played": s["judge"]["moves_played"],
+                "seconds_per_episode": s["seconds_per_episode"],
+            }
+            for d, s in students.items()
+        },
         "comparison": json_records(table),
-        "stage_seconds": {stage: json_number(info.get("seconds")) for stage, info in manifest["stages"].items()
-                          if "seconds" in info},  # fmt: skip
+        "stage_seconds": {
+            stage: json_number(info.get("seconds")) for stage, info in manifest["stages"].items() if "seconds" in info
+        },
     }
     write_summary(path, summary, kind="chain")
     return summary

@@ -32,7 +32,9 @@ def _no_ledgers(ledgers: Any) -> None:
         raise UsageError("a chain's budget is chain.budget")
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def run(
+    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Run every stage (`sandbox.chain.run.run_chain`); `models`: chat models by role (user, assistant, meta,
     judge) instead of the stages' specs (the students are the chain's own)."""
     from sandbox.chain.run import run_chain
@@ -58,8 +60,10 @@ def expand(scenario: Any, source: str) -> list[tuple[str, Any]]:
 
 def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     block = scenario.chain
-    return (f"a chain: {scenario.society().name} -> the {block.distill.judge} judge {block.models.judge} -> "
-            f"{block.seeds} {block.models.student} students ({scenario.form()} form) -> the society again")
+    return (
+        f"a chain: {scenario.society().name} -> the {block.distill.judge} judge {block.models.judge} -> "
+        f"{block.seeds} {block.models.student} students ({scenario.form()} form) -> the society again"
+    )
 
 
 def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
@@ -96,9 +100,13 @@ CHAIN = RunKind(
     describe="sandbox.chain.kind:describe",
     cli_run="sandbox.chain.kind:cli_run",
     cli_resume="sandbox.chain.kind:cli_resume",
-    tables={"comparison": "comparison.csv", "judge_table": "judge/judge_table.csv",
-            "society_episodes": "society/episodes.csv", "assistant_episodes": "evaluate/assistant/episodes.csv",
-            "base_episodes": "evaluate/base/episodes.csv"},  # fmt: skip
+    tables={
+        "comparison": "comparison.csv",
+        "judge_table": "judge/judge_table.csv",
+        "society_episodes": "society/episodes.csv",
+        "assistant_episodes": "evaluate/assistant/episodes.csv",
+        "base_episodes": "evaluate/base/episodes.csv",
+    },
     commands=("sandbox.chain.commands",),
     example="scenarios/chain/selfish_tiny.yaml",
     view="sandbox.chain.view:view",

@@ -64,11 +64,18 @@ def judge_scenario(scenario: ChainScenario, path: Path) -> Any:
     from sandbox.scenario_file import parse_kind
 
     block = scenario.chain
-    data = {"name": f"{scenario.name}-judge", "seed": scenario.seed, "concurrency": scenario.society().concurrency,
-            "models": block.models.model_dump(mode="json"),
-            "distill": {**block.distill.model_dump(mode="json", exclude={"source", "judge_table"}),
-                        "source": {"run": str((path / "society").resolve())}},
-            "training": block.training.model_dump(mode="json"), "label": {}}  # fmt: skip
+    data = {
+        "name": f"{scenario.name}-judge",
+        "seed": scenario.seed,
+        "concurrency": scenario.society().concurrency,
+        "models": block.models.model_dump(mode="json"),
+        "distill": {
+            **block.distill.model_dump(mode="json", exclude={"source", "judge_table"}),
+            "source": {"run": str((path / "society").resolve())},
+        },
+        "training": block.training.model_dump(mode="json"),
+        "label": {},
+    }
     return parse_kind("judge", data, f"{path / SCENARIO} (the judge stage)")
 
 
@@ -92,25 +99,41 @@ def evaluation_scenario(scenario: ChainScenario, path: Path, directory: str, *, 
     block, evaluation = scenario.chain, scenario.chain.evaluation
     data = society.model_dump(mode="json")
     subject = directory.removeprefix("evaluate/")
-    data.update(name=f"{scenario.name}-{subject}", runs=evaluation.runs or society.runs, epochs=evaluation.epochs,
-                budget={})  # fmt: skip
+    data.update(
+        name=f"{scenario.name}-{subject}", runs=evaluation.runs or society.runs, epochs=evaluation.epochs, budget={}
+    )
     guided = data["society"].get("guided")
     if guided is not None and guided.get("solve") is not None and not dry:  # the society stage's solve, not a new one
         data["society"]["guided"] = {**guided, "solve": None, "policy": str((path / "society" / GUIDED).resolve())}
     assistant = data["assistant"]
     interactions = evaluation.interactions.model_dump(mode="json")
     if subject == "assistant":
-        policy = ("(the policy the society stage learns)" if dry else
-                  read_json(path / "judge" / "principles.json")["principles"][0]["text"])  # fmt: skip
-        data["assistant"] = {**assistant, "initial_policy": policy, "initial_policies": None, "revise": False,
-                             "revision": {}, "interactions": interactions}  # fmt: skip
+        policy = (
+            "(the policy the society stage learns)"
+            if dry
+            else read_json(path / "judge" / "principles.json")["principles"][0]["text"]
+        )
+        data["assistant"] = {
+            **assistant,
+            "initial_policy": policy,
+            "initial_policies": None,
+            "revise": False,
+            "revision": {},
+            "interactions": interactions,
+        }
     else:
         spec = _student_spec(scenario, path, subject, dry=dry)
-        data["assistant"] = {"prompt": "none", "answer": scenario.form(), "interactions": interactions,
-                             "final_proposals": assistant["final_proposals"]}  # fmt: skip
+        data["assistant"] = {
+            "prompt": "none",
+            "answer": scenario.form(),
+            "interactions": interactions,
+            "final_proposals": assistant["final_proposals"],
+        }
         ppo = block.training.ppo_config(seed=0)
-        data["models"]["assistant"] = {"spec": spec, "sampling": {"temperature": ppo.temperature,
-                                                                  "max_tokens": ppo.max_new_tokens}}  # fmt: skip
+        data["models"]["assistant"] = {
+            "spec": spec,
+            "sampling": {"temperature": ppo.temperature, "max_tokens": ppo.max_new_tokens},
+        }
     return parse_kind("society", data, f"{path / SCENARIO} (the evaluation of {subject})")
 
 
@@ -130,8 +153,9 @@ def dry_run_stages(scenario: ChainScenario) -> list[tuple[str, Any]]:
     """The runs the chain plays, for the dry run: the society, the judge, and each evaluation society (the students'
     training asks no model: the judge's table is labelled first)."""
     path = Path("runs") / scenario.name
-    return ([("society", scenario.society()), ("judge", judge_scenario(scenario, path))]
-            + [("society", evaluation_scenario(scenario, path, d, dry=True)) for d in stage_runs(scenario)["evaluate"]])  # fmt: skip
+    return [("society", scenario.society()), ("judge", judge_scenario(scenario, path))] + [
+        ("society", evaluation_scenario(scenario, path, d, dry=True)) for d in stage_runs(scenario)["evaluate"]
+    ]
 
 
 # -- running ----------------------------------------------------------------------------------------
@@ -170,22 +194,38 @@ def _kind_hooks(kind: str, hooks: ChainHooks) -> Any:
     return hooks.on_step  # the judge: after each move labelled
 
 
-def _start_and_go_on(kind: str, models: dict[str, Any] | None, ledgers: list[Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+def _start_and_go_on(
+    kind: str, models: dict[str, Any] | None, ledgers: list[Any]
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """How a stage directory of `kind` starts and how it goes on: through the registry, or (a distillation) without
     its own evaluation (stage (d) is the chain's) and with no budget (its judge is not asked)."""
     if kind == "distill":
-        from sandbox.distill.run import distill_scenario as start, resume_distill
+        from sandbox.distill.run import distill_scenario as start
+        from sandbox.distill.run import resume_distill
 
-        return (lambda scenario, directory, hooks: start(scenario, directory, hooks=hooks, evaluate=False),
-                lambda directory, hooks: resume_distill(directory, hooks=hooks, evaluate=False))  # fmt: skip
+        return (
+            lambda scenario, directory, hooks: start(scenario, directory, hooks=hooks, evaluate=False),
+            lambda directory, hooks: resume_distill(directory, hooks=hooks, evaluate=False),
+        )
     found = kinds.get(kind)
-    return (lambda scenario, directory, hooks: found.call("run", scenario, directory, models=models, hooks=hooks,
-                                                          ledgers=ledgers),
-            lambda directory, hooks: found.call("resume", directory, models=models, hooks=hooks, ledgers=ledgers))  # fmt: skip
+    return (
+        lambda scenario, directory, hooks: found.call(
+            "run", scenario, directory, models=models, hooks=hooks, ledgers=ledgers
+        ),
+        lambda directory, hooks: found.call("resume", directory, models=models, hooks=hooks, ledgers=ledgers),
+    )
 
 
-def _play(kind: str, build: Callable[[], Any], directory: Path, ledgers: list[Any], hooks: ChainHooks,
-          stage: str, name: str, models: dict[str, Any] | None) -> None:  # fmt: skip
+def _play(
+    kind: str,
+    build: Callable[[], Any],
+    directory: Path,
+    ledgers: list[Any],
+    hooks: ChainHooks,
+    stage: str,
+    name: str,
+    models: dict[str, Any] | None,
+) -> None:
     """Run (new), resume (half-way) or skip (complete) one stage directory with its kind (`models`: chat models
     by role instead of the scenario's specs)."""
     status = run_status(directory)
@@ -246,17 +286,26 @@ def _stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: dict
     plan: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
         "society": [("society", "society", scenario.society)],
         "judge": [("judge", "judge", lambda: judge_scenario(scenario, path))],
-        "distill": [("distill", d, lambda i=i: distill_scenario(scenario, path, i)) for i, d in enumerate(runs["distill"])],
+        "distill": [
+            ("distill", d, lambda i=i: distill_scenario(scenario, path, i)) for i, d in enumerate(runs["distill"])
+        ],
         "evaluate": [("society", d, lambda d=d: evaluation_scenario(scenario, path, d)) for d in runs["evaluate"]],
     }
     for stage in STAGES[:-1]:
         started = time.time()
         for kind, name, build in plan[stage]:
-            _play(kind, build, path / name, [] if kind == "distill" else ledgers, hooks, stage, name,
-                  _stage_models(models, stage, name))  # fmt: skip
+            _play(
+                kind,
+                build,
+                path / name,
+                [] if kind == "distill" else ledgers,
+                hooks,
+                stage,
+                name,
+                _stage_models(models, stage, name),
+            )
         seconds = _manifest(path)["stages"].get(stage, {}).get("seconds", 0.0)
-        _record(path, stage, dirs=runs[stage], status="complete",
-                seconds=round(seconds + time.time() - started, 3))  # fmt: skip
+        _record(path, stage, dirs=runs[stage], status="complete", seconds=round(seconds + time.time() - started, 3))
     from sandbox.chain.compare import compare
 
     hooks.on_stage("compare", "", "start")
@@ -275,11 +324,15 @@ def _parts(scenario: ChainScenario, path: Path) -> dict[str, Any]:
     """What each stage is built from: a stage after a changed part is not kept by `--from`."""
     data = scenario.model_dump(mode="json")["chain"]
     unjudged = {"name", "concurrency", "training", "label"}
-    return {"society": data["society"],
-            "judge": judge_scenario(scenario, path).model_dump(mode="json", exclude=unjudged),
-            "distill": [distill_scenario(scenario, path, i).model_dump(mode="json", exclude={"name"})
-                        for i in range(scenario.chain.seeds)],
-            "evaluate": [data["evaluation"], data["distill"]["form"], data["training"]["ppo"]]}  # fmt: skip
+    return {
+        "society": data["society"],
+        "judge": judge_scenario(scenario, path).model_dump(mode="json", exclude=unjudged),
+        "distill": [
+            distill_scenario(scenario, path, i).model_dump(mode="json", exclude={"name"})
+            for i in range(scenario.chain.seeds)
+        ],
+        "evaluate": [data["evaluation"], data["distill"]["form"], data["training"]["ppo"]],
+    }
 
 
 def _with_society(scenario: ChainScenario, source: str) -> ChainScenario:
@@ -293,9 +346,15 @@ def _with_society(scenario: ChainScenario, source: str) -> ChainScenario:
     return parse_kind("chain", data, source)
 
 
-def run_chain(scenario: ChainScenario, out: Path | str | None = None, *, rerun_from: str | None = None,
-              hooks: ChainHooks | None = None, source: str = "<scenario>",
-              models: dict[str, Any] | None = None) -> Path:  # fmt: skip
+def run_chain(
+    scenario: ChainScenario,
+    out: Path | str | None = None,
+    *,
+    rerun_from: str | None = None,
+    hooks: ChainHooks | None = None,
+    source: str = "<scenario>",
+    models: dict[str, Any] | None = None,
+) -> Path:
     """Run the chain into `out` (new), or go on with the chain already there; return its directory.
 
     Args:
@@ -343,8 +402,10 @@ def _check_rerun(path: Path, scenario: ChainScenario, rerun_from: str | None) ->
     changed = [stage for stage in STAGES[:-1] if mine[stage] != theirs[stage]]
     if rerun_from is None:
         if changed:
-            raise UsageError(f"{path} holds this chain with other settings for the {changed[0]} stage; rerun from "
-                             f"it with --from {changed[0]}, or give another --out")  # fmt: skip
+            raise UsageError(
+                f"{path} holds this chain with other settings for the {changed[0]} stage; rerun from "
+                f"it with --from {changed[0]}, or give another --out"
+            )
         return
     keep = STAGES[: STAGES.index(rerun_from)]
     early = [stage for stage in changed if stage in keep]
@@ -353,15 +414,22 @@ def _check_rerun(path: Path, scenario: ChainScenario, rerun_from: str | None) ->
     for stage in keep:
         for directory in stage_runs(stored)[stage]:
             if run_status(path / directory) != "complete":
-                raise ScenarioError(str(path / MANIFEST), [(f"stages.{stage}", f"--from {rerun_from}: {path / directory} is "
-                                                                               f"missing or unfinished; rerun --from {stage}")])  # fmt: skip
+                raise ScenarioError(
+                    str(path / MANIFEST),
+                    [
+                        (
+                            f"stages.{stage}",
+                            f"--from {rerun_from}: {path / directory} is missing or unfinished; rerun --from {stage}",
+                        )
+                    ],
+                )
 
 
 def _remove_from(path: Path, scenario: ChainScenario, stage: str) -> None:
     """Remove `stage`'s folder and the later stages' (`distill/`, `evaluate/` whole: students of seeds the new
     file no longer has go too), then the mark."""
     manifest = _manifest(path)
-    for name in STAGES[STAGES.index(stage):]:
+    for name in STAGES[STAGES.index(stage) :]:
         for folder in {directory.split("/")[0] for directory in stage_runs(scenario)[name]}:
             shutil.rmtree(path / folder, ignore_errors=True)
         manifest["stages"].pop(name, None)
@@ -371,8 +439,15 @@ def _remove_from(path: Path, scenario: ChainScenario, stage: str) -> None:
     _write_manifest(path, manifest)
 
 
-def resume_chain(path: Path | str, *, hooks: ChainHooks | None = None, models: dict[str, Any] | None = None,
-                 max_calls: int | None = None, max_tokens: int | None = None, max_cost: float | None = None) -> Path:  # fmt: skip
+def resume_chain(
+    path: Path | str,
+    *,
+    hooks: ChainHooks | None = None,
+    models: dict[str, Any] | None = None,
+    max_calls: int | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+) -> Path:
     """Go on with a chain from where it stopped (a finished stage is not run again); `max_*` raise its budget's
     caps (written into its `scenario.yaml`)."""
     path = Path(path)

@@ -74,10 +74,11 @@ class ChainEvaluation(StrictModel):
         description="Interactions per epoch (the users' own figures come from the society stage).",
     )
     subjects: list[Subject] = Field(
-        default_factory=lambda: ["assistant", "student", "base"], min_length=1,
+        default_factory=lambda: ["assistant", "student", "base"],
+        min_length=1,
         description="assistant: the learned policy, held fixed; student: each seed's student with no policy and no "
         "MetaLM; base: the untrained base model the same way.",
-    )  # fmt: skip
+    )
 
     @field_validator("subjects")
     @classmethod
@@ -94,7 +95,9 @@ class ChainBlock(StrictModel):
         ..., description="Stage (a): a society scenario with an assistant (a file relative to this one, or inline)."
     )
     models: DistillModels = Field(default_factory=DistillModels, description="The student and the judge.")
-    distill: ChainDistillBlock = Field(default_factory=ChainDistillBlock, description="Stages (b, c): the distill: block.")  # type: ignore[arg-type]
+    distill: ChainDistillBlock = Field(
+        default_factory=ChainDistillBlock, description="Stages (b, c): the distill: block."
+    )  # type: ignore[arg-type]
     training: DistillTraining = Field(default_factory=DistillTraining, description="Stage (c): how the student trains.")
     seeds: int = Field(3, ge=1, le=100, description="Students trained (chain seed, +1, ...), each evaluated.")
     evaluation: ChainEvaluation = Field(default_factory=ChainEvaluation)
@@ -112,11 +115,15 @@ def check_society(society: Scenario, block: ChainBlock) -> None:
     """`ValueError` naming the field where the society stage and the others disagree."""
     assistant = society.assistant
     if assistant is None:
-        raise ValueError("society.assistant: the judge reads the policy the society's assistant learns; the society "
-                         "has no assistant: block")  # fmt: skip
+        raise ValueError(
+            "society.assistant: the judge reads the policy the society's assistant learns; the society "
+            "has no assistant: block"
+        )
     if assistant.prompt == "none" or assistant.oracle or not assistant.revise:
-        raise ValueError("society.assistant: the judge needs a learned policy; the society's assistant learns none "
-                         "(prompt none, oracle or revise false)")  # fmt: skip
+        raise ValueError(
+            "society.assistant: the judge needs a learned policy; the society's assistant learns none "
+            "(prompt none, oracle or revise false)"
+        )
     if society.game.kind != "ultimatum":
         raise ValueError(f"society.game.kind: the student answers the ultimatum game, not {society.game.kind}")
     student = block.models.student.partition(":")[0]
@@ -127,16 +134,20 @@ def check_society(society: Scenario, block: ChainBlock) -> None:
     if block.distill.reward == "truth" and block.distill.truth is None:
         norms = {share.norm for share in society.society.norms if share.proportion > 0}
         if len(norms) != 1 or next(iter(norms)) not in ("selfish", "fair", "altruistic"):
-            raise ValueError("distill.truth: reward truth needs the true norm, and the society holds no single "
-                             "library norm: set distill.truth")  # fmt: skip
+            raise ValueError(
+                "distill.truth: reward truth needs the true norm, and the society holds no single "
+                "library norm: set distill.truth"
+            )
     if student == "tiny":
         if form == "sentence":
             raise ValueError("distill.form: the tiny student answers in the number or share form, not sentences")
         highest = society.game.amount.max
         if highest > block.distill.amounts.max:
-            raise ValueError(f"distill.amounts.max: the tiny student's words are the numbers up to "
-                             f"{block.distill.amounts.max}, and the society's game draws amounts up to {highest} "
-                             f"(society.game.amount.max): it could not read them")  # fmt: skip
+            raise ValueError(
+                f"distill.amounts.max: the tiny student's words are the numbers up to "
+                f"{block.distill.amounts.max}, and the society's game draws amounts up to {highest} "
+                f"(society.game.amount.max): it could not read them"
+            )
         if block.distill.amounts.max > TINY_MAX_AMOUNT:
             raise ValueError(f"distill.amounts.max: keep a tiny student's amounts up to {TINY_MAX_AMOUNT}")
     if "student" not in block.evaluation.subjects:

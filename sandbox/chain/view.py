@@ -10,7 +10,14 @@ from sandbox.viewer.page import Chart, Section, Table
 
 def view(path: Path) -> list[Section]:
     return [
-        Chart("comparison.csv", x="subject", y="offered_share", band=("offered_share_ci_low", "offered_share_ci_high"),
-              mode="markers", title="Offered share by subject (95% CI)", y_title="offered share"),
+        Chart(
+            "comparison.csv",
+            x="subject",
+            y="offered_share",
+            band=("offered_share_ci_low", "offered_share_ci_high"),
+            mode="markers",
+            title="Offered share by subject (95% CI)",
+            y_title="offered share",
+        ),
         Table("comparison.csv", title="Comparison"),
-    ]  # fmt: skip
+    ]

@@ -14,13 +14,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from sandbox.games.dialogue import ANY, Domain, Message, Outcome, Prompt, Setup
 from sandbox.dialogue.expand import Node, Tree, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels
+from sandbox.games.dialogue import ANY, Domain, Message, Outcome, Prompt, Setup
 
-__all__ = ["ANY", "DialogueGame", "Domain", "Message", "Node", "Outcome", "Prompt", "Setup", "Solution",
-           "StackModels", "Tree", "evaluate", "expand", "solve"]  # fmt: skip
+__all__ = [
+    "ANY",
+    "DialogueGame",
+    "Domain",
+    "Message",
+    "Node",
+    "Outcome",
+    "Prompt",
+    "Setup",
+    "Solution",
+    "StackModels",
+    "Tree",
+    "evaluate",
+    "expand",
+    "solve",
+]
 
 # The solver needs OpenSpiel (the `solve` extra); SCAI's society imports this package's scenario module whether or
 # not it has solver-guided members, so without OpenSpiel the package imports and only the solver's names are missing.

@@ -43,8 +43,18 @@ from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import json_records, wilson_interval
 from sandbox.summary import write_summary
 
-__all__ = ["AGREEMENT", "DIALOGUES", "KIND", "PLOT", "PREFIXES", "TABLE", "agreement_table", "is_agreement_run",
-           "measure_agreement", "resume_agreement"]  # fmt: skip
+__all__ = [
+    "AGREEMENT",
+    "DIALOGUES",
+    "KIND",
+    "PLOT",
+    "PREFIXES",
+    "TABLE",
+    "agreement_table",
+    "is_agreement_run",
+    "measure_agreement",
+    "resume_agreement",
+]
 
 KIND = "agreement"
 AGREEMENT = "agreement.csv"
@@ -58,8 +68,10 @@ DOMAINS = ("meeting", "fruit")
 def _check(scenario: DialogueScenario, lengths: Sequence[int], modes: Sequence[str]) -> None:
     kind = scenario.dialogue.domain.kind
     if kind not in DOMAINS:
-        raise UsageError(f"dialogue.domain.kind: {kind} has no agreement to read (agreement by length measures "
-                         f"{' and '.join(DOMAINS)})")  # fmt: skip
+        raise UsageError(
+            f"dialogue.domain.kind: {kind} has no agreement to read (agreement by length measures "
+            f"{' and '.join(DOMAINS)})"
+        )
     if not lengths or any(n < 1 for n in lengths):
         raise UsageError(f"--lengths {','.join(map(str, lengths))}: give message counts of at least 1")
     unknown = [m for m in modes if m not in REWARD_MODES]
@@ -67,9 +79,15 @@ def _check(scenario: DialogueScenario, lengths: Sequence[int], modes: Sequence[s
         raise UsageError(f"--mode: {unknown[0]!r} is not one of {', '.join(REWARD_MODES)}")
 
 
-def measure_agreement(scenario: DialogueScenario, out: Path | str, *, lengths: Sequence[int] = (2, 4, 6, 8),
-                      dialogues: int = 10, modes: Sequence[str] = ("outcome", "value"),
-                      models: Mapping[str, BaseChatModel] | None = None) -> Path:  # fmt: skip
+def measure_agreement(
+    scenario: DialogueScenario,
+    out: Path | str,
+    *,
+    lengths: Sequence[int] = (2, 4, 6, 8),
+    dialogues: int = 10,
+    modes: Sequence[str] = ("outcome", "value"),
+    models: Mapping[str, BaseChatModel] | None = None,
+) -> Path:
     """Play and score the dialogues into a new run directory `out`; write `agreement.csv`,
     `agreement_by_length.csv`, `agreement_dialogues.csv`, `agreement_prefixes.jsonl`, `agreement.png` and
     `summary.json`."""
@@ -98,11 +116,19 @@ def resume_agreement(path: Path | str, *, models: Mapping[str, BaseChatModel] | 
     if status.get("status") == "complete":
         return run_dir.path
     scenario = load_scenario(run_dir / "scenario.yaml", kind="dialogue")
-    return _measure(run_dir, scenario, [int(n) for n in status["lengths"]], int(status["dialogues"]),  # type: ignore[arg-type]
-                    tuple(status["modes"]), models)  # fmt: skip
+    return _measure(
+        run_dir,
+        scenario,
+        [int(n) for n in status["lengths"]],
+        int(status["dialogues"]),  # type: ignore[arg-type]
+        tuple(status["modes"]),
+        models,
+    )
 
 
-async def _play(models: StackModels, domain: Any, setup: Setup, root: int, index: int, length: int) -> tuple[Message, ...]:
+async def _play(
+    models: StackModels, domain: Any, setup: Setup, root: int, index: int, length: int
+) -> tuple[Message, ...]:
     """One dialogue of `length` messages, every player on "any"; message seeds from the seed tree."""
     dialogue: tuple[Message, ...] = ()
     for position in range(length):
@@ -113,8 +139,14 @@ async def _play(models: StackModels, domain: Any, setup: Setup, root: int, index
     return dialogue
 
 
-def _measure(run_dir: RunDirectory, scenario: DialogueScenario, lengths: list[int], dialogues: int,
-             modes: tuple[str, ...], models: Mapping[str, BaseChatModel] | None) -> Path:  # fmt: skip
+def _measure(
+    run_dir: RunDirectory,
+    scenario: DialogueScenario,
+    lengths: list[int],
+    dialogues: int,
+    modes: tuple[str, ...],
+    models: Mapping[str, BaseChatModel] | None,
+) -> Path:
     from sandbox.dialogue.run import dialogue_seed
 
     started = time.time()
@@ -123,16 +155,24 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, lengths: list[in
     judge_seed = dialogue_seed(scenario.seed, 2)
     with run_roles(run_dir, scenario, models) as roles:
         speakers = StackModels(roles["players"], roles["judge"], judge_seed=judge_seed)
-        played = run_sync(gather_jobs(list(range(dialogues)), lambda i: _play(speakers, domain, setups[i],
-                                                                              scenario.seed, i, lengths[-1])))  # fmt: skip
+        played = run_sync(
+            gather_jobs(
+                list(range(dialogues)), lambda i: _play(speakers, domain, setups[i], scenario.seed, i, lengths[-1])
+            )
+        )
 
         async def score(job: tuple[int, int, str]) -> dict[str, Any]:
             index, length, mode = job
             setup, dialogue = setups[index], played[index][:length]
             reward = RewardModel(domain, mode)  # type: ignore[arg-type]
             agreed, outcome = await reward.reading(roles["judge"], roles["players"], setup, dialogue, seed=judge_seed)
-            row: dict[str, Any] = {"dialogue": index, "length": length, "mode": mode,
-                                   "agreed": "" if agreed is None else agreed, "illegal": outcome.illegal or ""}  # fmt: skip
+            row: dict[str, Any] = {
+                "dialogue": index,
+                "length": length,
+                "mode": mode,
+                "agreed": "" if agreed is None else agreed,
+                "illegal": outcome.illegal or "",
+            }
             row.update({f"payoff_{p}": v for p, v in enumerate(outcome.payoffs)})
             row["last_message"] = dialogue[-1].text
             return row
@@ -141,17 +181,33 @@ def _measure(run_dir: RunDirectory, scenario: DialogueScenario, lengths: list[in
         rows = run_sync(gather_jobs(jobs, score))
     frame = pd.DataFrame(rows)
     frame.to_csv(run_dir / AGREEMENT, index=False)
-    pd.DataFrame([{"dialogue": i, "private": describe(setups[i]), "text": dialogue_text(setups[i], d, sep="\n")}
-                  for i, d in enumerate(played)]).to_csv(run_dir / DIALOGUES, index=False)  # fmt: skip
-    write_labelled([LabelledDialogue.of(block.domain.kind, setups[i], played[i][:n],
-                                        source=f"{scenario.name}, dialogue {i}")
-                    for i in range(dialogues) for n in lengths], run_dir / PREFIXES)  # fmt: skip
+    pd.DataFrame(
+        [
+            {"dialogue": i, "private": describe(setups[i]), "text": dialogue_text(setups[i], d, sep="\n")}
+            for i, d in enumerate(played)
+        ]
+    ).to_csv(run_dir / DIALOGUES, index=False)
+    write_labelled(
+        [
+            LabelledDialogue.of(block.domain.kind, setups[i], played[i][:n], source=f"{scenario.name}, dialogue {i}")
+            for i in range(dialogues)
+            for n in lengths
+        ],
+        run_dir / PREFIXES,
+    )
     table = agreement_table(frame, len(block.players))
     table.to_csv(run_dir / TABLE, index=False)
     _plot(table, scenario.name, run_dir / PLOT)
-    summary = {"scenario": scenario.name, "domain": block.domain.kind, "players": list(block.players),
-               "dialogues": dialogues, "lengths": lengths, "modes": list(modes), "table": json_records(table),
-               "seconds": round(time.time() - started, 2)}  # fmt: skip
+    summary = {
+        "scenario": scenario.name,
+        "domain": block.domain.kind,
+        "players": list(block.players),
+        "dialogues": dialogues,
+        "lengths": lengths,
+        "modes": list(modes),
+        "table": json_records(table),
+        "seconds": round(time.time() - started, 2),
+    }
     write_summary(run_dir, summary, kind="dialogue")
     run_dir.write_status("complete", finished=time.time())
     return run_dir.path
@@ -171,8 +227,14 @@ def agreement_table(frame: pd.DataFrame, players: int) -> pd.DataFrame:
             agreed = int((read["agreed"].fillna("").astype(str) != "").sum())
             low, high = wilson_interval(agreed, len(read))
             prefix = "" if k == 0 else f"{mode}_"
-            row.update({f"{prefix}agreements": agreed, f"{prefix}agreement_rate": agreed / len(read),
-                        f"{prefix}ci_low": low, f"{prefix}ci_high": high})  # fmt: skip
+            row.update(
+                {
+                    f"{prefix}agreements": agreed,
+                    f"{prefix}agreement_rate": agreed / len(read),
+                    f"{prefix}ci_low": low,
+                    f"{prefix}ci_high": high,
+                }
+            )
         if asked:
             row["read_by"] = asked[0]
         for mode, by_mode in group.groupby("mode", sort=False):

@@ -15,10 +15,10 @@ from langchain_core.messages import HumanMessage
 from rich.console import Console
 from rich.table import Table
 
-from sandbox.games.dialogue import Outcome, Prompt, Setup
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels
+from sandbox.games.dialogue import Outcome, Prompt, Setup
 from sandbox.llm.resolve import ModelStack
 from sandbox.llm.scripted import ScriptedChatModel
 
@@ -68,14 +68,26 @@ def bench_dialogue(latency_s: float = 0.05, depth: int = 4, concurrency: int = 5
     sequential_s, _ = _talk_expansion(depth, latency_s, concurrency, False)
     calls = tree.calls["messages"]
     ideal = depth * latency_s
-    table = Table(title=f"Dialogue tree expansion: depth {depth}, {calls} messages (widest level "
-                        f"{4 ** depth}), {latency_s * 1000:.0f} ms per call, limit {concurrency}", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"Dialogue tree expansion: depth {depth}, {calls} messages (widest level "
+        f"{4**depth}), {latency_s * 1000:.0f} ms per call, limit {concurrency}",
+        title_justify="left",
+    )
     for column in ("setting", "seconds", "ratio"):
         table.add_column(column, justify="left" if column == "setting" else "right")
     table.add_row("ideal (depth x latency)", f"{ideal:.3f}", "1.00")
-    table.add_row("a level at a time, concurrently", f"{concurrent_s:.3f}",
-                  f"{concurrent_s / ideal:.2f} x depth x latency (target <= 1.3)")  # fmt: skip
+    table.add_row(
+        "a level at a time, concurrently",
+        f"{concurrent_s:.3f}",
+        f"{concurrent_s / ideal:.2f} x depth x latency (target <= 1.3)",
+    )
     table.add_row("one call at a time", f"{sequential_s:.3f}", f"{sequential_s / concurrent_s:.1f} x concurrent")
     console.print(table)
-    return {"ideal_s": ideal, "concurrent_s": concurrent_s, "sequential_s": sequential_s, "calls": calls,
-            "ratio_to_ideal": concurrent_s / ideal, "speedup": sequential_s / concurrent_s}  # fmt: skip
+    return {
+        "ideal_s": ideal,
+        "concurrent_s": concurrent_s,
+        "sequential_s": sequential_s,
+        "calls": calls,
+        "ratio_to_ideal": concurrent_s / ideal,
+        "speedup": sequential_s / concurrent_s,
+    }

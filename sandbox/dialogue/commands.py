@@ -7,17 +7,24 @@ They are registered on `sandbox.cli_app.app` when `sandbox.cli` imports this mod
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, scenario_argument, console, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, console, out_console, progress_bar, scenario_argument, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_json
 
-__all__ = ["agreement_summary", "resume_dialogue_run", "reward_model_table", "solve", "solve_table", "solve_with_progress"]
+__all__ = [
+    "agreement_summary",
+    "resume_dialogue_run",
+    "reward_model_table",
+    "solve",
+    "solve_table",
+    "solve_with_progress",
+]
 
 
 def solve_with_progress(job: Any) -> Path:
@@ -33,8 +40,11 @@ def solve_with_progress(job: Any) -> Path:
             progress.update(task, total=progress.tasks[task].completed)
         task = progress.add_task(what + (" (LLM calls)" if total is None else ""), total=total)
 
-    return with_progress(lambda: job(SolveHooks(on_phase=on_phase, on_advance=lambda n: progress.advance(task, n))),
-                         progress, "interrupted; the calls so far are cached: `sandbox resume DIR` finishes")
+    return with_progress(
+        lambda: job(SolveHooks(on_phase=on_phase, on_advance=lambda n: progress.advance(task, n))),
+        progress,
+        "interrupted; the calls so far are cached: `sandbox resume DIR` finishes",
+    )
 
 
 def resume_dialogue_run(run_dir: Path) -> bool:
@@ -44,8 +54,10 @@ def resume_dialogue_run(run_dir: Path) -> bool:
     from sandbox.dialogue.reward_error import is_reward_model_run, resume_reward_model
     from sandbox.dialogue.run import is_solve_run, resume_solve
 
-    measurements = ((is_agreement_run, resume_agreement, agreement_summary, "playing and scoring dialogues"),
-                    (is_reward_model_run, resume_reward_model, reward_model_table, "scoring templated dialogues"))
+    measurements = (
+        (is_agreement_run, resume_agreement, agreement_summary, "playing and scoring dialogues"),
+        (is_reward_model_run, resume_reward_model, reward_model_table, "scoring templated dialogues"),
+    )
     for is_run, resume, show, doing in measurements:
         if is_run(run_dir):
             try:
@@ -64,17 +76,28 @@ def solve_table(path: Path) -> None:
     """Print a solve's headline figures (the paper's Table 1 and the tree's cost)."""
     s = read_json(path / "summary.json")
     tree, calls = s["tree"], s["llm_calls"]
-    out_console.print(f"{s['scenario']}: {tree['nodes']} nodes ({tree['decision_nodes']} decisions, "
-                      f"{tree['terminal_nodes']} terminals), {tree['infostates']} information states; LLM calls: "
-                      f"{calls['messages']} messages, {calls['judgments']} judgments, {calls['rewards']} rewards, "
-                      f"{calls['steering']} steering; {s['seconds']['total']:.0f} s", highlight=False)  # fmt: skip
-    table = Table(title=f"{s['solver']['algorithm']} x {s['solver']['iterations']}: NashConv {s['nash_conv']:.4g}, "
-                        f"CFR Gain (mean) {s['cfr_gain_mean']:.4g}", title_justify="left")  # fmt: skip
+    out_console.print(
+        f"{s['scenario']}: {tree['nodes']} nodes ({tree['decision_nodes']} decisions, "
+        f"{tree['terminal_nodes']} terminals), {tree['infostates']} information states; LLM calls: "
+        f"{calls['messages']} messages, {calls['judgments']} judgments, {calls['rewards']} rewards, "
+        f"{calls['steering']} steering; {s['seconds']['total']:.0f} s",
+        highlight=False,
+    )
+    table = Table(
+        title=f"{s['solver']['algorithm']} x {s['solver']['iterations']}: NashConv {s['nash_conv']:.4g}, "
+        f"CFR Gain (mean) {s['cfr_gain_mean']:.4g}",
+        title_justify="left",
+    )
     for column in ("player", "any vs any", "solver vs any", "CFR Gain", "solver vs solver"):
         table.add_column(column, justify="left" if column == "player" else "right")
     for p, name in enumerate(s["players"]):
-        table.add_row(name, f"{s['any_vs_any'][p]:.3f}", f"{s['solver_vs_any'][p]:.3f}", f"{s['cfr_gain'][p]:.3f}",
-                      f"{s['values'][p]:.3f}")  # fmt: skip
+        table.add_row(
+            name,
+            f"{s['any_vs_any'][p]:.3f}",
+            f"{s['solver_vs_any'][p]:.3f}",
+            f"{s['cfr_gain'][p]:.3f}",
+            f"{s['values'][p]:.3f}",
+        )
     out_console.print(table)
     if s["steering_rate"] is not None:
         rows = ", ".join(f"{r['instruction']} {r['follows']}/{r['messages']}" for r in s["steering"])
@@ -85,22 +108,23 @@ def solve_table(path: Path) -> None:
 @app.command()
 def solve(
     file: Annotated[Path, scenario_argument("A dialogue-game scenario (YAML with a dialogue: block).")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
-    iterations: Annotated[Optional[int], typer.Option("--iterations", help="Solver iterations.")] = None,  # noqa: UP007
+    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Root seed.")] = None,
+    iterations: Annotated[int | None, typer.Option("--iterations", help="Solver iterations.")] = None,
     model: Annotated[
-        Optional[list[str]],  # noqa: UP007
+        list[str] | None,
         typer.Option("--model", help="ROLE=SPEC with ROLE players, judge or all, e.g. players=openai:gpt-4o-mini."),
     ] = None,
 ) -> None:
     """Expand a dialogue game once on the LLM, solve it with CFR, and report NashConv, CFR Gain and steering."""
     from sandbox.dialogue.run import solve_scenario
-    from sandbox.scenario_file import load_scenario
     from sandbox.dialogue.scenario import apply_dialogue_overrides
+    from sandbox.scenario_file import load_scenario
 
     try:
-        scenario = apply_dialogue_overrides(load_scenario(file, kind="dialogue"), seed=seed, iterations=iterations,
-                                            models=model)  # fmt: skip
+        scenario = apply_dialogue_overrides(
+            load_scenario(file, kind="dialogue"), seed=seed, iterations=iterations, models=model
+        )
     except SandboxError as error:
         raise _fail(error) from None
     solve_table(solve_with_progress(lambda hooks: solve_scenario(scenario, out, hooks=hooks)))
@@ -127,19 +151,25 @@ def reward_model_table(path: Path) -> None:
     s = read_json(path / "summary.json")
     cases = s.get("cases", "templated")
     readers = f"reward model {s['judge']}" + (f", selection by {s['players']}" if "players" in s else "")
-    table = Table(title=f"{s['scenario']}: {readers} on {s['dialogues']} {cases} dialogues "
-                        f"(payoffs {s['payoff_range'][0]:g} to {s['payoff_range'][1]:g})", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"{s['scenario']}: {readers} on {s['dialogues']} {cases} dialogues "
+        f"(payoffs {s['payoff_range'][0]:g} to {s['payoff_range'][1]:g})",
+        title_justify="left",
+    )
     for column in ("mode", "outcome", "n", "Norm", "Sgn", "illegal"):
         table.add_column(column, justify="left" if column in ("mode", "outcome") else "right")
     for row in s["table"]:
-        table.add_row(row["mode"], row["outcome"], str(row["n"]), f"{row['norm']:.2f}", f"{row['sgn']:.2f}",
-                      str(row["illegal"]))  # fmt: skip
+        table.add_row(
+            row["mode"], row["outcome"], str(row["n"]), f"{row['norm']:.2f}", f"{row['sgn']:.2f}", str(row["illegal"])
+        )
     out_console.print(table)
     files = "reward_model.csv, reward_model_error.csv"
     for row in s.get("reading") or []:
-        out_console.print(f"{row.get('mode', 'outcome')} reading against the truth: {row['agreements']} agreements, {row['read']} read, "
-                          f"{row['read_right']} read right: precision {_rate(row['precision'])}, recall "
-                          f"{_rate(row['recall'])}, accuracy {_rate(row['accuracy'])} of {row['n']}")  # fmt: skip
+        out_console.print(
+            f"{row.get('mode', 'outcome')} reading against the truth: {row['agreements']} agreements, {row['read']} read, "
+            f"{row['read_right']} read right: precision {_rate(row['precision'])}, recall "
+            f"{_rate(row['recall'])}, accuracy {_rate(row['accuracy'])} of {row['n']}"
+        )
         files += ", reward_model_reading.csv"
     out_console.print(f"results in [bold]{path}[/]: {files}")
 
@@ -147,19 +177,34 @@ def reward_model_table(path: Path) -> None:
 @app.command("reward-model")
 def reward_model(
     file: Annotated[Path, scenario_argument("A dialogue-game scenario of the meeting or fruit domain.")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-reward-<time>).")] = None,  # noqa: UP007
-    dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000,
-                                           help="Setups; three templated dialogues each (not with --labelled).")] = 10,
-    mode: Annotated[str, typer.Option("--mode", help="value (the paper's), outcome, selection (the players say what "
-                                                     "was agreed), several by commas, or both (value,outcome).")] = "both",
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Run directory (default runs/<name>-reward-<time>).")
+    ] = None,
+    dialogues: Annotated[
+        int,
+        typer.Option(
+            "--dialogues", min=1, max=1000, help="Setups; three templated dialogues each (not with --labelled)."
+        ),
+    ] = 10,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            help="value (the paper's), outcome, selection (the players say what "
+            "was agreed), several by commas, or both (value,outcome).",
+        ),
+    ] = "both",
     model: Annotated[
-        Optional[list[str]],  # noqa: UP007
+        list[str] | None,
         typer.Option("--model", help="ROLE=SPEC, e.g. judge=openai:gpt-4o-mini (players=SPEC for selection)."),
     ] = None,
     labelled: Annotated[
-        Optional[Path],  # noqa: UP007
-        typer.Option("--labelled", help="A labelled set of real dialogues (JSON lines) instead of templates, e.g. "
-                                        "scenarios/dialogue/labelled/meeting.jsonl."),  # fmt: skip
+        Path | None,
+        typer.Option(
+            "--labelled",
+            help="A labelled set of real dialogues (JSON lines) instead of templates, e.g. "
+            "scenarios/dialogue/labelled/meeting.jsonl.",
+        ),
     ] = None,
 ) -> None:
     """Measure the LLM reward model's error on templated dialogues with known payoffs (the paper's Table 8), or on
@@ -167,8 +212,8 @@ def reward_model(
     import time
 
     from sandbox.dialogue.reward_error import measure_reward_model
-    from sandbox.scenario_file import load_scenario
     from sandbox.dialogue.scenario import apply_dialogue_overrides
+    from sandbox.scenario_file import load_scenario
 
     try:
         modes = _modes(mode, both=("value", "outcome"))
@@ -184,36 +229,56 @@ def reward_model(
 def agreement_summary(path: Path) -> None:
     """Print an agreement measurement: the agreement rate and mean payoffs by dialogue length."""
     s = read_json(path / "summary.json")
-    table = Table(title=f"{s['scenario']}: {s['dialogues']} dialogues on \"any\", scored after each length",
-                  title_justify="left")  # fmt: skip
+    table = Table(
+        title=f'{s["scenario"]}: {s["dialogues"]} dialogues on "any", scored after each length', title_justify="left"
+    )
     players = s["players"]
     from sandbox.dialogue.agreement import agreement_readers
 
     readers = agreement_readers(s["table"][0] if s["table"] else {})
-    columns = ["messages", *[f"agreements by {m}: rate (95% CI)" for m, _ in readers],
-               *[f"{m} payoff {name}" for m in s["modes"] for name in players]]  # fmt: skip
+    columns = [
+        "messages",
+        *[f"agreements by {m}: rate (95% CI)" for m, _ in readers],
+        *[f"{m} payoff {name}" for m in s["modes"] for name in players],
+    ]
     for column in columns:
         table.add_column(column, justify="right")
     for row in s["table"]:
-        rates = [f"{row[f'{p}agreements']}: {row[f'{p}agreement_rate']:.0%} "
-                 f"({row[f'{p}ci_low']:.0%}–{row[f'{p}ci_high']:.0%})" for _, p in readers]  # fmt: skip
-        table.add_row(str(row["length"]), *rates,
-                      *[f"{row[f'{m}_payoff_{p}']:.2f}" for m in s["modes"] for p in range(len(players))])  # fmt: skip
+        rates = [
+            f"{row[f'{p}agreements']}: {row[f'{p}agreement_rate']:.0%} "
+            f"({row[f'{p}ci_low']:.0%}–{row[f'{p}ci_high']:.0%})"
+            for _, p in readers
+        ]
+        table.add_row(
+            str(row["length"]),
+            *rates,
+            *[f"{row[f'{m}_payoff_{p}']:.2f}" for m in s["modes"] for p in range(len(players))],
+        )
     out_console.print(table)
-    out_console.print(f"results in [bold]{path}[/]: agreement.csv, agreement_by_length.csv, agreement_dialogues.csv, "
-                      "agreement_prefixes.jsonl (to label by hand), agreement.png")  # fmt: skip
+    out_console.print(
+        f"results in [bold]{path}[/]: agreement.csv, agreement_by_length.csv, agreement_dialogues.csv, "
+        "agreement_prefixes.jsonl (to label by hand), agreement.png"
+    )
 
 
 @app.command()
 def agreement(
     file: Annotated[Path, scenario_argument("A dialogue-game scenario of the meeting or fruit domain.")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-agreement-<time>).")] = None,  # noqa: UP007
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Run directory (default runs/<name>-agreement-<time>).")
+    ] = None,
     lengths: Annotated[str, typer.Option("--lengths", help="Dialogue lengths to score, comma-separated.")] = "2,4,6,8",
     dialogues: Annotated[int, typer.Option("--dialogues", min=1, max=1000, help="Dialogues (setups).")] = 10,
-    mode: Annotated[str, typer.Option("--mode", help="outcome, selection (the players say what was agreed), value "
-                                                     "(the paper's), several by commas, or both (outcome,value).")] = "both",
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            help="outcome, selection (the players say what was agreed), value "
+            "(the paper's), several by commas, or both (outcome,value).",
+        ),
+    ] = "both",
     model: Annotated[
-        Optional[list[str]],  # noqa: UP007
+        list[str] | None,
         typer.Option("--model", help="ROLE=SPEC with ROLE players, judge or all, e.g. judge=openai:gpt-4o-mini."),
     ] = None,
 ) -> None:
@@ -261,8 +326,16 @@ def play(
         table.add_column(column, justify="left" if column in ("pairing", "plays") else "right")
     for r in s["play"]["rows"]:
         ci = "n/a" if r["ci_low"] is None else f"{r['ci_low']:.2f} – {r['ci_high']:.2f}"
-        table.add_row(r["pairing"], s["players"][r["player"]], r["plays"], f"{r['mean']:.2f}", ci,
-                      f"{r['predicted']:.2f}", f"{r['fallback_rate']:.2f}", str(r["illegal"]))  # fmt: skip
+        table.add_row(
+            r["pairing"],
+            s["players"][r["player"]],
+            r["plays"],
+            f"{r['mean']:.2f}",
+            ci,
+            f"{r['predicted']:.2f}",
+            f"{r['fallback_rate']:.2f}",
+            str(r["illegal"]),
+        )
     out_console.print(table)
     out_console.print(f"results in [bold]{path}[/]: play.csv, play_summary.csv")
 
@@ -274,8 +347,14 @@ def imitate(
     holdout: Annotated[float, typer.Option("--holdout", min=0.01, max=0.99, help="Share of games held out.")] = 0.25,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the network.")] = 0,
     steps: Annotated[int, typer.Option("--steps", min=1, max=100_000, help="Adam steps.")] = 500,
-    features: Annotated[str, typer.Option("--features", help="The network's input: embedding (the paper's), "
-                                          "parameters (the private information as numbers) or both.")] = "embedding",
+    features: Annotated[
+        str,
+        typer.Option(
+            "--features",
+            help="The network's input: embedding (the paper's), "
+            "parameters (the private information as numbers) or both.",
+        ),
+    ] = "embedding",
 ) -> None:
     """Fit a small network on embedded information states to CFR's policies; its agreement on held-out games."""
     from sandbox.dialogue.imitation import imitate as fit_imitation
@@ -285,9 +364,11 @@ def imitate(
             s = fit_imitation(run_dirs, out, holdout=holdout, seed=seed, steps=steps, features=features)  # type: ignore[arg-type]
     except SandboxError as error:
         raise _fail(error) from None
-    out_console.print(f"trained on {s['train_states']} states of {s['train_games']} games; on {s['test_states']} "
-                      f"states of {s['test_games']} held-out games the network agrees with CFR's choice "
-                      f"{s['agreement']:.0%} of the time (mean policy {s['agreement_mean_policy']:.0%}); total "
-                      f"variation to CFR {s['tv_network']:.3f} (mean policy {s['tv_mean_policy']:.3f})",
-                      highlight=False)  # fmt: skip
+    out_console.print(
+        f"trained on {s['train_states']} states of {s['train_games']} games; on {s['test_states']} "
+        f"states of {s['test_games']} held-out games the network agrees with CFR's choice "
+        f"{s['agreement']:.0%} of the time (mean policy {s['agreement_mean_policy']:.0%}); total "
+        f"variation to CFR {s['tv_network']:.3f} (mean policy {s['tv_mean_policy']:.3f})",
+        highlight=False,
+    )
     out_console.print(f"results in [bold]{out}[/]: imitation.csv, imitation.json")

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
 from sandbox.dialogue.game import DialogueGame
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
 
 NodeKind = Literal["chance", "decision", "terminal"]
 
@@ -107,8 +107,9 @@ def _dialogue_key(setup: int, dialogue: tuple[Message, ...]) -> tuple[Any, ...]:
     return (setup, tuple((m.speaker, m.text) for m in dialogue))
 
 
-async def expand(game: DialogueGame, models: DialogueModels, *, concurrent: bool = True,
-                 on_level: Hook | None = None) -> Tree:  # fmt: skip
+async def expand(
+    game: DialogueGame, models: DialogueModels, *, concurrent: bool = True, on_level: Hook | None = None
+) -> Tree:
     """Expand `game` into a `Tree`, a depth at a time.
 
     Args:
@@ -142,8 +143,9 @@ async def expand(game: DialogueGame, models: DialogueModels, *, concurrent: bool
                 prompt = game.domain.message(setup, node.player, instruction, node.dialogue)
                 for k, seed in enumerate(game.seeds):
                     name = setup.players[node.player]
-                    key = messages.add((prompt.key(), seed),
-                                       lambda p=prompt, s=seed, n=name: models.speak(p, s, speaker=n))  # fmt: skip
+                    key = messages.add(
+                        (prompt.key(), seed), lambda p=prompt, s=seed, n=name: models.speak(p, s, speaker=n)
+                    )
                     pending.append((chance, k, node.player, key))
         calls["messages"] += await messages.run(concurrent=concurrent)
         if on_level:
@@ -158,8 +160,10 @@ async def expand(game: DialogueGame, models: DialogueModels, *, concurrent: bool
         for i, (chance, dialogue) in enumerate(after):
             by_rules = game.ended(game.setups[chance.setup], dialogue)
             if by_rules is None:
-                judge.add(_dialogue_key(chance.setup, dialogue),
-                          lambda s=game.setups[chance.setup], d=dialogue: models.is_over(s, d))  # fmt: skip
+                judge.add(
+                    _dialogue_key(chance.setup, dialogue),
+                    lambda s=game.setups[chance.setup], d=dialogue: models.is_over(s, d),
+                )
             else:
                 ended[i] = by_rules
         if judge.jobs:
@@ -176,8 +180,10 @@ async def expand(game: DialogueGame, models: DialogueModels, *, concurrent: bool
             if ended[i]:
                 outcome = game.domain.payoffs(game.setups[chance.setup], dialogue)
                 if outcome is None:
-                    outcome = rewards.add(("reward", *_dialogue_key(chance.setup, dialogue)),
-                                          lambda s=game.setups[chance.setup], d=dialogue: models.reward(s, d))  # fmt: skip
+                    outcome = rewards.add(
+                        ("reward", *_dialogue_key(chance.setup, dialogue)),
+                        lambda s=game.setups[chance.setup], d=dialogue: models.reward(s, d),
+                    )
                 outcomes[i] = outcome
         if rewards.jobs:
             calls["rewards"] += await rewards.run(concurrent=concurrent)

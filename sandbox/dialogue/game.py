@@ -84,7 +84,11 @@ class DialogueGame:
         """
         game_setup = self.setups[setup]
         own = [m.instruction for m in dialogue if m.speaker == player]
-        lines = [f"player {player} ({game_setup.players[player]})", game_setup.info_text(player),
-                 f"own instructions: {own}", "dialogue:"]  # fmt: skip
+        lines = [
+            f"player {player} ({game_setup.players[player]})",
+            game_setup.info_text(player),
+            f"own instructions: {own}",
+            "dialogue:",
+        ]
         lines += [said(game_setup, m) for m in dialogue]
         return "\n".join(lines)

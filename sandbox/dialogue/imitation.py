@@ -82,15 +82,25 @@ def load_states(run_dirs: Sequence[Path | str]) -> Dataset:
             setup = int(group["setup"].iloc[0])
             own = params.get((setup, int(player)), ())
             depth = float(group["depth"].iloc[0]) / deepest if "depth" in group else 0.0
-            rows.append({"run": str(run), "setup": setup, "player": int(player), "text": key,
-                         "instructions": tuple(group["instruction"]), "probs": tuple(group["probability"]),
-                         "params": (*own, depth) if own else ()})  # fmt: skip
+            rows.append(
+                {
+                    "run": str(run),
+                    "setup": setup,
+                    "player": int(player),
+                    "text": key,
+                    "instructions": tuple(group["instruction"]),
+                    "probs": tuple(group["probability"]),
+                    "params": (*own, depth) if own else (),
+                }
+            )
     frame = pd.DataFrame(rows)
     for player, group in frame.groupby("player"):
         sets = set(group["instructions"])
         if len(sets) > 1:
-            raise UsageError(f"player {player} has different instructions in these runs ({sorted(sets)}): imitate "
-                             "runs of one game's instruction sets")  # fmt: skip
+            raise UsageError(
+                f"player {player} has different instructions in these runs ({sorted(sets)}): imitate "
+                "runs of one game's instruction sets"
+            )
     return Dataset(frame)
 
 
@@ -98,8 +108,10 @@ def split_games(data: Dataset, holdout: float, seed: int) -> tuple[pd.DataFrame,
     """Hold out a share of the games (run, setup); at least one game on each side."""
     games = sorted({(r, s) for r, s in zip(data.frame["run"], data.frame["setup"])})
     if len(games) < 2:
-        raise UsageError("imitation needs at least two games to hold one out: solve a scenario with "
-                         "dialogue.scenarios of 2 or more, or pass several runs")  # fmt: skip
+        raise UsageError(
+            "imitation needs at least two games to hold one out: solve a scenario with "
+            "dialogue.scenarios of 2 or more, or pass several runs"
+        )
     rng = np.random.default_rng(seed)
     count = min(max(1, round(holdout * len(games))), len(games) - 1)
     held = {games[i] for i in rng.choice(len(games), size=count, replace=False)}
@@ -117,8 +129,16 @@ def inputs(group: pd.DataFrame, embed: Embedder, features: Features = "embedding
     return np.hstack(parts)
 
 
-def fit(train: pd.DataFrame, embed: Embedder, *, seed: int = 0, steps: int = 500, hidden: tuple[int, int] = (128, 64),
-        lr: float = 1e-3, features: Features = "embedding") -> dict[int, Any]:  # fmt: skip
+def fit(
+    train: pd.DataFrame,
+    embed: Embedder,
+    *,
+    seed: int = 0,
+    steps: int = 500,
+    hidden: tuple[int, int] = (128, 64),
+    lr: float = 1e-3,
+    features: Features = "embedding",
+) -> dict[int, Any]:
     """One network per player: two dense hidden layers and an output layer over its instructions, fitted by
     cross-entropy to CFR's distributions with Adam."""
     import torch
@@ -129,9 +149,13 @@ def fit(train: pd.DataFrame, embed: Embedder, *, seed: int = 0, steps: int = 500
         x = torch.tensor(inputs(group, embed, features), dtype=torch.float32)
         y = torch.tensor(np.array([list(p) for p in group["probs"]]), dtype=torch.float32)
         torch.manual_seed(seed + int(player))
-        net = torch.nn.Sequential(torch.nn.Linear(x.shape[1], hidden[0]), torch.nn.ReLU(),
-                                  torch.nn.Linear(hidden[0], hidden[1]), torch.nn.ReLU(),
-                                  torch.nn.Linear(hidden[1], len(instructions)))  # fmt: skip
+        net = torch.nn.Sequential(
+            torch.nn.Linear(x.shape[1], hidden[0]),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden[0], hidden[1]),
+            torch.nn.ReLU(),
+            torch.nn.Linear(hidden[1], len(instructions)),
+        )
         optimiser = torch.optim.Adam(net.parameters(), lr=lr)
         for _ in range(steps):
             optimiser.zero_grad()
@@ -142,7 +166,9 @@ def fit(train: pd.DataFrame, embed: Embedder, *, seed: int = 0, steps: int = 500
     return nets
 
 
-def evaluate(nets: dict[int, Any], test: pd.DataFrame, embed: Embedder, features: Features = "embedding") -> pd.DataFrame:
+def evaluate(
+    nets: dict[int, Any], test: pd.DataFrame, embed: Embedder, features: Features = "embedding"
+) -> pd.DataFrame:
     """Per held-out state: CFR's choice, the network's, the mean policy's; total variation to CFR of each."""
     import torch
 
@@ -150,20 +176,37 @@ def evaluate(nets: dict[int, Any], test: pd.DataFrame, embed: Embedder, features
     for player, group in test.groupby("player"):
         net, instructions, mean = nets[int(player)]
         with torch.no_grad():
-            predicted = torch.softmax(net(torch.tensor(inputs(group, embed, features), dtype=torch.float32)),
-                                      dim=1).numpy()  # fmt: skip
+            predicted = torch.softmax(
+                net(torch.tensor(inputs(group, embed, features), dtype=torch.float32)), dim=1
+            ).numpy()
         for row, p in zip(group.itertuples(), predicted):
             cfr = np.array(row.probs)
-            rows.append({"run": row.run, "setup": row.setup, "player": int(player),
-                         "cfr": instructions[int(cfr.argmax())], "network": instructions[int(p.argmax())],
-                         "mean_policy": instructions[int(mean.argmax())],
-                         "tv_network": float(0.5 * np.abs(p - cfr).sum()), "tv_mean": float(0.5 * np.abs(mean - cfr).sum()),
-                         "text": row.text})  # fmt: skip
+            rows.append(
+                {
+                    "run": row.run,
+                    "setup": row.setup,
+                    "player": int(player),
+                    "cfr": instructions[int(cfr.argmax())],
+                    "network": instructions[int(p.argmax())],
+                    "mean_policy": instructions[int(mean.argmax())],
+                    "tv_network": float(0.5 * np.abs(p - cfr).sum()),
+                    "tv_mean": float(0.5 * np.abs(mean - cfr).sum()),
+                    "text": row.text,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def imitate(run_dirs: Sequence[Path | str], out: Path | str, *, holdout: float = 0.25, seed: int = 0,
-            steps: int = 500, embed: Embedder | None = None, features: Features = "embedding") -> dict[str, Any]:  # fmt: skip
+def imitate(
+    run_dirs: Sequence[Path | str],
+    out: Path | str,
+    *,
+    holdout: float = 0.25,
+    seed: int = 0,
+    steps: int = 500,
+    embed: Embedder | None = None,
+    features: Features = "embedding",
+) -> dict[str, Any]:
     """Fit on the runs' training games, measure on the held-out ones; write `imitation.csv` and `imitation.json`."""
     from sandbox.run_dir import RunDirectory, atomic_write_text
 
@@ -171,8 +214,10 @@ def imitate(run_dirs: Sequence[Path | str], out: Path | str, *, holdout: float =
         raise UsageError(f"--features {features!r}: choose {', '.join(FEATURES)}")
     data = load_states(run_dirs)
     if features != "embedding" and any(len(p) == 0 for p in data.frame["params"]):
-        raise UsageError(f"--features {features}: the runs' domain states no parameters (imitation reads them from "
-                         "each run's scenario.yaml; meeting and fruit have them)")  # fmt: skip
+        raise UsageError(
+            f"--features {features}: the runs' domain states no parameters (imitation reads them from "
+            "each run's scenario.yaml; meeting and fruit have them)"
+        )
     train, test = split_games(data, holdout, seed)
     out = Path(out)
     RunDirectory.check_new(out)
@@ -183,12 +228,20 @@ def imitate(run_dirs: Sequence[Path | str], out: Path | str, *, holdout: float =
     result = evaluate(fit(train, embed, seed=seed, steps=steps, features=features), test, embed, features)
     out.mkdir(parents=True, exist_ok=True)
     result.to_csv(out / IMITATION, index=False)
-    summary = {"runs": [str(r) for r in run_dirs], "train_states": len(train), "test_states": len(test),
-               "train_games": int(train.groupby(["run", "setup"]).ngroups),
-               "test_games": int(test.groupby(["run", "setup"]).ngroups),
-               "agreement": float((result["cfr"] == result["network"]).mean()),
-               "agreement_mean_policy": float((result["cfr"] == result["mean_policy"]).mean()),
-               "tv_network": float(result["tv_network"].mean()), "tv_mean_policy": float(result["tv_mean"].mean()),
-               "embedding": name, "features": features, "steps": steps, "seed": seed}  # fmt: skip
+    summary = {
+        "runs": [str(r) for r in run_dirs],
+        "train_states": len(train),
+        "test_states": len(test),
+        "train_games": int(train.groupby(["run", "setup"]).ngroups),
+        "test_games": int(test.groupby(["run", "setup"]).ngroups),
+        "agreement": float((result["cfr"] == result["network"]).mean()),
+        "agreement_mean_policy": float((result["cfr"] == result["mean_policy"]).mean()),
+        "tv_network": float(result["tv_network"].mean()),
+        "tv_mean_policy": float(result["tv_mean"].mean()),
+        "embedding": name,
+        "features": features,
+        "steps": steps,
+        "seed": seed,
+    }
     atomic_write_text(out / "imitation.json", json.dumps(summary, indent=2))
     return summary

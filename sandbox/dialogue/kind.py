@@ -15,7 +15,9 @@ from sandbox.kinds import RunKind, by_option
 __all__ = ["DIALOGUE"]
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def run(
+    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Expand and solve the game (`sandbox.dialogue.run.solve_scenario`)."""
     from sandbox.dialogue.run import solve_scenario
 
@@ -47,8 +49,10 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     from sandbox.dialogue.scenario import estimate_messages
 
     g = scenario.dialogue
-    return (f"dialogue game {g.domain.kind}, {len(g.players)} players, up to {g.max_messages} messages, "
-            f"{g.seeds_per_message} seed(s), at most {estimate_messages(g)} messages in the tree")
+    return (
+        f"dialogue game {g.domain.kind}, {len(g.players)} players, up to {g.max_messages} messages, "
+        f"{g.seeds_per_message} seed(s), at most {estimate_messages(g)} messages in the tree"
+    )
 
 
 def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
@@ -61,8 +65,14 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
     return path
 
 
-def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | None = None,
-               max_cost: float | None = None, **others: Any) -> None:  # fmt: skip
+def cli_resume(
+    path: Path,
+    *,
+    max_calls: int | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    **others: Any,
+) -> None:
     """`sandbox resume` of a solve (the `--max-*` options raise its budget) or a reward-model measurement."""
     from sandbox.dialogue.commands import resume_dialogue_run
     from sandbox.run_budget import raise_budget
@@ -72,8 +82,9 @@ def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | No
     if label == "solve":
         raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)
     else:
-        by_option({"max_calls": max_calls, "max_tokens": max_tokens, "max_cost": max_cost}, (),
-                  f"{path}, a {label} run")  # fmt: skip
+        by_option(
+            {"max_calls": max_calls, "max_tokens": max_tokens, "max_cost": max_cost}, (), f"{path}, a {label} run"
+        )
     resume_dialogue_run(path)
 
 
@@ -94,11 +105,20 @@ DIALOGUE = RunKind(
     dir_label="sandbox.dialogue.kind:dir_label",
     cli_run="sandbox.dialogue.kind:cli_run",
     cli_resume="sandbox.dialogue.kind:cli_resume",
-    tables={"dialogues": "dialogues.csv", "policy": "policy.csv", "steering": "steering.csv", "psro": "psro.csv",
-            "psro_candidates": "psro_candidates.csv", "reward_model": "reward_model.csv",
-            "reward_model_error": "reward_model_error.csv", "agreement": "agreement.csv",
-            "agreement_by_length": "agreement_by_length.csv", "play": "play.csv", "play_summary": "play_summary.csv",
-            "transcripts": "transcripts.jsonl"},  # fmt: skip
+    tables={
+        "dialogues": "dialogues.csv",
+        "policy": "policy.csv",
+        "steering": "steering.csv",
+        "psro": "psro.csv",
+        "psro_candidates": "psro_candidates.csv",
+        "reward_model": "reward_model.csv",
+        "reward_model_error": "reward_model_error.csv",
+        "agreement": "agreement.csv",
+        "agreement_by_length": "agreement_by_length.csv",
+        "play": "play.csv",
+        "play_summary": "play_summary.csv",
+        "transcripts": "transcripts.jsonl",
+    },
     commands=("sandbox.dialogue.commands",),
     benchmarks={"dialogue": "sandbox.dialogue.bench:bench_dialogue"},
     example="scenarios/dialogue/ultimatum_small.yaml",

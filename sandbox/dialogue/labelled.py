@@ -94,12 +94,23 @@ class LabelledDialogue(BaseModel):
         return tuple(Message(m.speaker, ANY, m.text) for m in self.messages)
 
     @classmethod
-    def of(cls, domain: str, setup: Setup, dialogue: Iterable[Message], *, source: str = "",
-           agreed: str | None = None) -> LabelledDialogue:  # fmt: skip
+    def of(
+        cls, domain: str, setup: Setup, dialogue: Iterable[Message], *, source: str = "", agreed: str | None = None
+    ) -> LabelledDialogue:
         messages = [_Message(speaker=m.speaker, text=m.text) for m in dialogue]
-        return cls(domain=domain, source=source, length=len(messages), agreed=agreed, messages=messages,
-                   setup=_Setup(players=list(setup.players), private=[dict(p) for p in setup.private],
-                                public=dict(setup.public), data=dict(setup.data)))  # fmt: skip
+        return cls(
+            domain=domain,
+            source=source,
+            length=len(messages),
+            agreed=agreed,
+            messages=messages,
+            setup=_Setup(
+                players=list(setup.players),
+                private=[dict(p) for p in setup.private],
+                public=dict(setup.public),
+                data=dict(setup.data),
+            ),
+        )
 
 
 def read_labelled_text(path: Path | str) -> str:
@@ -128,8 +139,10 @@ def parse_labelled(text: str, source: str, *, domain: str | None = None) -> list
         except json.JSONDecodeError as error:
             raise ScenarioError(source, [(f"line {number}", f"not JSON: {error.msg}")]) from None
         except ValidationError as error:
-            raise ScenarioError(source, [(f"line {number}: {'.'.join(map(str, e['loc'])) or 'dialogue'}", e["msg"])
-                                         for e in error.errors()]) from None  # fmt: skip
+            raise ScenarioError(
+                source,
+                [(f"line {number}: {'.'.join(map(str, e['loc'])) or 'dialogue'}", e["msg"]) for e in error.errors()],
+            ) from None
         if domain is not None and item.domain != domain:
             problem = f"{item.domain!r}, but the scenario's domain is {domain!r}"
             raise ScenarioError(source, [(f"line {number}: domain", problem)])

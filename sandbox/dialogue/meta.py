@@ -34,12 +34,17 @@ def meta_payoffs(tree: Tree) -> np.ndarray:
 
 def prd(payoffs: np.ndarray, *, iterations: int = 10_000, dt: float = 1e-3, gamma: float = 1e-6) -> list[np.ndarray]:
     """OpenSpiel's projected replicator dynamics (Lanctot et al., 2017): each player's meta-strategy."""
-    return [np.asarray(s, dtype=float) for s in
-            projected_replicator_dynamics([payoffs[p] for p in range(payoffs.shape[0])], prd_iterations=iterations,
-                                          prd_dt=dt, prd_gamma=gamma)]  # fmt: skip
+    return [
+        np.asarray(s, dtype=float)
+        for s in projected_replicator_dynamics(
+            [payoffs[p] for p in range(payoffs.shape[0])], prd_iterations=iterations, prd_dt=dt, prd_gamma=gamma
+        )
+    ]
 
 
-def nash_bargaining(payoffs: np.ndarray, *, disagreement: np.ndarray | None = None) -> tuple[list[np.ndarray], np.ndarray]:
+def nash_bargaining(
+    payoffs: np.ndarray, *, disagreement: np.ndarray | None = None
+) -> tuple[list[np.ndarray], np.ndarray]:
     """The Nash bargaining solution over joint instruction profiles: the distribution x that maximises
     sum_p log(u_p(x) - d_p) (a concave problem on the simplex, solved by scipy's SLSQP).
 
@@ -64,9 +69,15 @@ def nash_bargaining(payoffs: np.ndarray, *, disagreement: np.ndarray | None = No
     def gradient(x: np.ndarray) -> np.ndarray:
         return -(flat / np.maximum(flat @ x - d, 1e-300)[:, None]).sum(axis=0)
 
-    result = minimize(objective, np.full(size, 1.0 / size), jac=gradient, method="SLSQP",
-                      bounds=[(0.0, 1.0)] * size, constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1.0}],
-                      options={"ftol": 1e-12, "maxiter": 1000})  # fmt: skip
+    result = minimize(
+        objective,
+        np.full(size, 1.0 / size),
+        jac=gradient,
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * size,
+        constraints=[{"type": "eq", "fun": lambda x: x.sum() - 1.0}],
+        options={"ftol": 1e-12, "maxiter": 1000},
+    )
     x = np.clip(result.x, 0.0, None)
     joint = (x / x.sum()).reshape(payoffs.shape[1:])
     marginals = [joint.sum(axis=tuple(q for q in range(players) if q != p)) for p in range(players)]

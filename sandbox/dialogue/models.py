@@ -48,15 +48,22 @@ class StackModels:
     async def speak(self, prompt: Prompt, seed: int, *, speaker: str) -> str:
         from agents.dialogue import InstructedSpeaker
 
-        return await InstructedSpeaker(self.speaker).speak(prompt, seed, speaker=speaker,
-                                                           episode=call_key(prompt.key(), seed))  # fmt: skip
+        return await InstructedSpeaker(self.speaker).speak(
+            prompt, seed, speaker=speaker, episode=call_key(prompt.key(), seed)
+        )
 
     async def is_over(self, setup: Setup, dialogue: tuple[Message, ...]) -> bool:
         if self.judge is None:
             raise ValueError("termination: judge needs a judge model")
         prompt = render("dialogue/over.j2", dialogue=dialogue_text(setup, dialogue, sep="\n"))
-        answer = await acall(self.judge, [HumanMessage(prompt)], seed=self.judge_seed, max_tokens=2,
-                             constraint=YES_NO, call=CallInfo(role="judge", episode=call_key(prompt), step="over"))  # fmt: skip
+        answer = await acall(
+            self.judge,
+            [HumanMessage(prompt)],
+            seed=self.judge_seed,
+            max_tokens=2,
+            constraint=YES_NO,
+            call=CallInfo(role="judge", episode=call_key(prompt), step="over"),
+        )
         return str(answer.content).strip().lower().startswith("yes")
 
     async def reward(self, setup: Setup, dialogue: tuple[Message, ...]) -> Outcome:
@@ -66,27 +73,43 @@ class StackModels:
 
 
 @contextmanager
-def run_roles(run_dir: Any, scenario: Any, given: Mapping[str, BaseChatModel] | None = None,
-              sinks: Sequence[Any] = (), ledgers: Sequence[Any] = ()) -> Iterator[dict[str, BaseChatModel]]:  # fmt: skip
+def run_roles(
+    run_dir: Any,
+    scenario: Any,
+    given: Mapping[str, BaseChatModel] | None = None,
+    sinks: Sequence[Any] = (),
+    ledgers: Sequence[Any] = (),
+) -> Iterator[dict[str, BaseChatModel]]:
     """The `players` and `judge` models of a dialogue run, on the run's cache and transcript (and `sinks`),
     counted in the run's budget (and `ledgers`, a sweep's); `given` models (by role) replace the scenario's specs.
     The transcript is closed and finalised on exit."""
     from sandbox import run_dir as layout
-    from sandbox.run_budget import run_ledgers
     from sandbox.llm.cache import ResponseCache
     from sandbox.llm.resolve import BackendOptions, ModelStack, scenario_prices
     from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+    from sandbox.run_budget import run_ledgers
 
     cache = ResponseCache(run_dir / layout.CACHE)
     ledgers = run_ledgers(run_dir, scenario, ledgers) if hasattr(scenario, "budget") else list(ledgers)
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
-    stack = ModelStack(cache=cache, sinks=[transcript, *sinks], concurrency=scenario.concurrency,
-                       options=BackendOptions(embedded=scenario.embedded), ledgers=ledgers,
-                       prices=scenario_prices(scenario, by="role"))  # fmt: skip
+    stack = ModelStack(
+        cache=cache,
+        sinks=[transcript, *sinks],
+        concurrency=scenario.concurrency,
+        options=BackendOptions(embedded=scenario.embedded),
+        ledgers=ledgers,
+        prices=scenario_prices(scenario, by="role"),
+    )
     try:
-        yield {role: stack.for_role(role, getattr(scenario.models, role).spec,
-                                    getattr(scenario.models, role).sampling.model_dump(), given=(given or {}).get(role))
-               for role in ("players", "judge")}  # fmt: skip
+        yield {
+            role: stack.for_role(
+                role,
+                getattr(scenario.models, role).spec,
+                getattr(scenario.models, role).sampling.model_dump(),
+                given=(given or {}).get(role),
+            )
+            for role in ("players", "judge")
+        }
     finally:
         transcript.close()
         cache.close()

@@ -23,18 +23,17 @@ from langchain_core.language_models import BaseChatModel
 from agents.dialogue import BaselineSpeaker, GuidedSpeaker
 from sandbox import run_dir as layout
 from sandbox._sync import run_sync
-from sandbox.games.dialogue import Message, dialogue_text
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels, run_roles
 from sandbox.errors import UsageError
+from sandbox.files import read_csv, read_json
+from sandbox.games.dialogue import Message, dialogue_text
+from sandbox.jobs import gather_jobs
 from sandbox.run_dir import RunDirectory, holding
 from sandbox.seeding import Branch, generator, seed_node
-from sandbox.stats import mean_ci
-from sandbox.files import read_csv, read_json
-from sandbox.stats import json_number
+from sandbox.stats import json_number, mean_ci
 from sandbox.summary import write_summary
-from sandbox.jobs import gather_jobs
 
 PLAY = "play.csv"
 PLAY_SUMMARY = "play_summary.csv"
@@ -46,8 +45,9 @@ def pairings(players: int) -> list[tuple[str, ...]]:
     return [("any",) * players, *alone, ("solver",) * players]
 
 
-async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[Any], episode: int, root: int,
-                       pairing: int) -> dict[str, Any]:  # fmt: skip
+async def play_episode(
+    game: DialogueGame, oracle: StackModels, speakers: list[Any], episode: int, root: int, pairing: int
+) -> dict[str, Any]:
     """One dialogue: the setup and every message seed from `episode`; the guided choices from `pairing` too."""
     setup_index = int(generator(root, Branch.DIALOGUE, 6, episode).integers(len(game.setups)))
     setup = game.setups[setup_index]
@@ -56,8 +56,9 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
     fallbacks = guided = 0
     while True:
         speaker = game.speaker(dialogue)
-        choice = speakers[speaker].choose(game.infostate(setup_index, dialogue, speaker), len(dialogue),
-                                          game.choices(dialogue, speaker), rng)  # fmt: skip
+        choice = speakers[speaker].choose(
+            game.infostate(setup_index, dialogue, speaker), len(dialogue), game.choices(dialogue, speaker), rng
+        )
         fallbacks += choice.fallback
         guided += isinstance(speakers[speaker], GuidedSpeaker)
         seed = int(seed_node(root, Branch.DIALOGUE, 8, episode, len(dialogue)).generate_state(1)[0])
@@ -68,9 +69,14 @@ async def play_episode(game: DialogueGame, oracle: StackModels, speakers: list[A
         if over or (over is None and await oracle.is_over(setup, dialogue)):
             break
     outcome = game.domain.payoffs(setup, dialogue) or await oracle.reward(setup, dialogue)
-    row: dict[str, Any] = {"episode": episode, "setup": setup_index,
-                           "instructions": " | ".join(m.instruction for m in dialogue), "guided": guided, "fallbacks": fallbacks,
-                           "illegal": outcome.illegal or ""}  # fmt: skip
+    row: dict[str, Any] = {
+        "episode": episode,
+        "setup": setup_index,
+        "instructions": " | ".join(m.instruction for m in dialogue),
+        "guided": guided,
+        "fallbacks": fallbacks,
+        "illegal": outcome.illegal or "",
+    }
     for p, payoff in enumerate(outcome.payoffs):
         row[f"payoff_{p}"] = payoff
     row["dialogue"] = dialogue_text(setup, dialogue, sep="\n")
@@ -93,9 +99,15 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
     guided = [GuidedSpeaker.from_policy(policy, p) for p in range(game.num_players)]
     baseline = BaselineSpeaker()
     with run_roles(run_dir, scenario, models) as roles:
-        oracle = StackModels(roles["players"], roles["judge"], judge_seed=dialogue_seed(scenario.seed, 2),
-                             reward_model=reward_model(scenario, game))  # fmt: skip
-        jobs = [(index, pairing, e) for index, pairing in enumerate(pairings(game.num_players)) for e in range(episodes)]
+        oracle = StackModels(
+            roles["players"],
+            roles["judge"],
+            judge_seed=dialogue_seed(scenario.seed, 2),
+            reward_model=reward_model(scenario, game),
+        )
+        jobs = [
+            (index, pairing, e) for index, pairing in enumerate(pairings(game.num_players)) for e in range(episodes)
+        ]
 
         async def one(job: tuple[int, tuple[str, ...], int]) -> dict[str, Any]:
             index, pairing, episode = job
@@ -109,8 +121,10 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
     frame.to_csv(run_dir / PLAY, index=False)
     spiel = pyspiel.convert_to_cached_tree(DialogueSpielGame(tree=tree))
     # the guided speakers' tables are policy.csv by state, in the form the prediction needs
-    solver_table: Table = {s.key: [(a, guided[s.player].table[s.key].get(i, 0.0)) for a, i in enumerate(s.instructions)]
-                           for s in infostates(tree)}  # fmt: skip
+    solver_table: Table = {
+        s.key: [(a, guided[s.player].table[s.key].get(i, 0.0)) for a, i in enumerate(s.instructions)]
+        for s in infostates(tree)
+    }
     tables = {"solver": solver_table, "any": any_table(tree)}
     out = []
     for pairing in pairings(game.num_players):
@@ -118,15 +132,24 @@ def play(path: Path | str, *, episodes: int = 20, models: Mapping[str, BaseChatM
         group = frame[frame.pairing == " vs ".join(pairing)]
         for p in range(game.num_players):
             mean, low, high, n = mean_ci(group[f"payoff_{p}"])
-            out.append({"pairing": " vs ".join(pairing), "player": p, "plays": pairing[p], "mean": mean,
-                        "ci_low": low, "ci_high": high, "n": n, "predicted": predicted[p],
-                        "fallback_rate": float(group["fallbacks"].sum() / max(group["guided"].sum(), 1)),
-                        "illegal": int((group["illegal"] != "").sum())})  # fmt: skip
+            out.append(
+                {
+                    "pairing": " vs ".join(pairing),
+                    "player": p,
+                    "plays": pairing[p],
+                    "mean": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "n": n,
+                    "predicted": predicted[p],
+                    "fallback_rate": float(group["fallbacks"].sum() / max(group["guided"].sum(), 1)),
+                    "illegal": int((group["illegal"] != "").sum()),
+                }
+            )
     table = pd.DataFrame(out)
     table.to_csv(run_dir / PLAY_SUMMARY, index=False)
     summary = read_json(run_dir / layout.SUMMARY)
-    summary["play"] = {"episodes": episodes, "rows": [{k: json_number(v) for k, v in r.items()}
-                                                      for r in out]}  # fmt: skip
+    summary["play"] = {"episodes": episodes, "rows": [{k: json_number(v) for k, v in r.items()} for r in out]}
     write_summary(run_dir, summary, kind="dialogue")
     return run_dir.path
 

@@ -8,8 +8,8 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
 
 
 def plot_policy(policy: pd.DataFrame, tree: Any, path: Path) -> None:
@@ -35,8 +35,14 @@ def plot_policy(policy: pd.DataFrame, tree: Any, path: Path) -> None:
 def plot_payoffs(summary: dict[str, Any], path: Path) -> None:
     """Expected payoff per player: all on "any", the player alone on the solver's policy, all on the solver's."""
     players = summary["players"]
-    frame = pd.DataFrame({"any vs any": summary["any_vs_any"], "solver vs any": summary["solver_vs_any"],
-                          "solver vs solver": summary["values"]}, index=players)  # fmt: skip
+    frame = pd.DataFrame(
+        {
+            "any vs any": summary["any_vs_any"],
+            "solver vs any": summary["solver_vs_any"],
+            "solver vs solver": summary["values"],
+        },
+        index=players,
+    )
     ax = frame.plot.bar(rot=0, figsize=(5.5, 3.4))
     ax.set_ylabel("expected payoff")
     ax.set_title(f"{summary['scenario']}: NashConv {summary['nash_conv']:.3g}, CFR Gain {summary['cfr_gain_mean']:.3g}")
@@ -51,8 +57,11 @@ def plot_psro(meta: pd.DataFrame, summary: dict[str, Any], path: Path) -> None:
     players = sorted(meta["player"].unique())
     fig, axes = plt.subplots(1, len(players), figsize=(5 * len(players), 3.4), squeeze=False)
     for ax, p in zip(axes[0], players):
-        table = meta[meta["player"] == p].pivot_table(index="iteration", columns="instruction", values="probability",
-                                                      aggfunc="sum").fillna(0.0)  # fmt: skip
+        table = (
+            meta[meta["player"] == p]
+            .pivot_table(index="iteration", columns="instruction", values="probability", aggfunc="sum")
+            .fillna(0.0)
+        )
         order = list(dict.fromkeys(meta[meta["player"] == p]["instruction"]))
         table = table[order]
         ax.stackplot(table.index, table.T.values, labels=table.columns)
@@ -82,8 +91,10 @@ def seeds_table(sweeps: dict[str, Path | str]) -> pd.DataFrame:
     for label, path in sweeps.items():
         long = sweep_seeds(pd.read_csv(Path(path) / "seeds.csv"), figures)
         for setting, group in long.groupby("setting", sort=False):
-            out: dict[str, Any] = {"setting": label if setting == "all" else f"{label}, {setting}",
-                                   "seeds": int(group["seeds"].iloc[0])}  # fmt: skip
+            out: dict[str, Any] = {
+                "setting": label if setting == "all" else f"{label}, {setting}",
+                "seeds": int(group["seeds"].iloc[0]),
+            }
             for _, row in group.iterrows():
                 name = row["figure"]
                 out.update({name: row["mean"], f"{name}_low": row["ci_low"], f"{name}_high": row["ci_high"]})
@@ -97,11 +108,28 @@ def plot_seeds(table: pd.DataFrame, path: Path) -> None:
     from sandbox.plots import plot_beside_paper
 
     names = {"nash_conv": "NashConv", "cfr_gain": "CFR Gain"}
-    long = pd.DataFrame([{"setting": row["setting"], "figure": label, "mean": row[name], "ci_low": row[f"{name}_low"],
-                          "ci_high": row[f"{name}_high"]} for _, row in table.iterrows() for name, label in names.items()])  # fmt: skip
+    long = pd.DataFrame(
+        [
+            {
+                "setting": row["setting"],
+                "figure": label,
+                "mean": row[name],
+                "ci_low": row[f"{name}_low"],
+                "ci_high": row[f"{name}_high"],
+            }
+            for _, row in table.iterrows()
+            for name, label in names.items()
+        ]
+    )
     paper = {domain: dict(zip(names.values(), values)) for domain, values in PAPER_TABLE1.items()}
     seeds = int(table["seeds"].min()) if len(table) else 0
-    fig = plot_beside_paper(long, paper, ylabel="game units (mean of the players)",
-                            ours=f"Embedded 1.5B model, 95% CI over {seeds} seeds", theirs="The paper's Table 1 (PaLM 2)",
-                            colors={"NashConv": "#8c8c8c", "CFR Gain": "#4c72b0"}, same_axis=False)  # fmt: skip
+    fig = plot_beside_paper(
+        long,
+        paper,
+        ylabel="game units (mean of the players)",
+        ours=f"Embedded 1.5B model, 95% CI over {seeds} seeds",
+        theirs="The paper's Table 1 (PaLM 2)",
+        colors={"NashConv": "#8c8c8c", "CFR Gain": "#4c72b0"},
+        same_axis=False,
+    )
     fig.savefig(path, dpi=120)

@@ -25,16 +25,18 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prompts import render
-from sandbox.games.dialogue import ANY
 from sandbox.dialogue.expand import DialogueModels, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.meta import meta_payoffs, meta_solve, value_against
 from sandbox.dialogue.reward import choices
+from sandbox.games.dialogue import ANY
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
 
-ONE_WORD = Constraint(grammar="root ::= [a-z] [a-z] [a-z] [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]?",
-                      regex=r"[a-z]{3,12}")  # fmt: skip
+ONE_WORD = Constraint(
+    grammar="root ::= [a-z] [a-z] [a-z] [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]?",
+    regex=r"[a-z]{3,12}",
+)
 
 
 @dataclass
@@ -46,9 +48,18 @@ class PSROResult:
     candidates: list[dict[str, Any]] = field(default_factory=list)  # iteration, player, candidate, status, score
 
 
-async def propose(model: BaseChatModel, game: DialogueGame, player: int, existing: list[str], count: int,
-                  seeds: list[int], *, options: tuple[str, ...] | None, iteration: int,
-                  refused: list[dict[str, Any]]) -> list[str]:  # fmt: skip
+async def propose(
+    model: BaseChatModel,
+    game: DialogueGame,
+    player: int,
+    existing: list[str],
+    count: int,
+    seeds: list[int],
+    *,
+    options: tuple[str, ...] | None,
+    iteration: int,
+    refused: list[dict[str, Any]],
+) -> list[str]:
     """Up to `count` new instructions for `player`, asked one seed at a time; duplicates are refused (recorded)."""
     found: list[str] = []
     taken = {i.lower() for i in existing} | {ANY}
@@ -59,29 +70,52 @@ async def propose(model: BaseChatModel, game: DialogueGame, player: int, existin
         if free is not None and not free:
             break
         constraint = ONE_WORD if free is None else choices(free)
-        prompt = render("dialogue/propose_instruction.j2", domain=game.domain.name, existing=existing,
-                        player=game.setups[0].players[player], choices=free)  # fmt: skip
-        answer = await acall(model, [HumanMessage(prompt)], seed=seed, max_tokens=8, constraint=constraint,
-                             call=CallInfo(role="players", agent="psro", episode=f"{iteration}/{player}/{seed}", step="propose"))  # fmt: skip
+        prompt = render(
+            "dialogue/propose_instruction.j2",
+            domain=game.domain.name,
+            existing=existing,
+            player=game.setups[0].players[player],
+            choices=free,
+        )
+        answer = await acall(
+            model,
+            [HumanMessage(prompt)],
+            seed=seed,
+            max_tokens=8,
+            constraint=constraint,
+            call=CallInfo(role="players", agent="psro", episode=f"{iteration}/{player}/{seed}", step="propose"),
+        )
         said = str(answer.content).strip().strip(".")
         word = next((o for o in free if o.lower() == said.lower()), "") if free is not None else said.lower()
         if not word or (free is None and not re.fullmatch(ONE_WORD.regex or "", word)):
-            refused.append({"iteration": iteration, "player": player, "candidate": said[:40], "status": "illegal",
-                            "score": None})  # fmt: skip
+            refused.append(
+                {"iteration": iteration, "player": player, "candidate": said[:40], "status": "illegal", "score": None}
+            )
             continue
         if word.lower() in taken:
-            refused.append({"iteration": iteration, "player": player, "candidate": word, "status": "duplicate",
-                            "score": None})  # fmt: skip
+            refused.append(
+                {"iteration": iteration, "player": player, "candidate": word, "status": "duplicate", "score": None}
+            )
             continue
         taken.add(word.lower())
         found.append(word)
     return found
 
 
-async def run_psro(game: DialogueGame, models: DialogueModels, proposer: BaseChatModel, *, iterations: int,
-                   candidates: int, solver: str, seeds: Callable[[int, int], list[int]], shared: bool,
-                   options: tuple[str, ...] | None = None, on_iteration: Callable[[int], None] | None = None,
-                   solver_options: dict[str, Any] | None = None) -> PSROResult:  # fmt: skip
+async def run_psro(
+    game: DialogueGame,
+    models: DialogueModels,
+    proposer: BaseChatModel,
+    *,
+    iterations: int,
+    candidates: int,
+    solver: str,
+    seeds: Callable[[int, int], list[int]],
+    shared: bool,
+    options: tuple[str, ...] | None = None,
+    on_iteration: Callable[[int], None] | None = None,
+    solver_options: dict[str, Any] | None = None,
+) -> PSROResult:
     """Grow the instruction sets for `iterations` iterations; see the module docstring.
 
     Args:
@@ -107,16 +141,32 @@ async def run_psro(game: DialogueGame, models: DialogueModels, proposer: BaseCha
         for p in range(players):
             values = value_against(payoffs, p, strategies)
             for instruction, probability, value in zip(sets[p], strategies[p], values):
-                result.meta.append({"iteration": iteration, "player": p, "instruction": instruction,
-                                    "probability": float(probability), "value": float(value)})  # fmt: skip
+                result.meta.append(
+                    {
+                        "iteration": iteration,
+                        "player": p,
+                        "instruction": instruction,
+                        "probability": float(probability),
+                        "value": float(value),
+                    }
+                )
         if on_iteration:
             on_iteration(iteration)
         if iteration == iterations:
             break
         for p in growing:
             refused: list[dict[str, Any]] = []
-            new = await propose(proposer, current, p, sets[p], candidates, seeds(iteration, p), options=options,
-                                iteration=iteration, refused=refused)  # fmt: skip
+            new = await propose(
+                proposer,
+                current,
+                p,
+                sets[p],
+                candidates,
+                seeds(iteration, p),
+                options=options,
+                iteration=iteration,
+                refused=refused,
+            )
             result.candidates.extend(refused)
             if not new:
                 continue
@@ -130,8 +180,15 @@ async def run_psro(game: DialogueGame, models: DialogueModels, proposer: BaseCha
             scores = {c: float(values[len(sets[p]) + k]) for k, c in enumerate(new)}
             best = max(new, key=lambda c: (scores[c], -new.index(c)))
             for c in new:
-                result.candidates.append({"iteration": iteration, "player": p, "candidate": c,
-                                          "status": "added" if c == best else "scored", "score": scores[c]})  # fmt: skip
+                result.candidates.append(
+                    {
+                        "iteration": iteration,
+                        "player": p,
+                        "candidate": c,
+                        "status": "added" if c == best else "scored",
+                        "score": scores[c],
+                    }
+                )
             for q in range(players) if shared else (p,):
                 sets[q].append(best)
     return result

@@ -85,8 +85,10 @@ class Judged(Protocol):
 def integer_constraint(low: int, high: int) -> Constraint:
     """Exactly the whole numbers in [low, high]."""
     numbers = [str(n) for n in range(low, high + 1)]
-    return Constraint(grammar="root ::= " + " | ".join(f'"{n}"' for n in numbers),
-                      regex="(" + "|".join(re.escape(n) for n in numbers) + ")")  # fmt: skip
+    return Constraint(
+        grammar="root ::= " + " | ".join(f'"{n}"' for n in numbers),
+        regex="(" + "|".join(re.escape(n) for n in numbers) + ")",
+    )
 
 
 def _call(step: str, prompt: str) -> CallInfo:
@@ -107,8 +109,15 @@ class RewardModel:
         checks = self.domain.outcome_checks(setup, dialogue)
         return 1 if checks is None else len(checks)
 
-    async def score(self, judge: BaseChatModel | None, setup: Setup, dialogue: tuple[Message, ...], *, seed: int,
-                    players: BaseChatModel | None = None) -> Outcome:  # fmt: skip
+    async def score(
+        self,
+        judge: BaseChatModel | None,
+        setup: Setup,
+        dialogue: tuple[Message, ...],
+        *,
+        seed: int,
+        players: BaseChatModel | None = None,
+    ) -> Outcome:
         """The payoffs of a finished dialogue: read by `judge`, or (`selection`) by the `players`' model."""
         if self.mode == "selection":
             if players is None:
@@ -123,9 +132,14 @@ class RewardModel:
         illegal = []
         for player in range(len(setup.players)):
             prompt = self.domain.value_question(setup, dialogue, player)
-            answer = await acall(judge, [HumanMessage(prompt)], seed=seed, max_tokens=4,
-                                 constraint=integer_constraint(int(low), int(high)),
-                                 call=_call(f"reward/{player}", prompt))  # fmt: skip
+            answer = await acall(
+                judge,
+                [HumanMessage(prompt)],
+                seed=seed,
+                max_tokens=4,
+                constraint=integer_constraint(int(low), int(high)),
+                call=_call(f"reward/{player}", prompt),
+            )
             match = re.fullmatch(r"\s*(-?\d+)\s*\.?\s*", str(answer.content))
             if match is None or not low <= int(match.group(1)) <= high:
                 illegal.append(f"{setup.players[player]}: {str(answer.content)[:40]!r}")
@@ -134,8 +148,9 @@ class RewardModel:
                 payoffs.append(float(match.group(1)))
         return Outcome(tuple(payoffs), illegal=f"reward model: {'; '.join(illegal)}" if illegal else None)
 
-    async def reading(self, judge: BaseChatModel, players: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...],
-                      *, seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
+    async def reading(
+        self, judge: BaseChatModel, players: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *, seed: int
+    ) -> tuple[str | None, Outcome]:
         """What this mode reads as agreed (None for `value`, which names no outcome) and the payoffs."""
         if self.mode == "outcome":
             return await self.read_outcome(judge, setup, dialogue, seed=seed)
@@ -143,38 +158,64 @@ class RewardModel:
             return await self.read_selection(players, setup, dialogue, seed=seed)
         return None, await self.score(judge, setup, dialogue, seed=seed)
 
-    async def read_outcome(self, judge: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *,
-                           seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
+    async def read_outcome(
+        self, judge: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *, seed: int
+    ) -> tuple[str | None, Outcome]:
         """What the judge reads as agreed (a day, a trade, a winner; None: nothing, or an unreadable answer) and
         the payoffs the game computes from it (the `outcome` mode, whatever `self.mode` is)."""
         checks = self.domain.outcome_checks(setup, dialogue)
         if checks is not None:
             return await self._checked(judge, setup, checks, seed=seed)
         prompt, constraint = self.domain.outcome_question(setup, dialogue)
-        answer = str((await acall(judge, [HumanMessage(prompt)], seed=seed, max_tokens=24, constraint=constraint,
-                                  call=_call("reward", prompt))).content).strip()  # fmt: skip
+        answer = str(
+            (
+                await acall(
+                    judge,
+                    [HumanMessage(prompt)],
+                    seed=seed,
+                    max_tokens=24,
+                    constraint=constraint,
+                    call=_call("reward", prompt),
+                )
+            ).content
+        ).strip()
         outcome = self.domain.outcome_payoffs(setup, answer)
         agreed = None if outcome.illegal or answer.lower().startswith("none") else answer
         return agreed, outcome
 
-    async def read_selection(self, players: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *,
-                             seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
+    async def read_selection(
+        self, players: BaseChatModel, setup: Setup, dialogue: tuple[Message, ...], *, seed: int
+    ) -> tuple[str | None, Outcome]:
         """What both players say was agreed (None: they differ, or say none) and its payoffs (the `selection` mode,
         whatever `self.mode` is). Each player answers greedily from its own private information and the dialogue;
         an answer outside the grammar, or one the domain cannot read, is an illegal move of that player, and no
         agreement."""
         prompts = [self.domain.selection_prompt(setup, dialogue, p) for p in range(len(setup.players))]
-        answers = await asyncio.gather(*(
-            acall(players, list(prompt.messages), seed=seed, temperature=0.0, max_tokens=prompt.max_tokens,
-                  constraint=prompt.constraint, call=CallInfo(role="players", agent=setup.players[p],
-                                                              episode=call_key(prompt.key()), step="selection"))
-            for p, prompt in enumerate(prompts)))  # fmt: skip
+        answers = await asyncio.gather(
+            *(
+                acall(
+                    players,
+                    list(prompt.messages),
+                    seed=seed,
+                    temperature=0.0,
+                    max_tokens=prompt.max_tokens,
+                    constraint=prompt.constraint,
+                    call=CallInfo(
+                        role="players", agent=setup.players[p], episode=call_key(prompt.key()), step="selection"
+                    ),
+                )
+                for p, prompt in enumerate(prompts)
+            )
+        )
         said = [str(a.content).strip() for a in answers]
         # an answer outside the grammar (a backend that does not enforce it: an email, a trade from Bob's side) is
         # unreadable, not read loosely
-        unreadable = [f"{setup.players[p]}: {text[:40]!r}" for p, (prompt, text) in enumerate(zip(prompts, said))
-                      if (prompt.constraint is not None and re.fullmatch(prompt.constraint.regex, text.rstrip(".")) is None)
-                      or self.domain.outcome_payoffs(setup, text).illegal]  # fmt: skip
+        unreadable = [
+            f"{setup.players[p]}: {text[:40]!r}"
+            for p, (prompt, text) in enumerate(zip(prompts, said))
+            if (prompt.constraint is not None and re.fullmatch(prompt.constraint.regex, text.rstrip(".")) is None)
+            or self.domain.outcome_payoffs(setup, text).illegal
+        ]
         if unreadable:
             return None, Outcome(self.domain.no_deal(setup), illegal=f"selection: {'; '.join(unreadable)}")
         first = canonical_outcome(said[0])
@@ -182,17 +223,30 @@ class RewardModel:
             return None, Outcome(self.domain.no_deal(setup))
         return said[0], self.domain.outcome_payoffs(setup, said[0])
 
-    async def _checked(self, judge: BaseChatModel, setup: Setup, checks: tuple[Check, ...], *,
-                       seed: int) -> tuple[str | None, Outcome]:  # fmt: skip
+    async def _checked(
+        self, judge: BaseChatModel, setup: Setup, checks: tuple[Check, ...], *, seed: int
+    ) -> tuple[str | None, Outcome]:
         """The first candidate the judge says yes to (every question in flight at once); no yes: no agreement."""
-        answers = await asyncio.gather(*(acall(judge, [HumanMessage(c.prompt)], seed=seed, max_tokens=4,
-                                               constraint=YES_NO, call=_call("reward/check", c.prompt))
-                                         for c in checks))  # fmt: skip
+        answers = await asyncio.gather(
+            *(
+                acall(
+                    judge,
+                    [HumanMessage(c.prompt)],
+                    seed=seed,
+                    max_tokens=4,
+                    constraint=YES_NO,
+                    call=_call("reward/check", c.prompt),
+                )
+                for c in checks
+            )
+        )
         for check, answer in zip(checks, answers):
             word = str(answer.content).strip().strip(".").lower()
             if word not in ("yes", "no"):
-                return None, Outcome(self.domain.no_deal(setup),
-                                     illegal=f"reward model: {str(answer.content)[:40]!r} to {check.candidate!r}")  # fmt: skip
+                return None, Outcome(
+                    self.domain.no_deal(setup),
+                    illegal=f"reward model: {str(answer.content)[:40]!r} to {check.candidate!r}",
+                )
             if word == "yes":
                 return check.candidate, self.domain.outcome_payoffs(setup, check.candidate)
         return None, Outcome(self.domain.no_deal(setup))
@@ -215,6 +269,6 @@ def describe(setup: Setup) -> str:
 
 def choices(options: list[str]) -> Constraint:
     grammar = "root ::= " + " | ".join('"' + o.replace('"', '\\"') + '"' for o in options)
-    return Constraint(grammar=grammar, regex="(" + "|".join(re.escape(o) for o in options) + ")",
-                      choices=tuple(options))  # fmt: skip
-
+    return Constraint(
+        grammar=grammar, regex="(" + "|".join(re.escape(o) for o in options) + ")", choices=tuple(options)
+    )

@@ -24,7 +24,6 @@ from langchain_core.language_models import BaseChatModel
 
 from sandbox import run_dir as layout
 from sandbox._sync import run_sync
-from sandbox.games.dialogue import said
 from sandbox.dialogue.expand import Tree, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.models import StackModels, run_roles
@@ -33,6 +32,7 @@ from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.dialogue.solve import Solution, infostates, solve
 from sandbox.dialogue.steering import classify, steering_table
+from sandbox.games.dialogue import said
 from sandbox.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import json_number
@@ -65,8 +65,9 @@ def build_game(scenario: DialogueScenario) -> DialogueGame:
     block = scenario.dialogue
     domain, setups = block.domain.build(block.players, block.scenarios, generator(scenario.seed, Branch.DIALOGUE, 0))
     seeds = tuple(dialogue_seed(scenario.seed, 1, k) for k in range(block.seeds_per_message))
-    return DialogueGame(domain, setups, block.instructions, block.max_messages, seeds, block.termination,
-                        block.decisions)  # fmt: skip
+    return DialogueGame(
+        domain, setups, block.instructions, block.max_messages, seeds, block.termination, block.decisions
+    )
 
 
 def reward_model(scenario: DialogueScenario, game: DialogueGame) -> RewardModel | None:
@@ -75,9 +76,14 @@ def reward_model(scenario: DialogueScenario, game: DialogueGame) -> RewardModel 
     return None if mode is None else RewardModel(game.domain, mode)  # type: ignore[arg-type]
 
 
-def solve_scenario(scenario: DialogueScenario, out: Path | str | None = None, *,
-                   models: Mapping[str, BaseChatModel] | None = None, hooks: SolveHooks | None = None,
-                   ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
+def solve_scenario(
+    scenario: DialogueScenario,
+    out: Path | str | None = None,
+    *,
+    models: Mapping[str, BaseChatModel] | None = None,
+    hooks: SolveHooks | None = None,
+    ledgers: Sequence[Any] = (),
+) -> Path:
     """Solve the scenario's game into a new run directory and return its path.
 
     Args:
@@ -99,8 +105,13 @@ def solve_scenario(scenario: DialogueScenario, out: Path | str | None = None, *,
 
 
 @holding
-def resume_solve(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None,
-                 hooks: SolveHooks | None = None, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
+def resume_solve(
+    path: Path | str,
+    *,
+    models: Mapping[str, BaseChatModel] | None = None,
+    hooks: SolveHooks | None = None,
+    ledgers: Sequence[Any] = (),
+) -> Path:
     """Finish an interrupted solve: the calls already answered come from the run's cache."""
     run_dir = RunDirectory.open(path)
     if run_dir.status().get("status") == "complete":
@@ -117,17 +128,22 @@ def load_solve_run_scenario(run_dir: RunDirectory) -> DialogueScenario:
 
 def is_solve_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of `sandbox solve`."""
-    from sandbox.kinds import kind_of_data
-    from sandbox.files import read_yaml
-
     from sandbox.dialogue.reward_error import is_reward_model_run
+    from sandbox.files import read_yaml
+    from sandbox.kinds import kind_of_data
 
     scenario = Path(path) / layout.SCENARIO
     return scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "dialogue" and not is_reward_model_run(path)
 
 
-def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame,
-           models: Mapping[str, BaseChatModel], hooks: SolveHooks, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
+def _solve(
+    run_dir: RunDirectory,
+    scenario: DialogueScenario,
+    game: DialogueGame,
+    models: Mapping[str, BaseChatModel],
+    hooks: SolveHooks,
+    ledgers: Sequence[Any] = (),
+) -> Path:
     from sandbox.llm.accounting import TokenLedger
     from sandbox.run_budget import budget_stop
 
@@ -140,24 +156,46 @@ def _solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame
         run_dir.write_status("failed", error=f"{type(error).__name__}: {error}"[:500])
         raise
     tree, solution, steered, psro, (expanded, solved) = result
-    _write(run_dir, scenario, tree, solution, steered, ledger.totals(),
-           {"expand": expanded - started, "solve": solved - expanded, "total": time.time() - started}, psro)  # fmt: skip
+    _write(
+        run_dir,
+        scenario,
+        tree,
+        solution,
+        steered,
+        ledger.totals(),
+        {"expand": expanded - started, "solve": solved - expanded, "total": time.time() - started},
+        psro,
+    )
     run_dir.write_status("complete", finished=time.time())
     return run_dir.path
 
 
-def _expand_and_solve(run_dir: RunDirectory, scenario: DialogueScenario, game: DialogueGame,
-                      models: Mapping[str, BaseChatModel], hooks: SolveHooks, ledger: Any,
-                      ledgers: Sequence[Any] = ()) -> tuple[Any, ...]:  # fmt: skip
+def _expand_and_solve(
+    run_dir: RunDirectory,
+    scenario: DialogueScenario,
+    game: DialogueGame,
+    models: Mapping[str, BaseChatModel],
+    hooks: SolveHooks,
+    ledger: Any,
+    ledgers: Sequence[Any] = (),
+) -> tuple[Any, ...]:
     with run_roles(run_dir, scenario, models, sinks=[ledger], ledgers=ledgers) as roles:
-        oracle = StackModels(roles["players"], roles["judge"], judge_seed=dialogue_seed(scenario.seed, 2),
-                             reward_model=reward_model(scenario, game))  # fmt: skip
+        oracle = StackModels(
+            roles["players"],
+            roles["judge"],
+            judge_seed=dialogue_seed(scenario.seed, 2),
+            reward_model=reward_model(scenario, game),
+        )
         hooks.on_phase("expanding", None)
         tree = run_sync(expand(game, oracle, on_level=lambda what, n: hooks.on_advance(n)))
         expanded = time.time()
         hooks.on_phase("solving", scenario.solver.iterations)
-        solution = solve(tree, algorithm=scenario.solver.algorithm, iterations=scenario.solver.iterations,
-                         on_iteration=lambda i: hooks.on_advance(1))  # fmt: skip
+        solution = solve(
+            tree,
+            algorithm=scenario.solver.algorithm,
+            iterations=scenario.solver.iterations,
+            on_iteration=lambda i: hooks.on_advance(1),
+        )
         solved = time.time()
         steered = []
         if scenario.solver.steering:
@@ -170,17 +208,27 @@ def _expand_and_solve(run_dir: RunDirectory, scenario: DialogueScenario, game: D
     return tree, solution, steered, psro, (expanded, solved)
 
 
-async def _psro(scenario: DialogueScenario, game: DialogueGame, oracle: StackModels, proposer: BaseChatModel,
-                hooks: SolveHooks) -> PSROResult:  # fmt: skip
+async def _psro(
+    scenario: DialogueScenario, game: DialogueGame, oracle: StackModels, proposer: BaseChatModel, hooks: SolveHooks
+) -> PSROResult:
     block = scenario.psro
     assert block is not None
     shared = block.shared if block.shared is not None else len(set(game.instructions)) == 1
     options = getattr(scenario.dialogue.domain, "candidate_options", lambda: None)()
     solver_options = {"iterations": block.prd_iterations} if block.meta_solver == "prd" else {}
-    return await run_psro(game, oracle, proposer, iterations=block.iterations, candidates=block.candidates,
-                          solver=block.meta_solver, shared=shared, options=options, solver_options=solver_options,
-                          seeds=lambda it, p: [dialogue_seed(scenario.seed, 4, it, p, k) for k in range(3 * block.candidates)],
-                          on_iteration=lambda i: hooks.on_advance(1))  # fmt: skip
+    return await run_psro(
+        game,
+        oracle,
+        proposer,
+        iterations=block.iterations,
+        candidates=block.candidates,
+        solver=block.meta_solver,
+        shared=shared,
+        options=options,
+        solver_options=solver_options,
+        seeds=lambda it, p: [dialogue_seed(scenario.seed, 4, it, p, k) for k in range(3 * block.candidates)],
+        on_iteration=lambda i: hooks.on_advance(1),
+    )
 
 
 def dialogues_frame(tree: Tree) -> pd.DataFrame:
@@ -188,10 +236,12 @@ def dialogues_frame(tree: Tree) -> pd.DataFrame:
     rows = []
     for node in tree.terminals():
         setup = tree.game.setups[node.setup]
-        row: dict[str, Any] = {"setup": node.setup,
-                               "instructions": " | ".join(m.instruction for m in node.dialogue),
-                               "seeds": " ".join(str(m.seed_index) for m in node.dialogue),
-                               "messages": len(node.dialogue)}  # fmt: skip
+        row: dict[str, Any] = {
+            "setup": node.setup,
+            "instructions": " | ".join(m.instruction for m in node.dialogue),
+            "seeds": " ".join(str(m.seed_index) for m in node.dialogue),
+            "messages": len(node.dialogue),
+        }
         for i, m in enumerate(node.dialogue):
             row[f"message_{i}"] = said(setup, m)
         for p, payoff in enumerate(node.outcome.payoffs):  # type: ignore[union-attr]
@@ -209,15 +259,32 @@ def policy_frame(tree: Tree, solution: Solution) -> pd.DataFrame:
         last = node.dialogue[-1].text if node.dialogue else ""
         own = [m.instruction for m in node.dialogue if m.speaker == state.player]
         for action, probability in solution.table[state.key]:
-            rows.append({"infostate": index, "player": state.player, "setup": node.setup, "depth": len(node.dialogue),
-                         "own_instructions": " | ".join(own), "last_message": last,
-                         "instruction": state.instructions[action], "probability": probability,
-                         "infostate_text": state.key})  # fmt: skip
+            rows.append(
+                {
+                    "infostate": index,
+                    "player": state.player,
+                    "setup": node.setup,
+                    "depth": len(node.dialogue),
+                    "own_instructions": " | ".join(own),
+                    "last_message": last,
+                    "instruction": state.instructions[action],
+                    "probability": probability,
+                    "infostate_text": state.key,
+                }
+            )
     return pd.DataFrame(rows)
 
 
-def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, solution: Solution, steered: list[Any],
-           usage: dict[str, Any], seconds: dict[str, float], psro: PSROResult | None = None) -> None:  # fmt: skip
+def _write(
+    run_dir: RunDirectory,
+    scenario: DialogueScenario,
+    tree: Tree,
+    solution: Solution,
+    steered: list[Any],
+    usage: dict[str, Any],
+    seconds: dict[str, float],
+    psro: PSROResult | None = None,
+) -> None:
     from sandbox.dialogue.plots import plot_payoffs, plot_policy, plot_psro
 
     dialogues = dialogues_frame(tree)
@@ -225,14 +292,27 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
     dialogues.to_csv(run_dir / DIALOGUES, index=False)
     policy.to_csv(run_dir / POLICY, index=False)
     steering_rows = steering_table(tree, steered)
-    pd.DataFrame([{"player": s.player, "instruction": s.instruction, "judged": s.judged, "follows": s.follows,
-                   "message": s.text} for s in steered],
-                 columns=["player", "instruction", "judged", "follows", "message"]).to_csv(run_dir / STEERING, index=False)  # fmt: skip
+    pd.DataFrame(
+        [
+            {
+                "player": s.player,
+                "instruction": s.instruction,
+                "judged": s.judged,
+                "follows": s.follows,
+                "message": s.text,
+            }
+            for s in steered
+        ],
+        columns=["player", "instruction", "judged", "follows", "message"],
+    ).to_csv(run_dir / STEERING, index=False)
     follows = sum(s.follows for s in steered)
     steering_calls = len({(s.player, s.text) for s in steered})
     scorer = reward_model(scenario, tree.game)
-    rewarded = {(node.setup, tuple((m.speaker, m.text) for m in node.dialogue)): node for node in tree.terminals()
-                if tree.game.domain.payoffs(tree.game.setups[node.setup], node.dialogue) is None}  # one call per text
+    rewarded = {
+        (node.setup, tuple((m.speaker, m.text) for m in node.dialogue)): node
+        for node in tree.terminals()
+        if tree.game.domain.payoffs(tree.game.setups[node.setup], node.dialogue) is None
+    }  # one call per text
     reward_calls = sum(scorer.calls(tree.game.setups[n.setup], n.dialogue) for n in rewarded.values()) if scorer else 0
     players = tree.game.num_players
     summary = {
@@ -241,9 +321,12 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
         "players": list(scenario.dialogue.players),
         "instructions": [list(own) for own in scenario.dialogue.instructions],
         "tree": tree.counts(),
-        "llm_calls": {**tree.calls, "reward_calls": reward_calls, "steering": steering_calls,
-                      "distinct": tree.calls["messages"] + tree.calls["judgments"]
-                      + reward_calls + steering_calls},
+        "llm_calls": {
+            **tree.calls,
+            "reward_calls": reward_calls,
+            "steering": steering_calls,
+            "distinct": tree.calls["messages"] + tree.calls["judgments"] + reward_calls + steering_calls,
+        },
         "backend_calls": {role: int(u["calls"] - u["cache_hits"]) for role, u in usage.items()},
         "illegal_terminals": int((dialogues["illegal"] != "").sum()) if len(dialogues) else 0,
         "solver": {"algorithm": scenario.solver.algorithm, "iterations": solution.iterations},
@@ -261,14 +344,18 @@ def _write(run_dir: RunDirectory, scenario: DialogueScenario, tree: Tree, soluti
         meta = pd.DataFrame(psro.meta)
         meta.to_csv(run_dir / PSRO_META, index=False)
         pd.DataFrame(psro.candidates, columns=["iteration", "player", "candidate", "status", "score"]).to_csv(
-            run_dir / PSRO_CANDIDATES, index=False)
+            run_dir / PSRO_CANDIDATES, index=False
+        )
         last = meta[meta["iteration"] == meta["iteration"].max()]
-        summary["psro"] = {"meta_solver": scenario.psro.meta_solver,  # type: ignore[union-attr]
-                           "instructions": psro.instructions,
-                           "added": [c["candidate"] for c in psro.candidates if c["status"] == "added"],
-                           "refused": sum(c["status"] == "duplicate" for c in psro.candidates),
-                           "final": {int(p): dict(zip(g["instruction"], g["probability"].round(4)))
-                                     for p, g in last.groupby("player")}}  # fmt: skip
+        summary["psro"] = {
+            "meta_solver": scenario.psro.meta_solver,  # type: ignore[union-attr]
+            "instructions": psro.instructions,
+            "added": [c["candidate"] for c in psro.candidates if c["status"] == "added"],
+            "refused": sum(c["status"] == "duplicate" for c in psro.candidates),
+            "final": {
+                int(p): dict(zip(g["instruction"], g["probability"].round(4))) for p, g in last.groupby("player")
+            },
+        }
         plot_psro(meta, summary, run_dir / "psro.png")
     write_summary(run_dir, summary, kind="dialogue")
     plot_policy(policy, tree, run_dir / "policy.png")

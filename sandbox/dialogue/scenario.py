@@ -20,21 +20,29 @@ more messages than `dialogue.max_tree_messages` is refused.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from sandbox.games.dialogue import ANY
 from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
 from sandbox.dialogue.game import Decisions, Termination
+from sandbox.games.dialogue import ANY
+from sandbox.llm.budget import Budget
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.scenario import ModelConfig, Sampling, model_config_from_shorthand
 from sandbox.schema import ScenarioModel, StrictModel
-from sandbox.llm.budget import Budget
 
-__all__ = ["apply_dialogue_overrides", "DialogueBlock", "DialogueModelsConfig", "DialogueScenario", "PSROBlock", "SolverBlock", "estimate_messages"]
+__all__ = [
+    "DialogueBlock",
+    "DialogueModelsConfig",
+    "DialogueScenario",
+    "PSROBlock",
+    "SolverBlock",
+    "apply_dialogue_overrides",
+    "estimate_messages",
+]
 
-DomainConfig = Annotated[Union[UltimatumConfig, MeetingConfig, FruitConfig, DebateConfig], Field(discriminator="kind")]
+DomainConfig = Annotated[UltimatumConfig | MeetingConfig | FruitConfig | DebateConfig, Field(discriminator="kind")]
 DIALOGUE_ROLES = ("players", "judge")
 
 
@@ -75,18 +83,26 @@ class DialogueBlock(StrictModel):
     domain: DomainConfig
     players: tuple[str, ...] = Field(("Alice", "Bob"), min_length=2, max_length=10, description="Names, in turn order.")
     instructions: tuple[tuple[str, ...], ...] = Field(
-        ..., description="Per player, the instructions it may be given (its actions); each list includes \"any\", "
-        "the baseline.")  # fmt: skip
+        ...,
+        description='Per player, the instructions it may be given (its actions); each list includes "any", '
+        "the baseline.",
+    )
     max_messages: int = Field(2, ge=1, le=12, description="The dialogue ends after this many messages.")
     seeds_per_message: int = Field(1, ge=1, le=16, description="Chance outcomes (LLM seeds) after each decision.")
-    scenarios: int = Field(1, ge=1, le=1000, description="Setups the root chance node draws from (private information).")
+    scenarios: int = Field(
+        1, ge=1, le=1000, description="Setups the root chance node draws from (private information)."
+    )
     termination: Termination = Field(
-        "rules", description="rules: the domain's rules and max_messages end a dialogue; judge: the judge is also "
-        "asked after every message whether it is over.")  # fmt: skip
+        "rules",
+        description="rules: the domain's rules and max_messages end a dialogue; judge: the judge is also "
+        "asked after every message whether it is over.",
+    )
     decisions: Decisions = Field(
-        "every_message", description="every_message (the paper's): an instruction is chosen before each message; "
+        "every_message",
+        description="every_message (the paper's): an instruction is chosen before each message; "
         "first_message: before each player's first message only, held for the rest of the dialogue (longer "
-        "dialogues without a larger tree; not in the paper).")  # fmt: skip
+        "dialogues without a larger tree; not in the paper).",
+    )
     max_tree_messages: int = Field(5000, ge=1, description="Refuse a game whose tree would hold more messages.")
 
     @field_validator("players")
@@ -104,7 +120,7 @@ class DialogueBlock(StrictModel):
     def _instructions(cls, value: tuple[tuple[str, ...], ...], info: ValidationInfo) -> tuple[tuple[str, ...], ...]:
         for player, own in enumerate(value):
             if ANY not in own:
-                raise ValueError(f"player {player}'s instructions must include the baseline \"{ANY}\"")
+                raise ValueError(f'player {player}\'s instructions must include the baseline "{ANY}"')
             if len(set(own)) != len(own):
                 raise ValueError(f"player {player}'s instructions repeat one: {list(own)}")
             if any(not i.strip() for i in own):
@@ -129,9 +145,11 @@ class DialogueBlock(StrictModel):
     def _small_enough(self) -> DialogueBlock:
         messages = estimate_messages(self)
         if messages > self.max_tree_messages:
-            raise ValueError(f"max_tree_messages: the tree would hold up to {messages} messages (scenarios x "
-                             f"(instructions x seeds_per_message) per decision, over max_messages); lower them or "
-                             f"raise max_tree_messages ({self.max_tree_messages})")  # fmt: skip
+            raise ValueError(
+                f"max_tree_messages: the tree would hold up to {messages} messages (scenarios x "
+                f"(instructions x seeds_per_message) per decision, over max_messages); lower them or "
+                f"raise max_tree_messages ({self.max_tree_messages})"
+            )
         return self
 
 
@@ -141,7 +159,9 @@ def estimate_messages(block: DialogueBlock, extra: int = 0) -> int:
     total, paths = 0, block.scenarios
     for depth in range(block.max_messages):
         chooses = block.decisions == "every_message" or depth < len(block.players)
-        paths *= (len(block.instructions[depth % len(block.players)]) + extra if chooses else 1) * block.seeds_per_message
+        paths *= (
+            len(block.instructions[depth % len(block.players)]) + extra if chooses else 1
+        ) * block.seeds_per_message
         total += paths
     return total
 
@@ -160,10 +180,13 @@ class PSROBlock(StrictModel):
     iterations: int = Field(3, ge=1, le=20, description="PSRO iterations (each adds one instruction per player).")
     candidates: int = Field(2, ge=1, le=8, description="Instructions the LLM proposes per player and iteration.")
     meta_solver: Literal["prd", "nash_bargaining"] = Field(
-        "prd", description="prd: projected replicator dynamics; nash_bargaining: the Nash bargaining solution.")
+        "prd", description="prd: projected replicator dynamics; nash_bargaining: the Nash bargaining solution."
+    )
     shared: bool | None = Field(
-        None, description="One instruction set for both players (a symmetric game; default: when their "
-        "instruction lists are equal).")  # fmt: skip
+        None,
+        description="One instruction set for both players (a symmetric game; default: when their "
+        "instruction lists are equal).",
+    )
     prd_iterations: int = Field(10_000, ge=100, le=1_000_000, description="Steps of projected replicator dynamics.")
 
 
@@ -174,8 +197,10 @@ class DialogueScenario(ScenarioModel):
     description: str = ""
     seed: int = Field(0, ge=0, description="Root of the seed tree: setups and every LLM seed.")
     concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
-    budget: Budget = Field(default_factory=Budget, description="Caps on the run's LLM calls, tokens and dollars; "
-                                                               "a run that reaches one stops, resumable.")  # fmt: skip
+    budget: Budget = Field(
+        default_factory=Budget,
+        description="Caps on the run's LLM calls, tokens and dollars; a run that reaches one stops, resumable.",
+    )
     models: DialogueModelsConfig = Field(default_factory=DialogueModelsConfig)
     embedded: EmbeddedSettings = Field(
         default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."
@@ -193,9 +218,11 @@ class DialogueScenario(ScenarioModel):
         # the last iteration scores its candidates with every instruction added so far
         grown = estimate_messages(self.dialogue, self.psro.iterations + self.psro.candidates)
         if grown > self.dialogue.max_tree_messages:
-            raise ValueError(f"psro.iterations: with the instructions PSRO adds, the tree would hold up to {grown} "
-                             f"messages; lower psro.iterations or psro.candidates, or raise "
-                             f"dialogue.max_tree_messages ({self.dialogue.max_tree_messages})")  # fmt: skip
+            raise ValueError(
+                f"psro.iterations: with the instructions PSRO adds, the tree would hold up to {grown} "
+                f"messages; lower psro.iterations or psro.candidates, or raise "
+                f"dialogue.max_tree_messages ({self.dialogue.max_tree_messages})"
+            )
         return self
 
 

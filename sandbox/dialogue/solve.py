@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 import pyspiel
 
-from sandbox.games.dialogue import ANY
 from sandbox.dialogue.expand import Tree
 from sandbox.dialogue.spiel import DialogueSpielGame
+from sandbox.games.dialogue import ANY
 
 Algorithm = Literal["cfr", "cfr_plus"]
 # A policy table: information state -> [(action, probability)], as pyspiel.TabularPolicy takes it.
@@ -82,8 +82,13 @@ def expected_values(game: Any, table: Table) -> list[float]:
     return list(pyspiel.expected_returns(game.new_initial_state(), pyspiel.TabularPolicy(table), -1, True))
 
 
-def solve(tree: Tree, *, algorithm: Algorithm = "cfr", iterations: int = 1000,
-          on_iteration: Callable[[int], None] | None = None) -> Solution:  # fmt: skip
+def solve(
+    tree: Tree,
+    *,
+    algorithm: Algorithm = "cfr",
+    iterations: int = 1000,
+    on_iteration: Callable[[int], None] | None = None,
+) -> Solution:
     """Run CFR (or CFR+) on the tree's cached pyspiel game; measure NashConv and CFR Gain against "any"."""
     game = pyspiel.convert_to_cached_tree(DialogueSpielGame(tree=tree))
     solver = pyspiel.CFRPlusSolver(game) if algorithm == "cfr_plus" else pyspiel.CFRSolver(game)
@@ -92,8 +97,10 @@ def solve(tree: Tree, *, algorithm: Algorithm = "cfr", iterations: int = 1000,
         if on_iteration:
             on_iteration(i + 1)
     average = solver.average_policy()
-    table: Table = {s.key: [(a, float(average.get_state_policy(s.key)[a][1]))
-                            for a in range(len(s.instructions))] for s in infostates(tree)}  # fmt: skip
+    table: Table = {
+        s.key: [(a, float(average.get_state_policy(s.key)[a][1])) for a in range(len(s.instructions))]
+        for s in infostates(tree)
+    }
     table = {key: _normalised(probs) for key, probs in table.items()}
     return evaluate(tree, table, iterations=iterations, game=game)
 
@@ -115,5 +122,12 @@ def evaluate(tree: Tree, table: Table, *, iterations: int = 0, game: Any = None)
         tables = [table if q == p else baseline for q in range(players)]
         solver_vs_any.append(expected_values(game, mix(tree, tables))[p])
     nash_conv = float(pyspiel.nash_conv(game, pyspiel.TabularPolicy(table), True))
-    return Solution(table, iterations, nash_conv, values, any_values, solver_vs_any,
-                    [solver_vs_any[p] - any_values[p] for p in range(players)])  # fmt: skip
+    return Solution(
+        table,
+        iterations,
+        nash_conv,
+        values,
+        any_values,
+        solver_vs_any,
+        [solver_vs_any[p] - any_values[p] for p in range(players)],
+    )

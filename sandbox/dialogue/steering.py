@@ -15,10 +15,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prompts import render
-from sandbox.games.dialogue import ANY
 from sandbox.dialogue.expand import Tree
 from sandbox.dialogue.models import call_key
 from sandbox.dialogue.reward import choices
+from sandbox.games.dialogue import ANY
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.wrapper import acall
 
@@ -52,9 +52,14 @@ async def classify(tree: Tree, judge: BaseChatModel, *, seed: int = 0) -> list[S
     async def judge_one(player: int, text: str) -> str:
         options = tuple(i for i in game.instructions[player] if i != ANY)
         prompt = render("dialogue/steer.j2", message=text, options=options)
-        answer = await acall(judge, [HumanMessage(prompt)], seed=seed, max_tokens=16,
-                             constraint=choices(list(options)),
-                             call=CallInfo(role="judge", episode=call_key(prompt), step="steering"))  # fmt: skip
+        answer = await acall(
+            judge,
+            [HumanMessage(prompt)],
+            seed=seed,
+            max_tokens=16,
+            constraint=choices(list(options)),
+            call=CallInfo(role="judge", episode=call_key(prompt), step="steering"),
+        )
         said = str(answer.content).strip().strip(".")
         named = [o for o in options if o.lower() == said.lower()]
         return named[0] if named else f"illegal: {said[:40]}"
@@ -73,7 +78,15 @@ def steering_table(tree: Tree, results: list[Steered]) -> list[dict[str, object]
         for instruction in sorted({r.instruction for r in mine}):
             these = [r for r in mine if r.instruction == instruction]
             follow = sum(r.follows for r in these)
-            rows.append({"player": player, "instruction": instruction, "messages": len(these), "follows": follow,
-                         "rate": follow / len(these), "chance": 1 / max(options, 1),
-                         "illegal": sum(r.judged.startswith("illegal") for r in these)})  # fmt: skip
+            rows.append(
+                {
+                    "player": player,
+                    "instruction": instruction,
+                    "messages": len(these),
+                    "follows": follow,
+                    "rate": follow / len(these),
+                    "chance": 1 / max(options, 1),
+                    "illegal": sum(r.judged.startswith("illegal") for r in these),
+                }
+            )
     return rows

@@ -12,12 +12,27 @@ from sandbox.viewer.page import Chart, Section, Table, Tree
 
 def view(path: Path) -> list[Section]:
     return [
-        Tree("dialogues.csv", path=("setup", "instructions", "seeds"), color="payoff_0",
-             title="The game tree: setup, each player's instruction in turn, the chance outcome (colour: player 0's "
-                   "payoff)"),
-        Table("policy.csv", title="Policy table (probability of each instruction per information state)",
-              columns=("infostate", "player", "setup", "depth", "own_instructions", "last_message", "instruction",
-                       "probability")),
+        Tree(
+            "dialogues.csv",
+            path=("setup", "instructions", "seeds"),
+            color="payoff_0",
+            title="The game tree: setup, each player's instruction in turn, the chance outcome (colour: player 0's "
+            "payoff)",
+        ),
+        Table(
+            "policy.csv",
+            title="Policy table (probability of each instruction per information state)",
+            columns=(
+                "infostate",
+                "player",
+                "setup",
+                "depth",
+                "own_instructions",
+                "last_message",
+                "instruction",
+                "probability",
+            ),
+        ),
         Chart("psro.csv", x="iteration", y=("nash_conv", "exploitability"), title="PSRO by iteration"),
         Table("psro.csv", title="PSRO iterations"),
         Table("dialogues.csv", title="Dialogues"),
@@ -26,4 +41,4 @@ def view(path: Path) -> list[Section]:
         Table("play_summary.csv", title="Play summary"),
         Table("reward_model_error.csv", title="Reward-model error"),
         Table("agreement.csv", title="Agreement"),
-    ]  # fmt: skip
+    ]

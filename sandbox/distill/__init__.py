@@ -19,9 +19,11 @@ from typing import Any
 __all__ = ["DistillScenario", "JudgeTable", "distill_scenario", "resume_distill"]
 
 _LAZY = {
-    "DistillScenario": "sandbox.distill.scenario", "JudgeTable": "sandbox.distill.judge_table",
-    "distill_scenario": "sandbox.distill.run", "resume_distill": "sandbox.distill.run",
-}  # fmt: skip
+    "DistillScenario": "sandbox.distill.scenario",
+    "JudgeTable": "sandbox.distill.judge_table",
+    "distill_scenario": "sandbox.distill.run",
+    "resume_distill": "sandbox.distill.run",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from sandbox.cli_app import app, scenario_argument, ci_cell, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, ci_cell, out_console, progress_bar, scenario_argument, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError, ScenarioError
 from sandbox.files import read_csv, read_json
@@ -34,11 +34,16 @@ def distill_with_progress(job: Any) -> Path:
 
     def on_episode(row: dict[str, Any]) -> None:
         share = row.get("offered_share")
-        last = (f"offered {share:.0%} " if share == share else "") + f"illegal {row['illegal']:.0%} reward {row['reward']:+.2f}"
+        last = (
+            f"offered {share:.0%} " if share == share else ""
+        ) + f"illegal {row['illegal']:.0%} reward {row['reward']:+.2f}"
         progress.update(task, advance=1, last=last)
 
-    return with_progress(lambda: job(DistillHooks(on_start=on_start, on_episode=on_episode)), progress,
-                         "interrupted; resume from the last checkpoint with `sandbox resume DIR`")
+    return with_progress(
+        lambda: job(DistillHooks(on_start=on_start, on_episode=on_episode)),
+        progress,
+        "interrupted; resume from the last checkpoint with `sandbox resume DIR`",
+    )
 
 
 def evaluate_with_progress(path: Path, trials: int | None = None) -> Path:
@@ -53,9 +58,13 @@ def evaluate_with_progress(path: Path, trials: int | None = None) -> Path:
         nonlocal task
         task = progress.add_task("evaluating", total=total, completed=done)
 
-    with_progress(lambda: evaluate_distill(path, trials=trials, hooks=DistillHooks(
-        on_start=on_start, on_episode=lambda _: progress.advance(task))), progress,
-        "interrupted; play it again from the cache with `sandbox evaluate DIR`")  # fmt: skip
+    with_progress(
+        lambda: evaluate_distill(
+            path, trials=trials, hooks=DistillHooks(on_start=on_start, on_episode=lambda _: progress.advance(task))
+        ),
+        progress,
+        "interrupted; play it again from the cache with `sandbox evaluate DIR`",
+    )
     evaluation_table(path / RESULTS)
     return path
 
@@ -65,12 +74,23 @@ def evaluation_table(path: Path) -> None:
     from rich.table import Table
 
     frame = read_csv(path)
-    table = Table("condition", "subject", "offered share (95% CI)", "acceptance (95% CI)", "illegal",
-                  title="without the policy: users, policy-prompted assistant, distilled student, base model")  # fmt: skip
+    table = Table(
+        "condition",
+        "subject",
+        "offered share (95% CI)",
+        "acceptance (95% CI)",
+        "illegal",
+        title="without the policy: users, policy-prompted assistant, distilled student, base model",
+    )
 
     for _, row in frame.iterrows():
-        table.add_row(row["condition"], row["subject"], ci_cell(row, "offered_share"), ci_cell(row, "acceptance"),
-                      f"{row['illegal']:.0%}")  # fmt: skip
+        table.add_row(
+            row["condition"],
+            row["subject"],
+            ci_cell(row, "offered_share"),
+            ci_cell(row, "acceptance"),
+            f"{row['illegal']:.0%}",
+        )
     out_console.print(table)
     out_console.print(f"tables in [bold]{path.parent}[/] (distillation.csv, evaluation.csv, distillation.png)")
 
@@ -81,18 +101,26 @@ def distill_table(path: Path) -> None:
     summary = read_json(path / "summary.json")
     final, judge = summary["final"], summary["judge"]
     share = final["offered_share"]
-    out_console.print(f"[bold]{summary['scenario']}[/]: {summary['algorithm']} on the {summary['reward']} reward "
-                      f"(judge: {summary.get('judge_mode', 'verdict')}), "
-                      f"{summary['episodes']} episodes of {summary['moves_per_episode']} moves ({summary['final_from']})")  # fmt: skip
-    out_console.print(f"student without a policy: offered share {'n/a' if share is None else f'{share:.1%}'}, "
-                      f"illegal {final['illegal']:.1%}")  # fmt: skip
+    out_console.print(
+        f"[bold]{summary['scenario']}[/]: {summary['algorithm']} on the {summary['reward']} reward "
+        f"(judge: {summary.get('judge_mode', 'verdict')}), "
+        f"{summary['episodes']} episodes of {summary['moves_per_episode']} moves ({summary['final_from']})"
+    )
+    out_console.print(
+        f"student without a policy: offered share {'n/a' if share is None else f'{share:.1%}'}, "
+        f"illegal {final['illegal']:.1%}"
+    )
     if "judge_target_share" in judge:
         out_console.print(f"the judge rewards an offered share of {judge['judge_target_share']:.0%} most")
     if "accuracy_vs_truth" in judge:
-        out_console.print(f"judge against the true norm ({summary['truth']}): accuracy {judge['accuracy_vs_truth']:.1%} "
-                          f"on {judge['judged_moves_with_truth']} distinct moves")  # fmt: skip
-    out_console.print(f"judge: {judge['table_entries']} verdicts ({judge['calls']} calls, {judge['cache_hits']} cache hits) "
-                      f"for {judge['moves_played']} moves played")  # fmt: skip
+        out_console.print(
+            f"judge against the true norm ({summary['truth']}): accuracy {judge['accuracy_vs_truth']:.1%} "
+            f"on {judge['judged_moves_with_truth']} distinct moves"
+        )
+    out_console.print(
+        f"judge: {judge['table_entries']} verdicts ({judge['calls']} calls, {judge['cache_hits']} cache hits) "
+        f"for {judge['moves_played']} moves played"
+    )
     out_console.print(f"results in [bold]{path}[/] (adapter in {path / summary['adapter']}, judge_table.csv)")
     out_console.print(f"as a society's assistant: --model assistant={summary['assistant_spec']}", soft_wrap=True)
 
@@ -100,26 +128,26 @@ def distill_table(path: Path) -> None:
 @app.command()
 def distill(
     file: Annotated[Path, scenario_argument("A distillation scenario (YAML with a distill: block).")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
-    source: Annotated[Optional[Path], typer.Option("--source", help="A SCAI run directory: distill.source.run.")] = None,  # noqa: UP007
+    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,
+    source: Annotated[Path | None, typer.Option("--source", help="A SCAI run directory: distill.source.run.")] = None,
     reward: Annotated[
-        Optional[str],  # noqa: UP007
+        str | None,
         typer.Option("--reward", help="judge, or a control: truth, no_principle, flipped (distill.reward)."),
     ] = None,
     judge: Annotated[
-        Optional[str],  # noqa: UP007
+        str | None,
         typer.Option("--judge", help="verdict (the judge says yes or no) or act (it plays under the principle)."),
     ] = None,
-    episodes: Annotated[Optional[int], typer.Option("--episodes", help="Training episodes.")] = None,  # noqa: UP007
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
+    episodes: Annotated[int | None, typer.Option("--episodes", help="Training episodes.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Root seed.")] = None,
     model: Annotated[
-        Optional[list[str]],  # noqa: UP007
+        list[str] | None,
         typer.Option("--model", help="ROLE=SPEC for student, judge, assistant or user, e.g. judge=openai:gpt-4o."),
     ] = None,
     evaluate: Annotated[
         bool, typer.Option("--evaluate/--no-evaluate", help="Play the evaluation without the policy after training.")
     ] = True,
-    trials: Annotated[Optional[int], typer.Option("--trials", help="Evaluation moves per condition and subject.")] = None,  # noqa: UP007
+    trials: Annotated[int | None, typer.Option("--trials", help="Evaluation moves per condition and subject.")] = None,
 ) -> None:
     """Distil a society's learned norm into a student's weights: the judge's verdicts as a PPO/GRPO/RLOO reward."""
     from sandbox.distill.run import distill_scenario
@@ -129,8 +157,10 @@ def distill(
         original = load_scenario(file, kind="distill").model_dump(mode="json", exclude_none=True)
         data = copy.deepcopy(original)
         if source is not None:
-            data["distill"]["source"] = {**{k: v for k, v in data["distill"]["source"].items() if k != "text"},
-                                         "run": str(source)}  # fmt: skip
+            data["distill"]["source"] = {
+                **{k: v for k, v in data["distill"]["source"].items() if k != "text"},
+                "run": str(source),
+            }
         if reward is not None:
             data["distill"]["reward"] = reward
         if judge is not None:
@@ -144,14 +174,16 @@ def distill(
         for item in model or []:
             role, sep, spec = item.partition("=")
             if not sep or role not in _ROLES:
-                raise ScenarioError("<command line>", [("--model", f"{item!r} is not ROLE=SPEC with ROLE in "
-                                                                   f"{', '.join(_ROLES)}")])  # fmt: skip
+                raise ScenarioError(
+                    "<command line>", [("--model", f"{item!r} is not ROLE=SPEC with ROLE in {', '.join(_ROLES)}")]
+                )
             data["models"][role] = spec
         scenario = parse_kind("distill", data, str(file) if data == original else "<command line>")
     except SandboxError as error:
         raise _fail(error) from None
-    path = distill_with_progress(lambda hooks: distill_scenario(scenario, out, source=str(file), hooks=hooks,
-                                                                evaluate=False))  # fmt: skip
+    path = distill_with_progress(
+        lambda hooks: distill_scenario(scenario, out, source=str(file), hooks=hooks, evaluate=False)
+    )
     distill_table(path)
     if evaluate:
         evaluate_with_progress(path)

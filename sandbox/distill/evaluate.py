@@ -43,13 +43,13 @@ from langchain_core.language_models import BaseChatModel
 from matplotlib.figure import Figure
 
 from sandbox.errors import UsageError
+from sandbox.files import read_json
 from sandbox.games.ultimatum import ParseError, Split, Stake, parse_decision, parse_proposal, proposal_sentence
+from sandbox.jobs import gather_jobs
 from sandbox.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.seeding import generator, seed_node
 from sandbox.stats import mean_ci
-from sandbox.files import read_json
 from sandbox.summary import write_summary
-from sandbox.jobs import gather_jobs
 
 __all__ = ["EVALUATION", "RESULTS", "SUBJECTS", "EvalCondition", "evaluate_distill", "plot_distillation"]
 
@@ -58,8 +58,21 @@ RESULTS = "distillation.csv"
 PLOT = "distillation.png"
 TRANSCRIPT = "evaluation_transcripts.jsonl"
 SUBJECTS = ("users", "assistant", "student", "base")
-COLUMNS = ["subject", "condition", "trial", "role", "amount", "currency", "agent", "principle", "offer_to_responder",
-           "answer", "legal", "offered_share", "decision"]  # fmt: skip
+COLUMNS = [
+    "subject",
+    "condition",
+    "trial",
+    "role",
+    "amount",
+    "currency",
+    "agent",
+    "principle",
+    "offer_to_responder",
+    "answer",
+    "legal",
+    "offered_share",
+    "decision",
+]
 _EVAL = 1 << 24  # the seed-tree branch of the evaluation's stakes and calls
 
 
@@ -92,8 +105,10 @@ def conditions(scenario: Any, plan: Any) -> list[EvalCondition]:
 
 def _stake(seed: int, index: int, trial: int, condition: EvalCondition) -> tuple[Stake, Split]:
     rng = generator(seed, _EVAL, index, trial)
-    stake = Stake(int(condition.amounts[int(rng.integers(len(condition.amounts)))]),
-                  condition.currencies[int(rng.integers(len(condition.currencies)))])  # fmt: skip
+    stake = Stake(
+        int(condition.amounts[int(rng.integers(len(condition.amounts)))]),
+        condition.currencies[int(rng.integers(len(condition.currencies)))],
+    )
     given = int(rng.integers(stake.amount + 1))
     return stake, Split(stake.amount - given, given)
 
@@ -125,20 +140,42 @@ def _device(scenario: Any) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-async def _move(subject: str, player: Any, condition: EvalCondition, index: int, trial: int, role: str,
-                seed: int, principle: int | None) -> dict[str, Any]:  # fmt: skip
+async def _move(
+    subject: str,
+    player: Any,
+    condition: EvalCondition,
+    index: int,
+    trial: int,
+    role: str,
+    seed: int,
+    principle: int | None,
+) -> dict[str, Any]:
     from sandbox.games.ultimatum_episode import decision_constraint, proposal_constraint
     from sandbox.llm.contracts import CallInfo
 
     stake, offer = _stake(seed, index, trial, condition)
     episode = f"eval-{subject}-{condition.name}-t{trial:03d}"
     call = CallInfo(role=subject, agent=player.agent_id, run=0, episode=episode, step=role)
-    row: dict[str, Any] = {"subject": subject, "condition": condition.name, "trial": trial, "role": role,
-                           "amount": stake.amount, "currency": stake.currency, "agent": player.agent_id,
-                           "principle": principle, "offer_to_responder": None, "offered_share": None, "decision": None}  # fmt: skip
+    row: dict[str, Any] = {
+        "subject": subject,
+        "condition": condition.name,
+        "trial": trial,
+        "role": role,
+        "amount": stake.amount,
+        "currency": stake.currency,
+        "agent": player.agent_id,
+        "principle": principle,
+        "offer_to_responder": None,
+        "offered_share": None,
+        "decision": None,
+    }
     if role == "proposer":
-        answer = await player.propose(stake, seed=_seed(seed, index, trial, 0), call=call,
-                                      constraint=proposal_constraint(stake, remark=player.remarks))  # fmt: skip
+        answer = await player.propose(
+            stake,
+            seed=_seed(seed, index, trial, 0),
+            call=call,
+            constraint=proposal_constraint(stake, remark=player.remarks),
+        )
         try:
             split = parse_proposal(answer, stake)
             row.update(legal=True, offered_share=split.responder / stake.amount)
@@ -146,8 +183,14 @@ async def _move(subject: str, player: Any, condition: EvalCondition, index: int,
             row.update(legal=False)
     else:
         row["offer_to_responder"] = offer.responder / stake.amount
-        answer = await player.respond(stake, proposal_sentence(stake, offer), offer, seed=_seed(seed, index, trial, 1),
-                                      call=call, constraint=decision_constraint(remark=player.remarks))  # fmt: skip
+        answer = await player.respond(
+            stake,
+            proposal_sentence(stake, offer),
+            offer,
+            seed=_seed(seed, index, trial, 1),
+            call=call,
+            constraint=decision_constraint(remark=player.remarks),
+        )
         try:
             row.update(legal=True, decision=parse_decision(answer))
         except ParseError:
@@ -162,12 +205,25 @@ def distillation_table(moves: pd.DataFrame) -> pd.DataFrame:
         shares = frame.loc[(frame["role"] == "proposer") & frame["legal"].astype(bool), "offered_share"].astype(float)
         decided = frame.loc[(frame["role"] == "responder") & frame["legal"].astype(bool), "decision"]
         share, share_low, share_high, n_share = mean_ci(shares.tolist(), bounds=(0.0, 1.0))
-        accept, accept_low, accept_high, n_accept = mean_ci((decided == "accept").astype(float).tolist(),
-                                                            bounds=(0.0, 1.0))  # fmt: skip
-        rows.append({"subject": subject, "condition": condition, "offered_share": share, "offered_share_ci_low": share_low,
-                     "offered_share_ci_high": share_high, "proposals": n_share, "acceptance": accept,
-                     "acceptance_ci_low": accept_low, "acceptance_ci_high": accept_high, "answers": n_accept,
-                     "illegal": float((~frame["legal"].astype(bool)).mean()), "moves": len(frame)})  # fmt: skip
+        accept, accept_low, accept_high, n_accept = mean_ci(
+            (decided == "accept").astype(float).tolist(), bounds=(0.0, 1.0)
+        )
+        rows.append(
+            {
+                "subject": subject,
+                "condition": condition,
+                "offered_share": share,
+                "offered_share_ci_low": share_low,
+                "offered_share_ci_high": share_high,
+                "proposals": n_share,
+                "acceptance": accept,
+                "acceptance_ci_low": accept_low,
+                "acceptance_ci_high": accept_high,
+                "answers": n_accept,
+                "illegal": float((~frame["legal"].astype(bool)).mean()),
+                "moves": len(frame),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -178,15 +234,23 @@ def plot_distillation(table: pd.DataFrame, title: str = "") -> Figure:
     names = list(dict.fromkeys(table["condition"]))
     subjects = [s for s in SUBJECTS if s in set(table["subject"])]
     width = 0.8 / max(1, len(subjects))
-    for ax, metric, label in ((axes[0], "offered_share", "offered share (proposer)"),
-                              (axes[1], "acceptance", "acceptance (responder)")):  # fmt: skip
+    for ax, metric, label in (
+        (axes[0], "offered_share", "offered share (proposer)"),
+        (axes[1], "acceptance", "acceptance (responder)"),
+    ):
         for k, subject in enumerate(subjects):
             rows = table[table["subject"] == subject].set_index("condition").reindex(names)
             mean = rows[metric].astype(float).to_numpy()
             low = np.nan_to_num(mean - rows[f"{metric}_ci_low"].astype(float).to_numpy())
             high = np.nan_to_num(rows[f"{metric}_ci_high"].astype(float).to_numpy() - mean)
-            ax.bar(np.arange(len(names)) + (k - (len(subjects) - 1) / 2) * width, np.nan_to_num(mean), width,
-                   yerr=[np.clip(low, 0, None), np.clip(high, 0, None)], capsize=2, label=subject)  # fmt: skip
+            ax.bar(
+                np.arange(len(names)) + (k - (len(subjects) - 1) / 2) * width,
+                np.nan_to_num(mean),
+                width,
+                yerr=[np.clip(low, 0, None), np.clip(high, 0, None)],
+                capsize=2,
+                label=subject,
+            )
         ax.set_xticks(np.arange(len(names)), names, fontsize=8)
         ax.set_ylim(0, 1.05)
         ax.set_title(label, fontsize=10)
@@ -198,8 +262,9 @@ def plot_distillation(table: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
-def evaluate_distill(path: str | Path, *, trials: int | None = None, models: Mapping[str, BaseChatModel] | None = None,
-                     hooks: Any = None) -> pd.DataFrame:  # fmt: skip
+def evaluate_distill(
+    path: str | Path, *, trials: int | None = None, models: Mapping[str, BaseChatModel] | None = None, hooks: Any = None
+) -> pd.DataFrame:
     """Play the evaluation conditions with the four subjects; write the tables and the plot; return `distillation.csv`.
 
     Args:
@@ -214,8 +279,9 @@ def evaluate_distill(path: str | Path, *, trials: int | None = None, models: Map
 
 
 @holding
-async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
-                            models: Mapping[str, BaseChatModel] | None = None, hooks: Any = None) -> pd.DataFrame:  # fmt: skip
+async def aevaluate_distill(
+    path: str | Path, *, trials: int | None = None, models: Mapping[str, BaseChatModel] | None = None, hooks: Any = None
+) -> pd.DataFrame:
     """`evaluate_distill`, in a running event loop."""
     from agents.assistant import PolicyFollowingAssistant
     from agents.student import PolicylessAssistant
@@ -238,7 +304,9 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     models = dict(models or {})
     source = None
     if plan.source:  # the source run as the plan resolved it (an absolute path), wherever this runs from
-        block = scenario.distill.model_copy(update={"source": scenario.distill.source.model_copy(update={"run": plan.source})})
+        block = scenario.distill.model_copy(
+            update={"source": scenario.distill.source.model_copy(update={"run": plan.source})}
+        )
         source = source_run(block, str(run_dir / layout.SCENARIO))
     form = scenario.form()
 
@@ -246,7 +314,9 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     transcript = TranscriptWriter(run_dir / TRANSCRIPT)
     stack = ModelStack(cache=cache, sinks=[transcript], concurrency=scenario.concurrency)
     device = _device(scenario)
-    base_spec = f"hf:{(run_dir / STUDENT_BASE).resolve()}" if (run_dir / STUDENT_BASE).is_dir() else scenario.models.student
+    base_spec = (
+        f"hf:{(run_dir / STUDENT_BASE).resolve()}" if (run_dir / STUDENT_BASE).is_dir() else scenario.models.student
+    )
     ppo = scenario.training.ppo_config(seed=scenario.seed)
     student_sampling = {"temperature": ppo.temperature, "max_tokens": ppo.max_new_tokens}
 
@@ -254,8 +324,10 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
         return stack.for_role(name, spec, sampling, given=models.get(name) or given)
 
     # The student and the base, built and loaded here one after the other (transformers' loading is not thread-safe).
-    local = {"student": HFChatModel(path="", base=base_spec, adapter=str(run_dir / ADAPTER), device=device),
-             "base": HFChatModel(path="", base=base_spec, device=device)}  # fmt: skip
+    local = {
+        "student": HFChatModel(path="", base=base_spec, adapter=str(run_dir / ADAPTER), device=device),
+        "base": HFChatModel(path="", base=base_spec, device=device),
+    }
     for name, backend in local.items():
         if name not in models:
             backend._load()
@@ -270,8 +342,9 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     from sandbox.distill.layout import act_player
 
     player = act_player(plan)  # as the source run's assistant played: its rules, reading and responder
-    players["assistant"] = [PolicyFollowingAssistant(policy=p.text, model=assistant_model, **player)
-                            for p in plan.principles]  # fmt: skip
+    players["assistant"] = [
+        PolicyFollowingAssistant(policy=p.text, model=assistant_model, **player) for p in plan.principles
+    ]
     profiles = _users(plan, source, scenario.seed)
     if profiles:
         user_spec = scenario.models.user or (src_models.user.spec if src_models else scenario.models.judge)
@@ -280,8 +353,15 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
         players["users"] = [NormFollowingUser(profile, user_model, player["rules"]) for profile in profiles]
 
     names = conditions(scenario, plan)
-    jobs = [(subject, index, condition, trial, move) for subject in SUBJECTS if subject in players
-            for index, condition in enumerate(names) for trial in range(trials) for move in ("proposer", "responder")]
+    jobs = [
+        (subject, index, condition, trial, move)
+        for subject in SUBJECTS
+        if subject in players
+        for index, condition in enumerate(names)
+        for trial in range(trials)
+        for move in ("proposer", "responder")
+    ]
+
     async def one(job: tuple[Any, ...]) -> dict[str, Any]:
         subject, index, condition, trial, move = job
         pool = players[subject]
@@ -291,8 +371,9 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
 
     on_start = getattr(hooks, "on_start", None)
     try:
-        rows = await gather_jobs(jobs, one, on_start=on_start and (lambda n: on_start(n, 0)),
-                                 on_done=getattr(hooks, "on_episode", None))  # fmt: skip
+        rows = await gather_jobs(
+            jobs, one, on_start=on_start and (lambda n: on_start(n, 0)), on_done=getattr(hooks, "on_episode", None)
+        )
     finally:
         transcript.close()
         cache.close()
@@ -305,13 +386,17 @@ async def aevaluate_distill(path: str | Path, *, trials: int | None = None,
     summary = read_json(summary_path) if summary_path.is_file() else {"scenario": scenario.name}
     summary["evaluation"] = {
         "trials": trials,
-        "conditions": {c.name: {"amounts": [min(c.amounts), max(c.amounts)], "currencies": list(c.currencies)}
-                       for c in names},  # fmt: skip
-        "models": {"assistant": assistant_spec, "users": user_spec if profiles else None,
-                   "student": f"{base_spec}+adapter:{(run_dir / ADAPTER).resolve()}", "base": base_spec},  # fmt: skip
+        "conditions": {
+            c.name: {"amounts": [min(c.amounts), max(c.amounts)], "currencies": list(c.currencies)} for c in names
+        },
+        "models": {
+            "assistant": assistant_spec,
+            "users": user_spec if profiles else None,
+            "student": f"{base_spec}+adapter:{(run_dir / ADAPTER).resolve()}",
+            "base": base_spec,
+        },
         "table": json.loads(table.to_json(orient="records")),
     }
     write_summary(run_dir, summary, kind="distill")
     atomic_write_text(run_dir / RESULTS, table.to_csv(index=False))  # last: its presence marks the evaluation done
     return table
-

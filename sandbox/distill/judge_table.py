@@ -40,15 +40,28 @@ from typing import Any, Literal
 
 import prompts
 from sandbox.games.ultimatum import Split, Stake, proposal_sentence
-from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 from sandbox.seeding import seed_node
+from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 
 __all__ = ["JUDGE_TABLE", "JudgeTable", "JudgedMove", "Variant", "every_move", "judged_move"]
 
 JUDGE_TABLE = "judge_table.csv"
 Variant = Literal["principle", "no_principle"]
-_COLUMNS = ("variant", "principle", "role", "offered_share", "decision", "label", "p_yes", "mass", "source", "reward",
-            "truth_label", "prompt", "answer")  # fmt: skip
+_COLUMNS = (
+    "variant",
+    "principle",
+    "role",
+    "offered_share",
+    "decision",
+    "label",
+    "p_yes",
+    "mass",
+    "source",
+    "reward",
+    "truth_label",
+    "prompt",
+    "answer",
+)
 _JUDGE_BRANCH = 1 << 22  # the seed-tree branch of judge calls
 
 
@@ -124,12 +137,30 @@ class JudgeTable:
             `agents.assistant.PolicyFollowingAssistant`).
     """
 
-    def __init__(self, path: Path, principles: Sequence[str], judge: Any, *, resolution: float, currency: str,
-                 seed: int, scoring: str = "graded", truth: str | None = None, concurrency: int = 4,
-                 template: str = "distill/judge.j2", mode: str = "verdict", actor: Any = None,
-                 samples: int = 4, player: dict[str, Any] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        path: Path,
+        principles: Sequence[str],
+        judge: Any,
+        *,
+        resolution: float,
+        currency: str,
+        seed: int,
+        scoring: str = "graded",
+        truth: str | None = None,
+        concurrency: int = 4,
+        template: str = "distill/judge.j2",
+        mode: str = "verdict",
+        actor: Any = None,
+        samples: int = 4,
+        player: dict[str, Any] | None = None,
+    ) -> None:
         self.path, self.principles, self.judge = path, list(principles), judge
-        self.mode, self.actor, self.samples = mode, actor if actor is not None else getattr(judge, "model", None), samples
+        self.mode, self.actor, self.samples = (
+            mode,
+            actor if actor is not None else getattr(judge, "model", None),
+            samples,
+        )
         self.player = dict(player or {})  # act mode: how the judge's model plays (rules, reading, responder)
         self.targets: dict[int, float | None] = {}  # act mode: the judge's mean offered share per principle
         self.decisions: dict[tuple[int, int], tuple[str | None, str]] = {}  # act: (decision, answer) per offer
@@ -152,22 +183,36 @@ class JudgeTable:
         offer = outcome.state.offer if outcome.state.offer is not None else outcome.move
         proposal = proposal_sentence(outcome.state.stake, offer)  # type: ignore[arg-type]
         text = self.principles[principle] if principle >= 0 else None
-        return prompts.render(self.template, principle=text, proposal=proposal, role=move.role,
-                              decision=move.decision or None, offered=move.offered)  # fmt: skip
+        return prompts.render(
+            self.template,
+            principle=text,
+            proposal=proposal,
+            role=move.role,
+            decision=move.decision or None,
+            offered=move.offered,
+        )
 
     def _keys(self, moves: Iterable[JudgedMove], variant: Variant) -> list[_Key]:
         indices = range(len(self.principles)) if variant == "principle" else (-1,)
         return [_Key(variant, index, move) for move in moves for index in indices]
 
-    def label_all(self, roles: Sequence[str] = ("proposer",), variants: Sequence[Variant] = ("principle",),
-                  on_move: Callable[[], None] | None = None) -> int:  # fmt: skip
+    def label_all(
+        self,
+        roles: Sequence[str] = ("proposer",),
+        variants: Sequence[Variant] = ("principle",),
+        on_move: Callable[[], None] | None = None,
+    ) -> int:
         """Ask the judge about every move of `roles` not yet in the table (`every_move`), `concurrency` moves at a
         time, each batch appended to the table before the next (`on_move` after each move written); the number
         asked."""
         from sandbox._sync import run_sync
 
-        missing = [key for variant in variants for key in self._keys(every_move(self.resolution, roles), variant)
-                   if key not in self.rows]  # fmt: skip
+        missing = [
+            key
+            for variant in variants
+            for key in self._keys(every_move(self.resolution, roles), variant)
+            if key not in self.rows
+        ]
         for start in range(0, len(missing), self.concurrency):
             batch = missing[start : start + self.concurrency]
             run_sync(self._ask_all(batch))
@@ -191,8 +236,11 @@ class JudgeTable:
             for principle in dict.fromkeys(k.principle for k in keys if k.move.role == "proposer"):
                 if principle not in self.targets:
                     self.targets[principle] = await self._target(principle)
-            offers = [o for o in dict.fromkeys((k.principle, k.move.offered) for k in keys if k.move.role == "responder")
-                      if o not in self.decisions]  # fmt: skip
+            offers = [
+                o
+                for o in dict.fromkeys((k.principle, k.move.offered) for k in keys if k.move.role == "responder")
+                if o not in self.decisions
+            ]
             for offer, decision in zip(offers, await asyncio.gather(*(self._decision(*o) for o in offers))):
                 self.decisions[offer] = decision
 
@@ -211,8 +259,12 @@ class JudgeTable:
     def _player(self, principle: int) -> Any:
         from agents.assistant import PolicyFollowingAssistant
 
-        return PolicyFollowingAssistant(policy=self.principles[principle] if principle >= 0 else "", model=self.actor,
-                                        agent_id="judge", **self.player)  # fmt: skip
+        return PolicyFollowingAssistant(
+            policy=self.principles[principle] if principle >= 0 else "",
+            model=self.actor,
+            agent_id="judge",
+            **self.player,
+        )
 
     async def _target(self, principle: int) -> float | None:
         """Act mode: the mean offered share of the judge's model's proposals under the principle (None: none legal)."""
@@ -223,8 +275,12 @@ class JudgeTable:
         for sample in range(self.samples):
             node = seed_node(self.seed, _JUDGE_BRANCH, principle + 1, 1000 + sample)
             call = CallInfo(role="judge", agent="judge", episode=f"act-p{principle}-s{sample}", step="propose")
-            answer = await self._player(principle).propose(stake, seed=int(node.generate_state(1)[0]), call=call,
-                                                           constraint=proposal_constraint(stake, remark=False))  # fmt: skip
+            answer = await self._player(principle).propose(
+                stake,
+                seed=int(node.generate_state(1)[0]),
+                call=call,
+                constraint=proposal_constraint(stake, remark=False),
+            )
             self.calls += 1
             try:
                 shares.append(parse_proposal(answer, stake).responder / 100)
@@ -240,9 +296,14 @@ class JudgeTable:
         stake, offer = Stake(100, self.currency), Split(100 - offered, offered)
         node = seed_node(self.seed, _JUDGE_BRANCH, principle + 1, offered, 0, False)
         call = CallInfo(role="judge", agent="judge", episode=f"act-p{principle}-responder-{offered}", step="respond")
-        answer = await self._player(principle).respond(stake, proposal_sentence(stake, offer), offer,
-                                                       seed=int(node.generate_state(1)[0]), call=call,
-                                                       constraint=decision_constraint(remark=False))  # fmt: skip
+        answer = await self._player(principle).respond(
+            stake,
+            proposal_sentence(stake, offer),
+            offer,
+            seed=int(node.generate_state(1)[0]),
+            call=call,
+            constraint=decision_constraint(remark=False),
+        )
         self.calls += 1
         try:
             return parse_decision(answer), answer
@@ -273,10 +334,18 @@ class JudgeTable:
             reward, label, source, answer = self._act(key)
             return self._row(key, reward, label, source, answer)
         prompt = self.prompt(move, key.principle)
-        episode = f"{key.variant}-p{key.principle}-{move.role}-{move.offered}{('-' + move.decision) if move.decision else ''}"
-        node = seed_node(self.seed, _JUDGE_BRANCH, key.principle + 1, move.offered, len(move.decision), move.role == "proposer")
-        verdict = await self.judge.yes_no(prompt, step_by_step=False, seed=int(node.generate_state(1)[0]),
-                                          call=CallInfo(role="judge", agent="judge", episode=episode, step="verdict"))  # fmt: skip
+        episode = (
+            f"{key.variant}-p{key.principle}-{move.role}-{move.offered}{('-' + move.decision) if move.decision else ''}"
+        )
+        node = seed_node(
+            self.seed, _JUDGE_BRANCH, key.principle + 1, move.offered, len(move.decision), move.role == "proposer"
+        )
+        verdict = await self.judge.yes_no(
+            prompt,
+            step_by_step=False,
+            seed=int(node.generate_state(1)[0]),
+            call=CallInfo(role="judge", agent="judge", episode=episode, step="verdict"),
+        )
         self.calls += 1
         if verdict.label is None:
             reward = 0.5  # unparsed: neither yes nor no (counted as `source` unparsed in the summary)
@@ -285,20 +354,42 @@ class JudgeTable:
         else:
             reward = float(verdict.label)
         label = "" if verdict.label is None else ("yes" if verdict.label else "no")
-        return self._row(key, reward, label, verdict.source, verdict.answer, p_yes=verdict.p_yes, mass=verdict.mass,
-                         prompt=prompt)  # fmt: skip
+        return self._row(
+            key, reward, label, verdict.source, verdict.answer, p_yes=verdict.p_yes, mass=verdict.mass, prompt=prompt
+        )
 
-    def _row(self, key: _Key, reward: float, label: str, source: str, answer: str, *, p_yes: float | None = None,
-             mass: float | None = None, prompt: str = "") -> dict[str, Any]:  # fmt: skip
+    def _row(
+        self,
+        key: _Key,
+        reward: float,
+        label: str,
+        source: str,
+        answer: str,
+        *,
+        p_yes: float | None = None,
+        mass: float | None = None,
+        prompt: str = "",
+    ) -> dict[str, Any]:
         """A row of `judge_table.csv`: the move, what the judge said or did, its reward, and the true norm's label."""
         from sandbox.distill.truth import truth_label
 
         move = key.move
         truth = truth_label(self.truth, move.outcome(self.currency)) if self.truth is not None else None
-        return {"variant": key.variant, "principle": key.principle, "role": move.role,
-                "offered_share": move.offered_share(), "decision": move.decision, "label": label, "p_yes": p_yes,
-                "mass": mass, "source": source, "reward": reward, "truth_label": "" if truth is None else truth,
-                "prompt": prompt, "answer": answer}  # fmt: skip
+        return {
+            "variant": key.variant,
+            "principle": key.principle,
+            "role": move.role,
+            "offered_share": move.offered_share(),
+            "decision": move.decision,
+            "label": label,
+            "p_yes": p_yes,
+            "mass": mass,
+            "source": source,
+            "reward": reward,
+            "truth_label": "" if truth is None else truth,
+            "prompt": prompt,
+            "answer": answer,
+        }
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -321,4 +412,3 @@ class JudgeTable:
 
     def __len__(self) -> int:
         return len(self.rows)
-

@@ -28,7 +28,9 @@ def _models(models: Any, ledgers: Any) -> tuple[Any, Any]:
     return judge, given or None
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def run(
+    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Distil the scenario's norm and evaluate the student (`sandbox.distill.run.distill_scenario`); `models`: the
     judge's chat model and the evaluation's by subject, instead of the scenario's specs."""
     from sandbox.distill.run import distill_scenario
@@ -56,8 +58,9 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
     from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
     from sandbox.distill.run import distill_scenario
 
-    path = distill_with_progress(lambda hooks: distill_scenario(scenario, out, source=source, hooks=hooks,
-                                                                evaluate=False))  # fmt: skip
+    path = distill_with_progress(
+        lambda hooks: distill_scenario(scenario, out, source=source, hooks=hooks, evaluate=False)
+    )
     distill_table(path)
     evaluate_with_progress(path)
     return path
@@ -103,8 +106,12 @@ DISTILL = RunKind(
     cli_run="sandbox.distill.kind:cli_run",
     cli_resume="sandbox.distill.kind:cli_resume",
     cli_evaluate="sandbox.distill.kind:cli_evaluate",
-    tables={"metrics": "metrics.csv", "judge_table": "judge_table.csv", "evaluation": "evaluation.csv",
-            "distillation": "distillation.csv"},  # fmt: skip
+    tables={
+        "metrics": "metrics.csv",
+        "judge_table": "judge_table.csv",
+        "evaluation": "evaluation.csv",
+        "distillation": "distillation.csv",
+    },
     commands=("sandbox.distill.commands",),
     example="scenarios/distill/tiny/selfish.yaml",
     view="sandbox.distill.view:view",

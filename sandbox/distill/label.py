@@ -38,10 +38,11 @@ class LabelBlock(StrictModel):
     """Which moves the judge labels."""
 
     roles: list[Literal["proposer", "responder"]] | None = Field(
-        None, min_length=1,
+        None,
+        min_length=1,
         description="The roles whose moves are labelled; default: proposer, and responder when "
         "distill.responder_share is above 0 (the moves a distillation of this scenario plays).",
-    )  # fmt: skip
+    )
 
     def chosen(self, scenario: DistillScenario) -> list[str]:
         if self.roles is not None:
@@ -59,8 +60,15 @@ def _variants(scenario: DistillScenario) -> list[Any]:
     return ["principle", "no_principle"] if scenario.distill.reward == "no_principle" else ["principle"]
 
 
-def label_moves(scenario: LabelScenario, out: Path | str | None = None, *, source: str = "<scenario>",
-                judge: Any = None, ledgers: Any = (), on_move: Callable[[], None] | None = None) -> Path:  # fmt: skip
+def label_moves(
+    scenario: LabelScenario,
+    out: Path | str | None = None,
+    *,
+    source: str = "<scenario>",
+    judge: Any = None,
+    ledgers: Any = (),
+    on_move: Callable[[], None] | None = None,
+) -> Path:
     """Label every move of the scenario's roles into a new run directory and return its path.
 
     Args:
@@ -82,8 +90,9 @@ def label_moves(scenario: LabelScenario, out: Path | str | None = None, *, sourc
         return _label(run_dir, scenario, plan_, judge, ledgers, on_move)
 
 
-def resume_label(path: Path | str, *, judge: Any = None, ledgers: Any = (),
-                 on_move: Callable[[], None] | None = None) -> Path:  # fmt: skip
+def resume_label(
+    path: Path | str, *, judge: Any = None, ledgers: Any = (), on_move: Callable[[], None] | None = None
+) -> Path:
     """Ask what an interrupted label run has not asked yet (its table is read back)."""
     from sandbox.files import read_json
     from sandbox.run_dir import RunDirectory, hold
@@ -101,15 +110,20 @@ def resume_label(path: Path | str, *, judge: Any = None, ledgers: Any = (),
         return _label(run_dir, scenario, plan_, judge, ledgers, on_move)
 
 
-def _label(run_dir: Any, scenario: LabelScenario, plan_: DistillPlan, judge: Any, ledgers: Any,
-           on_move: Callable[[], None] | None) -> Path:  # fmt: skip
+def _label(
+    run_dir: Any,
+    scenario: LabelScenario,
+    plan_: DistillPlan,
+    judge: Any,
+    ledgers: Any,
+    on_move: Callable[[], None] | None,
+) -> Path:
     from sandbox.distill.run import judge_table
     from sandbox.distill.summary import judge_figures
     from sandbox.llm.accounting import TokenLedger
     from sandbox.llm.transcript import read_transcript
-    from sandbox.summary import write_summary
-
     from sandbox.run_dir import atomic_write_text
+    from sandbox.summary import write_summary
 
     if not (run_dir / PRINCIPLES).is_file():  # a new run's plan, or one killed before it was written
         atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))
@@ -132,8 +146,11 @@ def _label(run_dir: Any, scenario: LabelScenario, plan_: DistillPlan, judge: Any
         "principles": [p.text for p in plan_.principles],
         "source": plan_.source,
         "truth": plan_.truth,
-        "judge": {**judge_figures(table), "calls": int(usage.get("calls", 0)),
-                  "cache_hits": int(usage.get("cache_hits", 0))},  # fmt: skip
+        "judge": {
+            **judge_figures(table),
+            "calls": int(usage.get("calls", 0)),
+            "cache_hits": int(usage.get("cache_hits", 0)),
+        },
         "seconds": round(time.time() - started, 3),
     }
     write_summary(run_dir, summary, kind="judge")

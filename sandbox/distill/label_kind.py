@@ -24,7 +24,9 @@ def _judge(models: Any) -> Any:
     return given.get("judge")
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def run(
+    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Label every move (`sandbox.distill.label.label_moves`); `models`: {"judge": a chat model}; `hooks`: called
     after each move's label is written."""
     from sandbox.distill.label import label_moves
@@ -60,8 +62,17 @@ def dry_run(scenario: Any) -> Any:
     from sandbox.dry_run import CHARS_PER_TOKEN
 
     calls = estimate_calls(scenario)
-    return pd.DataFrame([{"role": "judge", "calls": calls, "cache_hits": 0,
-                          "prompt_tokens": int(calls * 600 / CHARS_PER_TOKEN), "max_answer_tokens": calls * 64}])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                "role": "judge",
+                "calls": calls,
+                "cache_hits": 0,
+                "prompt_tokens": int(calls * 600 / CHARS_PER_TOKEN),
+                "max_answer_tokens": calls * 64,
+            }
+        ]
+    )
 
 
 def describe(scenario: Any, *, source: str = "<scenario>") -> str:
@@ -84,9 +95,14 @@ def print_label(path: Path) -> None:
         table.add_row(share, f"{reward:.3f}")
     out_console.print(table)
     accuracy = judge.get("accuracy_vs_truth")
-    out_console.print(f"{judge.get('table_entries', 0)} moves labelled with {judge.get('calls', 0)} calls"
-                      + (f"; accuracy against the true norm {accuracy:.0%}, AUC {judge.get('auc_vs_truth')}"
-                         if accuracy is not None else ""))  # fmt: skip
+    out_console.print(
+        f"{judge.get('table_entries', 0)} moves labelled with {judge.get('calls', 0)} calls"
+        + (
+            f"; accuracy against the true norm {accuracy:.0%}, AUC {judge.get('auc_vs_truth')}"
+            if accuracy is not None
+            else ""
+        )
+    )
 
 
 def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:

@@ -14,8 +14,17 @@ from sandbox.distill.scenario import DistillScenario
 from sandbox.distill.source import Principle
 from sandbox.run_dir import SCENARIO, RunDirectory
 
-__all__ = ["ADAPTER", "METRICS", "PRINCIPLES", "STUDENT_BASE", "SUMMARY", "DistillPlan", "act_player", "assistant_spec",
-           "load_distill_run_scenario"]  # fmt: skip
+__all__ = [
+    "ADAPTER",
+    "METRICS",
+    "PRINCIPLES",
+    "STUDENT_BASE",
+    "SUMMARY",
+    "DistillPlan",
+    "act_player",
+    "assistant_spec",
+    "load_distill_run_scenario",
+]
 
 PRINCIPLES = "principles.json"
 METRICS = "metrics.csv"
@@ -36,14 +45,25 @@ class DistillPlan:
     source: str | None  # the source run directory
 
     def to_dict(self) -> dict[str, Any]:
-        return {"principles": [p.to_dict() for p in self.principles], "truth": self.truth,
-                "currencies": self.currencies, "train_amounts": self.train_amounts,
-                "held_out_amounts": self.held_out_amounts, "source": self.source}  # fmt: skip
+        return {
+            "principles": [p.to_dict() for p in self.principles],
+            "truth": self.truth,
+            "currencies": self.currencies,
+            "train_amounts": self.train_amounts,
+            "held_out_amounts": self.held_out_amounts,
+            "source": self.source,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DistillPlan:
-        return cls([Principle(**p) for p in data["principles"]], data["truth"], list(data["currencies"]),
-                   list(data["train_amounts"]), list(data["held_out_amounts"]), data["source"])  # fmt: skip
+        return cls(
+            [Principle(**p) for p in data["principles"]],
+            data["truth"],
+            list(data["currencies"]),
+            list(data["train_amounts"]),
+            list(data["held_out_amounts"]),
+            data["source"],
+        )
 
 
 def load_distill_run_scenario(run_dir: RunDirectory) -> DistillScenario:

@@ -38,16 +38,20 @@ from sandbox.distill.layout import (
 )
 from sandbox.distill.scenario import TINY_MAX_AMOUNT, DistillScenario
 from sandbox.distill.source import resolve_principles, source_run
+from sandbox.files import read_json
 from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.seeding import generator
-from sandbox.files import read_json
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.ultimatum_env import UltimatumEnvironment, tiny_vocabulary
 
 __all__ = ["DistillHooks", "distill_scenario", "plan", "resume_distill"]
 
-REWARD_KINDS = {"judge": "proxy:judge", "truth": "truth:norm", "no_principle": "proxy:no_principle",
-                "flipped": "proxy:flipped"}  # fmt: skip
+REWARD_KINDS = {
+    "judge": "proxy:judge",
+    "truth": "truth:norm",
+    "no_principle": "proxy:no_principle",
+    "flipped": "proxy:flipped",
+}
 _HELD_OUT = 1 << 23  # the seed-tree branch that picks the held-out amounts
 
 
@@ -63,7 +67,9 @@ def split_amounts(low: int, high: int, share: float, seed: int) -> tuple[list[in
     """
     amounts = list(range(low, high + 1))
     count = int(round(len(amounts) * share))
-    held = sorted(int(a) for a in generator(seed, _HELD_OUT).choice(amounts, size=count, replace=False)) if count else []
+    held = (
+        sorted(int(a) for a in generator(seed, _HELD_OUT).choice(amounts, size=count, replace=False)) if count else []
+    )
     return [a for a in amounts if a not in set(held)], held
 
 
@@ -73,19 +79,42 @@ def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
 
     block = scenario.distill
     if scenario.models.student.partition(":")[0] == "tiny" and block.amounts.max > TINY_MAX_AMOUNT:
-        raise ScenarioError(source, [("distill.amounts.max", f"the tiny student reads each amount as a word of its "
-                                                              f"vocabulary; keep amounts up to {TINY_MAX_AMOUNT}")])  # fmt: skip
+        raise ScenarioError(
+            source,
+            [
+                (
+                    "distill.amounts.max",
+                    f"the tiny student reads each amount as a word of its "
+                    f"vocabulary; keep amounts up to {TINY_MAX_AMOUNT}",
+                )
+            ],
+        )
     run = source_run(block, source)
     principles = resolve_principles(block, source, run)
     truth = block.truth if block.truth is not None else (run.library_norm() if run is not None else None)
     if block.reward == "truth" and truth is None:
-        raise ScenarioError(source, [("distill.truth", "reward truth needs the true norm, and the source run's "
-                                                       "society holds no single library norm: set distill.truth")])  # fmt: skip
+        raise ScenarioError(
+            source,
+            [
+                (
+                    "distill.truth",
+                    "reward truth needs the true norm, and the source run's "
+                    "society holds no single library norm: set distill.truth",
+                )
+            ],
+        )
     currencies = block.currencies or (list(run.scenario.game.currencies) if run is not None else ["dollars", "apples"])
     train, held = split_amounts(block.amounts.min, block.amounts.max, block.held_out, scenario.seed)
     if not train:
-        raise ScenarioError(source, [("distill.held_out", f"holds out every amount of {block.amounts.min}.."
-                                                          f"{block.amounts.max}; lower it or widen the range")])  # fmt: skip
+        raise ScenarioError(
+            source,
+            [
+                (
+                    "distill.held_out",
+                    f"holds out every amount of {block.amounts.min}..{block.amounts.max}; lower it or widen the range",
+                )
+            ],
+        )
     if block.judge_table is not None:
         check_labelled_table(scenario, principles, currencies[0], source)
     return DistillPlan(principles, truth, currencies, train, held, str(run.path.resolve()) if run is not None else None)
@@ -93,8 +122,14 @@ def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
 
 # What a judge's verdicts depend on besides the principles and the currency: a table labelled otherwise is refused.
 # (Not the seed: the verdicts in the table are read back, and a move it lacks is asked under this run's seed.)
-_JUDGED = ("models.judge", "distill.judge", "distill.resolution", "distill.scoring", "distill.judge_temperature",
-           "distill.act_samples")  # fmt: skip
+_JUDGED = (
+    "models.judge",
+    "distill.judge",
+    "distill.resolution",
+    "distill.scoring",
+    "distill.judge_temperature",
+    "distill.act_samples",
+)
 
 
 def check_labelled_table(scenario: DistillScenario, principles: list[Any], currency: str, source: str) -> None:
@@ -126,8 +161,15 @@ def check_labelled_table(scenario: DistillScenario, principles: list[Any], curre
             if given is not None and given != ours:
                 problems.append(f"{field} {given!r} (this run: {ours!r})")
     if problems:
-        raise ScenarioError(source, [("distill.judge_table", f"{path} was labelled for {', '.join(problems)}; "
-                                                             f"label it again for this scenario")])  # fmt: skip
+        raise ScenarioError(
+            source,
+            [
+                (
+                    "distill.judge_table",
+                    f"{path} was labelled for {', '.join(problems)}; label it again for this scenario",
+                )
+            ],
+        )
 
 
 def student_vocabulary(scenario: DistillScenario) -> tuple[str, ...]:
@@ -143,12 +185,14 @@ def load_student(scenario: DistillScenario, model: Any = None, tokenizer: Any = 
     if model is not None:
         return BaseModel(model, tokenizer, "<object>", str(next(model.parameters()).device))
     models = scenario.models
-    return load_base_model(models.student, device=models.device, dtype=models.dtype,
-                           vocabulary=student_vocabulary(scenario))  # fmt: skip
+    return load_base_model(
+        models.student, device=models.device, dtype=models.dtype, vocabulary=student_vocabulary(scenario)
+    )
 
 
-def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, judge: Any = None,
-                ledgers: Any = ()) -> tuple[JudgeTable, Callable[[], None]]:  # fmt: skip
+def judge_table(
+    run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, judge: Any = None, ledgers: Any = ()
+) -> tuple[JudgeTable, Callable[[], None]]:
     """The run's judge table on the judge's model stack (the run's cache and transcript, and `ledgers`: budget
     ledgers every call counts in); and its closer."""
     from sandbox import run_dir as layout
@@ -165,12 +209,24 @@ def judge_table(run_dir: RunDirectory, scenario: DistillScenario, plan_: Distill
     proxy = ProxyJudge(model, temperature=block.judge_temperature, graded=block.scoring == "graded")
     actor = None  # act mode: the judge's model plays, sampled as a player
     if block.judge == "act":
-        actor = stack.for_role("judge", scenario.models.judge,
-                               {"temperature": block.judge_temperature, "max_tokens": 64}, given=judge)  # fmt: skip
-    table = JudgeTable(run_dir / JUDGE_TABLE, [p.text for p in plan_.principles], proxy, resolution=block.resolution,
-                       currency=plan_.currencies[0], seed=scenario.seed, scoring=block.scoring, truth=plan_.truth,
-                       concurrency=scenario.concurrency, mode=block.judge, actor=actor, samples=block.act_samples,
-                       player=act_player(plan_))  # fmt: skip
+        actor = stack.for_role(
+            "judge", scenario.models.judge, {"temperature": block.judge_temperature, "max_tokens": 64}, given=judge
+        )
+    table = JudgeTable(
+        run_dir / JUDGE_TABLE,
+        [p.text for p in plan_.principles],
+        proxy,
+        resolution=block.resolution,
+        currency=plan_.currencies[0],
+        seed=scenario.seed,
+        scoring=block.scoring,
+        truth=plan_.truth,
+        concurrency=scenario.concurrency,
+        mode=block.judge,
+        actor=actor,
+        samples=block.act_samples,
+        player=act_player(plan_),
+    )
 
     def close() -> None:
         transcript.close()
@@ -197,12 +253,18 @@ def environment(scenario: DistillScenario, plan_: DistillPlan, table: JudgeTable
         norm = plan_.truth
         rewards["truth:norm"] = lambda outcome: truth_reward(norm, outcome)
     return UltimatumEnvironment(
-        amounts=tuple(plan_.train_amounts), currencies=tuple(plan_.currencies),
-        responder_share=block.responder_share, form=scenario.form(), rewards=rewards,
-        schedule=RewardSchedule(((0, REWARD_KINDS[block.reward]),)), illegal=training.illegal, parallel=training.parallel,
-        rounds=training.rounds, seed=scenario.seed,
+        amounts=tuple(plan_.train_amounts),
+        currencies=tuple(plan_.currencies),
+        responder_share=block.responder_share,
+        form=scenario.form(),
+        rewards=rewards,
+        schedule=RewardSchedule(((0, REWARD_KINDS[block.reward]),)),
+        illegal=training.illegal,
+        parallel=training.parallel,
+        rounds=training.rounds,
+        seed=scenario.seed,
         prefetch_rewards=lambda outcomes: table.prefetch(outcomes, variants),
-    )  # fmt: skip
+    )
 
 
 def distill_scenario(
@@ -244,7 +306,9 @@ def distill_scenario(
         return _evaluate(run_dir, evaluate, evaluation_models)
 
 
-def _prepare(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, base: Any, *, keep_base: bool) -> None:
+def _prepare(
+    run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, base: Any, *, keep_base: bool
+) -> None:
     """What a run writes before it trains, each part where it is missing (a run killed before it wrote them all
     resumes with them): the plan, the table labelled before (its verdicts are read back, not asked), and a base
     built in-process or passed in (`keep_base`), kept beside the adapter so that `assistant_spec` loads both."""
@@ -263,16 +327,27 @@ def _prepare(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPla
 
 
 @holding
-def resume_distill(path: Path | str, *, hooks: DistillHooks | None = None, model: Any = None, tokenizer: Any = None,
-                   judge: Any = None, evaluate: bool = True, evaluation_models: Any = None) -> Path:  # fmt: skip
+def resume_distill(
+    path: Path | str,
+    *,
+    hooks: DistillHooks | None = None,
+    model: Any = None,
+    tokenizer: Any = None,
+    judge: Any = None,
+    evaluate: bool = True,
+    evaluation_models: Any = None,
+) -> Path:
     """Continue an interrupted distillation from its last checkpoint (the judge's table is read back); a run
     killed during its evaluation plays it again from the cache."""
     run_dir = RunDirectory.open(path)
     scenario = load_distill_run_scenario(run_dir)
     if run_dir.status().get("status") != "complete":
         # A run killed before it wrote its plan plans again, as it did (the plan is a function of the scenario).
-        plan_ = (DistillPlan.from_dict(read_json(run_dir / PRINCIPLES)) if (run_dir / PRINCIPLES).is_file()
-                 else plan(scenario, str(run_dir / "scenario.yaml")))  # fmt: skip
+        plan_ = (
+            DistillPlan.from_dict(read_json(run_dir / PRINCIPLES))
+            if (run_dir / PRINCIPLES).is_file()
+            else plan(scenario, str(run_dir / "scenario.yaml"))
+        )
         base = load_student(scenario, model, tokenizer)
         _prepare(run_dir, scenario, plan_, base, keep_base=model is not None)
         _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=True, judge=judge)
@@ -288,8 +363,16 @@ def _evaluate(run_dir: RunDirectory, evaluate: bool, models: Any) -> Path:
     return run_dir.path
 
 
-def _run(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, base: Any, hooks: DistillHooks, *,
-         resume: bool, judge: Any) -> Path:  # fmt: skip
+def _run(
+    run_dir: RunDirectory,
+    scenario: DistillScenario,
+    plan_: DistillPlan,
+    base: Any,
+    hooks: DistillHooks,
+    *,
+    resume: bool,
+    judge: Any,
+) -> Path:
     table, close = judge_table(run_dir, scenario, plan_, judge)
     try:
         env = environment(scenario, plan_, table)
@@ -305,23 +388,44 @@ def _run(run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, b
     return run_dir.path
 
 
-def _train_ppo(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumEnvironment, base: Any,
-               hooks: DistillHooks, *, resume: bool) -> None:  # fmt: skip
+def _train_ppo(
+    run_dir: RunDirectory,
+    scenario: DistillScenario,
+    env: UltimatumEnvironment,
+    base: Any,
+    hooks: DistillHooks,
+    *,
+    resume: bool,
+) -> None:
     from sandbox.training.ppo import PPOTrainer
     from sandbox.training.ppo_run import resume_point, train_ppo_run
 
     training = scenario.training
     trainer = PPOTrainer(base.model, base.tokenizer, training.ppo_config(seed=scenario.seed))
     start = resume_point(run_dir, trainer, run_dir / METRICS) if resume else 0
-    train_ppo_run(run_dir, trainer, env, episodes=training.episodes, start=start,
-                  checkpoint_every=training.checkpoint_every, metrics=run_dir / METRICS, hooks=hooks)
+    train_ppo_run(
+        run_dir,
+        trainer,
+        env,
+        episodes=training.episodes,
+        start=start,
+        checkpoint_every=training.checkpoint_every,
+        metrics=run_dir / METRICS,
+        hooks=hooks,
+    )
     trainer.model.save_pretrained(run_dir / ADAPTER)
 
 
-def _train_trl(run_dir: RunDirectory, scenario: DistillScenario, env: UltimatumEnvironment, base: Any,
-               hooks: DistillHooks, *, resume: bool) -> None:  # fmt: skip
+def _train_trl(
+    run_dir: RunDirectory,
+    scenario: DistillScenario,
+    env: UltimatumEnvironment,
+    base: Any,
+    hooks: DistillHooks,
+    *,
+    resume: bool,
+) -> None:
     from sandbox.training.trl_trainers import train_with_trl
-
     from sandbox.viewer.tracking import report_to
 
     train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env, report_to=report_to(run_dir.path))

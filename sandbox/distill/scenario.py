@@ -25,7 +25,15 @@ from sandbox.schema import AmountRange, ScenarioModel, StrictModel
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 
-__all__ = ["TINY_MAX_AMOUNT", "answer_form", "DistillBlock", "DistillModels", "DistillScenario", "DistillTraining", "PrincipleSource"]
+__all__ = [
+    "TINY_MAX_AMOUNT",
+    "DistillBlock",
+    "DistillModels",
+    "DistillScenario",
+    "DistillTraining",
+    "PrincipleSource",
+    "answer_form",
+]
 
 LIBRARY_NORMS = ("selfish", "fair", "altruistic")
 TINY_MAX_AMOUNT = 1000  # the tiny student's vocabulary holds every number up to the largest amount
@@ -74,10 +82,12 @@ class DistillBlock(StrictModel):
         "graded", description="graded: P(yes) where the judge's backend gives log-probabilities; binary: its label."
     )
     resolution: float = Field(
-        0.05, gt=0.0, le=0.5,
+        0.05,
+        gt=0.0,
+        le=0.5,
         description="The judge sees a move as the offered share rounded to this step, on a stake of 100 of the first "
         "currency: a finite table (21 proposals at 0.05), one judge call per distinct move.",
-    )  # fmt: skip
+    )
     judge_temperature: float = Field(0.0, ge=0.0, le=2.0, description="The judge's temperature.")
     judge: Literal["verdict", "act"] = Field(
         "verdict",
@@ -118,9 +128,11 @@ class DistillBlock(StrictModel):
         "currency left out is the training one.",
     )
     trials: int = Field(
-        20, ge=1, le=10_000,
+        20,
+        ge=1,
+        le=10_000,
         description="Evaluation trials per condition and subject: each one proposal and one answer to a proposal.",
-    )  # fmt: skip
+    )
 
     @field_validator("currencies")
     @classmethod
@@ -165,9 +177,10 @@ class DistillModels(StrictModel):
     student: str = Field("tiny", description="Base model: tiny, tiny:SEED, hf:PATH, gguf:FILE, embedded, smollm2.")
     judge: str = Field("embedded", description="The judge: a model spec (embedded, openai:MODEL, hf:PATH, ...).")
     assistant: str | None = Field(
-        None, description="The policy-prompted assistant of the evaluation; default: the source run's assistant, "
+        None,
+        description="The policy-prompted assistant of the evaluation; default: the source run's assistant, "
         "else the judge's spec.",
-    )  # fmt: skip
+    )
     user: str | None = Field(
         None, description="The users who answer in the evaluation; default: the source run's users, else the judge's."
     )

@@ -74,8 +74,12 @@ def source_run(block: Any, source: str) -> SourceRun | None:
     if scenario.assistant is None:
         raise _problem(source, "run", f"{path} is not a SCAI run (its scenario has no assistant)")
     if not (path / layout.POLICIES).is_file():
-        raise _problem(source, "run", f"{path} has no {layout.POLICIES}: distill needs a finished SCAI run "
-                                      f"(resume it with `sandbox resume {path}`)")  # fmt: skip
+        raise _problem(
+            source,
+            "run",
+            f"{path} has no {layout.POLICIES}: distill needs a finished SCAI run "
+            f"(resume it with `sandbox resume {path}`)",
+        )
     return SourceRun(path, scenario)
 
 
@@ -119,14 +123,22 @@ def resolve_principles(block: Any, source: str, run: SourceRun | None = None) ->
 
     def principle(index: int) -> Principle:
         record = final[index]
-        return Principle(str(record["policy"]).strip(), f"run {index} version {record['version']}", index,
-                         int(record["version"]), bins.get(index))  # fmt: skip
+        return Principle(
+            str(record["policy"]).strip(),
+            f"run {index} version {record['version']}",
+            index,
+            int(record["version"]),
+            bins.get(index),
+        )
 
     pick = block.source.pick
     if pick == "final":
         if block.source.run_index not in final:
-            raise _problem(source, "run_index", f"run {block.source.run_index} is not in {run.path} "
-                                                f"(its runs: {', '.join(map(str, sorted(final)))})")  # fmt: skip
+            raise _problem(
+                source,
+                "run_index",
+                f"run {block.source.run_index} is not in {run.path} (its runs: {', '.join(map(str, sorted(final)))})",
+            )
         return [principle(block.source.run_index)]
     if pick == "all":
         return [principle(index) for index in sorted(final)]
@@ -135,6 +147,7 @@ def resolve_principles(block: Any, source: str, run: SourceRun | None = None) ->
     wanted = block.source.bin or Counter(bins.values()).most_common(1)[0][0]
     chosen = [principle(index) for index in sorted(final) if bins.get(index) == wanted]
     if not chosen:
-        raise _problem(source, "bin", f"no run of {run.path} ended in the {wanted} bin "
-                                      f"(bins: {dict(Counter(bins.values()))})")  # fmt: skip
+        raise _problem(
+            source, "bin", f"no run of {run.path} ended in the {wanted} bin (bins: {dict(Counter(bins.values()))})"
+        )
     return chosen

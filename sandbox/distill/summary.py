@@ -17,8 +17,8 @@ from matplotlib.figure import Figure
 
 from sandbox.distill.judge_table import JudgeTable
 from sandbox.errors import UsageError
-from sandbox.run_dir import RunDirectory
 from sandbox.files import read_csv
+from sandbox.run_dir import RunDirectory
 from sandbox.stats import json_number
 from sandbox.summary import write_summary
 
@@ -56,7 +56,9 @@ def plot_training_shares(metrics: pd.DataFrame, title: str = "") -> Figure:
     fig = Figure(figsize=(8, 4))
     ax = fig.subplots()
     window = max(1, len(metrics) // 20)
-    columns = ["offered_share", "acceptance", "illegal"] + [c for c in metrics if c.startswith("reward_") and c != "reward_kind"]
+    columns = ["offered_share", "acceptance", "illegal"] + [
+        c for c in metrics if c.startswith("reward_") and c != "reward_kind"
+    ]
     for column in columns:
         if column in metrics and metrics[column].notna().any():
             ax.plot(metrics["episode"], metrics[column].rolling(window, min_periods=1).mean(), label=column)
@@ -79,8 +81,10 @@ def finish(run_dir: RunDirectory, scenario: Any, plan: Any, table: JudgeTable) -
     metrics = read_csv(run_dir / "metrics.csv")
     training = scenario.training
     if len(metrics) != training.episodes:
-        raise UsageError(f"{run_dir.path}: {len(metrics)} of {training.episodes} episodes in metrics.csv; "
-                         f"resume it with `sandbox resume {run_dir.path}`")  # fmt: skip
+        raise UsageError(
+            f"{run_dir.path}: {len(metrics)} of {training.episodes} episodes in metrics.csv; "
+            f"resume it with `sandbox resume {run_dir.path}`"
+        )
     play = run_dir / "play.csv"
     tail = read_csv(play) if play.is_file() else metrics.tail(max(1, len(metrics) // 10))
     path = run_dir / "transcripts.jsonl"
@@ -103,9 +107,17 @@ def finish(run_dir: RunDirectory, scenario: Any, plan: Any, table: JudgeTable) -
         "moves_per_episode": training.parallel * training.rounds,
         "final": {name: json_number(tail[name].mean()) for name in ("offered_share", "acceptance", "illegal")},
         "final_from": "play after training (play.csv)" if play.is_file() else "last tenth of training",
-        "final_rewards": {c.removeprefix("reward_"): json_number(tail[c].mean()) for c in tail if c.startswith("reward_") and c != "reward_kind"},
-        "judge": {**judge_figures(table), "calls": int(usage.get("calls", 0)),
-                  "cache_hits": int(usage.get("cache_hits", 0)), "moves_played": moves},  # fmt: skip
+        "final_rewards": {
+            c.removeprefix("reward_"): json_number(tail[c].mean())
+            for c in tail
+            if c.startswith("reward_") and c != "reward_kind"
+        },
+        "judge": {
+            **judge_figures(table),
+            "calls": int(usage.get("calls", 0)),
+            "cache_hits": int(usage.get("cache_hits", 0)),
+            "moves_played": moves,
+        },
         "seconds_per_episode": json_number(metrics["seconds"].mean()) if "seconds" in metrics else None,
         "adapter": "adapter",
         "assistant_spec": assistant_spec(run_dir, scenario),

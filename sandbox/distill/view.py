@@ -11,23 +11,46 @@ from sandbox.viewer.page import Chart, Section, Table
 
 def view(path: Path) -> list[Section]:
     return [
-        Chart("metrics.csv", x="episode", y=("reward", "reward_proxy:judge", "reward_truth:norm"),
-              title="Learning curve: judged and true rewards by episode", y_title="reward"),
-        Chart("metrics.csv", x="episode", y=("offered_share", "acceptance", "illegal"),
-              title="Offered share, acceptance and illegal answers by episode"),
-        Chart("distillation.csv", x="subject", y="offered_share", group="condition",
-              band=("offered_share_ci_low", "offered_share_ci_high"), mode="markers",
-              title="Offered share by subject (95% CI)", y_title="offered share"),
+        Chart(
+            "metrics.csv",
+            x="episode",
+            y=("reward", "reward_proxy:judge", "reward_truth:norm"),
+            title="Learning curve: judged and true rewards by episode",
+            y_title="reward",
+        ),
+        Chart(
+            "metrics.csv",
+            x="episode",
+            y=("offered_share", "acceptance", "illegal"),
+            title="Offered share, acceptance and illegal answers by episode",
+        ),
+        Chart(
+            "distillation.csv",
+            x="subject",
+            y="offered_share",
+            group="condition",
+            band=("offered_share_ci_low", "offered_share_ci_high"),
+            mode="markers",
+            title="Offered share by subject (95% CI)",
+            y_title="offered share",
+        ),
         Table("distillation.csv", title="Student, assistant, users and base model"),
         Table("judge_table.csv", title="The judge's labels"),
         Table("evaluation.csv", title="Evaluation proposals"),
         Table("metrics.csv", title="Metrics by episode"),
-    ]  # fmt: skip
+    ]
 
 
 def judge_view(path: Path) -> list[Section]:
     return [
-        Chart("judge_table.csv", x="offered_share", y="reward", group="role", mode="markers",
-              title="The judge's reward by offered share", y_title="reward"),
+        Chart(
+            "judge_table.csv",
+            x="offered_share",
+            y="reward",
+            group="role",
+            mode="markers",
+            title="The judge's reward by offered share",
+            y_title="reward",
+        ),
         Table("judge_table.csv", title="The judge's labels"),
-    ]  # fmt: skip
+    ]

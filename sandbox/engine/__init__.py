@@ -9,10 +9,24 @@ path (`drive`).
 * `sandbox.engine.tables`: the CSV tables a step appends to, cut back to their recorded sizes on resume.
 """
 
-from sandbox.engine.generations import (GenerationGame, GenerationState, build_generation_graph, generations_done,
-                                        run_generations)
+from sandbox.engine.generations import (
+    GenerationGame,
+    GenerationState,
+    build_generation_graph,
+    generations_done,
+    run_generations,
+)
 from sandbox.engine.store import drive, last_state, open_store
 from sandbox.engine.tables import Tables
 
-__all__ = ["GenerationGame", "GenerationState", "Tables", "build_generation_graph", "drive", "generations_done",
-           "last_state", "open_store", "run_generations"]
+__all__ = [
+    "GenerationGame",
+    "GenerationState",
+    "Tables",
+    "build_generation_graph",
+    "drive",
+    "generations_done",
+    "last_state",
+    "open_store",
+    "run_generations",
+]

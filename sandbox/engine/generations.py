@@ -28,8 +28,14 @@ from langgraph.runtime import Runtime
 from sandbox.engine.store import drive, interrupts_as_errors, last_state, open_store
 from sandbox.engine.tables import Tables
 
-__all__ = ["GenerationContext", "GenerationGame", "GenerationState", "build_generation_graph", "generations_done",
-           "run_generations"]
+__all__ = [
+    "GenerationContext",
+    "GenerationGame",
+    "GenerationState",
+    "build_generation_graph",
+    "generations_done",
+    "run_generations",
+]
 
 THREAD = "population"
 Rows = Mapping[str, Sequence[Sequence[Any]]]
@@ -124,14 +130,14 @@ async def play(state: GenerationState, runtime: Runtime[GenerationContext]) -> d
 
 def score(state: GenerationState, runtime: Runtime[GenerationContext]) -> dict[str, Any]:
     started = time.perf_counter()
-    return _timed(state, started, scores=runtime.context.game.score(state["agents"], state["generation"],
-                                                                     state["played"]))
+    return _timed(
+        state, started, scores=runtime.context.game.score(state["agents"], state["generation"], state["played"])
+    )
 
 
 async def revise(state: GenerationState, runtime: Runtime[GenerationContext]) -> dict[str, Any]:
     started = time.perf_counter()
-    revised = await runtime.context.game.revise(state["agents"], state["generation"], state["played"],
-                                                state["scores"])
+    revised = await runtime.context.game.revise(state["agents"], state["generation"], state["played"], state["scores"])
     return _timed(state, started, revised=revised)
 
 
@@ -144,8 +150,17 @@ def record(state: GenerationState, runtime: Runtime[GenerationContext]) -> dict[
     stopped = ctx.game.stopped(state)
     following = ctx.game.next_agents(state)
     ctx.on_generation(g)
-    return {"generation": g + 1, "agents": following, "pairs": None, "played": None, "scores": None,
-            "revised": None, "tables": sizes, "seconds": 0.0, "stopped": stopped}
+    return {
+        "generation": g + 1,
+        "agents": following,
+        "pairs": None,
+        "played": None,
+        "scores": None,
+        "revised": None,
+        "tables": sizes,
+        "seconds": 0.0,
+        "stopped": stopped,
+    }
 
 
 def next_generation(state: GenerationState) -> Literal["pair", "__end__"]:
@@ -171,8 +186,9 @@ def build_generation_graph(checkpointer: Any | None = None) -> Any:
     return builder.compile(checkpointer=checkpointer)
 
 
-async def run_generations(folder: Path, game: GenerationGame, generations: int, *,
-                          on_generation: Callable[[int], Any] | None = None) -> dict[str, Any]:
+async def run_generations(
+    folder: Path, game: GenerationGame, generations: int, *, on_generation: Callable[[int], Any] | None = None
+) -> dict[str, Any]:
     """Play (or go on with) the population of the run in `folder`; its final state.
 
     A new run writes its tables' headers and first rows (`game.start()`) before the first checkpoint; a run with
@@ -182,15 +198,22 @@ async def run_generations(folder: Path, game: GenerationGame, generations: int, 
 
     def start() -> GenerationState:
         agents, rows = game.start()
-        return {"generation": 0, "generations": generations, "agents": agents, "tables": tables.start(rows),
-                "seconds": 0.0, "stopped": False}
+        return {
+            "generation": 0,
+            "generations": generations,
+            "agents": agents,
+            "tables": tables.start(rows),
+            "seconds": 0.0,
+            "stopped": False,
+        }
 
     context = GenerationContext(game, tables, on_generation or (lambda g: None))
     with interrupts_as_errors():
         async with open_store(folder) as saver:
             graph = build_generation_graph(saver)
-            return await drive(graph, THREAD, start, context=context, finished=finished,
-                               recursion_limit=5 * generations + 10)
+            return await drive(
+                graph, THREAD, start, context=context, finished=finished, recursion_limit=5 * generations + 10
+            )
 
 
 def generations_done(folder: Path | str) -> int:

@@ -30,8 +30,15 @@ async def open_store(folder: Path | str) -> AsyncIterator[AsyncSqliteSaver]:
         yield saver
 
 
-async def drive(graph: Any, thread: str, start: Callable[[], Mapping[str, Any]], *, context: Any,
-                finished: Callable[[Mapping[str, Any]], bool], recursion_limit: int) -> dict[str, Any]:
+async def drive(
+    graph: Any,
+    thread: str,
+    start: Callable[[], Mapping[str, Any]],
+    *,
+    context: Any,
+    finished: Callable[[Mapping[str, Any]], bool],
+    recursion_limit: int,
+) -> dict[str, Any]:
     """Play thread `thread` of `graph` to its end from its last checkpoint; its final state.
 
     A thread with no checkpoint starts from `start()` (called only then: a new run's setup); one whose last state

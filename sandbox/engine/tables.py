@@ -34,7 +34,7 @@ class Tables:
     def __init__(self, path: Path, columns: Mapping[str, Sequence[str]]) -> None:
         self.path, self.columns = path, dict(columns)
 
-    def start(self, rows: Mapping[str, Iterable[Sequence[Any]]] = {}) -> dict[str, int]:  # noqa: B006 (read only)
+    def start(self, rows: Mapping[str, Iterable[Sequence[Any]]] = {}) -> dict[str, int]:
         """Write the headers and a new run's first rows; the tables' sizes."""
         start_tables(self.path, self.columns)
         return self.append({}, rows)

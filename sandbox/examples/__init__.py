@@ -29,8 +29,17 @@ import yaml
 
 from sandbox.errors import UsageError
 
-__all__ = ["NOTEBOOKS", "ROOT", "SCENARIOS", "Example", "copy_examples", "examples", "find", "runs_folder",
-           "scenario_path"]  # fmt: skip
+__all__ = [
+    "NOTEBOOKS",
+    "ROOT",
+    "SCENARIOS",
+    "Example",
+    "copy_examples",
+    "examples",
+    "find",
+    "runs_folder",
+    "scenario_path",
+]
 
 ROOT = Path(__file__).resolve().parent
 SCENARIOS = ROOT / "scenarios"
@@ -83,9 +92,13 @@ def _notebook_line(path: Path) -> str:
 
 def examples() -> list[Example]:
     """Every shipped example: the scenarios (by path), then the notebooks."""
-    found = [Example(p.relative_to(SCENARIOS).with_suffix("").as_posix(), "scenario", p, _scenario_line(p))
-             for p in sorted(SCENARIOS.rglob("*.yaml"))]  # fmt: skip
-    found += [Example(f"notebooks/{p.stem}", "notebook", p, _notebook_line(p)) for p in sorted(NOTEBOOKS.glob("*.ipynb"))]
+    found = [
+        Example(p.relative_to(SCENARIOS).with_suffix("").as_posix(), "scenario", p, _scenario_line(p))
+        for p in sorted(SCENARIOS.rglob("*.yaml"))
+    ]
+    found += [
+        Example(f"notebooks/{p.stem}", "notebook", p, _notebook_line(p)) for p in sorted(NOTEBOOKS.glob("*.ipynb"))
+    ]
     return found
 
 
@@ -126,8 +139,9 @@ def scenario_path(value: str | Path) -> Path:
         return example.path
     if path.suffix:  # a file's name (missing.yaml): the loader says it cannot read it, naming it
         return path
-    raise UsageError(f"{value}: no such scenario file, and no shipped scenario of that name "
-                     "(`sandbox examples list` shows them)")  # fmt: skip
+    raise UsageError(
+        f"{value}: no such scenario file, and no shipped scenario of that name (`sandbox examples list` shows them)"
+    )
 
 
 def _referenced(path: Path) -> list[Path]:

@@ -38,8 +38,18 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["ANSWER_MARKER", "CommonsRules", "Month", "Outcome", "after_answer", "allocate", "figures", "parse_harvest", "play",
-           "sustainable_catch"]
+__all__ = [
+    "ANSWER_MARKER",
+    "CommonsRules",
+    "Month",
+    "Outcome",
+    "after_answer",
+    "allocate",
+    "figures",
+    "parse_harvest",
+    "play",
+    "sustainable_catch",
+]
 
 
 @dataclass(frozen=True)
@@ -132,8 +142,14 @@ def figures(outcome: Outcome) -> dict[str, float | int | list[int]]:
     pairs = float(np.abs(gains[:, None] - gains[None, :]).sum())
     equality = 1.0 - pairs / (2 * rules.agents * total) if total else 1.0
     over = [c > sustainable_catch(m.stock, rules.agents) for m in months for c in m.caught]
-    return {"survival_months": survival, "total_gain": total, "gains": [int(g) for g in gains],
-            "efficiency": efficiency, "equality": equality, "over_usage": float(np.mean(over)) if over else 0.0}
+    return {
+        "survival_months": survival,
+        "total_gain": total,
+        "gains": [int(g) for g in gains],
+        "efficiency": efficiency,
+        "equality": equality,
+        "over_usage": float(np.mean(over)) if over else 0.0,
+    }
 
 
 ANSWER_MARKER = re.compile(r"Answer:|So, the answer is:|\*\*Answer\*\*:")  # where GovSim's reasoning stops
@@ -151,7 +167,7 @@ def after_answer(answer: str, stop: str | None = None) -> int | None:
     marker = ANSWER_MARKER.search(answer)
     if marker is None:
         return None
-    rest = answer[marker.end():]
+    rest = answer[marker.end() :]
     if stop is not None:
         rest = rest.split(stop, 1)[0]
     number = re.search(r"\d+", rest)

@@ -50,9 +50,23 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["DonorMove", "DonorRecord", "DonorRules", "DonorView", "Generation", "apply_round", "final_scores",
-           "pairings", "parse_donation", "parse_strategy", "play_game", "play_generation", "round_views", "trace",
-           "trace_text"]  # fmt: skip
+__all__ = [
+    "DonorMove",
+    "DonorRecord",
+    "DonorRules",
+    "DonorView",
+    "Generation",
+    "apply_round",
+    "final_scores",
+    "pairings",
+    "parse_donation",
+    "parse_strategy",
+    "play_game",
+    "play_generation",
+    "round_views",
+    "trace",
+    "trace_text",
+]
 
 Action = Literal["donate", "punish"]
 
@@ -155,8 +169,9 @@ def _network_rounds(rounds: int, matching: Matching, rng: np.random.Generator) -
     return result
 
 
-def pairings(agents: int, rules: DonorRules, rng: np.random.Generator,
-             matching: Matching | None = None) -> list[list[list[tuple[int, int]]]]:  # fmt: skip
+def pairings(
+    agents: int, rules: DonorRules, rng: np.random.Generator, matching: Matching | None = None
+) -> list[list[list[tuple[int, int]]]]:
     """For each game, for each round, the (donor, recipient) pairs; agents shuffled once per generation (`matching`:
     a random maximal matching of the network, for the `network` pairing)."""
     if rules.pairing == "network":
@@ -187,26 +202,47 @@ def trace(history: Sequence[DonorRecord], recipient: int, before_round: int, dep
     return tuple(found)
 
 
-def round_views(game: int, r: int, pairs: list[tuple[int, int]], resources: np.ndarray,
-                history: Sequence[DonorRecord], rules: DonorRules) -> list[DonorView]:  # fmt: skip
+def round_views(
+    game: int,
+    r: int,
+    pairs: list[tuple[int, int]],
+    resources: np.ndarray,
+    history: Sequence[DonorRecord],
+    rules: DonorRules,
+) -> list[DonorView]:
     """What each donor of round `r` sees: every donor moves on the resources at the round's start (each agent is in
     one pair a round, so this is also what moving one pair after another gives)."""
-    return [DonorView(game, r, donor, recipient, float(resources[donor]), float(resources[recipient]),
-                      trace(history, recipient, r, rules.trace_depth)) for donor, recipient in pairs]  # fmt: skip
+    return [
+        DonorView(
+            game,
+            r,
+            donor,
+            recipient,
+            float(resources[donor]),
+            float(resources[recipient]),
+            trace(history, recipient, r, rules.trace_depth),
+        )
+        for donor, recipient in pairs
+    ]
 
 
 SHOWN_PRECISION = 0.005  # prompts show resources to 2 decimals: an answer of all of a shown 0.67 is legal
 
 
-def apply_round(views: Sequence[DonorView], moves: Sequence[DonorMove], resources: np.ndarray,
-                rules: DonorRules) -> list[DonorRecord]:  # fmt: skip
+def apply_round(
+    views: Sequence[DonorView], moves: Sequence[DonorMove], resources: np.ndarray, rules: DonorRules
+) -> list[DonorRecord]:
     """Carry out a round's moves on `resources` (in place); the round's records, illegal moves marked."""
     records = []
     for view, move in zip(views, moves):
         donor, recipient = view.donor, view.recipient
-        valid = (move.action is not None and move.amount is not None and math.isfinite(move.amount)
-                 and 0 <= move.amount <= resources[donor] + SHOWN_PRECISION
-                 and (move.action == "donate" or rules.punishment))  # fmt: skip
+        valid = (
+            move.action is not None
+            and move.amount is not None
+            and math.isfinite(move.amount)
+            and 0 <= move.amount <= resources[donor] + SHOWN_PRECISION
+            and (move.action == "donate" or rules.punishment)
+        )
         amount = min(move.amount, float(resources[donor])) if valid else None  # "all" of a rounded 0.67
         if valid and move.action == "donate":
             resources[donor] -= amount
@@ -214,14 +250,30 @@ def apply_round(views: Sequence[DonorView], moves: Sequence[DonorMove], resource
         elif valid:
             resources[donor] -= amount
             resources[recipient] = max(0.0, resources[recipient] - rules.punishment_loss * amount)
-        records.append(DonorRecord(view.game, view.round, donor, recipient, view.donor_resources,
-                                   view.recipient_resources, move.action if valid else None, amount, valid,
-                                   move.answer))  # fmt: skip
+        records.append(
+            DonorRecord(
+                view.game,
+                view.round,
+                donor,
+                recipient,
+                view.donor_resources,
+                view.recipient_resources,
+                move.action if valid else None,
+                amount,
+                valid,
+                move.answer,
+            )
+        )
     return records
 
 
-def play_game(game: int, rounds: list[list[tuple[int, int]]], agents: int, rules: DonorRules,
-              decide: Callable[[DonorView], DonorMove]) -> tuple[list[DonorRecord], np.ndarray]:  # fmt: skip
+def play_game(
+    game: int,
+    rounds: list[list[tuple[int, int]]],
+    agents: int,
+    rules: DonorRules,
+    decide: Callable[[DonorView], DonorMove],
+) -> tuple[list[DonorRecord], np.ndarray]:
     """Play one game (resources and traces fresh): its records, round by round, and the final resources."""
     resources = np.full(agents, float(rules.endowment))
     history: list[DonorRecord] = []
@@ -244,11 +296,15 @@ def trace_text(entries: Sequence[DonorRecord], names: Sequence[str]) -> str:
         elif h.donor_before <= 0:
             lines.append(f"In round {h.round + 1}, {donor} had nothing to give {recipient}.")
         elif h.action == "donate":
-            lines.append(f"In round {h.round + 1}, {donor} donated {round_units(100 * h.share)}% of their resources "
-                         f"to {recipient}.")  # fmt: skip
+            lines.append(
+                f"In round {h.round + 1}, {donor} donated {round_units(100 * h.share)}% of their resources "
+                f"to {recipient}."
+            )
         else:
-            lines.append(f"In round {h.round + 1}, {donor} punished {recipient}, spending "
-                         f"{round_units(100 * h.share)}% of their resources.")  # fmt: skip
+            lines.append(
+                f"In round {h.round + 1}, {donor} punished {recipient}, spending "
+                f"{round_units(100 * h.share)}% of their resources."
+            )
     return " ".join(lines)
 
 
@@ -256,8 +312,9 @@ _NUMBER = r"(-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:[.,]\d+)?)"  # 1,500 is fift
 
 
 def _number(text: str) -> float | None:
-    value = float(text.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", text)
-                  else text.replace(",", "."))  # fmt: skip
+    value = float(
+        text.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", text) else text.replace(",", ".")
+    )
     return value if value >= 0 else None  # a negative amount is unreadable: asked again
 
 
@@ -320,8 +377,13 @@ class Generation:
     scores: np.ndarray | None = None
 
 
-def play_generation(agents: int, rules: DonorRules, decide: Callable[[DonorView], DonorMove],
-                    rng: np.random.Generator, matching: Matching | None = None) -> Generation:  # fmt: skip
+def play_generation(
+    agents: int,
+    rules: DonorRules,
+    decide: Callable[[DonorView], DonorMove],
+    rng: np.random.Generator,
+    matching: Matching | None = None,
+) -> Generation:
     """Every game of a generation, with fresh resources and traces each, and the agents' scores."""
     result = Generation()
     for g, rounds in enumerate(pairings(agents, rules, rng, matching)):

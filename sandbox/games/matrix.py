@@ -56,8 +56,14 @@ class PayoffTable:
         """
         if len(rows) != 2 or any(len(row) != 2 for row in rows):
             raise ValueError(f"payoff table {name!r} needs 2 rows of 2 cells")
-        return cls(name, {(a, b): (float(rows[i][j][0]), float(rows[i][j][1]))
-                          for i, a in enumerate(MOVES) for j, b in enumerate(MOVES)})  # fmt: skip
+        return cls(
+            name,
+            {
+                (a, b): (float(rows[i][j][0]), float(rows[i][j][1]))
+                for i, a in enumerate(MOVES)
+                for j, b in enumerate(MOVES)
+            },
+        )
 
     def payoffs(self, own: Move, other: Move) -> tuple[float, float]:
         """(own payoff, other's payoff) when the row player plays `own` and the column player `other`."""

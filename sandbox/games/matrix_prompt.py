@@ -83,8 +83,15 @@ def matrix_prompt(
     order = [by_move[m] for m in MOVES]
     if rng.random() < 0.5:
         order.reverse()
-    return prompts.render("moral/matrix_game.j2", game=game, history=list(history), tokens=by_move, order=order,
-                          rows=list(rows), columns=list(columns))  # fmt: skip
+    return prompts.render(
+        "moral/matrix_game.j2",
+        game=game,
+        history=list(history),
+        tokens=by_move,
+        order=order,
+        rows=list(rows),
+        columns=list(columns),
+    )
 
 
 def parse_action(answer: str, tokens: ActionTokens) -> Move | None:

@@ -72,14 +72,16 @@ class NamingOutcome:
 Pick = Callable[[int, np.random.Generator], int]
 
 
-def minimal_naming_game(agents: int, rng: np.random.Generator, *, committed: int = 0, horizon: int,
-                        neighbour: Pick | None = None) -> NamingOutcome:  # fmt: skip
+def minimal_naming_game(
+    agents: int, rng: np.random.Generator, *, committed: int = 0, horizon: int, neighbour: Pick | None = None
+) -> NamingOutcome:
     """Play the minimal naming game for at most `horizon` interactions (`neighbour(speaker, rng)`: a hearer; by
     default any other agent, a complete graph). With `committed` > 0, agents 0..committed-1 hold name 1 (B) and
     never change, and the others start with name 0 (A); without, everyone starts with no name and invents."""
     pick = neighbour or (lambda x, r: int((x + r.integers(1, agents)) % agents))
-    inventories: list[set[int]] = ([{1} if i < committed else {0} for i in range(agents)] if committed
-                                   else [set() for _ in range(agents)])  # fmt: skip
+    inventories: list[set[int]] = (
+        [{1} if i < committed else {0} for i in range(agents)] if committed else [set() for _ in range(agents)]
+    )
     fixed = np.arange(agents) < committed
     invented = 1 if committed else -1
     outcome = NamingOutcome(None, None)
@@ -121,9 +123,13 @@ def tipping_share(agents: int, shares: list[float], seeds: int, horizon_per_agen
     on B within `horizon_per_agent` x N interactions; None if none does."""
     for share in sorted(shares):
         committed = max(1, round(share * agents))
-        flips = [minimal_naming_game(agents, np.random.default_rng(s), committed=committed,
-                                     horizon=horizon_per_agent * agents).consensus is not None
-                 for s in range(seeds)]  # fmt: skip
+        flips = [
+            minimal_naming_game(
+                agents, np.random.default_rng(s), committed=committed, horizon=horizon_per_agent * agents
+            ).consensus
+            is not None
+            for s in range(seeds)
+        ]
         if all(flips):
             return share
     return None

@@ -158,7 +158,9 @@ class FixedPartner:
 AlicePolicy = Callable[[Negotiation], Utterance]
 
 
-def play(context: Context, alice: AlicePolicy, partner: FixedPartner, *, alice_first: bool, turn_limit: int = 10) -> Negotiation:
+def play(
+    context: Context, alice: AlicePolicy, partner: FixedPartner, *, alice_first: bool, turn_limit: int = 10
+) -> Negotiation:
     """A negotiation: turns alternate until an agreement, a disagreement or `turn_limit` utterances in all.
 
     Only a proposal can be agreed to: an `agree` with nothing on the table counts as a disagreement.

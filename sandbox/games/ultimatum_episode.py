@@ -92,8 +92,12 @@ async def propose_move(
             feedback=feedback,
         )
 
-    return await _ask_until_legal(ask, lambda text: parse_proposal(text, stake), max_reasks=max_reasks,
-                                  call=lambda attempt: _call(info, step, proposer.agent_id, attempt))
+    return await _ask_until_legal(
+        ask,
+        lambda text: parse_proposal(text, stake),
+        max_reasks=max_reasks,
+        call=lambda attempt: _call(info, step, proposer.agent_id, attempt),
+    )
 
 
 async def respond_move(
@@ -121,8 +125,12 @@ async def respond_move(
         )
 
     # a player whose answers put yes or no first (a solver-guided member, as its solved game read them) says how
-    return await _ask_until_legal(ask, getattr(responder, "read_decision", parse_decision), max_reasks=max_reasks,
-                                  call=lambda attempt: _call(info, step, responder.agent_id, attempt))
+    return await _ask_until_legal(
+        ask,
+        getattr(responder, "read_decision", parse_decision),
+        max_reasks=max_reasks,
+        call=lambda attempt: _call(info, step, responder.agent_id, attempt),
+    )
 
 
 async def play_ultimatum(

@@ -35,7 +35,9 @@ def pair(state: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[str, A
     count = layer.user_pairs() if layer is not None else scenario.interactions_per_epoch
     pairs: list[tuple[int | str, int | str, str]] = []
     if count != 0:
-        pairs += [(p.first, p.second, "user-user") for p in match(ctx.networks[run], scenario.society.matching, count, rng)]
+        pairs += [
+            (p.first, p.second, "user-user") for p in match(ctx.networks[run], scenario.society.matching, count, rng)
+        ]
     if layer is not None:
         pairs += layer.pairs(run, rng)
     amounts, currencies = draw_stakes(scenario, run, epoch, rng, len(pairs))
@@ -53,9 +55,7 @@ def pair(state: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[str, A
             "currency": game.currencies[int(currency)],
             **fields,
         }
-        for index, ((proposer, responder, interaction), amount, currency) in enumerate(
-            zip(pairs, amounts, currencies)
-        )
+        for index, ((proposer, responder, interaction), amount, currency) in enumerate(zip(pairs, amounts, currencies))
     ]
     ctx.on_epoch_start(run, epoch, len(tasks))
     return {"tasks": tasks}

@@ -32,8 +32,15 @@ class TokenLedger:
         self.by_role: dict[str, RoleUsage] = {}
 
     def record(self, call: CallRecord) -> None:
-        self.add(call.role, call.cache_hit, call.error is not None, call.input_tokens, call.output_tokens,
-                 call.latency_s, call.prompt_cached_tokens)  # fmt: skip
+        self.add(
+            call.role,
+            call.cache_hit,
+            call.error is not None,
+            call.input_tokens,
+            call.output_tokens,
+            call.latency_s,
+            call.prompt_cached_tokens,
+        )
 
     def add(
         self,
@@ -61,8 +68,15 @@ class TokenLedger:
         """A ledger of a transcript's records (a resumed run's calls from both sessions)."""
         ledger = cls()
         for r in records:
-            ledger.add(r["role"], bool(r["cache_hit"]), r.get("error") is not None, r["input_tokens"],
-                       r["output_tokens"], r["latency_s"], int(r.get("prompt_cached_tokens") or 0))  # fmt: skip
+            ledger.add(
+                r["role"],
+                bool(r["cache_hit"]),
+                r.get("error") is not None,
+                r["input_tokens"],
+                r["output_tokens"],
+                r["latency_s"],
+                int(r.get("prompt_cached_tokens") or 0),
+            )
         return ledger
 
     def totals(self) -> dict[str, dict[str, float]]:

@@ -38,8 +38,9 @@ def check_base_model_spec(spec: str) -> None:
     """Raise `ValueError` naming the known kinds when `spec` is not a base-model spec."""
     kind, _, argument = spec.partition(":")
     if kind not in BASE_MODEL_KINDS:
-        raise ValueError(f"unknown base model {spec!r}; write one of tiny, tiny:SEED, hf:PATH, gguf:FILE, "
-                         "embedded, smollm2")  # fmt: skip
+        raise ValueError(
+            f"unknown base model {spec!r}; write one of tiny, tiny:SEED, hf:PATH, gguf:FILE, embedded, smollm2"
+        )
     if kind in {"hf", "gguf"} and not argument:
         raise ValueError(f"{kind} needs a path: {kind}:PATH")
     if kind == "tiny" and argument and not argument.isdigit():
@@ -61,12 +62,15 @@ def check_device(device: str | None) -> None:
     if kind == "cuda":
         build = f"torch {torch.__version__}, built {'for CUDA ' + torch.version.cuda if torch.version.cuda else 'for the CPU only'}"
         if not torch.cuda.is_available():
-            raise ModelUnavailableError(f"models.device is {device!r}, but this machine has no CUDA device ({build}); "
-                                        "install a CUDA build of torch on a GPU machine, or set models.device: cpu "
-                                        "(--device cpu)")  # fmt: skip
+            raise ModelUnavailableError(
+                f"models.device is {device!r}, but this machine has no CUDA device ({build}); "
+                "install a CUDA build of torch on a GPU machine, or set models.device: cpu "
+                "(--device cpu)"
+            )
         if index and int(index) >= torch.cuda.device_count():
-            raise ModelUnavailableError(f"models.device is {device!r}, but this machine has "
-                                        f"{torch.cuda.device_count()} CUDA device(s)")  # fmt: skip
+            raise ModelUnavailableError(
+                f"models.device is {device!r}, but this machine has {torch.cuda.device_count()} CUDA device(s)"
+            )
     elif kind == "mps" and not torch.backends.mps.is_available():
         raise ModelUnavailableError(f"models.device is {device!r}, but this machine has no MPS device")
 
@@ -118,9 +122,7 @@ def load_base_model(
     torch_dtype = getattr(torch, dtype) if dtype != "auto" else (torch.bfloat16 if device != "cpu" else torch.float32)
     kind, _, argument = spec.partition(":")
     if kind == "tiny":
-        from sandbox.llm.tiny_model import tiny_lm
-
-        from sandbox.llm.tiny_model import MATRIX_VOCABULARY
+        from sandbox.llm.tiny_model import MATRIX_VOCABULARY, tiny_lm
 
         model, tokenizer = tiny_lm(vocabulary or MATRIX_VOCABULARY, seed=int(argument or 0))
         model = model.to(torch_dtype)

@@ -36,8 +36,17 @@ from sandbox.errors import SandboxError
 from sandbox.llm.wrapper import ChatModelWrapper
 from sandbox.schema import StrictModel
 
-__all__ = ["Budget", "BudgetExhaustedError", "BudgetedChatModel", "FileLedger", "Ledger", "Price", "Spent",
-           "refused", "spent_in_transcript"]  # fmt: skip
+__all__ = [
+    "Budget",
+    "BudgetExhaustedError",
+    "BudgetedChatModel",
+    "FileLedger",
+    "Ledger",
+    "Price",
+    "Spent",
+    "refused",
+    "spent_in_transcript",
+]
 
 
 class Budget(StrictModel):
@@ -50,8 +59,9 @@ class Budget(StrictModel):
     def limits(self) -> bool:
         return any(v is not None for v in (self.calls, self.tokens, self.usd))
 
-    def with_caps(self, *, max_calls: int | None = None, max_tokens: int | None = None,
-                  max_cost: float | None = None) -> Budget | None:  # fmt: skip
+    def with_caps(
+        self, *, max_calls: int | None = None, max_tokens: int | None = None, max_cost: float | None = None
+    ) -> Budget | None:
         """This budget with the command line's caps (`--max-calls`, `--max-tokens`, `--max-cost`) in place of its
         own; None when none is given.
 
@@ -88,8 +98,11 @@ class Spent:
 
     def over(self, budget: Budget) -> str | None:
         """The cap this spending has reached, in words, or None."""
-        for name, value, cap in (("calls", self.calls, budget.calls), ("tokens", self.tokens, budget.tokens),
-                                 ("usd", self.usd, budget.usd)):  # fmt: skip
+        for name, value, cap in (
+            ("calls", self.calls, budget.calls),
+            ("tokens", self.tokens, budget.tokens),
+            ("usd", self.usd, budget.usd),
+        ):
             if cap is not None and value >= cap:
                 return f"{name} cap {cap:g} reached ({value:g} spent)"
         return None
@@ -181,7 +194,7 @@ class BudgetedChatModel(ChatModelWrapper):
     calling role, as a resumed run's ledger prices its transcript)."""
 
     ledgers: Sequence[Any] = ()
-    prices: dict[str, Price] = {}
+    prices: dict[str, Price] = {}  # noqa: RUF012 (a pydantic field: each model gets its own copy)
 
     async def _agenerate(
         self,

@@ -141,7 +141,9 @@ class CachedChatModel(ChatModelWrapper):
             result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
             message = result.generations[0].message
             usage = dict(message.usage_metadata or {}) if isinstance(message, AIMessage) else {}
-            kept = {name: message.response_metadata[name] for name in _KEPT_METADATA if name in message.response_metadata}
+            kept = {
+                name: message.response_metadata[name] for name in _KEPT_METADATA if name in message.response_metadata
+            }
             self.responses.put(key, str(message.content), usage, kept)
             done.set_result(None)
             return result

@@ -51,8 +51,12 @@ class Constraint:
 
     def key(self) -> dict[str, Any]:
         """A JSON-able form, for cache keys."""
-        return {"prefix": self.prefix, "grammar": self.grammar, "regex": self.regex,
-                "choices": list(self.choices or ())}  # fmt: skip
+        return {
+            "prefix": self.prefix,
+            "grammar": self.grammar,
+            "regex": self.regex,
+            "choices": list(self.choices or ()),
+        }
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,8 @@ class EmbeddedChatModel(BaseChatModel):
 
     model_path: str | None = Field(None, description="A GGUF file; default: the joined embedded model.")
     settings: EmbeddedSettings = Field(
-        default_factory=EmbeddedSettings, description="Slots, threads, context and prompt cache (a scenario's `embedded:`)."
+        default_factory=EmbeddedSettings,
+        description="Slots, threads, context and prompt cache (a scenario's `embedded:`).",
     )
 
     @property

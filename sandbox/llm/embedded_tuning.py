@@ -118,9 +118,11 @@ class EmbeddedSettings(BaseModel):
     threads: int | None = Field(None, ge=1, le=1024, description="CPU threads; default: the usable physical cores.")
     context_per_slot: int = Field(2048, ge=256, le=131072, description="Context tokens per slot.")
     prompt_cache_mib: int = Field(
-        2048, ge=0, le=1_048_576,
+        2048,
+        ge=0,
+        le=1_048_576,
         description="Host memory for prompts kept between calls, so shared prefixes are computed once; 0 = none.",
-    )  # fmt: skip
+    )
 
     def resolve(self, path: str) -> ServerSettings:
         """The settings of a server for the model file `path` on this machine, its choices filled in."""
@@ -146,5 +148,10 @@ class ServerSettings:
 
     def machine(self) -> dict[str, int]:
         """The choices, for a run's summary: what ran, whatever the scenario left to the machine."""
-        return {"slots": self.slots, "threads": self.threads, "context_per_slot": self.context_per_slot,
-                "prompt_cache_mib": self.prompt_cache_mib, "usable_cores": machine()[0]}  # fmt: skip
+        return {
+            "slots": self.slots,
+            "threads": self.threads,
+            "context_per_slot": self.context_per_slot,
+            "prompt_cache_mib": self.prompt_cache_mib,
+            "usable_cores": machine()[0],
+        }

@@ -59,8 +59,9 @@ def minilm_embedder(batch: int = 32) -> Embedder:
         out = []
         with torch.no_grad():
             for start in range(0, len(texts), batch):
-                encoded = tokenizer(texts[start:start + batch], padding=True, truncation=True, max_length=256,
-                                    return_tensors="pt")  # fmt: skip
+                encoded = tokenizer(
+                    texts[start : start + batch], padding=True, truncation=True, max_length=256, return_tensors="pt"
+                )
                 hidden = model(**encoded).last_hidden_state
                 mask = encoded["attention_mask"].unsqueeze(-1).float()
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)

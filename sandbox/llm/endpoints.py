@@ -79,7 +79,9 @@ def parse_endpoints(argument: str) -> EndpointSpec:
         if key not in OPTIONS:
             raise ValueError(f"openai:{argument}: unknown option {key!r} (known: {', '.join(OPTIONS)})")
         try:
-            options[key] = {"per_endpoint": int, "slow_after_s": float, "cooldown_s": float, "structured": str}[key](value)
+            options[key] = {"per_endpoint": int, "slow_after_s": float, "cooldown_s": float, "structured": str}[key](
+                value
+            )
         except ValueError:
             raise ValueError(f"openai:{argument}: {key}={value!r} is not a number") from None
     if options.get("per_endpoint", 1) < 1 or options.get("slow_after_s", 1) <= 0 or options.get("cooldown_s", 0) < 0:
@@ -100,9 +102,15 @@ def status_error(status: int, body: bytes, url: str) -> Exception:
         data = body.decode("utf-8", "replace")
     message = (data.get("error") or {}).get("message") if isinstance(data, dict) else None
     response = httpx.Response(status, request=httpx.Request("POST", url), content=body)
-    classes = {400: openai.BadRequestError, 401: openai.AuthenticationError, 403: openai.PermissionDeniedError,
-               404: openai.NotFoundError, 409: openai.ConflictError, 422: openai.UnprocessableEntityError,
-               429: openai.RateLimitError}  # fmt: skip
+    classes = {
+        400: openai.BadRequestError,
+        401: openai.AuthenticationError,
+        403: openai.PermissionDeniedError,
+        404: openai.NotFoundError,
+        409: openai.ConflictError,
+        422: openai.UnprocessableEntityError,
+        429: openai.RateLimitError,
+    }
     cls = classes.get(status, openai.InternalServerError if status >= 500 else openai.APIStatusError)
     return cls(f"Error code: {status} - {message or data}", response=response, body=data)
 
@@ -116,8 +124,17 @@ def _transient(error: BaseException) -> bool:
         return error.status_code == 429 or error.status_code >= 500
     if isinstance(error, aiohttp.InvalidURL):
         return False
-    return isinstance(error, (asyncio.TimeoutError, TimeoutError, ConnectionError, OSError,
-                              aiohttp.ClientConnectionError, aiohttp.ClientPayloadError))  # fmt: skip
+    return isinstance(
+        error,
+        (
+            asyncio.TimeoutError,
+            TimeoutError,
+            ConnectionError,
+            OSError,
+            aiohttp.ClientConnectionError,
+            aiohttp.ClientPayloadError,
+        ),
+    )
 
 
 async def _closer(session: Any) -> AsyncIterator[None]:
@@ -192,11 +209,12 @@ class EndpointPool:
                     del self._sessions[old]
                 connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)  # the sandbox's wrappers limit calls
                 session = aiohttp.ClientSession(
-                    connector=connector, json_serialize=json.dumps,
+                    connector=connector,
+                    json_serialize=json.dumps,
                     headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"},
-                )  # fmt: skip
+                )
                 closer = _closer(session)
-                loop.create_task(closer.__anext__())  # started, so the loop tracks it as an async generator
+                loop.create_task(closer.__anext__())  # noqa: RUF006 started, so the loop tracks it as an async generator
                 held = self._sessions[loop] = (session, closer)
             return held[0]
 
@@ -240,7 +258,7 @@ class EndpointPool:
                 finally:
                     if semaphore is not None:
                         semaphore.release()
-            except Exception as error:  # noqa: BLE001 - classified below
+            except Exception as error:
                 if not _transient(error):
                     raise
                 endpoint.failed(started, self.spec.cooldown_s)

@@ -86,8 +86,9 @@ def structured_fields(constraint: Constraint | None, structured: str) -> dict[st
     if grammar is None:
         return {}
     if constraint.prefix:  # the answer is the prefix, then what the grammar's root allows
-        grammar = f"root ::= {json.dumps(constraint.prefix)} answer\n" + re.sub(r"^root\s*::=", "answer ::=", grammar,
-                                                                               flags=re.M)  # fmt: skip
+        grammar = f"root ::= {json.dumps(constraint.prefix)} answer\n" + re.sub(
+            r"^root\s*::=", "answer ::=", grammar, flags=re.M
+        )
     return {"grammar": grammar}
 
 
@@ -102,8 +103,11 @@ class OpenAICompatibleChatModel(ChatOpenAI):
     @property
     def pool(self) -> EndpointPool:
         if self._pool is None:
-            self._pool = EndpointPool(self.endpoint_spec, api_key=self.openai_api_key.get_secret_value(),
-                                      timeout_s=float(self.request_timeout or 120.0))  # fmt: skip
+            self._pool = EndpointPool(
+                self.endpoint_spec,
+                api_key=self.openai_api_key.get_secret_value(),
+                timeout_s=float(self.request_timeout or 120.0),
+            )
         return self._pool
 
     def _generate(
@@ -157,6 +161,10 @@ def openai_chat_model(argument: str, *, timeout_s: float = 120.0) -> OpenAICompa
         )
     urls = spec.urls or ((base_url or "https://api.openai.com/v1").rstrip("/"),)
     return OpenAICompatibleChatModel(
-        model=spec.model, base_url=urls[0], api_key=api_key, max_retries=0, timeout=timeout_s,
+        model=spec.model,
+        base_url=urls[0],
+        api_key=api_key,
+        max_retries=0,
+        timeout=timeout_s,
         endpoint_spec=replace(spec, urls=urls),
-    )  # fmt: skip
+    )

@@ -64,7 +64,6 @@ class CallSink(Protocol):
     def record(self, call: CallRecord) -> None: ...
 
 
-
 class RecordingChatModel(ChatModelWrapper):
     """Builds a `CallRecord` for every call, failed ones too, and hands it to each sink."""
 

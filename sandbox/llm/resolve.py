@@ -140,8 +140,10 @@ def check_spec(spec: str) -> None:
 
         check_base_model_spec(argument)
         if argument.partition(":")[0] == "tiny":
-            raise ValueError("base:tiny would build a new tiny model with another vocabulary; give the student's "
-                             "saved base: hf:RUN_DIR/student_base")  # fmt: skip
+            raise ValueError(
+                "base:tiny would build a new tiny model with another vocabulary; give the student's "
+                "saved base: hf:RUN_DIR/student_base"
+            )
         return
     if name in {"openai", "hf", "vllm"} and not argument:
         raise ValueError(f"{name} needs an argument: {name}:{'PATH' if name == 'hf' else 'MODEL'}")
@@ -221,9 +223,14 @@ class ModelStack:
 def model_stack(scenario: Any, cache: Any | None, sinks: Sequence[Any], ledgers: Sequence[Any] = ()) -> ModelStack:
     """The wrapper stack of a scenario's roles (a society, evaluation or labeling scenario): its concurrency limit,
     its embedded model's settings, and its budget ledgers with the roles' prices."""
-    return ModelStack(cache=cache, sinks=list(sinks), concurrency=scenario.concurrency,
-                      options=BackendOptions(embedded=scenario.embedded), ledgers=list(ledgers),
-                      prices=scenario_prices(scenario, by="role"))  # fmt: skip
+    return ModelStack(
+        cache=cache,
+        sinks=list(sinks),
+        concurrency=scenario.concurrency,
+        options=BackendOptions(embedded=scenario.embedded),
+        ledgers=list(ledgers),
+        prices=scenario_prices(scenario, by="role"),
+    )
 
 
 @contextmanager
@@ -245,6 +252,9 @@ def scratch_model(role: str, spec: str, sampling: Mapping[str, Any]) -> Iterator
 def scenario_prices(scenario: Any, by: str = "spec") -> dict[str, Any]:
     """`Price` of the roles of `scenario` that have one (`models.<role>.price`), by spec or by role (`by`)."""
     models = getattr(scenario, "models", None)
-    configs = {role: value for role, value in (vars(models).items() if models is not None else ())
-               if hasattr(value, "spec") and getattr(value, "price", None) is not None}  # fmt: skip
+    configs = {
+        role: value
+        for role, value in (vars(models).items() if models is not None else ())
+        if hasattr(value, "spec") and getattr(value, "price", None) is not None
+    }
     return {(config.spec if by == "spec" else role): config.price for role, config in configs.items()}

@@ -75,7 +75,7 @@ class RetryingChatModel(ChatModelWrapper):
                         metadata = generation.message.response_metadata
                         metadata["endpoint_failures"] = failed + list(metadata.get("endpoint_failures") or [])
                 return result
-            except Exception as error:  # noqa: BLE001 - classified just below
+            except Exception as error:
                 failed += list(getattr(error, "endpoint_failures", None) or [])
                 if not is_transient(error):
                     raise

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
-from typing import Any, Union
+from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForLLMRun,
@@ -38,7 +38,7 @@ class ScriptedReply:
     finish_reason: str = "stop"
 
 
-Answer = Union[str, ScriptedReply, Callable[[list[BaseMessage], dict[str, Any]], "str | ScriptedReply"]]
+Answer = str | ScriptedReply | Callable[[list[BaseMessage], dict[str, Any]], "str | ScriptedReply"]
 
 
 class UnexpectedPromptError(AssertionError):
@@ -82,7 +82,9 @@ class ScriptedChatModel(BaseChatModel):
         self.calls += 1
         reply = self.answer(messages, kwargs)
         text = reply.text if isinstance(reply, ScriptedReply) else reply
-        metadata: dict[str, Any] = {"finish_reason": reply.finish_reason if isinstance(reply, ScriptedReply) else "stop"}
+        metadata: dict[str, Any] = {
+            "finish_reason": reply.finish_reason if isinstance(reply, ScriptedReply) else "stop"
+        }
         if isinstance(reply, ScriptedReply) and reply.token_logprobs and kwargs.get("top_logprobs"):
             metadata[TOKEN_LOGPROBS] = [dict(entry) for entry in reply.token_logprobs]
         usage = {

@@ -51,9 +51,17 @@ def tiny_lm(
     tokenizer.train_from_iterator(list(corpus) * 2, trainers.WordLevelTrainer(special_tokens=["[UNK]", "[EOS]"]))
     fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="[UNK]", eos_token="[EOS]")
     fast.chat_template = CHAT_TEMPLATE
-    config = GPT2Config(vocab_size=fast.vocab_size, n_positions=512, n_embd=n_embd, n_layer=n_layer, n_head=2,
-                        eos_token_id=fast.eos_token_id, bos_token_id=fast.eos_token_id, initializer_range=init,
-                        sandbox_tiny=True)  # fmt: skip  # training: its output LayerNorm trains too (modules_to_save)
+    config = GPT2Config(
+        vocab_size=fast.vocab_size,
+        n_positions=512,
+        n_embd=n_embd,
+        n_layer=n_layer,
+        n_head=2,
+        eos_token_id=fast.eos_token_id,
+        bos_token_id=fast.eos_token_id,
+        initializer_range=init,
+        sandbox_tiny=True,
+    )  # training: its output LayerNorm trains too (modules_to_save)
     torch.manual_seed(seed)
     return GPT2LMHeadModel(config), fast
 

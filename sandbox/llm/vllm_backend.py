@@ -86,4 +86,6 @@ class VLLMChatModel(BaseChatModel):
             "output_tokens": len(completion.token_ids),
             "total_tokens": len(output.prompt_token_ids or ()) + len(completion.token_ids),
         }
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=completion.text, usage_metadata=usage))])
+        return ChatResult(
+            generations=[ChatGeneration(message=AIMessage(content=completion.text, usage_metadata=usage))]
+        )

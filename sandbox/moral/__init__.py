@@ -18,16 +18,29 @@ from typing import Any
 from sandbox.moral.rewards import REWARDS, RewardParams, Schedule, Step, reward
 
 __all__ = [
-    "REWARDS", "RewardParams", "Schedule", "Step", "TrainingScenario", "evaluate_run",
-    "counterfactual_regret", "load_base_model", "moral_regret", "resume_training", "reward", "train_scenario",
-]  # fmt: skip
+    "REWARDS",
+    "RewardParams",
+    "Schedule",
+    "Step",
+    "TrainingScenario",
+    "counterfactual_regret",
+    "evaluate_run",
+    "load_base_model",
+    "moral_regret",
+    "resume_training",
+    "reward",
+    "train_scenario",
+]
 
 _LAZY = {
-    "TrainingScenario": "sandbox.moral.scenario", "evaluate_run": "sandbox.moral.evaluation",
-    "load_base_model": "sandbox.llm.base_model", "moral_regret": "sandbox.moral.regret",
+    "TrainingScenario": "sandbox.moral.scenario",
+    "evaluate_run": "sandbox.moral.evaluation",
+    "load_base_model": "sandbox.llm.base_model",
+    "moral_regret": "sandbox.moral.regret",
     "counterfactual_regret": "sandbox.moral.regret",
-    "resume_training": "sandbox.moral.run", "train_scenario": "sandbox.moral.run",
-}  # fmt: skip
+    "resume_training": "sandbox.moral.run",
+    "train_scenario": "sandbox.moral.run",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -81,13 +81,20 @@ def time_training(scenario: Any, episodes: int) -> dict[str, Any]:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     seconds = (time.perf_counter() - started) / episodes
-    return {"device": device, "dtype": str(next(trainer.model.parameters()).dtype).replace("torch.", ""),
-            "load_s": loaded, "s_per_episode": seconds, "episodes_per_s": 1 / seconds,
-            "peak_memory_gb": _peak_memory_gb(device), "illegal": sum(r["illegal"] for r in rows) / len(rows)}  # fmt: skip
+    return {
+        "device": device,
+        "dtype": str(next(trainer.model.parameters()).dtype).replace("torch.", ""),
+        "load_s": loaded,
+        "s_per_episode": seconds,
+        "episodes_per_s": 1 / seconds,
+        "peak_memory_gb": _peak_memory_gb(device),
+        "illegal": sum(r["illegal"] for r in rows) / len(rows),
+    }
 
 
-def bench_training(policies: tuple[str, ...] | None = None, episodes: int | None = None,
-                   real_size: tuple[str, ...] = ()) -> dict[str, Any]:  # fmt: skip
+def bench_training(
+    policies: tuple[str, ...] | None = None, episodes: int | None = None, real_size: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Episodes per second of training for the tiny model and real models, on this machine's device.
 
     A tiny policy trains at the tiny scenario's size unless named in `real_size` (a test of the real-size path).
@@ -95,16 +102,26 @@ def bench_training(policies: tuple[str, ...] | None = None, episodes: int | None
     import torch
 
     from sandbox.errors import ModelUnavailableError
-    from sandbox.scenario_file import load_scenario
     from sandbox.moral.scenario import apply_training_overrides
+    from sandbox.scenario_file import load_scenario
 
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
     policies = policies or (("tiny", "smollm2", "embedded") if cuda else ("tiny", "smollm2"))
-    table = Table(title=f"Moral fine-tuning: training episodes per second on {device} (Utilitarian vs TFT)",
-                  title_justify="left")  # fmt: skip
-    for column in ("policy", "settings", "batch", "device", "dtype", "s/episode", "episodes/s", "peak memory GB",
-                   "vs authors"):  # fmt: skip
+    table = Table(
+        title=f"Moral fine-tuning: training episodes per second on {device} (Utilitarian vs TFT)", title_justify="left"
+    )
+    for column in (
+        "policy",
+        "settings",
+        "batch",
+        "device",
+        "dtype",
+        "s/episode",
+        "episodes/s",
+        "peak memory GB",
+        "vs authors",
+    ):
         table.add_column(column, justify="left" if column in ("policy", "settings") else "right")
     figures: dict[str, Any] = {}
     for spec in policies:
@@ -126,9 +143,17 @@ def bench_training(policies: tuple[str, ...] | None = None, episodes: int | None
             figures[f"{spec}/{preset}"] = result
             ratio = result["s_per_episode"] / figures[f"{spec}/authors"]["s_per_episode"] if not tiny else None
             training = scenario.training
-            table.add_row(spec, preset, f"{training.parallel * training.rounds}", result["device"], result["dtype"],
-                          f"{result['s_per_episode']:.3f}", f"{result['episodes_per_s']:.3f}",
-                          f"{result['peak_memory_gb']:.2f}", "-" if ratio is None else f"{ratio:.2f}x")  # fmt: skip
+            table.add_row(
+                spec,
+                preset,
+                f"{training.parallel * training.rounds}",
+                result["device"],
+                result["dtype"],
+                f"{result['s_per_episode']:.3f}",
+                f"{result['episodes_per_s']:.3f}",
+                f"{result['peak_memory_gb']:.2f}",
+                "-" if ratio is None else f"{ratio:.2f}x",
+            )
     console.print(table)
     console.print(f"{episodes or 'default'} timed episodes each after one warm-up; loading is not counted.")
     return figures
@@ -168,8 +193,9 @@ def bench_rollout(
     from sandbox.training.ppo_config import PPOConfig
 
     setup = MoralSetup(parallel=parallel, rounds=rounds, seed=0)
-    table = Table(title=f"Rollout throughput: episodes of {parallel} games x {rounds} rounds, no learning",
-                  title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"Rollout throughput: episodes of {parallel} games x {rounds} rounds, no learning", title_justify="left"
+    )
     for column in ("policy", "device", "one at a time (episodes/s)", "batched (episodes/s)", "ratio"):
         table.add_column(column, justify="left" if column == "policy" else "right")
     figures = {}
@@ -179,13 +205,21 @@ def bench_rollout(
         except ModelUnavailableError as error:
             console.print(f"{spec}: skipped ({error})")
             continue
-        trainer = PPOTrainer(base.model, base.tokenizer, PPOConfig(batch_size=parallel * rounds,
-                                                                   mini_batch_size=parallel * rounds, max_new_tokens=2))  # fmt: skip
+        trainer = PPOTrainer(
+            base.model,
+            base.tokenizer,
+            PPOConfig(batch_size=parallel * rounds, mini_batch_size=parallel * rounds, max_new_tokens=2),
+        )
         torch.manual_seed(0)
         single, single_calls = _episodes_per_s(trainer, setup, episodes, batched=False)
         batched, batched_calls = _episodes_per_s(trainer, setup, episodes, batched=True)
-        figures[spec] = {"one_at_a_time": single, "batched": batched, "ratio": batched / single,
-                         "one_at_a_time_calls": single_calls, "batched_calls": batched_calls}  # fmt: skip
+        figures[spec] = {
+            "one_at_a_time": single,
+            "batched": batched,
+            "ratio": batched / single,
+            "one_at_a_time_calls": single_calls,
+            "batched_calls": batched_calls,
+        }
         table.add_row(spec, base.device, f"{single:.3f}", f"{batched:.3f}", f"{batched / single:.1f}x")
     console.print(table)
     return figures

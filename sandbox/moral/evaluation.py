@@ -27,6 +27,7 @@ from typing import Any
 
 import pandas as pd
 
+from sandbox.files import read_json
 from sandbox.games.matrix_prompt import ActionTokens
 from sandbox.moral.regret import KINDS, METRICS, counterfactual_regret, moral_regret, regret_bounds
 from sandbox.moral.rewards import ACTION_TYPES, RewardParams
@@ -35,12 +36,20 @@ from sandbox.moral.training import MoralSetup, action_type
 from sandbox.run_dir import RunDirectory, holding
 from sandbox.seeding import Branch, generator
 from sandbox.stats import json_records, mean_ci
-from sandbox.files import read_json
-from sandbox.training.rollout import play_episode
 from sandbox.summary import write_summary
+from sandbox.training.rollout import play_episode
 
-__all__ = ["FINE_TUNED", "NO_FINE_TUNING", "action_table", "condition_tokens", "evaluate_policy", "evaluate_run",
-           "plot_suffix", "regret_column", "regret_table"]  # fmt: skip
+__all__ = [
+    "FINE_TUNED",
+    "NO_FINE_TUNING",
+    "action_table",
+    "condition_tokens",
+    "evaluate_policy",
+    "evaluate_run",
+    "plot_suffix",
+    "regret_column",
+    "regret_table",
+]
 
 FINE_TUNED, NO_FINE_TUNING = "fine-tuned", "no fine-tuning"
 GROUPS = ["policy", "condition", "order", "game"]
@@ -61,8 +70,9 @@ def condition_tokens(scenario: TrainingScenario, condition: str) -> ActionTokens
     return tokens.reversed() if condition == "reversed" else tokens
 
 
-def evaluate_policy(policy: Any, scenario: TrainingScenario, *, name: str = FINE_TUNED,
-                    on_game: Callable[[], None] | None = None) -> pd.DataFrame:  # fmt: skip
+def evaluate_policy(
+    policy: Any, scenario: TrainingScenario, *, name: str = FINE_TUNED, on_game: Callable[[], None] | None = None
+) -> pd.DataFrame:
     """Play every condition, table order and game of `scenario.training.evaluation` with `policy` (anything with
     `generate(queries)` and `tokenizer`; a `PPOTrainer`): one row per round, labelled `name`.
 
@@ -76,23 +86,41 @@ def evaluate_policy(policy: Any, scenario: TrainingScenario, *, name: str = FINE
     torch.manual_seed(scenario.seed)
     rows = []
     for c, condition in enumerate(evaluation.conditions):
-        for o, order in enumerate(evaluation.orders):
+        for order in evaluation.orders:
             for g, game in enumerate(evaluation.games):
-                setup = MoralSetup(game=game, opponent=evaluation.opponent, tokens=condition_tokens(scenario, condition),
-                                   history_length=scenario.training.history_length, parallel=evaluation.games_per_game,
-                                   rounds=evaluation.rounds, rewards=params, seed=scenario.seed, table_order=order)  # fmt: skip
+                setup = MoralSetup(
+                    game=game,
+                    opponent=evaluation.opponent,
+                    tokens=condition_tokens(scenario, condition),
+                    history_length=scenario.training.history_length,
+                    parallel=evaluation.games_per_game,
+                    rounds=evaluation.rounds,
+                    rewards=params,
+                    seed=scenario.seed,
+                    table_order=order,
+                )
                 rng = generator(scenario.seed, Branch.EVALUATION, c, g)  # not `o`: the orders pair up too
                 _, _, steps = play_episode(policy, setup, 0, rng=rng)
                 for i, step in enumerate(steps):  # round by round: round 0 of every game, then round 1, ...
-                    rows.append({
-                        "policy": name, "condition": condition, "order": order, "game": game,
-                        "test_game": i % setup.parallel, "round": i // setup.parallel,
-                        "own": step.own or "", "other": step.other, "last_other": step.last_other,
-                        "action_type": action_type(step),
-                        **{regret_column("moral", kind): moral_regret(kind, step, params) for kind in KINDS},
-                        **{regret_column("counterfactual", kind): counterfactual_regret(kind, step, params)
-                           for kind in KINDS},
-                    })  # fmt: skip
+                    rows.append(
+                        {
+                            "policy": name,
+                            "condition": condition,
+                            "order": order,
+                            "game": game,
+                            "test_game": i % setup.parallel,
+                            "round": i // setup.parallel,
+                            "own": step.own or "",
+                            "other": step.other,
+                            "last_other": step.last_other,
+                            "action_type": action_type(step),
+                            **{regret_column("moral", kind): moral_regret(kind, step, params) for kind in KINDS},
+                            **{
+                                regret_column("counterfactual", kind): counterfactual_regret(kind, step, params)
+                                for kind in KINDS
+                            },
+                        }
+                    )
                 if on_game:
                     on_game()
     return pd.DataFrame(rows)
@@ -106,9 +134,20 @@ def regret_table(rounds: pd.DataFrame, params: RewardParams = RewardParams()) ->
     for keys, frame in per_game.groupby(level=GROUPS, sort=False):
         for metric in METRICS:
             for kind in KINDS:
-                mean, low, high, n = mean_ci(frame[regret_column(metric, kind)], bounds=regret_bounds(metric, kind, params))
-                rows.append({**dict(zip(GROUPS, keys)), "metric": metric, "kind": kind, "mean": mean, "ci_low": low,
-                             "ci_high": high, "test_games": n})  # fmt: skip
+                mean, low, high, n = mean_ci(
+                    frame[regret_column(metric, kind)], bounds=regret_bounds(metric, kind, params)
+                )
+                rows.append(
+                    {
+                        **dict(zip(GROUPS, keys)),
+                        "metric": metric,
+                        "kind": kind,
+                        "mean": mean,
+                        "ci_low": low,
+                        "ci_high": high,
+                        "test_games": n,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -130,8 +169,13 @@ def plot_suffix(condition: str, order: str) -> str:
 
 
 @holding
-def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Callable[[int], None] | None = None,
-                 on_game: Callable[[], None] | None = None) -> dict[str, Any]:  # fmt: skip
+def evaluate_run(
+    path: Path | str,
+    *,
+    device: str | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_game: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """Evaluate a finished training run's adapter (and the base model) and write the tables and plots; return
     the summary entry. `device` overrides the scenario's `models.device` (a GPU-trained run on a CPU)."""
     from peft import PeftModel
@@ -141,8 +185,8 @@ def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Calla
     from sandbox.moral.opponents import BaseOfAdapter
     from sandbox.moral.plots import plot_action_types, plot_regret
     from sandbox.moral.run import ADAPTER, SUMMARY, is_training_run
-    from sandbox.training.ppo import PPOTrainer
     from sandbox.scenario_file import load_scenario
+    from sandbox.training.ppo import PPOTrainer
 
     run_dir = RunDirectory.open(path)
     if not is_training_run(run_dir.path):
@@ -159,8 +203,9 @@ def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Calla
     model = PeftModel.from_pretrained(base.model, str(run_dir / ADAPTER))
     trainer = PPOTrainer(model, base.tokenizer, scenario.training.ppo_config(seed=scenario.seed))
     players = {FINE_TUNED: trainer, NO_FINE_TUNING: BaseOfAdapter(trainer)}  # the base model: the adapter off
-    rounds = pd.concat([evaluate_policy(players[name], scenario, name=name, on_game=on_game) for name in policies],
-                       ignore_index=True)  # fmt: skip
+    rounds = pd.concat(
+        [evaluate_policy(players[name], scenario, name=name, on_game=on_game) for name in policies], ignore_index=True
+    )
     regret, actions = regret_table(rounds, params), action_table(rounds)
     rounds.to_csv(run_dir / "evaluation_rounds.csv", index=False)
     regret.to_csv(run_dir / "moral_regret.csv", index=False)
@@ -168,22 +213,31 @@ def evaluate_run(path: Path | str, *, device: str | None = None, on_start: Calla
     for condition in evaluation.conditions:
         tokens = condition_tokens(scenario, condition)
         for order in evaluation.orders:
-            title = (f"{scenario.name} vs {evaluation.opponent}, {condition} tokens (C={tokens.cooperate}, "
-                     f"D={tokens.defect}), table {order}")  # fmt: skip
+            title = (
+                f"{scenario.name} vs {evaluation.opponent}, {condition} tokens (C={tokens.cooperate}, "
+                f"D={tokens.defect}), table {order}"
+            )
             chosen = (regret["condition"] == condition) & (regret["order"] == order)
             plot_regret(regret[chosen].reset_index(drop=True), title, params).savefig(
-                run_dir / f"moral_regret{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
+                run_dir / f"moral_regret{plot_suffix(condition, order)}.png", dpi=120
+            )
             chosen = (actions["condition"] == condition) & (actions["order"] == order)
             plot_action_types(actions[chosen].reset_index(drop=True), title).savefig(
-                run_dir / f"test_action_types{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
+                run_dir / f"test_action_types{plot_suffix(condition, order)}.png", dpi=120
+            )
     entry = {
-        "opponent": evaluation.opponent, "games_per_game": evaluation.games_per_game, "rounds": evaluation.rounds,
-        "policies": list(policies), "orders": list(evaluation.orders),
-        "conditions": {condition: {"tokens": condition_tokens(scenario, condition).by_move()}
-                       for condition in evaluation.conditions},
+        "opponent": evaluation.opponent,
+        "games_per_game": evaluation.games_per_game,
+        "rounds": evaluation.rounds,
+        "policies": list(policies),
+        "orders": list(evaluation.orders),
+        "conditions": {
+            condition: {"tokens": condition_tokens(scenario, condition).by_move()}
+            for condition in evaluation.conditions
+        },
         "regret": json_records(regret),  # NaN CI ends (one test game) as null, not a bare NaN
         "action_types": json_records(actions),
-    }  # fmt: skip
+    }
     summary = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).is_file() else {"scenario": scenario.name}
     write_summary(run_dir, {**summary, "evaluation": entry}, kind="training")
     return entry

@@ -21,7 +21,9 @@ def _no_models(models: Any, ledgers: Any) -> None:
         raise UsageError("training runs take their base model from models.policy, and count no budget")
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def run(
+    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Train one seed (`sandbox.moral.run.train_scenario`)."""
     from sandbox.moral.run import train_scenario
 
@@ -93,9 +95,14 @@ TRAINING = RunKind(
     dir_label="sandbox.moral.kind:dir_label",
     cli_run="sandbox.moral.kind:cli_run",
     cli_resume="sandbox.moral.kind:cli_resume",
-    tables={"metrics": "metrics.csv", "action_types": "action_types.csv", "seeds": "seeds.csv",
-            "moral_regret": "moral_regret.csv", "test_action_types": "test_action_types.csv",
-            "evaluation_rounds": "evaluation_rounds.csv"},  # fmt: skip
+    tables={
+        "metrics": "metrics.csv",
+        "action_types": "action_types.csv",
+        "seeds": "seeds.csv",
+        "moral_regret": "moral_regret.csv",
+        "test_action_types": "test_action_types.csv",
+        "evaluation_rounds": "evaluation_rounds.csv",
+    },
     commands=("sandbox.moral.commands",),
     benchmarks={"rollout": "sandbox.moral.bench:bench_rollout", "training": "sandbox.moral.bench:bench_training"},
     example="scenarios/moral/tiny/utilitarian_vs_tft.yaml",

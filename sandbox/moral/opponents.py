@@ -113,6 +113,10 @@ class LearningLLM(LLMOpponent):
         kind = self.schedule.at(episode)
         stats = self.policy.step(queries, answers, [reward(kind, s, self.rewards) for s in steps])
         out = super().finish_episode(episode)
-        out.update({"opponent_reward": float(np.mean([reward(kind, s, self.rewards) for s in steps])),
-                    "opponent_kl": stats["kl"]})  # fmt: skip
+        out.update(
+            {
+                "opponent_reward": float(np.mean([reward(kind, s, self.rewards) for s in steps])),
+                "opponent_kl": stats["kl"],
+            }
+        )
         return out

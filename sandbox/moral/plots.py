@@ -7,15 +7,18 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from sandbox.moral.regret import KINDS, METRICS, regret_bounds
-from sandbox.moral.rewards import RewardParams
-from sandbox.moral.rewards import ACTION_TYPES
+from sandbox.moral.rewards import ACTION_TYPES, RewardParams
 from sandbox.stats import CiMethod, mean_ci
 
 # Figures use matplotlib's object API (no pyplot): no global state, no GUI backend.
 
 ACTION_COLORS = {"C|C": "#55a868", "C|D": "#8172b2", "D|C": "#c44e52", "D|D": "#dd8452", "illegal": "#999999"}
-REWARD_COLORS = {"game": "#4c72b0", "deontological": "#c44e52", "utilitarian": "#55a868",
-                 "game_deontological": "#8172b2"}  # fmt: skip
+REWARD_COLORS = {
+    "game": "#4c72b0",
+    "deontological": "#c44e52",
+    "utilitarian": "#55a868",
+    "game_deontological": "#8172b2",
+}
 
 
 def _smooth(series: pd.Series, episodes: int) -> pd.Series:
@@ -107,9 +110,18 @@ def plot_regret(regret: pd.DataFrame, title: str = "", params: RewardParams = Re
                 bars = frame[frame["policy"] == policy].set_index("game").reindex(games)
                 low = (bars["mean"] - bars["ci_low"]).clip(lower=0).fillna(0)
                 high = (bars["ci_high"] - bars["mean"]).clip(lower=0).fillna(0)
-                ax.bar([i + (p - (len(policies) - 1) / 2) * width for i in range(len(games))], bars["mean"],
-                       width=width, yerr=[low, high], capsize=3, color=REWARD_COLORS[kind], label=policy,
-                       edgecolor="#333", linewidth=0.5, **POLICY_STYLE.get(policy, {}))  # fmt: skip
+                ax.bar(
+                    [i + (p - (len(policies) - 1) / 2) * width for i in range(len(games))],
+                    bars["mean"],
+                    width=width,
+                    yerr=[low, high],
+                    capsize=3,
+                    color=REWARD_COLORS[kind],
+                    label=policy,
+                    edgecolor="#333",
+                    linewidth=0.5,
+                    **POLICY_STYLE.get(policy, {}),
+                )
             ax.set_xticks(range(len(games)), games, rotation=20, ha="right", fontsize=8)
             ax.set_ylim(0, regret_bounds(metric, kind, params)[1] * 1.05)
             units = "reward units" if (metric, kind) == ("moral", "deontological") else "normalised"
@@ -127,8 +139,10 @@ def plot_regret(regret: pd.DataFrame, title: str = "", params: RewardParams = Re
 def plot_action_types(actions: pd.DataFrame, title: str = "") -> Figure:
     """Fig. 5 style: the share of each action type per game (and policy) at test, stacked."""
     actions = actions.reset_index(drop=True)
-    labels = [f"{g}\n{p}" if "policy" in actions and actions["policy"].nunique() > 1 else g
-              for g, p in zip(actions["game"], actions.get("policy", actions["game"]))]  # fmt: skip
+    labels = [
+        f"{g}\n{p}" if "policy" in actions and actions["policy"].nunique() > 1 else g
+        for g, p in zip(actions["game"], actions.get("policy", actions["game"]))
+    ]
     fig = Figure(figsize=(max(8, 0.8 * len(actions)), 4.4))
     ax = fig.subplots()
     bottom = pd.Series(0.0, index=actions.index)
@@ -156,10 +170,17 @@ def plot_sweep_actions(seeds: pd.DataFrame, title: str = "") -> Figure:
     beside the paper's Fig. 2a as read by eye (`PAPER_FIG2A`)."""
     from sandbox.plots import plot_beside_paper, sweep_seeds
 
-    figures = {name: f"summary.final_action_rates.{name}" for name in ACTION_TYPES} | {"illegal": "summary.final_illegal_rate"}
+    figures = {name: f"summary.final_action_rates.{name}" for name in ACTION_TYPES} | {
+        "illegal": "summary.final_illegal_rate"
+    }
     table = sweep_seeds(seeds, figures, bounds=(0.0, 1.0))
     n = int(table["seeds"].min()) if len(table) else 0
-    fig = plot_beside_paper(table, PAPER_FIG2A, ylabel="share of the last tenth's rounds", colors=ACTION_COLORS,
-                            ours=f"{title or 'ours'}: 95% CI over {n} seeds",
-                            theirs="The paper's Fig. 2a (Gemma 2B; by eye)")  # fmt: skip
+    fig = plot_beside_paper(
+        table,
+        PAPER_FIG2A,
+        ylabel="share of the last tenth's rounds",
+        colors=ACTION_COLORS,
+        ours=f"{title or 'ours'}: 95% CI over {n} seeds",
+        theirs="The paper's Fig. 2a (Gemma 2B; by eye)",
+    )
     return fig

@@ -35,8 +35,15 @@ from dataclasses import replace
 from sandbox.games.matrix import MOVES, PayoffTable
 from sandbox.moral.rewards import RewardParams, Step, reward
 
-__all__ = ["METRICS", "best_collective", "counterfactual_regret", "max_regret", "moral_regret", "regret",
-           "regret_bounds"]  # fmt: skip
+__all__ = [
+    "METRICS",
+    "best_collective",
+    "counterfactual_regret",
+    "max_regret",
+    "moral_regret",
+    "regret",
+    "regret_bounds",
+]
 
 KINDS = ("deontological", "utilitarian")
 METRICS = ("moral", "counterfactual")  # the paper's, and the regret against the opponent's actual move
@@ -86,8 +93,10 @@ def max_regret(kind: str, game: PayoffTable, params: RewardParams = RewardParams
     """
     return max(
         regret(kind, Step(own=own, other=other, last_other=last, game=game), params)
-        for own in MOVES for other in MOVES for last in MOVES
-    )  # fmt: skip
+        for own in MOVES
+        for other in MOVES
+        for last in MOVES
+    )
 
 
 def counterfactual_regret(kind: str, step: Step, params: RewardParams = RewardParams()) -> float:

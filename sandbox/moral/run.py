@@ -29,13 +29,13 @@ from typing import Any
 import pandas as pd
 
 from sandbox.errors import UsageError
+from sandbox.files import read_csv
 from sandbox.moral.opponents import LearningLLM
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.run_dir import SCENARIO, RunDirectory, default_out, hold, holding
 from sandbox.stats import json_number
-from sandbox.files import read_csv
-from sandbox.training.hooks import TrainHooks
 from sandbox.summary import write_summary
+from sandbox.training.hooks import TrainHooks
 
 __all__ = ["load_trainer", "on_device", "resume_training", "train_scenario"]
 
@@ -90,9 +90,12 @@ def make_opponent(scenario: TrainingScenario, trainer: Any) -> Any:
         # its own adapter initialisation, from a branch of the seed tree: not seed + 1, which is the next
         # seed of a group (`train --seeds`), whose learner would start from this opponent's weights
         config = training.ppo_config(seed=opponent_seed(scenario.seed))
-        return LearningLLM(PPOTrainer(base.model, base.tokenizer, config), tokens,
-                           schedule=Schedule.parse(training.opponent_reward or training.reward),
-                           rewards=RewardParams(xi=training.xi, illegal=training.illegal))  # fmt: skip
+        return LearningLLM(
+            PPOTrainer(base.model, base.tokenizer, config),
+            tokens,
+            schedule=Schedule.parse(training.opponent_reward or training.reward),
+            rewards=RewardParams(xi=training.xi, illegal=training.illegal),
+        )
     return None
 
 
@@ -130,8 +133,14 @@ def train_scenario(
     if scenario.training.algorithm != "ppo":
         base = _base(scenario, model, tokenizer)  # before any file: a bad model writes nothing
         with hold(path):
-            return _train_trl(RunDirectory.create(path, scenario), scenario, base, hooks or TrainHooks(),  # type: ignore[arg-type]
-                              resume=False, judge=judge)  # fmt: skip
+            return _train_trl(
+                RunDirectory.create(path, scenario),
+                scenario,
+                base,
+                hooks or TrainHooks(),  # type: ignore[arg-type]
+                resume=False,
+                judge=judge,
+            )
     trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
     opponent = make_opponent(scenario, trainer)
     with hold(path):
@@ -140,8 +149,15 @@ def train_scenario(
 
 
 @holding
-def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model: Any = None, tokenizer: Any = None,
-                    judge: Any = None, device: str | None = None) -> Path:  # fmt: skip
+def resume_training(
+    path: Path | str,
+    *,
+    hooks: TrainHooks | None = None,
+    model: Any = None,
+    tokenizer: Any = None,
+    judge: Any = None,
+    device: str | None = None,
+) -> Path:
     """Continue an interrupted training run from its last checkpoint (or from the start without one).
 
     `device` overrides the scenario's `models.device`: a run started on a GPU resumes on a CPU or another GPU
@@ -150,8 +166,9 @@ def resume_training(path: Path | str, *, hooks: TrainHooks | None = None, model:
     run_dir = RunDirectory.open(path)
     scenario = on_device(_scenario(run_dir), device)
     if scenario.training.algorithm != "ppo":
-        return _train_trl(run_dir, scenario, _base(scenario, model, tokenizer), hooks or TrainHooks(), resume=True,
-                          judge=judge)  # fmt: skip
+        return _train_trl(
+            run_dir, scenario, _base(scenario, model, tokenizer), hooks or TrainHooks(), resume=True, judge=judge
+        )
     from sandbox.training.ppo_run import resume_point
 
     trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
@@ -171,24 +188,43 @@ def _proxies(run_dir: RunDirectory, scenario: TrainingScenario, judge: Any) -> d
 
     training = scenario.training
     try:
-        return proxy_rewards(training.proxies, training.game_table(), scenario.models.judge, run_dir.path,
-                             seed=scenario.seed, judge=judge)  # fmt: skip
+        return proxy_rewards(
+            training.proxies,
+            training.game_table(),
+            scenario.models.judge,
+            run_dir.path,
+            seed=scenario.seed,
+            judge=judge,
+        )
     except Exception as error:  # the judge failed, or answered nothing usable: nothing was trained
         run_dir.write_status("failed", error=f"{type(error).__name__}: {error}")
         raise
 
 
 def _train(
-    run_dir: RunDirectory, scenario: TrainingScenario, trainer: Any, start: int, hooks: TrainHooks, opponent: Any = None,
+    run_dir: RunDirectory,
+    scenario: TrainingScenario,
+    trainer: Any,
+    start: int,
+    hooks: TrainHooks,
+    opponent: Any = None,
     judge: Any = None,
 ) -> Path:
     from sandbox.training.ppo_run import train_ppo_run
 
     training = scenario.training
     setup = training.setup(seed=scenario.seed, opponent=opponent, proxies=_proxies(run_dir, scenario, judge))
-    train_ppo_run(run_dir, trainer, setup, episodes=training.episodes, start=start,
-                  checkpoint_every=training.checkpoint_every, metrics=run_dir / METRICS, hooks=hooks,
-                  extra=_opponent_trainer(opponent))  # fmt: skip
+    train_ppo_run(
+        run_dir,
+        trainer,
+        setup,
+        episodes=training.episodes,
+        start=start,
+        checkpoint_every=training.checkpoint_every,
+        metrics=run_dir / METRICS,
+        hooks=hooks,
+        extra=_opponent_trainer(opponent),
+    )
     trainer.model.save_pretrained(run_dir / ADAPTER)
     if isinstance(opponent, LearningLLM):
         opponent.policy.model.save_pretrained(run_dir / "opponent_adapter")
@@ -196,15 +232,22 @@ def _train(
     return run_dir.path
 
 
-def _train_trl(run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hooks: TrainHooks, *, resume: bool,
-               judge: Any = None) -> Path:  # fmt: skip
+def _train_trl(
+    run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hooks: TrainHooks, *, resume: bool, judge: Any = None
+) -> Path:
     """GRPO or RLOO through TRL: its own checkpoints (`trl/checkpoint-N`) and resume, our rows and summary."""
     from sandbox.training.trl_trainers import train_with_trl
-
     from sandbox.viewer.tracking import report_to
 
-    play = train_with_trl(run_dir, scenario, base, hooks, resume=resume, proxies=lambda: _proxies(run_dir, scenario, judge),
-                          report_to=report_to(run_dir.path))  # fmt: skip
+    play = train_with_trl(
+        run_dir,
+        scenario,
+        base,
+        hooks,
+        resume=resume,
+        proxies=lambda: _proxies(run_dir, scenario, judge),
+        report_to=report_to(run_dir.path),
+    )
     finish(run_dir, scenario, play=play)
     return run_dir.path
 
@@ -220,8 +263,10 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
 
     metrics = read_csv(run_dir / METRICS)
     if len(metrics) != scenario.training.episodes:
-        raise UsageError(f"{run_dir.path}: {len(metrics)} of {scenario.training.episodes} episodes in {METRICS}; "
-                         f"resume it with `sandbox resume {run_dir.path}`")  # fmt: skip
+        raise UsageError(
+            f"{run_dir.path}: {len(metrics)} of {scenario.training.episodes} episodes in {METRICS}; "
+            f"resume it with `sandbox resume {run_dir.path}`"
+        )
     rows = metrics.to_dict("records")
     rates = final_action_rates(rows) if play is None else action_rates(play.to_dict("records"))
     tail = metrics.tail(max(1, len(metrics) // 10)) if play is None else play
@@ -238,10 +283,16 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
         "final_action_rates": {name: rates[name] for name in ("C|C", "C|D", "D|C", "D|D")},
         "final_action_rates_from": "last tenth of training" if play is None else "play after training (play.csv)",
         "final_illegal_rate": rates["illegal"],
-        "final_rewards": {kind: float(tail[f"reward_{kind}"].mean())
-                          for kind in ("game", "deontological", "utilitarian", "game_deontological",
-                                       *(f"{prefix}{name}" for name in training.proxies
-                                         for prefix in ("proxy:", "truth:")))},  # fmt: skip
+        "final_rewards": {
+            kind: float(tail[f"reward_{kind}"].mean())
+            for kind in (
+                "game",
+                "deontological",
+                "utilitarian",
+                "game_deontological",
+                *(f"{prefix}{name}" for name in training.proxies for prefix in ("proxy:", "truth:")),
+            )
+        },
         "final_kl": json_number(metrics.tail(max(1, len(metrics) // 10))["kl"].mean()),  # None: not computed
         "seconds_per_episode": float(metrics["seconds"].mean()) if "seconds" in metrics else None,
         "adapter": ADAPTER,
@@ -256,7 +307,9 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
     return summary
 
 
-def _proxy_summary(run_dir: RunDirectory, final: dict[str, float], illegal_rate: float, illegal: float) -> dict[str, Any]:
+def _proxy_summary(
+    run_dir: RunDirectory, final: dict[str, float], illegal_rate: float, illegal: float
+) -> dict[str, Any]:
     """Per proxy reward: the judge's set scored as `sandbox label` scores it (`set_score`), the agent accuracy
     (the share of the final rounds whose joint outcome the ground truth accepts; an illegal round counts as
     wrong) and what the judge cost."""
@@ -273,10 +326,13 @@ def _proxy_summary(run_dir: RunDirectory, final: dict[str, float], illegal_rate:
         named = frozenset(rows.loc[rows["proxy"].astype(float) == 1, "option"])
         truth = frozenset(rows.loc[rows["truth"].astype(float) == 1, "option"])
         # the truth reward pays 1 or 0 on a legal round and `illegal` on an illegal one
-        objectives[name] = {"labeling_score": set_score(named, truth), "judge_options": ",".join(sorted(named)) or "None",
-                            "true_options": ",".join(sorted(truth)) or "None",
-                            "agent_accuracy": final[f"truth:{name}"] - illegal_rate * illegal,
-                            "proxy_reward": final[f"proxy:{name}"]}  # fmt: skip
+        objectives[name] = {
+            "labeling_score": set_score(named, truth),
+            "judge_options": ",".join(sorted(named)) or "None",
+            "true_options": ",".join(sorted(truth)) or "None",
+            "agent_accuracy": final[f"truth:{name}"] - illegal_rate * illegal,
+            "proxy_reward": final[f"proxy:{name}"],
+        }
     return {
         "objectives": objectives,
         "distinct_episodes": len(objectives),  # one rendered game per proxy reward
@@ -288,8 +344,10 @@ def _proxy_summary(run_dir: RunDirectory, final: dict[str, float], illegal_rate:
 
 def is_training_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of a training scenario (`ScenarioError` when its scenario is unreadable)."""
-    from sandbox.kinds import kind_of_data
     from sandbox.files import read_yaml
+    from sandbox.kinds import kind_of_data
 
     scenario = Path(path) / SCENARIO
-    return scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "training"  # a distillation trains too, and is not one
+    return (
+        scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "training"
+    )  # a distillation trains too, and is not one

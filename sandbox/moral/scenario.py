@@ -23,16 +23,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from sandbox.errors import ScenarioError
 from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 from sandbox.games.matrix_prompt import TABLE_ORDERS, TEST_TOKENS, TRAIN_TOKENS, ActionTokens
 from sandbox.moral.rewards import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
 from sandbox.proxy.reward import ProxyRewardSpec
-from sandbox.errors import ScenarioError
 from sandbox.schema import ScenarioModel, StrictModel
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 
-__all__ = ["apply_training_overrides", "CustomGame", "MoralEvaluation", "Training", "TrainingModels", "TrainingScenario"]
+__all__ = [
+    "CustomGame",
+    "MoralEvaluation",
+    "Training",
+    "TrainingModels",
+    "TrainingScenario",
+    "apply_training_overrides",
+]
 
 
 def _known(lookup: Any, name: str) -> None:
@@ -192,10 +199,12 @@ class Training(StrictModel):
             if not name.replace("_", "").isalnum():
                 raise ValueError(f"training.proxies: a name is letters, digits and _, not {name!r}")
         for _, kind in Schedule.parse(self.reward).phases:
-            prefix, _, name = kind.partition(":")
+            _, _, name = kind.partition(":")
             if kind.startswith(TABLE_PREFIXES) and name not in self.proxies:
-                raise ValueError(f"training.reward: {kind} is not declared in training.proxies "
-                                 f"({', '.join(self.proxies) or 'none declared'})")  # fmt: skip
+                raise ValueError(
+                    f"training.reward: {kind} is not declared in training.proxies "
+                    f"({', '.join(self.proxies) or 'none declared'})"
+                )
         if self.opponent_reward is not None and any(
             kind.startswith(TABLE_PREFIXES) for _, kind in Schedule.parse(self.opponent_reward).phases
         ):
@@ -225,21 +234,33 @@ class Training(StrictModel):
             raise ValueError(f"opponent {self.opponent!r} needs its LLM: pass opponent=")
         if self.proxies and not proxies:
             raise ValueError("training.proxies needs the run's judge tables: pass proxies=")
-        return MoralSetup(game=self.game_table(), opponent=opponent or self.opponent, schedule=Schedule.parse(self.reward),
-                          tokens=ActionTokens.of(self.tokens), history_length=self.history_length,
-                          parallel=self.parallel, rounds=self.rounds,
-                          rewards=RewardParams(xi=self.xi, illegal=self.illegal), seed=seed,
-                          proxies=dict(proxies or {}))  # fmt: skip
+        return MoralSetup(
+            game=self.game_table(),
+            opponent=opponent or self.opponent,
+            schedule=Schedule.parse(self.reward),
+            tokens=ActionTokens.of(self.tokens),
+            history_length=self.history_length,
+            parallel=self.parallel,
+            rounds=self.rounds,
+            rewards=RewardParams(xi=self.xi, illegal=self.illegal),
+            seed=seed,
+            proxies=dict(proxies or {}),
+        )
 
 
 class TrainingModels(StrictModel):
     """The model that learns."""
 
     policy: str = Field("tiny", description="Base model: tiny, tiny:SEED, hf:PATH, gguf:FILE, embedded, smollm2.")
-    judge: str = Field("embedded", description="The judge of training.proxies: a model spec (embedded, "
-                                               "openai:MODEL, hf:PATH, ...).")  # fmt: skip
-    device: str | None = Field(None, pattern=r"^(cpu|cuda(:\d+)?|mps)$", description="cpu, cuda, cuda:1...; default: CUDA when present. A device "
-                                                 "that is absent is an error, never a fallback to the CPU.")  # fmt: skip
+    judge: str = Field(
+        "embedded", description="The judge of training.proxies: a model spec (embedded, openai:MODEL, hf:PATH, ...)."
+    )
+    device: str | None = Field(
+        None,
+        pattern=r"^(cpu|cuda(:\d+)?|mps)$",
+        description="cpu, cuda, cuda:1...; default: CUDA when present. A device "
+        "that is absent is an error, never a fallback to the CPU.",
+    )
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto", description="auto = bfloat16 on a GPU, float32 on CPU."
     )

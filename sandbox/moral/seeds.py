@@ -41,15 +41,23 @@ import pandas as pd
 import yaml
 
 from sandbox.errors import UsageError
+from sandbox.files import read_csv, read_json
+from sandbox.moral.rewards import ACTION_TYPES
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.run_dir import SCENARIO, RunDirectory, atomic_write_text, default_out, hold, holding, run_status
-from sandbox.moral.rewards import ACTION_TYPES
 from sandbox.stats import json_number, json_records, mean_ci
-from sandbox.files import read_csv, read_json
 from sandbox.summary import write_summary
 
-__all__ = ["SEEDS", "aggregate_evaluations", "aggregate_seeds", "evaluate_seeds", "is_seed_group", "resume_seeds",
-           "seed_dir", "train_seeds"]  # fmt: skip
+__all__ = [
+    "SEEDS",
+    "aggregate_evaluations",
+    "aggregate_seeds",
+    "evaluate_seeds",
+    "is_seed_group",
+    "resume_seeds",
+    "seed_dir",
+    "train_seeds",
+]
 
 SEEDS = "seeds.json"
 ACTIONS = (*ACTION_TYPES, "illegal")
@@ -79,8 +87,14 @@ def group_seeds(path: Path) -> list[int]:
         raise UsageError(f"{path / SEEDS} is not a list of seeds: {error}") from None
 
 
-def train_seeds(scenario: TrainingScenario, seeds: int, out: Path | str | None = None, *,
-                hooks: Callable[[int], Any] | None = None, **kwargs: Any) -> Path:  # fmt: skip
+def train_seeds(
+    scenario: TrainingScenario,
+    seeds: int,
+    out: Path | str | None = None,
+    *,
+    hooks: Callable[[int], Any] | None = None,
+    **kwargs: Any,
+) -> Path:
     """Train `scenario` at `seeds` seeds (its own seed and the next ones) into a new directory; return its path.
 
     Args:
@@ -111,8 +125,9 @@ def train_seeds(scenario: TrainingScenario, seeds: int, out: Path | str | None =
 
 
 @holding
-def resume_seeds(path: Path | str, *, hooks: Callable[[int], Any] | None = None, device: str | None = None,
-                 **kwargs: Any) -> Path:  # fmt: skip
+def resume_seeds(
+    path: Path | str, *, hooks: Callable[[int], Any] | None = None, device: str | None = None, **kwargs: Any
+) -> Path:
     """Train the seeds a group still lacks (finished ones are skipped, a started one resumes), then aggregate.
 
     `device` overrides the scenario's `models.device` (a group started on a GPU, finished on a CPU).
@@ -145,33 +160,57 @@ def aggregate_seeds(path: Path | str) -> dict[str, Any]:
     for seed in group_seeds(path):
         summary = read_json(seed_dir(path, seed) / "summary.json")
         rates = {**summary["final_action_rates"], "illegal": summary["final_illegal_rate"]}
-        rows.append({"seed": seed, **rates, **{f"reward_{k}": v for k, v in summary["final_rewards"].items()},
-                     "seconds_per_episode": summary["seconds_per_episode"]})  # fmt: skip
+        rows.append(
+            {
+                "seed": seed,
+                **rates,
+                **{f"reward_{k}": v for k, v in summary["final_rewards"].items()},
+                "seconds_per_episode": summary["seconds_per_episode"],
+            }
+        )
         metrics[seed] = read_csv(seed_dir(path, seed) / "metrics.csv")
     table = pd.DataFrame(rows)
     table.to_csv(path / "seeds.csv", index=False)
     training = scenario.training
-    actions = pd.DataFrame([dict(zip(("action_type", "mean", "ci_low", "ci_high", "seeds"),
-                                     (name, *mean_ci(table[name], bounds=(0.0, 1.0), method=training.seed_ci))))
-                            for name in ACTIONS])  # fmt: skip
+    actions = pd.DataFrame(
+        [
+            dict(
+                zip(
+                    ("action_type", "mean", "ci_low", "ci_high", "seeds"),
+                    (name, *mean_ci(table[name], bounds=(0.0, 1.0), method=training.seed_ci)),
+                )
+            )
+            for name in ACTIONS
+        ]
+    )
     actions.to_csv(path / "action_types.csv", index=False)
     title = f"{scenario.name}: {training.reward} vs {training.opponent}, {len(rows)} seeds"
     plot_seed_actions(metrics, title, method=training.seed_ci).savefig(path / "training_actions.png", dpi=120)
     summary = {
-        "scenario": scenario.name, "reward": training.reward, "opponent": training.opponent,
-        "episodes": training.episodes, "seeds": [r["seed"] for r in rows],
-        "final_action_rates": {r["action_type"]: {k: json_number(r[k]) for k in ("mean", "ci_low", "ci_high")}
-                               for r in actions.to_dict("records")},
+        "scenario": scenario.name,
+        "reward": training.reward,
+        "opponent": training.opponent,
+        "episodes": training.episodes,
+        "seeds": [r["seed"] for r in rows],
+        "final_action_rates": {
+            r["action_type"]: {k: json_number(r[k]) for k in ("mean", "ci_low", "ci_high")}
+            for r in actions.to_dict("records")
+        },
         "final_action_rates_from": f"last tenth of training, per seed; 95% CI across seeds ({training.seed_ci})",
         "seconds_per_episode": float(table["seconds_per_episode"].mean()),
-    }  # fmt: skip
+    }
     write_summary(path, summary, kind="training")
     return summary
 
 
 @holding
-def evaluate_seeds(path: Path | str, *, device: str | None = None, on_start: Callable[[int], None] | None = None,
-                   on_game: Callable[[], None] | None = None) -> dict[str, Any]:  # fmt: skip
+def evaluate_seeds(
+    path: Path | str,
+    *,
+    device: str | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_game: Callable[[], None] | None = None,
+) -> dict[str, Any]:
     """Evaluate every seed's adapter (`evaluate_run`; a seed already evaluated is kept), then aggregate; return
     the group's `evaluation` entry (as `evaluate_run` returns a run's)."""
     from sandbox.moral.evaluation import evaluate_run
@@ -218,22 +257,34 @@ def aggregate_evaluations(path: Path | str) -> dict[str, Any]:
         row: dict[str, Any] = dict(zip(GROUPS, values))
         for name in ACTIONS:
             row[name], row[f"{name}_ci_low"], row[f"{name}_ci_high"], row["seeds"] = mean_ci(
-                frame[name], bounds=(0.0, 1.0), method=method)  # fmt: skip
+                frame[name], bounds=(0.0, 1.0), method=method
+            )
         rows.append(row)
     actions = pd.DataFrame(rows)
     actions.to_csv(path / "test_action_types.csv", index=False)
     for (condition, order), frame in regret.groupby(["condition", "order"], sort=False):
-        title = (f"{scenario.name}, {condition} tokens, table {order}: mean of {len(seeds)} seeds, 95% CI across "
-                 f"seeds ({method})")  # fmt: skip
+        title = (
+            f"{scenario.name}, {condition} tokens, table {order}: mean of {len(seeds)} seeds, 95% CI across "
+            f"seeds ({method})"
+        )
         plot_regret(frame.reset_index(drop=True), title, params).savefig(
-            path / f"moral_regret{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
+            path / f"moral_regret{plot_suffix(condition, order)}.png", dpi=120
+        )
         chosen = (actions["condition"] == condition) & (actions["order"] == order)
-        plot_action_types(actions[chosen].reset_index(drop=True), f"{scenario.name}, {condition} tokens, table "
-                          f"{order}: mean of {len(seeds)} seeds").savefig(
-            path / f"test_action_types{plot_suffix(condition, order)}.png", dpi=120)  # fmt: skip
+        plot_action_types(
+            actions[chosen].reset_index(drop=True),
+            f"{scenario.name}, {condition} tokens, table {order}: mean of {len(seeds)} seeds",
+        ).savefig(path / f"test_action_types{plot_suffix(condition, order)}.png", dpi=120)
     first = read_json(seed_dir(path, seeds[0]) / "summary.json")["evaluation"]
-    entry = {**first, "seeds": seeds, "ci": f"95% across seeds ({method})", "regret": json_records(regret),
-             "action_types": json_records(actions)}  # fmt: skip
-    summary = read_json(path / "summary.json") if (path / "summary.json").is_file() else {"scenario": _scenario(path).name}
+    entry = {
+        **first,
+        "seeds": seeds,
+        "ci": f"95% across seeds ({method})",
+        "regret": json_records(regret),
+        "action_types": json_records(actions),
+    }
+    summary = (
+        read_json(path / "summary.json") if (path / "summary.json").is_file() else {"scenario": _scenario(path).name}
+    )
     write_summary(path, {**summary, "evaluation": entry}, kind="training")
     return entry

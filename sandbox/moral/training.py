@@ -84,7 +84,9 @@ class MoralSetup:
     def score(self, kind: str, step: Step) -> float:
         """The reward `kind` (registered, or one of the run's table rewards) of `step`."""
         if kind.startswith(TABLE_PREFIXES) and kind not in self.proxies:
-            raise KeyError(f"reward {kind!r} is not among this run's table rewards ({', '.join(self.proxies) or 'none'})")
+            raise KeyError(
+                f"reward {kind!r} is not among this run's table rewards ({', '.join(self.proxies) or 'none'})"
+            )
         return reward(self.proxies.get(kind, kind), step, self.rewards)
 
     # -- the Environment contract -------------------------------------------------------------

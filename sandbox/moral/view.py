@@ -14,12 +14,17 @@ ACTIONS = ("C|C", "C|D", "D|C", "D|D", "illegal")
 def view(path: Path) -> list[Section]:
     return [
         Chart("metrics.csv", x="episode", y=REWARDS, title="Learning curve: rewards by episode", y_title="reward"),
-        Chart("metrics.csv", x="episode", y=ACTIONS, title="Joint actions by episode (shares of rounds)",
-              y_title="share of rounds"),
+        Chart(
+            "metrics.csv",
+            x="episode",
+            y=ACTIONS,
+            title="Joint actions by episode (shares of rounds)",
+            y_title="share of rounds",
+        ),
         Chart("metrics.csv", x="episode", y="kl", title="KL from the reference model by episode", y_title="KL"),
         Table("action_types.csv", title="Action types per state"),
         Table("moral_regret.csv", title="Moral regret"),
         Table("test_action_types.csv", title="Action types, new tokens"),
         Table("seeds.csv", title="Seeds"),
         Table("metrics.csv", title="Metrics by episode"),
-    ]  # fmt: skip
+    ]

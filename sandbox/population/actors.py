@@ -72,8 +72,10 @@ class ActorBlocks:
             edges = match_edges(neighbours)
             self.bounds = block_bounds(edges[:, 0], actors)
             remote = ray.remote(num_cpus=1)(_Block)
-            self._actors = [remote.remote(names, game.name, game.temptation, game.turns, edges[lo:hi])
-                            for lo, hi in zip(self.bounds, self.bounds[1:])]  # fmt: skip
+            self._actors = [
+                remote.remote(names, game.name, game.temptation, game.turns, edges[lo:hi])
+                for lo, hi in zip(self.bounds, self.bounds[1:])
+            ]
         except BaseException:
             self.__exit__(None, None, None)  # no Ray left running behind a failed start
             raise
@@ -88,8 +90,9 @@ class ActorBlocks:
         import ray
 
         shared = ray.put(strategies)
-        parts = [actor.play.remote(shared, seeds[lo:hi])
-                 for actor, lo, hi in zip(self._actors, self.bounds, self.bounds[1:])]  # fmt: skip
+        parts = [
+            actor.play.remote(shared, seeds[lo:hi]) for actor, lo, hi in zip(self._actors, self.bounds, self.bounds[1:])
+        ]
         return np.concatenate(ray.get(parts), axis=1)
 
     def __enter__(self) -> ActorBlocks:

@@ -32,11 +32,21 @@ GENERATIONS = 6  # the longer run of the all-in figure
 def _scenario(agents: int, generations: int) -> Any:
     from sandbox.scenario_file import parse_kind
 
-    return parse_kind("population", {"name": "bench-population", "seed": 0, "population": {
-        "agents": agents, "generations": generations,
-        "members": [{"strategy": "Cooperator", "share": 0.5}, {"strategy": "Defector", "share": 0.5}],
-        "game": {"name": "weak_prisoners_dilemma", "temptation": 1.5},
-        "network": {"kind": "small_world", "k": 4, "p": 0.1}, "revision": {"rule": "imitate", "beta": 1.0}}})  # fmt: skip
+    return parse_kind(
+        "population",
+        {
+            "name": "bench-population",
+            "seed": 0,
+            "population": {
+                "agents": agents,
+                "generations": generations,
+                "members": [{"strategy": "Cooperator", "share": 0.5}, {"strategy": "Defector", "share": 0.5}],
+                "game": {"name": "weak_prisoners_dilemma", "temptation": 1.5},
+                "network": {"kind": "small_world", "k": 4, "p": 0.1},
+                "revision": {"rule": "imitate", "beta": 1.0},
+            },
+        },
+    )
 
 
 def _bare_generation(setup: Any, beta: float) -> float:
@@ -44,12 +54,13 @@ def _bare_generation(setup: Any, beta: float) -> float:
     nb, table, strategies = setup.neighbours, setup.table.payoff, setup.start_strategies.tolist()
     indptr, indices = nb.indptr.tolist(), nb.indices.tolist()
     started = time.perf_counter()
-    payoff = [sum(table[strategies[x], strategies[y]] for y in indices[indptr[x]:indptr[x + 1]])
-              for x in range(nb.size)]  # fmt: skip
+    payoff = [
+        sum(table[strategies[x], strategies[y]] for y in indices[indptr[x] : indptr[x + 1]]) for x in range(nb.size)
+    ]
     rng = random.Random(0)
     new = list(strategies)
     for x in range(nb.size):
-        around = indices[indptr[x]:indptr[x + 1]]
+        around = indices[indptr[x] : indptr[x + 1]]
         y = around[int(rng.random() * len(around))]
         if rng.random() < 1.0 / (1.0 + math.exp(-beta * (payoff[y] - payoff[x]))):
             new[x] = strategies[y]
@@ -76,19 +87,37 @@ def bench_population(agents: int = 10_000) -> dict[str, Any]:
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     bare = _bare_generation(ScriptedMatrix(scenario), beta=1.0)
-    figures = {"agents": agents, "generation_s": generation, "generation_all_in_s": all_in, "whole_run_s": whole,
-               "bare_loop_s": bare,
-               "framework_vs_bare": generation / bare, "us_per_agent_round": 1e6 * generation / agents,
-               "peak_bytes_per_agent": peak / agents}  # fmt: skip
+    figures = {
+        "agents": agents,
+        "generation_s": generation,
+        "generation_all_in_s": all_in,
+        "whole_run_s": whole,
+        "bare_loop_s": bare,
+        "framework_vs_bare": generation / bare,
+        "us_per_agent_round": 1e6 * generation / agents,
+        "peak_bytes_per_agent": peak / agents,
+    }
     table = Table(title=f"One generation of {agents:,} scripted agents (small-world graph, k = 4)")
     for column in ("", "seconds", "us per agent-round", "vs bare loop"):
         table.add_column(column, justify="right")
-    table.add_row("framework: the steps (pair, play, score, revise, rows made)", f"{generation:.3f}",
-                  f"{1e6 * generation / agents:.1f}", f"{generation / bare:.2f}x")
-    table.add_row("framework: a generation all in (steps, checkpoints, rows written)", f"{all_in:.3f}",
-                  f"{1e6 * all_in / agents:.1f}", f"{all_in / bare:.2f}x")
-    table.add_row("framework: whole run (setup, tables, plot)", f"{whole:.2f}", f"{1e6 * whole / agents:.1f}",
-                  f"{whole / bare:.2f}x")  # fmt: skip
+    table.add_row(
+        "framework: the steps (pair, play, score, revise, rows made)",
+        f"{generation:.3f}",
+        f"{1e6 * generation / agents:.1f}",
+        f"{generation / bare:.2f}x",
+    )
+    table.add_row(
+        "framework: a generation all in (steps, checkpoints, rows written)",
+        f"{all_in:.3f}",
+        f"{1e6 * all_in / agents:.1f}",
+        f"{all_in / bare:.2f}x",
+    )
+    table.add_row(
+        "framework: whole run (setup, tables, plot)",
+        f"{whole:.2f}",
+        f"{1e6 * whole / agents:.1f}",
+        f"{whole / bare:.2f}x",
+    )
     table.add_row("bare Python loop over the same calls", f"{bare:.3f}", f"{1e6 * bare / agents:.1f}", "1.00x")
     Console().print(table)
     Console().print(f"peak traced memory: {peak / 2**20:.1f} MiB, {peak / agents:.0f} bytes per agent")
@@ -100,12 +129,25 @@ def _stochastic_scenario(agents: int) -> Any:
     plays its own 5-turn match."""
     from sandbox.scenario_file import parse_kind
 
-    return parse_kind("population", {"name": "bench-population-actors", "seed": 0, "population": {
-        "agents": agents, "generations": 1,
-        "members": [{"strategy": "Cooperator", "share": 0.35}, {"strategy": "Defector", "share": 0.35},
-                    {"strategy": "Random", "share": 0.3}],
-        "game": {"name": "weak_prisoners_dilemma", "temptation": 1.5, "turns": 5},
-        "network": {"kind": "small_world", "k": 4, "p": 0.1}, "revision": {"rule": "imitate", "beta": 1.0}}})  # fmt: skip
+    return parse_kind(
+        "population",
+        {
+            "name": "bench-population-actors",
+            "seed": 0,
+            "population": {
+                "agents": agents,
+                "generations": 1,
+                "members": [
+                    {"strategy": "Cooperator", "share": 0.35},
+                    {"strategy": "Defector", "share": 0.35},
+                    {"strategy": "Random", "share": 0.3},
+                ],
+                "game": {"name": "weak_prisoners_dilemma", "temptation": 1.5, "turns": 5},
+                "network": {"kind": "small_world", "k": 4, "p": 0.1},
+                "revision": {"rule": "imitate", "beta": 1.0},
+            },
+        },
+    )
 
 
 def bench_population_actors(agents: int = 100_000, counts: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
@@ -123,10 +165,20 @@ def bench_population_actors(agents: int = 100_000, counts: tuple[int, ...] = (1,
     def generation(matches: Any) -> tuple[float, Any]:
         started = time.perf_counter()
         rng = generator(0, Branch.EPOCH, 0)
-        outcome = play(setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False, rng=rng,
-                       matches=matches)  # fmt: skip
-        revise(setup.start_strategies, outcome, setup.neighbours, rule="imitate", beta=1.0, mutation=0.0, pool=setup.pool,
-               fixed=setup.fixed, rng=rng)  # fmt: skip
+        outcome = play(
+            setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False, rng=rng, matches=matches
+        )
+        revise(
+            setup.start_strategies,
+            outcome,
+            setup.neighbours,
+            rule="imitate",
+            beta=1.0,
+            mutation=0.0,
+            pool=setup.pool,
+            fixed=setup.fixed,
+            rng=rng,
+        )
         return time.perf_counter() - started, outcome.payoff
 
     alone, reference = generation(None)
@@ -147,7 +199,10 @@ def bench_population_actors(agents: int = 100_000, counts: tuple[int, ...] = (1,
     for label, ready, seconds in rows:
         table.add_row(label, f"{ready:.1f}", f"{seconds:.2f}", f"{1e6 * seconds / agents:.1f}", f"{one / seconds:.2f}x")
     Console().print(table)
-    return {"agents": agents, "in_process_s": alone,
-            **{f"actors_{c}_s": rows[i + 1][2] for i, c in enumerate(counts)},
-            **{f"actors_{c}_start_s": rows[i + 1][1] for i, c in enumerate(counts)},
-            "speedup_1_to_2": one / rows[2][2] if len(rows) > 2 else None}  # fmt: skip
+    return {
+        "agents": agents,
+        "in_process_s": alone,
+        **{f"actors_{c}_s": rows[i + 1][2] for i, c in enumerate(counts)},
+        **{f"actors_{c}_start_s": rows[i + 1][1] for i, c in enumerate(counts)},
+        "speedup_1_to_2": one / rows[2][2] if len(rows) > 2 else None,
+    }

@@ -20,12 +20,16 @@ def with_progress(total: int, done: int, run: Callable[[Callable[[int], None]], 
     """Call `run(hook)` under a bar that `hook(generation)` advances, as every kind's CLI runs: a `SandboxError`
     (bad input, a budget reached, a failed run) exits with its code, printed; Ctrl-C says how to resume and exits
     130."""
-    from sandbox.cli_app import progress_bar, with_progress as guarded
+    from sandbox.cli_app import progress_bar
+    from sandbox.cli_app import with_progress as guarded
 
     bar = progress_bar("generations")
     task = bar.add_task("generations", total=total, completed=done)
-    return guarded(lambda: run(lambda _: bar.advance(task)), bar,
-                   "interrupted: the finished generations are kept; `sandbox resume RUN_DIR` plays the rest")
+    return guarded(
+        lambda: run(lambda _: bar.advance(task)),
+        bar,
+        "interrupted: the finished generations are kept; `sandbox resume RUN_DIR` plays the rest",
+    )
 
 
 def generations_table(path: Path | Any, rows: int = 6) -> None:
@@ -38,8 +42,10 @@ def generations_table(path: Path | Any, rows: int = 6) -> None:
         by_game(path, gens, summary)
         return
     shares = [c for c in gens.columns if c.startswith("share ")]
-    table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, {summary['network']} network "
-                        f"(mean degree {summary['mean_degree']:.1f}), rule {summary['rule']}")  # fmt: skip
+    table = Table(
+        title=f"{summary['scenario']}: {summary['agents']} agents, {summary['network']} network "
+        f"(mean degree {summary['mean_degree']:.1f}), rule {summary['rule']}"
+    )
     for column in ["generation", "cooperation", *[c.removeprefix("share ") for c in shares]]:
         table.add_column(column, justify="right")
     step = max(1, (len(gens) - 1) // max(1, rows - 1))
@@ -56,14 +62,22 @@ def _donor_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
     for column in ("generation", "mean donated share", "mean final resources", "survivors - others", "illegal"):
         table.add_column(column, justify="right")
     for _, row in gens.iterrows():
-        table.add_row(str(int(row["generation"])), f"{row['mean_donated_share']:.1%}",
-                      f"{row['mean_final_resources']:.1f}", f"{row['survivor_gap']:+.2f}", f"{row['illegal_rate']:.1%}")
+        table.add_row(
+            str(int(row["generation"])),
+            f"{row['mean_donated_share']:.1%}",
+            f"{row['mean_final_resources']:.1f}",
+            f"{row['survivor_gap']:+.2f}",
+            f"{row['illegal_rate']:.1%}",
+        )
     console.print(table)
     slope = summary.get("donation_slope_per_generation")
-    console.print(f"donation slope: {'n/a' if slope is None else f'{100 * slope:+.2f} points'} per generation; "
-                  f"{summary['calls']} calls")
-    console.print(f"results in [bold]{path}[/]: population.csv, donations.csv, norms.csv, generations.csv, "
-                  "donations.png")
+    console.print(
+        f"donation slope: {'n/a' if slope is None else f'{100 * slope:+.2f} points'} per generation; "
+        f"{summary['calls']} calls"
+    )
+    console.print(
+        f"results in [bold]{path}[/]: population.csv, donations.csv, norms.csv, generations.csv, donations.png"
+    )
 
 
 def _naming_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
@@ -72,67 +86,116 @@ def _naming_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
         table.add_column(column, justify="right")
     for _, row in gens.iterrows():
         committed = "" if row["committed_share"] != row["committed_share"] else f"{row['committed_share']:.0%}"
-        table.add_row(str(int(row["generation"])), f"{row['success_rate']:.0%}", str(row["dominant"]),
-                      f"{row['dominant_share']:.0%}", committed, f"{row['illegal_rate']:.1%}")  # fmt: skip
+        table.add_row(
+            str(int(row["generation"])),
+            f"{row['success_rate']:.0%}",
+            str(row["dominant"]),
+            f"{row['dominant_share']:.0%}",
+            committed,
+            f"{row['illegal_rate']:.1%}",
+        )
     console.print(table)
     at = summary.get("consensus_at")
-    reached = ("not reached" if at is None else
-               f"on {summary['consensus_name']} after {at} interactions ({summary['consensus_per_agent']} per agent)")
+    reached = (
+        "not reached"
+        if at is None
+        else f"on {summary['consensus_name']} after {at} interactions ({summary['consensus_per_agent']} per agent)"
+    )
     console.print(f"consensus: {reached}; {summary['calls']} calls")
     console.print(f"results in [bold]{path}[/]: interactions.csv, population.csv, generations.csv, naming.png")
 
 
 def _commons_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
     table = Table(title=f"{summary['scenario']}: {summary['agents']} fishers, GovSim's fishery, {summary['model']}")
-    for column in ("month", "stock", "asked", "caught", "left", "sustainable each", "over-usage", "agreed limit",
-                   "chat", "illegal"):  # fmt: skip
+    for column in (
+        "month",
+        "stock",
+        "asked",
+        "caught",
+        "left",
+        "sustainable each",
+        "over-usage",
+        "agreed limit",
+        "chat",
+        "illegal",
+    ):
         table.add_column(column, justify="right")
     for _, row in gens.iterrows():
         limit = "" if row["agreed_limit"] != row["agreed_limit"] else str(int(row["agreed_limit"]))
-        table.add_row(str(int(row["generation"]) + 1), str(int(row["stock"])), str(int(row["asked"])),
-                      str(int(row["caught"])), str(int(row["left"])) + (" collapsed" if row["collapsed"] else ""),
-                      str(int(row["sustainable"])), f"{row['over_usage']:.0%}", limit, str(int(row["talk_steps"])),
-                      f"{row['illegal_rate']:.0%}")  # fmt: skip
+        table.add_row(
+            str(int(row["generation"]) + 1),
+            str(int(row["stock"])),
+            str(int(row["asked"])),
+            str(int(row["caught"])),
+            str(int(row["left"])) + (" collapsed" if row["collapsed"] else ""),
+            str(int(row["sustainable"])),
+            f"{row['over_usage']:.0%}",
+            limit,
+            str(int(row["talk_steps"])),
+            f"{row['illegal_rate']:.0%}",
+        )
     console.print(table)
-    console.print(f"survival {summary['survival_months']} of {summary['months']} months; total gain "
-                  f"{summary['total_gain']:g} tons, efficiency {summary['efficiency']:.2f}, equality "
-                  f"{summary['equality']:.2f}, over-usage {summary['over_usage']:.0%}; {summary['calls']} calls")
+    console.print(
+        f"survival {summary['survival_months']} of {summary['months']} months; total gain "
+        f"{summary['total_gain']:g} tons, efficiency {summary['efficiency']:.2f}, equality "
+        f"{summary['equality']:.2f}, over-usage {summary['over_usage']:.0%}; {summary['calls']} calls"
+    )
     console.print(f"results in [bold]{path}[/]: population.csv, generations.csv, talk.csv, notes.csv, commons.png")
 
 
 def _ultimatum_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
     table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, ultimatum game, rule {summary['rule']}")
-    for column in ("generation", "offered share", "members'", "fixed members'", "assistant's", "acceptance",
-                   "illegal"):  # fmt: skip
+    for column in ("generation", "offered share", "members'", "fixed members'", "assistant's", "acceptance", "illegal"):
         table.add_column(column, justify="right")
-    share = lambda v: "" if v != v or v == "" else f"{float(v):.0%}"  # noqa: E731
+    share = lambda v: "" if v != v or v == "" else f"{float(v):.0%}"
     for _, row in gens.iterrows():
-        table.add_row(str(int(row["generation"])), share(row["mean_offered_share"]), share(row["members_offered_share"]),
-                      share(row["fixed_offered_share"]), share(row["assistant_offered_share"]),
-                      share(row["acceptance_rate"]), f"{row['illegal_rate']:.1%}")  # fmt: skip
+        table.add_row(
+            str(int(row["generation"])),
+            share(row["mean_offered_share"]),
+            share(row["members_offered_share"]),
+            share(row["fixed_offered_share"]),
+            share(row["assistant_offered_share"]),
+            share(row["acceptance_rate"]),
+            f"{row['illegal_rate']:.1%}",
+        )
     console.print(table)
-    console.print(f"{summary['norm_versions']} principles, {summary['revisions_changed']} revisions changed one, "
-                  f"{summary['illegal_revisions']} illegal; {summary['calls']} calls")
-    console.print(f"results in [bold]{path}[/]: episodes.csv, population.csv, norms.csv, revisions.csv, "
-                  "generations.csv, ultimatum.png")
+    console.print(
+        f"{summary['norm_versions']} principles, {summary['revisions_changed']} revisions changed one, "
+        f"{summary['illegal_revisions']} illegal; {summary['calls']} calls"
+    )
+    console.print(
+        f"results in [bold]{path}[/]: episodes.csv, population.csv, norms.csv, revisions.csv, "
+        "generations.csv, ultimatum.png"
+    )
 
 
 def _matrix_llm_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
-    table = Table(title=f"{summary['scenario']}: {summary['agents']} LLM members, {summary['matrix_game']}, rule "
-                        f"{summary['rule']}")  # fmt: skip
+    table = Table(
+        title=f"{summary['scenario']}: {summary['agents']} LLM members, {summary['matrix_game']}, rule "
+        f"{summary['rule']}"
+    )
     for column in ("generation", "cooperation", "mean payoff", "illegal"):
         table.add_column(column, justify="right")
     for _, row in gens.iterrows():
         cooperation = "" if row["cooperation"] != row["cooperation"] else f"{row['cooperation']:.0%}"
-        table.add_row(str(int(row["generation"])), cooperation, f"{row['mean_payoff']:.2f}",
-                      f"{row['illegal_rate']:.1%}")  # fmt: skip
+        table.add_row(
+            str(int(row["generation"])), cooperation, f"{row['mean_payoff']:.2f}", f"{row['illegal_rate']:.1%}"
+        )
     console.print(table)
-    console.print(f"{summary['norm_versions']} principles, {summary['revisions_changed']} revisions changed one; "
-                  f"{summary['calls']} calls")
-    console.print(f"results in [bold]{path}[/]: moves.csv, population.csv, norms.csv, revisions.csv, generations.csv, "
-                  "cooperation.png")
+    console.print(
+        f"{summary['norm_versions']} principles, {summary['revisions_changed']} revisions changed one; "
+        f"{summary['calls']} calls"
+    )
+    console.print(
+        f"results in [bold]{path}[/]: moves.csv, population.csv, norms.csv, revisions.csv, generations.csv, "
+        "cooperation.png"
+    )
 
 
 _GAME_TABLES: dict[str, Callable[[Path, Any, dict[str, Any]], None]] = {
-    "donor": _donor_table, "naming": _naming_table, "commons": _commons_table, "ultimatum": _ultimatum_table,
-    "matrix_llm": _matrix_llm_table}  # a scripted matrix game's summary names its matrix game; its table is above
+    "donor": _donor_table,
+    "naming": _naming_table,
+    "commons": _commons_table,
+    "ultimatum": _ultimatum_table,
+    "matrix_llm": _matrix_llm_table,
+}  # a scripted matrix game's summary names its matrix game; its table is above

@@ -51,8 +51,14 @@ def parse_utterance(answer: str, names: Sequence[str]) -> tuple[str, bool | None
         utterance = utterance[1:-1].strip()
     ended = None if not conclusion or not conclusion.group(1) else conclusion.group(1).lower() == "yes"
     named = following.group(1) if following else ""
-    speaker = next((n for n in sorted(names, key=len, reverse=True)  # "Jo Ann" before "Jo"
-                    if re.match(rf"{re.escape(n)}\b", named.strip(" *\"'[]"), re.IGNORECASE)), None)
+    speaker = next(
+        (
+            n
+            for n in sorted(names, key=len, reverse=True)  # "Jo Ann" before "Jo"
+            if re.match(rf"{re.escape(n)}\b", named.strip(" *\"'[]"), re.IGNORECASE)
+        ),
+        None,
+    )
     return utterance, ended, speaker
 
 
@@ -75,8 +81,15 @@ def comma_and(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f", and {names[-1]}"
 
 
-async def restaurant(fishers: Any, scenario: PopulationScenario, agents: list[dict[str, Any]], llm: list[int],
-                      caught: Sequence[int], g: int, hint: list[Any] | None) -> tuple[list[list[Any]], list[list[Any]], int | None]:  # fmt: skip
+async def restaurant(
+    fishers: Any,
+    scenario: PopulationScenario,
+    agents: list[dict[str, Any]],
+    llm: list[int],
+    caught: Sequence[int],
+    g: int,
+    hint: list[Any] | None,
+) -> tuple[list[list[Any]], list[list[Any]], int | None]:
     """The month's chat, its summary and limit, and the fishers' notes: talk rows, note rows, the agreed limit.
     `fishers` makes the calls (`sandbox.population.games.commons`'s: utter, summarize, limit, notes); `llm` are the LLM fishers."""
     game, date = scenario.population.game, date_of(g, chat=True)
@@ -86,14 +99,25 @@ async def restaurant(fishers: Any, scenario: PopulationScenario, agents: list[di
     speakers = [agents[i]["name"] for i in llm]
     speaker = llm[0]
     while len(conversation) < game.talk_steps:
-        utterance, ended, following = await fishers.utter(speaker, shown(agents[speaker], game.memory, g, hint),
-                                                          conversation, speakers, g)  # fmt: skip
+        utterance, ended, following = await fishers.utter(
+            speaker, shown(agents[speaker], game.memory, g, hint), conversation, speakers, g
+        )
         conversation.append((agents[speaker]["name"], utterance))
         stop = ended is None or ended  # the code: an unreadable conclusion ends the chat
         # the code: the next speaker is any fisher in the chat, the speaker included; unreadable: the first of them
         chosen = next((i for i in llm if agents[i]["name"] == following), llm[0])
-        talk.append([g, len(conversation) - 1, agents[speaker]["name"], utterance, "" if ended is None else ended,
-                     ended is not None, "" if stop else agents[chosen]["name"], stop or following is not None])  # fmt: skip
+        talk.append(
+            [
+                g,
+                len(conversation) - 1,
+                agents[speaker]["name"],
+                utterance,
+                "" if ended is None else ended,
+                ended is not None,
+                "" if stop else agents[chosen]["name"],
+                stop or following is not None,
+            ]
+        )
         if stop:
             break
         speaker = chosen
@@ -102,8 +126,13 @@ async def restaurant(fishers: Any, scenario: PopulationScenario, agents: list[di
     notes = [[g, "", "", "summary", summary]]
     for a in agents:  # the summary is kept as the chat's record, which the code's retrieval never shows
         if limit is not None:
-            remember(a, date, f"The community agreed on a maximum limit of {limit} tons of fish per person.",
-                      g + KEPT_MONTHS, always=True)  # fmt: skip
+            remember(
+                a,
+                date,
+                f"The community agreed on a maximum limit of {limit} tons of fish per person.",
+                g + KEPT_MONTHS,
+                always=True,
+            )
     if limit is not None:
         notes.append([g, "", "", "limit", limit])
     if game.notes:

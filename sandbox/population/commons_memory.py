@@ -34,7 +34,7 @@ def shown(agent: dict[str, Any], size: int, g: int, hint: list[Any] | None) -> l
     the universalization hint) and the latest of the others, `size` in all."""
     live = [m for m in agent["memories"] if m[2] >= g] + ([hint] if hint else [])
     always = [m for m in live if m[3]]
-    others = [m for m in live if not m[3]][-max(0, size - len(always)):] if size > len(always) else []
+    others = [m for m in live if not m[3]][-max(0, size - len(always)) :] if size > len(always) else []
     return sorted([*always, *others], key=lambda m: m[0])
 
 

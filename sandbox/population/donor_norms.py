@@ -41,8 +41,7 @@ from sandbox.population.dynamics import random_neighbour
 
 __all__ = ["NormBook", "evidence_text", "fermi", "revise_norms"]
 
-REVISIONS_COLUMNS = ["generation", "agent", "name", "rule", "partner", "probability", "outcome", "old_norm",
-                     "new_norm"]  # fmt: skip
+REVISIONS_COLUMNS = ["generation", "agent", "name", "rule", "partner", "probability", "outcome", "old_norm", "new_norm"]
 
 
 def _key(text: str) -> str:
@@ -96,8 +95,14 @@ def fermi(beta: float, gain: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-beta * gain))
 
 
-def evidence_text(agent: int, records: Sequence[DonorRecord], names: Sequence[str], finals: Sequence[np.ndarray],
-                  scores: np.ndarray, rules: DonorRules) -> str:  # fmt: skip
+def evidence_text(
+    agent: int,
+    records: Sequence[DonorRecord],
+    names: Sequence[str],
+    finals: Sequence[np.ndarray],
+    scores: np.ndarray,
+    rules: DonorRules,
+) -> str:
     """What happened to `agent` in a generation, in words: each of its moves and each gift or punishment it
     received (what the donor spent and what it gained or lost by it), game by game, then its final resources and
     its score against the population's."""
@@ -110,31 +115,48 @@ def evidence_text(agent: int, records: Sequence[DonorRecord], names: Sequence[st
                 lines.append(f"{where} you made no valid move towards {other}.")
             elif h.action == "donate":
                 share = "" if h.donor_before <= 0 else f" ({round_units(100 * h.share)}%)"
-                lines.append(f"{where} you gave {round_units(h.amount)} of your {round_units(h.donor_before)} units"
-                             f"{share} to {other}.")  # fmt: skip
+                lines.append(
+                    f"{where} you gave {round_units(h.amount)} of your {round_units(h.donor_before)} units"
+                    f"{share} to {other}."
+                )
             else:
                 lines.append(f"{where} you spent {round_units(h.amount)} units punishing {other}.")
         elif h.recipient == agent and h.valid and h.amount:
             other = names[h.donor]
             if h.action == "donate":
-                lines.append(f"{where} {other} gave {round_units(h.amount)} units, so you received "
-                             f"{round_units(rules.multiplier * h.amount)}.")  # fmt: skip
+                lines.append(
+                    f"{where} {other} gave {round_units(h.amount)} units, so you received "
+                    f"{round_units(rules.multiplier * h.amount)}."
+                )
             else:
                 lost = min(h.recipient_before, rules.punishment_loss * h.amount)
-                lines.append(f"{where} {other} spent {round_units(h.amount)} units punishing you, so you lost "
-                             f"{round_units(lost)}.")  # fmt: skip
+                lines.append(
+                    f"{where} {other} spent {round_units(h.amount)} units punishing you, so you lost "
+                    f"{round_units(lost)}."
+                )
     games = ", ".join(f"game {k + 1}: {round_units(float(f[agent]))}" for k, f in enumerate(finals))
     rank = 1 + int((scores > scores[agent]).sum())
-    lines.append(f"Your final resources: {games}. Your score (their mean) is {round_units(float(scores[agent]))}; "
-                 f"the average score was {round_units(float(scores.mean()))} and the best "
-                 f"{round_units(float(scores.max()))}. You ranked {rank} of {len(scores)}.")  # fmt: skip
+    lines.append(
+        f"Your final resources: {games}. Your score (their mean) is {round_units(float(scores[agent]))}; "
+        f"the average score was {round_units(float(scores.mean()))} and the best "
+        f"{round_units(float(scores.max()))}. You ranked {rank} of {len(scores)}."
+    )
     return "\n".join(lines)
 
 
-async def revise_norms(players: Any, agents: list[dict[str, Any]], g: int, records: Sequence[DonorRecord],
-                       finals: Sequence[np.ndarray], scores: np.ndarray, neighbours: Any, book: NormBook,
-                       revision: Any, rng: np.random.Generator,
-                       rules: DonorRules) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]]]:  # fmt: skip
+async def revise_norms(
+    players: Any,
+    agents: list[dict[str, Any]],
+    g: int,
+    records: Sequence[DonorRecord],
+    finals: Sequence[np.ndarray],
+    scores: np.ndarray,
+    neighbours: Any,
+    book: NormBook,
+    revision: Any,
+    rng: np.random.Generator,
+    rules: DonorRules,
+) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]]]:
     """The agents after generation `g`'s revision by reflect, imitate or mutate, with the new norms' rows (for
     `norms.csv`, generation g + 1: where they are first played) and the revisions' rows."""
     n = len(agents)
@@ -153,16 +175,25 @@ async def revise_norms(players: Any, agents: list[dict[str, Any]], g: int, recor
             asks[i] = players.rewrite(names[i], g, i)
         elif revision.rule == "reflect":
             plan[i] = ("reflect", "", 1.0)
-            asks[i] = players.reflect(names[i], agents[i]["strategy"], g, i,
-                                      evidence_text(i, records, names, finals, scores, rules))  # fmt: skip
+            asks[i] = players.reflect(
+                names[i], agents[i]["strategy"], g, i, evidence_text(i, records, names, finals, scores, rules)
+            )
         elif revision.rule == "mutate":  # not drawn this time: recorded as kept
             plan[i] = ("mutate", "", revision.mutation)
         elif revision.rule == "imitate":
             j = int(partners[i])
             plan[i] = ("imitate", names[j], round(float(chance[i]), 6))
             if adopt[i] and revision.adopt == "merge" and agents[j]["norm"] != agents[i]["norm"]:
-                asks[i] = players.merge(names[i], agents[i]["strategy"], float(scores[i]), names[j],
-                                        agents[j]["strategy"], float(scores[j]), g, i)  # fmt: skip
+                asks[i] = players.merge(
+                    names[i],
+                    agents[i]["strategy"],
+                    float(scores[i]),
+                    names[j],
+                    agents[j]["strategy"],
+                    float(scores[j]),
+                    g,
+                    i,
+                )
     answers = dict(zip(asks, await asyncio.gather(*asks.values())))
     following = [dict(a) for a in agents]
     norm_rows, revision_rows = [], []
@@ -175,9 +206,19 @@ async def revise_norms(players: Any, agents: list[dict[str, Any]], g: int, recor
                 following[i].update(norm=norm, strategy=book.text(norm, written["strategy"]), found=written["found"])
             if outcome == "new":
                 parents = [old] + ([agents[int(partners[i])]["norm"]] if rule == "imitate" else [])
-                norm_rows.append([g + 1, norm, names[i], "merge" if rule == "imitate" else rule, written["strategy"],
-                                  written["found"], ";".join(map(str, parents)) if rule != "mutate" else "",
-                                  written["justification"], written.get("evidence", "")])  # fmt: skip
+                norm_rows.append(
+                    [
+                        g + 1,
+                        norm,
+                        names[i],
+                        "merge" if rule == "imitate" else rule,
+                        written["strategy"],
+                        written["found"],
+                        ";".join(map(str, parents)) if rule != "mutate" else "",
+                        written["justification"],
+                        written.get("evidence", ""),
+                    ]
+                )
         elif rule == "imitate" and adopt[i]:
             j = int(partners[i])
             following[i].update(norm=agents[j]["norm"], strategy=agents[j]["strategy"], found=agents[j]["found"])
@@ -186,4 +227,3 @@ async def revise_norms(players: Any, agents: list[dict[str, Any]], g: int, recor
             outcome = "kept"
         revision_rows.append([g, i, names[i], rule, partner, probability, outcome, old, following[i]["norm"]])
     return following, norm_rows, revision_rows
-

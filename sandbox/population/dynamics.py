@@ -30,7 +30,18 @@ import numpy as np
 
 from sandbox.population.strategies import MatchTable
 
-__all__ = ["Matches", "Neighbours", "Play", "match_edges", "neighbour_of", "network_of", "play", "play_edges", "random_neighbour", "revise"]
+__all__ = [
+    "Matches",
+    "Neighbours",
+    "Play",
+    "match_edges",
+    "neighbour_of",
+    "network_of",
+    "play",
+    "play_edges",
+    "random_neighbour",
+    "revise",
+]
 
 
 @dataclass(frozen=True)
@@ -67,9 +78,8 @@ class Neighbours:
 def network_of(agents: int, spec: Any, seed: int) -> tuple[Any, Neighbours]:
     """The scenario's network (`societies.network.Network`, seeded from the run's seed tree) and its neighbours;
     a complete network keeps no edge list."""
-    from societies.network import build_network
-
     from sandbox.seeding import Branch, generator
+    from societies.network import build_network
 
     graph = build_network(agents, spec, generator(seed, Branch.NETWORK))
     edges = None if graph.is_complete else np.array(sorted(graph.to_networkx().edges()), dtype=np.int64)
@@ -104,8 +114,16 @@ def play_edges(table: MatchTable, sa: np.ndarray, sb: np.ndarray, seeds: np.ndar
     return out
 
 
-def play(strategies: np.ndarray, table: MatchTable, neighbours: Neighbours, *, self_play: bool, mean: bool,
-         rng: np.random.Generator, matches: Matches | None = None) -> Play:  # fmt: skip
+def play(
+    strategies: np.ndarray,
+    table: MatchTable,
+    neighbours: Neighbours,
+    *,
+    self_play: bool,
+    mean: bool,
+    rng: np.random.Generator,
+    matches: Matches | None = None,
+) -> Play:
     """Every agent plays each neighbour (and itself, with `self_play`) one match; `matches(strategies, seeds)` plays
     the edges' matches elsewhere (Ray actors, `population.actors`), `play_edges` over every edge when None. The
     seeds are drawn here either way, so where the matches are played changes nothing in the result."""
@@ -116,8 +134,9 @@ def play(strategies: np.ndarray, table: MatchTable, neighbours: Neighbours, *, s
         counts = np.bincount(strategies, minlength=len(table.names)).astype(float)
         present = counts > 0  # an absent stochastic strategy's entries are NaN, and NaN x 0 is NaN
         payoff = (table.payoff[:, present] @ counts[present])[strategies] - table.payoff[strategies, strategies]
-        cooperation = ((table.cooperation[:, present] @ counts[present])[strategies]
-                       - table.cooperation[strategies, strategies])  # fmt: skip
+        cooperation = (table.cooperation[:, present] @ counts[present])[strategies] - table.cooperation[
+            strategies, strategies
+        ]
     else:
         edges = match_edges(neighbours)
         a, b = edges[:, 0], edges[:, 1]
@@ -137,8 +156,9 @@ def play(strategies: np.ndarray, table: MatchTable, neighbours: Neighbours, *, s
         self_pay, self_coop = table.payoff[strategies, strategies], table.cooperation[strategies, strategies]
         if stochastic.any():
             for x in np.flatnonzero(stochastic):
-                self_pay[x], self_coop[x], _, _ = table.play(int(strategies[x]), int(strategies[x]),
-                                                             seed=int(rng.integers(2**31)))
+                self_pay[x], self_coop[x], _, _ = table.play(
+                    int(strategies[x]), int(strategies[x]), seed=int(rng.integers(2**31))
+                )
         payoff, cooperation = payoff + self_pay, cooperation + self_coop
         matches_played = matches_played + 1
     cooperation = np.divide(cooperation, matches_played, out=np.zeros(n), where=matches_played > 0)
@@ -162,13 +182,23 @@ def neighbour_of(agent: int, neighbours: Neighbours, rng: np.random.Generator) -
     """One neighbour of `agent`, drawn uniformly (one draw; `random_neighbour` draws one for every agent)."""
     if neighbours.complete:
         return int((agent + rng.integers(1, neighbours.size)) % neighbours.size)
-    around = neighbours.indices[neighbours.indptr[agent]:neighbours.indptr[agent + 1]]
+    around = neighbours.indices[neighbours.indptr[agent] : neighbours.indptr[agent + 1]]
     return int(around[rng.integers(len(around))])
 
 
-def revise(strategies: np.ndarray, outcome: Play, neighbours: Neighbours, *, rule: str, beta: float,
-           mutation: float, pool: np.ndarray, fixed: np.ndarray, rng: np.random.Generator,
-           spread: float = 1.0) -> np.ndarray:  # fmt: skip
+def revise(
+    strategies: np.ndarray,
+    outcome: Play,
+    neighbours: Neighbours,
+    *,
+    rule: str,
+    beta: float,
+    mutation: float,
+    pool: np.ndarray,
+    fixed: np.ndarray,
+    rng: np.random.Generator,
+    spread: float = 1.0,
+) -> np.ndarray:
     """The next generation's strategies (`pool`: the strategy indices mutation draws from; `spread`: the game's
     payoff range D of the proportional rule)."""
     n, payoff = neighbours.size, outcome.payoff
@@ -191,7 +221,7 @@ def revise(strategies: np.ndarray, outcome: Play, neighbours: Neighbours, *, rul
             new = np.where(payoff >= payoff[best], strategies, strategies[best])
         else:
             for x in range(n):
-                around = neighbours.indices[neighbours.indptr[x]:neighbours.indptr[x + 1]]
+                around = neighbours.indices[neighbours.indptr[x] : neighbours.indptr[x + 1]]
                 if len(around) == 0:
                     continue
                 top = around[np.argmax(payoff[around])]

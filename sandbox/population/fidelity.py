@@ -40,8 +40,10 @@ def moves_text(records: Sequence[DonorRecord], agent: int, names: Sequence[str])
     for h in records:
         if h.donor != agent:
             continue
-        where = (f"Game {h.game + 1}, round {h.round + 1}: it had {_units(h.donor_before)} units; the recipient "
-                 f"{names[h.recipient]} had {_units(h.recipient_before)}.")  # fmt: skip
+        where = (
+            f"Game {h.game + 1}, round {h.round + 1}: it had {_units(h.donor_before)} units; the recipient "
+            f"{names[h.recipient]} had {_units(h.recipient_before)}."
+        )
         if not h.valid or h.amount is None:
             did = "It gave no readable answer."
         else:
@@ -51,20 +53,34 @@ def moves_text(records: Sequence[DonorRecord], agent: int, names: Sequence[str])
     return "\n".join(lines)
 
 
-async def judge_play(judge: Any, agents: Sequence[dict[str, Any]], records: Sequence[DonorRecord],
-                     names: Sequence[str], g: int, seed: int, game: Any) -> list[list[Any]]:  # fmt: skip
+async def judge_play(
+    judge: Any,
+    agents: Sequence[dict[str, Any]],
+    records: Sequence[DonorRecord],
+    names: Sequence[str],
+    g: int,
+    seed: int,
+    game: Any,
+) -> list[list[Any]]:
     """Ask `judge` (a `ProxyJudge`) about every agent with a strategy and a move as donor in generation `g`; the
     rows of `fidelity.csv`."""
     asked = [(i, moves_text(records, i, names)) for i, a in enumerate(agents) if a.get("strategy")]
     asked = [(i, moves) for i, moves in asked if moves]
 
     async def one(i: int, moves: str) -> list[Any]:
-        prompt = render("population/donor/judge.j2", strategy=agents[i]["strategy"], moves=moves,
-                        endowment=game.endowment, multiplier=game.multiplier, punishment=game.punishment,
-                        punishment_loss=game.punishment_loss)  # fmt: skip
+        prompt = render(
+            "population/donor/judge.j2",
+            strategy=agents[i]["strategy"],
+            moves=moves,
+            endowment=game.endowment,
+            multiplier=game.multiplier,
+            punishment=game.punishment,
+            punishment_loss=game.punishment_loss,
+        )
         call = CallInfo(role="judge", agent=names[i], run=0, epoch=g, step="fidelity")
-        verdict = await judge.yes_no(prompt, step_by_step=False, call=call,
-                                     seed=call_seed(seed, Branch.META, g, i, 7))  # the revision's node of g, i; 7: judge
+        verdict = await judge.yes_no(
+            prompt, step_by_step=False, call=call, seed=call_seed(seed, Branch.META, g, i, 7)
+        )  # the revision's node of g, i; 7: judge
         label = "" if verdict.label is None else verdict.label
         p_yes = "" if verdict.p_yes is None else round(verdict.p_yes, 6)
         return [g, i, names[i], agents[i].get("norm"), moves, label, p_yes, verdict.answer]
@@ -87,8 +103,20 @@ KNOWN_CASES: list[tuple[str, tuple[float, float, float], bool]] = [
 
 def known_case_records(shares: Sequence[float]) -> list[DonorRecord]:
     """Three rounds of agent 0 as donor, with 10 units before each move, giving `shares`."""
-    return [DonorRecord(game=0, round=2 * r, donor=0, recipient=r + 1, donor_before=10.0, recipient_before=10.0,
-                        action="donate", amount=10.0 * share, valid=True) for r, share in enumerate(shares)]  # fmt: skip
+    return [
+        DonorRecord(
+            game=0,
+            round=2 * r,
+            donor=0,
+            recipient=r + 1,
+            donor_before=10.0,
+            recipient_before=10.0,
+            action="donate",
+            amount=10.0 * share,
+            valid=True,
+        )
+        for r, share in enumerate(shares)
+    ]
 
 
 async def ajudge_known_cases(judge: Any, game: Any) -> list[dict[str, Any]]:
@@ -97,8 +125,16 @@ async def ajudge_known_cases(judge: Any, game: Any) -> list[dict[str, Any]]:
     for k, (strategy, shares, follows) in enumerate(KNOWN_CASES):
         agents = [{"strategy": strategy, "norm": k}]
         (row,) = await judge_play(judge, agents, known_case_records(shares), ["A", "B", "C", "D"], k, 0, game)
-        rows.append({"strategy": strategy.removeprefix("My strategy will be "), "shares": shares, "follows": follows,
-                     "label": row[5], "p_yes": row[6], "right": row[5] == follows})  # fmt: skip
+        rows.append(
+            {
+                "strategy": strategy.removeprefix("My strategy will be "),
+                "shares": shares,
+                "follows": follows,
+                "label": row[5],
+                "p_yes": row[6],
+                "right": row[5] == follows,
+            }
+        )
     return rows
 
 

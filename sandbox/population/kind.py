@@ -55,7 +55,9 @@ def _read_edges(path: Path) -> list[list[int]]:
     return edges
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def run(
+    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Play the population's generations (`sandbox.population.run.run_population`); scripted members call no
     model."""
     from sandbox.population.run import run_population
@@ -70,8 +72,9 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
     return resume_population(path, hooks=hooks, models=models, ledgers=ledgers)
 
 
-def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
-              models: list[str] | None = None) -> Any:  # fmt: skip
+def overrides(
+    scenario: Any, *, source: str = "<command line>", seed: int | None = None, models: list[str] | None = None
+) -> Any:
     """`sandbox run --seed K --model ROLE=SPEC`, ROLE a role the game reads (`PopulationGameSpec.roles`): user, the
     LLM members; judge, the judge of play against norm (the donor game with judge_play); assistant and meta, the
     ultimatum population's SCAI assistant and MetaLMs; or all of them."""
@@ -83,8 +86,15 @@ def overrides(scenario: Any, *, source: str = "<command line>", seed: int | None
         data["seed"] = seed
     roles = scenario.population.game.roles(scenario.population)
     if models and not roles:
-        raise ScenarioError(source, [("--model", "no member of this population calls a model (scripted strategies, "
-                                                 "fixed or committed members)")])  # fmt: skip
+        raise ScenarioError(
+            source,
+            [
+                (
+                    "--model",
+                    "no member of this population calls a model (scripted strategies, fixed or committed members)",
+                )
+            ],
+        )
     model_overrides(data, models, roles, source)
     return parse_kind("population", data, source)
 
@@ -99,29 +109,43 @@ def dry_run(scenario: Any) -> Any:
     estimate)."""
     import pandas as pd
 
-    rows = [{"role": c.role, "model": c.model.spec, "calls": c.calls, "cache_hits": 0,
-             "prompt_tokens": c.prompt_tokens * c.calls,
-             "max_answer_tokens": (c.answer_tokens or c.model.sampling.max_tokens) * c.calls}
-            for c in scenario.population.game.calls(scenario)]  # fmt: skip
+    rows = [
+        {
+            "role": c.role,
+            "model": c.model.spec,
+            "calls": c.calls,
+            "cache_hits": 0,
+            "prompt_tokens": c.prompt_tokens * c.calls,
+            "max_answer_tokens": (c.answer_tokens or c.model.sampling.max_tokens) * c.calls,
+        }
+        for c in scenario.population.game.calls(scenario)
+    ]
     return pd.DataFrame(rows, columns=["role", "model", "calls", "cache_hits", "prompt_tokens", "max_answer_tokens"])
 
 
 def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a population under a progress bar, then its table."""
-    from sandbox.population.commands import with_progress, generations_table
+    from sandbox.population.commands import generations_table, with_progress
     from sandbox.population.run import run_population
 
-    path = with_progress(scenario.population.generations, 0,
-                         lambda hooks: run_population(scenario, out, hooks=hooks, source=source))  # fmt: skip
+    path = with_progress(
+        scenario.population.generations, 0, lambda hooks: run_population(scenario, out, hooks=hooks, source=source)
+    )
     generations_table(path)
     return path
 
 
-def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | None = None,
-               max_cost: float | None = None, **options: Any) -> None:  # fmt: skip
+def cli_resume(
+    path: Path,
+    *,
+    max_calls: int | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    **options: Any,
+) -> None:
     """`sandbox resume` of a population run (the `--max-*` options raise an LLM population's budget)."""
     from sandbox.engine.generations import generations_done
-    from sandbox.population.commands import with_progress, generations_table
+    from sandbox.population.commands import generations_table, with_progress
     from sandbox.population.run import resume_population
     from sandbox.run_budget import raise_budget
     from sandbox.scenario_file import load_run_scenario
@@ -162,14 +186,25 @@ POPULATION = RunKind(
     dry_run="sandbox.population.kind:dry_run",
     cli_run="sandbox.population.kind:cli_run",
     cli_resume="sandbox.population.kind:cli_resume",
-    tables={"population": "population.csv", "generations": "generations.csv", "edges": "edges.csv",
-            "donations": "donations.csv", "interactions": "interactions.csv", "norms": "norms.csv",
-            "revisions": "revisions.csv", "talk": "talk.csv", "notes": "notes.csv",
-            "episodes": "episodes.csv", "moves": "moves.csv",
-            "transcripts": "transcripts.jsonl"},
-    benchmarks={"population": "sandbox.population.bench:bench_population",
-                "population-actors": "sandbox.population.bench:bench_population_actors",
-                "fidelity": "sandbox.population.fidelity:bench_fidelity"},
+    tables={
+        "population": "population.csv",
+        "generations": "generations.csv",
+        "edges": "edges.csv",
+        "donations": "donations.csv",
+        "interactions": "interactions.csv",
+        "norms": "norms.csv",
+        "revisions": "revisions.csv",
+        "talk": "talk.csv",
+        "notes": "notes.csv",
+        "episodes": "episodes.csv",
+        "moves": "moves.csv",
+        "transcripts": "transcripts.jsonl",
+    },
+    benchmarks={
+        "population": "sandbox.population.bench:bench_population",
+        "population-actors": "sandbox.population.bench:bench_population_actors",
+        "fidelity": "sandbox.population.fidelity:bench_fidelity",
+    },
     example="scenarios/population/pd_grid_nowak_may.yaml",
     view="sandbox.population.view:view",
     budget=True,

@@ -29,8 +29,9 @@ __all__ = ["finish_llm_run", "listed", "llm_session", "model_label"]
 
 
 @contextmanager
-def llm_session(run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any],
-                models: Mapping[str, BaseChatModel]) -> Iterator[Callable[[str], BaseChatModel]]:  # fmt: skip
+def llm_session(
+    run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any], models: Mapping[str, BaseChatModel]
+) -> Iterator[Callable[[str], BaseChatModel]]:
     from sandbox.run_budget import run_ledgers, stop_run
 
     path = run_dir.path

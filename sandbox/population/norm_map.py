@@ -38,8 +38,16 @@ import pandas as pd
 from sandbox.files import read_csv
 from sandbox.llm.embeddings import Embedder
 
-__all__ = ["DEFAULT_THRESHOLD", "NormMap", "entropy_bits", "norm_history", "norm_map", "norm_map_summary", "word_diff",
-           "write_norm_map"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "NormMap",
+    "entropy_bits",
+    "norm_history",
+    "norm_map",
+    "norm_map_summary",
+    "word_diff",
+    "write_norm_map",
+]
 
 DEFAULT_THRESHOLD = 0.35
 PREFIX = "my strategy will be"
@@ -57,7 +65,7 @@ class NormMap:
 
 def _core(text: str) -> str:
     text = str(text).strip()
-    return text[len(PREFIX):].strip() if text.lower().startswith(PREFIX) else text
+    return text[len(PREFIX) :].strip() if text.lower().startswith(PREFIX) else text
 
 
 def _clusters(vectors: np.ndarray, threshold: float) -> np.ndarray:
@@ -110,11 +118,20 @@ def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Em
     held = population.dropna(subset=["norm"]).assign(norm=lambda f: f["norm"].astype(int))
     held = held.assign(cluster=[int(labels[by_id[n]]) for n in held["norm"]])
     last = held[held["generation"] == held["generation"].max()]
-    clusters = pd.DataFrame({"cluster": range(len(names)), "name": names,
-                             "versions": np.bincount(labels, minlength=len(names)),
-                             "agents_last": np.bincount(last["cluster"], minlength=len(names))})  # fmt: skip
-    shares = (held.groupby(["generation", "cluster"]).size().unstack(fill_value=0)
-              .reindex(columns=range(len(names)), fill_value=0))  # fmt: skip
+    clusters = pd.DataFrame(
+        {
+            "cluster": range(len(names)),
+            "name": names,
+            "versions": np.bincount(labels, minlength=len(names)),
+            "agents_last": np.bincount(last["cluster"], minlength=len(names)),
+        }
+    )
+    shares = (
+        held.groupby(["generation", "cluster"])
+        .size()
+        .unstack(fill_value=0)
+        .reindex(columns=range(len(names)), fill_value=0)
+    )
     shares = shares.div(shares.sum(axis=1), axis=0)
     first = None
     rows = []
@@ -123,13 +140,19 @@ def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Em
         centre = _unit(v.mean(axis=0))
         first = centre if first is None else first
         counts = np.bincount(group["cluster"], minlength=len(names))
-        rows.append({"generation": int(g), "clusters": int((counts > 0).sum()), "entropy_bits": _entropy(counts),
-                     "mean_pairwise_distance": _mean_pairwise(v), "drift": float(1.0 - centre @ first),
-                     "spread": float((1.0 - v @ centre).mean())})  # fmt: skip
+        rows.append(
+            {
+                "generation": int(g),
+                "clusters": int((counts > 0).sum()),
+                "entropy_bits": _entropy(counts),
+                "mean_pairwise_distance": _mean_pairwise(v),
+                "drift": float(1.0 - centre @ first),
+                "spread": float((1.0 - v @ centre).mean()),
+            }
+        )
     diversity = pd.DataFrame(rows).round(6)
     shares.columns = [f"cluster {c}" for c in shares.columns]
-    return NormMap(clusters, pd.DataFrame({"norm": ids, "cluster": labels}), shares.round(6).reset_index(),
-                   diversity)  # fmt: skip
+    return NormMap(clusters, pd.DataFrame({"norm": ids, "cluster": labels}), shares.round(6).reset_index(), diversity)
 
 
 @functools.cache
@@ -165,7 +188,6 @@ def entropy_bits(counts: list[int]) -> float:
     return _entropy(np.asarray(counts, dtype=float))
 
 
-
 def word_diff(old: str, new: str) -> str:
     """`new` against `old` word by word: removed words as [-...-], added ones as {+...+}.
 
@@ -197,8 +219,15 @@ def norm_history(run: str | Path, agent: int) -> pd.DataFrame:
     out, before = [], None
     for r in rows.itertuples():
         text = str(r.strategy)
-        out.append({"generation": int(r.generation), "name": r.name, "norm": r.norm, "strategy": text,
-                    "diff": "" if before is None or before == text else word_diff(before, text)})  # fmt: skip
+        out.append(
+            {
+                "generation": int(r.generation),
+                "name": r.name,
+                "norm": r.norm,
+                "strategy": text,
+                "diff": "" if before is None or before == text else word_diff(before, text),
+            }
+        )
         before = text
     return pd.DataFrame(out)
 
@@ -212,7 +241,10 @@ def norm_map_summary(path: Path) -> dict[str, Any]:
     except ModelUnavailableError as error:  # MiniLM not installed: the run stands, without its map
         return {"norm_map": f"not made: {error}"}
     d = result.diversity
-    return {"norm_clusters": len(result.clusters), "norm_clusters_by_generation": d["clusters"].tolist(),
-            "norm_entropy_bits_by_generation": d["entropy_bits"].round(4).tolist(),
-            "norm_drift_by_generation": d["drift"].round(4).tolist(),
-            "dominant_norm": str(result.clusters.sort_values("agents_last", ascending=False)["name"].iloc[0])}
+    return {
+        "norm_clusters": len(result.clusters),
+        "norm_clusters_by_generation": d["clusters"].tolist(),
+        "norm_entropy_bits_by_generation": d["entropy_bits"].round(4).tolist(),
+        "norm_drift_by_generation": d["drift"].round(4).tolist(),
+        "dominant_norm": str(result.clusters.sort_values("agents_last", ascending=False)["name"].iloc[0]),
+    }

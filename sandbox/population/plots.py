@@ -13,8 +13,21 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-__all__ = ["donor_runs", "plot_commons", "plot_llm_cooperation", "plot_ultimatum", "donor_table", "plot_cooperation_over_seeds", "plot_donations", "plot_generations", "plot_lineage", "plot_naming",
-           "plot_network", "plot_norm_map", "runs_table"]
+__all__ = [
+    "donor_runs",
+    "donor_table",
+    "plot_commons",
+    "plot_cooperation_over_seeds",
+    "plot_donations",
+    "plot_generations",
+    "plot_lineage",
+    "plot_llm_cooperation",
+    "plot_naming",
+    "plot_network",
+    "plot_norm_map",
+    "plot_ultimatum",
+    "runs_table",
+]
 
 
 def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
@@ -27,8 +40,9 @@ def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
     left.set_ylabel("cooperation (share of C moves)")
     left.set_title("Cooperation", fontsize=10)
     shares = [c for c in generations.columns if c.startswith("share ")]
-    right.stackplot(generations["generation"], *[generations[c] for c in shares],
-                    labels=[c.removeprefix("share ") for c in shares])  # fmt: skip
+    right.stackplot(
+        generations["generation"], *[generations[c] for c in shares], labels=[c.removeprefix("share ") for c in shares]
+    )
     right.set_ylim(0, 1)
     right.set_xlabel("generation")
     right.set_ylabel("share of agents")
@@ -40,14 +54,24 @@ def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
-def _shares_plot(generations: pd.DataFrame, lines: list[tuple[str, str, dict[str, Any]]], *, xlabel: str,
-                 ylabel: str, title: str, legend: str = "best") -> Figure:
+def _shares_plot(
+    generations: pd.DataFrame,
+    lines: list[tuple[str, str, dict[str, Any]]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    legend: str = "best",
+) -> Figure:
     """Shares (0 to 1) by generation on one axis: each of `lines` is (column, label, matplotlib style); a column
     without a value is left out."""
     fig = Figure(figsize=(7, 4))
     ax = fig.subplots()
-    drawn = [ax.plot(generations["generation"], generations[column], label=label, **style)
-             for column, label, style in lines if generations[column].notna().any()]  # fmt: skip
+    drawn = [
+        ax.plot(generations["generation"], generations[column], label=label, **style)
+        for column, label, style in lines
+        if generations[column].notna().any()
+    ]
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -63,15 +87,23 @@ def _shares_plot(generations: pd.DataFrame, lines: list[tuple[str, str, dict[str
 def plot_naming(generations: pd.DataFrame, title: str = "") -> Figure:
     """A naming game's generations: the success rate, the dominant name's share of the agents and, with a
     committed minority, the committed name's share."""
-    return _shares_plot(generations, [("success_rate", "success rate", {"color": "#4c72b0"}),
-                                      ("dominant_share", "dominant name's share", {"color": "#55a868"}),
-                                      ("committed_share", "committed name's share", {"color": "#c44e52", "linestyle": "--"})],
-                        xlabel="generation (N interactions)", ylabel="share", title=title or "Naming game",
-                        legend="lower right")  # fmt: skip
+    return _shares_plot(
+        generations,
+        [
+            ("success_rate", "success rate", {"color": "#4c72b0"}),
+            ("dominant_share", "dominant name's share", {"color": "#55a868"}),
+            ("committed_share", "committed name's share", {"color": "#c44e52", "linestyle": "--"}),
+        ],
+        xlabel="generation (N interactions)",
+        ylabel="share",
+        title=title or "Naming game",
+        legend="lower right",
+    )
 
 
-def plot_commons(generations: pd.DataFrame, population: pd.DataFrame, *, capacity: int, collapse_below: int,
-                 title: str = "") -> Figure:
+def plot_commons(
+    generations: pd.DataFrame, population: pd.DataFrame, *, capacity: int, collapse_below: int, title: str = ""
+) -> Figure:
     """A fishery's months: the stock at each month's start and what the harvest left, with the collapse threshold
     (above), and each fisher's catch against the sustainable catch (below)."""
     fig = Figure(figsize=(7, 6))
@@ -89,8 +121,14 @@ def plot_commons(generations: pd.DataFrame, population: pd.DataFrame, *, capacit
         caught = rows.set_index("generation")["caught"].reindex(generations["generation"]).fillna(0).to_numpy()
         bottom.bar(months, caught, bottom=bottom_base, label=str(name))
         bottom_base = bottom_base + caught
-    bottom.step(months, generations["sustainable"] * population["agent"].nunique(), where="mid", color="black",
-                linewidth=1, label="sustainable total")  # fmt: skip
+    bottom.step(
+        months,
+        generations["sustainable"] * population["agent"].nunique(),
+        where="mid",
+        color="black",
+        linewidth=1,
+        label="sustainable total",
+    )
     bottom.set_xlabel("month")
     bottom.set_ylabel("tons caught")
     bottom.legend(loc="upper right", fontsize=7, ncol=3)
@@ -102,29 +140,44 @@ def plot_ultimatum(generations: pd.DataFrame, title: str = "") -> Figure:
     """An ultimatum population's generations: the mean offered share of the stake, by kind of agent (members, fixed
     members, the assistant), and the acceptance rate."""
     dots = {"marker": "."}
-    return _shares_plot(generations, [("mean_offered_share", "all agents' offers", {"color": "black", "marker": "o"}),
-                                      ("members_offered_share", "members' offers", {"color": "#4c72b0", **dots}),
-                                      ("fixed_offered_share", "fixed members' offers", {"color": "#c44e52", **dots}),
-                                      ("assistant_offered_share", "the assistant's offers", {"color": "#55a868", **dots}),
-                                      ("acceptance_rate", "acceptance rate", {"color": "grey", "linestyle": "--"})],
-                        xlabel="generation", ylabel="offered share of the stake",
-                        title=title or "Ultimatum population")  # fmt: skip
+    return _shares_plot(
+        generations,
+        [
+            ("mean_offered_share", "all agents' offers", {"color": "black", "marker": "o"}),
+            ("members_offered_share", "members' offers", {"color": "#4c72b0", **dots}),
+            ("fixed_offered_share", "fixed members' offers", {"color": "#c44e52", **dots}),
+            ("assistant_offered_share", "the assistant's offers", {"color": "#55a868", **dots}),
+            ("acceptance_rate", "acceptance rate", {"color": "grey", "linestyle": "--"}),
+        ],
+        xlabel="generation",
+        ylabel="offered share of the stake",
+        title=title or "Ultimatum population",
+    )
 
 
 def plot_llm_cooperation(generations: pd.DataFrame, title: str = "") -> Figure:
     """A matrix-game population of LLM members: the share of C moves and the illegal moves per generation."""
-    return _shares_plot(generations, [("cooperation", "cooperation", {"color": "#4c72b0", "marker": "o"}),
-                                      ("illegal_rate", "illegal moves", {"color": "#c44e52", "marker": ".",
-                                                                         "linestyle": "--"})],
-                        xlabel="generation", ylabel="share of moves", title=title or "Matrix game, LLM members")  # fmt: skip
+    return _shares_plot(
+        generations,
+        [
+            ("cooperation", "cooperation", {"color": "#4c72b0", "marker": "o"}),
+            ("illegal_rate", "illegal moves", {"color": "#c44e52", "marker": ".", "linestyle": "--"}),
+        ],
+        xlabel="generation",
+        ylabel="share of moves",
+        title=title or "Matrix game, LLM members",
+    )
 
 
 def donor_runs(root: str | Path, game: str = "donor") -> list[Path]:
     """The finished population runs of `game` (donor, naming, commons, ultimatum or matrix_llm) under `root`."""
     from sandbox.files import read_json
 
-    return [p.parent for p in sorted(Path(root).glob("**/summary.json"))
-            if read_json(p).get("kind") == "population" and read_json(p).get("game") == game]  # fmt: skip
+    return [
+        p.parent
+        for p in sorted(Path(root).glob("**/summary.json"))
+        if read_json(p).get("kind") == "population" and read_json(p).get("game") == game
+    ]
 
 
 def donor_table(root: str | Path) -> pd.DataFrame:
@@ -137,10 +190,20 @@ def donor_table(root: str | Path) -> pd.DataFrame:
         scenario = read_yaml(run / "scenario.yaml")
         gens = read_csv(run / "generations.csv")
         block = scenario["population"]
-        frames.append(pd.DataFrame({"run": str(run), "scenario": scenario["name"], "seed": scenario.get("seed", 0),
-                                    "rule": block["revision"]["rule"], "network": block["network"]["kind"],
-                                    "generation": gens["generation"], "donation": gens["mean_donated_share"],
-                                    "final_resources": gens["mean_final_resources"]}))  # fmt: skip
+        frames.append(
+            pd.DataFrame(
+                {
+                    "run": str(run),
+                    "scenario": scenario["name"],
+                    "seed": scenario.get("seed", 0),
+                    "rule": block["revision"]["rule"],
+                    "network": block["network"]["kind"],
+                    "generation": gens["generation"],
+                    "donation": gens["mean_donated_share"],
+                    "final_resources": gens["mean_final_resources"],
+                }
+            )
+        )
     if not frames:
         raise ValueError(f"no finished donor-game run under {root}")
     return pd.concat(frames, ignore_index=True)
@@ -154,7 +217,13 @@ def runs_table(root: str | Path) -> pd.DataFrame:
     frames = []
     for summary_path in sorted(Path(root).glob("**/summary.json")):
         summary = read_json(summary_path)
-        if summary.get("kind") != "population" or summary.get("game") in ("donor", "naming", "commons", "ultimatum", "matrix_llm"):
+        if summary.get("kind") != "population" or summary.get("game") in (
+            "donor",
+            "naming",
+            "commons",
+            "ultimatum",
+            "matrix_llm",
+        ):
             continue  # LLM games have their own figures (plot_donations, plot_naming, ...)
         scenario = read_yaml(summary_path.parent / "scenario.yaml")
         gens = read_csv(summary_path.parent / "generations.csv")
@@ -168,8 +237,9 @@ def runs_table(root: str | Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def plot_cooperation_over_seeds(runs: pd.DataFrame, by: str = "network", title: str = "",
-                                value: str = "cooperation") -> Figure:  # fmt: skip
+def plot_cooperation_over_seeds(
+    runs: pd.DataFrame, by: str = "network", title: str = "", value: str = "cooperation"
+) -> Figure:
     """Cooperation (or another share in [0, 1]: `value`, such as a donor table's `donation`) per generation: for
     each value of `by`, the mean over seeds with its 95% CI (Student's t) as a band, and one thin curve per seed."""
     from sandbox.stats import mean_ci
@@ -184,23 +254,25 @@ def plot_cooperation_over_seeds(runs: pd.DataFrame, by: str = "network", title: 
         stats = frame.groupby("generation")[value].apply(lambda v: mean_ci(v, bounds=(0.0, 1.0)))
         generations = stats.index.to_numpy()
         mean = [s[0] for s in stats]
-        ax.plot(generations, mean, color=colour, linewidth=2,
-                label=f"{group} ({frame['run'].nunique()} seeds)")  # fmt: skip
+        ax.plot(generations, mean, color=colour, linewidth=2, label=f"{group} ({frame['run'].nunique()} seeds)")
         low, high = [s[1] for s in stats], [s[2] for s in stats]
         ax.fill_between(generations, low, high, color=colour, alpha=0.15)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("generation")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # generations are whole
     ax.set_ylabel("cooperation (share of C moves)" if value == "cooperation" else f"{value} (mean share)")
-    ax.set_title(title or f"{value.capitalize()} over generations: mean and 95% CI over seeds, one thin curve per "
-                          "seed", fontsize=10)  # fmt: skip
+    ax.set_title(
+        title or f"{value.capitalize()} over generations: mean and 95% CI over seeds, one thin curve per seed",
+        fontsize=10,
+    )
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
 
-def plot_network(run: str | Path, generations: list[int] | None = None, max_nodes: int = 2500,
-                 colour_by: str = "strategy") -> Figure:  # fmt: skip
+def plot_network(
+    run: str | Path, generations: list[int] | None = None, max_nodes: int = 2500, colour_by: str = "strategy"
+) -> Figure:
     """The run's network with each agent coloured by its strategy (`colour_by="cluster"`: its norm's cluster, from
     the norm map), at a few generations (first, middle, last by default); a grid is drawn as a grid, a complete
     network as a circle without its edges, any other graph with a seeded spring layout."""
@@ -228,10 +300,15 @@ def plot_network(run: str | Path, generations: list[int] | None = None, max_node
     if colour_by == "cluster":
         clusters = read_csv(run / "norm_clusters.csv").set_index("norm")["cluster"]
         population = population.assign(strategy=[f"cluster {clusters[int(n)]:02d}" for n in population["norm"]])
-    measure, label = next((column, label) for column, label in (("cooperation", "cooperation"),
-                                                                ("mean_donated_share", "donated share"),
-                                                                ("offered_share", "offered share"))
-                          if column in population)  # fmt: skip
+    measure, label = next(
+        (column, label)
+        for column, label in (
+            ("cooperation", "cooperation"),
+            ("mean_donated_share", "donated share"),
+            ("offered_share", "offered share"),
+        )
+        if column in population
+    )
     names = sorted(population["strategy"].unique())
     from matplotlib import colormaps
 
@@ -274,8 +351,14 @@ def plot_donations(run: str | Path) -> Figure:
     norm = population.pivot(index="agent", columns="generation", values="norm") if "norm" in population else born
     fig = Figure(figsize=(11, 4.2))
     left, right = fig.subplots(1, 2)
-    image = left.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis", vmin=0, vmax=1,
-                        extent=(-0.5, grid.shape[1] - 0.5, grid.shape[0] - 0.5, -0.5))  # fmt: skip
+    image = left.imshow(
+        grid.to_numpy(dtype=float),
+        aspect="auto",
+        cmap="viridis",
+        vmin=0,
+        vmax=1,
+        extent=(-0.5, grid.shape[1] - 0.5, grid.shape[0] - 0.5, -0.5),
+    )
     for slot in range(born.shape[0]):
         for g in range(1, born.shape[1]):
             if born.iloc[slot, g] == g:
@@ -287,8 +370,9 @@ def plot_donations(run: str | Path) -> Figure:
     left.set_ylabel("agent slot")
     left.set_title("Donated share (black: a new agent; white: a new norm)", fontsize=10)
     right.plot(gens["generation"], gens["mean_donated_share"], marker="o", label="mean donated share")
-    right.plot(gens["generation"], gens["survivor_gap"], marker="s", linestyle="--",
-               label="survivors - others (normalised)")  # fmt: skip
+    right.plot(
+        gens["generation"], gens["survivor_gap"], marker="s", linestyle="--", label="survivors - others (normalised)"
+    )
     right.axhline(0, color="grey", linewidth=0.5)
     right.set_xlabel("generation")
     right.set_xticks(np.arange(len(gens)))
@@ -312,8 +396,12 @@ def plot_norm_map(result: Any) -> Figure:
     columns = [c for c in shares.columns if c != "generation"]
     x = shares["generation"].to_numpy()
     if len(x) > 1:
-        left.stackplot(x, *(shares[c].to_numpy() for c in columns), baseline="wiggle",
-                       labels=[textwrap.shorten(n, 60) for n in clusters["name"]])  # fmt: skip
+        left.stackplot(
+            x,
+            *(shares[c].to_numpy() for c in columns),
+            baseline="wiggle",
+            labels=[textwrap.shorten(n, 60) for n in clusters["name"]],
+        )
     else:  # one generation: one stacked bar
         heights = shares[columns].to_numpy()[0]
         bottoms = np.concatenate([[0.0], np.cumsum(heights)[:-1]])
@@ -326,8 +414,13 @@ def plot_norm_map(result: Any) -> Figure:
     left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncol=1)
     right.plot(diversity["generation"], diversity["entropy_bits"], marker="o", label="entropy of clusters (bits)")
     twin = right.twinx()
-    twin.plot(diversity["generation"], diversity["mean_pairwise_distance"], marker="s", color="C1",
-              label="mean pairwise distance")  # fmt: skip
+    twin.plot(
+        diversity["generation"],
+        diversity["mean_pairwise_distance"],
+        marker="s",
+        color="C1",
+        label="mean pairwise distance",
+    )
     twin.plot(diversity["generation"], diversity["drift"], marker="^", color="C2", label="drift from generation 0")
     twin.set_ylabel("cosine distance")
     right.set_ylabel("bits")
@@ -370,14 +463,21 @@ def plot_lineage(run: str | Path, norm: int | None = None) -> Figure:
     positions = {n: (g, i - (len(ns) - 1) / 2) for g, ns in by_generation.items() for i, n in enumerate(ns)}
     fig = Figure(figsize=(3.2 * max(2, len(by_generation)), 1.2 * max(3, max(len(v) for v in by_generation.values()))))
     ax = fig.subplots()
-    nx.draw_networkx_edges(tree, positions, ax=ax, arrows=True, alpha=0.5,
-                           connectionstyle="arc3,rad=0.25")  # curved: an edge over several generations stays visible
-    nx.draw_networkx_nodes(tree, positions, ax=ax, node_size=60,
-                           node_color=["#c44e52" if n == norm else "#4c72b0" for n in tree.nodes])  # fmt: skip
+    nx.draw_networkx_edges(
+        tree, positions, ax=ax, arrows=True, alpha=0.5, connectionstyle="arc3,rad=0.25"
+    )  # curved: an edge over several generations stays visible
+    nx.draw_networkx_nodes(
+        tree, positions, ax=ax, node_size=60, node_color=["#c44e52" if n == norm else "#4c72b0" for n in tree.nodes]
+    )
     for n, (x, y) in positions.items():
         text = textwrap.shorten(str(norms.loc[n, "strategy"]), 70)
-        ax.annotate(f"#{n} {norms.loc[n, 'rule']}: " + "\n".join(textwrap.wrap(text, 28)), (x, y), fontsize=6,
-                    xytext=(4, 4), textcoords="offset points")  # fmt: skip
+        ax.annotate(
+            f"#{n} {norms.loc[n, 'rule']}: " + "\n".join(textwrap.wrap(text, 28)),
+            (x, y),
+            fontsize=6,
+            xytext=(4, 4),
+            textcoords="offset points",
+        )
     ax.set_xticks(sorted(by_generation))
     ax.tick_params(bottom=True, labelbottom=True)
     ax.set_xlabel("generation first played")

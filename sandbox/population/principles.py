@@ -30,8 +30,10 @@ def edge_pairs(neighbours: Neighbours) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in neighbours.edges]
 
 
-def first_principles(neighbours: Neighbours, start: tuple[list[dict[str, Any]], list[list[Any]]],
-                     ) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:  # fmt: skip
+def first_principles(
+    neighbours: Neighbours,
+    start: tuple[list[dict[str, Any]], list[list[Any]]],
+) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:
     """A new run's population (the agents `start` gives, and the next norm id) and its first rows: the network in
     `edges.csv`, the first principles (`start`'s rows) in `norms.csv`."""
     agents, first = start
@@ -39,10 +41,19 @@ def first_principles(neighbours: Neighbours, start: tuple[list[dict[str, Any]], 
     return {"agents": agents, "next_id": len(first)}, {"edges.csv": edges, "norms.csv": first}
 
 
-async def revise_principles(agents: list[dict[str, Any]], g: int, scores: np.ndarray, neighbours: Neighbours, *,
-                            rule: str, beta: float, rng: np.random.Generator,
-                            ask: Callable[[int], Awaitable[Any] | None], evidence: Callable[[int], str],
-                            next_id: int) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]], int]:  # fmt: skip
+async def revise_principles(
+    agents: list[dict[str, Any]],
+    g: int,
+    scores: np.ndarray,
+    neighbours: Neighbours,
+    *,
+    rule: str,
+    beta: float,
+    rng: np.random.Generator,
+    ask: Callable[[int], Awaitable[Any] | None],
+    evidence: Callable[[int], str],
+    next_id: int,
+) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]], int]:
     """The agents after generation `g`'s revision, the new norms' rows (`norms.csv`, first played in g + 1), the
     revisions' rows (`revisions.csv`) and the next norm id.
 
@@ -76,8 +87,19 @@ async def revise_principles(agents: list[dict[str, Any]], g: int, scores: np.nda
                 outcome = "same"
             else:
                 following[i].update(norm=next_id, strategy=written.policy)
-                norm_rows.append([g + 1, next_id, agents[i]["name"], how, written.policy, True, str(old),
-                                  written.answer, evidence(i)])  # fmt: skip
+                norm_rows.append(
+                    [
+                        g + 1,
+                        next_id,
+                        agents[i]["name"],
+                        how,
+                        written.policy,
+                        True,
+                        str(old),
+                        written.answer,
+                        evidence(i),
+                    ]
+                )
                 next_id, outcome = next_id + 1, "new"
         elif adopt[i]:
             j = int(partners[i])

@@ -35,28 +35,43 @@ Hook = Callable[[int], Any] | None
 OLD_STATE = "state.json"  # what the hand-written loops before the engine checkpointed
 
 
-def _play(run_dir: RunDirectory, scenario: PopulationScenario, hooks: Hook,
-          models: Mapping[str, BaseChatModel] | None, ledgers: Sequence[Any]) -> Path:
+def _play(
+    run_dir: RunDirectory,
+    scenario: PopulationScenario,
+    hooks: Hook,
+    models: Mapping[str, BaseChatModel] | None,
+    ledgers: Sequence[Any],
+) -> Path:
     """Play (or go on with) the run with its game's plug-in, then write its summary and figure."""
     from sandbox._sync import run_sync
     from sandbox.errors import RunFailedError
     from sandbox.population.llm_session import llm_session
 
     if (run_dir.path / OLD_STATE).is_file():
-        raise RunFailedError(f"{run_dir.path} was made by an older sandbox (its checkpoint is {OLD_STATE}, not the "
-                             "engine's store); it cannot be resumed by this one: run the scenario again")
+        raise RunFailedError(
+            f"{run_dir.path} was made by an older sandbox (its checkpoint is {OLD_STATE}, not the "
+            "engine's store); it cannot be resumed by this one: run the scenario again"
+        )
     kind = game_for(scenario.population.game)
     with contextlib.ExitStack() as stack:
-        model = (stack.enter_context(llm_session(run_dir, scenario, ledgers, models or {})) if kind.calls_models
-                 else None)
+        model = (
+            stack.enter_context(llm_session(run_dir, scenario, ledgers, models or {})) if kind.calls_models else None
+        )
         game = stack.enter_context(kind(scenario, model))
         run_sync(run_generations(run_dir.path, game, scenario.population.generations, on_generation=hooks))
     game.finish(run_dir, models)
     return run_dir.path
 
 
-def run_population(scenario: PopulationScenario, out: Path | str | None = None, *, hooks: Hook = None,
-                   models: Any = None, ledgers: Any = (), source: str = "<scenario>") -> Path:
+def run_population(
+    scenario: PopulationScenario,
+    out: Path | str | None = None,
+    *,
+    hooks: Hook = None,
+    models: Any = None,
+    ledgers: Any = (),
+    source: str = "<scenario>",
+) -> Path:
     """Play a population scenario into a new run directory (`out`, or `runs/<name>-<time>`); `models`: model
     objects by role for LLM members (`{"user": model}`), instead of the scenario's specs. A member whose share
     rounds to no agent is refused (`ScenarioError` naming `source`, the scenario's file), and nothing is written."""

@@ -11,14 +11,14 @@ best-neighbour rule, an optional mutation) run on a networkx graph
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from sandbox.llm.budget import Budget
 from sandbox.llm.embedded_tuning import EmbeddedSettings
-from sandbox.population.specs.commons import CommonsGameSpec
 from sandbox.population.specs.common import ASSISTANT, LLM, Member, Revision, member_counts
+from sandbox.population.specs.commons import CommonsGameSpec
 from sandbox.population.specs.donor import DonorGameSpec
 from sandbox.population.specs.matrix import MatrixGameSpec
 from sandbox.population.specs.naming import NamingGameSpec
@@ -26,9 +26,23 @@ from sandbox.population.specs.ultimatum import UltimatumPopulationGame
 from sandbox.scenario import ModelConfig, Models, Network, Sampling
 from sandbox.schema import ScenarioModel, StrictModel
 
-__all__ = ["ASSISTANT", "LLM", "CommonsGameSpec", "DonorGameSpec", "GameSpec", "MatrixGameSpec", "Member",
-           "NamingGameSpec", "PopulationBlock", "PopulationScenario", "Revision", "UltimatumPopulationGame",
-           "empty_members", "member_counts", "place_members"]
+__all__ = [
+    "ASSISTANT",
+    "LLM",
+    "CommonsGameSpec",
+    "DonorGameSpec",
+    "GameSpec",
+    "MatrixGameSpec",
+    "Member",
+    "NamingGameSpec",
+    "PopulationBlock",
+    "PopulationScenario",
+    "Revision",
+    "UltimatumPopulationGame",
+    "empty_members",
+    "member_counts",
+    "place_members",
+]
 
 
 def place_members(scenario: PopulationScenario) -> Any:
@@ -53,41 +67,58 @@ def empty_members(block: PopulationBlock) -> list[tuple[str, str]]:
     [('population.members[1].share', '0.05 of 9 agents rounds to no agent; raise the share or the agents')]
     """
     counts = member_counts([m.share for m in block.members], block.agents)
-    return [(f"population.members[{i}].share", f"{m.share:g} of {block.agents} agents rounds to no agent; raise the "
-                                               "share or the agents")
-            for i, (m, n) in enumerate(zip(block.members, counts)) if n == 0]  # fmt: skip
+    return [
+        (
+            f"population.members[{i}].share",
+            f"{m.share:g} of {block.agents} agents rounds to no agent; raise the share or the agents",
+        )
+        for i, (m, n) in enumerate(zip(block.members, counts))
+        if n == 0
+    ]
 
 
 def _game_kind(value: Any) -> str:
     return value.get("kind", "matrix") if isinstance(value, dict) else getattr(value, "kind", "matrix")
 
 
-GameSpec = Annotated[Union[Annotated[MatrixGameSpec, Tag("matrix")], Annotated[DonorGameSpec, Tag("donor")],
-                           Annotated[NamingGameSpec, Tag("naming")], Annotated[CommonsGameSpec, Tag("commons")],
-                           Annotated[UltimatumPopulationGame, Tag("ultimatum")]],
-                   Discriminator(_game_kind)]  # fmt: skip
+GameSpec = Annotated[
+    Annotated[MatrixGameSpec, Tag("matrix")]
+    | Annotated[DonorGameSpec, Tag("donor")]
+    | Annotated[NamingGameSpec, Tag("naming")]
+    | Annotated[CommonsGameSpec, Tag("commons")]
+    | Annotated[UltimatumPopulationGame, Tag("ultimatum")],
+    Discriminator(_game_kind),
+]
 
 
 class PopulationBlock(StrictModel):
     """A population whose strategies spread over generations."""
 
     agents: int = Field(..., ge=2, le=1_000_000, description="Number of agents.")
-    generations: int = Field(..., ge=1, le=100_000, description="Generations: play with every neighbour, then "
-                                                               "revise.")  # fmt: skip
+    generations: int = Field(..., ge=1, le=100_000, description="Generations: play with every neighbour, then revise.")
     members: list[Member] = Field(..., min_length=1, description="The starting strategies and their shares.")
-    game: GameSpec = Field(default_factory=MatrixGameSpec, description="kind matrix (default), donor, naming, "
-                                                                       "commons or ultimatum.")
+    game: GameSpec = Field(
+        default_factory=MatrixGameSpec, description="kind matrix (default), donor, naming, commons or ultimatum."
+    )
     network: Network = Field(default_factory=Network, description="Who meets whom (shared with societies).")
     self_play: bool = Field(False, description="Each agent also plays itself, as on Nowak & May's lattice.")
     revision: Revision = Field(default_factory=Revision)
-    actors: int = Field(1, ge=1, le=1024, description="Scripted strategies: the agents are cut into this many blocks "
-                                                      "and each block's matches are played by a Ray actor of its own "
-                                                      "(as AgentSociety groups agents; local Ray unless Ray is "
-                                                      "already initialised); 1 plays in this process. The tables are "
-                                                      "the same for any number.")  # fmt: skip
-    judge_play: bool = Field(False, description="The donor game: after each generation the proxy judge (role judge) "
-                                                "reads each agent's moves as donor and its written strategy and "
-                                                "answers whether the play follows the norm (fidelity.csv).")  # fmt: skip
+    actors: int = Field(
+        1,
+        ge=1,
+        le=1024,
+        description="Scripted strategies: the agents are cut into this many blocks "
+        "and each block's matches are played by a Ray actor of its own "
+        "(as AgentSociety groups agents; local Ray unless Ray is "
+        "already initialised); 1 plays in this process. The tables are "
+        "the same for any number.",
+    )
+    judge_play: bool = Field(
+        False,
+        description="The donor game: after each generation the proxy judge (role judge) "
+        "reads each agent's moves as donor and its written strategy and "
+        "answers whether the play follows the norm (fidelity.csv).",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> PopulationBlock:
@@ -103,8 +134,10 @@ class PopulationBlock(StrictModel):
         edges = self.network.edges
         if edges is not None and len({n for edge in edges for n in edge}) < self.agents:
             covered = len({n for edge in edges for n in edge})
-            raise ValueError(f"network.edges cover {covered} agents, fewer than the {self.agents} agents: each agent "
-                             "needs a neighbour")  # fmt: skip
+            raise ValueError(
+                f"network.edges cover {covered} agents, fewer than the {self.agents} agents: each agent "
+                "needs a neighbour"
+            )
         self.game.check(self)
         return self
 
@@ -116,12 +149,15 @@ class PopulationScenario(ScenarioModel):
     seed: int = Field(0, ge=0)
     description: str = ""
     concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
-    budget: Budget = Field(default_factory=Budget, description="Caps on the run's LLM calls, tokens and dollars; "
-                                                               "a run that reaches one stops, resumable.")  # fmt: skip
-    models: Models = Field(default_factory=lambda: Models(user=ModelConfig(sampling=Sampling(temperature=0.8,
-                                                                                               max_tokens=400))),
-                           description="LLM members play as role `user` (--model user=SPEC); the paper sampled "
-                                       "at temperature 0.8.")  # fmt: skip
-    embedded: EmbeddedSettings = Field(default_factory=EmbeddedSettings,
-                                       description="Slots, threads and prompt cache of the embedded model.")
+    budget: Budget = Field(
+        default_factory=Budget,
+        description="Caps on the run's LLM calls, tokens and dollars; a run that reaches one stops, resumable.",
+    )
+    models: Models = Field(
+        default_factory=lambda: Models(user=ModelConfig(sampling=Sampling(temperature=0.8, max_tokens=400))),
+        description="LLM members play as role `user` (--model user=SPEC); the paper sampled at temperature 0.8.",
+    )
+    embedded: EmbeddedSettings = Field(
+        default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."
+    )
     population: PopulationBlock

@@ -17,8 +17,16 @@ import numpy as np
 
 from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 
-__all__ = ["MatchTable", "axelrod_game", "canonical", "is_stochastic", "payoff_table", "strategy_class", "strategy_names",
-           "symmetric"]
+__all__ = [
+    "MatchTable",
+    "axelrod_game",
+    "canonical",
+    "is_stochastic",
+    "payoff_table",
+    "strategy_class",
+    "strategy_names",
+    "symmetric",
+]
 
 
 @functools.cache

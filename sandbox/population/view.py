@@ -7,15 +7,26 @@ from pathlib import Path
 
 from sandbox.viewer.page import Chart, Section, Table
 
-BY_GENERATION = ("cooperation", "mean_donated_share", "mean_offered_share", "acceptance_rate", "over_usage",
-                 "survivor_gap", "illegal_rate")  # fmt: skip
+BY_GENERATION = (
+    "cooperation",
+    "mean_donated_share",
+    "mean_offered_share",
+    "acceptance_rate",
+    "over_usage",
+    "survivor_gap",
+    "illegal_rate",
+)
 
 
 def view(path: Path) -> list[Section]:
     return [
         Chart("generations.csv", x="generation", y=BY_GENERATION, title="By generation"),
-        Chart("generations.csv", x="generation", y=("mean_payoff", "mean_final_resources", "mean_score", "stock"),
-              title="Payoffs and resources by generation"),
+        Chart(
+            "generations.csv",
+            x="generation",
+            y=("mean_payoff", "mean_final_resources", "mean_score", "stock"),
+            title="Payoffs and resources by generation",
+        ),
         Table("generations.csv", title="Generations"),
         Table("norms.csv", title="Norms (every version, with its lineage)"),
         Table("revisions.csv", title="Revisions"),
@@ -24,4 +35,4 @@ def view(path: Path) -> list[Section]:
         Table("episodes.csv", title="Episodes"),
         Table("talk.csv", title="Talk"),
         Table("edges.csv", title="Network edges"),
-    ]  # fmt: skip
+    ]

@@ -24,11 +24,18 @@ from typing import Any
 
 # Imported on first use, so that `sandbox.proxy.reward` (which training scenarios load) stays light.
 _LAZY = {
-    "Judgement": "judge", "ProxyJudge": "judge", "SetJudgement": "judge", "is_label_run": "label",
-    "label_scenario": "label", "resume_labeling": "label", "MATRIX_OBJECTIVES": "objectives",
-    "NEGOTIATION_STYLES": "objectives", "ULTIMATUM_OBJECTIVES": "objectives", "Offer": "objectives",
+    "Judgement": "judge",
+    "ProxyJudge": "judge",
+    "SetJudgement": "judge",
+    "is_label_run": "label",
+    "label_scenario": "label",
+    "resume_labeling": "label",
+    "MATRIX_OBJECTIVES": "objectives",
+    "NEGOTIATION_STYLES": "objectives",
+    "ULTIMATUM_OBJECTIVES": "objectives",
+    "Offer": "objectives",
     "ProxyScenario": "scenario",
-}  # fmt: skip
+}
 __all__ = sorted(_LAZY)
 
 

@@ -62,9 +62,7 @@ def greedy(values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.array([int(rng.choice(np.flatnonzero(row == row.max()))) for row in values])
 
 
-def agent_accuracy(
-    rewards: np.ndarray, correct: np.ndarray, rng: np.random.Generator, *, steps: int = 2000
-) -> float:
+def agent_accuracy(rewards: np.ndarray, correct: np.ndarray, rng: np.random.Generator, *, steps: int = 2000) -> float:
     """Train on `rewards` and score the greedy policy on `correct[state, action]` (True where the truth approves).
 
     >>> truth = np.array([[False, True], [True, False]])

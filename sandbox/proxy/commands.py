@@ -6,12 +6,12 @@ It is registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, scenario_argument, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, out_console, progress_bar, scenario_argument, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 from sandbox.files import read_json
@@ -34,56 +34,71 @@ def label_with_progress(job: Any) -> Path:
         nonlocal task
         task = progress.add_task("training", total=total, what=what)
 
-    return with_progress(lambda: job(LabelHooks(on_start=on_start, on_item=lambda: progress.advance(task),
-                                                on_phase=on_phase)), progress,
-                         "interrupted; the verdicts so far are kept: `sandbox resume DIR` asks the rest")  # fmt: skip
+    return with_progress(
+        lambda: job(LabelHooks(on_start=on_start, on_item=lambda: progress.advance(task), on_phase=on_phase)),
+        progress,
+        "interrupted; the verdicts so far are kept: `sandbox resume DIR` asks the rest",
+    )
 
 
 def label_table(path: Path) -> None:
     """Print a labeling run's accuracy table and its cost."""
     summary = read_json(path / "summary.json")
-    table = Table(title=f"{summary['scenario']}: labeling accuracy on {summary['items']} items "
-                        f"({summary['objective']['name']}, intent: {summary['intent']})", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"{summary['scenario']}: labeling accuracy on {summary['items']} items "
+        f"({summary['objective']['name']}, intent: {summary['intent']})",
+        title_justify="left",
+    )
     for column in ("condition", "accuracy", "95% CI", "unparsed", "AUC"):
         table.add_column(column, justify="left" if column == "condition" else "right")
     for condition, row in summary["accuracy"].items():
         ci = "" if row.get("ci_low") is None else f"{row['ci_low']:.2f}-{row['ci_high']:.2f}"
         auc = row.get("auc")
-        table.add_row(condition, f"{row['accuracy']:.2f}", ci, str(row.get("unparsed", 0)),
-                      "" if auc is None else f"{auc:.2f}")  # fmt: skip
+        table.add_row(
+            condition, f"{row['accuracy']:.2f}", ci, str(row.get("unparsed", 0)), "" if auc is None else f"{auc:.2f}"
+        )
     out_console.print(table)
     rate = summary["judge_cache_hit_rate"]
-    out_console.print(f"judge ({summary['judge']}): {summary['judge_calls']} calls, "
-                      f"{summary['judge_cache_hits']} cache hits{'' if rate is None else f' ({rate:.0%})'}; "
-                      f"graded rewards from {summary['graded_sources'] or 'n/a'}; {summary['seconds']:.0f} s")  # fmt: skip
+    out_console.print(
+        f"judge ({summary['judge']}): {summary['judge_calls']} calls, "
+        f"{summary['judge_cache_hits']} cache hits{'' if rate is None else f' ({rate:.0%})'}; "
+        f"graded rewards from {summary['graded_sources'] or 'n/a'}; {summary['seconds']:.0f} s"
+    )
     if summary.get("calibration"):
-        fitted = ", ".join(f"{k} {v['threshold']:.3f} (in-sample {v['examples_fit_accuracy']:.0%} of {v['examples']})"
-                           if v["threshold"] is not None else
-                           f"{k} not fitted ({v['scored_examples']} examples with P(yes), {v['example_classes']} "
-                           "class(es)): its answers are its labels" for k, v in summary["calibration"].items())  # fmt: skip
+        fitted = ", ".join(
+            f"{k} {v['threshold']:.3f} (in-sample {v['examples_fit_accuracy']:.0%} of {v['examples']})"
+            if v["threshold"] is not None
+            else f"{k} not fitted ({v['scored_examples']} examples with P(yes), {v['example_classes']} "
+            "class(es)): its answers are its labels"
+            for k, v in summary["calibration"].items()
+        )
         out_console.print(f"labels are P(yes) at or above a threshold fitted on the user's examples: {fitted}")
     if summary.get("rl_dialogues"):
-        agents = ", ".join(f"{k} {v['mean']:.2f}" for k, v in summary["agent_accuracy"].items() if v["mean"] is not None)
-        out_console.print(f"negotiators' agent accuracy on the true style: {agents}; the judge rated "
-                          f"{summary['rl_judge_calls']} distinct dialogues of {summary['rl_dialogues']}")  # fmt: skip
+        agents = ", ".join(
+            f"{k} {v['mean']:.2f}" for k, v in summary["agent_accuracy"].items() if v["mean"] is not None
+        )
+        out_console.print(
+            f"negotiators' agent accuracy on the true style: {agents}; the judge rated "
+            f"{summary['rl_judge_calls']} distinct dialogues of {summary['rl_dialogues']}"
+        )
     out_console.print(f"results in [bold]{path}[/]: labels.csv, accuracy.csv, agents.csv, accuracy.png")
 
 
 @app.command()
 def label(
     file: Annotated[Path, scenario_argument("A labeling scenario (YAML with a proxy: block).")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,  # noqa: UP007
-    seed: Annotated[Optional[int], typer.Option("--seed", help="Root seed.")] = None,  # noqa: UP007
-    items: Annotated[Optional[int], typer.Option("--items", help="Test items (proxy.test_items).")] = None,  # noqa: UP007
+    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Root seed.")] = None,
+    items: Annotated[int | None, typer.Option("--items", help="Test items (proxy.test_items).")] = None,
     model: Annotated[
-        Optional[list[str]],  # noqa: UP007
+        list[str] | None,
         typer.Option("--model", help="ROLE=SPEC, e.g. judge=openai:gpt-4o-mini. Repeatable."),
     ] = None,
 ) -> None:
     """Label a test set with an LLM judge given the user's examples or description; accuracy against the truth."""
     from sandbox.proxy.label import label_scenario
-    from sandbox.scenario_file import load_scenario
     from sandbox.proxy.scenario import apply_proxy_overrides
+    from sandbox.scenario_file import load_scenario
 
     try:
         scenario = apply_proxy_overrides(load_scenario(file, kind="proxy"), seed=seed, models=model, test_items=items)

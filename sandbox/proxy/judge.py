@@ -116,7 +116,9 @@ class ProxyJudge:
         logprobs = message.response_metadata.get(TOKEN_LOGPROBS) if isinstance(message, AIMessage) else None
         if label is not None and logprobs:
             position = decision_position(logprobs, marker)
-            graded = two_way_probability(logprobs[position]["top"], positive, negative) if position is not None else None
+            graded = (
+                two_way_probability(logprobs[position]["top"], positive, negative) if position is not None else None
+            )
             if graded is not None:
                 p_yes, mass = graded.p_positive, graded.mass
         return Judgement(label, p_yes, mass, text)
@@ -125,10 +127,27 @@ class ProxyJudge:
         """Ask a multiple-choice question step by step, then for the letters only (Kojima et al.'s two stages)."""
         messages = [HumanMessage(prompt)]
         reasoning_call = CallInfo(**{**call.__dict__, "step": f"{call.step}/reasoning"})
-        reasoning = await acall(self.model, messages, call=reasoning_call, seed=seed, temperature=self.temperature,
-                                max_tokens=self.reasoning_tokens)  # fmt: skip
-        follow_up = [*messages, AIMessage(str(reasoning.content)), HumanMessage(prompts.render("proxy/matrix/answer.j2"))]
+        reasoning = await acall(
+            self.model,
+            messages,
+            call=reasoning_call,
+            seed=seed,
+            temperature=self.temperature,
+            max_tokens=self.reasoning_tokens,
+        )
+        follow_up = [
+            *messages,
+            AIMessage(str(reasoning.content)),
+            HumanMessage(prompts.render("proxy/matrix/answer.j2")),
+        ]
         answer_call = CallInfo(**{**call.__dict__, "step": f"{call.step}/answer"})
-        answer = await acall(self.model, follow_up, call=answer_call, seed=seed, temperature=self.temperature,
-                             max_tokens=16, constraint=Constraint(grammar=_OPTIONS_GRAMMAR))  # fmt: skip
+        answer = await acall(
+            self.model,
+            follow_up,
+            call=answer_call,
+            seed=seed,
+            temperature=self.temperature,
+            max_tokens=16,
+            constraint=Constraint(grammar=_OPTIONS_GRAMMAR),
+        )
         return SetJudgement(option_set(str(answer.content)), str(reasoning.content), str(answer.content))

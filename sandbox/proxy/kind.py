@@ -14,7 +14,9 @@ from sandbox.kinds import RunKind, by_option
 __all__ = ["PROXY"]
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def run(
+    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Label a scenario's test set (`sandbox.proxy.label.label_scenario`)."""
     from sandbox.proxy.label import label_scenario
 
@@ -43,12 +45,18 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
     return path
 
 
-def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | None = None,
-               max_cost: float | None = None, **others: Any) -> None:  # fmt: skip
+def cli_resume(
+    path: Path,
+    *,
+    max_calls: int | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    **others: Any,
+) -> None:
     """`sandbox resume` of a labeling (the `--max-*` options raise its budget)."""
-    from sandbox.run_budget import raise_budget
     from sandbox.proxy.commands import label_table, label_with_progress
     from sandbox.proxy.label import resume_labeling
+    from sandbox.run_budget import raise_budget
 
     by_option(others, (), f"{path}, a label run")
     raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)
@@ -78,8 +86,13 @@ PROXY = RunKind(
     dir_label="sandbox.proxy.kind:label_dir",
     cli_run="sandbox.proxy.kind:cli_run",
     cli_resume="sandbox.proxy.kind:cli_resume",
-    tables={"labels": "labels.csv", "accuracy": "accuracy.csv", "agents": "agents.csv",
-            "calibration": "calibration.csv", "transcripts": "transcripts.jsonl"},  # fmt: skip
+    tables={
+        "labels": "labels.csv",
+        "accuracy": "accuracy.csv",
+        "agents": "agents.csv",
+        "calibration": "calibration.csv",
+        "transcripts": "transcripts.jsonl",
+    },
     commands=("sandbox.proxy.commands",),
     example="scenarios/proxy/ultimatum/share30_10_examples.yaml",
     view="sandbox.proxy.view:view",

@@ -54,7 +54,7 @@ from sandbox.seeding import generator
 from sandbox.stats import json_number, mean_ci
 from sandbox.summary import write_summary
 
-__all__ = ["LabelHooks", "is_label_run", "label_scenario", "resume_labeling", "draw_test_set"]
+__all__ = ["LabelHooks", "draw_test_set", "is_label_run", "label_scenario", "resume_labeling"]
 
 PARTIAL = "labels.partial.jsonl"
 LABELS = "labels.csv"
@@ -62,7 +62,11 @@ ACCURACY = "accuracy.csv"
 PLOT = "accuracy.png"
 AGENTS = "agents.csv"
 CALIBRATION = "calibration.csv"
-async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
+
+
+async def _ultimatum_rows(
+    scenario: ProxyScenario, judge: ProxyJudge, partial: Partial, hooks: LabelHooks
+) -> list[dict[str, Any]]:
     """The verdicts on the test proposals; with `calibration: examples`, also on each of the user's examples
     (rows with `split: calibration`; the llm condition shows the other examples, the No-Objective one none),
     whose fitted threshold then labels that condition's test set (None when it cannot be fitted: the answers
@@ -77,12 +81,13 @@ async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: P
 
     async def ask(condition: str, index: int, offer: ultimatum_task.Offer) -> dict[str, Any]:
         held_out = index - len(test)  # leave-one-out by position (duplicate examples are refused)
-        shown = examples if held_out < 0 else examples[:held_out] + examples[held_out + 1:]
+        shown = examples if held_out < 0 else examples[:held_out] + examples[held_out + 1 :]
         prompt = ultimatum_task.render_prompt(block, offer, shown, objective=condition == "llm")
         step = "verdict" if index < len(test) else "calibration"
         call = CallInfo(role="judge", agent="judge", episode=f"{condition}:{index}", step=step)
-        verdict = await judge.yes_no(prompt.text, step_by_step=prompt.step_by_step, call=call,
-                                     seed=call_seed(scenario, index))  # fmt: skip
+        verdict = await judge.yes_no(
+            prompt.text, step_by_step=prompt.step_by_step, call=call, seed=call_seed(scenario, index)
+        )
         return {"label": verdict.label, "p_yes": verdict.p_yes, "mass": verdict.mass, "answer": verdict.answer}
 
     await ask_all(conditions, items, partial, hooks, ask)
@@ -91,33 +96,67 @@ async def _ultimatum_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: P
         threshold = None
         if calibrating:
             asked = [partial.done[f"{condition}:{len(test) + j}"] for j in range(len(calibrating))]
-            threshold = fit_threshold([v["p_yes"] if v["label"] is not None else None for v in asked],
-                                      [example.reject for example in calibrating])  # fmt: skip
+            threshold = fit_threshold(
+                [v["p_yes"] if v["label"] is not None else None for v in asked],
+                [example.reject for example in calibrating],
+            )
             for j, (example, verdict) in enumerate(zip(calibrating, asked)):
-                rows.append({**ultimatum_row(condition, j, example.offer, example.reject, verdict["label"],
-                                             verdict["p_yes"], verdict["mass"], verdict["answer"], threshold),
-                             "split": "calibration"})  # fmt: skip
+                rows.append(
+                    {
+                        **ultimatum_row(
+                            condition,
+                            j,
+                            example.offer,
+                            example.reject,
+                            verdict["label"],
+                            verdict["p_yes"],
+                            verdict["mass"],
+                            verdict["answer"],
+                            threshold,
+                        ),
+                        "split": "calibration",
+                    }
+                )
         for index, offer in enumerate(test):
             verdict = partial.done[f"{condition}:{index}"]
-            rows.append(ultimatum_row(condition, index, offer, ultimatum_task.should_reject(block, offer),
-                                       verdict["label"], verdict["p_yes"], verdict["mass"], verdict["answer"],
-                                       threshold))  # fmt: skip
+            rows.append(
+                ultimatum_row(
+                    condition,
+                    index,
+                    offer,
+                    ultimatum_task.should_reject(block, offer),
+                    verdict["label"],
+                    verdict["p_yes"],
+                    verdict["mass"],
+                    verdict["answer"],
+                    threshold,
+                )
+            )
     if examples:
         model = fit_supervised([[e.offer.proposer, e.offer.responder] for e in examples], [e.reject for e in examples])
         probabilities = model.probability([[o.proposer, o.responder] for o in test])
         for index, (offer, p) in enumerate(zip(test, probabilities)):
-            rows.append(ultimatum_row("supervised", index, offer, ultimatum_task.should_reject(block, offer), p >= 0.5,
-                                       p, None, ""))  # fmt: skip
+            rows.append(
+                ultimatum_row(
+                    "supervised", index, offer, ultimatum_task.should_reject(block, offer), p >= 0.5, p, None, ""
+                )
+            )
     return rows
 
 
-async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: Partial, hooks: LabelHooks) -> list[dict[str, Any]]:
+async def _matrix_rows(
+    scenario: ProxyScenario, judge: ProxyJudge, partial: Partial, hooks: LabelHooks
+) -> list[dict[str, Any]]:
     block = scenario.proxy
     rng = generator(scenario.seed, SCRAMBLE)
     items = [matrix_task.matrix_item(name, block.order, rng) for name in block.games]
     # The objective's own question, or the user's description of it; "none" for the No-Objective baseline.
-    questions = {"llm": (block.objective.name, None) if block.intent.description is None else
-                 ("custom", block.intent.description), "no_objective": ("none", None)}  # fmt: skip
+    questions = {
+        "llm": (block.objective.name, None)
+        if block.intent.description is None
+        else ("custom", block.intent.description),
+        "no_objective": ("none", None),
+    }
     conditions = judge_conditions(scenario)
 
     async def ask(condition: str, index: int, item: matrix_task.MatrixItem) -> dict[str, Any]:
@@ -126,8 +165,11 @@ async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: Part
         prompt = "\n\n".join([*parts, item.question_text(question, description)])
         call = CallInfo(role="judge", agent="judge", episode=f"{condition}:{index}", step="options")
         verdict = await judge.options(prompt, call=call, seed=call_seed(scenario, index))
-        return {"options": None if verdict.options is None else sorted(verdict.options), "reasoning": verdict.reasoning,
-                "answer": verdict.answer}  # fmt: skip
+        return {
+            "options": None if verdict.options is None else sorted(verdict.options),
+            "reasoning": verdict.reasoning,
+            "answer": verdict.answer,
+        }
 
     await ask_all(conditions, items, partial, hooks, ask)
     rows = []
@@ -138,8 +180,13 @@ async def _matrix_rows(scenario: ProxyScenario, judge: ProxyJudge, partial: Part
     return rows
 
 
-async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mapping[str, BaseChatModel],
-                  hooks: LabelHooks, ledgers: Sequence[Any] = ()) -> dict[str, Any]:  # fmt: skip
+async def _alabel(
+    run_dir: RunDirectory,
+    scenario: ProxyScenario,
+    models: Mapping[str, BaseChatModel],
+    hooks: LabelHooks,
+    ledgers: Sequence[Any] = (),
+) -> dict[str, Any]:
     from sandbox.run_budget import run_ledgers, stop_run
 
     cache = ResponseCache(run_dir / layout.CACHE)
@@ -150,8 +197,13 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
     config = scenario.models.judge
     model = stack.for_role("judge", config.spec, config.sampling.model_dump(), given=models.get("judge"))
     block = scenario.proxy
-    judge = ProxyJudge(model, temperature=block.temperature, graded=block.scoring == "graded",
-                       top_logprobs=block.top_logprobs, reasoning_tokens=block.reasoning_budget())  # fmt: skip
+    judge = ProxyJudge(
+        model,
+        temperature=block.temperature,
+        graded=block.scoring == "graded",
+        top_logprobs=block.top_logprobs,
+        reasoning_tokens=block.reasoning_budget(),
+    )
     started = time.time()
     from sandbox.proxy.negotiation_label import negotiation_agents, negotiation_rows
 
@@ -170,8 +222,13 @@ async def _alabel(run_dir: RunDirectory, scenario: ProxyScenario, models: Mappin
     return _finish(run_dir, scenario, rows, time.time() - started, agents)
 
 
-def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str, Any]], seconds: float,
-            trained: tuple[pd.DataFrame, float, dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+def _finish(
+    run_dir: RunDirectory,
+    scenario: ProxyScenario,
+    rows: list[dict[str, Any]],
+    seconds: float,
+    trained: tuple[pd.DataFrame, float, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """Write the tables, the summary and the plot; `trained`: the negotiation agents (the others are computed
     here from the labels' table)."""
     block = scenario.proxy
@@ -202,24 +259,37 @@ def _finish(run_dir: RunDirectory, scenario: ProxyScenario, rows: list[dict[str,
         "order": block.order if block.task == "matrix" else None,
         "judge": scenario.models.judge.spec,
         "scoring": block.scoring,
-        "items": int(len(llm)),
-        "accuracy": {r["condition"]: {k: json_number(v) for k, v in r.items() if k != "condition"}
-                     for r in accuracy.to_dict("records")},  # fmt: skip
-        "agent_accuracy": {condition: dict(zip(("mean", "ci_low", "ci_high", "seeds"),
-                                               map(json_number, mean_ci(values, bounds=(0.0, 1.0)))))
-                           for condition, values in by_source},  # fmt: skip
-        "calibration": None if calibration is None else
-        {condition: {"threshold": json_number(group["threshold"].iloc[0]), "examples": int(len(group)),
-                     "scored_examples": int(group["p_yes"].notna().sum()),
-                     "example_classes": int(group["truth"].nunique()),
-                     "examples_fit_accuracy": json_number(group["correct"].mean())}  # in-sample: the cut was fitted here
-         for condition, group in calibration.groupby("condition", sort=False)},  # fmt: skip
-        "distinct_episodes": int(len(llm)),
+        "items": len(llm),
+        "accuracy": {
+            r["condition"]: {k: json_number(v) for k, v in r.items() if k != "condition"}
+            for r in accuracy.to_dict("records")
+        },
+        "agent_accuracy": {
+            condition: dict(
+                zip(("mean", "ci_low", "ci_high", "seeds"), map(json_number, mean_ci(values, bounds=(0.0, 1.0))))
+            )
+            for condition, values in by_source
+        },
+        "calibration": None
+        if calibration is None
+        else {
+            condition: {
+                "threshold": json_number(group["threshold"].iloc[0]),
+                "examples": len(group),
+                "scored_examples": int(group["p_yes"].notna().sum()),
+                "example_classes": int(group["truth"].nunique()),
+                "examples_fit_accuracy": json_number(group["correct"].mean()),
+            }  # in-sample: the cut was fitted here
+            for condition, group in calibration.groupby("condition", sort=False)
+        },
+        "distinct_episodes": len(llm),
         **rl_cost,
         "graded_sources": llm["source"].value_counts().to_dict() if "source" in llm else {},
         "judge_calls": int(usage.get("calls", 0)),
         "judge_cache_hits": int(usage.get("cache_hits", 0)),
-        "judge_cache_hit_rate": json_number(usage.get("cache_hits", 0) / usage["calls"]) if usage.get("calls") else None,
+        "judge_cache_hit_rate": json_number(usage.get("cache_hits", 0) / usage["calls"])
+        if usage.get("calls")
+        else None,
         "judge_input_tokens": int(usage.get("input_tokens", 0)),
         "judge_output_tokens": int(usage.get("output_tokens", 0)),
         "judge_prompt_cached_tokens": int(usage.get("prompt_cached_tokens", 0)),
@@ -276,8 +346,13 @@ def is_label_run(path: Path | str) -> bool:
 
 
 @holding
-def resume_labeling(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None,
-                    hooks: LabelHooks | None = None, ledgers: Sequence[Any] = ()) -> Path:  # fmt: skip
+def resume_labeling(
+    path: Path | str,
+    *,
+    models: Mapping[str, BaseChatModel] | None = None,
+    hooks: LabelHooks | None = None,
+    ledgers: Sequence[Any] = (),
+) -> Path:
     """Finish an interrupted labeling run: verdicts already given are kept, the rest are asked."""
     from sandbox._sync import run_sync
     from sandbox.scenario_file import load_scenario

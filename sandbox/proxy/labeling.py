@@ -20,8 +20,19 @@ from sandbox.seeding import generator, seed_node
 if TYPE_CHECKING:
     from sandbox.proxy.scenario import ProxyScenario
 
-__all__ = ["AGENT_SEEDS", "CALLS", "EXAMPLES", "SCRAMBLE", "TEST", "LabelHooks", "Partial", "ask_all", "call_seed",
-           "draw_test_set", "judge_conditions"]  # fmt: skip
+__all__ = [
+    "AGENT_SEEDS",
+    "CALLS",
+    "EXAMPLES",
+    "SCRAMBLE",
+    "TEST",
+    "LabelHooks",
+    "Partial",
+    "ask_all",
+    "call_seed",
+    "draw_test_set",
+    "judge_conditions",
+]
 
 # Branches of the seed tree under the scenario's seed.
 TEST, EXAMPLES, SCRAMBLE, CALLS, AGENT_SEEDS = 0, 1, 2, 3, 4
@@ -37,7 +48,7 @@ class LabelHooks:
     on_phase: Callable[[str, int], None] | None = None
 
 
-def call_seed(scenario: "ProxyScenario", index: int) -> int:
+def call_seed(scenario: ProxyScenario, index: int) -> int:
     return int(seed_node(scenario.seed, CALLS, index).generate_state(1)[0])
 
 
@@ -65,7 +76,7 @@ class Partial:
         self._file.close()
 
 
-def judge_conditions(scenario: "ProxyScenario") -> list[str]:
+def judge_conditions(scenario: ProxyScenario) -> list[str]:
     """The judge's conditions: with the user's objective (llm) and without it (no_objective)."""
     block = scenario.proxy
     if block.intent.form == "none":
@@ -90,10 +101,14 @@ async def ask_all(
         partial.add({"key": f"{condition}:{index}", **await ask(condition, index, item)})
 
     on_start, on_item = hooks.on_start, hooks.on_item
-    await gather_jobs(todo, one, on_start=on_start and (lambda _: on_start(len(jobs), done)),
-                      on_done=on_item and (lambda _: on_item()))  # fmt: skip
+    await gather_jobs(
+        todo,
+        one,
+        on_start=on_start and (lambda _: on_start(len(jobs), done)),
+        on_done=on_item and (lambda _: on_item()),
+    )
 
 
-def draw_test_set(scenario: "ProxyScenario") -> tuple[list[ultimatum_task.Offer], list[ultimatum_task.Offer]]:
+def draw_test_set(scenario: ProxyScenario) -> tuple[list[ultimatum_task.Offer], list[ultimatum_task.Offer]]:
     """The ultimatum scenario's example proposals and test proposals, from its seed tree."""
     return ultimatum_task.draw_split(scenario.proxy, generator(scenario.seed, TEST), generator(scenario.seed, EXAMPLES))

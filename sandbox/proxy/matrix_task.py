@@ -50,7 +50,9 @@ class MatrixItem:
 
     def displayed(self) -> PayoffTable:
         """The game the listing shows (payoff pairs re-assigned to the options' action pairs)."""
-        return PayoffTable(self.game.name, {JOINT_OUTCOMES[i]: self.game.table[cell] for i, cell in enumerate(self.order)})
+        return PayoffTable(
+            self.game.name, {JOINT_OUTCOMES[i]: self.game.table[cell] for i, cell in enumerate(self.order)}
+        )
 
     def truth(self, objective: str) -> frozenset[str]:
         """The option letters that satisfy `objective` (ties all correct)."""
@@ -59,9 +61,16 @@ class MatrixItem:
 
     def options_text(self) -> str:
         """rho1: the multiple-choice listing."""
-        options = [{"letter": letter, "p1": _ACTION[JOINT_OUTCOMES[i][0]], "p2": _ACTION[JOINT_OUTCOMES[i][1]],
-                    "u1": f"{self.shown(letter)[0]:g}", "u2": f"{self.shown(letter)[1]:g}"}
-                   for i, letter in enumerate(OPTION_LETTERS)]  # fmt: skip
+        options = [
+            {
+                "letter": letter,
+                "p1": _ACTION[JOINT_OUTCOMES[i][0]],
+                "p2": _ACTION[JOINT_OUTCOMES[i][1]],
+                "u1": f"{self.shown(letter)[0]:g}",
+                "u2": f"{self.shown(letter)[1]:g}",
+            }
+            for i, letter in enumerate(OPTION_LETTERS)
+        ]
         return prompts.render("proxy/matrix/options.j2", options=options)
 
     def question_text(self, objective: str, description: str | None = None) -> str:

@@ -3,9 +3,9 @@ reward are `sandbox.stats.wilson_interval` and `sandbox.stats.auc`)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
-
 
 __all__ = ["fit_threshold"]
 
@@ -32,7 +32,7 @@ def fit_threshold(scores: Sequence[float | None], truths: Sequence[bool], defaul
     if len(pairs) < 2 or len({t for _, t in pairs}) < 2:
         return None
     points = sorted({0.0, 1.0, *(s for s, _ in pairs)})
-    cuts = [0.0, *((low + high) / 2 for low, high in zip(points, points[1:])), math.nextafter(1.0, 2.0)]
+    cuts = [0.0, *((low + high) / 2 for low, high in itertools.pairwise(points)), math.nextafter(1.0, 2.0)]
 
     def right(cut: float) -> int:
         return sum((s >= cut) == t for s, t in pairs)

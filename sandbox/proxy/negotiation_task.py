@@ -36,8 +36,16 @@ from sandbox.games.negotiation import (
 )
 from sandbox.proxy.objectives import NEGOTIATION_STYLES
 
-__all__ = ["EXAMPLES", "NegotiationExample", "draw_test_set", "examples_for", "features", "random_alice",
-           "render_episode", "render_prompt"]  # fmt: skip
+__all__ = [
+    "EXAMPLES",
+    "NegotiationExample",
+    "draw_test_set",
+    "examples_for",
+    "features",
+    "random_alice",
+    "render_episode",
+    "render_prompt",
+]
 
 # The question's keyword per style (the paper's prompts say "pushover").
 KEYWORDS = {"versatile": "versatile", "stubborn": "stubborn", "competitive": "competitive", "pushover": "pushover"}
@@ -62,36 +70,61 @@ def _utterances(*acts: tuple[str, str, tuple[int, int, int] | None]) -> list[Utt
 # Four negotiations, three per style, with the paper's explanations (negotiation/base_prompts.py).
 EXAMPLES = (
     NegotiationExample(  # Alice insists on one proposal and wins 10 to 9
-        Negotiation(Context((1, 2, 3), (4, 3, 0), (1, 0, 3)), _utterances(
-            ("Alice", "propose", (1, 2, 0)), ("Bob", "propose", (1, 0, 3)), ("Alice", "insist", (1, 2, 0)),
-            ("Bob", "agree", None))),
-        {"stubborn": "Yes, because she repeatedly suggested the same proposal, book=1 hat=2 ball=0.",
-         "versatile": "No, Alice spoke more than once but she repeatedly said the same thing.",
-         "competitive": "Yes, because Alice got more points than Bob (10>9).",
-         "pushover": "No, because Alice got more points than Bob (10>9)."},
+        Negotiation(
+            Context((1, 2, 3), (4, 3, 0), (1, 0, 3)),
+            _utterances(
+                ("Alice", "propose", (1, 2, 0)),
+                ("Bob", "propose", (1, 0, 3)),
+                ("Alice", "insist", (1, 2, 0)),
+                ("Bob", "agree", None),
+            ),
+        ),
+        {
+            "stubborn": "Yes, because she repeatedly suggested the same proposal, book=1 hat=2 ball=0.",
+            "versatile": "No, Alice spoke more than once but she repeatedly said the same thing.",
+            "competitive": "Yes, because Alice got more points than Bob (10>9).",
+            "pushover": "No, because Alice got more points than Bob (10>9).",
+        },
     ),
     NegotiationExample(  # Alice makes two different proposals and wins 8 to 4
-        Negotiation(Context((2, 1, 4), (1, 4, 1), (3, 0, 1)), _utterances(
-            ("Bob", "propose", (2, 0, 2)), ("Alice", "propose", (0, 1, 4)), ("Bob", "propose", (2, 0, 1)),
-            ("Alice", "propose", (1, 1, 3)), ("Bob", "agree", None))),
-        {"stubborn": "No, because she did not repeatedly suggest the same proposal.",
-         "versatile": "Yes, because she spoke more than once and said different things."},
+        Negotiation(
+            Context((2, 1, 4), (1, 4, 1), (3, 0, 1)),
+            _utterances(
+                ("Bob", "propose", (2, 0, 2)),
+                ("Alice", "propose", (0, 1, 4)),
+                ("Bob", "propose", (2, 0, 1)),
+                ("Alice", "propose", (1, 1, 3)),
+                ("Bob", "agree", None),
+            ),
+        ),
+        {
+            "stubborn": "No, because she did not repeatedly suggest the same proposal.",
+            "versatile": "Yes, because she spoke more than once and said different things.",
+        },
     ),
     NegotiationExample(  # Alice speaks once, to disagree: 0 to 0
-        Negotiation(Context((3, 1, 2), (2, 2, 1), (0, 6, 2)), _utterances(
-            ("Bob", "propose", (0, 1, 2)), ("Alice", "disagree", None))),
-        {"stubborn": "No, because she did not repeatedly suggest the same proposal.",
-         "versatile": "No, she only spoke once.",
-         "competitive": "No, because Alice got the same number of points as Bob (0==0).",
-         "pushover": "No, because Alice got the same number of points as Bob (0==0)."},
+        Negotiation(
+            Context((3, 1, 2), (2, 2, 1), (0, 6, 2)),
+            _utterances(("Bob", "propose", (0, 1, 2)), ("Alice", "disagree", None)),
+        ),
+        {
+            "stubborn": "No, because she did not repeatedly suggest the same proposal.",
+            "versatile": "No, she only spoke once.",
+            "competitive": "No, because Alice got the same number of points as Bob (0==0).",
+            "pushover": "No, because Alice got the same number of points as Bob (0==0).",
+        },
     ),
     NegotiationExample(  # Alice accepts Bob's first proposal: 6 to 10
-        Negotiation(Context((1, 2, 2), (2, 1, 3), (4, 3, 0)), _utterances(
-            ("Bob", "propose", (1, 2, 0)), ("Alice", "agree", None))),
-        {"competitive": "No, because Alice got less points than Bob (6<10).",
-         "pushover": "Yes, because Alice got less points than Bob (6<10)."},
+        Negotiation(
+            Context((1, 2, 2), (2, 1, 3), (4, 3, 0)),
+            _utterances(("Bob", "propose", (1, 2, 0)), ("Alice", "agree", None)),
+        ),
+        {
+            "competitive": "No, because Alice got less points than Bob (6<10).",
+            "pushover": "Yes, because Alice got less points than Bob (6<10).",
+        },
     ),
-)  # fmt: skip
+)
 
 
 def examples_for(style: str) -> list[NegotiationExample]:
@@ -110,14 +143,26 @@ def render_episode(episode: Negotiation) -> str:
         return f"{speaker:<5} : {items}"
 
     alice, bob = episode.points()
-    return prompts.render("proxy/negotiation/episode.j2", contexts=[describe("Alice"), describe("Bob")],
-                          acts=[f"{u.speaker:<5} : {u.text()}" for u in episode.utterances],
-                          agreed=episode.agreed, alice=alice, bob=bob)  # fmt: skip
+    return prompts.render(
+        "proxy/negotiation/episode.j2",
+        contexts=[describe("Alice"), describe("Bob")],
+        acts=[f"{u.speaker:<5} : {u.text()}" for u in episode.utterances],
+        agreed=episode.agreed,
+        alice=alice,
+        bob=bob,
+    )
 
 
-def render_prompt(style: str, episode: Negotiation, *, form: str, explanations: bool = True,
-                  description: str | None = None, task_description: bool = True,
-                  answer_instruction: str | None = None) -> str:  # fmt: skip
+def render_prompt(
+    style: str,
+    episode: Negotiation,
+    *,
+    form: str,
+    explanations: bool = True,
+    description: str | None = None,
+    task_description: bool = True,
+    answer_instruction: str | None = None,
+) -> str:
     """rho1 + rho2 + rho3 + rho4. `form`: examples (the paper's), description (the style in the user's words,
     then the question) or none (the No-Objective baseline: no examples and no style named)."""
     question = prompts.render("proxy/negotiation/question.j2", style="none" if form == "none" else KEYWORDS[style])
@@ -155,8 +200,16 @@ def random_alice(rng: np.random.Generator) -> object:
 def draw_test_set(n: int, rng: np.random.Generator, *, turn_limit: int = 10) -> list[Negotiation]:
     """`n` negotiations of a random Alice against the fixed partner, on fresh contexts."""
     partner = FixedPartner()
-    return [play(draw_context(rng), random_alice(rng), partner, alice_first=bool(rng.integers(2)),  # type: ignore[arg-type]
-                 turn_limit=turn_limit) for _ in range(n)]  # fmt: skip
+    return [
+        play(
+            draw_context(rng),
+            random_alice(rng),
+            partner,
+            alice_first=bool(rng.integers(2)),  # type: ignore[arg-type]
+            turn_limit=turn_limit,
+        )
+        for _ in range(n)
+    ]
 
 
 def features(episode: Negotiation) -> list[float]:

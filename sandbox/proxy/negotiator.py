@@ -23,7 +23,16 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from sandbox.games.negotiation import Allocation, Context, FixedPartner, Negotiation, Utterance, allocations, draw_context, play
+from sandbox.games.negotiation import (
+    Allocation,
+    Context,
+    FixedPartner,
+    Negotiation,
+    Utterance,
+    allocations,
+    draw_context,
+    play,
+)
 from sandbox.proxy.objectives import NEGOTIATION_STYLES
 from sandbox.seeding import generator
 
@@ -44,8 +53,18 @@ def _state(episode: Negotiation, turn_limit: int) -> tuple[torch.Tensor, torch.T
     own = [u.allocation for u in episode.by("Alice") if u.allocation is not None]
     offered = episode.last_proposal("Bob")
     worth = episode.context.worth("Alice", episode.context.rest(offered)) if offered is not None else 0
-    x = torch.tensor([1.0, len(episode.utterances) / turn_limit, len(episode.by("Alice")) / 5, float(bool(own)),
-                      float(offered is not None), worth / 10, len(set(own)) / 5, float(len(set(own)) < len(own))])  # fmt: skip
+    x = torch.tensor(
+        [
+            1.0,
+            len(episode.utterances) / turn_limit,
+            len(episode.by("Alice")) / 5,
+            float(bool(own)),
+            float(offered is not None),
+            worth / 10,
+            len(set(own)) / 5,
+            float(len(set(own)) < len(own)),
+        ]
+    )
     mask = torch.tensor([offered is not None, True, bool(own), True, True, True, True])
     return x, mask
 
@@ -62,8 +81,9 @@ class Negotiator:
     def new(cls, seed: int, turn_limit: int = 10) -> Negotiator:
         with torch.random.fork_rng(devices=[]):  # the initialisation from `seed`, the global RNG untouched
             torch.manual_seed(seed)
-            network = torch.nn.Sequential(torch.nn.Linear(_FEATURES, 32), torch.nn.Tanh(),
-                                          torch.nn.Linear(32, len(ACTS)))  # fmt: skip
+            network = torch.nn.Sequential(
+                torch.nn.Linear(_FEATURES, 32), torch.nn.Tanh(), torch.nn.Linear(32, len(ACTS))
+            )
         return cls(network, generator(seed, 0), turn_limit)
 
     def reseed(self, seed: int) -> None:
@@ -104,9 +124,15 @@ class Negotiator:
 Reward = Callable[[Negotiation], Awaitable[float | None]]
 
 
-async def train_negotiator(reward: Reward, *, episodes: int = 250, seed: int = 0, turn_limit: int = 10,
-                           learning_rate: float = 0.01,
-                           on_dialogue: Callable[[], None] | None = None) -> tuple[Negotiator, dict[str, int]]:  # fmt: skip
+async def train_negotiator(
+    reward: Reward,
+    *,
+    episodes: int = 250,
+    seed: int = 0,
+    turn_limit: int = 10,
+    learning_rate: float = 0.01,
+    on_dialogue: Callable[[], None] | None = None,
+) -> tuple[Negotiator, dict[str, int]]:
     """REINFORCE on `reward` (awaited once per dialogue; None = unparsed, the dialogue is skipped as the paper
     did). Contexts and who opens come from `seed`. Returns the policy and counts (dialogues, skipped)."""
     agent = Negotiator.new(seed, turn_limit)

@@ -85,7 +85,12 @@ def option_set(text: str) -> frozenset[str] | None:
     for match in re.finditer(r"(?<![A-Za-z])([A-D])(?![A-Za-z])", text):
         before, after = text[: match.start()], text[match.end() :]
         sentence_start = not before.strip() or re.search(r"[.!?:\n]\s*$", before)
-        if match.group(1) == "A" and sentence_start and re.match(r" [a-z]", after) and not re.match(r" (and|or)\b", after):
+        if (
+            match.group(1) == "A"
+            and sentence_start
+            and re.match(r" [a-z]", after)
+            and not re.match(r" (and|or)\b", after)
+        ):
             continue  # the article
         letters.append(match.group(1))
     if not letters and re.match(r"\s*(none|no option)", text, flags=re.I):

@@ -26,11 +26,22 @@ def plot_accuracy(accuracy: pd.DataFrame, title: str = "", group: str | None = N
             row = rows if name is None else rows[rows[group] == name]
             mean = float(row["accuracy"].iloc[0]) if len(row) else float("nan")
             values.append(mean)
-            lows.append(max(0.0, mean - float(row["ci_low"].iloc[0])) if len(row) and row["ci_low"].notna().iloc[0] else 0.0)
-            highs.append(max(0.0, float(row["ci_high"].iloc[0]) - mean) if len(row) and row["ci_high"].notna().iloc[0] else 0.0)
+            lows.append(
+                max(0.0, mean - float(row["ci_low"].iloc[0])) if len(row) and row["ci_low"].notna().iloc[0] else 0.0
+            )
+            highs.append(
+                max(0.0, float(row["ci_high"].iloc[0]) - mean) if len(row) and row["ci_high"].notna().iloc[0] else 0.0
+            )
         positions = [i + (offset - (len(conditions) - 1) / 2) * width for i in range(len(groups))]
-        ax.bar(positions, values, width, yerr=[lows, highs], capsize=4, color=CONDITION_COLORS[condition],
-               label=CONDITION_NAMES[condition])  # fmt: skip
+        ax.bar(
+            positions,
+            values,
+            width,
+            yerr=[lows, highs],
+            capsize=4,
+            color=CONDITION_COLORS[condition],
+            label=CONDITION_NAMES[condition],
+        )
     ax.set_xticks(range(len(groups)), [str(g) if g is not None else "" for g in groups], rotation=15, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("labeling accuracy")
@@ -44,10 +55,18 @@ def plot_accuracy(accuracy: pd.DataFrame, title: str = "", group: str | None = N
 # Kwon et al.'s ultimatum labeling accuracy with 10 examples (GPT-3 and the supervised baseline), recomputed from the
 # authors' stored outputs (../shared/reference/proxy-rewards.md, "Per-objective labeling accuracy"); objective ->
 # figure -> value. The paper prints no No-Objective figure for the ultimatum game.
-PAPER_ULTIMATUM = {"reject < 30%": {"LLM": 0.94, "SL": 0.86}, "reject < 60%": {"LLM": 0.96, "SL": 1.00},
-                   "reject < $10": {"LLM": 0.94, "SL": 0.76}, "reject < $100": {"LLM": 0.94, "SL": 0.98}}  # fmt: skip
-SEED_FIGURES = {"LLM": "summary.accuracy.llm.accuracy", "No-Objective": "summary.accuracy.no_objective.accuracy",
-                "SL": "summary.accuracy.supervised.accuracy", "agent on LLM labels": "summary.agent_accuracy.llm.mean"}  # fmt: skip
+PAPER_ULTIMATUM = {
+    "reject < 30%": {"LLM": 0.94, "SL": 0.86},
+    "reject < 60%": {"LLM": 0.96, "SL": 1.00},
+    "reject < $10": {"LLM": 0.94, "SL": 0.76},
+    "reject < $100": {"LLM": 0.94, "SL": 0.98},
+}
+SEED_FIGURES = {
+    "LLM": "summary.accuracy.llm.accuracy",
+    "No-Objective": "summary.accuracy.no_objective.accuracy",
+    "SL": "summary.accuracy.supervised.accuracy",
+    "agent on LLM labels": "summary.agent_accuracy.llm.mean",
+}
 
 
 def objective_label(objective: str) -> str:
@@ -80,11 +99,20 @@ def plot_sweep_accuracy(seeds: pd.DataFrame, title: str = "") -> Figure:
         seeds = seeds.assign(**{"proxy.objective": seeds["proxy.objective"].map(objective_label)})
     table = sweep_seeds(seeds, SEED_FIGURES, bounds=(0.0, 1.0))
     n = int(table["seeds"].min()) if len(table) else 0
-    colors = {"LLM": CONDITION_COLORS["llm"], "No-Objective": CONDITION_COLORS["no_objective"],
-              "SL": CONDITION_COLORS["supervised"], "agent on LLM labels": "#8172b2"}  # fmt: skip
-    fig = plot_beside_paper(table, PAPER_ULTIMATUM, ylabel="accuracy on the true labels", colors=colors,
-                            ours=f"{title or 'ours'}: 95% CI over {n} seeds",
-                            theirs="The paper (GPT-3, 10 examples)")  # fmt: skip
+    colors = {
+        "LLM": CONDITION_COLORS["llm"],
+        "No-Objective": CONDITION_COLORS["no_objective"],
+        "SL": CONDITION_COLORS["supervised"],
+        "agent on LLM labels": "#8172b2",
+    }
+    fig = plot_beside_paper(
+        table,
+        PAPER_ULTIMATUM,
+        ylabel="accuracy on the true labels",
+        colors=colors,
+        ours=f"{title or 'ours'}: 95% CI over {n} seeds",
+        theirs="The paper (GPT-3, 10 examples)",
+    )
     for ax in fig.axes:
         ax.axhline(0.5, color="#999", linewidth=0.8, linestyle=":")  # a random labeler
     return fig

@@ -48,20 +48,36 @@ __all__ = ["PROXY_TABLE", "ProxyRewardSpec", "TableReward", "judge_tables", "pro
 PROXY_TABLE = "proxy_table.csv"
 PROXY, TRUTH = "proxy:", "truth:"
 _SCRAMBLE = 1 << 21  # the seed-tree branch of a scrambled listing, apart from the training's branches
-_COLUMNS = ("reward", "game", "own", "other", "option", "own_payoff", "other_payoff", "proxy", "truth",
-            "judge_options", "judge_answer", "judge_reasoning")  # fmt: skip
+_COLUMNS = (
+    "reward",
+    "game",
+    "own",
+    "other",
+    "option",
+    "own_payoff",
+    "other_payoff",
+    "proxy",
+    "truth",
+    "judge_options",
+    "judge_answer",
+    "judge_reasoning",
+)
 
 
 class ProxyRewardSpec(StrictModel):
     """One proxy reward of a training scenario: a matrix objective, stated to the judge in words."""
 
     objective: str = Field(..., description="The ground truth: welfare, equality, rawlsian or pareto.")
-    description: str | None = Field(None, min_length=1, description="The objective in the user's words (default: "
-                                                                    "the paper's question for the objective).")  # fmt: skip
+    description: str | None = Field(
+        None,
+        min_length=1,
+        description="The objective in the user's words (default: the paper's question for the objective).",
+    )
     order: Literal["regular", "scrambled"] = Field("regular", description="The options' order shown to the judge.")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="The judge's temperature (the paper: 0).")
-    reasoning_tokens: int = Field(512, ge=16, le=4096, description="Most tokens of the judge's reasoning "
-                                                                   "(the authors' matrix code: 512).")  # fmt: skip
+    reasoning_tokens: int = Field(
+        512, ge=16, le=4096, description="Most tokens of the judge's reasoning (the authors' matrix code: 512)."
+    )
 
     @field_validator("objective")
     @classmethod
@@ -88,7 +104,9 @@ def _prompt(item: Any, spec: ProxyRewardSpec) -> str:
     return "\n\n".join([item.options_text(), item.question_text(*question)])
 
 
-async def _ask(name: str, spec: ProxyRewardSpec, game: PayoffTable, judge_model: BaseChatModel, seed: int) -> list[dict[str, Any]]:
+async def _ask(
+    name: str, spec: ProxyRewardSpec, game: PayoffTable, judge_model: BaseChatModel, seed: int
+) -> list[dict[str, Any]]:
     from sandbox.errors import UsageError
     from sandbox.llm.contracts import CallInfo
     from sandbox.proxy.judge import ProxyJudge
@@ -97,21 +115,36 @@ async def _ask(name: str, spec: ProxyRewardSpec, game: PayoffTable, judge_model:
 
     item = matrix_item(game, spec.order, generator(seed, _SCRAMBLE))
     judge = ProxyJudge(judge_model, temperature=spec.temperature, graded=False, reasoning_tokens=spec.reasoning_tokens)
-    verdict = await judge.options(_prompt(item, spec), call=CallInfo(role="judge", agent="judge", episode=name,
-                                                                      step="options"), seed=seed)  # fmt: skip
+    verdict = await judge.options(
+        _prompt(item, spec), call=CallInfo(role="judge", agent="judge", episode=name, step="options"), seed=seed
+    )
     if verdict.options is None:
-        raise UsageError(f"proxy:{name}: the judge's answer {verdict.answer!r} names no options, so the reward table "
-                         "cannot be filled and nothing was trained; start a new run with another judge "
-                         "(sandbox train FILE --model judge=SPEC)")  # fmt: skip
+        raise UsageError(
+            f"proxy:{name}: the judge's answer {verdict.answer!r} names no options, so the reward table "
+            "cannot be filled and nothing was trained; start a new run with another judge "
+            "(sandbox train FILE --model judge=SPEC)"
+        )
     truth = item.truth(spec.objective)
     rows = []
     for index, outcome in enumerate(item.order):  # the option letter under which each joint outcome is shown
         letter = "ABCD"[index]
         own, other = game.table[outcome]
-        rows.append({"reward": name, "game": game.name, "own": outcome[0], "other": outcome[1], "option": letter,
-                     "own_payoff": own, "other_payoff": other, "proxy": float(letter in verdict.options),
-                     "truth": float(letter in truth), "judge_options": ",".join(sorted(verdict.options)) or "None",
-                     "judge_answer": verdict.answer, "judge_reasoning": verdict.reasoning})  # fmt: skip
+        rows.append(
+            {
+                "reward": name,
+                "game": game.name,
+                "own": outcome[0],
+                "other": outcome[1],
+                "option": letter,
+                "own_payoff": own,
+                "other_payoff": other,
+                "proxy": float(letter in verdict.options),
+                "truth": float(letter in truth),
+                "judge_options": ",".join(sorted(verdict.options)) or "None",
+                "judge_answer": verdict.answer,
+                "judge_reasoning": verdict.reasoning,
+            }
+        )
     return rows
 
 
@@ -133,7 +166,9 @@ def judge_tables(
     cache = ResponseCache(run_dir / layout.CACHE)
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
     try:
-        model = ModelStack(cache=cache, sinks=[transcript], concurrency=1).for_role("judge", judge_spec, {}, given=judge)
+        model = ModelStack(cache=cache, sinks=[transcript], concurrency=1).for_role(
+            "judge", judge_spec, {}, given=judge
+        )
 
         async def ask_all() -> list[dict[str, Any]]:
             rows = []
@@ -184,7 +219,8 @@ def proxy_rewards(
         for prefix, column in ((PROXY, "proxy"), (TRUTH, "truth")):
             table = {(row["own"], row["other"]): float(row[column]) for row in mine}
             if set(table) != set(JOINT_OUTCOMES):
-                raise UsageError(f"{path}: no table for proxy:{name} (the scenario changed since the run began?); "
-                                 "start a new run")  # fmt: skip
+                raise UsageError(
+                    f"{path}: no table for proxy:{name} (the scenario changed since the run began?); start a new run"
+                )
             rewards[prefix + name] = TableReward(prefix + name, table)
     return rewards

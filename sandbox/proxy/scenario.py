@@ -21,13 +21,13 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES
+from sandbox.llm.budget import Budget
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.proxy.objectives import MATRIX_OBJECTIVES, NEGOTIATION_STYLES, ULTIMATUM_OBJECTIVES
 from sandbox.scenario import Models
 from sandbox.schema import ScenarioModel, StrictModel
-from sandbox.llm.budget import Budget
 
-__all__ = ["apply_proxy_overrides", "Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample"]
+__all__ = ["Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample", "apply_proxy_overrides"]
 
 TASKS = ("ultimatum", "matrix", "negotiation")
 
@@ -35,18 +35,26 @@ TASKS = ("ultimatum", "matrix", "negotiation")
 class Objective(StrictModel):
     """A ground-truth objective by name, with its parameters."""
 
-    name: str = Field(..., description="An ultimatum objective (reject_below_share, reject_below_amount, "
-                                       "inequity_aversion), a matrix one (welfare, equality, rawlsian, pareto) or "
-                                       "a negotiation style (versatile, pushover, competitive, stubborn).")  # fmt: skip
-    threshold: float | None = Field(None, gt=0, description="reject_below_share: a share in (0, 1); "
-                                                            "reject_below_amount: dollars.")  # fmt: skip
-    tolerance: float | None = Field(None, ge=0, lt=0.5, description="inequity_aversion: how far from an "
-                                                                     "equal split still counts as fair.")  # fmt: skip
+    name: str = Field(
+        ...,
+        description="An ultimatum objective (reject_below_share, reject_below_amount, "
+        "inequity_aversion), a matrix one (welfare, equality, rawlsian, pareto) or "
+        "a negotiation style (versatile, pushover, competitive, stubborn).",
+    )
+    threshold: float | None = Field(
+        None, gt=0, description="reject_below_share: a share in (0, 1); reject_below_amount: dollars."
+    )
+    tolerance: float | None = Field(
+        None, ge=0, lt=0.5, description="inequity_aversion: how far from an equal split still counts as fair."
+    )
 
     def params(self) -> dict[str, float]:
         """The parameters given (the objective function's keyword arguments)."""
-        return {key: value for key, value in (("threshold", self.threshold), ("tolerance", self.tolerance))
-                if value is not None}  # fmt: skip
+        return {
+            key: value
+            for key, value in (("threshold", self.threshold), ("tolerance", self.tolerance))
+            if value is not None
+        }
 
 
 class UltimatumExample(StrictModel):
@@ -68,16 +76,21 @@ class Intent(StrictModel):
     """How the user's objective reaches the judge (the paper's rho2)."""
 
     form: Literal["examples", "description", "none"] = Field(
-        "examples", description="examples: labelled episodes; description: the objective in words; "
-                                "none: no objective at all (the No-Objective baseline)."  # fmt: skip
+        "examples",
+        description="examples: labelled episodes; description: the objective in words; "
+        "none: no objective at all (the No-Objective baseline).",
     )
     examples: int | list[UltimatumExample] | None = Field(
-        None, description="How many labelled examples to draw (ultimatum; default 10), or the examples themselves; "
-                          "negotiation shows the paper's three example dialogues.",  # fmt: skip
+        None,
+        description="How many labelled examples to draw (ultimatum; default 10), or the examples themselves; "
+        "negotiation shows the paper's three example dialogues.",
     )
-    explanations: bool = Field(False, description="Each example carries an explanation. Ultimatum: the judge "
-                                                  "reasons step by step (the paper's 1 example + explanation); "
-                                                  "negotiation: it still answers Yes or No.")  # fmt: skip
+    explanations: bool = Field(
+        False,
+        description="Each example carries an explanation. Ultimatum: the judge "
+        "reasons step by step (the paper's 1 example + explanation); "
+        "negotiation: it still answers Yes or No.",
+    )
     description: str | None = Field(None, min_length=1, description="The objective in the user's words.")
 
     @field_validator("examples")
@@ -102,69 +115,96 @@ class ProxyBlock(StrictModel):
     """The reward-design experiment: the task, the true objective, how the user states it, the test set."""
 
     task: Literal["ultimatum", "matrix", "negotiation"] = Field(
-        ..., description="ultimatum (the responder), matrix (2x2 games, zero-shot) or negotiation (DealOrNoDeal "
-                         "styles).",  # fmt: skip
+        ...,
+        description="ultimatum (the responder), matrix (2x2 games, zero-shot) or negotiation (DealOrNoDeal styles).",
     )
     objective: Objective
     intent: Intent = Field(default_factory=Intent)
     offers: Literal["percentage", "payoff"] | None = Field(
-        None, description="Ultimatum test proposals as the paper drew them: percentage ($10 split at random) or "
-                          "payoff (a total of $0.1 to $1000, P2 at most half). Default: payoff for "
-                          "reject_below_amount, else percentage.",  # fmt: skip
+        None,
+        description="Ultimatum test proposals as the paper drew them: percentage ($10 split at random) or "
+        "payoff (a total of $0.1 to $1000, P2 at most half). Default: payoff for "
+        "reject_below_amount, else percentage.",
     )
-    test_items: int = Field(50, ge=1, le=200, description="Ultimatum: test proposals (the paper: 50); "
-                                                          "negotiation: test dialogues.")  # fmt: skip
+    test_items: int = Field(
+        50, ge=1, le=200, description="Ultimatum: test proposals (the paper: 50); negotiation: test dialogues."
+    )
     balanced: bool = Field(False, description="Ultimatum: draw as many reject as accept items.")
-    games: list[str] = Field(default_factory=lambda: list(KWON_GAMES), min_length=1,
-                             description="Matrix: registered 2x2 games (the paper's four by default).")  # fmt: skip
-    order: Literal["regular", "scrambled"] = Field(
-        "regular", description="Matrix: options in the regular order or with payoffs re-assigned to them "
-                               "(the paper's fixed permutation for its games, a seeded one for others).",  # fmt: skip
+    games: list[str] = Field(
+        default_factory=lambda: list(KWON_GAMES),
+        min_length=1,
+        description="Matrix: registered 2x2 games (the paper's four by default).",
     )
-    task_description: bool = Field(True, description="Include the task description (rho1); false is the "
-                                                     "paper's A.8 ablation.")  # fmt: skip
+    order: Literal["regular", "scrambled"] = Field(
+        "regular",
+        description="Matrix: options in the regular order or with payoffs re-assigned to them "
+        "(the paper's fixed permutation for its games, a seeded one for others).",
+    )
+    task_description: bool = Field(
+        True, description="Include the task description (rho1); false is the paper's A.8 ablation."
+    )
     answer_instruction: str | None = Field(
-        None, min_length=1, description="A last line asking a chat model for the answer's form, e.g. "
-                                        "'Answer with Yes or No.' (not in the paper).",  # fmt: skip
+        None,
+        min_length=1,
+        description="A last line asking a chat model for the answer's form, e.g. "
+        "'Answer with Yes or No.' (not in the paper).",
     )
     scoring: Literal["graded", "binary"] = Field(
-        "graded", description="graded: also P(yes)/(P(yes)+P(no)) where the backend gives log-probabilities.")
+        "graded", description="graded: also P(yes)/(P(yes)+P(no)) where the backend gives log-probabilities."
+    )
     top_logprobs: int = Field(10, ge=1, le=20, description="Most likely tokens read per position (graded).")
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="The judge's temperature (the paper: 0).")
     reasoning_tokens: int | None = Field(
-        None, ge=16, le=4096, description="Most tokens of a step-by-step answer. Default: the authors' code, "
-                                          "256 (ultimatum) and 512 (matrix, ask_lm.py).",  # fmt: skip
+        None,
+        ge=16,
+        le=4096,
+        description="Most tokens of a step-by-step answer. Default: the authors' code, "
+        "256 (ultimatum) and 512 (matrix, ask_lm.py).",
     )
     calibration: Literal["none", "examples"] = Field(
-        "none", description="none: the judge's answer is its label (the paper). examples: the label is P(yes) at or "
-                            "above a threshold fitted on the user's examples, each asked as a test item (with the "
-                            "other examples shown; the No-Objective judge, calibrated alike, is shown none): k more "
-                            "calls per condition, never the test set; the embedded judge's P(yes) ranks items "
-                            "better than its answers do. Ultimatum, graded, 2+ distinct examples.",  # fmt: skip
+        "none",
+        description="none: the judge's answer is its label (the paper). examples: the label is P(yes) at or "
+        "above a threshold fitted on the user's examples, each asked as a test item (with the "
+        "other examples shown; the No-Objective judge, calibrated alike, is shown none): k more "
+        "calls per condition, never the test set; the embedded judge's P(yes) ranks items "
+        "better than its answers do. Ultimatum, graded, 2+ distinct examples.",
     )
     no_objective: bool = Field(True, description="Also label with no objective (the No-Objective baseline).")
     turn_limit: int = Field(10, ge=2, le=40, description="Negotiation: most utterances in a dialogue.")
-    negotiator_episodes: int = Field(250, ge=0, le=100_000, description="Negotiation: REINFORCE dialogues per "
-                                                                         "agent (the paper: 250 contexts, one epoch).")  # fmt: skip
-    negotiator_seeds: int = Field(1, ge=1, le=10, description="Negotiation: agents per reward source (each "
-                                                              "LLM-rewarded dialogue is a judge call).")  # fmt: skip
+    negotiator_episodes: int = Field(
+        250,
+        ge=0,
+        le=100_000,
+        description="Negotiation: REINFORCE dialogues per agent (the paper: 250 contexts, one epoch).",
+    )
+    negotiator_seeds: int = Field(
+        1,
+        ge=1,
+        le=10,
+        description="Negotiation: agents per reward source (each LLM-rewarded dialogue is a judge call).",
+    )
 
     @model_validator(mode="after")
     def _objective_fits_the_task(self) -> ProxyBlock:
-        registry = {"ultimatum": ULTIMATUM_OBJECTIVES, "matrix": MATRIX_OBJECTIVES,
-                    "negotiation": NEGOTIATION_STYLES}[self.task]  # fmt: skip
+        registry = {"ultimatum": ULTIMATUM_OBJECTIVES, "matrix": MATRIX_OBJECTIVES, "negotiation": NEGOTIATION_STYLES}[
+            self.task
+        ]
         if self.objective.name not in registry:
-            raise ValueError(f"objective.name: unknown {self.task} objective {self.objective.name!r} "
-                             f"(known: {', '.join(registry.names())})")  # fmt: skip
+            raise ValueError(
+                f"objective.name: unknown {self.task} objective {self.objective.name!r} "
+                f"(known: {', '.join(registry.names())})"
+            )
         function = registry.get(self.objective.name)
         wanted = [name for name in inspect.signature(function).parameters if name not in ("offer", "game", "episode")]
         given = self.objective.params()
         missing = [name for name in wanted if name not in given]
         extra = [name for name in given if name not in wanted]
         if missing or extra:
-            raise ValueError(f"objective: {self.objective.name} takes {', '.join(wanted) or 'no parameters'}"
-                             + (f"; missing {', '.join(missing)}" if missing else "")
-                             + (f"; not {', '.join(extra)}" if extra else ""))  # fmt: skip
+            raise ValueError(
+                f"objective: {self.objective.name} takes {', '.join(wanted) or 'no parameters'}"
+                + (f"; missing {', '.join(missing)}" if missing else "")
+                + (f"; not {', '.join(extra)}" if extra else "")
+            )
         if self.objective.name == "reject_below_share" and not 0 < (self.objective.threshold or 0) < 1:
             raise ValueError("objective.threshold: a share lies between 0 and 1")
         if self.task == "matrix":
@@ -180,14 +220,18 @@ class ProxyBlock(StrictModel):
             if self.task != "ultimatum":
                 raise ValueError("calibration: only the ultimatum task is calibrated on the user's examples")
             if self.example_count() < 2:
-                raise ValueError("calibration: the threshold is fitted on the user's examples, each asked with the "
-                                 "others shown: give at least 2 examples")  # fmt: skip
+                raise ValueError(
+                    "calibration: the threshold is fitted on the user's examples, each asked with the "
+                    "others shown: give at least 2 examples"
+                )
             if self.scoring != "graded":
                 raise ValueError("calibration: a threshold on P(yes) needs scoring: graded")
             given = self.intent.examples
             if isinstance(given, list) and len({(e.proposer, e.responder) for e in given}) < len(given):
-                raise ValueError("calibration: each example is held out in turn, so the examples must differ "
-                                 "(a duplicate would show the held-out example's own label)")  # fmt: skip
+                raise ValueError(
+                    "calibration: each example is held out in turn, so the examples must differ "
+                    "(a duplicate would show the held-out example's own label)"
+                )
         if self.task != "matrix" and self.intent.form == "description" and self.intent.description is None:
             raise ValueError("intent.description: the description form needs the objective in words")
         return self
@@ -216,8 +260,10 @@ class ProxyScenario(ScenarioModel):
     description: str = ""
     seed: int = Field(0, ge=0, description="Root of the run's seed tree (test items, examples, scrambles).")
     concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
-    budget: Budget = Field(default_factory=Budget, description="Caps on the run's LLM calls, tokens and dollars; "
-                                                               "a run that reaches one stops, resumable.")  # fmt: skip
+    budget: Budget = Field(
+        default_factory=Budget,
+        description="Caps on the run's LLM calls, tokens and dollars; a run that reaches one stops, resumable.",
+    )
     models: Models = Field(default_factory=Models)
     embedded: EmbeddedSettings = Field(
         default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."

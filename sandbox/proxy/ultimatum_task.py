@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -75,11 +74,15 @@ def draw_offers(
             wanted[verdict] -= 1
         seen.add(offer)
         offers.append(offer)
-    raise UsageError(f"could not draw {n} distinct{' balanced' if balanced else ''} {kind} proposals; "
-                     "lower proxy.test_items or change the objective")  # fmt: skip
+    raise UsageError(
+        f"could not draw {n} distinct{' balanced' if balanced else ''} {kind} proposals; "
+        "lower proxy.test_items or change the objective"
+    )
 
 
-def draw_split(block: ProxyBlock, seed_rng: np.random.Generator, example_rng: np.random.Generator) -> tuple[list[Offer], list[Offer]]:
+def draw_split(
+    block: ProxyBlock, seed_rng: np.random.Generator, example_rng: np.random.Generator
+) -> tuple[list[Offer], list[Offer]]:
     """The user's example proposals (drawn when `intent.examples` is a number) and the test proposals, disjoint."""
     kind = block.offer_kind()
     given = block.intent.examples
@@ -89,8 +92,14 @@ def draw_split(block: ProxyBlock, seed_rng: np.random.Generator, example_rng: np
         example_offers = [Offer(e.proposer, e.responder) for e in given]
     else:
         example_offers = draw_offers(example_rng, block.example_count(), kind=kind)
-    test = draw_offers(seed_rng, block.test_items, kind=kind, label=lambda o: should_reject(block, o),
-                       balanced=block.balanced, exclude=frozenset(example_offers))  # fmt: skip
+    test = draw_offers(
+        seed_rng,
+        block.test_items,
+        kind=kind,
+        label=lambda o: should_reject(block, o),
+        balanced=block.balanced,
+        exclude=frozenset(example_offers),
+    )
     return example_offers, test
 
 
@@ -127,9 +136,17 @@ def examples_for(block: ProxyBlock, offers: list[Offer]) -> list[Example]:
         explanation = None
         if block.intent.explanations:
             written: UltimatumExample | None = given[index] if given else None
-            explanation = (written.explanation if written and written.explanation else
-                           prompts.render("proxy/ultimatum/explanation.j2", objective=block.objective.name,
-                                          responder=_money(offer.responder), limit=_limit(block), reject=reject))  # fmt: skip
+            explanation = (
+                written.explanation
+                if written and written.explanation
+                else prompts.render(
+                    "proxy/ultimatum/explanation.j2",
+                    objective=block.objective.name,
+                    responder=_money(offer.responder),
+                    limit=_limit(block),
+                    reject=reject,
+                )
+            )
         examples.append(Example(offer, reject, explanation))
     return examples
 
@@ -143,19 +160,29 @@ class UltimatumPrompt:
 
 
 def _episode(block: ProxyBlock, offer: Offer, definition: str, step_by_step: bool) -> str:
-    return prompts.render("proxy/ultimatum/episode.j2", proposer=_money(offer.proposer),
-                          responder=_money(offer.responder), response="reject", definition=definition,
-                          step_by_step=step_by_step)  # fmt: skip
+    return prompts.render(
+        "proxy/ultimatum/episode.j2",
+        proposer=_money(offer.proposer),
+        responder=_money(offer.responder),
+        response="reject",
+        definition=definition,
+        step_by_step=step_by_step,
+    )
 
 
-def render_prompt(block: ProxyBlock, offer: Offer, examples: list[Example], *, objective: bool = True) -> UltimatumPrompt:
+def render_prompt(
+    block: ProxyBlock, offer: Offer, examples: list[Example], *, objective: bool = True
+) -> UltimatumPrompt:
     """rho1 + rho2 + rho3 + rho4 for `offer`; `objective=False` drops rho2 (the No-Objective baseline)."""
     form = block.intent.form if objective else "none"
     step_by_step = form == "examples" and block.intent.explanations
     definition = ""
     if form != "none":
-        definition = prompts.render("proxy/ultimatum/definition.j2", offers=block.offer_kind(),
-                                    description=block.intent.description if form == "description" else None)  # fmt: skip
+        definition = prompts.render(
+            "proxy/ultimatum/definition.j2",
+            offers=block.offer_kind(),
+            description=block.intent.description if form == "description" else None,
+        )
     parts = []
     if block.task_description:
         # The paper's 1-example payoff prompt says "a sum of money"; its others "$10" (even for $1000 stakes).

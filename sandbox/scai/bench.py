@@ -13,24 +13,30 @@ from typing import Any
 from rich.table import Table
 
 from sandbox.benchmarks.engine import console, fake_scai_models
+from sandbox.files import read_json
 from sandbox.llm.scripted import ScriptedChatModel
 from sandbox.runner import ProgressHooks, arun
 from sandbox.scai.scenario import Scenario
 from sandbox.scenario_file import parse_scenario
-from sandbox.files import read_json
 
 
 def _scai_society(runs: int, epochs: int, concurrency: int, strategy: str = "single") -> Scenario:
     return parse_scenario(
         {
-            "name": "bench-scai", "runs": runs, "epochs": epochs, "concurrency": concurrency,
+            "name": "bench-scai",
+            "runs": runs,
+            "epochs": epochs,
+            "concurrency": concurrency,
             "society": {"size": 16, "norms": [{"norm": "fair", "proportion": 1.0}]},
-            "assistant": {"initial_policy": "Share everything equally with everyone.", "final_proposals": 0,
-                          "revision": {"strategy": strategy, "candidates": 4},
-                          "interactions": {"user_user": 8, "assistant_proposer": 1, "assistant_responder": 1}},
+            "assistant": {
+                "initial_policy": "Share everything equally with everyone.",
+                "final_proposals": 0,
+                "revision": {"strategy": strategy, "candidates": 4},
+                "interactions": {"user_user": 8, "assistant_proposer": 1, "assistant_responder": 1},
+            },
         },
         "<bench>",
-    )  # fmt: skip
+    )
 
 
 async def time_scai(scenario: Scenario, models: dict[str, ScriptedChatModel] | None, with_calls: bool = False) -> Any:
@@ -54,8 +60,11 @@ async def time_scai(scenario: Scenario, models: dict[str, ScriptedChatModel] | N
         if not with_calls:
             return marks["end"] - marks["start"]
         usage = read_json(path / "summary.json")["llm_usage"]
-        return (marks["end"] - marks["start"], {role: u["calls"] for role, u in usage.items()},
-                marks["cpu_end"] - marks["cpu_start"])  # fmt: skip
+        return (
+            marks["end"] - marks["start"],
+            {role: u["calls"] for role, u in usage.items()},
+            marks["cpu_end"] - marks["cpu_start"],
+        )
 
 
 def search_cost(latency_s: float, runs: int, epochs: int) -> dict[str, Any]:
@@ -65,24 +74,43 @@ def search_cost(latency_s: float, runs: int, epochs: int) -> dict[str, Any]:
     their replays (concurrent), so its chain grows by one call per revision.
     """
     concurrency = 4 * runs * 10
-    single, single_calls, _ = asyncio.run(time_scai(_scai_society(runs, epochs, concurrency), fake_scai_models(latency_s), True))
+    single, single_calls, _ = asyncio.run(
+        time_scai(_scai_society(runs, epochs, concurrency), fake_scai_models(latency_s), True)
+    )
     search, search_calls, _ = asyncio.run(
         time_scai(_scai_society(runs, epochs, concurrency, "search"), fake_scai_models(latency_s), True)
     )
-    table = Table(title="SCAI revision: search (4 candidates and the current policy, replayed) against the single draw",
-                  title_justify="left")  # fmt: skip
+    table = Table(
+        title="SCAI revision: search (4 candidates and the current policy, replayed) against the single draw",
+        title_justify="left",
+    )
     for column in ("revision", "seconds", "calls (user / assistant / meta)", "chain of calls"):
         table.add_column(column, justify="left" if column == "revision" else "right")
-    for name, seconds, calls, chain in (("single (the paper's)", single, single_calls, epochs * 3 - 1),
-                                        ("search", search, search_calls, epochs * 3 - 1 + epochs - 1)):  # fmt: skip
-        table.add_row(name, f"{seconds:.3f}", f"{sum(calls.values())} ({calls.get('user', 0)} / "
-                      f"{calls.get('assistant', 0)} / {calls.get('meta', 0)})", str(chain))  # fmt: skip
-    table.add_row("search / single", f"{search / single:.2f} x",
-                  f"{sum(search_calls.values()) / sum(single_calls.values()):.2f} x",
-                  f"{(epochs * 4 - 2) / (epochs * 3 - 1):.2f} x")  # fmt: skip
+    for name, seconds, calls, chain in (
+        ("single (the paper's)", single, single_calls, epochs * 3 - 1),
+        ("search", search, search_calls, epochs * 3 - 1 + epochs - 1),
+    ):
+        table.add_row(
+            name,
+            f"{seconds:.3f}",
+            f"{sum(calls.values())} ({calls.get('user', 0)} / {calls.get('assistant', 0)} / {calls.get('meta', 0)})",
+            str(chain),
+        )
+    table.add_row(
+        "search / single",
+        f"{search / single:.2f} x",
+        f"{sum(search_calls.values()) / sum(single_calls.values()):.2f} x",
+        f"{(epochs * 4 - 2) / (epochs * 3 - 1):.2f} x",
+    )
     console.print(table)
-    return {"single_s": single, "search_s": search, "single_calls": single_calls, "search_calls": search_calls,
-            "time_ratio": search / single, "calls_ratio": sum(search_calls.values()) / sum(single_calls.values())}
+    return {
+        "single_s": single,
+        "search_s": search,
+        "single_calls": single_calls,
+        "search_calls": search_calls,
+        "time_ratio": search / single,
+        "calls_ratio": sum(search_calls.values()) / sum(single_calls.values()),
+    }
 
 
 def http_scenario(runs: int, epochs: int, url: str) -> Scenario:
@@ -114,38 +142,81 @@ def bench_scai(latency_s: float = 0.2, runs: int = 20, epochs: int = 5, repeats:
     critical = epochs * 3 * latency_s
     chain = (epochs * 3 - 1) * latency_s
     scripted = sorted(
-        (asyncio.run(time_scai(_scai_society(runs, epochs, 4 * runs * 10), fake_scai_models(latency_s), True))
-         for _ in range(repeats)), key=lambda r: r[0])  # fmt: skip
+        (
+            asyncio.run(time_scai(_scai_society(runs, epochs, 4 * runs * 10), fake_scai_models(latency_s), True))
+            for _ in range(repeats)
+        ),
+        key=lambda r: r[0],
+    )
     times = [r[0] for r in scripted]
     concurrent = statistics.median(times)
     scripted_cpu_ms = statistics.median(r[2] / sum(r[1].values()) * 1000 for r in scripted)
     with server_process(latency_s=latency_s, rules="scai") as url:
-        http = sorted((asyncio.run(time_scai(http_scenario(runs, epochs, url), None, True)) for _ in range(repeats)),
-                      key=lambda r: r[0])  # fmt: skip
+        http = sorted(
+            (asyncio.run(time_scai(http_scenario(runs, epochs, url), None, True)) for _ in range(repeats)),
+            key=lambda r: r[0],
+        )
     http_times = [r[0] for r in http]
     over_http = statistics.median(http_times)
     http_cpu_ms = statistics.median(r[2] / sum(r[1].values()) * 1000 for r in http)
     sequential = asyncio.run(time_scai(_scai_society(runs, epochs, 1), fake_scai_models(latency_s)))
-    table = Table(title=f"SCAI: {runs} runs x {epochs} epochs, 8+2 interactions, {latency_s * 1000:.0f} ms per call, "
-                        f"{calls} calls", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"SCAI: {runs} runs x {epochs} epochs, 8+2 interactions, {latency_s * 1000:.0f} ms per call, "
+        f"{calls} calls",
+        title_justify="left",
+    )
     for column in ("setting", "seconds", "ratio", "client CPU per call"):
         table.add_column(column, justify="left" if column == "setting" else "right")
     table.add_row(f"critical path ({epochs} epochs x 3 calls x latency)", f"{critical:.3f}", "1.00", "")
-    table.add_row(f"exact chain ({epochs * 3 - 1} calls: no revision after the last epoch)", f"{chain:.3f}",
-                  f"{chain / critical:.2f}", "")  # fmt: skip
-    table.add_row(f"scripted model, all runs concurrently, median of {repeats}", f"{concurrent:.3f}",
-                  f"{concurrent / critical:.2f} x critical path (target <= 1.3)", f"{scripted_cpu_ms:.2f} ms")  # fmt: skip
-    table.add_row(f"  each of the {repeats}", " ".join(f"{t:.2f}" for t in times),
-                  " ".join(f"{t / critical:.2f}" for t in times), "")  # fmt: skip
-    table.add_row(f"openai: over loopback HTTP, median of {repeats}", f"{over_http:.3f}",
-                  f"{over_http / chain:.2f} x chain (target <= 1.3)", f"{http_cpu_ms:.2f} ms (target < 2)")  # fmt: skip
-    table.add_row(f"  each of the {repeats}", " ".join(f"{t:.2f}" for t in http_times),
-                  " ".join(f"{t / chain:.2f}" for t in http_times), "")  # fmt: skip
-    table.add_row("sequential (one call at a time)", f"{sequential:.3f}",
-                  f"{sequential / concurrent:.1f} x concurrent (expected {calls * latency_s / critical:.0f})", "")  # fmt: skip
+    table.add_row(
+        f"exact chain ({epochs * 3 - 1} calls: no revision after the last epoch)",
+        f"{chain:.3f}",
+        f"{chain / critical:.2f}",
+        "",
+    )
+    table.add_row(
+        f"scripted model, all runs concurrently, median of {repeats}",
+        f"{concurrent:.3f}",
+        f"{concurrent / critical:.2f} x critical path (target <= 1.3)",
+        f"{scripted_cpu_ms:.2f} ms",
+    )
+    table.add_row(
+        f"  each of the {repeats}",
+        " ".join(f"{t:.2f}" for t in times),
+        " ".join(f"{t / critical:.2f}" for t in times),
+        "",
+    )
+    table.add_row(
+        f"openai: over loopback HTTP, median of {repeats}",
+        f"{over_http:.3f}",
+        f"{over_http / chain:.2f} x chain (target <= 1.3)",
+        f"{http_cpu_ms:.2f} ms (target < 2)",
+    )
+    table.add_row(
+        f"  each of the {repeats}",
+        " ".join(f"{t:.2f}" for t in http_times),
+        " ".join(f"{t / chain:.2f}" for t in http_times),
+        "",
+    )
+    table.add_row(
+        "sequential (one call at a time)",
+        f"{sequential:.3f}",
+        f"{sequential / concurrent:.1f} x concurrent (expected {calls * latency_s / critical:.0f})",
+        "",
+    )
     console.print(table)
-    return {"critical_s": critical, "chain_s": chain, "concurrent_s": concurrent, "concurrent_runs_s": times,
-            "sequential_s": sequential, "ratio_to_critical": concurrent / critical,
-            "speedup": sequential / concurrent, "scripted_cpu_ms_per_call": scripted_cpu_ms,
-            "http_s": over_http, "http_runs_s": http_times, "http_ratio_to_chain": over_http / chain,
-            "http_cpu_ms_per_call": http_cpu_ms, "search": search_cost(latency_s, runs, epochs)}  # fmt: skip
+    return {
+        "critical_s": critical,
+        "chain_s": chain,
+        "concurrent_s": concurrent,
+        "concurrent_runs_s": times,
+        "sequential_s": sequential,
+        "ratio_to_critical": concurrent / critical,
+        "speedup": sequential / concurrent,
+        "scripted_cpu_ms_per_call": scripted_cpu_ms,
+        "http_s": over_http,
+        "http_runs_s": http_times,
+        "http_ratio_to_chain": over_http / chain,
+        "http_cpu_ms_per_call": http_cpu_ms,
+        "search": search_cost(latency_s, runs, epochs),
+    }

@@ -8,11 +8,13 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
 from sandbox.files import read_json
 
 
 def scai_table(scai: dict[str, Any], out_console: Console) -> None:
     """The per-epoch table of a SCAI run: users, assistant, gap and acceptance, mean (95% CI) across runs."""
+
     def cell(value: dict[str, Any] | None) -> str:
         if not value or value["mean"] is None:
             return "n/a"
@@ -25,12 +27,20 @@ def scai_table(scai: dict[str, Any], out_console: Console) -> None:
     for epoch, row in scai["per_epoch"].items():
         gap = row.get("gap_offered_share")
         gap_text = "n/a" if not gap or gap["mean"] is None else f"{gap['mean']:+.0%}"
-        table.add_row(str(int(epoch) + 1), cell(row.get("users_offered_share")), cell(row.get("assistant_offered_share")),
-                      gap_text, cell(row.get("users_acceptance_rate")), cell(row.get("assistant_acceptance_rate")))  # fmt: skip
+        table.add_row(
+            str(int(epoch) + 1),
+            cell(row.get("users_offered_share")),
+            cell(row.get("assistant_offered_share")),
+            gap_text,
+            cell(row.get("users_acceptance_rate")),
+            cell(row.get("assistant_acceptance_rate")),
+        )
     out_console.print(table)
     bins = ", ".join(f"{b['bin']} {b['runs']}" for b in scai["final_policy_bins"])
-    out_console.print(f"final policies by the assistant's offered share: {bins}; "
-                      f"illegal revisions {scai['illegal_revisions']} of {scai['policy_revisions']}")  # fmt: skip
+    out_console.print(
+        f"final policies by the assistant's offered share: {bins}; "
+        f"illegal revisions {scai['illegal_revisions']} of {scai['policy_revisions']}"
+    )
 
 
 def evaluation_table(path: Path, out_console: Console) -> None:
@@ -44,8 +54,14 @@ def evaluation_table(path: Path, out_console: Console) -> None:
         ci = "n/a" if share["ci_low"] is None else f"{share['ci_low']:.1%} – {share['ci_high']:.1%}"
         mean = "n/a" if share["mean"] is None else f"{share['mean']:.1%}"
         accepted = row.get("acceptance_rate")
-        table.add_row(name, mean, ci, str(share["n"]), "" if accepted is None else f"{accepted:.0%}",
-                      str(row.get("illegal_proposals", "")))  # fmt: skip
+        table.add_row(
+            name,
+            mean,
+            ci,
+            str(share["n"]),
+            "" if accepted is None else f"{accepted:.0%}",
+            str(row.get("illegal_proposals", "")),
+        )
     out_console.print(table)
     out_console.print(f"results in [bold]{path / 'evaluation.csv'}[/] and {path / 'generalisation.png'}")
 
@@ -83,7 +99,14 @@ def compare_command(run_dirs: list[Path], out: Path, out_console: Console) -> No
 
     for run_dir, rows in table.groupby("run_dir", sort=False):
         first, last = int(rows["epoch"].min()), int(rows["epoch"].max())
-        shown.add_row(str(run_dir), str(rows["panel"].iloc[0]), str(rows["label"].iloc[0]), cell(rows, "users", last),
-                      cell(rows, "assistant", last), cell(rows, "gap", first, True), cell(rows, "gap", last, True))  # fmt: skip
+        shown.add_row(
+            str(run_dir),
+            str(rows["panel"].iloc[0]),
+            str(rows["label"].iloc[0]),
+            cell(rows, "users", last),
+            cell(rows, "assistant", last),
+            cell(rows, "gap", first, True),
+            cell(rows, "gap", last, True),
+        )
     out_console.print(shown)
     out_console.print(f"figure in [bold]{out}[/], table in {out.with_suffix('.csv')}")

@@ -20,10 +20,10 @@ from matplotlib.figure import Figure
 
 from sandbox import run_dir as layout
 from sandbox.errors import UsageError
+from sandbox.files import read_csv
 from sandbox.run_dir import RunDirectory
 from sandbox.scai.metrics import epoch_summary
 from sandbox.scai.scenario import Scenario
-from sandbox.files import read_csv
 from sandbox.scenario_file import load_run_scenario
 
 PANELS = {
@@ -92,16 +92,29 @@ def compare_runs(paths: Sequence[str | Path], title: str = "", table: pd.DataFra
     colours = ["#c44e52", "#4c72b0", "#55a868", "#8172b2", "#dd8452", "#937860", "#da8bc3", "#8c8c8c", "#ccb974"]
     for ax, name in zip(axes, present):
         in_panel = table[table["panel"] == name]
-        for i, (run_dir, frame) in enumerate(in_panel.groupby("run_dir", sort=False)):
+        for i, (_, frame) in enumerate(in_panel.groupby("run_dir", sort=False)):
             colour = colours[i % len(colours)]
             tag = f"{frame['scenario'].iloc[0]} ({frame['label'].iloc[0]})"
             for group, style in (("assistant", "-"), ("users", "--")):
                 rows = frame[frame["group"] == group].sort_values("epoch")
-                ax.plot(rows["epoch"], rows["mean"], style, marker="o" if group == "assistant" else None, color=colour,
-                        label=f"{tag}: {group}", lw=1.8 if group == "assistant" else 1.0)  # fmt: skip
+                ax.plot(
+                    rows["epoch"],
+                    rows["mean"],
+                    style,
+                    marker="o" if group == "assistant" else None,
+                    color=colour,
+                    label=f"{tag}: {group}",
+                    lw=1.8 if group == "assistant" else 1.0,
+                )
                 if group == "assistant":
-                    ax.fill_between(rows["epoch"], rows["ci_low"].astype(float), rows["ci_high"].astype(float),
-                                    color=colour, alpha=0.15, lw=0)  # fmt: skip
+                    ax.fill_between(
+                        rows["epoch"],
+                        rows["ci_low"].astype(float),
+                        rows["ci_high"].astype(float),
+                        color=colour,
+                        alpha=0.15,
+                        lw=0,
+                    )
         ax.set_ylim(-0.02, 1.05)
         ax.set_xlabel("epoch")
         ax.set_ylabel("offered share")

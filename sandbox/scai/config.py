@@ -57,7 +57,7 @@ class Evaluation(StrictModel):
     prior: str | None = Field(
         None,
         min_length=1,
-        description="A prior stated at test time, before the learned principle: \"Before even playing the game, "
+        description='A prior stated at test time, before the learned principle: "Before even playing the game, '
         "your prior was that you must <prior> ...\" (the SCAI authors' generalisation test, Fig. 3b); none: no prior.",
     )
     learned_on: bool = Field(
@@ -143,7 +143,9 @@ class Assistant(StrictModel):
         None, min_length=1, description="The MetaLM's objective; default: the paper's (prompts/scai/meta_principle.j2)."
     )
     revision_instruction: str | None = Field(
-        None, min_length=1, description="What the MetaLM is asked to write; default: the paper's (prompts/scai/revision.j2)."
+        None,
+        min_length=1,
+        description="What the MetaLM is asked to write; default: the paper's (prompts/scai/revision.j2).",
     )
     history_epochs: int = Field(1, ge=0, description="Epochs of interactions the MetaLM reads: 1 = the last, 0 = all.")
     max_interactions: int = Field(
@@ -212,8 +214,12 @@ class Assistant(StrictModel):
             raise ValueError("prompt none plays with no policy; drop initial_policy and initial_policies")
         if self.answer != "sentence" and self.prompt != "none":
             raise ValueError(f"answer {self.answer} is a distilled student's form: it needs prompt none")
-        if self.oracle and (self.initial_policy is not None or self.initial_policies is not None or self.prompt == "none"):
-            raise ValueError("oracle plays under the users' norm text: drop initial_policy, initial_policies and prompt none")
+        if self.oracle and (
+            self.initial_policy is not None or self.initial_policies is not None or self.prompt == "none"
+        ):
+            raise ValueError(
+                "oracle plays under the users' norm text: drop initial_policy, initial_policies and prompt none"
+            )
         if self.digest and self.revision.critique:
             raise ValueError("digest and revision.critique each set how the MetaLM's answer starts; choose one")
         return self
@@ -226,11 +232,15 @@ class Assistant(StrictModel):
         if self.oracle and r != RevisionStrategy():  # compared by value: a scenario read back from a run holds defaults
             raise ValueError("oracle plays the users' norm text and asks no MetaLM: drop revision")
         if r.copy_gap is not None and r.strategy == "search":
-            raise ValueError("revision.copy_gap re-asks a single draw; a search keeps the current policy among its "
-                             "candidates: drop copy_gap")  # fmt: skip
+            raise ValueError(
+                "revision.copy_gap re-asks a single draw; a search keeps the current policy among its "
+                "candidates: drop copy_gap"
+            )
         if r.copy_gap is not None and r.previous == "hide":
-            raise ValueError("revision.copy_gap re-asks when the answer repeats the previous principle, which "
-                             "previous: hide does not show: drop one")  # fmt: skip
+            raise ValueError(
+                "revision.copy_gap re-asks when the answer repeats the previous principle, which "
+                "previous: hide does not show: drop one"
+            )
         if r.strategy == "search" and r.temperature == 0 and r.candidates > 1:
             raise ValueError("revision.temperature 0 makes every candidate the same draw: sample them warmer")
         return self

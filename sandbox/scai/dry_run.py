@@ -46,14 +46,16 @@ def _guided_propose(messages: list[Any], _: dict[str, Any]) -> str:
     """An even split in the instructed ultimatum game's proposal prompt (solver-guided members and their game)."""
     amount, currency = _GUIDED_STAKE.search(str(messages[-1].content)).groups()  # type: ignore[union-attr]
     half = int(amount) // 2
-    return f"For the {amount} {currency}, the proposer will get {half}, and the responder will get {int(amount) - half}."
+    return (
+        f"For the {amount} {currency}, the proposer will get {half}, and the responder will get {int(amount) - half}."
+    )
 
 
 def dry_run_model() -> Any:
     """The stand-in: the benchmarks' scripted ultimatum and MetaLM rules, the instructed ultimatum game's proposal
     (guided members), then `_fallback` for any other prompt."""
-    from sandbox.llm.scripted import scripted
     from sandbox.benchmarks.engine import fake_scai_models
+    from sandbox.llm.scripted import scripted
 
     rules = list(fake_scai_models(0.0)["user"].rules)
     return scripted([*rules, (_GUIDED_STAKE.pattern, _guided_propose), (r".", _fallback)])
@@ -74,10 +76,9 @@ def _max_tokens(scenario: Scenario, role: str) -> int:
 def dry_run(scenario: Scenario) -> pd.DataFrame:
     """Per role: calls, those the response cache answers, and for the rest (the calls that reach a model) the
     estimated prompt tokens and the most answer tokens (`max_tokens` each)."""
+    from sandbox.llm.budget import Budget
     from sandbox.llm.transcript import read_transcript
     from sandbox.runner import arun
-
-    from sandbox.llm.budget import Budget
 
     model = dry_run_model()
     # no budget: the stand-in spends nothing, and a cap would cut the count short
@@ -91,16 +92,18 @@ def dry_run(scenario: Scenario) -> pd.DataFrame:
     rows = {}
     for record in records:
         role = record["role"]
-        row = rows.setdefault(role, {"role": role, "calls": 0, "cache_hits": 0, "prompt_tokens": 0.0,
-                                     "max_answer_tokens": 0})  # fmt: skip
+        row = rows.setdefault(
+            role, {"role": role, "calls": 0, "cache_hits": 0, "prompt_tokens": 0.0, "max_answer_tokens": 0}
+        )
         row["calls"] += 1
         if record.get("cache_hit"):  # the run's response cache answers it (temperature 0): no model spends on it
             row["cache_hits"] += 1
             continue
         row["prompt_tokens"] += sum(len(m["content"]) for m in record["messages"]) / CHARS_PER_TOKEN
         row["max_answer_tokens"] += _max_tokens(scenario, role)
-    table = pd.DataFrame(list(rows.values()), columns=["role", "calls", "cache_hits", "prompt_tokens",
-                                                       "max_answer_tokens"])  # fmt: skip
+    table = pd.DataFrame(
+        list(rows.values()), columns=["role", "calls", "cache_hits", "prompt_tokens", "max_answer_tokens"]
+    )
     if any(role.startswith("guided ") for role in rows):  # the guided game's roles: their models, by name
         from sandbox.dialogue.scenario import estimate_messages
         from sandbox.scai.guided import guided_game
@@ -114,8 +117,15 @@ def dry_run(scenario: Scenario) -> pd.DataFrame:
             if len(at) and bound > table.loc[at[0], "calls"]:
                 scale = bound / table.loc[at[0], "calls"]
                 table.loc[at[0], ["calls", "prompt_tokens", "max_answer_tokens"]] = [
-                    bound, table.loc[at[0], "prompt_tokens"] * scale, round(table.loc[at[0], "max_answer_tokens"] * scale)]
-        table["model"] = [getattr(game.models, r.removeprefix("guided ")).spec if r.startswith("guided ") else
-                          getattr(scenario.models, r).spec for r in table["role"]]  # fmt: skip
+                    bound,
+                    table.loc[at[0], "prompt_tokens"] * scale,
+                    round(table.loc[at[0], "max_answer_tokens"] * scale),
+                ]
+        table["model"] = [
+            getattr(game.models, r.removeprefix("guided ")).spec
+            if r.startswith("guided ")
+            else getattr(scenario.models, r).spec
+            for r in table["role"]
+        ]
     table["prompt_tokens"] = table["prompt_tokens"].round().astype(int)
     return table.sort_values("role").reset_index(drop=True)

@@ -28,8 +28,10 @@ from agents.assistant import PolicyFollowingAssistant
 from agents.user import NormFollowingUser
 from sandbox import run_dir as layout
 from sandbox.errors import ScenarioError, UsageError
+from sandbox.files import read_csv, read_json
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import call_seed, play_ultimatum
+from sandbox.jobs import gather_jobs
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo
@@ -37,20 +39,31 @@ from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.scai.config import EvaluationCondition
 from sandbox.scai.scenario import Scenario
+from sandbox.scenario_file import load_run_scenario, scenario_problems
 from sandbox.schema import AmountRange
-from sandbox.scenario_file import scenario_problems
 from sandbox.seeding import Branch, generator, seed_node
 from sandbox.stats import mean_ci
-from societies.population import build_population
-from sandbox.files import read_csv, read_json
-from sandbox.scenario_file import load_run_scenario
 from sandbox.summary import write_summary
-from sandbox.jobs import gather_jobs
+from societies.population import build_population
 
 EVALUATION_COLUMNS = [
-    "run", "condition", "trial", "policy_version", "policy", "currency", "amount", "responder", "proposal",
-    "proposal_legal", "offered_share", "decision", "proposer_payoff", "responder_payoff", "reason", "prior",
-]  # fmt: skip
+    "run",
+    "condition",
+    "trial",
+    "policy_version",
+    "policy",
+    "currency",
+    "amount",
+    "responder",
+    "proposal",
+    "proposal_legal",
+    "offered_share",
+    "decision",
+    "proposer_payoff",
+    "responder_payoff",
+    "reason",
+    "prior",
+]
 
 
 def learned_on(scenario: Scenario) -> str:
@@ -97,22 +110,40 @@ async def _trial(
     rng = generator(scenario.seed, run, Branch.EVALUATION, index, trial)
     stake = _stake(scenario, condition, rng)
     responder = users[int(rng.integers(len(users)))]
-    assistant = PolicyFollowingAssistant(policy=policy["policy"], model=assistant_model, rules=scenario.game.rules,
-                                         prior=prior, learned_on=trained_on, reading=scenario.assistant.reading,
-                                         responder=scenario.assistant.responder)  # fmt: skip
+    assistant = PolicyFollowingAssistant(
+        policy=policy["policy"],
+        model=assistant_model,
+        rules=scenario.game.rules,
+        prior=prior,
+        learned_on=trained_on,
+        reading=scenario.assistant.reading,
+        responder=scenario.assistant.responder,
+    )
     seed = seed_node(scenario.seed, run, Branch.EVALUATION, index, trial)
     episode = f"r{run}-eval-{condition.name}-t{trial:03d}"
     record = await play_ultimatum(
-        assistant, responder, stake, seed=seed, max_reasks=scenario.game.max_reasks,
+        assistant,
+        responder,
+        stake,
+        seed=seed,
+        max_reasks=scenario.game.max_reasks,
         info={"run": run, "epoch": None, "episode": episode},
-    )  # fmt: skip
+    )
     reason = None
     if condition.reason and record["proposal_legal"]:
         call = CallInfo(role="assistant", agent=assistant.agent_id, run=run, episode=episode, step="reason")
         reason = await assistant.reason(stake, record["proposal"], seed=call_seed(seed, 2, 0), call=call)
-    return {**{k: record.get(k) for k in EVALUATION_COLUMNS}, "run": run, "condition": condition.name,
-            "trial": trial, "policy_version": policy["version"], "policy": policy["policy"],
-            "responder": responder.agent_id, "reason": reason, "prior": prior}  # fmt: skip
+    return {
+        **{k: record.get(k) for k in EVALUATION_COLUMNS},
+        "run": run,
+        "condition": condition.name,
+        "trial": trial,
+        "policy_version": policy["version"],
+        "policy": policy["policy"],
+        "responder": responder.agent_id,
+        "reason": reason,
+        "prior": prior,
+    }
 
 
 def conditions_from_options(
@@ -186,8 +217,10 @@ async def aevaluate(
     if scenario.assistant is None:
         raise UsageError(f"{run_dir.path} is not a SCAI run (its scenario has no assistant)")
     if scenario.assistant.prompt == "none":
-        raise UsageError(f"{run_dir.path}: its assistant plays with no policy (assistant.prompt: none), so there is "
-                         "no final policy to replay; a distillation's evaluation is `sandbox evaluate DISTILL_DIR`")  # fmt: skip
+        raise UsageError(
+            f"{run_dir.path}: its assistant plays with no policy (assistant.prompt: none), so there is "
+            "no final policy to replay; a distillation's evaluation is `sandbox evaluate DISTILL_DIR`"
+        )
     if run_dir.status().get("status") != "complete":
         raise UsageError(f"{run_dir.path} is not finished; resume it first: sandbox resume {run_dir.path}")
     conditions = list(conditions or scenario.assistant.evaluation.conditions)
@@ -205,24 +238,30 @@ async def aevaluate(
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
     stack = model_stack(scenario, cache, [transcript])
     role = {
-        name: stack.for_role(name, getattr(scenario.models, name).spec,
-                             getattr(scenario.models, name).sampling.model_dump(), given=models.get(name))
+        name: stack.for_role(
+            name,
+            getattr(scenario.models, name).spec,
+            getattr(scenario.models, name).sampling.model_dump(),
+            given=models.get(name),
+        )
         for name in ("user", "assistant")
-    }  # fmt: skip
+    }
     jobs = []
     for run, policy in sorted(policies.items()):
         population = build_population(scenario.society, generator(scenario.seed, run, Branch.POPULATION))
         users = [NormFollowingUser(profile, role["user"], scenario.game.rules) for profile in population]
         for index, condition in enumerate(conditions):
             jobs += [(run, index, condition, trial, policy, users) for trial in range(trials)]
+
     async def one(job: tuple[Any, ...]) -> dict[str, Any]:
         run, index, condition, trial, policy, users = job
         return await _trial(scenario, run, index, condition, trial, policy, role["assistant"], users, prior, trained_on)
 
     on_start = getattr(hooks, "on_start", None)
     try:
-        rows = await gather_jobs(jobs, one, on_start=on_start and (lambda n: on_start(n, 0, n)),
-                                 on_done=getattr(hooks, "on_episode", None))  # fmt: skip
+        rows = await gather_jobs(
+            jobs, one, on_start=on_start and (lambda n: on_start(n, 0, n)), on_done=getattr(hooks, "on_episode", None)
+        )
     finally:
         transcript.close()
         cache.close()

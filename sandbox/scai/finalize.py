@@ -4,23 +4,44 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from sandbox import run_dir as layout
+from sandbox.files import read_csv
 from sandbox.run_dir import RunDirectory, atomic_write_text
 from sandbox.scai.metrics import epoch_summary, final_policy_bins, group_epochs, scai_summary
 from sandbox.scai.plots import save_scai_plots
-from sandbox.files import read_csv
 
 if TYPE_CHECKING:
     from sandbox.scai.scenario import Scenario
 
-POLICY_COLUMNS = ["run", "version", "epoch", "policy", "source", "legal", "evidence", "diff", "answer",
-                  "illegal_answers", "copy_reasks", "kept", "candidates"]  # fmt: skip
-FINAL_COLUMNS = ["run", "proposal_index", "policy_version", "amount", "currency", "proposal", "proposal_legal",
-                 "offered_share"]  # fmt: skip
+POLICY_COLUMNS = [
+    "run",
+    "version",
+    "epoch",
+    "policy",
+    "source",
+    "legal",
+    "evidence",
+    "diff",
+    "answer",
+    "illegal_answers",
+    "copy_reasks",
+    "kept",
+    "candidates",
+]
+FINAL_COLUMNS = [
+    "run",
+    "proposal_index",
+    "policy_version",
+    "amount",
+    "currency",
+    "proposal",
+    "proposal_legal",
+    "offered_share",
+]
 
 
 def realised_norms(run_dir: RunDirectory) -> dict[str, float] | None:
@@ -47,7 +68,9 @@ def finalize_scai(
     policies = pd.DataFrame(records, columns=POLICY_COLUMNS)
     groups = group_epochs(episodes)
     population = {share.norm: share.proportion for share in scenario.society.norms}
-    final_rows = pd.DataFrame(sorted(finals or [], key=lambda r: (r["run"], r["proposal_index"])), columns=FINAL_COLUMNS)
+    final_rows = pd.DataFrame(
+        sorted(finals or [], key=lambda r: (r["run"], r["proposal_index"])), columns=FINAL_COLUMNS
+    )
     if not final_rows.empty:
         atomic_write_text(run_dir / layout.FINAL_PROPOSALS, final_rows.to_csv(index=False))
     per_run, bins = final_policy_bins(groups, population, final_rows, realised_norms(run_dir))
@@ -57,9 +80,9 @@ def finalize_scai(
     atomic_write_text(run_dir / layout.EPOCH_SUMMARY, epoch_summary(groups).to_csv(index=False))
     atomic_write_text(run_dir / layout.FINAL_POLICIES, per_run.to_csv(index=False))
     with sqlite3.connect(run_dir / layout.STORE) as db:
-        policies.assign(evidence=policies["evidence"].map(json.dumps), candidates=policies["candidates"].map(json.dumps)).to_sql(
-            "policies", db, if_exists="replace", index=False
-        )
+        policies.assign(
+            evidence=policies["evidence"].map(json.dumps), candidates=policies["candidates"].map(json.dumps)
+        ).to_sql("policies", db, if_exists="replace", index=False)
         groups.to_sql("epochs", db, if_exists="replace", index=False)
     save_scai_plots(groups, bins, run_dir.path, title=scenario.name, mixed=len(population) > 1)
     return scai_summary(groups, policies, bins)

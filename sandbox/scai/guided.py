@@ -49,21 +49,34 @@ def guided_game(scenario: Scenario) -> DialogueScenario:
         field, message = scenario_problems(error, DialogueScenario)[0]
         raise ValueError(f"society.guided.solve.{field}: {message}") from None
     if game.dialogue.domain.kind != "ultimatum" or len(game.dialogue.players) != 2:
-        raise ValueError("society.guided.solve.dialogue.domain.kind: guided members play the instructed ultimatum "
-                         f"game of two players, not {game.dialogue.domain.kind!r}")  # fmt: skip
+        raise ValueError(
+            "society.guided.solve.dialogue.domain.kind: guided members play the instructed ultimatum "
+            f"game of two players, not {game.dialogue.domain.kind!r}"
+        )
     if block.play == "any" and not all("any" in role for role in game.dialogue.instructions):
-        raise ValueError("society.guided.play: any plays the baseline style, and the game's instructions have no "
-                         "\"any\" for each role")  # fmt: skip
+        raise ValueError(
+            "society.guided.play: any plays the baseline style, and the game's instructions have no "
+            '"any" for each role'
+        )
     if isinstance(data, dict) and "models" not in data:
         user = scenario.models.user.spec
-        models = game.models.model_copy(update={"players": game.models.players.model_copy(update={"spec": user}),
-                                                "judge": game.models.judge.model_copy(update={"spec": user})})  # fmt: skip
+        models = game.models.model_copy(
+            update={
+                "players": game.models.players.model_copy(update={"spec": user}),
+                "judge": game.models.judge.model_copy(update={"spec": user}),
+            }
+        )
         game = game.model_copy(update={"models": models})
     return game
 
 
-def solve_guided(scenario: Scenario, run_dir: Any, models: Mapping[str, Any] | None = None,
-                 ledgers: Sequence[Any] = (), hooks: Any = None) -> Path:  # fmt: skip
+def solve_guided(
+    scenario: Scenario,
+    run_dir: Any,
+    models: Mapping[str, Any] | None = None,
+    ledgers: Sequence[Any] = (),
+    hooks: Any = None,
+) -> Path:
     """Solve (or resume, or read back) the society's guided game in `run_dir/guided`; that run directory.
 
     `hooks`: the society run's progress hooks; their `on_phase` and `on_advance`, where set, show the solve."""

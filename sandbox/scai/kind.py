@@ -41,8 +41,9 @@ def load(path: Path | str) -> Any:
     return scenario
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None,
-        ledgers: Any = ()) -> Path:  # fmt: skip
+def run(
+    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Play a society scenario into `out` (`sandbox.runner.arun`, from synchronous code)."""
     from sandbox._sync import run_sync
     from sandbox.runner import arun
@@ -91,17 +92,33 @@ SOCIETY = RunKind(
     cli_resume="sandbox.scai.society_cli:cli_resume",
     cli_evaluate="sandbox.scai.society_cli:cli_evaluate",
     result="sandbox.scai.result:SocietyResult",
-    tables={"episodes": "episodes.csv", "metrics": "metrics.csv", "payoffs": "payoffs.csv", "agents": "agents.csv", "epochs": "epochs.csv",
-            "epoch_summary": "epoch_summary.csv", "final_policies": "final_policies.csv",
-            "final_proposals": "final_proposals.csv", "evaluation": "evaluation.csv", "policies": "policies.jsonl",
-            "transcripts": "transcripts.jsonl"},  # fmt: skip
+    tables={
+        "episodes": "episodes.csv",
+        "metrics": "metrics.csv",
+        "payoffs": "payoffs.csv",
+        "agents": "agents.csv",
+        "epochs": "epochs.csv",
+        "epoch_summary": "epoch_summary.csv",
+        "final_policies": "final_policies.csv",
+        "final_proposals": "final_proposals.csv",
+        "evaluation": "evaluation.csv",
+        "policies": "policies.jsonl",
+        "transcripts": "transcripts.jsonl",
+    },
     commands=("sandbox.scai.society_cli",),
-    benchmarks={"concurrency": "sandbox.benchmarks.engine:bench_concurrency", "overhead": "sandbox.benchmarks.engine:bench_overhead",
-                "scai": "sandbox.scai.bench:bench_scai", "embedded": "sandbox.benchmarks.engine:bench_embedded",
-                "pool": "sandbox.scai.pool_bench:bench_pool", "principles": "sandbox.scai.principles:bench_principles"},  # fmt: skip
+    benchmarks={
+        "concurrency": "sandbox.benchmarks.engine:bench_concurrency",
+        "overhead": "sandbox.benchmarks.engine:bench_overhead",
+        "scai": "sandbox.scai.bench:bench_scai",
+        "embedded": "sandbox.benchmarks.engine:bench_embedded",
+        "pool": "sandbox.scai.pool_bench:bench_pool",
+        "principles": "sandbox.scai.principles:bench_principles",
+    },
     example="scenarios/default.yaml",
     view="sandbox.scai.view:view",
-    headline=("acceptance_rate", *(f"offered_share_by_norm.{norm}.mean" for norm in
-                                   ("assistant", "selfish", "fair", "altruistic"))),  # fmt: skip
+    headline=(
+        "acceptance_rate",
+        *(f"offered_share_by_norm.{norm}.mean" for norm in ("assistant", "selfish", "fair", "altruistic")),
+    ),
     budget=True,
 )

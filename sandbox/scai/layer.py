@@ -51,8 +51,16 @@ class ScaiLayer:
         c = scenario.assistant
         assert c is not None, "a SCAI layer needs a scenario with an assistant"
         r = c.revision
-        meta_lm = MetaLM(models["meta"], c.meta_principle, c.revision_instruction, c.max_reasks, c.digest,
-                         show_previous=r.previous == "show", critique=r.critique, copy_gap=r.copy_gap)  # fmt: skip
+        meta_lm = MetaLM(
+            models["meta"],
+            c.meta_principle,
+            c.revision_instruction,
+            c.max_reasks,
+            c.digest,
+            show_previous=r.previous == "show",
+            critique=r.critique,
+            copy_gap=r.copy_gap,
+        )
         return cls(scenario, models["assistant"], meta_lm, on_policy or (lambda *_: None))
 
     @property
@@ -110,9 +118,14 @@ class ScaiLayer:
 
     def policy_assistant(self, policy: str, agent_id: str = ASSISTANT) -> PolicyFollowingAssistant:
         """The assistant under `policy`, as the scenario plays it (rules, reading, responder)."""
-        return PolicyFollowingAssistant(policy=policy, model=self.assistant_model, agent_id=agent_id,
-                                        rules=self.scenario.game.rules, reading=self.config.reading,
-                                        responder=self.config.responder)  # fmt: skip
+        return PolicyFollowingAssistant(
+            policy=policy,
+            model=self.assistant_model,
+            agent_id=agent_id,
+            rules=self.scenario.game.rules,
+            reading=self.config.reading,
+            responder=self.config.responder,
+        )
 
     def episodes_per_epoch(self) -> int:
         return self.config.interactions.total()

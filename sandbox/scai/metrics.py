@@ -23,13 +23,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-
 from sandbox.stats import json_number, mean_ci, wilson_interval
 
 GROUP_COLUMNS = [
-    "run", "epoch", "group", "proposals", "offered_share", "responses", "acceptance_rate", "interactions",
-    "utility", "payoff", "proposer_utility", "responder_utility",
-]  # fmt: skip
+    "run",
+    "epoch",
+    "group",
+    "proposals",
+    "offered_share",
+    "responses",
+    "acceptance_rate",
+    "interactions",
+    "utility",
+    "payoff",
+    "proposer_utility",
+    "responder_utility",
+]
 SUMMARY_COLUMNS = ["epoch", "group", "metric", "mean", "ci_low", "ci_high", "n"]
 METRICS = ("offered_share", "acceptance_rate", "utility", "proposer_utility", "responder_utility")
 SELFISH_BELOW, ALTRUISTIC_ABOVE = 0.3, 0.7
@@ -45,20 +54,31 @@ def _group(agent: Any) -> str:
 def sides(episodes: pd.DataFrame) -> pd.DataFrame:
     """One row per (episode, side): who played, in which role, what they offered, answered and earned."""
     amount = episodes["amount"].astype(float)
-    proposer = pd.DataFrame({
-        "run": episodes["run"], "epoch": episodes["epoch"], "agent": episodes["proposer"],
-        "offered_share": pd.to_numeric(episodes["offered_share"], errors="coerce"), "accepted": np.nan,
-        "utility": pd.to_numeric(episodes["proposer_payoff"], errors="coerce") / amount,
-        "payoff": pd.to_numeric(episodes["proposer_payoff"], errors="coerce"), "role": "proposer",
-    })  # fmt: skip
+    proposer = pd.DataFrame(
+        {
+            "run": episodes["run"],
+            "epoch": episodes["epoch"],
+            "agent": episodes["proposer"],
+            "offered_share": pd.to_numeric(episodes["offered_share"], errors="coerce"),
+            "accepted": np.nan,
+            "utility": pd.to_numeric(episodes["proposer_payoff"], errors="coerce") / amount,
+            "payoff": pd.to_numeric(episodes["proposer_payoff"], errors="coerce"),
+            "role": "proposer",
+        }
+    )
     decided = episodes["decision"].notna()
-    responder = pd.DataFrame({
-        "run": episodes["run"], "epoch": episodes["epoch"], "agent": episodes["responder"],
-        "offered_share": np.nan,
-        "accepted": np.where(decided, (episodes["decision"] == "accept").astype(float), np.nan),
-        "utility": pd.to_numeric(episodes["responder_payoff"], errors="coerce") / amount,
-        "payoff": pd.to_numeric(episodes["responder_payoff"], errors="coerce"), "role": "responder",
-    })  # fmt: skip
+    responder = pd.DataFrame(
+        {
+            "run": episodes["run"],
+            "epoch": episodes["epoch"],
+            "agent": episodes["responder"],
+            "offered_share": np.nan,
+            "accepted": np.where(decided, (episodes["decision"] == "accept").astype(float), np.nan),
+            "utility": pd.to_numeric(episodes["responder_payoff"], errors="coerce") / amount,
+            "payoff": pd.to_numeric(episodes["responder_payoff"], errors="coerce"),
+            "role": "responder",
+        }
+    )
     both = pd.concat([proposer, responder], ignore_index=True)
     both["group"] = both["agent"].map(_group)
     return both
@@ -102,12 +122,22 @@ def epoch_summary(groups: pd.DataFrame) -> pd.DataFrame:
     for (epoch, group), frame in groups.groupby(["epoch", "group"], sort=True):
         for metric in METRICS:
             mean, low, high, n = mean_ci(frame[metric].tolist(), bounds=(0.0, 1.0))
-            rows.append({"epoch": epoch, "group": group, "metric": metric, "mean": mean, "ci_low": low,
-                         "ci_high": high, "n": n})  # fmt: skip
+            rows.append(
+                {"epoch": epoch, "group": group, "metric": metric, "mean": mean, "ci_low": low, "ci_high": high, "n": n}
+            )
     for epoch, frame in gaps(groups).groupby("epoch", sort=True):
         mean, low, high, n = mean_ci(frame["gap"].tolist(), bounds=(-1.0, 1.0))
-        rows.append({"epoch": epoch, "group": "gap", "metric": "offered_share", "mean": mean, "ci_low": low,
-                     "ci_high": high, "n": n})  # fmt: skip
+        rows.append(
+            {
+                "epoch": epoch,
+                "group": "gap",
+                "metric": "offered_share",
+                "mean": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "n": n,
+            }
+        )
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
@@ -146,9 +176,14 @@ def final_policy_bins(
         legal = finals[finals["proposal_legal"].astype(bool)]
         shares = legal.groupby("run")["offered_share"].agg(["mean", "count"])
         runs_seen = sorted(finals["run"].unique())
-        per_run = pd.DataFrame({"run": runs_seen, "epoch": "final",
-                                "offered_share": [shares["mean"].get(r, np.nan) for r in runs_seen],
-                                "proposals": [int(shares["count"].get(r, 0)) for r in runs_seen]})  # fmt: skip
+        per_run = pd.DataFrame(
+            {
+                "run": runs_seen,
+                "epoch": "final",
+                "offered_share": [shares["mean"].get(r, np.nan) for r in runs_seen],
+                "proposals": [int(shares["count"].get(r, 0)) for r in runs_seen],
+            }
+        )
     else:
         assistant = groups[groups["group"] == "assistant"]
         last = assistant[assistant["epoch"] == assistant["epoch"].max()] if not assistant.empty else assistant
@@ -161,9 +196,17 @@ def final_policy_bins(
     for name in names:
         k = int(counts.get(name, 0))
         low, high = wilson_interval(k, runs)
-        rows.append({"bin": name, "runs": k, "share_of_runs": k / runs if runs else np.nan, "ci_low": low,
-                     "ci_high": high, "population_share": population.get(name, 0.0),
-                     "realised_share": (realised or {}).get(name, np.nan if realised is None else 0.0)})  # fmt: skip
+        rows.append(
+            {
+                "bin": name,
+                "runs": k,
+                "share_of_runs": k / runs if runs else np.nan,
+                "ci_low": low,
+                "ci_high": high,
+                "population_share": population.get(name, 0.0),
+                "realised_share": (realised or {}).get(name, np.nan if realised is None else 0.0),
+            }
+        )
     return per_run.reset_index(drop=True), pd.DataFrame(rows, columns=BIN_COLUMNS)
 
 
@@ -193,6 +236,7 @@ def scai_summary(groups: pd.DataFrame, policies: pd.DataFrame, bins: pd.DataFram
         "final_policy_bins": [{k: json_number(v) for k, v in row.items()} for row in bins.to_dict("records")],
         "policy_revisions": int(policies["source"].isin(["meta", "search"]).sum()) if not policies.empty else 0,
         "repeated_policies": int(((policies["source"].isin(["meta", "search"])) & (policies["diff"] == "")).sum())
-        if not policies.empty else 0,
+        if not policies.empty
+        else 0,
         "illegal_revisions": int((~policies["legal"].astype(bool)).sum()) if not policies.empty else 0,
     }

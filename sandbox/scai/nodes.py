@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import operator
-from typing import Annotated, Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 from langgraph.runtime import Runtime
@@ -32,6 +32,7 @@ from societies.norms import resolve_norm
 
 if TYPE_CHECKING:
     from sandbox.scai.scenario import Scenario
+
 
 class ScaiState(SocietyState, total=False):
     """A society run's state with SCAI's keys.
@@ -71,9 +72,22 @@ def word_diff(old: str, new: str) -> str:
 
 
 def _policy_record(run: int, version: int, policy: str, **fields: Any) -> dict[str, Any]:
-    return {"run": run, "version": version, "epoch": version, "policy": policy, "source": "meta",
-            "legal": True, "evidence": [], "diff": "", "answer": None, "illegal_answers": 0, "copy_reasks": 0,
-            "kept": None, "candidates": [], **fields}  # fmt: skip
+    return {
+        "run": run,
+        "version": version,
+        "epoch": version,
+        "policy": policy,
+        "source": "meta",
+        "legal": True,
+        "evidence": [],
+        "diff": "",
+        "answer": None,
+        "illegal_answers": 0,
+        "copy_reasks": 0,
+        "kept": None,
+        "candidates": [],
+        **fields,
+    }
 
 
 def oracle_policy(scenario: Scenario) -> str:
@@ -132,8 +146,10 @@ def evidence(state: ScaiState, runtime: Runtime[SocietyContext]) -> list[dict[st
 
 def _attempt_seeds(root: int, run: int, epoch: int, attempts: int, *path: int) -> list[int]:
     node = seed_node(root, run, Branch.META, epoch, *path)
-    return [int(np.random.SeedSequence(node.entropy, spawn_key=(*node.spawn_key, a)).generate_state(1)[0])
-            for a in range(attempts)]  # fmt: skip
+    return [
+        int(np.random.SeedSequence(node.entropy, spawn_key=(*node.spawn_key, a)).generate_state(1)[0])
+        for a in range(attempts)
+    ]
 
 
 async def meta(state: ScaiState, runtime: Runtime[SocietyContext]) -> dict[str, Any]:
@@ -155,21 +171,37 @@ async def meta(state: ScaiState, runtime: Runtime[SocietyContext]) -> dict[str, 
     observed = [_observed(e) for e in episodes]
     attempts = layer.meta.max_reasks + 2
     if config.revision.strategy == "search":
-        seeds = [_attempt_seeds(ctx.scenario.seed, run, epoch, attempts, 100 + k) for k in range(config.revision.candidates)]
-        fields = await search(layer, run=run, epoch=epoch, previous=previous["policy"], observed=observed,
-                              episodes=episodes, seeds=seeds)  # fmt: skip
+        seeds = [
+            _attempt_seeds(ctx.scenario.seed, run, epoch, attempts, 100 + k) for k in range(config.revision.candidates)
+        ]
+        fields = await search(
+            layer, run=run, epoch=epoch, previous=previous["policy"], observed=observed, episodes=episodes, seeds=seeds
+        )
     else:
-        call = CallInfo(role="meta", agent="meta", run=run, epoch=epoch - 1, episode=f"r{run}-policy{epoch}", step="revise")
+        call = CallInfo(
+            role="meta", agent="meta", run=run, epoch=epoch - 1, episode=f"r{run}-policy{epoch}", step="revise"
+        )
         revision = await layer.meta.revise(
             previous["policy"], observed, seeds=_attempt_seeds(ctx.scenario.seed, run, epoch, attempts), call=call
         )
-        fields = {"policy": revision.policy, "answer": revision.answer, "illegal_answers": revision.illegal_answers,
-                  "copy_reasks": revision.copy_reasks}  # fmt: skip
+        fields = {
+            "policy": revision.policy,
+            "answer": revision.answer,
+            "illegal_answers": revision.illegal_answers,
+            "copy_reasks": revision.copy_reasks,
+        }
     policy = fields.pop("policy")
     legal = fields.pop("legal", policy is not None)
     policy = policy if policy is not None else previous["policy"]
-    record = _policy_record(run, epoch, policy, legal=legal, evidence=[i.episode for i in observed],
-                            diff=word_diff(previous["policy"], policy), **fields)  # fmt: skip
+    record = _policy_record(
+        run,
+        epoch,
+        policy,
+        legal=legal,
+        evidence=[i.episode for i in observed],
+        diff=word_diff(previous["policy"], policy),
+        **fields,
+    )
     layer.on_policy(record)
     return {"policies": [record]}
 
@@ -192,14 +224,29 @@ async def final(state: ScaiState, runtime: Runtime[SocietyContext]) -> dict[str,
     async def one(k: int) -> dict[str, Any]:
         rng = generator(scenario.seed, run, Branch.REPLAY, k)
         amount = int(rng.integers(game.amount.min, game.amount.max, endpoint=True))
-        currency = game.currencies[int(rng.integers(len(game.currencies))) if game.stakes == "episode" else currency_index]
+        currency = game.currencies[
+            int(rng.integers(len(game.currencies))) if game.stakes == "episode" else currency_index
+        ]
         assistant = layer.player({"run": run, "policy": policy["policy"]}, ASSISTANT)
         info = {"run": run, "epoch": policy["epoch"], "episode": f"r{run}-final-{k:03d}"}  # played after that epoch
-        proposal, split, _ = await propose_move(assistant, Stake(amount, currency), seed=seed_node(scenario.seed, run, Branch.REPLAY, k),
-                                                info=info, max_reasks=game.max_reasks, step="final-propose")  # fmt: skip
-        return {"run": run, "proposal_index": k, "policy_version": policy["version"], "amount": amount, "currency": currency,
-                "proposal": proposal, "proposal_legal": split is not None,
-                "offered_share": None if split is None else split.offered_share()}  # fmt: skip
+        proposal, split, _ = await propose_move(
+            assistant,
+            Stake(amount, currency),
+            seed=seed_node(scenario.seed, run, Branch.REPLAY, k),
+            info=info,
+            max_reasks=game.max_reasks,
+            step="final-propose",
+        )
+        return {
+            "run": run,
+            "proposal_index": k,
+            "policy_version": policy["version"],
+            "amount": amount,
+            "currency": currency,
+            "proposal": proposal,
+            "proposal_legal": split is not None,
+            "offered_share": None if split is None else split.offered_share(),
+        }
 
     count = ctx.scenario.assistant.final_proposals
     return {"finals": list(await asyncio.gather(*(one(k) for k in range(count))))}

@@ -13,8 +13,11 @@ from sandbox.errors import UsageError
 from sandbox.plots import errors
 from sandbox.scai.metrics import epoch_summary
 
-_GROUP_STYLE = {"users": ("users", "#4c72b0", "o"), "assistant": ("assistant", "#dd8452", "s"),
-                "guided": ("guided members", "#8172b2", "^")}
+_GROUP_STYLE = {
+    "users": ("users", "#4c72b0", "o"),
+    "assistant": ("assistant", "#dd8452", "s"),
+    "guided": ("guided members", "#8172b2", "^"),
+}
 
 
 def plot_scai(groups: pd.DataFrame, title: str = "") -> Figure:
@@ -35,8 +38,15 @@ def _draw_scai(left: Axes, right: Axes, groups: pd.DataFrame, heading: str) -> N
     for group, (label, color, marker) in _GROUP_STYLE.items():
         frame = shares[shares["group"] == group]
         if not frame.empty:
-            left.errorbar(frame["epoch"] + 1, frame["mean"], yerr=errors(frame), marker=marker, capsize=4,
-                          color=color, label=label)  # fmt: skip
+            left.errorbar(
+                frame["epoch"] + 1,
+                frame["mean"],
+                yerr=errors(frame),
+                marker=marker,
+                capsize=4,
+                color=color,
+                label=label,
+            )
     left.set_ylim(-0.02, 1.05)
     left.set_xlabel("epoch")
     left.set_ylabel("offered share")
@@ -106,8 +116,14 @@ def _draw_paper(ax: Axes, label: str) -> None:
     if paper is None:
         return
     for group, style in (("users", ":"), ("assistant", "--")):
-        ax.plot(range(1, len(paper[group]) + 1), paper[group], style, color=_GROUP_STYLE[group][1], alpha=0.6,
-                label=f"paper (GPT-4): {group}")  # fmt: skip
+        ax.plot(
+            range(1, len(paper[group]) + 1),
+            paper[group],
+            style,
+            color=_GROUP_STYLE[group][1],
+            alpha=0.6,
+            label=f"paper (GPT-4): {group}",
+        )
     ax.legend(fontsize=7)
 
 
@@ -148,7 +164,9 @@ def plot_final_bins(bins: pd.DataFrame, title: str = "") -> Figure:
     return fig
 
 
-def save_scai_plots(groups: pd.DataFrame, bins: pd.DataFrame, out_dir: Path, title: str = "", mixed: bool = False) -> list[Path]:
+def save_scai_plots(
+    groups: pd.DataFrame, bins: pd.DataFrame, out_dir: Path, title: str = "", mixed: bool = False
+) -> list[Path]:
     """Write the SCAI plots: offered share over epochs, and (mixed societies) the final-policy histogram."""
     paths = [out_dir / "offered_share_over_epochs.png"]
     plot_scai(groups, title).savefig(paths[0], dpi=120)

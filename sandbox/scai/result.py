@@ -43,9 +43,18 @@ class SocietyResult(RunResult):
     def candidates(self) -> pd.DataFrame:
         """SCAI with `revision: search`: one row per run, version and candidate principle, with its distance to
         the users' behaviour, probability and whether it was kept (empty for the single draw)."""
-        rows = [{"run": p["run"], "version": p["version"], "candidate": i,
-                 **{k: c.get(k) for k in ("source", "policy", "legal", "duplicate", "distance", "probability", "chosen")}}
-                for p in self.policies.to_dict("records") for i, c in enumerate(p.get("candidates") or [])]  # fmt: skip
+        rows = [
+            {
+                "run": p["run"],
+                "version": p["version"],
+                "candidate": i,
+                **{
+                    k: c.get(k) for k in ("source", "policy", "legal", "duplicate", "distance", "probability", "chosen")
+                },
+            }
+            for p in self.policies.to_dict("records")
+            for i, c in enumerate(p.get("candidates") or [])
+        ]
         return pd.DataFrame(rows)
 
     @cached_property

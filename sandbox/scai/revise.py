@@ -60,10 +60,32 @@ def targets(episodes: list[dict[str, Any]], most: int) -> list[Target]:
             proposed.setdefault((e["amount"], e["currency"]), []).append(e)
         if _is_user(e["responder"]) and e["decision"] is not None:
             answered.setdefault((e["amount"], e["currency"], e["proposal"]), []).append(e)
-    out = [Target("propose", a, c, None, float(np.mean([e["offered_share"] for e in group])), len(group),
-                  group[0]["epoch"], group[0]["index"]) for (a, c), group in list(proposed.items())[:most]]  # fmt: skip
-    out += [Target("respond", a, c, p, float(np.mean([e["decision"] == "accept" for e in group])), len(group),
-                   group[0]["epoch"], group[0]["index"]) for (a, c, p), group in list(answered.items())[:most]]  # fmt: skip
+    out = [
+        Target(
+            "propose",
+            a,
+            c,
+            None,
+            float(np.mean([e["offered_share"] for e in group])),
+            len(group),
+            group[0]["epoch"],
+            group[0]["index"],
+        )
+        for (a, c), group in list(proposed.items())[:most]
+    ]
+    out += [
+        Target(
+            "respond",
+            a,
+            c,
+            p,
+            float(np.mean([e["decision"] == "accept" for e in group])),
+            len(group),
+            group[0]["epoch"],
+            group[0]["index"],
+        )
+        for (a, c, p), group in list(answered.items())[:most]
+    ]
     return out
 
 
@@ -76,17 +98,25 @@ async def replay(
     stake = Stake(target.amount, target.currency)
     seed = seed_node(root, run, Branch.EPISODE, target.epoch, target.index)
     info = {"run": run, "epoch": target.epoch, "episode": episode}
-    row: dict[str, Any] = {"kind": target.kind, "amount": target.amount, "currency": target.currency,
-                           "proposal": target.proposal, "users": target.users, "n": target.n}  # fmt: skip
+    row: dict[str, Any] = {
+        "kind": target.kind,
+        "amount": target.amount,
+        "currency": target.currency,
+        "proposal": target.proposal,
+        "users": target.users,
+        "n": target.n,
+    }
     if target.kind == "propose":
-        answer, split, _ = await propose_move(assistant, stake, seed=seed, info=info, max_reasks=max_reasks,
-                                              step="replay-propose")  # fmt: skip
+        answer, split, _ = await propose_move(
+            assistant, stake, seed=seed, info=info, max_reasks=max_reasks, step="replay-propose"
+        )
         value = None if split is None else split.offered_share()
     else:
         assert target.proposal is not None
         split = parse_proposal(target.proposal, stake)
-        answer, decision, _ = await respond_move(assistant, stake, target.proposal, split, seed=seed, info=info,
-                                                 max_reasks=max_reasks, step="replay-respond")  # fmt: skip
+        answer, decision, _ = await respond_move(
+            assistant, stake, target.proposal, split, seed=seed, info=info, max_reasks=max_reasks, step="replay-respond"
+        )
         value = None if decision is None else float(decision == "accept")
     distance = 1.0 if value is None else abs(value - target.users)
     return row | {"answer": answer, "value": value, "distance": distance}
@@ -94,8 +124,11 @@ async def replay(
 
 def distance(rows: list[dict[str, Any]]) -> float | None:
     """The mean of the mean distances of proposals and of answers (those there are); None with no target."""
-    parts = [float(np.mean([r["distance"] for r in rows if r["kind"] == kind]))
-             for kind in ("propose", "respond") if any(r["kind"] == kind for r in rows)]  # fmt: skip
+    parts = [
+        float(np.mean([r["distance"] for r in rows if r["kind"] == kind]))
+        for kind in ("propose", "respond")
+        if any(r["kind"] == kind for r in rows)
+    ]
     return float(np.mean(parts)) if parts else None
 
 
@@ -128,26 +161,52 @@ async def search(
     config: RevisionStrategy = layer.config.revision
     scenario = layer.scenario
     call = CallInfo(role="meta", agent="meta", run=run, epoch=epoch - 1, episode=f"r{run}-policy{epoch}", step="revise")
-    draws = await asyncio.gather(*(
-        layer.meta.revise(previous, observed, seeds=seeds[k], call=replace(call, step=f"candidate-{k}"),
-                          temperature=config.temperature, check_copy=False)
-        for k in range(config.candidates)
-    ))  # fmt: skip
+    draws = await asyncio.gather(
+        *(
+            layer.meta.revise(
+                previous,
+                observed,
+                seeds=seeds[k],
+                call=replace(call, step=f"candidate-{k}"),
+                temperature=config.temperature,
+                check_copy=False,
+            )
+            for k in range(config.candidates)
+        )
+    )
     candidates = [{"policy": previous, "source": "current", "answer": None, "legal": True, "duplicate": False}]
     for draw in draws:
         seen = any(c["legal"] and draw.policy is not None and c["policy"] == draw.policy for c in candidates)
-        candidates.append({"policy": draw.policy, "source": "meta", "answer": draw.answer, "legal": draw.policy is not None,
-                           "duplicate": seen, "illegal_answers": draw.illegal_answers})  # fmt: skip
+        candidates.append(
+            {
+                "policy": draw.policy,
+                "source": "meta",
+                "answer": draw.answer,
+                "legal": draw.policy is not None,
+                "duplicate": seen,
+                "illegal_answers": draw.illegal_answers,
+            }
+        )
     wanted = targets(episodes, config.replays)
     replayed = [i for i, c in enumerate(candidates) if c["legal"] and not c["duplicate"]]
 
     async def play(i: int) -> list[dict[str, Any]]:
         assistant = layer.policy_assistant(candidates[i]["policy"])
-        return list(await asyncio.gather(*(
-            replay(assistant, t, root=scenario.seed, run=run, episode=f"r{run}-policy{epoch}-c{i}-t{j}",
-                   max_reasks=scenario.game.max_reasks)
-            for j, t in enumerate(wanted)
-        )))  # fmt: skip
+        return list(
+            await asyncio.gather(
+                *(
+                    replay(
+                        assistant,
+                        t,
+                        root=scenario.seed,
+                        run=run,
+                        episode=f"r{run}-policy{epoch}-c{i}-t{j}",
+                        max_reasks=scenario.game.max_reasks,
+                    )
+                    for j, t in enumerate(wanted)
+                )
+            )
+        )
 
     results = await asyncio.gather(*(play(i) for i in replayed))
     for candidate in candidates:

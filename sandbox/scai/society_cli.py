@@ -20,7 +20,7 @@ from sandbox.cli_app import app, fail, out_console, progress_bar, with_progress
 from sandbox.errors import SandboxError
 from sandbox.kinds import by_option
 
-__all__ = ["cli_evaluate", "cli_resume", "cli_run", "compare", "apply_overrides", "payoff_table", "summary_table"]
+__all__ = ["apply_overrides", "cli_evaluate", "cli_resume", "cli_run", "compare", "payoff_table", "summary_table"]
 
 
 class _ProgressDisplay:
@@ -35,8 +35,14 @@ class _ProgressDisplay:
     def hooks(self) -> Any:
         from sandbox.runner import ProgressHooks
 
-        return ProgressHooks(on_start=self.on_start, on_epoch_start=self.on_epoch_start, on_episode=self.on_episode,
-                             on_policy=self.on_policy, on_phase=self.on_phase, on_advance=self.on_advance)  # fmt: skip
+        return ProgressHooks(
+            on_start=self.on_start,
+            on_epoch_start=self.on_epoch_start,
+            on_episode=self.on_episode,
+            on_policy=self.on_policy,
+            on_phase=self.on_phase,
+            on_advance=self.on_advance,
+        )
 
     def on_phase(self, what: str, total: int | None) -> None:
         """A phase before the episodes (the guided members' game being solved): a bar of its own."""
@@ -75,8 +81,11 @@ def _execute(coro_factory: Any) -> Path:
     from sandbox._sync import run_sync
 
     display = _ProgressDisplay()
-    return with_progress(lambda: run_sync(coro_factory(display.hooks())), display.progress,
-                         "interrupted; the run directory is resumable with `sandbox resume DIR`")  # fmt: skip
+    return with_progress(
+        lambda: run_sync(coro_factory(display.hooks())),
+        display.progress,
+        "interrupted; the run directory is resumable with `sandbox resume DIR`",
+    )
 
 
 def summary_table(path: Path) -> None:
@@ -109,16 +118,25 @@ def summary_table(path: Path) -> None:
     if len({(row["member"], row["norm"]) for row in payoffs}) > 1:
         out_console.print(payoff_table(payoffs))
     if (path / layout.GUIDED / layout.SUMMARY).is_file():
-        out_console.print(f"the guided members' game was solved in {path / layout.GUIDED} (a `sandbox solve` run: its "
-                          f"policy.csv, calls and NashConv)", soft_wrap=True)  # fmt: skip
+        out_console.print(
+            f"the guided members' game was solved in {path / layout.GUIDED} (a `sandbox solve` run: its "
+            f"policy.csv, calls and NashConv)",
+            soft_wrap=True,
+        )
     usage = Table(title="LLM calls by role", title_justify="left")
     for column in ("role", "calls", "cache hits", "input tokens", "reused", "output tokens"):
         usage.add_column(column, justify="left" if column == "role" else "right")
     for role, u in summary["llm_usage"].items():
         reused = u.get("prompt_cached_tokens", 0)  # prompt tokens the backend did not compute again
         share = f" ({reused / u['input_tokens']:.0%})" if u["input_tokens"] else ""
-        usage.add_row(role, str(u["calls"]), str(u["cache_hits"]), str(u["input_tokens"]), f"{reused}{share}",
-                      str(u["output_tokens"]))  # fmt: skip
+        usage.add_row(
+            role,
+            str(u["calls"]),
+            str(u["cache_hits"]),
+            str(u["input_tokens"]),
+            f"{reused}{share}",
+            str(u["output_tokens"]),
+        )
     out_console.print(usage)
     if "scai" in summary:
         scai_table(summary["scai"], out_console)
@@ -143,9 +161,18 @@ def payoff_table(rows: list[dict[str, Any]]) -> Table:
     return table
 
 
-def apply_overrides(scenario: Any, *, source: str = "<command line>", seed: int | None = None,
-              models: list[str] | None = None, runs: int | None = None, epochs: int | None = None,
-              max_calls: int | None = None, max_tokens: int | None = None, max_cost: float | None = None) -> Any:
+def apply_overrides(
+    scenario: Any,
+    *,
+    source: str = "<command line>",
+    seed: int | None = None,
+    models: list[str] | None = None,
+    runs: int | None = None,
+    epochs: int | None = None,
+    max_calls: int | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+) -> Any:
     """`scenario` with `sandbox run`'s options applied and validated again: `--runs`, `--epochs`, `--seed`,
     `--model ROLE=SPEC` (ROLE may be all) and the budget's caps."""
     from sandbox.scenario import ROLES
@@ -173,9 +200,9 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
 
 def cli_resume(path: Path, **options: Any) -> None:
     """`sandbox resume` of a society run (`--max-calls`, `--max-tokens`, `--max-cost` raise its budget)."""
+    from sandbox.files import read_yaml
     from sandbox.llm.budget import Budget
     from sandbox.runner import aresume
-    from sandbox.files import read_yaml
 
     caps = {k: options.pop(k) for k in ("max_calls", "max_tokens", "max_cost") if k in options}
     by_option(options, (), f"{path}, a society run")
@@ -183,9 +210,17 @@ def cli_resume(path: Path, **options: Any) -> None:
     summary_table(_execute(lambda hooks: aresume(path, hooks=hooks, budget=budget)))
 
 
-def cli_evaluate(path: Path, *, trials: int | None = None, currency: list[str] | None = None,
-                 amount: list[int] | None = None, reason: bool = False, prior: str | None = None,
-                 learned_on: bool | None = None, **others: Any) -> None:  # fmt: skip
+def cli_evaluate(
+    path: Path,
+    *,
+    trials: int | None = None,
+    currency: list[str] | None = None,
+    amount: list[int] | None = None,
+    reason: bool = False,
+    prior: str | None = None,
+    learned_on: bool | None = None,
+    **others: Any,
+) -> None:
     """`sandbox evaluate` of a finished SCAI run: its final policies under new currencies and amounts."""
     from sandbox.scai.commands import evaluation_table
     from sandbox.scai.evaluate import aevaluate, conditions_from_options
@@ -194,8 +229,9 @@ def cli_evaluate(path: Path, *, trials: int | None = None, currency: list[str] |
     conditions = conditions_from_options(currency or [], amount or [], reason)
 
     async def evaluated(hooks: Any) -> Path:
-        await aevaluate(path, conditions=conditions, trials=trials, hooks=hooks, prior=prior,
-                        state_learned_on=learned_on)  # fmt: skip
+        await aevaluate(
+            path, conditions=conditions, trials=trials, hooks=hooks, prior=prior, state_learned_on=learned_on
+        )
         return path
 
     evaluation_table(_execute(evaluated), out_console)
@@ -215,4 +251,3 @@ def compare(
         compare_command(run_dirs, out, out_console)
     except SandboxError as error:
         raise fail(error) from None
-

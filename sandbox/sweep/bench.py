@@ -22,9 +22,14 @@ __all__ = ["bench_sweep"]
 
 
 def _sweep_data(url: str, runs: int, epochs: int, workers: int) -> dict[str, Any]:
-    base = {"name": "bench-sweep", "seed": 0, "epochs": epochs, "concurrency": 64,
-            "models": {"user": f"openai:bench@{url}"},
-            "society": {"size": 8, "norms": [{"norm": "fair", "proportion": 1.0}]}}  # fmt: skip
+    base = {
+        "name": "bench-sweep",
+        "seed": 0,
+        "epochs": epochs,
+        "concurrency": 64,
+        "models": {"user": f"openai:bench@{url}"},
+        "society": {"size": 8, "norms": [{"norm": "fair", "proportion": 1.0}]},
+    }
     return {"name": "bench-sweep", "sweep": {"base": base, "seeds": runs, "executor": "ray", "workers": workers}}
 
 
@@ -54,15 +59,30 @@ def bench_sweep(runs: int = 16, workers: int = 2, latency_s: float = 0.2, epochs
             ray.shutdown()
         swept = time.perf_counter() - started
     per_run = sequential / runs
-    table = Table(title=f"Sweep: {runs} society runs ({epochs} epochs, 8 users, {latency_s * 1000:.0f} ms per call) on a "
-                        f"local Ray with {workers} workers", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"Sweep: {runs} society runs ({epochs} epochs, 8 users, {latency_s * 1000:.0f} ms per call) on a "
+        f"local Ray with {workers} workers",
+        title_justify="left",
+    )
     for column in ("setting", "seconds", "ratio"):
         table.add_column(column, justify="left" if column == "setting" else "right")
     table.add_row("one after another in one process (baseline)", f"{sequential:.2f}", "1.00")
-    table.add_row(f"local Ray, {workers} workers, Ray's start included", f"{swept:.2f}",
-                  f"{sequential / swept:.2f} x faster (ideal {workers})")  # fmt: skip
+    table.add_row(
+        f"local Ray, {workers} workers, Ray's start included",
+        f"{swept:.2f}",
+        f"{sequential / swept:.2f} x faster (ideal {workers})",
+    )
     table.add_row("  of which starting Ray", f"{ray_start:.2f}", "")
-    table.add_row("  without Ray's start", f"{swept - ray_start:.2f}", f"{sequential / (swept - ray_start):.2f} x faster")
+    table.add_row(
+        "  without Ray's start", f"{swept - ray_start:.2f}", f"{sequential / (swept - ray_start):.2f} x faster"
+    )
     console.print(table)
-    return {"runs": runs, "workers": workers, "sequential_s": sequential, "sweep_s": swept, "ray_start_s": ray_start,
-            "speedup": sequential / swept, "per_run_s": per_run}  # fmt: skip
+    return {
+        "runs": runs,
+        "workers": workers,
+        "sequential_s": sequential,
+        "sweep_s": swept,
+        "ray_start_s": ray_start,
+        "speedup": sequential / swept,
+        "per_run_s": per_run,
+    }

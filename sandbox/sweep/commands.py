@@ -6,12 +6,12 @@ Registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, scenario_argument, out_console, progress_bar, with_progress
+from sandbox.cli_app import app, out_console, progress_bar, scenario_argument, with_progress
 from sandbox.cli_app import fail as _fail
 from sandbox.errors import SandboxError
 
@@ -34,16 +34,23 @@ def sweep_with_progress(job: Any) -> Path:
         counts[outcome["status"]] = counts.get(outcome["status"], 0) + 1
         progress.update(task, advance=1, last=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         if outcome.get("error"):
-            progress.console.print(f"{outcome['id']}: {outcome['status']}: {outcome['error']}", soft_wrap=True,
-                                   markup=False, highlight=False)  # fmt: skip
+            progress.console.print(
+                f"{outcome['id']}: {outcome['status']}: {outcome['error']}",
+                soft_wrap=True,
+                markup=False,
+                highlight=False,
+            )
 
     path = with_progress(lambda: job(on_start, on_run), progress, "interrupted; finish it with `sandbox resume DIR`")
     _status_table(path)
     if counts.get("stopped"):
-        raise _fail(BudgetExhaustedError(
-            f"{counts['stopped']} runs stopped on a budget. The sweep's: `sandbox resume {path} --max-calls N` (or "
-            f"--max-tokens, --max-cost). A run's own (its scenario's budget:): `sandbox resume {path}/runs/RUN "
-            f"--max-calls N`, then `sandbox resume {path}`. sweep.json says which runs stopped and why."))  # fmt: skip
+        raise _fail(
+            BudgetExhaustedError(
+                f"{counts['stopped']} runs stopped on a budget. The sweep's: `sandbox resume {path} --max-calls N` (or "
+                f"--max-tokens, --max-cost). A run's own (its scenario's budget:): `sandbox resume {path}/runs/RUN "
+                f"--max-calls N`, then `sandbox resume {path}`. sweep.json says which runs stopped and why."
+            )
+        )
     if counts.get("failed"):
         raise typer.Exit(1)
     return path
@@ -65,17 +72,27 @@ def _status_table(path: Path) -> None:
 @app.command()
 def sweep(
     file: Annotated[Path, scenario_argument("A sweep file (YAML with a sweep: block).")],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Sweep directory (default runs/<name>-<time>); one holding this sweep goes on.")] = None,  # noqa: UP007
-    executor: Annotated[Optional[str], typer.Option("--executor", help="local (a process pool) or ray; default: the file's.")] = None,  # noqa: UP007
-    address: Annotated[Optional[str], typer.Option("--address", help="A Ray cluster's address (ray://HOST:10001 or auto); default: a local Ray.")] = None,  # noqa: UP007
-    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="Runs at once; default: the file's.")] = None,  # noqa: UP007
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the runs' LLM calls and tokens per role, and call no model.")] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Sweep directory (default runs/<name>-<time>); one holding this sweep goes on."),
+    ] = None,
+    executor: Annotated[
+        str | None, typer.Option("--executor", help="local (a process pool) or ray; default: the file's.")
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option("--address", help="A Ray cluster's address (ray://HOST:10001 or auto); default: a local Ray."),
+    ] = None,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="Runs at once; default: the file's.")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the runs' LLM calls and tokens per role, and call no model.")
+    ] = False,
 ) -> None:
     """Run a grid of scenarios (a base scenario x overrides x seeds) on a local pool or Ray, into one directory."""
+    from sandbox.dry_run import dry_run_table
     from sandbox.errors import UsageError
     from sandbox.files import read_yaml
     from sandbox.sweep.config import expand, parse_sweep
-    from sandbox.dry_run import dry_run_table
     from sandbox.sweep.run import start_sweep
 
     try:
@@ -86,10 +103,22 @@ def sweep(
         data = read_yaml(file)
         if dry_run:  # inside the try: a dry run's failure is a clean exit too
             runs = expand(*parse_sweep(data, str(file), file.parent), str(file))
-            dry_run_table([(run.kind, run.scenario) for run in runs], f"A dry run of the sweep: {len(runs)} runs, no model called")
+            dry_run_table(
+                [(run.kind, run.scenario) for run in runs], f"A dry run of the sweep: {len(runs)} runs, no model called"
+            )
             return
     except SandboxError as error:
         raise _fail(error) from None
-    sweep_with_progress(lambda on_start, on_run: start_sweep(
-        data, str(file), file.parent, out, executor=executor or ("ray" if address else None), workers=workers,
-        address=address, on_start=on_start, on_run=on_run))  # fmt: skip
+    sweep_with_progress(
+        lambda on_start, on_run: start_sweep(
+            data,
+            str(file),
+            file.parent,
+            out,
+            executor=executor or ("ray" if address else None),
+            workers=workers,
+            address=address,
+            on_start=on_start,
+            on_run=on_run,
+        )
+    )

@@ -41,8 +41,9 @@ __all__ = ["SweepBlock", "SweepFile", "SweepRun", "expand", "load_sweep", "parse
 class SweepBlock(StrictModel):
     """What a sweep varies, how many seeds, what it may spend and where it runs."""
 
-    base: str | dict[str, Any] = Field(..., description="The base scenario: a file (relative to the sweep file) "
-                                                        "or the scenario itself.")  # fmt: skip
+    base: str | dict[str, Any] = Field(
+        ..., description="The base scenario: a file (relative to the sweep file) or the scenario itself."
+    )
     grid: dict[str, list[Any]] = Field(default_factory=dict, description="Field path -> the values it takes.")
     seeds: int = Field(1, ge=1, le=10_000, description="Seeds per combination: the base's seed and the next ones.")
     budget: Budget = Field(default_factory=Budget, description="Caps on the whole sweep's LLM calls, tokens, dollars.")

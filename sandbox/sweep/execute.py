@@ -13,6 +13,7 @@ from typing import Any
 
 __all__ = ["execute_run"]
 
+
 def _start_or_resume(path: Path, kind: str, scenario: Any, ledgers: list[Any]) -> None:
     from sandbox.kinds import get
 
@@ -24,8 +25,9 @@ def _start_or_resume(path: Path, kind: str, scenario: Any, ledgers: list[Any]) -
         run_kind.call("run", scenario, path, ledgers=counted)
 
 
-def execute_run(path: str, kind: str, scenario: dict[str, Any], budget: dict[str, Any] | None = None,
-                ledger: str | None = None) -> dict[str, Any]:  # fmt: skip
+def execute_run(
+    path: str, kind: str, scenario: dict[str, Any], budget: dict[str, Any] | None = None, ledger: str | None = None
+) -> dict[str, Any]:
     """Play the run at `path` to its end (skipped when complete); return its id, status and error.
 
     Args:
@@ -36,9 +38,9 @@ def execute_run(path: str, kind: str, scenario: dict[str, Any], budget: dict[str
             (society, labeling and solve runs; training and distillation runs are not counted).
     """
     from sandbox.errors import SandboxError
+    from sandbox.llm.budget import Budget, BudgetExhaustedError, FileLedger
     from sandbox.run_dir import run_status
     from sandbox.scenario_file import parse_kind
-    from sandbox.llm.budget import Budget, BudgetExhaustedError, FileLedger
 
     run_dir = Path(path)
     outcome: dict[str, Any] = {"id": run_dir.name, "status": "complete", "error": None}
@@ -53,6 +55,6 @@ def execute_run(path: str, kind: str, scenario: dict[str, Any], budget: dict[str
         outcome.update(status="stopped", error=str(error))
     except SandboxError as error:
         outcome.update(status="failed", error=str(error))
-    except Exception as error:  # noqa: BLE001 - a run's failure is the sweep's row, not the sweep's end
+    except Exception as error:
         outcome.update(status="failed", error=f"{type(error).__name__}: {error}")
     return outcome

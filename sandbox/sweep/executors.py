@@ -94,7 +94,11 @@ def _start_worker(counter: Any, slices: Sequence[Sequence[int]]) -> None:
 
 def _crashed(job: Job, error: BaseException) -> dict[str, Any]:
     """The outcome of a run whose worker died under it (killed, out of memory): failed, resumable."""
-    return {"id": Path(job["path"]).name, "status": "failed", "error": f"its worker died: {type(error).__name__}: {error}"}
+    return {
+        "id": Path(job["path"]).name,
+        "status": "failed",
+        "error": f"its worker died: {type(error).__name__}: {error}",
+    }
 
 
 def _local(jobs: Sequence[Job], workers: int, on_done: Callable[[dict[str, Any]], None]) -> None:
@@ -126,11 +130,17 @@ def _threads_per_worker(count: int | None) -> Iterator[None]:
                 os.environ.pop(name, None)
 
 
-def _pool(pending: list[Job], workers: int, on_done: Callable[[dict[str, Any]], None], context: Any,
-          start: tuple[Any, list[list[int]]]) -> None:  # fmt: skip
+def _pool(
+    pending: list[Job],
+    workers: int,
+    on_done: Callable[[dict[str, Any]], None],
+    context: Any,
+    start: tuple[Any, list[list[int]]],
+) -> None:
     while pending:  # a pool a dead worker broke is replaced; its run and those in flight are reported failed
-        pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context,
-                                                      initializer=_start_worker, initargs=start)  # fmt: skip
+        pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_start_worker, initargs=start
+        )
         try:
             running = {}
             while pending or running:
@@ -192,8 +202,14 @@ def _ray(jobs: Sequence[Job], workers: int, on_done: Callable[[dict[str, Any]], 
             ray.shutdown()
 
 
-def run_jobs(jobs: Sequence[Job], *, executor: str, workers: int, on_done: Callable[[dict[str, Any]], None],
-             address: str | None = None) -> None:  # fmt: skip
+def run_jobs(
+    jobs: Sequence[Job],
+    *,
+    executor: str,
+    workers: int,
+    on_done: Callable[[dict[str, Any]], None],
+    address: str | None = None,
+) -> None:
     """Play `jobs` on `executor` (local or ray), `workers` at a time, calling `on_done` with each outcome."""
     if not jobs:
         return

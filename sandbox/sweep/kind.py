@@ -20,11 +20,14 @@ def load(path: Path | str) -> Any:
     from sandbox.sweep.config import SweepFile, load_sweep
 
     sweep, base = load_sweep(path)
-    return SweepFile.model_validate({**sweep.model_dump(mode="json"), "sweep": {**sweep.sweep.model_dump(mode="json"),
-                                                                                "base": base}})  # fmt: skip
+    return SweepFile.model_validate(
+        {**sweep.model_dump(mode="json"), "sweep": {**sweep.sweep.model_dump(mode="json"), "base": base}}
+    )
 
 
-def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def run(
+    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+) -> Path:
     """Play every run of the sweep (`sandbox.sweep.run.start_sweep`); `hooks`: (on_start, on_run) callbacks."""
     from sandbox.errors import UsageError
     from sandbox.sweep.run import start_sweep
@@ -32,8 +35,9 @@ def run(scenario: Any, out: Path | str | None = None, *, models: Any = None, hoo
     if models or ledgers:
         raise UsageError("a sweep's runs take their models from their scenarios; its budget is sweep.budget")
     on_start, on_run = hooks or (None, None)
-    return start_sweep(scenario.model_dump(mode="json"), f"<sweep {scenario.name}>", Path("."), out,
-                       on_start=on_start, on_run=on_run)  # fmt: skip
+    return start_sweep(
+        scenario.model_dump(mode="json"), f"<sweep {scenario.name}>", Path("."), out, on_start=on_start, on_run=on_run
+    )
 
 
 def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
@@ -69,13 +73,24 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
     from sandbox.sweep.commands import sweep_with_progress
     from sandbox.sweep.run import start_sweep
 
-    return sweep_with_progress(lambda on_start, on_run: start_sweep(
-        scenario.model_dump(mode="json"), source, Path("."), out, on_start=on_start, on_run=on_run))  # fmt: skip
+    return sweep_with_progress(
+        lambda on_start, on_run: start_sweep(
+            scenario.model_dump(mode="json"), source, Path("."), out, on_start=on_start, on_run=on_run
+        )
+    )
 
 
-def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | None = None,
-               max_cost: float | None = None, executor: str | None = None, address: str | None = None,
-               workers: int | None = None, **others: Any) -> None:  # fmt: skip
+def cli_resume(
+    path: Path,
+    *,
+    max_calls: int | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    executor: str | None = None,
+    address: str | None = None,
+    workers: int | None = None,
+    **others: Any,
+) -> None:
     """`sandbox resume` of a sweep: its unfinished runs (`--max-*` raise the sweep's budget; `--executor`,
     `--address`, `--workers` say where they run)."""
     from sandbox.errors import UsageError
@@ -86,11 +101,20 @@ def cli_resume(path: Path, *, max_calls: int | None = None, max_tokens: int | No
     by_option(others, (), f"{path}, a sweep")
     if executor not in (None, "local", "ray"):
         raise UsageError(f"--executor is local or ray, not {executor!r}")
-    budget = load_sweep(path / "sweep.yaml")[0].sweep.budget.with_caps(max_calls=max_calls, max_tokens=max_tokens,
-                                                                      max_cost=max_cost)  # fmt: skip
-    sweep_with_progress(lambda on_start, on_run: run_sweep(
-        path, budget=budget, executor=executor or ("ray" if address else None), workers=workers, address=address,
-        on_start=on_start, on_run=on_run))  # fmt: skip
+    budget = load_sweep(path / "sweep.yaml")[0].sweep.budget.with_caps(
+        max_calls=max_calls, max_tokens=max_tokens, max_cost=max_cost
+    )
+    sweep_with_progress(
+        lambda on_start, on_run: run_sweep(
+            path,
+            budget=budget,
+            executor=executor or ("ray" if address else None),
+            workers=workers,
+            address=address,
+            on_start=on_start,
+            on_run=on_run,
+        )
+    )
 
 
 SWEEP = RunKind(

@@ -28,8 +28,8 @@ import yaml
 
 from sandbox.errors import UsageError
 from sandbox.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out, hold, run_status
-from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
 from sandbox.summary import FRAME, write_summary
+from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
 
 __all__ = ["SWEEP", "is_sweep", "run_sweep", "seed_table", "start_sweep", "sweep_table"]
 
@@ -58,15 +58,24 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 def sweep_table(path: Path | str, runs: list[SweepRun]) -> pd.DataFrame:
     """One row per run: its id, status and overrides, then its summary's figures."""
     from sandbox.files import read_json
+
     rows = []
     for run in runs:
         run_dir = Path(path) / RUNS / run.id
         status = run_status(run_dir)
-        row: dict[str, Any] = {"run": run.id, "status": status,
-                               **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in run.overrides.items()}}  # fmt: skip
+        row: dict[str, Any] = {
+            "run": run.id,
+            "status": status,
+            **{k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in run.overrides.items()},
+        }
         if status == "complete":
-            row.update({f"summary.{k}": v for k, v in _flatten(read_json(run_dir / "summary.json")).items()
-                        if not k.endswith(SESSION_FIGURES) and k not in FRAME})  # fmt: skip
+            row.update(
+                {
+                    f"summary.{k}": v
+                    for k, v in _flatten(read_json(run_dir / "summary.json")).items()
+                    if not k.endswith(SESSION_FIGURES) and k not in FRAME
+                }
+            )
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -79,10 +88,15 @@ def seed_table(table: pd.DataFrame) -> pd.DataFrame:
 
     done = table[table["status"] == "complete"] if "status" in table else table.iloc[0:0]
     keys = [c for c in table.columns if c not in ("run", "status", "seed") and not c.startswith("summary.")]
-    figures = [c for c in done.columns if c.startswith("summary.") and pd.api.types.is_numeric_dtype(done[c])
-               and not pd.api.types.is_bool_dtype(done[c])]  # fmt: skip
+    figures = [
+        c
+        for c in done.columns
+        if c.startswith("summary.")
+        and pd.api.types.is_numeric_dtype(done[c])
+        and not pd.api.types.is_bool_dtype(done[c])
+    ]
     rows = []
-    for setting, group in (done.groupby(keys, sort=False, dropna=False) if keys else [((), done)]):
+    for setting, group in done.groupby(keys, sort=False, dropna=False) if keys else [((), done)]:
         row: dict[str, Any] = dict(zip(keys, setting if isinstance(setting, tuple) else (setting,)))
         row["seeds"] = len(group)
         for figure in figures:
@@ -96,9 +110,16 @@ def seed_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def _jobs(path: Path, sweep: SweepFile, runs: list[SweepRun]) -> list[dict[str, Any]]:
     budget = sweep.sweep.budget
-    return [{"path": str(path / RUNS / run.id), "kind": run.kind, "scenario": run.scenario.model_dump(mode="json"),
-             "budget": budget.model_dump() if budget.limits() else None,
-             "ledger": str(path / "budget.json") if budget.limits() else None} for run in runs]  # fmt: skip
+    return [
+        {
+            "path": str(path / RUNS / run.id),
+            "kind": run.kind,
+            "scenario": run.scenario.model_dump(mode="json"),
+            "budget": budget.model_dump() if budget.limits() else None,
+            "ledger": str(path / "budget.json") if budget.limits() else None,
+        }
+        for run in runs
+    ]
 
 
 def require_extras(runs: list[SweepRun], executor: str) -> None:
@@ -112,7 +133,9 @@ def require_extras(runs: list[SweepRun], executor: str) -> None:
     require(*needs, what="the sweep" + (" on Ray" if executor == "ray" else ""))
 
 
-def start_sweep(data: dict[str, Any], source: str, base_dir: Path, out: Path | str | None = None, **options: Any) -> Path:
+def start_sweep(
+    data: dict[str, Any], source: str, base_dir: Path, out: Path | str | None = None, **options: Any
+) -> Path:
     """Expand the sweep file's `data` and play it into `out` (new, or a directory holding the same sweep)."""
     sweep, base = parse_sweep(data, source, base_dir)
     runs = expand(sweep, base, source)  # every run validated: nothing is written for an invalid sweep
@@ -123,7 +146,10 @@ def start_sweep(data: dict[str, Any], source: str, base_dir: Path, out: Path | s
         from sandbox.files import read_yaml
 
         held = read_yaml(path / SWEEP)
-        if {**held, "sweep": {**held["sweep"], "budget": None}} != {**resolved, "sweep": {**resolved["sweep"], "budget": None}}:
+        if {**held, "sweep": {**held["sweep"], "budget": None}} != {
+            **resolved,
+            "sweep": {**resolved["sweep"], "budget": None},
+        }:
             raise UsageError(f"{path} holds another sweep; give a new --out, or `sandbox resume {path}` to finish it")
         if held["sweep"].get("budget") != resolved["sweep"]["budget"]:  # the file's budget changed: it applies
             options = {**options, "budget": sweep.sweep.budget}
@@ -137,9 +163,16 @@ def start_sweep(data: dict[str, Any], source: str, base_dir: Path, out: Path | s
         return run_sweep(path, **options)
 
 
-def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | None = None,
-              address: str | None = None, budget: Any = None, on_start: Callable[[int, int], None] | None = None,
-              on_run: Callable[[dict[str, Any]], None] | None = None) -> Path:  # fmt: skip
+def run_sweep(
+    path: Path | str,
+    *,
+    executor: str | None = None,
+    workers: int | None = None,
+    address: str | None = None,
+    budget: Any = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_run: Callable[[dict[str, Any]], None] | None = None,
+) -> Path:
     """Play the runs of the sweep at `path` that are not finished, then write `sweep.csv` and `sweep.json`.
 
     Args:
@@ -152,8 +185,7 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
         on_start: Called with (runs in all, runs already finished).
         on_run: Called with each run's outcome ({id, status, error}) as it finishes.
     """
-    from sandbox.files import read_json
-    from sandbox.files import read_yaml
+    from sandbox.files import read_json, read_yaml
     from sandbox.sweep.executors import run_jobs
 
     path = Path(path)
@@ -181,17 +213,32 @@ def run_sweep(path: Path | str, *, executor: str | None = None, workers: int | N
                 on_run(outcome)
 
         (path / RUNS).mkdir(exist_ok=True)
-        run_jobs(_jobs(path, sweep, todo), executor=executor, workers=workers or sweep.sweep.workers,
-                 on_done=done, address=address)  # fmt: skip
+        run_jobs(
+            _jobs(path, sweep, todo),
+            executor=executor,
+            workers=workers or sweep.sweep.workers,
+            on_done=done,
+            address=address,
+        )
         table = sweep_table(path, runs)
         atomic_write_text(path / "sweep.csv", table.to_csv(index=False))
         atomic_write_text(path / "seeds.csv", seed_table(table).to_csv(index=False))
         counts = table["status"].value_counts().to_dict()
         errors = {o["id"]: o["error"] for o in outcomes if o.get("error")}
         write_summary(path, {"scenario": sweep.name, "runs": len(runs), "statuses": counts}, kind="sweep")
-        atomic_write_text(path / "sweep.json", json.dumps({
-            "name": sweep.name, "runs": len(runs), "statuses": counts, "executor": executor,
-            "seconds_this_session": round(time.time() - started, 3), "errors": errors,
-            "budget": read_json(path / "budget.json") if (path / "budget.json").is_file() else None,
-        }, indent=2))  # fmt: skip
+        atomic_write_text(
+            path / "sweep.json",
+            json.dumps(
+                {
+                    "name": sweep.name,
+                    "runs": len(runs),
+                    "statuses": counts,
+                    "executor": executor,
+                    "seconds_this_session": round(time.time() - started, 3),
+                    "errors": errors,
+                    "budget": read_json(path / "budget.json") if (path / "budget.json").is_file() else None,
+                },
+                indent=2,
+            ),
+        )
     return path

@@ -9,5 +9,7 @@ from sandbox.viewer.page import Cells, Section, Table
 
 
 def view(path: Path) -> list[Section]:
-    return [Cells("sweep.csv", column="run", under="runs", title="Grid (each cell links to its run)"),
-            Table("seeds.csv", title="Over seeds (mean and 95% CI per grid point)")]  # fmt: skip
+    return [
+        Cells("sweep.csv", column="run", under="runs", title="Grid (each cell links to its run)"),
+        Table("seeds.csv", title="Over seeds (mean and 95% CI per grid point)"),
+    ]

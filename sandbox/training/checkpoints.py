@@ -108,5 +108,6 @@ def running(run_dir: RunDirectory, start: int) -> Iterator[None]:
         raise
     except Exception as error:
         run_dir.write_status("failed", error=repr(error))
-        raise RunFailedError(f"training failed after episode {start}: {error!r}; "
-                             f"resume it with `sandbox resume {run_dir.path}`") from error  # fmt: skip
+        raise RunFailedError(
+            f"training failed after episode {start}: {error!r}; resume it with `sandbox resume {run_dir.path}`"
+        ) from error

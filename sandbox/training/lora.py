@@ -25,6 +25,11 @@ def lora_config(config: PPOConfig, model: Any = None) -> Any:
 
     targets = config.lora_target_modules
     saved = modules_to_save(config, model)
-    return LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                      target_modules=targets if targets == "all-linear" else targets.split(","),
-                      modules_to_save=saved or None, task_type="CAUSAL_LM")  # fmt: skip
+    return LoraConfig(
+        r=config.lora_r,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules=targets if targets == "all-linear" else targets.split(","),
+        modules_to_save=saved or None,
+        task_type="CAUSAL_LM",
+    )

@@ -49,7 +49,9 @@ def masked_whiten(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (values - mean) * torch.rsqrt(var + 1e-8) * mask
 
 
-def gae(values: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor, gamma: float, lam: float) -> tuple[torch.Tensor, torch.Tensor]:
+def gae(
+    values: torch.Tensor, rewards: torch.Tensor, mask: torch.Tensor, gamma: float, lam: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalised advantage estimates and returns over token positions ([batch, tokens] each).
 
     >>> adv, ret = gae(torch.zeros(1, 2), torch.tensor([[0.0, 1.0]]), torch.ones(1, 2), 1.0, 1.0)
@@ -186,13 +188,22 @@ class PPOTrainer:
         if generator_seed is not None:
             torch.manual_seed(generator_seed)
         self.model.eval()
-        return sample(self.model, self.tokenizer, queries, max_new_tokens=self.config.max_new_tokens,
-                      temperature=self.config.temperature)  # fmt: skip
+        return sample(
+            self.model,
+            self.tokenizer,
+            queries,
+            max_new_tokens=self.config.max_new_tokens,
+            temperature=self.config.temperature,
+        )
 
     # -- learning ---------------------------------------------------------------------------
 
     def _forward(
-        self, queries: Sequence[torch.Tensor], answers: Sequence[torch.Tensor], *, adapter: bool = True,
+        self,
+        queries: Sequence[torch.Tensor],
+        answers: Sequence[torch.Tensor],
+        *,
+        adapter: bool = True,
         entropy: bool = False,
     ) -> tuple[torch.Tensor, ...]:
         """Log-probabilities and values of each answer token, and the answer mask ([batch, tokens]).
@@ -244,11 +255,17 @@ class PPOTrainer:
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """`_forward` over the batch `mini_batch_size` experiences at a time (as TRL did), padded to one width."""
         tokens = max(len(a) for a in answers)
-        parts = [self._forward(queries[i : i + self.config.mini_batch_size], answers[i : i + self.config.mini_batch_size],
-                               adapter=adapter)
-                 for i in range(0, len(queries), self.config.mini_batch_size)]  # fmt: skip
-        return tuple(torch.cat([nn.functional.pad(part[k], (0, tokens - part[k].shape[1])) for part in parts])
-                     for k in range(3))  # type: ignore[return-value]  # fmt: skip
+        parts = [
+            self._forward(
+                queries[i : i + self.config.mini_batch_size],
+                answers[i : i + self.config.mini_batch_size],
+                adapter=adapter,
+            )
+            for i in range(0, len(queries), self.config.mini_batch_size)
+        ]
+        return tuple(
+            torch.cat([nn.functional.pad(part[k], (0, tokens - part[k].shape[1])) for part in parts]) for k in range(3)
+        )  # type: ignore[return-value]
 
     def _scaled(self, scores: torch.Tensor) -> torch.Tensor:
         config = self.config
@@ -269,8 +286,10 @@ class PPOTrainer:
         """
         config = self.config
         if not len(queries) == len(answers) == len(scores) == config.batch_size:
-            raise ValueError(f"a PPO step takes {config.batch_size} experiences, got "
-                             f"{len(queries)} prompts, {len(answers)} answers and {len(scores)} scores")  # fmt: skip
+            raise ValueError(
+                f"a PPO step takes {config.batch_size} experiences, got "
+                f"{len(queries)} prompts, {len(answers)} answers and {len(scores)} scores"
+            )
         raw = torch.tensor(list(scores), dtype=torch.float32)
         score = self._scaled(raw.clone())
         self.model.eval()
@@ -294,14 +313,21 @@ class PPOTrainer:
             order = torch.randperm(config.batch_size)
             for start in range(0, config.batch_size, config.mini_batch_size):
                 idx = order[start : start + config.mini_batch_size].tolist()
-                logprobs, vpreds, sub_mask, *entropy = self._forward([queries[i] for i in idx],
-                                                                    [answers[i] for i in idx],
-                                                                    entropy=bool(config.entropy_coef))
+                logprobs, vpreds, sub_mask, *entropy = self._forward(
+                    [queries[i] for i in idx], [answers[i] for i in idx], entropy=bool(config.entropy_coef)
+                )
                 width = sub_mask.shape[1]
                 losses = ppo_losses(
-                    logprobs, old_logprobs[idx, :width], advantages[idx, :width], vpreds, old_values[idx, :width],
-                    returns[idx, :width], sub_mask, cliprange=config.cliprange, cliprange_value=config.cliprange_value,
-                )  # fmt: skip
+                    logprobs,
+                    old_logprobs[idx, :width],
+                    advantages[idx, :width],
+                    vpreds,
+                    old_values[idx, :width],
+                    returns[idx, :width],
+                    sub_mask,
+                    cliprange=config.cliprange,
+                    cliprange_value=config.cliprange_value,
+                )
                 loss = losses["policy_loss"] + config.vf_coef * losses["value_loss"]
                 if config.entropy_coef:
                     loss = loss - config.entropy_coef * masked_mean(entropy[0], sub_mask)
@@ -322,15 +348,19 @@ class PPOTrainer:
             self.kl.update(kl, config.batch_size)
         self.steps += 1
         return {
-            "kl": kl, "kl_coef": self.kl.value, "score_mean": float(raw.mean()),
+            "kl": kl,
+            "kl_coef": self.kl.value,
+            "score_mean": float(raw.mean()),
             "policy_loss": sum(history["policy_loss"]) / len(history["policy_loss"]),
             "value_loss": sum(history["value_loss"]) / len(history["value_loss"]),
-            "value_loss_first": history["value_loss"][0], "value_loss_last": history["value_loss"][-1],
-            "ratio_first": history["ratio"][0], "ratio_mean": sum(history["ratio"]) / len(history["ratio"]),
+            "value_loss_first": history["value_loss"][0],
+            "value_loss_last": history["value_loss"][-1],
+            "ratio_first": history["ratio"][0],
+            "ratio_mean": sum(history["ratio"]) / len(history["ratio"]),
             "clipfrac": sum(history["clipfrac"]) / len(history["clipfrac"]),
             "skipped": skipped,
             "grad_norm": max(grad_norms) if grad_norms else 0.0,
-        }  # fmt: skip
+        }
 
     def _optimizer_step(self) -> float:
         params = [p for group in self.optimizer.param_groups for p in group["params"] if p.grad is not None]
@@ -347,12 +377,17 @@ class PPOTrainer:
         path.mkdir(parents=True, exist_ok=True)
         self.model.save_pretrained(path / "adapter")
         torch.save(
-            {"value_head": self.value_head.state_dict(), "optimizer": self.optimizer.state_dict(),
-             "kl_coef": self.kl.value, "scores": vars(self.scores), "steps": self.steps,
-             "rng": torch.get_rng_state(),
-             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
+            {
+                "value_head": self.value_head.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "kl_coef": self.kl.value,
+                "scores": vars(self.scores),
+                "steps": self.steps,
+                "rng": torch.get_rng_state(),
+                "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            },
             path / "trainer.pt",
-        )  # fmt: skip
+        )
 
     def load(self, path: str | Path) -> None:
         """Restore what `save` wrote (the adapter weights into the live model)."""
@@ -360,8 +395,9 @@ class PPOTrainer:
         from safetensors.torch import load_file
 
         path = Path(path)
-        set_peft_model_state_dict(self.model, load_file(str(path / "adapter" / "adapter_model.safetensors"),
-                                                        device=str(self.device)))  # fmt: skip
+        set_peft_model_state_dict(
+            self.model, load_file(str(path / "adapter" / "adapter_model.safetensors"), device=str(self.device))
+        )
         state = torch.load(path / "trainer.pt", weights_only=False, map_location=self.device)  # saved on any device
         self.value_head.load_state_dict(state["value_head"])
         self.optimizer.load_state_dict(state["optimizer"])

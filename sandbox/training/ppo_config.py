@@ -33,11 +33,15 @@ class PPOConfig:
         "Skip a mini-batch whose mean probability ratio exceeds this (TRL's PPOTrainer, default 10; 0 = never): "
         "its loss counts zero. A ratio that high means earlier updates of the step moved the policy far on "
         "these answers, and PPO does not clip a ratio that rises on an answer with a negative advantage, so "
-        "its loss would push further.", 10.0)
+        "its loss would push further.",
+        10.0,
+    )
     entropy_coef: float = _help(
         "Weight of an entropy bonus on the answer tokens' distribution (0 = none, as TRL's PPOTrainer and the "
         "paper). Not the paper's: a switch for a model that settles on one answer so surely that it no longer "
-        "samples the other, as the tiny model does after a reward schedule's switch.", 0.0)
+        "samples the other, as the tiny model does after a reward schedule's switch.",
+        0.0,
+    )
     vf_coef: float = _help("Weight of the value loss against the policy loss.", 0.1)
     gamma: float = _help("Discount over the answer's tokens.", 1.0)
     lam: float = _help("GAE lambda over the answer's tokens.", 0.95)
@@ -61,18 +65,33 @@ class PPOConfig:
         "tiny model's output LayerNorm (ln_f), none for other models. With that LayerNorm's gain fixed, the tiny "
         "model's logits cannot spread far enough for it to put more than about 95% on one token, whatever the "
         "adapter learns, and it can settle on a worse answer it can be surer of. The distillation and chain "
-        "files of the tiny student set auto.", "")
+        "files of the tiny student set auto.",
+        "",
+    )
     seed: int = _help("Seed of torch (initialisation, sampling, shuffling).", 0)
 
     def __post_init__(self) -> None:
-        positive = ("learning_rate", "batch_size", "mini_batch_size", "gradient_accumulation_steps", "ppo_epochs",
-                    "max_new_tokens", "lora_r", "lora_alpha", "horizon", "target_kl", "temperature")  # fmt: skip
+        positive = (
+            "learning_rate",
+            "batch_size",
+            "mini_batch_size",
+            "gradient_accumulation_steps",
+            "ppo_epochs",
+            "max_new_tokens",
+            "lora_r",
+            "lora_alpha",
+            "horizon",
+            "target_kl",
+            "temperature",
+        )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"training.ppo.{name} must be positive, got {getattr(self, name)}")
         if self.batch_size % self.mini_batch_size:
-            raise ValueError(f"training.ppo.batch_size ({self.batch_size}) must be a multiple of "
-                             f"training.ppo.mini_batch_size ({self.mini_batch_size})")  # fmt: skip
+            raise ValueError(
+                f"training.ppo.batch_size ({self.batch_size}) must be a multiple of "
+                f"training.ppo.mini_batch_size ({self.mini_batch_size})"
+            )
         for name in ("cliprange", "cliprange_value", "lam", "gamma", "lora_dropout"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"training.ppo.{name} must lie in [0, 1], got {getattr(self, name)}")
@@ -97,4 +116,3 @@ PRESETS: dict[str, dict[str, Any]] = {
     # steps per episode of 5 experiences (3 against a learning LLM), LoRA alpha 128, gradient norm clipped to 1.
     "multi_step": {"mini_batch_size": 1, "gradient_accumulation_steps": 4, "lora_alpha": 128, "max_grad_norm": 1.0},
 }
-

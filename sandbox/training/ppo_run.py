@@ -16,7 +16,14 @@ from typing import Any
 
 from sandbox.files import read_json
 from sandbox.run_dir import RunDirectory
-from sandbox.training.checkpoints import CHECKPOINT, MetricsFile, keep_rows, recover_checkpoint, running, save_checkpoint
+from sandbox.training.checkpoints import (
+    CHECKPOINT,
+    MetricsFile,
+    keep_rows,
+    recover_checkpoint,
+    running,
+    save_checkpoint,
+)
 from sandbox.training.environment import Environment
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.ppo import PPOTrainer
@@ -25,7 +32,9 @@ from sandbox.training.rollout import train
 __all__ = ["resume_point", "train_ppo_run"]
 
 
-def resume_point(run_dir: RunDirectory, trainer: PPOTrainer, metrics: Path, extra: Mapping[str, Any] | None = None) -> int:
+def resume_point(
+    run_dir: RunDirectory, trainer: PPOTrainer, metrics: Path, extra: Mapping[str, Any] | None = None
+) -> int:
     """The episodes done at the last whole checkpoint (0 without one), loaded into `trainer` (and each of `extra`'s
     trainers from `checkpoint/NAME`); the rows of `metrics` after it are dropped, to be played again."""
     recover_checkpoint(run_dir)

@@ -51,8 +51,10 @@ def play_episode(
             round_answers = trainer.generate(round_queries)
         else:
             round_answers = [trainer.generate([q])[0] for q in round_queries]
-        moves = [setup.parse(trainer.tokenizer.decode(answer, skip_special_tokens=True), game)
-                 for game, answer in zip(games, round_answers)]  # fmt: skip
+        moves = [
+            setup.parse(trainer.tokenizer.decode(answer, skip_special_tokens=True), game)
+            for game, answer in zip(games, round_answers)
+        ]
         outcomes += setup.step(games, moves, rng)
         queries += round_queries
         answers += round_answers
@@ -85,8 +87,10 @@ def train(
     after each episode, and adds its statistics to the row.
     """
     if trainer.config.batch_size != setup.batch_size:
-        raise ValueError(f"training.ppo.batch_size ({trainer.config.batch_size}) must equal parallel x rounds "
-                         f"({setup.parallel} x {setup.rounds})")  # fmt: skip
+        raise ValueError(
+            f"training.ppo.batch_size ({trainer.config.batch_size}) must equal parallel x rounds "
+            f"({setup.parallel} x {setup.rounds})"
+        )
     rows = []
     for episode in range(start, episodes):
         began = time.perf_counter()

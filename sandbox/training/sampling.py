@@ -20,8 +20,9 @@ __all__ = ["Sampler", "encode", "language_model", "neutral_generation_config", "
 def encode(tokenizer: Any, prompt: str) -> torch.Tensor:
     """The prompt as the model's chat turn (its chat template when it has one), as token ids."""
     if getattr(tokenizer, "chat_template", None):
-        ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
-                                            tokenize=True, return_dict=False)  # fmt: skip
+        ids = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True, return_dict=False
+        )
     else:
         ids = tokenizer(prompt)["input_ids"]
     return torch.tensor(ids, dtype=torch.long)
@@ -67,9 +68,16 @@ def sample(
     device = next(model.parameters()).device
     with neutral_generation_config(model):
         out = model.generate(
-            input_ids=ids.to(device), attention_mask=attention.to(device), do_sample=True, temperature=temperature,
-            top_k=0, top_p=1.0, max_new_tokens=max_new_tokens, pad_token_id=pad, eos_token_id=tokenizer.eos_token_id,
-        )  # fmt: skip
+            input_ids=ids.to(device),
+            attention_mask=attention.to(device),
+            do_sample=True,
+            temperature=temperature,
+            top_k=0,
+            top_p=1.0,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=pad,
+            eos_token_id=tokenizer.eos_token_id,
+        )
     answers = []
     for row in out[:, width:].cpu():
         eos = (row == tokenizer.eos_token_id).nonzero()
@@ -88,5 +96,6 @@ class Sampler:
 
     def generate(self, queries: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         self.model.eval()
-        return sample(self.model, self.tokenizer, queries, max_new_tokens=self.max_new_tokens,
-                      temperature=self.temperature)  # fmt: skip
+        return sample(
+            self.model, self.tokenizer, queries, max_new_tokens=self.max_new_tokens, temperature=self.temperature
+        )

@@ -35,11 +35,16 @@ PPOFields = create_model(  # type: ignore[call-overload]
 def batch_ppo_config(ppo: Any, parallel: int, rounds: int, seed: int, preset: str | None = None) -> PPOConfig:
     """The `PPOConfig` of a `ppo:` block: the fields given, then the preset's, `batch_size = parallel x rounds`,
     `mini_batch_size = batch_size` and `seed` unless given."""
-    given = {**PRESETS.get(preset or "", {}), **{key: value for key, value in ppo.model_dump().items() if value is not None}}
+    given = {
+        **PRESETS.get(preset or "", {}),
+        **{key: value for key, value in ppo.model_dump().items() if value is not None},
+    }
     batch = parallel * rounds
     if given.get("batch_size", batch) != batch:
-        raise ValueError(f"training.ppo.batch_size ({given['batch_size']}) must equal parallel x rounds "
-                         f"({parallel} x {rounds}): an episode is one PPO batch")  # fmt: skip
+        raise ValueError(
+            f"training.ppo.batch_size ({given['batch_size']}) must equal parallel x rounds "
+            f"({parallel} x {rounds}): an episode is one PPO batch"
+        )
     given.setdefault("batch_size", batch)
     given.setdefault("mini_batch_size", batch)
     given.setdefault("seed", seed)
@@ -57,5 +62,7 @@ def check_trl_block(algorithm: str, trl: dict[str, Any], parallel: int, rounds: 
     check_trl_fields(algorithm, trl)
     generations = trl.get("num_generations", config_class(algorithm).num_generations)
     if not isinstance(generations, int) or generations < 2 or (parallel * rounds) % generations:
-        raise ValueError(f"training.trl.num_generations ({generations}) must be at least 2 and divide "
-                         f"parallel x rounds ({parallel} x {rounds})")  # fmt: skip
+        raise ValueError(
+            f"training.trl.num_generations ({generations}) must be at least 2 and divide "
+            f"parallel x rounds ({parallel} x {rounds})"
+        )

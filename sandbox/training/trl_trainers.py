@@ -30,19 +30,51 @@ from sandbox.training.environment import Environment
 from sandbox.training.lora import lora_config
 from sandbox.training.rollout import episode_metrics
 
-__all__ = ["ALGORITHMS", "RESERVED", "EnvironmentReward", "MoralRewardFunction", "check_trl_fields", "config_class",
-           "play_rates", "state_dataset", "train_with_trl", "trl_config", "trl_trainer"]  # fmt: skip
+__all__ = [
+    "ALGORITHMS",
+    "RESERVED",
+    "EnvironmentReward",
+    "MoralRewardFunction",
+    "check_trl_fields",
+    "config_class",
+    "play_rates",
+    "state_dataset",
+    "train_with_trl",
+    "trl_config",
+    "trl_trainer",
+]
 
 ALGORITHMS = ("grpo", "rloo")
 
 # TRL fields the sandbox sets itself: one optimiser step per generation batch per episode, its own
 # output directory, checkpoints and logging (so that an episode is one reward call and one metrics row).
-RESERVED = frozenset({
-    "output_dir", "max_steps", "num_train_epochs", "per_device_train_batch_size", "generation_batch_size",
-    "steps_per_generation", "num_iterations", "gradient_accumulation_steps", "save_strategy", "save_steps",
-    "save_total_limit", "logging_steps", "report_to", "use_cpu", "bf16", "fp16", "seed", "data_seed",
-    "learning_rate", "max_completion_length", "temperature", "remove_unused_columns", "disable_tqdm",
-})  # fmt: skip
+RESERVED = frozenset(
+    {
+        "output_dir",
+        "max_steps",
+        "num_train_epochs",
+        "per_device_train_batch_size",
+        "generation_batch_size",
+        "steps_per_generation",
+        "num_iterations",
+        "gradient_accumulation_steps",
+        "save_strategy",
+        "save_steps",
+        "save_total_limit",
+        "logging_steps",
+        "report_to",
+        "use_cpu",
+        "bf16",
+        "fp16",
+        "seed",
+        "data_seed",
+        "learning_rate",
+        "max_completion_length",
+        "temperature",
+        "remove_unused_columns",
+        "disable_tqdm",
+    }
+)
 
 
 def config_class(algorithm: str) -> type:
@@ -56,8 +88,10 @@ def check_trl_fields(algorithm: str, given: dict[str, Any]) -> None:
     known = {f.name for f in fields(config_class(algorithm))}
     for key in given:
         if key in RESERVED:
-            raise ValueError(f"training.trl.{key} is set by the sandbox (from episodes, parallel x rounds, "
-                             "checkpoint_every and the ppo block's learning_rate, max_new_tokens, temperature)")  # fmt: skip
+            raise ValueError(
+                f"training.trl.{key} is set by the sandbox (from episodes, parallel x rounds, "
+                "checkpoint_every and the ppo block's learning_rate, max_new_tokens, temperature)"
+            )
         if key not in known:
             raise ValueError(f"training.trl.{key}: not a field of TRL's {config_class(algorithm).__name__}")
 
@@ -69,20 +103,36 @@ def trl_config(algorithm: str, training: Any, out_dir: Path, seed: int, device: 
     batch = training.parallel * training.rounds
     options = {"lr_scheduler_type": "constant", **training.trl}  # a constant rate, as PPO's
     return config_class(algorithm)(
-        output_dir=str(out_dir), max_steps=training.episodes, per_device_train_batch_size=batch,
-        steps_per_generation=1, num_iterations=1, gradient_accumulation_steps=1,
-        save_strategy="steps", save_steps=training.checkpoint_every, save_total_limit=1, logging_steps=1,
-        report_to=report_to, use_cpu=device == "cpu", bf16=device != "cpu", seed=ppo.seed, data_seed=ppo.seed,
-        learning_rate=ppo.learning_rate, max_completion_length=ppo.max_new_tokens, temperature=ppo.temperature,
-        remove_unused_columns=False, disable_tqdm=True, **options,
-    )  # fmt: skip
+        output_dir=str(out_dir),
+        max_steps=training.episodes,
+        per_device_train_batch_size=batch,
+        steps_per_generation=1,
+        num_iterations=1,
+        gradient_accumulation_steps=1,
+        save_strategy="steps",
+        save_steps=training.checkpoint_every,
+        save_total_limit=1,
+        logging_steps=1,
+        report_to=report_to,
+        use_cpu=device == "cpu",
+        bf16=device != "cpu",
+        seed=ppo.seed,
+        data_seed=ppo.seed,
+        learning_rate=ppo.learning_rate,
+        max_completion_length=ppo.max_new_tokens,
+        temperature=ppo.temperature,
+        remove_unused_columns=False,
+        disable_tqdm=True,
+        **options,
+    )
 
 
 def chat_text(tokenizer: Any, prompt: str) -> str:
     """The prompt as the model's chat turn, as text (TRL tokenizes it)."""
     if getattr(tokenizer, "chat_template", None):
-        return tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
-                                             tokenize=False)  # fmt: skip
+        return tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False
+        )
     return prompt
 
 
@@ -114,8 +164,9 @@ class EnvironmentReward:
     def __init__(self, setup: Environment, on_step: Callable[[int, list[Any]], None] | None = None) -> None:
         self.setup, self.on_step = setup, on_step
 
-    def __call__(self, prompts: list[Any], completions: list[Any], state: list[str], trainer_state: Any = None,
-                 **columns: Any) -> list[float]:  # fmt: skip
+    def __call__(
+        self, prompts: list[Any], completions: list[Any], state: list[str], trainer_state: Any = None, **columns: Any
+    ) -> list[float]:
         episode = int(trainer_state.global_step) if trainer_state is not None else 0
         rng = generator(self.setup.seed, episode)
         kind = self.setup.schedule.at(episode)
@@ -132,9 +183,18 @@ class EnvironmentReward:
 MoralRewardFunction = EnvironmentReward  # its name before the ultimatum game joined the matrix games
 
 
-def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_dir: Path, device: str,
-                on_row: Callable[[dict[str, Any]], None], proxies: Mapping[str, Any] | None = None,
-                setup: Environment | None = None, report_to: str = "none") -> Any:  # fmt: skip
+def trl_trainer(
+    algorithm: str,
+    model: Any,
+    tokenizer: Any,
+    scenario: Any,
+    out_dir: Path,
+    device: str,
+    on_row: Callable[[dict[str, Any]], None],
+    proxies: Mapping[str, Any] | None = None,
+    setup: Environment | None = None,
+    report_to: str = "none",
+) -> Any:
     """A GRPO or RLOO trainer for the scenario, whose every step hands `on_row` its `metrics.csv` row.
 
     `setup` is the environment (default: `scenario.training.setup(seed=, proxies=)`, moral fine-tuning's matrix
@@ -154,24 +214,39 @@ def trl_trainer(algorithm: str, model: Any, tokenizer: Any, scenario: Any, out_d
             episode = state.global_step - 1
             if logs is None or episode not in pending:
                 return
-            stats = {"kl": logs.get("kl", math.nan), "kl_coef": getattr(args, "beta", math.nan),  # no kl at beta 0
-                     "policy_loss": logs.get("loss", math.nan), "value_loss": math.nan,
-                     "clipfrac": logs.get("clip_ratio/region_mean", math.nan)}  # fmt: skip
+            stats = {
+                "kl": logs.get("kl", math.nan),
+                "kl_coef": getattr(args, "beta", math.nan),  # no kl at beta 0
+                "policy_loss": logs.get("loss", math.nan),
+                "value_loss": math.nan,
+                "clipfrac": logs.get("clip_ratio/region_mean", math.nan),
+            }
             on_row(episode_metrics(episode, setup, pending.pop(episode), stats))
 
     from trl import GRPOTrainer, RLOOTrainer
 
     cls = {"grpo": GRPOTrainer, "rloo": RLOOTrainer}[algorithm]
     prompts = training.episodes * training.parallel * training.rounds // args.num_generations
-    trainer = cls(model=model, reward_funcs=EnvironmentReward(setup, lambda e, s: pending.__setitem__(e, s)),
-                  args=args, train_dataset=state_dataset(setup, tokenizer, prompts), processing_class=tokenizer,
-                  peft_config=lora_config(training.ppo_config(seed=seed), model), callbacks=[Rows()])  # fmt: skip
+    trainer = cls(
+        model=model,
+        reward_funcs=EnvironmentReward(setup, lambda e, s: pending.__setitem__(e, s)),
+        args=args,
+        train_dataset=state_dataset(setup, tokenizer, prompts),
+        processing_class=tokenizer,
+        peft_config=lora_config(training.ppo_config(seed=seed), model),
+        callbacks=[Rows()],
+    )
     trainer.remove_callback(PrinterCallback)  # the sandbox shows its own progress and writes its own rows
     return trainer
 
 
-def play_rates(model: Any, tokenizer: Any, scenario: Any, proxies: Mapping[str, Any] | None = None,
-               setup: Environment | None = None) -> list[dict[str, Any]]:  # fmt: skip
+def play_rates(
+    model: Any,
+    tokenizer: Any,
+    scenario: Any,
+    proxies: Mapping[str, Any] | None = None,
+    setup: Environment | None = None,
+) -> list[dict[str, Any]]:
     """The trained policy plays `max(1, episodes // 10)` episodes of the environment (default: the scenario's
     matrix game against the training opponent): rows for `play.csv`."""
     import torch
@@ -243,8 +318,18 @@ def train_with_trl(
             if hooks.on_episode:
                 hooks.on_episode(row)
 
-        trainer = trl_trainer(training.algorithm, base.model, base.tokenizer, scenario, out, base.device, on_row,
-                              tables, setup=setup, report_to=report_to)  # fmt: skip
+        trainer = trl_trainer(
+            training.algorithm,
+            base.model,
+            base.tokenizer,
+            scenario,
+            out,
+            base.device,
+            on_row,
+            tables,
+            setup=setup,
+            report_to=report_to,
+        )
         trainer.train(resume_from_checkpoint=str(checkpoints[-1]) if checkpoints else None)
     trainer.model.save_pretrained(run_dir / "adapter")
     play = pd.DataFrame(play_rates(trainer.model, base.tokenizer, scenario, tables, setup=setup))

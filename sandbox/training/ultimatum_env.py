@@ -62,8 +62,19 @@ from sandbox.games.ultimatum import (
 )
 from sandbox.training.schedule import RewardSchedule
 
-__all__ = ["AnswerForm", "Role", "UltimatumEnvironment", "UltimatumGame", "UltimatumOutcome", "UltimatumState",
-           "offered_tenths", "parse_student", "student_prompt", "tenths_split", "tiny_vocabulary"]  # fmt: skip
+__all__ = [
+    "AnswerForm",
+    "Role",
+    "UltimatumEnvironment",
+    "UltimatumGame",
+    "UltimatumOutcome",
+    "UltimatumState",
+    "offered_tenths",
+    "parse_student",
+    "student_prompt",
+    "tenths_split",
+    "tiny_vocabulary",
+]
 
 Role = Literal["proposer", "responder"]
 AnswerForm = Literal["sentence", "number", "share"]
@@ -146,9 +157,13 @@ def student_prompt(state: UltimatumState, form: AnswerForm) -> str:
     if state.role == "proposer":
         return prompts.render(f"student/propose{suffix}.j2", stake=state.stake, remark=False)
     assert state.offer is not None
-    return prompts.render(f"student/respond{suffix}.j2", stake=state.stake, split=state.offer,
-                          proposal=proposal_sentence(state.stake, state.offer),
-                          tenths=offered_tenths(state.offer))  # fmt: skip
+    return prompts.render(
+        f"student/respond{suffix}.j2",
+        stake=state.stake,
+        split=state.offer,
+        proposal=proposal_sentence(state.stake, state.offer),
+        tenths=offered_tenths(state.offer),
+    )
 
 
 def parse_student(answer: str, state: UltimatumState, form: AnswerForm) -> Split | Decision | None:
@@ -217,8 +232,10 @@ class UltimatumEnvironment:
 
     def draw_state(self, rng: np.random.Generator) -> UltimatumState:
         """A fresh stake, a role, and (as responder) an offer whose part for the student is uniform in 0..amount."""
-        stake = Stake(int(self.amounts[int(rng.integers(len(self.amounts)))]),
-                      self.currencies[int(rng.integers(len(self.currencies)))])  # fmt: skip
+        stake = Stake(
+            int(self.amounts[int(rng.integers(len(self.amounts)))]),
+            self.currencies[int(rng.integers(len(self.currencies)))],
+        )
         if rng.random() >= self.responder_share:
             return UltimatumState(stake, "proposer")
         given = int(rng.integers(stake.amount + 1))
@@ -235,8 +252,9 @@ class UltimatumEnvironment:
     def parse(self, answer: str, game: UltimatumGame) -> Split | Decision | None:
         return parse_student(answer, game.state, self.form)
 
-    def step(self, games: Sequence[UltimatumGame], moves: Sequence[Split | Decision | None],
-             rng: np.random.Generator) -> list[UltimatumOutcome]:  # fmt: skip
+    def step(
+        self, games: Sequence[UltimatumGame], moves: Sequence[Split | Decision | None], rng: np.random.Generator
+    ) -> list[UltimatumOutcome]:
         """Score each game's move in its state; every game then moves on to a fresh stake."""
         outcomes = []
         for game, move in zip(games, moves):
@@ -270,8 +288,9 @@ class UltimatumEnvironment:
     def snapshot(self, game: UltimatumGame) -> str:
         state = game.state
         offer = None if state.offer is None else [state.offer.proposer, state.offer.responder]
-        return json.dumps({"amount": state.stake.amount, "currency": state.stake.currency, "role": state.role,
-                           "offer": offer})  # fmt: skip
+        return json.dumps(
+            {"amount": state.stake.amount, "currency": state.stake.currency, "role": state.role, "offer": offer}
+        )
 
     def restore(self, text: str) -> UltimatumGame:
         data = json.loads(text)

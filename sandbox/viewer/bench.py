@@ -26,14 +26,30 @@ CALLS = 10_000
 
 
 def _call(i: int) -> dict[str, Any]:
-    return {"call_id": f"0/{i // 100}/e{i}/propose/user-{i % 12}/0", "role": "assistant" if i % 6 == 0 else "user",
-            "agent": f"user-{i % 12}", "run": 0, "epoch": i // 1000, "episode": f"e{i}", "step": "propose",
-            "attempt": 0, "model": "embedded",
-            "messages": [{"role": "system", "content": "You are user-%d. You hold a norm: share fairly. " % (i % 12) * 8},
-                         {"role": "user", "content": f"You have {10 + i % 90} dollars. What do you offer?"}],
-            "answer": f"For the {10 + i % 90} dollars, the proposer will get {i % 10}, and the responder the rest.",
-            "seed": i, "latency_s": 0.5, "input_tokens": 300, "output_tokens": 20, "cache_hit": i % 3 == 0,
-            "prompt_cached_tokens": 0, "error": None, "extra": {}}  # fmt: skip
+    return {
+        "call_id": f"0/{i // 100}/e{i}/propose/user-{i % 12}/0",
+        "role": "assistant" if i % 6 == 0 else "user",
+        "agent": f"user-{i % 12}",
+        "run": 0,
+        "epoch": i // 1000,
+        "episode": f"e{i}",
+        "step": "propose",
+        "attempt": 0,
+        "model": "embedded",
+        "messages": [
+            {"role": "system", "content": f"You are user-{i % 12}. You hold a norm: share fairly. " * 8},
+            {"role": "user", "content": f"You have {10 + i % 90} dollars. What do you offer?"},
+        ],
+        "answer": f"For the {10 + i % 90} dollars, the proposer will get {i % 10}, and the responder the rest.",
+        "seed": i,
+        "latency_s": 0.5,
+        "input_tokens": 300,
+        "output_tokens": 20,
+        "cache_hit": i % 3 == 0,
+        "prompt_cached_tokens": 0,
+        "error": None,
+        "extra": {},
+    }
 
 
 def _make(root: Path) -> None:
@@ -41,9 +57,21 @@ def _make(root: Path) -> None:
     template.mkdir(parents=True)
     (template / "scenario.yaml").write_text("name: bench\nseed: 1\nruns: 1\nepochs: 2\n")
     (template / "run.json").write_text(json.dumps({"created": 1.0e9, "status": "complete", "updated": 1.0e9 + 60}))
-    (template / "summary.json").write_text(json.dumps({"schema_version": 1, "kind": "society", "scenario": "bench",
-                                                       "runs": 1, "epochs": 2, "acceptance_rate": 0.8}))  # fmt: skip
-    (template / "episodes.csv").write_text("run,epoch,offered_share\n" + "".join(f"0,{i % 2},0.{i}\n" for i in range(10)))
+    (template / "summary.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "kind": "society",
+                "scenario": "bench",
+                "runs": 1,
+                "epochs": 2,
+                "acceptance_rate": 0.8,
+            }
+        )
+    )
+    (template / "episodes.csv").write_text(
+        "run,epoch,offered_share\n" + "".join(f"0,{i % 2},0.{i}\n" for i in range(10))
+    )
     (template / "transcripts.jsonl").write_text("".join(json.dumps(_call(i)) + "\n" for i in range(20)))
     runs = root / "runs"
     for i in range(RUNS):
@@ -57,7 +85,7 @@ def _make(root: Path) -> None:
 
 def _get(url: str) -> tuple[float, bytes]:
     started = time.perf_counter()
-    with urllib.request.urlopen(url, timeout=60) as answer:  # noqa: S310 - this process's own loopback server
+    with urllib.request.urlopen(url, timeout=60) as answer:
         body = answer.read()
     return time.perf_counter() - started, body
 
@@ -89,11 +117,20 @@ def run() -> dict[str, Any]:
             filtered, filtered_body = _get(server.url + "api/transcripts?path=big&role=assistant&epoch=3&text=dollars")
         size = (runs / "big" / "transcripts.jsonl").stat().st_size
         matched = json.loads(filtered_body)["matched"]
-    figures = {"runs_listed": listed, "start_to_list_s": round(first, 3), "poll_s": round(poll, 3),
-               "ls_R_s": round(baseline, 3), "start_to_list_vs_ls_R": round(first / baseline, 1),
-               "big_page_s": round(page, 3), "big_page_bytes": len(page_body),
-               "first_calls_page_s": round(calls, 3), "first_calls_page_bytes": len(calls_body),
-               "filtered_page_s": round(filtered, 3), "filtered_matched": matched, "transcript_bytes": size}  # fmt: skip
+    figures = {
+        "runs_listed": listed,
+        "start_to_list_s": round(first, 3),
+        "poll_s": round(poll, 3),
+        "ls_R_s": round(baseline, 3),
+        "start_to_list_vs_ls_R": round(first / baseline, 1),
+        "big_page_s": round(page, 3),
+        "big_page_bytes": len(page_body),
+        "first_calls_page_s": round(calls, 3),
+        "first_calls_page_bytes": len(calls_body),
+        "filtered_page_s": round(filtered, 3),
+        "filtered_matched": matched,
+        "transcript_bytes": size,
+    }
     table = Table(title=f"sandbox view: {listed:,} runs listed; a run of {CALLS:,} calls opened and filtered")
     table.add_column("measure")
     table.add_column("value", justify="right")
@@ -106,7 +143,7 @@ def run() -> dict[str, Any]:
         ("its first page of 50 calls (transcript read once)", f"{calls:.3f} s, {len(calls_body):,} B"),
         (f"a filtered page ({matched} calls match)", f"{filtered:.3f} s, {len(filtered_body):,} B"),
         ("the whole transcript, never sent", f"{size:,} B"),
-    ]:  # fmt: skip
+    ]:
         table.add_row(label, value)
     Console().print(table)
     return figures

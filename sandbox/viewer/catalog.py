@@ -88,9 +88,11 @@ class _Stats:
                     handle.seek(offset)
                     data = handle.read(stat.st_size - offset)
                 data = data[: data.rfind(b"\n") + 1]  # a line being written: next time
-                counts = {"calls": counts["calls"] + data.count(b"\n"),
-                          "cache_hits": counts["cache_hits"] + len(_HITS.findall(data)),
-                          "tokens": counts["tokens"] + sum(int(n) for n in _TOKENS.findall(data))}  # fmt: skip
+                counts = {
+                    "calls": counts["calls"] + data.count(b"\n"),
+                    "cache_hits": counts["cache_hits"] + len(_HITS.findall(data)),
+                    "tokens": counts["tokens"] + sum(int(n) for n in _TOKENS.findall(data)),
+                }
                 offset += len(data)
             self._seen[file] = (inode, offset, counts)
             return dict(counts)
@@ -102,8 +104,11 @@ _STATS = _Stats()
 def _headline(summary: dict[str, Any], kind: kinds.RunKind | None) -> dict[str, Any]:
     keys = list(kind.headline) if kind is not None else []
     if not keys:
-        keys = [k for k, v in summary.items() if k not in ("schema_version", "seed", "calls")
-                and isinstance(v, int | float) and not isinstance(v, bool)][:HEADLINE]  # fmt: skip
+        keys = [
+            k
+            for k, v in summary.items()
+            if k not in ("schema_version", "seed", "calls") and isinstance(v, int | float) and not isinstance(v, bool)
+        ][:HEADLINE]
     found = {}
     for key in keys:  # a dotted key reads into the summary's mappings (offered_share_by_norm.fair.mean)
         value: Any = summary
@@ -122,9 +127,19 @@ def read_row(path: Path, root: Path, held: set[int]) -> dict[str, Any]:
     """One run directory's row (never raises: a file that cannot be read makes the row `corrupt`, naming it).
     `held`: the inodes a process holds a lock on (`sandbox.run_dir.held_inodes`), read once per listing."""
     relative = path.relative_to(root).as_posix() if path != root else "."
-    row: dict[str, Any] = {"path": relative, "kind": None, "status": "corrupt", "problem": None, "scenario": None,
-                           "started": None, "duration": None, "calls": None, "cache_hits": None, "tokens": None,
-                           "headline": {}}  # fmt: skip
+    row: dict[str, Any] = {
+        "path": relative,
+        "kind": None,
+        "status": "corrupt",
+        "problem": None,
+        "scenario": None,
+        "started": None,
+        "duration": None,
+        "calls": None,
+        "cache_hits": None,
+        "tokens": None,
+        "headline": {},
+    }
     where = STATUS
     try:
         status = _json(root, path / STATUS) if (path / STATUS).is_file() else {}
@@ -161,7 +176,7 @@ def read_row(path: Path, root: Path, held: set[int]) -> dict[str, Any]:
         row["headline"] = _headline(summary or {}, kind)
         where = "the directory"
         stat = path.stat()
-    except Exception as error:  # noqa: BLE001 - any unreadable file: the row says so, the list goes on
+    except Exception as error:
         row["problem"] = f"{where}: {type(error).__name__}: {error}"[:300]
         return row
     row["started"] = _seconds(status.get("created")) or stat.st_mtime

@@ -32,8 +32,22 @@ import pandas as pd
 from sandbox import kinds
 from sandbox.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
 
-__all__ = ["Cells", "Chart", "Figures", "Policies", "Section", "Table", "Transcripts", "Tree", "default_sections",
-           "is_run_dir", "render", "run_page", "sections_of", "word_diff"]  # fmt: skip
+__all__ = [
+    "Cells",
+    "Chart",
+    "Figures",
+    "Policies",
+    "Section",
+    "Table",
+    "Transcripts",
+    "Tree",
+    "default_sections",
+    "is_run_dir",
+    "render",
+    "run_page",
+    "sections_of",
+    "word_diff",
+]
 
 TABLE_ROWS = 1000  # rows of a table sent to the page; the whole file is linked
 CHART_POINTS = 5000  # points of one trace; longer traces are thinned evenly
@@ -130,8 +144,11 @@ def default_sections(kind: kinds.RunKind | None, path: Path) -> list[Section]:
     """A kind's tables as `Table` sections (the page of a kind without a `view`)."""
     if kind is None:
         return []
-    return [Table(file, title=name.replace("_", " ")) for name, file in kind.tables.items()
-            if not file.endswith(".jsonl") and (path / file).is_file()]  # fmt: skip
+    return [
+        Table(file, title=name.replace("_", " "))
+        for name, file in kind.tables.items()
+        if not file.endswith(".jsonl") and (path / file).is_file()
+    ]
 
 
 def sections_of(kind: kinds.RunKind | None, path: Path) -> list[Section]:
@@ -183,8 +200,11 @@ def _chart(section: Chart, path: Path) -> dict[str, Any] | None:
     if section.x not in frame.columns or not ys or frame.empty:
         return None
     band = section.band if section.band and set(section.band) <= set(frame.columns) and len(ys) == 1 else None
-    groups = [(None, frame)] if not section.group or section.group not in frame.columns else list(
-        frame.groupby(section.group, sort=True))  # fmt: skip
+    groups = (
+        [(None, frame)]
+        if not section.group or section.group not in frame.columns
+        else list(frame.groupby(section.group, sort=True))
+    )
     traces = []
     for key, rows in groups:
         numeric = [c for c in (*ys, *(band or ())) if pd.api.types.is_numeric_dtype(rows[c])]
@@ -204,9 +224,15 @@ def _chart(section: Chart, path: Path) -> dict[str, Any] | None:
             traces.append(trace)
     if not traces:
         return None
-    return {"type": "chart", "title": section.title or f"{', '.join(ys)} by {section.x}", "x_title": section.x,
-            "y_title": section.y_title or (ys[0] if len(ys) == 1 else ""), "mode": section.mode, "traces": traces,
-            "file": section.file}  # fmt: skip
+    return {
+        "type": "chart",
+        "title": section.title or f"{', '.join(ys)} by {section.x}",
+        "x_title": section.x,
+        "y_title": section.y_title or (ys[0] if len(ys) == 1 else ""),
+        "mode": section.mode,
+        "traces": traces,
+        "file": section.file,
+    }
 
 
 def _table(section: Table, path: Path) -> dict[str, Any] | None:
@@ -220,9 +246,14 @@ def _table(section: Table, path: Path) -> dict[str, Any] | None:
     if section.columns:
         frame = frame[[c for c in section.columns if c in frame.columns]]
     shown = frame.head(TABLE_ROWS)
-    return {"type": "table", "title": section.title or section.file, "file": section.file,
-            "columns": [str(c) for c in shown.columns], "total": len(frame),
-            "rows": [[_plain(v) for v in row] for row in shown.itertuples(index=False, name=None)]}  # fmt: skip
+    return {
+        "type": "table",
+        "title": section.title or section.file,
+        "file": section.file,
+        "columns": [str(c) for c in shown.columns],
+        "total": len(frame),
+        "rows": [[_plain(v) for v in row] for row in shown.itertuples(index=False, name=None)],
+    }
 
 
 def _figures(section: Figures, path: Path, link: Callable[[str], str]) -> dict[str, Any] | None:
@@ -273,24 +304,49 @@ def _policies(section: Policies, path: Path) -> dict[str, Any] | None:
     if table is not None and table.is_file():
         frame = pd.read_csv(table)
         if "episode" in frame.columns:
-            keep = [c for c in ("episode", "epoch", "interaction", "proposer", "responder", "amount", "proposal",
-                                "offered_share", "response", "decision") if c in frame.columns]  # fmt: skip
+            keep = [
+                c
+                for c in (
+                    "episode",
+                    "epoch",
+                    "interaction",
+                    "proposer",
+                    "responder",
+                    "amount",
+                    "proposal",
+                    "offered_share",
+                    "response",
+                    "decision",
+                )
+                if c in frame.columns
+            ]
             episodes = {str(r["episode"]): {k: _plain(v) for k, v in r.items()} for r in frame[keep].to_dict("records")}
     runs: dict[Any, list[dict[str, Any]]] = {}
     for record in records:
         versions = runs.setdefault(record.get("run", 0), [])
         before = versions[-1]["policy"] if versions else ""
         evidence = [str(e) for e in record.get("evidence") or []]
-        versions.append({
-            "version": record.get("version", len(versions)), "epoch": record.get("epoch"),
-            "source": record.get("source"), "policy": str(record["policy"]), "legal": record.get("legal", True),
-            "diff": word_diff(before, str(record["policy"])) if versions else [["=", str(record["policy"])]],
-            "evidence": evidence, "evidence_rows": [episodes[e] for e in evidence if e in episodes],
-            "answer": record.get("answer"), "illegal_answers": record.get("illegal_answers", 0),
-        })  # fmt: skip
+        versions.append(
+            {
+                "version": record.get("version", len(versions)),
+                "epoch": record.get("epoch"),
+                "source": record.get("source"),
+                "policy": str(record["policy"]),
+                "legal": record.get("legal", True),
+                "diff": word_diff(before, str(record["policy"])) if versions else [["=", str(record["policy"])]],
+                "evidence": evidence,
+                "evidence_rows": [episodes[e] for e in evidence if e in episodes],
+                "answer": record.get("answer"),
+                "illegal_answers": record.get("illegal_answers", 0),
+            }
+        )
     if not runs:
         return None
-    return {"type": "policies", "title": section.title, "runs": [{"run": _plain(k), "versions": v} for k, v in runs.items()]}
+    return {
+        "type": "policies",
+        "title": section.title,
+        "runs": [{"run": _plain(k), "versions": v} for k, v in runs.items()],
+    }
 
 
 def _cells(section: Cells, path: Path, base: str) -> dict[str, Any] | None:
@@ -324,23 +380,35 @@ def _tree(section: Tree, path: Path) -> dict[str, Any] | None:
             else:
                 levels.append(f"{column} {value}")
         for depth in range(1, len(levels) + 1):
-            node = nodes.setdefault("/".join(levels[:depth]), {"label": levels[depth - 1], "count": 0, "sum": 0.0,
-                                                               "parent": "/".join(levels[: depth - 1])})  # fmt: skip
+            node = nodes.setdefault(
+                "/".join(levels[:depth]),
+                {"label": levels[depth - 1], "count": 0, "sum": 0.0, "parent": "/".join(levels[: depth - 1])},
+            )
             node["count"] += 1
             number = row.get(color) if color else None
             node["sum"] += float(number) if isinstance(number, int | float) and math.isfinite(number) else 0.0
-    return {"type": "tree", "title": section.title, "ids": list(nodes), "labels": [n["label"] for n in nodes.values()],
-            "parents": [n["parent"] for n in nodes.values()], "values": [n["count"] for n in nodes.values()],
-            "colors": [n["sum"] / n["count"] for n in nodes.values()] if color else None, "color_title": color,
-            "file": section.file}  # fmt: skip
+    return {
+        "type": "tree",
+        "title": section.title,
+        "ids": list(nodes),
+        "labels": [n["label"] for n in nodes.values()],
+        "parents": [n["parent"] for n in nodes.values()],
+        "values": [n["count"] for n in nodes.values()],
+        "colors": [n["sum"] / n["count"] for n in nodes.values()] if color else None,
+        "color_title": color,
+        "file": section.file,
+    }
 
 
 def _inner_runs(path: Path, base: str, linked: set[str]) -> dict[str, Any] | None:
     """The run directories inside this one (a chain's stages, a sweep's cells that no grid links)."""
     found = []
     for depth_one in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        candidates = [depth_one] if is_run_dir(depth_one) else sorted(
-            p for p in depth_one.iterdir() if p.is_dir() and is_run_dir(p))  # fmt: skip
+        candidates = (
+            [depth_one]
+            if is_run_dir(depth_one)
+            else sorted(p for p in depth_one.iterdir() if p.is_dir() and is_run_dir(p))
+        )
         for inner in candidates:
             relative = f"{base}/{inner.relative_to(path).as_posix()}".lstrip("/")
             if relative not in linked and inner.resolve().is_relative_to(path.resolve()):
@@ -378,9 +446,12 @@ def run_page(path: Path, *, base: str, kind: kinds.RunKind | None, link: Callabl
     for section in sections:
         try:
             item = render(section, path, base=base, link=link)
-        except Exception as error:  # noqa: BLE001 - a half-written or corrupt file shows as such
-            item = {"type": "error", "title": getattr(section, "title", "") or type(section).__name__,
-                    "text": f"{getattr(section, 'file', '')}: {type(error).__name__}: {error}"}  # fmt: skip
+        except Exception as error:
+            item = {
+                "type": "error",
+                "title": getattr(section, "title", "") or type(section).__name__,
+                "text": f"{getattr(section, 'file', '')}: {type(error).__name__}: {error}",
+            }
         if item is not None:
             rendered.append(item)
     linked = {link for item in rendered if item["type"] == "cells" for link in item["links"] if link}

@@ -24,11 +24,13 @@ from sandbox.viewer.page import data_uri, is_run_dir
 from sandbox.viewer.server import asset, finite, page_html, run_json
 from sandbox.viewer.transcripts import Transcripts
 
-__all__ = ["MAX_CALLS", "CSP", "build_report", "report_data"]
+__all__ = ["CSP", "MAX_CALLS", "build_report", "report_data"]
 
 MAX_CALLS = 20_000  # calls of one transcript kept in a report; the report says when it holds fewer
-CSP = ("default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; img-src data: blob:; "
-       "connect-src 'none'; font-src data:")  # fmt: skip
+CSP = (
+    "default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; img-src data: blob:; "
+    "connect-src 'none'; font-src data:"
+)
 
 
 def _script(text: str) -> str:
@@ -72,12 +74,14 @@ def build_report(run: Path | str, out: Path | str, *, open_it: bool = False) -> 
         "await new Promise((ok, no) => { const s = document.createElement('script'); s.src = url; s.onload = ok;"
         " s.onerror = () => no(new Error('Plotly did not load')); document.head.append(s); });"
         "})();"
-    )  # fmt: skip
-    head = (f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
-            f"<style>{asset('app.css').decode()}</style>"
-            f"<script>window.SANDBOX_REPORT = {data};</script>"
-            f"<script>{loader}</script>"
-            f"<script>{_script(asset('app.js').decode())}</script>")  # fmt: skip
+    )
+    head = (
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        f"<style>{asset('app.css').decode()}</style>"
+        f"<script>window.SANDBOX_REPORT = {data};</script>"
+        f"<script>{loader}</script>"
+        f"<script>{_script(asset('app.js').decode())}</script>"
+    )
     atomic_write_text(out, page_html(report=head))
     if open_it:
         webbrowser.open(out.resolve().as_uri())

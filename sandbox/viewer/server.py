@@ -42,14 +42,27 @@ from sandbox.viewer.catalog import Catalog
 from sandbox.viewer.page import is_run_dir, run_page
 from sandbox.viewer.transcripts import FILTERS, Transcripts
 
-__all__ = ["Running", "asset", "bind", "create_app", "finite", "hosts_for", "inside", "is_local", "page_html", "run_json",
-           "url_of"]  # fmt: skip
+__all__ = [
+    "Running",
+    "asset",
+    "bind",
+    "create_app",
+    "finite",
+    "hosts_for",
+    "inside",
+    "is_local",
+    "page_html",
+    "run_json",
+    "url_of",
+]
 
 ASSETS = ("app.js", "app.css")
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 # The page may load only what this server (or the report itself) holds: no request leaves the machine.
-CSP = ("default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
-       "img-src 'self' data: blob:; connect-src 'self'; font-src 'self' data:")  # fmt: skip
+CSP = (
+    "default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; connect-src 'self'; font-src 'self' data:"
+)
 
 
 def asset(name: str) -> bytes:
@@ -86,8 +99,10 @@ def page_html(*, report: str | None = None) -> str:
     self-contained file, else a shell that loads the assets from this server."""
     html = asset("index.html").decode()
     if report is None:
-        head = ('<link rel="stylesheet" href="/static/app.css">'
-                '<script src="/static/plotly.min.js"></script><script src="/static/app.js" defer></script>')  # fmt: skip
+        head = (
+            '<link rel="stylesheet" href="/static/app.css">'
+            '<script src="/static/plotly.min.js"></script><script src="/static/app.js" defer></script>'
+        )
         return html.replace("<!--HEAD-->", head)
     return html.replace("<!--HEAD-->", report)
 
@@ -108,8 +123,11 @@ def run_json(root: Path, path: Path, catalog: Catalog, link: Callable[[str], str
     except (OSError, ValueError):
         summary = {}
     link = link or (lambda name: "/files/" + quote(f"{base + '/' if base else ''}{name}"))
-    return {"row": row, "summary": summary if isinstance(summary, dict) else {},
-            "sections": run_page(path, base=base, kind=kind, link=link)}  # fmt: skip
+    return {
+        "row": row,
+        "summary": summary if isinstance(summary, dict) else {},
+        "sections": run_page(path, base=base, kind=kind, link=link),
+    }
 
 
 def finite(value: Any) -> Any:
@@ -155,8 +173,11 @@ def create_app(root: Path | str, *, hosts: list[str] | None = None) -> Starlette
         if name not in (*ASSETS, "plotly.min.js"):
             return missing()
         media = "text/css" if name.endswith(".css") else "text/javascript"
-        return Response(asset(name), media_type=media, headers={"Cache-Control": "max-age=3600",
-                                                                "X-Content-Type-Options": "nosniff"})  # fmt: skip
+        return Response(
+            asset(name),
+            media_type=media,
+            headers={"Cache-Control": "max-age=3600", "X-Content-Type-Options": "nosniff"},
+        )
 
     def runs(request: Request) -> Response:
         return respond({"root": str(root), "runs": catalog.rows()})
@@ -175,18 +196,33 @@ def create_app(root: Path | str, *, hosts: list[str] | None = None) -> Starlette
             offset, limit = int(query.get("offset", 0)), int(query.get("limit", 50))
         except ValueError:
             return respond({"error": "offset and limit are whole numbers"}, 400)
-        return respond(transcripts.query(file, offset=offset, limit=limit, text=query.get("text", ""),
-                                         **{k: query.get(k) for k in FILTERS}))  # fmt: skip
+        return respond(
+            transcripts.query(
+                file, offset=offset, limit=limit, text=query.get("text", ""), **{k: query.get(k) for k in FILTERS}
+            )
+        )
 
     def files(request: Request) -> Response:
         path = inside(root, request.path_params["path"])
         if path is None or not path.is_file():
             return missing()
-        return FileResponse(path, headers={**HEADERS, "Content-Security-Policy": "default-src 'none'; img-src 'self'",
-                                           "Content-Disposition": "inline"})  # fmt: skip
+        return FileResponse(
+            path,
+            headers={
+                **HEADERS,
+                "Content-Security-Policy": "default-src 'none'; img-src 'self'",
+                "Content-Disposition": "inline",
+            },
+        )
 
-    routes = [Route("/", index), Route("/static/{name}", static), Route("/api/runs", runs),
-              Route("/api/run", run), Route("/api/transcripts", calls), Route("/files/{path:path}", files)]  # fmt: skip
+    routes = [
+        Route("/", index),
+        Route("/static/{name}", static),
+        Route("/api/runs", runs),
+        Route("/api/run", run),
+        Route("/api/transcripts", calls),
+        Route("/files/{path:path}", files),
+    ]
     middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts or hosts_for("127.0.0.1"))]
     return Starlette(routes=routes, middleware=middleware)
 

@@ -125,8 +125,13 @@ def ensure_run(path: Path, config: dict[str, Any] | None = None) -> dict[str, An
         if parent is not None:
             tags["mlflow.parentRunId"] = parent["run_id"]
         run = client.create_run(experiment_id, run_name=path.name, tags=tags)
-        data = {"uri": uri, "experiment": name, "run_id": run.info.run_id,
-                "parent": parent["run_id"] if parent else None, "logged": False}  # fmt: skip
+        data = {
+            "uri": uri,
+            "experiment": name,
+            "run_id": run.info.run_id,
+            "parent": parent["run_id"] if parent else None,
+            "logged": False,
+        }
         atomic_write_text(record, json.dumps(data, indent=2))
         return data
 
@@ -151,7 +156,7 @@ def report_to(path: Path) -> str:
 
     try:
         return "mlflow" if start(path) else "none"
-    except Exception as error:  # noqa: BLE001 - tracking never stops a training
+    except Exception as error:
         warnings.warn(f"{path}: TRL's steps not logged to MLflow ({type(error).__name__}: {error})", stacklevel=2)
         return "none"
 
@@ -209,7 +214,9 @@ def logged_metrics(kind: kinds.RunKind | None, path: Path) -> list[tuple[str, fl
         stepped = pd.api.types.is_integer_dtype(frame[chart.x])
         if not stepped and pd.api.types.is_numeric_dtype(frame[chart.x]):
             continue  # a scatter over a measured x (a judge's reward by offered share): not a series of steps
-        groups = [(None, frame)] if not chart.group or chart.group not in frame.columns else list(frame.groupby(chart.group))
+        groups = (
+            [(None, frame)] if not chart.group or chart.group not in frame.columns else list(frame.groupby(chart.group))
+        )
         for key, rows in groups:
             points = rows.groupby(chart.x)[list(ys)].mean()
             for y in ys:
@@ -234,7 +241,7 @@ def logged_metrics(kind: kinds.RunKind | None, path: Path) -> list[tuple[str, fl
 def _artifacts(kind: kinds.RunKind | None, path: Path) -> list[tuple[Path, str]]:
     """(file, artifact folder): the scenario and summary, the kind's tables, the plots."""
     found = [(path / name, "") for name in (SCENARIO, SWEEP, SUMMARY, "run.json") if (path / name).is_file()]
-    for file in (kind.tables.values() if kind else ()):
+    for file in kind.tables.values() if kind else ():
         if (path / file).is_file() and not file.endswith("transcripts.jsonl"):
             found.append((path / file, "tables" + (f"/{Path(file).parent}" if "/" in file else "")))
     found += [(image, "plots") for image in sorted(path.glob("*.png"))]
@@ -255,7 +262,7 @@ def track_finished(path: Path | str, config: dict[str, Any] | None = None) -> st
     run_id = record["run_id"]
     try:
         kind = kinds.kind_of_dir(path)
-    except Exception:  # noqa: BLE001 - a kind not installed here: the scenario and files only
+    except Exception:
         kind = None
     if not record.get("logged"):
         scenario = {}

@@ -38,22 +38,44 @@ def compact(index: int, record: Any) -> dict[str, Any]:
     """One call as the browser shows it: who, where, the prompt, the answer, the parsed move, the illegal flag,
     tokens and cache. `parsed` and `illegal` are read from the record's `extra` where its caller noted them."""
     if not isinstance(record, dict):
-        return {"index": index, "role": None, "agent": None, "run": None, "epoch": None, "prompt": [],
-                "answer": None, "error": "not a JSON object", "corrupt": True}  # fmt: skip
+        return {
+            "index": index,
+            "role": None,
+            "agent": None,
+            "run": None,
+            "epoch": None,
+            "prompt": [],
+            "answer": None,
+            "error": "not a JSON object",
+            "corrupt": True,
+        }
     extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
     messages = record.get("messages") if isinstance(record.get("messages"), list) else []
     return {
-        "index": index, "call_id": record.get("call_id"), "role": record.get("role"), "agent": record.get("agent"),
-        "run": record.get("run"), "epoch": record.get("epoch"), "episode": record.get("episode"),
-        "step": record.get("step"), "attempt": record.get("attempt"), "model": record.get("model"),
-        "prompt": [{"role": str(m.get("role")), "content": str(m.get("content"))} for m in messages
-                   if isinstance(m, dict)],
-        "answer": record.get("answer"), "parsed": extra.get("parsed", extra.get("move")),
-        "illegal": extra.get("illegal"), "error": record.get("error"),
-        "input_tokens": record.get("input_tokens"), "output_tokens": record.get("output_tokens"),
-        "cache_hit": record.get("cache_hit"), "prompt_cached_tokens": record.get("prompt_cached_tokens"),
-        "latency_s": record.get("latency_s"), "corrupt": False,
-    }  # fmt: skip
+        "index": index,
+        "call_id": record.get("call_id"),
+        "role": record.get("role"),
+        "agent": record.get("agent"),
+        "run": record.get("run"),
+        "epoch": record.get("epoch"),
+        "episode": record.get("episode"),
+        "step": record.get("step"),
+        "attempt": record.get("attempt"),
+        "model": record.get("model"),
+        "prompt": [
+            {"role": str(m.get("role")), "content": str(m.get("content"))} for m in messages if isinstance(m, dict)
+        ],
+        "answer": record.get("answer"),
+        "parsed": extra.get("parsed", extra.get("move")),
+        "illegal": extra.get("illegal"),
+        "error": record.get("error"),
+        "input_tokens": record.get("input_tokens"),
+        "output_tokens": record.get("output_tokens"),
+        "cache_hit": record.get("cache_hit"),
+        "prompt_cached_tokens": record.get("prompt_cached_tokens"),
+        "latency_s": record.get("latency_s"),
+        "corrupt": False,
+    }
 
 
 def _text(row: dict[str, Any]) -> str:
@@ -120,8 +142,9 @@ class Transcripts:
                 row["parsed"], row["illegal"] = note["parsed"], note["illegal"]
         held["notes"], held["noted"] = signature, len(held["rows"])
 
-    def query(self, file: Path, *, offset: int = 0, limit: int = PAGE, text: str = "",
-              **filters: str | None) -> dict[str, Any]:  # fmt: skip
+    def query(
+        self, file: Path, *, offset: int = 0, limit: int = PAGE, text: str = "", **filters: str | None
+    ) -> dict[str, Any]:
         """One page of the calls that match: `filters` (run, epoch, agent, role) compared as text, `text` searched
         in the prompt and the answer (any case). Returns the page's rows, `matched`, `total` and each filter's
         values (`facets`)."""
@@ -129,13 +152,22 @@ class Transcripts:
         rows, texts = read["rows"], read["texts"]
         wanted = {k: str(v) for k, v in filters.items() if k in FILTERS and v not in (None, "")}
         needle = text.strip().lower()
-        matched = [row for row, body in zip(rows, texts, strict=True)
-                   if all(_key(row.get(k)) == v for k, v in wanted.items()) and (not needle or needle in body)]  # fmt: skip
+        matched = [
+            row
+            for row, body in zip(rows, texts, strict=True)
+            if all(_key(row.get(k)) == v for k, v in wanted.items()) and (not needle or needle in body)
+        ]
         limit = max(1, min(int(limit), MAX_PAGE))
         offset = max(0, int(offset))
         facets = {k: sorted({_key(r.get(k)) for r in rows if r.get(k) is not None}, key=_natural) for k in FILTERS}
-        return {"total": len(rows), "matched": len(matched), "offset": offset, "limit": limit,
-                "rows": matched[offset : offset + limit], "facets": facets}  # fmt: skip
+        return {
+            "total": len(rows),
+            "matched": len(matched),
+            "offset": offset,
+            "limit": limit,
+            "rows": matched[offset : offset + limit],
+            "facets": facets,
+        }
 
 
 def _key(value: Any) -> str:

@@ -6,5 +6,13 @@ from sandbox.dialogue.domains.fruit import FruitConfig, FruitDomain
 from sandbox.dialogue.domains.meeting import MeetingConfig, MeetingDomain
 from sandbox.dialogue.domains.ultimatum import UltimatumConfig, UltimatumDomain
 
-__all__ = ["DebateConfig", "DebateDomain", "FruitConfig", "FruitDomain", "MeetingConfig", "MeetingDomain",
-           "UltimatumConfig", "UltimatumDomain"]  # fmt: skip
+__all__ = [
+    "DebateConfig",
+    "DebateDomain",
+    "FruitConfig",
+    "FruitDomain",
+    "MeetingConfig",
+    "MeetingDomain",
+    "UltimatumConfig",
+    "UltimatumDomain",
+]

@@ -16,8 +16,8 @@ from pydantic import Field
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedConfig, JudgedDomain, player_prompt
-from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import choices
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.llm.contracts import Constraint
 
 TOPICS = (
@@ -40,18 +40,23 @@ class DebateConfig(JudgedConfig):
     kind: Literal["debate"] = "debate"
     topics: tuple[str, ...] = Field(TOPICS, min_length=1, description="Topics; each setup draws one.")
     reward: Literal["value", "outcome"] = Field(
-        "value", description="value: the judge is asked for each player whether it won; outcome: who won, once.")
+        "value", description="value: the judge is asked for each player whether it won; outcome: who won, once."
+    )
     max_tokens: int = Field(96, ge=8, le=1024, description="Most new tokens per message.")
 
     def check_instructions(self, instructions: tuple[tuple[str, ...], ...]) -> None:
         pass
 
-    def build(self, players: tuple[str, ...], count: int, rng: np.random.Generator) -> tuple[DebateDomain, tuple[Setup, ...]]:
+    def build(
+        self, players: tuple[str, ...], count: int, rng: np.random.Generator
+    ) -> tuple[DebateDomain, tuple[Setup, ...]]:
         setups = []
         for _ in range(count):
             topic = self.topics[int(rng.integers(len(self.topics)))]
             sides = ("for", "against")
-            private = tuple({"Your position": f"Argue {sides[p % 2]} the topic statement."} for p in range(len(players)))
+            private = tuple(
+                {"Your position": f"Argue {sides[p % 2]} the topic statement."} for p in range(len(players))
+            )
             setups.append(Setup(players, private, public={"topic": topic}, data={"sides": sides}))
         return DebateDomain(self), tuple(setups)
 
@@ -64,9 +69,15 @@ class DebateDomain(JudgedDomain):
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
         def text(so_far: tuple[Message, ...]) -> str:
-            return render("dialogue/debate/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
-                          topic=setup.public["topic"], info=setup.info_text(speaker),
-                          dialogue=dialogue_text(setup, so_far), style=instruction)  # fmt: skip
+            return render(
+                "dialogue/debate/message.j2",
+                me=setup.players[speaker],
+                other=setup.players[1 - speaker],
+                topic=setup.public["topic"],
+                info=setup.info_text(speaker),
+                dialogue=dialogue_text(setup, so_far),
+                style=instruction,
+            )
 
         return player_prompt(self.config.messages, setup, speaker, dialogue, text, self.config.max_tokens)
 
@@ -77,12 +88,21 @@ class DebateDomain(JudgedDomain):
         return [f"{name} argued {setup.data['sides'][p % 2]}" for p, name in enumerate(setup.players)]
 
     def value_question(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> str:
-        return render("dialogue/debate/value.j2", topic=setup.public["topic"], sides=self._sides(setup),
-                      dialogue=dialogue_text(setup, dialogue), player=setup.players[player])  # fmt: skip
+        return render(
+            "dialogue/debate/value.j2",
+            topic=setup.public["topic"],
+            sides=self._sides(setup),
+            dialogue=dialogue_text(setup, dialogue),
+            player=setup.players[player],
+        )
 
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]:
-        prompt = render("dialogue/debate/outcome.j2", topic=setup.public["topic"], sides=self._sides(setup),
-                        dialogue=dialogue_text(setup, dialogue))  # fmt: skip
+        prompt = render(
+            "dialogue/debate/outcome.j2",
+            topic=setup.public["topic"],
+            sides=self._sides(setup),
+            dialogue=dialogue_text(setup, dialogue),
+        )
         return prompt, choices(list(setup.players))
 
     def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome:

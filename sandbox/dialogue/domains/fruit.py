@@ -20,8 +20,8 @@ from pydantic import Field
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedConfig, JudgedDomain, player_prompt
-from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.dialogue.reward import describe
+from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.llm.contracts import Constraint
 
 FRUITS = ("apple", "banana", "blueberry", "kiwi")
@@ -30,8 +30,7 @@ FRUITS = ("apple", "banana", "blueberry", "kiwi")
 def trade_constraint(first: str) -> Constraint:
     """No trade, or one as the game reads it, from the first player's side: "Alice gives N FRUIT and gets M FRUIT"."""
     fruit = " | ".join(f'"{f}"' for f in FRUITS)
-    grammar = (f'root ::= "none" | "{first} gives " n " " fruit " and gets " n " " fruit\n'
-               f"n ::= [1-9]\nfruit ::= {fruit}")  # fmt: skip
+    grammar = f'root ::= "none" | "{first} gives " n " " fruit " and gets " n " " fruit\nn ::= [1-9]\nfruit ::= {fruit}'
     return Constraint(grammar=grammar, regex=rf"none|{re.escape(first)} gives \d \w+ and gets \d \w+")
 
 
@@ -42,15 +41,19 @@ class FruitConfig(JudgedConfig):
     max_count: int = Field(3, ge=1, le=9, description="Endowments are drawn from 0..max_count of each fruit.")
     max_value: int = Field(10, ge=1, le=10, description="Valuations are drawn from 1..max_value per fruit.")
     reward: Literal["value", "outcome", "selection"] = Field(
-        "value", description="value: the judge states each player's payoff (the paper's reward model); outcome: the "
+        "value",
+        description="value: the judge states each player's payoff (the paper's reward model); outcome: the "
         "judge names the agreed trade and the game computes the payoffs; selection (not in the paper; Lewis et al. "
-        "2017): each player names the agreed trade, and only the same trade from both is an agreement.")  # fmt: skip
+        "2017): each player names the agreed trade, and only the same trade from both is an agreement.",
+    )
     max_tokens: int = Field(96, ge=8, le=1024, description="Most new tokens per message.")
 
     def check_instructions(self, instructions: tuple[tuple[str, ...], ...]) -> None:
         pass  # any tone
 
-    def build(self, players: tuple[str, ...], count: int, rng: np.random.Generator) -> tuple[FruitDomain, tuple[Setup, ...]]:
+    def build(
+        self, players: tuple[str, ...], count: int, rng: np.random.Generator
+    ) -> tuple[FruitDomain, tuple[Setup, ...]]:
         setups = []
         for _ in range(count):
             private, endowments, values = [], [], []
@@ -61,8 +64,12 @@ class FruitConfig(JudgedConfig):
                 value = {f: int(rng.integers(1, self.max_value + 1)) for f in FRUITS}
                 endowments.append(have)
                 values.append(value)
-                private.append({"Fruit endowment": ", ".join(f"{f}: {n}" for f, n in have.items()),
-                                "Fruit valuations": ", ".join(f"{f}: {v}" for f, v in value.items())})  # fmt: skip
+                private.append(
+                    {
+                        "Fruit endowment": ", ".join(f"{f}: {n}" for f, n in have.items()),
+                        "Fruit valuations": ", ".join(f"{f}: {v}" for f, v in value.items()),
+                    }
+                )
             setups.append(Setup(players, tuple(private), data={"endowments": endowments, "values": values}))
         return FruitDomain(self), tuple(setups)
 
@@ -75,8 +82,14 @@ class FruitDomain(JudgedDomain):
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
         def text(so_far: tuple[Message, ...]) -> str:
-            return render("dialogue/fruit/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
-                          info=setup.info_text(speaker), dialogue=dialogue_text(setup, so_far), tone=instruction)  # fmt: skip
+            return render(
+                "dialogue/fruit/message.j2",
+                me=setup.players[speaker],
+                other=setup.players[1 - speaker],
+                info=setup.info_text(speaker),
+                dialogue=dialogue_text(setup, so_far),
+                tone=instruction,
+            )
 
         return player_prompt(self.config.messages, setup, speaker, dialogue, text, self.config.max_tokens)
 
@@ -86,16 +99,28 @@ class FruitDomain(JudgedDomain):
 
     def value_question(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> str:
         low, high = self.payoff_range()
-        return render("dialogue/fruit/value.j2", info=describe(setup), dialogue=dialogue_text(setup, dialogue),
-                      player=setup.players[player], low=int(low), high=int(high))  # fmt: skip
+        return render(
+            "dialogue/fruit/value.j2",
+            info=describe(setup),
+            dialogue=dialogue_text(setup, dialogue),
+            player=setup.players[player],
+            low=int(low),
+            high=int(high),
+        )
 
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]:
         prompt = render("dialogue/fruit/outcome.j2", players=setup.players, dialogue=dialogue_text(setup, dialogue))
         return prompt, trade_constraint(setup.players[0])
 
     def selection_prompt(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> Prompt:
-        text = render("dialogue/fruit/selection.j2", me=setup.players[player], other=setup.players[1 - player],
-                      first=setup.players[0], info=setup.info_text(player), dialogue=dialogue_text(setup, dialogue))  # fmt: skip
+        text = render(
+            "dialogue/fruit/selection.j2",
+            me=setup.players[player],
+            other=setup.players[1 - player],
+            first=setup.players[0],
+            info=setup.info_text(player),
+            dialogue=dialogue_text(setup, dialogue),
+        )
         return Prompt((HumanMessage(text),), trade_constraint(setup.players[0]), 24)
 
     def outcome_payoffs(self, setup: Setup, answer: str) -> Outcome:
@@ -122,4 +147,7 @@ class FruitDomain(JudgedDomain):
         (have_a, have_b), (value_a, value_b) = setup.data["endowments"], setup.data["values"]
         if have_a[give] < give_n or have_b[get] < get_n:
             return self.no_deal(setup)
-        return (float(get_n * value_a[get] - give_n * value_a[give]), float(give_n * value_b[give] - get_n * value_b[get]))
+        return (
+            float(get_n * value_a[get] - give_n * value_a[give]),
+            float(give_n * value_b[give] - get_n * value_b[get]),
+        )

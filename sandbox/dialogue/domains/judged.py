@@ -19,13 +19,21 @@ class JudgedConfig(StrictModel):
     """What the judged domains' configurations share: how a player's prompt holds the dialogue."""
 
     messages: MessageFormat = Field(
-        "text", description="text (the paper's chat games): one prompt holding the dialogue so far; chat: the "
+        "text",
+        description="text (the paper's chat games): one prompt holding the dialogue so far; chat: the "
         "domain's instructions as the system prompt, the other player's messages as user turns and one's own as "
-        "assistant turns (not in the paper: the 1.5B model then answers the last message instead of copying it).")  # fmt: skip
+        "assistant turns (not in the paper: the 1.5B model then answers the last message instead of copying it).",
+    )
 
 
-def player_prompt(messages: MessageFormat, setup: Setup, speaker: int, dialogue: tuple[Message, ...],
-                  render_text: Callable[[tuple[Message, ...]], str], max_tokens: int) -> Prompt:  # fmt: skip
+def player_prompt(
+    messages: MessageFormat,
+    setup: Setup,
+    speaker: int,
+    dialogue: tuple[Message, ...],
+    render_text: Callable[[tuple[Message, ...]], str],
+    max_tokens: int,
+) -> Prompt:
     """A player's prompt: `render_text(dialogue_so_far)` is the domain's prompt text. `text`: one user message with
     the dialogue in it; `chat`: that text without the dialogue as the system prompt, then the dialogue as turns."""
     if messages == "text":
@@ -36,8 +44,11 @@ def player_prompt(messages: MessageFormat, setup: Setup, speaker: int, dialogue:
     if not dialogue or dialogue[0].speaker == speaker:
         turns.append(HumanMessage(f"Write your first message to {other}."))
     for m in dialogue:
-        turns.append(AIMessage(m.text) if m.speaker == speaker else
-                     HumanMessage(f"Message from {setup.players[m.speaker]}:\n{m.text}"))  # fmt: skip
+        turns.append(
+            AIMessage(m.text)
+            if m.speaker == speaker
+            else HumanMessage(f"Message from {setup.players[m.speaker]}:\n{m.text}")
+        )
     return Prompt(tuple(turns), None, max_tokens)
 
 

@@ -34,9 +34,9 @@ from pydantic import Field, field_validator
 
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedConfig, JudgedDomain, player_prompt
+from sandbox.dialogue.reward import Check, describe
 from sandbox.games.dialogue import ANY, Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.llm.contracts import Constraint
-from sandbox.dialogue.reward import Check, describe
 
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 NONE = "none"
@@ -61,7 +61,7 @@ def answered_day(dialogue: tuple[Message, ...]) -> str | None:
     for k in range(len(dialogue) - 1, 0, -1):
         named = days_named(dialogue[k].text)
         if len(named) == 1 and not copies(dialogue[k].text, dialogue[k - 1].text):
-            later = {day for m in dialogue[k + 1:] for day in days_named(m.text)}
+            later = {day for m in dialogue[k + 1 :] for day in days_named(m.text)}
             return named[0] if later <= set(named) else None
     return None
 
@@ -73,14 +73,18 @@ class MeetingConfig(JudgedConfig):
     available: tuple[int, int] = Field((3, 5), description="Least and most days a player can meet (drawn per setup).")
     max_value: int = Field(10, ge=1, le=99, description="Day values are drawn from 1..max_value.")
     reward: Literal["value", "outcome", "selection"] = Field(
-        "value", description="value: the judge states each player's payoff (the paper's reward model); outcome: the "
+        "value",
+        description="value: the judge states each player's payoff (the paper's reward model); outcome: the "
         "judge names the agreed day and the game computes the payoffs; selection (not in the paper; Lewis et al. "
-        "2017): each player says which day was agreed, and only the same day from both is an agreement.")  # fmt: skip
+        "2017): each player says which day was agreed, and only the same day from both is an agreement.",
+    )
     max_tokens: int = Field(96, ge=8, le=1024, description="Most new tokens per message.")
     agreement: Literal["named", "answered"] = Field(
-        "named", description="The days the outcome reward model asks about: named, every day the emails name; "
+        "named",
+        description="The days the outcome reward model asks about: named, every day the emails name; "
         "answered (not in the paper), only the day of the latest reply that names one day without copying the "
-        "email before it, if no later email names another.")  # fmt: skip
+        "email before it, if no later email names another.",
+    )
 
     @field_validator("available")
     @classmethod
@@ -99,7 +103,9 @@ class MeetingConfig(JudgedConfig):
         """PSRO's candidates are days."""
         return DAYS
 
-    def build(self, players: tuple[str, ...], count: int, rng: np.random.Generator) -> tuple[MeetingDomain, tuple[Setup, ...]]:
+    def build(
+        self, players: tuple[str, ...], count: int, rng: np.random.Generator
+    ) -> tuple[MeetingDomain, tuple[Setup, ...]]:
         low, high = self.available
         setups = []
         for _ in range(count):
@@ -108,8 +114,12 @@ class MeetingConfig(JudgedConfig):
                 days = sorted(rng.choice(len(DAYS), size=int(rng.integers(low, high + 1)), replace=False))
                 value = {DAYS[d]: int(rng.integers(1, self.max_value + 1)) for d in days}
                 values.append(value)
-                private.append({"Days you can meet": ", ".join(value),
-                                "Your value for each day": ", ".join(f"{d}: {v}" for d, v in value.items())})  # fmt: skip
+                private.append(
+                    {
+                        "Days you can meet": ", ".join(value),
+                        "Your value for each day": ", ".join(f"{d}: {v}" for d, v in value.items()),
+                    }
+                )
             setups.append(Setup(players, tuple(private), data={"values": values}))
         return MeetingDomain(self), tuple(setups)
 
@@ -122,8 +132,14 @@ class MeetingDomain(JudgedDomain):
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
         def text(so_far: tuple[Message, ...]) -> str:
-            return render("dialogue/meeting/message.j2", me=setup.players[speaker], other=setup.players[1 - speaker],
-                          info=setup.info_text(speaker), dialogue=dialogue_text(setup, so_far), day=instruction)  # fmt: skip
+            return render(
+                "dialogue/meeting/message.j2",
+                me=setup.players[speaker],
+                other=setup.players[1 - speaker],
+                info=setup.info_text(speaker),
+                dialogue=dialogue_text(setup, so_far),
+                day=instruction,
+            )
 
         return player_prompt(self.config.messages, setup, speaker, dialogue, text, self.config.max_tokens)
 
@@ -131,8 +147,13 @@ class MeetingDomain(JudgedDomain):
         return (0.0, float(self.config.max_value))
 
     def value_question(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> str:
-        return render("dialogue/meeting/value.j2", info=describe(setup), dialogue=dialogue_text(setup, dialogue),
-                      player=setup.players[player], max_value=self.config.max_value)  # fmt: skip
+        return render(
+            "dialogue/meeting/value.j2",
+            info=describe(setup),
+            dialogue=dialogue_text(setup, dialogue),
+            player=setup.players[player],
+            max_value=self.config.max_value,
+        )
 
     def outcome_checks(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[Check, ...]:
         """One question per day the emails name, the most recently named first (a later day replaces an
@@ -144,16 +165,23 @@ class MeetingDomain(JudgedDomain):
             days = [] if day is None else [day]
         else:
             days = days_named(text, latest_first=True)
-        return tuple(Check(day, render("dialogue/meeting/outcome.j2", players=setup.players, dialogue=text, day=day))
-                     for day in days)  # fmt: skip
+        return tuple(
+            Check(day, render("dialogue/meeting/outcome.j2", players=setup.players, dialogue=text, day=day))
+            for day in days
+        )
 
     def outcome_question(self, setup: Setup, dialogue: tuple[Message, ...]) -> tuple[str, Constraint]:
         raise NotImplementedError("meeting scheduling asks day by day (outcome_checks)")
 
     def selection_prompt(self, setup: Setup, dialogue: tuple[Message, ...], player: int) -> Prompt:
         options = [*DAYS, NONE]
-        text = render("dialogue/meeting/selection.j2", me=setup.players[player], other=setup.players[1 - player],
-                      info=setup.info_text(player), dialogue=dialogue_text(setup, dialogue))  # fmt: skip
+        text = render(
+            "dialogue/meeting/selection.j2",
+            me=setup.players[player],
+            other=setup.players[1 - player],
+            info=setup.info_text(player),
+            dialogue=dialogue_text(setup, dialogue),
+        )
         grammar = "root ::= " + " | ".join(f'"{o}"' for o in options)
         return Prompt((HumanMessage(text),), Constraint(grammar=grammar, regex="|".join(options)), 4)
 

@@ -19,8 +19,14 @@ from pydantic import Field
 
 from prompts import render
 from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
-from sandbox.games.ultimatum import (ParseError, Stake, decision_constraint, parse_leading_decision, parse_proposal,
-                                    proposal_constraint)  # fmt: skip
+from sandbox.games.ultimatum import (
+    ParseError,
+    Stake,
+    decision_constraint,
+    parse_leading_decision,
+    parse_proposal,
+    proposal_constraint,
+)
 from sandbox.schema import StrictModel
 
 
@@ -30,14 +36,19 @@ class UltimatumConfig(StrictModel):
     kind: Literal["ultimatum"] = "ultimatum"
     amount: int = Field(10, ge=1, le=1000, description="The stake to split.")
     currency: str = Field("dollars", min_length=1, description="What is split.")
-    remark: bool = Field(True, description="Each message carries one short remark after the move (in the style "
-                                            "it was instructed), so that instructions show in words.")  # fmt: skip
+    remark: bool = Field(
+        True,
+        description="Each message carries one short remark after the move (in the style "
+        "it was instructed), so that instructions show in words.",
+    )
     max_tokens: int = Field(64, ge=4, le=512, description="Most new tokens per message.")
 
     def check_instructions(self, instructions: tuple[tuple[str, ...], ...]) -> None:
         pass  # any style
 
-    def build(self, players: tuple[str, ...], count: int, rng: np.random.Generator) -> tuple[UltimatumDomain, tuple[Setup, ...]]:
+    def build(
+        self, players: tuple[str, ...], count: int, rng: np.random.Generator
+    ) -> tuple[UltimatumDomain, tuple[Setup, ...]]:
         """The domain and its setups (every setup is the same stake: the game has no private information)."""
         stake = {"amount": self.amount, "currency": self.currency}
         private = ({"Role": "proposer"}, {"Role": "responder"})
@@ -56,7 +67,13 @@ class UltimatumDomain:
 
     def message(self, setup: Setup, speaker: int, instruction: str, dialogue: tuple[Message, ...]) -> Prompt:
         me, other = setup.players[speaker], setup.players[1 - speaker]
-        common = {"me": me, "other": other, "stake": self.stake, "instruction": instruction, "remark": self.config.remark}
+        common = {
+            "me": me,
+            "other": other,
+            "stake": self.stake,
+            "instruction": instruction,
+            "remark": self.config.remark,
+        }
         if speaker == 0:
             text = render("dialogue/ultimatum/propose.j2", **common)
             constraint = proposal_constraint(self.stake, remark=self.config.remark)

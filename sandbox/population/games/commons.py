@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from prompts import render
+from sandbox.engine.generations import GenerationState
 from sandbox.files import read_csv
 from sandbox.games.commons import Month, Outcome, allocate, figures, parse_harvest, sustainable_catch
 from sandbox.llm.contracts import CallInfo, Constraint
@@ -81,7 +82,6 @@ from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
 from sandbox.population.commons_chat import MAYOR, comma_and, parse_limit, parse_utterance, restaurant
 from sandbox.population.commons_memory import date_of, remember, sentence, shown
-from sandbox.engine.generations import GenerationState
 from sandbox.population.games import plays
 from sandbox.population.games.base import ModelOf, PopulationGame
 from sandbox.population.llm_session import finish_llm_run, model_label
@@ -94,11 +94,24 @@ __all__ = ["Commons", "outcome_of"]
 POPULATION, GENERATIONS, TALK, NOTES = "population.csv", "generations.csv", "talk.csv", "notes.csv"
 COLUMNS = {
     POPULATION: ["generation", "agent", "name", "fixed", "stock", "asked", "valid", "attempts", "caught", "gain"],
-    GENERATIONS: ["generation", "stock", "asked", "caught", "left", "collapsed", "next_stock", "sustainable",
-                  "over_usage", "illegal_rate", "agreed_limit", "talk_steps", "seconds"],
+    GENERATIONS: [
+        "generation",
+        "stock",
+        "asked",
+        "caught",
+        "left",
+        "collapsed",
+        "next_stock",
+        "sustainable",
+        "over_usage",
+        "illegal_rate",
+        "agreed_limit",
+        "talk_steps",
+        "seconds",
+    ],
     TALK: ["generation", "step", "speaker", "utterance", "ended", "ended_read", "next", "next_read"],
     NOTES: ["generation", "agent", "name", "kind", "text"],
-}  # fmt: skip
+}
 HARVEST, UTTER, SUMMARY, LIMIT, PLANNING, INTERESTING = range(6)  # the seed tree's node for each kind of call
 
 
@@ -110,33 +123,67 @@ class _Fishers:
         self.constrained = self.game.answer == "constrained"
 
     def system(self, agent: int) -> str:
-        return render("population/commons/system.j2", fisher=self.names[agent], capacity=self.game.capacity,
-                      others=[n for i, n in enumerate(self.names) if i != agent], talk=self.game.talk)  # fmt: skip
+        return render(
+            "population/commons/system.j2",
+            fisher=self.names[agent],
+            capacity=self.game.capacity,
+            others=[n for i, n in enumerate(self.names) if i != agent],
+            talk=self.game.talk,
+        )
 
     def call(self, agent: int, g: int, kind: int, index: int, step: str, attempt: int) -> CallInfo:
         """Who makes the call and where it falls (recorded with it)."""
-        return CallInfo(role="user", agent=self.names[agent] if agent >= 0 else "framework", run=0, epoch=g,
-                        episode=f"month{g}" + (f"/step{index}" if kind == UTTER else ""), step=step,
-                        attempt=attempt)  # fmt: skip
+        return CallInfo(
+            role="user",
+            agent=self.names[agent] if agent >= 0 else "framework",
+            run=0,
+            epoch=g,
+            episode=f"month{g}" + (f"/step{index}" if kind == UTTER else ""),
+            step=step,
+            attempt=attempt,
+        )
 
-    async def ask(self, agent: int, prompt: str | list[Any], g: int, kind: int, index: int, step: str, attempt: int = 0,
-                  constraint: Constraint | None = None) -> str:  # fmt: skip
+    async def ask(
+        self,
+        agent: int,
+        prompt: str | list[Any],
+        g: int,
+        kind: int,
+        index: int,
+        step: str,
+        attempt: int = 0,
+        constraint: Constraint | None = None,
+    ) -> str:
         """One call; `prompt` is the user turn, or the turns after the system prompt (a re-ask)."""
         call = self.call(agent, g, kind, index, step, attempt)
         turns = [HumanMessage(prompt)] if isinstance(prompt, str) else prompt
         messages = [SystemMessage(self.system(agent)), *turns] if agent >= 0 else turns
         extra = {"constraint": constraint} if constraint is not None else {}
-        answer = await acall(self.model, messages, call=call, seed=call_seed(self.scenario.seed, Branch.EPISODE, g, kind,
-                                                                             index, attempt), **extra)  # fmt: skip
+        answer = await acall(
+            self.model,
+            messages,
+            call=call,
+            seed=call_seed(self.scenario.seed, Branch.EPISODE, g, kind, index, attempt),
+            **extra,
+        )
         return str(answer.content)
 
     async def harvest(self, agent: int, memories: list[list[Any]], stock: int, g: int) -> tuple[int | None, int]:
         """The ask; an unreadable answer is asked again with the answer and the format restated (a new prompt, so a
         cached temperature-0 answer is not simply repeated)."""
-        prompt = render("population/commons/harvest.j2", date=date_of(g), fisher=self.names[agent], memories=memories,
-                        stock=stock, reason=not self.constrained)  # fmt: skip
-        constraint = Constraint(prefix="Answer: ", grammar="root ::= [0-9] [0-9]? [0-9]?",
-                                regex=r"Answer: \d{1,3}") if self.constrained else None  # fmt: skip
+        prompt = render(
+            "population/commons/harvest.j2",
+            date=date_of(g),
+            fisher=self.names[agent],
+            memories=memories,
+            stock=stock,
+            reason=not self.constrained,
+        )
+        constraint = (
+            Constraint(prefix="Answer: ", grammar="root ::= [0-9] [0-9]? [0-9]?", regex=r"Answer: \d{1,3}")
+            if self.constrained
+            else None
+        )
         turns: list[Any] = [HumanMessage(prompt)]
         for attempt in range(self.game.retries + 1):
             answer = await self.ask(agent, turns, g, HARVEST, agent, "harvest", attempt, constraint)
@@ -144,40 +191,71 @@ class _Fishers:
             note_move(self.call(agent, g, HARVEST, agent, "harvest", attempt), ask)
             if ask is not None:
                 return ask, attempt + 1
-            turns += [AIMessage(answer), HumanMessage('Your answer had no number of tons after "Answer:". Put the '
-                                                      'final answer after "Answer:", example Answer: N tons.')]  # fmt: skip
+            turns += [
+                AIMessage(answer),
+                HumanMessage(
+                    'Your answer had no number of tons after "Answer:". Put the '
+                    'final answer after "Answer:", example Answer: N tons.'
+                ),
+            ]
         return None, self.game.retries + 1
 
-    async def utter(self, agent: int, memories: list[list[Any]], conversation: list[tuple[str, str]], speakers: list[str],
-                    g: int) -> tuple[str, bool | None, str | None]:  # fmt: skip
-        prompt = render("population/commons/converse.j2", date=date_of(g, chat=True), fisher=self.names[agent],
-                        memories=memories, members=comma_and(speakers), conversation=conversation)  # fmt: skip
+    async def utter(
+        self, agent: int, memories: list[list[Any]], conversation: list[tuple[str, str]], speakers: list[str], g: int
+    ) -> tuple[str, bool | None, str | None]:
+        prompt = render(
+            "population/commons/converse.j2",
+            date=date_of(g, chat=True),
+            fisher=self.names[agent],
+            memories=memories,
+            members=comma_and(speakers),
+            conversation=conversation,
+        )
         grammar = None
         if self.constrained:  # the code's options: every fisher in the chat, the speaker included
             who = " | ".join(f'"{s}"' for s in speakers)
-            grammar = (r'root ::= [^\n]+ "\nConversation conclusion by me: " ("yes" | "no") "\nNext speaker: " ('
-                       f"{who})")  # fmt: skip
-        answer = await self.ask(agent, prompt, g, UTTER, len(conversation), "talk",
-                                constraint=Constraint(prefix="Response: ", grammar=grammar))  # the code's prefill
+            grammar = (
+                r'root ::= [^\n]+ "\nConversation conclusion by me: " ("yes" | "no") "\nNext speaker: " ('
+                f"{who})"
+            )
+        answer = await self.ask(
+            agent,
+            prompt,
+            g,
+            UTTER,
+            len(conversation),
+            "talk",
+            constraint=Constraint(prefix="Response: ", grammar=grammar),
+        )  # the code's prefill
         return parse_utterance(answer, speakers)
 
     async def summarize(self, conversation: list[tuple[str, str]], g: int) -> str:
-        prompt = "Conversation:\n" + "".join(f"-{s}: {u}\n" for s, u in conversation) + \
-            "\nSummarize the conversation above in one sentence."  # fmt: skip
+        prompt = (
+            "Conversation:\n"
+            + "".join(f"-{s}: {u}\n" for s, u in conversation)
+            + "\nSummarize the conversation above in one sentence."
+        )
         return sentence(await self.ask(-1, prompt, g, SUMMARY, 0, "summary"))
 
     async def limit(self, conversation: list[tuple[str, str]], g: int) -> tuple[int | None, str]:
         prompt = render("population/commons/limit.j2", conversation=conversation, reason=not self.constrained)
-        constraint = Constraint(prefix="Answer: ", grammar='root ::= [0-9] [0-9]? [0-9]? | "N/A"',
-                                regex=r"Answer: (\d{1,3}|N/A)") if self.constrained else None  # fmt: skip
+        constraint = (
+            Constraint(
+                prefix="Answer: ", grammar='root ::= [0-9] [0-9]? [0-9]? | "N/A"', regex=r"Answer: (\d{1,3}|N/A)"
+            )
+            if self.constrained
+            else None
+        )
         answer = await self.ask(-1, prompt, g, LIMIT, 0, "limit", constraint=constraint)
         return parse_limit(answer), answer
 
     async def notes(self, agent: int, conversation: list[tuple[str, str]], g: int) -> tuple[str, str]:
         planning = render("population/commons/plan.j2", conversation=conversation)
         interesting = planning.replace("you need to remember for your planning", "you might have found interesting")
-        answers = await asyncio.gather(self.ask(agent, planning, g, PLANNING, agent, "planning"),
-                                       self.ask(agent, interesting, g, INTERESTING, agent, "interesting"))  # fmt: skip
+        answers = await asyncio.gather(
+            self.ask(agent, planning, g, PLANNING, agent, "planning"),
+            self.ask(agent, interesting, g, INTERESTING, agent, "interesting"),
+        )
         return sentence(answers[0]), sentence(answers[1])
 
 
@@ -193,8 +271,10 @@ class Commons(PopulationGame):
 
     def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
         block = self.block
-        fixed = [None if block.members[int(m)].strategy == LLM else int(block.members[int(m)].strategy)
-                 for m in place_members(self.scenario)]
+        fixed = [
+            None if block.members[int(m)].strategy == LLM else int(block.members[int(m)].strategy)
+            for m in place_members(self.scenario)
+        ]
         agents = [{"name": block.game.names[i], "fixed": f, "memories": [], "gain": 0} for i, f in enumerate(fixed)]
         return {"agents": agents, "stock": block.game.capacity}, {}
 
@@ -202,9 +282,14 @@ class Commons(PopulationGame):
         """The universalization sentence, always shown that month (`game.universalization`)."""
         if not self.block.game.universalization:
             return None
-        return [date_of(g), f"Given the current situation, if everyone fishes more than "
-                            f"{sustainable_catch(stock, self.block.agents)} tons, the lake population will shrink "
-                            "next month.", g, True]
+        return [
+            date_of(g),
+            f"Given the current situation, if everyone fishes more than "
+            f"{sustainable_catch(stock, self.block.agents)} tons, the lake population will shrink "
+            "next month.",
+            g,
+            True,
+        ]
 
     async def play(self, population: Any, g: int, pairs: Any) -> Any:
         """Each fisher remembers the stock and asks for its catch, all at once."""
@@ -224,23 +309,41 @@ class Commons(PopulationGame):
     def score(self, population: Any, g: int, played: Any) -> Any:
         """The harvest: the catches shared out of the stock; each fisher's gain, and its memory of the catch."""
         agents, asked, stock = copy.deepcopy(played["agents"]), played["asked"], population["stock"]
-        caught = [int(c) for c in allocate([a or 0 for a, _ in asked], stock, self.block.game.allocation,
-                                           generator(self.scenario.seed, Branch.EPOCH, g))]
+        caught = [
+            int(c)
+            for c in allocate(
+                [a or 0 for a, _ in asked],
+                stock,
+                self.block.game.allocation,
+                generator(self.scenario.seed, Branch.EPOCH, g),
+            )
+        ]
         for a, (want, _), got in zip(agents, asked, caught):
             a["gain"] += got
-            remember(a, date_of(g), f"{a['name']} wanted to catch {want} tons of fish, and caught {got} tons."
-                     if want is not None else f"{a['name']} gave no readable catch, and caught 0 tons.", g)
+            remember(
+                a,
+                date_of(g),
+                f"{a['name']} wanted to catch {want} tons of fish, and caught {got} tons."
+                if want is not None
+                else f"{a['name']} gave no readable catch, and caught 0 tons.",
+                g,
+            )
         return {"agents": agents, "caught": caught}
 
     async def revise(self, population: Any, g: int, played: Any, scores: Any) -> Any:
         """The restaurant (the chat, its summary, the agreed limit) and the notes, unless the lake collapsed."""
-        agents, caught, stock, game = copy.deepcopy(scores["agents"]), scores["caught"], population["stock"], \
-            self.block.game
+        agents, caught, stock, game = (
+            copy.deepcopy(scores["agents"]),
+            scores["caught"],
+            population["stock"],
+            self.block.game,
+        )
         llm = [i for i, a in enumerate(agents) if a["fixed"] is None]
         talk, notes, limit = [], [], None
         if game.talk and llm and stock - sum(caught) >= game.collapse_below:
-            talk, notes, limit = await restaurant(self.fishers, self.scenario, agents, llm, caught, g,
-                                                  self._hint(stock, g))
+            talk, notes, limit = await restaurant(
+                self.fishers, self.scenario, agents, llm, caught, g, self._hint(stock, g)
+            )
         return {"agents": agents, "talk": talk, "notes": notes, "limit": limit}
 
     def _month(self, state: GenerationState) -> list[Any]:
@@ -252,17 +355,45 @@ class Commons(PopulationGame):
         illegal = sum(want is None for want, _ in asked) / max(1, llm)
         over = sum(c > sustainable for c in caught) / n
         limit = state["revised"]["limit"]
-        return [g, stock, sum(a or 0 for a, _ in asked), sum(caught), left, collapsed,
-                0 if collapsed else min(game.capacity, 2 * left), sustainable, round(over, 6), round(illegal, 6),
-                "" if limit is None else limit, len(state["revised"]["talk"])]
+        return [
+            g,
+            stock,
+            sum(a or 0 for a, _ in asked),
+            sum(caught),
+            left,
+            collapsed,
+            0 if collapsed else min(game.capacity, 2 * left),
+            sustainable,
+            round(over, 6),
+            round(illegal, 6),
+            "" if limit is None else limit,
+            len(state["revised"]["talk"]),
+        ]
 
     def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
         g, stock = state["generation"], state["agents"]["stock"]
         agents, asked, caught = state["scores"]["agents"], state["played"]["asked"], state["scores"]["caught"]
-        rows = [[g, i, a["name"], a["fixed"] is not None, stock, "" if want is None else want, want is not None, tries,
-                 got, a["gain"]] for i, (a, (want, tries), got) in enumerate(zip(agents, asked, caught))]
-        return {POPULATION: rows, GENERATIONS: [[*self._month(state), round(seconds, 3)]],
-                TALK: state["revised"]["talk"], NOTES: state["revised"]["notes"]}
+        rows = [
+            [
+                g,
+                i,
+                a["name"],
+                a["fixed"] is not None,
+                stock,
+                "" if want is None else want,
+                want is not None,
+                tries,
+                got,
+                a["gain"],
+            ]
+            for i, (a, (want, tries), got) in enumerate(zip(agents, asked, caught))
+        ]
+        return {
+            POPULATION: rows,
+            GENERATIONS: [[*self._month(state), round(seconds, 3)]],
+            TALK: state["revised"]["talk"],
+            NOTES: state["revised"]["notes"],
+        }
 
     def next_agents(self, state: GenerationState) -> Any:
         return {"agents": state["revised"]["agents"], "stock": self._month(state)[6]}
@@ -282,8 +413,17 @@ def outcome_of(path: Path, scenario: PopulationScenario) -> Outcome:
     for month in gens.itertuples():
         these = rows[rows["generation"] == month.generation].sort_values("agent")
         asked = tuple(None if a != a else int(a) for a in these["asked"])
-        outcome.months.append(Month(int(month.generation), int(month.stock), asked, tuple(int(c) for c in these["caught"]),
-                                    int(month.left), bool(month.collapsed), int(month.next_stock)))  # fmt: skip
+        outcome.months.append(
+            Month(
+                int(month.generation),
+                int(month.stock),
+                asked,
+                tuple(int(c) for c in these["caught"]),
+                int(month.left),
+                bool(month.collapsed),
+                int(month.next_stock),
+            )
+        )
     return outcome
 
 
@@ -296,17 +436,28 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
     llm_rows = rows[~rows["fixed"].astype(bool)]
     talk = read_csv(path / TALK)
     spoken = talk[talk["speaker"] != MAYOR]
-    finish_llm_run(run_dir, {
-        "scenario": scenario.name, "agents": block.agents, "game": "commons", "months": block.generations,
-        "months_played": len(gens), "talk": block.game.talk, "universalization": block.game.universalization,
-        **found, "collapsed": bool(gens["collapsed"].astype(bool).any()),
-        "stock_by_month": gens["stock"].astype(int).tolist(),
-        "agreed_limits": [None if v != v else int(v) for v in gens["agreed_limit"]],
-        "illegal_rate": float((~llm_rows["valid"].astype(bool)).mean()) if len(llm_rows) else 0.0,
-        "utterances": len(spoken),
-        "unread_conclusions": int((~spoken["ended_read"].astype(bool)).sum()) if len(spoken) else 0,
-        "unread_next_speakers": int((~spoken["next_read"].astype(bool)).sum()) if len(spoken) else 0,
-        "model": model,
-    }, lambda: plot_commons(gens, rows, capacity=block.game.capacity, collapse_below=block.game.collapse_below,
-                    title=scenario.name), "commons.png")  # fmt: skip
-
+    finish_llm_run(
+        run_dir,
+        {
+            "scenario": scenario.name,
+            "agents": block.agents,
+            "game": "commons",
+            "months": block.generations,
+            "months_played": len(gens),
+            "talk": block.game.talk,
+            "universalization": block.game.universalization,
+            **found,
+            "collapsed": bool(gens["collapsed"].astype(bool).any()),
+            "stock_by_month": gens["stock"].astype(int).tolist(),
+            "agreed_limits": [None if v != v else int(v) for v in gens["agreed_limit"]],
+            "illegal_rate": float((~llm_rows["valid"].astype(bool)).mean()) if len(llm_rows) else 0.0,
+            "utterances": len(spoken),
+            "unread_conclusions": int((~spoken["ended_read"].astype(bool)).sum()) if len(spoken) else 0,
+            "unread_next_speakers": int((~spoken["next_read"].astype(bool)).sum()) if len(spoken) else 0,
+            "model": model,
+        },
+        lambda: plot_commons(
+            gens, rows, capacity=block.game.capacity, collapse_below=block.game.collapse_below, title=scenario.name
+        ),
+        "commons.png",
+    )

@@ -39,8 +39,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import math
-from dataclasses import asdict
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +52,8 @@ from sandbox.files import read_csv
 from sandbox.games.donor import DonorRecord, apply_round, final_scores, pairings, round_views
 from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_norms
 from sandbox.population.donor_players import Players
-from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
 from sandbox.population.dynamics import network_of
+from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
 from sandbox.population.games import plays
 from sandbox.population.games.base import ModelOf, PopulationGame
 from sandbox.population.llm_session import finish_llm_run, listed, model_label
@@ -65,19 +65,58 @@ from sandbox.seeding import Branch, generator
 __all__ = ["DONATIONS", "NORMS", "DonorGame"]
 
 POPULATION, GENERATIONS, DONATIONS, NORMS, REVISIONS, EDGES = (
-    "population.csv", "generations.csv", "donations.csv", "norms.csv", "revisions.csv", "edges.csv")  # fmt: skip
+    "population.csv",
+    "generations.csv",
+    "donations.csv",
+    "norms.csv",
+    "revisions.csv",
+    "edges.csv",
+)
 COLUMNS = {
-    POPULATION: ["generation", "agent", "name", "born", "fixed", "norm", "strategy", "strategy_found", "score",
-                 "mean_donated_share", "survived"],
-    DONATIONS: ["generation", "game", "round", "donor", "recipient", "donor_name", "recipient_name", "donor_before",
-                "recipient_before", "action", "amount", "share", "valid", "attempts"],
+    POPULATION: [
+        "generation",
+        "agent",
+        "name",
+        "born",
+        "fixed",
+        "norm",
+        "strategy",
+        "strategy_found",
+        "score",
+        "mean_donated_share",
+        "survived",
+    ],
+    DONATIONS: [
+        "generation",
+        "game",
+        "round",
+        "donor",
+        "recipient",
+        "donor_name",
+        "recipient_name",
+        "donor_before",
+        "recipient_before",
+        "action",
+        "amount",
+        "share",
+        "valid",
+        "attempts",
+    ],
     NORMS: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
     REVISIONS: REVISIONS_COLUMNS,
     FIDELITY: FIDELITY_COLUMNS,
-    GENERATIONS: ["generation", "mean_donated_share", "mean_final_resources", "survivor_gap", "punishment_rate",
-                  "illegal_rate", "moves", "seconds"],
+    GENERATIONS: [
+        "generation",
+        "mean_donated_share",
+        "mean_final_resources",
+        "survivor_gap",
+        "punishment_rate",
+        "illegal_rate",
+        "moves",
+        "seconds",
+    ],
     EDGES: ["a", "b"],
-}  # fmt: skip
+}
 
 
 def _start_agents(scenario: PopulationScenario, book: NormBook) -> tuple[list[dict[str, Any]], list[list[Any]]]:
@@ -94,8 +133,16 @@ def _start_agents(scenario: PopulationScenario, book: NormBook) -> tuple[list[di
                 rows.append([0, given[text], "", "given", text, True, "", "", ""])
         if text is not None:
             text = book.text(given[member.strategy], text)
-        agents.append({"name": f"1_{slot + 1}", "born": 0, "fixed": member.fixed, "strategy": text,
-                       "found": text is not None, "norm": None if text is None else given[member.strategy]})  # fmt: skip
+        agents.append(
+            {
+                "name": f"1_{slot + 1}",
+                "born": 0,
+                "fixed": member.fixed,
+                "strategy": text,
+                "found": text is not None,
+                "norm": None if text is None else given[member.strategy],
+            }
+        )
     return agents, rows
 
 
@@ -118,17 +165,23 @@ class _Network:
         self.matching = self.graph.maximal_matching if block.game.pairing == "network" else None
 
 
-async def _write_missing(players: Players, agents: list[dict[str, Any]], g: int,
-                         book: NormBook) -> tuple[list[list[Any]], list[list[Any]]]:  # fmt: skip
+async def _write_missing(
+    players: Players, agents: list[dict[str, Any]], g: int, book: NormBook
+) -> tuple[list[list[Any]], list[list[Any]]]:
     """Agents without a strategy write one: the first generation's `llm` members from the game's description, the
     new agents of the last selection from the survivors' strategies (with their scores, best first); the norms'
     and the revisions' rows."""
     missing = [i for i, a in enumerate(agents) if a["strategy"] is None]
     if not missing:
         return [], []
-    survivors = sorted(({"name": a["name"], "strategy": a["strategy"], "score": a.get("score", math.nan),
-                         "norm": a["norm"]} for a in agents if a["strategy"] is not None and a.get("survived")),
-                       key=lambda a: -a["score"])  # best first, as the notebook listed them  # fmt: skip
+    survivors = sorted(
+        (
+            {"name": a["name"], "strategy": a["strategy"], "score": a.get("score", math.nan), "norm": a["norm"]}
+            for a in agents
+            if a["strategy"] is not None and a.get("survived")
+        ),
+        key=lambda a: -a["score"],
+    )  # best first, as the notebook listed them
     written = await asyncio.gather(*(players.strategy(agents[i]["name"], g, i, survivors) for i in missing))
     parents = ";".join(str(s["norm"]) for s in survivors)
     norm_rows, revision_rows = [], []
@@ -139,11 +192,23 @@ async def _write_missing(players: Players, agents: list[dict[str, Any]], g: int,
             book.next_id += 1
         agents[i].update(strategy=book.text(norm, result["strategy"]), found=result["found"], norm=norm)
         if outcome != "duplicate":
-            norm_rows.append([g, norm, agents[i]["name"], "inherit" if survivors else "write", result["strategy"],
-                              result["found"], parents, result["justification"], ""])  # fmt: skip
+            norm_rows.append(
+                [
+                    g,
+                    norm,
+                    agents[i]["name"],
+                    "inherit" if survivors else "write",
+                    result["strategy"],
+                    result["found"],
+                    parents,
+                    result["justification"],
+                    "",
+                ]
+            )
         if survivors:
-            revision_rows.append([g - 1, i, agents[i]["name"], "select", "", "", outcome,
-                                  agents[i].pop("replaced_norm", ""), norm])  # fmt: skip
+            revision_rows.append(
+                [g - 1, i, agents[i]["name"], "select", "", "", outcome, agents[i].pop("replaced_norm", ""), norm]
+            )
     return norm_rows, revision_rows
 
 
@@ -172,18 +237,22 @@ class DonorGame(PopulationGame):
         book = NormBook(check=self.block.revision.check)
         agents, rows = _start_agents(self.scenario, book)
         edges = self.network.neighbours.edges
-        return {"agents": agents, "norms": book.state()}, {EDGES: [] if edges is None else edges.tolist(),
-                                                           NORMS: rows}
+        return {"agents": agents, "norms": book.state()}, {EDGES: [] if edges is None else edges.tolist(), NORMS: rows}
 
     def pair(self, population: Any, g: int) -> Any:
-        rounds = pairings(self.block.agents, self.rules, generator(self.scenario.seed, Branch.EPOCH, g),
-                          self.network.matching)
+        rounds = pairings(
+            self.block.agents, self.rules, generator(self.scenario.seed, Branch.EPOCH, g), self.network.matching
+        )
         return [[[list(pair) for pair in pairs] for pairs in game] for game in rounds]
 
     async def play(self, population: Any, g: int, pairs: Any) -> Any:
         """The missing strategies written, then the generation's games, round by round (every donor of a round
         asked at once)."""
-        agents, book, rules = copy.deepcopy(population["agents"]), NormBook(**copy.deepcopy(population["norms"])), self.rules
+        agents, book, rules = (
+            copy.deepcopy(population["agents"]),
+            NormBook(**copy.deepcopy(population["norms"])),
+            self.rules,
+        )
         norm_rows, revision_rows = await _write_missing(self.players, agents, g, book)
         names, strategies = [a["name"] for a in agents], [a["strategy"] for a in agents]
         records: list[DonorRecord] = []
@@ -198,8 +267,15 @@ class DonorGame(PopulationGame):
                 history.extend(apply_round(views, [move for move, _ in answers], resources, rules))
             records.extend(history)
             finals.append(resources.tolist())
-        return {"agents": agents, "norms": book.state(), "norm_rows": norm_rows, "revision_rows": revision_rows,
-                "records": [asdict(h) for h in records], "attempts": attempts, "finals": finals}
+        return {
+            "agents": agents,
+            "norms": book.state(),
+            "norm_rows": norm_rows,
+            "revision_rows": revision_rows,
+            "records": [asdict(h) for h in records],
+            "attempts": attempts,
+            "finals": finals,
+        }
 
     def score(self, population: Any, g: int, played: Any) -> Any:
         """The agents' scores; under select, the surviving slots."""
@@ -207,8 +283,9 @@ class DonorGame(PopulationGame):
         scores = final_scores([np.array(f) for f in played["finals"]], self.rules)
         survived = list(range(self.block.agents))
         if self.block.revision.rule == "select":
-            survived = _select(scores, agents, self.block.revision.survivors,
-                               generator(self.scenario.seed, Branch.META, g))
+            survived = _select(
+                scores, agents, self.block.revision.survivors, generator(self.scenario.seed, Branch.META, g)
+            )
         return {"scores": scores.tolist(), "survived": survived}
 
     async def revise(self, population: Any, g: int, played: Any, scores: Any) -> Any:
@@ -219,26 +296,55 @@ class DonorGame(PopulationGame):
         fidelity = []
         if self.judge is not None:
             fidelity = await judge_play(self.judge, agents, records, names, g, self.scenario.seed, block.game)
-        result = {"agents": agents, "norms": played["norms"], "norm_rows": [], "revision_rows": [],
-                  "fidelity": fidelity}
+        result = {
+            "agents": agents,
+            "norms": played["norms"],
+            "norm_rows": [],
+            "revision_rows": [],
+            "fidelity": fidelity,
+        }
         if g + 1 == block.generations:  # no revision after the last generation
             return result
         score = np.array(scores["scores"])
         if block.revision.rule != "select":
             book = NormBook(**copy.deepcopy(played["norms"]))
             following, norm_rows, revision_rows = await revise_norms(
-                self.players, copy.deepcopy(agents), g, records, [np.array(f) for f in played["finals"]], score,
-                self.network.neighbours, book, block.revision, generator(self.scenario.seed, Branch.META, g),
-                self.rules)
-            return {**result, "agents": following, "norms": book.state(), "norm_rows": norm_rows,
-                    "revision_rows": revision_rows}
+                self.players,
+                copy.deepcopy(agents),
+                g,
+                records,
+                [np.array(f) for f in played["finals"]],
+                score,
+                self.network.neighbours,
+                book,
+                block.revision,
+                generator(self.scenario.seed, Branch.META, g),
+                self.rules,
+            )
+            return {
+                **result,
+                "agents": following,
+                "norms": book.state(),
+                "norm_rows": norm_rows,
+                "revision_rows": revision_rows,
+            }
         following = []
         for i, agent in enumerate(agents):
             if i in scores["survived"]:
                 following.append({**agent, "score": float(score[i]), "survived": True})
             else:  # a new agent takes the slot; it writes its strategy at the start of the next generation
-                following.append({"name": f"{g + 2}_{i + 1}", "born": g + 1, "fixed": False, "strategy": None,
-                                  "found": False, "norm": None, "replaced_norm": agent["norm"], "survived": False})
+                following.append(
+                    {
+                        "name": f"{g + 2}_{i + 1}",
+                        "born": g + 1,
+                        "fixed": False,
+                        "strategy": None,
+                        "found": False,
+                        "norm": None,
+                        "replaced_norm": agent["norm"],
+                        "survived": False,
+                    }
+                )
         return {**result, "agents": following}
 
     def next_agents(self, state: GenerationState) -> Any:
@@ -249,29 +355,70 @@ class DonorGame(PopulationGame):
         agents, records, survived = played["agents"], _records(played), state["scores"]["survived"]
         scores = state["scores"]["scores"]
         names = [a["name"] for a in agents]
-        shares = {i: [h.share for h in records if h.donor == i and h.action == "donate" and not math.isnan(h.share)]
-                  for i in range(self.block.agents)}  # a punishment is no donation
+        shares = {
+            i: [h.share for h in records if h.donor == i and h.action == "donate" and not math.isnan(h.share)]
+            for i in range(self.block.agents)
+        }  # a punishment is no donation
         mean_share = [float(np.mean(v)) if v else math.nan for v in shares.values()]
         valid = [h for h in records if h.action == "donate" and not math.isnan(h.share)]
         moves = max(1, len(records))
         return {
-            DONATIONS: [[g, h.game, h.round, h.donor, h.recipient, names[h.donor], names[h.recipient],
-                         h.donor_before, h.recipient_before, h.action or "", h.amount, h.share, h.valid, tries]
-                        for h, tries in zip(records, played["attempts"])],
-            POPULATION: [[g, i, a["name"], a["born"], a["fixed"], a["norm"], a["strategy"], a["found"],
-                          round(float(scores[i]), 4), mean_share[i], i in survived] for i, a in enumerate(agents)],
+            DONATIONS: [
+                [
+                    g,
+                    h.game,
+                    h.round,
+                    h.donor,
+                    h.recipient,
+                    names[h.donor],
+                    names[h.recipient],
+                    h.donor_before,
+                    h.recipient_before,
+                    h.action or "",
+                    h.amount,
+                    h.share,
+                    h.valid,
+                    tries,
+                ]
+                for h, tries in zip(records, played["attempts"])
+            ],
+            POPULATION: [
+                [
+                    g,
+                    i,
+                    a["name"],
+                    a["born"],
+                    a["fixed"],
+                    a["norm"],
+                    a["strategy"],
+                    a["found"],
+                    round(float(scores[i]), 4),
+                    mean_share[i],
+                    i in survived,
+                ]
+                for i, a in enumerate(agents)
+            ],
             FIDELITY: revised["fidelity"],
-            GENERATIONS: [[g, float(np.mean([h.share for h in valid])) if valid else math.nan,
-                           float(np.mean(np.array(played["finals"]))), float(_survivor_gap(mean_share, survived)),
-                           sum(h.action == "punish" for h in records) / moves,
-                           sum(not h.valid for h in records) / moves, len(records), round(seconds, 3)]],
+            GENERATIONS: [
+                [
+                    g,
+                    float(np.mean([h.share for h in valid])) if valid else math.nan,
+                    float(np.mean(np.array(played["finals"]))),
+                    float(_survivor_gap(mean_share, survived)),
+                    sum(h.action == "punish" for h in records) / moves,
+                    sum(not h.valid for h in records) / moves,
+                    len(records),
+                    round(seconds, 3),
+                ]
+            ],
             NORMS: played["norm_rows"] + revised["norm_rows"],
             REVISIONS: played["revision_rows"] + revised["revision_rows"],
         }
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
-        _finish(run_dir, self.scenario, model_label(self.scenario, models),
-                float(self.network.neighbours.degree().mean()))
+        _finish(
+            run_dir, self.scenario, model_label(self.scenario, models), float(self.network.neighbours.degree().mean())
+        )
 
 
 def _survivor_gap(shares: Sequence[float], survived: Sequence[int]) -> float:
@@ -296,19 +443,31 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str, mea
     block = scenario.population
     norms = read_csv(path / NORMS)
     revisions = read_csv(path / REVISIONS)
-    finish_llm_run(run_dir, {
-        "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "donor",
-        "rule": block.revision.rule, "network": block.network.kind, "mean_degree": mean_degree,
-        "norm_versions": len(norms), "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
-        "donation_by_generation": listed(donation),
-        "donation_slope_per_generation": None if math.isnan(slope) else round(slope, 5),
-        "final_resources_by_generation": [round(float(v), 3) for v in gens["mean_final_resources"]],
-        "survivor_gap_by_generation": listed(gens["survivor_gap"]),
-        "punishment_rate": float((gens["punishment_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-        "model": model, **_fidelity_summary(path, block.judge_play, block.generations),
-        **norm_map_summary(path),
-    }, lambda: plot_donations(path), "donations.png")  # fmt: skip
+    finish_llm_run(
+        run_dir,
+        {
+            "scenario": scenario.name,
+            "agents": block.agents,
+            "generations": block.generations,
+            "game": "donor",
+            "rule": block.revision.rule,
+            "network": block.network.kind,
+            "mean_degree": mean_degree,
+            "norm_versions": len(norms),
+            "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
+            "donation_by_generation": listed(donation),
+            "donation_slope_per_generation": None if math.isnan(slope) else round(slope, 5),
+            "final_resources_by_generation": [round(float(v), 3) for v in gens["mean_final_resources"]],
+            "survivor_gap_by_generation": listed(gens["survivor_gap"]),
+            "punishment_rate": float((gens["punishment_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
+            "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
+            "model": model,
+            **_fidelity_summary(path, block.judge_play, block.generations),
+            **norm_map_summary(path),
+        },
+        lambda: plot_donations(path),
+        "donations.png",
+    )
 
 
 def _fidelity_summary(path: Path, judged: bool, generations: int) -> dict[str, Any]:
@@ -320,6 +479,7 @@ def _fidelity_summary(path: Path, judged: bool, generations: int) -> dict[str, A
     parsed = rows[rows["label"].notna()]
     by_generation = parsed.groupby("generation")["label"].apply(lambda v: round(float(v.astype(bool).mean()), 4))
     by_generation = by_generation.reindex(range(generations))  # a generation without a parsed verdict: None
-    return {"norm_fidelity_by_generation": [None if v != v else v for v in by_generation.tolist()],
-            "fidelity_unparsed": int(rows["label"].isna().sum())}
-
+    return {
+        "norm_fidelity_by_generation": [None if v != v else v for v in by_generation.tolist()],
+        "fidelity_unparsed": int(rows["label"].isna().sum()),
+    }

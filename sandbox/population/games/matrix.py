@@ -86,19 +86,40 @@ class ScriptedMatrix(PopulationGame):
 
     async def play(self, agents: Any, g: int, pairs: Any) -> Any:
         rng = generator(self.scenario.seed, Branch.EPOCH, g)
-        outcome = play(_unpacked(agents, np.int64), self.table, self.neighbours, self_play=self.block.self_play,
-                       mean=self.block.revision.payoff == "mean", rng=rng, matches=self.matches)
-        return {"payoff": _packed(outcome.payoff), "cooperation": _packed(outcome.cooperation),
-                "rng": json.dumps(rng.bit_generator.state)}  # 128-bit integers: kept as text
+        outcome = play(
+            _unpacked(agents, np.int64),
+            self.table,
+            self.neighbours,
+            self_play=self.block.self_play,
+            mean=self.block.revision.payoff == "mean",
+            rng=rng,
+            matches=self.matches,
+        )
+        return {
+            "payoff": _packed(outcome.payoff),
+            "cooperation": _packed(outcome.cooperation),
+            "rng": json.dumps(rng.bit_generator.state),
+        }  # 128-bit integers: kept as text
 
     async def revise(self, agents: Any, g: int, played: Any, scores: Any) -> Any:
         revision = self.block.revision
         rng = np.random.default_rng()
         rng.bit_generator.state = json.loads(played["rng"])
         outcome = Play(_unpacked(played["payoff"], np.float64), _unpacked(played["cooperation"], np.float64))
-        return _packed(revise(_unpacked(agents, np.int64), outcome, self.neighbours, rule=revision.rule,
-                      beta=revision.beta, mutation=revision.mutation, pool=self.pool, fixed=self.fixed, rng=rng,
-                      spread=self.spread))
+        return _packed(
+            revise(
+                _unpacked(agents, np.int64),
+                outcome,
+                self.neighbours,
+                rule=revision.rule,
+                beta=revision.beta,
+                mutation=revision.mutation,
+                pool=self.pool,
+                fixed=self.fixed,
+                rng=rng,
+                spread=self.spread,
+            )
+        )
 
     def next_agents(self, state: GenerationState) -> Any:
         return state["revised"]
@@ -111,10 +132,23 @@ class ScriptedMatrix(PopulationGame):
         shares = np.bincount(strategies, minlength=len(self.names)) / block.agents
         weights = self.neighbours.degree() + (1 if block.self_play else 0)
         mean_cooperation = float(np.average(cooperation, weights=weights)) if weights.sum() else 0.0
-        rows = list(zip([g] * block.agents, range(block.agents), names, self.fixed.tolist(),
-                        np.round(payoff, 6).tolist(), np.round(cooperation, 6).tolist()))
-        generation = [g, round(mean_cooperation, 6), round(float(payoff.mean()), 6), *np.round(shares, 6).tolist(),
-                      round(seconds, 4)]
+        rows = list(
+            zip(
+                [g] * block.agents,
+                range(block.agents),
+                names,
+                self.fixed.tolist(),
+                np.round(payoff, 6).tolist(),
+                np.round(cooperation, 6).tolist(),
+            )
+        )
+        generation = [
+            g,
+            round(mean_cooperation, 6),
+            round(float(payoff.mean()), 6),
+            *np.round(shares, 6).tolist(),
+            round(seconds, 4),
+        ]
         return {POPULATION: rows, GENERATIONS: [generation]}
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
@@ -123,12 +157,22 @@ class ScriptedMatrix(PopulationGame):
         gens = read_csv(run_dir.path / GENERATIONS)
         last = gens.iloc[-1]
         block = self.block
-        write_summary(run_dir, {
-            "scenario": self.scenario.name, "agents": block.agents, "generations": block.generations,
-            "network": block.network.kind, "mean_degree": float(self.neighbours.degree().mean()),
-            "game": block.game.name, "temptation": block.game.temptation, "rule": block.revision.rule,
-            "initial_cooperation": float(gens["cooperation"].iloc[0]), "final_cooperation": float(last["cooperation"]),
-            "final_shares": {name: float(last[f"share {name}"]) for name in self.names},
-        }, kind="population")
+        write_summary(
+            run_dir,
+            {
+                "scenario": self.scenario.name,
+                "agents": block.agents,
+                "generations": block.generations,
+                "network": block.network.kind,
+                "mean_degree": float(self.neighbours.degree().mean()),
+                "game": block.game.name,
+                "temptation": block.game.temptation,
+                "rule": block.revision.rule,
+                "initial_cooperation": float(gens["cooperation"].iloc[0]),
+                "final_cooperation": float(last["cooperation"]),
+                "final_shares": {name: float(last[f"share {name}"]) for name in self.names},
+            },
+            kind="population",
+        )
         plot_generations(gens, title=self.scenario.name).savefig(run_dir.path / PLOT, dpi=120)
         run_dir.write_status("complete")

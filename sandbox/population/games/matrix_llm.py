@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,12 +37,12 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
 from prompts import render
+from sandbox.engine.generations import GenerationState
 from sandbox.files import read_csv
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
-from sandbox.engine.generations import GenerationState
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import network_of
 from sandbox.population.games import plays
@@ -59,16 +58,33 @@ from societies.norms import NORMS
 __all__ = ["MatrixLLM"]
 
 POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
-    "population.csv", "generations.csv", "moves.csv", "norms.csv", "revisions.csv", "edges.csv")  # fmt: skip
+    "population.csv",
+    "generations.csv",
+    "moves.csv",
+    "norms.csv",
+    "revisions.csv",
+    "edges.csv",
+)
 COLUMNS = {
-    MOVES: ["generation", "match", "turn", "a", "b", "move_a", "move_b", "answer_a", "answer_b", "payoff_a",
-            "payoff_b"],
+    MOVES: [
+        "generation",
+        "match",
+        "turn",
+        "a",
+        "b",
+        "move_a",
+        "move_b",
+        "answer_a",
+        "answer_b",
+        "payoff_a",
+        "payoff_b",
+    ],
     POPULATION: ["generation", "agent", "name", "kind", "fixed", "norm", "strategy", "payoff", "cooperation"],
     NORMS_TABLE: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
     REVISIONS: REVISIONS_COLUMNS,
     GENERATIONS: ["generation", "cooperation", "mean_payoff", "illegal_rate", "moves", "seconds"],
     EDGES: ["a", "b"],
-}  # fmt: skip
+}
 
 
 class _Revision:
@@ -85,21 +101,28 @@ class _Members:
         self.scenario, self.model, self.game = scenario, model, scenario.population.game
         self.table = payoff_table(self.game.name, self.game.temptation)
         self.tokens = ActionTokens.of(self.game.tokens)
-        self.constraint = ({"constraint": Constraint(choices=self.game.tokens)} if self.game.answer == "constrained"
-                           else {})  # fmt: skip
+        self.constraint = (
+            {"constraint": Constraint(choices=self.game.tokens)} if self.game.answer == "constrained" else {}
+        )
 
-    async def move(self, agent: dict[str, Any], history: list[tuple[str, str]], g: int, match: int, turn: int,
-                   side: int) -> tuple[str | None, str]:  # fmt: skip
+    async def move(
+        self, agent: dict[str, Any], history: list[tuple[str, str]], g: int, match: int, turn: int, side: int
+    ) -> tuple[str | None, str]:
         """The agent's move (C, D, or None: illegal) and its answer."""
-        shown = history[-self.game.history:] if self.game.history else []
+        shown = history[-self.game.history :] if self.game.history else []
         order = generator(self.scenario.seed, Branch.EPISODE, g, match, turn, side)
         prompt = matrix_prompt(self.table, shown, self.tokens, order)
         system = render("population/matrix/system.j2", principle=agent["strategy"])
-        call = CallInfo(role="user", agent=agent["name"], run=0, epoch=g, episode=f"match{match}/turn{turn}",
-                        step="move")  # fmt: skip
-        answer = await acall(self.model, [SystemMessage(system), HumanMessage(prompt)],
-                             seed=call_seed(self.scenario.seed, Branch.EPISODE, g, match, turn, side), call=call,
-                             **self.constraint)  # fmt: skip
+        call = CallInfo(
+            role="user", agent=agent["name"], run=0, epoch=g, episode=f"match{match}/turn{turn}", step="move"
+        )
+        answer = await acall(
+            self.model,
+            [SystemMessage(system), HumanMessage(prompt)],
+            seed=call_seed(self.scenario.seed, Branch.EPISODE, g, match, turn, side),
+            call=call,
+            **self.constraint,
+        )
         text = str(answer.content)
         move = parse_action(text, self.tokens)
         note_move(call, move)
@@ -108,11 +131,21 @@ class _Members:
     async def reflect(self, agent: dict[str, Any], matches: str, payoff: float, g: int, i: int) -> _Revision:
         """The member's next principle; an answer cut off at the token limit, or not a usable principle, is illegal
         (None), as SCAI's MetaLM treats it."""
-        prompt = render("population/matrix/reflect.j2", principle=agent["strategy"], matches=matches,
-                        payoff=round(payoff, 3), mean=self.scenario.population.revision.payoff == "mean")  # fmt: skip
+        prompt = render(
+            "population/matrix/reflect.j2",
+            principle=agent["strategy"],
+            matches=matches,
+            payoff=round(payoff, 3),
+            mean=self.scenario.population.revision.payoff == "mean",
+        )
         call = CallInfo(role="user", agent=agent["name"], run=0, epoch=g, step="reflect")
-        answer = await acall(self.model, [HumanMessage(prompt)], seed=call_seed(self.scenario.seed, Branch.META, g, i),
-                             call=call, constraint=POLICY_CONSTRAINT)  # fmt: skip
+        answer = await acall(
+            self.model,
+            [HumanMessage(prompt)],
+            seed=call_seed(self.scenario.seed, Branch.META, g, i),
+            call=call,
+            constraint=POLICY_CONSTRAINT,
+        )
         text = str(answer.content).strip()
         if answer.response_metadata.get("finish_reason") == "length":
             return _Revision(None, text)
@@ -131,8 +164,15 @@ def _start(scenario: PopulationScenario) -> tuple[list[dict[str, Any]], list[lis
         if text not in ids:
             ids[text] = len(ids)
             rows.append([0, ids[text], "scenario", "initial", text, True, "", "", ""])
-        agents.append({"name": f"agent{i}", "kind": "fixed" if member.fixed else "member", "fixed": member.fixed,
-                       "norm": ids[text], "strategy": text})  # fmt: skip
+        agents.append(
+            {
+                "name": f"agent{i}",
+                "kind": "fixed" if member.fixed else "member",
+                "fixed": member.fixed,
+                "norm": ids[text],
+                "strategy": text,
+            }
+        )
     return agents, rows
 
 
@@ -141,7 +181,9 @@ async def _match(members: _Members, agents: list[dict[str, Any]], g: int, k: int
     table, turns, history = members.table, [], []
     for t in range(members.game.turns):
         (move_a, said_a), (move_b, said_b) = await asyncio.gather(
-            members.move(agents[a], history, g, k, t, 0), members.move(agents[b], [(y, x) for x, y in history], g, k, t, 1))
+            members.move(agents[a], history, g, k, t, 0),
+            members.move(agents[b], [(y, x) for x, y in history], g, k, t, 1),
+        )
         # an illegal move earns nothing and counts as a defection for the other player's payoff
         pay_a = table.payoffs(move_a, move_b or "D")[0] if move_a else 0.0
         pay_b = table.payoffs(move_b, move_a or "D")[0] if move_b else 0.0
@@ -158,8 +200,10 @@ def _matches_text(i: int, agents: list[dict[str, Any]], rows: Sequence[list[Any]
         a, b = r[3], r[4]
         if i in (a, b):
             own, other, pay = (r[5], r[6], r[9]) if i == a else (r[6], r[5], r[10])
-            lines.append(f"- against {agents[b if i == a else a]['name']}, turn {r[2] + 1}: you played {word[own]}, "
-                         f"they played {word[other]}; you got {pay:g} points")  # fmt: skip
+            lines.append(
+                f"- against {agents[b if i == a else a]['name']}, turn {r[2] + 1}: you played {word[own]}, "
+                f"they played {word[other]}; you got {pay:g} points"
+            )
     return "\n".join(lines)
 
 
@@ -183,9 +227,14 @@ class MatrixLLM(PopulationGame):
 
     async def play(self, population: Any, g: int, pairs: Any) -> Any:
         agents = population["agents"]
-        played = await asyncio.gather(*(_match(self.members, agents, g, k, a, b) for k, (a, b) in enumerate(self.pairs)))
-        return [[g, k, t, a, b, *turn] for k, ((a, b), turns) in enumerate(zip(self.pairs, played))
-                for t, turn in enumerate(turns)]
+        played = await asyncio.gather(
+            *(_match(self.members, agents, g, k, a, b) for k, (a, b) in enumerate(self.pairs))
+        )
+        return [
+            [g, k, t, a, b, *turn]
+            for k, ((a, b), turns) in enumerate(zip(self.pairs, played))
+            for t, turn in enumerate(turns)
+        ]
 
     def score(self, population: Any, g: int, rows: Any) -> Any:
         """Each agent's payoff (summed, or the mean per neighbour), legal moves and C moves."""
@@ -207,11 +256,21 @@ class MatrixLLM(PopulationGame):
         payoff = np.array(scores["payoff"])
         reflect = block.revision.rule == "reflect"
         following, norm_rows, revision_rows, next_id = await revise_principles(
-            agents, g, payoff, self.neighbours, rule=block.revision.rule, beta=block.revision.beta,
+            agents,
+            g,
+            payoff,
+            self.neighbours,
+            rule=block.revision.rule,
+            beta=block.revision.beta,
             rng=generator(self.scenario.seed, Branch.META, g),
-            ask=lambda i: (self.members.reflect(agents[i], _matches_text(i, agents, rows, self.members.tokens),
-                                                payoff[i], g, i) if reflect else None),
-            evidence=lambda i: f"{sum(i in (r[3], r[4]) for r in rows)} own turns", next_id=next_id)
+            ask=lambda i: (
+                self.members.reflect(agents[i], _matches_text(i, agents, rows, self.members.tokens), payoff[i], g, i)
+                if reflect
+                else None
+            ),
+            evidence=lambda i: f"{sum(i in (r[3], r[4]) for r in rows)} own turns",
+            next_id=next_id,
+        )
         return {"agents": following, "norms": norm_rows, "revisions": revision_rows, "next_id": next_id}
 
     def next_agents(self, state: GenerationState) -> Any:
@@ -222,15 +281,36 @@ class MatrixLLM(PopulationGame):
         g, rows, agents, revised = state["generation"], state["played"], state["agents"]["agents"], state["revised"]
         payoff, moves, cooperated = (np.array(state["scores"][k]) for k in ("payoff", "moves", "cooperated"))
         cooperation = np.divide(cooperated, moves, out=np.full(len(agents), np.nan), where=moves > 0)
-        population = [[g, i, a["name"], a["kind"], a["fixed"], a["norm"], a["strategy"], round(float(payoff[i]), 6),
-                       "" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6)]
-                      for i, a in enumerate(agents)]
+        population = [
+            [
+                g,
+                i,
+                a["name"],
+                a["kind"],
+                a["fixed"],
+                a["norm"],
+                a["strategy"],
+                round(float(payoff[i]), 6),
+                "" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6),
+            ]
+            for i, a in enumerate(agents)
+        ]
         total = 2 * len(rows)
-        generation = [g, round(float(cooperated.sum() / moves.sum()), 6) if moves.sum() else "",
-                      round(float(payoff.mean()), 6), round(float(1 - moves.sum() / max(1, total)), 6), total,
-                      round(seconds, 3)]
-        return {MOVES: rows, POPULATION: population, GENERATIONS: [generation], NORMS_TABLE: revised["norms"],
-                REVISIONS: revised["revisions"]}
+        generation = [
+            g,
+            round(float(cooperated.sum() / moves.sum()), 6) if moves.sum() else "",
+            round(float(payoff.mean()), 6),
+            round(float(1 - moves.sum() / max(1, total)), 6),
+            total,
+            round(seconds, 3),
+        ]
+        return {
+            MOVES: rows,
+            POPULATION: population,
+            GENERATIONS: [generation],
+            NORMS_TABLE: revised["norms"],
+            REVISIONS: revised["revisions"],
+        }
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         from sandbox.population.norm_map import norm_map_summary
@@ -239,16 +319,26 @@ class MatrixLLM(PopulationGame):
         scenario, path, block = self.scenario, run_dir.path, self.block
         gens = read_csv(path / GENERATIONS)
         revisions = read_csv(path / REVISIONS)
-        finish_llm_run(run_dir, {
-            "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "matrix_llm",
-            "matrix_game": block.game.name, "turns": block.game.turns, "rule": block.revision.rule,
-            "network": block.network.kind,
-            "cooperation_by_generation": listed(gens["cooperation"]),  # a generation without a legal move: None
-            "mean_payoff_by_generation": gens["mean_payoff"].round(4).tolist(),
-            "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
-            "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
-            "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
-            "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
-            "model": model_label(scenario, models),
-            **norm_map_summary(path),
-        }, lambda: plot_llm_cooperation(gens, title=scenario.name), "cooperation.png")  # fmt: skip
+        finish_llm_run(
+            run_dir,
+            {
+                "scenario": scenario.name,
+                "agents": block.agents,
+                "generations": block.generations,
+                "game": "matrix_llm",
+                "matrix_game": block.game.name,
+                "turns": block.game.turns,
+                "rule": block.revision.rule,
+                "network": block.network.kind,
+                "cooperation_by_generation": listed(gens["cooperation"]),  # a generation without a legal move: None
+                "mean_payoff_by_generation": gens["mean_payoff"].round(4).tolist(),
+                "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
+                "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
+                "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
+                "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
+                "model": model_label(scenario, models),
+                **norm_map_summary(path),
+            },
+            lambda: plot_llm_cooperation(gens, title=scenario.name),
+            "cooperation.png",
+        )

@@ -39,7 +39,6 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,12 +46,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from prompts import render
+from sandbox.engine.generations import GenerationState
 from sandbox.files import read_csv
 from sandbox.games.naming import Convergence
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
-from sandbox.engine.generations import GenerationState
 from sandbox.population.dynamics import neighbour_of, network_of
 from sandbox.population.games import plays
 from sandbox.population.games.base import ModelOf, PopulationGame
@@ -65,13 +64,34 @@ __all__ = ["NamingGame", "parse_name"]
 
 POPULATION, GENERATIONS, INTERACTIONS, EDGES = "population.csv", "generations.csv", "interactions.csv", "edges.csv"
 COLUMNS = {
-    INTERACTIONS: ["generation", "interaction", "a", "b", "name_a", "name_b", "valid_a", "valid_b", "attempts_a",
-                   "attempts_b", "success", "payoff"],
+    INTERACTIONS: [
+        "generation",
+        "interaction",
+        "a",
+        "b",
+        "name_a",
+        "name_b",
+        "valid_a",
+        "valid_b",
+        "attempts_a",
+        "attempts_b",
+        "success",
+        "payoff",
+    ],
     POPULATION: ["generation", "agent", "committed", "last_name", "held", "score"],
-    GENERATIONS: ["generation", "interactions", "success_rate", "dominant", "dominant_share", "committed_share",
-                  "illegal_rate", "consensus_at", "seconds"],
+    GENERATIONS: [
+        "generation",
+        "interactions",
+        "success_rate",
+        "dominant",
+        "dominant_share",
+        "committed_share",
+        "illegal_rate",
+        "consensus_at",
+        "seconds",
+    ],
     EDGES: ["a", "b"],
-}  # fmt: skip
+}
 
 VALUE_PREFIX = "{'value': '"
 _BRACED = re.compile(r"""\{\s*['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
@@ -118,28 +138,41 @@ class _Players:
         constrained = Constraint(prefix=VALUE_PREFIX, choices=tuple(self.game.words))  # the code's format, held
         self.constraint = {"constraint": constrained} if self.game.answer == "constrained" else {}
 
-    async def pick(self, agent: int, memory: Sequence[Sequence[Any]], g: int, i: int, side: int) -> tuple[str | None, int]:
+    async def pick(
+        self, agent: int, memory: Sequence[Sequence[Any]], g: int, i: int, side: int
+    ) -> tuple[str | None, int]:
         game = self.game
         order = np.random.default_rng(seed_node(self.scenario.seed, Branch.EPISODE, g, i, side)).permutation(
-            len(game.words))  # fmt: skip
+            len(game.words)
+        )
         words = [game.words[k] for k in order]
         system = render("population/naming/system.j2", words=words, reward=game.reward, penalty=game.penalty)
-        history = [{"round": k + 1, "own": own or "none", "other": other or "none", "payoff": payoff}
-                   for k, (own, other, payoff) in enumerate(memory)]  # fmt: skip
-        prompt = render("population/naming/choose.j2", history=history, round=len(memory) + 1,
-                        score=sum(m[2] for m in memory))  # fmt: skip
+        history = [
+            {"round": k + 1, "own": own or "none", "other": other or "none", "payoff": payoff}
+            for k, (own, other, payoff) in enumerate(memory)
+        ]
+        prompt = render(
+            "population/naming/choose.j2", history=history, round=len(memory) + 1, score=sum(m[2] for m in memory)
+        )
         for attempt in range(game.retries + 1):
             seed = call_seed(self.scenario.seed, Branch.EPISODE, g, i, side, attempt)
-            call = CallInfo(role="user", agent=f"agent{agent}", run=0, epoch=g, episode=f"interaction{i}",
-                            step="pick", attempt=attempt)  # fmt: skip
-            answer = await acall(self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call,
-                                 **self.constraint)  # fmt: skip
+            call = CallInfo(
+                role="user",
+                agent=f"agent{agent}",
+                run=0,
+                epoch=g,
+                episode=f"interaction{i}",
+                step="pick",
+                attempt=attempt,
+            )
+            answer = await acall(
+                self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call, **self.constraint
+            )
             name = parse_name(str(answer.content), game.words)
             note_move(call, name)
             if name is not None:
                 return name, attempt + 1
         return None, game.retries + 1
-
 
 
 @plays("naming")
@@ -160,8 +193,10 @@ class NamingGame(PopulationGame):
     def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
         block, game = self.block, self.block.game
         prepared = [[game.prepared, game.prepared, game.reward]] * game.memory if game.prepared else []
-        words = ["" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy
-                 for m in place_members(self.scenario)]  # a committed member's word, "" for an llm member
+        words = [
+            "" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy
+            for m in place_members(self.scenario)
+        ]  # a committed member's word, "" for an llm member
         agents = [{"committed": w, "memory": [] if w else [list(e) for e in prepared], "last": ""} for w in words]
         edges = self.neighbours.edges
         return {"agents": agents, "run": 0, "consensus_at": None}, {EDGES: [] if edges is None else edges.tolist()}
@@ -187,7 +222,7 @@ class NamingGame(PopulationGame):
         for k, (a, b) in enumerate(pairs):
             index = start + k
 
-            async def pick(x: int, side: int) -> tuple[str | None, int]:
+            async def pick(x: int, side: int, index: int = index) -> tuple[str | None, int]:
                 if agents[x]["committed"]:
                     return agents[x]["committed"], 0
                 return await self.players.pick(x, agents[x]["memory"], g, index, side)
@@ -196,16 +231,34 @@ class NamingGame(PopulationGame):
             success = name_a is not None and name_a == name_b
             payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
             for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
-                agents[x]["memory"] = [*agents[x]["memory"], [own, other, payoff]][-game.memory:]
+                agents[x]["memory"] = [*agents[x]["memory"], [own, other, payoff]][-game.memory :]
                 agents[x]["last"] = own or ""
-            rows.append([g, index + 1, a, b, name_a or "", name_b or "", name_a is not None, name_b is not None,
-                         tries_a, tries_b, success, payoff])
+            rows.append(
+                [
+                    g,
+                    index + 1,
+                    a,
+                    b,
+                    name_a or "",
+                    name_b or "",
+                    name_a is not None,
+                    name_b is not None,
+                    tries_a,
+                    tries_b,
+                    success,
+                    payoff,
+                ]
+            )
             if convergence.update(success) and reached is None:
                 reached = index + 1
                 if game.stop_at_consensus:
                     break
-        return {"rows": rows, "agents": agents, "run": convergence.run,
-                "consensus_at": population["consensus_at"] or reached}
+        return {
+            "rows": rows,
+            "agents": agents,
+            "run": convergence.run,
+            "consensus_at": population["consensus_at"] or reached,
+        }
 
     def next_agents(self, state: GenerationState) -> Any:
         played = state["played"]
@@ -217,27 +270,44 @@ class NamingGame(PopulationGame):
     def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
         g, played = state["generation"], state["played"]
         agents = played["agents"]
-        return {INTERACTIONS: played["rows"],
-                POPULATION: [[g, x, a["committed"], a["last"], a["committed"] or _held(a["memory"]),
-                              sum(m[2] for m in a["memory"])] for x, a in enumerate(agents)],
-                GENERATIONS: [_generation_row(g, played["rows"], agents, self.committed, played["consensus_at"],
-                                              seconds)]}
+        return {
+            INTERACTIONS: played["rows"],
+            POPULATION: [
+                [g, x, a["committed"], a["last"], a["committed"] or _held(a["memory"]), sum(m[2] for m in a["memory"])]
+                for x, a in enumerate(agents)
+            ],
+            GENERATIONS: [_generation_row(g, played["rows"], agents, self.committed, played["consensus_at"], seconds)],
+        }
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         _finish(run_dir, self.scenario, model_label(self.scenario, models))
 
 
-def _generation_row(g: int, rows: list[list[Any]], agents: list[dict[str, Any]], committed: str | None,
-                    reached: int | None, seconds: float) -> list[Any]:  # fmt: skip
+def _generation_row(
+    g: int,
+    rows: list[list[Any]],
+    agents: list[dict[str, Any]],
+    committed: str | None,
+    reached: int | None,
+    seconds: float,
+) -> list[Any]:
     held = [_held(a["memory"]) if not a["committed"] else a["committed"] for a in agents]
     counts = Counter(h for h in held if h)
     dominant, top = counts.most_common(1)[0] if counts else ("", 0)
     moves = [(r[6], r[7]) for r in rows]
     illegal = sum((not va) + (not vb) for va, vb in moves) / max(1, 2 * len(moves))
     committed_share = held.count(committed) / len(held) if committed else float("nan")
-    return [g, len(rows), round(float(np.mean([r[10] for r in rows])) if rows else float("nan"), 6), dominant,
-            round(top / len(agents), 6), round(committed_share, 6), round(illegal, 6), reached or "",
-            round(seconds, 3)]  # fmt: skip
+    return [
+        g,
+        len(rows),
+        round(float(np.mean([r[10] for r in rows])) if rows else float("nan"), 6),
+        dominant,
+        round(top / len(agents), 6),
+        round(committed_share, 6),
+        round(illegal, 6),
+        reached or "",
+        round(seconds, 3),
+    ]
 
 
 def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> None:
@@ -250,15 +320,26 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
     rows = read_csv(path / INTERACTIONS)
     agreed = str(rows.loc[rows["interaction"] == at, "name_a"].iloc[0]) if at is not None else None
     last = gens.iloc[-1]
-    finish_llm_run(run_dir, {
-        "scenario": scenario.name, "agents": block.agents, "game": "naming", "words": block.game.words,
-        "network": block.network.kind, "generations_played": len(gens), "interactions": int(gens["interactions"].sum()),
-        "consensus_at": at, "consensus_per_agent": None if at is None else round(at / block.agents, 3),
-        "consensus_name": agreed,  # the name played at the interaction that completed the 3 N successes
-        "final_dominant": str(last["dominant"]), "final_dominant_share": float(last["dominant_share"]),
-        "success_rate_by_generation": gens["success_rate"].round(4).tolist(),
-        "committed_share_by_generation": listed(gens["committed_share"]),
-        "illegal_rate": float((gens["illegal_rate"] * gens["interactions"]).sum() / gens["interactions"].sum()),
-        "model": model,
-    }, lambda: plot_naming(gens, title=scenario.name), "naming.png")  # fmt: skip
-
+    finish_llm_run(
+        run_dir,
+        {
+            "scenario": scenario.name,
+            "agents": block.agents,
+            "game": "naming",
+            "words": block.game.words,
+            "network": block.network.kind,
+            "generations_played": len(gens),
+            "interactions": int(gens["interactions"].sum()),
+            "consensus_at": at,
+            "consensus_per_agent": None if at is None else round(at / block.agents, 3),
+            "consensus_name": agreed,  # the name played at the interaction that completed the 3 N successes
+            "final_dominant": str(last["dominant"]),
+            "final_dominant_share": float(last["dominant_share"]),
+            "success_rate_by_generation": gens["success_rate"].round(4).tolist(),
+            "committed_share_by_generation": listed(gens["committed_share"]),
+            "illegal_rate": float((gens["illegal_rate"] * gens["interactions"]).sum() / gens["interactions"].sum()),
+            "model": model,
+        },
+        lambda: plot_naming(gens, title=scenario.name),
+        "naming.png",
+    )

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -56,12 +55,12 @@ from langchain_core.language_models import BaseChatModel
 from agents.assistant import PolicyFollowingAssistant, library_policies
 from agents.meta import Interaction, MetaLM
 from agents.user import NormFollowingUser
+from sandbox.engine.generations import GenerationState
 from sandbox.files import read_csv
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import play_ultimatum
 from sandbox.graph.nodes import draw_stakes
 from sandbox.llm.contracts import CallInfo
-from sandbox.engine.generations import GenerationState
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import Neighbours, network_of
 from sandbox.population.games import plays
@@ -78,18 +77,57 @@ from societies.norms import NORMS, resolve_norm
 __all__ = ["UltimatumPopulation"]
 
 POPULATION, GENERATIONS, EPISODES, NORMS_TABLE, REVISIONS, EDGES = (
-    "population.csv", "generations.csv", "episodes.csv", "norms.csv", "revisions.csv", "edges.csv")  # fmt: skip
+    "population.csv",
+    "generations.csv",
+    "episodes.csv",
+    "norms.csv",
+    "revisions.csv",
+    "edges.csv",
+)
 COLUMNS = {
-    EPISODES: ["generation", "index", "proposer", "responder", "amount", "currency", "proposal", "proposal_legal",
-               "offered_share", "response", "decision", "proposer_share", "responder_share"],
-    POPULATION: ["generation", "agent", "name", "kind", "fixed", "norm", "strategy", "score", "offered_share",
-                 "acceptance"],
+    EPISODES: [
+        "generation",
+        "index",
+        "proposer",
+        "responder",
+        "amount",
+        "currency",
+        "proposal",
+        "proposal_legal",
+        "offered_share",
+        "response",
+        "decision",
+        "proposer_share",
+        "responder_share",
+    ],
+    POPULATION: [
+        "generation",
+        "agent",
+        "name",
+        "kind",
+        "fixed",
+        "norm",
+        "strategy",
+        "score",
+        "offered_share",
+        "acceptance",
+    ],
     NORMS_TABLE: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
     REVISIONS: REVISIONS_COLUMNS,
-    GENERATIONS: ["generation", "episodes", "mean_offered_share", "acceptance_rate", "mean_score",
-                  "assistant_offered_share", "fixed_offered_share", "members_offered_share", "illegal_rate", "seconds"],
+    GENERATIONS: [
+        "generation",
+        "episodes",
+        "mean_offered_share",
+        "acceptance_rate",
+        "mean_score",
+        "assistant_offered_share",
+        "fixed_offered_share",
+        "members_offered_share",
+        "illegal_rate",
+        "seconds",
+    ],
     EDGES: ["a", "b"],
-}  # fmt: skip
+}
 
 
 def _start(scenario: PopulationScenario) -> tuple[list[dict[str, Any]], list[list[Any]]]:
@@ -109,8 +147,16 @@ def _start(scenario: PopulationScenario) -> tuple[list[dict[str, Any]], list[lis
         if key not in ids:
             ids[key] = len(ids)
             rows.append([0, ids[key], "scenario", "initial", text, True, "", "", ""])
-        agents.append({"name": name, "kind": kind, "fixed": member.fixed, "label": member.strategy, "norm": ids[key],
-                       "strategy": text})  # fmt: skip
+        agents.append(
+            {
+                "name": name,
+                "kind": kind,
+                "fixed": member.fixed,
+                "label": member.strategy,
+                "norm": ids[key],
+                "strategy": text,
+            }
+        )
     return agents, rows
 
 
@@ -124,12 +170,21 @@ class _Players:
     def player(self, agent: dict[str, Any], i: int) -> Any:
         game = self.game
         if agent["kind"] == "fixed":
-            norm = NORMS.get(agent["label"]) if agent["label"] in NORMS.names() else resolve_norm(f"norm{agent['norm']}",
-                                                                                                agent["strategy"])  # fmt: skip
+            norm = (
+                NORMS.get(agent["label"])
+                if agent["label"] in NORMS.names()
+                else resolve_norm(f"norm{agent['norm']}", agent["strategy"])
+            )
             return NormFollowingUser(UserProfile(i, norm, MANNERS.get("neutral")), self.model("user"), rules=game.rules)
         model = self.model(ASSISTANT if agent["kind"] == ASSISTANT else "user")
-        return PolicyFollowingAssistant(policy=agent["strategy"], model=model, agent_id=agent["name"], rules=game.rules,
-                                        reading=game.reading, responder=game.responder)  # fmt: skip
+        return PolicyFollowingAssistant(
+            policy=agent["strategy"],
+            model=model,
+            agent_id=agent["name"],
+            rules=game.rules,
+            reading=game.reading,
+            responder=game.responder,
+        )
 
     async def revise(self, agent: dict[str, Any], interactions: Sequence[Interaction], g: int, i: int) -> Any:
         meta = MetaLM(self.model("meta"), max_reasks=self.game.meta_reasks)
@@ -150,19 +205,26 @@ def _shares(record: dict[str, Any]) -> tuple[float, float]:
     return record["proposer_part"] / record["amount"], record["responder_part"] / record["amount"]
 
 
-async def _generation(scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]], g: int,
-                      pairs: list[tuple[int, int]]) -> list[dict[str, Any]]:  # fmt: skip
+async def _generation(
+    scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]], g: int, pairs: list[tuple[int, int]]
+) -> list[dict[str, Any]]:
     game = scenario.population.game
     episodes = [(a, b) for _ in range(game.rounds) for x, y in pairs for a, b in ((x, y), (y, x))]
-    amounts, currencies = draw_stakes(SimpleNamespace(seed=scenario.seed, game=game), 0, g,
-                                  generator(scenario.seed, Branch.EPOCH, g), len(episodes))  # fmt: skip
+    amounts, currencies = draw_stakes(
+        SimpleNamespace(seed=scenario.seed, game=game), 0, g, generator(scenario.seed, Branch.EPOCH, g), len(episodes)
+    )
     lineup = [players.player(a, i) for i, a in enumerate(agents)]
 
     async def one(k: int, a: int, b: int) -> dict[str, Any]:
         stake = Stake(amounts[k], game.currencies[currencies[k]])
-        record = await play_ultimatum(lineup[a], lineup[b], stake, seed=seed_node(scenario.seed, Branch.EPISODE, g, k),
-                                      info={"run": 0, "epoch": g, "episode": f"g{g}-i{k:05d}", "index": k},
-                                      max_reasks=game.max_reasks)  # fmt: skip
+        record = await play_ultimatum(
+            lineup[a],
+            lineup[b],
+            stake,
+            seed=seed_node(scenario.seed, Branch.EPISODE, g, k),
+            info={"run": 0, "epoch": g, "episode": f"g{g}-i{k:05d}", "index": k},
+            max_reasks=game.max_reasks,
+        )
         return {**record, "a": a, "b": b}
 
     return list(await asyncio.gather(*(one(k, a, b) for k, (a, b) in enumerate(episodes))))
@@ -183,14 +245,24 @@ def _scores(records: Sequence[dict[str, Any]], n: int) -> tuple[np.ndarray, np.n
             offered[r["a"]].append(r["offered_share"])
         if r["decision"] is not None:
             decided[r["b"]].append(r["decision"] == "accept")
-    mean = lambda v: float(np.mean(v)) if v else float("nan")  # noqa: E731
-    return (np.divide(got, count, out=np.full(n, np.nan), where=count > 0), np.array([mean(v) for v in offered]),
-            np.array([mean(v) for v in decided]))  # fmt: skip
+    mean = lambda v: float(np.mean(v)) if v else float("nan")
+    return (
+        np.divide(got, count, out=np.full(n, np.nan), where=count > 0),
+        np.array([mean(v) for v in offered]),
+        np.array([mean(v) for v in decided]),
+    )
 
 
-async def _revise(scenario: PopulationScenario, players: _Players, agents: list[dict[str, Any]], g: int,
-                  records: Sequence[dict[str, Any]], scores: np.ndarray, neighbours: Neighbours,
-                  next_id: int) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]], int]:  # fmt: skip
+async def _revise(
+    scenario: PopulationScenario,
+    players: _Players,
+    agents: list[dict[str, Any]],
+    g: int,
+    records: Sequence[dict[str, Any]],
+    scores: np.ndarray,
+    neighbours: Neighbours,
+    next_id: int,
+) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]], int]:
     """The agents after generation `g`'s revision (`revise_principles`): the assistant's MetaLM reads a sample of the
     generation's interactions; under reflect, each member's MetaLM reads its own."""
     revision, game = scenario.population.revision, scenario.population.game
@@ -212,33 +284,84 @@ async def _revise(scenario: PopulationScenario, players: _Players, agents: list[
             return f"{min(len(records), game.assistant_interactions)} interactions of the generation"
         return f"{len(own(i))} own interactions"
 
-    return await revise_principles(agents, g, scores, neighbours, rule=revision.rule, beta=revision.beta,
-                                   rng=generator(scenario.seed, Branch.META, g), ask=ask, evidence=evidence,
-                                   next_id=next_id)  # fmt: skip
+    return await revise_principles(
+        agents,
+        g,
+        scores,
+        neighbours,
+        rule=revision.rule,
+        beta=revision.beta,
+        rng=generator(scenario.seed, Branch.META, g),
+        ask=ask,
+        evidence=evidence,
+        next_id=next_id,
+    )
 
 
-def _rows(g: int, agents: list[dict[str, Any]], records: Sequence[dict[str, Any]], seconds: float,
-          ) -> tuple[list[list[Any]], list[list[Any]], list[Any]]:  # fmt: skip
+def _rows(
+    g: int,
+    agents: list[dict[str, Any]],
+    records: Sequence[dict[str, Any]],
+    seconds: float,
+) -> tuple[list[list[Any]], list[list[Any]], list[Any]]:
     """The generation's episode rows, population rows and generations row."""
     n = len(agents)
     scores, offered, accepted = _scores(records, n)
-    r6 = lambda v: "" if v != v else round(float(v), 6)  # noqa: E731
-    episodes = [[g, r["index"], r["a"], r["b"], r["amount"], r["currency"], r["proposal"], r["proposal_legal"],
-                 r6(r["offered_share"]) if r["offered_share"] is not None else "", r["response"] or "",
-                 r["decision"] or "", *(r6(s) for s in _shares(r))] for r in records]  # fmt: skip
-    population = [[g, i, a["name"], a["kind"], a["fixed"], a["norm"], a["strategy"], r6(scores[i]), r6(offered[i]),
-                   r6(accepted[i])] for i, a in enumerate(agents)]  # fmt: skip
+    r6 = lambda v: "" if v != v else round(float(v), 6)
+    episodes = [
+        [
+            g,
+            r["index"],
+            r["a"],
+            r["b"],
+            r["amount"],
+            r["currency"],
+            r["proposal"],
+            r["proposal_legal"],
+            r6(r["offered_share"]) if r["offered_share"] is not None else "",
+            r["response"] or "",
+            r["decision"] or "",
+            *(r6(s) for s in _shares(r)),
+        ]
+        for r in records
+    ]
+    population = [
+        [
+            g,
+            i,
+            a["name"],
+            a["kind"],
+            a["fixed"],
+            a["norm"],
+            a["strategy"],
+            r6(scores[i]),
+            r6(offered[i]),
+            r6(accepted[i]),
+        ]
+        for i, a in enumerate(agents)
+    ]
     legal = [r["offered_share"] for r in records if r["offered_share"] is not None]
 
     def offered_by(kind: str) -> Any:
-        shares = [r["offered_share"] for r in records if agents[r["a"]]["kind"] == kind and r["offered_share"] is not None]
+        shares = [
+            r["offered_share"] for r in records if agents[r["a"]]["kind"] == kind and r["offered_share"] is not None
+        ]
         return r6(np.mean(shares)) if shares else ""
 
     decided = [r["decision"] == "accept" for r in records if r["decision"] is not None]
     illegal = sum((not r["proposal_legal"]) + (r["proposal_legal"] and r["decision"] is None) for r in records)
-    generation = [g, len(records), r6(np.mean(legal)) if legal else "", r6(np.mean(decided)) if decided else "",
-                  r6(np.nanmean(scores)), offered_by(ASSISTANT), offered_by("fixed"), offered_by("member"),
-                  r6(illegal / max(1, 2 * len(records))), round(seconds, 3)]  # fmt: skip
+    generation = [
+        g,
+        len(records),
+        r6(np.mean(legal)) if legal else "",
+        r6(np.mean(decided)) if decided else "",
+        r6(np.nanmean(scores)),
+        offered_by(ASSISTANT),
+        offered_by("fixed"),
+        offered_by("member"),
+        r6(illegal / max(1, 2 * len(records))),
+        round(seconds, 3),
+    ]
     return episodes, population, generation
 
 
@@ -268,8 +391,9 @@ class UltimatumPopulation(PopulationGame):
         agents, next_id = population["agents"], population["next_id"]
         if g + 1 >= self.block.generations:
             return {"agents": agents, "norms": [], "revisions": [], "next_id": next_id}
-        following, norms, revisions, next_id = await _revise(self.scenario, self.players, agents, g, records,
-                                                             np.array(scores), self.neighbours, next_id)
+        following, norms, revisions, next_id = await _revise(
+            self.scenario, self.players, agents, g, records, np.array(scores), self.neighbours, next_id
+        )
         return {"agents": following, "norms": norms, "revisions": revisions, "next_id": next_id}
 
     def next_agents(self, state: GenerationState) -> Any:
@@ -277,10 +401,16 @@ class UltimatumPopulation(PopulationGame):
         return {"agents": revised["agents"], "next_id": revised["next_id"]}
 
     def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
-        episodes, population, generation = _rows(state["generation"], state["agents"]["agents"], state["played"],
-                                                 seconds)
-        return {EPISODES: episodes, POPULATION: population, GENERATIONS: [generation],
-                NORMS_TABLE: state["revised"]["norms"], REVISIONS: state["revised"]["revisions"]}
+        episodes, population, generation = _rows(
+            state["generation"], state["agents"]["agents"], state["played"], seconds
+        )
+        return {
+            EPISODES: episodes,
+            POPULATION: population,
+            GENERATIONS: [generation],
+            NORMS_TABLE: state["revised"]["norms"],
+            REVISIONS: state["revised"]["revisions"],
+        }
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         roles = self.block.game.roles(self.block)
@@ -294,18 +424,27 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, specs: dict[str
     path, block = run_dir.path, scenario.population
     gens = read_csv(path / GENERATIONS)
     revisions = read_csv(path / REVISIONS)
-    finish_llm_run(run_dir, {
-        "scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": "ultimatum",
-        "rule": block.revision.rule, "network": block.network.kind,
-        "offered_share_by_generation": listed(gens["mean_offered_share"]),
-        "members_offered_share_by_generation": listed(gens["members_offered_share"]),
-        "assistant_offered_share_by_generation": listed(gens["assistant_offered_share"]),
-        "fixed_offered_share_by_generation": listed(gens["fixed_offered_share"]),
-        "acceptance_by_generation": listed(gens["acceptance_rate"]),
-        "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
-        "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
-        "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
-        "illegal_rate": float((gens["illegal_rate"] * gens["episodes"]).sum() / gens["episodes"].sum()),
-        "models": specs, **norm_map_summary(path),
-    }, lambda: plot_ultimatum(gens, title=scenario.name), "ultimatum.png")  # fmt: skip
-
+    finish_llm_run(
+        run_dir,
+        {
+            "scenario": scenario.name,
+            "agents": block.agents,
+            "generations": block.generations,
+            "game": "ultimatum",
+            "rule": block.revision.rule,
+            "network": block.network.kind,
+            "offered_share_by_generation": listed(gens["mean_offered_share"]),
+            "members_offered_share_by_generation": listed(gens["members_offered_share"]),
+            "assistant_offered_share_by_generation": listed(gens["assistant_offered_share"]),
+            "fixed_offered_share_by_generation": listed(gens["fixed_offered_share"]),
+            "acceptance_by_generation": listed(gens["acceptance_rate"]),
+            "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
+            "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
+            "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
+            "illegal_rate": float((gens["illegal_rate"] * gens["episodes"]).sum() / gens["episodes"].sum()),
+            "models": specs,
+            **norm_map_summary(path),
+        },
+        lambda: plot_ultimatum(gens, title=scenario.name),
+        "ultimatum.png",
+    )

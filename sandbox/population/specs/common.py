@@ -19,8 +19,19 @@ from pydantic import Field
 
 from sandbox.schema import StrictModel
 
-__all__ = ["ASSISTANT", "LLM", "Calls", "Member", "PopulationGameSpec", "Revision", "count_agents", "member_counts",
-           "network_edges", "principle_checks", "refuse_unread"]
+__all__ = [
+    "ASSISTANT",
+    "LLM",
+    "Calls",
+    "Member",
+    "PopulationGameSpec",
+    "Revision",
+    "count_agents",
+    "member_counts",
+    "network_edges",
+    "principle_checks",
+    "refuse_unread",
+]
 
 LLM = "llm"  # a member whose LLM writes its own strategy
 ASSISTANT = "assistant"  # SCAI's assistant as a member (the ultimatum game)
@@ -44,15 +55,21 @@ def member_counts(shares: list[float], agents: int) -> list[int]:
 class Member(StrictModel):
     """A share of the population that starts with one strategy."""
 
-    strategy: str = Field(..., description="A matrix game: an axelrod strategy's name (Cooperator, Defector, Tit For "
-                                           "Tat, Grudger, ...). The donor game: `llm` (the agent writes its own "
-                                           "strategy) or a strategy's text, which the agents start from. The naming "
-                                           "game: `llm`, or one of the words with fixed: true (a committed "
-                                           "minority that always plays it). The commons game: `llm`, or a catch "
-                                           "in tons with fixed: true (a fisher that always asks for it).")  # fmt: skip
+    strategy: str = Field(
+        ...,
+        description="A matrix game: an axelrod strategy's name (Cooperator, Defector, Tit For "
+        "Tat, Grudger, ...). The donor game: `llm` (the agent writes its own "
+        "strategy) or a strategy's text, which the agents start from. The naming "
+        "game: `llm`, or one of the words with fixed: true (a committed "
+        "minority that always plays it). The commons game: `llm`, or a catch "
+        "in tons with fixed: true (a fisher that always asks for it).",
+    )
     share: float = Field(..., gt=0.0, le=1.0, description="Its share of the agents (the shares sum to 1).")
-    fixed: bool = Field(False, description="Zealots: these agents never revise their strategy (a donor-game "
-                                           "zealot always survives selection).")  # fmt: skip
+    fixed: bool = Field(
+        False,
+        description="Zealots: these agents never revise their strategy (a donor-game "
+        "zealot always survives selection).",
+    )
 
 
 class Revision(StrictModel):
@@ -72,25 +89,43 @@ class Revision(StrictModel):
         "adapt through their memory of their last interactions, as in Ashery et al. and GovSim.",
     )
     adopt: Literal["copy", "merge"] = Field(
-        "copy", description="imitate, LLM strategies: an agent that imitates copies its neighbour's text (copy), or "
-                            "the LLM merges the neighbour's text with its own (merge).")  # fmt: skip
-    check: bool = Field(False, description="LLM strategies, as CRSEC evaluates norms before adoption: a revised "
-                                           "text without the strategy sentence is rejected (the agent keeps its "
-                                           "norm), and a text equal to a known norm (case and spaces aside) is "
-                                           "that norm, not a new one.")  # fmt: skip
-    survivors: float = Field(0.5, gt=0.0, lt=1.0, description="select: the share of agents that survive a "
-                                                              "generation.")  # fmt: skip
-    show_scores: bool = Field(True, description="select: the survivors' final scores are shown with their "
-                                                "strategies (the paper's prompt; the notebook showed none).")  # fmt: skip
-    beta: float = Field(10.0, gt=0.0, le=1e6, description="imitate: the selection strength, 1/K in Szabo & Toke's "
-                                                          "notation (K = 0.1 there).")  # fmt: skip
-    mutation: float = Field(0.0, ge=0.0, le=1.0, description="After the rule: the probability that an agent "
-                                                             "instead takes a strategy drawn uniformly from the "
-                                                             "members' strategies (matrix games) or writes a new "
-                                                             "one freely (the donor game).")  # fmt: skip
+        "copy",
+        description="imitate, LLM strategies: an agent that imitates copies its neighbour's text (copy), or "
+        "the LLM merges the neighbour's text with its own (merge).",
+    )
+    check: bool = Field(
+        False,
+        description="LLM strategies, as CRSEC evaluates norms before adoption: a revised "
+        "text without the strategy sentence is rejected (the agent keeps its "
+        "norm), and a text equal to a known norm (case and spaces aside) is "
+        "that norm, not a new one.",
+    )
+    survivors: float = Field(0.5, gt=0.0, lt=1.0, description="select: the share of agents that survive a generation.")
+    show_scores: bool = Field(
+        True,
+        description="select: the survivors' final scores are shown with their "
+        "strategies (the paper's prompt; the notebook showed none).",
+    )
+    beta: float = Field(
+        10.0,
+        gt=0.0,
+        le=1e6,
+        description="imitate: the selection strength, 1/K in Szabo & Toke's notation (K = 0.1 there).",
+    )
+    mutation: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="After the rule: the probability that an agent "
+        "instead takes a strategy drawn uniformly from the "
+        "members' strategies (matrix games) or writes a new "
+        "one freely (the donor game).",
+    )
     payoff: Literal["total", "mean"] = Field(
-        "total", description="What agents compare: the payoff summed over their neighbours (the papers' "
-                             "accumulated payoff) or averaged per neighbour.")  # fmt: skip
+        "total",
+        description="What agents compare: the payoff summed over their neighbours (the papers' "
+        "accumulated payoff) or averaged per neighbour.",
+    )
 
 
 class Calls(NamedTuple):
@@ -150,8 +185,10 @@ def principle_checks(block: Any, game: str, *, assistant: bool) -> None:
 
     rule = block.revision.rule
     if rule not in ("reflect", "imitate"):
-        raise ValueError(f"revision.rule {rule}: {game} revises by reflect (each member's own MetaLM) or "
-                         "imitate (Fermi, copying a neighbour's principle)")  # fmt: skip
+        raise ValueError(
+            f"revision.rule {rule}: {game} revises by reflect (each member's own MetaLM) or "
+            "imitate (Fermi, copying a neighbour's principle)"
+        )
     unread = ["beta"] if rule != "imitate" else []
     unread += ["adopt", "check", "mutation", "survivors", "show_scores"]
     unread += ["payoff"] if assistant else []  # a matrix game's payoff may be a mean per neighbour
@@ -159,16 +196,22 @@ def principle_checks(block: Any, game: str, *, assistant: bool) -> None:
     counts = member_counts([m.share for m in block.members], block.agents)
     for i, (member, count) in enumerate(zip(block.members, counts)):
         if member.strategy == LLM:
-            raise ValueError(f"members[{i}].strategy llm: a member of {game} starts from a principle, a library "
-                             f"norm ({', '.join(NORMS.names())}), its text{', or assistant' if assistant else ''}")  # fmt: skip
+            raise ValueError(
+                f"members[{i}].strategy llm: a member of {game} starts from a principle, a library "
+                f"norm ({', '.join(NORMS.names())}), its text{', or assistant' if assistant else ''}"
+            )
         if member.strategy == ASSISTANT and not assistant:
             raise ValueError(f"members[{i}].strategy assistant: SCAI's assistant plays the ultimatum game")
         if member.strategy == ASSISTANT and (member.fixed or count != 1):
-            raise ValueError(f"members[{i}]: the assistant is one agent that learns (not fixed); its share gives "
-                             f"{count} agents of {block.agents}")  # fmt: skip
+            raise ValueError(
+                f"members[{i}]: the assistant is one agent that learns (not fixed); its share gives "
+                f"{count} agents of {block.agents}"
+            )
         if member.strategy not in NORMS.names() and member.strategy != ASSISTANT and len(member.strategy) < 12:
-            raise ValueError(f"members[{i}].strategy {member.strategy!r}: not a library norm "
-                             f"({', '.join(NORMS.names())}) nor a principle's text (12 characters or more)")  # fmt: skip
+            raise ValueError(
+                f"members[{i}].strategy {member.strategy!r}: not a library norm "
+                f"({', '.join(NORMS.names())}) nor a principle's text (12 characters or more)"
+            )
 
 
 def count_agents(block: Any, which: Any = None) -> int:

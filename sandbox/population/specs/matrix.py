@@ -7,7 +7,14 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from sandbox.population.specs.common import Calls, PopulationGameSpec, Revision, count_agents, network_edges, principle_checks
+from sandbox.population.specs.common import (
+    Calls,
+    PopulationGameSpec,
+    Revision,
+    count_agents,
+    network_edges,
+    principle_checks,
+)
 
 __all__ = ["COMPLETE_STOCHASTIC_LIMIT", "MatrixGameSpec"]
 
@@ -18,25 +25,34 @@ class MatrixGameSpec(PopulationGameSpec):
     """A symmetric 2x2 game, played as an iterated match of `turns` turns between neighbours."""
 
     kind: Literal["matrix"] = "matrix"
-    name: str = Field("prisoners_dilemma", description="A game of `sandbox.games.matrix.MATRIX_GAMES`, or `weak_"
-                                                       "prisoners_dilemma` (R=1, T=temptation, S=P=0: Nowak & May "
-                                                       "1992, Santos & Pacheco 2005).")  # fmt: skip
-    temptation: float | None = Field(None, ge=1.0, le=10.0, description="weak_prisoners_dilemma: T, the "
-                                                                         "temptation b (1 < b <= 2 in the papers).")
+    name: str = Field(
+        "prisoners_dilemma",
+        description="A game of `sandbox.games.matrix.MATRIX_GAMES`, or `weak_"
+        "prisoners_dilemma` (R=1, T=temptation, S=P=0: Nowak & May "
+        "1992, Santos & Pacheco 2005).",
+    )
+    temptation: float | None = Field(
+        None, ge=1.0, le=10.0, description="weak_prisoners_dilemma: T, the temptation b (1 < b <= 2 in the papers)."
+    )
     turns: int = Field(1, ge=1, le=1000, description="Turns of each match (1: a one-shot game).")
     play: Literal["scripted", "llm"] = Field(
-        "scripted", description="scripted: the members are axelrod strategies; llm: the members are principle texts "
-                                "an LLM follows (role user), asked each move with the moral package's implicit game "
-                                "prompt (Tennant et al.'s: neutral action tokens, the payoff table, the last moves).")  # fmt: skip
-    history: int = Field(1, ge=0, le=20, description="play llm: the last moves of the match shown (the moral "
-                                                     "package's default, 1).")  # fmt: skip
-    tokens: tuple[str, str] = Field(("action1", "action2"), description="play llm: the tokens that stand for cooperate "
-                                                                       "and defect.")  # fmt: skip
+        "scripted",
+        description="scripted: the members are axelrod strategies; llm: the members are principle texts "
+        "an LLM follows (role user), asked each move with the moral package's implicit game "
+        "prompt (Tennant et al.'s: neutral action tokens, the payoff table, the last moves).",
+    )
+    history: int = Field(
+        1, ge=0, le=20, description="play llm: the last moves of the match shown (the moral package's default, 1)."
+    )
+    tokens: tuple[str, str] = Field(
+        ("action1", "action2"), description="play llm: the tokens that stand for cooperate and defect."
+    )
     answer: Literal["free", "constrained"] = Field(
-        "free", description="play llm: free, the prompt's own format (one token; anything else is an illegal move); "
-                            "constrained: the answer is held to the two tokens (a grammar where the backend takes "
-                            "one).")  # fmt: skip
-
+        "free",
+        description="play llm: free, the prompt's own format (one token; anything else is an illegal move); "
+        "constrained: the answer is held to the two tokens (a grammar where the backend takes "
+        "one).",
+    )
 
     @model_validator(mode="after")
     def _temptation(self) -> MatrixGameSpec:
@@ -52,7 +68,9 @@ class MatrixGameSpec(PopulationGameSpec):
         if not symmetric(table):
             raise ValueError(f"game {self.name!r} is not symmetric; a population plays symmetric games")
         if self.play == "scripted":
-            changed = [f for f in ("history", "tokens", "answer") if getattr(self, f) != MatrixGameSpec.model_fields[f].default]
+            changed = [
+                f for f in ("history", "tokens", "answer") if getattr(self, f) != MatrixGameSpec.model_fields[f].default
+            ]
             if changed:
                 raise ValueError(f"{', '.join(changed)}: read with play llm only")
         else:
@@ -72,17 +90,26 @@ class MatrixGameSpec(PopulationGameSpec):
             principle_checks(block, "a matrix game with play llm", assistant=False)
             return
         if block.judge_play:
-            raise ValueError("judge_play: a matrix game's strategies are the axelrod library's, which their play "
-                             "follows by construction; the judge reads the donor game's written strategies")  # fmt: skip
+            raise ValueError(
+                "judge_play: a matrix game's strategies are the axelrod library's, which their play "
+                "follows by construction; the judge reads the donor game's written strategies"
+            )
         rule = block.revision.rule
         if rule == "memory":
-            raise ValueError("revision.rule memory is the naming game's; a matrix game revises by imitate, "
-                             "proportional, best or mutate")  # fmt: skip
+            raise ValueError(
+                "revision.rule memory is the naming game's; a matrix game revises by imitate, "
+                "proportional, best or mutate"
+            )
         if rule in ("select", "reflect"):
-            raise ValueError(f"revision.rule {rule} rewrites strategy texts, the donor game's; a matrix "
-                             "game revises by imitate, proportional, best or mutate")  # fmt: skip
-        text_only = [f"revision.{f}" for f in ("adopt", "check")
-                     if getattr(block.revision, f) != Revision.model_fields[f].default]  # fmt: skip
+            raise ValueError(
+                f"revision.rule {rule} rewrites strategy texts, the donor game's; a matrix "
+                "game revises by imitate, proportional, best or mutate"
+            )
+        text_only = [
+            f"revision.{f}"
+            for f in ("adopt", "check")
+            if getattr(block.revision, f) != Revision.model_fields[f].default
+        ]
         if text_only:
             raise ValueError(f"{', '.join(text_only)}: read for LLM strategies (the donor game) only")
         if rule == "mutate" and not block.revision.mutation:
@@ -90,8 +117,10 @@ class MatrixGameSpec(PopulationGameSpec):
         from sandbox.extras import install_line, missing
 
         if missing("population"):
-            raise ValueError(f"members[0].strategy: scripted members are the axelrod library's strategies, the "
-                             f"population extra: {install_line(['population'])}")  # fmt: skip
+            raise ValueError(
+                f"members[0].strategy: scripted members are the axelrod library's strategies, the "
+                f"population extra: {install_line(['population'])}"
+            )
         from sandbox.population.strategies import is_stochastic, strategy_class
 
         for i, member in enumerate(block.members):
@@ -102,24 +131,33 @@ class MatrixGameSpec(PopulationGameSpec):
         if block.network.kind == "complete" and block.agents > COMPLETE_STOCHASTIC_LIMIT:
             random = [m.strategy for m in block.members if is_stochastic(m.strategy)]
             if random:
-                raise ValueError(f"a complete network of {block.agents} agents with the stochastic strateg"
-                                 f"{'ies' if len(random) > 1 else 'y'} {', '.join(random)} plays every pair's own "
-                                 f"match each generation; use at most {COMPLETE_STOCHASTIC_LIMIT} agents or a "
-                                 "sparser network")  # fmt: skip
+                raise ValueError(
+                    f"a complete network of {block.agents} agents with the stochastic strateg"
+                    f"{'ies' if len(random) > 1 else 'y'} {', '.join(random)} plays every pair's own "
+                    f"match each generation; use at most {COMPLETE_STOCHASTIC_LIMIT} agents or a "
+                    "sparser network"
+                )
 
     def describe(self, scenario: Any) -> str:
         p = scenario.population
         if self.play == "llm":
-            how = ("each member rewrites its principle from its matches" if p.revision.rule == "reflect" else
-                   f"each member imitates a better neighbour (Fermi, beta {p.revision.beta:g})")
-            return (f"{self.name} population of {p.agents} LLM members on a {p.network.kind} network, {p.generations} "
-                    f"generations of {self.turns}-turn matches, {how}; members {scenario.models.user.spec} as role "
-                    "user")  # fmt: skip
+            how = (
+                "each member rewrites its principle from its matches"
+                if p.revision.rule == "reflect"
+                else f"each member imitates a better neighbour (Fermi, beta {p.revision.beta:g})"
+            )
+            return (
+                f"{self.name} population of {p.agents} LLM members on a {p.network.kind} network, {p.generations} "
+                f"generations of {self.turns}-turn matches, {how}; members {scenario.models.user.spec} as role "
+                "user"
+            )
         members = ", ".join(f"{m.strategy} {m.share:.0%}" + (" (fixed)" if m.fixed else "") for m in p.members)
         graph = "an edge-list" if p.network.kind == "edges" else f"a {p.network.kind}"
         actors = f", played on {p.actors} Ray actors" if p.actors > 1 else ""
-        return (f"population of {p.agents} agents on {graph} network, {p.generations} generations of "
-                f"{self.name}, revision {p.revision.rule}; {members}{actors}")  # fmt: skip
+        return (
+            f"population of {p.agents} agents on {graph} network, {p.generations} generations of "
+            f"{self.name}, revision {p.revision.rule}; {members}{actors}"
+        )
 
     def calls(self, scenario: Any) -> list[Calls]:
         """play llm: two moves a turn, every edge a match, each generation; a reflection per member not fixed
@@ -128,5 +166,7 @@ class MatrixGameSpec(PopulationGameSpec):
             return []
         p, user = scenario.population, scenario.models.user
         reflections = (p.agents - count_agents(p)) * (p.generations - 1) if p.revision.rule == "reflect" else 0
-        return [Calls("user (moves)", user, 2 * network_edges(scenario) * self.turns * p.generations, 300),
-                Calls("user (reflections)", user, reflections, 600)]
+        return [
+            Calls("user (moves)", user, 2 * network_edges(scenario) * self.turns * p.generations, 300),
+            Calls("user (reflections)", user, reflections, 600),
+        ]
