@@ -285,7 +285,12 @@ def test_a_run_through_the_python_api_interrupted_at_a_random_point_resumes_to_i
 
     result = sandbox.run(case.scenario(tmp_path), out=tmp_path / "whole", models=case.models(), hooks=case.hooks(count))
     whole = result.path
-    assert result.kind == name and result.run_kind.name == name and summary_problems(result.summary) == [] and result.summary["kind"] == name
+    assert (
+        result.kind == name
+        and result.run_kind.name == name
+        and summary_problems(result.summary) == []
+        and result.summary["kind"] == name
+    )
     assert set(case.tables) <= {kind.tables[t] for t in result.tables()}, f"{name}: RunResult misses a table"
     assert steps >= 2, f"{name}: too few steps of progress ({steps}) to interrupt between"
     stop_at = random.Random(name).randint(1, steps - 1)  # reproducible: the same point on every machine
