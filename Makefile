@@ -51,7 +51,7 @@ browser:
 # mypy-baseline.txt: a new one fails, and so does one fixed without `make typecheck-baseline`).
 CODE := sandbox agents societies prompts tests
 lint: install
-	$(BIN)/lint-imports
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check $(CODE)
 	$(BIN)/ruff format --check $(CODE)
 	$(BIN)/mypy --no-error-summary | $(BIN)/mypy-baseline filter --no-colors --hide-stats

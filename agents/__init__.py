@@ -2,11 +2,11 @@
 solver-guided society members."""
 
 from agents.assistant import PolicyFollowingAssistant
-from agents.contracts import UltimatumPlayer
 from agents.dialogue import BaselineSpeaker, GuidedSpeaker, InstructedSpeaker
-from agents.guided import GuidedMember
+from agents.guided_member import GuidedMember
 from agents.meta import MetaLM
 from agents.user import NormFollowingUser
+from sandbox.games.ultimatum import UltimatumPlayer
 
 __all__ = [
     "BaselineSpeaker",

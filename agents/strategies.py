@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.contracts import MatrixStrategy
-from sandbox.games.matrix import Move
-from sandbox.registry import Registry
+from sandbox.base.registry import Registry
+from sandbox.games.matrix import MatrixStrategy, Move
 
 STRATEGIES: Registry[MatrixStrategy] = Registry("strategy")
 

@@ -2,7 +2,7 @@
 
 The public surface is small: load a scenario file of any kind, run it (or
 resume a run), read the result; the kinds of run are plug-ins
-(`sandbox.kinds`). Names are imported on first use, so `import sandbox.games` stays
+(`sandbox.core.kinds`). Names are imported on first use, so `import sandbox.games` stays
 light and the actor packages can import the engine's contracts without cycles.
 """
 
@@ -14,19 +14,19 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "ProgressHooks": "sandbox.runner",
-    "RunFailedError": "sandbox.errors",
-    "RunKind": "sandbox.kinds",
-    "RunResult": "sandbox.run_result",
-    "SandboxError": "sandbox.errors",
-    "ScenarioError": "sandbox.errors",
-    "SocietyScenario": "sandbox.scenario",
-    "UsageError": "sandbox.errors",
-    "arun": "sandbox.runner",
-    "aresume": "sandbox.runner",
-    "load_scenario": "sandbox.scenario_file",
-    "parse_scenario": "sandbox.scenario_file",
-    "register_kind": "sandbox.kinds",
+    "ProgressHooks": "sandbox.society.runner",
+    "RunFailedError": "sandbox.base.errors",
+    "RunKind": "sandbox.core.kinds",
+    "RunResult": "sandbox.core.result",
+    "SandboxError": "sandbox.base.errors",
+    "ScenarioError": "sandbox.base.errors",
+    "SocietyScenario": "sandbox.society.scenario",
+    "UsageError": "sandbox.base.errors",
+    "arun": "sandbox.society.runner",
+    "aresume": "sandbox.society.runner",
+    "load_scenario": "sandbox.core.scenario_files",
+    "parse_scenario": "sandbox.core.scenario_files",
+    "register_kind": "sandbox.core.kinds",
     "resume": "sandbox.api",
     "run": "sandbox.api",
 }
@@ -36,9 +36,9 @@ __all__ = ["__version__", "Scenario", *sorted(_EXPORTS)]
 
 def __getattr__(name: str) -> Any:
     if name == "register_kind":
-        return importlib.import_module("sandbox.kinds").register
+        return importlib.import_module("sandbox.core.kinds").register
     if name == "Scenario":  # the society kind's scenario model (with SCAI's assistant block), found by the registry
-        return importlib.import_module("sandbox.kinds").get("society").scenario_model()
+        return importlib.import_module("sandbox.core.kinds").get("society").scenario_model()
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'sandbox' has no attribute {name!r}")

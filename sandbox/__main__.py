@@ -1,5 +1,5 @@
 """`python -m sandbox`: the same commands as the `sandbox` entry point."""
 
-from sandbox.cli import main
+from sandbox.cli.runs import main
 
 main()

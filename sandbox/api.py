@@ -12,7 +12,7 @@ Example (in a notebook)::
     training.table("metrics")
 
 Each kind's commands (`sandbox train`, `label`, ...) are thin wrappers over
-the same functions (`sandbox.kinds.RunKind.run` and `resume`).
+the same functions (`sandbox.core.kinds.RunKind.run` and `resume`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from sandbox import kinds
-from sandbox.run_result import RunResult
-from sandbox.scenario_file import load_scenario
+from sandbox.core import kinds
+from sandbox.core.result import RunResult
+from sandbox.core.scenario_files import load_scenario
 
 __all__ = ["RunResult", "load_scenario", "resume", "run"]
 

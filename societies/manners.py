@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sandbox.registry import Registry
+from sandbox.base.registry import Registry
 from societies.contracts import Manner
 
 MANNERS: Registry[Manner] = Registry("manner")

@@ -9,9 +9,9 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from sandbox.registry import Registry
-from sandbox.scenario import Matching, Network
+from sandbox.base.registry import Registry
 from societies.contracts import Pair
+from societies.society_block import Matching, Network
 
 NETWORKS: Registry = Registry("network")
 

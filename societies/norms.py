@@ -6,7 +6,7 @@ register more with `NORMS.add`.
 
 from __future__ import annotations
 
-from sandbox.registry import Registry
+from sandbox.base.registry import Registry
 from societies.contracts import Norm
 
 NORMS: Registry[Norm] = Registry("norm")

@@ -8,10 +8,10 @@ from typing import TypeVar
 
 import numpy as np
 
-from sandbox.scenario import Society
 from societies.contracts import UserProfile
 from societies.manners import resolve_manner
 from societies.norms import resolve_norm
+from societies.society_block import Society
 
 T = TypeVar("T")
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from sandbox.core.scenario_files import parse_scenario
 from sandbox.llm.scripted import ScriptedChatModel, scripted
 from sandbox.scai.scenario import Scenario
-from sandbox.scenario_file import parse_scenario
 
 STAKE = re.compile(r"Split (\d+) (.+?) between")
 SHARES = {"selfish": 0.1, "fair": 0.5, "altruistic": 0.9}
@@ -182,7 +182,7 @@ def viewer_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A folder holding one small run of every kind and the awkward directories (`tests.viewer_runs`), made once."""
     import os
 
-    from sandbox import kinds
+    from sandbox.core import kinds
     from tests.toy_kind import TOY
     from tests.viewer_runs import build
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pandas as pd
 
-from sandbox.errors import ScenarioError
+from sandbox.base.errors import ScenarioError
+from sandbox.core.scenario_files import parse_kind
 from sandbox.population.kind import load
 from sandbox.population.scenario import empty_members
-from sandbox.scenario_file import parse_kind
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"

@@ -2,7 +2,7 @@
 
     python -m tests.house_measures          # prints them
 
-* depth: the most modules on one chain of imports from an entry point (`sandbox.cli`, `sandbox.api`,
+* depth: the most modules on one chain of imports from an entry point (`sandbox.cli.runs`, `sandbox.api`,
   `sandbox.__main__`) down to a module that imports none of the project's (the import graph of grimp, which
   import-linter reads, type-checking imports included; circles, if any, condensed to one level);
 * loose modules: the modules directly in `sandbox/` (beside its sub-packages), `__init__` and `__main__` aside;
@@ -19,7 +19,7 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("sandbox", "agents", "societies", "prompts")
-ENTRY_POINTS = ("sandbox.cli", "sandbox.api", "sandbox.__main__")
+ENTRY_POINTS = ("sandbox.cli.runs", "sandbox.api", "sandbox.__main__")
 
 
 def import_depth() -> int:

@@ -38,7 +38,7 @@ def test_bench_rollout_runs_both_ways_on_the_tiny_model() -> None:
 
 @pytest.mark.slow
 def test_bench_embedded_plays_a_society_both_ways(tmp_path: Path) -> None:
-    from sandbox.benchmarks.engine import bench_embedded
+    from sandbox.society.benchmarks import bench_embedded
 
     scenario = tmp_path / "tiny.yaml"
     scenario.write_text(
@@ -97,7 +97,7 @@ def test_bench_pool_loses_nothing_over_a_failing_server() -> None:
 
 
 def test_bench_viewer_lists_every_run_and_sends_a_page_of_calls_not_the_transcript() -> None:
-    from sandbox.bench import run_benchmarks
+    from sandbox.core.bench import run_benchmarks
 
     figures = run_benchmarks("viewer")["viewer"]
     assert figures["runs_listed"] == 1_001 and figures["start_to_list_vs_ls_R"] > 0

@@ -15,10 +15,10 @@ import yaml
 from typer.testing import CliRunner
 
 from sandbox import RunResult
-from sandbox.cli import app
+from sandbox.cli.runs import app
 from sandbox.llm.budget import Budget, BudgetExhaustedError, Ledger, Price, Spent, refused, spent_in_transcript
-from sandbox.runner import aresume, arun
 from sandbox.scai.dry_run import dry_run
+from sandbox.society.runner import aresume, arun
 from tests.conftest import small_scenario, ultimatum_model
 
 runner = CliRunner()
@@ -148,9 +148,9 @@ def test_the_dry_run_counts_the_calls_of_a_run_whose_answers_are_all_legal(tmp_p
 
 
 def test_a_labeling_run_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: Path) -> None:
+    from sandbox.core.scenario_files import parse_kind
     from sandbox.llm.scripted import scripted
-    from sandbox.proxy.label import label_scenario, resume_labeling
-    from sandbox.scenario_file import parse_kind
+    from sandbox.proxy.label_run import label_scenario, resume_labeling
     from tests.test_proxy_label import rule_judge, scenario
 
     capped = parse_kind("proxy", {**scenario().model_dump(mode="json"), "budget": {"calls": 5}})
@@ -164,7 +164,7 @@ def test_a_labeling_run_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: 
         "budget" not in yaml.safe_load((tmp_path / "cut" / "scenario.yaml").read_text())
         or yaml.safe_load((tmp_path / "cut" / "scenario.yaml").read_text())["budget"]["calls"] == 5
     )  # options are checked first
-    from sandbox.run_budget import set_budget
+    from sandbox.core.budget import set_budget
 
     set_budget(tmp_path / "cut", Budget(calls=1000))
     resume_labeling(tmp_path / "cut", models={"judge": scripted([(r"Ultimatum", rule_judge)])})
@@ -172,8 +172,8 @@ def test_a_labeling_run_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: 
 
 
 def test_a_solve_stops_at_its_cap_and_a_higher_one_finishes_it(tmp_path: Path) -> None:
+    from sandbox.core.budget import set_budget
     from sandbox.dialogue.run import resume_solve, solve_scenario
-    from sandbox.run_budget import set_budget
     from tests.dialogue_helpers import ultimatum_model as dialogue_model
     from tests.test_dialogue import dialogue_scenario
 

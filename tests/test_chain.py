@@ -14,9 +14,9 @@ import yaml
 from typer.testing import CliRunner
 
 from sandbox.chain.run import run_chain
-from sandbox.cli import app
-from sandbox.kinds import kind_of_dir
-from sandbox.scenario_file import load_scenario, parse_kind
+from sandbox.cli.runs import app
+from sandbox.core.kinds import kind_of_dir
+from sandbox.core.scenario_files import load_scenario, parse_kind
 from sandbox.training.ultimatum_env import UltimatumEnvironment, parse_student, tenths_split
 from tests.conftest import scai_models
 
@@ -218,7 +218,7 @@ def test_the_same_command_goes_on_where_a_killed_chain_stopped(tmp_path: Path) -
 
 
 def test_settings_the_stages_cannot_play_are_refused_when_the_file_is_read() -> None:
-    from sandbox.errors import ScenarioError
+    from sandbox.base.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="each subject once"):
         chain(evaluation={"subjects": ["student", "student"]})

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.cli.runs import app
 
 ROOT = Path(__file__).parent.parent
 runner = CliRunner()

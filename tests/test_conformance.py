@@ -26,10 +26,10 @@ import yaml
 from typer.testing import CliRunner
 
 import sandbox
-from sandbox import kinds
-from sandbox.cli import app
-from sandbox.scenario_file import parse_kind
-from sandbox.summary import summary_problems
+from sandbox.cli.runs import app
+from sandbox.core import kinds
+from sandbox.core.scenario_files import parse_kind
+from sandbox.core.summary import summary_problems
 from tests.toy_kind import TOY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,7 +58,7 @@ def _society(tmp: Path) -> Any:
 
 
 def _society_hooks(tick: Callable[[], None]) -> Any:
-    from sandbox.runner import ProgressHooks
+    from sandbox.society.runner import ProgressHooks
 
     return ProgressHooks(on_episode=lambda _: tick())
 
@@ -88,7 +88,7 @@ def _proxy(tmp: Path) -> Any:
 
 
 def _proxy_hooks(tick: Callable[[], None]) -> Any:
-    from sandbox.proxy.labeling import LabelHooks
+    from sandbox.proxy.label_steps import LabelHooks
 
     return LabelHooks(on_item=tick)
 

@@ -12,14 +12,14 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import parse_kind
 from sandbox.dialogue import StackModels, expand, solve
 from sandbox.dialogue.run import build_game, resume_solve, solve_scenario
 from sandbox.dialogue.solve import infostates
 from sandbox.llm import scripted
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import ModelStack
-from sandbox.scenario_file import parse_kind
 from tests.dialogue_helpers import ULTIMATUM, chat_game, kuhn_game, kuhn_model, ultimatum_model
 
 runner = CliRunner()
@@ -277,7 +277,7 @@ def test_the_policy_table_covers_every_information_state(tmp_path: Path) -> None
 def test_the_small_game_solves_on_the_embedded_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The instructed ultimatum game, one seed per message, expanded on the embedded model and solved; guided agents
     play it head to head; the notebook reads the run."""
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/ultimatum_small.yaml", kind="dialogue")
     data = scenario.model_dump(mode="json")

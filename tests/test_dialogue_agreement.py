@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import load_scenario
 from sandbox.dialogue.agreement import AGREEMENT, TABLE, is_agreement_run, measure_agreement, resume_agreement
 from sandbox.dialogue.domains.meeting import DAYS
 from sandbox.llm import scripted
-from sandbox.scenario_file import load_scenario
 
 MEETING = Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml"
 
@@ -57,8 +57,8 @@ def test_agreement_rises_with_length_and_pays_the_private_values(tmp_path: Path)
     agreed = rows[(rows["mode"] == "outcome") & (rows["length"] == 2)]
     assert set(agreed["agreed"]) == {"Friday"}
     # the outcome mode's payoffs are the players' own values of Friday (0 where a player cannot meet then)
+    from sandbox.base.seeding import Branch, generator
     from sandbox.dialogue.domains import MeetingConfig
-    from sandbox.seeding import Branch, generator
 
     _, setups = MeetingConfig(**scenario.dialogue.domain.model_dump()).build(
         scenario.dialogue.players, 4, generator(scenario.seed, Branch.DIALOGUE, 10)

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sandbox.base.errors import UsageError
 from sandbox.dialogue.imitation import imitate, minilm_embedder
-from sandbox.errors import UsageError
 
 
 def _bag_of_words(texts: list[str]) -> np.ndarray:
@@ -76,8 +76,8 @@ def test_minilm_embeds_similar_states_closer() -> None:
 def _meeting_run(path: Path, games: int) -> Path:
     """A solved meeting run's scenario.yaml and a policy.csv where CFR insists on whichever of Monday and Friday
     Alice values more: a choice the private values decide and the (constant) embedding cannot see."""
+    from sandbox.core.scenario_files import load_scenario, parse_kind
     from sandbox.dialogue.run import build_game
-    from sandbox.scenario_file import load_scenario, parse_kind
 
     base = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml", kind="dialogue")
     data = base.model_dump(mode="json")

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.base.seeding import Branch, generator
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import load_scenario
 from sandbox.dialogue.agreement import PREFIXES, measure_agreement
 from sandbox.dialogue.labelled import load_labelled, write_labelled
 from sandbox.dialogue.reward_error import CASES, READING, TABLE, labelled_cases, measure_reward_model
 from sandbox.llm import scripted
-from sandbox.scenario_file import load_scenario
-from sandbox.seeding import Branch, generator
 from tests.test_dialogue_agreement import MEETING, models
 
 ROOT = Path(__file__).parent.parent

@@ -11,15 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sandbox.core.scenario_files import parse_kind
 from sandbox.dialogue import StackModels, expand
 from sandbox.dialogue.domains import FruitConfig, MeetingConfig
 from sandbox.dialogue.domains.meeting import DAYS
-from sandbox.dialogue.meta import meta_payoffs, nash_bargaining, prd
+from sandbox.dialogue.meta_games import meta_payoffs, nash_bargaining, prd
 from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.run import build_game, solve_scenario
 from sandbox.games.dialogue import Message
 from sandbox.llm import scripted
-from sandbox.scenario_file import parse_kind
 from tests.dialogue_helpers import ULTIMATUM, ultimatum_model
 
 
@@ -164,8 +164,8 @@ def test_the_reward_model_error_of_a_perfect_and_a_constant_judge(tmp_path: Path
     right on rejected and incomplete dialogues and off by the true values on valid ones."""
     import re
 
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.dialogue.reward_error import CASES, TABLE, measure_reward_model
-    from sandbox.scenario_file import load_scenario
 
     def read_day(messages: list[Any], kwargs: dict[str, Any]) -> str:
         text = str(messages[-1].content)
@@ -191,7 +191,7 @@ def test_the_reward_model_error_of_a_perfect_and_a_constant_judge(tmp_path: Path
 def test_reward_model_refuses_a_domain_without_templates(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from sandbox.cli import app
+    from sandbox.cli.runs import app
 
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["reward-model", "scenarios/dialogue/debate.yaml", "--out", str(out)])
@@ -241,7 +241,7 @@ def test_a_guided_agent_falls_back_where_the_solver_never_was(tmp_path: Path) ->
 def test_play_refuses_a_directory_that_is_not_a_solve(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from sandbox.cli import app
+    from sandbox.cli.runs import app
 
     result = CliRunner().invoke(app, ["play", str(tmp_path)])
     assert result.exit_code == 2 and "run directory" in result.output
@@ -257,7 +257,7 @@ def test_the_paper_domains_solve_with_the_reward_model(
     finished dialogue, and solves; the judge's numbers are the payoffs."""
     import re
 
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     def speak(messages_: list[Any], kwargs: dict[str, Any]) -> str:
         # the words depend on the speaker's own instruction (the last one in its prompt)
@@ -288,7 +288,7 @@ def test_the_paper_domains_solve_with_the_reward_model(
 def test_psro_refuses_a_scenario_whose_grown_tree_is_too_large(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from sandbox.cli import app
+    from sandbox.cli.runs import app
 
     data = json.loads(json.dumps(ULTIMATUM))
     data["dialogue"]["max_tree_messages"] = 60
@@ -301,8 +301,8 @@ def test_psro_refuses_a_scenario_whose_grown_tree_is_too_large(tmp_path: Path) -
 
 def test_fruit_templates_always_hold_a_possible_trade(tmp_path: Path) -> None:
     """Setups where no trade is possible are skipped; every valid dialogue's truth is a real trade's payoffs."""
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.dialogue.reward_error import template_cases
-    from sandbox.scenario_file import load_scenario
 
     scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/fruit.yaml", kind="dialogue")
     for seed in range(40):
@@ -319,10 +319,10 @@ def test_fruit_templates_always_hold_a_possible_trade(tmp_path: Path) -> None:
 def test_resume_finishes_a_reward_model_measurement_not_a_solve(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from sandbox.cli import app
+    from sandbox.cli.runs import app
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.dialogue.reward_error import is_reward_model_run, measure_reward_model
     from sandbox.dialogue.run import is_solve_run
-    from sandbox.scenario_file import load_scenario
 
     scenario = load_scenario(Path(__file__).parent.parent / "scenarios/dialogue/meeting.yaml", kind="dialogue")
     path = measure_reward_model(
@@ -336,8 +336,8 @@ def test_resume_finishes_a_reward_model_measurement_not_a_solve(tmp_path: Path) 
 
 
 def test_imitation_refuses_runs_of_different_instruction_sets(tmp_path: Path) -> None:
+    from sandbox.base.errors import UsageError
     from sandbox.dialogue.imitation import imitate
-    from sandbox.errors import UsageError
 
     model = ultimatum_model()
     first = solve_scenario(

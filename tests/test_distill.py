@@ -14,16 +14,16 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.base.errors import ScenarioError
+from sandbox.base.files import read_yaml
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import parse_kind
 from sandbox.distill.judge_table import JudgeTable
 from sandbox.distill.run import DistillHooks, distill_scenario, plan, resume_distill
 from sandbox.distill.source import resolve_principles
-from sandbox.errors import ScenarioError
-from sandbox.files import read_yaml
 from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.scripted import scripted
-from sandbox.proxy.judge import ProxyJudge
-from sandbox.scenario_file import parse_kind
+from sandbox.rewards.judge import ProxyJudge
 from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -283,7 +283,7 @@ def test_the_tiny_student_learns_the_one_share_a_scripted_judge_rewards(algorith
 def test_the_distilled_student_answers_through_the_llm_layer_as_base_plus_adapter(tmp_path: Path) -> None:
     from langchain_core.messages import HumanMessage
 
-    from sandbox._sync import run_sync
+    from sandbox.base.sync import run_sync
     from sandbox.llm.resolve import ModelStack, build_backend, check_spec
     from sandbox.llm.wrapper import acall
 
@@ -294,7 +294,7 @@ def test_the_distilled_student_answers_through_the_llm_layer_as_base_plus_adapte
     model = ModelStack(cache=None, sinks=[], concurrency=1).for_role("assistant", spec, {"temperature": 0.0})
     answer = run_sync(acall(model, [HumanMessage("proposer split 12 keep ?")], seed=0, max_tokens=1))
     assert re.fullmatch(r"\d+|\?|yes|no|proposer|responder|split|keep|get|accept|\[UNK\]|", str(answer.content).strip())
-    from sandbox.errors import ModelUnavailableError
+    from sandbox.base.errors import ModelUnavailableError
 
     with pytest.raises(ModelUnavailableError, match="no LoRA adapter"):
         build_backend(f"tiny+adapter:{tmp_path / 'nowhere'}")

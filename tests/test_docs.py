@@ -40,7 +40,7 @@ def _shipped_kinds() -> set[str]:
 def test_the_docs_name_the_registered_kinds_and_count_them_right() -> None:
     import re
 
-    from sandbox import kinds
+    from sandbox.core import kinds
 
     shipped = _shipped_kinds()
     assert shipped <= set(kinds.kinds())  # every shipped kind is registered

@@ -16,11 +16,11 @@ MODULES = [
     "sandbox.scai.metrics",
     "sandbox.scai.nodes",
     "sandbox.llm.embedded_tuning",
-    "sandbox.moral.rewards",
+    "sandbox.rewards.intrinsic",
     "sandbox.moral.regret",
-    "sandbox.jobs",
+    "sandbox.base.jobs",
     "sandbox.llm.budget",
-    "sandbox.stats",
+    "sandbox.base.stats",
     "sandbox.training.environment",
     "sandbox.training.ppo",
     "sandbox.training.schedule",
@@ -41,7 +41,7 @@ MODULES = [
     "sandbox.viewer.page",
     "sandbox.llm.moves",
     "sandbox.viewer.transcripts",
-    "sandbox.seeding",
+    "sandbox.base.seeding",
 ]
 
 

@@ -150,8 +150,8 @@ def test_an_answer_of_all_of_a_rounded_amount_is_legal_and_gives_what_there_is()
 def test_the_network_pairing_draws_maximal_matchings_along_the_edges() -> None:
     import networkx as nx
 
-    from sandbox.scenario import Network
     from societies.network import build_network
+    from societies.society_block import Network
 
     graph = build_network(9, Network(kind="ring"), np.random.default_rng(0))
     rules = DonorRules(pairing="network", rounds=7, games=2)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.errors import ModelUnavailableError
+from sandbox.base.errors import ModelUnavailableError
 from sandbox.llm import embedded_model
 
 

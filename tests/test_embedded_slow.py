@@ -9,6 +9,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from sandbox import run
+from sandbox.core.scenario_files import parse_scenario
 from sandbox.games.ultimatum import Stake, parse_proposal, proposal_constraint
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.embedded import unload_servers
@@ -16,7 +17,6 @@ from sandbox.llm.embedded_tuning import EmbeddedSettings, choose_slots, usable_c
 from sandbox.llm.resolve import BackendOptions, ModelStack, build_backend
 from sandbox.llm.transcript import TranscriptWriter, read_transcript
 from sandbox.llm.wrapper import acall
-from sandbox.scenario_file import parse_scenario
 
 pytestmark = pytest.mark.slow
 

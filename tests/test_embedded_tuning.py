@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from sandbox.errors import ScenarioError
+from sandbox.base.errors import ScenarioError
 from sandbox.llm import embedded, embedded_tuning
 from sandbox.llm.embedded import EmbeddedChatModel, LoadedServer
 from sandbox.llm.embedded_tuning import EmbeddedSettings, ServerSettings, choose_slots, choose_threads, usable_cores

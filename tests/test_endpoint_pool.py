@@ -12,11 +12,11 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from sandbox import RunResult
-from sandbox.errors import ScenarioError
+from sandbox.base.errors import ScenarioError
+from sandbox.core.scenario_files import parse_scenario
 from sandbox.llm.contracts import Constraint
 from sandbox.llm.resolve import ModelStack
-from sandbox.runner import arun
-from sandbox.scenario_file import parse_scenario
+from sandbox.society.runner import arun
 from tests.loopback_openai import loopback_openai
 from tests.test_kill_and_resume import SCENARIO, answer
 

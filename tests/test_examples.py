@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sandbox.cli import app
-from sandbox.errors import UsageError
+from sandbox.base.errors import UsageError
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import load_scenario
 from sandbox.examples import NOTEBOOKS, SCENARIOS, copy_examples, examples, find, runs_folder, scenario_path
-from sandbox.scenario_file import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import extras, kinds
+from sandbox.base import extras
+from sandbox.core import kinds
 from sandbox.llm.resolve import spec_extras
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +66,7 @@ def test_the_hiding_works(core_only: dict[str, str]) -> None:
     done = subprocess.run([sys.executable, "-c", "import torch"], env=core_only, capture_output=True, text=True)
     assert done.returncode == 1 and "No module named 'torch'" in done.stderr
     found = subprocess.run(
-        [sys.executable, "-c", f"from sandbox.extras import missing; print(missing(*{sorted(extras.EXTRAS)!r}))"],
+        [sys.executable, "-c", f"from sandbox.base.extras import missing; print(missing(*{sorted(extras.EXTRAS)!r}))"],
         env=core_only,
         capture_output=True,
         text=True,

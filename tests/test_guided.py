@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from sandbox.errors import RunFailedError, ScenarioError
+from sandbox.base.errors import RunFailedError, ScenarioError
+from sandbox.core.result import RunResult
+from sandbox.core.scenario_files import load_scenario, parse_kind
 from sandbox.llm.scripted import scripted
-from sandbox.results import member_payoffs
-from sandbox.run_result import RunResult
-from sandbox.runner import aresume, arun
-from sandbox.scenario_file import load_scenario, parse_kind
-from societies.guided import GuidedPolicy
+from sandbox.society.results import member_payoffs
+from sandbox.society.runner import aresume, arun
+from societies.guided_policy import GuidedPolicy
 from tests.conftest import scripted_propose, scripted_respond
 from tests.dialogue_helpers import ULTIMATUM
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from sandbox.errors import ModelUnavailableError
+from sandbox.base.errors import ModelUnavailableError
 from sandbox.llm.resolve import build_backend
 from tests.tiny_lm import build_tiny_lm
 

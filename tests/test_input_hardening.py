@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.cli.runs import app
 
 runner = CliRunner()
 FILE_COMMANDS = [["run"], ["validate"], ["train"], ["label"], ["distill"], ["solve"], ["reward-model"], ["agreement"]]
@@ -57,7 +57,7 @@ def test_an_unreadable_run_directory_is_exit_2_naming_the_file(tmp_path: Path, c
 
 
 def test_an_unreadable_summary_is_exit_2_naming_it(tmp_path: Path) -> None:
-    from sandbox.files import UnreadableFileError, read_csv, read_json
+    from sandbox.base.files import UnreadableFileError, read_csv, read_json
 
     (tmp_path / "summary.json").write_text('{"evaluation": ')
     with pytest.raises(UnreadableFileError, match="summary.json: not valid JSON: line 1"):

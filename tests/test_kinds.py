@@ -18,10 +18,10 @@ import yaml
 from typer.testing import CliRunner
 
 import sandbox
-from sandbox import kinds
-from sandbox.cli import app
-from sandbox.errors import UsageError
-from sandbox.summary import summary_problems
+from sandbox.base.errors import UsageError
+from sandbox.cli.runs import app
+from sandbox.core import kinds
+from sandbox.core.summary import summary_problems
 from tests.toy_kind import TOY
 
 ROOT = Path(__file__).resolve().parents[1]

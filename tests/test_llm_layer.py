@@ -238,7 +238,7 @@ def test_specs() -> None:
 
 
 def test_openai_backend_needs_a_key_or_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sandbox.errors import ModelUnavailableError
+    from sandbox.base.errors import ModelUnavailableError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -7,9 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from agents.contracts import MatrixStrategy
 from agents.strategies import STRATEGIES, Random
-from sandbox.games.matrix import MATRIX_GAMES
+from sandbox.games.matrix import MATRIX_GAMES, MatrixStrategy
 from sandbox.games.matrix_prompt import (
     TEST_TOKENS,
     ActionTokens,

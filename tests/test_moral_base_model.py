@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from sandbox.errors import ModelUnavailableError
+from sandbox.base.errors import ModelUnavailableError
 from sandbox.llm.base_model import check_base_model_spec, load_base_model
 from sandbox.llm.tiny_model import build_tiny_lm
 
@@ -44,7 +44,7 @@ def test_a_missing_model_names_the_path(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_smollm2_loads_through_transformers_and_plays_a_round() -> None:
-    from sandbox.moral.training import MoralSetup
+    from sandbox.moral.environment import MoralSetup
     from sandbox.training.ppo import PPOTrainer
     from sandbox.training.ppo_config import PPOConfig
     from sandbox.training.rollout import play_episode

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.core.scenario_files import load_scenario
 from sandbox.moral.run import train_scenario
-from sandbox.scenario_file import load_scenario
 
 TINY = Path(__file__).parent.parent / "scenarios" / "moral" / "tiny"
 

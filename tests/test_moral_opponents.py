@@ -11,13 +11,13 @@ import pandas as pd
 import pytest
 import torch
 
+from sandbox.core.scenario_files import parse_kind
 from sandbox.games.matrix import MATRIX_GAMES
 from sandbox.games.matrix_prompt import ActionTokens
+from sandbox.moral.environment import MoralSetup
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import BaseOfAdapter, FrozenLLM
 from sandbox.moral.run import resume_training, train_scenario
-from sandbox.moral.training import MoralSetup
-from sandbox.scenario_file import parse_kind
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.rollout import play_episode
 from tests.test_moral_training import StandIn, WordTokenizer
@@ -160,7 +160,7 @@ def test_a_fixed_llm_is_the_base_model_with_the_adapter_off() -> None:
 
 
 def test_llm_opponents_are_validated() -> None:
-    from sandbox.errors import ScenarioError
+    from sandbox.base.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="opponent_reward is the reward of a learning opponent"):
         parse_kind("training", {"name": "x", "training": {"opponent_reward": "game"}})

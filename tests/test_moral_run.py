@@ -11,11 +11,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from sandbox.cli import app
-from sandbox.errors import ScenarioError
+from sandbox.base.errors import ScenarioError
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import parse_kind
 from sandbox.moral.run import resume_training, train_scenario
 from sandbox.moral.scenario import apply_training_overrides
-from sandbox.scenario_file import parse_kind
 from sandbox.training.hooks import TrainHooks
 
 runner = CliRunner()
@@ -188,7 +188,7 @@ def test_resume_command_dispatches_training_runs(tmp_path: Path) -> None:
 
 
 def test_a_failure_is_recorded_and_the_run_stays_resumable(tmp_path: Path) -> None:
-    from sandbox.errors import RunFailedError
+    from sandbox.base.errors import RunFailedError
 
     def fail(row: dict[str, Any]) -> None:
         if row["episode"] == 1:

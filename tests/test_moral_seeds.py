@@ -12,9 +12,9 @@ import torch
 import yaml
 from typer.testing import CliRunner
 
-from sandbox.cli import app
-from sandbox.moral.seeds import aggregate_evaluations, resume_seeds, train_seeds
-from sandbox.scenario_file import load_scenario, parse_kind
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import load_scenario, parse_kind
+from sandbox.moral.across_seeds import aggregate_evaluations, resume_seeds, train_seeds
 from sandbox.training.hooks import TrainHooks
 
 runner = CliRunner()

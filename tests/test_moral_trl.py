@@ -10,11 +10,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from sandbox.errors import ScenarioError
-from sandbox.moral.rewards import Schedule
+from sandbox.base.errors import ScenarioError
+from sandbox.core.scenario_files import parse_kind
+from sandbox.moral.environment import MoralSetup
 from sandbox.moral.run import resume_training, train_scenario
-from sandbox.moral.training import MoralSetup
-from sandbox.scenario_file import parse_kind
+from sandbox.rewards.intrinsic import Schedule
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.trl_trainers import MoralRewardFunction
 

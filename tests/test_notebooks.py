@@ -34,9 +34,9 @@ def execute_notebook(path: Path) -> list:
 
 def _moral_run(tmp_path: Path) -> SimpleNamespace:
     """A tiny real training run (3 PPO episodes of the in-process tiny model) with a small evaluation."""
+    from sandbox.core.scenario_files import parse_kind
     from sandbox.moral.evaluation import evaluate_run
     from sandbox.moral.run import train_scenario
-    from sandbox.scenario_file import parse_kind
 
     scenario = parse_kind(
         "training",
@@ -57,9 +57,9 @@ def _moral_run(tmp_path: Path) -> SimpleNamespace:
 
 def _distill_run(tmp_path: Path) -> SimpleNamespace:
     """A tiny real distillation (4 PPO episodes of the tiny student, a scripted judge) with a small evaluation."""
+    from sandbox.core.scenario_files import parse_kind
     from sandbox.distill.run import distill_scenario
     from sandbox.llm.scripted import scripted
-    from sandbox.scenario_file import parse_kind
 
     scenario = parse_kind(
         "distill",

@@ -102,7 +102,7 @@ async def test_concurrency_limit_on_the_wire(env: pytest.MonkeyPatch, tmp_path: 
 async def test_log_probabilities_on_the_wire_and_through_the_cache(env: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from sandbox.llm.cache import ResponseCache
     from sandbox.llm.contracts import TOKEN_LOGPROBS
-    from sandbox.proxy.judge import ProxyJudge
+    from sandbox.rewards.judge import ProxyJudge
 
     def graded(body: dict[str, Any]) -> Any:
         if not body.get("logprobs"):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.cli.runs import app
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,13 +18,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.base.seeding import Branch, generator
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import parse_kind
 from sandbox.population.dynamics import Neighbours, play, revise
 from sandbox.population.games.matrix import ScriptedMatrix
 from sandbox.population.run import resume_population, run_population
 from sandbox.population.strategies import MatchTable, payoff_table
-from sandbox.scenario_file import parse_kind
-from sandbox.seeding import Branch, generator
 
 runner = CliRunner()
 
@@ -345,7 +345,7 @@ def test_mutation_alone_drifts_and_spares_the_fixed(tmp_path: Path) -> None:
 
 
 def test_an_edge_list_file_is_read_relative_to_the_scenario(tmp_path: Path) -> None:
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     scenario = load_scenario("scenarios/population/pd_karate_club.yaml")
     assert len(scenario.population.network.edges) == 78  # Zachary's karate club
@@ -450,7 +450,7 @@ def test_every_game_names_a_player_that_plays_it() -> None:
 
 
 def test_a_member_rounding_to_no_agent_is_refused_by_a_new_run_but_an_old_run_still_loads(tmp_path: Path) -> None:
-    from sandbox.errors import ScenarioError
+    from sandbox.base.errors import ScenarioError
     from sandbox.population.kind import load
 
     data = yaml.safe_load(Path("scenarios/population/pd_well_mixed.yaml").read_text())

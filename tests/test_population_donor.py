@@ -12,10 +12,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import parse_kind
 from sandbox.llm.scripted import scripted
 from sandbox.population.run import resume_population, run_population
-from sandbox.scenario_file import parse_kind
 
 runner = CliRunner()
 

@@ -11,10 +11,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from sandbox.files import read_json
+from sandbox.base.files import read_json
+from sandbox.core.scenario_files import parse_kind
 from sandbox.llm.scripted import scripted
 from sandbox.population.run import resume_population, run_population
-from sandbox.scenario_file import parse_kind
 from tests.test_population_donor import Recorder
 
 
@@ -115,7 +115,7 @@ def test_a_judged_population_killed_anywhere_resumes_to_the_same_verdicts(
 
 
 def test_only_the_donor_game_reads_judge_play() -> None:
-    from sandbox.errors import ScenarioError
+    from sandbox.base.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="judge_play: a matrix game"):
         parse_kind(
@@ -148,10 +148,10 @@ def test_only_the_donor_game_reads_judge_play() -> None:
 
 
 def test_the_known_cases_bench_scores_a_judge_that_always_says_yes_at_half() -> None:
-    from sandbox._sync import run_sync
+    from sandbox.base.sync import run_sync
     from sandbox.population.fidelity import KNOWN_CASES, ajudge_known_cases
     from sandbox.population.scenario import DonorGameSpec
-    from sandbox.proxy.judge import ProxyJudge
+    from sandbox.rewards.judge import ProxyJudge
 
     yes = run_sync(ajudge_known_cases(ProxyJudge(scripted([(r".", "Yes")])), DonorGameSpec(kind="donor")))
     assert sum(r["right"] for r in yes) == sum(follows for _, _, follows in KNOWN_CASES) == len(KNOWN_CASES) // 2

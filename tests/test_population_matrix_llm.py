@@ -11,10 +11,10 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from sandbox.files import read_json
+from sandbox.base.files import read_json
+from sandbox.core.scenario_files import parse_kind
 from sandbox.llm.scripted import ScriptedReply, scripted
 from sandbox.population.run import resume_population, run_population
-from sandbox.scenario_file import parse_kind
 
 TIT_FOR_TAT = "Cooperate first, then do what the other agent did last time."
 MEMBERS = [{"strategy": "altruistic", "share": 0.5}, {"strategy": "selfish", "share": 0.5, "fixed": True}]
@@ -198,7 +198,7 @@ def test_a_matrix_llm_population_killed_anywhere_resumes_to_identical_tables(tmp
     ],
 )
 def test_bad_matrix_llm_input_is_refused_naming_the_field(population: dict, field: str) -> None:
-    from sandbox.errors import ScenarioError
+    from sandbox.base.errors import ScenarioError
 
     block = {
         "agents": 6,

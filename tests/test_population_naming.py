@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from sandbox.cli import app
-from sandbox.files import read_json
+from sandbox.base.files import read_json
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import parse_kind
 from sandbox.llm.scripted import scripted
 from sandbox.population.run import resume_population, run_population
-from sandbox.scenario_file import parse_kind
 
 runner = CliRunner()
 
@@ -170,7 +170,7 @@ def test_the_constrained_answer_is_prefilled_with_the_codes_format_and_held_to_t
 
 
 def test_the_matrix_and_donor_games_refuse_the_memory_rule() -> None:
-    from sandbox.errors import ScenarioError
+    from sandbox.base.errors import ScenarioError
 
     with pytest.raises(ScenarioError, match="memory is the naming game's"):
         parse_kind(

@@ -10,8 +10,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from sandbox.core.scenario_files import parse_kind
 from sandbox.population.run import resume_population, run_population
-from sandbox.scenario_file import parse_kind
 from tests.test_population_donor import Recorder, donor
 
 
@@ -197,7 +197,7 @@ def test_a_reflecting_population_killed_anywhere_resumes_to_identical_tables(tmp
 
 
 def test_the_matrix_games_refuse_the_text_revision_settings() -> None:
-    from sandbox.errors import ScenarioError
+    from sandbox.base.errors import ScenarioError
 
     base = {
         "name": "m",

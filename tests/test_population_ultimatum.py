@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sandbox.files import read_json
+from sandbox.base.files import read_json
+from sandbox.core.scenario_files import parse_kind
 from sandbox.llm.scripted import scripted
 from sandbox.population.run import resume_population, run_population
-from sandbox.scenario_file import parse_kind
 from tests.test_population_donor import assert_bad_input
 
 SMALL = "scenarios/population/ultimatum_small.yaml"

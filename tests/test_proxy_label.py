@@ -14,18 +14,18 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from sandbox.cli import app
-from sandbox.errors import RunFailedError
+from sandbox.base.errors import RunFailedError
+from sandbox.base.seeding import generator
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import parse_kind
 from sandbox.llm.cache import CachedChatModel, ResponseCache
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.scripted import ScriptedReply, scripted
-from sandbox.proxy import label as label_module
+from sandbox.proxy import label_run as label_module
 from sandbox.proxy import ultimatum_task
-from sandbox.proxy.judge import ProxyJudge
-from sandbox.proxy.label import label_scenario, resume_labeling
-from sandbox.proxy.matrix_task import matrix_item
-from sandbox.scenario_file import parse_kind
-from sandbox.seeding import generator
+from sandbox.proxy.label_run import label_scenario, resume_labeling
+from sandbox.rewards.judge import ProxyJudge
+from sandbox.rewards.matrix_task import matrix_item
 from tests.test_notebooks import execute_notebook
 
 runner = CliRunner()
@@ -66,7 +66,7 @@ def rule_judge(messages: list[Any], kwargs: dict[str, Any]) -> ScriptedReply | s
 def test_the_prompt_for_each_intent_form() -> None:
     offer = ultimatum_task.Offer(8.0, 2.0)
     examples_block = scenario(intent={"form": "examples", "examples": 3}).proxy
-    offers, _ = ultimatum_task.draw_split(examples_block, generator(0, 0), generator(0, 1))
+    offers, _ = examples_block.draw_split(generator(0, 0), generator(0, 1))
     few_shot = ultimatum_task.render_prompt(examples_block, offer, ultimatum_task.examples_for(examples_block, offers))
     assert few_shot.text.startswith(
         "P1 and P2 are playing the Ultimatum Game. P1 proposes how they should split $10  and"

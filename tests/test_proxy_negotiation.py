@@ -14,14 +14,14 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from sandbox.cli import app
+from sandbox.cli.runs import app
+from sandbox.core.scenario_files import load_scenario, parse_kind
 from sandbox.games.negotiation import Context, FixedPartner, Negotiation, Utterance, draw_context, play
 from sandbox.llm.scripted import scripted
 from sandbox.proxy import negotiation_task
-from sandbox.proxy.label import label_scenario
+from sandbox.proxy.label_run import label_scenario
 from sandbox.proxy.negotiator import Negotiator, style_accuracy, train_negotiator
-from sandbox.proxy.objectives import NEGOTIATION_STYLES
-from sandbox.scenario_file import load_scenario, parse_kind
+from sandbox.rewards.objectives import NEGOTIATION_STYLES
 from tests.test_notebooks import execute_notebook
 
 runner = CliRunner()

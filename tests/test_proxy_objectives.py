@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES, PayoffTable
-from sandbox.proxy.matrix_task import matrix_item, random_baseline, set_score
-from sandbox.proxy.objectives import JOINT_OUTCOMES, MATRIX_OBJECTIVES, Offer, correct_response
-from sandbox.proxy.parse import (
+from sandbox.rewards.matrix_task import matrix_item, random_baseline, set_score
+from sandbox.rewards.objectives import JOINT_OUTCOMES, MATRIX_OBJECTIVES, Offer, correct_response
+from sandbox.rewards.parse import (
     THEREFORE_MARKER,
     decision_position,
     option_set,

@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sandbox.proxy.label import label_scenario
-from sandbox.proxy.objectives import Offer, correct_response
+from sandbox.core.scenario_files import load_scenario
+from sandbox.proxy.label_run import label_scenario
 from sandbox.proxy.scenario import apply_proxy_overrides
-from sandbox.scenario_file import load_scenario
+from sandbox.rewards.objectives import Offer, correct_response
 from tests.test_notebooks import execute_notebook
 
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "proxy_rewards.ipynb"

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 import yaml
 
-from sandbox.errors import UsageError
-from sandbox.run_dir import hold
+from sandbox.base.errors import UsageError
+from sandbox.core.run_dir import hold
 from tests.loopback_openai import loopback_openai
 from tests.test_kill_and_resume import SANDBOX, SCENARIO, answer
 
-HOLDER = "from sandbox.run_dir import hold\nimport sys, time\nwith hold(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(120)\n"
+HOLDER = "from sandbox.core.run_dir import hold\nimport sys, time\nwith hold(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(120)\n"
 
 
 def test_a_second_process_is_refused_and_a_killed_holder_blocks_nothing(tmp_path: Path) -> None:

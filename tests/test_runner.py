@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from sandbox import RunFailedError, RunResult, aresume, arun, run
-from sandbox.errors import UsageError
-from sandbox.graph.nodes import fan_out
+from sandbox.base.errors import UsageError
 from sandbox.llm.scripted import ScriptedChatModel, scripted
-from sandbox.results import METRIC_COLUMNS
+from sandbox.society.nodes import fan_out
+from sandbox.society.results import METRIC_COLUMNS
 from tests.conftest import (
     scripted_propose,
     scripted_respond,
@@ -170,7 +170,7 @@ def test_a_reask_can_recover(tmp_path: Path) -> None:
     )
     data = small_scenario(runs=1, epochs=1).model_dump()
     data["game"]["amount"] = {"min": 10, "max": 10}
-    from sandbox.scenario_file import parse_scenario
+    from sandbox.core.scenario_files import parse_scenario
 
     result = run(parse_scenario(data), out=tmp_path / "r", models={"user": model})
     assert result.episodes["proposal_legal"].all()
@@ -195,7 +195,7 @@ def test_unknown_role_is_a_usage_error(tmp_path: Path) -> None:
 def test_ring_network_society(tmp_path: Path) -> None:
     data = small_scenario(runs=1, epochs=1, interactions_per_epoch=20).model_dump()
     data["society"]["network"] = {"kind": "ring"}
-    from sandbox.scenario_file import parse_scenario
+    from sandbox.core.scenario_files import parse_scenario
 
     result = run(parse_scenario(data), out=tmp_path / "ring", models={"user": ultimatum_model()})
     episodes = result.episodes
@@ -209,7 +209,7 @@ def test_drive_resumes_a_superstep_whose_tasks_all_saved_their_writes() -> None:
     the run is still unfinished and must be continued, not taken as done."""
     from types import SimpleNamespace
 
-    from sandbox.runner import drive
+    from sandbox.society.runner import drive
 
     calls: list[Any] = []
 

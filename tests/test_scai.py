@@ -15,7 +15,7 @@ import pytest
 import prompts
 from agents.meta import Interaction, digest, keep_word
 from sandbox import RunFailedError, RunResult, aresume, arun, load_scenario, run
-from sandbox.errors import ScenarioError, UsageError
+from sandbox.base.errors import ScenarioError, UsageError
 from sandbox.llm.scripted import scripted
 from sandbox.scai.evaluate import aevaluate
 from tests.conftest import scai_models, scai_scenario, scripted_meta
@@ -358,7 +358,7 @@ def test_a_society_sweep_plots_one_row_per_norm_with_seeds_as_runs(tmp_path: Pat
     are left out, and a sweep with none finished is a usage error."""
     import json as _json
 
-    from sandbox.errors import UsageError
+    from sandbox.base.errors import UsageError
     from sandbox.scai.plots import plot_seeds, sweep_epochs
 
     rows = []

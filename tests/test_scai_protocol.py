@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from sandbox import RunFailedError, RunResult, aresume, arun, run
-from sandbox.errors import ScenarioError
+from sandbox.base.errors import ScenarioError
 from sandbox.llm.scripted import ScriptedReply, scripted
 from sandbox.scai.evaluate import aevaluate
 from sandbox.scai.metrics import group_epochs
@@ -341,7 +341,7 @@ def test_a_search_resumed_after_a_crash_ends_as_an_uninterrupted_one(tmp_path: P
 def test_compare_overlays_runs_in_the_papers_panels(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from sandbox.cli import app
+    from sandbox.cli.runs import app
     from sandbox.scai.compare import comparison_table
 
     mixed = {"size": 16, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "altruistic", "proportion": 0.5}]}

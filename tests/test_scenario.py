@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
-from sandbox.errors import ScenarioError
-from sandbox.scai.society_cli import apply_overrides
-from sandbox.scenario_file import (
+from sandbox.base.errors import ScenarioError
+from sandbox.core.scenario_files import (
     load_scenario,
     parse_scenario,
     scenario_json_schema,
 )
+from sandbox.scai.society_cli import apply_overrides
 
 SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios").glob("*.yaml"))
 
@@ -204,7 +204,7 @@ def test_json_schema() -> None:
 
 def test_json_schema_of_every_kind() -> None:
     """`sandbox schema` is one of the registered kinds' schemas, each kind's block among its properties."""
-    from sandbox.kinds import kinds
+    from sandbox.core.kinds import kinds
 
     schema = json.loads(scenario_json_schema())
     members = [schema["$defs"][ref["$ref"].rsplit("/", 1)[-1]] for ref in schema["anyOf"]]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sandbox.plots import plot_beside_paper, sweep_seeds
+from sandbox.society.plots import plot_beside_paper, sweep_seeds
 
 
 def _seeds_csv() -> pd.DataFrame:

@@ -7,10 +7,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sandbox.scenario import Matching, Network
-from sandbox.scenario_file import parse_scenario
+from sandbox.core.scenario_files import parse_scenario
 from societies.network import build_network, match
 from societies.population import build_population, largest_remainder_counts
+from societies.society_block import Matching, Network
 
 
 @pytest.mark.parametrize(

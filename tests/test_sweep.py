@@ -16,10 +16,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from sandbox.cli import app
-from sandbox.errors import ScenarioError
+from sandbox.base.errors import ScenarioError
+from sandbox.cli.runs import app
+from sandbox.core.run_dir import run_status
 from sandbox.llm.budget import refused
-from sandbox.run_dir import run_status
 from sandbox.sweep import expand, parse_sweep
 from tests.loopback_openai import loopback_openai
 from tests.test_kill_and_resume import SANDBOX, answer

@@ -16,10 +16,10 @@ import yaml
 from typer.testing import CliRunner
 
 import sandbox
-from sandbox import kinds
-from sandbox.cli import app
-from sandbox.runner import ProgressHooks
-from sandbox.schema import Tracking
+from sandbox.base.scenario_model import Tracking
+from sandbox.cli.runs import app
+from sandbox.core import kinds
+from sandbox.society.runner import ProgressHooks
 from tests.conftest import scai_models, scai_scenario
 
 mlflow = pytest.importorskip("mlflow", reason="the tracking extra (make install installs it)")

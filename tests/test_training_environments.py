@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from sandbox.games.ultimatum import Split, Stake
-from sandbox.moral.rewards import Schedule
-from sandbox.moral.training import MoralSetup
+from sandbox.moral.environment import MoralSetup
+from sandbox.rewards.intrinsic import Schedule
 from sandbox.training.environment import Environment, reset
 from sandbox.training.rollout import episode_metrics, play_episode
 from sandbox.training.schedule import RewardSchedule

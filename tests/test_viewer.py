@@ -12,9 +12,9 @@ import pandas as pd
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from sandbox import kinds
-from sandbox.cli import app
-from sandbox.run_dir import hold
+from sandbox.cli.runs import app
+from sandbox.core import kinds
+from sandbox.core.run_dir import hold
 from sandbox.viewer.catalog import Catalog, find_runs
 from sandbox.viewer.page import word_diff
 from sandbox.viewer.report import build_report

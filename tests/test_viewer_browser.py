@@ -18,8 +18,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from sandbox import kinds
-from sandbox.run_dir import hold
+from sandbox.core import kinds
+from sandbox.core.run_dir import hold
 from sandbox.viewer.report import build_report
 from sandbox.viewer.server import Running
 

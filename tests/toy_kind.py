@@ -17,13 +17,13 @@ from typing import Any
 
 from pydantic import Field
 
-from sandbox.files import read_csv
-from sandbox.kinds import RunKind, by_option
-from sandbox.run_dir import RunDirectory, default_out, hold, holding
-from sandbox.scenario_file import load_run_scenario, parse_kind
-from sandbox.schema import ScenarioModel, StrictModel
-from sandbox.seeding import seed_node
-from sandbox.summary import write_summary
+from sandbox.base.files import read_csv
+from sandbox.base.scenario_model import ScenarioModel, StrictModel
+from sandbox.base.seeding import seed_node
+from sandbox.core.kinds import RunKind, by_option
+from sandbox.core.run_dir import RunDirectory, default_out, hold, holding
+from sandbox.core.scenario_files import load_run_scenario, parse_kind
+from sandbox.core.summary import write_summary
 
 STEPS = "steps.csv"
 

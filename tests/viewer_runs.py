@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import sandbox
-from sandbox import kinds
+from sandbox.core import kinds
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 

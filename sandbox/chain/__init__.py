@@ -7,7 +7,7 @@ Stages, each a run directory of its own kind inside the chain's (`sandbox.chain.
 policy held fixed and the untrained base model; (e) a comparison table and plot (`sandbox.chain.compare`).
 
     from sandbox.chain import run_chain
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     path = run_chain(load_scenario("scenarios/chain/selfish_tiny.yaml", kind="chain"), "runs/chain-selfish")
 

@@ -1,6 +1,6 @@
 """The command line's chain command: `sandbox chain FILE` (resumed by `sandbox resume DIR` or the same command).
 
-Registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
+Registered on `sandbox.core.commands.app` when `sandbox.cli.runs` imports this module.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Annotated, Any
 
 import typer
 
-from sandbox.cli_app import app, ci_cell, out_console, progress_bar, scenario_argument, with_progress
-from sandbox.cli_app import fail as _fail
-from sandbox.errors import SandboxError
-from sandbox.files import read_csv, read_json
+from sandbox.base.errors import SandboxError
+from sandbox.base.files import read_csv, read_json
+from sandbox.core.commands import app, ci_cell, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import fail as _fail
 
 __all__ = ["chain", "chain_with_progress", "print_chain"]
 
@@ -99,7 +99,7 @@ def chain(
 ) -> None:
     """Run the chain: a society learns a norm, a judge rewards it, students learn it, and go back into the society."""
     from sandbox.chain.run import run_chain
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     try:
         scenario = load_scenario(file, kind="chain")
@@ -116,7 +116,7 @@ def chain(
 
 def _dry_run(scenario: Any, source: str) -> None:
     from sandbox.chain.run import dry_run_stages
-    from sandbox.dry_run import dry_run_table
+    from sandbox.core.dry_run import dry_run_table
 
     dry_run_table(dry_run_stages(scenario), f"{scenario.name}: a dry run of the chain's stages, no model called")
     block = scenario.chain

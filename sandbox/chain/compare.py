@@ -22,8 +22,8 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from sandbox.files import read_csv, read_json
-from sandbox.stats import json_number, json_records, mean_ci
+from sandbox.base.files import read_csv, read_json
+from sandbox.base.stats import json_number, json_records, mean_ci
 
 __all__ = ["COMPARISON", "compare", "plot_comparison", "subject_figures"]
 
@@ -100,7 +100,7 @@ def subject_figures(path: Path, scenario: Any) -> pd.DataFrame:
 
 def plot_comparison(table: pd.DataFrame, title: str = "") -> Figure:
     """Offered share and acceptance per subject, with 95% CIs."""
-    from sandbox.plots import errors
+    from sandbox.society.plots import errors
 
     fig = Figure(figsize=(8, 3.6))
     for ax, metric, label in zip(fig.subplots(1, 2), ("offered_share", "acceptance"), ("offered share", "acceptance")):
@@ -124,8 +124,8 @@ def plot_comparison(table: pd.DataFrame, title: str = "") -> Figure:
 def compare(path: Path, scenario: Any) -> dict[str, Any]:
     """Write `comparison.csv`, `comparison.png` and the chain's `summary.json`; return the summary."""
     from sandbox.chain.layout import MANIFEST, stage_runs
-    from sandbox.run_dir import atomic_write_text
-    from sandbox.summary import write_summary
+    from sandbox.core.run_dir import atomic_write_text
+    from sandbox.core.summary import write_summary
 
     table = subject_figures(path, scenario)
     atomic_write_text(path / COMPARISON, table.to_csv(index=False))

@@ -9,16 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind, by_option
 
 __all__ = ["CHAIN", "load"]
 
 
 def load(path: Path | str) -> Any:
     """A chain file with its society read in (a relative `chain.society` is relative to the file)."""
+    from sandbox.base.files import read_yaml
     from sandbox.chain.scenario import with_society
-    from sandbox.files import read_yaml
-    from sandbox.scenario_file import parse_kind
+    from sandbox.core.scenario_files import parse_kind
 
     data = read_yaml(path)
     parse_kind("chain", data, str(path))  # the chain's own fields first, its society still a file name
@@ -26,7 +26,7 @@ def load(path: Path | str) -> Any:
 
 
 def _no_ledgers(ledgers: Any) -> None:
-    from sandbox.errors import UsageError
+    from sandbox.base.errors import UsageError
 
     if ledgers:
         raise UsageError("a chain's budget is chain.budget")

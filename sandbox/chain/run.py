@@ -19,7 +19,7 @@ chain file's current settings; the stages before it must be complete and
 unchanged. The stages' LLM calls count against one budget (`chain.budget`,
 `budget.json`).
 
-Stages run through the kind registry (`sandbox.kinds`), so the chain calls
+Stages run through the kind registry (`sandbox.core.kinds`), so the chain calls
 each kind as `sandbox run` would.
 """
 
@@ -35,12 +35,12 @@ from typing import Any
 
 import yaml
 
-from sandbox import kinds
+from sandbox.base.errors import ScenarioError, UsageError
+from sandbox.base.files import read_json, read_yaml
 from sandbox.chain.layout import MANIFEST, stage_runs
 from sandbox.chain.scenario import STAGES, ChainScenario
-from sandbox.errors import ScenarioError, UsageError
-from sandbox.files import read_json, read_yaml
-from sandbox.run_dir import GUIDED, SCENARIO, RunDirectory, atomic_write_text, default_out, hold, run_status
+from sandbox.core import kinds
+from sandbox.core.run_dir import GUIDED, SCENARIO, RunDirectory, atomic_write_text, default_out, hold, run_status
 
 __all__ = ["ChainHooks", "dry_run_stages", "resume_chain", "run_chain"]
 
@@ -61,7 +61,7 @@ class ChainHooks:
 
 def judge_scenario(scenario: ChainScenario, path: Path) -> Any:
     """Stage (b): a label scenario of the learned policy (the society run's first final policy)."""
-    from sandbox.scenario_file import parse_kind
+    from sandbox.core.scenario_files import parse_kind
 
     block = scenario.chain
     data = {
@@ -81,7 +81,7 @@ def judge_scenario(scenario: ChainScenario, path: Path) -> Any:
 
 def distill_scenario(scenario: ChainScenario, path: Path, index: int) -> Any:
     """Stage (c): the distillation of the `index`th seed, reading the judge stage's table (it asks no judge)."""
-    from sandbox.scenario_file import parse_kind
+    from sandbox.core.scenario_files import parse_kind
 
     data = judge_scenario(scenario, path).model_dump(mode="json", exclude={"label"})
     seed = scenario.stage_seed(index)
@@ -93,7 +93,7 @@ def distill_scenario(scenario: ChainScenario, path: Path, index: int) -> Any:
 def evaluation_scenario(scenario: ChainScenario, path: Path, directory: str, *, dry: bool = False) -> Any:
     """Stage (d): the society with the subject of `directory` as its assistant, nothing learning (`dry`: before the
     earlier stages have run, for the dry run: the policy and the student's paths are placeholders)."""
-    from sandbox.scenario_file import parse_kind
+    from sandbox.core.scenario_files import parse_kind
 
     society = scenario.society()
     block, evaluation = scenario.chain, scenario.chain.evaluation
@@ -184,7 +184,7 @@ def _record(path: Path, stage: str, **fields: Any) -> None:
 
 def _kind_hooks(kind: str, hooks: ChainHooks) -> Any:
     if kind == "society":
-        from sandbox.runner import ProgressHooks
+        from sandbox.society.runner import ProgressHooks
 
         return ProgressHooks(on_episode=lambda _: hooks.on_step())
     if kind == "distill":
@@ -258,8 +258,8 @@ def _stage_models(models: dict[str, Any] | None, stage: str, name: str) -> dict[
 
 def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: dict[str, Any] | None = None) -> Path:
     """Every stage in order (a complete one skipped), then the comparison; the chain's status on the way out."""
+    from sandbox.core.budget import budget_stop
     from sandbox.llm.budget import BudgetExhaustedError
-    from sandbox.run_budget import budget_stop
 
     pending = _manifest(path).get("rerun_from")
     if pending is not None:  # a rerun killed while it removed the stages it reruns: remove the rest
@@ -315,7 +315,7 @@ def _stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: dict
 
 
 def _stored(path: Path) -> ChainScenario:
-    from sandbox.scenario_file import parse_kind
+    from sandbox.core.scenario_files import parse_kind
 
     return parse_kind("chain", read_yaml(path / SCENARIO), str(path / SCENARIO))
 
@@ -339,7 +339,7 @@ def _with_society(scenario: ChainScenario, source: str) -> ChainScenario:
     """`scenario` with its society read in (a file name given through the Python API), checked as a file is."""
     if not isinstance(scenario.chain.society, str):
         return scenario
-    from sandbox.scenario_file import parse_kind
+    from sandbox.core.scenario_files import parse_kind
 
     data = scenario.model_dump(mode="json")
     data["chain"]["society"] = scenario.society().model_dump(mode="json")
@@ -368,7 +368,7 @@ def run_chain(
         models: Chat models by role (user, assistant, meta, judge) instead of the stages' specs; the students and
             the base model are the chain's own.
     """
-    from sandbox.kinds import get as kind_named
+    from sandbox.core.kinds import get as kind_named
 
     kind_named("chain").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     path = Path(out) if out is not None else default_out(scenario)

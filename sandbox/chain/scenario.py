@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from sandbox.base.scenario_model import ScenarioModel, StrictModel
 from sandbox.distill.scenario import (
     TINY_MAX_AMOUNT,
     DistillBlock,
@@ -34,9 +35,8 @@ from sandbox.distill.scenario import (
     answer_form,
 )
 from sandbox.llm.budget import Budget
-from sandbox.scai.config import InteractionMix
+from sandbox.scai.assistant_block import InteractionMix
 from sandbox.scai.scenario import Scenario
-from sandbox.schema import ScenarioModel, StrictModel
 
 __all__ = ["STAGES", "ChainBlock", "ChainDistillBlock", "ChainEvaluation", "ChainScenario", "Subject"]
 
@@ -166,7 +166,7 @@ class ChainScenario(ScenarioModel):
         """The society stage's scenario (read from its file, relative to the working directory, if still a path)."""
         society = self.chain.society
         if isinstance(society, str):
-            from sandbox.scenario_file import load_scenario
+            from sandbox.core.scenario_files import load_scenario
 
             return load_scenario(Path(society), kind="society")
         return society
@@ -182,9 +182,9 @@ class ChainScenario(ScenarioModel):
 def with_society(data: Any, path: Path) -> Any:
     """A chain file's data with `chain.society` read in when it names a file (relative to `path`'s folder), and the
     society's own relative paths (its guided members' game) made relative to the file that holds them."""
-    from sandbox.errors import ScenarioError
-    from sandbox.files import read_yaml
-    from sandbox.scenario import with_guided_paths
+    from sandbox.base.errors import ScenarioError
+    from sandbox.base.files import read_yaml
+    from sandbox.society.scenario import with_guided_paths
 
     if not (isinstance(data, dict) and isinstance(data.get("chain"), dict)):
         return data

@@ -16,7 +16,7 @@ from typing import Any
 
 from sandbox.dialogue.expand import Node, Tree, expand
 from sandbox.dialogue.game import DialogueGame
-from sandbox.dialogue.models import StackModels
+from sandbox.dialogue.llm_calls import StackModels
 from sandbox.games.dialogue import ANY, Domain, Message, Outcome, Prompt, Setup
 
 __all__ = [
@@ -46,7 +46,7 @@ except ModuleNotFoundError as error:
 
     def __getattr__(name: str) -> Any:
         if name in {"Solution", "evaluate", "solve"}:
-            from sandbox.extras import require
+            from sandbox.base.extras import require
 
             require("solve", what=f"sandbox.dialogue.{name}")
         raise AttributeError(f"module 'sandbox.dialogue' has no attribute {name!r}")

@@ -30,18 +30,18 @@ from typing import Any
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
-from sandbox._sync import run_sync
+from sandbox.base.errors import UsageError
+from sandbox.base.jobs import gather_jobs
+from sandbox.base.seeding import Branch, generator, seed_node
+from sandbox.base.stats import json_records, wilson_interval
+from sandbox.base.sync import run_sync
+from sandbox.core.run_dir import RunDirectory, hold, holding
+from sandbox.core.summary import write_summary
 from sandbox.dialogue.labelled import LabelledDialogue, write_labelled
-from sandbox.dialogue.models import StackModels, run_roles
+from sandbox.dialogue.llm_calls import StackModels, run_roles
 from sandbox.dialogue.reward import READ_MODES, REWARD_MODES, RewardModel, describe
 from sandbox.dialogue.scenario import DialogueScenario
-from sandbox.errors import UsageError
 from sandbox.games.dialogue import ANY, Message, Setup, dialogue_text
-from sandbox.jobs import gather_jobs
-from sandbox.run_dir import RunDirectory, hold, holding
-from sandbox.seeding import Branch, generator, seed_node
-from sandbox.stats import json_records, wilson_interval
-from sandbox.summary import write_summary
 
 __all__ = [
     "AGREEMENT",
@@ -109,7 +109,7 @@ def is_agreement_run(path: Path | str) -> bool:
 @holding
 def resume_agreement(path: Path | str, *, models: Mapping[str, BaseChatModel] | None = None) -> Path:
     """Finish an interrupted measurement with the options it started with (answered calls come from the cache)."""
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     run_dir = RunDirectory.open(path)
     status = run_dir.status()

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
-from sandbox.dialogue.models import StackModels
+from sandbox.dialogue.llm_calls import StackModels
 from sandbox.games.dialogue import Outcome, Prompt, Setup
 from sandbox.llm.resolve import ModelStack
 from sandbox.llm.scripted import ScriptedChatModel

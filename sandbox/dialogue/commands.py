@@ -1,7 +1,7 @@
 """The command line's dialogue-game commands: `sandbox solve`, `play`, `reward-model`, `agreement` and `imitate`, and what
 `sandbox resume` does with their run directories.
 
-They are registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
+They are registered on `sandbox.core.commands.app` when `sandbox.cli.runs` imports this module.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, console, out_console, progress_bar, scenario_argument, with_progress
-from sandbox.cli_app import fail as _fail
-from sandbox.errors import SandboxError
-from sandbox.files import read_json
+from sandbox.base.errors import SandboxError
+from sandbox.base.files import read_json
+from sandbox.core.commands import app, console, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import fail as _fail
 
 __all__ = [
     "agreement_summary",
@@ -117,9 +117,9 @@ def solve(
     ] = None,
 ) -> None:
     """Expand a dialogue game once on the LLM, solve it with CFR, and report NashConv, CFR Gain and steering."""
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.dialogue.run import solve_scenario
     from sandbox.dialogue.scenario import apply_dialogue_overrides
-    from sandbox.scenario_file import load_scenario
 
     try:
         scenario = apply_dialogue_overrides(
@@ -136,8 +136,8 @@ def _rate(value: float | None) -> str:
 
 def _modes(text: str, *, both: tuple[str, ...]) -> tuple[str, ...]:
     """`--mode`: `both` (the two judge modes), or modes separated by commas."""
+    from sandbox.base.errors import UsageError
     from sandbox.dialogue.reward import REWARD_MODES
-    from sandbox.errors import UsageError
 
     modes = both if text == "both" else tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
     unknown = [m for m in modes if m not in REWARD_MODES]
@@ -211,9 +211,9 @@ def reward_model(
     dialogues labelled by hand (--labelled)."""
     import time
 
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.dialogue.reward_error import measure_reward_model
     from sandbox.dialogue.scenario import apply_dialogue_overrides
-    from sandbox.scenario_file import load_scenario
 
     try:
         modes = _modes(mode, both=("value", "outcome"))
@@ -286,10 +286,10 @@ def agreement(
     messages."""
     import time
 
+    from sandbox.base.errors import UsageError
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.dialogue.agreement import measure_agreement
     from sandbox.dialogue.scenario import apply_dialogue_overrides
-    from sandbox.errors import UsageError
-    from sandbox.scenario_file import load_scenario
 
     try:
         try:

@@ -24,7 +24,7 @@ NodeKind = Literal["chance", "decision", "terminal"]
 
 
 class DialogueModels(Protocol):
-    """The LLM calls an expansion makes (`sandbox.dialogue.models.StackModels` puts them on a model stack)."""
+    """The LLM calls an expansion makes (`sandbox.dialogue.llm_calls.StackModels` puts them on a model stack)."""
 
     async def speak(self, prompt: Prompt, seed: int, *, speaker: str) -> str:
         """A message for `prompt`, sampled with `seed`."""

@@ -31,8 +31,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from sandbox.errors import UsageError
-from sandbox.files import read_csv
+from sandbox.base.errors import UsageError
+from sandbox.base.files import read_csv
 from sandbox.llm.embeddings import Embedder, minilm_embedder, minilm_path  # noqa: F401 (minilm_path: its old home)
 
 Features = Literal["embedding", "parameters", "both"]
@@ -53,8 +53,8 @@ def _parameters(run: Path | str, policy: pd.DataFrame) -> dict[tuple[int, int], 
     when the run has no scenario or its domain has none."""
     if not (Path(run) / "scenario.yaml").is_file():
         return {}
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.dialogue.run import build_game
-    from sandbox.scenario_file import load_scenario
 
     game = build_game(load_scenario(Path(run) / "scenario.yaml", kind="dialogue"))
     features = getattr(game.domain, "features", None)
@@ -208,7 +208,7 @@ def imitate(
     features: Features = "embedding",
 ) -> dict[str, Any]:
     """Fit on the runs' training games, measure on the held-out ones; write `imitation.csv` and `imitation.json`."""
-    from sandbox.run_dir import RunDirectory, atomic_write_text
+    from sandbox.core.run_dir import RunDirectory, atomic_write_text
 
     if features not in FEATURES:
         raise UsageError(f"--features {features!r}: choose {', '.join(FEATURES)}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind, by_option
 
 __all__ = ["DIALOGUE"]
 
@@ -74,8 +74,8 @@ def cli_resume(
     **others: Any,
 ) -> None:
     """`sandbox resume` of a solve (the `--max-*` options raise its budget) or a reward-model measurement."""
+    from sandbox.core.budget import raise_budget
     from sandbox.dialogue.commands import resume_dialogue_run
-    from sandbox.run_budget import raise_budget
 
     label = dir_label(path)
     by_option(others, (), f"{path}, a {label} run")

@@ -29,9 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from sandbox.errors import ScenarioError
+from sandbox.base.errors import ScenarioError
+from sandbox.core.run_dir import atomic_write_text
 from sandbox.games.dialogue import ANY, Message, Setup
-from sandbox.run_dir import atomic_write_text
 
 __all__ = ["LabelledDialogue", "load_labelled", "parse_labelled", "read_labelled_text", "write_labelled"]
 

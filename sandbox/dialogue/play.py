@@ -21,19 +21,19 @@ import pyspiel
 from langchain_core.language_models import BaseChatModel
 
 from agents.dialogue import BaselineSpeaker, GuidedSpeaker
-from sandbox import run_dir as layout
-from sandbox._sync import run_sync
+from sandbox.base.errors import UsageError
+from sandbox.base.files import read_csv, read_json
+from sandbox.base.jobs import gather_jobs
+from sandbox.base.seeding import Branch, generator, seed_node
+from sandbox.base.stats import json_number, mean_ci
+from sandbox.base.sync import run_sync
+from sandbox.core import run_dir as layout
+from sandbox.core.run_dir import RunDirectory, holding
+from sandbox.core.summary import write_summary
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
-from sandbox.dialogue.models import StackModels, run_roles
-from sandbox.errors import UsageError
-from sandbox.files import read_csv, read_json
+from sandbox.dialogue.llm_calls import StackModels, run_roles
 from sandbox.games.dialogue import Message, dialogue_text
-from sandbox.jobs import gather_jobs
-from sandbox.run_dir import RunDirectory, holding
-from sandbox.seeding import Branch, generator, seed_node
-from sandbox.stats import json_number, mean_ci
-from sandbox.summary import write_summary
 
 PLAY = "play.csv"
 PLAY_SUMMARY = "play_summary.csv"

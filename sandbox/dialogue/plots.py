@@ -84,7 +84,7 @@ def seeds_table(sweeps: dict[str, Path | str]) -> pd.DataFrame:
     settings gives one row each, labelled with their overrides): seeds, NashConv and the mean CFR Gain with
     their 95% t-intervals across seeds (the sweep's `seeds.csv`), and `separated`: CFR Gain above NashConv with
     intervals that do not overlap (the paper's ordering, as issue 29 asks it)."""
-    from sandbox.plots import sweep_seeds
+    from sandbox.society.plots import sweep_seeds
 
     figures = {"nash_conv": "summary.nash_conv", "cfr_gain": "summary.cfr_gain_mean"}
     rows = []
@@ -105,7 +105,7 @@ def seeds_table(sweeps: dict[str, Path | str]) -> pd.DataFrame:
 
 def plot_seeds(table: pd.DataFrame, path: Path) -> None:
     """NashConv and CFR Gain per setting with 95% CIs across seeds (`seeds_table`), beside the paper's Table 1."""
-    from sandbox.plots import plot_beside_paper
+    from sandbox.society.plots import plot_beside_paper
 
     names = {"nash_conv": "NashConv", "cfr_gain": "CFR Gain"}
     long = pd.DataFrame(

@@ -27,7 +27,7 @@ from langchain_core.messages import HumanMessage
 from prompts import render
 from sandbox.dialogue.expand import DialogueModels, expand
 from sandbox.dialogue.game import DialogueGame
-from sandbox.dialogue.meta import meta_payoffs, meta_solve, value_against
+from sandbox.dialogue.meta_games import meta_payoffs, meta_solve, value_against
 from sandbox.dialogue.reward import choices
 from sandbox.games.dialogue import ANY
 from sandbox.llm.contracts import CallInfo, Constraint

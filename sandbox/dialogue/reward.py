@@ -41,7 +41,7 @@ from typing import Literal, Protocol, get_args
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
-from sandbox.dialogue.models import YES_NO, call_key
+from sandbox.dialogue.llm_calls import YES_NO, call_key
 from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall

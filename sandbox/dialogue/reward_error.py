@@ -33,16 +33,16 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
 from prompts import render
-from sandbox._sync import run_sync
+from sandbox.base.errors import ScenarioError, UsageError
+from sandbox.base.seeding import Branch, generator
+from sandbox.base.stats import json_records
+from sandbox.base.sync import run_sync
+from sandbox.core.run_dir import RunDirectory, atomic_write_text, hold, holding
+from sandbox.core.summary import write_summary
 from sandbox.dialogue.labelled import read_labelled_text
 from sandbox.dialogue.reward import READ_MODES, canonical_outcome
 from sandbox.dialogue.scenario import DialogueScenario
-from sandbox.errors import ScenarioError, UsageError
 from sandbox.games.dialogue import Message, Setup
-from sandbox.run_dir import RunDirectory, atomic_write_text, hold, holding
-from sandbox.seeding import Branch, generator
-from sandbox.stats import json_records
-from sandbox.summary import write_summary
 
 OUTCOMES = ("valid", "rejected", "incomplete")
 CASES = "reward_model.csv"
@@ -297,7 +297,7 @@ def is_reward_model_run(path: Path | str) -> bool:
 @holding
 def resume_reward_model(path: Path | str, *, judge: BaseChatModel | None = None) -> Path:
     """Finish an interrupted measurement with the options it started with (answered calls come from the cache)."""
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     run_dir = RunDirectory.open(path)
     status = run_dir.status()
@@ -321,7 +321,7 @@ def _measure(
     modes: tuple[str, ...],
     judge: BaseChatModel | None,
 ) -> Path:
-    from sandbox.dialogue.models import run_roles
+    from sandbox.dialogue.llm_calls import run_roles
 
     started = time.time()
     rows: list[dict[str, Any]] = []

@@ -22,21 +22,21 @@ from typing import Any
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
-from sandbox import run_dir as layout
-from sandbox._sync import run_sync
+from sandbox.base.seeding import Branch, generator, seed_node
+from sandbox.base.stats import json_number
+from sandbox.base.sync import run_sync
+from sandbox.core import run_dir as layout
+from sandbox.core.run_dir import RunDirectory, default_out, hold, holding
+from sandbox.core.summary import write_summary
 from sandbox.dialogue.expand import Tree, expand
 from sandbox.dialogue.game import DialogueGame
-from sandbox.dialogue.models import StackModels, run_roles
+from sandbox.dialogue.llm_calls import StackModels, run_roles
 from sandbox.dialogue.psro import PSROResult, run_psro
 from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.dialogue.solve import Solution, infostates, solve
 from sandbox.dialogue.steering import classify, steering_table
 from sandbox.games.dialogue import said
-from sandbox.run_dir import RunDirectory, default_out, hold, holding
-from sandbox.seeding import Branch, generator, seed_node
-from sandbox.stats import json_number
-from sandbox.summary import write_summary
 
 __all__ = ["SolveHooks", "build_game", "is_solve_run", "resume_solve", "solve_scenario"]
 
@@ -93,7 +93,7 @@ def solve_scenario(
         hooks: Progress callbacks.
         ledgers: Budget ledgers beyond the run's own `budget` (a sweep's).
     """
-    from sandbox.kinds import get as kind_named
+    from sandbox.core.kinds import get as kind_named
 
     kind_named("dialogue").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
@@ -121,16 +121,16 @@ def resume_solve(
 
 
 def load_solve_run_scenario(run_dir: RunDirectory) -> DialogueScenario:
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     return load_scenario(run_dir / layout.SCENARIO, kind="dialogue")
 
 
 def is_solve_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of `sandbox solve`."""
+    from sandbox.base.files import read_yaml
+    from sandbox.core.kinds import kind_of_data
     from sandbox.dialogue.reward_error import is_reward_model_run
-    from sandbox.files import read_yaml
-    from sandbox.kinds import kind_of_data
 
     scenario = Path(path) / layout.SCENARIO
     return scenario.is_file() and kind_of_data(read_yaml(scenario)).name == "dialogue" and not is_reward_model_run(path)
@@ -144,8 +144,8 @@ def _solve(
     hooks: SolveHooks,
     ledgers: Sequence[Any] = (),
 ) -> Path:
+    from sandbox.core.budget import budget_stop
     from sandbox.llm.accounting import TokenLedger
-    from sandbox.run_budget import budget_stop
 
     started = time.time()
     ledger = TokenLedger()

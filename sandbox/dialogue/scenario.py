@@ -24,13 +24,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from sandbox.base.scenario_model import ScenarioModel, StrictModel
 from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
 from sandbox.dialogue.game import Decisions, Termination
 from sandbox.games.dialogue import ANY
 from sandbox.llm.budget import Budget
 from sandbox.llm.embedded_tuning import EmbeddedSettings
-from sandbox.scenario import ModelConfig, Sampling, model_config_from_shorthand
-from sandbox.schema import ScenarioModel, StrictModel
+from sandbox.society.scenario import ModelConfig, Sampling, model_config_from_shorthand
 
 __all__ = [
     "DialogueBlock",
@@ -235,7 +235,7 @@ def apply_dialogue_overrides(
     source: str = "<command line>",
 ) -> Any:
     """Return a dialogue scenario with `--seed`, `--iterations` and `--model ROLE=SPEC` (players, judge) applied."""
-    from sandbox.scenario_file import model_overrides, parse_kind
+    from sandbox.core.scenario_files import model_overrides, parse_kind
 
     data = scenario.model_dump(mode="json", exclude_none=True)
     if seed is not None:

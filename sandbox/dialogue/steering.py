@@ -16,7 +16,7 @@ from langchain_core.messages import HumanMessage
 
 from prompts import render
 from sandbox.dialogue.expand import Tree
-from sandbox.dialogue.models import call_key
+from sandbox.dialogue.llm_calls import call_key
 from sandbox.dialogue.reward import choices
 from sandbox.games.dialogue import ANY
 from sandbox.llm.contracts import CallInfo

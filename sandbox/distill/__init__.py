@@ -6,7 +6,7 @@ on the judge's verdicts in the ultimatum game, with no policy in the
 student's prompt.
 
     from sandbox.distill import distill_scenario
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     run_dir = distill_scenario(load_scenario("scenarios/distill/tiny/selfish.yaml", kind="distill"), "runs/selfish")
 """

@@ -1,6 +1,6 @@
 """The command line's distillation command: `sandbox distill FILE` (resumed by `sandbox resume DIR`).
 
-Registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
+Registered on `sandbox.core.commands.app` when `sandbox.cli.runs` imports this module.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Annotated, Any
 
 import typer
 
-from sandbox.cli_app import app, ci_cell, out_console, progress_bar, scenario_argument, with_progress
-from sandbox.cli_app import fail as _fail
-from sandbox.errors import SandboxError, ScenarioError
-from sandbox.files import read_csv, read_json
+from sandbox.base.errors import SandboxError, ScenarioError
+from sandbox.base.files import read_csv, read_json
+from sandbox.core.commands import app, ci_cell, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import fail as _fail
 
 __all__ = ["distill", "distill_table", "distill_with_progress", "evaluate_with_progress", "evaluation_table"]
 
@@ -150,8 +150,8 @@ def distill(
     trials: Annotated[int | None, typer.Option("--trials", help="Evaluation moves per condition and subject.")] = None,
 ) -> None:
     """Distil a society's learned norm into a student's weights: the judge's verdicts as a PPO/GRPO/RLOO reward."""
+    from sandbox.core.scenario_files import load_scenario, parse_kind
     from sandbox.distill.run import distill_scenario
-    from sandbox.scenario_file import load_scenario, parse_kind
 
     try:
         original = load_scenario(file, kind="distill").model_dump(mode="json", exclude_none=True)

@@ -42,14 +42,14 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 from matplotlib.figure import Figure
 
-from sandbox.errors import UsageError
-from sandbox.files import read_json
+from sandbox.base.errors import UsageError
+from sandbox.base.files import read_json
+from sandbox.base.jobs import gather_jobs
+from sandbox.base.seeding import generator, seed_node
+from sandbox.base.stats import mean_ci
+from sandbox.core.run_dir import RunDirectory, atomic_write_text, holding
+from sandbox.core.summary import write_summary
 from sandbox.games.ultimatum import ParseError, Split, Stake, parse_decision, parse_proposal, proposal_sentence
-from sandbox.jobs import gather_jobs
-from sandbox.run_dir import RunDirectory, atomic_write_text, holding
-from sandbox.seeding import generator, seed_node
-from sandbox.stats import mean_ci
-from sandbox.summary import write_summary
 
 __all__ = ["EVALUATION", "RESULTS", "SUBJECTS", "EvalCondition", "evaluate_distill", "plot_distillation"]
 
@@ -119,9 +119,9 @@ def _seed(seed: int, index: int, trial: int, move: int) -> int:
 
 def _users(plan: Any, source: Any, seed: int) -> list[Any]:
     """The user profiles who play `users`: the source run's population, or one of the true norm."""
-    from sandbox.scenario import Society
-    from sandbox.seeding import Branch
+    from sandbox.base.seeding import Branch
     from societies.population import build_population
+    from societies.society_block import Society
 
     if source is not None:
         scenario = source.scenario
@@ -273,7 +273,7 @@ def evaluate_distill(
         models: Chat models per subject (`users`, `assistant`, `student`, `base`) instead of the specs.
         hooks: Progress callbacks (`on_start(total, done)`, `on_episode(row)`).
     """
-    from sandbox._sync import run_sync
+    from sandbox.base.sync import run_sync
 
     return run_sync(aevaluate_distill(path, trials=trials, models=models, hooks=hooks))
 
@@ -286,14 +286,14 @@ async def aevaluate_distill(
     from agents.assistant import PolicyFollowingAssistant
     from agents.student import PolicylessAssistant
     from agents.user import NormFollowingUser
-    from sandbox import run_dir as layout
+    from sandbox.core import run_dir as layout
     from sandbox.distill.layout import ADAPTER, PRINCIPLES, STUDENT_BASE, DistillPlan, load_distill_run_scenario
     from sandbox.distill.source import source_run
     from sandbox.llm.cache import ResponseCache
     from sandbox.llm.hf import HFChatModel
     from sandbox.llm.resolve import ModelStack
     from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
-    from sandbox.scenario import Sampling
+    from sandbox.society.scenario import Sampling
 
     run_dir = RunDirectory.open(path)
     scenario = load_distill_run_scenario(run_dir)

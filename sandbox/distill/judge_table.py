@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import prompts
+from sandbox.base.seeding import seed_node
 from sandbox.games.ultimatum import Split, Stake, proposal_sentence
-from sandbox.seeding import seed_node
 from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 
 __all__ = ["JUDGE_TABLE", "JudgeTable", "JudgedMove", "Variant", "every_move", "judged_move"]
@@ -122,7 +122,7 @@ class JudgeTable:
     Args:
         path: The run's `judge_table.csv` (read back when it exists, appended to as verdicts come in).
         principles: The policies' texts.
-        judge: The judge (a `sandbox.proxy.judge.ProxyJudge` on the run's wrapped judge model).
+        judge: The judge (a `sandbox.rewards.judge.ProxyJudge` on the run's wrapped judge model).
         resolution: The offered-share step the judge sees.
         currency: The currency of the judge's stake of 100.
         seed: The root of the run's seed tree (each verdict's call seed derives from its move).
@@ -205,7 +205,7 @@ class JudgeTable:
         """Ask the judge about every move of `roles` not yet in the table (`every_move`), `concurrency` moves at a
         time, each batch appended to the table before the next (`on_move` after each move written); the number
         asked."""
-        from sandbox._sync import run_sync
+        from sandbox.base.sync import run_sync
 
         missing = [
             key
@@ -226,7 +226,7 @@ class JudgeTable:
         moves = list(dict.fromkeys(judged_move(o, self.resolution) for o in outcomes if o.legal))
         missing = [key for variant in variants for key in self._keys(moves, variant) if key not in self.rows]
         if missing:
-            from sandbox._sync import run_sync
+            from sandbox.base.sync import run_sync
 
             run_sync(self._ask_all(missing))
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind, by_option
 
 __all__ = ["DISTILL"]
 
 
 def _models(models: Any, ledgers: Any) -> tuple[Any, Any]:
     """The judge, and the evaluation's chat models by subject (users, assistant, student, base), from `models`."""
-    from sandbox.errors import UsageError
+    from sandbox.base.errors import UsageError
 
     if ledgers:
         raise UsageError("distillation runs count no budget")
@@ -82,8 +82,8 @@ def cli_resume(path: Path, **options: Any) -> None:
 def cli_evaluate(path: Path, *, trials: int | None = None, **others: Any) -> None:
     """`sandbox evaluate` of a distillation: the student, the policy-prompted assistant, the users and the base
     model without a policy."""
+    from sandbox.base.errors import UsageError
     from sandbox.distill.commands import evaluate_with_progress
-    from sandbox.errors import UsageError
 
     if any(v not in (None, False, []) or (k == "learned_on" and v is not None) for k, v in others.items()):
         raise UsageError("a distillation's conditions are its distill.conditions; --trials alone applies")

@@ -27,9 +27,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from sandbox.base.scenario_model import StrictModel
 from sandbox.distill.layout import PRINCIPLES, DistillPlan
 from sandbox.distill.scenario import DistillScenario
-from sandbox.schema import StrictModel
 
 __all__ = ["LabelBlock", "LabelScenario", "label_moves", "resume_label"]
 
@@ -79,8 +79,8 @@ def label_moves(
         ledgers: Budget ledgers the judge's calls count against (a chain's).
         on_move: Called after each move's label is written (progress).
     """
+    from sandbox.core.run_dir import RunDirectory, default_out, hold
     from sandbox.distill.run import plan
-    from sandbox.run_dir import RunDirectory, default_out, hold
 
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
@@ -94,9 +94,9 @@ def resume_label(
     path: Path | str, *, judge: Any = None, ledgers: Any = (), on_move: Callable[[], None] | None = None
 ) -> Path:
     """Ask what an interrupted label run has not asked yet (its table is read back)."""
-    from sandbox.files import read_json
-    from sandbox.run_dir import RunDirectory, hold
-    from sandbox.scenario_file import load_scenario
+    from sandbox.base.files import read_json
+    from sandbox.core.run_dir import RunDirectory, hold
+    from sandbox.core.scenario_files import load_scenario
 
     with hold(path, create=False):
         run_dir = RunDirectory.open(path)
@@ -118,12 +118,12 @@ def _label(
     ledgers: Any,
     on_move: Callable[[], None] | None,
 ) -> Path:
+    from sandbox.core.run_dir import atomic_write_text
+    from sandbox.core.summary import write_summary
     from sandbox.distill.run import judge_table
     from sandbox.distill.summary import judge_figures
     from sandbox.llm.accounting import TokenLedger
     from sandbox.llm.transcript import read_transcript
-    from sandbox.run_dir import atomic_write_text
-    from sandbox.summary import write_summary
 
     if not (run_dir / PRINCIPLES).is_file():  # a new run's plan, or one killed before it was written
         atomic_write_text(run_dir / PRINCIPLES, json.dumps(plan_.to_dict(), indent=2))

@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind, by_option
 
 __all__ = ["JUDGE", "estimate_calls"]
 
 
 def _judge(models: Any) -> Any:
-    from sandbox.errors import UsageError
+    from sandbox.base.errors import UsageError
 
     given = dict(models or {})
     unknown = sorted(set(given) - {"judge"})
@@ -59,7 +59,7 @@ def dry_run(scenario: Any) -> Any:
     """The judge's calls (one principle for a run source: its final policy), and a rough token count."""
     import pandas as pd
 
-    from sandbox.dry_run import CHARS_PER_TOKEN
+    from sandbox.core.dry_run import CHARS_PER_TOKEN
 
     calls = estimate_calls(scenario)
     return pd.DataFrame(
@@ -85,8 +85,8 @@ def print_label(path: Path) -> None:
     """The judge's reward by offered share and its accuracy against the true norm (from `summary.json`)."""
     from rich.table import Table
 
-    from sandbox.cli_app import out_console
-    from sandbox.files import read_json
+    from sandbox.base.files import read_json
+    from sandbox.core.commands import out_console
 
     summary = read_json(path / "summary.json")
     judge = summary.get("judge", {})
@@ -106,7 +106,7 @@ def print_label(path: Path) -> None:
 
 
 def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
-    from sandbox.cli_app import console
+    from sandbox.core.commands import console
     from sandbox.distill.label import label_moves
 
     with console.status("the judge labels every move"):

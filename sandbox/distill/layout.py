@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sandbox.core.run_dir import SCENARIO, RunDirectory
 from sandbox.distill.scenario import DistillScenario
 from sandbox.distill.source import Principle
-from sandbox.run_dir import SCENARIO, RunDirectory
 
 __all__ = [
     "ADAPTER",
@@ -67,7 +67,7 @@ class DistillPlan:
 
 
 def load_distill_run_scenario(run_dir: RunDirectory) -> DistillScenario:
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     return load_scenario(run_dir / SCENARIO, kind="distill")
 
@@ -84,11 +84,11 @@ def act_player(plan_: DistillPlan) -> dict[str, Any]:
     """How the act judge's model plays under the principle: as the source run's assistant played its policy (the
     game's rules stated or not, its reading of the policy, its responder), or as a society's assistant does by
     default for a text source."""
-    from sandbox.scai.config import Assistant
+    from sandbox.scai.assistant_block import Assistant
 
     config, rules = Assistant(), False
     if plan_.source is not None:
-        from sandbox.scenario_file import load_run_scenario
+        from sandbox.core.scenario_files import load_run_scenario
 
         source = load_run_scenario(plan_.source)
         config, rules = source.assistant or config, bool(source.game.rules)

@@ -26,6 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sandbox.base.files import read_json
+from sandbox.base.seeding import generator
+from sandbox.core.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.distill.judge_table import JUDGE_TABLE, JudgeTable
 from sandbox.distill.layout import (
     ADAPTER,
@@ -38,9 +41,6 @@ from sandbox.distill.layout import (
 )
 from sandbox.distill.scenario import TINY_MAX_AMOUNT, DistillScenario
 from sandbox.distill.source import resolve_principles, source_run
-from sandbox.files import read_json
-from sandbox.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
-from sandbox.seeding import generator
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.ultimatum_env import UltimatumEnvironment, tiny_vocabulary
 
@@ -75,7 +75,7 @@ def split_amounts(low: int, high: int, share: float, seed: int) -> tuple[list[in
 
 def plan(scenario: DistillScenario, source: str = "<scenario>") -> DistillPlan:
     """Resolve the scenario's source and amounts; `ScenarioError` naming the field when they cannot be used."""
-    from sandbox.errors import ScenarioError
+    from sandbox.base.errors import ScenarioError
 
     block = scenario.distill
     if scenario.models.student.partition(":")[0] == "tiny" and block.amounts.max > TINY_MAX_AMOUNT:
@@ -136,8 +136,8 @@ def check_labelled_table(scenario: DistillScenario, principles: list[Any], curre
     """`ScenarioError` naming `distill.judge_table` when the table is missing, or was labelled (by the run that
     wrote it, its `scenario.yaml` and `principles.json` beside it) for other principles, another currency, or
     another judge, resolution, scoring, temperature or sample count."""
-    from sandbox.errors import ScenarioError
-    from sandbox.files import read_yaml
+    from sandbox.base.errors import ScenarioError
+    from sandbox.base.files import read_yaml
 
     path = str(scenario.distill.judge_table)
     table = Path(path)
@@ -195,11 +195,11 @@ def judge_table(
 ) -> tuple[JudgeTable, Callable[[], None]]:
     """The run's judge table on the judge's model stack (the run's cache and transcript, and `ledgers`: budget
     ledgers every call counts in); and its closer."""
-    from sandbox import run_dir as layout
+    from sandbox.core import run_dir as layout
     from sandbox.llm.cache import ResponseCache
     from sandbox.llm.resolve import ModelStack
     from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
-    from sandbox.proxy.judge import ProxyJudge
+    from sandbox.rewards.judge import ProxyJudge
 
     cache = ResponseCache(run_dir / layout.CACHE)
     transcript = TranscriptWriter(run_dir / layout.TRANSCRIPTS)
@@ -292,7 +292,7 @@ def distill_scenario(
         evaluate: Play the evaluation without the policy after training (`sandbox.distill.evaluate`).
         evaluation_models: Chat models per evaluation subject (users, assistant, student, base) instead of the specs.
     """
-    from sandbox.kinds import get as kind_named
+    from sandbox.core.kinds import get as kind_named
 
     kind_named("distill").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]

@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sandbox.scai.config import EvaluationCondition
-from sandbox.schema import AmountRange, ScenarioModel, StrictModel
+from sandbox.base.scenario_model import AmountRange, ScenarioModel, StrictModel
+from sandbox.scai.assistant_block import EvaluationCondition
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 

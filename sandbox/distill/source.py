@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from sandbox import run_dir as layout
-from sandbox.errors import ScenarioError
-from sandbox.files import read_csv
-from sandbox.scenario_file import load_run_scenario
+from sandbox.base.errors import ScenarioError
+from sandbox.base.files import read_csv
+from sandbox.core import run_dir as layout
+from sandbox.core.scenario_files import load_run_scenario
 
 __all__ = ["Principle", "SourceRun", "resolve_principles", "source_run"]
 

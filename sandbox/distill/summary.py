@@ -15,12 +15,12 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from sandbox.base.errors import UsageError
+from sandbox.base.files import read_csv
+from sandbox.base.stats import json_number
+from sandbox.core.run_dir import RunDirectory
+from sandbox.core.summary import write_summary
 from sandbox.distill.judge_table import JudgeTable
-from sandbox.errors import UsageError
-from sandbox.files import read_csv
-from sandbox.run_dir import RunDirectory
-from sandbox.stats import json_number
-from sandbox.summary import write_summary
 
 __all__ = ["finish", "judge_figures", "plot_training_shares"]
 
@@ -28,7 +28,7 @@ __all__ = ["finish", "judge_figures", "plot_training_shares"]
 def judge_figures(table: JudgeTable) -> dict[str, Any]:
     """The judge's table in figures: entries, unparsed verdicts, accuracy and AUC against the true norm, and the
     offered share its reward is highest at (mean over principles)."""
-    from sandbox.stats import auc
+    from sandbox.base.stats import auc
 
     rows = pd.DataFrame(table.table())
     out: dict[str, Any] = {"table_entries": len(rows), "unparsed": table.unparsed()}

@@ -15,7 +15,7 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from sandbox.run_dir import STORE
+from sandbox.core.run_dir import STORE
 
 __all__ = ["drive", "interrupts_as_errors", "last_state", "open_store"]
 

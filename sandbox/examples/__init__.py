@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from sandbox.errors import UsageError
+from sandbox.base.errors import UsageError
 
 __all__ = [
     "NOTEBOOKS",

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
-from sandbox.registry import Registry
+import numpy as np
+
+from sandbox.base.registry import Registry
 
 Move = Literal["C", "D"]
 MOVES: tuple[Move, Move] = ("C", "D")
@@ -99,3 +101,12 @@ for _game in (
     PayoffTable.from_rows("kwon_chicken", [[[2, 2], [1, 3]], [[3, 1], [0, 0]]]),
 ):
     MATRIX_GAMES.add(_game.name, _game)
+
+
+@runtime_checkable
+class MatrixStrategy(Protocol):
+    """A fixed strategy in an iterated 2x2 game: a move from the opponent's last move and its own."""
+
+    name: str
+
+    def move(self, opponent_last: Move | None, own_last: Move | None, rng: np.random.Generator) -> Move: ...

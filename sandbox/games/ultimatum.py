@@ -10,11 +10,12 @@ guess. Backends that enforce grammars get one that only admits legal splits.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
-from sandbox.llm.contracts import Constraint
+from sandbox.llm.contracts import CallInfo, Constraint
 
 Decision = Literal["accept", "reject"]
 
@@ -206,3 +207,38 @@ def decision_constraint(*, remark: bool) -> Constraint:
 def payoffs(split: Split, decision: Decision) -> tuple[int, int]:
     """(proposer, responder) payoffs: the split if accepted, nothing if rejected."""
     return (split.proposer, split.responder) if decision == "accept" else (0, 0)
+
+
+@runtime_checkable
+class UltimatumPlayer(Protocol):
+    """A player of the ultimatum game. It answers in words; the game judges the words.
+
+    `remarks` says whether the player adds a remark in its manner after each
+    move (structured output leaves room for one). `feedback` holds the player's earlier answers in this turn with the reason
+    each was illegal, so the player can answer again.
+    """
+
+    agent_id: str
+    remarks: bool
+
+    async def propose(
+        self,
+        stake: Stake,
+        *,
+        seed: int,
+        call: CallInfo,
+        constraint: Constraint | None,
+        feedback: Sequence[tuple[str, str]] = (),
+    ) -> str: ...
+
+    async def respond(
+        self,
+        stake: Stake,
+        proposal: str,
+        split: Split,
+        *,
+        seed: int,
+        call: CallInfo,
+        constraint: Constraint | None,
+        feedback: Sequence[tuple[str, str]] = (),
+    ) -> str: ...

@@ -12,12 +12,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from agents.contracts import UltimatumPlayer
 from sandbox.games.ultimatum import (
     Decision,
     ParseError,
     Split,
     Stake,
+    UltimatumPlayer,
     decision_constraint,
     parse_decision,
     parse_proposal,

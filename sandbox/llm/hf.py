@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from sandbox.errors import ModelUnavailableError
+from sandbox.base.errors import ModelUnavailableError
 from sandbox.llm.contracts import TOKEN_LOGPROBS, TokenLogprob, chat_dicts
 
 

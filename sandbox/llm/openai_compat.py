@@ -30,7 +30,7 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
-from sandbox._sync import run_sync
+from sandbox.base.sync import run_sync
 from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint, openai_token_logprobs, strip_sandbox_kwargs
 from sandbox.llm.endpoints import EndpointPool, parse_endpoints
 
@@ -154,7 +154,7 @@ def openai_chat_model(argument: str, *, timeout_s: float = 120.0) -> OpenAICompa
     base_url = os.environ.get("OPENAI_BASE_URL") or None
     api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url or spec.urls else None)
     if api_key is None:
-        from sandbox.errors import ModelUnavailableError
+        from sandbox.base.errors import ModelUnavailableError
 
         raise ModelUnavailableError(
             f"openai:{spec.model} needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server)"

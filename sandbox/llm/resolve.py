@@ -23,8 +23,8 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from sandbox.base.registry import Registry, UnknownNameError
 from sandbox.llm.embedded_tuning import EmbeddedSettings
-from sandbox.registry import Registry, UnknownNameError
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ def split_adapter(spec: str) -> tuple[str, str] | None:
 def _adapted(base: str, adapter: str) -> BaseChatModel:
     from pathlib import Path
 
-    from sandbox.errors import ModelUnavailableError
+    from sandbox.base.errors import ModelUnavailableError
     from sandbox.llm.hf import HFChatModel
 
     if not (Path(adapter).expanduser() / "adapter_config.json").is_file():
@@ -102,7 +102,7 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def spec_extras(spec: str) -> list[str]:
-    """The optional extras (`sandbox.extras`) a model spec needs: transformers models (`hf:`, `base:`, an adapter)
+    """The optional extras (`sandbox.base.extras`) a model spec needs: transformers models (`hf:`, `base:`, an adapter)
     need train, SmolLM2 its package too, `vllm:` the vllm extra; the embedded model and endpoints need none.
 
     >>> spec_extras("embedded"), spec_extras("hf:runs/x/student"), spec_extras("smollm2+adapter:runs/a"), spec_extras("vllm:m")

@@ -20,7 +20,7 @@ from langchain_core.runnables.config import ensure_config
 from langsmith.utils import tracing_is_enabled
 from pydantic import ConfigDict
 
-from sandbox._sync import run_sync
+from sandbox.base.sync import run_sync
 
 
 class ChatModelWrapper(BaseChatModel):

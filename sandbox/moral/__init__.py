@@ -1,7 +1,7 @@
 """Moral fine-tuning (Tennant et al.): intrinsic rewards on iterated matrix games, PPO/GRPO/RLOO with LoRA.
 
     from sandbox.moral import train_scenario, evaluate_run
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     run_dir = train_scenario(load_scenario("scenarios/moral/tiny/utilitarian_vs_tft.yaml", kind="training"), "runs/util")
     evaluate_run(run_dir)
@@ -15,7 +15,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from sandbox.moral.rewards import REWARDS, RewardParams, Schedule, Step, reward
+from sandbox.rewards.intrinsic import REWARDS, RewardParams, Schedule, Step, reward
 
 __all__ = [
     "REWARDS",

@@ -101,9 +101,9 @@ def bench_training(
     """
     import torch
 
-    from sandbox.errors import ModelUnavailableError
+    from sandbox.base.errors import ModelUnavailableError
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.moral.scenario import apply_training_overrides
-    from sandbox.scenario_file import load_scenario
 
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
@@ -186,9 +186,9 @@ def bench_rollout(
     """Episodes per second of rollouts, one batched generation per round against one generation per game."""
     import torch
 
-    from sandbox.errors import ModelUnavailableError
+    from sandbox.base.errors import ModelUnavailableError
     from sandbox.llm.base_model import load_base_model
-    from sandbox.moral.training import MoralSetup
+    from sandbox.moral.environment import MoralSetup
     from sandbox.training.ppo import PPOTrainer
     from sandbox.training.ppo_config import PPOConfig
 

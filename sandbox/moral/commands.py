@@ -1,6 +1,6 @@
 """The command line's moral fine-tuning commands: `sandbox train` (one seed or `--seeds N`) and `sandbox evaluate-moral`.
 
-They are registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
+They are registered on `sandbox.core.commands.app` when `sandbox.cli.runs` imports this module.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, out_console, progress_bar, scenario_argument, with_progress
-from sandbox.cli_app import fail as _fail
-from sandbox.errors import SandboxError, UsageError
-from sandbox.files import read_csv, read_json
+from sandbox.base.errors import SandboxError, UsageError
+from sandbox.base.files import read_csv, read_json
+from sandbox.core.commands import app, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import fail as _fail
 
 __all__ = ["evaluate_moral", "evaluation_tables", "seeds_table", "train", "train_table", "train_with_progress"]
 
@@ -108,9 +108,9 @@ def train(
     ] = False,
 ) -> None:
     """Fine-tune a model on an iterated matrix game with an intrinsic moral reward (PPO, GRPO or RLOO; LoRA)."""
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.moral.run import train_scenario
     from sandbox.moral.scenario import apply_training_overrides
-    from sandbox.scenario_file import load_scenario
 
     if help_ppo:
         from sandbox.training.ppo_config import PPOConfig
@@ -139,7 +139,7 @@ def train(
     except SandboxError as error:
         raise _fail(error) from None
     if seeds is not None:
-        from sandbox.moral.seeds import train_seeds
+        from sandbox.moral.across_seeds import train_seeds
 
         seeds_table(train_with_progress(lambda hooks: train_seeds(scenario, seeds, out, hooks=lambda _: hooks)))
         return
@@ -155,7 +155,7 @@ def seeds_table(path: Path) -> None:
         f"last tenth of {summary['episodes']} episodes, {len(seeds)} seeds",
         title_justify="left",
     )
-    from sandbox.moral.seeds import ACTIONS as names
+    from sandbox.moral.across_seeds import ACTIONS as names
 
     for column in ("seed", *names):
         table.add_column(column, justify="right")
@@ -183,8 +183,8 @@ def evaluate_moral(
     ] = None,
 ) -> None:
     """Play the trained adapter on five games against a random opponent: moral regret and action types."""
+    from sandbox.moral.across_seeds import evaluate_seeds, is_seed_group
     from sandbox.moral.evaluation import evaluate_run
-    from sandbox.moral.seeds import evaluate_seeds, is_seed_group
 
     progress = progress_bar("evaluating", "games", eta=False)
     task: Any = None

@@ -27,16 +27,16 @@ from typing import Any
 
 import pandas as pd
 
-from sandbox.files import read_json
+from sandbox.base.files import read_json
+from sandbox.base.seeding import Branch, generator
+from sandbox.base.stats import json_records, mean_ci
+from sandbox.core.run_dir import RunDirectory, holding
+from sandbox.core.summary import write_summary
 from sandbox.games.matrix_prompt import ActionTokens
+from sandbox.moral.environment import MoralSetup, action_type
 from sandbox.moral.regret import KINDS, METRICS, counterfactual_regret, moral_regret, regret_bounds
-from sandbox.moral.rewards import ACTION_TYPES, RewardParams
 from sandbox.moral.scenario import TrainingScenario
-from sandbox.moral.training import MoralSetup, action_type
-from sandbox.run_dir import RunDirectory, holding
-from sandbox.seeding import Branch, generator
-from sandbox.stats import json_records, mean_ci
-from sandbox.summary import write_summary
+from sandbox.rewards.intrinsic import ACTION_TYPES, RewardParams
 from sandbox.training.rollout import play_episode
 
 __all__ = [
@@ -180,12 +180,12 @@ def evaluate_run(
     the summary entry. `device` overrides the scenario's `models.device` (a GPU-trained run on a CPU)."""
     from peft import PeftModel
 
-    from sandbox.errors import UsageError
+    from sandbox.base.errors import UsageError
+    from sandbox.core.scenario_files import load_scenario
     from sandbox.llm.base_model import load_base_model
     from sandbox.moral.opponents import BaseOfAdapter
     from sandbox.moral.plots import plot_action_types, plot_regret
     from sandbox.moral.run import ADAPTER, SUMMARY, is_training_run
-    from sandbox.scenario_file import load_scenario
     from sandbox.training.ppo import PPOTrainer
 
     run_dir = RunDirectory.open(path)

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from agents.contracts import MatrixStrategy
-from sandbox.games.matrix import MOVES, Move, PayoffTable
-from sandbox.moral.rewards import Step
+from sandbox.games.matrix import MOVES, MatrixStrategy, Move, PayoffTable
+from sandbox.rewards.intrinsic import Step
 
 
 @dataclass

@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind, by_option
 
 __all__ = ["TRAINING"]
 
 
 def _no_models(models: Any, ledgers: Any) -> None:
-    from sandbox.errors import UsageError
+    from sandbox.base.errors import UsageError
 
     if models or ledgers:
         raise UsageError("training runs take their base model from models.policy, and count no budget")
@@ -33,8 +33,8 @@ def run(
 
 def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
     """Finish a training run or a group of seeds from its last checkpoints."""
+    from sandbox.moral.across_seeds import is_seed_group, resume_seeds
     from sandbox.moral.run import resume_training
-    from sandbox.moral.seeds import is_seed_group, resume_seeds
 
     _no_models(models, ledgers)
     if is_seed_group(path):
@@ -44,7 +44,7 @@ def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: 
 
 def dir_label(path: Path) -> str:
     """seeds (a group of seeds) or training."""
-    from sandbox.moral.seeds import is_seed_group
+    from sandbox.moral.across_seeds import is_seed_group
 
     return "seeds" if is_seed_group(path) else "training"
 
@@ -67,9 +67,9 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
 
 def cli_resume(path: Path, *, device: str | None = None, **others: Any) -> None:
     """`sandbox resume` of a training run or a group of seeds (`--device` finishes it on another device)."""
+    from sandbox.moral.across_seeds import is_seed_group, resume_seeds
     from sandbox.moral.commands import seeds_table, train_table, train_with_progress
     from sandbox.moral.run import resume_training
-    from sandbox.moral.seeds import is_seed_group, resume_seeds
 
     by_option(others, (), f"{path}, a {dir_label(path)} run")
     if is_seed_group(path):

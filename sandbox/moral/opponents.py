@@ -25,7 +25,7 @@ import torch
 
 from sandbox.games.matrix import Move
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
-from sandbox.moral.rewards import RewardParams, Schedule, Step, reward
+from sandbox.rewards.intrinsic import RewardParams, Schedule, Step, reward
 from sandbox.training.sampling import encode
 
 __all__ = ["BaseOfAdapter", "FrozenLLM", "LLMOpponent", "LearningLLM"]

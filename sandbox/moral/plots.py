@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.figure import Figure
 
+from sandbox.base.stats import CiMethod, mean_ci
 from sandbox.moral.regret import KINDS, METRICS, regret_bounds
-from sandbox.moral.rewards import ACTION_TYPES, RewardParams
-from sandbox.stats import CiMethod, mean_ci
+from sandbox.rewards.intrinsic import ACTION_TYPES, RewardParams
 
 # Figures use matplotlib's object API (no pyplot): no global state, no GUI backend.
 
@@ -168,7 +168,7 @@ PAPER_FIG2A = {"game": {"D|D": 1.0}, "deontological": {"C|C": 0.56, "D|C": 0.0},
 def plot_sweep_actions(seeds: pd.DataFrame, title: str = "") -> Figure:
     """A moral sweep over seeds (its `seeds.csv`): each setting's final action types with 95% CIs across seeds,
     beside the paper's Fig. 2a as read by eye (`PAPER_FIG2A`)."""
-    from sandbox.plots import plot_beside_paper, sweep_seeds
+    from sandbox.society.plots import plot_beside_paper, sweep_seeds
 
     figures = {name: f"summary.final_action_rates.{name}" for name in ACTION_TYPES} | {
         "illegal": "summary.final_illegal_rate"

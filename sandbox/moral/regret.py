@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sandbox.games.matrix import MOVES, PayoffTable
-from sandbox.moral.rewards import RewardParams, Step, reward
+from sandbox.rewards.intrinsic import RewardParams, Step, reward
 
 __all__ = [
     "METRICS",

@@ -28,13 +28,13 @@ from typing import Any
 
 import pandas as pd
 
-from sandbox.errors import UsageError
-from sandbox.files import read_csv
+from sandbox.base.errors import UsageError
+from sandbox.base.files import read_csv
+from sandbox.base.stats import json_number
+from sandbox.core.run_dir import SCENARIO, RunDirectory, default_out, hold, holding
+from sandbox.core.summary import write_summary
 from sandbox.moral.opponents import LearningLLM
 from sandbox.moral.scenario import TrainingScenario
-from sandbox.run_dir import SCENARIO, RunDirectory, default_out, hold, holding
-from sandbox.stats import json_number
-from sandbox.summary import write_summary
 from sandbox.training.hooks import TrainHooks
 
 __all__ = ["load_trainer", "on_device", "resume_training", "train_scenario"]
@@ -45,7 +45,7 @@ ADAPTER = "adapter"
 
 
 def _scenario(run_dir: RunDirectory) -> TrainingScenario:
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     return load_scenario(run_dir / SCENARIO, kind="training")
 
@@ -78,7 +78,7 @@ def make_opponent(scenario: TrainingScenario, trainer: Any) -> Any:
     `PPOTrainer` on a fresh copy of the base model, seeded apart); None for a fixed strategy."""
     from sandbox.games.matrix_prompt import ActionTokens
     from sandbox.moral.opponents import BaseOfAdapter, FrozenLLM, LearningLLM
-    from sandbox.moral.rewards import RewardParams, Schedule
+    from sandbox.rewards.intrinsic import RewardParams, Schedule
     from sandbox.training.ppo import PPOTrainer
 
     training = scenario.training
@@ -101,7 +101,7 @@ def make_opponent(scenario: TrainingScenario, trainer: Any) -> Any:
 
 def opponent_seed(seed: int) -> int:
     """The torch seed of a learning opponent's `PPOTrainer`, drawn from the run's seed tree."""
-    from sandbox.seeding import Branch, seed_node
+    from sandbox.base.seeding import Branch, seed_node
 
     return int(seed_node(seed, Branch.POLICY, 1).generate_state(1)[0])
 
@@ -125,7 +125,7 @@ def train_scenario(
         tokenizer: Its tokenizer.
         judge: A chat model to judge `training.proxies` instead of `models.judge`.
     """
-    from sandbox.kinds import get as kind_named
+    from sandbox.core.kinds import get as kind_named
 
     kind_named("training").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
@@ -184,7 +184,7 @@ def _opponent_trainer(opponent: Any) -> dict[str, Any] | None:
 
 def _proxies(run_dir: RunDirectory, scenario: TrainingScenario, judge: Any) -> dict[str, Any]:
     """The run's proxy and truth rewards: `proxy_table.csv`, the judge asked first where it is missing."""
-    from sandbox.proxy.reward import proxy_rewards
+    from sandbox.rewards.proxy import proxy_rewards
 
     training = scenario.training
     try:
@@ -258,8 +258,8 @@ def finish(run_dir: RunDirectory, scenario: TrainingScenario, play: pd.DataFrame
     `final_action_rates` are those of the last tenth of training episodes, or of
     `play` (episodes the trained policy played afterwards) when given.
     """
+    from sandbox.moral.environment import action_rates, final_action_rates
     from sandbox.moral.plots import plot_training_actions, plot_training_rewards
-    from sandbox.moral.training import action_rates, final_action_rates
 
     metrics = read_csv(run_dir / METRICS)
     if len(metrics) != scenario.training.episodes:
@@ -315,8 +315,8 @@ def _proxy_summary(
     wrong) and what the judge cost."""
     from sandbox.llm.accounting import TokenLedger
     from sandbox.llm.transcript import read_transcript
-    from sandbox.proxy.matrix_task import set_score
-    from sandbox.proxy.reward import PROXY_TABLE
+    from sandbox.rewards.matrix_task import set_score
+    from sandbox.rewards.proxy import PROXY_TABLE
 
     table = read_csv(run_dir / PROXY_TABLE, dtype=str, keep_default_na=False)
     path = run_dir / "transcripts.jsonl"
@@ -344,8 +344,8 @@ def _proxy_summary(
 
 def is_training_run(path: Path | str) -> bool:
     """Whether `path` is a run directory of a training scenario (`ScenarioError` when its scenario is unreadable)."""
-    from sandbox.files import read_yaml
-    from sandbox.kinds import kind_of_data
+    from sandbox.base.files import read_yaml
+    from sandbox.core.kinds import kind_of_data
 
     scenario = Path(path) / SCENARIO
     return (

@@ -23,12 +23,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sandbox.errors import ScenarioError
+from sandbox.base.errors import ScenarioError
+from sandbox.base.scenario_model import ScenarioModel, StrictModel
 from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 from sandbox.games.matrix_prompt import TABLE_ORDERS, TEST_TOKENS, TRAIN_TOKENS, ActionTokens
-from sandbox.moral.rewards import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
-from sandbox.proxy.reward import ProxyRewardSpec
-from sandbox.schema import ScenarioModel, StrictModel
+from sandbox.rewards.intrinsic import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
+from sandbox.rewards.proxy import ProxyRewardSpec
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 
@@ -227,8 +227,8 @@ class Training(StrictModel):
 
     def setup(self, seed: int, opponent: Any = None, proxies: Mapping[str, RewardFn] | None = None) -> Any:
         """The `MoralSetup` this block describes (`opponent`: the LLM opponent object, for llm and learner;
-        `proxies`: the run's table rewards, from `sandbox.proxy.reward.proxy_rewards`)."""
-        from sandbox.moral.training import MoralSetup
+        `proxies`: the run's table rewards, from `sandbox.rewards.proxy.proxy_rewards`)."""
+        from sandbox.moral.environment import MoralSetup
 
         if self.opponent in LLM_OPPONENTS and opponent is None:
             raise ValueError(f"opponent {self.opponent!r} needs its LLM: pass opponent=")
@@ -310,7 +310,7 @@ def apply_training_overrides(
     """
     import yaml
 
-    from sandbox.scenario_file import model_overrides, parse_kind
+    from sandbox.core.scenario_files import model_overrides, parse_kind
 
     data = scenario.model_dump(mode="json", exclude_none=True)
     model_overrides(data, models, ("policy", "judge"), source, nested=False, allow_all=False)

@@ -33,7 +33,7 @@ REPEATS = 3
 
 
 def _scenario(agents: int, generations: int) -> Any:
-    from sandbox.scenario_file import parse_kind
+    from sandbox.core.scenario_files import parse_kind
 
     return parse_kind(
         "population",
@@ -72,7 +72,7 @@ def _bare_generation(setup: Any, beta: float) -> float:
 
 def bench_population(agents: int = 10_000) -> dict[str, Any]:
     """Seconds for one generation of `agents` scripted agents: the framework's and a bare loop's."""
-    from sandbox.files import read_csv
+    from sandbox.base.files import read_csv
     from sandbox.population.games.matrix import ScriptedMatrix
     from sandbox.population.run import run_population
 
@@ -135,7 +135,7 @@ def bench_population(agents: int = 10_000) -> dict[str, Any]:
 def _stochastic_scenario(agents: int) -> Any:
     """A population whose matches cost real work: a third play the stochastic axelrod `Random`, whose every edge
     plays its own 5-turn match."""
-    from sandbox.scenario_file import parse_kind
+    from sandbox.core.scenario_files import parse_kind
 
     return parse_kind(
         "population",
@@ -163,10 +163,10 @@ def bench_population_actors(agents: int = 100_000, counts: tuple[int, ...] = (1,
     the actors' start is timed apart, and every way must give the same payoffs."""
     import numpy as np
 
+    from sandbox.base.seeding import Branch, generator
     from sandbox.population.actors import ActorBlocks
     from sandbox.population.dynamics import play, revise
     from sandbox.population.games.matrix import ScriptedMatrix
-    from sandbox.seeding import Branch, generator
 
     setup = ScriptedMatrix(_stochastic_scenario(agents))
 

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from sandbox.files import read_csv, read_json
+from sandbox.base.files import read_csv, read_json
 
 __all__ = ["generations_table", "with_progress"]
 
@@ -20,8 +20,8 @@ def with_progress(total: int, done: int, run: Callable[[Callable[[int], None]], 
     """Call `run(hook)` under a bar that `hook(generation)` advances, as every kind's CLI runs: a `SandboxError`
     (bad input, a budget reached, a failed run) exits with its code, printed; Ctrl-C says how to resume and exits
     130."""
-    from sandbox.cli_app import progress_bar
-    from sandbox.cli_app import with_progress as guarded
+    from sandbox.core.commands import progress_bar
+    from sandbox.core.commands import with_progress as guarded
 
     bar = progress_bar("generations")
     task = bar.add_task("generations", total=total, completed=done)

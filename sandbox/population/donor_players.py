@@ -17,12 +17,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from prompts import render
+from sandbox.base.seeding import Branch, call_seed
 from sandbox.games.donor import DonorMove, DonorView, parse_donation, parse_strategy, trace_text
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
 from sandbox.population.scenario import PopulationScenario
-from sandbox.seeding import Branch, call_seed
 
 __all__ = ["Players"]
 

@@ -78,7 +78,7 @@ class Neighbours:
 def network_of(agents: int, spec: Any, seed: int) -> tuple[Any, Neighbours]:
     """The scenario's network (`societies.network.Network`, seeded from the run's seed tree) and its neighbours;
     a complete network keeps no edge list."""
-    from sandbox.seeding import Branch, generator
+    from sandbox.base.seeding import Branch, generator
     from societies.network import build_network
 
     graph = build_network(agents, spec, generator(seed, Branch.NETWORK))

@@ -1,7 +1,7 @@
 """Does an agent's play follow its own written norm? The proxy judge, asked per agent and generation.
 
 With `population.judge_play` (the donor game), after each generation's
-games the judge (role `judge`, `sandbox.proxy.judge.ProxyJudge`: a yes/no
+games the judge (role `judge`, `sandbox.rewards.judge.ProxyJudge`: a yes/no
 question at temperature 0, with P(yes) read from the log-probabilities
 where the backend gives them) reads one agent's strategy text and every
 move it made as donor in that generation
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from prompts import render
+from sandbox.base.seeding import Branch, call_seed
 from sandbox.games.donor import DonorRecord
 from sandbox.llm.contracts import CallInfo
-from sandbox.seeding import Branch, call_seed
 
 __all__ = ["FIDELITY", "FIDELITY_COLUMNS", "KNOWN_CASES", "bench_fidelity", "judge_play", "moves_text"]
 
@@ -143,10 +143,10 @@ def bench_fidelity(spec: str = "embedded") -> dict[str, Any]:
     judge that says yes to everything scores 4 of 8."""
     import pandas as pd
 
-    from sandbox._sync import run_sync
+    from sandbox.base.sync import run_sync
     from sandbox.llm.resolve import scratch_model
     from sandbox.population.scenario import DonorGameSpec
-    from sandbox.proxy.judge import ProxyJudge
+    from sandbox.rewards.judge import ProxyJudge
 
     with scratch_model("judge", spec, {"temperature": 0.0}) as model:
         rows = run_sync(ajudge_known_cases(ProxyJudge(model), DonorGameSpec(kind="donor")))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind, by_option
 
 __all__ = ["POPULATION", "load"]
 
@@ -20,9 +20,9 @@ def load(path: Path | str) -> Any:
     """A population file, with `network: {kind: edges, edges_file: FILE}` read in: FILE (relative to the scenario
     file) holds one edge a line, two agent numbers apart (networkx's edge-list format; `#` starts a comment). The
     resolved scenario written to a run holds the edges themselves."""
-    from sandbox.errors import ScenarioError
-    from sandbox.files import read_yaml
-    from sandbox.scenario_file import parse_kind
+    from sandbox.base.errors import ScenarioError
+    from sandbox.base.files import read_yaml
+    from sandbox.core.scenario_files import parse_kind
 
     data = read_yaml(path)
     network = data.get("population", {}).get("network") if isinstance(data.get("population"), dict) else None
@@ -78,8 +78,8 @@ def overrides(
     """`sandbox run --seed K --model ROLE=SPEC`, ROLE a role the game reads (`PopulationGameSpec.roles`): user, the
     LLM members; judge, the judge of play against norm (the donor game with judge_play); assistant and meta, the
     ultimatum population's SCAI assistant and MetaLMs; or all of them."""
-    from sandbox.errors import ScenarioError
-    from sandbox.scenario_file import model_overrides, parse_kind
+    from sandbox.base.errors import ScenarioError
+    from sandbox.core.scenario_files import model_overrides, parse_kind
 
     data = scenario.model_dump(mode="json")
     if seed is not None:
@@ -144,11 +144,11 @@ def cli_resume(
     **options: Any,
 ) -> None:
     """`sandbox resume` of a population run (the `--max-*` options raise an LLM population's budget)."""
+    from sandbox.core.budget import raise_budget
+    from sandbox.core.scenario_files import load_run_scenario
     from sandbox.engine.generations import generations_done
     from sandbox.population.commands import generations_table, with_progress
     from sandbox.population.run import resume_population
-    from sandbox.run_budget import raise_budget
-    from sandbox.scenario_file import load_run_scenario
 
     by_option(options, (), f"{path}, a population run")
     raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)

@@ -19,11 +19,11 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from sandbox import run_dir as layout
+from sandbox.core import run_dir as layout
+from sandbox.core.run_dir import RunDirectory
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter
-from sandbox.run_dir import RunDirectory
 
 __all__ = ["finish_llm_run", "listed", "llm_session", "model_label"]
 
@@ -32,7 +32,7 @@ __all__ = ["finish_llm_run", "listed", "llm_session", "model_label"]
 def llm_session(
     run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any], models: Mapping[str, BaseChatModel]
 ) -> Iterator[Callable[[str], BaseChatModel]]:
-    from sandbox.run_budget import run_ledgers, stop_run
+    from sandbox.core.budget import run_ledgers, stop_run
 
     path = run_dir.path
     cache = ResponseCache(path / layout.CACHE)
@@ -55,8 +55,8 @@ def llm_session(
 def finish_llm_run(run_dir: RunDirectory, summary: dict[str, Any], figure: Callable[[], Any], name: str) -> None:
     """Close the transcript and write the summary with `calls` (the calls it holds), then the figure `figure()`
     draws as `name`, then the status complete: the last step of every LLM population run."""
+    from sandbox.core.summary import write_summary
     from sandbox.llm.transcript import finalize_transcript
-    from sandbox.summary import write_summary
 
     records = finalize_transcript(run_dir.path / layout.TRANSCRIPTS)
     write_summary(run_dir, {**summary, "calls": len(records)}, kind="population")

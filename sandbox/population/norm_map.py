@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sandbox.files import read_csv
+from sandbox.base.files import read_csv
 from sandbox.llm.embeddings import Embedder
 
 __all__ = [
@@ -234,7 +234,7 @@ def norm_history(run: str | Path, agent: int) -> pd.DataFrame:
 
 def norm_map_summary(path: Path) -> dict[str, Any]:
     """Write the run's norm map (`write_norm_map`); its headline figures for the summary."""
-    from sandbox.errors import ModelUnavailableError
+    from sandbox.base.errors import ModelUnavailableError
 
     try:
         result = write_norm_map(path)

@@ -171,7 +171,7 @@ def plot_llm_cooperation(generations: pd.DataFrame, title: str = "") -> Figure:
 
 def donor_runs(root: str | Path, game: str = "donor") -> list[Path]:
     """The finished population runs of `game` (donor, naming, commons, ultimatum or matrix_llm) under `root`."""
-    from sandbox.files import read_json
+    from sandbox.base.files import read_json
 
     return [
         p.parent
@@ -183,7 +183,7 @@ def donor_runs(root: str | Path, game: str = "donor") -> list[Path]:
 def donor_table(root: str | Path) -> pd.DataFrame:
     """Every finished donor-game run under `root`: one row per run and generation, with the run's directory,
     scenario, seed, rule, network, the mean donated share (`donation`) and the mean final resources."""
-    from sandbox.files import read_csv, read_yaml
+    from sandbox.base.files import read_csv, read_yaml
 
     frames = []
     for run in donor_runs(root):
@@ -212,7 +212,7 @@ def donor_table(root: str | Path) -> pd.DataFrame:
 def runs_table(root: str | Path) -> pd.DataFrame:
     """Every scripted population run under `root` (a run, a sweep, or a folder of them): one row per run and generation,
     with the run's directory, seed, network, rule and cooperation."""
-    from sandbox.files import read_csv, read_json, read_yaml
+    from sandbox.base.files import read_csv, read_json, read_yaml
 
     frames = []
     for summary_path in sorted(Path(root).glob("**/summary.json")):
@@ -242,7 +242,7 @@ def plot_cooperation_over_seeds(
 ) -> Figure:
     """Cooperation (or another share in [0, 1]: `value`, such as a donor table's `donation`) per generation: for
     each value of `by`, the mean over seeds with its 95% CI (Student's t) as a band, and one thin curve per seed."""
-    from sandbox.stats import mean_ci
+    from sandbox.base.stats import mean_ci
 
     fig = Figure(figsize=(8, 4.5))
     ax = fig.subplots()
@@ -278,7 +278,7 @@ def plot_network(
     network as a circle without its edges, any other graph with a seeded spring layout."""
     import networkx as nx
 
-    from sandbox.files import read_csv, read_yaml
+    from sandbox.base.files import read_csv, read_yaml
 
     run = Path(run)
     population = read_csv(run / "population.csv")
@@ -341,7 +341,7 @@ def plot_donations(run: str | Path) -> Figure:
     right, the mean donated share and the survivors' minus the others' (normalised) per generation."""
     import numpy as np
 
-    from sandbox.files import read_csv
+    from sandbox.base.files import read_csv
 
     run = Path(run)
     population = read_csv(run / "population.csv")
@@ -442,7 +442,7 @@ def plot_lineage(run: str | Path, norm: int | None = None) -> Figure:
 
     import networkx as nx
 
-    from sandbox.files import read_csv
+    from sandbox.base.files import read_csv
 
     run = Path(run)
     norms = read_csv(run / "norms.csv", dtype={"parents": str}).set_index("norm")

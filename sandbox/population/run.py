@@ -23,11 +23,11 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from sandbox.core.run_dir import RunDirectory, default_out, hold, holding
+from sandbox.core.scenario_files import load_run_scenario
 from sandbox.engine.generations import run_generations
 from sandbox.population.games import game_for
 from sandbox.population.scenario import PopulationScenario, empty_members
-from sandbox.run_dir import RunDirectory, default_out, hold, holding
-from sandbox.scenario_file import load_run_scenario
 
 __all__ = ["resume_population", "run_population"]
 
@@ -43,8 +43,8 @@ def _play(
     ledgers: Sequence[Any],
 ) -> Path:
     """Play (or go on with) the run with its game's plug-in, then write its summary and figure."""
-    from sandbox._sync import run_sync
-    from sandbox.errors import RunFailedError
+    from sandbox.base.errors import RunFailedError
+    from sandbox.base.sync import run_sync
     from sandbox.population.llm_session import llm_session
 
     if (run_dir.path / OLD_STATE).is_file():
@@ -75,7 +75,7 @@ def run_population(
     """Play a population scenario into a new run directory (`out`, or `runs/<name>-<time>`); `models`: model
     objects by role for LLM members (`{"user": model}`), instead of the scenario's specs. A member whose share
     rounds to no agent is refused (`ScenarioError` naming `source`, the scenario's file), and nothing is written."""
-    from sandbox.errors import ScenarioError
+    from sandbox.base.errors import ScenarioError
 
     problems = empty_members(scenario.population)
     if problems:

@@ -6,7 +6,7 @@ and what the game cannot use of the rest, are in its module of
 dynamics of scripted members (the `axelrod` library's strategies, payoff
 imitation by the Fermi rule of Szabo & Toke 1998, Nowak & May's 1992
 best-neighbour rule, an optional mutation) run on a networkx graph
-(`sandbox.scenario.Network`, shared with the societies).
+(`societies.society_block.Network`, shared with the societies).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
+from sandbox.base.scenario_model import ScenarioModel, StrictModel
 from sandbox.llm.budget import Budget
 from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.population.specs.common import ASSISTANT, LLM, Member, Revision, member_counts
@@ -23,8 +24,8 @@ from sandbox.population.specs.donor import DonorGameSpec
 from sandbox.population.specs.matrix import MatrixGameSpec
 from sandbox.population.specs.naming import NamingGameSpec
 from sandbox.population.specs.ultimatum import UltimatumPopulationGame
-from sandbox.scenario import ModelConfig, Models, Network, Sampling
-from sandbox.schema import ScenarioModel, StrictModel
+from sandbox.society.scenario import ModelConfig, Models, Sampling
+from societies.society_block import Network
 
 __all__ = [
     "ASSISTANT",
@@ -50,7 +51,7 @@ def place_members(scenario: PopulationScenario) -> Any:
     placed by a permutation seeded from the run's seed tree (`Branch.POPULATION`)."""
     import numpy as np
 
-    from sandbox.seeding import Branch, generator
+    from sandbox.base.seeding import Branch, generator
 
     block = scenario.population
     labels = np.repeat(np.arange(len(block.members)), member_counts([m.share for m in block.members], block.agents))

@@ -8,7 +8,7 @@ backend returns log-probabilities. Ground-truth objectives measure how well
 it labels.
 
     from sandbox.proxy import label_scenario
-    from sandbox.scenario_file import load_scenario
+    from sandbox.core.scenario_files import load_scenario
 
     run_dir = label_scenario(load_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml", kind="proxy"))
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-# Imported on first use, so that `sandbox.proxy.reward` (which training scenarios load) stays light.
+# Imported on first use, so that `sandbox.rewards.proxy` (which training scenarios load) stays light.
 _LAZY = {
     "Judgement": "judge",
     "ProxyJudge": "judge",

@@ -1,6 +1,6 @@
 """The command line's reward-design command: `sandbox label`.
 
-It is registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
+It is registered on `sandbox.core.commands.app` when `sandbox.cli.runs` imports this module.
 """
 
 from __future__ import annotations
@@ -11,17 +11,17 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, out_console, progress_bar, scenario_argument, with_progress
-from sandbox.cli_app import fail as _fail
-from sandbox.errors import SandboxError
-from sandbox.files import read_json
+from sandbox.base.errors import SandboxError
+from sandbox.base.files import read_json
+from sandbox.core.commands import app, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import fail as _fail
 
 __all__ = ["label", "label_table", "label_with_progress"]
 
 
 def label_with_progress(job: Any) -> Path:
     """Run a labeling job under a Rich progress bar over the judge's verdicts."""
-    from sandbox.proxy.label import LabelHooks
+    from sandbox.proxy.label_run import LabelHooks
 
     progress = progress_bar(None, "{task.fields[what]}")
     task: Any = None
@@ -96,9 +96,9 @@ def label(
     ] = None,
 ) -> None:
     """Label a test set with an LLM judge given the user's examples or description; accuracy against the truth."""
-    from sandbox.proxy.label import label_scenario
+    from sandbox.core.scenario_files import load_scenario
+    from sandbox.proxy.label_run import label_scenario
     from sandbox.proxy.scenario import apply_proxy_overrides
-    from sandbox.scenario_file import load_scenario
 
     try:
         scenario = apply_proxy_overrides(load_scenario(file, kind="proxy"), seed=seed, models=model, test_items=items)

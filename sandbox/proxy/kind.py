@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind, by_option
 
 __all__ = ["PROXY"]
 
@@ -17,15 +17,15 @@ __all__ = ["PROXY"]
 def run(
     scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
 ) -> Path:
-    """Label a scenario's test set (`sandbox.proxy.label.label_scenario`)."""
-    from sandbox.proxy.label import label_scenario
+    """Label a scenario's test set (`sandbox.proxy.label_run.label_scenario`)."""
+    from sandbox.proxy.label_run import label_scenario
 
     return label_scenario(scenario, out, models=models, hooks=hooks, ledgers=ledgers)
 
 
 def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
     """Ask the verdicts an interrupted labeling still lacks."""
-    from sandbox.proxy.label import resume_labeling
+    from sandbox.proxy.label_run import resume_labeling
 
     return resume_labeling(path, models=models, hooks=hooks, ledgers=ledgers)
 
@@ -38,7 +38,7 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
 def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a labeling scenario (as `sandbox label`)."""
     from sandbox.proxy.commands import label_table, label_with_progress
-    from sandbox.proxy.label import label_scenario
+    from sandbox.proxy.label_run import label_scenario
 
     path = label_with_progress(lambda hooks: label_scenario(scenario, out, hooks=hooks))
     label_table(path)
@@ -54,9 +54,9 @@ def cli_resume(
     **others: Any,
 ) -> None:
     """`sandbox resume` of a labeling (the `--max-*` options raise its budget)."""
+    from sandbox.core.budget import raise_budget
     from sandbox.proxy.commands import label_table, label_with_progress
-    from sandbox.proxy.label import resume_labeling
-    from sandbox.run_budget import raise_budget
+    from sandbox.proxy.label_run import resume_labeling
 
     by_option(others, (), f"{path}, a label run")
     raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)

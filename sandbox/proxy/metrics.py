@@ -1,5 +1,5 @@
 """Labeling metrics: a threshold fitted on the user's examples (accuracy's Wilson interval and the AUC of a graded
-reward are `sandbox.stats.wilson_interval` and `sandbox.stats.auc`)."""
+reward are `sandbox.base.stats.wilson_interval` and `sandbox.base.stats.auc`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A negotiation labeling run's two parts (`sandbox label` with `task: negotiation`): the verdicts on the test
 dialogues beside the supervised baseline, and the negotiators trained by REINFORCE on the judge's verdicts.
 
-`sandbox.proxy.label` runs both and writes the run directory.
+`sandbox.proxy.label_run` runs both and writes the run directory.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sandbox.base.seeding import generator, seed_node
 from sandbox.llm.contracts import CallInfo
 from sandbox.proxy import negotiation_task
-from sandbox.proxy.judge import ProxyJudge
-from sandbox.proxy.labeling import AGENT_SEEDS, TEST, LabelHooks, Partial, ask_all, call_seed, judge_conditions
+from sandbox.proxy.label_steps import AGENT_SEEDS, TEST, LabelHooks, Partial, ask_all, call_seed, judge_conditions
 from sandbox.proxy.scenario import ProxyScenario
 from sandbox.proxy.supervised import fit_supervised
 from sandbox.proxy.tables import negotiation_row
-from sandbox.seeding import generator, seed_node
+from sandbox.rewards.judge import ProxyJudge
 
 __all__ = ["negotiation_agents", "negotiation_rows"]
 

@@ -34,7 +34,7 @@ from sandbox.games.negotiation import (
     draw_context,
     play,
 )
-from sandbox.proxy.objectives import NEGOTIATION_STYLES
+from sandbox.rewards.objectives import NEGOTIATION_STYLES
 
 __all__ = [
     "EXAMPLES",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from sandbox.base.seeding import generator
 from sandbox.games.negotiation import (
     Allocation,
     Context,
@@ -33,8 +34,7 @@ from sandbox.games.negotiation import (
     draw_context,
     play,
 )
-from sandbox.proxy.objectives import NEGOTIATION_STYLES
-from sandbox.seeding import generator
+from sandbox.rewards.objectives import NEGOTIATION_STYLES
 
 __all__ = ["ACTS", "Negotiator", "style_accuracy", "train_negotiator"]
 

@@ -93,7 +93,7 @@ def plot_sweep_accuracy(seeds: pd.DataFrame, title: str = "") -> Figure:
     """A labeling sweep over seeds (its `seeds.csv`): labeling accuracy of the judge, the No-Objective judge and the
     supervised baseline, and the RL agent's accuracy on the judge's labels, with 95% CIs across seeds, beside the
     paper's ultimatum figures (`PAPER_ULTIMATUM`)."""
-    from sandbox.plots import plot_beside_paper, sweep_seeds
+    from sandbox.society.plots import plot_beside_paper, sweep_seeds
 
     if "proxy.objective" in seeds:
         seeds = seeds.assign(**{"proxy.objective": seeds["proxy.objective"].map(objective_label)})

@@ -18,18 +18,26 @@ from __future__ import annotations
 import inspect
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from sandbox.base.errors import UsageError
+from sandbox.base.scenario_model import ScenarioModel, StrictModel
+from sandbox.base.seeding import generator
 from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES
 from sandbox.llm.budget import Budget
 from sandbox.llm.embedded_tuning import EmbeddedSettings
-from sandbox.proxy.objectives import MATRIX_OBJECTIVES, NEGOTIATION_STYLES, ULTIMATUM_OBJECTIVES
-from sandbox.scenario import Models
-from sandbox.schema import ScenarioModel, StrictModel
+from sandbox.proxy.offers import draw_offers
+from sandbox.rewards.objectives import MATRIX_OBJECTIVES, NEGOTIATION_STYLES, ULTIMATUM_OBJECTIVES, Offer
+from sandbox.society.scenario import Models
 
 __all__ = ["Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample", "apply_proxy_overrides"]
 
 TASKS = ("ultimatum", "matrix", "negotiation")
+
+
+# Branches of the seed tree under the scenario's seed (every labeling task's).
+TEST, EXAMPLES, SCRAMBLE, CALLS, AGENT_SEEDS = 0, 1, 2, 3, 4
 
 
 class Objective(StrictModel):
@@ -252,6 +260,33 @@ class ProxyBlock(StrictModel):
         """The ultimatum proposal distribution in force."""
         return self.offers or ("payoff" if self.objective.name == "reject_below_amount" else "percentage")
 
+    def should_reject(self, offer: Offer) -> bool:
+        """The ground truth: whether the user's objective rejects `offer` (read from the shown amounts)."""
+        return bool(ULTIMATUM_OBJECTIVES.get(self.objective.name)(offer, **self.objective.params()))
+
+    def draw_split(
+        self, seed_rng: np.random.Generator, example_rng: np.random.Generator
+    ) -> tuple[list[Offer], list[Offer]]:
+        """The user's example proposals (drawn when `intent.examples` is a number) and the test proposals,
+        disjoint (an ultimatum task's)."""
+        kind = self.offer_kind()
+        given = self.intent.examples
+        if self.intent.form != "examples":
+            example_offers: list[Offer] = []
+        elif isinstance(given, list):
+            example_offers = [Offer(e.proposer, e.responder) for e in given]
+        else:
+            example_offers = draw_offers(example_rng, self.example_count(), kind=kind)
+        test = draw_offers(
+            seed_rng,
+            self.test_items,
+            kind=kind,
+            label=self.should_reject,
+            balanced=self.balanced,
+            exclude=frozenset(example_offers),
+        )
+        return example_offers, test
+
 
 class ProxyScenario(ScenarioModel):
     """A labeling experiment, as written in a scenario file with a `proxy:` block."""
@@ -274,14 +309,15 @@ class ProxyScenario(ScenarioModel):
     def _test_set_can_be_drawn(self) -> ProxyScenario:
         """Draw the ultimatum test set now (milliseconds): one that cannot be drawn is bad input, found at load."""
         if self.proxy.task == "ultimatum":
-            from sandbox.errors import UsageError
-            from sandbox.proxy.labeling import draw_test_set
-
             try:
-                draw_test_set(self)
+                self.test_set()
             except UsageError as error:
                 raise ValueError(f"proxy.test_items: {error}") from None
         return self
+
+    def test_set(self) -> tuple[list[Offer], list[Offer]]:
+        """The ultimatum task's example proposals and test proposals, from the seed tree's branches."""
+        return self.proxy.draw_split(generator(self.seed, TEST), generator(self.seed, EXAMPLES))
 
 
 def apply_proxy_overrides(
@@ -293,8 +329,8 @@ def apply_proxy_overrides(
     source: str = "<command line>",
 ) -> Any:
     """Return a labeling scenario with command-line overrides (`--seed`, `--model ROLE=SPEC`, `--items`) applied."""
-    from sandbox.scenario import ROLES
-    from sandbox.scenario_file import model_overrides, parse_kind
+    from sandbox.core.scenario_files import model_overrides, parse_kind
+    from sandbox.society.scenario import ROLES
 
     data = scenario.model_dump(mode="json", exclude_none=True)
     if seed is not None:

@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sandbox.proxy import matrix_task
-from sandbox.proxy.agents import agent_accuracy
-from sandbox.proxy.judge import Judgement
-from sandbox.seeding import generator
-from sandbox.stats import auc, mean_ci, wilson_interval
+from sandbox.base.seeding import generator
+from sandbox.base.stats import auc, mean_ci, wilson_interval
+from sandbox.proxy.rl_agents import agent_accuracy
+from sandbox.rewards import matrix_task
+from sandbox.rewards.judge import Judgement
 
 __all__ = [
     "AGENT_SEEDS",

@@ -5,102 +5,22 @@ outcome is desirable, so "yes" means "rejecting was right". The prompt is
 rho1 (the task), the user's examples or description (rho2), the episode
 (rho3, this module's renderer, the paper's parser f) and the question (rho4).
 
->>> rng = np.random.default_rng(0)
->>> offers = draw_offers(rng, 3, kind="percentage")
->>> [round(o.total, 2) for o in offers]
-[10.0, 10.0, 10.0]
+The proposals themselves are drawn by `sandbox.proxy.offers`; the block's ground truth and its split into
+examples and test items are `ProxyBlock.should_reject` and `ProxyBlock.draw_split`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 import prompts
-from sandbox.errors import UsageError
-from sandbox.proxy.objectives import ULTIMATUM_OBJECTIVES, Offer
+from sandbox.rewards.objectives import Offer
 
 if TYPE_CHECKING:
     from sandbox.proxy.scenario import ProxyBlock, UltimatumExample
 
-__all__ = ["Example", "UltimatumPrompt", "draw_offers", "draw_split", "examples_for", "render_prompt", "should_reject"]
-
-# The totals of the paper's "payoff" proposals.
-PAYOFF_TOTALS = (0.1, 1.0, 10.0, 100.0, 1000.0)
-
-
-def _offer(rng: np.random.Generator, kind: str) -> Offer:
-    if kind == "percentage":  # $10, P1's share uniform (generate_data.py)
-        proposer = round(10.0 * float(rng.uniform()), 2)
-        return Offer(proposer, round(10.0 - proposer, 2))
-    total = float(rng.choice(PAYOFF_TOTALS))  # payoff: P2 at most half ("unfair proposals"), cents
-    share = round(float(rng.uniform()), 2)
-    low = min(share, 1 - share)
-    return Offer(round(total * (1 - low), 2), round(total * low, 2))
-
-
-def should_reject(block: ProxyBlock, offer: Offer) -> bool:
-    """The ground truth: whether the user's objective rejects `offer` (read from the shown amounts)."""
-    return bool(ULTIMATUM_OBJECTIVES.get(block.objective.name)(offer, **block.objective.params()))
-
-
-def draw_offers(
-    rng: np.random.Generator,
-    n: int,
-    *,
-    kind: str,
-    label: Callable[[Offer], bool] | None = None,
-    balanced: bool = False,
-    exclude: frozenset[Offer] = frozenset(),
-) -> list[Offer]:
-    """`n` distinct proposals (none in `exclude`); with `balanced`, half of them labelled True by `label`."""
-    wanted = {True: n - n // 2, False: n // 2} if balanced else None
-    offers: list[Offer] = []
-    seen = set(exclude)
-    for _ in range(200 * n + 1000):
-        if len(offers) == n:
-            return offers
-        offer = _offer(rng, kind)
-        if offer in seen:
-            continue
-        if wanted is not None:
-            assert label is not None
-            verdict = label(offer)
-            if wanted[verdict] == 0:
-                continue
-            wanted[verdict] -= 1
-        seen.add(offer)
-        offers.append(offer)
-    raise UsageError(
-        f"could not draw {n} distinct{' balanced' if balanced else ''} {kind} proposals; "
-        "lower proxy.test_items or change the objective"
-    )
-
-
-def draw_split(
-    block: ProxyBlock, seed_rng: np.random.Generator, example_rng: np.random.Generator
-) -> tuple[list[Offer], list[Offer]]:
-    """The user's example proposals (drawn when `intent.examples` is a number) and the test proposals, disjoint."""
-    kind = block.offer_kind()
-    given = block.intent.examples
-    if block.intent.form != "examples":
-        example_offers: list[Offer] = []
-    elif isinstance(given, list):
-        example_offers = [Offer(e.proposer, e.responder) for e in given]
-    else:
-        example_offers = draw_offers(example_rng, block.example_count(), kind=kind)
-    test = draw_offers(
-        seed_rng,
-        block.test_items,
-        kind=kind,
-        label=lambda o: should_reject(block, o),
-        balanced=block.balanced,
-        exclude=frozenset(example_offers),
-    )
-    return example_offers, test
+__all__ = ["Example", "UltimatumPrompt", "examples_for", "render_prompt"]
 
 
 @dataclass(frozen=True)
@@ -132,7 +52,7 @@ def examples_for(block: ProxyBlock, offers: list[Offer]) -> list[Example]:
     given = block.intent.examples if isinstance(block.intent.examples, list) else None
     examples = []
     for index, offer in enumerate(offers):
-        reject = should_reject(block, offer)
+        reject = block.should_reject(offer)
         explanation = None
         if block.intent.explanations:
             written: UltimatumExample | None = given[index] if given else None

@@ -12,12 +12,12 @@ from typing import Any
 
 from rich.table import Table
 
-from sandbox.benchmarks.engine import console, fake_scai_models
-from sandbox.files import read_json
+from sandbox.base.files import read_json
+from sandbox.core.scenario_files import parse_scenario
 from sandbox.llm.scripted import ScriptedChatModel
-from sandbox.runner import ProgressHooks, arun
 from sandbox.scai.scenario import Scenario
-from sandbox.scenario_file import parse_scenario
+from sandbox.society.benchmarks import console, fake_scai_models
+from sandbox.society.runner import ProgressHooks, arun
 
 
 def _scai_society(runs: int, epochs: int, concurrency: int, strategy: str = "single") -> Scenario:
@@ -114,7 +114,7 @@ def search_cost(latency_s: float, runs: int, epochs: int) -> dict[str, Any]:
 
 
 def http_scenario(runs: int, epochs: int, url: str) -> Scenario:
-    """The benchmark's society with every role on `openai:bench` at `url` (a loopback `sandbox.benchmarks.server`)."""
+    """The benchmark's society with every role on `openai:bench` at `url` (a loopback `sandbox.society.loopback_server`)."""
     data = _scai_society(runs, epochs, 4 * runs * 10).model_dump(mode="json")
     data["models"] = {role: f"openai:bench@{url}" for role in ("user", "assistant", "meta")}
     return parse_scenario(data, "<bench>")
@@ -132,11 +132,11 @@ def bench_scai(latency_s: float = 0.2, runs: int = 20, epochs: int = 5, repeats:
 
     The same runs then go over real HTTP: the `openai:` backend against a
     loopback OpenAI-compatible server in its own process
-    (`sandbox.benchmarks.server`) that answers after the same latency. Both cases
+    (`sandbox.society.loopback_server`) that answers after the same latency. Both cases
     report the client's CPU per call (this process's CPU time over the timed
     interval, divided by the calls): the framework's cost per call on each path.
     """
-    from sandbox.benchmarks.server import server_process
+    from sandbox.society.loopback_server import server_process
 
     calls = runs * (epochs * 2 * 10 + (epochs - 1))
     critical = epochs * 3 * latency_s

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from sandbox.files import read_json
+from sandbox.base.files import read_json
 
 
 def scai_table(scai: dict[str, Any], out_console: Console) -> None:
@@ -68,8 +68,8 @@ def evaluation_table(path: Path, out_console: Console) -> None:
 
 def compare_command(run_dirs: list[Path], out: Path, out_console: Console) -> None:
     """`sandbox compare`: the overlay figure at `out`, its table beside it as CSV, and the gaps printed."""
-    from sandbox.errors import UsageError
-    from sandbox.run_dir import atomic_write_text
+    from sandbox.base.errors import UsageError
+    from sandbox.core.run_dir import atomic_write_text
     from sandbox.scai.compare import compare_runs, comparison_table
 
     if out.suffix.lower() != ".png":

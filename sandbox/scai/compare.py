@@ -18,13 +18,13 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.figure import Figure
 
-from sandbox import run_dir as layout
-from sandbox.errors import UsageError
-from sandbox.files import read_csv
-from sandbox.run_dir import RunDirectory
+from sandbox.base.errors import UsageError
+from sandbox.base.files import read_csv
+from sandbox.core import run_dir as layout
+from sandbox.core.run_dir import RunDirectory
+from sandbox.core.scenario_files import load_run_scenario
 from sandbox.scai.metrics import epoch_summary
 from sandbox.scai.scenario import Scenario
-from sandbox.scenario_file import load_run_scenario
 
 PANELS = {
     "one group": "One group (Fig. 3a, left)",

@@ -21,8 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from sandbox import run_dir as layout
-from sandbox.dry_run import CHARS_PER_TOKEN
+from sandbox.core import run_dir as layout
+from sandbox.core.dry_run import CHARS_PER_TOKEN
 from sandbox.scai.scenario import Scenario
 
 __all__ = ["dry_run", "dry_run_model"]
@@ -54,8 +54,8 @@ def _guided_propose(messages: list[Any], _: dict[str, Any]) -> str:
 def dry_run_model() -> Any:
     """The stand-in: the benchmarks' scripted ultimatum and MetaLM rules, the instructed ultimatum game's proposal
     (guided members), then `_fallback` for any other prompt."""
-    from sandbox.benchmarks.engine import fake_scai_models
     from sandbox.llm.scripted import scripted
+    from sandbox.society.benchmarks import fake_scai_models
 
     rules = list(fake_scai_models(0.0)["user"].rules)
     return scripted([*rules, (_GUIDED_STAKE.pattern, _guided_propose), (r".", _fallback)])
@@ -64,7 +64,7 @@ def dry_run_model() -> Any:
 def _max_tokens(scenario: Scenario, role: str) -> int:
     """The most answer tokens of one call of `role` (a guided game's role: its domain's message limit)."""
     if role.startswith("guided "):
-        from sandbox.scai.guided import guided_game
+        from sandbox.scai.scenario import guided_game
 
         game = guided_game(scenario)
         if role == "guided players":
@@ -78,7 +78,7 @@ def dry_run(scenario: Scenario) -> pd.DataFrame:
     estimated prompt tokens and the most answer tokens (`max_tokens` each)."""
     from sandbox.llm.budget import Budget
     from sandbox.llm.transcript import read_transcript
-    from sandbox.runner import arun
+    from sandbox.society.runner import arun
 
     model = dry_run_model()
     # no budget: the stand-in spends nothing, and a cap would cut the count short
@@ -106,7 +106,7 @@ def dry_run(scenario: Scenario) -> pd.DataFrame:
     )
     if any(role.startswith("guided ") for role in rows):  # the guided game's roles: their models, by name
         from sandbox.dialogue.scenario import estimate_messages
-        from sandbox.scai.guided import guided_game
+        from sandbox.scai.scenario import guided_game
 
         game = guided_game(scenario)
         # The stand-in answers every instruction and seed alike, so its tree merges states a real model's keeps

@@ -26,24 +26,24 @@ from pydantic import ValidationError
 
 from agents.assistant import PolicyFollowingAssistant
 from agents.user import NormFollowingUser
-from sandbox import run_dir as layout
-from sandbox.errors import ScenarioError, UsageError
-from sandbox.files import read_csv, read_json
+from sandbox.base.errors import ScenarioError, UsageError
+from sandbox.base.files import read_csv, read_json
+from sandbox.base.jobs import gather_jobs
+from sandbox.base.scenario_model import AmountRange
+from sandbox.base.seeding import Branch, generator, seed_node
+from sandbox.base.stats import mean_ci
+from sandbox.core import run_dir as layout
+from sandbox.core.run_dir import RunDirectory, atomic_write_text, holding
+from sandbox.core.scenario_files import load_run_scenario, scenario_problems
+from sandbox.core.summary import write_summary
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import call_seed, play_ultimatum
-from sandbox.jobs import gather_jobs
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
-from sandbox.run_dir import RunDirectory, atomic_write_text, holding
-from sandbox.scai.config import EvaluationCondition
+from sandbox.scai.assistant_block import EvaluationCondition
 from sandbox.scai.scenario import Scenario
-from sandbox.scenario_file import load_run_scenario, scenario_problems
-from sandbox.schema import AmountRange
-from sandbox.seeding import Branch, generator, seed_node
-from sandbox.stats import mean_ci
-from sandbox.summary import write_summary
 from societies.population import build_population
 
 EVALUATION_COLUMNS = [
@@ -231,7 +231,7 @@ async def aevaluate(
     policies = final_policies(run_dir)
     models = dict(models or {})
     from sandbox.llm.resolve import model_stack
-    from sandbox.runner import preflight
+    from sandbox.society.runner import preflight
 
     preflight(scenario, models)
     cache = ResponseCache(run_dir / layout.CACHE)

@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from sandbox import run_dir as layout
-from sandbox.files import read_csv
-from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.base.files import read_csv
+from sandbox.core import run_dir as layout
+from sandbox.core.run_dir import RunDirectory, atomic_write_text
 from sandbox.scai.metrics import epoch_summary, final_policy_bins, group_epochs, scai_summary
 from sandbox.scai.plots import save_scai_plots
 
 if TYPE_CHECKING:
-    from sandbox.scai.scenario import Scenario
+    from sandbox.scai.assistant_block import ScaiScenario
 
 POLICY_COLUMNS = [
     "run",
@@ -57,7 +57,7 @@ def realised_norms(run_dir: RunDirectory) -> dict[str, float] | None:
 
 def finalize_scai(
     run_dir: RunDirectory,
-    scenario: Scenario,
+    scenario: ScaiScenario,
     episodes: pd.DataFrame,
     records: list[dict[str, Any]],
     finals: list[dict[str, Any]] | None = None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.kinds import RunKind
+from sandbox.core.kinds import RunKind
 
 __all__ = ["SOCIETY", "load", "resume", "run"]
 
@@ -18,10 +18,10 @@ def load(path: Path | str) -> Any:
     """A society file with `society.guided`'s paths read relative to it (a `solve:` file read in), its solved
     policy checked. A run directory's own `scenario.yaml` is read as stored (its paths are already absolute, and
     its policy is checked when it resumes), so a finished run loads even after its policy has moved."""
-    from sandbox.errors import ScenarioError
-    from sandbox.files import read_yaml
-    from sandbox.scenario import with_guided_paths
-    from sandbox.scenario_file import parse_kind
+    from sandbox.base.errors import ScenarioError
+    from sandbox.base.files import read_yaml
+    from sandbox.core.scenario_files import parse_kind
+    from sandbox.society.scenario import with_guided_paths
 
     data, stored = read_yaml(path), (Path(path).parent / "run.json").is_file()
     if not stored:
@@ -32,7 +32,7 @@ def load(path: Path | str) -> Any:
     scenario = parse_kind("society", data, str(path))
     guided = scenario.society.guided
     if guided is not None and guided.policy is not None and not stored:
-        from societies.guided import GuidedPolicy
+        from societies.guided_policy import GuidedPolicy
 
         try:
             GuidedPolicy.load(guided.policy).check_play(guided.play)
@@ -44,17 +44,17 @@ def load(path: Path | str) -> Any:
 def run(
     scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
 ) -> Path:
-    """Play a society scenario into `out` (`sandbox.runner.arun`, from synchronous code)."""
-    from sandbox._sync import run_sync
-    from sandbox.runner import arun
+    """Play a society scenario into `out` (`sandbox.society.runner.arun`, from synchronous code)."""
+    from sandbox.base.sync import run_sync
+    from sandbox.society.runner import arun
 
     return run_sync(arun(scenario, out=out, models=models, hooks=hooks, ledgers=ledgers))
 
 
 def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
-    """Finish an interrupted society run (`sandbox.runner.aresume`, from synchronous code)."""
-    from sandbox._sync import run_sync
-    from sandbox.runner import aresume
+    """Finish an interrupted society run (`sandbox.society.runner.aresume`, from synchronous code)."""
+    from sandbox.base.sync import run_sync
+    from sandbox.society.runner import aresume
 
     return run_sync(aresume(path, models=models, hooks=hooks, ledgers=ledgers))
 
@@ -64,6 +64,11 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     guided = scenario.society.guided
     members = f" and {guided.count} solver-guided members" if guided is not None else ""
     return f"{scenario.society.size} users{members}, {scenario.game.kind}"
+
+
+def dry_run_size(scenario: Any) -> str:
+    """A society's size in the dry-run table's title: its independent runs and epochs."""
+    return f" ({scenario.runs} runs x {scenario.epochs} epochs)"
 
 
 def requires(scenario: Any) -> list[str]:
@@ -88,6 +93,7 @@ SOCIETY = RunKind(
     run_options=("seed", "models", "runs", "epochs", "max_calls", "max_tokens", "max_cost"),
     describe="sandbox.scai.kind:describe",
     dry_run="sandbox.scai.dry_run:dry_run",
+    dry_run_size="sandbox.scai.kind:dry_run_size",
     cli_run="sandbox.scai.society_cli:cli_run",
     cli_resume="sandbox.scai.society_cli:cli_resume",
     cli_evaluate="sandbox.scai.society_cli:cli_evaluate",
@@ -107,10 +113,10 @@ SOCIETY = RunKind(
     },
     commands=("sandbox.scai.society_cli",),
     benchmarks={
-        "concurrency": "sandbox.benchmarks.engine:bench_concurrency",
-        "overhead": "sandbox.benchmarks.engine:bench_overhead",
+        "concurrency": "sandbox.society.benchmarks:bench_concurrency",
+        "overhead": "sandbox.society.benchmarks:bench_overhead",
         "scai": "sandbox.scai.bench:bench_scai",
-        "embedded": "sandbox.benchmarks.engine:bench_embedded",
+        "embedded": "sandbox.society.benchmarks:bench_embedded",
         "pool": "sandbox.scai.pool_bench:bench_pool",
         "principles": "sandbox.scai.principles:bench_principles",
     },

@@ -1,6 +1,6 @@
 """SCAI's layer of the society graph: the one hook through which the society engine runs Social Contract AI.
 
-The engine (`sandbox.graph`, `sandbox.runner`) calls a `GraphLayer`; this is
+The society engine (`sandbox.society.graph`, `sandbox.society.runner`) calls a `GraphLayer`; this is
 SCAI's: it adds the `init_policy` and `meta` nodes and their router, the
 assistant's pairs of each epoch, the assistant as a player under the epoch's
 policy, its rows in the agent table, and the SCAI tables when a run ends.
@@ -17,14 +17,14 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 
 from agents.assistant import PolicyFollowingAssistant
-from agents.contracts import UltimatumPlayer
 from agents.meta import MetaLM
 from agents.student import PolicylessAssistant
-from sandbox.scai.config import Assistant
+from sandbox.games.ultimatum import UltimatumPlayer
+from sandbox.scai.assistant_block import Assistant
 from sandbox.scai.nodes import ASSISTANT, COPIES, ScaiState, final, init_policy, meta
 
 if TYPE_CHECKING:
-    from sandbox.scai.scenario import Scenario
+    from sandbox.scai.assistant_block import ScaiScenario
 
 
 @dataclass
@@ -38,7 +38,7 @@ class ScaiLayer:
         on_policy: Called with each policy record the graph writes.
     """
 
-    scenario: Scenario
+    scenario: ScaiScenario
     assistant_model: BaseChatModel
     meta: MetaLM
     on_policy: Callable[[dict[str, Any]], None] = field(default=lambda *_: None)
@@ -46,7 +46,7 @@ class ScaiLayer:
     state = ScaiState
 
     @classmethod
-    def build(cls, scenario: Scenario, models: dict[str, BaseChatModel], on_policy: Any = None) -> ScaiLayer:
+    def build(cls, scenario: ScaiScenario, models: dict[str, BaseChatModel], on_policy: Any = None) -> ScaiLayer:
         """The layer of `scenario`, over the run's models per role."""
         c = scenario.assistant
         assert c is not None, "a SCAI layer needs a scenario with an assistant"
@@ -69,9 +69,11 @@ class ScaiLayer:
         return self.scenario.assistant
 
     def add_nodes(self, builder: StateGraph) -> None:
-        builder.add_node("init_policy", init_policy)
-        builder.add_node("meta", meta)
-        builder.add_node("final", final)
+        # SCAI's nodes read and write ScaiState, the society state with SCAI's channels, which the builder's own
+        # state type does not name (mypy's overloads of add_node reject them, and say so differently cold and warm)
+        nodes: dict[str, Any] = {"init_policy": init_policy, "meta": meta, "final": final}
+        for name, node in nodes.items():
+            builder.add_node(name, node)
         builder.add_edge(START, "init_policy")
         builder.add_edge("init_policy", "pair")
         builder.add_edge("meta", "pair")

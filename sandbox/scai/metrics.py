@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sandbox.stats import json_number, mean_ci, wilson_interval
+from sandbox.base.stats import json_number, mean_ci, wilson_interval
 
 GROUP_COLUMNS = [
     "run",

@@ -21,17 +21,17 @@ from langgraph.runtime import Runtime
 
 from agents.assistant import library_policies
 from agents.meta import Interaction
+from sandbox.base.seeding import Branch, generator, seed_node
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import propose_move
-from sandbox.graph.context import SocietyContext
-from sandbox.graph.nodes import run_currency
-from sandbox.graph.state import SocietyState
 from sandbox.llm.contracts import CallInfo
-from sandbox.seeding import Branch, generator, seed_node
+from sandbox.society.context import SocietyContext
+from sandbox.society.nodes import run_currency
+from sandbox.society.state import SocietyState
 from societies.norms import resolve_norm
 
 if TYPE_CHECKING:
-    from sandbox.scai.scenario import Scenario
+    from sandbox.scai.assistant_block import ScaiScenario
 
 
 class ScaiState(SocietyState, total=False):
@@ -90,7 +90,7 @@ def _policy_record(run: int, version: int, policy: str, **fields: Any) -> dict[s
     }
 
 
-def oracle_policy(scenario: Scenario) -> str:
+def oracle_policy(scenario: ScaiScenario) -> str:
     """The users' own norm text (of the norm with the largest share; the first of equal shares): the oracle bound."""
     top = max(scenario.society.norms, key=lambda share: share.proportion)
     return resolve_norm(top.norm, top.text).text

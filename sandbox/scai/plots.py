@@ -9,9 +9,9 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from sandbox.errors import UsageError
-from sandbox.plots import errors
+from sandbox.base.errors import UsageError
 from sandbox.scai.metrics import epoch_summary
+from sandbox.society.plots import errors
 
 _GROUP_STYLE = {
     "users": ("users", "#4c72b0", "o"),

@@ -18,11 +18,11 @@ __all__ = ["bench_pool"]
 
 def bench_pool(runs: int = 4, epochs: int = 3, latency_s: float = 0.05) -> dict[str, Any]:
     """Play the SCAI benchmark society over a pool of two servers (B fails every third call) and over one."""
-    from sandbox.benchmarks.engine import console
-    from sandbox.benchmarks.server import server_process
-    from sandbox.run_result import RunResult
-    from sandbox.runner import arun
+    from sandbox.core.result import RunResult
     from sandbox.scai.bench import http_scenario
+    from sandbox.society.benchmarks import console
+    from sandbox.society.loopback_server import server_process
+    from sandbox.society.runner import arun
 
     with tempfile.TemporaryDirectory() as tmp, server_process(latency_s=latency_s, rules="scai") as healthy:
         one = RunResult.load(asyncio.run(arun(http_scenario(runs, epochs, healthy), out=Path(tmp) / "one")))

@@ -8,10 +8,10 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from sandbox import run_dir as layout
-from sandbox.files import read_csv
+from sandbox.base.files import read_csv
+from sandbox.core import run_dir as layout
+from sandbox.core.result import RunResult
 from sandbox.llm.transcript import read_transcript
-from sandbox.run_result import RunResult
 
 __all__ = ["SocietyResult"]
 
@@ -82,7 +82,7 @@ class SocietyResult(RunResult):
 
     def plot(self) -> Figure:
         """Offered share by norm with 95% CIs (and over epochs)."""
-        from sandbox.plots import plot_offered_share
+        from sandbox.society.plots import plot_offered_share
 
         return plot_offered_share(self.episodes, title=self.scenario.name)
 

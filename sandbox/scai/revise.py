@@ -25,11 +25,11 @@ import numpy as np
 
 from agents.assistant import PolicyFollowingAssistant
 from agents.meta import Interaction
+from sandbox.base.seeding import Branch, generator, seed_node
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import propose_move, respond_move
 from sandbox.llm.contracts import CallInfo
-from sandbox.scai.config import RevisionStrategy
-from sandbox.seeding import Branch, generator, seed_node
+from sandbox.scai.assistant_block import RevisionStrategy
 
 
 @dataclass(frozen=True)

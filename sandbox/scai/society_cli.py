@@ -1,8 +1,8 @@
 """The society kind on the command line: `sandbox run`, `resume` and `evaluate` of a society (SCAI) run, and
 `sandbox compare`.
 
-The core's commands (`sandbox.cli`) find these through the society kind
-(`sandbox.scai.kind`); `compare` registers on `sandbox.cli_app.app` when the
+The core's commands (`sandbox.cli.runs`) find these through the society kind
+(`sandbox.scai.kind`); `compare` registers on `sandbox.core.commands.app` when the
 kind's commands are loaded.
 """
 
@@ -15,10 +15,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from sandbox import run_dir as layout
-from sandbox.cli_app import app, fail, out_console, progress_bar, with_progress
-from sandbox.errors import SandboxError
-from sandbox.kinds import by_option
+from sandbox.base.errors import SandboxError
+from sandbox.core import run_dir as layout
+from sandbox.core.commands import app, fail, out_console, progress_bar, with_progress
+from sandbox.core.kinds import by_option
 
 __all__ = ["apply_overrides", "cli_evaluate", "cli_resume", "cli_run", "compare", "payoff_table", "summary_table"]
 
@@ -33,7 +33,7 @@ class _ProgressDisplay:
         self.per_epoch = 0
 
     def hooks(self) -> Any:
-        from sandbox.runner import ProgressHooks
+        from sandbox.society.runner import ProgressHooks
 
         return ProgressHooks(
             on_start=self.on_start,
@@ -78,7 +78,7 @@ class _ProgressDisplay:
 
 
 def _execute(coro_factory: Any) -> Path:
-    from sandbox._sync import run_sync
+    from sandbox.base.sync import run_sync
 
     display = _ProgressDisplay()
     return with_progress(
@@ -91,7 +91,7 @@ def _execute(coro_factory: Any) -> Path:
 def summary_table(path: Path) -> None:
     """A finished society run's tables on stdout: offered share and acceptance by norm, LLM calls by role, and
     SCAI's epochs when the run had an assistant."""
-    from sandbox.files import read_json
+    from sandbox.base.files import read_json
     from sandbox.scai.commands import scai_table
 
     summary = read_json(path / "summary.json")
@@ -175,8 +175,8 @@ def apply_overrides(
 ) -> Any:
     """`scenario` with `sandbox run`'s options applied and validated again: `--runs`, `--epochs`, `--seed`,
     `--model ROLE=SPEC` (ROLE may be all) and the budget's caps."""
-    from sandbox.scenario import ROLES
-    from sandbox.scenario_file import model_overrides, parse_kind
+    from sandbox.core.scenario_files import model_overrides, parse_kind
+    from sandbox.society.scenario import ROLES
 
     data = scenario.model_dump(mode="json")
     for key, value in (("runs", runs), ("epochs", epochs), ("seed", seed)):
@@ -191,7 +191,7 @@ def apply_overrides(
 
 def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a society scenario: the run under a progress bar, then its tables."""
-    from sandbox.runner import arun
+    from sandbox.society.runner import arun
 
     path = _execute(lambda hooks: arun(scenario, out=out, hooks=hooks))
     summary_table(path)
@@ -200,9 +200,9 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
 
 def cli_resume(path: Path, **options: Any) -> None:
     """`sandbox resume` of a society run (`--max-calls`, `--max-tokens`, `--max-cost` raise its budget)."""
-    from sandbox.files import read_yaml
+    from sandbox.base.files import read_yaml
     from sandbox.llm.budget import Budget
-    from sandbox.runner import aresume
+    from sandbox.society.runner import aresume
 
     caps = {k: options.pop(k) for k in ("max_calls", "max_tokens", "max_cost") if k in options}
     by_option(options, (), f"{path}, a society run")

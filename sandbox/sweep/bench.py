@@ -2,7 +2,7 @@
 after another in one process, measured in the same run. Timing figures only.
 
 Every run plays against a loopback OpenAI-compatible server that answers
-after a fixed latency (`sandbox.benchmarks.server`, its own process), so a run
+after a fixed latency (`sandbox.society.loopback_server`, its own process), so a run
 spends its time waiting, as a run against a real endpoint does, and the
 workers overlap those waits. The sweep's time includes starting Ray and its
 workers; both are printed.
@@ -37,9 +37,9 @@ def bench_sweep(runs: int = 16, workers: int = 2, latency_s: float = 0.2, epochs
     """Seconds for `runs` society runs on a local Ray with `workers` workers, and one after another in this process."""
     import ray
 
-    from sandbox.benchmarks.engine import console
-    from sandbox.benchmarks.server import server_process
-    from sandbox.runner import arun
+    from sandbox.society.benchmarks import console
+    from sandbox.society.loopback_server import server_process
+    from sandbox.society.runner import arun
     from sandbox.sweep.config import expand, parse_sweep
     from sandbox.sweep.run import start_sweep
 

@@ -1,6 +1,6 @@
 """The command line's `sandbox sweep FILE`: a grid of runs on a local process pool or Ray, with a dry run.
 
-Registered on `sandbox.cli_app.app` when `sandbox.cli` imports this module.
+Registered on `sandbox.core.commands.app` when `sandbox.cli.runs` imports this module.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from sandbox.cli_app import app, out_console, progress_bar, scenario_argument, with_progress
-from sandbox.cli_app import fail as _fail
-from sandbox.errors import SandboxError
+from sandbox.base.errors import SandboxError
+from sandbox.core.commands import app, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import fail as _fail
 
 __all__ = ["sweep", "sweep_with_progress"]
 
@@ -57,7 +57,7 @@ def sweep_with_progress(job: Any) -> Path:
 
 
 def _status_table(path: Path) -> None:
-    from sandbox.files import read_json
+    from sandbox.base.files import read_json
 
     status = read_json(path / "sweep.json")
     table = Table(title=f"{status['name']}: {status['runs']} runs ({status['executor']})", title_justify="left")
@@ -89,9 +89,9 @@ def sweep(
     ] = False,
 ) -> None:
     """Run a grid of scenarios (a base scenario x overrides x seeds) on a local pool or Ray, into one directory."""
-    from sandbox.dry_run import dry_run_table
-    from sandbox.errors import UsageError
-    from sandbox.files import read_yaml
+    from sandbox.base.errors import UsageError
+    from sandbox.base.files import read_yaml
+    from sandbox.core.dry_run import dry_run_table
     from sandbox.sweep.config import expand, parse_sweep
     from sandbox.sweep.run import start_sweep
 

@@ -31,9 +31,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from sandbox.errors import ScenarioError
+from sandbox.base.errors import ScenarioError
+from sandbox.base.scenario_model import ScenarioModel, StrictModel
 from sandbox.llm.budget import Budget
-from sandbox.schema import ScenarioModel, StrictModel
 
 __all__ = ["SweepBlock", "SweepFile", "SweepRun", "expand", "load_sweep", "parse_sweep"]
 
@@ -86,9 +86,9 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
     """Validate a sweep file's data; return it and the base scenario's data."""
     from pydantic import ValidationError
 
-    from sandbox.files import read_yaml
-    from sandbox.scenario import with_guided_paths
-    from sandbox.scenario_file import scenario_problems
+    from sandbox.base.files import read_yaml
+    from sandbox.core.scenario_files import scenario_problems
+    from sandbox.society.scenario import with_guided_paths
 
     if not isinstance(data, dict) or "sweep" not in data:
         raise ScenarioError(source, [("sweep", "missing: a sweep file has a sweep: block")])
@@ -111,7 +111,7 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
 
 def load_sweep(path: str | Path) -> tuple[SweepFile, dict[str, Any]]:
     """Read a sweep file (and its base scenario)."""
-    from sandbox.files import read_yaml
+    from sandbox.base.files import read_yaml
 
     return parse_sweep(read_yaml(path), str(path), Path(path).parent)
 
@@ -143,8 +143,8 @@ def expand(sweep: SweepFile, base: dict[str, Any], source: str) -> list[SweepRun
     `ScenarioError` naming `source` and the field when a path does not exist in the base scenario, or when a run's
     scenario is invalid.
     """
-    from sandbox.kinds import kind_of_data
-    from sandbox.scenario_file import parse_kind
+    from sandbox.core.kinds import kind_of_data
+    from sandbox.core.scenario_files import parse_kind
 
     kind = kind_of_data(base).name
 

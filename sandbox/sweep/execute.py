@@ -2,7 +2,7 @@
 
 `execute_run` takes plain data only (a path, a kind, the scenario as a dict,
 the sweep's budget), so a process pool and Ray can both ship it. The run's
-directory is held while it runs (`sandbox.run_dir.hold`), so a run is never
+directory is held while it runs (`sandbox.core.run_dir.hold`), so a run is never
 played by two workers at once, even by two sweeps over one directory.
 """
 
@@ -15,7 +15,7 @@ __all__ = ["execute_run"]
 
 
 def _start_or_resume(path: Path, kind: str, scenario: Any, ledgers: list[Any]) -> None:
-    from sandbox.kinds import get
+    from sandbox.core.kinds import get
 
     run_kind = get(kind)
     counted = ledgers if run_kind.budget else []  # training and distillation runs count no budget
@@ -37,10 +37,10 @@ def execute_run(
         budget: The sweep's budget (a `Budget` as data), counted in the file `ledger` shared by the sweep's runs
             (society, labeling and solve runs; training and distillation runs are not counted).
     """
-    from sandbox.errors import SandboxError
+    from sandbox.base.errors import SandboxError
+    from sandbox.core.run_dir import run_status
+    from sandbox.core.scenario_files import parse_kind
     from sandbox.llm.budget import Budget, BudgetExhaustedError, FileLedger
-    from sandbox.run_dir import run_status
-    from sandbox.scenario_file import parse_kind
 
     run_dir = Path(path)
     outcome: dict[str, Any] = {"id": run_dir.name, "status": "complete", "error": None}

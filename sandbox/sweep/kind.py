@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind, by_option
 
 __all__ = ["SWEEP"]
 
@@ -29,7 +29,7 @@ def run(
     scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
 ) -> Path:
     """Play every run of the sweep (`sandbox.sweep.run.start_sweep`); `hooks`: (on_start, on_run) callbacks."""
-    from sandbox.errors import UsageError
+    from sandbox.base.errors import UsageError
     from sandbox.sweep.run import start_sweep
 
     if models or ledgers:
@@ -93,7 +93,7 @@ def cli_resume(
 ) -> None:
     """`sandbox resume` of a sweep: its unfinished runs (`--max-*` raise the sweep's budget; `--executor`,
     `--address`, `--workers` say where they run)."""
-    from sandbox.errors import UsageError
+    from sandbox.base.errors import UsageError
     from sandbox.sweep.commands import sweep_with_progress
     from sandbox.sweep.config import load_sweep
     from sandbox.sweep.run import run_sweep

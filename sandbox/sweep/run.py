@@ -8,7 +8,7 @@ Layout of a sweep directory:
     sweep.csv      one row per run: id, status, overrides, and its summary's figures (flattened: a.b.c)
     seeds.csv      one row per setting (the overrides but the seed): each figure's mean and 95% CI across seeds
     sweep.json     the sweep's status: counts by status, the executor, timings
-    summary.json   the common frame (`sandbox.summary`): the sweep's name, its runs, their statuses
+    summary.json   the common frame (`sandbox.core.summary`): the sweep's name, its runs, their statuses
 
 `sandbox sweep FILE --out DIR` on a directory that holds the same sweep, or
 `sandbox resume DIR`, goes on where it stopped: finished runs are skipped, a
@@ -26,9 +26,9 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from sandbox.errors import UsageError
-from sandbox.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out, hold, run_status
-from sandbox.summary import FRAME, write_summary
+from sandbox.base.errors import UsageError
+from sandbox.core.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out, hold, run_status
+from sandbox.core.summary import FRAME, write_summary
 from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
 
 __all__ = ["SWEEP", "is_sweep", "run_sweep", "seed_table", "start_sweep", "sweep_table"]
@@ -57,7 +57,7 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 
 def sweep_table(path: Path | str, runs: list[SweepRun]) -> pd.DataFrame:
     """One row per run: its id, status and overrides, then its summary's figures."""
-    from sandbox.files import read_json
+    from sandbox.base.files import read_json
 
     rows = []
     for run in runs:
@@ -84,7 +84,7 @@ def seed_table(table: pd.DataFrame) -> pd.DataFrame:
     """One row per setting of `sweep.csv` (its overrides but the seed), over its finished runs: `seeds`, and
     for each numeric figure of their summaries the mean and the two ends of its 95% t-interval across seeds
     (`FIGURE.mean`, `FIGURE.ci_low`, `FIGURE.ci_high`; NaN ends below two seeds)."""
-    from sandbox.stats import mean_ci
+    from sandbox.base.stats import mean_ci
 
     done = table[table["status"] == "complete"] if "status" in table else table.iloc[0:0]
     keys = [c for c in table.columns if c not in ("run", "status", "seed") and not c.startswith("summary.")]
@@ -124,8 +124,8 @@ def _jobs(path: Path, sweep: SweepFile, runs: list[SweepRun]) -> list[dict[str, 
 
 def require_extras(runs: list[SweepRun], executor: str) -> None:
     """`MissingExtraError` (exit 2) unless the extras the runs' kinds and `executor` need are installed."""
-    from sandbox.extras import require
-    from sandbox.kinds import get
+    from sandbox.base.extras import require
+    from sandbox.core.kinds import get
 
     needs = ["scale"] if executor == "ray" else []
     for run in runs:
@@ -143,7 +143,7 @@ def start_sweep(
     path = Path(out) if out is not None else default_out(sweep)
     resolved = {**sweep.model_dump(mode="json"), "sweep": {**sweep.model_dump(mode="json")["sweep"], "base": base}}
     if is_sweep(path):
-        from sandbox.files import read_yaml
+        from sandbox.base.files import read_yaml
 
         held = read_yaml(path / SWEEP)
         if {**held, "sweep": {**held["sweep"], "budget": None}} != {
@@ -185,7 +185,7 @@ def run_sweep(
         on_start: Called with (runs in all, runs already finished).
         on_run: Called with each run's outcome ({id, status, error}) as it finishes.
     """
-    from sandbox.files import read_json, read_yaml
+    from sandbox.base.files import read_json, read_yaml
     from sandbox.sweep.executors import run_jobs
 
     path = Path(path)

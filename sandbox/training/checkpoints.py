@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sandbox.errors import RunFailedError
-from sandbox.run_dir import RunDirectory, atomic_write_text
+from sandbox.base.errors import RunFailedError
+from sandbox.core.run_dir import RunDirectory, atomic_write_text
 
 __all__ = ["CHECKPOINT", "MetricsFile", "keep_rows", "recover_checkpoint", "running", "save_checkpoint"]
 

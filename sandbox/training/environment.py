@@ -10,7 +10,7 @@ environment's rewards score (`score`). `columns` turns an episode's outcomes
 into the environment's own columns of `metrics.csv`.
 
 Two implementations: the iterated matrix games of moral fine-tuning
-(`sandbox.moral.training.MoralSetup`) and the ultimatum game
+(`sandbox.moral.environment.MoralSetup`) and the ultimatum game
 (`sandbox.training.ultimatum_env.UltimatumEnvironment`). The rollout loop
 (`sandbox.training.rollout.play_episode`) and TRL's reward function
 (`sandbox.training.trl_trainers.EnvironmentReward`) know only this contract.

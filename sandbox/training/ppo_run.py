@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sandbox.files import read_json
-from sandbox.run_dir import RunDirectory
+from sandbox.base.files import read_json
+from sandbox.core.run_dir import RunDirectory
 from sandbox.training.checkpoints import (
     CHECKPOINT,
     MetricsFile,

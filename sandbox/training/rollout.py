@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sandbox.seeding import generator
+from sandbox.base.seeding import generator
 from sandbox.training.environment import Environment
 from sandbox.training.ppo import PPOTrainer
 from sandbox.training.sampling import encode

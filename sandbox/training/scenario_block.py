@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import Field, create_model
 
-from sandbox.schema import StrictModel
+from sandbox.base.scenario_model import StrictModel
 from sandbox.training.ppo_config import PRESETS, PPOConfig
 
 __all__ = ["PPOFields", "batch_ppo_config", "check_trl_block"]

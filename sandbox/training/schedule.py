@@ -2,7 +2,7 @@
 
 A schedule only names rewards; the environment scores them. A method that
 knows its rewards checks the names when a schedule is made
-(`sandbox.moral.rewards.Schedule` checks the moral rewards).
+(`sandbox.rewards.intrinsic.Schedule` checks the moral rewards).
 
 >>> RewardSchedule.parse("game,utilitarian@500").at(499), RewardSchedule.parse("game,utilitarian@500").at(500)
 ('game', 'utilitarian')

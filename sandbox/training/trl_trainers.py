@@ -25,7 +25,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from sandbox.seeding import Branch, generator
+from sandbox.base.seeding import Branch, generator
 from sandbox.training.environment import Environment
 from sandbox.training.lora import lora_config
 from sandbox.training.rollout import episode_metrics
@@ -284,7 +284,7 @@ def train_with_trl(
     (`play.csv`, returned as a DataFrame).
 
     Args:
-        run_dir: The run directory (`sandbox.run_dir.RunDirectory`).
+        run_dir: The run directory (`sandbox.core.run_dir.RunDirectory`).
         scenario: A scenario whose `training` block has algorithm, episodes, parallel, rounds, trl and ppo fields.
         base: The base model (`sandbox.llm.base_model.BaseModel`).
         hooks: `on_start(total, done)` and `on_episode(row)` callbacks (either may be None).

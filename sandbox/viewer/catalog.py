@@ -7,7 +7,7 @@ transcript by a byte scan; rows are cached by those files' sizes and times, so a
 thousands of runs reads again only what changed.
 
 Status:
-* `running`: a process holds the directory now (`sandbox.run_dir.is_held`);
+* `running`: a process holds the directory now (`sandbox.core.run_dir.is_held`);
 * `complete`: its summary is written;
 * `stopped`: a budget cap or Ctrl-C stopped it (`sandbox resume` goes on);
 * `failed`: the run raised an error (resumable too);
@@ -27,8 +27,8 @@ from typing import Any
 
 import yaml
 
-from sandbox import kinds
-from sandbox.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS, held_inodes
+from sandbox.core import kinds
+from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS, held_inodes
 
 __all__ = ["Catalog", "find_runs", "read_row"]
 
@@ -125,7 +125,7 @@ def _seconds(value: Any) -> float | None:
 
 def read_row(path: Path, root: Path, held: set[int]) -> dict[str, Any]:
     """One run directory's row (never raises: a file that cannot be read makes the row `corrupt`, naming it).
-    `held`: the inodes a process holds a lock on (`sandbox.run_dir.held_inodes`), read once per listing."""
+    `held`: the inodes a process holds a lock on (`sandbox.core.run_dir.held_inodes`), read once per listing."""
     relative = path.relative_to(root).as_posix() if path != root else "."
     row: dict[str, Any] = {
         "path": relative,

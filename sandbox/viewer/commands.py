@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from sandbox.cli_app import app, console, fail
-from sandbox.errors import SandboxError, UsageError
-from sandbox.extras import require
+from sandbox.base.errors import SandboxError, UsageError
+from sandbox.base.extras import require
+from sandbox.core.commands import app, console, fail
 
 
 @app.command()

@@ -29,8 +29,8 @@ from typing import Any
 
 import pandas as pd
 
-from sandbox import kinds
-from sandbox.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
+from sandbox.core import kinds
+from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
 
 __all__ = [
     "Cells",

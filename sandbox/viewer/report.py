@@ -17,8 +17,8 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-from sandbox.errors import UsageError
-from sandbox.run_dir import atomic_write_text
+from sandbox.base.errors import UsageError
+from sandbox.core.run_dir import atomic_write_text
 from sandbox.viewer.catalog import Catalog
 from sandbox.viewer.page import data_uri, is_run_dir
 from sandbox.viewer.server import asset, finite, page_html, run_json

@@ -35,9 +35,9 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from sandbox import kinds
-from sandbox.errors import SandboxError, UsageError
-from sandbox.run_dir import SUMMARY
+from sandbox.base.errors import SandboxError, UsageError
+from sandbox.core import kinds
+from sandbox.core.run_dir import SUMMARY
 from sandbox.viewer.catalog import Catalog
 from sandbox.viewer.page import is_run_dir, run_page
 from sandbox.viewer.transcripts import FILTERS, Transcripts

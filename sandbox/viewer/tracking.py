@@ -1,7 +1,7 @@
 """Runs logged to MLflow: a scenario's `tracking:` block (or `sandbox run --track URI`) sends each finished run to
 an MLflow tracking store.
 
-What a run logs, once its summary is written (`sandbox.summary.write_summary` calls `track_finished`):
+What a run logs, once its summary is written (`sandbox.core.summary.write_summary` calls `track_finished`):
 
 * parameters: the resolved scenario, flattened (`scenario.society.norms` -> a JSON text, `scenario.seed` -> `7`);
 * metrics: every chart of the kind's run page (`RunKind.view`, the same description `sandbox view` draws), one
@@ -32,8 +32,8 @@ from typing import Any
 
 import yaml
 
-from sandbox import kinds
-from sandbox.run_dir import SCENARIO, SUMMARY, SWEEP, atomic_write_text
+from sandbox.core import kinds
+from sandbox.core.run_dir import SCENARIO, SUMMARY, SWEEP, atomic_write_text
 
 __all__ = ["TRACKING", "ensure_run", "logged_metrics", "report_to", "start", "track_finished", "tracking_of"]
 

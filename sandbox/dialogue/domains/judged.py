@@ -8,9 +8,9 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from pydantic import Field
 
+from sandbox.base.scenario_model import StrictModel
 from sandbox.dialogue.reward import Check
 from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
-from sandbox.schema import StrictModel
 
 MessageFormat = Literal["text", "chat"]
 

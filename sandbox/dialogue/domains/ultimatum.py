@@ -18,6 +18,7 @@ from langchain_core.messages import HumanMessage
 from pydantic import Field
 
 from prompts import render
+from sandbox.base.scenario_model import StrictModel
 from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
 from sandbox.games.ultimatum import (
     ParseError,
@@ -27,7 +28,6 @@ from sandbox.games.ultimatum import (
     parse_proposal,
     proposal_constraint,
 )
-from sandbox.schema import StrictModel
 
 
 class UltimatumConfig(StrictModel):

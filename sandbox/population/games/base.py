@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 
 from langchain_core.language_models import BaseChatModel
 
+from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
-from sandbox.run_dir import RunDirectory
 
 __all__ = ["ModelOf", "PopulationGame"]
 

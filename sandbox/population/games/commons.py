@@ -74,8 +74,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from prompts import render
+from sandbox.base.files import read_csv
+from sandbox.base.seeding import Branch, call_seed, generator
+from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
-from sandbox.files import read_csv
 from sandbox.games.commons import Month, Outcome, allocate, figures, parse_harvest, sustainable_catch
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
@@ -86,8 +88,6 @@ from sandbox.population.games import plays
 from sandbox.population.games.base import ModelOf, PopulationGame
 from sandbox.population.llm_session import finish_llm_run, model_label
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
-from sandbox.run_dir import RunDirectory
-from sandbox.seeding import Branch, call_seed, generator
 
 __all__ = ["Commons", "outcome_of"]
 

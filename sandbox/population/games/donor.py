@@ -47,8 +47,10 @@ from typing import Any
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 
+from sandbox.base.files import read_csv
+from sandbox.base.seeding import Branch, generator
+from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
-from sandbox.files import read_csv
 from sandbox.games.donor import DonorRecord, apply_round, final_scores, pairings, round_views
 from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_norms
 from sandbox.population.donor_players import Players
@@ -59,8 +61,6 @@ from sandbox.population.games.base import ModelOf, PopulationGame
 from sandbox.population.llm_session import finish_llm_run, listed, model_label
 from sandbox.population.norm_map import norm_map_summary
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
-from sandbox.run_dir import RunDirectory
-from sandbox.seeding import Branch, generator
 
 __all__ = ["DONATIONS", "NORMS", "DonorGame"]
 
@@ -229,7 +229,7 @@ class DonorGame(PopulationGame):
         self.players = Players(scenario, self.model("user"))
         self.judge: Any = None
         if self.block.judge_play:
-            from sandbox.proxy.judge import ProxyJudge
+            from sandbox.rewards.judge import ProxyJudge
 
             self.judge = ProxyJudge(self.model("judge"))
 

@@ -19,16 +19,16 @@ from typing import Any
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 
+from sandbox.base.files import read_csv
+from sandbox.base.seeding import Branch, generator
+from sandbox.core.run_dir import RunDirectory
+from sandbox.core.summary import write_summary
 from sandbox.engine.generations import GenerationState
-from sandbox.files import read_csv
 from sandbox.population.dynamics import Play, network_of, play, revise
 from sandbox.population.games import plays
 from sandbox.population.games.base import ModelOf, PopulationGame
 from sandbox.population.scenario import place_members
 from sandbox.population.strategies import MatchTable, canonical, payoff_table
-from sandbox.run_dir import RunDirectory
-from sandbox.seeding import Branch, generator
-from sandbox.summary import write_summary
 
 __all__ = ["ScriptedMatrix"]
 

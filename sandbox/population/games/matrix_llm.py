@@ -37,8 +37,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
 from prompts import render
+from sandbox.base.files import read_csv
+from sandbox.base.seeding import Branch, call_seed, generator
+from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
-from sandbox.files import read_csv
 from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
@@ -51,8 +53,6 @@ from sandbox.population.llm_session import finish_llm_run, listed, model_label
 from sandbox.population.principles import edge_pairs, first_principles, revise_principles
 from sandbox.population.scenario import PopulationScenario, place_members
 from sandbox.population.strategies import payoff_table
-from sandbox.run_dir import RunDirectory
-from sandbox.seeding import Branch, call_seed, generator
 from societies.norms import NORMS
 
 __all__ = ["MatrixLLM"]

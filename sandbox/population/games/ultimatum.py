@@ -55,11 +55,12 @@ from langchain_core.language_models import BaseChatModel
 from agents.assistant import PolicyFollowingAssistant, library_policies
 from agents.meta import Interaction, MetaLM
 from agents.user import NormFollowingUser
+from sandbox.base.files import read_csv
+from sandbox.base.seeding import Branch, call_seed, generator, seed_node
+from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
-from sandbox.files import read_csv
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import play_ultimatum
-from sandbox.graph.nodes import draw_stakes
 from sandbox.llm.contracts import CallInfo
 from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import Neighbours, network_of
@@ -68,8 +69,7 @@ from sandbox.population.games.base import ModelOf, PopulationGame
 from sandbox.population.llm_session import finish_llm_run, listed, model_label
 from sandbox.population.principles import edge_pairs, first_principles, revise_principles
 from sandbox.population.scenario import ASSISTANT, PopulationScenario, place_members
-from sandbox.run_dir import RunDirectory
-from sandbox.seeding import Branch, call_seed, generator, seed_node
+from sandbox.society.nodes import draw_stakes
 from societies.contracts import UserProfile
 from societies.manners import MANNERS
 from societies.norms import NORMS, resolve_norm

@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import Field
 
-from sandbox.schema import StrictModel
+from sandbox.base.scenario_model import StrictModel
 
 __all__ = [
     "ASSISTANT",

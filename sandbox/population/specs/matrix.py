@@ -58,8 +58,8 @@ class MatrixGameSpec(PopulationGameSpec):
     def _temptation(self) -> MatrixGameSpec:
         if (self.name == "weak_prisoners_dilemma") != (self.temptation is not None):
             raise ValueError("`temptation` is set for name weak_prisoners_dilemma, and only for it")
+        from sandbox.base.registry import UnknownNameError
         from sandbox.population.strategies import payoff_table, symmetric
-        from sandbox.registry import UnknownNameError
 
         try:
             table = payoff_table(self.name, self.temptation)
@@ -114,7 +114,7 @@ class MatrixGameSpec(PopulationGameSpec):
             raise ValueError(f"{', '.join(text_only)}: read for LLM strategies (the donor game) only")
         if rule == "mutate" and not block.revision.mutation:
             raise ValueError("revision.rule mutate changes strategies by mutation alone: set revision.mutation above 0")
-        from sandbox.extras import install_line, missing
+        from sandbox.base.extras import install_line, missing
 
         if missing("population"):
             raise ValueError(

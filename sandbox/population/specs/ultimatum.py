@@ -14,7 +14,7 @@ from sandbox.population.specs.common import (
     network_edges,
     principle_checks,
 )
-from sandbox.scenario import UltimatumGame
+from sandbox.society.scenario import UltimatumGame
 
 __all__ = ["UltimatumPopulationGame"]
 

@@ -1,0 +1,122 @@
+"""The command line's application object, its two consoles, its error exit and its progress bars, shared by every
+command module.
+
+`sandbox.cli.runs` defines the core commands on `app`; each run kind's command
+modules (`sandbox.core.kinds.RunKind.commands`) register theirs on the same `app`.
+They import this module, never `sandbox.cli.runs`, so imports run one way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from sandbox.base.errors import SandboxError
+
+__all__ = ["app", "ci_cell", "console", "fail", "out_console", "progress_bar", "scenario_argument", "with_progress"]
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="sandbox",
+    help="Run societies of LLM agents that play games under fixed norms, and read the results.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console(stderr=True)  # progress, messages and errors
+out_console = Console()  # results (tables), on stdout
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("norm-sandbox")
+        except metadata.PackageNotFoundError:  # run from a checkout that is not installed
+            from sandbox import __version__ as version
+        out_console.print(f"norm-sandbox {version}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Run societies of LLM agents that play games under fixed norms, and read the results."""
+
+
+def ci_cell(row: Any, metric: str) -> str:
+    """A share and its 95% CI from a table row's `metric`, `metric_ci_low`, `metric_ci_high`: "42% (40%–45%)";
+    "n/a" when the share is NaN, no interval when its ends are.
+
+    >>> ci_cell({"x": 0.42, "x_ci_low": 0.4, "x_ci_high": 0.45}, "x"), ci_cell({"x": float("nan"), "x_ci_low": 0, "x_ci_high": 0}, "x")
+    ('42% (40%–45%)', 'n/a')
+    """
+    mean, low, high = row[metric], row[f"{metric}_ci_low"], row[f"{metric}_ci_high"]
+    if mean != mean:
+        return "n/a"
+    return f"{mean:.0%}" + ("" if low != low else f" ({low:.0%}–{high:.0%})")
+
+
+def _scenario_file(value: Any) -> Any:
+    """A scenario argument's value (one path or a list): each a file, or a shipped scenario's name made its path."""
+    from sandbox.examples import scenario_path
+
+    try:
+        if isinstance(value, list):
+            return [scenario_path(item) for item in value]
+        return None if value is None else scenario_path(value)
+    except SandboxError as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+def scenario_argument(help: str) -> Any:
+    """A Typer argument for a scenario file that also takes a shipped scenario's name (`sandbox run default`)."""
+    return typer.Argument(help=f"{help} Or a shipped scenario's name (sandbox examples list).", callback=_scenario_file)
+
+
+def fail(error: BaseException) -> typer.Exit:
+    """Print `error` on stderr and return the exit to raise: its `exit_code` (2 for bad input), else 1."""
+    console.print("[bold red]error:[/]", end=" ")
+    console.print(str(error), highlight=False, markup=False, soft_wrap=True)
+    return typer.Exit(getattr(error, "exit_code", 1))
+
+
+def progress_bar(label: str | None, unit: str = "", *, eta: bool = True, last: bool = False) -> Progress:
+    """A Rich progress bar on stderr: `label` (None: each task's description), the bar, done of total `unit`
+    (a `{task.fields[...]}` template too), elapsed time, the time remaining (`eta`), and a `last` field (add
+    tasks with `last=""`; update it with a line on the latest step)."""
+    columns: list[Any] = [
+        TextColumn(f"[bold]{label}" if label else "[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+    ]
+    if unit:
+        columns.append(TextColumn(unit))
+    columns.append(TimeElapsedColumn())
+    if eta:
+        columns += [TextColumn("eta"), TimeRemainingColumn()]
+    if last:
+        columns.append(TextColumn("{task.fields[last]}"))
+    return Progress(*columns, console=console)
+
+
+def with_progress(job: Callable[[], T], progress: Progress, interrupted: str) -> T:
+    """Run `job` with `progress` shown: Ctrl-C prints `interrupted` (how to resume) and exits 130; a
+    `SandboxError` exits with its code, printed."""
+    try:
+        with progress:
+            return job()
+    except KeyboardInterrupt:
+        console.print(interrupted, soft_wrap=True)
+        raise typer.Exit(130) from None
+    except SandboxError as error:
+        raise fail(error) from None

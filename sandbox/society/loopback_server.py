@@ -1,0 +1,179 @@
+"""An OpenAI-compatible chat server on loopback, for benchmarks and tests: asyncio, keep-alive, fixed latency.
+
+    python -m sandbox.society.loopback_server --latency 0.2 [--rules scai] [--fail-every 3]
+
+prints the port it listens on (127.0.0.1 only), then answers
+`POST /v1/chat/completions` after `--latency` seconds from the scripted rules
+of the benchmarks (ultimatum proposals and answers; `scai` adds the MetaLM's
+principle). `--fail-every N` answers every Nth request with HTTP 500 (a
+flaky endpoint). Each response carries `x-endpoint` (its port), so a client
+can tell which server answered. One process serves thousands of concurrent
+connections, so at a fixed latency the server is never the bottleneck: what
+a benchmark measures is the client. Its answers are timing fixtures, never
+simulation results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["serve", "server_process"]
+
+
+def _answerer(rules: str) -> Callable[[list[dict[str, Any]]], str]:
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    from sandbox.llm.contracts import CallInfo
+    from sandbox.society.benchmarks import fake_model, fake_scai_models
+
+    model = fake_scai_models(0.0)["user"] if rules == "scai" else fake_model(0.0)
+    kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
+
+    def answer(messages: list[dict[str, Any]]) -> str:
+        converted = [
+            kinds.get(m.get("role", "user"), HumanMessage)(content=str(m.get("content", ""))) for m in messages
+        ]
+        reply = model.answer(converted, {"call": CallInfo()})
+        return reply if isinstance(reply, str) else reply.text
+
+    return answer
+
+
+def _response(status: int, body: dict[str, Any], port: int) -> bytes:
+    data = json.dumps(body).encode()
+    reason = {200: "OK", 404: "Not Found", 500: "Internal Server Error"}.get(status, "Error")
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+        f"x-endpoint: {port}\r\nConnection: keep-alive\r\n\r\n"
+    )
+    return head.encode() + data
+
+
+async def serve(
+    port: int = 0,
+    *,
+    latency_s: float = 0.2,
+    rules: str = "ultimatum",
+    fail_every: int = 0,
+    ready: Callable[[int], None] | None = None,
+) -> None:
+    """Serve forever on 127.0.0.1:`port` (0: a free one, passed to `ready`)."""
+    answer = _answerer(rules)
+    count = {"n": 0}
+    bound = {"port": port}
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                request = json.loads(await reader.readexactly(length)) if length else {}
+                count["n"] += 1
+                failing = fail_every and count["n"] % fail_every == 0
+                await asyncio.sleep(latency_s)
+                if failing:
+                    writer.write(
+                        _response(
+                            500, {"error": {"message": "injected failure", "type": "server_error"}}, bound["port"]
+                        )
+                    )
+                else:
+                    text = answer(request.get("messages", []))
+                    words = len(text.split())
+                    writer.write(
+                        _response(
+                            200,
+                            {
+                                "id": f"chatcmpl-{count['n']}",
+                                "object": "chat.completion",
+                                "created": 0,
+                                "model": request.get("model", "bench"),
+                                "choices": [
+                                    {
+                                        "index": 0,
+                                        "finish_reason": "stop",
+                                        "logprobs": None,
+                                        "message": {"role": "assistant", "content": text},
+                                    }
+                                ],
+                                "usage": {
+                                    "prompt_tokens": 100,
+                                    "completion_tokens": words,
+                                    "total_tokens": 100 + words,
+                                },
+                            },
+                            bound["port"],
+                        )
+                    )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", port, backlog=4096)
+    bound["port"] = server.sockets[0].getsockname()[1]
+    if ready:
+        ready(bound["port"])
+    async with server:
+        await server.serve_forever()
+
+
+@contextmanager
+def server_process(*, latency_s: float = 0.2, rules: str = "ultimatum", fail_every: int = 0) -> Iterator[str]:
+    """Run the server in a child process (its own CPU, not the client's); yield its base URL; stop it on exit."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sandbox.society.loopback_server",
+            "--latency",
+            str(latency_s),
+            "--rules",
+            rules,
+            "--fail-every",
+            str(fail_every),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline())
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--rules", choices=("ultimatum", "scai"), default="ultimatum")
+    parser.add_argument("--fail-every", type=int, default=0)
+    args = parser.parse_args()
+    asyncio.run(
+        serve(
+            args.port,
+            latency_s=args.latency,
+            rules=args.rules,
+            fail_every=args.fail_every,
+            ready=lambda port: print(port, flush=True),
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
