@@ -50,9 +50,10 @@ class Convergence:
     def update(self, success: bool) -> bool:
         """Record one interaction; True once the population has converged.
 
-        >>> c = Convergence(agents=1)
-        >>> [c.update(s) for s in (True, True, False, True, True, True)]
-        [False, False, False, False, False, True]
+        Examples:
+            >>> c = Convergence(agents=1)
+            >>> [c.update(s) for s in (True, True, False, True, True, True)]
+            [False, False, False, False, False, True]
         """
         self.run = self.run + 1 if success else 0
         return self.run >= 3 * self.agents

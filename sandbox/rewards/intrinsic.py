@@ -6,11 +6,12 @@ the opponent's previous move (the state) and the game. An illegal output
 earns `R_illegal` whatever the reward. The same functions serve PPO, GRPO
 and RLOO.
 
->>> from sandbox.games.matrix import MATRIX_GAMES
->>> pd = MATRIX_GAMES.get("prisoners_dilemma")
->>> step = Step(own="D", other="C", last_other="C", game=pd)
->>> [reward(name, step) for name in ("game", "deontological", "utilitarian", "game_deontological")]
-[4.0, -3.0, 4.0, 1.0]
+Examples:
+    >>> from sandbox.games.matrix import MATRIX_GAMES
+    >>> pd = MATRIX_GAMES.get("prisoners_dilemma")
+    >>> step = Step(own="D", other="C", last_other="C", game=pd)
+    >>> [reward(name, step) for name in ("game", "deontological", "utilitarian", "game_deontological")]
+    [4.0, -3.0, 4.0, 1.0]
 """
 
 from __future__ import annotations

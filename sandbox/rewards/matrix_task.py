@@ -6,11 +6,12 @@ game's cells in the regular order or in a scrambled one, which re-assigns
 the payoff pairs to the options. The ground truth is computed on what is
 shown, so a scrambled listing is judged as the game it displays.
 
->>> item = matrix_item("kwon_prisoners_dilemma", "scrambled", np.random.default_rng(0))
->>> [item.shown(letter) for letter in "ABCD"]
-[(5.0, 0.0), (0.0, 5.0), (1.0, 1.0), (3.0, 3.0)]
->>> sorted(item.truth("welfare"))
-['D']
+Examples:
+    >>> item = matrix_item("kwon_prisoners_dilemma", "scrambled", np.random.default_rng(0))
+    >>> [item.shown(letter) for letter in "ABCD"]
+    [(5.0, 0.0), (0.0, 5.0), (1.0, 1.0), (3.0, 3.0)]
+    >>> sorted(item.truth("welfare"))
+    ['D']
 """
 
 from __future__ import annotations

@@ -144,8 +144,9 @@ def epoch_summary(groups: pd.DataFrame) -> pd.DataFrame:
 def share_bin(share: float) -> str:
     """The norm bin of an offered share.
 
-    >>> [share_bin(s) for s in (0.0, 0.29, 0.3, 0.5, 0.7, 0.71, 1.0)]
-    ['selfish', 'selfish', 'fair', 'fair', 'fair', 'altruistic', 'altruistic']
+    Examples:
+        >>> [share_bin(s) for s in (0.0, 0.29, 0.3, 0.5, 0.7, 0.71, 1.0)]
+        ['selfish', 'selfish', 'fair', 'fair', 'fair', 'altruistic', 'altruistic']
     """
     if share is None or math.isnan(share):
         return "none"

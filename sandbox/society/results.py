@@ -144,8 +144,9 @@ PAYOFF_COLUMNS = [
 def member_kind(agent: Any) -> str:
     """The kind of society member an agent id names: assistant, guided (solver-guided) or user.
 
-    >>> [member_kind(a) for a in ("user-3", "guided-8", "assistant-1")]
-    ['user', 'guided', 'assistant']
+    Examples:
+        >>> [member_kind(a) for a in ("user-3", "guided-8", "assistant-1")]
+        ['user', 'guided', 'assistant']
     """
     agent = str(agent)
     return "assistant" if agent.startswith("assistant") else "guided" if agent.startswith("guided-") else "user"
