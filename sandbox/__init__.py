@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from sandbox.base.lazy import lazy_attribute
+
 __version__ = "0.1.0"
 
 _EXPORTS = {
@@ -39,6 +41,4 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module("sandbox.core.kinds").register
     if name == "Scenario":  # the society kind's scenario model (with SCAI's assistant block), found by the registry
         return importlib.import_module("sandbox.core.kinds").get("society").scenario_model()
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'sandbox' has no attribute {name!r}")
+    return lazy_attribute(__name__, _EXPORTS, name)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 
 from sandbox.dialogue import DialogueGame, Outcome, Prompt, Setup
+from sandbox.dialogue.conformance import ULTIMATUM as ULTIMATUM
+from sandbox.dialogue.conformance import style as style
+from sandbox.dialogue.conformance import ultimatum_model as ultimatum_model
 from sandbox.llm import scripted
 
 CARDS = "JQK"
@@ -55,60 +56,6 @@ def kuhn_game(seeds: tuple[int, ...] = (11,)) -> DialogueGame:
 def kuhn_model(**kw: Any) -> Any:
     """Writes the move its instruction names."""
     return scripted([(r"check or fold", "I check."), (r"bet or call", "I bet.")], **kw)
-
-
-def style(messages: list[Any]) -> str:
-    return re.search(r"Style: (\w+)", str(messages[-1].content)).group(1)  # type: ignore[union-attr]
-
-
-def ultimatum_model(
-    proposals: dict[str, int] | None = None,
-    accept: Callable[[str, int], bool] | None = None,
-    *,
-    ignore_instructions: bool = False,
-    latency_s: float = 0.0,
-) -> Any:
-    """A scripted ultimatum player (and classifier): the proposer keeps `proposals[style]` of 10 and makes a remark;
-    the responder accepts by `accept(style, offered)`; the classifier names the style from the remark."""
-    proposals = proposals or {"generous": 4, "greedy": 9, "any": 5}
-    accept = accept or (lambda s, offered: s == "lenient" or offered >= 5 or (s == "any" and offered >= 2))
-
-    def propose(messages: list[Any], kw: dict[str, Any]) -> str:
-        s = "any" if ignore_instructions else style(messages)
-        keep = proposals.get(s, 5)
-        return f"For the 10 dollars, the proposer will get {keep}, and the responder will get {10 - keep}. ({s})"
-
-    def respond(messages: list[Any], kw: dict[str, Any]) -> str:
-        s = "any" if ignore_instructions else style(messages)
-        offered = int(re.search(r"you get (\d+)", str(messages[-1].content)).group(1))  # type: ignore[union-attr]
-        return f"{'yes' if accept(s, offered) else 'no'}. ({s})"
-
-    def classify(messages: list[Any], kw: dict[str, Any]) -> str:
-        return re.search(r"\((\w+)\)", str(messages[-1].content)).group(1)  # type: ignore[union-attr]
-
-    return scripted(
-        [
-            (r"Which one does the message follow", classify),
-            (r"Propose your split", propose),
-            (r"Do you accept", respond),
-        ],
-        latency_s=latency_s,
-    )
-
-
-ULTIMATUM = {
-    "name": "dialogue-test",
-    "seed": 3,
-    "concurrency": 8,
-    "dialogue": {
-        "domain": {"kind": "ultimatum", "amount": 10, "currency": "dollars"},
-        "players": ["Alice", "Bob"],
-        "instructions": [["generous", "greedy", "any"], ["tough", "lenient", "any"]],
-        "max_messages": 2,
-        "seeds_per_message": 2,
-    },
-    "solver": {"iterations": 500},
-}
 
 
 class Chat:

@@ -7,18 +7,18 @@ bad inputs (an unknown key, a wrong type, a file that is not UTF-8, a missing fi
 the field, and write nothing. The runs go through the Python API (`sandbox.run`, `sandbox.resume`,
 `sandbox.RunResult.load`), which every kind's commands wrap.
 
-A kind's small scenario, scripted models and progress hooks are the `CASES` below: a new kind adds its case (the
-test fails for a registered kind without one).
+A kind's small scenario, scripted models and progress hooks are its own conformance case
+(`RunKind.conformance`, a `sandbox.core.conformance.ConformanceCase` in the kind's package), so an installed
+third-party kind runs here without an edit to the tests; a shipped kind without one fails.
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+import tomllib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 import pytest
@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 import sandbox
 from sandbox.cli.runs import app
 from sandbox.core import kinds
-from sandbox.core.scenario_files import parse_kind
+from sandbox.core.conformance import ConformanceCase
 from sandbox.core.summary import summary_problems
 from tests.toy_kind import TOY
 
@@ -40,184 +40,21 @@ class Interrupted(BaseException):
     """Raised from a progress hook: the run stops there, as under Ctrl-C (not an `Exception` a run could absorb)."""
 
 
-@dataclass
-class Case:
-    """A kind's small run: its scenario, its scripted models, its progress hooks, and the tables to compare."""
-
-    scenario: Callable[[Path], Any]
-    hooks: Callable[[Callable[[], None]], Any]  # the kind's hooks, calling `tick()` at each step of progress
-    tables: list[str]
-    models: Callable[[], dict[str, Any] | None] = lambda: None
-    timing: list[str] = field(default_factory=lambda: ["seconds"])  # columns that vary from session to session
+def _shipped() -> set[str]:
+    """The kinds this distribution registers (pyproject.toml's entry points)."""
+    return set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][kinds.GROUP])
 
 
-def _society(tmp: Path) -> Any:
-    from tests.conftest import scai_scenario
-
-    return scai_scenario(runs=2, epochs=2)
-
-
-def _society_hooks(tick: Callable[[], None]) -> Any:
-    from sandbox.society.runner import ProgressHooks
-
-    return ProgressHooks(on_episode=lambda _: tick())
-
-
-def _society_models() -> dict[str, Any]:
-    from tests.conftest import scai_models
-
-    return scai_models()
-
-
-def _training(tmp: Path) -> Any:
-    from tests.test_moral_run import TINY
-
-    return parse_kind("training", {**TINY, "training": {**TINY["training"], "episodes": 4}})
-
-
-def _train_hooks(tick: Callable[[], None]) -> Any:
-    from sandbox.training.hooks import TrainHooks
-
-    return TrainHooks(on_episode=lambda _: tick())
-
-
-def _proxy(tmp: Path) -> Any:
-    from tests.test_proxy_label import scenario
-
-    return scenario(test_items=8)
-
-
-def _proxy_hooks(tick: Callable[[], None]) -> Any:
-    from sandbox.proxy.label_steps import LabelHooks
-
-    return LabelHooks(on_item=tick)
-
-
-def _proxy_models() -> dict[str, Any]:
-    from sandbox.llm.scripted import scripted
-    from tests.test_proxy_label import rule_judge
-
-    return {"judge": scripted([(r"Ultimatum", rule_judge)])}
-
-
-def _dialogue(tmp: Path) -> Any:
-    from tests.test_dialogue import dialogue_scenario
-
-    return dialogue_scenario()
-
-
-def _dialogue_hooks(tick: Callable[[], None]) -> Any:
-    from sandbox.dialogue.run import SolveHooks
-
-    return SolveHooks(on_advance=lambda n: tick())
-
-
-def _dialogue_models() -> dict[str, Any]:
-    from tests.dialogue_helpers import ultimatum_model
-
-    model = ultimatum_model()
-    return {"players": model, "judge": model}
-
-
-def _distill(tmp: Path) -> Any:
-    from tests.test_distill import scenario
-
-    return scenario(trials=2)
-
-
-def _distill_models() -> dict[str, Any]:
-    from tests.conftest import scai_models
-    from tests.test_distill import generous_judge
-
-    models = scai_models()
-    return {"judge": generous_judge(), "assistant": models["assistant"], "users": models["user"]}
-
-
-def _judge(tmp: Path) -> Any:
-    return parse_kind(
-        "judge",
-        {
-            "name": "judge",
-            "seed": 2,
-            "concurrency": 2,
-            "models": {"judge": "embedded"},
-            "distill": {
-                "source": {"text": "Give the other player everything."},
-                "truth": "altruistic",
-                "scoring": "binary",
-            },
-            "label": {"roles": ["proposer", "responder"]},
-        },
-    )
-
-
-def _judge_models() -> dict[str, Any]:
-    from tests.test_distill import generous_judge
-
-    return {"judge": generous_judge()}
-
-
-def _chain(tmp: Path) -> Any:
-    from tests.test_chain import chain
-
-    return chain()
-
-
-def _chain_hooks(tick: Callable[[], None]) -> Any:
-    from sandbox.chain.run import ChainHooks
-
-    return ChainHooks(on_step=tick)
-
-
-def _chain_models() -> dict[str, Any]:
-    from tests.test_chain import models
-
-    return models()
-
-
-def _sweep(tmp: Path) -> Any:
-    """A sweep of toy runs (its spawned workers find the toy kind through SANDBOX_KINDS)."""
-    data = {
-        "name": "toy-sweep",
-        "sweep": {
-            "base": {"name": "t", "seed": 1, "toy": {"steps": 3}},
-            "grid": {"toy.steps": [2, 3]},
-            "seeds": 2,
-            "workers": 1,
-        },
-    }
-    return parse_kind("sweep", data)
-
-
-def _population(tmp: Path) -> Any:
-    from tests.test_population import scenario
-
-    return scenario(64, 6, network={"kind": "small_world", "k": 4, "p": 0.2}, revision={"mutation": 0.05})
-
-
-def _toy(tmp: Path) -> Any:
-    return parse_kind("toy", {"name": "toy", "seed": 2, "toy": {"steps": 6}})
-
-
-CASES: dict[str, Case] = {
-    "society": Case(
-        _society, _society_hooks, ["episodes.csv", "metrics.csv", "epochs.csv", "policies.jsonl"], _society_models
-    ),
-    "training": Case(_training, _train_hooks, ["metrics.csv"]),
-    "proxy": Case(_proxy, _proxy_hooks, ["labels.csv", "accuracy.csv"], _proxy_models),
-    "dialogue": Case(_dialogue, _dialogue_hooks, ["dialogues.csv", "policy.csv"], _dialogue_models),
-    "distill": Case(_distill, _train_hooks, ["metrics.csv", "judge_table.csv", "evaluation.csv"], _distill_models),
-    "judge": Case(_judge, lambda tick: tick, ["judge_table.csv"], _judge_models),
-    "chain": Case(
-        _chain,
-        _chain_hooks,
-        ["comparison.csv", "judge/judge_table.csv", "society/episodes.csv", "evaluate/base/episodes.csv"],
-        _chain_models,
-    ),
-    "population": Case(_population, lambda tick: lambda _: tick(), ["population.csv", "generations.csv", "edges.csv"]),
-    "sweep": Case(_sweep, lambda tick: (None, lambda _: tick()), ["sweep.csv", "runs.csv"]),
-    "toy": Case(_toy, lambda tick: lambda _: tick(), ["steps.csv"]),
-}
+def _case(name: str) -> ConformanceCase:
+    """The kind's own conformance case (`RunKind.conformance`); a shipped kind must carry one, another kind's
+    absence is a skip that says so."""
+    kind = kinds.get(name)
+    if kind.conformance is None:
+        assert name not in _shipped(), f"the shipped {name} kind carries no conformance case (RunKind.conformance)"
+        pytest.skip(f"the {name} kind carries no conformance case (RunKind.conformance)")
+    case = kinds.resolve(kind.conformance)
+    assert isinstance(case, ConformanceCase), f"{kind.conformance} is not a ConformanceCase"
+    return case
 
 
 @pytest.fixture(autouse=True)
@@ -275,8 +112,7 @@ def test_the_dry_run_prints_an_estimate_and_writes_nothing(name: str, tmp_path: 
 def test_a_run_through_the_python_api_interrupted_at_a_random_point_resumes_to_identical_tables(
     name: str, tmp_path: Path
 ) -> None:
-    kind, case = kinds.get(name), CASES.get(name)
-    assert case is not None, f"the {name} kind has no conformance case in tests/test_conformance.py"
+    kind, case = kinds.get(name), _case(name)
     steps = 0
 
     def count() -> None:

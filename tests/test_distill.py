@@ -18,6 +18,7 @@ from sandbox.base.errors import ScenarioError
 from sandbox.base.files import read_yaml
 from sandbox.cli.runs import app
 from sandbox.core.scenario_files import parse_kind
+from sandbox.distill.conformance import generous_judge
 from sandbox.distill.judge_table import JudgeTable
 from sandbox.distill.run import DistillHooks, distill_scenario, plan, resume_distill
 from sandbox.distill.source import resolve_principles
@@ -28,16 +29,6 @@ from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
-
-
-def generous_judge(at_least: int = 90) -> Any:
-    """A judge that says Yes when the responder gets at least `at_least` of the 100, and counts its calls."""
-
-    def verdict(messages: list[Any], kwargs: dict[str, Any]) -> str:
-        given = re.search(r"the responder will get (\d+)\.", str(messages[-1].content))
-        return "Yes" if given and int(given.group(1)) >= at_least else "No"
-
-    return scripted([(r"Answer Yes or No", verdict)])
 
 
 def proposal(amount: int, keep: int) -> UltimatumOutcome:

@@ -19,6 +19,8 @@ MODULES = [
     "sandbox.rewards.intrinsic",
     "sandbox.moral.regret",
     "sandbox.base.jobs",
+    "sandbox.base.lazy",
+    "sandbox.proxy.offers",
     "sandbox.llm.budget",
     "sandbox.base.stats",
     "sandbox.training.environment",

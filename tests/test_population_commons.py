@@ -261,3 +261,9 @@ def test_a_fishery_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, s
 )
 def test_bad_commons_input_exits_2_naming_the_field(tmp_path: Path, change: dict, field: str) -> None:
     assert_bad_input(tmp_path, GOVSIM, change, field)
+
+
+def test_a_month_names_the_columns_of_generations_csv_in_their_order() -> None:
+    from sandbox.population.games.commons import COLUMNS, GENERATIONS, MonthRow
+
+    assert [*MonthRow._fields, "seconds"] == COLUMNS[GENERATIONS]

@@ -23,44 +23,19 @@ from sandbox.llm.contracts import CallInfo
 from sandbox.llm.scripted import ScriptedReply, scripted
 from sandbox.proxy import label_run as label_module
 from sandbox.proxy import ultimatum_task
+from sandbox.proxy.conformance import last_offer, reply, rule_judge
 from sandbox.proxy.label_run import label_scenario, resume_labeling
 from sandbox.rewards.judge import ProxyJudge
 from sandbox.rewards.matrix_task import matrix_item
 from tests.test_notebooks import execute_notebook
 
 runner = CliRunner()
-ITEM = re.compile(
-    r"P1 proposes a split of \$([\d.]+) for P1 and \$([\d.]+) for P2\. P2 rejected this offer\.[^\n]*(\n[^\n]*)?$"
-)
 
 
 def scenario(**proxy: Any) -> Any:
     block = {"task": "ultimatum", "objective": {"name": "reject_below_share", "threshold": 0.3}, "test_items": 16}
     block.update(proxy)
     return parse_kind("proxy", {"name": "proxy-test", "seed": 5, "proxy": block})
-
-
-def last_offer(messages: list[Any]) -> tuple[float, float]:
-    match = ITEM.search(str(messages[-1].content))
-    assert match, "the prompt does not end with the test item"
-    return float(match[1]), float(match[2])
-
-
-def reply(yes: bool, p_yes: float) -> ScriptedReply:
-    """A yes/no answer with log-probabilities: P(Yes) = p_yes, P(No) = 0.9 - p_yes (0.1 left for other tokens)."""
-    top = {"Yes": math.log(p_yes), "No": math.log(0.9 - p_yes), "The": math.log(0.1)}
-    return ScriptedReply(
-        "Yes" if yes else "No", ({"token": "Yes" if yes else "No", "logprob": top["Yes" if yes else "No"], "top": top},)
-    )
-
-
-def rule_judge(messages: list[Any], kwargs: dict[str, Any]) -> ScriptedReply | str:
-    """Knows the rule when it is stated (examples or a description); says Yes to everything without one."""
-    if "desirable outcome is defined" not in str(messages[-1].content):
-        return reply(True, 0.6)
-    p1, p2 = last_offer(messages)
-    reject = p2 / (p1 + p2) < 0.3
-    return reply(reject, 0.85 if reject else 0.2)
 
 
 def test_the_prompt_for_each_intent_form() -> None:

@@ -20,6 +20,7 @@ from pydantic import Field
 from sandbox.base.files import read_csv
 from sandbox.base.scenario_model import ScenarioModel, StrictModel
 from sandbox.base.seeding import seed_node
+from sandbox.core.conformance import ConformanceCase
 from sandbox.core.kinds import RunKind, by_option
 from sandbox.core.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.core.scenario_files import load_run_scenario, parse_kind
@@ -113,6 +114,15 @@ def dry_run(scenario: ToyScenario) -> Any:
     return pd.DataFrame([], columns=["role", "calls", "cache_hits", "prompt_tokens", "max_answer_tokens"])
 
 
+def toy_scenario(tmp: Path) -> ToyScenario:
+    from sandbox.core.scenario_files import parse_kind
+
+    return parse_kind("toy", {"name": "toy", "seed": 2, "toy": {"steps": 6}})
+
+
+# The toy kind's conformance case: the conformance test finds it through the kind, as it finds an installed kind's.
+CASE = ConformanceCase(scenario=toy_scenario, hooks=lambda tick: lambda _: tick(), tables=("steps.csv",))
+
 TOY = RunKind(
     name="toy",
     block="toy",
@@ -130,4 +140,5 @@ TOY = RunKind(
     cli_resume="tests.toy_kind:cli_resume",
     tables={"steps": STEPS},
     example="tests/toy.yaml",
+    conformance="tests.toy_kind:CASE",
 )

@@ -17,8 +17,9 @@ Public modules: `sandbox.chain.scenario` (the `chain:` block), `sandbox.chain.ru
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
+
+from sandbox.base.lazy import lazy_attribute
 
 __all__ = ["ChainScenario", "resume_chain", "run_chain"]
 
@@ -30,6 +31,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'sandbox.chain' has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)

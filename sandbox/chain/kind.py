@@ -108,6 +108,7 @@ CHAIN = RunKind(
         "base_episodes": "evaluate/base/episodes.csv",
     },
     commands=("sandbox.chain.commands",),
+    conformance="sandbox.chain.conformance:CASE",
     example="scenarios/chain/selfish_tiny.yaml",
     view="sandbox.chain.view:view",
 )

@@ -25,7 +25,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sandbox.base.scenario_model import ScenarioModel, StrictModel
+from sandbox.base.scenario_model import StrictModel
+from sandbox.core.scenario import NamedScenario
 from sandbox.distill.scenario import (
     TINY_MAX_AMOUNT,
     DistillBlock,
@@ -154,11 +155,9 @@ def check_society(society: Scenario, block: ChainBlock) -> None:
         raise ValueError("evaluation.subjects: the chain evaluates its student; keep student among the subjects")
 
 
-class ChainScenario(ScenarioModel):
+class ChainScenario(NamedScenario):
     """A chain experiment, as written in a scenario file with a `chain:` block."""
 
-    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
-    description: str = ""
     seed: int = Field(0, ge=0, description="The first student's seed (the others follow); the stages' own seeds stay.")
     chain: ChainBlock
 

@@ -86,3 +86,17 @@ def raise_budget(
     if budget is not None:
         set_budget(run_dir, budget)
     return budget
+
+
+CAP_OPTIONS = ("max_calls", "max_tokens", "max_cost")  # `sandbox resume --max-calls N --max-tokens N --max-cost USD`
+
+
+def resume_options(path: Path | str, options: dict[str, Any], what: str, *, budget: bool = True) -> None:
+    """`sandbox resume`'s options for a run of a kind without options of its own: the `--max-*` caps raise the run's
+    budget (`raise_budget`; a run without `budget` caps takes none), any other one is exit 2 naming it and `what`."""
+    from sandbox.core.kinds import by_option
+
+    caps = {name: options.get(name) for name in CAP_OPTIONS}
+    by_option({k: v for k, v in options.items() if k not in CAP_OPTIONS or not budget}, (), what)
+    if budget:
+        raise_budget(path, calls=caps["max_calls"], tokens=caps["max_tokens"], usd=caps["max_cost"])

@@ -159,6 +159,10 @@ class RunKind:
     """`requires(scenario) -> [extra, ...]`: the extras a given scenario needs beyond `extras` (a society's inline
     solve, a population's scripted members, a labeling task's negotiators); every kind's model specs are added
     (`needs`), and a sweep checks its executor and each cell's."""
+    conformance: str | None = None
+    """A `sandbox.core.conformance.ConformanceCase`: the kind's small run (its scenario, its scripted models, its
+    progress hooks, the tables an interrupted and resumed run must write identically), played by the conformance
+    test for every registered kind."""
     headline: tuple[str, ...] = ()
     """The `summary.json` fields that the viewer's list of runs shows (a dotted name reads into a mapping:
     `offered_share_by_norm.fair.mean`); those a run lacks are left out; default: the summary's first numbers."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind
 
 __all__ = ["DIALOGUE"]
 
@@ -65,26 +65,13 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
     return path
 
 
-def cli_resume(
-    path: Path,
-    *,
-    max_calls: int | None = None,
-    max_tokens: int | None = None,
-    max_cost: float | None = None,
-    **others: Any,
-) -> None:
+def cli_resume(path: Path, **options: Any) -> None:
     """`sandbox resume` of a solve (the `--max-*` options raise its budget) or a reward-model measurement."""
-    from sandbox.core.budget import raise_budget
+    from sandbox.core.budget import resume_options
     from sandbox.dialogue.commands import resume_dialogue_run
 
     label = dir_label(path)
-    by_option(others, (), f"{path}, a {label} run")
-    if label == "solve":
-        raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)
-    else:
-        by_option(
-            {"max_calls": max_calls, "max_tokens": max_tokens, "max_cost": max_cost}, (), f"{path}, a {label} run"
-        )
+    resume_options(path, options, f"{path}, a {label} run", budget=label == "solve")
     resume_dialogue_run(path)
 
 
@@ -121,6 +108,7 @@ DIALOGUE = RunKind(
     },
     commands=("sandbox.dialogue.commands",),
     benchmarks={"dialogue": "sandbox.dialogue.bench:bench_dialogue"},
+    conformance="sandbox.dialogue.conformance:CASE",
     example="scenarios/dialogue/ultimatum_small.yaml",
     view="sandbox.dialogue.view:view",
     budget=True,

@@ -24,13 +24,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from sandbox.base.scenario_model import ScenarioModel, StrictModel
+from sandbox.base.scenario_model import StrictModel
+from sandbox.core.scenario import LLMScenario, ModelConfig, Sampling, model_config_from_shorthand
 from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
 from sandbox.dialogue.game import Decisions, Termination
 from sandbox.games.dialogue import ANY
-from sandbox.llm.budget import Budget
-from sandbox.llm.embedded_tuning import EmbeddedSettings
-from sandbox.society.scenario import ModelConfig, Sampling, model_config_from_shorthand
 
 __all__ = [
     "DialogueBlock",
@@ -190,21 +188,10 @@ class PSROBlock(StrictModel):
     prd_iterations: int = Field(10_000, ge=100, le=1_000_000, description="Steps of projected replicator dynamics.")
 
 
-class DialogueScenario(ScenarioModel):
+class DialogueScenario(LLMScenario):
     """A dialogue game and how to solve it, as written in a scenario file with a `dialogue:` block."""
 
-    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
-    description: str = ""
-    seed: int = Field(0, ge=0, description="Root of the seed tree: setups and every LLM seed.")
-    concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
-    budget: Budget = Field(
-        default_factory=Budget,
-        description="Caps on the run's LLM calls, tokens and dollars; a run that reaches one stops, resumable.",
-    )
     models: DialogueModelsConfig = Field(default_factory=DialogueModelsConfig)
-    embedded: EmbeddedSettings = Field(
-        default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."
-    )
     dialogue: DialogueBlock
     solver: SolverBlock = Field(default_factory=SolverBlock)
     psro: PSROBlock | None = Field(None, description="Grow the instruction sets by PSRO after the solve.")

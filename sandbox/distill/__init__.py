@@ -13,8 +13,9 @@ student's prompt.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
+
+from sandbox.base.lazy import lazy_attribute
 
 __all__ = ["DistillScenario", "JudgeTable", "distill_scenario", "resume_distill"]
 
@@ -27,6 +28,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'sandbox.distill' has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)

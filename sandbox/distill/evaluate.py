@@ -287,13 +287,13 @@ async def aevaluate_distill(
     from agents.student import PolicylessAssistant
     from agents.user import NormFollowingUser
     from sandbox.core import run_dir as layout
+    from sandbox.core.scenario import Sampling
     from sandbox.distill.layout import ADAPTER, PRINCIPLES, STUDENT_BASE, DistillPlan, load_distill_run_scenario
     from sandbox.distill.source import source_run
     from sandbox.llm.cache import ResponseCache
     from sandbox.llm.hf import HFChatModel
     from sandbox.llm.resolve import ModelStack
     from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
-    from sandbox.society.scenario import Sampling
 
     run_dir = RunDirectory.open(path)
     scenario = load_distill_run_scenario(run_dir)

@@ -113,6 +113,7 @@ DISTILL = RunKind(
         "distillation": "distillation.csv",
     },
     commands=("sandbox.distill.commands",),
+    conformance="sandbox.distill.conformance:DISTILL_CASE",
     example="scenarios/distill/tiny/selfish.yaml",
     view="sandbox.distill.view:view",
 )

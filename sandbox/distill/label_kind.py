@@ -136,6 +136,7 @@ JUDGE = RunKind(
     cli_run="sandbox.distill.label_kind:cli_run",
     cli_resume="sandbox.distill.label_kind:cli_resume",
     tables={"judge_table": "judge_table.csv"},
+    conformance="sandbox.distill.conformance:JUDGE_CASE",
     example="scenarios/chain/judge_selfish.yaml",
     view="sandbox.distill.view:judge_view",
     budget=True,

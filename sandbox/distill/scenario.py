@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from sandbox.base.scenario_model import AmountRange, ScenarioModel, StrictModel
+from sandbox.base.scenario_model import AmountRange, StrictModel
+from sandbox.core.scenario import NamedScenario
 from sandbox.scai.assistant_block import EvaluationCondition
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
@@ -205,12 +206,9 @@ class DistillModels(StrictModel):
         return spec
 
 
-class DistillScenario(ScenarioModel):
+class DistillScenario(NamedScenario):
     """A norm distillation, as written in a scenario file with a `distill:` block."""
 
-    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
-    description: str = ""
-    seed: int = Field(0, ge=0, description="Root of the run's seed tree.")
     concurrency: int = Field(4, ge=1, le=4096, description="Most judge calls in flight at once.")
     models: DistillModels = Field(default_factory=DistillModels)
     distill: DistillBlock

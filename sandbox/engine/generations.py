@@ -144,8 +144,7 @@ async def revise(state: GenerationState, runtime: Runtime[GenerationContext]) ->
 def record(state: GenerationState, runtime: Runtime[GenerationContext]) -> dict[str, Any]:
     """Write the generation's rows (after cutting the tables back to the sizes the state holds) and move on."""
     ctx, g = runtime.context, state["generation"]
-    started = time.perf_counter()
-    rows = ctx.game.record(state, state.get("seconds", 0.0) + time.perf_counter() - started)
+    rows = ctx.game.record(state, state.get("seconds", 0.0))  # the seconds of the generation's steps
     sizes = ctx.tables.append(state["tables"], rows)
     stopped = ctx.game.stopped(state)
     following = ctx.game.next_agents(state)

@@ -12,9 +12,9 @@ TRL's GRPO and RLOO), their rollout loop and checkpoints are shared with distill
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
 
+from sandbox.base.lazy import lazy_attribute
 from sandbox.rewards.intrinsic import REWARDS, RewardParams, Schedule, Step, reward
 
 __all__ = [
@@ -44,6 +44,4 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'sandbox.moral' has no attribute {name!r}")
+    return lazy_attribute(__name__, _LAZY, name)

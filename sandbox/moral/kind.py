@@ -105,6 +105,7 @@ TRAINING = RunKind(
     },
     commands=("sandbox.moral.commands",),
     benchmarks={"rollout": "sandbox.moral.bench:bench_rollout", "training": "sandbox.moral.bench:bench_training"},
+    conformance="sandbox.moral.conformance:CASE",
     example="scenarios/moral/tiny/utilitarian_vs_tft.yaml",
     view="sandbox.moral.view:view",
 )

@@ -24,7 +24,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from sandbox.base.errors import ScenarioError
-from sandbox.base.scenario_model import ScenarioModel, StrictModel
+from sandbox.base.scenario_model import StrictModel
+from sandbox.core.scenario import NamedScenario
 from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 from sandbox.games.matrix_prompt import TABLE_ORDERS, TEST_TOKENS, TRAIN_TOKENS, ActionTokens
 from sandbox.rewards.intrinsic import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
@@ -282,12 +283,9 @@ class TrainingModels(StrictModel):
         return spec
 
 
-class TrainingScenario(ScenarioModel):
+class TrainingScenario(NamedScenario):
     """A moral fine-tuning experiment, as written in a scenario file with a `training:` block."""
 
-    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
-    description: str = ""
-    seed: int = Field(0, ge=0, description="Root of the run's seed tree (states, opponents, prompts, torch).")
     models: TrainingModels = Field(default_factory=TrainingModels)
     training: Training = Field(default_factory=Training)
 

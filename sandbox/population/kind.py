@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind
 
 __all__ = ["POPULATION", "load"]
 
@@ -135,23 +135,15 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
     return path
 
 
-def cli_resume(
-    path: Path,
-    *,
-    max_calls: int | None = None,
-    max_tokens: int | None = None,
-    max_cost: float | None = None,
-    **options: Any,
-) -> None:
+def cli_resume(path: Path, **options: Any) -> None:
     """`sandbox resume` of a population run (the `--max-*` options raise an LLM population's budget)."""
-    from sandbox.core.budget import raise_budget
+    from sandbox.core.budget import resume_options
     from sandbox.core.scenario_files import load_run_scenario
     from sandbox.engine.generations import generations_done
     from sandbox.population.commands import generations_table, with_progress
     from sandbox.population.run import resume_population
 
-    by_option(options, (), f"{path}, a population run")
-    raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)
+    resume_options(path, options, f"{path}, a population run")
     total = load_run_scenario(path).population.generations
     done = generations_done(path)
     generations_table(with_progress(total, done, lambda hooks: resume_population(path, hooks=hooks)))
@@ -205,6 +197,7 @@ POPULATION = RunKind(
         "population-actors": "sandbox.population.bench:bench_population_actors",
         "fidelity": "sandbox.population.fidelity:bench_fidelity",
     },
+    conformance="sandbox.population.conformance:CASE",
     example="scenarios/population/pd_grid_nowak_may.yaml",
     view="sandbox.population.view:view",
     budget=True,

@@ -15,16 +15,14 @@ from typing import Annotated, Any
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
-from sandbox.base.scenario_model import ScenarioModel, StrictModel
-from sandbox.llm.budget import Budget
-from sandbox.llm.embedded_tuning import EmbeddedSettings
+from sandbox.base.scenario_model import StrictModel
+from sandbox.core.scenario import LLMScenario, ModelConfig, Models, Sampling
 from sandbox.population.specs.common import ASSISTANT, LLM, Member, Revision, member_counts
 from sandbox.population.specs.commons import CommonsGameSpec
 from sandbox.population.specs.donor import DonorGameSpec
 from sandbox.population.specs.matrix import MatrixGameSpec
 from sandbox.population.specs.naming import NamingGameSpec
 from sandbox.population.specs.ultimatum import UltimatumPopulationGame
-from sandbox.society.scenario import ModelConfig, Models, Sampling
 from societies.society_block import Network
 
 __all__ = [
@@ -143,22 +141,11 @@ class PopulationBlock(StrictModel):
         return self
 
 
-class PopulationScenario(ScenarioModel):
+class PopulationScenario(LLMScenario):
     """A population scenario file: a name, a seed, models for LLM members and a `population:` block."""
 
-    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    seed: int = Field(0, ge=0)
-    description: str = ""
-    concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
-    budget: Budget = Field(
-        default_factory=Budget,
-        description="Caps on the run's LLM calls, tokens and dollars; a run that reaches one stops, resumable.",
-    )
     models: Models = Field(
         default_factory=lambda: Models(user=ModelConfig(sampling=Sampling(temperature=0.8, max_tokens=400))),
         description="LLM members play as role `user` (--model user=SPEC); the paper sampled at temperature 0.8.",
-    )
-    embedded: EmbeddedSettings = Field(
-        default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."
     )
     population: PopulationBlock

@@ -12,34 +12,33 @@ it labels.
 
     run_dir = label_scenario(load_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml", kind="proxy"))
 
-Public modules for other methods (the only ones they may import; import-linter checks it): `judge` (the
-judge: `ProxyJudge`, its verdicts), `reward` (judge-based reward functions for the trainers: moral
-fine-tuning's `proxy:` rewards), `matrix_task` (a matrix game's labeling items and set scores).
+The judge, its parsers, the objectives, the matrix task and the judge's verdicts as a training reward are shared
+with the other methods, in `sandbox.rewards` (`judge`, `parse`, `objectives`, `matrix_task`, `proxy`); this
+package holds the labeling experiment (`label_run`, `negotiation_label`), its scenario and its tables.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
 
-# Imported on first use, so that `sandbox.rewards.proxy` (which training scenarios load) stays light.
+from sandbox.base.lazy import lazy_attribute
+
+# Imported on first use, so that importing the package stays light.
 _LAZY = {
-    "Judgement": "judge",
-    "ProxyJudge": "judge",
-    "SetJudgement": "judge",
-    "is_label_run": "label",
-    "label_scenario": "label",
-    "resume_labeling": "label",
-    "MATRIX_OBJECTIVES": "objectives",
-    "NEGOTIATION_STYLES": "objectives",
-    "ULTIMATUM_OBJECTIVES": "objectives",
-    "Offer": "objectives",
-    "ProxyScenario": "scenario",
+    "Judgement": "sandbox.rewards.judge",
+    "ProxyJudge": "sandbox.rewards.judge",
+    "SetJudgement": "sandbox.rewards.judge",
+    "is_label_run": "sandbox.proxy.label_run",
+    "label_scenario": "sandbox.proxy.label_run",
+    "resume_labeling": "sandbox.proxy.label_run",
+    "MATRIX_OBJECTIVES": "sandbox.rewards.objectives",
+    "NEGOTIATION_STYLES": "sandbox.rewards.objectives",
+    "ULTIMATUM_OBJECTIVES": "sandbox.rewards.objectives",
+    "Offer": "sandbox.rewards.objectives",
+    "ProxyScenario": "sandbox.proxy.scenario",
 }
 __all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    return lazy_attribute(__name__, _LAZY, name)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind, by_option
+from sandbox.core.kinds import RunKind
 
 __all__ = ["PROXY"]
 
@@ -45,21 +45,13 @@ def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> P
     return path
 
 
-def cli_resume(
-    path: Path,
-    *,
-    max_calls: int | None = None,
-    max_tokens: int | None = None,
-    max_cost: float | None = None,
-    **others: Any,
-) -> None:
+def cli_resume(path: Path, **options: Any) -> None:
     """`sandbox resume` of a labeling (the `--max-*` options raise its budget)."""
-    from sandbox.core.budget import raise_budget
+    from sandbox.core.budget import resume_options
     from sandbox.proxy.commands import label_table, label_with_progress
     from sandbox.proxy.label_run import resume_labeling
 
-    by_option(others, (), f"{path}, a label run")
-    raise_budget(path, calls=max_calls, tokens=max_tokens, usd=max_cost)
+    resume_options(path, options, f"{path}, a label run")
     label_table(label_with_progress(lambda hooks: resume_labeling(path, hooks=hooks)))
 
 
@@ -94,6 +86,7 @@ PROXY = RunKind(
         "transcripts": "transcripts.jsonl",
     },
     commands=("sandbox.proxy.commands",),
+    conformance="sandbox.proxy.conformance:CASE",
     example="scenarios/proxy/ultimatum/share30_10_examples.yaml",
     view="sandbox.proxy.view:view",
     budget=True,

@@ -22,14 +22,12 @@ import numpy as np
 from pydantic import Field, field_validator, model_validator
 
 from sandbox.base.errors import UsageError
-from sandbox.base.scenario_model import ScenarioModel, StrictModel
+from sandbox.base.scenario_model import StrictModel
 from sandbox.base.seeding import generator
+from sandbox.core.scenario import LLMScenario
 from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES
-from sandbox.llm.budget import Budget
-from sandbox.llm.embedded_tuning import EmbeddedSettings
 from sandbox.proxy.offers import draw_offers
 from sandbox.rewards.objectives import MATRIX_OBJECTIVES, NEGOTIATION_STYLES, ULTIMATUM_OBJECTIVES, Offer
-from sandbox.society.scenario import Models
 
 __all__ = ["Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample", "apply_proxy_overrides"]
 
@@ -288,21 +286,9 @@ class ProxyBlock(StrictModel):
         return example_offers, test
 
 
-class ProxyScenario(ScenarioModel):
+class ProxyScenario(LLMScenario):
     """A labeling experiment, as written in a scenario file with a `proxy:` block."""
 
-    name: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Used in run directory names.")
-    description: str = ""
-    seed: int = Field(0, ge=0, description="Root of the run's seed tree (test items, examples, scrambles).")
-    concurrency: int = Field(8, ge=1, le=4096, description="Most LLM calls in flight at once.")
-    budget: Budget = Field(
-        default_factory=Budget,
-        description="Caps on the run's LLM calls, tokens and dollars; a run that reaches one stops, resumable.",
-    )
-    models: Models = Field(default_factory=Models)
-    embedded: EmbeddedSettings = Field(
-        default_factory=EmbeddedSettings, description="Slots, threads and prompt cache of the embedded model."
-    )
     proxy: ProxyBlock
 
     @model_validator(mode="after")
@@ -329,8 +315,8 @@ def apply_proxy_overrides(
     source: str = "<command line>",
 ) -> Any:
     """Return a labeling scenario with command-line overrides (`--seed`, `--model ROLE=SPEC`, `--items`) applied."""
+    from sandbox.core.scenario import ROLES
     from sandbox.core.scenario_files import model_overrides, parse_kind
-    from sandbox.society.scenario import ROLES
 
     data = scenario.model_dump(mode="json", exclude_none=True)
     if seed is not None:

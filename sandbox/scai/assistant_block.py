@@ -14,7 +14,8 @@ from pydantic import Field, field_validator, model_validator
 from sandbox.base.scenario_model import AmountRange, StrictModel
 
 if TYPE_CHECKING:
-    from sandbox.society.scenario import Game, Models
+    from sandbox.core.scenario import Models
+    from sandbox.society.scenario import Game
     from societies.society_block import Society
 
 

@@ -120,6 +120,7 @@ SOCIETY = RunKind(
         "pool": "sandbox.scai.pool_bench:bench_pool",
         "principles": "sandbox.scai.principles:bench_principles",
     },
+    conformance="sandbox.scai.conformance:CASE",
     example="scenarios/default.yaml",
     view="sandbox.scai.view:view",
     headline=(

@@ -175,8 +175,8 @@ def apply_overrides(
 ) -> Any:
     """`scenario` with `sandbox run`'s options applied and validated again: `--runs`, `--epochs`, `--seed`,
     `--model ROLE=SPEC` (ROLE may be all) and the budget's caps."""
+    from sandbox.core.scenario import ROLES
     from sandbox.core.scenario_files import model_overrides, parse_kind
-    from sandbox.society.scenario import ROLES
 
     data = scenario.model_dump(mode="json")
     for key, value in (("runs", runs), ("epochs", epochs), ("seed", seed)):

@@ -61,6 +61,7 @@ def fake_scai_models(latency_s: float) -> dict[str, ScriptedChatModel]:
         [
             (r"extract a principle", _principle),
             (r"explain what a principle means", _READING),
+            (r"reason for your proposal", "Because my principle says so."),
             (r"You are the proposer", propose_half),
             (r"You are the responder", "yes"),
         ],

@@ -27,6 +27,7 @@ from sandbox.base.seeding import Branch, generator, seed_node
 from sandbox.core import run_dir as layout
 from sandbox.core.budget import budget_stop, run_ledgers, set_budget
 from sandbox.core.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
+from sandbox.core.scenario import ROLES
 from sandbox.core.scenario_files import load_run_scenario
 from sandbox.core.summary import write_summary
 from sandbox.engine.store import drive as engine_drive
@@ -40,7 +41,7 @@ from sandbox.society.context import SocietyContext
 from sandbox.society.graph import build_society_graph
 from sandbox.society.plots import save_plots
 from sandbox.society.results import episodes_frame, member_payoffs, metrics_frame, summarize
-from sandbox.society.scenario import ROLES, SocietyScenario
+from sandbox.society.scenario import SocietyScenario
 from societies.guided_policy import GuidedPolicy
 from societies.network import build_network
 from societies.population import build_population

@@ -137,6 +137,7 @@ SWEEP = RunKind(
     tables={"sweep": "sweep.csv", "seeds": "seeds.csv", "runs": "runs.csv"},
     commands=("sandbox.sweep.commands",),
     benchmarks={"sweep": "sandbox.sweep.bench:bench_sweep"},
+    conformance="sandbox.sweep.conformance:CASE",
     example="scenarios/sweeps/scai_norms.yaml",
     view="sandbox.sweep.view:view",
     budget=True,

@@ -68,7 +68,7 @@ import asyncio
 import copy
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -113,6 +113,23 @@ COLUMNS = {
     NOTES: ["generation", "agent", "name", "kind", "text"],
 }
 HARVEST, UTTER, SUMMARY, LIMIT, PLANNING, INTERESTING = range(6)  # the seed tree's node for each kind of call
+
+
+class MonthRow(NamedTuple):
+    """A month's row of generations.csv, its columns in the table's order (the seconds are added when it is written)."""
+
+    generation: int
+    stock: int
+    asked: int
+    caught: int
+    left: int
+    collapsed: bool
+    next_stock: int
+    sustainable: int
+    over_usage: float
+    illegal_rate: float
+    agreed_limit: Any
+    talk_steps: int
 
 
 class _Fishers:
@@ -346,29 +363,28 @@ class Commons(PopulationGame):
             )
         return {"agents": agents, "talk": talk, "notes": notes, "limit": limit}
 
-    def _month(self, state: GenerationState) -> list[Any]:
+    def _month(self, state: GenerationState) -> MonthRow:
+        """The month's row of generations.csv (without its seconds), from the state its steps left."""
         g, stock, game, n = state["generation"], state["agents"]["stock"], self.block.game, self.block.agents
         asked, caught = state["played"]["asked"], state["scores"]["caught"]
         llm = sum(a["fixed"] is None for a in state["agents"]["agents"])
         sustainable, left = sustainable_catch(stock, n), stock - sum(caught)
         collapsed = left < game.collapse_below
-        illegal = sum(want is None for want, _ in asked) / max(1, llm)
-        over = sum(c > sustainable for c in caught) / n
         limit = state["revised"]["limit"]
-        return [
-            g,
-            stock,
-            sum(a or 0 for a, _ in asked),
-            sum(caught),
-            left,
-            collapsed,
-            0 if collapsed else min(game.capacity, 2 * left),
-            sustainable,
-            round(over, 6),
-            round(illegal, 6),
-            "" if limit is None else limit,
-            len(state["revised"]["talk"]),
-        ]
+        return MonthRow(
+            generation=g,
+            stock=stock,
+            asked=sum(a or 0 for a, _ in asked),
+            caught=sum(caught),
+            left=left,
+            collapsed=collapsed,
+            next_stock=0 if collapsed else min(game.capacity, 2 * left),
+            sustainable=sustainable,
+            over_usage=round(sum(c > sustainable for c in caught) / n, 6),
+            illegal_rate=round(sum(want is None for want, _ in asked) / max(1, llm), 6),
+            agreed_limit="" if limit is None else limit,
+            talk_steps=len(state["revised"]["talk"]),
+        )
 
     def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
         g, stock = state["generation"], state["agents"]["stock"]
@@ -390,16 +406,16 @@ class Commons(PopulationGame):
         ]
         return {
             POPULATION: rows,
-            GENERATIONS: [[*self._month(state), round(seconds, 3)]],
+            GENERATIONS: [[*self._month(state), round(seconds, 3)]],  # the columns in MonthRow's order
             TALK: state["revised"]["talk"],
             NOTES: state["revised"]["notes"],
         }
 
     def next_agents(self, state: GenerationState) -> Any:
-        return {"agents": state["revised"]["agents"], "stock": self._month(state)[6]}
+        return {"agents": state["revised"]["agents"], "stock": self._month(state).next_stock}
 
     def stopped(self, state: GenerationState) -> bool:
-        return bool(self._month(state)[5])  # the lake collapsed
+        return self._month(state).collapsed  # the lake collapsed
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         _finish(run_dir, self.scenario, model_label(self.scenario, models))
