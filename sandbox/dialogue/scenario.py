@@ -191,7 +191,8 @@ class PSROBlock(StrictModel):
 class DialogueScenario(LLMScenario):
     """A dialogue game and how to solve it, as written in a scenario file with a `dialogue:` block."""
 
-    models: DialogueModelsConfig = Field(default_factory=DialogueModelsConfig)
+    # A dialogue's roles are its players and its judge, not a society's: its own models block in the base's place.
+    models: DialogueModelsConfig = Field(default_factory=DialogueModelsConfig)  # type: ignore[assignment]
     dialogue: DialogueBlock
     solver: SolverBlock = Field(default_factory=SolverBlock)
     psro: PSROBlock | None = Field(None, description="Grow the instruction sets by PSRO after the solve.")
