@@ -17,12 +17,13 @@ HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned
 
 def build(root: Path) -> Path:
     """Every kind's run under `root`, and the awkward directories; returns `root`."""
-    from tests.test_conformance import CASES
     from tests.toy_kind import TOY
 
     kinds.register(TOY)
     root.mkdir(parents=True, exist_ok=True)
-    for name, case in CASES.items():
+    for name, kind in kinds.kinds().items():  # each kind's own conformance case (`RunKind.conformance`)
+        assert kind.conformance is not None, f"the {name} kind carries no conformance case"
+        case = kinds.resolve(kind.conformance)
         sandbox.run(case.scenario(root), out=root / name, models=case.models())
     # a run whose summary is not JSON, and one with only a scenario (killed before anything else)
     shutil.copytree(root / "society", root / "corrupt", ignore=shutil.ignore_patterns("*.sqlite"))

@@ -1,6 +1,6 @@
 """The chain kind's conformance case (`sandbox.core.conformance`): a society of 8 selfish users with SCAI's assistant,
-its judge, two tiny students distilled for 4 episodes and their evaluation, on the society engine's scripted
-models (tests only; the judge plays as the assistant does).
+its judge, two tiny students distilled for 4 episodes and their evaluation, on the society kind's scripted models
+(tests only; the judge plays as the assistant does).
 """
 
 from __future__ import annotations
@@ -51,10 +51,10 @@ def _hooks(tick: Callable[[], None]) -> Any:
 
 
 def _models() -> dict[str, Any]:
-    from sandbox.society.benchmarks import fake_scai_models
+    from sandbox.scai.conformance import scai_models
 
-    models = fake_scai_models(0.0)
-    return {**models, "judge": models["assistant"]}
+    models = scai_models()
+    return {**models, "judge": models["assistant"]}  # the act judge plays as SCAI's assistant does
 
 
 CASE = ConformanceCase(
