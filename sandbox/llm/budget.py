@@ -27,13 +27,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field
 
 from sandbox.base.errors import SandboxError
 from sandbox.base.scenario_model import StrictModel
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
 from sandbox.llm.wrapper import ChatModelWrapper
 
 __all__ = [
@@ -196,13 +196,7 @@ class BudgetedChatModel(ChatModelWrapper):
     ledgers: Sequence[Any] = ()
     prices: dict[str, Price] = {}  # noqa: RUF012 (a pydantic field: each model gets its own copy)
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         for ledger in self.ledgers:
             ledger.reserve()
         call = kwargs.get("call")

@@ -17,11 +17,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
 from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint
 from sandbox.llm.wrapper import ChatModelWrapper
 
@@ -115,13 +115,7 @@ class CachedChatModel(ChatModelWrapper):
             self._model_id = {"type": backend._llm_type, **backend._identifying_params}
         return cache_key(self._model_id, messages, stop, kwargs)
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         key = self._key(messages, stop, kwargs)
         loop = asyncio.get_running_loop()
         while (twin := self._inflight.get((loop, key))) is not None:

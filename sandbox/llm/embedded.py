@@ -41,15 +41,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForLLMRun,
-    CallbackManagerForLLMRun,
-)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, ChatBackend, Messages, Stop
 from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint, chat_dicts, openai_token_logprobs
 from sandbox.llm.embedded_model import FILE_NAME, ensure_model_file
 from sandbox.llm.embedded_tuning import EmbeddedSettings, ServerSettings
@@ -122,7 +119,7 @@ def _load_lock() -> asyncio.Lock:
         return lock
 
 
-class EmbeddedChatModel(BaseChatModel):
+class EmbeddedChatModel(ChatBackend, BaseChatModel):
     """Qwen2.5-Coder-1.5B-Instruct (Q4_K_M), in-process, with llama.cpp grammars for structured output."""
 
     model_path: str | None = Field(None, description="A GGUF file; default: the joined embedded model.")
@@ -220,23 +217,11 @@ class EmbeddedChatModel(BaseChatModel):
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _chat(self, messages: Messages, stop: Stop, kwargs: CallKwargs) -> ChatResult:
         response = self._server().server.handle_chat_completions(self._request(messages, stop, kwargs))
         return self._result(response, _prefix(kwargs))
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         loaded = await self._aserver()
         request = self._request(messages, stop, kwargs)
         try:

@@ -14,15 +14,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from langchain_core.callbacks import (
-    CallbackManagerForLLMRun,
-)
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from sandbox.base.errors import ModelUnavailableError
+from sandbox.llm.chat_backend import CallKwargs, ChatBackend, Messages, Stop
 from sandbox.llm.contracts import TOKEN_LOGPROBS, TokenLogprob, chat_dicts
 
 
@@ -48,7 +46,7 @@ def _token_logprobs(tokenizer: Any, logits: Any, tokens: Any, k: int) -> list[di
 _GENERATE = threading.Lock()
 
 
-class HFChatModel(BaseChatModel):
+class HFChatModel(ChatBackend, BaseChatModel):
     """A local transformers model behind the chat-model interface."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -94,13 +92,7 @@ class HFChatModel(BaseChatModel):
             self._loaded = (tokenizer, model.eval())
         return self._loaded
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _chat(self, messages: Messages, stop: Stop, kwargs: CallKwargs) -> ChatResult:
         import torch
 
         with _GENERATE:  # one call at a time in the process: the seed is torch's global generator

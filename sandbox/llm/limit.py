@@ -10,13 +10,11 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
-from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr
 
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
 from sandbox.llm.wrapper import ChatModelWrapper
 
 
@@ -37,13 +35,7 @@ class ConcurrencyLimitedChatModel(ChatModelWrapper):
                 semaphore = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
             return semaphore
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         async with self._semaphore():
             self.in_flight += 1
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)

@@ -21,16 +21,11 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForLLMRun,
-    CallbackManagerForLLMRun,
-)
-from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import PrivateAttr
 
-from sandbox.base.sync import run_sync
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, ChatBackend, Messages, Stop
 from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint, openai_token_logprobs, strip_sandbox_kwargs
 from sandbox.llm.endpoints import EndpointPool, parse_endpoints
 
@@ -92,7 +87,7 @@ def structured_fields(constraint: Constraint | None, structured: str) -> dict[st
     return {"grammar": grammar}
 
 
-class OpenAICompatibleChatModel(ChatOpenAI):
+class OpenAICompatibleChatModel(ChatBackend, ChatOpenAI):
     """`ChatOpenAI` whose requests go straight to an `EndpointPool` (one endpoint or several), not through the
     openai SDK; it accepts (and drops) the sandbox's `call` argument and turns `constraint` into the server's
     structured-output fields where the spec says the server has them."""
@@ -110,22 +105,7 @@ class OpenAICompatibleChatModel(ChatOpenAI):
             )
         return self._pool
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return run_sync(self._agenerate(messages, stop=stop, **kwargs))
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         payload = self._get_request_payload(messages, stop=stop, **_request_kwargs(kwargs))
         payload.pop("stream", None)
         payload.update(structured_fields(kwargs.get("constraint"), self.endpoint_spec.structured))

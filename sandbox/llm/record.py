@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatResult
 
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
 from sandbox.llm.contracts import TOKEN_LOGPROBS, CallInfo, chat_dicts
 from sandbox.llm.wrapper import ChatModelWrapper
 
@@ -71,13 +71,7 @@ class RecordingChatModel(ChatModelWrapper):
     role: str = "user"
     model_name: str = ""
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         info: CallInfo = kwargs.get("call") or CallInfo(role=self.role)
         kwargs["call"] = info  # the layers below see who calls (the budget prices by role)
         started = time.perf_counter()

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr
 
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
 from sandbox.llm.wrapper import ChatModelWrapper
 
 
@@ -58,13 +56,7 @@ class RetryingChatModel(ChatModelWrapper):
         ceiling = min(self.max_delay_s, self.base_delay_s * 2**attempt)
         return self._jitter.uniform(0, ceiling)
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         failed: list[str] = []  # endpoints that failed earlier attempts (an `openai:` pool says which)
         for attempt in range(self.max_attempts):
             try:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
-from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
 
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
 from sandbox.llm.wrapper import ChatModelWrapper
 
 
@@ -18,13 +15,7 @@ class SampledChatModel(ChatModelWrapper):
     top_p: float = 1.0
     max_tokens: int = 96
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         kwargs.setdefault("temperature", self.temperature)
         kwargs.setdefault("top_p", self.top_p)
         kwargs.setdefault("max_tokens", self.max_tokens)

@@ -16,15 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForLLMRun,
-    CallbackManagerForLLMRun,
-)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, ChatBackend, Messages, Stop
 from sandbox.llm.contracts import TOKEN_LOGPROBS
 
 
@@ -45,7 +42,7 @@ class UnexpectedPromptError(AssertionError):
     """The scripted model met a prompt that none of its rules expects."""
 
 
-class ScriptedChatModel(BaseChatModel):
+class ScriptedChatModel(ChatBackend, BaseChatModel):
     """Answers by rules: the first `(pattern, answer)` whose pattern matches the conversation wins.
 
     The conversation is matched as `role: content` lines joined by newlines.
@@ -97,24 +94,12 @@ class ScriptedChatModel(BaseChatModel):
         message = AIMessage(content=text, usage_metadata=usage, response_metadata=metadata)  # type: ignore[arg-type]
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _chat(self, messages: Messages, stop: Stop, kwargs: CallKwargs) -> ChatResult:
         if self.latency_s:
             time.sleep(self.latency_s)
         return self._result(messages, kwargs)
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         return self._result(messages, kwargs)

@@ -9,19 +9,17 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from langchain_core.callbacks import (
-    CallbackManagerForLLMRun,
-)
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from sandbox.base.errors import ModelUnavailableError
+from sandbox.llm.chat_backend import CallKwargs, ChatBackend, Messages, Stop
 from sandbox.llm.contracts import Constraint, chat_dicts
 
 
-class VLLMChatModel(BaseChatModel):
+class VLLMChatModel(ChatBackend, BaseChatModel):
     """A vLLM engine in this process."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -69,13 +67,7 @@ class VLLMChatModel(BaseChatModel):
             structured_outputs=structured,
         )
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    def _chat(self, messages: Messages, stop: Stop, kwargs: CallKwargs) -> ChatResult:
         with self._lock:
             engine = self._load()
             chat = chat_dicts(messages)

@@ -9,10 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.callbacks import (
-    AsyncCallbackManagerForLLMRun,
-    CallbackManagerForLLMRun,
-)
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
@@ -20,10 +16,10 @@ from langchain_core.runnables.config import ensure_config
 from langsmith.utils import tracing_is_enabled
 from pydantic import ConfigDict
 
-from sandbox.base.sync import run_sync
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, ChatBackend, Messages, Stop
 
 
-class ChatModelWrapper(BaseChatModel):
+class ChatModelWrapper(ChatBackend, BaseChatModel):
     """A chat model that delegates to `inner`; subclasses add one concern each."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -45,24 +41,8 @@ class ChatModelWrapper(BaseChatModel):
             model = model.inner
         return model
 
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         return await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        # The layer is async-first; a synchronous call runs the async path on a private loop.
-        return run_sync(self._agenerate(messages, stop=stop, **kwargs))
 
 
 def listened(model: BaseChatModel) -> bool:
