@@ -64,6 +64,17 @@ def finish_llm_run(run_dir: RunDirectory, summary: dict[str, Any], figure: Calla
     run_dir.write_status("complete")
 
 
+def summary_head(scenario: Any, game: str) -> dict[str, Any]:
+    """The first fields of a population run's summary: the scenario's name, its agents and generations, the game."""
+    block = scenario.population
+    return {"scenario": scenario.name, "agents": block.agents, "generations": block.generations, "game": game}
+
+
+def member_columns(generation: int, index: int, agent: Mapping[str, Any]) -> list[Any]:
+    """The first columns of a member's row in population.csv: generation, index, name, kind, fixed, norm, strategy."""
+    return [generation, index, *(agent[k] for k in ("name", "kind", "fixed", "norm", "strategy"))]
+
+
 def model_label(scenario: Any, models: Mapping[str, BaseChatModel] | None, role: str = "user") -> str:
     """What a summary says played `role`: the scenario's spec, or "given: CLASS" for a model object passed in."""
     given = (models or {}).get(role)

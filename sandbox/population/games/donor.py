@@ -58,7 +58,7 @@ from sandbox.population.dynamics import network_of
 from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
 from sandbox.population.games import plays
 from sandbox.population.games.base import ModelOf, PopulationGame
-from sandbox.population.llm_session import finish_llm_run, listed, model_label
+from sandbox.population.llm_session import finish_llm_run, listed, model_label, summary_head
 from sandbox.population.norm_map import norm_map_summary
 from sandbox.population.scenario import LLM, PopulationScenario, place_members
 
@@ -446,10 +446,7 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str, mea
     finish_llm_run(
         run_dir,
         {
-            "scenario": scenario.name,
-            "agents": block.agents,
-            "generations": block.generations,
-            "game": "donor",
+            **summary_head(scenario, "donor"),
             "rule": block.revision.rule,
             "network": block.network.kind,
             "mean_degree": mean_degree,

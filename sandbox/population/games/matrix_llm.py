@@ -49,7 +49,7 @@ from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import network_of
 from sandbox.population.games import plays
 from sandbox.population.games.base import ModelOf, PopulationGame
-from sandbox.population.llm_session import finish_llm_run, listed, model_label
+from sandbox.population.llm_session import finish_llm_run, listed, member_columns, model_label, summary_head
 from sandbox.population.principles import edge_pairs, first_principles, revise_principles
 from sandbox.population.scenario import PopulationScenario, place_members
 from sandbox.population.strategies import payoff_table
@@ -283,13 +283,7 @@ class MatrixLLM(PopulationGame):
         cooperation = np.divide(cooperated, moves, out=np.full(len(agents), np.nan), where=moves > 0)
         population = [
             [
-                g,
-                i,
-                a["name"],
-                a["kind"],
-                a["fixed"],
-                a["norm"],
-                a["strategy"],
+                *member_columns(g, i, a),
                 round(float(payoff[i]), 6),
                 "" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6),
             ]
@@ -322,10 +316,7 @@ class MatrixLLM(PopulationGame):
         finish_llm_run(
             run_dir,
             {
-                "scenario": scenario.name,
-                "agents": block.agents,
-                "generations": block.generations,
-                "game": "matrix_llm",
+                **summary_head(scenario, "matrix_llm"),
                 "matrix_game": block.game.name,
                 "turns": block.game.turns,
                 "rule": block.revision.rule,

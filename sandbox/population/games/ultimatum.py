@@ -66,7 +66,7 @@ from sandbox.population.donor_norms import REVISIONS_COLUMNS
 from sandbox.population.dynamics import Neighbours, network_of
 from sandbox.population.games import plays
 from sandbox.population.games.base import ModelOf, PopulationGame
-from sandbox.population.llm_session import finish_llm_run, listed, model_label
+from sandbox.population.llm_session import finish_llm_run, listed, member_columns, model_label, summary_head
 from sandbox.population.principles import edge_pairs, first_principles, revise_principles
 from sandbox.population.scenario import ASSISTANT, PopulationScenario, place_members
 from sandbox.society.nodes import draw_stakes
@@ -327,13 +327,7 @@ def _rows(
     ]
     population = [
         [
-            g,
-            i,
-            a["name"],
-            a["kind"],
-            a["fixed"],
-            a["norm"],
-            a["strategy"],
+            *member_columns(g, i, a),
             r6(scores[i]),
             r6(offered[i]),
             r6(accepted[i]),
@@ -427,10 +421,7 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, specs: dict[str
     finish_llm_run(
         run_dir,
         {
-            "scenario": scenario.name,
-            "agents": block.agents,
-            "generations": block.generations,
-            "game": "ultimatum",
+            **summary_head(scenario, "ultimatum"),
             "rule": block.revision.rule,
             "network": block.network.kind,
             "offered_share_by_generation": listed(gens["mean_offered_share"]),

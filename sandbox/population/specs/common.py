@@ -27,7 +27,9 @@ __all__ = [
     "PopulationGameSpec",
     "Revision",
     "count_agents",
+    "llm_user",
     "member_counts",
+    "memory_only",
     "network_edges",
     "principle_checks",
     "refuse_unread",
@@ -176,6 +178,19 @@ def refuse_unread(block: Any, revision: Iterable[str], what: str, *, judge_play:
     unread += ["judge_play"] if judge_play and block.judge_play else []
     if unread:
         raise ValueError(f"{', '.join(unread)}: not read by {what}")
+
+
+def memory_only(block: Any, what: str, adapt: str) -> None:
+    """Refuse a `revision.rule` other than memory, and every other revision setting: the agents of `what` (a game,
+    in words) adapt through `adapt` (in words: their memory, as in Ashery et al. and GovSim)."""
+    if block.revision.rule != "memory":
+        raise ValueError(f"revision.rule {block.revision.rule}: {adapt}; set revision.rule memory")
+    refuse_unread(block, [f for f in Revision.model_fields if f != "rule"], what)
+
+
+def llm_user(block: Any) -> tuple[str, ...]:
+    """The roles of a game whose only model is its LLM members': `user`, or none where every member is fixed."""
+    return ("user",) if any(m.strategy == LLM for m in block.members) else ()
 
 
 def principle_checks(block: Any, game: str, *, assistant: bool) -> None:

@@ -7,7 +7,14 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from sandbox.population.specs.common import LLM, Calls, PopulationGameSpec, Revision, count_agents, refuse_unread
+from sandbox.population.specs.common import (
+    LLM,
+    Calls,
+    PopulationGameSpec,
+    count_agents,
+    llm_user,
+    memory_only,
+)
 
 __all__ = ["GOVSIM_NAMES", "CommonsGameSpec"]
 
@@ -110,15 +117,12 @@ class CommonsGameSpec(PopulationGameSpec):
         return self
 
     def roles(self, block: Any) -> tuple[str, ...]:
-        return ("user",) if any(m.strategy == LLM for m in block.members) else ()  # fixed members call no model
+        return llm_user(block)
 
     def check(self, block: Any) -> None:
-        if block.revision.rule != "memory":
-            raise ValueError(
-                f"revision.rule {block.revision.rule}: GovSim's fishers adapt through their memory, the "
-                "chat and the agreed limits; set revision.rule memory"
-            )
-        refuse_unread(block, [f for f in Revision.model_fields if f != "rule"], "the commons game")
+        memory_only(
+            block, "the commons game", "GovSim's fishers adapt through their memory, the chat and the agreed limits"
+        )
         if block.network.kind != "complete":
             raise ValueError(
                 f"network.kind {block.network.kind}: the fishers share one lake and one group chat; "

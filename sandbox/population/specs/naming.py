@@ -7,7 +7,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from sandbox.population.specs.common import LLM, Calls, PopulationGameSpec, Revision, refuse_unread
+from sandbox.population.specs.common import (
+    LLM,
+    Calls,
+    PopulationGameSpec,
+    llm_user,
+    memory_only,
+)
 
 __all__ = ["NAMING_WORDS", "NamingGameSpec"]
 
@@ -65,15 +71,10 @@ class NamingGameSpec(PopulationGameSpec):
         return self
 
     def roles(self, block: Any) -> tuple[str, ...]:
-        return ("user",) if any(m.strategy == LLM for m in block.members) else ()  # fixed members call no model
+        return llm_user(block)
 
     def check(self, block: Any) -> None:
-        if block.revision.rule != "memory":
-            raise ValueError(
-                f"revision.rule {block.revision.rule}: the naming game's agents adapt through their "
-                "memory; set revision.rule memory"
-            )
-        refuse_unread(block, [f for f in Revision.model_fields if f != "rule"], "the naming game")
+        memory_only(block, "the naming game", "the naming game's agents adapt through their memory")
         for i, member in enumerate(block.members):
             if member.strategy == LLM:
                 if member.fixed:
