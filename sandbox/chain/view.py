@@ -5,19 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.viewer.page import Chart, Section, Table
+from sandbox.distill.view import offered_share_chart
+from sandbox.viewer.page import Section, Table
 
 
 def view(path: Path) -> list[Section]:
     return [
-        Chart(
-            "comparison.csv",
-            x="subject",
-            y="offered_share",
-            band=("offered_share_ci_low", "offered_share_ci_high"),
-            mode="markers",
-            title="Offered share by subject (95% CI)",
-            y_title="offered share",
-        ),
+        offered_share_chart("comparison.csv"),
         Table("comparison.csv", title="Comparison"),
     ]

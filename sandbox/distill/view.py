@@ -9,6 +9,21 @@ from pathlib import Path
 from sandbox.viewer.page import Chart, Section, Table
 
 
+def offered_share_chart(file: str, group: str | None = None) -> Chart:
+    """The offered share of each subject (student, assistant, users, base model) with its 95% CI, as points: a
+    distillation's comparison and a chain's."""
+    return Chart(
+        file,
+        x="subject",
+        y="offered_share",
+        group=group,
+        band=("offered_share_ci_low", "offered_share_ci_high"),
+        mode="markers",
+        title="Offered share by subject (95% CI)",
+        y_title="offered share",
+    )
+
+
 def view(path: Path) -> list[Section]:
     return [
         Chart(
@@ -24,16 +39,7 @@ def view(path: Path) -> list[Section]:
             y=("offered_share", "acceptance", "illegal"),
             title="Offered share, acceptance and illegal answers by episode",
         ),
-        Chart(
-            "distillation.csv",
-            x="subject",
-            y="offered_share",
-            group="condition",
-            band=("offered_share_ci_low", "offered_share_ci_high"),
-            mode="markers",
-            title="Offered share by subject (95% CI)",
-            y_title="offered share",
-        ),
+        offered_share_chart("distillation.csv", group="condition"),
         Table("distillation.csv", title="Student, assistant, users and base model"),
         Table("judge_table.csv", title="The judge's labels"),
         Table("evaluation.csv", title="Evaluation proposals"),
