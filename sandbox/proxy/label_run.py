@@ -44,7 +44,6 @@ from sandbox.proxy.label_steps import (
     Partial,
     ask_all,
     call_seed,
-    draw_test_set,
     judge_conditions,
 )
 from sandbox.proxy.metrics import fit_threshold
@@ -55,7 +54,7 @@ from sandbox.proxy.tables import accuracy_table, agents_table, matrix_row, ultim
 from sandbox.rewards import matrix_task
 from sandbox.rewards.judge import ProxyJudge
 
-__all__ = ["LabelHooks", "draw_test_set", "is_label_run", "label_scenario", "resume_labeling"]
+__all__ = ["LabelHooks", "is_label_run", "label_scenario", "resume_labeling"]
 
 PARTIAL = "labels.partial.jsonl"
 LABELS = "labels.csv"
@@ -73,7 +72,7 @@ async def _ultimatum_rows(
     whose fitted threshold then labels that condition's test set (None when it cannot be fitted: the answers
     stay the labels)."""
     block = scenario.proxy
-    example_offers, test = draw_test_set(scenario)
+    example_offers, test = scenario.test_set()
     examples = ultimatum_task.examples_for(block, example_offers)
     conditions = judge_conditions(scenario)
     # Items after the test set are the examples, asked for calibration (their keys follow the test items').

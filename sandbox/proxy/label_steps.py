@@ -16,7 +16,6 @@ from typing import Any
 from sandbox.base.jobs import gather_jobs
 from sandbox.base.seeding import seed_node
 from sandbox.proxy.scenario import AGENT_SEEDS, CALLS, EXAMPLES, SCRAMBLE, TEST, ProxyScenario
-from sandbox.rewards.objectives import Offer
 
 __all__ = [
     "AGENT_SEEDS",
@@ -28,7 +27,6 @@ __all__ = [
     "Partial",
     "ask_all",
     "call_seed",
-    "draw_test_set",
     "judge_conditions",
 ]
 
@@ -102,8 +100,3 @@ async def ask_all(
         on_start=on_start and (lambda _: on_start(len(jobs), done)),
         on_done=on_item and (lambda _: on_item()),
     )
-
-
-def draw_test_set(scenario: ProxyScenario) -> tuple[list[Offer], list[Offer]]:
-    """The ultimatum scenario's example proposals and test proposals, from its seed tree."""
-    return scenario.test_set()
