@@ -18,7 +18,7 @@ from sandbox.base.errors import ScenarioError
 from sandbox.base.files import read_yaml
 from sandbox.cli.runs import app
 from sandbox.core.scenario_files import parse_kind
-from sandbox.distill.conformance import generous_judge
+from sandbox.distill.conformance import generous_judge, tiny_distillation
 from sandbox.distill.judge_table import JudgeTable
 from sandbox.distill.run import DistillHooks, distill_scenario, plan, resume_distill
 from sandbox.distill.source import resolve_principles
@@ -74,28 +74,7 @@ def test_the_judge_is_asked_once_per_distinct_move_and_its_table_is_read_back(tm
 
 
 def scenario(**distill: Any) -> Any:
-    return parse_kind(
-        "distill",
-        {
-            "name": "tiny-distill",
-            "seed": 3,
-            "models": {"student": "tiny"},
-            "distill": {
-                "source": {"text": "Give the other player everything."},
-                "truth": "altruistic",
-                "scoring": "binary",
-                "amounts": {"min": 10, "max": 30},
-                **distill,
-            },
-            "training": {
-                "episodes": 6,
-                "parallel": 2,
-                "rounds": 4,
-                "checkpoint_every": 2,
-                "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
-            },
-        },
-    )  # one token: a number alone, legal up to the amount, so the judge has moves to see
+    return tiny_distillation("tiny-distill", **distill)
 
 
 def test_a_killed_distillation_resumes_to_the_same_metrics_without_asking_twice(tmp_path: Path) -> None:

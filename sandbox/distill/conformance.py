@@ -13,7 +13,7 @@ from typing import Any
 from sandbox.core.conformance import ConformanceCase
 from sandbox.llm.scripted import scripted
 
-__all__ = ["DISTILL_CASE", "JUDGE_CASE", "generous_judge"]
+__all__ = ["DISTILL_CASE", "JUDGE_CASE", "generous_judge", "tiny_distillation"]
 
 SOURCE = {"source": {"text": "Give the other player everything."}, "truth": "altruistic", "scoring": "binary"}
 
@@ -28,16 +28,19 @@ def generous_judge(at_least: int = 90) -> Any:
     return scripted([(r"Answer Yes or No", verdict)])
 
 
-def _distill(tmp: Path) -> Any:
+def tiny_distillation(name: str = "distill-conformance", **distill: Any) -> Any:
+    """The case's distillation scenario (`distill`: more fields of its `distill:` block): six episodes of PPO with
+    LoRA on the tiny model, a number of one token as the proposal, legal up to the amount, so the judge has moves
+    to see."""
     from sandbox.core.scenario_files import parse_kind
 
     return parse_kind(
         "distill",
         {
-            "name": "distill-conformance",
+            "name": name,
             "seed": 3,
             "models": {"student": "tiny"},
-            "distill": {**SOURCE, "amounts": {"min": 10, "max": 30}, "trials": 2},
+            "distill": {**SOURCE, "amounts": {"min": 10, "max": 30}, **distill},
             "training": {
                 "episodes": 6,
                 "parallel": 2,
@@ -46,7 +49,11 @@ def _distill(tmp: Path) -> Any:
                 "ppo": {"learning_rate": 0.01, "lora_r": 4, "lora_alpha": 8, "max_new_tokens": 1},
             },
         },
-    )  # one token: a number alone, legal up to the amount, so the judge has moves to see
+    )
+
+
+def _distill(tmp: Path) -> Any:
+    return tiny_distillation(trials=2)
 
 
 def _train_hooks(tick: Callable[[], None]) -> Any:
