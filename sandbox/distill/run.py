@@ -376,10 +376,7 @@ def _run(
     table, close = judge_table(run_dir, scenario, plan_, judge)
     try:
         env = environment(scenario, plan_, table)
-        if scenario.training.algorithm == "ppo":
-            _train_ppo(run_dir, scenario, env, base, hooks, resume=resume)
-        else:
-            _train_trl(run_dir, scenario, env, base, hooks, resume=resume)
+        _train(run_dir, scenario, env, base, hooks, resume=resume)
     finally:
         close()
     from sandbox.distill.summary import finish
@@ -388,7 +385,7 @@ def _run(
     return run_dir.path
 
 
-def _train_ppo(
+def _train(
     run_dir: RunDirectory,
     scenario: DistillScenario,
     env: UltimatumEnvironment,
@@ -397,6 +394,13 @@ def _train_ppo(
     *,
     resume: bool,
 ) -> None:
+    """Train the student on `env`: the sandbox's PPO (its checkpoints and resume point), else TRL's trainer."""
+    if scenario.training.algorithm != "ppo":
+        from sandbox.training.trl_trainers import train_with_trl
+        from sandbox.viewer.tracking import report_to
+
+        train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env, report_to=report_to(run_dir.path))
+        return
     from sandbox.training.ppo import PPOTrainer
     from sandbox.training.ppo_run import resume_point, train_ppo_run
 
@@ -414,18 +418,3 @@ def _train_ppo(
         hooks=hooks,
     )
     trainer.model.save_pretrained(run_dir / ADAPTER)
-
-
-def _train_trl(
-    run_dir: RunDirectory,
-    scenario: DistillScenario,
-    env: UltimatumEnvironment,
-    base: Any,
-    hooks: DistillHooks,
-    *,
-    resume: bool,
-) -> None:
-    from sandbox.training.trl_trainers import train_with_trl
-    from sandbox.viewer.tracking import report_to
-
-    train_with_trl(run_dir, scenario, base, hooks, resume=resume, setup=env, report_to=report_to(run_dir.path))
