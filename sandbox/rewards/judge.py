@@ -126,28 +126,21 @@ class ProxyJudge:
     async def options(self, prompt: str, *, call: CallInfo, seed: int | None = None) -> SetJudgement:
         """Ask a multiple-choice question step by step, then for the letters only (Kojima et al.'s two stages)."""
         messages = [HumanMessage(prompt)]
-        reasoning_call = CallInfo(**{**call.__dict__, "step": f"{call.step}/reasoning"})
+        sampling: dict[str, Any] = {"seed": seed, "temperature": self.temperature}
+
+        def step(name: str) -> CallInfo:
+            return CallInfo(**{**call.__dict__, "step": f"{call.step}/{name}"})
+
         reasoning = await acall(
-            self.model,
-            messages,
-            call=reasoning_call,
-            seed=seed,
-            temperature=self.temperature,
-            max_tokens=self.reasoning_tokens,
+            self.model, messages, call=step("reasoning"), max_tokens=self.reasoning_tokens, **sampling
         )
         follow_up = [
             *messages,
             AIMessage(str(reasoning.content)),
             HumanMessage(prompts.render("proxy/matrix/answer.j2")),
         ]
-        answer_call = CallInfo(**{**call.__dict__, "step": f"{call.step}/answer"})
+        constraint = Constraint(grammar=_OPTIONS_GRAMMAR)
         answer = await acall(
-            self.model,
-            follow_up,
-            call=answer_call,
-            seed=seed,
-            temperature=self.temperature,
-            max_tokens=16,
-            constraint=Constraint(grammar=_OPTIONS_GRAMMAR),
+            self.model, follow_up, call=step("answer"), max_tokens=16, constraint=constraint, **sampling
         )
         return SetJudgement(option_set(str(answer.content)), str(reasoning.content), str(answer.content))
