@@ -16,7 +16,7 @@ import pytest
 
 from sandbox.base import extras
 from sandbox.core import kinds
-from sandbox.llm.resolve import spec_extras
+from sandbox.llm.specs import spec_extras
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_EXTRA_MODULES = sorted({module for modules in extras.EXTRAS.values() for module in modules})

@@ -15,9 +15,10 @@ from langchain_core.runnables import RunnableLambda
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import CachedChatModel, ResponseCache
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.errors import TransientLLMError
 from sandbox.llm.limit import ConcurrencyLimitedChatModel
 from sandbox.llm.resolve import ModelStack, build_backend, check_spec
-from sandbox.llm.retry import RetryExhaustedError, RetryingChatModel, TransientLLMError
+from sandbox.llm.retry import RetryExhaustedError, RetryingChatModel
 from sandbox.llm.scripted import ScriptedChatModel, UnexpectedPromptError, scripted
 from sandbox.llm.transcript import (
     TranscriptWriter,

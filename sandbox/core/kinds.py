@@ -203,7 +203,7 @@ class RunKind:
 
     def needs(self, scenario: Any = None) -> list[str]:
         """The extras a run of this kind needs: `extras`, and when `scenario` is given its own (`requires`) and
-        its models' (`sandbox.llm.resolve.spec_extras` of every `spec`, `policy` and `student` field)."""
+        its models' (`sandbox.llm.specs.spec_extras` of every `spec`, `policy` and `student` field)."""
         found = list(self.extras)
         if scenario is not None:
             if self.requires:
@@ -234,7 +234,7 @@ class RunKind:
 def _model_extras(data: Any, specs: bool = False) -> list[str]:
     """The extras of the model specs in a scenario's dumped data: the fields named spec, policy or student, and
     every text directly under a `models` mapping (`models: {judge: hf:PATH}`)."""
-    from sandbox.llm.resolve import spec_extras
+    from sandbox.llm.specs import spec_extras
 
     if isinstance(data, str):
         return spec_extras(data) if specs else []

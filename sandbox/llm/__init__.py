@@ -3,10 +3,11 @@
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import CachedChatModel, ResponseCache
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.errors import TransientLLMError
 from sandbox.llm.limit import ConcurrencyLimitedChatModel
 from sandbox.llm.record import CallRecord, RecordingChatModel
 from sandbox.llm.resolve import BACKENDS, ModelStack, build_backend, check_spec
-from sandbox.llm.retry import RetryExhaustedError, RetryingChatModel, TransientLLMError
+from sandbox.llm.retry import RetryExhaustedError, RetryingChatModel
 from sandbox.llm.sampling import SampledChatModel
 from sandbox.llm.scripted import ScriptedChatModel, UnexpectedPromptError, scripted
 from sandbox.llm.transcript import (

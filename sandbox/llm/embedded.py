@@ -50,7 +50,7 @@ from sandbox.llm.chat_backend import AsyncRun, CallKwargs, ChatBackend, Messages
 from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint, chat_dicts, openai_token_logprobs
 from sandbox.llm.embedded_model import FILE_NAME, ensure_model_file
 from sandbox.llm.embedded_tuning import EmbeddedSettings, ServerSettings
-from sandbox.llm.retry import TransientLLMError
+from sandbox.llm.errors import TransientLLMError
 
 # llama.cpp picks a free slot whose prompt shares more than this fraction of the new prompt (its default).
 SLOT_SIMILARITY = 0.1

@@ -272,7 +272,7 @@ class EndpointPool:
         assert last is not None
         import openai
 
-        from sandbox.llm.retry import TransientLLMError
+        from sandbox.llm.errors import TransientLLMError
 
         if isinstance(last, asyncio.TimeoutError):
             limit = min(self.spec.slow_after_s, self.timeout_s)

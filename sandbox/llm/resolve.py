@@ -25,6 +25,7 @@ from langchain_core.language_models import BaseChatModel
 
 from sandbox.base.registry import Registry, UnknownNameError
 from sandbox.llm.embedded_tuning import EmbeddedSettings
+from sandbox.llm.specs import ADAPTER, split_adapter, split_spec
 
 
 @dataclass(frozen=True)
@@ -75,15 +76,6 @@ def _vllm(argument: str, _: BackendOptions) -> BaseChatModel:
     return VLLMChatModel(model=argument)
 
 
-ADAPTER = "+adapter:"
-
-
-def split_adapter(spec: str) -> tuple[str, str] | None:
-    """`embedded+adapter:runs/x/adapter` -> (`embedded`, `runs/x/adapter`); None for a spec without an adapter."""
-    base, sep, adapter = spec.partition(ADAPTER)
-    return (base.strip(), adapter.strip()) if sep else None
-
-
 def _adapted(base: str, adapter: str) -> BaseChatModel:
     from pathlib import Path
 
@@ -93,29 +85,6 @@ def _adapted(base: str, adapter: str) -> BaseChatModel:
     if not (Path(adapter).expanduser() / "adapter_config.json").is_file():
         raise ModelUnavailableError(f"{base}{ADAPTER}{adapter}: no LoRA adapter there (no adapter_config.json)")
     return HFChatModel(path="", base=base, adapter=str(Path(adapter).expanduser()))
-
-
-def split_spec(spec: str) -> tuple[str, str]:
-    """`openai:gpt-4o` -> (`openai`, `gpt-4o`); `embedded` -> (`embedded`, ``)."""
-    name, _, argument = spec.partition(":")
-    return name.strip(), argument.strip()
-
-
-def spec_extras(spec: str) -> list[str]:
-    """The optional extras (`sandbox.base.extras`) a model spec needs: transformers models (`hf:`, `base:`, an adapter)
-    need train, SmolLM2 its package too, `vllm:` the vllm extra; the embedded model and endpoints need none.
-
-    >>> spec_extras("embedded"), spec_extras("hf:runs/x/student"), spec_extras("smollm2+adapter:runs/a"), spec_extras("vllm:m")
-    ([], ['train'], ['train', 'smollm2'], ['vllm'])
-    """
-    adapted = split_adapter(spec)
-    name, argument = split_spec(adapted[0] if adapted else spec)
-    if adapted is None and name not in {"hf", "base", "vllm", "smollm2"}:
-        return []
-    if name == "vllm":
-        return ["vllm"]
-    base = argument if name == "base" else adapted[0] if adapted else spec
-    return ["train"] + (["smollm2"] if base.strip() == "smollm2" else [])
 
 
 def check_spec(spec: str) -> None:

@@ -13,11 +13,8 @@ from langchain_core.outputs import ChatResult
 from pydantic import Field, PrivateAttr
 
 from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
+from sandbox.llm.errors import TransientLLMError
 from sandbox.llm.wrapper import ChatModelWrapper
-
-
-class TransientLLMError(RuntimeError):
-    """A failure worth retrying, raised by the sandbox's own backends."""
 
 
 def is_transient(error: BaseException) -> bool:

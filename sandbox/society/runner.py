@@ -35,7 +35,8 @@ from sandbox.engine.store import open_store
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.budget import BudgetExhaustedError
 from sandbox.llm.cache import ResponseCache
-from sandbox.llm.resolve import ModelStack, model_stack, split_spec
+from sandbox.llm.resolve import ModelStack, model_stack
+from sandbox.llm.specs import split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
 from sandbox.society.context import SocietyContext
 from sandbox.society.graph import build_society_graph
