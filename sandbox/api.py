@@ -17,11 +17,8 @@ the same functions (`sandbox.core.kinds.RunKind.run` and `resume`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-from langchain_core.language_models import BaseChatModel
 
 from sandbox.core import kinds
 from sandbox.core.result import RunResult
@@ -34,9 +31,9 @@ def run(
     scenario: Any,
     *,
     out: str | Path | None = None,
-    models: Mapping[str, BaseChatModel] | None = None,
+    models: kinds.GivenModels = None,
     hooks: Any = None,
-    ledgers: Sequence[Any] = (),
+    ledgers: kinds.Ledgers = (),
 ) -> RunResult:
     """Run a scenario of any kind (a validated scenario, or a path to a YAML file) and return its result.
 
@@ -60,9 +57,9 @@ def run(
 def resume(
     path: str | Path,
     *,
-    models: Mapping[str, BaseChatModel] | None = None,
+    models: kinds.GivenModels = None,
     hooks: Any = None,
-    ledgers: Sequence[Any] = (),
+    ledgers: kinds.Ledgers = (),
 ) -> RunResult:
     """Continue an interrupted run of any kind and return its result."""
     kind = kinds.kind_of_dir(path)

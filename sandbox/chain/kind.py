@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind, by_option
+from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
 
 __all__ = ["CHAIN", "load"]
 
@@ -25,7 +25,7 @@ def load(path: Path | str) -> Any:
     return parse_kind("chain", with_society(data, Path(path)), str(path))
 
 
-def _no_ledgers(ledgers: Any) -> None:
+def _no_ledgers(ledgers: Ledgers) -> None:
     from sandbox.base.errors import UsageError
 
     if ledgers:
@@ -33,7 +33,12 @@ def _no_ledgers(ledgers: Any) -> None:
 
 
 def run(
-    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+    scenario: Any,
+    out: Path | str | None = None,
+    *,
+    models: GivenModels = None,
+    hooks: Any = None,
+    ledgers: Ledgers = (),
 ) -> Path:
     """Run every stage (`sandbox.chain.run.run_chain`); `models`: chat models by role (user, assistant, meta,
     judge) instead of the stages' specs (the students are the chain's own)."""
@@ -43,7 +48,7 @@ def run(
     return run_chain(scenario, out, hooks=hooks, models=models)
 
 
-def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
     """Go on from the first unfinished stage."""
     from sandbox.chain.run import resume_chain
 

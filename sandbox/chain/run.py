@@ -40,6 +40,7 @@ from sandbox.base.files import read_json, read_yaml
 from sandbox.chain.layout import MANIFEST, stage_runs
 from sandbox.chain.scenario import STAGES, ChainScenario
 from sandbox.core import kinds
+from sandbox.core.kinds import GivenModels, Ledgers
 from sandbox.core.run_dir import GUIDED, SCENARIO, RunDirectory, atomic_write_text, default_out, hold, run_status
 
 __all__ = ["ChainHooks", "dry_run_stages", "resume_chain", "run_chain"]
@@ -194,9 +195,7 @@ def _kind_hooks(kind: str, hooks: ChainHooks) -> Any:
     return hooks.on_step  # the judge: after each move labelled
 
 
-def _start_and_go_on(
-    kind: str, models: dict[str, Any] | None, ledgers: list[Any]
-) -> tuple[Callable[..., Any], Callable[..., Any]]:
+def _start_and_go_on(kind: str, models: GivenModels, ledgers: Ledgers) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """How a stage directory of `kind` starts and how it goes on: through the registry, or (a distillation) without
     its own evaluation (stage (d) is the chain's) and with no budget (its judge is not asked)."""
     if kind == "distill":
@@ -220,11 +219,11 @@ def _play(
     kind: str,
     build: Callable[[], Any],
     directory: Path,
-    ledgers: list[Any],
+    ledgers: Ledgers,
     hooks: ChainHooks,
     stage: str,
     name: str,
-    models: dict[str, Any] | None,
+    models: GivenModels,
 ) -> None:
     """Run (new), resume (half-way) or skip (complete) one stage directory with its kind (`models`: chat models
     by role instead of the scenario's specs)."""
@@ -245,7 +244,7 @@ def _play(
     hooks.on_stage(stage, name, "done")
 
 
-def _stage_models(models: dict[str, Any] | None, stage: str, name: str) -> dict[str, Any] | None:
+def _stage_models(models: GivenModels, stage: str, name: str) -> GivenModels:
     """The chat models given for one stage directory: the judge's for the judge; the society's roles for the
     society and the assistant subject; the users' (and the MetaLM's) alone where a student or the base plays."""
     if not models:
@@ -256,7 +255,7 @@ def _stage_models(models: dict[str, Any] | None, stage: str, name: str) -> dict[
     return {role: models[role] for role in roles if role in models} or None
 
 
-def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: dict[str, Any] | None = None) -> Path:
+def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: GivenModels = None) -> Path:
     """Every stage in order (a complete one skipped), then the comparison; the chain's status on the way out."""
     from sandbox.core.budget import budget_stop
     from sandbox.llm.budget import BudgetExhaustedError
@@ -280,7 +279,7 @@ def _run_stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: 
     return path
 
 
-def _stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: dict[str, Any] | None) -> None:
+def _stages(path: Path, scenario: ChainScenario, hooks: ChainHooks, models: GivenModels) -> None:
     ledgers = _ledgers(scenario, path)
     runs = stage_runs(scenario)
     plan: dict[str, list[tuple[str, str, Callable[[], Any]]]] = {
@@ -353,7 +352,7 @@ def run_chain(
     rerun_from: str | None = None,
     hooks: ChainHooks | None = None,
     source: str = "<scenario>",
-    models: dict[str, Any] | None = None,
+    models: GivenModels = None,
 ) -> Path:
     """Run the chain into `out` (new), or go on with the chain already there; return its directory.
 
@@ -443,7 +442,7 @@ def resume_chain(
     path: Path | str,
     *,
     hooks: ChainHooks | None = None,
-    models: dict[str, Any] | None = None,
+    models: GivenModels = None,
     max_calls: int | None = None,
     max_tokens: int | None = None,
     max_cost: float | None = None,

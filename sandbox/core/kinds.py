@@ -39,19 +39,26 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sandbox.base.errors import UsageError
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from sandbox.llm.budget import Ledger
 
 __all__ = [
     "ENVIRONMENT",
     "GROUP",
     "STARTS",
+    "GivenModels",
+    "Ledgers",
     "RunKind",
     "by_option",
     "get",
@@ -63,6 +70,11 @@ __all__ = [
     "resolve",
     "unregister",
 ]
+
+GivenModels: TypeAlias = "Mapping[str, BaseChatModel] | None"
+"""A run's `models`: chat models by role, used in place of the scenario's specs (tests, notebooks); None: the specs."""
+Ledgers: TypeAlias = "Sequence[Ledger]"
+"""A run's `ledgers`: budget ledgers its calls are charged to as well (a sweep's whole budget), besides its own."""
 
 GROUP = "sandbox.kinds"
 ENVIRONMENT = "SANDBOX_KINDS"  # comma-separated "module:attribute" references of kinds outside any distribution

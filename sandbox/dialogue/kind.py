@@ -10,13 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind
+from sandbox.core.kinds import GivenModels, Ledgers, RunKind
 
 __all__ = ["DIALOGUE"]
 
 
 def run(
-    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+    scenario: Any,
+    out: Path | str | None = None,
+    *,
+    models: GivenModels = None,
+    hooks: Any = None,
+    ledgers: Ledgers = (),
 ) -> Path:
     """Expand and solve the game (`sandbox.dialogue.run.solve_scenario`)."""
     from sandbox.dialogue.run import solve_scenario
@@ -24,7 +29,7 @@ def run(
     return solve_scenario(scenario, out, models=models, hooks=hooks, ledgers=ledgers)
 
 
-def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
     """Finish an interrupted solve, or a reward-model or agreement measurement."""
     from sandbox.dialogue.agreement import is_agreement_run, resume_agreement
     from sandbox.dialogue.reward_error import is_reward_model_run, resume_reward_model

@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind, by_option
+from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
 
 __all__ = ["DISTILL"]
 
 
-def _models(models: Any, ledgers: Any) -> tuple[Any, Any]:
+def _models(models: GivenModels, ledgers: Ledgers) -> tuple[Any, Any]:
     """The judge, and the evaluation's chat models by subject (users, assistant, student, base), from `models`."""
     from sandbox.base.errors import UsageError
 
@@ -29,7 +29,12 @@ def _models(models: Any, ledgers: Any) -> tuple[Any, Any]:
 
 
 def run(
-    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+    scenario: Any,
+    out: Path | str | None = None,
+    *,
+    models: GivenModels = None,
+    hooks: Any = None,
+    ledgers: Ledgers = (),
 ) -> Path:
     """Distil the scenario's norm and evaluate the student (`sandbox.distill.run.distill_scenario`); `models`: the
     judge's chat model and the evaluation's by subject, instead of the scenario's specs."""
@@ -39,7 +44,7 @@ def run(
     return distill_scenario(scenario, out, hooks=hooks, judge=judge, evaluation_models=evaluation)
 
 
-def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
     """Finish an interrupted distillation and its evaluation."""
     from sandbox.distill.run import resume_distill
 

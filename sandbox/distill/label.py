@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from sandbox.base.scenario_model import StrictModel
+from sandbox.core.kinds import Ledgers
 from sandbox.distill.layout import PRINCIPLES, DistillPlan
 from sandbox.distill.scenario import DistillScenario
 
@@ -66,7 +67,7 @@ def label_moves(
     *,
     source: str = "<scenario>",
     judge: Any = None,
-    ledgers: Any = (),
+    ledgers: Ledgers = (),
     on_move: Callable[[], None] | None = None,
 ) -> Path:
     """Label every move of the scenario's roles into a new run directory and return its path.
@@ -91,7 +92,7 @@ def label_moves(
 
 
 def resume_label(
-    path: Path | str, *, judge: Any = None, ledgers: Any = (), on_move: Callable[[], None] | None = None
+    path: Path | str, *, judge: Any = None, ledgers: Ledgers = (), on_move: Callable[[], None] | None = None
 ) -> Path:
     """Ask what an interrupted label run has not asked yet (its table is read back)."""
     from sandbox.base.files import read_json
@@ -115,7 +116,7 @@ def _label(
     scenario: LabelScenario,
     plan_: DistillPlan,
     judge: Any,
-    ledgers: Any,
+    ledgers: Ledgers,
     on_move: Callable[[], None] | None,
 ) -> Path:
     from sandbox.core.run_dir import atomic_write_text

@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind, by_option
+from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
 
 __all__ = ["JUDGE", "estimate_calls"]
 
 
-def _judge(models: Any) -> Any:
+def _judge(models: GivenModels) -> Any:
     from sandbox.base.errors import UsageError
 
     given = dict(models or {})
@@ -25,7 +25,12 @@ def _judge(models: Any) -> Any:
 
 
 def run(
-    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+    scenario: Any,
+    out: Path | str | None = None,
+    *,
+    models: GivenModels = None,
+    hooks: Any = None,
+    ledgers: Ledgers = (),
 ) -> Path:
     """Label every move (`sandbox.distill.label.label_moves`); `models`: {"judge": a chat model}; `hooks`: called
     after each move's label is written."""
@@ -34,7 +39,7 @@ def run(
     return label_moves(scenario, out, judge=_judge(models), ledgers=ledgers, on_move=hooks)
 
 
-def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
     """Ask what an interrupted label run has not (its table is read back)."""
     from sandbox.distill.label import resume_label
 

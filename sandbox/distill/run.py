@@ -28,6 +28,7 @@ from typing import Any
 
 from sandbox.base.files import read_json
 from sandbox.base.seeding import generator
+from sandbox.core.kinds import GivenModels, Ledgers
 from sandbox.core.run_dir import RunDirectory, atomic_write_text, default_out, hold, holding
 from sandbox.distill.judge_table import JUDGE_TABLE, JudgeTable
 from sandbox.distill.layout import (
@@ -191,7 +192,7 @@ def load_student(scenario: DistillScenario, model: Any = None, tokenizer: Any = 
 
 
 def judge_table(
-    run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, judge: Any = None, ledgers: Any = ()
+    run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, judge: Any = None, ledgers: Ledgers = ()
 ) -> tuple[JudgeTable, Callable[[], None]]:
     """The run's judge table on the judge's model stack (the run's cache and transcript, and `ledgers`: budget
     ledgers every call counts in); and its closer."""
@@ -354,7 +355,7 @@ def resume_distill(
     return _evaluate(run_dir, evaluate, evaluation_models)
 
 
-def _evaluate(run_dir: RunDirectory, evaluate: bool, models: Any) -> Path:
+def _evaluate(run_dir: RunDirectory, evaluate: bool, models: GivenModels) -> Path:
     if evaluate:
         from sandbox.distill.evaluate import RESULTS, evaluate_distill
 

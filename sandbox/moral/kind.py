@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind, by_option
+from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
 
 __all__ = ["TRAINING"]
 
 
-def _no_models(models: Any, ledgers: Any) -> None:
+def _no_models(models: GivenModels, ledgers: Ledgers) -> None:
     from sandbox.base.errors import UsageError
 
     if models or ledgers:
@@ -22,7 +22,12 @@ def _no_models(models: Any, ledgers: Any) -> None:
 
 
 def run(
-    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+    scenario: Any,
+    out: Path | str | None = None,
+    *,
+    models: GivenModels = None,
+    hooks: Any = None,
+    ledgers: Ledgers = (),
 ) -> Path:
     """Train one seed (`sandbox.moral.run.train_scenario`)."""
     from sandbox.moral.run import train_scenario
@@ -31,7 +36,7 @@ def run(
     return train_scenario(scenario, out, hooks=hooks)
 
 
-def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
     """Finish a training run or a group of seeds from its last checkpoints."""
     from sandbox.moral.across_seeds import is_seed_group, resume_seeds
     from sandbox.moral.run import resume_training

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind
+from sandbox.core.kinds import GivenModels, Ledgers, RunKind
 
 __all__ = ["POPULATION", "load"]
 
@@ -56,7 +56,12 @@ def _read_edges(path: Path) -> list[list[int]]:
 
 
 def run(
-    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+    scenario: Any,
+    out: Path | str | None = None,
+    *,
+    models: GivenModels = None,
+    hooks: Any = None,
+    ledgers: Ledgers = (),
 ) -> Path:
     """Play the population's generations (`sandbox.population.run.run_population`); scripted members call no
     model."""
@@ -65,7 +70,7 @@ def run(
     return run_population(scenario, out, hooks=hooks, models=models, ledgers=ledgers)
 
 
-def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
     """Play the generations an interrupted population run had left."""
     from sandbox.population.run import resume_population
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from sandbox.core.kinds import GivenModels, Ledgers
 from sandbox.core.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.core.scenario_files import load_run_scenario
 from sandbox.engine.generations import run_generations
@@ -68,8 +69,8 @@ def run_population(
     out: Path | str | None = None,
     *,
     hooks: Hook = None,
-    models: Any = None,
-    ledgers: Any = (),
+    models: GivenModels = None,
+    ledgers: Ledgers = (),
     source: str = "<scenario>",
 ) -> Path:
     """Play a population scenario into a new run directory (`out`, or `runs/<name>-<time>`); `models`: model
@@ -87,7 +88,9 @@ def run_population(
 
 
 @holding
-def resume_population(path: Path | str, *, hooks: Hook = None, models: Any = None, ledgers: Any = ()) -> Path:
+def resume_population(
+    path: Path | str, *, hooks: Hook = None, models: GivenModels = None, ledgers: Ledgers = ()
+) -> Path:
     """Play the generations a killed population run had left; the tables end as an uninterrupted run's."""
     run_dir = RunDirectory.open(path)
     run_dir.write_status("running")

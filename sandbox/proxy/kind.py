@@ -9,13 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind
+from sandbox.core.kinds import GivenModels, Ledgers, RunKind
 
 __all__ = ["PROXY"]
 
 
 def run(
-    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+    scenario: Any,
+    out: Path | str | None = None,
+    *,
+    models: GivenModels = None,
+    hooks: Any = None,
+    ledgers: Ledgers = (),
 ) -> Path:
     """Label a scenario's test set (`sandbox.proxy.label_run.label_scenario`)."""
     from sandbox.proxy.label_run import label_scenario
@@ -23,7 +28,7 @@ def run(
     return label_scenario(scenario, out, models=models, hooks=hooks, ledgers=ledgers)
 
 
-def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
     """Ask the verdicts an interrupted labeling still lacks."""
     from sandbox.proxy.label_run import resume_labeling
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind
+from sandbox.core.kinds import GivenModels, Ledgers, RunKind
 
 __all__ = ["SOCIETY", "load", "resume", "run"]
 
@@ -42,7 +42,12 @@ def load(path: Path | str) -> Any:
 
 
 def run(
-    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+    scenario: Any,
+    out: Path | str | None = None,
+    *,
+    models: GivenModels = None,
+    hooks: Any = None,
+    ledgers: Ledgers = (),
 ) -> Path:
     """Play a society scenario into `out` (`sandbox.society.runner.arun`, from synchronous code)."""
     from sandbox.base.sync import run_sync
@@ -51,7 +56,7 @@ def run(
     return run_sync(arun(scenario, out=out, models=models, hooks=hooks, ledgers=ledgers))
 
 
-def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
     """Finish an interrupted society run (`sandbox.society.runner.aresume`, from synchronous code)."""
     from sandbox.base.sync import run_sync
     from sandbox.society.runner import aresume

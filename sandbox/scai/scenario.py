@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError, model_validator
 
+from sandbox.core.kinds import GivenModels, Ledgers
 from sandbox.scai.assistant_block import Assistant
 from sandbox.society.scenario import SocietyScenario
 
@@ -55,7 +56,9 @@ class Scenario(SocietyScenario):
             guided_game(self)  # the inline game validates, and is the instructed ultimatum game
         return self
 
-    def guided_policy(self, run_dir: Any, models: Any = None, ledgers: Any = (), hooks: Any = None) -> Any | None:
+    def guided_policy(
+        self, run_dir: Any, models: GivenModels = None, ledgers: Ledgers = (), hooks: Any = None
+    ) -> Any | None:
         """Where the guided members' solved policy is: `society.guided.policy`, or the inline game solved now into
         the run's `guided/` folder (`sandbox.scai.inline_solve.solve_guided`)."""
         guided = self.society.guided

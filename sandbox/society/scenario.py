@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from sandbox.base.scenario_model import AmountRange, StrictModel
+from sandbox.core.kinds import GivenModels, Ledgers
 from sandbox.core.scenario import LLMScenario
 from societies.society_block import Society
 
@@ -66,7 +67,9 @@ class SocietyScenario(LLMScenario):
         """The model roles this scenario calls."""
         return ("user",)
 
-    def guided_policy(self, run_dir: Any, models: Any = None, ledgers: Any = (), hooks: Any = None) -> Any | None:
+    def guided_policy(
+        self, run_dir: Any, models: GivenModels = None, ledgers: Ledgers = (), hooks: Any = None
+    ) -> Any | None:
         """Where the guided members' solved policy is (a `sandbox solve` run directory); None: no guided members.
 
         A society kind that solves the game inline (`society.guided.solve`) overrides this."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sandbox.core.kinds import RunKind, by_option
+from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
 
 __all__ = ["SWEEP"]
 
@@ -26,7 +26,12 @@ def load(path: Path | str) -> Any:
 
 
 def run(
-    scenario: Any, out: Path | str | None = None, *, models: Any = None, hooks: Any = None, ledgers: Any = ()
+    scenario: Any,
+    out: Path | str | None = None,
+    *,
+    models: GivenModels = None,
+    hooks: Any = None,
+    ledgers: Ledgers = (),
 ) -> Path:
     """Play every run of the sweep (`sandbox.sweep.run.start_sweep`); `hooks`: (on_start, on_run) callbacks."""
     from sandbox.base.errors import UsageError
@@ -40,7 +45,7 @@ def run(
     )
 
 
-def resume(path: Path | str, *, models: Any = None, hooks: Any = None, ledgers: Any = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
     """Finish the sweep's unfinished runs (`sandbox.sweep.run.run_sweep`)."""
     from sandbox.sweep.run import run_sweep
 
