@@ -7,9 +7,13 @@ imports nothing else of the package.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
+
+if TYPE_CHECKING:
+    from sandbox.chain.scenario import ChainScenario
+
 
 __all__ = ["CHAIN", "load"]
 
@@ -33,7 +37,7 @@ def _no_ledgers(ledgers: Ledgers) -> None:
 
 
 def run(
-    scenario: Any,
+    scenario: ChainScenario,
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
@@ -56,14 +60,14 @@ def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, l
     return resume_chain(path, hooks=hooks, models=models)
 
 
-def expand(scenario: Any, source: str) -> list[tuple[str, Any]]:
+def expand(scenario: ChainScenario, source: str) -> list[tuple[str, Any]]:
     """The runs the chain plays, for the dry run (`sandbox.chain.run.dry_run_stages`)."""
     from sandbox.chain.run import dry_run_stages
 
     return dry_run_stages(scenario)
 
 
-def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+def describe(scenario: ChainScenario, *, source: str = "<scenario>") -> str:
     block = scenario.chain
     return (
         f"a chain: {scenario.society().name} -> the {block.distill.judge} judge {block.models.judge} -> "
@@ -71,7 +75,7 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     )
 
 
-def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+def cli_run(scenario: ChainScenario, out: Path | None, *, source: str = "<scenario>") -> Path:
     from sandbox.chain.commands import chain_with_progress, print_chain
     from sandbox.chain.run import run_chain
 

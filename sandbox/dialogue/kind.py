@@ -8,15 +8,19 @@ imports nothing else of the package (OpenSpiel loads when a run starts).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind
+
+if TYPE_CHECKING:
+    from sandbox.dialogue.scenario import DialogueScenario
+
 
 __all__ = ["DIALOGUE"]
 
 
 def run(
-    scenario: Any,
+    scenario: DialogueScenario,
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
@@ -50,7 +54,7 @@ def dir_label(path: Path) -> str:
     return "reward-model" if is_reward_model_run(path) else "agreement" if is_agreement_run(path) else "solve"
 
 
-def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+def describe(scenario: DialogueScenario, *, source: str = "<scenario>") -> str:
     from sandbox.dialogue.scenario import estimate_messages
 
     g = scenario.dialogue
@@ -60,7 +64,7 @@ def describe(scenario: Any, *, source: str = "<scenario>") -> str:
     )
 
 
-def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+def cli_run(scenario: DialogueScenario, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a dialogue game (as `sandbox solve`)."""
     from sandbox.dialogue.commands import solve_table, solve_with_progress
     from sandbox.dialogue.run import solve_scenario

@@ -7,9 +7,13 @@ imports nothing else of the package.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
+
+if TYPE_CHECKING:
+    from sandbox.distill.scenario import DistillScenario
+
 
 __all__ = ["DISTILL"]
 
@@ -29,7 +33,7 @@ def _models(models: GivenModels, ledgers: Ledgers) -> tuple[Any, Any]:
 
 
 def run(
-    scenario: Any,
+    scenario: DistillScenario,
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
@@ -52,13 +56,13 @@ def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, l
     return resume_distill(path, hooks=hooks, judge=judge, evaluation_models=evaluation)
 
 
-def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+def describe(scenario: DistillScenario, *, source: str = "<scenario>") -> str:
     d = scenario.distill
     origin = f"the run {d.source.run}" if d.source.run else "a policy text"
     return f"distilling {origin} into {scenario.models.student}, {d.reward} reward, judge {scenario.models.judge}"
 
 
-def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+def cli_run(scenario: DistillScenario, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a distillation scenario (as `sandbox distill`): training, its table, the evaluation."""
     from sandbox.distill.commands import distill_table, distill_with_progress, evaluate_with_progress
     from sandbox.distill.run import distill_scenario

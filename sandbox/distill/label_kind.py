@@ -7,9 +7,13 @@ imports nothing else of the package.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
+
+if TYPE_CHECKING:
+    from sandbox.distill.label import LabelScenario
+
 
 __all__ = ["JUDGE", "estimate_calls"]
 
@@ -25,7 +29,7 @@ def _judge(models: GivenModels) -> Any:
 
 
 def run(
-    scenario: Any,
+    scenario: LabelScenario,
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
@@ -46,7 +50,7 @@ def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, l
     return resume_label(path, judge=_judge(models), ledgers=ledgers, on_move=hooks)
 
 
-def estimate_calls(scenario: Any, principles: int = 1) -> int:
+def estimate_calls(scenario: LabelScenario, principles: int = 1) -> int:
     """The judge calls a label run of `scenario` makes for `principles` principles, every answer legal: a verdict
     per move and principle, or (act) `act_samples` proposals per principle and one answer per offer answered."""
     from sandbox.distill.judge_table import every_move
@@ -60,7 +64,7 @@ def estimate_calls(scenario: Any, principles: int = 1) -> int:
     return len(moves) * players
 
 
-def dry_run(scenario: Any) -> Any:
+def dry_run(scenario: LabelScenario) -> Any:
     """The judge's calls (one principle for a run source: its final policy), and a rough token count."""
     import pandas as pd
 
@@ -80,7 +84,7 @@ def dry_run(scenario: Any) -> Any:
     )
 
 
-def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+def describe(scenario: LabelScenario, *, source: str = "<scenario>") -> str:
     d = scenario.distill
     origin = f"the run {d.source.run}" if d.source.run else "a policy text"
     return f"the {d.judge} judge {scenario.models.judge} labelling every move of {origin}"
@@ -110,7 +114,7 @@ def print_label(path: Path) -> None:
     )
 
 
-def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+def cli_run(scenario: LabelScenario, out: Path | None, *, source: str = "<scenario>") -> Path:
     from sandbox.core.commands import console
     from sandbox.distill.label import label_moves
 

@@ -7,9 +7,13 @@ imports nothing else of the package (torch loads when a run starts).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
+
+if TYPE_CHECKING:
+    from sandbox.moral.scenario import TrainingScenario
+
 
 __all__ = ["TRAINING"]
 
@@ -22,7 +26,7 @@ def _no_models(models: GivenModels, ledgers: Ledgers) -> None:
 
 
 def run(
-    scenario: Any,
+    scenario: TrainingScenario,
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
@@ -54,12 +58,12 @@ def dir_label(path: Path) -> str:
     return "seeds" if is_seed_group(path) else "training"
 
 
-def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+def describe(scenario: TrainingScenario, *, source: str = "<scenario>") -> str:
     t = scenario.training
     return f"training {scenario.models.policy}, {t.reward} vs {t.opponent}, {t.episodes} episodes"
 
 
-def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+def cli_run(scenario: TrainingScenario, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a training scenario: one seed under a progress bar, then its table (`sandbox train` has
     the kind's own options)."""
     from sandbox.moral.commands import train_table, train_with_progress

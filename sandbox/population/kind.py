@@ -7,9 +7,13 @@ imports nothing else of the package.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind
+
+if TYPE_CHECKING:
+    from sandbox.population.scenario import PopulationScenario
+
 
 __all__ = ["POPULATION", "load"]
 
@@ -56,7 +60,7 @@ def _read_edges(path: Path) -> list[list[int]]:
 
 
 def run(
-    scenario: Any,
+    scenario: PopulationScenario,
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
@@ -78,7 +82,11 @@ def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, l
 
 
 def overrides(
-    scenario: Any, *, source: str = "<command line>", seed: int | None = None, models: list[str] | None = None
+    scenario: PopulationScenario,
+    *,
+    source: str = "<command line>",
+    seed: int | None = None,
+    models: list[str] | None = None,
 ) -> Any:
     """`sandbox run --seed K --model ROLE=SPEC`, ROLE a role the game reads (`PopulationGameSpec.roles`): user, the
     LLM members; judge, the judge of play against norm (the donor game with judge_play); assistant and meta, the
@@ -104,11 +112,11 @@ def overrides(
     return parse_kind("population", data, source)
 
 
-def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+def describe(scenario: PopulationScenario, *, source: str = "<scenario>") -> str:
     return scenario.population.game.describe(scenario)
 
 
-def dry_run(scenario: Any) -> Any:
+def dry_run(scenario: PopulationScenario) -> Any:
     """The calls a run will make, counted from the game's rules (`PopulationGameSpec.calls`): first asks only (an
     unreadable answer is asked again, up to the game's `retries`); scripted members call no model (an empty
     estimate)."""
@@ -128,7 +136,7 @@ def dry_run(scenario: Any) -> Any:
     return pd.DataFrame(rows, columns=["role", "model", "calls", "cache_hits", "prompt_tokens", "max_answer_tokens"])
 
 
-def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+def cli_run(scenario: PopulationScenario, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a population under a progress bar, then its table."""
     from sandbox.population.commands import generations_table, with_progress
     from sandbox.population.run import run_population
@@ -154,7 +162,7 @@ def cli_resume(path: Path, **options: Any) -> None:
     generations_table(with_progress(total, done, lambda hooks: resume_population(path, hooks=hooks)))
 
 
-def requires(scenario: Any) -> list[str]:
+def requires(scenario: PopulationScenario) -> list[str]:
     """axelrod (the population extra) for scripted members of a matrix game; Ray (the scale extra) when their
     matches are played by actors (`population.actors`). LLM members need neither."""
     game = scenario.population.game

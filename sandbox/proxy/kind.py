@@ -7,15 +7,19 @@ imports nothing else of the package.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind
+
+if TYPE_CHECKING:
+    from sandbox.proxy.scenario import ProxyScenario
+
 
 __all__ = ["PROXY"]
 
 
 def run(
-    scenario: Any,
+    scenario: ProxyScenario,
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
@@ -35,12 +39,12 @@ def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, l
     return resume_labeling(path, models=models, hooks=hooks, ledgers=ledgers)
 
 
-def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+def describe(scenario: ProxyScenario, *, source: str = "<scenario>") -> str:
     p = scenario.proxy
     return f"labeling {p.task}, {p.objective.name}, intent {p.intent.form}, judge {scenario.models.judge.spec}"
 
 
-def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+def cli_run(scenario: ProxyScenario, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a labeling scenario (as `sandbox label`)."""
     from sandbox.proxy.commands import label_table, label_with_progress
     from sandbox.proxy.label_run import label_scenario
@@ -60,7 +64,7 @@ def cli_resume(path: Path, **options: Any) -> None:
     label_table(label_with_progress(lambda hooks: resume_labeling(path, hooks=hooks)))
 
 
-def requires(scenario: Any) -> list[str]:
+def requires(scenario: ProxyScenario) -> list[str]:
     """torch (the train extra) for the negotiation task's REINFORCE negotiators (`proxy.negotiator_episodes`)."""
     block = scenario.proxy
     return ["train"] if block.task == "negotiation" and block.negotiator_episodes > 0 else []

@@ -7,9 +7,13 @@ importing this module imports nothing else of the package.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind
+
+if TYPE_CHECKING:
+    from sandbox.scai.scenario import Scenario
+
 
 __all__ = ["SOCIETY", "load", "resume", "run"]
 
@@ -42,7 +46,7 @@ def load(path: Path | str) -> Any:
 
 
 def run(
-    scenario: Any,
+    scenario: Scenario,
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
@@ -64,19 +68,19 @@ def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, l
     return run_sync(aresume(path, models=models, hooks=hooks, ledgers=ledgers))
 
 
-def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+def describe(scenario: Scenario, *, source: str = "<scenario>") -> str:
     """One line for `sandbox validate`."""
     guided = scenario.society.guided
     members = f" and {guided.count} solver-guided members" if guided is not None else ""
     return f"{scenario.society.size} users{members}, {scenario.game.kind}"
 
 
-def dry_run_size(scenario: Any) -> str:
+def dry_run_size(scenario: Scenario) -> str:
     """A society's size in the dry-run table's title: its independent runs and epochs."""
     return f" ({scenario.runs} runs x {scenario.epochs} epochs)"
 
 
-def requires(scenario: Any) -> list[str]:
+def requires(scenario: Scenario) -> list[str]:
     """OpenSpiel (the solve extra) when solver-guided members' game is solved inline (`society.guided.solve`)."""
     guided = scenario.society.guided
     return ["solve"] if guided is not None and guided.solve is not None else []

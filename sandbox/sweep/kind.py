@@ -8,9 +8,13 @@ imports nothing else of the package.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind, by_option
+
+if TYPE_CHECKING:
+    from sandbox.sweep.config import SweepFile
+
 
 __all__ = ["SWEEP"]
 
@@ -26,7 +30,7 @@ def load(path: Path | str) -> Any:
 
 
 def run(
-    scenario: Any,
+    scenario: SweepFile,
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
@@ -59,21 +63,30 @@ def owns_dir(path: Path) -> bool:
     return is_sweep(path)
 
 
-def describe(scenario: Any, *, source: str = "<scenario>") -> str:
+def _base(scenario: SweepFile, source: str) -> dict[str, Any]:
+    """The base scenario's data: read in by `load`, or (a sweep built in Python naming a file) read now, relative to
+    the working directory."""
+    from sandbox.sweep.config import parse_sweep
+
+    base = scenario.sweep.base
+    return base if isinstance(base, dict) else parse_sweep(scenario.model_dump(mode="json"), source)[1]
+
+
+def describe(scenario: SweepFile, *, source: str = "<scenario>") -> str:
     from sandbox.sweep.config import expand
 
-    runs = expand(scenario, scenario.sweep.base, source)
+    runs = expand(scenario, _base(scenario, source), source)
     return f"a sweep of {len(runs)} {runs[0].kind} runs"
 
 
-def runs(scenario: Any, source: str = "<scenario>") -> list[tuple[str, Any]]:
+def runs(scenario: SweepFile, source: str = "<scenario>") -> list[tuple[str, Any]]:
     """The sweep's runs as (kind name, scenario) pairs, validated (for the dry run)."""
     from sandbox.sweep.config import expand
 
-    return [(run.kind, run.scenario) for run in expand(scenario, scenario.sweep.base, source)]
+    return [(run.kind, run.scenario) for run in expand(scenario, _base(scenario, source), source)]
 
 
-def cli_run(scenario: Any, out: Path | None, *, source: str = "<scenario>") -> Path:
+def cli_run(scenario: SweepFile, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a sweep file (as `sandbox sweep`, with the file's executor and workers)."""
     from sandbox.sweep.commands import sweep_with_progress
     from sandbox.sweep.run import start_sweep
