@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sandbox.distill.view import offered_share_chart
-from sandbox.viewer.page import Section, Table
+from sandbox.viewer.sections import Section, Table
 
 
 def view(path: Path) -> list[Section]:

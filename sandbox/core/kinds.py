@@ -31,7 +31,7 @@ The callables' shapes (each documented on its field):
   printing the result's tables; `cli_evaluate(path, **options) -> None`
 * `dry_run(scenario) -> pandas.DataFrame`, `describe(scenario, *, source) -> str`, `dir_label(path) -> str`
   (`source`: the scenario file's path, which error messages name)
-* `view(path) -> [sandbox.viewer.page.Section, ...]`: the run page of `sandbox view` and `sandbox report`
+* `view(path) -> [sandbox.viewer.sections.Section, ...]`: the run page of `sandbox view` and `sandbox report`
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ class RunKind:
     """Whether the kind honours `budget:` caps (the run and resume `--max-*` options)."""
     view: str | None = None
     """`view(path) -> [section, ...]`: the run page of `sandbox view` and `sandbox report`, as sections of
-    `sandbox.viewer.page` (charts, tables, figures, policy diffs, a grid of cells); default: the kind's `tables`.
+    `sandbox.viewer.sections` (charts, tables, figures, policy diffs, a grid of cells); default: the kind's `tables`.
     The viewer adds the headline figures, the other figures, the runs inside and the transcripts."""
     extras: tuple[str, ...] = ()
     """The optional extras (`sandbox.base.extras`: train, solve, scale, ...) every run of this kind needs: a run, a

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.viewer.page import Chart, Section, Table, Tree
+from sandbox.viewer.sections import Chart, Section, Table, Tree
 
 
 def view(path: Path) -> list[Section]:

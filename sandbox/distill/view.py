@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.viewer.page import Chart, Section, Table
+from sandbox.viewer.sections import Chart, Section, Table
 
 
 def offered_share_chart(file: str, group: str | None = None) -> Chart:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.viewer.page import Chart, Section, Table
+from sandbox.viewer.sections import Chart, Section, Table
 
 REWARDS = ("reward", "reward_game", "reward_deontological", "reward_utilitarian", "reward_game_deontological")
 ACTIONS = ("C|C", "C|D", "D|C", "D|D", "illegal")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.viewer.page import Chart, Section, Table
+from sandbox.viewer.sections import Chart, Section, Table
 
 
 def view(path: Path) -> list[Section]:

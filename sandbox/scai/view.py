@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.viewer.page import Chart, Policies, Section, Table
+from sandbox.viewer.sections import Chart, Policies, Section, Table
 
 
 def view(path: Path) -> list[Section]:

@@ -1,4 +1,4 @@
-"""A run page described as sections, and each section read from the run directory into what the browser draws.
+"""A run page: a kind's sections (`sandbox.viewer.sections`) read from the run directory into what the browser draws.
 
 A kind lays out its run page by naming a `view` function in its `RunKind` (`"module:function"`), which returns
 the sections in order::
@@ -22,8 +22,7 @@ import difflib
 import json
 import math
 import mimetypes
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +30,9 @@ import pandas as pd
 
 from sandbox.core import kinds
 from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
+from sandbox.viewer.sections import Cells, Chart, Figures, Policies, Section, Table, Transcripts, Tree
 
 __all__ = [
-    "Cells",
-    "Chart",
-    "Figures",
-    "Policies",
-    "Section",
-    "Table",
-    "Transcripts",
-    "Tree",
     "default_sections",
     "is_run_dir",
     "render",
@@ -51,88 +43,6 @@ __all__ = [
 
 TABLE_ROWS = 1000  # rows of a table sent to the page; the whole file is linked
 CHART_POINTS = 5000  # points of one trace; longer traces are thinned evenly
-
-
-@dataclass(frozen=True)
-class Chart:
-    """An interactive line (or marker, or bar) chart of a table's columns.
-
-    Rows are kept where every `where` column equals its value; one trace per `y` column and per value of `group`;
-    rows that share an `x` within a trace are averaged (one point per epoch over several runs); `band` names the
-    columns of a shaded interval (a 95% CI) around a single `y`.
-    """
-
-    file: str
-    x: str
-    y: str | tuple[str, ...]
-    group: str | None = None
-    where: Mapping[str, Any] = field(default_factory=dict)
-    band: tuple[str, str] | None = None
-    title: str = ""
-    mode: str = "lines"  # lines, markers or bars
-    y_title: str = ""
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table file (CSV or JSONL) shown as a sortable, filterable table (its first `TABLE_ROWS` rows)."""
-
-    file: str
-    title: str = ""
-    columns: tuple[str, ...] = ()  # shown columns; empty: all
-
-
-@dataclass(frozen=True)
-class Figures:
-    """The images matching `pattern` (a glob relative to the run directory)."""
-
-    pattern: str = "*.png"
-    title: str = "Figures"
-
-
-@dataclass(frozen=True)
-class Policies:
-    """SCAI's policy versions, each as a word diff from the last, with the evidence (episodes) and the MetaLM's
-    answer that led to it."""
-
-    file: str = "policies.jsonl"
-    episodes: str = "episodes.csv"
-    title: str = "Policy versions"
-
-
-@dataclass(frozen=True)
-class Cells:
-    """A grid of runs (a sweep's cells): a table whose `column` names each cell's directory under `under`."""
-
-    file: str
-    column: str = "run"
-    under: str = "runs"
-    title: str = "Cells"
-
-
-@dataclass(frozen=True)
-class Tree:
-    """The rows of a table as the paths of a tree (a dialogue game's: its setup, then each instruction in turn,
-    then the chance outcome), drawn as a sunburst: a node's size is the rows under it, its colour the mean of
-    `color` over them. `split` cuts one column's value into several levels (`"generous | tough"`, shown bare);
-    a column that is not cut is one level, shown with its name (`setup 0`)."""
-
-    file: str
-    path: tuple[str, ...]
-    split: str = " | "
-    color: str | None = None
-    title: str = "Tree"
-
-
-@dataclass(frozen=True)
-class Transcripts:
-    """The LLM calls of a JSONL transcript, browsed a page at a time (`sandbox.viewer.transcripts`)."""
-
-    file: str = TRANSCRIPTS
-    title: str = "Transcripts"
-
-
-Section = Chart | Table | Figures | Policies | Cells | Tree | Transcripts
 
 
 def is_run_dir(path: Path) -> bool:

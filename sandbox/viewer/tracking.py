@@ -196,7 +196,8 @@ def logged_metrics(kind: kinds.RunKind | None, path: Path) -> list[tuple[str, fl
     """(key, value, step) of every line of the kind's run-page charts, and the summary's numbers."""
     import pandas as pd
 
-    from sandbox.viewer.page import Chart, sections_of
+    from sandbox.viewer.page import sections_of
+    from sandbox.viewer.sections import Chart
 
     metrics: list[tuple[str, float, int]] = []
     for chart in (s for s in sections_of(kind, path) if isinstance(s, Chart)):
