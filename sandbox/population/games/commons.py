@@ -71,19 +71,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from prompts import render
 from sandbox.base.files import read_csv
-from sandbox.base.seeding import Branch, call_seed, generator
+from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
-from sandbox.games.commons import Month, Outcome, allocate, figures, parse_harvest, sustainable_catch
-from sandbox.llm.contracts import CallInfo, Constraint
-from sandbox.llm.moves import note_move
-from sandbox.llm.wrapper import acall
-from sandbox.population.commons_chat import MAYOR, comma_and, parse_limit, parse_utterance, restaurant
-from sandbox.population.commons_memory import date_of, remember, sentence, shown
+from sandbox.games.commons import Month, Outcome, allocate, figures, sustainable_catch
+from sandbox.population.commons_chat import MAYOR, restaurant
+from sandbox.population.commons_fishers import Fishers
+from sandbox.population.commons_memory import date_of, remember, shown
 from sandbox.population.games import plays
 from sandbox.population.games.base import ModelOf, PopulationGame
 from sandbox.population.llm_session import finish_llm_run, model_label
@@ -112,7 +108,6 @@ COLUMNS = {
     TALK: ["generation", "step", "speaker", "utterance", "ended", "ended_read", "next", "next_read"],
     NOTES: ["generation", "agent", "name", "kind", "text"],
 }
-HARVEST, UTTER, SUMMARY, LIMIT, PLANNING, INTERESTING = range(6)  # the seed tree's node for each kind of call
 
 
 class MonthRow(NamedTuple):
@@ -132,150 +127,6 @@ class MonthRow(NamedTuple):
     talk_steps: int
 
 
-class _Fishers:
-    """The LLM calls of a month, each with its own node of the seed tree."""
-
-    def __init__(self, scenario: PopulationScenario, model: BaseChatModel, names: list[str]) -> None:
-        self.scenario, self.model, self.game, self.names = scenario, model, scenario.population.game, names
-        self.constrained = self.game.answer == "constrained"
-
-    def system(self, agent: int) -> str:
-        return render(
-            "population/commons/system.j2",
-            fisher=self.names[agent],
-            capacity=self.game.capacity,
-            others=[n for i, n in enumerate(self.names) if i != agent],
-            talk=self.game.talk,
-        )
-
-    def call(self, agent: int, g: int, kind: int, index: int, step: str, attempt: int) -> CallInfo:
-        """Who makes the call and where it falls (recorded with it)."""
-        return CallInfo(
-            role="user",
-            agent=self.names[agent] if agent >= 0 else "framework",
-            run=0,
-            epoch=g,
-            episode=f"month{g}" + (f"/step{index}" if kind == UTTER else ""),
-            step=step,
-            attempt=attempt,
-        )
-
-    async def ask(
-        self,
-        agent: int,
-        prompt: str | list[Any],
-        g: int,
-        kind: int,
-        index: int,
-        step: str,
-        attempt: int = 0,
-        constraint: Constraint | None = None,
-    ) -> str:
-        """One call; `prompt` is the user turn, or the turns after the system prompt (a re-ask)."""
-        call = self.call(agent, g, kind, index, step, attempt)
-        turns = [HumanMessage(prompt)] if isinstance(prompt, str) else prompt
-        messages = [SystemMessage(self.system(agent)), *turns] if agent >= 0 else turns
-        extra = {"constraint": constraint} if constraint is not None else {}
-        answer = await acall(
-            self.model,
-            messages,
-            call=call,
-            seed=call_seed(self.scenario.seed, Branch.EPISODE, g, kind, index, attempt),
-            **extra,
-        )
-        return str(answer.content)
-
-    async def harvest(self, agent: int, memories: list[list[Any]], stock: int, g: int) -> tuple[int | None, int]:
-        """The ask; an unreadable answer is asked again with the answer and the format restated (a new prompt, so a
-        cached temperature-0 answer is not simply repeated)."""
-        prompt = render(
-            "population/commons/harvest.j2",
-            date=date_of(g),
-            fisher=self.names[agent],
-            memories=memories,
-            stock=stock,
-            reason=not self.constrained,
-        )
-        constraint = (
-            Constraint(prefix="Answer: ", grammar="root ::= [0-9] [0-9]? [0-9]?", regex=r"Answer: \d{1,3}")
-            if self.constrained
-            else None
-        )
-        turns: list[Any] = [HumanMessage(prompt)]
-        for attempt in range(self.game.retries + 1):
-            answer = await self.ask(agent, turns, g, HARVEST, agent, "harvest", attempt, constraint)
-            ask = parse_harvest(answer)
-            note_move(self.call(agent, g, HARVEST, agent, "harvest", attempt), ask)
-            if ask is not None:
-                return ask, attempt + 1
-            turns += [
-                AIMessage(answer),
-                HumanMessage(
-                    'Your answer had no number of tons after "Answer:". Put the '
-                    'final answer after "Answer:", example Answer: N tons.'
-                ),
-            ]
-        return None, self.game.retries + 1
-
-    async def utter(
-        self, agent: int, memories: list[list[Any]], conversation: list[tuple[str, str]], speakers: list[str], g: int
-    ) -> tuple[str, bool | None, str | None]:
-        prompt = render(
-            "population/commons/converse.j2",
-            date=date_of(g, chat=True),
-            fisher=self.names[agent],
-            memories=memories,
-            members=comma_and(speakers),
-            conversation=conversation,
-        )
-        grammar = None
-        if self.constrained:  # the code's options: every fisher in the chat, the speaker included
-            who = " | ".join(f'"{s}"' for s in speakers)
-            grammar = (
-                r'root ::= [^\n]+ "\nConversation conclusion by me: " ("yes" | "no") "\nNext speaker: " ('
-                f"{who})"
-            )
-        answer = await self.ask(
-            agent,
-            prompt,
-            g,
-            UTTER,
-            len(conversation),
-            "talk",
-            constraint=Constraint(prefix="Response: ", grammar=grammar),
-        )  # the code's prefill
-        return parse_utterance(answer, speakers)
-
-    async def summarize(self, conversation: list[tuple[str, str]], g: int) -> str:
-        prompt = (
-            "Conversation:\n"
-            + "".join(f"-{s}: {u}\n" for s, u in conversation)
-            + "\nSummarize the conversation above in one sentence."
-        )
-        return sentence(await self.ask(-1, prompt, g, SUMMARY, 0, "summary"))
-
-    async def limit(self, conversation: list[tuple[str, str]], g: int) -> tuple[int | None, str]:
-        prompt = render("population/commons/limit.j2", conversation=conversation, reason=not self.constrained)
-        constraint = (
-            Constraint(
-                prefix="Answer: ", grammar='root ::= [0-9] [0-9]? [0-9]? | "N/A"', regex=r"Answer: (\d{1,3}|N/A)"
-            )
-            if self.constrained
-            else None
-        )
-        answer = await self.ask(-1, prompt, g, LIMIT, 0, "limit", constraint=constraint)
-        return parse_limit(answer), answer
-
-    async def notes(self, agent: int, conversation: list[tuple[str, str]], g: int) -> tuple[str, str]:
-        planning = render("population/commons/plan.j2", conversation=conversation)
-        interesting = planning.replace("you need to remember for your planning", "you might have found interesting")
-        answers = await asyncio.gather(
-            self.ask(agent, planning, g, PLANNING, agent, "planning"),
-            self.ask(agent, interesting, g, INTERESTING, agent, "interesting"),
-        )
-        return sentence(answers[0]), sentence(answers[1])
-
-
 @plays("commons")
 class Commons(PopulationGame):
     """GovSim's fishery: the population is the fishers (name, fixed catch, memories, gain) and the lake's stock."""
@@ -284,7 +135,7 @@ class Commons(PopulationGame):
 
     def __init__(self, scenario: PopulationScenario, model: ModelOf | None) -> None:
         super().__init__(scenario, model)
-        self.fishers = _Fishers(scenario, self.model("user"), list(self.block.game.names[: self.block.agents]))
+        self.fishers = Fishers(scenario, self.model("user"), list(self.block.game.names[: self.block.agents]))
 
     def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
         block = self.block
