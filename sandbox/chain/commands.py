@@ -115,7 +115,7 @@ def chain(
 
 
 def _dry_run(scenario: Any, source: str) -> None:
-    from sandbox.chain.run import dry_run_stages
+    from sandbox.chain.stages import dry_run_stages
     from sandbox.core.dry_run import dry_run_table
 
     dry_run_table(dry_run_stages(scenario), f"{scenario.name}: a dry run of the chain's stages, no model called")

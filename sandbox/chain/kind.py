@@ -61,8 +61,8 @@ def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, l
 
 
 def expand(scenario: ChainScenario, source: str) -> list[tuple[str, Any]]:
-    """The runs the chain plays, for the dry run (`sandbox.chain.run.dry_run_stages`)."""
-    from sandbox.chain.run import dry_run_stages
+    """The runs the chain plays, for the dry run (`sandbox.chain.stages.dry_run_stages`)."""
+    from sandbox.chain.stages import dry_run_stages
 
     return dry_run_stages(scenario)
 
