@@ -20,7 +20,8 @@ from sandbox.cli.runs import app
 from sandbox.core.scenario_files import parse_kind
 from sandbox.distill.conformance import generous_judge, tiny_distillation
 from sandbox.distill.judge_table import JudgeTable
-from sandbox.distill.run import DistillHooks, distill_scenario, plan, resume_distill
+from sandbox.distill.planning import plan
+from sandbox.distill.run import DistillHooks, distill_scenario, resume_distill
 from sandbox.distill.source import resolve_principles
 from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.scripted import scripted

@@ -81,7 +81,7 @@ def label_moves(
         on_move: Called after each move's label is written (progress).
     """
     from sandbox.core.run_dir import RunDirectory, default_out, hold
-    from sandbox.distill.run import plan
+    from sandbox.distill.planning import plan
 
     path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
     RunDirectory.check_new(path)
@@ -105,7 +105,7 @@ def resume_label(
         if (run_dir / PRINCIPLES).is_file():
             plan_ = DistillPlan.from_dict(read_json(run_dir / PRINCIPLES))
         else:  # killed before it wrote its plan: plan again, as it did
-            from sandbox.distill.run import plan
+            from sandbox.distill.planning import plan
 
             plan_ = plan(scenario, str(run_dir / "scenario.yaml"))
         return _label(run_dir, scenario, plan_, judge, ledgers, on_move)
