@@ -96,7 +96,8 @@ def resume_options(path: Path | str, options: dict[str, Any], what: str, *, budg
     budget (`raise_budget`; a run without `budget` caps takes none), any other one is exit 2 naming it and `what`."""
     from sandbox.core.kinds import by_option
 
-    caps = {name: options.get(name) for name in CAP_OPTIONS}
     by_option({k: v for k, v in options.items() if k not in CAP_OPTIONS or not budget}, (), what)
     if budget:
-        raise_budget(path, calls=caps["max_calls"], tokens=caps["max_tokens"], usd=caps["max_cost"])
+        raise_budget(
+            path, calls=options.get("max_calls"), tokens=options.get("max_tokens"), usd=options.get("max_cost")
+        )
