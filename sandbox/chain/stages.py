@@ -6,17 +6,22 @@ dry run lists. `sandbox.chain.run` plays them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.base.files import read_json
 from sandbox.chain.layout import stage_runs
 from sandbox.chain.scenario import ChainScenario
 from sandbox.core.run_dir import GUIDED, SCENARIO
 
+if TYPE_CHECKING:
+    from sandbox.distill.label import LabelScenario
+    from sandbox.distill.scenario import DistillScenario
+    from sandbox.scai.scenario import Scenario
+
 __all__ = ["distill_scenario", "dry_run_stages", "evaluation_scenario", "judge_scenario"]
 
 
-def judge_scenario(scenario: ChainScenario, path: Path) -> Any:
+def judge_scenario(scenario: ChainScenario, path: Path) -> LabelScenario:
     """Stage (b): a label scenario of the learned policy (the society run's first final policy)."""
     from sandbox.core.scenario_files import parse_kind
 
@@ -36,7 +41,7 @@ def judge_scenario(scenario: ChainScenario, path: Path) -> Any:
     return parse_kind("judge", data, f"{path / SCENARIO} (the judge stage)")
 
 
-def distill_scenario(scenario: ChainScenario, path: Path, index: int) -> Any:
+def distill_scenario(scenario: ChainScenario, path: Path, index: int) -> DistillScenario:
     """Stage (c): the distillation of the `index`th seed, reading the judge stage's table (it asks no judge)."""
     from sandbox.core.scenario_files import parse_kind
 
@@ -47,7 +52,7 @@ def distill_scenario(scenario: ChainScenario, path: Path, index: int) -> Any:
     return parse_kind("distill", data, f"{path / SCENARIO} (the distill stage, seed {seed})")
 
 
-def evaluation_scenario(scenario: ChainScenario, path: Path, directory: str, *, dry: bool = False) -> Any:
+def evaluation_scenario(scenario: ChainScenario, path: Path, directory: str, *, dry: bool = False) -> Scenario:
     """Stage (d): the society with the subject of `directory` as its assistant, nothing learning (`dry`: before the
     earlier stages have run, for the dry run: the policy and the student's paths are placeholders)."""
     from sandbox.core.scenario_files import parse_kind

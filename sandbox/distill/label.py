@@ -23,7 +23,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -31,6 +31,10 @@ from sandbox.base.scenario_model import StrictModel
 from sandbox.core.kinds import Ledgers
 from sandbox.distill.layout import PRINCIPLES, DistillPlan
 from sandbox.distill.scenario import DistillScenario
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
 
 __all__ = ["LabelBlock", "LabelScenario", "label_moves", "resume_label"]
 
@@ -66,7 +70,7 @@ def label_moves(
     out: Path | str | None = None,
     *,
     source: str = "<scenario>",
-    judge: Any = None,
+    judge: BaseChatModel | None = None,
     ledgers: Ledgers = (),
     on_move: Callable[[], None] | None = None,
 ) -> Path:
@@ -92,7 +96,11 @@ def label_moves(
 
 
 def resume_label(
-    path: Path | str, *, judge: Any = None, ledgers: Ledgers = (), on_move: Callable[[], None] | None = None
+    path: Path | str,
+    *,
+    judge: BaseChatModel | None = None,
+    ledgers: Ledgers = (),
+    on_move: Callable[[], None] | None = None,
 ) -> Path:
     """Ask what an interrupted label run has not asked yet (its table is read back)."""
     from sandbox.base.files import read_json
@@ -115,7 +123,7 @@ def _label(
     run_dir: Any,
     scenario: LabelScenario,
     plan_: DistillPlan,
-    judge: Any,
+    judge: BaseChatModel | None,
     ledgers: Ledgers,
     on_move: Callable[[], None] | None,
 ) -> Path:

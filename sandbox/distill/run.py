@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.base.files import read_json
 from sandbox.core.kinds import GivenModels, Ledgers
@@ -43,6 +43,10 @@ from sandbox.distill.planning import plan
 from sandbox.distill.scenario import DistillScenario
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.ultimatum_env import UltimatumEnvironment, tiny_vocabulary
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
 
 __all__ = ["DistillHooks", "distill_scenario", "resume_distill"]
 
@@ -76,7 +80,11 @@ def load_student(scenario: DistillScenario, model: Any = None, tokenizer: Any = 
 
 
 def judge_table(
-    run_dir: RunDirectory, scenario: DistillScenario, plan_: DistillPlan, judge: Any = None, ledgers: Ledgers = ()
+    run_dir: RunDirectory,
+    scenario: DistillScenario,
+    plan_: DistillPlan,
+    judge: BaseChatModel | None = None,
+    ledgers: Ledgers = (),
 ) -> tuple[JudgeTable, Callable[[], None]]:
     """The run's judge table on the judge's model stack (the run's cache and transcript, and `ledgers`: budget
     ledgers every call counts in); and its closer."""
@@ -160,7 +168,7 @@ def distill_scenario(
     hooks: DistillHooks | None = None,
     model: Any = None,
     tokenizer: Any = None,
-    judge: Any = None,
+    judge: BaseChatModel | None = None,
     evaluate: bool = True,
     evaluation_models: Any = None,
 ) -> Path:
@@ -218,7 +226,7 @@ def resume_distill(
     hooks: DistillHooks | None = None,
     model: Any = None,
     tokenizer: Any = None,
-    judge: Any = None,
+    judge: BaseChatModel | None = None,
     evaluate: bool = True,
     evaluation_models: Any = None,
 ) -> Path:
@@ -256,7 +264,7 @@ def _run(
     hooks: DistillHooks,
     *,
     resume: bool,
-    judge: Any,
+    judge: BaseChatModel | None,
 ) -> Path:
     table, close = judge_table(run_dir, scenario, plan_, judge)
     try:

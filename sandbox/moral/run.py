@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -36,6 +36,10 @@ from sandbox.core.summary import write_summary
 from sandbox.moral.opponents import LearningLLM
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.training.hooks import TrainHooks
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
 
 __all__ = ["load_trainer", "on_device", "resume_training", "train_scenario"]
 
@@ -113,7 +117,7 @@ def train_scenario(
     hooks: TrainHooks | None = None,
     model: Any = None,
     tokenizer: Any = None,
-    judge: Any = None,
+    judge: BaseChatModel | None = None,
 ) -> Path:
     """Train the scenario's model into a new run directory and return its path.
 
@@ -155,7 +159,7 @@ def resume_training(
     hooks: TrainHooks | None = None,
     model: Any = None,
     tokenizer: Any = None,
-    judge: Any = None,
+    judge: BaseChatModel | None = None,
     device: str | None = None,
 ) -> Path:
     """Continue an interrupted training run from its last checkpoint (or from the start without one).
@@ -182,7 +186,7 @@ def _opponent_trainer(opponent: Any) -> dict[str, Any] | None:
     return {"opponent": opponent.policy} if isinstance(opponent, LearningLLM) else None
 
 
-def _proxies(run_dir: RunDirectory, scenario: TrainingScenario, judge: Any) -> dict[str, Any]:
+def _proxies(run_dir: RunDirectory, scenario: TrainingScenario, judge: BaseChatModel | None) -> dict[str, Any]:
     """The run's proxy and truth rewards: `proxy_table.csv`, the judge asked first where it is missing."""
     from sandbox.rewards.proxy import proxy_rewards
 
@@ -208,7 +212,7 @@ def _train(
     start: int,
     hooks: TrainHooks,
     opponent: Any = None,
-    judge: Any = None,
+    judge: BaseChatModel | None = None,
 ) -> Path:
     from sandbox.training.ppo_run import train_ppo_run
 
@@ -233,7 +237,13 @@ def _train(
 
 
 def _train_trl(
-    run_dir: RunDirectory, scenario: TrainingScenario, base: Any, hooks: TrainHooks, *, resume: bool, judge: Any = None
+    run_dir: RunDirectory,
+    scenario: TrainingScenario,
+    base: Any,
+    hooks: TrainHooks,
+    *,
+    resume: bool,
+    judge: BaseChatModel | None = None,
 ) -> Path:
     """GRPO or RLOO through TRL: its own checkpoints (`trl/checkpoint-N`) and resume, our rows and summary."""
     from sandbox.training.trl_trainers import train_with_trl

@@ -20,6 +20,7 @@ from sandbox.llm.wrapper import acall
 from sandbox.population.commons_chat import comma_and, parse_limit, parse_utterance
 from sandbox.population.commons_memory import date_of, sentence
 from sandbox.population.scenario import PopulationScenario
+from sandbox.population.specs.commons import CommonsGameSpec
 
 HARVEST, UTTER, SUMMARY, LIMIT, PLANNING, INTERESTING = range(6)  # the seed tree's node for each kind of call
 
@@ -30,7 +31,10 @@ class Fishers:
     """The LLM calls of a month, each with its own node of the seed tree."""
 
     def __init__(self, scenario: PopulationScenario, model: BaseChatModel, names: list[str]) -> None:
-        self.scenario, self.model, self.game, self.names = scenario, model, scenario.population.game, names
+        game = scenario.population.game
+        if not isinstance(game, CommonsGameSpec):
+            raise TypeError(f"GovSim's fishers play the commons game, not the {game.kind} game")
+        self.scenario, self.model, self.game, self.names = scenario, model, game, names
         self.constrained = self.game.answer == "constrained"
 
     def system(self, agent: int) -> str:
