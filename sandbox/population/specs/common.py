@@ -33,6 +33,7 @@ __all__ = [
     "network_edges",
     "principle_checks",
     "refuse_unread",
+    "retries_field",
 ]
 
 LLM = "llm"  # a member whose LLM writes its own strategy
@@ -178,6 +179,12 @@ def refuse_unread(block: Any, revision: Iterable[str], what: str, *, judge_play:
     unread += ["judge_play"] if judge_play and block.judge_play else []
     if unread:
         raise ValueError(f"{', '.join(unread)}: not read by {what}")
+
+
+def retries_field(default: int, description: str) -> Any:
+    """The `retries` field of a game whose agents answer an LLM's question: how many times (0 to 50) an unreadable
+    answer is asked again before it is recorded as an illegal move; `description` says what it is in that game."""
+    return Field(default, ge=0, le=50, description=description)
 
 
 def memory_only(block: Any, what: str, adapt: str) -> None:

@@ -14,6 +14,7 @@ from sandbox.population.specs.common import (
     count_agents,
     llm_user,
     memory_only,
+    retries_field,
 )
 
 __all__ = ["GOVSIM_NAMES", "CommonsGameSpec"]
@@ -74,11 +75,9 @@ class CommonsGameSpec(PopulationGameSpec):
         max_length=100,
         description="The fishers' names, one per agent (the code's five).",
     )
-    retries: int = Field(
+    retries: int = retries_field(
         0,
-        ge=0,
-        le=50,
-        description="Times an unreadable harvest is asked again before it is "
+        "Times an unreadable harvest is asked again before it is "
         "recorded as an illegal move that catches nothing (the code "
         "asked once and read 0).",
     )

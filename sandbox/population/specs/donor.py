@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from sandbox.population.specs.common import LLM, Calls, PopulationGameSpec, count_agents, refuse_unread
+from sandbox.population.specs.common import LLM, Calls, PopulationGameSpec, count_agents, refuse_unread, retries_field
 
 __all__ = ["DonorGameSpec"]
 
@@ -57,12 +57,9 @@ class DonorGameSpec(PopulationGameSpec):
         description="mean: the games' mean final resources (the paper); notebook: twice the last game's "
         "(the authors' code).",
     )
-    retries: int = Field(
+    retries: int = retries_field(
         10,
-        ge=0,
-        le=50,
-        description="Times an unreadable donation is asked again (the "
-        "notebook's 10) before it is recorded as an illegal move.",
+        "Times an unreadable donation is asked again (the notebook's 10) before it is recorded as an illegal move.",
     )
 
     def rules(self) -> Any:

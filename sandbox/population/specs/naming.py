@@ -13,6 +13,7 @@ from sandbox.population.specs.common import (
     PopulationGameSpec,
     llm_user,
     memory_only,
+    retries_field,
 )
 
 __all__ = ["NAMING_WORDS", "NamingGameSpec"]
@@ -43,11 +44,9 @@ class NamingGameSpec(PopulationGameSpec):
     stop_at_consensus: bool = Field(
         True, description="Stop once 3 N interactions in a row succeeded (the paper's convergence)."
     )
-    retries: int = Field(
+    retries: int = retries_field(
         3,
-        ge=0,
-        le=50,
-        description="Times an unreadable answer is asked again before it is "
+        "Times an unreadable answer is asked again before it is "
         "recorded as an illegal move (which fails the interaction).",
     )
     answer: Literal["free", "constrained"] = Field(
