@@ -23,27 +23,15 @@ _ROLES = ("student", "judge", "assistant", "user")
 
 def distill_with_progress(job: Any) -> Path:
     """Run a distillation under a Rich progress bar over episodes, with the last episode's offered share."""
-    from sandbox.distill.run import DistillHooks
+    from sandbox.training.progress import episodes_with_progress
 
-    progress = progress_bar("distilling", "episodes", last=True)
-    task: Any = None
-
-    def on_start(total: int, done: int) -> None:
-        nonlocal task
-        task = progress.add_task("distilling", total=total, completed=done, last="")
-
-    def on_episode(row: dict[str, Any]) -> None:
+    def last(row: dict[str, Any]) -> str:
         share = row.get("offered_share")
-        last = (
+        return (
             f"offered {share:.0%} " if share == share else ""
         ) + f"illegal {row['illegal']:.0%} reward {row['reward']:+.2f}"
-        progress.update(task, advance=1, last=last)
 
-    return with_progress(
-        lambda: job(DistillHooks(on_start=on_start, on_episode=on_episode)),
-        progress,
-        "interrupted; resume from the last checkpoint with `sandbox resume DIR`",
-    )
+    return episodes_with_progress(job, "distilling", last)
 
 
 def evaluate_with_progress(path: Path, trials: int | None = None) -> Path:

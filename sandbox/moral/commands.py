@@ -21,26 +21,15 @@ __all__ = ["evaluate_moral", "evaluation_tables", "seeds_table", "train", "train
 
 def train_with_progress(job: Any) -> Path:
     """Run a training job under a Rich progress bar over episodes, with the last episode's action types."""
-    from sandbox.training.hooks import TrainHooks
+    from sandbox.training.progress import episodes_with_progress
 
-    progress = progress_bar("training", "episodes", last=True)
-    task: Any = None
-
-    def on_start(total: int, done: int) -> None:
-        nonlocal task
-        task = progress.add_task("training", total=total, completed=done, last="")
-
-    def on_episode(row: dict[str, Any]) -> None:
-        last = (
+    return episodes_with_progress(
+        job,
+        "training",
+        lambda row: (
             f"C|C {row['C|C']:.0%} C|D {row['C|D']:.0%} D|C {row['D|C']:.0%} D|D {row['D|D']:.0%} "
             f"illegal {row['illegal']:.0%} kl {row['kl']:.2f}"
-        )
-        progress.update(task, advance=1, last=last)
-
-    return with_progress(
-        lambda: job(TrainHooks(on_start=on_start, on_episode=on_episode)),
-        progress,
-        "interrupted; resume from the last checkpoint with `sandbox resume DIR`",
+        ),
     )
 
 
