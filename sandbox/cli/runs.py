@@ -21,7 +21,7 @@ import typer
 from sandbox.base.errors import SandboxError, UsageError
 from sandbox.base.extras import MissingExtraError, extra_of, install_line
 from sandbox.core import kinds
-from sandbox.core.commands import app, scenario_argument
+from sandbox.core.commands import RootSeed, RunOut, app, model_option, scenario_argument
 from sandbox.core.commands import fail as _fail
 from sandbox.core.scenario_files import with_tracking
 
@@ -50,13 +50,12 @@ def run(
             "A scenario file (YAML) of any kind: a society, training, labeling, distillation, dialogue game or sweep."
         ),
     ],
-    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,
+    out: RunOut = None,
     runs: Annotated[int | None, typer.Option("--runs", help="Society runs: independent runs.")] = None,
     epochs: Annotated[int | None, typer.Option("--epochs", help="Society runs: epochs per run.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Root seed.")] = None,
+    seed: RootSeed = None,
     model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="ROLE=SPEC, e.g. user=openai:gpt-4o-mini; ROLE may be all. Repeatable."),
+        list[str] | None, model_option("ROLE=SPEC, e.g. user=openai:gpt-4o-mini; ROLE may be all. Repeatable.")
     ] = None,
     max_calls: MaxCalls = None,
     max_tokens: MaxTokens = None,

@@ -9,7 +9,8 @@ They import this module, never `sandbox.cli.runs`, so imports run one way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,9 +18,32 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from sandbox.base.errors import SandboxError
 
-__all__ = ["app", "ci_cell", "console", "fail", "out_console", "progress_bar", "scenario_argument", "with_progress"]
+__all__ = [
+    "RootSeed",
+    "RunOut",
+    "app",
+    "ci_cell",
+    "console",
+    "fail",
+    "model_option",
+    "out_console",
+    "progress_bar",
+    "scenario_argument",
+    "with_progress",
+]
 
 T = TypeVar("T")
+
+RunOut = Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")]
+"""A command's `--out`: the run directory it writes."""
+RootSeed = Annotated[int | None, typer.Option("--seed", help="Root seed.")]
+"""A command's `--seed`: the scenario's root seed instead of its own."""
+
+
+def model_option(help: str) -> Any:
+    """A command's repeatable `--model ROLE=SPEC` (`help`: the roles it takes, with an example)."""
+    return typer.Option("--model", help=help)
+
 
 app = typer.Typer(
     name="sandbox",

@@ -14,7 +14,17 @@ from rich.table import Table
 
 from sandbox.base.errors import SandboxError
 from sandbox.base.files import read_json
-from sandbox.core.commands import app, console, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import (
+    RootSeed,
+    RunOut,
+    app,
+    console,
+    model_option,
+    out_console,
+    progress_bar,
+    scenario_argument,
+    with_progress,
+)
 from sandbox.core.commands import fail as _fail
 
 __all__ = [
@@ -108,12 +118,11 @@ def solve_table(path: Path) -> None:
 @app.command()
 def solve(
     file: Annotated[Path, scenario_argument("A dialogue-game scenario (YAML with a dialogue: block).")],
-    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Root seed.")] = None,
+    out: RunOut = None,
+    seed: RootSeed = None,
     iterations: Annotated[int | None, typer.Option("--iterations", help="Solver iterations.")] = None,
     model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="ROLE=SPEC with ROLE players, judge or all, e.g. players=openai:gpt-4o-mini."),
+        list[str] | None, model_option("ROLE=SPEC with ROLE players, judge or all, e.g. players=openai:gpt-4o-mini.")
     ] = None,
 ) -> None:
     """Expand a dialogue game once on the LLM, solve it with CFR, and report NashConv, CFR Gain and steering."""
@@ -195,8 +204,7 @@ def reward_model(
         ),
     ] = "both",
     model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="ROLE=SPEC, e.g. judge=openai:gpt-4o-mini (players=SPEC for selection)."),
+        list[str] | None, model_option("ROLE=SPEC, e.g. judge=openai:gpt-4o-mini (players=SPEC for selection).")
     ] = None,
     labelled: Annotated[
         Path | None,
@@ -278,8 +286,7 @@ def agreement(
         ),
     ] = "both",
     model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="ROLE=SPEC with ROLE players, judge or all, e.g. judge=openai:gpt-4o-mini."),
+        list[str] | None, model_option("ROLE=SPEC with ROLE players, judge or all, e.g. judge=openai:gpt-4o-mini.")
     ] = None,
 ) -> None:
     """Play dialogues on "any" and score them after each length: the agreement rate against the number of

@@ -13,7 +13,17 @@ import typer
 
 from sandbox.base.errors import SandboxError, ScenarioError
 from sandbox.base.files import read_csv, read_json
-from sandbox.core.commands import app, ci_cell, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import (
+    RootSeed,
+    RunOut,
+    app,
+    ci_cell,
+    model_option,
+    out_console,
+    progress_bar,
+    scenario_argument,
+    with_progress,
+)
 from sandbox.core.commands import fail as _fail
 
 __all__ = ["distill", "distill_table", "distill_with_progress", "evaluate_with_progress", "evaluation_table"]
@@ -116,7 +126,7 @@ def distill_table(path: Path) -> None:
 @app.command()
 def distill(
     file: Annotated[Path, scenario_argument("A distillation scenario (YAML with a distill: block).")],
-    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,
+    out: RunOut = None,
     source: Annotated[Path | None, typer.Option("--source", help="A SCAI run directory: distill.source.run.")] = None,
     reward: Annotated[
         str | None,
@@ -127,10 +137,9 @@ def distill(
         typer.Option("--judge", help="verdict (the judge says yes or no) or act (it plays under the principle)."),
     ] = None,
     episodes: Annotated[int | None, typer.Option("--episodes", help="Training episodes.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Root seed.")] = None,
+    seed: RootSeed = None,
     model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="ROLE=SPEC for student, judge, assistant or user, e.g. judge=openai:gpt-4o."),
+        list[str] | None, model_option("ROLE=SPEC for student, judge, assistant or user, e.g. judge=openai:gpt-4o.")
     ] = None,
     evaluate: Annotated[
         bool, typer.Option("--evaluate/--no-evaluate", help="Play the evaluation without the policy after training.")

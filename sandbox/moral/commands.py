@@ -13,7 +13,7 @@ from rich.table import Table
 
 from sandbox.base.errors import SandboxError, UsageError
 from sandbox.base.files import read_csv, read_json
-from sandbox.core.commands import app, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import RootSeed, RunOut, app, out_console, progress_bar, scenario_argument, with_progress
 from sandbox.core.commands import fail as _fail
 
 __all__ = ["evaluate_moral", "evaluation_tables", "seeds_table", "train", "train_table", "train_with_progress"]
@@ -67,9 +67,9 @@ def train_table(path: Path) -> None:
 @app.command()
 def train(
     file: Annotated[Path | None, scenario_argument("A training scenario (YAML with a training: block).")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,
+    out: RunOut = None,
     episodes: Annotated[int | None, typer.Option("--episodes", help="Episodes (training steps).")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Root seed.")] = None,
+    seed: RootSeed = None,
     policy: Annotated[
         str | None, typer.Option("--policy", help="Base model: tiny, hf:PATH, gguf:FILE, embedded, smollm2.")
     ] = None,

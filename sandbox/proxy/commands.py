@@ -13,7 +13,16 @@ from rich.table import Table
 
 from sandbox.base.errors import SandboxError
 from sandbox.base.files import read_json
-from sandbox.core.commands import app, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import (
+    RootSeed,
+    RunOut,
+    app,
+    model_option,
+    out_console,
+    progress_bar,
+    scenario_argument,
+    with_progress,
+)
 from sandbox.core.commands import fail as _fail
 
 __all__ = ["label", "label_table", "label_with_progress"]
@@ -87,13 +96,10 @@ def label_table(path: Path) -> None:
 @app.command()
 def label(
     file: Annotated[Path, scenario_argument("A labeling scenario (YAML with a proxy: block).")],
-    out: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<name>-<time>).")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Root seed.")] = None,
+    out: RunOut = None,
+    seed: RootSeed = None,
     items: Annotated[int | None, typer.Option("--items", help="Test items (proxy.test_items).")] = None,
-    model: Annotated[
-        list[str] | None,
-        typer.Option("--model", help="ROLE=SPEC, e.g. judge=openai:gpt-4o-mini. Repeatable."),
-    ] = None,
+    model: Annotated[list[str] | None, model_option("ROLE=SPEC, e.g. judge=openai:gpt-4o-mini. Repeatable.")] = None,
 ) -> None:
     """Label a test set with an LLM judge given the user's examples or description; accuracy against the truth."""
     from sandbox.core.scenario_files import load_scenario
