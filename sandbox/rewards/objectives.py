@@ -11,6 +11,7 @@ Two families, each in its registry:
 
 >>> reject_below_share(Offer(proposer=7.5, responder=2.5), threshold=0.3)
 True
+>>> from sandbox.games.matrix import MATRIX_GAMES
 >>> sorted(MATRIX_OBJECTIVES.get("welfare")(MATRIX_GAMES.get("chicken")))
 [('C', 'D'), ('D', 'C')]
 """
@@ -128,6 +129,7 @@ def _argmax(game: PayoffTable, value: Callable[[tuple[float, float]], float]) ->
 def welfare(game: PayoffTable) -> frozenset[JointOutcome]:
     """The outcomes with the greatest total payoff.
 
+    >>> from sandbox.games.matrix import MATRIX_GAMES
     >>> sorted(welfare(MATRIX_GAMES.get("kwon_battle_of_the_sexes")))
     [('C', 'C'), ('D', 'D')]
     """
@@ -138,6 +140,7 @@ def welfare(game: PayoffTable) -> frozenset[JointOutcome]:
 def equality(game: PayoffTable) -> frozenset[JointOutcome]:
     """The outcomes where both players get the same payoff (efficient or not; may be empty).
 
+    >>> from sandbox.games.matrix import MATRIX_GAMES
     >>> sorted(equality(MATRIX_GAMES.get("kwon_prisoners_dilemma")))
     [('C', 'C'), ('D', 'D')]
     """
@@ -148,6 +151,7 @@ def equality(game: PayoffTable) -> frozenset[JointOutcome]:
 def rawlsian(game: PayoffTable) -> frozenset[JointOutcome]:
     """The outcomes whose worse-off player gets most (maximin over outcomes, not the game's maxmin value).
 
+    >>> from sandbox.games.matrix import MATRIX_GAMES
     >>> sorted(rawlsian(MATRIX_GAMES.get("kwon_stag_hunt")))
     [('C', 'C')]
     """
@@ -158,6 +162,7 @@ def rawlsian(game: PayoffTable) -> frozenset[JointOutcome]:
 def pareto(game: PayoffTable) -> frozenset[JointOutcome]:
     """The outcomes no other outcome Pareto-dominates (as good for both, better for one).
 
+    >>> from sandbox.games.matrix import MATRIX_GAMES
     >>> sorted(pareto(MATRIX_GAMES.get("kwon_chicken")))
     [('C', 'C'), ('C', 'D'), ('D', 'C')]
     """
