@@ -465,3 +465,15 @@ def test_a_member_rounding_to_no_agent_is_refused_by_a_new_run_but_an_old_run_st
     with pytest.raises(ScenarioError, match=r"members\[1\]\.share: 0.05 of 9 agents rounds to no agent"):
         run_population(scenario, tmp_path / "run")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_run_the_hand_written_loops_checkpointed_is_refused_with_exit_2_and_left_as_it_was(tmp_path: Path) -> None:
+    killed = run_population(scenario(50, 3), tmp_path / "old", hooks=lambda g: None)
+    (killed / "state.json").write_text('{"generation": 1}')  # the checkpoint of the loops before the engine
+    for store in killed.glob("store.sqlite*"):
+        store.unlink()
+    before = {p.name: p.read_bytes() for p in killed.iterdir() if p.is_file()}
+    result = runner.invoke(app, ["resume", str(killed)])
+    assert result.exit_code == 2, result.output
+    assert "older sandbox" in result.output and "state.json" in result.output
+    assert {p.name: p.read_bytes() for p in killed.iterdir() if p.is_file()} == before

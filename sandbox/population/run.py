@@ -44,15 +44,9 @@ def _play(
     ledgers: Sequence[Any],
 ) -> Path:
     """Play (or go on with) the run with its game's plug-in, then write its summary and figure."""
-    from sandbox.base.errors import RunFailedError
     from sandbox.base.sync import run_sync
     from sandbox.population.llm_session import llm_session
 
-    if (run_dir.path / OLD_STATE).is_file():
-        raise RunFailedError(
-            f"{run_dir.path} was made by an older sandbox (its checkpoint is {OLD_STATE}, not the "
-            "engine's store); it cannot be resumed by this one: run the scenario again"
-        )
     kind = game_for(scenario.population.game)
     with contextlib.ExitStack() as stack:
         model = (
@@ -92,6 +86,13 @@ def resume_population(
     path: Path | str, *, hooks: Hook = None, models: GivenModels = None, ledgers: Ledgers = ()
 ) -> Path:
     """Play the generations a killed population run had left; the tables end as an uninterrupted run's."""
+    from sandbox.base.errors import UsageError
+
+    if (Path(path) / OLD_STATE).is_file():  # refused before anything is written, so that the old version can finish it
+        raise UsageError(
+            f"{path} was made by an older sandbox (its checkpoint is {OLD_STATE}, not the engine's store); this one "
+            "cannot resume it: finish it with the version that started it, or run the scenario again"
+        )
     run_dir = RunDirectory.open(path)
     run_dir.write_status("running")
     return _play(run_dir, load_run_scenario(path), hooks, models, ledgers)
