@@ -1,5 +1,6 @@
 """The sweep kind's conformance case (`sandbox.core.conformance`): two temptations of a scripted population (32
-cooperators and defectors, 3 generations), two seeds each, one worker (no model called).
+cooperators and defectors, 3 generations), one seed each, one worker (no model called): two runs, so that a
+sweep is interrupted between them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def _scenario(tmp: Path) -> Any:
     game = {"name": "weak_prisoners_dilemma", "temptation": 1.5}
     population = {"agents": 32, "generations": 3, "members": members, "game": game}
     base = {"name": "p", "seed": 1, "population": population}
-    sweep = {"base": base, "grid": {"population.game.temptation": [1.2, 1.5]}, "seeds": 2, "workers": 1}
+    sweep = {"base": base, "grid": {"population.game.temptation": [1.2, 1.5]}, "seeds": 1, "workers": 1}
     return parse_kind("sweep", {"name": "sweep-conformance", "sweep": sweep})
 
 
