@@ -182,7 +182,7 @@ def test_the_word_diff_keeps_removes_and_adds() -> None:
 
 
 def test_the_report_is_one_file_that_loads_nothing_and_holds_no_live_markup(viewer_root: Path, tmp_path: Path) -> None:
-    out = build_report(viewer_root / "hostile", tmp_path / "hostile.html")
+    out = build_report(viewer_root / "hostile", tmp_path / "hostile.html").path
     html = out.read_text()
     assert out.stat().st_size < 5_000_000
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)  # nothing fetched from anywhere
@@ -317,3 +317,152 @@ def test_odd_run_directories_never_break_the_list_and_never_show_what_lies_outsi
     for name in rows:
         page = client.get("/api/run", params={"path": name})
         assert page.status_code == 200 and "hunter2" not in page.text, name
+
+
+def test_folders_that_cannot_be_read_or_named_are_corrupt_rows_and_the_list_goes_on(
+    viewer_root: Path, tmp_path: Path
+) -> None:
+    from sandbox.viewer.bench_limits import build_awkward
+
+    root = build_awkward(tmp_path / "runs", viewer_root / "toy", good=5)
+    client = _client(root)
+    answer = client.get("/api/runs")
+    assert answer.status_code == 200  # was 500: a name that is not UTF-8 could not be encoded
+    rows = {row["path"]: row for row in answer.json()["runs"]}
+    assert {f"good-{i:02d}" for i in range(5)} <= set(rows) and all(
+        rows[f"good-{i:02d}"]["status"] == "complete" for i in range(5)
+    )
+    bad = rows["bad-\\xff\\xfe"]
+    assert bad["status"] == "corrupt" and "not valid UTF-8" in bad["problem"] and bad["opens"] is False
+    assert rows["back\\slash"]["status"] == "corrupt" and "backslash" in rows["back\\slash"]["problem"]
+    assert rows["back\\slash"]["opens"] is False and rows["good-00"]["opens"] is True
+    assert rows["deep"]["status"] == "corrupt" and "RecursionError" in rows["deep"]["problem"]
+    page = client.get("/api/run", params={"path": "deep"})  # was 500: RecursionError was not caught
+    assert page.status_code == 200 and page.json()["row"]["status"] == "corrupt" and page.json()["summary"] == {}
+    # a binary transcript: the list and the page count the same calls (lines split at \n only)
+    listed = rows["binary"]["calls"]
+    paged = client.get("/api/transcripts", params={"path": "binary"}).json()
+    assert listed == paged["total"] == 1 and paged["rows"][0]["error"].startswith("a line that is not JSON")
+
+
+def test_a_report_keeps_to_5_mb_says_what_it_left_out_and_warns_when_asked_for_more(tmp_path: Path) -> None:
+    from sandbox.viewer.bench_limits import make_long_run
+
+    run = make_long_run(tmp_path / "long", calls=3_000)
+    written = build_report(run, tmp_path / "sampled.html")
+    assert written.bytes <= 5_000_000 and written.warning is None
+    assert 0 < written.calls < 3_000 and written.calls + written.left_out == 3_000
+    data = json.loads(re.search(r"window.SANDBOX_REPORT = (.*?);</script>", written.path.read_text(), re.S).group(1))
+    section = next(s for s in data["run"]["sections"] if s["type"] == "transcripts")
+    assert section["held"] == written.calls and section["total"] == 3_000
+    assert (
+        "of the 3,000 calls" in section["note"]
+        and "--transcripts all" in section["note"]
+        and "`" not in section["note"]
+    )
+    held = [row["index"] for row in data["transcripts"]["transcripts.jsonl"]]
+    assert held[0] == 0 and held[-1] > 2_500 and held == sorted(held)  # spread over the whole run
+    every = build_report(run, tmp_path / "all.html", transcripts="all")
+    assert every.calls == 3_000 and every.left_out == 0 and every.bytes > 5_000_000 and "5 MB" in every.warning
+    assert build_report(run, tmp_path / "none.html", transcripts="none").calls == 0
+    assert build_report(run, tmp_path / "ten.html", max_calls=10).calls == 10
+    result = runner.invoke(app, ["report", str(run), "--out", str(tmp_path / "cli.html"), "--transcripts", "all"])
+    assert result.exit_code == 0 and "warning" in result.output and "3,000 calls" in result.output
+    result = runner.invoke(app, ["report", str(run), "--out", str(tmp_path / "x.html"), "--transcripts", "some"])
+    assert result.exit_code == 2 and "--transcripts some" in result.output and not (tmp_path / "x.html").exists()
+
+
+def test_transcripts_are_read_by_pages_from_disk_within_a_memory_bound(tmp_path: Path) -> None:
+    from sandbox.viewer.bench_limits import make_long_run
+
+    runs = [make_long_run(tmp_path / f"long-{i}", calls=2_000) for i in range(4)]
+    bound = 1 << 20  # 1 MiB: room for about two of these indexes
+    reader = Transcripts(max_bytes=bound)
+    for run in runs:
+        page = reader.query(run / "transcripts.jsonl", offset=1_990, limit=50)
+        assert page["total"] == 2_000 and [r["index"] for r in page["rows"]] == list(range(1_990, 2_000))
+        assert (
+            page["rows"][0]["answer"]
+            == json.loads((run / "transcripts.jsonl").read_text().splitlines()[1_990])["answer"]
+        )
+        assert reader.held_bytes <= bound
+    assert 1 <= len(reader._files) < 4  # the oldest let go
+    found = reader.query(runs[0] / "transcripts.jsonl", text="DOLLARS", role="user", limit=5)
+    assert found["matched"] == sum(1 for i in range(2_000) if i % 6) and len(found["rows"]) == 5
+
+
+def test_files_of_a_run_are_served_sandboxed_and_only_images_inline(viewer_root: Path, tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    (root / "r").mkdir(parents=True)
+    (root / "r" / "summary.json").write_text("{}")
+    (root / "r" / "page.html").write_text("<form action='https://example.com'><script>alert(1)</script>")
+    (root / "r" / "plot.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    client = _client(root)
+    html = client.get("/files/r/page.html")
+    assert html.headers["content-disposition"] == "attachment"
+    assert (
+        html.headers["content-security-policy"].startswith("sandbox;")
+        and "form-action 'none'" in html.headers["content-security-policy"]
+    )
+    svg = client.get("/files/r/plot.svg")
+    assert svg.headers["content-disposition"] == "inline" and "sandbox" in svg.headers["content-security-policy"]
+    assert "form-action 'none'" in client.get("/").headers["content-security-policy"]
+
+
+def test_policy_versions_name_the_epoch_they_were_written_from_and_mark_unchanged_ones(tmp_path: Path) -> None:
+    from sandbox.viewer.page import render
+    from sandbox.viewer.sections import Policies
+
+    run = tmp_path / "scai"
+    run.mkdir()
+    records = [
+        {"run": 0, "version": 0, "epoch": 0, "policy": "Share fairly.", "source": "initial", "evidence": []},
+        {"run": 0, "version": 1, "epoch": 1, "policy": "Share half.", "source": "meta", "evidence": ["e0", "e1"]},
+        {"run": 0, "version": 2, "epoch": 2, "policy": "Share half.", "source": "meta", "evidence": []},
+    ]
+    (run / "policies.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (run / "episodes.csv").write_text("episode,epoch,offered_share\ne0,0,0.5\ne1,0,0.4\n")
+    versions = render(Policies(), run, base="scai", link=str)["runs"][0]["versions"]
+    assert [v["evidence_epochs"] for v in versions] == [[], [0], [1]]  # version 1 holds epoch 0's evidence
+    assert [v["epoch"] for v in versions] == [0, 1, 2]  # the epoch each is played in
+    assert [v["unchanged"] for v in versions] == [False, False, True]
+
+
+def test_the_duration_counts_on_while_a_run_is_held_and_leaves_out_the_time_it_was_killed(tmp_path: Path) -> None:
+    import time
+
+    from sandbox.core.run_dir import RunDirectory
+
+    path = tmp_path / "runs" / "r"
+    path.mkdir(parents=True)
+    (path / "scenario.yaml").write_text("name: r\n")
+    catalog = Catalog(tmp_path / "runs")
+    with hold(path):
+        RunDirectory(path).write_status("running", created=time.time())
+        time.sleep(0.3)
+        first = catalog.rows()[0]["duration"]
+        time.sleep(0.3)
+        second = catalog.rows()[0]["duration"]
+    assert first >= 0.3 and second >= first + 0.25  # was 0.0 s until the run wrote its status again
+    status = json.loads((path / "run.json").read_text())
+    status["session_started"] -= 3600  # as if a killed session had run for an hour, its last write 10 s in
+    status["active_before"] = 0.0
+    (path / "run.json").write_text(json.dumps(status))
+    (path / "transcripts.jsonl").write_text("")
+    os_time = status["session_started"] + 10
+    import os
+
+    os.utime(path / "transcripts.jsonl", (os_time, os_time))
+    os.utime(path / "scenario.yaml", (os_time, os_time))
+    os.utime(path / "run.json", (os_time, os_time))
+    status["updated"] = os_time
+    (path / "run.json").write_text(json.dumps(status))
+    os.utime(path / "run.json", (os_time, os_time))
+    assert abs(Catalog(tmp_path / "runs").rows()[0]["duration"] - 10) < 0.5  # killed: up to its last write
+    time.sleep(0.2)
+    with hold(path):  # resumed an hour later: the hour it lay killed is not counted
+        time.sleep(0.2)
+        RunDirectory(path).write_status("complete")
+    done = json.loads((path / "run.json").read_text())
+    assert 10.1 < done["active_seconds"] < 11 and done["active_before"] == 10.0
+    assert abs(Catalog(tmp_path / "runs").rows()[0]["duration"] - done["active_seconds"]) < 0.01

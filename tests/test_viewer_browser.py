@@ -233,7 +233,7 @@ def test_a_run_in_progress_updates_without_a_reload(watched: Watched, server: Ru
 def test_the_report_opens_from_disk_and_works_the_same_with_no_network(
     watched: Watched, viewer_root: Path, tmp_path: Path
 ) -> None:
-    report = build_report(viewer_root / "society", tmp_path / "society.html")
+    report = build_report(viewer_root / "society", tmp_path / "society.html").path
     page = watched.page
     page.goto(report.resolve().as_uri())
     page.wait_for_selector('section[data-type="chart"] .main-svg', timeout=30_000)
@@ -246,3 +246,80 @@ def test_the_report_opens_from_disk_and_works_the_same_with_no_network(
     page.wait_for_function(f"document.querySelector('.transcripts .count').dataset.matched < {total}")
     started = time.monotonic()
     assert watched.outside == [] and time.monotonic() - started < 1
+
+
+def test_bad_folders_are_corrupt_rows_and_every_good_run_is_listed(
+    watched: Watched, browser: Any, viewer_root: Path, tmp_path: Path
+) -> None:
+    from sandbox.viewer.bench_limits import build_awkward
+
+    root = build_awkward(tmp_path / "runs", viewer_root / "toy", good=50)
+    with Running(root) as awkward:
+        page = watched.page
+        page.goto(awkward.url)
+        page.wait_for_selector("#runs tbody tr")
+        shown = page.locator("#runs tbody tr").evaluate_all(
+            "rows => rows.map(r => [r.dataset.path, r.querySelector('[data-status]').dataset.status])"
+        )
+        status = dict(shown)  # was: "500 Internal Server Error" in place of the whole list
+        assert len(shown) == 54 and all(status[f"good-{i:02d}"] == "complete" for i in range(50))
+        assert status["bad-\\xff\\xfe"] == status["back\\slash"] == status["deep"] == "corrupt"
+        assert page.locator('#runs [data-opens="no"]').count() == 2  # named, but no link to a page that is 404
+        page.goto(awkward.url + "#/run/deep")  # its summary cannot be read: the page says so, no 500
+        page.wait_for_selector('#facts [data-status="corrupt"]')
+        page.goto(awkward.url + "#/run/%E0%A4%A")  # a malformed escape: an error and a way back, not "Loading…"
+        page.wait_for_selector("#bad-address")
+        page.click("#bad-address a")
+        page.wait_for_selector("#runs tbody tr")
+
+
+def test_each_band_takes_its_lines_colour_and_one_line_is_named(
+    watched: Watched, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sandbox.viewer.page as viewer_page
+    from sandbox.viewer.sections import Chart
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text("{}")
+    rows = ["group,epoch,mean,low,high"] + [
+        f"{g},{e},{m + e / 100},{m - 0.1},{m + 0.1}" for g, m in (("users", 0.3), ("assistant", 0.6)) for e in range(4)
+    ]
+    (run / "epochs.csv").write_text("\n".join(rows) + "\n")
+    (run / "single.csv").write_text("norm,share\n\"<a href='https://example.com'>fair</a>\",0.5\nselfish,0.5025\n")
+    monkeypatch.setattr(
+        viewer_page,
+        "sections_of",
+        lambda kind, path: [
+            Chart("epochs.csv", x="epoch", y="mean", group="group", band=("low", "high"), title="bands"),
+            Chart("single.csv", x="norm", y="share", title="one line"),
+        ],
+    )
+    page = watched.page
+    with Running(tmp_path) as here:
+        page.goto(here.url + "#/run/run")
+        page.wait_for_selector("#chart-1 .main-svg")
+        data = page.evaluate(
+            "Array.from(document.getElementById('chart-0')._fullData).map(t => ({fill: t.fill,"
+            " fillcolor: t.fillcolor, line: t.line && t.line.color}))"
+        )
+        bands = [t for t in data if t["fill"] == "toself"]
+        lines = [t for t in data if t["fill"] != "toself"]
+        assert len(bands) == len(lines) == 2
+        for band, line in zip(bands, lines, strict=True):  # was: band i took trace 2i's colour, its line 2i+1's
+            n = int(line["line"][1:], 16)
+            assert band["fillcolor"].replace(" ", "") == f"rgba({n >> 16},{(n >> 8) & 255},{n & 255},0.2)", (band, line)
+        assert page.locator("#chart-1 .legend .traces").count() == 1  # one line is named in a legend too
+        assert page.locator("#chart-1 a").count() == 0  # a category is text, never a link
+        assert any("<a href" in t for t in page.locator("#chart-1 .xtick").all_text_contents())
+        low = page.evaluate("document.getElementById('chart-1')._fullLayout.yaxis.range[0]")
+        assert low <= 0  # 0.5 against 0.5025: the axis starts at zero, not at 0.4998
+
+
+def test_policy_versions_say_which_epoch_they_were_written_from(watched: Watched, server: Running) -> None:
+    page = watched.page
+    page.goto(server.url + "#/run/society")
+    page.wait_for_selector(".version .version-label")
+    labels = page.locator(".version .version-label").all_inner_texts()
+    assert "played in epoch 0" in labels[0] and "written from" not in labels[0]
+    assert "version 1 · written from epoch 0's interactions · played in epoch 1" in labels[1], labels

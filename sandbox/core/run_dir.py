@@ -2,7 +2,8 @@
 
 Layout:
     scenario.yaml       the resolved scenario (overrides applied); resume reads it
-    run.json            status (running, failed, complete), versions, timings
+    run.json            status (running, failed, complete), versions, timings (`active_seconds`: the working
+                        time of every session, `session_seconds`)
     store.sqlite        LangGraph checkpoints, then the episodes and metrics tables
     cache.sqlite        the LLM response cache of this run
     transcripts.jsonl   one record per LLM call
@@ -65,6 +66,9 @@ _HELD: dict[Path, tuple[int, int]] = {}
 _HELD_GUARD = threading.Lock()
 # The directories the current context (a thread, an asyncio task and what it awaits) holds: only its own holds nest.
 _OWNED: contextvars.ContextVar[frozenset[Path]] = contextvars.ContextVar("sandbox_held_dirs", default=frozenset())
+# The session of each run directory this process holds: when the hold was taken, and the directory's last write
+# before it (a killed session's end, as near as the files tell). `RunDirectory.write_status` keeps the time.
+_SESSIONS: dict[Path, tuple[float, float | None]] = {}
 
 
 def flock_holders() -> dict[str, str]:
@@ -119,6 +123,41 @@ def is_held(path: Path | str, held: set[int] | None = None) -> bool:
     return inode in (held_inodes() if held is None else held)
 
 
+def last_write(path: Path | str) -> float | None:
+    """The latest modification time of the files directly in `path` (a transcript grows with every call), or
+    None when it holds none."""
+    try:
+        with os.scandir(path) as entries:
+            times = [entry.stat().st_mtime for entry in entries if entry.is_file(follow_symlinks=False)]
+    except OSError:
+        return None
+    return max(times, default=None)
+
+
+def session_seconds(status: dict[str, Any], *, now: float | None = None, last: float | None = None) -> float | None:
+    """A run's working time, from its status (`RunDirectory.write_status`): the sessions before this one, plus
+    this one up to `now` (a session in progress), else up to its last status, or, for a session that was killed
+    (status still `running`), up to `last` (the directory's last write). None for a run without these fields
+    (written before they were kept, or by code that does not hold the directory).
+
+    >>> status = {"status": "running", "active_before": 60.0, "session_started": 1000.0, "updated": 1005.0}
+    >>> session_seconds(status, now=1030.0), session_seconds(status, last=1020.0), session_seconds({})
+    (90.0, 80.0, None)
+    """
+    started, before = status.get("session_started"), status.get("active_before")
+    if not isinstance(started, int | float) or not isinstance(before, int | float):
+        return None
+    written = status.get("updated")
+    updated = float(written) if isinstance(written, int | float) else float(started)
+    if now is not None:
+        end = now
+    elif status.get("status") == "running":
+        end = max(updated, last or updated)
+    else:
+        end = updated
+    return round(before + max(0.0, end - started), 3)
+
+
 @contextmanager
 def hold(path: Path | str, *, create: bool = True) -> Iterator[None]:
     """Hold the run directory `path` for this process while the block runs; make it if it does not exist
@@ -157,6 +196,7 @@ def hold(path: Path | str, *, create: bool = True) -> Iterator[None]:
                     f"{path}: cannot hold the directory ({error.strerror}); its filesystem may not support flock"
                 ) from None
             _HELD[key] = (fd, 1)
+            _SESSIONS[key] = (time.time(), last_write(key))
     token = _OWNED.set(_OWNED.get() | {key})
     try:
         yield
@@ -168,6 +208,7 @@ def hold(path: Path | str, *, create: bool = True) -> Iterator[None]:
                 _HELD[key] = (fd, depth - 1)
             else:
                 del _HELD[key]
+                _SESSIONS.pop(key, None)
                 os.close(fd)  # drops the flock
 
 
@@ -248,7 +289,16 @@ class RunDirectory:
     def write_status(self, status: str, **fields: Any) -> None:
         from sandbox import __version__
 
-        data = {**self.status(), **fields, "status": status, "version": __version__, "updated": time.time()}
+        old = self.status()
+        now = time.time()
+        data = {**old, **fields, "status": status, "version": __version__, "updated": now}
+        session = _SESSIONS.get(self.path.resolve())
+        if session is not None:  # the working time: earlier sessions (a killed one up to its last write), then this
+            started, last = session
+            if old.get("session_started") != started:
+                data["active_before"] = session_seconds(old, last=last) or 0.0
+                data["session_started"] = started
+            data["active_seconds"] = round(data["active_before"] + now - started, 3)
         atomic_write_text(self.path / STATUS, json.dumps(data, indent=2))
         if status == "complete":
             run_finished(self.path)

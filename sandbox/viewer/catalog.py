@@ -12,7 +12,9 @@ Status:
 * `stopped`: a budget cap or Ctrl-C stopped it (`sandbox resume` goes on);
 * `failed`: the run raised an error (resumable too);
 * `incomplete`: not finished and no process holds it (killed, or marked complete without a summary);
-* `corrupt`: a file the row needs cannot be read; the row says which, and the list goes on.
+* `corrupt`: a file the row needs cannot be read (not JSON, nested too deeply, a symlink out of the folder) or the
+  folder's name cannot be put in an address (not UTF-8, a backslash); the row says which, and the list goes on.
+  A row the viewer cannot open has `opens: false`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,17 @@ from typing import Any
 import yaml
 
 from sandbox.core import kinds
-from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS, held_inodes
+from sandbox.core.run_dir import (
+    SCENARIO,
+    STATUS,
+    SUMMARY,
+    SWEEP,
+    TRANSCRIPTS,
+    held_inodes,
+    last_write,
+    session_seconds,
+)
+from sandbox.viewer.transcripts import count_lines
 
 __all__ = ["Catalog", "find_runs", "read_row"]
 
@@ -89,7 +102,7 @@ class _Stats:
                     data = handle.read(stat.st_size - offset)
                 data = data[: data.rfind(b"\n") + 1]  # a line being written: next time
                 counts = {
-                    "calls": counts["calls"] + data.count(b"\n"),
+                    "calls": counts["calls"] + count_lines(data),
                     "cache_hits": counts["cache_hits"] + len(_HITS.findall(data)),
                     "tokens": counts["tokens"] + sum(int(n) for n in _TOKENS.findall(data)),
                 }
@@ -123,6 +136,21 @@ def _seconds(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _bad_name(relative: str) -> str | None:
+    """Why the viewer cannot open a run at `relative` (its row is listed as corrupt), or None.
+
+    >>> _bad_name("runs/a\\b"), _bad_name("ok/run-1")
+    ('its path holds a backslash, which the viewer does not open: rename the folder', None)
+    """
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        return "its path is not valid UTF-8 (the viewer cannot name it in an address): rename the folder"
+    if "\\" in relative:
+        return "its path holds a backslash, which the viewer does not open: rename the folder"
+    return None
+
+
 def read_row(path: Path, root: Path, held: set[int]) -> dict[str, Any]:
     """One run directory's row (never raises: a file that cannot be read makes the row `corrupt`, naming it).
     `held`: the inodes a process holds a lock on (`sandbox.core.run_dir.held_inodes`), read once per listing."""
@@ -139,7 +167,13 @@ def read_row(path: Path, root: Path, held: set[int]) -> dict[str, Any]:
         "cache_hits": None,
         "tokens": None,
         "headline": {},
+        "opens": True,
     }
+    problem = _bad_name(relative)
+    if problem is not None:
+        row["path"] = relative.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        row["problem"], row["opens"] = problem, False
+        return row
     where = STATUS
     try:
         status = _json(root, path / STATUS) if (path / STATUS).is_file() else {}
@@ -181,7 +215,13 @@ def read_row(path: Path, root: Path, held: set[int]) -> dict[str, Any]:
         return row
     row["started"] = _seconds(status.get("created")) or stat.st_mtime
     created, updated = _seconds(status.get("created")), _seconds(status.get("updated"))
-    if _seconds(status.get("seconds")) is not None:
+    worked = session_seconds(status, last=last_write(path))
+    if stat.st_ino in held and worked is not None:  # in progress: the page's polls count on from `live`
+        row["live"] = {"before": status["active_before"], "since": status["session_started"]}
+        row["duration"] = session_seconds(status, now=time.time())
+    elif worked is not None:
+        row["duration"] = worked
+    elif _seconds(status.get("seconds")) is not None:  # a run from before the sessions were kept
         row["duration"] = _seconds(status["seconds"])
     elif created is not None and updated is not None:
         row["duration"] = updated - created
@@ -236,6 +276,9 @@ class Catalog:
                 if cached is None or cached[0] != signature or running != _held(path, held):
                     cached = (signature, read_row(path, self.root, held))
                     self._rows[path] = cached
+                live = cached[1].get("live")
+                if live:  # a run in progress: its working time counts on
+                    cached[1]["duration"] = round(live["before"] + max(0.0, time.time() - live["since"]), 3)
                 rows.append(cached[1])
         return rows
 

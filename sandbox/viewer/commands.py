@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from sandbox.base.errors import SandboxError, UsageError
 from sandbox.base.extras import require
@@ -23,6 +24,15 @@ def view(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0: a free one).")] = 0,
     open_it: Annotated[bool, typer.Option("--open", help="Open the viewer in the default browser.")] = False,
+    transcript_memory_mb: Annotated[
+        int,
+        typer.Option(
+            "--transcript-memory-mb",
+            min=1,
+            help="Memory for the indexes of the transcripts opened (about 200 bytes a call; the least recently "
+            "read is let go first). Pages of calls are read from disk.",
+        ),
+    ] = 256,
 ) -> None:
     """Show the runs under a folder in the browser: the list, each run's charts, tables, policies and transcripts,
     updated live while a run is in progress (read-only; Ctrl-C stops it). Needs the viewer extra."""
@@ -48,7 +58,7 @@ def view(
     console.print(f"sandbox view: {runs_dir.resolve()} at [bold]{url}[/] (Ctrl-C stops it)", soft_wrap=True)
     if open_it:
         webbrowser.open(url)
-    app_ = create_app(runs_dir, hosts=hosts_for(host))
+    app_ = create_app(runs_dir, hosts=hosts_for(host), transcript_memory_mb=transcript_memory_mb)
     server = uvicorn.Server(uvicorn.Config(app_, log_level="warning", lifespan="off"))
     try:
         server.run(sockets=[sock])
@@ -60,18 +70,36 @@ def view(
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run directory.")],
     out: Annotated[Path | None, typer.Option("--out", help="The HTML file to write (default RUN/report.html).")] = None,
+    transcripts: Annotated[
+        str,
+        typer.Option(
+            "--transcripts",
+            help="The calls the report holds: sample (default: an even sample that keeps the report under 5 MB), "
+            "all (every call) or none.",
+        ),
+    ] = "sample",
+    max_calls: Annotated[
+        int | None,
+        typer.Option("--max-calls", min=0, help="With sample: the sample's size; with all: keep the first N calls."),
+    ] = None,
     open_it: Annotated[bool, typer.Option("--open", help="Open the report in the default browser.")] = False,
 ) -> None:
-    """Write a run's page as one self-contained HTML file (scripts, styles, figures and transcripts inline; it
-    loads nothing from the network), to attach to a paper or send to a colleague. Needs the viewer extra."""
+    """Write a run's page as one self-contained HTML file (scripts, styles, figures and calls inline; it loads
+    nothing from the network), to attach to a paper or send to a colleague. It keeps to 5 MB by default: a long
+    run's calls are sampled, and the report says how many it left out. Needs the viewer extra."""
     try:
         require("viewer", what="sandbox report")
         from sandbox.viewer.report import build_report
 
-        path = build_report(run_dir, out or run_dir / "report.html", open_it=open_it)
+        written = build_report(
+            run_dir, out or run_dir / "report.html", transcripts=transcripts, max_calls=max_calls, open_it=open_it
+        )
     except SandboxError as error:
         raise fail(error) from None
-    console.print(f"report: [bold]{path}[/] ({path.stat().st_size / 1e6:.1f} MB)", soft_wrap=True)
+    held = f"{written.calls:,} calls" + (f", {written.left_out:,} left out" if written.left_out else "")
+    console.print(Text(f"report: {written.path} ({written.bytes / 1e6:.1f} MB, {held})"), soft_wrap=True, emoji=False)
+    if written.warning:
+        console.print(Text(f"warning: {written.warning}", style="bold yellow"), soft_wrap=True, emoji=False)
 
 
 @app.command()

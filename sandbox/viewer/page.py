@@ -236,16 +236,23 @@ def _policies(section: Policies, path: Path) -> dict[str, Any] | None:
         versions = runs.setdefault(record.get("run", 0), [])
         before = versions[-1]["policy"] if versions else ""
         evidence = [str(e) for e in record.get("evidence") or []]
+        rows = [episodes[e] for e in evidence if e in episodes]
+        played = record.get("epoch")
+        read = sorted({r["epoch"] for r in rows if isinstance(r.get("epoch"), int)})
+        if not read and versions and isinstance(played, int) and played > 0:
+            read = [played - 1]  # SCAI writes version k from epoch k-1's interactions (`sandbox.scai.nodes`)
         versions.append(
             {
                 "version": record.get("version", len(versions)),
-                "epoch": record.get("epoch"),
+                "epoch": played,  # the epoch the version is played in
+                "evidence_epochs": read,  # the epochs whose interactions it was written from
+                "unchanged": bool(versions) and str(record["policy"]) == before,
                 "source": record.get("source"),
                 "policy": str(record["policy"]),
                 "legal": record.get("legal", True),
                 "diff": word_diff(before, str(record["policy"])) if versions else [["=", str(record["policy"])]],
                 "evidence": evidence,
-                "evidence_rows": [episodes[e] for e in evidence if e in episodes],
+                "evidence_rows": rows,
                 "answer": record.get("answer"),
                 "illegal_answers": record.get("illegal_answers", 0),
             }

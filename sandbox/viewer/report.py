@@ -1,10 +1,15 @@
 """`sandbox report RUN --out FILE.html`: a run's page as one self-contained HTML file, no network.
 
 The file holds the viewer's script and styles inline, the run's rendered page (`server.run_json`), its figures as
-`data:` URIs, every call of its transcripts (up to `MAX_CALLS` a file) and Plotly. Plotly's script is 4.8 MB;
-it is stored gzip-compressed in base64 (about 1.9 MB) and unpacked by the browser's own `DecompressionStream`,
-which keeps a report of a small run under 5 MB. A Content-Security-Policy in the file lets the page load nothing
-from outside it (no request leaves the machine, even from a file sent by mail).
+`data:` URIs, its transcripts' calls and Plotly. Plotly's script is 4.8 MB; it is stored gzip-compressed in base64
+(about 1.9 MB) and unpacked by the browser's own `DecompressionStream`. A Content-Security-Policy in the file lets
+the page load nothing from outside it (no request leaves the machine, even from a file sent by mail).
+
+A report keeps to `LIMIT_MB` (5 MB) by default: its calls (about 3 KB each, prompts inline) are an even sample of
+each transcript, as many as `CALL_BUDGET` bytes hold, and the page says how many were left out and how to include
+them. `transcripts` chooses: `"sample"` (the default; `max_calls` sets the sample's size), `"all"` (every call;
+`max_calls` keeps the first ones) or `"none"`. A report over the limit is still written, with a warning
+(`Report.warning`): the user asked for it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import gzip
 import json
 import re
 import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +30,35 @@ from sandbox.viewer.page import data_uri, is_run_dir
 from sandbox.viewer.server import asset, finite, page_html, run_json
 from sandbox.viewer.transcripts import Transcripts
 
-__all__ = ["CSP", "MAX_CALLS", "build_report", "report_data"]
+__all__ = ["CALL_BUDGET", "CSP", "LIMIT_MB", "TRANSCRIPTS", "Report", "build_report", "pick_calls", "report_data"]
 
-MAX_CALLS = 20_000  # calls of one transcript kept in a report; the report says when it holds fewer
+LIMIT_MB = 5  # a report's size by default, at most
+CALL_BUDGET = 2_500_000  # bytes of calls a default report holds (Plotly and the page take the rest of LIMIT_MB)
+TRANSCRIPTS = ("sample", "all", "none")
 CSP = (
     "default-src 'none'; script-src 'unsafe-inline' blob:; style-src 'unsafe-inline'; img-src data: blob:; "
     "connect-src 'none'; font-src data:"
 )
+
+
+@dataclass(frozen=True)
+class Report:
+    """A written report: its file, its size, the calls it holds and left out, and a warning when it is over
+    `LIMIT_MB` (the user asked for more)."""
+
+    path: Path
+    bytes: int
+    calls: int
+    left_out: int
+
+    @property
+    def warning(self) -> str | None:
+        if self.bytes > LIMIT_MB * 1_000_000:
+            return (
+                f"the report is {self.bytes / 1e6:.1f} MB, over the {LIMIT_MB} MB a report keeps to by default "
+                "(a browser may be slow to open it; --transcripts sample keeps it small)"
+            )
+        return None
 
 
 def _script(text: str) -> str:
@@ -38,25 +66,73 @@ def _script(text: str) -> str:
     return re.sub(r"<(/script|!--)", r"<\\\1", text, flags=re.IGNORECASE)
 
 
-def report_data(run: Path) -> dict[str, Any]:
-    """What a report embeds: the run's page (figures inline) and its transcripts' calls."""
+def pick_calls(total: int, *, transcripts: str, max_calls: int | None, fit: int) -> list[int]:
+    """The calls (by number) of a transcript of `total` calls that a report holds: none, the first `max_calls`
+    (all), or an even sample of `max_calls` or, by default, `fit` calls (sample).
+
+    >>> pick_calls(10, transcripts="sample", max_calls=None, fit=4)
+    [0, 2, 5, 7]
+    >>> pick_calls(10, transcripts="all", max_calls=3, fit=4), pick_calls(10, transcripts="none", max_calls=3, fit=4)
+    ([0, 1, 2], [])
+    """
+    if transcripts == "none":
+        return []
+    if transcripts == "all":
+        return list(range(total if max_calls is None else min(total, max_calls)))
+    keep = min(total, fit if max_calls is None else max_calls)
+    return [j * total // keep for j in range(keep)] if keep else []
+
+
+def _left_out_note(run: Path, file: str, held: int, total: int, transcripts: str, size: int) -> str | None:
+    """What a report's transcript section says when it holds fewer than every call."""
+    if held == total:
+        return None
+    how = f"sandbox report {run} --transcripts all"
+    if transcripts == "none":
+        kept = f"This report holds none of the {total:,} calls of {file}"
+    elif transcripts == "sample":
+        kept = f"This report holds {held:,} of the {total:,} calls of {file}, an even sample (about one in {total // max(held, 1):,})"
+    else:
+        kept = f"This report holds the first {held:,} of the {total:,} calls of {file}"
+    return f"{kept}. To include every call: {how} (about {size / 1e6:.0f} MB more); sandbox view {run.parent} shows them all."
+
+
+def report_data(run: Path, *, transcripts: str = "sample", max_calls: int | None = None) -> dict[str, Any]:
+    """What a report embeds: the run's page (figures inline) and the calls of its transcripts it keeps
+    (`pick_calls`; each transcript section gets a `note` when calls were left out, and `held`/`total`)."""
+    if transcripts not in TRANSCRIPTS:
+        raise UsageError(f"--transcripts {transcripts}: choose one of {', '.join(TRANSCRIPTS)}")
+    if max_calls is not None and max_calls < 0:
+        raise UsageError(f"--max-calls {max_calls}: a count of calls, 0 or more")
     run = run.resolve()
     root = run.parent
     page = run_json(root, run, Catalog(root), link=lambda name: data_uri(run / name))
     calls: dict[str, Any] = {}
-    reader = Transcripts()
-    for section in page["sections"]:
-        if section["type"] == "transcripts":
-            rows = reader.rows(run / section["file"])
-            calls[section["file"]] = rows[:MAX_CALLS]
-            if len(rows) > MAX_CALLS:
-                section["title"] += f" (the first {MAX_CALLS:,} of {len(rows):,} calls; `sandbox view` shows all)"
+    reader = Transcripts(keep=1)
+    sections = [s for s in page["sections"] if s["type"] == "transcripts"]
+    for section in sections:
+        file = run / section["file"]
+        total = reader.count(file)
+        size = file.stat().st_size
+        fit = int(CALL_BUDGET / len(sections) // max(size / max(total, 1), 1))
+        picked = pick_calls(total, transcripts=transcripts, max_calls=max_calls, fit=fit)
+        calls[section["file"]] = reader.rows(file, picked)
+        section["held"], section["total"] = len(picked), total
+        section["note"] = _left_out_note(run, section["file"], len(picked), total, transcripts, size)
     return {"run": page, "transcripts": calls}
 
 
-def build_report(run: Path | str, out: Path | str, *, open_it: bool = False) -> Path:
-    """Write the run directory `run`'s page to `out` (one HTML file) and return its path; `UsageError` when `run`
-    is not a run directory. With `open_it`, open it in the default browser."""
+def build_report(
+    run: Path | str,
+    out: Path | str,
+    *,
+    transcripts: str = "sample",
+    max_calls: int | None = None,
+    open_it: bool = False,
+) -> Report:
+    """Write the run directory `run`'s page to `out` (one HTML file) and return what was written; `UsageError` when
+    `run` is not a run directory or an option is out of range. `transcripts` and `max_calls`: which calls it holds
+    (`pick_calls`). With `open_it`, open it in the default browser."""
     run, out = Path(run), Path(out)
     if not run.is_dir() or not is_run_dir(run):
         raise UsageError(f"{run} is not a run directory (no scenario.yaml, run.json or summary.json)")
@@ -64,7 +140,8 @@ def build_report(run: Path | str, out: Path | str, *, open_it: bool = False) -> 
         raise UsageError(f"--out {out}: a report is an .html file")
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
-    data = json.dumps(finite(report_data(run)), ensure_ascii=False, default=str).replace("<", "\\u003c")
+    embedded = report_data(run, transcripts=transcripts, max_calls=max_calls)
+    data = json.dumps(finite(embedded), ensure_ascii=False, default=str).replace("<", "\\u003c")
     plotly = base64.b64encode(gzip.compress(asset("plotly.min.js"), compresslevel=9, mtime=0)).decode()
     loader = (
         "window.plotlyReady = (async () => {"
@@ -85,4 +162,10 @@ def build_report(run: Path | str, out: Path | str, *, open_it: bool = False) -> 
     atomic_write_text(out, page_html(report=head))
     if open_it:
         webbrowser.open(out.resolve().as_uri())
-    return out
+    sections = [s for s in embedded["run"]["sections"] if s["type"] == "transcripts"]
+    return Report(
+        path=out,
+        bytes=out.stat().st_size,
+        calls=sum(s["held"] for s in sections),
+        left_out=sum(s["total"] - s["held"] for s in sections),
+    )

@@ -7,7 +7,8 @@ Routes (all GET):
 * `/api/runs`: every run's row (`sandbox.viewer.catalog`);
 * `/api/run?path=P`: a run's row and its page's sections (`sandbox.viewer.page`);
 * `/api/transcripts?path=P&file=F&offset=&limit=&run=&epoch=&agent=&role=&text=`: one page of calls;
-* `/files/P`: a file inside the runs folder (a figure, a table to download).
+* `/files/P`: a file inside the runs folder: an image shown, any other file downloaded, each under a sandboxing
+  content security policy (`FILES_CSP`: no script, no form, its own origin).
 
 Safe by construction: a path is taken relative to the runs folder and refused (404) when it is absolute, holds
 `..`, or resolves (symlinks followed) outside the folder; nothing writes; the browser side shows every text through
@@ -32,7 +33,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.routing import Route
 
 from sandbox.base.errors import SandboxError, UsageError
@@ -40,7 +41,7 @@ from sandbox.core import kinds
 from sandbox.core.run_dir import SUMMARY
 from sandbox.viewer.catalog import Catalog
 from sandbox.viewer.page import is_run_dir, run_page
-from sandbox.viewer.transcripts import FILTERS, Transcripts
+from sandbox.viewer.transcripts import FILTERS, MEMORY_MB, Transcripts
 
 __all__ = [
     "Running",
@@ -53,6 +54,7 @@ __all__ = [
     "is_local",
     "page_html",
     "run_json",
+    "to_json",
     "url_of",
 ]
 
@@ -61,8 +63,13 @@ HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Re
 # The page may load only what this server (or the report itself) holds: no request leaves the machine.
 CSP = (
     "default-src 'none'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data: blob:; connect-src 'self'; font-src 'self' data:"
+    "img-src 'self' data: blob:; connect-src 'self'; font-src 'self' data:; form-action 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'"
 )
+# A run's files (`/files/`) are the run's, not the viewer's: each is served in a sandbox (a unique origin, no
+# script, no form), and only images open in the browser; any other file (an HTML page, a table) is downloaded.
+FILES_CSP = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; form-action 'none'"
+INLINE = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg"}
 
 
 def asset(name: str) -> bytes:
@@ -120,7 +127,7 @@ def run_json(root: Path, path: Path, catalog: Catalog, link: Callable[[str], str
     file = inside(root, f"{base}/{SUMMARY}" if base else SUMMARY)  # not through a symlink out of the folder
     try:
         summary = json.loads(file.read_text(encoding="utf-8")) if file is not None and file.is_file() else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # the row says why (corrupt)
         summary = {}
     link = link or (lambda name: "/files/" + quote(f"{base + '/' if base else ''}{name}"))
     return {
@@ -141,6 +148,12 @@ def finite(value: Any) -> Any:
     return value
 
 
+def to_json(content: Any) -> bytes:
+    """`content` as the server sends it: NaN and infinities as null, every character past ASCII escaped (so a
+    folder name that is not UTF-8, held as lone surrogates, is sent as `\\udcff`, never a 500)."""
+    return json.dumps(finite(content), ensure_ascii=True, allow_nan=False, default=str).encode("ascii")
+
+
 def hosts_for(host: str) -> list[str]:
     """The Host headers the server answers: this machine's names when it listens on loopback (a page elsewhere
     that points its own name at 127.0.0.1, DNS rebinding, is refused); any when it listens beyond."""
@@ -149,14 +162,15 @@ def hosts_for(host: str) -> list[str]:
     return ["127.0.0.1", "localhost", "::1", "[::1]", host]
 
 
-def create_app(root: Path | str, *, hosts: list[str] | None = None) -> Starlette:
-    """The viewer over the runs under `root` (read-only); `hosts`: the Host headers it answers (`hosts_for`)."""
+def create_app(root: Path | str, *, hosts: list[str] | None = None, transcript_memory_mb: int = MEMORY_MB) -> Starlette:
+    """The viewer over the runs under `root` (read-only); `hosts`: the Host headers it answers (`hosts_for`);
+    `transcript_memory_mb`: what the transcripts' indexes may hold (`sandbox.viewer.transcripts`)."""
     root = Path(root).resolve()
     catalog = Catalog(root)
-    transcripts = Transcripts()
+    transcripts = Transcripts(max_bytes=transcript_memory_mb << 20)
 
-    def respond(content: Any, status: int = 200) -> JSONResponse:
-        return JSONResponse(finite(content), status_code=status, headers=HEADERS)
+    def respond(content: Any, status: int = 200) -> Response:
+        return Response(to_json(content), status_code=status, media_type="application/json", headers=HEADERS)
 
     def missing() -> Response:
         return Response("not found", status_code=404, media_type="text/plain", headers=HEADERS)
@@ -184,7 +198,14 @@ def create_app(root: Path | str, *, hosts: list[str] | None = None) -> Starlette
 
     def run(request: Request) -> Response:
         path = run_path(request)
-        return missing() if path is None else respond(run_json(root, path, catalog))
+        if path is None:
+            return missing()
+        try:
+            return respond(run_json(root, path, catalog))
+        except Exception as error:  # a run's files are not ours: one that cannot be read is shown, never a 500
+            row = catalog.row(path)
+            text = f"{type(error).__name__}: {str(error)[:300]}"
+            return respond({"row": row, "summary": {}, "sections": [{"type": "error", "title": "", "text": text}]})
 
     def calls(request: Request) -> Response:
         path = run_path(request)
@@ -206,12 +227,13 @@ def create_app(root: Path | str, *, hosts: list[str] | None = None) -> Starlette
         path = inside(root, request.path_params["path"])
         if path is None or not path.is_file():
             return missing()
+        inline = path.suffix.lower() in INLINE
         return FileResponse(
             path,
             headers={
                 **HEADERS,
-                "Content-Security-Policy": "default-src 'none'; img-src 'self'",
-                "Content-Disposition": "inline",
+                "Content-Security-Policy": FILES_CSP,
+                "Content-Disposition": "inline" if inline else "attachment",
             },
         )
 

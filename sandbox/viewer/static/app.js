@@ -117,7 +117,7 @@
 
   // One cell: a column's own rendering, a number, or text (a long text cut, whole in its tooltip).
   function cell(column, row) {
-    if (column.render) return el("td", { class: column.num ? "num" : null }, column.render(row));
+    if (column.render) return el("td", { class: column.num ? "num" : column.wrap ? "wrap" : null }, column.render(row));
     if (column.num) return el("td", { class: "num" }, fmt.num(row[column.key]));
     const text = String(row[column.key] ?? "");
     return el("td", { title: text.length > 120 ? text : null }, text.length > 120 ? text.slice(0, 117) + "…" : text);
@@ -136,15 +136,15 @@
     const statuses = ["running", "complete", "stopped", "incomplete", "failed", "corrupt"];
     let kind = "", status = "";
     const columns = [
-      { key: "path", label: "run", render: (r) => runLink(r.path) },
+      { key: "path", label: "run", render: (r) => (r.opens === false ? el("span", { class: "muted", "data-opens": "no" }, r.path) : runLink(r.path)) },
       { key: "kind", label: "kind" },
-      { key: "status", label: "status", render: (r) => [badge(r.status), r.problem ? el("div", { class: "muted problem" }, r.problem) : null] },
+      { key: "status", label: "status", wrap: true, render: (r) => [badge(r.status), r.problem ? el("div", { class: "muted problem", title: r.problem }, r.problem) : null] },
       { key: "scenario", label: "scenario" },
       { key: "started", label: "started", render: (r) => fmt.time(r.started) },
       { key: "duration", label: "duration", num: true, render: (r) => fmt.duration(r.duration) },
       { key: "calls", label: "calls", num: true },
       { key: "tokens", label: "tokens", num: true },
-      { key: "headline_text", label: "headline figures", render: (r) => el("span", { class: "headline" }, r.headline_text) },
+      { key: "headline_text", label: "headline figures", wrap: true, render: (r) => el("span", { class: "headline" }, r.headline_text) },
     ];
     const pick = (label, values, set) => el("select", { "aria-label": label, "data-filter": label, onchange: (e) => { set(e.target.value); table.redraw(); } },
       el("option", { value: "" }, "every " + label), values.map((v) => el("option", { value: v }, v)));
@@ -192,19 +192,42 @@
 
   function plotlyText(s) { return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
 
+  // Plotly's default colours, given to each group's line and its band alike (left to Plotly, a band would take
+  // the colour of trace 2i and its line that of 2i+1).
+  const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+  function tint(hex, alpha) {
+    const n = parseInt(hex.slice(1), 16);
+    return "rgba(" + (n >> 16) + "," + ((n >> 8) & 255) + "," + (n & 255) + "," + alpha + ")";
+  }
+
+  // The y-axis of a chart whose values move little against their size starts at zero (auto-range would make a
+  // 0.5% change fill the chart).
+  function yRange(section) {
+    const ys = section.traces.flatMap((t) => [...t.y, ...(t.low || []), ...(t.high || [])]).filter((v) => typeof v === "number");
+    if (!ys.length) return {};
+    const low = Math.min(...ys), high = Math.max(...ys);
+    return low >= 0 && high > 0 && high - low < 0.1 * high ? { rangemode: "tozero" } : {};
+  }
+
   function chart(section, index) {
     const node = el("div", { class: "chart", id: "chart-" + index, "data-title": section.title });
     const traces = [];
+    const category = (v) => (typeof v === "string" ? plotlyText(v) : v); // a category is text, never markup
     section.traces.forEach((t, i) => {
+      const color = PALETTE[i % PALETTE.length];
+      const x = t.x.map(category);
       if (t.low && t.high) {
-        traces.push({ x: [...t.x, ...[...t.x].reverse()], y: [...t.high, ...[...t.low].reverse()], fill: "toself", mode: "none",
-          opacity: 0.2, showlegend: false, hoverinfo: "skip", legendgroup: "g" + i, type: "scatter", name: plotlyText(t.name) + " 95% CI" });
+        traces.push({ x: [...x, ...[...x].reverse()], y: [...t.high, ...[...t.low].reverse()], fill: "toself", mode: "lines",
+          line: { width: 0, color }, fillcolor: tint(color, 0.2), showlegend: false, hoverinfo: "skip", legendgroup: "g" + i,
+          type: "scatter", name: plotlyText(t.name) + " 95% CI" });
       }
-      traces.push(section.mode === "bars" ? { type: "bar", x: t.x, y: t.y, name: plotlyText(t.name) }
-        : { type: "scatter", mode: section.mode === "markers" ? "markers" : "lines+markers", x: t.x, y: t.y, name: plotlyText(t.name), legendgroup: "g" + i });
+      traces.push(section.mode === "bars" ? { type: "bar", x, y: t.y, name: plotlyText(t.name), marker: { color } }
+        : { type: "scatter", mode: section.mode === "markers" ? "markers" : "lines+markers", x, y: t.y, name: plotlyText(t.name),
+            legendgroup: "g" + i, line: { color }, marker: { color } });
     });
     const layout = { margin: { t: 10, r: 10, b: 45, l: 55 }, xaxis: { title: { text: plotlyText(section.x_title) } },
-      yaxis: { title: { text: plotlyText(section.y_title || "") } }, legend: { orientation: "h", y: -0.2 }, hovermode: "closest" };
+      yaxis: { title: { text: plotlyText(section.y_title || "") }, ...yRange(section) }, legend: { orientation: "h", y: -0.2 },
+      showlegend: true, hovermode: "closest" }; // one line too is named (its norm, its group)
     const xs = section.traces.flatMap((t) => t.x);
     if (xs.length && xs.every(Number.isInteger) && Math.max(...xs) - Math.min(...xs) <= 20) layout.xaxis.dtick = 1; // whole epochs
     requestAnimationFrame(() => window.Plotly.react(node, traces, layout, { displaylogo: false, responsive: true }));
@@ -238,12 +261,20 @@
     return [grid(columns, rows, {})];
   }
 
+  // "written from epoch 0's interactions · played in epoch 1": the epochs whose evidence a version holds.
+  function versionEpochs(v) {
+    const read = v.evidence_epochs || [];
+    const from = !read.length ? "" : read.length === 1 ? " · written from epoch " + read[0] + "'s interactions"
+      : " · written from epochs " + read[0] + "–" + read[read.length - 1] + "'s interactions";
+    return from + (v.epoch !== null && v.epoch !== undefined ? " · played in epoch " + v.epoch : "");
+  }
+
   function policies(section) {
     return section.runs.map((run) => el("div", { class: "policies", "data-run": run.run },
       section.runs.length > 1 ? el("h3", {}, "Run " + run.run) : null,
       run.versions.map((v) => el("div", { class: "version", "data-version": v.version },
-        el("div", { class: "muted" }, "version " + v.version + (v.epoch !== null && v.epoch !== undefined ? " · after epoch " + v.epoch : "") +
-          (v.source ? " · " + v.source : "") + (v.legal === false ? " · illegal answer, policy kept" : "") +
+        el("div", { class: "muted version-label" }, "version " + v.version + versionEpochs(v) +
+          (v.source ? " · " + v.source : "") + (v.unchanged ? " · unchanged" : "") + (v.legal === false ? " · illegal answer, policy kept" : "") +
           (v.illegal_answers ? " · " + v.illegal_answers + " illegal answers" : "")),
         el("p", { class: "diff" }, v.diff.map(([op, text]) => op === "+" ? el("ins", {}, text) : op === "-" ? el("del", {}, text) : text)),
         v.evidence.length ? el("details", {}, el("summary", {}, "evidence: " + v.evidence.length + " interactions"),
@@ -335,10 +366,14 @@
       case "cells": return el("section", { "data-type": "cells" }, title, cellsSection(section, base));
       case "tree": return el("section", { "data-type": "tree" }, title, tree(section, index));
       case "figures": return el("section", { "data-type": "figures" }, title, el("div", { class: "figures" },
-        section.items.map((f) => el("figure", {}, el("img", { src: f.url, alt: f.name, loading: "lazy" }), el("figcaption", { class: "muted" }, f.name)))));
+        section.items.map((f) => el("figure", { title: "click to enlarge", onclick: (e) => e.currentTarget.classList.toggle("wide") },
+          el("img", { src: f.url, alt: f.name, loading: "lazy" }), el("figcaption", { class: "muted" }, f.name,
+            REPORT ? null : [" · ", el("a", { href: f.url, target: "_blank", rel: "noopener", onclick: (e) => e.stopPropagation() }, "open")])))));
       case "policies": return el("section", { "data-type": "policies" }, title, policies(section));
       case "runs": return el("section", { "data-type": "runs" }, title, el("ul", {}, section.links.map((l) => el("li", {}, REPORT ? l : runLink(l)))));
-      case "transcripts": return el("section", { "data-type": "transcripts" }, title, transcripts(section, path));
+      case "transcripts": return el("section", { "data-type": "transcripts" }, title,
+        section.note ? el("p", { class: "muted note", "data-held": section.held, "data-total": section.total }, section.note) : null,
+        transcripts(section, path));
       case "error": return el("section", { "data-type": "error" }, title, el("div", { class: "error" }, section.text));
       default: return el("section", {}, title, el("p", { class: "muted" }, "a section this viewer does not draw: " + section.type));
     }
@@ -359,9 +394,11 @@
     }
     if (token !== view) return;
     const row = data.row;
-    const signature = JSON.stringify(data);
+    const signature = JSON.stringify({ ...data, row: { ...row, duration: null } }); // the working time counts on alone
     const running = row.status === "running";
     if (previous && previous.signature === signature) {
+      const shown = main.querySelector('#facts [data-fact="duration"]');
+      if (shown) shown.textContent = fmt.duration(row.duration);
       if (running) schedule(() => runPage(path, token, previous), 2000, token);
       return;
     }
@@ -389,8 +426,15 @@
   function route() {
     const token = ++view;
     clearTimeout(timer);
-    const hash = decodeURIComponent(location.hash.slice(1));
     const show = (error) => fill(main, el("div", { class: "error" }, String(error.message || error)));
+    let hash;
+    try {
+      hash = decodeURIComponent(location.hash.slice(1));
+    } catch (error) { // a % not followed by two hex digits: not an address this viewer made
+      where.textContent = "";
+      return fill(main, el("div", { class: "error", id: "bad-address" }, "This address does not name a run (" + error.message + "). ",
+        el("a", { href: "#/" }, "The list of runs")));
+    }
     if (REPORT) return runPage(REPORT.run.row.path, token).catch(show);
     if (hash.startsWith("/run/")) return runPage(hash.slice(5), token).catch(show);
     return listPage(token).catch(show);
