@@ -173,6 +173,24 @@ def test_the_chain_runs_each_stage_as_a_run_of_its_kind_and_compares_the_subject
     assert json.loads((path / "summary.json").read_text())["kind"] == "chain"
 
 
+def test_a_society_file_that_is_not_a_mapping_is_named_and_never_read_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "chains").mkdir()
+    (tmp_path / "chains" / "society.yaml").write_text("[1, 2]\n")
+    (tmp_path / "society.yaml").write_text(yaml.safe_dump(society()))  # a valid one of that name in the cwd
+    data = chain_data()
+    data["chain"]["society"] = "society.yaml"
+    (tmp_path / "chains" / "chain.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.chdir(tmp_path)
+    for command in (["validate"], ["chain", "--dry-run"]):
+        result = runner.invoke(app, [*command[:1], "chains/chain.yaml", *command[1:]])
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2, (command, result.output)
+        assert "chain.society: chains/society.yaml is not a society scenario" in text, result.output
+        assert "does not exist" not in text and "No such file" not in text
+
+
 def test_rerun_from_a_stage_keeps_the_earlier_ones_and_refuses_a_missing_one(tmp_path: Path) -> None:
     path = run_chain(chain(), tmp_path / "chain", models=models())
     society_mtime = (path / "society" / "summary.json").stat().st_mtime
