@@ -173,6 +173,53 @@ def test_the_chain_runs_each_stage_as_a_run_of_its_kind_and_compares_the_subject
     assert json.loads((path / "summary.json").read_text())["kind"] == "chain"
 
 
+def test_a_society_file_that_is_not_a_mapping_is_named_and_never_read_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "chains").mkdir()
+    (tmp_path / "chains" / "society.yaml").write_text("[1, 2]\n")
+    (tmp_path / "society.yaml").write_text(yaml.safe_dump(society()))  # a valid one of that name in the cwd
+    data = chain_data()
+    data["chain"]["society"] = "society.yaml"
+    (tmp_path / "chains" / "chain.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.chdir(tmp_path)
+    for command in (["validate"], ["chain", "--dry-run"]):
+        result = runner.invoke(app, [*command[:1], "chains/chain.yaml", *command[1:]])
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2, (command, result.output)
+        assert "chain.society: chains/society.yaml is not a society scenario" in text, result.output
+        assert "does not exist" not in text and "No such file" not in text
+
+
+def test_a_society_s_errors_are_its_own_with_no_word_from_the_file_name_branch(tmp_path: Path) -> None:
+    data = chain_data()
+    data["chain"]["society"] = {"society": 3}
+    (tmp_path / "chain.yaml").write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["validate", str(tmp_path / "chain.yaml")])
+    lines = [line.strip() for line in result.output.splitlines() if line.startswith("  ")]
+    assert result.exit_code == 2, result.output
+    assert lines == [
+        "chain.society.name: Field required",
+        "chain.society.society: Input should be a valid dictionary or instance of Society",
+    ], result.output
+
+
+def test_a_chain_into_a_run_of_another_kind_says_so_and_writes_nothing(tmp_path: Path) -> None:
+    from sandbox.core.run_dir import RunDirectory
+
+    RunDirectory.create(tmp_path / "society-run", parse_kind("society", society()))
+    before = {p.name: p.read_bytes() for p in (tmp_path / "society-run").iterdir()}
+    (tmp_path / "chain.yaml").write_text(yaml.safe_dump(chain_data()))
+    for rerun in ([], ["--from", "judge"]):
+        result = runner.invoke(
+            app, ["chain", str(tmp_path / "chain.yaml"), "--out", str(tmp_path / "society-run"), *rerun]
+        )
+        text = " ".join(result.output.split())
+        assert result.exit_code == 2 and "holds a run of kind society, not a chain" in text, result.output
+        assert "unknown field" not in text and "Field required" not in text
+        assert {p.name: p.read_bytes() for p in (tmp_path / "society-run").iterdir()} == before
+
+
 def test_rerun_from_a_stage_keeps_the_earlier_ones_and_refuses_a_missing_one(tmp_path: Path) -> None:
     path = run_chain(chain(), tmp_path / "chain", models=models())
     society_mtime = (path / "society" / "summary.json").stat().st_mtime

@@ -86,6 +86,17 @@ def test_resume_needs_a_run_directory(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a run directory" in result.output
 
 
+def test_paths_print_as_written_with_no_emoji_and_no_markup(tmp_path: Path) -> None:
+    odd = "a[bold]b:x:c"  # Rich reads `:x:` as an emoji (a cross) and `[bold]` as markup
+    bad = write(tmp_path / f"{odd}.yaml", {**GOOD, "society": 3})
+    for command in (["validate", str(bad)], ["run", str(bad)], ["resume", str(tmp_path / odd)]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2 and str(tmp_path / odd) in result.output, (command, result.output)
+        assert "\u274c" not in result.output
+    result = runner.invoke(app, ["examples", "copy", "default", str(tmp_path / odd)])
+    assert result.exit_code == 0 and f"written under {tmp_path / odd}" in " ".join(result.output.split())
+
+
 def test_runtime_failure_exits_1_and_stays_resumable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # An endpoint that is down: every call fails after the retries, so the run fails at run time.
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")

@@ -79,6 +79,23 @@ def test_a_bad_sweep_is_exit_2_naming_the_path_and_writes_nothing(tmp_path: Path
     assert result.exit_code == 2 and "sweep.grid.society.sizes" in result.output and not (tmp_path / "out").exists()
 
 
+def test_a_population_base_reads_its_edges_file_beside_it_as_sandbox_run_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sandbox.examples import SCENARIOS
+
+    base = SCENARIOS / "population" / "pd_karate_club.yaml"  # network.edges_file: karate_club.edgelist, beside it
+    file = tmp_path / "karate.yaml"
+    file.write_text(yaml.safe_dump({"name": "k", "sweep": {"base": str(base), "grid": {"seed": [1, 2]}}}))
+    monkeypatch.chdir(tmp_path)  # not the base file's folder
+    result = runner.invoke(app, ["validate", str(file)])
+    assert result.exit_code == 0 and "a sweep of 2 population runs" in result.output, result.output
+    result = runner.invoke(app, ["sweep", str(file), "--dry-run"])
+    assert result.exit_code == 0 and "2 runs, no model called" in " ".join(result.output.split()), result.output
+    runs = expand(*parse_sweep(yaml.safe_load(file.read_text()), str(file), tmp_path), str(file))
+    assert [len(run.scenario.population.network.edges) for run in runs] == [78, 78]
+
+
 def finished(path: Path) -> pd.DataFrame:
     table = pd.read_csv(path / "sweep.csv")
     assert (table["status"] == "complete").all(), table[["run", "status"]]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from sandbox.base.errors import SandboxError
 from sandbox.base.files import read_csv, read_json
@@ -44,7 +45,8 @@ def print_chain(path: Path) -> None:
     summary = read_json(path / "summary.json")
     frame = read_csv(path / "comparison.csv")
     out_console.print(
-        f"[bold]{summary['scenario']}[/]: the policy learned in words: {summary['policy']!r}", soft_wrap=True
+        f"[bold]{summary['scenario']}[/]: the policy learned in words: {escape(repr(summary['policy']))}",
+        soft_wrap=True,
     )
     judge = summary["judge"]
     if "accuracy_vs_truth" in judge:
@@ -73,7 +75,7 @@ def print_chain(path: Path) -> None:
     out_console.print(table)
     seconds = ", ".join(f"{stage} {s:.0f} s" for stage, s in summary["stage_seconds"].items() if s is not None)
     out_console.print(f"wall time per stage: {seconds}")
-    out_console.print(f"results in [bold]{path}[/] (comparison.csv, comparison.png, chain.json)")
+    out_console.print(f"results in [bold]{escape(str(path))}[/] (comparison.csv, comparison.png, chain.json)")
 
 
 @app.command()

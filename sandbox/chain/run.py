@@ -270,7 +270,11 @@ def run_chain(
     if rerun_from is not None and rerun_from not in STAGES:
         raise UsageError(f"--from {rerun_from}: not a stage (the stages: {', '.join(STAGES)})")
     scenario = _with_society(scenario, source)  # a society file that cannot be read writes nothing
-    chain_dir = (path / SCENARIO).is_file()
+    held = _held_kind(path)
+    if held not in (None, "chain"):
+        option = f"--from {rerun_from}: " if rerun_from is not None else ""
+        raise UsageError(f"{option}{path} holds a run of kind {held}, not a chain; give the chain another --out")
+    chain_dir = held == "chain"
     if not chain_dir:
         if rerun_from is not None:
             raise UsageError(f"--from {rerun_from}: {path} holds no chain to rerun; run it without --from first")
@@ -288,6 +292,16 @@ def run_chain(
             atomic_write_text(path / SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))
             _remove_from(path, scenario, rerun_from)
         return _run_stages(path, scenario, hooks or ChainHooks(), models)
+
+
+def _held_kind(path: Path) -> str | None:
+    """The kind of the run in `path` (a chain's, or another kind's), None when it holds none."""
+    from sandbox.core.kinds import kind_of_dir
+
+    try:
+        return kind_of_dir(path).name
+    except UsageError:  # no run directory there
+        return None
 
 
 def _check_rerun(path: Path, scenario: ChainScenario, rerun_from: str | None) -> None:

@@ -193,6 +193,10 @@ def with_society(data: Any, path: Path) -> Any:
         if not file.is_file():
             raise ScenarioError(str(path), [("chain.society", f"{file} is not a file")])
         society, folder = read_yaml(file), file.parent
+        if not isinstance(society, dict):  # never left a file name, which would be read from the working directory
+            raise ScenarioError(
+                str(path), [("chain.society", f"{file} is not a society scenario: a scenario is a mapping of fields")]
+            )
     if not isinstance(society, dict):
         return data  # missing or malformed: the model's own error names it
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from sandbox.base.errors import SandboxError, ScenarioError
@@ -31,8 +32,6 @@ def examples_list(
     match: Annotated[str | None, typer.Option("--match", help="Only names that contain this text.")] = None,
 ) -> None:
     """List the shipped examples by name, with a line on each (`sandbox run NAME` runs a scenario)."""
-    from rich.markup import escape
-
     from sandbox.base.errors import UsageError
     from sandbox.examples import examples
 
@@ -61,7 +60,7 @@ def examples_copy(
         raise _fail(error) from None
     for path in written:
         out_console.print(str(path), highlight=False, markup=False, soft_wrap=True)
-    console.print(f"{len(written)} file(s) written under {target}", highlight=False, soft_wrap=True)
+    console.print(f"{len(written)} file(s) written under {escape(str(target))}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -129,17 +128,15 @@ def models() -> None:
     if state.missing:
         embedded = f"[red]{state.parts_found}/{PARTS} parts installed[/] (run make install)"
     elif state.assembled:
-        embedded = f"[green]ready[/] ({state.path})"
+        embedded = f"[green]ready[/] ({escape(str(state.path))})"
     else:
-        embedded = f"[yellow]parts installed[/]; joined on first use into {state.path}"
+        embedded = f"[yellow]parts installed[/]; joined on first use into {escape(str(state.path))}"
     from sandbox.llm.embedded_tuning import EmbeddedSettings
 
     chosen = EmbeddedSettings().resolve(str(state.path)).machine()
     machine = f"{chosen['slots']} slot(s), {chosen['threads']} threads on {chosen['usable_cores']} usable cores"
     table.add_row("embedded", f"Qwen2.5-Coder-1.5B-Instruct Q4_K_M, in-process (xllamacpp); here: {machine}", embedded)
     table.add_row("openai:MODEL", "any OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)", "available")
-    from rich.markup import escape
-
     from sandbox.base.extras import EXTRAS, install_line, missing
 
     def extra(name: str) -> str:

@@ -52,8 +52,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=True)  # progress, messages and errors
-out_console = Console()  # results (tables), on stdout
+# No emoji codes: a path, a name or a file's line prints as written (`a:x:b.yaml`, not a cross). Markup stays on for
+# the messages' own styles: what a user or a model wrote is escaped (`rich.markup.escape`) or printed with markup off.
+console = Console(stderr=True, emoji=False)  # progress, messages and errors
+out_console = Console(emoji=False)  # results (tables), on stdout
 
 
 def _version(value: bool) -> None:

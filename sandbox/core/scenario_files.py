@@ -61,6 +61,21 @@ def _format_loc(loc: tuple[Any, ...], tags: frozenset[tuple[str, str]]) -> str:
     return "".join(parts)
 
 
+def _without_string_branch(errors: list[Any]) -> list[Any]:
+    """`errors` less a `X | str` union's "Input should be a valid string" where the input was a mapping or a list:
+    the other branch's errors say what is wrong in it (`chain.society.name: Field required`)."""
+    return [
+        item
+        for item in errors
+        if not (
+            item["type"] == "string_type"
+            and item["loc"][-1:] == ("str",)
+            and isinstance(item.get("input"), (dict, list))
+            and any(other["loc"][: len(item["loc"]) - 1] == item["loc"][:-1] for other in errors if other is not item)
+        )
+    ]
+
+
 _NAMED = re.compile(r"^([a-z_]+(?:\.[A-Za-z0-9_\[\]]+)+): (.+)$", re.S)
 
 
@@ -69,7 +84,7 @@ def scenario_problems(error: ValidationError, model: Any = None) -> list[tuple[s
     left out of the paths)."""
     tags = _union_tags(model) if model is not None else frozenset()
     problems = []
-    for item in error.errors():
+    for item in _without_string_branch(error.errors()):
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
             message = "unknown field"

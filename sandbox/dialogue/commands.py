@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from sandbox.base.errors import SandboxError
@@ -112,7 +113,9 @@ def solve_table(path: Path) -> None:
     if s["steering_rate"] is not None:
         rows = ", ".join(f"{r['instruction']} {r['follows']}/{r['messages']}" for r in s["steering"])
         out_console.print(f"instruction following: {s['steering_rate']:.0%} ({rows})", highlight=False)
-    out_console.print(f"results in [bold]{path}[/]: policy.csv, dialogues.csv, steering.csv, policy.png, payoffs.png")
+    out_console.print(
+        f"results in [bold]{escape(str(path))}[/]: policy.csv, dialogues.csv, steering.csv, policy.png, payoffs.png"
+    )
 
 
 @app.command()
@@ -180,7 +183,7 @@ def reward_model_table(path: Path) -> None:
             f"{_rate(row['recall'])}, accuracy {_rate(row['accuracy'])} of {row['n']}"
         )
         files += ", reward_model_reading.csv"
-    out_console.print(f"results in [bold]{path}[/]: {files}")
+    out_console.print(f"results in [bold]{escape(str(path))}[/]: {files}")
 
 
 @app.command("reward-model")
@@ -264,7 +267,7 @@ def agreement_summary(path: Path) -> None:
         )
     out_console.print(table)
     out_console.print(
-        f"results in [bold]{path}[/]: agreement.csv, agreement_by_length.csv, agreement_dialogues.csv, "
+        f"results in [bold]{escape(str(path))}[/]: agreement.csv, agreement_by_length.csv, agreement_dialogues.csv, "
         "agreement_prefixes.jsonl (to label by hand), agreement.png"
     )
 
@@ -344,7 +347,7 @@ def play(
             str(r["illegal"]),
         )
     out_console.print(table)
-    out_console.print(f"results in [bold]{path}[/]: play.csv, play_summary.csv")
+    out_console.print(f"results in [bold]{escape(str(path))}[/]: play.csv, play_summary.csv")
 
 
 @app.command()
@@ -378,4 +381,4 @@ def imitate(
         f"variation to CFR {s['tv_network']:.3f} (mean policy {s['tv_mean_policy']:.3f})",
         highlight=False,
     )
-    out_console.print(f"results in [bold]{out}[/]: imitation.csv, imitation.json")
+    out_console.print(f"results in [bold]{escape(str(out))}[/]: imitation.csv, imitation.json")

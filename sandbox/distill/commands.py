@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from sandbox.base.errors import SandboxError, ScenarioError
 from sandbox.base.files import read_csv, read_json
@@ -90,7 +91,9 @@ def evaluation_table(path: Path) -> None:
             f"{row['illegal']:.0%}",
         )
     out_console.print(table)
-    out_console.print(f"tables in [bold]{path.parent}[/] (distillation.csv, evaluation.csv, distillation.png)")
+    out_console.print(
+        f"tables in [bold]{escape(str(path.parent))}[/] (distillation.csv, evaluation.csv, distillation.png)"
+    )
 
 
 def distill_table(path: Path) -> None:
@@ -119,8 +122,13 @@ def distill_table(path: Path) -> None:
         f"judge: {judge['table_entries']} verdicts ({judge['calls']} calls, {judge['cache_hits']} cache hits) "
         f"for {judge['moves_played']} moves played"
     )
-    out_console.print(f"results in [bold]{path}[/] (adapter in {path / summary['adapter']}, judge_table.csv)")
-    out_console.print(f"as a society's assistant: --model assistant={summary['assistant_spec']}", soft_wrap=True)
+    out_console.print(
+        f"results in [bold]{escape(str(path))}[/] (adapter in {escape(str(path / summary['adapter']))}, "
+        "judge_table.csv)"
+    )
+    out_console.print(
+        f"as a society's assistant: --model assistant={escape(summary['assistant_spec'])}", soft_wrap=True
+    )
 
 
 @app.command()

@@ -23,7 +23,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
+console = Console(emoji=False)  # a model spec or an error prints as written
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios" / "moral"
 
 
@@ -138,7 +138,7 @@ def bench_training(
             try:
                 result = time_training(scenario, count)
             except ModelUnavailableError as error:
-                console.print(f"{spec}: skipped ({error})")
+                console.print(f"{spec}: skipped ({error})", markup=False)
                 break
             figures[f"{spec}/{preset}"] = result
             ratio = result["s_per_episode"] / figures[f"{spec}/authors"]["s_per_episode"] if not tiny else None
@@ -203,7 +203,7 @@ def bench_rollout(
         try:
             base = load_base_model(spec)
         except ModelUnavailableError as error:
-            console.print(f"{spec}: skipped ({error})")
+            console.print(f"{spec}: skipped ({error})", markup=False)
             continue
         trainer = PPOTrainer(
             base.model,

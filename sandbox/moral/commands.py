@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from sandbox.base.errors import SandboxError, UsageError
@@ -61,7 +62,7 @@ def train_table(path: Path) -> None:
             f"judge calls {proxy['judge_calls']} for {proxy['distinct_episodes']} distinct episodes "
             f"({proxy['judge_cache_hits']} cache hits), none during training"
         )
-    out_console.print(f"results in [bold]{path}[/] (adapter in {path / summary['adapter']})")
+    out_console.print(f"results in [bold]{escape(str(path))}[/] (adapter in {escape(str(path / summary['adapter']))})")
 
 
 @app.command()
@@ -159,7 +160,7 @@ def seeds_table(path: Path) -> None:
     table.add_row("mean [95% CI]", *(cell(name) for name in names))
     out_console.print(table)
     out_console.print(
-        f"{summary['seconds_per_episode']:.2f} s per episode; results in [bold]{path}[/] "
+        f"{summary['seconds_per_episode']:.2f} s per episode; results in [bold]{escape(str(path))}[/] "
         "(seeds.csv, action_types.csv, seed-K/)"
     )
 
@@ -189,7 +190,9 @@ def evaluate_moral(
         "interrupted; the games played so far are lost: run `sandbox evaluate-moral DIR` again",
     )
     evaluation_tables(entry)
-    out_console.print(f"results in [bold]{run_dir}[/]: moral_regret.csv, test_action_types.csv, evaluation_rounds.csv")
+    out_console.print(
+        f"results in [bold]{escape(str(run_dir))}[/]: moral_regret.csv, test_action_types.csv, evaluation_rounds.csv"
+    )
 
 
 def evaluation_tables(entry: dict[str, Any]) -> None:

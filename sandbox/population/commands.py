@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from sandbox.base.files import read_csv, read_json
 
 __all__ = ["generations_table", "with_progress"]
 
-console = Console()
+console = Console(emoji=False)  # a path prints as written (`a:x:b`, no emoji); markup in it is escaped
 
 
 def with_progress(total: int, done: int, run: Callable[[Callable[[int], None]], Path]) -> Path:
@@ -54,7 +55,7 @@ def generations_table(path: Path | Any, rows: int = 6) -> None:
         row = gens.iloc[i]
         table.add_row(str(int(row["generation"])), f"{row['cooperation']:.1%}", *[f"{row[c]:.1%}" for c in shares])
     console.print(table)
-    console.print(f"results in [bold]{path}[/]: population.csv, generations.csv, cooperation.png")
+    console.print(f"results in [bold]{escape(str(path))}[/]: population.csv, generations.csv, cooperation.png")
 
 
 def _donor_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
@@ -76,7 +77,8 @@ def _donor_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
         f"{summary['calls']} calls"
     )
     console.print(
-        f"results in [bold]{path}[/]: population.csv, donations.csv, norms.csv, generations.csv, donations.png"
+        f"results in [bold]{escape(str(path))}[/]: population.csv, donations.csv, norms.csv, generations.csv, "
+        "donations.png"
     )
 
 
@@ -102,7 +104,9 @@ def _naming_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
         else f"on {summary['consensus_name']} after {at} interactions ({summary['consensus_per_agent']} per agent)"
     )
     console.print(f"consensus: {reached}; {summary['calls']} calls")
-    console.print(f"results in [bold]{path}[/]: interactions.csv, population.csv, generations.csv, naming.png")
+    console.print(
+        f"results in [bold]{escape(str(path))}[/]: interactions.csv, population.csv, generations.csv, naming.png"
+    )
 
 
 def _commons_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
@@ -140,7 +144,9 @@ def _commons_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
         f"{summary['total_gain']:g} tons, efficiency {summary['efficiency']:.2f}, equality "
         f"{summary['equality']:.2f}, over-usage {summary['over_usage']:.0%}; {summary['calls']} calls"
     )
-    console.print(f"results in [bold]{path}[/]: population.csv, generations.csv, talk.csv, notes.csv, commons.png")
+    console.print(
+        f"results in [bold]{escape(str(path))}[/]: population.csv, generations.csv, talk.csv, notes.csv, commons.png"
+    )
 
 
 def _ultimatum_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
@@ -164,7 +170,7 @@ def _ultimatum_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
         f"{summary['illegal_revisions']} illegal; {summary['calls']} calls"
     )
     console.print(
-        f"results in [bold]{path}[/]: episodes.csv, population.csv, norms.csv, revisions.csv, "
+        f"results in [bold]{escape(str(path))}[/]: episodes.csv, population.csv, norms.csv, revisions.csv, "
         "generations.csv, ultimatum.png"
     )
 
@@ -187,8 +193,8 @@ def _matrix_llm_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
         f"{summary['calls']} calls"
     )
     console.print(
-        f"results in [bold]{path}[/]: moves.csv, population.csv, norms.csv, revisions.csv, generations.csv, "
-        "cooperation.png"
+        f"results in [bold]{escape(str(path))}[/]: moves.csv, population.csv, norms.csv, revisions.csv, "
+        "generations.csv, cooperation.png"
     )
 
 

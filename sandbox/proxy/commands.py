@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from sandbox.base.errors import SandboxError
@@ -90,7 +91,7 @@ def label_table(path: Path) -> None:
             f"negotiators' agent accuracy on the true style: {agents}; the judge rated "
             f"{summary['rl_judge_calls']} distinct dialogues of {summary['rl_dialogues']}"
         )
-    out_console.print(f"results in [bold]{path}[/]: labels.csv, accuracy.csv, agents.csv, accuracy.png")
+    out_console.print(f"results in [bold]{escape(str(path))}[/]: labels.csv, accuracy.csv, agents.csv, accuracy.png")
 
 
 @app.command()

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from sandbox.base.files import read_json
@@ -63,7 +64,9 @@ def evaluation_table(path: Path, out_console: Console) -> None:
             str(row.get("illegal_proposals", "")),
         )
     out_console.print(table)
-    out_console.print(f"results in [bold]{path / 'evaluation.csv'}[/] and {path / 'generalisation.png'}")
+    out_console.print(
+        f"results in [bold]{escape(str(path / 'evaluation.csv'))}[/] and {escape(str(path / 'generalisation.png'))}"
+    )
 
 
 def compare_command(run_dirs: list[Path], out: Path, out_console: Console) -> None:
@@ -109,4 +112,4 @@ def compare_command(run_dirs: list[Path], out: Path, out_console: Console) -> No
             cell(rows, "gap", last, True),
         )
     out_console.print(shown)
-    out_console.print(f"figure in [bold]{out}[/], table in {out.with_suffix('.csv')}")
+    out_console.print(f"figure in [bold]{escape(str(out))}[/], table in {escape(str(out.with_suffix('.csv')))}")

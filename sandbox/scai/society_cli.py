@@ -119,7 +119,7 @@ def summary_table(path: Path) -> None:
         out_console.print(payoff_table(payoffs))
     if (path / layout.GUIDED / layout.SUMMARY).is_file():
         out_console.print(
-            f"the guided members' game was solved in {path / layout.GUIDED} (a `sandbox solve` run: its "
+            f"the guided members' game was solved in {escape(str(path / layout.GUIDED))} (a `sandbox solve` run: its "
             f"policy.csv, calls and NashConv)",
             soft_wrap=True,
         )
@@ -140,7 +140,7 @@ def summary_table(path: Path) -> None:
     out_console.print(usage)
     if "scai" in summary:
         scai_table(summary["scai"], out_console)
-    out_console.print(f"results in [bold]{path}[/]")
+    out_console.print(f"results in [bold]{escape(str(path))}[/]")
 
 
 def payoff_table(rows: list[dict[str, Any]]) -> Table:

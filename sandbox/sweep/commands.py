@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from sandbox.base.errors import SandboxError
@@ -66,7 +67,9 @@ def _status_table(path: Path) -> None:
     for name, count in sorted(status["statuses"].items()):
         table.add_row(name, str(count))
     out_console.print(table)
-    out_console.print(f"results in [bold]{path}[/] (sweep.csv: one row per run, its overrides and summary)")
+    out_console.print(
+        f"results in [bold]{escape(str(path))}[/] (sweep.csv: one row per run, its overrides and summary)"
+    )
 
 
 @app.command()

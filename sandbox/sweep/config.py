@@ -86,9 +86,7 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
     """Validate a sweep file's data; return it and the base scenario's data."""
     from pydantic import ValidationError
 
-    from sandbox.base.files import read_yaml
-    from sandbox.core.scenario_files import scenario_problems
-    from sandbox.society.scenario import with_guided_paths
+    from sandbox.core.scenario_files import load_scenario, scenario_problems
 
     if not isinstance(data, dict) or "sweep" not in data:
         raise ScenarioError(source, [("sweep", "missing: a sweep file has a sweep: block")])
@@ -99,13 +97,9 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
     base = sweep.sweep.base
     if isinstance(base, str):
         path = Path(base) if Path(base).is_absolute() else (base_dir or Path(".")) / base
-        base = read_yaml(path)
-        if not isinstance(base, dict):
-            raise ScenarioError(str(path), [("", "a scenario is a mapping of fields")])
-        try:  # a society's guided members' files are relative to the base file, not to the working directory
-            base = with_guided_paths(base, path.parent)
-        except ValueError as error:
-            raise ScenarioError(str(path), [error.args]) from None  # (field, message)
+        # read as `sandbox run` reads it (its kind's loader): the files it names (a population's edges_file, a
+        # society's guided members', a chain's society) relative to the base file, not to the working directory
+        base = load_scenario(path).model_dump(mode="json")
     return sweep, base
 
 

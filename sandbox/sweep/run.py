@@ -133,6 +133,19 @@ def require_extras(runs: list[SweepRun], executor: str) -> None:
     require(*needs, what="the sweep" + (" on Ray" if executor == "ray" else ""))
 
 
+def _settings(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """A sweep file's data as two sweeps that play the same runs share: its budget left out, its base scenario with
+    every field (a directory written before a base file was read through its kind's loader holds the file's own
+    fields)."""
+    from sandbox.core.kinds import kind_of_data
+    from sandbox.core.scenario_files import parse_kind
+
+    base = data["sweep"]["base"]
+    if isinstance(base, dict):
+        base = parse_kind(kind_of_data(base).name, base, source).model_dump(mode="json")
+    return {**data, "sweep": {**data["sweep"], "budget": None, "base": base}}
+
+
 def start_sweep(
     data: dict[str, Any], source: str, base_dir: Path, out: Path | str | None = None, **options: Any
 ) -> Path:
@@ -146,10 +159,7 @@ def start_sweep(
         from sandbox.base.files import read_yaml
 
         held = read_yaml(path / SWEEP)
-        if {**held, "sweep": {**held["sweep"], "budget": None}} != {
-            **resolved,
-            "sweep": {**resolved["sweep"], "budget": None},
-        }:
+        if _settings(held, str(path / SWEEP)) != _settings(resolved, source):
             raise UsageError(f"{path} holds another sweep; give a new --out, or `sandbox resume {path}` to finish it")
         if held["sweep"].get("budget") != resolved["sweep"]["budget"]:  # the file's budget changed: it applies
             options = {**options, "budget": sweep.sweep.budget}

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.text import Text
 
 from sandbox.base.errors import SandboxError, UsageError
@@ -51,11 +52,13 @@ def view(
         raise fail(error) from None
     if not is_local(host):
         console.print(
-            f"[bold yellow]warning:[/] listening on {host}, beyond this machine: anyone who reaches it can "
+            f"[bold yellow]warning:[/] listening on {escape(host)}, beyond this machine: anyone who reaches it can "
             "read these runs (the viewer has no login)"
         )
     url = url_of(sock)
-    console.print(f"sandbox view: {runs_dir.resolve()} at [bold]{url}[/] (Ctrl-C stops it)", soft_wrap=True)
+    console.print(
+        f"sandbox view: {escape(str(runs_dir.resolve()))} at [bold]{escape(url)}[/] (Ctrl-C stops it)", soft_wrap=True
+    )
     if open_it:
         webbrowser.open(url)
     app_ = create_app(runs_dir, hosts=hosts_for(host), transcript_memory_mb=transcript_memory_mb)
@@ -149,5 +152,7 @@ def track(
     for inner in runs[1:]:
         track_finished(inner)
     console.print(
-        f"logged {run_dir} to MLflow run {run_id} ({len(runs) - 1} runs inside as its children)", soft_wrap=True
+        f"logged {run_dir} to MLflow run {run_id} ({len(runs) - 1} runs inside as its children)",
+        soft_wrap=True,
+        markup=False,
     )
