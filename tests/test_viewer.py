@@ -366,6 +366,9 @@ def test_a_report_keeps_to_5_mb_says_what_it_left_out_and_warns_when_asked_for_m
     assert every.calls == 3_000 and every.left_out == 0 and every.bytes > 5_000_000 and "5 MB" in every.warning
     assert build_report(run, tmp_path / "none.html", transcripts="none").calls == 0
     assert build_report(run, tmp_path / "ten.html", max_calls=10).calls == 10
+    (run / "figure.png").write_bytes(bytes(range(256)) * 6_000)  # 1.5 MB of figure: the sample makes room
+    crowded = build_report(run, tmp_path / "crowded.html")
+    assert crowded.bytes <= 5_000_000 and 0 < crowded.calls < written.calls
     result = runner.invoke(app, ["report", str(run), "--out", str(tmp_path / "cli.html"), "--transcripts", "all"])
     assert result.exit_code == 0 and "warning" in result.output and "3,000 calls" in result.output
     result = runner.invoke(app, ["report", str(run), "--out", str(tmp_path / "x.html"), "--transcripts", "some"])

@@ -15,6 +15,7 @@ them. `transcripts` chooses: `"sample"` (the default; `max_calls` sets the sampl
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 import re
@@ -97,9 +98,12 @@ def _left_out_note(run: Path, file: str, held: int, total: int, transcripts: str
     return f"{kept}. To include every call: {how} (about {size / 1e6:.0f} MB more); sandbox view {run.parent} shows them all."
 
 
-def report_data(run: Path, *, transcripts: str = "sample", max_calls: int | None = None) -> dict[str, Any]:
+def report_data(
+    run: Path, *, transcripts: str = "sample", max_calls: int | None = None, budget: int = CALL_BUDGET
+) -> dict[str, Any]:
     """What a report embeds: the run's page (figures inline) and the calls of its transcripts it keeps
-    (`pick_calls`; each transcript section gets a `note` when calls were left out, and `held`/`total`)."""
+    (`pick_calls`, a default sample sized to `budget` bytes; each transcript section gets a `note` when calls were
+    left out, and `held`/`total`)."""
     if transcripts not in TRANSCRIPTS:
         raise UsageError(f"--transcripts {transcripts}: choose one of {', '.join(TRANSCRIPTS)}")
     if max_calls is not None and max_calls < 0:
@@ -114,7 +118,7 @@ def report_data(run: Path, *, transcripts: str = "sample", max_calls: int | None
         file = run / section["file"]
         total = reader.count(file)
         size = file.stat().st_size
-        fit = int(CALL_BUDGET / len(sections) // max(size / max(total, 1), 1))
+        fit = int(budget / len(sections) // max(size / max(total, 1), 1))
         picked = pick_calls(total, transcripts=transcripts, max_calls=max_calls, fit=fit)
         calls[section["file"]] = reader.rows(file, picked)
         section["held"], section["total"] = len(picked), total
@@ -141,8 +145,35 @@ def build_report(
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
     embedded = report_data(run, transcripts=transcripts, max_calls=max_calls)
+    html = _html(embedded)
+    if len(html.encode()) > LIMIT_MB * 1_000_000 and transcripts == "sample" and max_calls is None:
+        # the page itself (its tables, figures) took more than its share: a smaller sample keeps the limit
+        calls = len(json.dumps(finite(embedded["transcripts"]), ensure_ascii=False, default=str).encode())
+        room = LIMIT_MB * 1_000_000 * 0.98 - (len(html.encode()) - calls)
+        embedded = report_data(run, transcripts=transcripts, budget=max(0, int(CALL_BUDGET * room / max(calls, 1))))
+        html = _html(embedded)
+    atomic_write_text(out, html)
+    if open_it:
+        webbrowser.open(out.resolve().as_uri())
+    sections = [s for s in embedded["run"]["sections"] if s["type"] == "transcripts"]
+    return Report(
+        path=out,
+        bytes=out.stat().st_size,
+        calls=sum(s["held"] for s in sections),
+        left_out=sum(s["total"] - s["held"] for s in sections),
+    )
+
+
+@functools.cache
+def _plotly() -> str:
+    """Plotly's script, gzip-compressed, in base64 (1.9 MB of the 4.8)."""
+    return base64.b64encode(gzip.compress(asset("plotly.min.js"), compresslevel=9, mtime=0)).decode()
+
+
+def _html(embedded: dict[str, Any]) -> str:
+    """The report's HTML: the viewer's page with `embedded` (`report_data`), its script, styles and Plotly inline."""
     data = json.dumps(finite(embedded), ensure_ascii=False, default=str).replace("<", "\\u003c")
-    plotly = base64.b64encode(gzip.compress(asset("plotly.min.js"), compresslevel=9, mtime=0)).decode()
+    plotly = _plotly()
     loader = (
         "window.plotlyReady = (async () => {"
         f"const bytes = Uint8Array.from(atob('{plotly}'), (c) => c.charCodeAt(0));"
@@ -159,13 +190,4 @@ def build_report(
         f"<script>{loader}</script>"
         f"<script>{_script(asset('app.js').decode())}</script>"
     )
-    atomic_write_text(out, page_html(report=head))
-    if open_it:
-        webbrowser.open(out.resolve().as_uri())
-    sections = [s for s in embedded["run"]["sections"] if s["type"] == "transcripts"]
-    return Report(
-        path=out,
-        bytes=out.stat().st_size,
-        calls=sum(s["held"] for s in sections),
-        left_out=sum(s["total"] - s["held"] for s in sections),
-    )
+    return page_html(report=head)
