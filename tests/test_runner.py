@@ -129,6 +129,10 @@ def test_resume_after_an_interruption_matches_an_uninterrupted_run(tmp_path: Pat
     pd.testing.assert_frame_equal(whole.metrics, cut.metrics)
     pd.testing.assert_frame_equal(whole.episodes, cut.episodes)
     assert comparable(transcript(whole.path)) == comparable(transcript(cut.path))
+    # the parsed-move notes beside the transcript: one line per call, as an uninterrupted run's
+    notes = (cut.path / "transcripts.parsed.jsonl").read_text().splitlines()
+    assert len(notes) == len(transcript(cut.path))
+    assert notes == (whole.path / "transcripts.parsed.jsonl").read_text().splitlines()
     # finished episodes were not played again: the resumed run made fewer calls than a whole run
     assert resumed_model.calls < whole.summary["llm_usage"]["user"]["calls"]
 
