@@ -93,6 +93,18 @@ def test_same_seed_gives_identical_transcripts(tmp_path: Path) -> None:
     assert len(set(seeds)) == len(seeds)  # every call has its own recorded seed
 
 
+def stored_episodes(store: Path, folder: Path) -> int:
+    """The episodes table's rows in a copy of the file `store` alone (no -wal or -shm beside it) in `folder`."""
+    import shutil
+    import sqlite3
+    from contextlib import closing
+
+    folder.mkdir(parents=True)
+    shutil.copyfile(store, folder / store.name)
+    with closing(sqlite3.connect(folder / store.name)) as db:
+        return int(db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
+
+
 class Interrupt(RuntimeError):
     """Stands in for a crash partway through a run."""
 
@@ -133,6 +145,10 @@ def test_resume_after_an_interruption_matches_an_uninterrupted_run(tmp_path: Pat
     notes = (cut.path / "transcripts.parsed.jsonl").read_text().splitlines()
     assert len(notes) == len(transcript(cut.path))
     assert notes == (whole.path / "transcripts.parsed.jsonl").read_text().splitlines()
+    # the store's write-ahead log is folded into store.sqlite: the file alone, copied, holds every episode
+    for done in (whole.path, cut.path):
+        assert not (done / "store.sqlite-wal").exists()
+        assert stored_episodes(done / "store.sqlite", tmp_path / "copy" / done.name) == len(whole.episodes)
     # finished episodes were not played again: the resumed run made fewer calls than a whole run
     assert resumed_model.calls < whole.summary["llm_usage"]["user"]["calls"]
 
