@@ -206,6 +206,24 @@ def test_a_new_run_never_writes_into_a_used_directory(tmp_path: Path) -> None:
     assert [p.name for p in (tmp_path / "used").iterdir()] == ["notes.txt"]
 
 
+def test_a_run_killed_before_it_started_is_run_again(tmp_path: Path) -> None:
+    # killed after the scenario's temporary file was written, before it was renamed to scenario.yaml
+    out = tmp_path / "killed"
+    out.mkdir()
+    (out / ".scenario.yaml.4242.tmp").write_text("name: half a scen")
+    with pytest.raises(UsageError, match="not a run directory .*killed before it started"):
+        asyncio.run(aresume(out, models={"user": ultimatum_model()}))
+    result = run(small_scenario(), out=out, models={"user": ultimatum_model()})
+    assert result.summary["episodes"] == 2 * 2 * 6
+    assert not (out / ".scenario.yaml.4242.tmp").exists()
+    # a leftover beside anything else is still a used directory
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / ".scenario.yaml.4242.tmp").write_text("name: half a scen")
+    (tmp_path / "used" / "notes.txt").write_text("mine")
+    with pytest.raises(UsageError, match="already exists"):
+        run(small_scenario(), out=tmp_path / "used", models={"user": ultimatum_model()})
+
+
 def test_unknown_role_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="unknown roles"):
         run(small_scenario(), out=tmp_path / "x", models={"cook": ultimatum_model()})
