@@ -93,6 +93,18 @@ def test_same_seed_gives_identical_transcripts(tmp_path: Path) -> None:
     assert len(set(seeds)) == len(seeds)  # every call has its own recorded seed
 
 
+def stored_episodes(store: Path, folder: Path) -> int:
+    """The episodes table's rows in a copy of the file `store` alone (no -wal or -shm beside it) in `folder`."""
+    import shutil
+    import sqlite3
+    from contextlib import closing
+
+    folder.mkdir(parents=True)
+    shutil.copyfile(store, folder / store.name)
+    with closing(sqlite3.connect(folder / store.name)) as db:
+        return int(db.execute("SELECT COUNT(*) FROM episodes").fetchone()[0])
+
+
 class Interrupt(RuntimeError):
     """Stands in for a crash partway through a run."""
 
@@ -129,6 +141,14 @@ def test_resume_after_an_interruption_matches_an_uninterrupted_run(tmp_path: Pat
     pd.testing.assert_frame_equal(whole.metrics, cut.metrics)
     pd.testing.assert_frame_equal(whole.episodes, cut.episodes)
     assert comparable(transcript(whole.path)) == comparable(transcript(cut.path))
+    # the parsed-move notes beside the transcript: one line per call, as an uninterrupted run's
+    notes = (cut.path / "transcripts.parsed.jsonl").read_text().splitlines()
+    assert len(notes) == len(transcript(cut.path))
+    assert notes == (whole.path / "transcripts.parsed.jsonl").read_text().splitlines()
+    # the store's write-ahead log is folded into store.sqlite: the file alone, copied, holds every episode
+    for done in (whole.path, cut.path):
+        assert not (done / "store.sqlite-wal").exists()
+        assert stored_episodes(done / "store.sqlite", tmp_path / "copy" / done.name) == len(whole.episodes)
     # finished episodes were not played again: the resumed run made fewer calls than a whole run
     assert resumed_model.calls < whole.summary["llm_usage"]["user"]["calls"]
 
@@ -184,6 +204,24 @@ def test_a_new_run_never_writes_into_a_used_directory(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="already exists"):
         run(small_scenario(), out=tmp_path / "used", models={"user": ultimatum_model()})
     assert [p.name for p in (tmp_path / "used").iterdir()] == ["notes.txt"]
+
+
+def test_a_run_killed_before_it_started_is_run_again(tmp_path: Path) -> None:
+    # killed after the scenario's temporary file was written, before it was renamed to scenario.yaml
+    out = tmp_path / "killed"
+    out.mkdir()
+    (out / ".scenario.yaml.4242.tmp").write_text("name: half a scen")
+    with pytest.raises(UsageError, match="not a run directory .*killed before it started"):
+        asyncio.run(aresume(out, models={"user": ultimatum_model()}))
+    result = run(small_scenario(), out=out, models={"user": ultimatum_model()})
+    assert result.summary["episodes"] == 2 * 2 * 6
+    assert not (out / ".scenario.yaml.4242.tmp").exists()
+    # a leftover beside anything else is still a used directory
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / ".scenario.yaml.4242.tmp").write_text("name: half a scen")
+    (tmp_path / "used" / "notes.txt").write_text("mine")
+    with pytest.raises(UsageError, match="already exists"):
+        run(small_scenario(), out=tmp_path / "used", models={"user": ultimatum_model()})
 
 
 def test_unknown_role_is_a_usage_error(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ import fcntl
 import functools
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -60,6 +61,8 @@ FINAL_POLICIES = "final_policies.csv"
 FINAL_PROPOSALS = "final_proposals.csv"
 EVALUATION = "evaluation.csv"
 GUIDED = "guided"  # a society's inline solve of its guided members' game: a `sandbox solve` run inside the run
+# The temporary file of a new run directory's first file (`atomic_write_text`): all a start killed at once leaves.
+_START_TMP = re.compile(rf"\.({re.escape(SCENARIO)}|{re.escape(SWEEP)})\.\d+\.tmp")
 
 # Run directories this process holds: resolved path -> (open lock file descriptor, depth of nested holds).
 _HELD: dict[Path, tuple[int, int]] = {}
@@ -181,7 +184,8 @@ def hold(path: Path | str, *, create: bool = True) -> Iterator[None]:
             _HELD[key] = (fd, depth + 1)
         else:
             if not create and not any((key / marker).is_file() for marker in (SCENARIO, SWEEP)):
-                raise UsageError(f"{path} is not a run directory (no {SCENARIO})")
+                killed = " (a run killed before it started: start it again with --out)" if start_leftovers(key) else ""
+                raise UsageError(f"{path} is not a run directory (no {SCENARIO}){killed}")
             key.mkdir(parents=True, exist_ok=True)
             fd = os.open(key, os.O_RDONLY)
             try:
@@ -242,6 +246,23 @@ def atomic_write_text(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def start_leftovers(path: Path) -> list[Path] | None:
+    """What a new run killed before it started left in the directory `path`: the temporary files of its first file
+    (`atomic_write_text`'s `.scenario.yaml.PID.tmp`, a sweep's `.sweep.yaml.PID.tmp`); None when `path` holds
+    anything else (or is a file)."""
+    if not path.is_dir():
+        return None if path.exists() else []
+    found = list(path.iterdir())
+    return found if all(_START_TMP.fullmatch(entry.name) and entry.is_file() for entry in found) else None
+
+
+def clear_start(path: Path) -> None:
+    """Remove what a new run killed before it started left in `path` (`start_leftovers`); call it holding `path`,
+    so that no process is writing them."""
+    for leftover in start_leftovers(path) or []:
+        leftover.unlink(missing_ok=True)
+
+
 def default_out(scenario: Any, root: Path | str = "runs") -> Path:
     """`runs/<scenario name>-<timestamp>` (any scenario with a `name`)."""
     return Path(root) / f"{scenario.name}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -258,14 +279,17 @@ class RunDirectory:
 
     @classmethod
     def check_new(cls, path: Path) -> None:
-        """Raise `UsageError` when `path` holds anything: a new run never writes over files."""
-        if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        """Raise `UsageError` when `path` holds anything: a new run never writes over files. A run killed before
+        it started (its scenario's temporary file alone: `start_leftovers`) counts as empty."""
+        if start_leftovers(path) is None:
             raise UsageError(f"{path} already exists and is not empty; resume it with `sandbox resume {path}`")
 
     @classmethod
     def create(cls, path: Path, scenario: Any) -> RunDirectory:
-        """Make the directory and write the resolved scenario and a `running` status."""
+        """Make the directory (held: `hold`) and write the resolved scenario and a `running` status; the leftovers
+        of a start that was killed go first."""
         cls.check_new(path)
+        clear_start(path)
         path.mkdir(parents=True, exist_ok=True)
         run_dir = cls(path)
         atomic_write_text(path / SCENARIO, yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False))

@@ -3,13 +3,18 @@
 Every graph of the sandbox is compiled with this checkpointer, so each step (a society's epoch tasks, a
 population's pair, play, score, revise and record) is saved when it ends, and `drive` plays a thread from its last
 checkpoint: a new thread from its start, a killed one from where it stopped, a finished one not at all.
+
+The store runs in WAL mode: what is written goes to `store.sqlite-wal` first. Every connection here folds that log
+into `store.sqlite` (a TRUNCATE checkpoint) and closes when its block ends, so between runs and stages the file alone
+holds everything, and a copy of `store.sqlite` without its -wal file loses nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +22,10 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from sandbox.core.run_dir import STORE
 
-__all__ = ["drive", "interrupts_as_errors", "last_state", "open_store"]
+__all__ = ["CHECKPOINT_WAL", "drive", "interrupts_as_errors", "last_state", "open_store", "store_tables"]
+
+# Copies the write-ahead log into the database file and empties it (SQLite deletes it when its last connection closes).
+CHECKPOINT_WAL = "PRAGMA wal_checkpoint(TRUNCATE)"
 
 
 @asynccontextmanager
@@ -28,6 +36,17 @@ async def open_store(folder: Path | str) -> AsyncIterator[AsyncSqliteSaver]:
         # a killed process (what `sandbox resume` is for), though not a power cut.
         await saver.conn.execute("PRAGMA synchronous=NORMAL")
         yield saver
+        await saver.conn.execute(CHECKPOINT_WAL)
+
+
+@contextmanager
+def store_tables(folder: Path | str) -> Iterator[sqlite3.Connection]:
+    """The store of the run in `folder`, open to write its result tables (`DataFrame.to_sql`): committed when the
+    block ends, its log folded into `store.sqlite`, and closed (`sqlite3.connect`'s own block only commits)."""
+    with closing(sqlite3.connect(Path(folder) / STORE)) as conn:
+        with conn:
+            yield conn
+        conn.execute(CHECKPOINT_WAL)
 
 
 async def drive(
@@ -58,14 +77,12 @@ async def drive(
 def last_state(folder: Path | str, thread: str) -> dict[str, Any] | None:
     """The last checkpointed state of `thread` in the run in `folder` (None: no store, or no checkpoint yet), read
     without running anything (for progress bars and the viewer)."""
-    import sqlite3
-
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = Path(folder) / STORE
     if not path.is_file():
         return None
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         found = SqliteSaver(conn).get_tuple({"configurable": {"thread_id": thread}})
     return dict(found.checkpoint["channel_values"]) if found is not None else None
 

@@ -5,7 +5,8 @@ A call's record is written when its answer arrives, before any game reads it, so
 answer is a note of its own: `note_move(call, parsed)` after parsing, with `parsed` None for an answer that
 holds no legal move. The notes go to `<transcript>.parsed.jsonl` beside the transcript that the call's record
 went to (the `TranscriptWriter` open in this context: a run's), one line per note; a resumed run notes its calls
-again and the last note of a call id wins (`read_notes`). Without an open transcript a note is dropped.
+again and the last note of a call id wins (`read_notes`), and `finalize_transcript` leaves that one line per call.
+Without an open transcript a note is dropped.
 
 >>> import tempfile, pathlib
 >>> from sandbox.llm.contracts import CallInfo

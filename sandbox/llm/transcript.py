@@ -1,9 +1,10 @@
 """The transcript writer: one JSON line per LLM call, appended as calls finish.
 
-A resumed run appends the calls it makes again; `finalize_transcript`
-keeps the last record of each call id and sorts the file into run order, so
-an interrupted-then-resumed run ends with the same transcript as one that
-was never interrupted.
+A resumed run appends the calls it makes again, and notes their parsed moves
+again (`sandbox.llm.moves`); `finalize_transcript` keeps the last record of
+each call id and sorts the file into run order, and keeps the last note of
+each call it holds in the same order, so an interrupted-then-resumed run ends
+with the same transcript and notes as one that was never interrupted.
 """
 
 from __future__ import annotations
@@ -76,8 +77,18 @@ def read_transcript(path: str | Path) -> list[dict[str, Any]]:
     return records
 
 
+def _rewrite(path: Path, records: list[dict[str, Any]]) -> None:
+    """Replace `path` with one JSON line per record, through a temporary file (a kill leaves the old file)."""
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    tmp.replace(path)
+
+
 def finalize_transcript(path: str | Path) -> list[dict[str, Any]]:
-    """De-duplicate by call id (the last record wins), drop failed calls that were redone, sort, rewrite."""
+    """De-duplicate by call id (the last record wins), drop failed calls that were redone, sort, rewrite; then
+    the notes beside it: the last note of each call the transcript holds, one line each, in its order."""
     path = Path(path)
     if not path.exists():
         return []
@@ -85,9 +96,12 @@ def finalize_transcript(path: str | Path) -> list[dict[str, Any]]:
     for record in read_transcript(path):
         latest[record["call_id"]] = record
     records = sorted(latest.values(), key=_order)
-    tmp = path.with_suffix(".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    _rewrite(path, records)
+    notes_path = moves.notes_path(path)
+    if notes_path.is_file():
+        notes = moves.read_notes(path)
+        _rewrite(
+            notes_path,
+            [{"call_id": r["call_id"], **notes[r["call_id"]]} for r in records if r["call_id"] in notes],
+        )
     return records

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -11,6 +10,7 @@ import pandas as pd
 from sandbox.base.files import read_csv
 from sandbox.core import run_dir as layout
 from sandbox.core.run_dir import RunDirectory, atomic_write_text
+from sandbox.engine.store import store_tables
 from sandbox.scai.metrics import epoch_summary, final_policy_bins, group_epochs, scai_summary
 from sandbox.scai.plots import save_scai_plots
 
@@ -79,7 +79,7 @@ def finalize_scai(
     atomic_write_text(run_dir / layout.EPOCHS, groups.to_csv(index=False))
     atomic_write_text(run_dir / layout.EPOCH_SUMMARY, epoch_summary(groups).to_csv(index=False))
     atomic_write_text(run_dir / layout.FINAL_POLICIES, per_run.to_csv(index=False))
-    with sqlite3.connect(run_dir / layout.STORE) as db:
+    with store_tables(run_dir.path) as db:
         policies.assign(
             evidence=policies["evidence"].map(json.dumps), candidates=policies["candidates"].map(json.dumps)
         ).to_sql("policies", db, if_exists="replace", index=False)

@@ -10,7 +10,6 @@ results an uninterrupted run writes.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from sandbox.core.scenario import ROLES
 from sandbox.core.scenario_files import load_run_scenario
 from sandbox.core.summary import write_summary
 from sandbox.engine.store import drive as engine_drive
-from sandbox.engine.store import open_store
+from sandbox.engine.store import open_store, store_tables
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.budget import BudgetExhaustedError
 from sandbox.llm.cache import ResponseCache
@@ -283,7 +282,7 @@ def _finalize(
     atomic_write_text(run_dir / layout.METRICS, metrics.to_csv(index=False))
     atomic_write_text(run_dir / layout.PAYOFFS, member_payoffs(episodes).to_csv(index=False))
     write_summary(run_dir, summary, kind="society")
-    with sqlite3.connect(run_dir / layout.STORE) as db:
+    with store_tables(run_dir.path) as db:
         episodes.to_sql("episodes", db, if_exists="replace", index=False)
         metrics.to_sql("metrics", db, if_exists="replace", index=False)
     save_plots(episodes, run_dir.path, title=scenario.name)

@@ -27,7 +27,7 @@ import pandas as pd
 import yaml
 
 from sandbox.base.errors import UsageError
-from sandbox.core.run_dir import SWEEP, RunDirectory, atomic_write_text, default_out, hold, run_status
+from sandbox.core.run_dir import SWEEP, RunDirectory, atomic_write_text, clear_start, default_out, hold, run_status
 from sandbox.core.summary import FRAME, write_summary
 from sandbox.sweep.config import SweepFile, SweepRun, expand, parse_sweep
 
@@ -167,6 +167,7 @@ def start_sweep(
         RunDirectory.check_new(path)
     with hold(path):
         if not is_sweep(path):
+            clear_start(path)
             atomic_write_text(path / SWEEP, yaml.safe_dump(resolved, sort_keys=False))
             table = pd.DataFrame([{"run": r.id, **{k: json.dumps(v) for k, v in r.overrides.items()}} for r in runs])
             atomic_write_text(path / "runs.csv", table.to_csv(index=False))
