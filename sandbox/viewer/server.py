@@ -151,7 +151,7 @@ def finite(value: Any) -> Any:
 def to_json(content: Any) -> bytes:
     """`content` as the server sends it: NaN and infinities as null, every character past ASCII escaped (so a
     folder name that is not UTF-8, held as lone surrogates, is sent as `\\udcff`, never a 500)."""
-    return json.dumps(finite(content), ensure_ascii=True, allow_nan=False, default=str).encode("ascii")
+    return json.dumps(finite(content), ensure_ascii=True, allow_nan=False, default=str, separators=(",", ":")).encode()
 
 
 def hosts_for(host: str) -> list[str]:
