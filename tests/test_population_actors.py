@@ -1,17 +1,26 @@
-"""Ray actors, one block of agents each: the cuts between blocks, and a run on 2 actors writing the same tables as
-one in a single process (on local Ray)."""
+"""Ray actors, one block of agents each: the cuts between blocks, a run on 2 actors writing the same tables as one
+in a single process (on local Ray), and every wait on an actor bounded."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from sandbox.population.actors import block_bounds
+from sandbox.base.errors import RunFailedError, UsageError
+from sandbox.population.actors import TIMEOUT_VARIABLE, ActorBlocks, actor_timeout_s, block_bounds
 from sandbox.population.run import resume_population, run_population
 from tests.test_population import scenario
+
+RANDOM_HALF = {
+    "members": [{"strategy": "Cooperator", "share": 0.5}, {"strategy": "Random", "share": 0.5}],
+    "network": {"kind": "small_world", "k": 4, "p": 0.1},
+}  # stochastic matches on a graph: the actors are asked to play them
 
 
 @pytest.mark.parametrize("blocks", [1, 2, 3, 7])
@@ -57,6 +66,65 @@ def test_two_ray_actors_write_the_same_tables_as_one_process_and_resume(tmp_path
         )
         pd.testing.assert_frame_equal(one, two)
     assert pd.read_csv(alone / "population.csv")["strategy"].eq("Random").any()  # the stochastic matches were played
+
+
+def test_an_actor_that_does_not_answer_in_time_stops_the_run_with_a_clear_error_and_no_actor_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ray
+
+    handles: list[Any] = []
+    made = ActorBlocks.__init__
+
+    def keeping(self: ActorBlocks, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        handles.extend(self._actors)
+
+    monkeypatch.setattr(ActorBlocks, "__init__", keeping)
+    monkeypatch.setenv(TIMEOUT_VARIABLE, "0.05")  # the actors' start alone (axelrod's import) takes seconds
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # as a notebook would: it stays up after
+    try:
+        started = time.perf_counter()
+        with pytest.raises(RunFailedError) as failed:
+            run_population(scenario(60, 2, actors=2, seed=1, **RANDOM_HALF), tmp_path / "run")
+        assert time.perf_counter() - started < 60
+        message = str(failed.value)
+        assert "Ray actor 1 of 2 (the edges of agents 0 to " in message
+        assert "did not finish its block of a generation's matches" in message
+        assert f"within 0.05 s ({TIMEOUT_VARIABLE})" in message and "sandbox resume" in message
+        assert len(handles) == 2
+        for handle in handles:  # the failed run's actors are killed, not left holding Ray's CPUs
+            with pytest.raises(ray.exceptions.RayActorError):
+                ray.get(handle.edges.remote(), timeout=60)
+    finally:
+        ray.shutdown()
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon", "inf"])
+def test_a_bad_actor_timeout_is_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv(TIMEOUT_VARIABLE, value)
+    with pytest.raises(UsageError, match=f"{TIMEOUT_VARIABLE}: '{value}' is not a number of seconds above 0"):
+        run_population(scenario(20, 1, actors=2), tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+    monkeypatch.delenv(TIMEOUT_VARIABLE)
+    assert actor_timeout_s() == 1800
+
+
+def test_local_ray_runs_the_actors_at_this_processs_niceness() -> None:
+    import ray
+
+    from sandbox.population.games.matrix import ScriptedMatrix
+
+    def niceness() -> int:
+        return os.nice(0)
+
+    game = ScriptedMatrix(scenario(20, 1, actors=2, **RANDOM_HALF))
+    with ActorBlocks(game.names, game.block.game, game.neighbours, 2):
+        # Ray's own default (15) left the actors a few per cent of a core on a busy machine: their start took minutes
+        assert ray.get(ray.remote(num_cpus=0)(niceness).remote(), timeout=120) == os.nice(0)
+    assert not ray.is_initialized()
 
 
 def test_the_actors_bench_checks_every_way_gives_the_same_payoffs() -> None:

@@ -12,20 +12,54 @@ with any number of actors; only the time differs.
 
 Local Ray is started (one CPU per actor) unless Ray is already initialised,
 for example by `ray.init(address=...)` on a cluster, and stopped at the end
-when it was started here.
+when it was started here. Its workers run at this process's niceness, not at
+Ray's default of 15: on a busy machine a worker at 15 gets a few per cent of
+a core, and the actors' start (axelrod's import, about 20 s of CPU) took
+longer than pytest's half hour.
+
+Every wait on the actors is bounded by `SANDBOX_ACTOR_TIMEOUT_S` seconds
+(`TIMEOUT_S`, 1800, by default: a generous half hour for one block's
+matches, the actors' start included); an actor that does not answer in time
+stops the run with `RunFailedError`, naming the actor and the step. However
+the run stops (that error, Ctrl-C, any exception), its actors are killed on
+the way out, and `sandbox resume` starts fresh ones.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 from types import TracebackType
 from typing import Any
 
 import numpy as np
 
+from sandbox.base.errors import RunFailedError, UsageError
 from sandbox.population.dynamics import Neighbours, match_edges, play_edges
 from sandbox.population.strategies import MatchTable, payoff_table
 
-__all__ = ["ActorBlocks", "block_bounds"]
+__all__ = ["TIMEOUT_S", "TIMEOUT_VARIABLE", "ActorBlocks", "actor_timeout_s", "block_bounds"]
+
+TIMEOUT_VARIABLE = "SANDBOX_ACTOR_TIMEOUT_S"
+TIMEOUT_S = 1800.0  # the longest wait on an actor, unless TIMEOUT_VARIABLE says otherwise
+
+
+def actor_timeout_s() -> float:
+    """The longest wait on a Ray actor, in seconds: `SANDBOX_ACTOR_TIMEOUT_S` if set, else `TIMEOUT_S` (1800).
+
+    Raises:
+        UsageError: the variable is not a number of seconds above 0.
+    """
+    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return TIMEOUT_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise UsageError(f"{TIMEOUT_VARIABLE}: {text!r} is not a number of seconds above 0 (default {TIMEOUT_S:g})")
+    return seconds
 
 
 def block_bounds(first: np.ndarray, blocks: int) -> list[int]:
@@ -59,18 +93,25 @@ class _Block:
 
 class ActorBlocks:
     """The population's Ray actors; called with (strategies, seeds) it returns every edge's matches, as `play_edges`
-    does in one process. Use as a context manager: the actors (and a Ray started here) stop on exit."""
+    does in one process. Use as a context manager: the actors (and a Ray started here) stop on exit, however it is
+    left. `timeout_s`: the longest wait on the actors (`actor_timeout_s()` when None)."""
 
-    def __init__(self, names: list[str], game: Any, neighbours: Neighbours, actors: int) -> None:
+    def __init__(
+        self, names: list[str], game: Any, neighbours: Neighbours, actors: int, *, timeout_s: float | None = None
+    ) -> None:
         import ray
 
+        self.timeout_s = actor_timeout_s() if timeout_s is None else timeout_s
         self._started = not ray.is_initialized()
-        if self._started:
-            ray.init(num_cpus=actors, include_dashboard=False, log_to_driver=False)
+        if self._started:  # workers at this process's niceness (Ray's default, 15, starves them on a busy machine)
+            ray.init(
+                num_cpus=actors, include_dashboard=False, log_to_driver=False, _system_config={"worker_niceness": 0}
+            )
         self._actors: list[Any] = []
         try:
             edges = match_edges(neighbours)
-            self.bounds = block_bounds(edges[:, 0], actors)
+            self._first = edges[:, 0]
+            self.bounds = block_bounds(self._first, actors)
             remote = ray.remote(num_cpus=1)(_Block)
             self._actors = [
                 remote.remote(names, game.name, game.temptation, game.turns, edges[lo:hi])
@@ -82,9 +123,7 @@ class ActorBlocks:
 
     def wait(self) -> list[int]:
         """Wait until every actor has started; the number of edges each holds."""
-        import ray
-
-        return ray.get([actor.edges.remote() for actor in self._actors])
+        return self._get([actor.edges.remote() for actor in self._actors], "its start")
 
     def __call__(self, strategies: np.ndarray, seeds: np.ndarray) -> np.ndarray:
         import ray
@@ -93,7 +132,24 @@ class ActorBlocks:
         parts = [
             actor.play.remote(shared, seeds[lo:hi]) for actor, lo, hi in zip(self._actors, self.bounds, self.bounds[1:])
         ]
-        return np.concatenate(ray.get(parts), axis=1)
+        return np.concatenate(self._get(parts, "its block of a generation's matches (its start included)"), axis=1)
+
+    def _get(self, refs: list[Any], step: str) -> list[Any]:
+        """The actors' answers (one each, in order), waiting at most `timeout_s`; `RunFailedError` naming the first
+        actor that did not answer in time and `step`, what it was asked."""
+        import ray
+
+        _, waiting = ray.wait(refs, num_returns=len(refs), timeout=self.timeout_s)
+        if waiting:
+            late = refs.index(waiting[0])
+            lo, hi = self.bounds[late], self.bounds[late + 1]
+            agents = f"the edges of agents {self._first[lo]} to {self._first[hi - 1]}" if hi > lo else "no edges"
+            raise RunFailedError(
+                f"Ray actor {late + 1} of {len(refs)} ({agents}) did not finish {step} within {self.timeout_s:g} s "
+                f"({TIMEOUT_VARIABLE}); the run stops and its actors are killed. It can be resumed with `sandbox resume "
+                f"RUN_DIR` (on a slow or busy machine, raise {TIMEOUT_VARIABLE} first)"
+            )
+        return list(ray.get(refs, timeout=self.timeout_s))
 
     def __enter__(self) -> ActorBlocks:
         return self
@@ -101,7 +157,11 @@ class ActorBlocks:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         import ray
 
-        for actor in self._actors:
-            ray.kill(actor)
-        if self._started:
-            ray.shutdown()
+        try:
+            for actor in self._actors:
+                with contextlib.suppress(Exception):  # one actor already gone must not leave the others running
+                    ray.kill(actor)
+        finally:
+            self._actors = []  # handles of killed actors are never used again: a resume starts fresh ones
+            if self._started:
+                ray.shutdown()

@@ -58,6 +58,14 @@ def _play(
     return run_dir.path
 
 
+def _check_actor_timeout(scenario: PopulationScenario) -> None:
+    """Refuse a bad `SANDBOX_ACTOR_TIMEOUT_S` (`UsageError`) before anything is written, where the run uses actors."""
+    if scenario.population.actors > 1:
+        from sandbox.population.actors import actor_timeout_s
+
+        actor_timeout_s()
+
+
 def run_population(
     scenario: PopulationScenario,
     out: Path | str | None = None,
@@ -75,6 +83,7 @@ def run_population(
     problems = empty_members(scenario.population)
     if problems:
         raise ScenarioError(source, problems)
+    _check_actor_timeout(scenario)
     path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     with hold(path):
@@ -94,5 +103,7 @@ def resume_population(
             "cannot resume it: finish it with the version that started it, or run the scenario again"
         )
     run_dir = RunDirectory.open(path)
+    scenario = load_run_scenario(path)
+    _check_actor_timeout(scenario)
     run_dir.write_status("running")
-    return _play(run_dir, load_run_scenario(path), hooks, models, ledgers)
+    return _play(run_dir, scenario, hooks, models, ledgers)
