@@ -4,6 +4,7 @@ transcripts, the server's refusal of every path out of the runs folder, the repo
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -392,6 +393,28 @@ def test_transcripts_are_read_by_pages_from_disk_within_a_memory_bound(tmp_path:
     assert 1 <= len(reader._files) < 4  # the oldest let go
     found = reader.query(runs[0] / "transcripts.jsonl", text="DOLLARS", role="user", limit=5)
     assert found["matched"] == sum(1 for i in range(2_000) if i % 6) and len(found["rows"]) == 5
+    import tracemalloc
+
+    fresh = Transcripts()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    fresh.query(runs[0] / "transcripts.jsonl")
+    real = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert real <= fresh.held_bytes <= 1.5 * real  # the bound is honest: the estimate is not below what is held
+
+
+def test_a_transcript_without_a_newline_is_scanned_once_and_its_lines_read_when_they_end(tmp_path: Path) -> None:
+    file = tmp_path / "transcripts.jsonl"
+    file.write_bytes(b"\0" * 3_000_000)  # what a crash can leave: no line ends
+    reader = Transcripts()
+    assert reader.query(file)["total"] == 0
+    index = reader._files[file]
+    assert index.offset == 0 and index.scanned == 3_000_000  # the next query reads only what is new
+    with file.open("ab") as out:
+        out.write(b"\n" + json.dumps({"role": "user", "answer": "hi"}).encode() + b"\n")
+    page = reader.query(file)
+    assert page["total"] == 2 and page["rows"][0]["corrupt"] and page["rows"][1]["answer"] == "hi"
 
 
 def test_files_of_a_run_are_served_sandboxed_and_only_images_inline(viewer_root: Path, tmp_path: Path) -> None:
@@ -421,14 +444,17 @@ def test_policy_versions_name_the_epoch_they_were_written_from_and_mark_unchange
     records = [
         {"run": 0, "version": 0, "epoch": 0, "policy": "Share fairly.", "source": "initial", "evidence": []},
         {"run": 0, "version": 1, "epoch": 1, "policy": "Share half.", "source": "meta", "evidence": ["e0", "e1"]},
-        {"run": 0, "version": 2, "epoch": 2, "policy": "Share half.", "source": "meta", "evidence": []},
+        {"run": 0, "version": 2, "epoch": 2, "policy": "Share half.", "source": "meta", "evidence": ["r0-e1-i00000"]},
+        {"run": 0, "version": 3, "epoch": 3, "policy": "Share all.", "source": "meta", "evidence": []},
     ]
     (run / "policies.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     (run / "episodes.csv").write_text("episode,epoch,offered_share\ne0,0,0.5\ne1,0,0.4\n")
     versions = render(Policies(), run, base="scai", link=str)["runs"][0]["versions"]
-    assert [v["evidence_epochs"] for v in versions] == [[], [0], [1]]  # version 1 holds epoch 0's evidence
-    assert [v["epoch"] for v in versions] == [0, 1, 2]  # the epoch each is played in
-    assert [v["unchanged"] for v in versions] == [False, False, True]
+    # version 1 holds epoch 0's evidence (from the table); version 2's is read from its id (the table of a run in
+    # progress is not written yet); version 3 read none, so it names no epoch
+    assert [v["evidence_epochs"] for v in versions] == [[], [0], [1], []]
+    assert [v["epoch"] for v in versions] == [0, 1, 2, 3]  # the epoch each is played in
+    assert [v["unchanged"] for v in versions] == [False, False, True, False]
 
 
 def test_the_duration_counts_on_while_a_run_is_held_and_leaves_out_the_time_it_was_killed(tmp_path: Path) -> None:
@@ -469,3 +495,35 @@ def test_the_duration_counts_on_while_a_run_is_held_and_leaves_out_the_time_it_w
     done = json.loads((path / "run.json").read_text())
     assert 10.1 < done["active_seconds"] < 11 and done["active_before"] == 10.0
     assert abs(Catalog(tmp_path / "runs").rows()[0]["duration"] - done["active_seconds"]) < 0.01
+    (path / "report.html").write_text("written a day later")  # not the run's work: changes nothing
+    RunDirectory(path).write_status("complete")  # a status written without a hold: changes nothing either
+    assert abs(Catalog(tmp_path / "runs").rows()[0]["duration"] - done["active_seconds"]) < 0.01
+
+
+def test_a_resumed_run_counts_on_only_once_its_new_session_writes_and_an_old_run_keeps_its_time(
+    tmp_path: Path,
+) -> None:
+    import time
+
+    from sandbox.core.run_dir import RunDirectory
+
+    path = tmp_path / "runs" / "r"
+    path.mkdir(parents=True)
+    (path / "scenario.yaml").write_text("name: r\n")
+    day = 86_400
+    # killed three days ago after 60 s of work; resumed now, its status not written yet
+    killed = {"status": "running", "created": time.time() - 3 * day, "active_before": 0.0}
+    killed.update(session_started=killed["created"], updated=killed["created"] + 60, session_pid=1)
+    (path / "run.json").write_text(json.dumps(killed))
+    os.utime(path / "run.json", (killed["updated"], killed["updated"]))  # its last status, as the killed run wrote it
+    catalog = Catalog(tmp_path / "runs")
+    with hold(path):
+        row = catalog.rows()[0]
+        assert row["status"] == "running" and abs(row["duration"] - 60) < 1  # was: three days, counting on
+        RunDirectory(path).write_status("running")
+        assert 60 <= catalog.rows()[0]["duration"] < 62  # now this session counts on
+    # a run from before the sessions were kept: its own seconds are kept when it is resumed
+    (path / "run.json").write_text(json.dumps({"status": "stopped", "created": 1.0, "updated": 2.0, "seconds": 3600}))
+    with hold(path):
+        RunDirectory(path).write_status("complete")
+    assert 3600 <= json.loads((path / "run.json").read_text())["active_seconds"] < 3601

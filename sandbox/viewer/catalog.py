@@ -37,7 +37,7 @@ from sandbox.core.run_dir import (
     SUMMARY,
     SWEEP,
     TRANSCRIPTS,
-    held_inodes,
+    held_pids,
     last_write,
     session_seconds,
 )
@@ -137,7 +137,7 @@ def _seconds(value: Any) -> float | None:
 
 
 def _bad_name(relative: str) -> str | None:
-    """Why the viewer cannot open a run at `relative` (its row is listed as corrupt), or None.
+    r"""Why the viewer cannot open a run at `relative` (its row is listed as corrupt), or None.
 
     >>> _bad_name("runs/a\\b"), _bad_name("ok/run-1")
     ('its path holds a backslash, which the viewer does not open: rename the folder', None)
@@ -151,9 +151,10 @@ def _bad_name(relative: str) -> str | None:
     return None
 
 
-def read_row(path: Path, root: Path, held: set[int]) -> dict[str, Any]:
+def read_row(path: Path, root: Path, held: dict[int, str]) -> dict[str, Any]:
     """One run directory's row (never raises: a file that cannot be read makes the row `corrupt`, naming it).
-    `held`: the inodes a process holds a lock on (`sandbox.core.run_dir.held_inodes`), read once per listing."""
+    `held`: the inodes a process holds a lock on, with its process id (`sandbox.core.run_dir.held_pids`), read once
+    per listing."""
     relative = path.relative_to(root).as_posix() if path != root else "."
     row: dict[str, Any] = {
         "path": relative,
@@ -216,7 +217,14 @@ def read_row(path: Path, root: Path, held: set[int]) -> dict[str, Any]:
     row["started"] = _seconds(status.get("created")) or stat.st_mtime
     created, updated = _seconds(status.get("created")), _seconds(status.get("updated"))
     worked = session_seconds(status, last=last_write(path))
-    if stat.st_ino in held and worked is not None:  # in progress: the page's polls count on from `live`
+    # in progress: the session that holds the run wrote its status (a resume that has not yet is not counted on
+    # from the last session's start), and the page's polls count on from `live`
+    live = (
+        stat.st_ino in held
+        and status.get("status") == "running"
+        and held[stat.st_ino] == str(status.get("session_pid"))
+    )
+    if live and worked is not None:
         row["live"] = {"before": status["active_before"], "since": status["session_started"]}
         row["duration"] = session_seconds(status, now=time.time())
     elif worked is not None:
@@ -265,7 +273,7 @@ class Catalog:
 
     def rows(self) -> list[dict[str, Any]]:
         """Every run's row, sorted by path."""
-        held = held_inodes()
+        held = held_pids()
         found = find_runs(self.root) if self.root.is_dir() else []
         rows = []
         with self._lock:
@@ -284,10 +292,10 @@ class Catalog:
 
     def row(self, path: Path) -> dict[str, Any]:
         """The row of the run directory `path` (inside `root`), read now."""
-        return read_row(path, self.root, held_inodes())
+        return read_row(path, self.root, held_pids())
 
 
-def _held(path: Path, held: set[int]) -> bool:
+def _held(path: Path, held: dict[int, str]) -> bool:
     try:
         return path.stat().st_ino in held
     except OSError:

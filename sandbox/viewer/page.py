@@ -22,6 +22,7 @@ import difflib
 import json
 import math
 import mimetypes
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
 from sandbox.viewer.sections import Cells, Chart, Figures, Policies, Section, Table, Transcripts, Tree
 
 __all__ = [
+    "addressable",
     "default_sections",
     "is_run_dir",
     "render",
@@ -41,8 +43,23 @@ __all__ = [
     "word_diff",
 ]
 
+_EPISODE_EPOCH = re.compile(r"-e(\d+)-i\d+$")  # a society episode's id: r{run}-e{epoch}-i{index}
 TABLE_ROWS = 1000  # rows of a table sent to the page; the whole file is linked
 CHART_POINTS = 5000  # points of one trace; longer traces are thinned evenly
+
+
+def addressable(relative: str) -> bool:
+    r"""Whether a path can be put in the viewer's addresses: valid UTF-8 (a name that is not is held as lone
+    surrogates, which no URL can carry) and no backslash (`server.inside` refuses one).
+
+    >>> addressable("runs/a"), addressable("runs/a\\b"), addressable("bad-\udcff")
+    (True, False, False)
+    """
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\\" not in relative
 
 
 def is_run_dir(path: Path) -> bool:
@@ -171,7 +188,7 @@ def _figures(section: Figures, path: Path, link: Callable[[str], str]) -> dict[s
     items = []
     for image in sorted(path.glob(section.pattern)):
         relative = image.relative_to(path).as_posix()
-        if not image.is_file() or not image.resolve().is_relative_to(root):
+        if not image.is_file() or not image.resolve().is_relative_to(root) or not addressable(relative):
             continue
         items.append({"name": relative, "url": link(relative)})
     return {"type": "figures", "title": section.title, "items": items} if items else None
@@ -238,9 +255,12 @@ def _policies(section: Policies, path: Path) -> dict[str, Any] | None:
         evidence = [str(e) for e in record.get("evidence") or []]
         rows = [episodes[e] for e in evidence if e in episodes]
         played = record.get("epoch")
-        read = sorted({r["epoch"] for r in rows if isinstance(r.get("epoch"), int)})
-        if not read and versions and isinstance(played, int) and played > 0:
-            read = [played - 1]  # SCAI writes version k from epoch k-1's interactions (`sandbox.scai.nodes`)
+        # the epochs of the interactions it was written from: the episodes' own, else read from their ids
+        # (`r0-e3-i00012`: the table is written when the run ends); none for a version no MetaLM wrote
+        read = sorted(
+            {int(m.group(1)) for e in evidence if (m := _EPISODE_EPOCH.search(e))}
+            | {r["epoch"] for r in rows if isinstance(r.get("epoch"), int)}
+        )
         versions.append(
             {
                 "version": record.get("version", len(versions)),
@@ -275,6 +295,7 @@ def _cells(section: Cells, path: Path, base: str) -> dict[str, Any] | None:
     for row in table["rows"]:
         cell = (path / section.under / str(row[column])) if column is not None else None
         ok = cell is not None and is_run_dir(cell) and cell.resolve().is_relative_to(path.resolve())
+        ok = ok and addressable(f"{section.under}/{row[column]}")
         links.append(f"{base}/{section.under}/{row[column]}".lstrip("/") if ok else None)
     return {**table, "type": "cells", "links": links}
 
@@ -328,7 +349,7 @@ def _inner_runs(path: Path, base: str, linked: set[str]) -> dict[str, Any] | Non
         )
         for inner in candidates:
             relative = f"{base}/{inner.relative_to(path).as_posix()}".lstrip("/")
-            if relative not in linked and inner.resolve().is_relative_to(path.resolve()):
+            if relative not in linked and inner.resolve().is_relative_to(path.resolve()) and addressable(relative):
                 found.append(relative)
     return {"type": "runs", "title": "Runs inside", "links": found} if found else None
 

@@ -51,15 +51,17 @@ class Report:
     bytes: int
     calls: int
     left_out: int
+    transcripts: str = "sample"
 
     @property
     def warning(self) -> str | None:
-        if self.bytes > LIMIT_MB * 1_000_000:
-            return (
-                f"the report is {self.bytes / 1e6:.1f} MB, over the {LIMIT_MB} MB a report keeps to by default "
-                "(a browser may be slow to open it; --transcripts sample keeps it small)"
-            )
-        return None
+        if self.bytes <= LIMIT_MB * 1_000_000:
+            return None
+        why = {
+            "all": "a browser may be slow to open it; --transcripts sample keeps it small",
+            "sample": "a browser may be slow to open it; a smaller --max-calls, or --transcripts none, makes it smaller",
+        }.get(self.transcripts, "its figures and tables alone pass it")
+        return f"the report is {self.bytes / 1e6:.1f} MB, over the {LIMIT_MB} MB a report keeps to by default ({why})"
 
 
 def _script(text: str) -> str:
@@ -161,6 +163,7 @@ def build_report(
         bytes=out.stat().st_size,
         calls=sum(s["held"] for s in sections),
         left_out=sum(s["total"] - s["held"] for s in sections),
+        transcripts=transcripts,
     )
 
 

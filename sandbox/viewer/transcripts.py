@@ -28,13 +28,15 @@ disk (the last search's matches are kept, so paging through them does not search
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 import threading
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from sandbox.llm.moves import notes_path, read_notes
 
@@ -47,16 +49,37 @@ MAX_PAGE = 500
 FILTERS = ("run", "epoch", "agent", "role", "illegal")  # exact-match filters; `text` searches prompt and answer
 _KEYS = ("run", "epoch", "agent", "role")  # read from each line when it is indexed
 _CHUNK = 1 << 22  # bytes read at once while indexing
-_PER_CALL = 120  # the bytes an index holds per call beyond its keys' text (offsets, tuples, list slots)
+# What an index holds per call, measured with tracemalloc (`tests/test_viewer.py` checks it): two offsets, a tuple
+# of four interned keys, a call id (its text counted apart) and the list slots; and per note of a game.
+_PER_CALL = 200
+_PER_NOTE = 700
+
+
+_CALL_LINE = re.compile(rb"^[ \t\r\x0b\x0c]*[^ \t\r\x0b\x0c\n]", re.MULTILINE)  # a line with something on it
 
 
 def count_lines(data: bytes) -> int:
-    """The calls in `data` (whole lines of a transcript): lines split at `\\n`, blank ones left out.
+    """The calls in `data` (whole lines of a transcript): lines split at `\\n`, blank ones left out; counted
+    without copying a line.
 
-    >>> count_lines(b'{"a": 1}\\n\\n{"b": 2}\\r{"c": 3}\\n')
+    >>> count_lines(b'{"a": 1}\\n\\n{"b": 2}\\r{"c": 3}\\n \\n')
     2
     """
-    return sum(1 for line in data.split(b"\n")[:-1] if line.strip())
+    return sum(1 for _ in _CALL_LINE.finditer(data))
+
+
+def next_newline(handle: BinaryIO, start: int, size: int) -> int:
+    """Where the last `\\n` of `handle` between `start` and `size` ends (its offset + 1), or `start` when there is
+    none: read a chunk at a time from the end, so a file with no newline costs one read of what is new."""
+    end = size
+    while end > start:
+        begin = max(start, end - _CHUNK)
+        handle.seek(begin)
+        last = handle.read(end - begin).rfind(b"\n")
+        if last >= 0:
+            return begin + last + 1
+        end = begin
+    return start
 
 
 def compact(index: int, record: Any) -> dict[str, Any]:
@@ -134,10 +157,12 @@ def _natural(value: str) -> tuple[Any, ...]:
 
 @dataclass
 class _Index:
-    """One transcript's index: each call's line (`starts`, `ends`), its filter keys and call id."""
+    """One transcript's index: each call's line (`starts`, `ends`), its filter keys and call id; its own lock."""
 
     inode: int
+    mtime: int
     offset: int = 0  # bytes indexed (up to the end of the last whole line)
+    scanned: int = 0  # bytes past `offset` known to hold no newline (a line being written, or a damaged file)
     starts: array = field(default_factory=lambda: array("q"))
     ends: array = field(default_factory=lambda: array("q"))
     keys: list[tuple[str | None, ...]] = field(default_factory=list)  # run, epoch, agent, role (as `_key` writes)
@@ -145,8 +170,16 @@ class _Index:
     extra_illegal: list[bool | None] = field(default_factory=list)  # `extra.illegal` of the record itself
     notes: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes_signature: Any = None
-    size: int = 0  # estimated bytes held
+    size: int = 0  # estimated bytes held by the calls' entries (`_PER_CALL`)
     search: tuple[Any, list[int]] | None = None  # the last text search: (question, matching calls)
+    facets: dict[str, list[str]] | None = None  # each filter's values, until a call or a note is added
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def held(self) -> int:
+        """The estimated bytes this index holds: its calls, its notes and its last search's matches."""
+        search = len(self.search[1]) * 8 if self.search else 0
+        return self.size + len(self.notes) * _PER_NOTE + search
 
     def illegal(self, i: int) -> bool | None:
         note = self.notes.get(self.call_ids[i] or "")
@@ -155,7 +188,7 @@ class _Index:
     def add(self, start: int, line: bytes) -> None:
         parsed = _parse(line)
         record: dict[str, Any] = parsed if isinstance(parsed, dict) else {}
-        keys = tuple(None if record.get(k) is None else _key(record.get(k)) for k in _KEYS)
+        keys = tuple(None if record.get(k) is None else sys.intern(_key(record.get(k))) for k in _KEYS)
         call_id = record.get("call_id")
         extra = record.get("extra")
         illegal = extra.get("illegal") if isinstance(extra, dict) else None
@@ -164,57 +197,77 @@ class _Index:
         self.keys.append(keys)
         self.call_ids.append(None if call_id is None else str(call_id))
         self.extra_illegal.append(illegal if isinstance(illegal, bool) else None)
-        self.size += _PER_CALL + sum(len(k) for k in keys if k) + len(self.call_ids[-1] or "")
-        self.search = None
+        self.size += _PER_CALL + len(self.call_ids[-1] or "")
+        self.search, self.facets = None, None
+
+    def grow(self, handle: BinaryIO, size: int) -> None:
+        """Index the whole lines `handle` holds past `offset`, up to `size`."""
+        end = next_newline(handle, max(self.offset, self.scanned), size)
+        if end <= max(self.offset, self.scanned):  # no newline in what is new: a line being written
+            self.scanned = size
+            return
+        handle.seek(self.offset)
+        position = self.offset
+        while position < end:
+            data = handle.read(min(_CHUNK, end - position))
+            last = data.rfind(b"\n")
+            if last < 0:  # one line longer than a chunk: read to its end
+                data += handle.readline()
+                last = len(data) - 1
+            data = data[: last + 1]
+            handle.seek(position + len(data))
+            start = 0
+            while start < len(data):
+                stop = data.index(b"\n", start)
+                if data[start:stop].strip():
+                    self.add(position + start, data[start:stop])
+                start = stop + 1
+            position += len(data)
+        self.offset = self.scanned = end
 
 
 class Transcripts:
     """Transcript files indexed and read a page at a time (the viewer's server keeps one of these).
 
     `keep`: how many transcripts' indexes are kept at once; `max_bytes`: their estimated size, at most (the one
-    being read is always kept, however large)."""
+    being read is always kept, however large). Each transcript has its own lock: a long search in one does not
+    hold up a page of another. A query reads from one open handle of the file, so a transcript replaced while it
+    is read (a run that ends renames its transcript into place) is never read at the old one's offsets."""
 
     def __init__(self, keep: int = KEEP, max_bytes: int = MEMORY_MB << 20) -> None:
         self._files: dict[Path, _Index] = {}  # the most recently read last
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the dict only; each index has its own
         self.keep = keep
         self.max_bytes = max_bytes
 
     @property
     def held_bytes(self) -> int:
         """The estimated size of the indexes held now."""
-        return sum(index.size for index in self._files.values())
+        with self._lock:
+            return sum(index.held for index in self._files.values())
 
-    def _index(self, file: Path) -> _Index:
-        """`file`'s index, read on from the last read when the file grew; the caller holds the lock."""
-        stat = file.stat()
-        index = self._files.pop(file, None)
-        if index is None or stat.st_size < index.offset or stat.st_ino != index.inode:
-            index = _Index(inode=stat.st_ino)
-        if stat.st_size > index.offset:
-            with file.open("rb") as handle:
-                handle.seek(index.offset)
-                position, carry = index.offset, b""
-                while position + len(carry) < stat.st_size:
-                    chunk = handle.read(min(_CHUNK, stat.st_size - position - len(carry)))
-                    if not chunk:
-                        break
-                    data = carry + chunk
-                    end = data.rfind(b"\n") + 1
-                    start = 0
-                    while start < end:
-                        stop = data.index(b"\n", start, end)
-                        if data[start:stop].strip():
-                            index.add(position + start, data[start:stop])
-                        start = stop + 1
-                    position, carry = position + end, data[end:]
-            index.offset = position  # a last line without its newline is being written: later
-        self._note(file, index)
-        self._files[file] = index
-        while len(self._files) > 1 and (
-            len(self._files) > self.keep or sum(i.size for i in self._files.values()) > self.max_bytes
-        ):
-            self._files.pop(next(iter(self._files)))  # the transcripts read longest ago are let go
+    def _open(self, file: Path, handle: BinaryIO) -> _Index:
+        """`file`'s index (open as `handle`), brought up to date, its lock taken: the caller releases it."""
+        stat = os.fstat(handle.fileno())
+        with self._lock:
+            index = self._files.pop(file, None)
+            if index is None or stat.st_ino != index.inode or stat.st_size < index.offset:
+                index = _Index(inode=stat.st_ino, mtime=stat.st_mtime_ns)
+            self._files[file] = index
+        index.lock.acquire()
+        try:
+            if stat.st_size > index.offset:
+                index.grow(handle, stat.st_size)
+            index.mtime = stat.st_mtime_ns
+            self._note(file, index)
+        except BaseException:
+            index.lock.release()
+            raise
+        with self._lock:
+            while len(self._files) > 1 and (
+                len(self._files) > self.keep or sum(i.held for i in self._files.values()) > self.max_bytes
+            ):
+                self._files.pop(next(iter(self._files)))  # the transcripts read longest ago are let go
         return index
 
     @staticmethod
@@ -228,18 +281,18 @@ class Transcripts:
         if signature != index.notes_signature:
             index.notes = read_notes(file) if signature else {}
             index.notes_signature = signature
-            index.search = None
+            index.search, index.facets = None, None
 
-    def _lines(self, file: Path, index: _Index, calls: Sequence[int]) -> Iterator[tuple[int, bytes]]:
-        """The lines of `calls` (in the order given), read from disk."""
-        with file.open("rb") as handle:
-            for i in calls:
-                handle.seek(index.starts[i])
-                yield i, handle.read(index.ends[i] - index.starts[i])
+    @staticmethod
+    def _lines(handle: BinaryIO, index: _Index, calls: Sequence[int]) -> Iterator[tuple[int, bytes]]:
+        """The lines of `calls` (in the order given), read from `handle`."""
+        for i in calls:
+            handle.seek(index.starts[i])
+            yield i, handle.read(index.ends[i] - index.starts[i])
 
-    def _rows(self, file: Path, index: _Index, calls: Sequence[int]) -> list[dict[str, Any]]:
+    def _rows(self, handle: BinaryIO, index: _Index, calls: Sequence[int]) -> list[dict[str, Any]]:
         rows = []
-        for i, line in self._lines(file, index, calls):
+        for i, line in self._lines(handle, index, calls):
             row = _row(i, line)
             note = index.notes.get(index.call_ids[i] or "")
             if note is not None:
@@ -249,14 +302,21 @@ class Transcripts:
 
     def count(self, file: Path) -> int:
         """The calls in `file` now."""
-        with self._lock:
-            return len(self._index(file).starts)
+        with file.open("rb") as handle:
+            index = self._open(file, handle)
+            try:
+                return len(index.starts)
+            finally:
+                index.lock.release()
 
     def rows(self, file: Path, calls: Sequence[int] | None = None) -> list[dict[str, Any]]:
         """The calls numbered `calls` of `file` (default: every call; a report picks), read from disk."""
-        with self._lock:
-            index = self._index(file)
-            return self._rows(file, index, range(len(index.starts)) if calls is None else calls)
+        with file.open("rb") as handle:
+            index = self._open(file, handle)
+            try:
+                return self._rows(handle, index, range(len(index.starts)) if calls is None else calls)
+            finally:
+                index.lock.release()
 
     def query(
         self, file: Path, *, offset: int = 0, limit: int = PAGE, text: str = "", **filters: str | None
@@ -268,35 +328,45 @@ class Transcripts:
         needle = text.strip().lower()
         limit = max(1, min(int(limit), MAX_PAGE))
         offset = max(0, int(offset))
-        with self._lock:
-            index = self._index(file)
-            total = len(index.starts)
-            where = [(FILTERS.index(k), v) for k, v in wanted.items() if k != "illegal"]
-            illegal = wanted.get("illegal")
-            matched = [
-                i
-                for i in range(total)
-                if all(index.keys[i][k] == v for k, v in where)
-                and (illegal is None or _key(index.illegal(i)) == illegal)
-            ]
-            if needle:
-                question = (needle, tuple(sorted(wanted.items())), total, index.notes_signature)
-                if index.search is None or index.search[0] != question:
-                    found = [i for i, line in self._lines(file, index, matched) if needle in _text(_row(i, line))]
-                    index.search = (question, found)
-                matched = index.search[1]
-            facets: dict[str, set[str]] = {k: set() for k in FILTERS}
-            for keys in index.keys:
-                for k, value in zip(_KEYS, keys, strict=True):
-                    if value is not None:
-                        facets[k].add(value)
-            facets["illegal"] = {_key(v) for i in range(total) if (v := index.illegal(i)) is not None}
-            rows = self._rows(file, index, matched[offset : offset + limit])
+        with file.open("rb") as handle:
+            index = self._open(file, handle)
+            try:
+                total = len(index.starts)
+                where = [(FILTERS.index(k), v) for k, v in wanted.items() if k != "illegal"]
+                illegal = wanted.get("illegal")
+                matched = [
+                    i
+                    for i in range(total)
+                    if all(index.keys[i][k] == v for k, v in where)
+                    and (illegal is None or _key(index.illegal(i)) == illegal)
+                ]
+                if needle:
+                    question = (needle, tuple(sorted(wanted.items())), total, index.notes_signature)
+                    if index.search is None or index.search[0] != question:
+                        found = [i for i, line in self._lines(handle, index, matched) if needle in _text(_row(i, line))]
+                        index.search = (question, found)
+                    matched = index.search[1]
+                if index.facets is None:
+                    index.facets = self._facets(index)
+                rows = self._rows(handle, index, matched[offset : offset + limit])
+                facets = index.facets
+            finally:
+                index.lock.release()
         return {
             "total": total,
             "matched": len(matched),
             "offset": offset,
             "limit": limit,
             "rows": rows,
-            "facets": {k: sorted(v, key=_natural) for k, v in facets.items()},
+            "facets": facets,
         }
+
+    @staticmethod
+    def _facets(index: _Index) -> dict[str, list[str]]:
+        values: dict[str, set[str]] = {k: set() for k in FILTERS}
+        for keys in set(index.keys):
+            for k, value in zip(_KEYS, keys, strict=True):
+                if value is not None:
+                    values[k].add(value)
+        values["illegal"] = {_key(v) for i in range(len(index.starts)) if (v := index.illegal(i)) is not None}
+        return {k: sorted(v, key=_natural) for k, v in values.items()}

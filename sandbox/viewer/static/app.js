@@ -79,7 +79,13 @@
   };
 
   function badge(status) { return el("span", { class: "badge status-" + status, "data-status": status }, status); }
-  function runLink(path, text) { return el("a", { href: "#/run/" + encodeURIComponent(path) }, text || path); }
+  function runLink(path, text) {
+    try {
+      return el("a", { href: "#/run/" + encodeURIComponent(path) }, text || path);
+    } catch (error) { // a name no address can carry (the server sends none; kept safe all the same)
+      return el("span", { class: "muted" }, text || path);
+    }
+  }
 
   // A sortable, filterable table. columns: [{key, label, num, render}], rows: objects.
   function grid(columns, initial, opts = {}) {
