@@ -411,10 +411,14 @@ def test_a_transcript_without_a_newline_is_scanned_once_and_its_lines_read_when_
     assert reader.query(file)["total"] == 0
     index = reader._files[file]
     assert index.offset == 0 and index.scanned == 3_000_000  # the next query reads only what is new
+    from sandbox.viewer.catalog import _STATS
+
+    assert _STATS.of(file)["calls"] == 0 and _STATS._seen[file][1:3] == (0, 3_000_000)  # the list's count too
     with file.open("ab") as out:
         out.write(b"\n" + json.dumps({"role": "user", "answer": "hi"}).encode() + b"\n")
     page = reader.query(file)
     assert page["total"] == 2 and page["rows"][0]["corrupt"] and page["rows"][1]["answer"] == "hi"
+    assert _STATS.of(file)["calls"] == 2
 
 
 def test_files_of_a_run_are_served_sandboxed_and_only_images_inline(viewer_root: Path, tmp_path: Path) -> None:

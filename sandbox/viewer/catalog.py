@@ -41,7 +41,7 @@ from sandbox.core.run_dir import (
     last_write,
     session_seconds,
 )
-from sandbox.viewer.transcripts import count_lines
+from sandbox.viewer.transcripts import count_lines, next_newline, whole_lines
 
 __all__ = ["Catalog", "find_runs", "read_row"]
 
@@ -83,31 +83,30 @@ def _json(root: Path, path: Path) -> Any:
 
 
 class _Stats:
-    """Calls, cache hits and tokens of transcripts, by a byte scan (no JSON parse), read on from where the last
-    scan stopped when a transcript grows (a run in progress)."""
+    """Calls, cache hits and tokens of transcripts, by a byte scan (no JSON parse) a block at a time, read on from
+    where the last scan stopped when a transcript grows (a run in progress); a file with no newline is scanned
+    once."""
 
     def __init__(self) -> None:
-        self._seen: dict[Path, tuple[int, int, dict[str, int]]] = {}  # file -> (inode, offset, counts)
+        self._seen: dict[Path, tuple[int, int, int, dict[str, int]]] = {}  # file -> (inode, offset, scanned, counts)
         self._lock = threading.Lock()
 
     def of(self, file: Path) -> dict[str, int]:
-        stat = file.stat()
-        with self._lock:
-            inode, offset, counts = self._seen.get(file, (stat.st_ino, 0, {"calls": 0, "cache_hits": 0, "tokens": 0}))
+        with self._lock, file.open("rb") as handle:
+            stat = os.fstat(handle.fileno())
+            zero = {"calls": 0, "cache_hits": 0, "tokens": 0}
+            inode, offset, scanned, counts = self._seen.get(file, (stat.st_ino, 0, 0, zero))
             if inode != stat.st_ino or stat.st_size < offset:
-                inode, offset, counts = stat.st_ino, 0, {"calls": 0, "cache_hits": 0, "tokens": 0}
-            if stat.st_size > offset:
-                with file.open("rb") as handle:
-                    handle.seek(offset)
-                    data = handle.read(stat.st_size - offset)
-                data = data[: data.rfind(b"\n") + 1]  # a line being written: next time
-                counts = {
-                    "calls": counts["calls"] + count_lines(data),
-                    "cache_hits": counts["cache_hits"] + len(_HITS.findall(data)),
-                    "tokens": counts["tokens"] + sum(int(n) for n in _TOKENS.findall(data)),
-                }
-                offset += len(data)
-            self._seen[file] = (inode, offset, counts)
+                inode, offset, scanned, counts = stat.st_ino, 0, 0, zero
+            counts = dict(counts)
+            end = next_newline(handle, max(offset, scanned), stat.st_size)
+            if end > max(offset, scanned):
+                for _, data in whole_lines(handle, offset, end):
+                    counts["calls"] += count_lines(data)
+                    counts["cache_hits"] += len(_HITS.findall(data))
+                    counts["tokens"] += sum(int(n) for n in _TOKENS.findall(data))
+                offset = end
+            self._seen[file] = (inode, offset, stat.st_size, counts)  # past the last newline: none until size
             return dict(counts)
 
 

@@ -40,7 +40,7 @@ from typing import Any, BinaryIO
 
 from sandbox.llm.moves import notes_path, read_notes
 
-__all__ = ["FILTERS", "MEMORY_MB", "PAGE", "Transcripts", "compact", "count_lines"]
+__all__ = ["FILTERS", "MEMORY_MB", "PAGE", "Transcripts", "compact", "count_lines", "next_newline", "whole_lines"]
 
 PAGE = 50  # rows a page holds by default
 KEEP = 8  # transcripts indexed at once, at most
@@ -66,6 +66,23 @@ def count_lines(data: bytes) -> int:
     2
     """
     return sum(1 for _ in _CALL_LINE.finditer(data))
+
+
+def whole_lines(handle: BinaryIO, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """The bytes of `handle` from `start` to `end` (the end of a line) a block of whole lines at a time, about
+    `_CHUNK` each (a line longer than that whole): `(where the block starts, the block)`."""
+    handle.seek(start)
+    position = start
+    while position < end:
+        data = handle.read(min(_CHUNK, end - position))
+        last = data.rfind(b"\n")
+        if last < 0:  # one line longer than a chunk: read to its end
+            data += handle.readline()
+            last = len(data) - 1
+        data = data[: last + 1]
+        handle.seek(position + len(data))
+        yield position, data
+        position += len(data)
 
 
 def next_newline(handle: BinaryIO, start: int, size: int) -> int:
@@ -206,24 +223,14 @@ class _Index:
         if end <= max(self.offset, self.scanned):  # no newline in what is new: a line being written
             self.scanned = size
             return
-        handle.seek(self.offset)
-        position = self.offset
-        while position < end:
-            data = handle.read(min(_CHUNK, end - position))
-            last = data.rfind(b"\n")
-            if last < 0:  # one line longer than a chunk: read to its end
-                data += handle.readline()
-                last = len(data) - 1
-            data = data[: last + 1]
-            handle.seek(position + len(data))
+        for position, data in whole_lines(handle, self.offset, end):
             start = 0
             while start < len(data):
                 stop = data.index(b"\n", start)
                 if data[start:stop].strip():
                     self.add(position + start, data[start:stop])
                 start = stop + 1
-            position += len(data)
-        self.offset = self.scanned = end
+        self.offset, self.scanned = end, size  # `end` follows the last newline: none from there to `size`
 
 
 class Transcripts:
