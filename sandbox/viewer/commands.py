@@ -30,8 +30,8 @@ def view(
         typer.Option(
             "--transcript-memory-mb",
             min=1,
-            help="Memory for the indexes of the transcripts opened (about 200 bytes a call; the least recently "
-            "read is let go first). Pages of calls are read from disk.",
+            help="Memory for the indexes of the transcripts opened (about 230 bytes a call, 700 more with a game's "
+            "note; the least recently read is let go first). Pages of calls are read from disk.",
         ),
     ] = 256,
 ) -> None:

@@ -2,8 +2,8 @@
 
 A transcript (`transcripts.jsonl`, one record per call: `sandbox.llm.record.CallRecord`) is read from disk a page
 at a time. What is kept in memory is an index: where each call's line starts and ends, and the few short values
-the filters compare (run, epoch, agent, role, call id, illegal), about 200 bytes a call, so a 200 MB transcript
-of 65,000 calls costs about 15 MB, not the 0.7 GB its parsed rows would. A page reads its calls' lines again by
+the filters compare (run, epoch, agent, role, call id, illegal), about 230 bytes a call (700 more with a game's
+note), so a 200 MB transcript of 57,000 calls costs about 13 MB, not the 0.7 GB its parsed rows would. A page reads its calls' lines again by
 their offsets. A transcript that grows (a run in progress) is indexed on from where the last read stopped. The
 indexes of several transcripts are kept, the least recently read let go first, while their estimated size stays
 under `max_bytes` (`sandbox view --transcript-memory-mb`, default `MEMORY_MB`).
