@@ -265,6 +265,8 @@ def test_bad_folders_are_corrupt_rows_and_every_good_run_is_listed(
         assert len(shown) == 54 and all(status[f"good-{i:02d}"] == "complete" for i in range(50))
         assert status["bad-\\xff\\xfe"] == status["back\\slash"] == status["deep"] == "corrupt"
         assert page.locator('#runs [data-opens="no"]').count() == 2  # named, but no link to a page that is 404
+        problem = page.locator('#runs tr[data-path="deep"] td').nth(2).bounding_box()
+        assert problem is not None and problem["width"] <= 520  # a long problem wraps (36em), never widens the list
         page.goto(awkward.url + "#/run/deep")  # its summary cannot be read: the page says so, no 500
         page.wait_for_selector('#facts [data-status="corrupt"]')
         page.goto(awkward.url + "#/run/%E0%A4%A")  # a malformed escape: an error and a way back, not "Loading…"
@@ -323,3 +325,9 @@ def test_policy_versions_say_which_epoch_they_were_written_from(watched: Watched
     labels = page.locator(".version .version-label").all_inner_texts()
     assert "played in epoch 0" in labels[0] and "written from" not in labels[0]
     assert "version 1 · written from epoch 0's interactions · played in epoch 1" in labels[1], labels
+    figure = page.locator('section[data-type="figures"] figure').first
+    small = figure.bounding_box()
+    figure.click()  # a figure enlarges on a click, and shrinks on the next
+    assert "wide" in (figure.get_attribute("class") or "") and figure.bounding_box()["width"] > 1.5 * small["width"]
+    figure.click()
+    assert "wide" not in (figure.get_attribute("class") or "")
