@@ -29,6 +29,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from sandbox.viewer import bench
+
 __all__ = ["make_long_run", "run"]
 
 GOOD = 50
@@ -39,29 +41,11 @@ BOUNDS_MB = (256, 32)  # `sandbox view --transcript-memory-mb` for the memory me
 
 
 def _call(i: int) -> str:
-    record: dict[str, Any] = {
-        "call_id": f"0/{i // 100}/e{i}/propose/user-{i % 12}/0",
-        "role": "assistant" if i % 6 == 0 else "user",
-        "agent": f"user-{i % 12}",
-        "run": i % 5,
-        "epoch": (i // 1000) % 10,
-        "episode": f"e{i}",
-        "step": "propose",
-        "attempt": 0,
-        "model": "embedded",
-        "messages": [
-            {"role": "system", "content": f"You are user-{i % 12}. You hold a norm: share fairly with others. " * 50},
-            {"role": "user", "content": f"You have {10 + i % 90} dollars. What do you offer?"},
-        ],
-        "answer": f"For the {10 + i % 90} dollars, call {i}: the proposer will get {i % 10}, the responder the rest.",
-        "seed": i,
-        "latency_s": 0.5,
-        "input_tokens": 700,
-        "output_tokens": 20,
-        "cache_hit": i % 3 == 0,
-        "error": None,
-        "extra": {},
-    }
+    """Call `i` of a long SCAI run: `sandbox bench viewer`'s call with a 3 KB prompt, over 5 runs and 10 epochs."""
+    record = bench._call(i)
+    record["messages"][0]["content"] = f"You are user-{i % 12}. You hold a norm: share fairly with others. " * 50
+    record.update(run=i % 5, epoch=(i // 1000) % 10, input_tokens=700)
+    record["answer"] += f" (call {i})"
     return json.dumps(record) + "\n"
 
 
