@@ -331,3 +331,16 @@ def test_policy_versions_say_which_epoch_they_were_written_from(watched: Watched
     assert "wide" in (figure.get_attribute("class") or "") and figure.bounding_box()["width"] > 1.5 * small["width"]
     figure.click()
     assert "wide" not in (figure.get_attribute("class") or "")
+
+
+def test_a_report_that_left_calls_out_says_so_above_its_calls(
+    watched: Watched, viewer_root: Path, tmp_path: Path
+) -> None:
+    report = build_report(viewer_root / "society", tmp_path / "sample.html", max_calls=5)
+    page = watched.page
+    page.goto(report.path.resolve().as_uri())
+    note = page.locator('section[data-type="transcripts"] .note')
+    note.wait_for(timeout=30_000)
+    assert note.inner_text().startswith(f"This report holds 5 of the {report.calls + report.left_out:,} calls")
+    assert "sandbox report" in note.inner_text() and "`" not in note.inner_text()
+    page.wait_for_function("document.querySelector('.transcripts .count')?.dataset.total == 5")
