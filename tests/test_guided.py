@@ -392,3 +392,10 @@ def test_a_sweep_reads_its_base_s_guided_paths_relative_to_the_base_file(tmp_pat
     )
     with pytest.raises(ScenarioError, match=r"society\.guided\.policy"):
         load_sweep(tmp_path / "sweep.yaml")
+    inline = {"name": "s", "society": {"size": 2, "norms": [{"norm": "fair", "proportion": 1.0}]}}
+    inline["society"]["guided"] = {"count": 1, "policy": "bases/solved"}  # written inline: beside the sweep file
+    (tmp_path / "sweep.yaml").write_text(
+        yaml.safe_dump({"name": "w", "sweep": {"base": inline, "grid": {"seed": [1]}}})
+    )
+    _, base = load_sweep(tmp_path / "sweep.yaml")
+    assert base["society"]["guided"]["policy"] == str((tmp_path / "bases" / "solved").resolve())

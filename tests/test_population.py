@@ -9,6 +9,7 @@ a Barabasi-Albert graph keeps more cooperation than a ring lattice of the same m
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -256,6 +257,30 @@ def test_a_killed_run_resumes_to_identical_tables(tmp_path: Path) -> None:
             pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(cut / table))
         gens = [pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, cut)]
         pd.testing.assert_frame_equal(*gens)
+
+
+def test_a_scripted_run_stopped_by_an_error_or_ctrl_c_is_marked_failed_or_interrupted_and_resumes(
+    tmp_path: Path,
+) -> None:
+    from sandbox.base.errors import RunFailedError
+    from sandbox.core.run_dir import run_status
+
+    sc = scenario(30, 3)
+
+    def fail(generation: int) -> None:
+        if generation == 1:
+            raise ValueError("a bad generation")
+
+    with pytest.raises(RunFailedError, match=f"sandbox resume {tmp_path / 'failed'}"):
+        run_population(sc, tmp_path / "failed", hooks=fail)
+    status = json.loads((tmp_path / "failed" / "run.json").read_text())
+    assert run_status(tmp_path / "failed") == "failed" and "a bad generation" in status["error"], status
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C goes on as it is
+        run_population(sc, tmp_path / "stopped", hooks=lambda g: (_ for _ in ()).throw(KeyboardInterrupt()))
+    assert run_status(tmp_path / "stopped") == "interrupted"
+    for path in (tmp_path / "failed", tmp_path / "stopped"):
+        resume_population(path)
+        assert run_status(path) == "complete"
 
 
 def _write(tmp: Path, name: str, data: dict) -> Path:

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from sandbox.base.errors import RunFailedError, UsageError
+from sandbox.core.run_dir import run_status
 from sandbox.population.actors import TIMEOUT_VARIABLE, ActorBlocks, actor_timeout_s, block_bounds
 from sandbox.population.run import resume_population, run_population
 from tests.test_population import scenario
@@ -91,7 +92,8 @@ def test_an_actor_that_does_not_answer_in_time_stops_the_run_with_a_clear_error_
         message = str(failed.value)
         assert "Ray actor 1 of 2 (the edges of agents 0 to " in message
         assert "did not finish its block of a generation's matches" in message
-        assert f"within 0.05 s ({TIMEOUT_VARIABLE})" in message and "sandbox resume" in message
+        assert f"within 0.05 s ({TIMEOUT_VARIABLE})" in message and f"sandbox resume {tmp_path / 'run'}`" in message
+        assert run_status(tmp_path / "run") == "failed"  # `sandbox view` lists it as failed, not incomplete
         assert len(handles) == 2
         for handle in handles:  # the failed run's actors are killed, not left holding Ray's CPUs
             with pytest.raises(ray.exceptions.RayActorError):

@@ -96,6 +96,34 @@ def test_a_population_base_reads_its_edges_file_beside_it_as_sandbox_run_does(
     assert [len(run.scenario.population.network.edges) for run in runs] == [78, 78]
 
 
+def test_an_inline_population_base_reads_its_edges_file_beside_the_sweep_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from sandbox.examples import SCENARIOS
+
+    folder = SCENARIOS / "population"
+    base = yaml.safe_load((folder / "pd_karate_club.yaml").read_text())  # network.edges_file: karate_club.edgelist
+    (tmp_path / "sweeps").mkdir()
+    shutil.copy(folder / "karate_club.edgelist", tmp_path / "sweeps")
+    file = tmp_path / "sweeps" / "karate.yaml"
+    file.write_text(yaml.safe_dump({"name": "k", "sweep": {"base": base, "grid": {"seed": [1, 2]}}}))
+    monkeypatch.chdir(tmp_path)  # not the sweep file's folder
+    result = runner.invoke(app, ["validate", str(file)])
+    assert result.exit_code == 0 and "a sweep of 2 population runs" in result.output, result.output
+    result = runner.invoke(app, ["sweep", str(file), "--dry-run"])
+    assert result.exit_code == 0 and "2 runs, no model called" in " ".join(result.output.split()), result.output
+    runs = expand(*parse_sweep(yaml.safe_load(file.read_text()), str(file), file.parent), str(file))
+    assert [len(run.scenario.population.network.edges) for run in runs] == [78, 78]
+    base["population"]["network"]["edges_file"] = "nowhere.edgelist"
+    file.write_text(yaml.safe_dump({"name": "k", "sweep": {"base": base, "grid": {"seed": [1, 2]}}}))
+    result = runner.invoke(app, ["sweep", str(file), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and not (tmp_path / "out").exists(), result.output
+    assert str(file) in result.output and "sweep.base.population.network.edges_file" in result.output, result.output
+    assert "nowhere.edgelist" in result.output, result.output
+
+
 def finished(path: Path) -> pd.DataFrame:
     table = pd.read_csv(path / "sweep.csv")
     assert (table["status"] == "complete").all(), table[["run", "status"]]

@@ -18,13 +18,14 @@ if TYPE_CHECKING:
 __all__ = ["CHAIN", "load"]
 
 
-def load(path: Path | str) -> Any:
-    """A chain file with its society read in (a relative `chain.society` is relative to the file)."""
+def load(path: Path | str, data: Any = None) -> Any:
+    """A chain file with its society read in (a relative `chain.society` is relative to the file). `data`: the
+    scenario's fields written inside `path` (a sweep's base) instead of read from it."""
     from sandbox.base.files import read_yaml
     from sandbox.chain.scenario import with_society
     from sandbox.core.scenario_files import parse_kind
 
-    data = read_yaml(path)
+    data = read_yaml(path) if data is None else data
     parse_kind("chain", data, str(path))  # the chain's own fields first, its society still a file name
     return parse_kind("chain", with_society(data, Path(path)), str(path))
 

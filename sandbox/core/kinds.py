@@ -107,8 +107,10 @@ class RunKind:
     """`resume(path, *, models=None, hooks=None, ledgers=()) -> Path`: finish an interrupted run, with the same
     results an uninterrupted one writes."""
     load: str | None = None
-    """`load(path) -> scenario`: read a file of this kind, where more than validating its YAML is needed (a sweep
-    reads its base scenario); default: the YAML validated as `model`."""
+    """`load(path, data=None) -> scenario`: read a file of this kind, where more than validating its YAML is needed
+    (a sweep reads its base scenario); default: the YAML validated as `model`. `data`: the scenario's fields written
+    inside the file `path` (a sweep's `base:` mapping) instead of read from it; the files they name are relative to
+    `path`'s folder all the same."""
     block: str | None = None
     """The top-level scenario block that marks a file of this kind (`training:`); None for the default kind (a
     file with none of the registered blocks)."""

@@ -8,6 +8,7 @@ pydantic's errors into (field path, message) pairs such as
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -149,6 +150,25 @@ def load_scenario(path: str | Path, kind: str | None = None) -> Any:
     if found.load:
         return found.call("load", path)
     return validate_model(found.scenario_model(), data, str(path))
+
+
+def load_scenario_data(data: Any, folder: str | Path, source: str, field: str) -> Any:
+    """Load and validate a scenario written inside another file (a sweep's `base:` mapping) as `load_scenario`
+    reads a scenario file in `folder`: its kind's loader reads the files it names (a population's edges_file, a
+    society's guided members', a chain's society) relative to `folder`.
+
+    Raises:
+        ScenarioError: naming `source` and each field path under `field` (`sweep.base.population.agents`).
+    """
+    if not isinstance(data, dict):
+        raise ScenarioError(source, [(field, "a scenario is a mapping of fields")])
+    found = kinds.kind_of_data(data)
+    try:
+        if found.load:  # the path only says the folder: the loader reads `data`, not the file
+            return found.call("load", Path(folder) / (Path(source).name or SCENARIO), copy.deepcopy(data))
+        return validate_model(found.scenario_model(), data, source)
+    except ScenarioError as error:
+        raise ScenarioError(source, [(f"{field}.{path}" if path else field, m) for path, m in error.problems]) from None
 
 
 _OVERRIDE = re.compile(r"^(?P<role>[a-z]+)=(?P<spec>.+)$")

@@ -22,13 +22,15 @@ Every wait on the actors is bounded by `SANDBOX_ACTOR_TIMEOUT_S` seconds
 matches, the actors' start included); an actor that does not answer in time
 stops the run with `RunFailedError`, naming the actor and the step. However
 the run stops (that error, Ctrl-C, any exception), its actors are killed on
-the way out, and `sandbox resume` starts fresh ones.
+the way out, and `sandbox resume` starts fresh ones (the error names the run's
+directory).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -94,14 +96,23 @@ class _Block:
 class ActorBlocks:
     """The population's Ray actors; called with (strategies, seeds) it returns every edge's matches, as `play_edges`
     does in one process. Use as a context manager: the actors (and a Ray started here) stop on exit, however it is
-    left. `timeout_s`: the longest wait on the actors (`actor_timeout_s()` when None)."""
+    left. `timeout_s`: the longest wait on the actors (`actor_timeout_s()` when None); `run_dir`: the run they play
+    for, which the timeout's error says to resume."""
 
     def __init__(
-        self, names: list[str], game: Any, neighbours: Neighbours, actors: int, *, timeout_s: float | None = None
+        self,
+        names: list[str],
+        game: Any,
+        neighbours: Neighbours,
+        actors: int,
+        *,
+        timeout_s: float | None = None,
+        run_dir: Path | str | None = None,
     ) -> None:
         import ray
 
         self.timeout_s = actor_timeout_s() if timeout_s is None else timeout_s
+        self.run_dir = run_dir
         self._started = not ray.is_initialized()
         if self._started:  # workers at this process's niceness (Ray's default, 15, starves them on a busy machine)
             ray.init(
@@ -147,7 +158,7 @@ class ActorBlocks:
             raise RunFailedError(
                 f"Ray actor {late + 1} of {len(refs)} ({agents}) did not finish {step} within {self.timeout_s:g} s "
                 f"({TIMEOUT_VARIABLE}); the run stops and its actors are killed. It can be resumed with `sandbox resume "
-                f"RUN_DIR` (on a slow or busy machine, raise {TIMEOUT_VARIABLE} first)"
+                f"{self.run_dir or 'RUN_DIR'}` (on a slow or busy machine, raise {TIMEOUT_VARIABLE} first)"
             )
         return list(ray.get(refs, timeout=self.timeout_s))
 

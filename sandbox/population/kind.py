@@ -20,15 +20,16 @@ __all__ = ["POPULATION", "load"]
 EDGES_FILE = "edges_file"
 
 
-def load(path: Path | str) -> Any:
+def load(path: Path | str, data: Any = None) -> Any:
     """A population file, with `network: {kind: edges, edges_file: FILE}` read in: FILE (relative to the scenario
     file) holds one edge a line, two agent numbers apart (networkx's edge-list format; `#` starts a comment). The
-    resolved scenario written to a run holds the edges themselves."""
+    resolved scenario written to a run holds the edges themselves. `data`: the scenario's fields written inside
+    `path` (a sweep's base) instead of read from it."""
     from sandbox.base.errors import ScenarioError
     from sandbox.base.files import read_yaml
     from sandbox.core.scenario_files import parse_kind
 
-    data = read_yaml(path)
+    data = read_yaml(path) if data is None else data
     network = data.get("population", {}).get("network") if isinstance(data.get("population"), dict) else None
     if isinstance(network, dict) and EDGES_FILE in network:
         field = f"population.network.{EDGES_FILE}"

@@ -17,7 +17,7 @@ cache, so a run resumed after a kill writes the same tables as one that was not 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +49,34 @@ def _play(
 
     kind = game_for(scenario.population.game)
     with contextlib.ExitStack() as stack:
-        model = (
-            stack.enter_context(llm_session(run_dir, scenario, ledgers, models or {})) if kind.calls_models else None
-        )
-        game = stack.enter_context(kind(scenario, model))
+        if kind.calls_models:
+            model = stack.enter_context(llm_session(run_dir, scenario, ledgers, models or {}))
+        else:
+            model = None
+            stack.enter_context(_scripted_session(run_dir))
+        game = kind(scenario, model)
+        game.run_path = run_dir.path
+        stack.enter_context(game)
         run_sync(run_generations(run_dir.path, game, scenario.population.generations, on_generation=hooks))
     game.finish(run_dir, models)
     return run_dir.path
+
+
+@contextlib.contextmanager
+def _scripted_session(run_dir: RunDirectory) -> Iterator[None]:
+    """What a scripted run does when it stops, as an LLM run does (`llm_session`): on an error it is marked failed
+    and `RunFailedError` says how to resume it (an actor's timeout already says so, and goes on as it is); on an
+    interrupt (Ctrl-C, a kill) it is marked interrupted and the interrupt goes on."""
+    from sandbox.base.errors import RunFailedError
+    from sandbox.core.budget import stop_run
+
+    try:
+        yield
+    except RunFailedError as error:
+        run_dir.write_status("failed", error=f"{type(error).__name__}: {error}")
+        raise
+    except BaseException as error:
+        stop_run(run_dir, error, "population")
 
 
 def _check_actor_timeout(scenario: PopulationScenario) -> None:

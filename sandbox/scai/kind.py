@@ -18,16 +18,18 @@ if TYPE_CHECKING:
 __all__ = ["SOCIETY", "load", "resume", "run"]
 
 
-def load(path: Path | str) -> Any:
+def load(path: Path | str, data: Any = None) -> Any:
     """A society file with `society.guided`'s paths read relative to it (a `solve:` file read in), its solved
     policy checked. A run directory's own `scenario.yaml` is read as stored (its paths are already absolute, and
-    its policy is checked when it resumes), so a finished run loads even after its policy has moved."""
+    its policy is checked when it resumes), so a finished run loads even after its policy has moved. `data`: the
+    scenario's fields written inside `path` (a sweep's base) instead of read from it."""
     from sandbox.base.errors import ScenarioError
     from sandbox.base.files import read_yaml
     from sandbox.core.scenario_files import parse_kind
     from sandbox.society.scenario import with_guided_paths
 
-    data, stored = read_yaml(path), (Path(path).parent / "run.json").is_file()
+    stored = data is None and (Path(path).parent / "run.json").is_file()
+    data = read_yaml(path) if data is None else data
     if not stored:
         try:
             data = with_guided_paths(data, Path(path).parent)

@@ -86,7 +86,7 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
     """Validate a sweep file's data; return it and the base scenario's data."""
     from pydantic import ValidationError
 
-    from sandbox.core.scenario_files import load_scenario, scenario_problems
+    from sandbox.core.scenario_files import load_scenario, load_scenario_data, scenario_problems
 
     if not isinstance(data, dict) or "sweep" not in data:
         raise ScenarioError(source, [("sweep", "missing: a sweep file has a sweep: block")])
@@ -100,6 +100,8 @@ def parse_sweep(data: Any, source: str, base_dir: Path | None = None) -> tuple[S
         # read as `sandbox run` reads it (its kind's loader): the files it names (a population's edges_file, a
         # society's guided members', a chain's society) relative to the base file, not to the working directory
         base = load_scenario(path).model_dump(mode="json")
+    else:  # the same loader, the files it names relative to the sweep file
+        base = load_scenario_data(base, base_dir or Path("."), source, "sweep.base").model_dump(mode="json")
     return sweep, base
 
 

@@ -19,11 +19,12 @@ if TYPE_CHECKING:
 __all__ = ["SWEEP"]
 
 
-def load(path: Path | str) -> Any:
-    """A sweep file with its base scenario read in (a relative `base:` is relative to the file)."""
-    from sandbox.sweep.config import SweepFile, load_sweep
+def load(path: Path | str, data: Any = None) -> Any:
+    """A sweep file with its base scenario read in (a relative `base:` is relative to the file). `data`: the sweep's
+    fields written inside `path` instead of read from it."""
+    from sandbox.sweep.config import SweepFile, load_sweep, parse_sweep
 
-    sweep, base = load_sweep(path)
+    sweep, base = load_sweep(path) if data is None else parse_sweep(data, str(path), Path(path).parent)
     return SweepFile.model_validate(
         {**sweep.model_dump(mode="json"), "sweep": {**sweep.sweep.model_dump(mode="json"), "base": base}}
     )

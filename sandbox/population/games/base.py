@@ -4,6 +4,7 @@ steps a game leaves as they are (no pairing, no separate scoring, no revision)."
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 from langchain_core.language_models import BaseChatModel
@@ -25,6 +26,7 @@ class PopulationGame:
 
     columns: Mapping[str, Sequence[str]]  # every table, by file name, with its header
     calls_models: ClassVar[bool] = True  # False: scripted strategies, no LLM session is opened
+    run_path: Path | None = None  # the run's directory, set before the game is entered: messages name it
 
     def __init__(self, scenario: Any, model: ModelOf | None) -> None:
         self.scenario, self.block, self._model = scenario, scenario.population, model

@@ -73,7 +73,9 @@ class ScriptedMatrix(PopulationGame):
         if self.block.actors > 1:  # Ray actors play the matches
             from sandbox.population.actors import ActorBlocks
 
-            self._actors = ActorBlocks(self.names, self.block.game, self.neighbours, self.block.actors)
+            self._actors = ActorBlocks(
+                self.names, self.block.game, self.neighbours, self.block.actors, run_dir=self.run_path
+            )
         self.matches = self._actors.__enter__()
         return self
 
