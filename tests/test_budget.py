@@ -17,9 +17,10 @@ from typer.testing import CliRunner
 from sandbox import RunResult
 from sandbox.cli.runs import app
 from sandbox.llm.budget import Budget, BudgetExhaustedError, Ledger, Price, Spent, refused, spent_in_transcript
+from sandbox.llm.scripted import scripted
 from sandbox.scai.dry_run import dry_run
 from sandbox.society.runner import aresume, arun
-from tests.conftest import small_scenario, ultimatum_model
+from tests.conftest import scripted_propose, scripted_respond, small_scenario, ultimatum_model
 
 runner = CliRunner()
 
@@ -101,6 +102,20 @@ def test_a_call_cap_stops_the_run_and_a_higher_cap_finishes_it_with_the_same_res
     assert yaml.safe_load((tmp_path / "cut" / "scenario.yaml").read_text())["budget"]["calls"] == 10 * calls
 
 
+def test_the_calls_in_flight_when_a_cap_is_reached_finish_and_are_in_the_transcript(tmp_path: Path) -> None:
+    # 6 proposals at once under a cap of 3: three are reserved and sent (each takes 0.2 s), three are refused at once
+    scenario = small_scenario(runs=1, epochs=1, budget={"calls": 3})
+    model = scripted(
+        [(r"You are the proposer", scripted_propose), (r"You are the responder", scripted_respond)], latency_s=0.2
+    )
+    with pytest.raises(BudgetExhaustedError, match="calls cap 3"):
+        asyncio.run(arun(scenario, out=tmp_path / "cut", models={"user": model}))
+    records = [json.loads(line) for line in (tmp_path / "cut" / "transcripts.jsonl").read_text().splitlines()]
+    sent = [r for r in records if not refused(r)]
+    # the run stopped once they had finished: each is in the transcript with its answer (and in the cache)
+    assert model.calls == len(sent) == 3 and all(r["answer"] and r["error"] is None for r in sent)
+
+
 def test_a_token_cap_and_a_dollar_cap_stop_a_run(tmp_path: Path) -> None:
     for budget, words in ((Budget(tokens=500), "tokens cap"), (Budget(usd=0.001), "usd cap")):
         scenario = small_scenario(
@@ -119,9 +134,17 @@ def test_the_cli_stops_with_exit_3_and_resumes_with_a_higher_cap(tmp_path: Path)
         file.write_text(yaml.safe_dump({**SCENARIO, "models": {"user": f"openai:loopback@{server.url}"}}))
         result = runner.invoke(app, ["run", str(file), "--out", str(tmp_path / "run"), "--max-calls", "7"])
         assert result.exit_code == 3, result.output
-        assert "calls cap 7 reached" in " ".join(result.output.split()) and len(server.requests) >= 7
+        assert "calls cap 7 reached" in " ".join(result.output.split())
         records = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
-        assert sum(not r["cache_hit"] and not refused(r) for r in records) == 7  # a call and its retries count once
+        sent = [r for r in records if not r["cache_hit"] and not refused(r)]
+        # The cap counts the calls it lets past the cache (a call and its retries once). When it refuses one, the
+        # play step lets its other episodes' calls end before the run stops, so each of the 7 calls it let through
+        # was sent and answered, and the transcript holds it: the server saw exactly those 7 (a retry resends the
+        # same body), no more and no fewer. Before, a failed step's other calls outlived it, and either one was
+        # cancelled unsent and recorded as made (the server saw 6), or one reached the server after the transcript
+        # closed and was lost from it.
+        assert len(sent) == 7 and all(r["answer"] and r["error"] is None for r in sent)
+        assert len({json.dumps(body, sort_keys=True) for body in server.requests}) == 7
         result = runner.invoke(app, ["resume", str(tmp_path / "run"), "--max-calls", "1000"])
         assert result.exit_code == 0, result.output
     assert (tmp_path / "run" / "summary.json").is_file()

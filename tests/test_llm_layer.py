@@ -230,6 +230,20 @@ async def test_failed_calls_are_recorded(tmp_path: Path) -> None:
     assert record["answer"] is None and "UnexpectedPromptError" in record["error"]
 
 
+async def test_a_cancelled_call_is_recorded_as_cancelled_not_as_an_answer(tmp_path: Path) -> None:
+    writer = TranscriptWriter(tmp_path / "t.jsonl")
+    stack = ModelStack(cache=None, sinks=[writer], concurrency=1)
+    model = stack.for_role("user", "embedded", {}, given=scripted([("Say hello", "hello")], latency_s=5.0))
+    call = asyncio.create_task(model.ainvoke(MESSAGES, call=CallInfo(role="user", agent="user-1", step="propose")))
+    await asyncio.sleep(0.05)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    writer.close()
+    [record] = read_transcript(tmp_path / "t.jsonl")
+    assert record["answer"] is None and record["error"].startswith("CancelledError")
+
+
 def test_specs() -> None:
     for good in ("embedded", "openai:gpt-4o-mini", "hf:/models/x", "vllm:Qwen/Qwen2.5-1.5B"):
         check_spec(good)

@@ -78,7 +78,7 @@ class RecordingChatModel(ChatModelWrapper):
         answer, error, usage, cache_hit, logprobs, metadata = None, None, {}, False, None, {}
         try:
             result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
-        except Exception as exc:
+        except BaseException as exc:  # a cancelled call too: recorded as such, never as an answer
             error = f"{type(exc).__name__}: {exc}"
             raise
         else:

@@ -102,9 +102,18 @@ def fan_out(state: SocietyState) -> list[Send]:
 
 
 async def play(batch: dict[str, Any], runtime: Runtime[SocietyContext]) -> dict[str, Any]:
-    """Play a batch of episodes concurrently; their records are appended to the state."""
-    records = await asyncio.gather(*(_play_one(task, runtime.context) for task in batch["batch"]))
-    return {"episodes": list(records)}
+    """Play a batch of episodes concurrently; their records are appended to the state.
+
+    When an episode fails (a budget refuses its call), the others still end before the step fails with the first
+    failure: their calls in flight finish (and are cached), and none outlives the run's transcript, which records
+    every call made."""
+    outcomes = await asyncio.gather(
+        *(_play_one(task, runtime.context) for task in batch["batch"]), return_exceptions=True
+    )
+    failures = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    if failures:
+        raise failures[0]
+    return {"episodes": list(outcomes)}
 
 
 async def _play_one(task: dict[str, Any], ctx: SocietyContext) -> dict[str, Any]:
