@@ -531,3 +531,22 @@ def test_a_resumed_run_counts_on_only_once_its_new_session_writes_and_an_old_run
     with hold(path):
         RunDirectory(path).write_status("complete")
     assert 3600 <= json.loads((path / "run.json").read_text())["active_seconds"] < 3601
+
+
+def test_a_scenario_nested_100000_deep_is_a_corrupt_row_not_a_crash_of_the_viewer(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    run = tmp_path / "runs" / "deep-yaml"
+    run.mkdir(parents=True)
+    (run / "scenario.yaml").write_text("[" * 100_000 + "]" * 100_000)
+    (tmp_path / "runs" / "fine").mkdir()
+    (tmp_path / "runs" / "fine" / "scenario.yaml").write_text("name: fine\nsociety: {size: 4}\n")
+    listing = (
+        "import json, sys; from sandbox.viewer.catalog import Catalog; print(json.dumps(Catalog(sys.argv[1]).rows()))"
+    )
+    done = subprocess.run([sys.executable, "-c", listing, str(tmp_path / "runs")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-500:]  # was -11: libyaml's parser recursed until the process died
+    rows = {row["path"]: row for row in json.loads(done.stdout)}
+    assert rows["deep-yaml"]["status"] == "corrupt" and "RecursionError" in rows["deep-yaml"]["problem"]
+    assert rows["fine"]["scenario"] == "fine"

@@ -43,7 +43,7 @@ from sandbox.core.run_dir import (
 )
 from sandbox.viewer.transcripts import count_lines, next_newline, whole_lines
 
-__all__ = ["Catalog", "find_runs", "read_row"]
+__all__ = ["Catalog", "find_runs", "read_row", "shallow"]
 
 SKIP = {"__pycache__", "node_modules", "adapter", "checkpoint", "student_base"}  # never runs; large
 MAX_DEPTH = 8
@@ -51,6 +51,33 @@ HEADLINE = 4  # headline figures per row, where the kind names none
 _TOKENS = re.compile(rb'"(?:input|output)_tokens": (\d+)')
 _HITS = re.compile(rb'"cache_hit": true')
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_FLOW = re.compile(r"[\[\]{}]")
+_DASHES = re.compile(r"^[ \t]*((?:-[ \t]+)+)", re.MULTILINE)
+_INDENT = re.compile(r"^[ \t]*", re.MULTILINE)
+DEEP = 100  # levels of nesting past which a scenario is read by the Python parser, not libyaml's
+
+
+def shallow(text: str, limit: int = DEEP) -> bool:
+    """Whether YAML `text` nests at most about `limit` levels: flow brackets, compact sequences (`- - - x`) and
+    indentation, counted roughly (a bracket inside a quoted string counts too: such text only goes to the slower
+    parser). libyaml's C parser recurses with no limit, so a file nested 100,000 deep ends the process (a
+    segmentation fault, the whole viewer gone); Python's parser stops with a `RecursionError`, which is caught.
+
+    >>> shallow("a: [1, {b: 2}]\\nc:\\n  - - x\\n"), shallow("[" * 500 + "]" * 500), shallow("- " * 500 + "x")
+    (True, False, False)
+    """
+    depth = deepest = 0
+    for bracket in _FLOW.findall(text):
+        depth = depth + 1 if bracket in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    dashes = max((m.group(1).count("-") for m in _DASHES.finditer(text)), default=0)
+    indent = max((len(m.group(0)) for m in _INDENT.finditer(text)), default=0)
+    return deepest <= limit and dashes <= limit and indent <= 4 * limit
+
+
+def _yaml(text: str) -> Any:
+    """A scenario's YAML: libyaml's fast parser when the text is shallow (`shallow`), else Python's."""
+    return yaml.load(text, Loader=_LOADER if shallow(text) else yaml.SafeLoader)
 
 
 def find_runs(root: Path) -> list[Path]:
@@ -187,7 +214,7 @@ def read_row(path: Path, root: Path, held: dict[int, str]) -> dict[str, Any]:
         kind = kinds.kinds().get(named) if named else None  # a kind not installed here keeps its name
         where = SCENARIO
         if (path / SCENARIO).is_file():
-            data = yaml.load(_inside(root, path / SCENARIO).read_text(encoding="utf-8"), Loader=_LOADER)
+            data = _yaml(_inside(root, path / SCENARIO).read_text(encoding="utf-8"))
             if not isinstance(data, dict):
                 raise ValueError("not a mapping")
             kind = kind or (None if named else kinds.kind_of_data(data))
