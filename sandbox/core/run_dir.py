@@ -42,6 +42,7 @@ import yaml
 
 from sandbox.base.errors import UsageError
 from sandbox.base.files import read_json
+from sandbox.core.run_time import last_write, worked_before
 
 SCENARIO = "scenario.yaml"
 SWEEP = "sweep.yaml"  # a sweep directory's (`sandbox.sweep.run`)
@@ -109,11 +110,7 @@ def _holder(fd: int) -> str:
 
 def held_inodes(holders: dict[str, str] | None = None) -> set[int]:
     """The inode numbers of the files a `flock` is held on (`flock_holders`, device left out)."""
-    return {
-        int(key.rsplit(":", 1)[-1])
-        for key in (flock_holders() if holders is None else holders)
-        if key.rsplit(":", 1)[-1].isdigit()
-    }
+    return set(held_pids(holders))
 
 
 def is_held(path: Path | str, held: set[int] | None = None) -> bool:
@@ -126,30 +123,6 @@ def is_held(path: Path | str, held: set[int] | None = None) -> bool:
     return inode in (held_inodes() if held is None else held)
 
 
-# The files a run writes as it goes (its transcript with every call, its store, its tables), whose times say when
-# it last worked; not a report, a tracking record or a file someone put beside it.
-_WORK_SUFFIXES = (".jsonl", ".csv", ".sqlite", ".sqlite-wal", ".json")
-_NOT_WORK = {"tracking.json"}
-
-
-def last_write(path: Path | str) -> float | None:
-    """The latest modification time of the files a run writes directly in `path` (a transcript grows with every
-    call; `report.html` or a file put beside the run is not its work), or None when it holds none."""
-    try:
-        with os.scandir(path) as entries:
-            times = [
-                entry.stat().st_mtime
-                for entry in entries
-                if entry.is_file(follow_symlinks=False)
-                and entry.name.endswith(_WORK_SUFFIXES)
-                and not entry.name.startswith(".")
-                and entry.name not in _NOT_WORK
-            ]
-    except OSError:
-        return None
-    return max(times, default=None)
-
-
 def held_pids(holders: dict[str, str] | None = None) -> dict[int, str]:
     """The inode numbers of the files a `flock` is held on, each with its holder's process id."""
     found: dict[int, str] = {}
@@ -158,47 +131,6 @@ def held_pids(holders: dict[str, str] | None = None) -> dict[int, str]:
         if inode.isdigit():
             found[int(inode)] = pid
     return found
-
-
-def session_seconds(status: dict[str, Any], *, now: float | None = None, last: float | None = None) -> float | None:
-    """A run's working time, from its status (`RunDirectory.write_status`): the sessions before this one, plus
-    this one up to `now` (a session in progress), else up to its last status, or, for a session that was killed
-    (status still `running`), up to `last` (the directory's last write). None for a run without these fields
-    (written before they were kept).
-
-    >>> status = {"status": "running", "active_before": 60.0, "session_started": 1000.0, "updated": 1005.0}
-    >>> session_seconds(status, now=1030.0), session_seconds(status, last=1020.0), session_seconds({})
-    (90.0, 80.0, None)
-    """
-    started, before = status.get("session_started"), status.get("active_before")
-    if not isinstance(started, int | float) or not isinstance(before, int | float):
-        return None
-    done = status.get("active_seconds")
-    if now is None and status.get("status") != "running" and isinstance(done, int | float):
-        return float(done)  # a session that ended: its own count (a later write without a hold changes nothing)
-    written = status.get("updated")
-    updated = float(written) if isinstance(written, int | float) else float(started)
-    if now is not None:
-        end = now
-    elif status.get("status") == "running":
-        end = max(updated, last or updated)
-    else:
-        end = updated
-    return round(before + max(0.0, end - started), 3)
-
-
-def _worked_before(status: dict[str, Any], last: float | None) -> float:
-    """The working time of a run's sessions before this one, from its status: kept by `write_status`, else (a run
-    from before it kept them) its own `seconds`, else the time between its start and its last status."""
-    kept = session_seconds(status, last=last)
-    if kept is not None:
-        return kept
-    seconds, created, updated = status.get("seconds"), status.get("created"), status.get("updated")
-    if isinstance(seconds, int | float) and not isinstance(seconds, bool):
-        return float(seconds)
-    if isinstance(created, int | float) and isinstance(updated, int | float):
-        return max(0.0, float(updated) - float(created))
-    return 0.0
 
 
 @contextmanager
@@ -360,7 +292,7 @@ class RunDirectory:
         if session is not None:  # the working time: earlier sessions (a killed one up to its last write), then this
             started, last = session
             if old.get("session_started") != started:
-                data["active_before"] = _worked_before(old, last)
+                data["active_before"] = worked_before(old, last)
                 data["session_started"] = started
             data["session_pid"] = os.getpid()
             data["active_seconds"] = round(data["active_before"] + now - started, 3)

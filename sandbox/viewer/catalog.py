@@ -38,9 +38,9 @@ from sandbox.core.run_dir import (
     SWEEP,
     TRANSCRIPTS,
     held_pids,
-    last_write,
-    session_seconds,
 )
+from sandbox.core.run_time import last_write, session_seconds
+from sandbox.viewer.page import unaddressable
 from sandbox.viewer.transcripts import count_lines, next_newline, whole_lines
 
 __all__ = ["Catalog", "find_runs", "read_row", "shallow"]
@@ -162,21 +162,6 @@ def _seconds(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _bad_name(relative: str) -> str | None:
-    r"""Why the viewer cannot open a run at `relative` (its row is listed as corrupt), or None.
-
-    >>> _bad_name("runs/a\\b"), _bad_name("ok/run-1")
-    ('its path holds a backslash, which the viewer does not open: rename the folder', None)
-    """
-    try:
-        relative.encode("utf-8")
-    except UnicodeEncodeError:
-        return "its path is not valid UTF-8 (the viewer cannot name it in an address): rename the folder"
-    if "\\" in relative:
-        return "its path holds a backslash, which the viewer does not open: rename the folder"
-    return None
-
-
 def read_row(path: Path, root: Path, held: dict[int, str]) -> dict[str, Any]:
     """One run directory's row (never raises: a file that cannot be read makes the row `corrupt`, naming it).
     `held`: the inodes a process holds a lock on, with its process id (`sandbox.core.run_dir.held_pids`), read once
@@ -196,7 +181,7 @@ def read_row(path: Path, root: Path, held: dict[int, str]) -> dict[str, Any]:
         "headline": {},
         "opens": True,
     }
-    problem = _bad_name(relative)
+    problem = unaddressable(relative)
     if problem is not None:
         row["path"] = relative.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         row["problem"], row["opens"] = problem, False

@@ -40,6 +40,7 @@ __all__ = [
     "render",
     "run_page",
     "sections_of",
+    "unaddressable",
     "word_diff",
 ]
 
@@ -48,18 +49,26 @@ TABLE_ROWS = 1000  # rows of a table sent to the page; the whole file is linked
 CHART_POINTS = 5000  # points of one trace; longer traces are thinned evenly
 
 
-def addressable(relative: str) -> bool:
-    r"""Whether a path can be put in the viewer's addresses: valid UTF-8 (a name that is not is held as lone
-    surrogates, which no URL can carry) and no backslash (`server.inside` refuses one).
+def unaddressable(relative: str) -> str | None:
+    r"""Why a path cannot be put in the viewer's addresses (its run is listed as corrupt, and never linked), or None:
+    not valid UTF-8 (a name that is not is held as lone surrogates, which no URL can carry), or a backslash
+    (`server.inside` refuses one).
 
-    >>> addressable("runs/a"), addressable("runs/a\\b"), addressable("bad-\udcff")
-    (True, False, False)
+    >>> unaddressable("runs/a\\b"), unaddressable("ok/run-1"), addressable("bad-\udcff")
+    ('its path holds a backslash, which the viewer does not open: rename the folder', None, False)
     """
     try:
         relative.encode("utf-8")
     except UnicodeEncodeError:
-        return False
-    return "\\" not in relative
+        return "its path is not valid UTF-8 (the viewer cannot name it in an address): rename the folder"
+    if "\\" in relative:
+        return "its path holds a backslash, which the viewer does not open: rename the folder"
+    return None
+
+
+def addressable(relative: str) -> bool:
+    """Whether a path can be put in the viewer's addresses (`unaddressable`)."""
+    return unaddressable(relative) is None
 
 
 def is_run_dir(path: Path) -> bool:
