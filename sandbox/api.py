@@ -24,7 +24,7 @@ from sandbox.core import kinds
 from sandbox.core.result import RunResult
 from sandbox.core.scenario_files import load_scenario
 
-__all__ = ["RunResult", "load_scenario", "resume", "run"]
+__all__ = ["RunResult", "fork", "load_scenario", "resume", "run"]
 
 
 def run(
@@ -64,3 +64,34 @@ def resume(
     """Continue an interrupted run of any kind and return its result."""
     kind = kinds.kind_of_dir(path)
     return RunResult.load(kind.call("resume", Path(path), models=models, hooks=hooks, ledgers=ledgers))
+
+
+def fork(
+    run: str | Path,
+    *,
+    at: int,
+    changes: dict[str, Any] | None = None,
+    out: str | Path | None = None,
+    models: kinds.GivenModels = None,
+    hooks: Any = None,
+) -> RunResult:
+    """Fork the run directory `run` at step `at` (an epoch of a society, a generation of a population), run the fork
+    on with `changes` and return its result.
+
+    Args:
+        run: A run directory of a kind that checkpoints steps (society, population), held by no process.
+        at: The step the fork starts from: its steps before `at` are the run's own (copied, never played again).
+        changes: {field: value}: scenario fields by dotted path (`{"population.revision.beta": 2}`), or state edits
+            the kind names under `state.` (`{"state.policy": "Share equally."}`); none: the run again from `at`,
+            its calls served from its response cache.
+        out: The fork's directory (new or empty); default `<run>-fork<at>-<time>` beside the run.
+        models: Chat models per role, as for `run` (they must be the run's own for its cache to answer).
+        hooks: The kind's progress callbacks.
+
+    Raises:
+        UsageError, ScenarioError: a change the kind cannot apply at `at`, a step beyond the run, a run in progress
+            or from an older sandbox; nothing is written.
+    """
+    from sandbox.engine.fork import fork_run
+
+    return RunResult.load(fork_run(run, at, changes, out=out, models=models, hooks=hooks))

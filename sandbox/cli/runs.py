@@ -209,6 +209,7 @@ def load_commands() -> None:
     """Import every registered kind's command modules, so their commands join `app`; each of a kind's commands
     checks the kind's extras (`RunKind.extras`) before it starts (exit 2 with the `pip install` line)."""
     importlib.import_module("sandbox.cli.tools")
+    importlib.import_module("sandbox.cli.branches")
     importlib.import_module("sandbox.viewer.commands")
     for kind in kinds.kinds().values():
         for module in kind.commands:

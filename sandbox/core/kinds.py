@@ -177,6 +177,9 @@ class RunKind:
     """A `sandbox.core.conformance.ConformanceCase`: the kind's small run (its scenario, its scripted models, its
     progress hooks, the tables an interrupted and resumed run must write identically), played by the conformance
     test for every registered kind."""
+    steps: str | None = None
+    """A `sandbox.core.steps.Steps`: what a step of the kind's runs is (an epoch, a generation), which changes a fork
+    may make at one, and the headline figure per step; a kind without one cannot be forked or replayed."""
     headline: tuple[str, ...] = ()
     """The `summary.json` fields that the viewer's list of runs shows (a dotted name reads into a mapping:
     `offered_share_by_norm.fair.mean`); those a run lacks are left out; default: the summary's first numbers."""

@@ -211,6 +211,7 @@ POPULATION = RunKind(
         "population-actors": "sandbox.population.bench:bench_population_actors",
         "fidelity": "sandbox.population.fidelity:bench_fidelity",
     },
+    steps="sandbox.population.steps:STEPS",
     conformance="sandbox.population.conformance:CASE",
     example="scenarios/population/pd_grid_nowak_may.yaml",
     view="sandbox.population.view:view",

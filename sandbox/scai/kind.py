@@ -131,6 +131,7 @@ SOCIETY = RunKind(
         "pool": "sandbox.scai.pool_bench:bench_pool",
         "principles": "sandbox.scai.principles:bench_principles",
     },
+    steps="sandbox.scai.steps:STEPS",
     conformance="sandbox.scai.conformance:CASE",
     example="scenarios/default.yaml",
     view="sandbox.scai.view:view",

@@ -1,0 +1,378 @@
+"""Fork a run at a step: a new run directory whose steps up to the fork are the parent's, which then runs on with
+the changes (`sandbox fork RUN --at STEP --set FIELD=VALUE`, `sandbox.fork`).
+
+How (for every kind that names its `Steps`, `sandbox.core.steps`):
+
+1. The checks, before anything is written: the parent is a run of a kind with steps, from this engine (a store
+   with checkpoints), held by no process; the step is one every thread of it has reached; each change is a field of
+   the scenario that the kind can change at that step, or a state edit it names; the changed scenario validates.
+   Each failure is `UsageError` (exit 2) naming the cause.
+2. The fork's directory: the changed scenario; the parent's store, response cache, inline solve and tables, copied;
+   in the store every thread is cut back to its checkpoint at the step (LangGraph's checkpoints after it and the
+   step's pending writes deleted), the state edits and a new number of steps applied there with LangGraph's
+   `update_state` (as the node that wrote that checkpoint, so the graph routes on as it would have); the tables
+   whose sizes the checkpoint records cut back to them; the transcript keeps the parent's calls of the steps
+   before; `fork.json` records the parent, the step and the changes, and the parent's `forks.jsonl` the fork.
+3. The fork runs on as a resumed run does, from the step. Its calls come from the copied response cache when the
+   parent made them (a fork without a change makes no model call), and from the model otherwise.
+
+A fork at step 0 whose changes include a field the run reads when it starts (the population's members, the
+network) is a new run of the changed scenario with the parent's cache: no step is the parent's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import time
+from collections.abc import Mapping
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sandbox.base.errors import UsageError
+from sandbox.base.sync import run_sync
+from sandbox.core import kinds
+from sandbox.core import run_dir as layout
+from sandbox.core.run_dir import RunDirectory, atomic_write_text, hold, is_held
+from sandbox.core.scenario_files import load_run_scenario, validate_model
+from sandbox.core.steps import (
+    FORK,
+    FORKS,
+    Steps,
+    changed_fields,
+    first_differences,
+    note_fork,
+    set_path,
+    split_changes,
+)
+from sandbox.engine.store import CHECKPOINT_WAL, last_state, open_store
+
+__all__ = ["ForkPlan", "fork_run", "make_fork", "plan_fork", "steps_of"]
+
+# What a fork never copies from its parent: what describes the parent's own end, and its lineage.
+NOT_COPIED = {layout.STATUS, layout.SUMMARY, FORK, FORKS, "report.html", "tracking.json"}
+COPIED_AS_DATABASE = {layout.STORE, layout.CACHE}
+
+
+def steps_of(kind: kinds.RunKind) -> Steps:
+    """The kind's steps (`RunKind.steps`); `UsageError` when its runs have none to fork or replay at."""
+    if kind.steps is None:
+        raise UsageError(
+            f"{kind.name} runs have no steps to fork at (only runs that checkpoint steps: society, population)"
+        )
+    steps = kinds.resolve(kind.steps)
+    assert isinstance(steps, Steps), f"{kind.steps} is not a Steps"
+    return steps
+
+
+@dataclass
+class ForkPlan:
+    """What a fork will do, checked before anything is written."""
+
+    parent: Path
+    kind: kinds.RunKind
+    steps: Steps
+    at: int
+    scenario: Any
+    fields: dict[str, Any]
+    edits: dict[str, Any]
+    fresh: bool  # a new run of the changed scenario (a start field changed at step 0): no checkpoint is carried
+    threads: dict[str, Any] = field(default_factory=dict)  # thread -> the snapshot at the step (not `fresh`)
+
+    def record(self) -> dict[str, Any]:
+        from sandbox import __version__
+
+        return {
+            "parent": str(self.parent.resolve()),
+            "parent_name": self.parent.name,
+            "kind": self.kind.name,
+            "at": self.at,
+            "unit": self.steps.unit,
+            "changes": {**self.fields, **{f"state.{k}": v for k, v in self.edits.items()}},
+            "fresh": self.fresh,
+            "made": time.time(),
+            "sandbox": __version__,
+        }
+
+
+def _check_parent(parent: Path) -> kinds.RunKind:
+    if not parent.is_dir():
+        raise UsageError(f"{parent}: no such run directory")
+    kind = kinds.kind_of_dir(parent)
+    steps_of(kind)
+    if is_held(parent):
+        raise UsageError(f"{parent} is in use by a process (a run in progress); fork it when it has stopped")
+    if (parent / "state.json").is_file() or not (parent / layout.STORE).is_file():
+        raise UsageError(
+            f"{parent} has no engine checkpoints ({layout.STORE}): it was made by an older sandbox, or stopped before "
+            "its first step; run its scenario again to fork it"
+        )
+    return kind
+
+
+def _changed_scenario(parent: Path, kind: kinds.RunKind, scenario: Any, fields: Mapping[str, Any]) -> Any:
+    data = scenario.model_dump(mode="json")
+    for name, value in fields.items():
+        try:
+            data = set_path(data, name, value)
+        except ValueError as error:
+            raise UsageError(f"--set {name}: not a field of the scenario ({error})") from None
+    return validate_model(kind.scenario_model(), data, f"{parent / layout.SCENARIO} with the fork's changes")
+
+
+async def _snapshots(parent: Path, steps: Steps, scenario: Any, at: int) -> dict[str, Any]:
+    """Each thread's snapshot at step `at` (and the node that wrote it), read from the parent's store."""
+    found: dict[str, Any] = {}
+    async with open_store(parent) as saver:
+        graph = steps.graph(saver, scenario)
+        for thread in steps.threads(scenario):
+            history = [s async for s in graph.aget_state_history({"configurable": {"thread_id": thread}})]
+            if not history or not history[0].values:
+                raise UsageError(f"{parent}: {thread} has no checkpoint (it stopped before its first step)")
+            done = int(history[0].values.get(steps.key, 0))
+            found[thread] = _at_step(history, steps, at, done)
+    return found
+
+
+def _at_step(history: list[Any], steps: Steps, at: int, done: int) -> tuple[Any, str]:
+    """The snapshot where step `at` is about to start (its first node next; at the run's last step, the first
+    snapshot that counts it), with the node that wrote it (the node the snapshot before it ran)."""
+    oldest_first = list(reversed(history))
+    chosen = None
+    for i, snapshot in enumerate(oldest_first):
+        if int(snapshot.values.get(steps.key, -1)) != at:
+            continue
+        if at == done and chosen is None:
+            chosen = i  # the first snapshot at the last step: before a kind's closing nodes (SCAI's final proposals)
+        if snapshot.next == ("pair",):
+            chosen = i
+            break
+    if chosen is None or chosen == 0:
+        raise UsageError(f"no checkpoint at {steps.unit} {at} (the run's store does not hold one)")
+    writer = oldest_first[chosen - 1].next
+    return oldest_first[chosen], writer[0] if len(writer) == 1 else ""
+
+
+def plan_fork(parent: Path | str, at: int, changes: Mapping[str, Any]) -> ForkPlan:
+    """Check a fork of `parent` at step `at` with `changes` ({field: value}, `state.NAME` for a state edit) and say
+    what it will do; `UsageError` or `ScenarioError` (exit 2) when it cannot be made. Writes nothing."""
+    parent = Path(parent)
+    kind = _check_parent(parent)
+    steps = steps_of(kind)
+    if at < 0:
+        raise UsageError(f"--at {at}: a {steps.unit} is 0 or more")
+    scenario = load_run_scenario(parent)
+    _check_step(parent, steps, scenario, at)
+    fields, edits = split_changes(changes)
+    changed = _changed_scenario(parent, kind, scenario, fields)
+    different = changed_fields(scenario.model_dump(mode="json"), changed.model_dump(mode="json"))
+    fixed = [f for f in different if steps.is_fixed(f)]
+    if edits and steps.edit is None:
+        raise UsageError(f"--set state.{next(iter(edits))}: {kind.name} runs take no state edits")
+    count = int(_get(changed.model_dump(mode="json"), steps.count))
+    if count < at:
+        raise UsageError(f"--set {steps.count}={count}: fewer {steps.unit}s than the fork keeps from its parent ({at})")
+    if fixed and at > 0:
+        raise UsageError(
+            f"--set {first_differences(fixed)}: read when the run starts and then held in its state, so a fork at "
+            f"{steps.unit} {at} cannot change it; fork at {steps.unit} 0 (a new run with the parent's cache), or edit "
+            f"the state instead ({steps.edits or 'this kind takes no state edits'})"
+        )
+    fresh = bool(fixed)  # at step 0
+    if fresh and edits:
+        raise UsageError(
+            f"--set state.{next(iter(edits))}: {first_differences(fixed)} make the fork a new run, which has no state "
+            "to edit at its start; change the scenario's fields instead"
+        )
+    plan = ForkPlan(parent, kind, steps, at, changed, dict(fields), dict(edits), fresh)
+    if not fresh:
+        plan.threads = run_sync(_snapshots(parent, steps, scenario, at))
+        assert steps.edit is not None or not edits
+        for thread, (snapshot, _) in plan.threads.items():
+            for name, value in edits.items():
+                try:
+                    steps.edit(snapshot.values, name, value)  # type: ignore[misc]
+                except ValueError as error:
+                    raise UsageError(f"--set state.{name}: {error} (at {steps.unit} {at} of {thread})") from None
+    return plan
+
+
+def _check_step(parent: Path, steps: Steps, scenario: Any, at: int) -> None:
+    """`UsageError` when a thread of the run has not reached step `at` (read from its last checkpoint)."""
+    for thread in steps.threads(scenario):
+        state = last_state(parent, thread)
+        if not state:
+            raise UsageError(f"{parent}: {thread} has no checkpoint (the run stopped before its first {steps.unit})")
+        done = int(state.get(steps.key, 0))
+        if at > done:
+            where = f" ({thread})" if len(steps.threads(scenario)) > 1 else ""
+            raise UsageError(
+                f"--at {at}: {parent} has played {done} {steps.unit}s{where}; fork at {steps.unit} 0 to {done}"
+            )
+
+
+def _get(data: Any, path: str) -> Any:
+    for part in path.split("."):
+        data = data[int(part)] if isinstance(data, list) else data[part]
+    return data
+
+
+def fork_run(
+    parent: Path | str,
+    at: int,
+    changes: Mapping[str, Any] | None = None,
+    *,
+    out: Path | str | None = None,
+    models: kinds.GivenModels = None,
+    hooks: Any = None,
+) -> Path:
+    """Fork the run `parent` at step `at` with `changes` into `out` (default: beside the parent,
+    `<parent>-fork<at>-<time>`), run it to its end, and return its directory. See the module's text."""
+    path = make_fork(parent, at, changes, out=out)
+    return Path(kinds.kind_of_dir(path).call("resume", path, models=models, hooks=hooks))
+
+
+def make_fork(
+    parent: Path | str, at: int, changes: Mapping[str, Any] | None = None, *, out: Path | str | None = None
+) -> Path:
+    """Check and write the fork's directory (`fork_run` without running it on: `sandbox resume` does that)."""
+    plan = plan_fork(parent, at, changes or {})
+    path = Path(out) if out is not None else _default_out(plan.parent, at)
+    RunDirectory.check_new(path)
+    existed = path.exists()
+    with hold(plan.parent, create=False), hold(path):  # the parent is not written, but no run may start in it now
+        try:
+            _prepare(plan, path)
+        except BaseException:
+            _remove(path, existed)  # nothing half-written
+            raise
+    note_fork(plan.parent, path, plan.record())
+    return path
+
+
+def _remove(path: Path, existed: bool) -> None:
+    if existed:
+        for entry in path.iterdir():
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _default_out(parent: Path, at: int) -> Path:
+    return parent.parent / f"{parent.name}-fork{at}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _prepare(plan: ForkPlan, path: Path) -> None:
+    """Write the fork's directory (its scenario last but one, its fork.json last: a fork killed while it is made is
+    no run directory, and `sandbox fork` can make it again into the same place once it is removed)."""
+    parent = plan.parent
+    path.mkdir(parents=True, exist_ok=True)
+    _copy_database(parent / layout.CACHE, path / layout.CACHE)
+    if not plan.fresh:
+        _copy_files(parent, path, plan)
+        _copy_database(parent / layout.STORE, path / layout.STORE)
+        run_sync(_cut_store(path, plan))
+        _cut_tables(path, plan)
+        _cut_transcript(parent, path, plan.at)
+    elif (parent / layout.GUIDED).is_dir():
+        shutil.copytree(parent / layout.GUIDED, path / layout.GUIDED)
+    atomic_write_text(path / layout.SCENARIO, yaml.safe_dump(plan.scenario.model_dump(mode="json"), sort_keys=False))
+    RunDirectory(path).write_status("running", created=time.time(), forked_from=str(parent.resolve()), fork_at=plan.at)
+    atomic_write_text(path / FORK, json.dumps(plan.record(), indent=2))
+
+
+def _copy_database(source: Path, target: Path) -> None:
+    """Copy an SQLite file with its write-ahead log folded in (SQLite's backup: a consistent copy)."""
+    if not source.is_file():
+        return
+    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(target)) as dst:
+        src.backup(dst)
+        dst.execute(CHECKPOINT_WAL)
+
+
+def _copy_files(parent: Path, path: Path, plan: ForkPlan) -> None:
+    """The parent's files a resumed run reads (its inline solve, its step tables, its agents), less its results."""
+    dropped = set(plan.kind.tables.values()) - _step_tables(plan)
+    for entry in parent.iterdir():
+        name = entry.name
+        if name in NOT_COPIED or name in COPIED_AS_DATABASE or name in dropped or name.startswith("."):
+            continue
+        if name.startswith((layout.STORE, layout.CACHE)) or name == layout.TRANSCRIPTS or entry.suffix == ".png":
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, path / name)
+        elif entry.is_file():
+            shutil.copy2(entry, path / name)
+
+
+def _step_tables(plan: ForkPlan) -> set[str]:
+    """The tables whose sizes the checkpoint at the step records (the engine's tables, cut back to them)."""
+    return {name for snapshot, _ in plan.threads.values() for name in (snapshot.values.get("tables") or {})}
+
+
+def _cut_tables(path: Path, plan: ForkPlan) -> None:
+    for snapshot, _ in plan.threads.values():
+        for name, size in (snapshot.values.get("tables") or {}).items():
+            if (path / name).is_file():
+                with (path / name).open("r+b") as handle:
+                    handle.truncate(size)
+
+
+async def _cut_store(path: Path, plan: ForkPlan) -> None:
+    """Cut every thread of the fork's store back to its checkpoint at the step, then apply the changes there."""
+    with closing(sqlite3.connect(path / layout.STORE)) as db, db:
+        for thread, (snapshot, _) in plan.threads.items():
+            checkpoint = snapshot.config["configurable"]["checkpoint_id"]
+            db.execute("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id > ?", (thread, checkpoint))
+            db.execute("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id >= ?", (thread, checkpoint))
+    steps = plan.steps
+    count = int(_get(plan.scenario.model_dump(mode="json"), steps.count))
+    async with open_store(path) as saver:
+        graph = steps.graph(saver, plan.scenario)
+        for snapshot, writer in plan.threads.values():
+            update: dict[str, Any] = {}
+            if int(snapshot.values.get(steps.count_key, count)) != count:
+                update[steps.count_key] = count
+            for name, value in plan.edits.items():
+                assert steps.edit is not None
+                update |= steps.edit({**snapshot.values, **update}, name, value)
+            if update:
+                await graph.aupdate_state(snapshot.config, update, as_node=writer or None)
+
+
+def _cut_transcript(parent: Path, path: Path, at: int) -> None:
+    """The parent's calls of the steps before the fork (a call's `epoch` is its step; one with none is kept), and
+    the games' notes of them."""
+    from sandbox.llm import moves
+
+    source = parent / layout.TRANSCRIPTS
+    if not source.is_file():
+        return
+    kept: set[str] = set()
+    with source.open(encoding="utf-8") as lines, (path / layout.TRANSCRIPTS).open("w", encoding="utf-8") as out:
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            step = record.get("epoch")
+            if step is None or int(step) < at:
+                out.write(line if line.endswith("\n") else line + "\n")
+                kept.add(record.get("call_id"))
+    notes = moves.notes_path(source)
+    if notes.is_file():
+        with (
+            notes.open(encoding="utf-8") as lines,
+            moves.notes_path(path / layout.TRANSCRIPTS).open("w", encoding="utf-8") as out,
+        ):
+            for line in lines:
+                try:
+                    if json.loads(line).get("call_id") in kept:
+                        out.write(line)
+                except ValueError:
+                    continue

@@ -1,0 +1,72 @@
+"""The population kind's steps (`sandbox.core.steps.Steps`): a step is a generation; a fork may change the revision,
+the game's settings, the models and the number of generations at any generation, and edit the population's state
+(`state.PATH`, a path into what the game holds between generations: `state.agents.3.committed=B` in the naming game,
+`state.stock=40` in the commons, `state.agents.2.norm=TEXT` in the donor game); the members, their shares, the network
+and the seed build the population at generation 0, so only a fork at 0 changes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sandbox.core.steps import Steps, set_path
+
+__all__ = ["STEPS"]
+
+# generations.csv's headline column of each game, the first one a run's table has.
+HEADLINES = ("cooperation", "dominant_share", "mean_donated_share", "stock", "mean_offered_share")
+
+
+def _graph(checkpointer: Any, scenario: Any) -> Any:
+    from sandbox.engine.generations import build_generation_graph
+
+    return build_generation_graph(checkpointer)
+
+
+def _edit(values: Mapping[str, Any], name: str, value: Any) -> dict[str, Any]:
+    """`state.NAME=VALUE`: the value at path NAME in the population's state set (to a value of the same type)."""
+    agents = values.get("agents")
+    if not isinstance(agents, dict | list):
+        raise ValueError(
+            "this game holds its population packed (scripted strategies); change the members at generation 0"
+        )
+    return {"agents": set_path(agents, name, value, same_type=True)}
+
+
+def series(path: Path) -> pd.DataFrame:
+    """The run's headline figure per generation (generations.csv's first headline column)."""
+    from sandbox.base.files import read_csv
+
+    table = read_csv(Path(path) / "generations.csv")
+    column = next((c for c in HEADLINES if c in table.columns), None)
+    if column is None:
+        return pd.DataFrame(columns=["step", "run", "figure", "value"])
+    return pd.DataFrame(
+        {"step": table["generation"], "run": 0, "figure": column.replace("_", " "), "value": table[column]}
+    )
+
+
+STEPS = Steps(
+    unit="generation",
+    key="generation",
+    count="population.generations",
+    count_key="generations",
+    threads=lambda scenario: ["population"],
+    graph=_graph,
+    fixed=(
+        "seed",
+        "population.agents",
+        "population.members",
+        "population.network",
+        "population.game.kind",
+        "population.game.play",
+    ),
+    edit=_edit,
+    edits="state.PATH into the population's state, e.g. state.agents.3.committed=B (naming game), state.stock=40 "
+    "(commons), state.agents.2.norm=TEXT (donor game)",
+    series=series,
+)
