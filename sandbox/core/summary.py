@@ -28,7 +28,14 @@ FRAME = ("schema_version", "kind")  # the fields every summary.json carries besi
 def write_summary(path: Path | Any, summary: dict[str, Any], *, kind: str) -> dict[str, Any]:
     """Write `summary` as the run directory `path`'s `summary.json` (atomically), framed by `schema_version` and
     `kind`; return what was written. `summary` holds `scenario` (the scenario's name) and the kind's figures."""
+    from sandbox.core.steps import lineage
+
     data = {"schema_version": SCHEMA_VERSION, "kind": kind, **{k: v for k, v in summary.items() if k not in FRAME}}
+    ancestors = lineage(Path(getattr(path, "path", path)))
+    if ancestors:  # a fork: its parent, the step and the changes, then the parent's own, up the chain
+        data["lineage"] = [
+            {k: record.get(k) for k in ("parent", "at", "unit", "changes", "fresh")} for record in ancestors
+        ]
     problems = summary_problems(data)
     if problems:
         raise ValueError(f"summary.json of a {kind} run: {'; '.join(problems)}")
