@@ -30,6 +30,7 @@ _EXPORTS = {
     "load_scenario": "sandbox.core.scenario_files",
     "parse_scenario": "sandbox.core.scenario_files",
     "register_kind": "sandbox.core.kinds",
+    "replay": "sandbox.api",
     "resume": "sandbox.api",
     "run": "sandbox.api",
 }

@@ -24,7 +24,7 @@ from sandbox.core import kinds
 from sandbox.core.result import RunResult
 from sandbox.core.scenario_files import load_scenario
 
-__all__ = ["RunResult", "fork", "load_scenario", "resume", "run"]
+__all__ = ["RunResult", "fork", "load_scenario", "replay", "resume", "run"]
 
 
 def run(
@@ -95,3 +95,19 @@ def fork(
     from sandbox.engine.fork import fork_run
 
     return RunResult.load(fork_run(run, at, changes, out=out, models=models, hooks=hooks))
+
+
+def replay(
+    run: str | Path, *, out: str | Path | None = None, models: kinds.GivenModels = None, keep: bool = False
+) -> Any:
+    """Play the finished run `run` again offline, every answer from its response cache (no model called), and
+    compare every table: a `sandbox.engine.replay.ReplayReport` (`identical`, each table's check, the first
+    difference, the calls, the time against the run's). A fork is replayed from its parent's replay.
+
+    Args:
+        out: Keep the replay in this directory (default: a temporary one, removed when identical unless `keep`).
+        models: The model objects the run was given (tests): a cache key names its model.
+    """
+    from sandbox.engine.replay import replay_run
+
+    return replay_run(run, out=out, models=models, keep=keep)

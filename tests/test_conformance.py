@@ -180,3 +180,35 @@ def test_bad_input_exits_2_naming_the_file_and_the_field_and_writes_nothing(name
         assert result.exit_code == 2, (path.name, result.output)
         assert str(path) in text and problem in text, (path.name, result.output)
         assert not out.exists()
+
+
+def _stepped() -> list[str]:
+    """The kinds that checkpoint steps (`RunKind.steps`), a third-party kind's too."""
+    kinds.register(TOY)
+    try:
+        return [name for name, kind in kinds.kinds().items() if kind.steps is not None]
+    finally:
+        kinds.unregister("toy")
+
+
+@pytest.mark.parametrize("name", _stepped())
+def test_a_fork_without_change_is_identical_to_its_parent_costs_no_call_and_replays(name: str, tmp_path: Path) -> None:
+    """For every kind that checkpoints steps (`RunKind.steps`): a fork at a middle step with no change ends with
+    every table identical to its parent's and asks no model; the parent and the fork replay offline identically."""
+    kind, case = kinds.get(name), _case(name)
+    parent = sandbox.run(case.scenario(tmp_path), out=tmp_path / "parent", models=case.models())
+    steps = kinds.resolve(kind.steps)
+    total = parent.scenario.model_dump()
+    for part in steps.count.split("."):
+        total = total[part]
+    models = case.models()
+    fork = sandbox.fork(parent.path, at=total // 2, out=tmp_path / "fork", models=models)
+    assert sum(getattr(model, "calls", 0) for model in (models or {}).values()) == 0, f"{name}: the fork asked a model"
+    for table in case.tables:
+        pd.testing.assert_frame_equal(
+            _table(parent.path / table, case.timing), _table(fork.path / table, case.timing), obj=f"{name}: {table}"
+        )
+    assert fork.summary["lineage"][0]["at"] == total // 2
+    for run in (parent.path, fork.path):
+        report = sandbox.replay(run, models=case.models())
+        assert report.identical and report.model_calls == 0, report.lines()

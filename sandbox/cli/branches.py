@@ -46,3 +46,34 @@ def fork(
             kinds.kind_of_dir(path).call("cli_resume", path)
         except SandboxError as error:
             raise _fail(error) from None
+
+
+@app.command()
+def replay(
+    run_dir: Annotated[
+        Path, typer.Argument(help="A finished run directory of a kind with steps (society, population).")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", help="Keep the replay in this directory (default: a temporary one, kept only when it differs)."
+        ),
+    ] = None,
+) -> None:
+    """Play a finished run again offline, every answer from its recording (no model called), and say whether every
+    table comes out identical; where one differs, the first row and its step. Exit 0 identical, 1 not."""
+    from rich.console import Console
+
+    from sandbox.engine.replay import replay_run
+
+    try:
+        with Console(stderr=True).status(f"replaying {run_dir} offline"):
+            report = replay_run(run_dir, out=out)
+    except SandboxError as error:
+        raise _fail(error) from None
+    for line in report.lines():
+        typer.echo(line)
+    if report.replay is not None:
+        typer.echo(f"the replay is in {report.replay}")
+    if not report.identical:
+        raise typer.Exit(1)

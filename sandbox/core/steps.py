@@ -69,6 +69,9 @@ class Steps:
     thread's state `values` at the fork step (`ValueError`, whose text names what is wrong, when it cannot)."""
     edits: str = ""
     """The state edits the kind takes, in words (for messages and `sandbox fork --help`)."""
+    closing: tuple[str, ...] = ()
+    """The `step` names of the calls a run makes after its last step (SCAI's final proposals, recorded under the
+    last epoch): a fork never keeps the parent's, since it makes its own when it ends."""
     series: Callable[[Path], Any] | None = None
     """`series(path) -> DataFrame[step, run, figure, value]`: the run's headline figure at every step (one row per
     step and independent run), for `sandbox compare` and the viewer's divergence plot."""

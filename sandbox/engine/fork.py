@@ -107,12 +107,18 @@ def _check_parent(parent: Path) -> kinds.RunKind:
     steps_of(kind)
     if is_held(parent):
         raise UsageError(f"{parent} is in use by a process (a run in progress); fork it when it has stopped")
-    if (parent / "state.json").is_file() or not (parent / layout.STORE).is_file():
-        raise UsageError(
-            f"{parent} has no engine checkpoints ({layout.STORE}): it was made by an older sandbox, or stopped before "
-            "its first step; run its scenario again to fork it"
-        )
+    check_format(parent, "fork")
     return kind
+
+
+def check_format(path: Path, what: str) -> None:
+    """`UsageError` when the run `path` has no engine checkpoints: made by an older sandbox (the loops before the
+    engine checkpointed in `state.json`), or stopped before its first step."""
+    if (path / "state.json").is_file() or not (path / layout.STORE).is_file():
+        raise UsageError(
+            f"{path} has no engine checkpoints ({layout.STORE}): it was made by an older sandbox, or stopped before "
+            f"its first step; run its scenario again to {what} it"
+        )
 
 
 def _changed_scenario(parent: Path, kind: kinds.RunKind, scenario: Any, fields: Mapping[str, Any]) -> Any:
@@ -272,13 +278,13 @@ def _prepare(plan: ForkPlan, path: Path) -> None:
     no run directory, and `sandbox fork` can make it again into the same place once it is removed)."""
     parent = plan.parent
     path.mkdir(parents=True, exist_ok=True)
-    _copy_database(parent / layout.CACHE, path / layout.CACHE)
+    copy_database(parent / layout.CACHE, path / layout.CACHE)
     if not plan.fresh:
         _copy_files(parent, path, plan)
-        _copy_database(parent / layout.STORE, path / layout.STORE)
+        copy_database(parent / layout.STORE, path / layout.STORE)
         run_sync(_cut_store(path, plan))
         _cut_tables(path, plan)
-        _cut_transcript(parent, path, plan.at)
+        _cut_transcript(parent, path, plan.at, plan.steps.closing)
     elif (parent / layout.GUIDED).is_dir():
         shutil.copytree(parent / layout.GUIDED, path / layout.GUIDED)
     atomic_write_text(path / layout.SCENARIO, yaml.safe_dump(plan.scenario.model_dump(mode="json"), sort_keys=False))
@@ -286,7 +292,7 @@ def _prepare(plan: ForkPlan, path: Path) -> None:
     atomic_write_text(path / FORK, json.dumps(plan.record(), indent=2))
 
 
-def _copy_database(source: Path, target: Path) -> None:
+def copy_database(source: Path, target: Path) -> None:
     """Copy an SQLite file with its write-ahead log folded in (SQLite's backup: a consistent copy)."""
     if not source.is_file():
         return
@@ -345,9 +351,9 @@ async def _cut_store(path: Path, plan: ForkPlan) -> None:
                 await graph.aupdate_state(snapshot.config, update, as_node=writer or None)
 
 
-def _cut_transcript(parent: Path, path: Path, at: int) -> None:
-    """The parent's calls of the steps before the fork (a call's `epoch` is its step; one with none is kept), and
-    the games' notes of them."""
+def _cut_transcript(parent: Path, path: Path, at: int, closing: tuple[str, ...]) -> None:
+    """The parent's calls of the steps before the fork (a call's `epoch` is its step; one with none is kept), less
+    those made after its last step (`closing`), and the games' notes of them."""
     from sandbox.llm import moves
 
     source = parent / layout.TRANSCRIPTS
@@ -361,7 +367,7 @@ def _cut_transcript(parent: Path, path: Path, at: int) -> None:
             except ValueError:
                 continue
             step = record.get("epoch")
-            if step is None or int(step) < at:
+            if (step is None or int(step) < at) and record.get("step") not in closing:
                 out.write(line if line.endswith("\n") else line + "\n")
                 kept.add(record.get("call_id"))
     notes = moves.notes_path(source)

@@ -152,6 +152,7 @@ class ModelStack:
         from sandbox.llm.budget import BudgetedChatModel
         from sandbox.llm.cache import CachedChatModel
         from sandbox.llm.limit import ConcurrencyLimitedChatModel
+        from sandbox.llm.offline import OfflineChatModel, is_offline
         from sandbox.llm.retry import RetryingChatModel
 
         if key not in self._shared:
@@ -161,6 +162,8 @@ class ModelStack:
             )
             if self.ledgers:
                 model = BudgetedChatModel(inner=model, ledgers=list(self.ledgers), prices=dict(self.prices))
+            if is_offline():  # a replay: what the cache does not hold is refused here, before any model
+                model = OfflineChatModel(inner=model)
             if self.cache is not None:
                 model = CachedChatModel(inner=model, responses=self.cache)
             self._shared[key] = model

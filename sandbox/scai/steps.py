@@ -85,6 +85,7 @@ STEPS = Steps(
         "assistant.oracle",
     ),
     edit=_edit,
+    closing=("final-propose",),
     edits="state.policy=TEXT (the assistant's policy from the fork's epoch on)",
     series=series,
 )

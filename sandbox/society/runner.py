@@ -66,6 +66,7 @@ def preflight(scenario: SocietyScenario, models: Mapping[str, BaseChatModel] | N
     missing part is an input error, not a failure halfway through a run.
     """
     from sandbox.llm.embedded_model import ensure_model_file
+    from sandbox.llm.offline import is_offline
     from sandbox.llm.resolve import build_backend
 
     models = models or {}
@@ -76,7 +77,7 @@ def preflight(scenario: SocietyScenario, models: Mapping[str, BaseChatModel] | N
         except ValueError as error:
             raise UsageError(f"society.guided.policy: {error}") from None
     for role in scenario.roles():
-        if role in models:
+        if role in models or is_offline():  # a replay calls no model: its answers are recorded
             continue
         spec = getattr(scenario.models, role).spec
         if split_spec(spec)[0] == "embedded" and not split_spec(spec)[1]:
@@ -254,7 +255,10 @@ async def _execute(
 def _embedded_backend(stack: ModelStack) -> dict[str, int] | None:
     """The slots and threads the embedded model ran with, as this machine resolved them (None if unused)."""
     from sandbox.llm.embedded import EmbeddedChatModel
+    from sandbox.llm.offline import is_offline
 
+    if is_offline():  # a replay ran no model (and the model file may not be on this machine)
+        return None
     for backend in stack.backends():
         if isinstance(backend, EmbeddedChatModel):
             return backend.server_settings().machine()

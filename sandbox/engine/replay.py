@@ -1,0 +1,263 @@
+"""Replay a finished run offline: its scenario played again from the start with every answer taken from its response
+cache (no model at all), and every table compared with the run's own (`sandbox replay RUN`, `sandbox.replay`).
+
+A determinism audit: the replay asks exactly the calls the run asked, in any order, if and only if everything
+between the answers (seeds, pairings, parsers, state, tables) is determined by the scenario. A table that differs
+is named with its first differing row and that row's step; a call the recording does not hold stops the replay
+(`sandbox.llm.offline.NotRecordedError`), and is named. Columns that hold wall-clock time (`seconds`) are left
+out, and so is the transcript's timing: its calls are compared by id and answer.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sandbox.base.errors import SandboxError, UsageError
+from sandbox.core import kinds
+from sandbox.core import run_dir as layout
+from sandbox.core.run_dir import RunDirectory, hold, is_held
+from sandbox.core.steps import Steps, read_fork
+from sandbox.engine.fork import check_format, copy_database, make_fork, steps_of
+
+__all__ = ["ReplayReport", "TableCheck", "replay_run"]
+
+TIMING = ("seconds",)  # columns of wall-clock time, which no replay reproduces
+
+
+@dataclass
+class TableCheck:
+    """One table of the run against the replay's."""
+
+    table: str
+    rows: int
+    identical: bool
+    difference: str = ""  # where the first difference is, in words ("row 12 (generation 3): cooperation 0.5 != 0.4")
+
+    def line(self) -> str:
+        return f"{self.table}: {'identical' if self.identical else 'differs: ' + self.difference} ({self.rows} rows)"
+
+
+@dataclass
+class ReplayReport:
+    """What a replay found."""
+
+    run: Path
+    replay: Path | None  # the replay's directory (kept when asked, or when it differs); None: removed
+    identical: bool
+    tables: list[TableCheck] = field(default_factory=list)
+    calls: int = 0  # the calls the replay asked (each answered from the recording)
+    model_calls: int = 0  # the calls that reached a model: 0 unless the stack was not offline
+    missing: str = ""  # the first call the recording did not hold (the replay stopped there)
+    seconds: float = 0.0
+    original_seconds: float | None = None  # the run's own working time (run.json)
+
+    def lines(self) -> list[str]:
+        verdict = "identical" if self.identical else "NOT identical"
+        lines = [
+            f"{self.run}: the replay is {verdict} ({len(self.tables)} tables, {self.calls} calls from the recording)"
+        ]
+        if self.missing:
+            lines.append(self.missing)
+        lines += [f"  {check.line()}" for check in self.tables]
+        took = f"the replay took {self.seconds:.1f} s"
+        if self.original_seconds:
+            took += f" against the run's {self.original_seconds:.1f} s ({self.seconds / self.original_seconds:.2f}x)"
+        return [*lines, took]
+
+
+def replay_run(
+    path: Path | str, *, out: Path | str | None = None, models: kinds.GivenModels = None, keep: bool = False
+) -> ReplayReport:
+    """Replay the finished run `path` offline into `out` (default: a temporary folder, removed when the replay is
+    identical unless `keep`) and compare its tables; `models`: the model objects the run was given (tests), so that
+    the cache keys match."""
+    from sandbox.llm.offline import offline
+
+    run = Path(path)
+    kind = _check(run)
+    steps = steps_of(kind)
+    target = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix=f"{run.name}-replay-"))
+    if out is not None:
+        RunDirectory.check_new(target)
+    started = time.perf_counter()
+    record = read_fork(run)
+    if record is not None:  # a fork: its parent replayed, then forked again as it was
+        parent = _replayed_parent(run, record, models)
+        if isinstance(parent, ReplayReport):
+            return parent
+        make_fork(parent, int(record["at"]), record.get("changes") or {}, out=target)
+        shutil.rmtree(parent, ignore_errors=True)
+        copy_database(run / layout.CACHE, target / layout.CACHE)  # the parent's answers and the fork's own
+    else:
+        with hold(target):
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(run / layout.SCENARIO, target / layout.SCENARIO)
+            copy_database(run / layout.CACHE, target / layout.CACHE)
+            if (run / layout.GUIDED).is_dir():  # an inline solve is the society's input: taken as it was
+                shutil.copytree(run / layout.GUIDED, target / layout.GUIDED)
+            RunDirectory(target).write_status("running", created=time.time(), replay_of=str(run.resolve()))
+    missing = ""
+    with offline():
+        try:
+            kind.call("resume", target, models=models)
+        except SandboxError as error:
+            missing = _not_recorded(target) or f"the replay failed: {error}"
+    report = ReplayReport(run, target, False, seconds=time.perf_counter() - started, missing=missing)
+    report.original_seconds = RunDirectory(run).status().get("active_seconds") or RunDirectory(run).status().get(
+        "seconds"
+    )
+    if not missing:
+        report.tables = _compare_tables(run, target, kind, steps)
+    report.calls, report.model_calls, transcript = _calls(run, target)
+    if transcript is not None:
+        report.tables.append(transcript)
+    report.identical = not missing and all(check.identical for check in report.tables)
+    if report.identical and out is None and not keep:
+        shutil.rmtree(target, ignore_errors=True)
+        report.replay = None
+    return report
+
+
+def _replayed_parent(run: Path, record: dict[str, Any], models: kinds.GivenModels) -> Path | ReplayReport:
+    """The fork `run`'s parent replayed (kept, to fork again); a report that says why not when it cannot be."""
+    parent = Path(record["parent"])
+    if not (parent / layout.SUMMARY).is_file():
+        raise UsageError(
+            f"{run} is a fork of {parent}, which is gone or unfinished: a fork is replayed from its parent's replay"
+        )
+    report = replay_run(parent, models=models, keep=True)
+    if report.identical and report.replay is not None:
+        return report.replay
+    missing = f"its parent {parent} does not replay identically: " + "; ".join(
+        [report.missing] * bool(report.missing) + [c.line() for c in report.tables if not c.identical]
+    )
+    return ReplayReport(run, report.replay, False, missing=missing, seconds=report.seconds)
+
+
+def _check(run: Path) -> kinds.RunKind:
+    if not run.is_dir():
+        raise UsageError(f"{run}: no such run directory")
+    kind = kinds.kind_of_dir(run)
+    steps_of(kind)
+    if is_held(run):
+        raise UsageError(f"{run} is in use by a process (a run in progress); replay it when it has finished")
+    check_format(run, "replay")
+    if not (run / layout.SUMMARY).is_file():
+        raise UsageError(f"{run} is not finished (no {layout.SUMMARY}): replay a finished run (resume it first)")
+    return kind
+
+
+def _not_recorded(target: Path) -> str:
+    """The first call of the replay's transcript that the recording did not hold, in words ("" if none)."""
+    transcript = target / layout.TRANSCRIPTS
+    if not transcript.is_file():
+        return ""
+    with transcript.open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                error = json.loads(line).get("error") or ""
+            except ValueError:
+                continue
+            if "NotRecordedError" in error:
+                return error.split(": ", 1)[-1]
+    return ""
+
+
+def _read(path: Path) -> pd.DataFrame:
+    if path.suffix == ".jsonl":
+        return pd.read_json(path, lines=True, dtype=False)
+    return pd.read_csv(path, keep_default_na=False, dtype=str)
+
+
+def _compare_tables(run: Path, target: Path, kind: kinds.RunKind, steps: Steps) -> list[TableCheck]:
+    checks = []
+    for file in dict.fromkeys(kind.tables.values()):
+        if file == layout.TRANSCRIPTS or not (run / file).is_file():
+            continue
+        original = _read(run / file)
+        if not (target / file).is_file():
+            checks.append(TableCheck(file, len(original), False, "the replay did not write it"))
+            continue
+        checks.append(first_difference(file, original, _read(target / file), steps))
+    return checks
+
+
+def first_difference(name: str, original: pd.DataFrame, replayed: pd.DataFrame, steps: Steps) -> TableCheck:
+    """The table `name` of the run against the replay's: identical, or where it first differs (row, step, column)."""
+    timing = [c for c in original.columns if c in TIMING or str(c).endswith(".seconds")]
+    a, b = original.drop(columns=timing), replayed.drop(columns=[c for c in timing if c in replayed.columns])
+    if list(a.columns) != list(b.columns):
+        return TableCheck(name, len(a), False, f"its columns differ ({list(a.columns)} against {list(b.columns)})")
+    for i in range(min(len(a), len(b))):
+        left, right = a.iloc[i], b.iloc[i]
+        for column in a.columns:
+            if not _same(left[column], right[column]):
+                return TableCheck(
+                    name,
+                    len(a),
+                    False,
+                    f"row {i}{_step(left, steps)}: {column} is {_short(left[column])} in the run, "
+                    f"{_short(right[column])} in the replay",
+                )
+    if len(a) != len(b):
+        row = a.iloc[len(b)] if len(a) > len(b) else b.iloc[len(a)]
+        return TableCheck(
+            name,
+            len(a),
+            False,
+            f"row {min(len(a), len(b))}{_step(row, steps)}: {len(a)} rows in the run, {len(b)} in the replay",
+        )
+    return TableCheck(name, len(a), True)
+
+
+def _same(x: Any, y: Any) -> bool:
+    if isinstance(x, float) and isinstance(y, float) and x != x and y != y:
+        return True
+    return (
+        bool(x == y)
+        if not isinstance(x, list | dict)
+        else json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
+    )
+
+
+def _step(row: pd.Series, steps: Steps) -> str:
+    for key in (steps.key, "epoch", "generation"):
+        if key in row.index:
+            return f" ({steps.unit} {row[key]})"
+    return ""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _calls(run: Path, target: Path) -> tuple[int, int, TableCheck | None]:
+    """(calls the replay asked, calls that reached a model, the transcripts' answers compared by call id)."""
+    from sandbox.llm.transcript import read_transcript
+
+    replayed = read_transcript(target / layout.TRANSCRIPTS) if (target / layout.TRANSCRIPTS).is_file() else []
+    calls = len(replayed)
+    made = sum(1 for r in replayed if not r.get("cache_hit") and not r.get("error"))
+    if not (run / layout.TRANSCRIPTS).is_file():
+        return calls, made, None
+    original = {r["call_id"]: r.get("answer") for r in read_transcript(run / layout.TRANSCRIPTS) if not r.get("error")}
+    again = {r["call_id"]: r.get("answer") for r in replayed if not r.get("error")}
+    name = layout.TRANSCRIPTS
+    for call_id, answer in original.items():
+        if call_id not in again:
+            return calls, made, TableCheck(name, len(original), False, f"call {call_id} was not asked again")
+        if again[call_id] != answer:
+            return calls, made, TableCheck(name, len(original), False, f"call {call_id} has another answer")
+    extra = [c for c in again if c not in original]
+    if extra:
+        return calls, made, TableCheck(name, len(original), False, f"call {extra[0]} was not in the run")
+    return calls, made, TableCheck(name, len(original), True)

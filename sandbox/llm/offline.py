@@ -1,0 +1,69 @@
+"""Offline play: every answer from the response cache, no model called (`sandbox replay`).
+
+While `offline()` is in force, every model stack built (`sandbox.llm.resolve.ModelStack`) puts `OfflineChatModel`
+under its cache: a call the cache holds is answered as before; one it does not hold raises `NotRecordedError`, which
+names the call, and never reaches a model (nor a retry, a budget or a concurrency limit). The backends are still
+built from their specs, since a cache key holds the model's identity, but none loads its weights or opens a
+connection until its first call, which never comes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from langchain_core.outputs import ChatResult
+
+from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
+from sandbox.llm.contracts import CallInfo
+from sandbox.llm.wrapper import ChatModelWrapper
+
+__all__ = ["NotRecordedError", "OfflineChatModel", "is_offline", "offline"]
+
+_DEPTH = 0
+_GUARD = threading.Lock()
+
+
+class NotRecordedError(RuntimeError):
+    """A call that the recording (the run's response cache) does not hold, asked while offline."""
+
+
+@contextmanager
+def offline() -> Iterator[None]:
+    """While the block runs (in this process, every thread), model stacks answer from their cache only."""
+    global _DEPTH
+    with _GUARD:
+        _DEPTH += 1
+    try:
+        yield
+    finally:
+        with _GUARD:
+            _DEPTH -= 1
+
+
+def is_offline() -> bool:
+    """Whether `offline()` is in force."""
+    return _DEPTH > 0
+
+
+class OfflineChatModel(ChatModelWrapper):
+    """Refuses every call that reaches it (`NotRecordedError`): it sits under the cache, so only misses do."""
+
+    async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
+        info = kwargs.get("call") or CallInfo()
+        where = ", ".join(
+            f"{name} {value}"
+            for name, value in (
+                ("run", info.run),
+                ("step", info.epoch),
+                ("episode", info.episode),
+                ("agent", info.agent),
+                ("asking", info.step),
+            )
+            if value not in (None, "")
+        )
+        raise NotRecordedError(
+            f"offline: the recording holds no answer to this {info.role} call ({where}); the run did not ask it, so "
+            "the replay has diverged from it before this call"
+        )

@@ -1,0 +1,211 @@
+"""Forks and replays (issue 51): a run forked at a step keeps the parent's steps before it, runs on with its
+changes, and costs only the calls the changes cause; a finished run replays offline to identical tables; bad input
+exits 2 and writes nothing. The kinds' conformance (a fork without change is identical and costs no call, for every
+kind that checkpoints steps) is in tests/test_conformance.py. Scripted models only: never a simulation result.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import sandbox
+from sandbox.cli.runs import app
+from sandbox.core import kinds
+from sandbox.core.run_dir import hold
+from sandbox.core.steps import forks_of, lineage, parse_changes
+from sandbox.engine.replay import replay_run
+from sandbox.population.run import run_population
+from tests.test_population_naming import Copier, naming
+
+runner = CliRunner()
+
+
+def _case(name: str) -> Any:
+    return kinds.resolve(kinds.get(name).conformance)
+
+
+def _transcript(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (path / "transcripts.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def society(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("society")
+    case = _case("society")
+    return sandbox.run(case.scenario(tmp), out=tmp / "parent", models=case.models()).path
+
+
+@pytest.fixture(scope="module")
+def population(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("population")
+    case = _case("population")
+    return sandbox.run(case.scenario(tmp), out=tmp / "parent").path
+
+
+def test_changes_are_read_as_yaml_and_a_text_with_a_colon_stays_text() -> None:
+    assert parse_changes(["a.b=2", "c=[1, 2]", "state.policy=Share: equally.", "d=fair"]) == {
+        "a.b": 2,
+        "c": [1, 2],
+        "state.policy": "Share: equally.",
+        "d": "fair",
+    }
+
+
+def test_a_policy_reset_at_an_epoch_plays_from_that_epoch_and_costs_only_its_calls(
+    society: Path, tmp_path: Path
+) -> None:
+    case = _case("society")
+    models = case.models()
+    share = "Share everything equally with everyone."
+    fork = sandbox.fork(society, at=1, changes={"state.policy": share}, out=tmp_path / "fork", models=models)
+    policies = fork.table("policies")
+    assert list(policies[policies["run"] == 0]["policy"]) == [policies["policy"].iloc[0], share]
+    episodes, parent = fork.table("episodes"), pd.read_csv(society / "episodes.csv")
+    pd.testing.assert_frame_equal(episodes[episodes["epoch"] == 0], parent[parent["epoch"] == 0])  # the parent's
+    offers = episodes[(episodes["epoch"] == 1) & (episodes["interaction"] == "assistant-proposer")]["offered_share"]
+    assert (offers.astype(float).round(1) == 0.5).all()  # the scripted assistant offers half under the new policy
+    made = [r for r in _transcript(fork.path) if not r["cache_hit"] and (r["epoch"] or 0) >= 1]
+    users_only = set(episodes[episodes["interaction"] == "user-user"]["episode"])
+    assert made and not any(r["episode"] in users_only for r in made)  # only games with the assistant changed
+    assert sum(m.calls for m in models.values()) == len({r["call_id"] for r in made})
+    assert fork.summary["lineage"][0]["changes"] == {"state.policy": share} and fork.summary["lineage"][0]["at"] == 1
+    assert forks_of(society)[-1] == fork.path.resolve() or forks_of(society)[-1] == fork.path
+
+
+def test_more_epochs_from_the_end_extend_a_finished_run(society: Path, tmp_path: Path) -> None:
+    case = _case("society")
+    fork = sandbox.fork(society, at=2, changes={"epochs": 3}, out=tmp_path / "more", models=case.models())
+    episodes = fork.table("episodes")
+    assert sorted(episodes["epoch"].unique()) == [0, 1, 2]
+    final = [r for r in _transcript(fork.path) if r["step"] == "final-propose"]
+    assert final and {r["epoch"] for r in final} == {2}  # the parent's final proposals (epoch 1) are not kept
+
+
+def test_a_population_forked_with_a_new_revision_keeps_its_first_generations(population: Path, tmp_path: Path) -> None:
+    fork = sandbox.fork(
+        population, at=3, changes={"population.revision.beta": 5.0, "population.generations": 8}, out=tmp_path / "f"
+    )
+    mine, parent = (
+        fork.table("generations").drop(columns="seconds"),
+        pd.read_csv(population / "generations.csv").drop(columns="seconds"),
+    )
+    pd.testing.assert_frame_equal(mine.iloc[:3], parent.iloc[:3])
+    assert len(mine) == 8 and not mine.iloc[3:6].reset_index(drop=True).equals(parent.iloc[3:6].reset_index(drop=True))
+    assert len(pd.read_csv(fork.path / "population.csv")) == 8 * 64
+
+
+def test_one_agent_committed_from_a_generation_on_in_the_naming_game(tmp_path: Path) -> None:
+    """A state edit: agent 3 committed to X from generation 2 (the scripted copier; no consensus stop)."""
+    parent = run_population(
+        naming(agents=6, generations=4, stop_at_consensus=False), tmp_path / "p", models={"user": Copier().model()}
+    )
+    copier = Copier()
+    fork = sandbox.fork(
+        parent, at=2, changes={"state.agents.3.committed": "X"}, out=tmp_path / "f", models={"user": copier.model()}
+    )
+    population = fork.table("population")
+    assert (population[(population["generation"] >= 2) & (population["agent"] == 3)]["committed"] == "X").all()
+    assert (population[population["generation"] < 2]["committed"].fillna("") == "").all()
+    before = [r for r in _transcript(fork.path) if r["epoch"] < 2]
+    assert before == [r for r in _transcript(parent) if r["epoch"] < 2]  # the parent's calls, not made again
+    assert copier.prompts, "the edit changes what the others see, so some calls are new"
+
+
+def test_a_fork_without_change_of_a_naming_population_is_identical_and_calls_no_model(tmp_path: Path) -> None:
+    parent = run_population(
+        naming(agents=6, generations=4, stop_at_consensus=False), tmp_path / "p", models={"user": Copier().model()}
+    )
+    copier = Copier()
+    fork = sandbox.fork(parent, at=1, out=tmp_path / "f", models={"user": copier.model()})
+    for table in ("population.csv", "generations.csv", "edges.csv"):
+        pd.testing.assert_frame_equal(
+            pd.read_csv(parent / table).drop(columns="seconds", errors="ignore"),
+            pd.read_csv(fork.path / table).drop(columns="seconds", errors="ignore"),
+        )
+    assert copier.prompts == []
+    assert replay_run(fork.path, models={"user": Copier().model()}).identical  # a fork replays through its parent's
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--at", "9"], "has played 2 epochs"),
+        (["--at", "1", "--set", "society.size=8"], "society.size: read when the run starts"),
+        (["--at", "1", "--set", "no_such_field=1"], "not a field of the scenario"),
+        (["--at", "1", "--set", "state.stock=3"], "state.policy=TEXT"),
+        (["--at", "1", "--set", "state.policy=7"], "the policy is a text"),
+        (["--at", "2", "--set", "epochs=1"], "fewer epochs than the fork keeps"),
+        (["--at", "1", "--set", "epochs=0"], "epochs: Input should be greater than or equal to 1"),
+    ],
+)
+def test_a_fork_the_kind_cannot_make_exits_2_and_writes_nothing(
+    society: Path, tmp_path: Path, args: list[str], says: str
+) -> None:
+    out = tmp_path / "never"
+    result = runner.invoke(app, ["fork", str(society), *args, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert says in " ".join(result.output.split()), result.output
+    assert not out.exists()
+
+
+def test_a_packed_population_state_cannot_be_edited(population: Path, tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["fork", str(population), "--at", "2", "--set", "state.agents.0=1", "--out", str(tmp_path / "x")]
+    )
+    assert result.exit_code == 2 and "packed" in result.output and not (tmp_path / "x").exists()
+
+
+def test_a_held_run_and_a_run_from_an_older_sandbox_are_refused(population: Path, tmp_path: Path) -> None:
+    with hold(population, create=False):
+        result = runner.invoke(app, ["fork", str(population), "--at", "1", "--out", str(tmp_path / "a")])
+    assert result.exit_code == 2 and "in use" in result.output and not (tmp_path / "a").exists()
+    old = tmp_path / "old"
+    shutil.copytree(population, old)
+    (old / "store.sqlite").unlink()
+    (old / "state.json").write_text('{"generation": 3}')
+    for command in (
+        ["fork", str(old), "--at", "1", "--out", str(tmp_path / "b")],
+        ["replay", str(old), "--out", str(tmp_path / "c")],
+    ):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, result.output
+    assert "older sandbox" in " ".join(runner.invoke(app, ["fork", str(old), "--at", "1"]).output.split())
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+def test_a_replay_is_identical_and_names_the_first_row_that_is_not(population: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["replay", str(population)])
+    assert result.exit_code == 0 and "the replay is identical" in result.output, result.output
+    tampered = tmp_path / "tampered"
+    shutil.copytree(population, tampered)
+    table = pd.read_csv(tampered / "generations.csv")
+    table.loc[4, "cooperation"] = 0.999
+    table.to_csv(tampered / "generations.csv", index=False)
+    result = runner.invoke(app, ["replay", str(tampered)])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1 and "NOT identical" in text, result.output
+    assert "generations.csv: differs: row 4 (generation 4): cooperation is '0.999'" in text, result.output
+
+
+def test_a_replay_that_asks_a_call_the_run_did_not_record_stops_and_names_it(society: Path, tmp_path: Path) -> None:
+    changed = tmp_path / "changed"
+    shutil.copytree(society, changed)
+    text = (changed / "scenario.yaml").read_text().replace("seed: 5", "seed: 6")
+    (changed / "scenario.yaml").write_text(text)
+    report = replay_run(changed, models=_case("society").models())
+    assert not report.identical and "the recording holds no answer" in report.missing
+    assert report.model_calls == 0 and report.replay is not None and report.replay.is_dir()
+
+
+def test_lineage_goes_up_the_chain(population: Path, tmp_path: Path) -> None:
+    first = sandbox.fork(population, at=2, changes={"population.revision.beta": 2.0}, out=tmp_path / "a")
+    second = sandbox.fork(first.path, at=4, out=tmp_path / "b")
+    assert [r["at"] for r in lineage(second.path)] == [4, 2]
+    assert second.summary["lineage"][1]["parent"] == str(population.resolve())
