@@ -209,3 +209,19 @@ def test_lineage_goes_up_the_chain(population: Path, tmp_path: Path) -> None:
     second = sandbox.fork(first.path, at=4, out=tmp_path / "b")
     assert [r["at"] for r in lineage(second.path)] == [4, 2]
     assert second.summary["lineage"][1]["parent"] == str(population.resolve())
+
+
+def test_a_population_stopped_at_consensus_goes_on_in_a_fork_that_changes_it(tmp_path: Path) -> None:
+    parent = run_population(naming(agents=6, generations=40), tmp_path / "p", models={"user": Copier().model()})
+    done = len(pd.read_csv(parent / "generations.csv"))
+    assert done < 40, "the scripted copiers reach a consensus and the run stops"
+    same = sandbox.fork(parent, at=done, out=tmp_path / "same", models={"user": Copier().model()})
+    assert len(same.table("generations")) == done  # no change: it stays stopped, as its parent did
+    on = sandbox.fork(
+        parent,
+        at=done,
+        changes={"population.game.stop_at_consensus": False},
+        out=tmp_path / "on",
+        models={"user": Copier().model()},
+    )
+    assert len(on.table("generations")) == 40

@@ -61,6 +61,10 @@ class Steps:
     """`threads(scenario) -> [thread id, ...]`: the store's threads of a run (a society's independent runs)."""
     graph: Callable[[Any, Any], Any]
     """`graph(checkpointer, scenario) -> compiled graph`: the run's graph, to read and edit its checkpoints."""
+    stopped_key: str | None = None
+    """The state key that ends a run before its last step (a consensus reached, a fishery collapsed): a fork with
+    changes at the step a run stopped at clears it, so the changed run goes on (a fork without change stays stopped,
+    as its parent did)."""
     fixed: tuple[str, ...] = ()
     """Scenario fields (dotted paths; `*` matches any part) that are read when a run starts and are then held in its
     state (the population built, the network drawn): a fork at a step after the first cannot change them."""

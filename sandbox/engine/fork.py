@@ -26,6 +26,7 @@ import json
 import shutil
 import sqlite3
 import time
+import warnings
 from collections.abc import Mapping
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -257,7 +258,10 @@ def make_fork(
         except BaseException:
             _remove(path, existed)  # nothing half-written
             raise
-    note_fork(plan.parent, path, plan.record())
+        try:
+            note_fork(plan.parent, path, plan.record())
+        except OSError as error:  # a parent on a read-only disk: the fork still knows its parent (fork.json)
+            warnings.warn(f"{plan.parent}: the fork is not listed in its {FORKS} ({error})", stacklevel=2)
     return path
 
 
@@ -347,6 +351,8 @@ async def _cut_store(path: Path, plan: ForkPlan) -> None:
             for name, value in plan.edits.items():
                 assert steps.edit is not None
                 update |= steps.edit({**snapshot.values, **update}, name, value)
+            if (plan.fields or plan.edits) and steps.stopped_key and snapshot.values.get(steps.stopped_key):
+                update[steps.stopped_key] = False  # the changed run goes on from where its parent stopped
             if update:
                 await graph.aupdate_state(snapshot.config, update, as_node=writer or None)
 

@@ -57,6 +57,7 @@ STEPS = Steps(
     count_key="generations",
     threads=lambda scenario: ["population"],
     graph=_graph,
+    stopped_key="stopped",
     fixed=(
         "seed",
         "population.agents",
