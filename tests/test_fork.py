@@ -225,3 +225,22 @@ def test_a_population_stopped_at_consensus_goes_on_in_a_fork_that_changes_it(tmp
         models={"user": Copier().model()},
     )
     assert len(on.table("generations")) == 40
+
+
+def test_the_fork_benchmark_measures_a_society_against_a_fresh_changed_run(tmp_path: Path) -> None:
+    """`sandbox bench fork`'s measurement, on the scripted SCAI case (the embedded model's figures are the note's)."""
+    from sandbox.core.scenario_files import parse_kind
+    from sandbox.engine.bench_fork import Case, measure
+
+    case = _case("society")
+    data = case.scenario(tmp_path).model_dump(mode="json")
+    data["epochs"] = 4
+    parse_kind("society", data)
+    figures = measure(
+        Case("society", "society", data, {"society.norms.0.norm": "fair"}, ("episodes.csv", "epochs.csv"), case.models),
+        tmp_path,
+    )
+    assert figures["same_identical"] and figures["same_calls_after"] == 0 and figures["replay_identical"]
+    assert figures["at"] == 2 and figures["expected_ratio"] == 0.5
+    assert 0 < figures["fork_calls"] < figures["fresh_calls"]  # the fork paid for epochs 2 and 3 only
+    assert figures["call_ratio"] <= 0.6

@@ -6,7 +6,7 @@ concurrency, overhead, embedded (`sandbox.society.benchmarks`), scai
 (`sandbox.scai.bench`), pool (`sandbox.scai.pool_bench`),
 principles (`sandbox.scai.principles`); moral fine-tuning's:
 rollout, training (`sandbox.moral.bench`); dialogue (`sandbox.dialogue.bench`);
-sweep (`sandbox.sweep.bench`); the run viewer's: viewer (`sandbox.viewer.bench`) and viewer-limits (`sandbox.viewer.bench_limits`). Run with `sandbox bench [NAME|all]` or `make bench`.
+sweep (`sandbox.sweep.bench`); forks and replays: fork (`sandbox.engine.bench_fork`); the run viewer's: viewer (`sandbox.viewer.bench`) and viewer-limits (`sandbox.viewer.bench_limits`). Run with `sandbox bench [NAME|all]` or `make bench`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,11 @@ __all__ = ["benchmarks", "run_benchmarks"]
 
 
 # The shared services' own benchmarks (not a kind's): the run viewer (`sandbox.viewer.bench`).
-CORE = {"viewer": "sandbox.viewer.bench:run", "viewer-limits": "sandbox.viewer.bench_limits:run"}
+CORE = {
+    "viewer": "sandbox.viewer.bench:run",
+    "viewer-limits": "sandbox.viewer.bench_limits:run",
+    "fork": "sandbox.engine.bench_fork:run",
+}
 
 
 def benchmarks() -> dict[str, str]:
