@@ -244,3 +244,24 @@ def test_the_fork_benchmark_measures_a_society_against_a_fresh_changed_run(tmp_p
     assert figures["at"] == 2 and figures["expected_ratio"] == 0.5
     assert 0 < figures["fork_calls"] < figures["fresh_calls"]  # the fork paid for epochs 2 and 3 only
     assert figures["call_ratio"] <= 0.6
+
+
+def test_a_donor_agent_given_a_strategy_text_from_a_generation_on_holds_a_norm_of_its_own(tmp_path: Path) -> None:
+    from tests.test_population_donor import Recorder, donor
+
+    parent = run_population(donor(generations=3), tmp_path / "p", models={"user": Recorder().model()})
+    text = "My strategy will be to give 9 tenths."
+    fork = sandbox.fork(
+        parent, at=1, changes={"state.agents.2.strategy": text}, out=tmp_path / "f", models={"user": Recorder().model()}
+    )
+    norms = pd.read_csv(fork.path / "norms.csv")
+    added = norms[norms["rule"] == "fork"]
+    assert len(added) == 1 and added["strategy"].iloc[0] == text and added["generation"].iloc[0] == 1
+    parents = pd.read_csv(parent / "norms.csv")
+    pd.testing.assert_frame_equal(norms[norms["generation"] < 1], parents[parents["generation"] < 1])
+    donations = pd.read_csv(fork.path / "donations.csv")
+    assert not donations.empty
+    result = runner.invoke(
+        app, ["fork", str(parent), "--at", "1", "--set", "state.agents.9.strategy=x y", "--out", str(tmp_path / "n")]
+    )
+    assert result.exit_code == 2 and "not an agent's index" in result.output and not (tmp_path / "n").exists()

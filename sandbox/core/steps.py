@@ -18,7 +18,7 @@ import fnmatch
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ __all__ = [
     "FORK",
     "FORKS",
     "STATE",
+    "StateEdit",
     "Steps",
     "forks_of",
     "lineage",
@@ -42,6 +43,15 @@ __all__ = [
 FORK = "fork.json"  # a fork's record: its parent, the step, the changes
 FORKS = "forks.jsonl"  # a parent's list of its forks, one line each (appended when a fork is made)
 STATE = "state."  # the prefix of a state edit in a change
+
+
+@dataclass(frozen=True)
+class StateEdit:
+    """A state edit's effect: the update of the thread's state (LangGraph's `update_state` values), and the rows it
+    adds to the run's tables (by file name), which a fork appends after the parent's rows of the steps before."""
+
+    update: dict[str, Any]
+    rows: dict[str, list[list[Any]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -68,9 +78,10 @@ class Steps:
     fixed: tuple[str, ...] = ()
     """Scenario fields (dotted paths; `*` matches any part) that are read when a run starts and are then held in its
     state (the population built, the network drawn): a fork at a step after the first cannot change them."""
-    edit: Callable[[Mapping[str, Any], str, Any], dict[str, Any]] | None = None
-    """`edit(values, name, value) -> update`: the state update that applies the state edit `state.NAME=VALUE` to a
-    thread's state `values` at the fork step (`ValueError`, whose text names what is wrong, when it cannot)."""
+    edit: Callable[[Mapping[str, Any], str, Any, Any], StateEdit] | None = None
+    """`edit(values, name, value, scenario) -> StateEdit`: what applies the state edit `state.NAME=VALUE` to a
+    thread's state `values` at the fork step (the fork's `scenario`): the state update, and any rows it adds to the
+    run's tables (a new norm's row); `ValueError`, whose text names what is wrong, when it cannot."""
     edits: str = ""
     """The state edits the kind takes, in words (for messages and `sandbox fork --help`)."""
     closing: tuple[str, ...] = ()

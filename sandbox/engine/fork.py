@@ -52,6 +52,7 @@ from sandbox.core.steps import (
     split_changes,
 )
 from sandbox.engine.store import CHECKPOINT_WAL, last_state, open_store
+from sandbox.engine.tables import Tables
 
 __all__ = ["ForkPlan", "fork_run", "make_fork", "plan_fork", "steps_of"]
 
@@ -203,7 +204,7 @@ def plan_fork(parent: Path | str, at: int, changes: Mapping[str, Any]) -> ForkPl
         for thread, (snapshot, _) in plan.threads.items():
             for name, value in edits.items():
                 try:
-                    steps.edit(snapshot.values, name, value)  # type: ignore[misc]
+                    steps.edit(snapshot.values, name, value, changed)  # type: ignore[misc]
                 except ValueError as error:
                     raise UsageError(f"--set state.{name}: {error} (at {steps.unit} {at} of {thread})") from None
     return plan
@@ -286,8 +287,8 @@ def _prepare(plan: ForkPlan, path: Path) -> None:
     if not plan.fresh:
         _copy_files(parent, path, plan)
         copy_database(parent / layout.STORE, path / layout.STORE)
-        run_sync(_cut_store(path, plan))
         _cut_tables(path, plan)
+        run_sync(_cut_store(path, plan))
         _cut_transcript(parent, path, plan.at, plan.steps.closing)
     elif (parent / layout.GUIDED).is_dir():
         shutil.copytree(parent / layout.GUIDED, path / layout.GUIDED)
@@ -348,9 +349,15 @@ async def _cut_store(path: Path, plan: ForkPlan) -> None:
             update: dict[str, Any] = {}
             if int(snapshot.values.get(steps.count_key, count)) != count:
                 update[steps.count_key] = count
+            rows: dict[str, list[list[Any]]] = {}
             for name, value in plan.edits.items():
                 assert steps.edit is not None
-                update |= steps.edit({**snapshot.values, **update}, name, value)
+                edit = steps.edit({**snapshot.values, **update}, name, value, plan.scenario)
+                update |= edit.update
+                for table, added in edit.rows.items():
+                    rows.setdefault(table, []).extend(added)
+            if rows:  # after the parent's rows of the steps before, and in the sizes the checkpoint records
+                update["tables"] = Tables(path, {name: [] for name in snapshot.values["tables"]}).append({}, rows)
             if (plan.fields or plan.edits) and steps.stopped_key and snapshot.values.get(steps.stopped_key):
                 update[steps.stopped_key] = False  # the changed run goes on from where its parent stopped
             if update:

@@ -28,18 +28,20 @@ text equal to a known norm, case and spaces aside, is that norm.
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from prompts import round_units
+from sandbox.core.steps import StateEdit, set_path
 from sandbox.games.donor import STRATEGY_START, DonorRecord, DonorRules
 from sandbox.population.dynamics import random_neighbour
 
-__all__ = ["NormBook", "evidence_text", "fermi", "revise_norms"]
+__all__ = ["NormBook", "edit_strategy", "evidence_text", "fermi", "revise_norms"]
 
 REVISIONS_COLUMNS = ["generation", "agent", "name", "rule", "partner", "probability", "outcome", "old_norm", "new_norm"]
 
@@ -227,3 +229,27 @@ async def revise_norms(
             outcome = "kept"
         revision_rows.append([g, i, names[i], rule, partner, probability, outcome, old, following[i]["norm"]])
     return following, norm_rows, revision_rows
+
+
+def edit_strategy(population: Mapping[str, Any], name: str, value: Any, generation: int) -> StateEdit:
+    """A fork's state edit of a donor-game population (`sandbox fork --set state.NAME=VALUE`):
+    `agents.I.strategy=TEXT` gives agent I that text as its strategy, a norm version of its own (a new norm, with its
+    row in norms.csv written at the fork's generation under the rule `fork`, or the known norm it duplicates); any
+    other path is set as it is, to a value of the same type."""
+    parts = name.split(".")
+    if len(parts) != 3 or parts[0] != "agents" or parts[2] != "strategy":
+        return StateEdit({"agents": set_path(population, name, value, same_type=True)})
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name}: a strategy is a text")
+    agents = [dict(agent) for agent in population["agents"]]
+    if not parts[1].isdigit() or int(parts[1]) >= len(agents):
+        raise ValueError(f"{name}: {parts[1]} is not an agent's index (0 to {len(agents) - 1})")
+    book = NormBook(**copy.deepcopy(population["norms"]))
+    norm, outcome = book.add(value, True)
+    if norm is None:
+        raise ValueError(f"{name}: the norm check rejects {value!r} (no strategy in it)")
+    agent = agents[int(parts[1])]
+    agents[int(parts[1])] = {**agent, "strategy": book.text(norm, value), "norm": norm, "found": True}
+    rows = [[generation, norm, agent["name"], "fork", value, True, "", "", ""]] if outcome == "new" else []
+    update = {"agents": {**population, "agents": agents, "norms": book.state()}}
+    return StateEdit(update, {"norms.csv": rows} if rows else {})

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from sandbox.core.steps import Steps, set_path
+from sandbox.core.steps import StateEdit, Steps, set_path
 
 __all__ = ["STEPS"]
 
@@ -27,14 +27,20 @@ def _graph(checkpointer: Any, scenario: Any) -> Any:
     return build_generation_graph(checkpointer)
 
 
-def _edit(values: Mapping[str, Any], name: str, value: Any) -> dict[str, Any]:
-    """`state.NAME=VALUE`: the value at path NAME in the population's state set (to a value of the same type)."""
+def _edit(values: Mapping[str, Any], name: str, value: Any, scenario: Any) -> StateEdit:
+    """`state.NAME=VALUE`: the value at path NAME in the population's state set (to a value of the same type), or
+    what the game's own `edit_state` makes of it (the donor game adds a strategy text to its norms)."""
+    from sandbox.population.games import game_for
+
     agents = values.get("agents")
     if not isinstance(agents, dict | list):
         raise ValueError(
             "this game holds its population packed (scripted strategies); change the members at generation 0"
         )
-    return {"agents": set_path(agents, name, value, same_type=True)}
+    own = getattr(game_for(scenario.population.game), "edit_state", None)
+    if own is not None:
+        return own(agents, name, value, int(values.get("generation", 0)))
+    return StateEdit({"agents": set_path(agents, name, value, same_type=True)})
 
 
 def series(path: Path) -> pd.DataFrame:

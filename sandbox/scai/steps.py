@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from sandbox.core.steps import Steps
+from sandbox.core.steps import StateEdit, Steps
 
 __all__ = ["STEPS"]
 
@@ -25,7 +25,7 @@ def _graph(checkpointer: Any, scenario: Any) -> Any:
     return build_society_graph(checkpointer, layer=scenario.graph_layer(roles))
 
 
-def _edit(values: Mapping[str, Any], name: str, value: Any) -> dict[str, Any]:
+def _edit(values: Mapping[str, Any], name: str, value: Any, scenario: Any) -> StateEdit:
     """`state.policy=TEXT`: the assistant's policy from the fork's epoch on (the last version replaced)."""
     from langgraph.types import Overwrite
 
@@ -48,7 +48,7 @@ def _edit(values: Mapping[str, Any], name: str, value: Any) -> dict[str, Any]:
         "answer": None,
         "diff": word_diff(before, value),
     }
-    return {"policies": Overwrite([*policies[:-1], edited])}
+    return StateEdit({"policies": Overwrite([*policies[:-1], edited])})
 
 
 def series(path: Path) -> pd.DataFrame:

@@ -52,7 +52,7 @@ from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
 from sandbox.games.donor import DonorRecord, apply_round, final_scores, pairings, round_views
-from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, revise_norms
+from sandbox.population.donor_norms import REVISIONS_COLUMNS, NormBook, edit_strategy, revise_norms
 from sandbox.population.donor_players import Players
 from sandbox.population.dynamics import network_of
 from sandbox.population.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
@@ -219,6 +219,8 @@ def _records(played: Any) -> list[DonorRecord]:
 @plays("donor")
 class DonorGame(PopulationGame):
     """The donor game: the population is the agents (name, birth, strategy, norm id) and the run's norm book."""
+
+    edit_state = staticmethod(edit_strategy)  # a fork's state.agents.I.strategy=TEXT: a norm of its own
 
     columns = COLUMNS
 
