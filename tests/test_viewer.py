@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -18,7 +19,7 @@ from sandbox.core import kinds
 from sandbox.core.run_dir import hold
 from sandbox.viewer.catalog import Catalog, find_runs
 from sandbox.viewer.page import word_diff
-from sandbox.viewer.report import build_report
+from sandbox.viewer.report import LIMIT_MB, build_report, report_data
 from sandbox.viewer.server import create_app, hosts_for, inside, is_local, run_json
 from sandbox.viewer.transcripts import Transcripts
 from tests.viewer_runs import HOSTILE
@@ -550,3 +551,67 @@ def test_a_scenario_nested_100000_deep_is_a_corrupt_row_not_a_crash_of_the_viewe
     rows = {row["path"]: row for row in json.loads(done.stdout)}
     assert rows["deep-yaml"]["status"] == "corrupt" and "RecursionError" in rows["deep-yaml"]["problem"]
     assert rows["fine"]["scenario"] == "fine"
+
+
+def test_a_forked_run_shows_its_branches_as_a_tree_and_a_divergence_plot(tmp_path: Path) -> None:
+    from tests.viewer_runs import build_family
+
+    root = build_family(tmp_path / "runs").resolve()
+    catalog = Catalog(root)
+    rows = {row["path"]: row for row in catalog.rows()}
+    assert rows["fork"]["fork"] == {"parent": "parent", "at": 3, "unit": "generation"}
+    assert rows["parent"]["fork"] is None
+    for name in ("parent", "fork", "grandchild"):  # every run of the family shows the whole tree
+        page = run_json(root, root / name, catalog)
+        assert "error" not in {s["type"] for s in page["sections"]}, page["sections"]
+        section = next(s for s in page["sections"] if s["type"] == "branches")
+        runs = section["runs"]
+        assert [(r["name"], r["parent"], r["at"]) for r in runs] == [
+            ("parent", None, None),
+            ("fork", 0, 3),
+            ("grandchild", 1, 4),
+        ]
+        assert [r["name"] for r in runs if r["current"]] == [name]
+        assert [r["link"] for r in runs] == ["parent", "fork", "grandchild"]
+        assert runs[1]["changes"] == "population.revision.beta=5.0" and runs[1]["unit"] == "generation"
+        chart = section["chart"]
+        assert chart["x_title"] == "generation" and chart["y_title"] == "cooperation"
+        assert [m["x"] for m in chart["marks"]] == [3, 4]
+        traces = {t["name"]: t for t in chart["traces"]}
+        generations = pd.read_csv(root / "parent" / "generations.csv")
+        assert traces["parent"]["x"] == list(generations["generation"])  # the root's every step
+        assert traces["parent"]["y"] == pytest.approx(list(generations["cooperation"]))
+        assert traces["fork"]["x"][0] == 2 and traces["grandchild"]["x"][0] == 3  # from the last step before the fork
+        assert traces["fork"]["y"][0] == pytest.approx(generations["cooperation"][2])  # leaving the parent's curve
+    # the report of a fork says whose fork it is, and draws the parent's curve
+    report = report_data(root / "fork")
+    assert report["run"]["row"]["fork"]["parent"] == "parent"
+    branches = next(s for s in report["run"]["sections"] if s["type"] == "branches")
+    assert {t["name"] for t in branches["chart"]["traces"]} == {"parent", "fork", "grandchild"}
+    written = build_report(root / "fork", tmp_path / "fork.html")
+    assert written.warning is None and written.bytes < LIMIT_MB * 1_000_000
+
+
+def test_a_fork_whose_parent_was_deleted_or_whose_table_is_gone_still_renders(tmp_path: Path) -> None:
+    import shutil
+
+    from tests.viewer_runs import build_family
+
+    root = build_family(tmp_path / "runs").resolve()
+    shutil.rmtree(root / "parent")
+    client = _client(root)
+    page = client.get("/api/run", params={"path": "fork"}).json()
+    assert "error" not in {s["type"] for s in page["sections"]}, page["sections"]
+    section = next(s for s in page["sections"] if s["type"] == "branches")
+    parent = section["runs"][0]
+    assert parent["name"] == "parent" and not parent["exists"] and parent["link"] is None
+    assert [r["name"] for r in section["runs"]] == ["parent", "fork", "grandchild"]
+    traces = {t["name"]: t for t in section["chart"]["traces"]}
+    assert "parent" not in traces and traces["fork"]["x"][0] == 0  # the parent's steps, from the fork's own table
+    (root / "fork" / "generations.csv").unlink()
+    (root / "grandchild" / "generations.csv").unlink()
+    page = client.get("/api/run", params={"path": "grandchild"}).json()
+    section = next(s for s in page["sections"] if s["type"] == "branches")
+    assert section["chart"] is None and len(section["runs"]) == 3  # no curve to draw: the tree alone
+    listed = {row["path"]: row for row in client.get("/api/runs").json()["runs"]}
+    assert listed["fork"]["fork"]["parent"] == "parent" and listed["grandchild"]["fork"]["parent"] == "fork"

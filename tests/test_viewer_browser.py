@@ -344,3 +344,28 @@ def test_a_report_that_left_calls_out_says_so_above_its_calls(
     assert note.inner_text().startswith(f"This report holds 5 of the {report.calls + report.left_out:,} calls")
     assert "sandbox report" in note.inner_text() and "`" not in note.inner_text()
     page.wait_for_function("document.querySelector('.transcripts .count')?.dataset.total == 5")
+
+
+def test_a_forks_page_draws_its_branches_and_marks_the_fork_steps(watched: Watched, tmp_path: Path) -> None:
+    from tests.viewer_runs import build_family
+
+    root = build_family(tmp_path / "runs")
+    page = watched.page
+    with Running(root) as running:
+        page.goto(running.url)
+        page.wait_for_selector('tr[data-path="fork"] .fork-of')
+        assert page.locator('tr[data-path="fork"] .fork-of').inner_text() == "fork of parent at generation 3"
+        page.goto(running.url + "#/run/fork")
+        plot = 'section[data-type="branches"] [data-type="divergence"]'
+        page.wait_for_selector(plot + " .main-svg")
+        assert page.locator(plot + " .scatterlayer .trace").count() == 3  # the parent, the fork, its fork
+        assert page.locator(plot + " .shapelayer path").count() == 2  # the fork steps, 3 and 4
+        assert "fork: fork" in page.locator(plot + " .annotation-text").all_text_contents()
+        tree = page.locator('section[data-type="branches"] ul.branches')
+        assert tree.locator("li.current strong").inner_text() == "fork"
+        assert tree.locator('li[data-run="parent"] > a').get_attribute("href") == "#/run/parent"
+        assert "forked at generation 4" in tree.locator('li[data-run="grandchild"]').inner_text()
+    report = build_report(root / "fork", tmp_path / "fork.html").path
+    page.goto(report.resolve().as_uri())
+    page.wait_for_selector(plot + " .main-svg", timeout=30_000)
+    assert page.locator(plot + " .scatterlayer .trace").count() == 3  # the report draws the parent's curve too

@@ -48,3 +48,14 @@ def build(root: Path) -> Path:
     os.symlink(secret, root / "society" / "leak.txt")
     os.symlink(root.parent, root / "society" / "up")
     return root
+
+
+def build_family(root: Path) -> Path:
+    """A population run (`parent`, the conformance case: a scripted matrix game, no model) and its forks: `fork`
+    at generation 3 with a new revision, and `grandchild`, a fork of `fork` at generation 4; returns `root`."""
+    case = kinds.resolve(kinds.get("population").conformance)
+    root.mkdir(parents=True, exist_ok=True)
+    sandbox.run(case.scenario(root), out=root / "parent")
+    sandbox.fork(root / "parent", at=3, changes={"population.revision.beta": 5.0}, out=root / "fork")
+    sandbox.fork(root / "fork", at=4, changes={"population.revision.beta": 0.5}, out=root / "grandchild")
+    return root

@@ -4,7 +4,8 @@ A run directory is a folder holding a scenario, a sweep, a status or a summary (
 does not descend into one (a sweep's cells and a chain's stages are on its page). Each row is read from the few
 small files a run keeps (`run.json`, `summary.json`, `scenario.yaml`) and, for calls and tokens, from its
 transcript by a byte scan; rows are cached by those files' sizes and times, so a viewer that polls a folder of
-thousands of runs reads again only what changed.
+thousands of runs reads again only what changed. A fork's row names its parent and the step (`fork`, from its
+`fork.json`; None when there is none, or it cannot be read: the run is listed all the same).
 
 Status:
 * `running`: a process holds the directory now (`sandbox.core.run_dir.is_held`);
@@ -40,6 +41,7 @@ from sandbox.core.run_dir import (
     held_pids,
 )
 from sandbox.core.run_time import last_write, session_seconds
+from sandbox.core.steps import FORK
 from sandbox.viewer.page import unaddressable
 from sandbox.viewer.transcripts import count_lines, next_newline, whole_lines
 
@@ -158,6 +160,20 @@ def _headline(summary: dict[str, Any], kind: kinds.RunKind | None) -> dict[str, 
     return found
 
 
+def _fork(root: Path, path: Path) -> dict[str, Any] | None:
+    """A fork's mark from its `fork.json`: its parent's name, the step and what a step is (None: no fork, or a
+    record that cannot be read)."""
+    try:
+        record = _json(root, path / FORK) if (path / FORK).is_file() else None
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    parent = record.get("parent_name") or Path(str(record.get("parent", ""))).name
+    at = record.get("at")
+    return {"parent": str(parent), "at": at if isinstance(at, int) else None, "unit": str(record.get("unit") or "step")}
+
+
 def _seconds(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -179,6 +195,7 @@ def read_row(path: Path, root: Path, held: dict[int, str]) -> dict[str, Any]:
         "cache_hits": None,
         "tokens": None,
         "headline": {},
+        "fork": None,
         "opens": True,
     }
     problem = unaddressable(relative)
@@ -220,6 +237,7 @@ def read_row(path: Path, root: Path, held: dict[int, str]) -> dict[str, Any]:
         elif summary and isinstance(summary.get("calls"), int):
             row["calls"] = summary["calls"]
         row["headline"] = _headline(summary or {}, kind)
+        row["fork"] = _fork(root, path)
         where = "the directory"
         stat = path.stat()
     except Exception as error:
@@ -262,7 +280,7 @@ def read_row(path: Path, root: Path, held: dict[int, str]) -> dict[str, Any]:
 def _signature(path: Path) -> tuple[Any, ...]:
     """What a row depends on: the sizes and times of the files it reads."""
     parts: list[Any] = []
-    for name in (STATUS, SUMMARY, SCENARIO, SWEEP, TRANSCRIPTS):
+    for name in (STATUS, SUMMARY, SCENARIO, SWEEP, TRANSCRIPTS, FORK):
         try:
             stat = (path / name).stat()
             parts.append((stat.st_size, stat.st_mtime_ns))

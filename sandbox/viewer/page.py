@@ -8,8 +8,9 @@ the sections in order::
                       band=("ci_low", "ci_high"), title="Offered share"),
                 Policies(), Table("final_policies.csv")]
 
-The viewer adds what every page has: the headline figures (`summary.json`), the figures (`*.png`) that no section
-shows, the run directories inside this one, and the transcripts, so a kind without a `view` still has a full page
+The viewer adds what every page has: the headline figures (`summary.json`), the branches of a run that has a parent
+or forks (`sandbox.viewer.branches`), the figures (`*.png`) that no section shows, the run directories inside this
+one, and the transcripts, so a kind without a `view` still has a full page
 (its `RunKind.tables`). A section whose file is missing (a run still in progress) is left out, not an error.
 
 Every section is read into plain JSON (`render`): the browser draws that and reads no file itself.
@@ -31,7 +32,9 @@ import pandas as pd
 
 from sandbox.core import kinds
 from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
-from sandbox.viewer.sections import Cells, Chart, Figures, Policies, Section, Table, Transcripts, Tree
+from sandbox.core.steps import FORK, FORKS
+from sandbox.viewer.branches import branches
+from sandbox.viewer.sections import Branches, Cells, Chart, Figures, Policies, Section, Table, Transcripts, Tree
 
 __all__ = [
     "addressable",
@@ -88,11 +91,13 @@ def default_sections(kind: kinds.RunKind | None, path: Path) -> list[Section]:
 
 
 def sections_of(kind: kinds.RunKind | None, path: Path) -> list[Section]:
-    """The run page's sections: the kind's `view` (or its tables), then the figures no section shows, the runs
-    inside, and the transcripts."""
+    """The run page's sections: the branches of a fork or a run forked, the kind's `view` (or its tables), then the
+    figures no section shows, the runs inside, and the transcripts."""
     sections: list[Section] = list(kind.call("view", path)) if kind is not None and kind.has("view") else []
     if not sections:
         sections = default_sections(kind, path)
+    if (path / FORK).is_file() or (path / FORKS).is_file():
+        sections.insert(0, Branches(steps=kind.steps if kind is not None else None))
     if not any(isinstance(s, Figures) for s in sections):
         sections.append(Figures())
     if not any(isinstance(s, Transcripts) for s in sections) and (path / TRANSCRIPTS).is_file():
@@ -377,6 +382,8 @@ def render(section: Section, path: Path, *, base: str, link: Callable[[str], str
         return _cells(section, path, base)
     if isinstance(section, Tree):
         return _tree(section, path)
+    if isinstance(section, Branches):
+        return branches(section, path, base=base, opens=lambda run, relative: is_run_dir(run) and addressable(relative))
     if isinstance(section, Transcripts):
         file = _inside(path, section.file)
         if file is None or not file.is_file():

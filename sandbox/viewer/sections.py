@@ -10,7 +10,7 @@ from typing import Any
 
 from sandbox.core.run_dir import TRANSCRIPTS
 
-__all__ = ["Cells", "Chart", "Figures", "Policies", "Section", "Table", "Transcripts", "Tree"]
+__all__ = ["Branches", "Cells", "Chart", "Figures", "Policies", "Section", "Table", "Transcripts", "Tree"]
 
 
 @dataclass(frozen=True)
@@ -92,4 +92,15 @@ class Transcripts:
     title: str = "Transcripts"
 
 
-Section = Chart | Table | Figures | Policies | Cells | Tree | Transcripts
+@dataclass(frozen=True)
+class Branches:
+    """A run's forks and its parents (`sandbox.core.steps`): the tree of runs from its root ancestor, each with its
+    fork step and changes, and the divergence plot, each branch's headline figure over steps (the kind's
+    `Steps.series`, `steps`: its reference; None, no plot) with the fork steps marked
+    (`sandbox.viewer.branches`). The viewer adds it to the page of a run that has a parent or forks."""
+
+    steps: str | None = None
+    title: str = "Branches"
+
+
+Section = Chart | Table | Figures | Policies | Cells | Tree | Transcripts | Branches

@@ -142,7 +142,8 @@
     const statuses = ["running", "complete", "stopped", "incomplete", "failed", "corrupt"];
     let kind = "", status = "";
     const columns = [
-      { key: "path", label: "run", render: (r) => (r.opens === false ? el("span", { class: "muted", "data-opens": "no" }, r.path) : runLink(r.path)) },
+      { key: "path", label: "run", render: (r) => [r.opens === false ? el("span", { class: "muted", "data-opens": "no" }, r.path) : runLink(r.path),
+        r.fork ? el("div", { class: "muted fork-of", "data-fork": r.fork.parent }, forkText(r.fork)) : null] },
       { key: "kind", label: "kind" },
       { key: "status", label: "status", wrap: true, render: (r) => [badge(r.status), r.problem ? el("div", { class: "muted problem", title: r.problem }, r.problem) : null] },
       { key: "scenario", label: "scenario" },
@@ -181,9 +182,15 @@
     if (!REPORT) schedule(poll, 2000, token);
   }
 
+  // "fork of NAME at generation 3": a fork's mark (its row's `fork`).
+  function forkText(fork) {
+    return "fork of " + fork.parent + (fork.at !== null && fork.at !== undefined ? " at " + fork.unit + " " + fork.at : "");
+  }
+
   // ---- a run's page ----
   function facts(row) {
-    const items = [["kind", row.kind], ["status", badge(row.status)], ["scenario", row.scenario], ["started", fmt.time(row.started)],
+    const items = [["kind", row.kind], ["status", badge(row.status)], ["forked", row.fork ? forkText(row.fork) : null],
+      ["scenario", row.scenario], ["started", fmt.time(row.started)],
       ["duration", fmt.duration(row.duration)], ["calls", fmt.num(row.calls)], ["cache hits", fmt.num(row.cache_hits)], ["tokens", fmt.num(row.tokens)]];
     if (row.problem) items.push(["problem", row.problem]);
     return el("dl", { class: "facts", id: "facts" }, items.filter(([, v]) => v !== "" && v !== null && v !== undefined).map(([k, v]) => [el("dt", {}, k), el("dd", { "data-fact": k }, v)]));
@@ -229,11 +236,16 @@
       }
       traces.push(section.mode === "bars" ? { type: "bar", x, y: t.y, name: plotlyText(t.name), marker: { color } }
         : { type: "scatter", mode: section.mode === "markers" ? "markers" : "lines+markers", x, y: t.y, name: plotlyText(t.name),
-            legendgroup: "g" + i, line: { color }, marker: { color } });
+            legendgroup: "g" + i, line: { color, width: t.current ? 4 : 2 }, marker: { color } });
     });
-    const layout = { margin: { t: 10, r: 10, b: 45, l: 55 }, xaxis: { title: { text: plotlyText(section.x_title) } },
+    const layout = { margin: { t: (section.marks || []).length ? 30 : 10, r: 10, b: 45, l: 55 }, xaxis: { title: { text: plotlyText(section.x_title) } },
       yaxis: { title: { text: plotlyText(section.y_title || "") }, ...yRange(section) }, legend: { orientation: "h", y: -0.2 },
       showlegend: true, hovermode: "closest" }; // one line too is named (its norm, its group)
+    // marks: vertical lines at steps (a fork's), each labelled above the plot
+    layout.shapes = (section.marks || []).map((m) => ({ type: "line", xref: "x", yref: "paper", x0: m.x, x1: m.x, y0: 0, y1: 1,
+      line: { color: "#555", width: 1, dash: "dash" } }));
+    layout.annotations = (section.marks || []).map((m) => ({ xref: "x", yref: "paper", x: m.x, y: 1, yanchor: "bottom",
+      showarrow: false, text: plotlyText(m.label), font: { size: 11, color: "#555" } }));
     const xs = section.traces.flatMap((t) => t.x);
     if (xs.length && xs.every(Number.isInteger) && Math.max(...xs) - Math.min(...xs) <= 20) layout.xaxis.dtick = 1; // whole epochs
     requestAnimationFrame(() => window.Plotly.react(node, traces, layout, { displaylogo: false, responsive: true }));
@@ -249,6 +261,22 @@
       colorbar: { title: { text: plotlyText(section.color_title) } } } });
     requestAnimationFrame(() => window.Plotly.react(node, [trace], { margin: { t: 10, r: 10, b: 10, l: 10 } }, { displaylogo: false, responsive: true }));
     return node;
+  }
+
+  // A run's family: the tree of its root ancestor and forks (each linked, with its fork step and changes, the
+  // current run marked), then the divergence plot (a chart whose marks are the fork steps).
+  function branches(section, index) {
+    const kids = (parent) => section.runs.map((r, i) => [r, i]).filter(([r]) => r.parent === parent);
+    const item = ([r, i]) => el("li", { "data-run": r.name, class: r.current ? "current" : null },
+      r.current ? el("strong", {}, r.name) : r.link && !REPORT ? runLink(r.link, r.name) : el("span", {}, r.name),
+      r.current ? el("span", { class: "muted" }, " (this run)") : null,
+      !r.exists ? el("span", { class: "muted" }, " (deleted)") : !r.inside ? el("span", { class: "muted" }, " (outside this folder)") : null,
+      r.parent !== null ? el("span", { class: "muted fork-at", title: r.changes_full }, " · forked at " + r.unit + " " + r.at +
+        (r.fresh ? " (a new run)" : "") + ": " + r.changes) : null,
+      kids(i).length ? el("ul", {}, kids(i).map(item)) : null);
+    return [el("ul", { class: "branches" }, kids(null).map(item)),
+      section.cut ? el("p", { class: "muted" }, "more forks than shown") : null,
+      section.chart ? el("div", { "data-type": "divergence" }, el("h3", {}, section.chart.title), chart(section.chart, "branches-" + index)) : null];
   }
 
   function tableSection(section, base) {
@@ -371,6 +399,7 @@
       case "table": return el("section", { "data-type": "table" }, title, tableSection(section, base));
       case "cells": return el("section", { "data-type": "cells" }, title, cellsSection(section, base));
       case "tree": return el("section", { "data-type": "tree" }, title, tree(section, index));
+      case "branches": return el("section", { "data-type": "branches" }, title, branches(section, index));
       case "figures": return el("section", { "data-type": "figures" }, title, el("div", { class: "figures" },
         section.items.map((f) => el("figure", { title: "click to enlarge", onclick: (e) => e.currentTarget.classList.toggle("wide") },
           el("img", { src: f.url, alt: f.name, loading: "lazy" }), el("figcaption", { class: "muted" }, f.name,
