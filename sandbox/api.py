@@ -117,5 +117,4 @@ def compare(runs: Sequence[str | Path | RunResult | Sequence[str | Path]], confi
     """
     from sandbox.engine.branches import compare_branches
 
-    branches = [run.path if isinstance(run, RunResult) else run for run in runs]
-    return compare_branches(branches, confidence)
+    return compare_branches(list(runs), confidence)

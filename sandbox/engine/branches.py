@@ -20,6 +20,7 @@ import math
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
+from typing import Protocol
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -33,8 +34,14 @@ from sandbox.engine.fork import steps_of
 
 __all__ = ["COLUMNS", "Branch", "branch_label", "compare_branches", "divergence_figure", "fork_step", "parting_step"]
 
-Branch = str | Path | Sequence[str | Path]
-"""A run directory, or several (one branch run with several seeds)."""
+
+class _HasPath(Protocol):
+    @property
+    def path(self) -> Path: ...
+
+
+Branch = str | Path | _HasPath | Sequence[str | Path]
+"""A run directory (or a `RunResult`), or several (one branch run with several seeds)."""
 
 COLUMNS = ["branch", "label", "kind", "unit", "step", "figure", "mean", "ci_low", "ci_high", "n"]
 COLOURS = ["#4c72b0", "#c44e52", "#55a868", "#8172b2", "#dd8452", "#937860", "#da8bc3", "#8c8c8c", "#ccb974"]
@@ -77,6 +84,8 @@ def fork_step(branches: Sequence[Branch]) -> int | None:
 def _members(branch: Branch) -> list[Path]:
     if isinstance(branch, str | Path):
         return [Path(branch)]
+    if not isinstance(branch, Sequence):
+        return [Path(branch.path)]  # a RunResult
     members = [Path(p) for p in branch]
     if not members:
         raise UsageError("a branch with no run directory")
