@@ -74,13 +74,14 @@ def compare(
 ) -> None:
     """Compare runs side by side.
 
-    Branches (a run and its forks, forks of one run, or runs of different kinds or kinds with no comparison of their
-    own): each run's headline figure per step (a society's assistant offered share per epoch, a population's game
-    figure per generation), mean and 95% CI across its independent runs, printed from the step where the branches
-    part; the figure draws every step, the fork step marked.
+    Branches (a run and its forks, forks of one run, runs of different kinds):
+    each run's headline figure per step (a society's assistant offered share
+    per epoch, a population's game figure per generation), its mean and 95% CI
+    across the run's independent runs, printed from the step where the
+    branches part; the figure draws every step and marks the fork step.
 
-    SCAI runs none of which is a fork of another (without --branches): the paper's layout, one group, mixed
-    societies, manners, assistant-assistant.
+    SCAI runs none of which is a fork of another (without --branches): the
+    paper's layout, one group, mixed societies, manners, assistant-assistant.
     """
     try:
         check_figure_out(out)
