@@ -84,7 +84,7 @@ def test_branches_part_at_the_earliest_fork_between_them_and_their_common_ancest
     )
 
 
-def test_compare_puts_the_branches_side_by_side_from_the_fork_step(family: dict[str, Path]) -> None:
+def test_compare_puts_the_branches_side_by_side_from_the_fork_step(family: dict[str, Path], tmp_path: Path) -> None:
     p, two, deeper = family["parent"], family["two"], family["deeper"]
     table = sandbox.compare([RunResult.load(p), two, deeper])
     assert table.attrs["fork_step"] == 2 and set(table["step"]) == {2, 3}
@@ -100,6 +100,9 @@ def test_compare_puts_the_branches_side_by_side_from_the_fork_step(family: dict[
     assert apart.attrs["fork_step"] == 1 and set(apart["step"]) == {1, 2, 3}
     unrelated = compare_branches([p, family["other"]])
     assert unrelated.attrs["fork_step"] is None and set(unrelated["step"]) == {0, 1, 2, 3}
+    twin = tmp_path / "elsewhere" / "parent"
+    shutil.copytree(p, twin)
+    assert list(dict.fromkeys(compare_branches([p, twin])["label"])) == ["parent", "parent [2]"]
     pooled = compare_branches([[p, family["other"]]]).set_index("step")
     both = [pd.read_csv(d / "generations.csv").set_index("generation")["cooperation"][3] for d in (p, family["other"])]
     assert tuple(pooled.loc[3, ["mean", "ci_low", "ci_high", "n"]]) == pytest.approx(

@@ -93,7 +93,7 @@ def _members(branch: Branch) -> list[Path]:
 
 
 def branch_label(path: str | Path, width: int = 48) -> str:
-    """A run in a few words: its directory's name, and a fork's changes (`fork: state.policy=Share…`)."""
+    """A run in a few words: its directory's name, and a fork's step and changes (`equal (epoch 1: state.policy=Sh…)`)."""
     path = Path(path)
     record = read_fork(path)
     if record is None:
@@ -130,6 +130,8 @@ def _all_steps(branches: Sequence[Branch], confidence: float) -> pd.DataFrame:
             raise UsageError(f"the runs of one branch are of one kind: {', '.join(map(str, members))} are not")
         frames = [frame.assign(run=[f"{i}:{r}" for r in frame["run"]]) for i, (_, _, frame) in enumerate(series)]
         label = branch_label(members[0]) + (f" (+{len(members) - 1} runs)" if len(members) > 1 else "")
+        if any(label == taken for _, taken, *_ in read):  # two directories of one name: the table keeps both
+            label = f"{label} [{len(read) + 1}]"
         read.append((",".join(map(str, members)), label, *series[0][:2], pd.concat(frames, ignore_index=True)))
     values = pd.concat([frame for *_, frame in read], ignore_index=True)
     values = values.assign(value=pd.to_numeric(values["value"], errors="coerce"))
