@@ -122,7 +122,7 @@ def _all_steps(branches: Sequence[Branch], confidence: float) -> pd.DataFrame:
     value lies in [0, 1] is a share: its interval is clipped to that range)."""
     if not branches:
         raise UsageError("compare needs at least one run directory")
-    read = []
+    read: list[tuple[str, str, str, str, pd.DataFrame]] = []
     for branch in branches:
         members = _members(branch)
         series = [_series(path) for path in members]
