@@ -25,6 +25,7 @@ _EXPORTS = {
     "SocietyScenario": "sandbox.society.scenario",
     "UsageError": "sandbox.base.errors",
     "arun": "sandbox.society.runner",
+    "compare": "sandbox.api",
     "fork": "sandbox.api",
     "aresume": "sandbox.society.runner",
     "load_scenario": "sandbox.core.scenario_files",

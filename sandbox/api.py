@@ -17,14 +17,18 @@ the same functions (`sandbox.core.kinds.RunKind.run` and `resume`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandbox.core import kinds
 from sandbox.core.result import RunResult
 from sandbox.core.scenario_files import load_scenario
 
-__all__ = ["RunResult", "fork", "load_scenario", "replay", "resume", "run"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["RunResult", "compare", "fork", "load_scenario", "replay", "resume", "run"]
 
 
 def run(
@@ -111,3 +115,22 @@ def replay(
     from sandbox.engine.replay import replay_run
 
     return replay_run(run, out=out, models=models, keep=keep)
+
+
+def compare(runs: Sequence[str | Path | RunResult | Sequence[str | Path]], confidence: float = 0.95) -> pd.DataFrame:
+    """The branches' headline figure per step, side by side from the step where they part: a parent and its forks,
+    or any finished runs of kinds with steps (society, population; no fork step when they share no lineage).
+
+    Args:
+        runs: Run directories or results (`result.forks`, `[result, *result.forks]`); a list of directories in
+            place of one is one branch run with several seeds, their runs pooled.
+        confidence: The level of each interval (across the branch's independent runs; NaN ends with one run).
+
+    Returns:
+        One row per branch, step and figure: `branch`, `label`, `kind`, `unit`, `step`, `figure`, `mean`,
+        `ci_low`, `ci_high`, `n`; `attrs["fork_step"]` is the fork step. The figure:
+        `sandbox.engine.branches.divergence_figure(runs)`.
+    """
+    from sandbox.engine.branches import compare_branches
+
+    return compare_branches(list(runs), confidence)

@@ -142,6 +142,9 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
         run_population(ultimatum(), tmp_path / "runs" / "ultimatum", models=Players().models())
         run_population(matrix(), tmp_path / "runs" / "pd-llm", models={"user": Members().model()})
         result = SimpleNamespace(path=tmp_path / "runs")
+    elif path.name.startswith("counterfactuals"):  # it makes its runs, with scripted models, in a temporary folder
+        monkeypatch.setenv("TMPDIR", str(tmp_path))
+        result = SimpleNamespace(path=tmp_path)
     elif path.name.startswith("scai"):
         result = run(scai_scenario(), out=tmp_path / "run", models=scai_models())
         asyncio.run(aevaluate(result.path, trials=2, models=scai_models()))

@@ -22,6 +22,7 @@ __all__ = [
     "RootSeed",
     "RunOut",
     "app",
+    "check_figure_out",
     "ci_cell",
     "console",
     "fail",
@@ -30,6 +31,7 @@ __all__ = [
     "progress_bar",
     "scenario_argument",
     "with_progress",
+    "write_figure",
 ]
 
 T = TypeVar("T")
@@ -114,6 +116,30 @@ def fail(error: BaseException) -> typer.Exit:
     console.print("[bold red]error:[/]", end=" ")
     console.print(str(error), highlight=False, markup=False, soft_wrap=True)
     return typer.Exit(getattr(error, "exit_code", 1))
+
+
+def check_figure_out(out: Path) -> None:
+    """`UsageError` unless `--out` names a PNG file in a folder that exists (checked before anything is read)."""
+    from sandbox.base.errors import UsageError
+
+    if out.suffix.lower() != ".png":
+        raise UsageError(f"--out {out}: the figure is written as PNG; name a .png file")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
+
+
+def write_figure(figure: Any, table: Any, out: Path) -> None:
+    """A matplotlib figure at `out` (PNG) and the DataFrame behind it beside it as CSV, each written whole (a
+    failure leaves neither half-written)."""
+    from sandbox.core.run_dir import atomic_write_text
+
+    partial = out.with_name(f".{out.stem}.partial.png")
+    try:
+        figure.savefig(partial, dpi=120)
+        atomic_write_text(out.with_suffix(".csv"), table.to_csv(index=False))
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def progress_bar(label: str | None, unit: str = "", *, eta: bool = True, last: bool = False) -> Progress:

@@ -147,6 +147,10 @@ class RunKind:
     `sandbox resume` options given (device, max_calls, executor, ...): `UsageError` for one the kind lacks."""
     cli_evaluate: str | None = None
     """`cli_evaluate(path, **options) -> None`: `sandbox evaluate` on a run of this kind."""
+    cli_compare: str | None = None
+    """`cli_compare(paths, out) -> None`: `sandbox compare` of runs all of this kind, none a branch of another: the
+    kind's own comparison, its figure at `out` (SCAI's runs in the paper's layout); without one, and with
+    `--branches`, the runs' headline figures per step side by side (`sandbox.engine.branches`)."""
     expand: str | None = None
     """`expand(scenario, source) -> [(kind name, scenario), ...]`: the runs a scenario of this kind plays (a
     sweep's), for the dry run; default: the scenario itself."""

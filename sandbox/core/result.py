@@ -4,7 +4,8 @@
 a kind may name a subclass with its own views (the society kind's plots and
 policy tables, `sandbox.scai.result.SocietyResult`). Tables load on first
 use, by the names the kind lists (`RunResult.table(name)`, or as an
-attribute: `result.episodes`).
+attribute: `result.episodes`). A forked run names its parent (`result.parent`,
+`result.fork`: the record of the fork) and a run its finished forks (`result.forks`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from typing import Any
 
 import pandas as pd
 
-from sandbox.base.errors import UsageError
+from sandbox.base.errors import SandboxError, UsageError
 from sandbox.base.files import read_csv
 from sandbox.core import kinds
 from sandbox.core import run_dir as layout
 from sandbox.core.scenario_files import load_run_scenario
+from sandbox.core.steps import forks_of, read_fork
 from sandbox.core.summary import read_summary
 
 __all__ = ["RunResult"]
@@ -63,6 +65,30 @@ class RunResult:
     def summary(self) -> dict[str, Any]:
         """The run's `summary.json`."""
         return read_summary(self.path)
+
+    @property
+    def fork(self) -> dict[str, Any] | None:
+        """The run's fork record (`fork.json`: `parent`, `parent_name`, `at`, `unit`, `changes`, ...); None when the
+        run is no fork. It stays readable when the parent's directory is gone."""
+        return read_fork(self.path)
+
+    @property
+    def parent(self) -> RunResult | None:
+        """The finished run this run was forked from; None when it is no fork, or when the parent's directory is gone
+        or holds no finished run (`fork["parent"]` still names it)."""
+        record = self.fork
+        if record is None:
+            return None
+        try:
+            return RunResult.load(record["parent"])
+        except (FileNotFoundError, SandboxError):
+            return None
+
+    @property
+    def forks(self) -> list[RunResult]:
+        """The finished forks made of this run, in the order made (a fork still running, or stopped before its end, is
+        left out; `sandbox.core.steps.forks_of` lists every fork that exists)."""
+        return [RunResult.load(path) for path in forks_of(self.path) if (path / layout.SUMMARY).is_file()]
 
     def tables(self) -> list[str]:
         """The names of the kind's tables this run directory holds."""

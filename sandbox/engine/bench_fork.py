@@ -73,7 +73,7 @@ def embedded_cases() -> list[Case]:
     if spec:
         for case in cases:
             for role in case.data["models"]:
-                case.data["models"][role]["spec"] = spec  # type: ignore[index]
+                case.data["models"][role]["spec"] = spec
     chosen = [n for n in os.environ.get("SANDBOX_BENCH_FORK", "").split(",") if n]
     return [c for c in cases if not chosen or c.name in chosen]
 

@@ -71,23 +71,12 @@ def evaluation_table(path: Path, out_console: Console) -> None:
 
 def compare_command(run_dirs: list[Path], out: Path, out_console: Console) -> None:
     """`sandbox compare`: the overlay figure at `out`, its table beside it as CSV, and the gaps printed."""
-    from sandbox.base.errors import UsageError
-    from sandbox.core.run_dir import atomic_write_text
+    from sandbox.core.commands import check_figure_out, write_figure
     from sandbox.scai.compare import compare_runs, comparison_table
 
-    if out.suffix.lower() != ".png":
-        raise UsageError(f"--out {out}: the figure is written as PNG; name a .png file")
-    if not out.parent.is_dir():
-        raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
+    check_figure_out(out)
     table = comparison_table(run_dirs)  # reads and checks every directory before anything is written
-    figure = compare_runs(run_dirs, table=table)
-    partial = out.with_name(f".{out.stem}.partial.png")
-    try:
-        figure.savefig(partial, dpi=120)
-        atomic_write_text(out.with_suffix(".csv"), table.to_csv(index=False))
-        partial.replace(out)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_figure(compare_runs(run_dirs, table=table), table, out)
     shown = Table(title="Offered share, first and last epoch: mean (95% CI) across runs", title_justify="left")
     for column in ("run directory", "panel", "society", "users", "assistant", "gap first", "gap last"):
         shown.add_column(column, justify="left" if column in ("run directory", "panel", "society") else "right")

@@ -60,7 +60,10 @@ def _load(path: Path) -> tuple[Scenario, pd.DataFrame]:
     scenario = load_run_scenario(run_dir.path)
     epochs = run_dir / layout.EPOCHS
     if scenario.assistant is None or not epochs.is_file():
-        raise UsageError(f"{run_dir.path} is not a finished SCAI run (no {layout.EPOCHS}); compare reads SCAI runs")
+        raise UsageError(
+            f"{run_dir.path} is not a finished SCAI run (no {layout.EPOCHS}); compare reads SCAI runs "
+            "(sandbox compare --branches puts any runs' headline figures per step side by side)"
+        )
     if run_dir.status().get("status") != "complete":
         raise UsageError(f"{run_dir.path} is not finished; resume it first: sandbox resume {run_dir.path}")
     return scenario, epoch_summary(read_csv(epochs))

@@ -108,6 +108,7 @@ SOCIETY = RunKind(
     cli_run="sandbox.scai.society_cli:cli_run",
     cli_resume="sandbox.scai.society_cli:cli_resume",
     cli_evaluate="sandbox.scai.society_cli:cli_evaluate",
+    cli_compare="sandbox.scai.society_cli:cli_compare",
     result="sandbox.scai.result:SocietyResult",
     tables={
         "episodes": "episodes.csv",
@@ -122,7 +123,6 @@ SOCIETY = RunKind(
         "policies": "policies.jsonl",
         "transcripts": "transcripts.jsonl",
     },
-    commands=("sandbox.scai.society_cli",),
     benchmarks={
         "concurrency": "sandbox.society.benchmarks:bench_concurrency",
         "overhead": "sandbox.society.benchmarks:bench_overhead",

@@ -1,26 +1,30 @@
-"""The society kind on the command line: `sandbox run`, `resume` and `evaluate` of a society (SCAI) run, and
-`sandbox compare`.
+"""The society kind on the command line: `sandbox run`, `resume`, `evaluate` and `compare` of a society (SCAI) run.
 
-The core's commands (`sandbox.cli.runs`) find these through the society kind
-(`sandbox.scai.kind`); `compare` registers on `sandbox.core.commands.app` when the
-kind's commands are loaded.
+The core's commands (`sandbox.cli.runs`, `sandbox.cli.branches`) find these through the society kind
+(`sandbox.scai.kind`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
 from rich.markup import escape
 from rich.table import Table
 
-from sandbox.base.errors import SandboxError
 from sandbox.core import run_dir as layout
-from sandbox.core.commands import app, fail, out_console, progress_bar, with_progress
+from sandbox.core.commands import out_console, progress_bar, with_progress
 from sandbox.core.kinds import by_option
 
-__all__ = ["apply_overrides", "cli_evaluate", "cli_resume", "cli_run", "compare", "payoff_table", "summary_table"]
+__all__ = [
+    "apply_overrides",
+    "cli_compare",
+    "cli_evaluate",
+    "cli_resume",
+    "cli_run",
+    "payoff_table",
+    "summary_table",
+]
 
 
 class _ProgressDisplay:
@@ -237,17 +241,9 @@ def cli_evaluate(
     evaluation_table(_execute(evaluated), out_console)
 
 
-@app.command()
-def compare(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Finished SCAI run directories.")],
-    out: Annotated[Path, typer.Option("--out", help="The figure (PNG); the table goes beside it as CSV.")] = Path(
-        "compare.png"
-    ),
-) -> None:
-    """Overlay SCAI runs in the paper's layout: one group, mixed societies, manners, assistant-assistant."""
+def cli_compare(run_dirs: list[Path], out: Path) -> None:
+    """`sandbox compare` of SCAI runs (none a fork of another): the paper's layout, one group, mixed societies,
+    manners, assistant-assistant; the figure at `out`, its table beside it as CSV."""
     from sandbox.scai.commands import compare_command
 
-    try:
-        compare_command(run_dirs, out, out_console)
-    except SandboxError as error:
-        raise fail(error) from None
+    compare_command(run_dirs, out, out_console)
