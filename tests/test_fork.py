@@ -265,3 +265,115 @@ def test_a_donor_agent_given_a_strategy_text_from_a_generation_on_holds_a_norm_o
         app, ["fork", str(parent), "--at", "1", "--set", "state.agents.9.strategy=x y", "--out", str(tmp_path / "n")]
     )
     assert result.exit_code == 2 and "not an agent's index" in result.output and not (tmp_path / "n").exists()
+
+
+def _tables_equal(a: Path, b: Path, tables: tuple[str, ...]) -> None:
+    for table in tables:
+        read = (lambda p: pd.read_json(p, lines=True)) if table.endswith(".jsonl") else pd.read_csv
+        pd.testing.assert_frame_equal(
+            read(a / table).drop(columns=["seconds"], errors="ignore"),
+            read(b / table).drop(columns=["seconds"], errors="ignore"),
+            obj=table,
+        )
+
+
+def test_a_fork_of_a_fork_at_the_same_step_keeps_the_first_forks_edit(society: Path, tmp_path: Path) -> None:
+    case = _case("society")
+    share = "Share everything equally with everyone."
+    first = sandbox.fork(society, at=1, changes={"state.policy": share}, out=tmp_path / "a", models=case.models())
+    models = case.models()
+    second = sandbox.fork(first.path, at=1, out=tmp_path / "b", models=models)
+    _tables_equal(first.path, second.path, ("episodes.csv", "epochs.csv", "policies.jsonl"))
+    assert sum(m.calls for m in models.values()) == 0
+
+
+def test_a_fork_that_ends_at_its_step_equals_a_run_of_that_length(society: Path, tmp_path: Path) -> None:
+    case = _case("society")
+    short = sandbox.fork(society, at=1, changes={"epochs": 1}, out=tmp_path / "short", models=case.models())
+    data = case.scenario(tmp_path).model_dump(mode="json")
+    from sandbox.core.scenario_files import parse_kind
+
+    fresh = sandbox.run(parse_kind("society", {**data, "epochs": 1}), out=tmp_path / "fresh", models=case.models())
+    _tables_equal(short.path, fresh.path, ("episodes.csv", "epochs.csv", "policies.jsonl", "final_policies.csv"))
+    result = runner.invoke(
+        app, ["fork", str(society), "--at", "2", "--set", "epochs=3", "--set", "state.policy=Be kind."]
+    )
+    assert result.exit_code == 2 and "has played its epochs" in " ".join(result.output.split()), result.output
+
+
+@pytest.mark.parametrize("game", ["donor", "naming"])
+def test_more_generations_from_the_end_equal_a_longer_run(game: str, tmp_path: Path) -> None:
+    """A population that skips its revision after its last generation revises when a fork extends it."""
+    from tests.test_population_donor import Recorder, donor
+
+    scenario, model = (
+        (lambda n: donor(generations=n), lambda: Recorder().model())
+        if game == "donor"
+        else (lambda n: naming(agents=6, generations=n, stop_at_consensus=False), lambda: Copier().model())
+    )
+    parent = run_population(scenario(2), tmp_path / "p", models={"user": model()})
+    longer = sandbox.fork(
+        parent, at=2, changes={"population.generations": 3}, out=tmp_path / "f", models={"user": model()}
+    )
+    fresh = run_population(scenario(3), tmp_path / "fresh", models={"user": model()})
+    tables = [
+        t
+        for t in ("population.csv", "generations.csv", "norms.csv", "revisions.csv", "donations.csv")
+        if (fresh / t).is_file()
+    ]
+    _tables_equal(fresh, longer.path, tuple(tables))
+
+
+def test_a_society_fork_with_new_norms_keeps_the_earlier_epochs_as_played(society: Path, tmp_path: Path) -> None:
+    case = _case("society")
+    fork = sandbox.fork(
+        society, at=1, changes={"society.norms.0.norm": "fair"}, out=tmp_path / "f", models=case.models()
+    )
+    mine, parent = fork.table("episodes"), pd.read_csv(society / "episodes.csv")
+    pd.testing.assert_frame_equal(mine[mine["epoch"] == 0], parent[parent["epoch"] == 0])
+    users = mine[(mine["epoch"] == 1) & (mine["interaction"] == "user-user")]
+    assert set(users["proposer_norm"]) == {"fair"}
+
+
+def test_values_keep_comments_and_dates_as_text() -> None:
+    assert parse_changes(["a=Share: equally. #1", "b=2024-01-01", "c='quoted'", "d=[1, 2]", "e=yes"]) == {
+        "a": "Share: equally. #1",
+        "b": "2024-01-01",
+        "c": "quoted",
+        "d": [1, 2],
+        "e": True,
+    }
+
+
+def test_offline_holds_in_its_own_context_only() -> None:
+    import threading
+
+    from sandbox.llm.offline import is_offline, offline
+
+    seen: list[bool] = []
+    with offline():
+        thread = threading.Thread(target=lambda: seen.append(is_offline()))
+        thread.start()
+        thread.join()
+        assert is_offline()
+    assert seen == [False] and not is_offline()
+
+
+def test_what_later_commands_wrote_is_neither_forked_nor_replayed(society: Path, tmp_path: Path) -> None:
+    case = _case("society")
+    evaluated = tmp_path / "evaluated"
+    shutil.copytree(society, evaluated)
+    (evaluated / "evaluation.csv").write_text("run,condition,offered_share\n0,medicine,0.5\n")
+    (evaluated / "clusters.csv").write_text("a,b\n")
+    record = _transcript(evaluated)[0] | {
+        "call_id": "0/None/eval-1/propose/assistant/0",
+        "epoch": None,
+        "step": "propose",
+    }
+    with (evaluated / "transcripts.jsonl").open("a") as handle:
+        handle.write(json.dumps(record) + "\n")
+    report = replay_run(evaluated, models=case.models())
+    assert report.identical, report.lines()
+    fork = sandbox.fork(evaluated, at=1, out=tmp_path / "f", models=case.models())
+    assert not (fork.path / "evaluation.csv").exists() and not (fork.path / "clusters.csv").exists()
+    assert not any(r["call_id"].startswith("0/None/eval") for r in _transcript(fork.path))

@@ -220,3 +220,22 @@ def test_the_donor_game_refuses_the_matrix_games_settings(tmp_path: Path) -> Non
     path.write_text(yaml.safe_dump(data))
     result = runner.invoke(app, ["validate", str(path)])
     assert result.exit_code == 2 and "revision.mutation: not read by the donor game" in " ".join(result.output.split())
+
+
+class OverGiver(Recorder):
+    """Gives more than it has in every round: an illegal move each time, never a crash."""
+
+    def __call__(self, messages: Any, kwargs: Any) -> str:
+        answer = super().__call__(messages, kwargs)
+        return (
+            "Justification: all and more.\nAnswer: 999"
+            if "How many units do you give up" in messages[-1].content
+            else answer
+        )
+
+
+def test_a_donation_beyond_the_donors_resources_is_a_recorded_illegal_move(tmp_path: Path) -> None:
+    path = run_population(donor(agents=4, generations=2), tmp_path / "run", models={"user": OverGiver().model()})
+    donations = pd.read_csv(path / "donations.csv")
+    assert len(donations) and not donations["valid"].any()
+    assert (pd.read_csv(path / "generations.csv")["illegal_rate"] == 1.0).all()

@@ -71,6 +71,12 @@ class Steps:
     """`threads(scenario) -> [thread id, ...]`: the store's threads of a run (a society's independent runs)."""
     graph: Callable[[Any, Any], Any]
     """`graph(checkpointer, scenario) -> compiled graph`: the run's graph, to read and edit its checkpoints."""
+    first: str = "pair"
+    """The node a step starts with: a fork within a run starts from the snapshot whose next node it is."""
+    redo: str | None = None
+    """A node a run skips after its last step (a population's revision, which no generation follows): a fork that
+    adds steps at the run's end starts one step back, before that node, so that it runs (and the step's rows are
+    written again, the same)."""
     stopped_key: str | None = None
     """The state key that ends a run before its last step (a consensus reached, a fishery collapsed): a fork with
     changes at the step a run stopped at clears it, so the changed run goes on (a fork without change stays stopped,
@@ -87,6 +93,9 @@ class Steps:
     closing: tuple[str, ...] = ()
     """The `step` names of the calls a run makes after its last step (SCAI's final proposals, recorded under the
     last epoch): a fork never keeps the parent's, since it makes its own when it ends."""
+    later: tuple[str, ...] = ()
+    """Tables a later command writes into a finished run (SCAI's `sandbox evaluate`: evaluation.csv): a replay does
+    not compare them, and a fork does not copy them."""
     series: Callable[[Path], Any] | None = None
     """`series(path) -> DataFrame[step, run, figure, value]`: the run's headline figure at every step (one row per
     step and independent run), for `sandbox compare` and the viewer's divergence plot."""
@@ -109,14 +118,32 @@ def parse_changes(items: Iterable[str]) -> dict[str, Any]:
         field = field.strip()
         if not sep or not field:
             raise UsageError(f"--set {item!r}: write FIELD=VALUE (e.g. population.revision.beta=2, state.policy=TEXT)")
-        try:
-            value = yaml.safe_load(text) if text.strip() else text
-        except yaml.YAMLError:
-            value = text
-        if isinstance(value, dict | list) and text.strip()[:1] not in ("[", "{"):
-            value = text  # a text with a colon ("Share: equally.") is text, not a mapping
-        changes[field] = value
+        changes[field] = _value(text)
     return changes
+
+
+def _value(text: str) -> Any:
+    """A change's VALUE: YAML's number, boolean, null, list or mapping; any other text as written (a colon, a `#`
+    or a date in it kept: "Share: equally. #1" is that text)."""
+    stripped = text.strip()
+    try:
+        value = yaml.safe_load(text) if stripped else text
+    except yaml.YAMLError:
+        return text
+    if isinstance(value, dict | list):
+        return value if stripped[:1] in ("[", "{") and _plain(value) else text
+    if isinstance(value, str):
+        return value if stripped[:1] in ("'", '"') else text
+    return value if isinstance(value, bool | int | float) or value is None else text
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` holds JSON's kinds of data only (no dates)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, str | bool | int | float)
 
 
 def split_changes(changes: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

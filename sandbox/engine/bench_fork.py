@@ -159,7 +159,12 @@ def run(cases: list[Case] | None = None) -> dict[str, Any]:
     figures: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="sandbox-bench-fork-") as tmp:
         for case in cases if cases is not None else embedded_cases():
-            figures[case.name] = measure(case, Path(tmp))
+            try:
+                figures[case.name] = measure(case, Path(tmp))
+            except Exception as error:  # one case that fails leaves the others' figures standing, and says why
+                print(f"{case.name}: failed: {type(error).__name__}: {error}", flush=True)
+                continue
+            print(f"{case.name}: {json.dumps(figures[case.name])}", flush=True)
     table = Table(title="sandbox fork and sandbox replay (model calls: those the response cache did not answer)")
     table.add_column("measure")
     for name in figures:

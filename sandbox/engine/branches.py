@@ -166,6 +166,8 @@ def divergence_figure(branches: Sequence[Branch], title: str = "", confidence: f
     table = _all_steps(branches, confidence)
     step = fork_step(branches)
     figures = list(dict.fromkeys(table["figure"]))
+    if not figures:
+        raise UsageError("none of the branches has a figure to draw (their tables hold no step)")
     fig = Figure(figsize=(6.4 * len(figures), 4.2))
     axes = fig.subplots(1, len(figures), squeeze=False)[0]
     colours = {name: COLOURS[i % len(COLOURS)] for i, name in enumerate(dict.fromkeys(table["branch"]))}

@@ -56,10 +56,6 @@ from sandbox.engine.tables import Tables
 
 __all__ = ["ForkPlan", "fork_run", "make_fork", "plan_fork", "steps_of"]
 
-# What a fork never copies from its parent: what describes the parent's own end, and its lineage.
-NOT_COPIED = {layout.STATUS, layout.SUMMARY, FORK, FORKS, "report.html", "tracking.json"}
-COPIED_AS_DATABASE = {layout.STORE, layout.CACHE}
-
 
 def steps_of(kind: kinds.RunKind) -> Steps:
     """The kind's steps (`RunKind.steps`); `UsageError` when its runs have none to fork or replay at."""
@@ -133,37 +129,57 @@ def _changed_scenario(parent: Path, kind: kinds.RunKind, scenario: Any, fields: 
     return validate_model(kind.scenario_model(), data, f"{parent / layout.SCENARIO} with the fork's changes")
 
 
-async def _snapshots(parent: Path, steps: Steps, scenario: Any, at: int) -> dict[str, Any]:
-    """Each thread's snapshot at step `at` (and the node that wrote it), read from the parent's store."""
+async def _snapshots(parent: Path, steps: Steps, scenario: Any, at: int, count: int) -> dict[str, Any]:
+    """Each thread's snapshot at step `at` and the node that wrote it, read from the parent's store."""
     found: dict[str, Any] = {}
     async with open_store(parent) as saver:
         graph = steps.graph(saver, scenario)
         for thread in steps.threads(scenario):
-            history = [s async for s in graph.aget_state_history({"configurable": {"thread_id": thread}})]
-            if not history or not history[0].values:
-                raise UsageError(f"{parent}: {thread} has no checkpoint (it stopped before its first step)")
-            done = int(history[0].values.get(steps.key, 0))
-            found[thread] = _at_step(history, steps, at, done)
+            found[thread] = await _at_step(graph, thread, steps, at, count)
     return found
 
 
-def _at_step(history: list[Any], steps: Steps, at: int, done: int) -> tuple[Any, str]:
-    """The snapshot where step `at` is about to start (its first node next; at the run's last step, the first
-    snapshot that counts it), with the node that wrote it (the node the snapshot before it ran)."""
-    oldest_first = list(reversed(history))
-    chosen = None
-    for i, snapshot in enumerate(oldest_first):
-        if int(snapshot.values.get(steps.key, -1)) != at:
-            continue
-        if at == done and chosen is None:
-            chosen = i  # the first snapshot at the last step: before a kind's closing nodes (SCAI's final proposals)
-        if snapshot.next == ("pair",):
-            chosen = i
-            break
-    if chosen is None or chosen == 0:
-        raise UsageError(f"no checkpoint at {steps.unit} {at} (the run's store does not hold one)")
-    writer = oldest_first[chosen - 1].next
-    return oldest_first[chosen], writer[0] if len(writer) == 1 else ""
+async def _at_step(graph: Any, thread: str, steps: Steps, at: int, count: int) -> tuple[Any, str]:
+    """Thread `thread`'s snapshot where step `at` is about to start, and the node that wrote it.
+
+    * Within the run: the snapshot at the step whose next node is the step's first (`Steps.first`: after a
+      society's MetaLM has written the step's policy, after a population's record of the step before).
+    * At the run's end, or where the fork ends at the step: the first snapshot that counts the step (before a kind's
+      closing nodes, SCAI's final proposals), so that the run goes on or ends from there.
+    * At the run's end with more steps, for a kind whose run skips a node after its last step (`Steps.redo`: a
+      population's revision): the snapshot before that node, one step back, so that the fork runs it.
+
+    A snapshot that a fork's own changes made (LangGraph's `update` source, right after the one chosen) is taken in
+    its place, with the writer of the one it follows: a fork of a fork at the same step keeps the first fork's
+    changes. Only the snapshots at the step (and one step back) are kept in memory while the history is read.
+    """
+    candidates: list[list[Any]] = []  # [snapshot, writer], newest first
+    done: int | None = None
+    last: list[Any] | None = None  # the candidate read just before (newer): this snapshot is its writer's
+    async for snapshot in graph.aget_state_history({"configurable": {"thread_id": thread}}):
+        if done is None:
+            done = int(snapshot.values.get(steps.key, 0))
+        if last is not None:
+            last[1] = snapshot.next[0] if len(snapshot.next) == 1 else ""
+            last = None
+        if int(snapshot.values.get(steps.key, -1)) in (at, at - 1):
+            last = [snapshot, ""]
+            candidates.append(last)
+    oldest_first = candidates[::-1]
+    at_step = [(i, c) for i, c in enumerate(oldest_first) if int(c[0].values.get(steps.key, -1)) == at]
+    base: int | None = None
+    if done == at and count > at and steps.redo is not None and at > 0:
+        base = next((i for i, c in enumerate(oldest_first) if c[0].next == (steps.redo,)), None)
+    elif done == at or count == at:
+        base = at_step[0][0] if at_step else None
+    else:
+        base = next((i for i, c in at_step if c[0].next == (steps.first,)), None)
+    if base is None or not oldest_first[base][1]:
+        raise UsageError(f"no checkpoint at {steps.unit} {at} in {thread} (the run's store does not hold one)")
+    chosen = base
+    while chosen + 1 < len(oldest_first) and oldest_first[chosen + 1][0].metadata.get("source") == "update":
+        chosen += 1  # a fork's own changes at this step
+    return oldest_first[chosen][0], oldest_first[base][1]
 
 
 def plan_fork(parent: Path | str, at: int, changes: Mapping[str, Any]) -> ForkPlan:
@@ -199,7 +215,7 @@ def plan_fork(parent: Path | str, at: int, changes: Mapping[str, Any]) -> ForkPl
         )
     plan = ForkPlan(parent, kind, steps, at, changed, dict(fields), dict(edits), fresh)
     if not fresh:
-        plan.threads = run_sync(_snapshots(parent, steps, scenario, at))
+        plan.threads = run_sync(_snapshots(parent, steps, scenario, at, count))
         assert steps.edit is not None or not edits
         for thread, (snapshot, _) in plan.threads.items():
             for name, value in edits.items():
@@ -279,8 +295,8 @@ def _default_out(parent: Path, at: int) -> Path:
 
 
 def _prepare(plan: ForkPlan, path: Path) -> None:
-    """Write the fork's directory (its scenario last but one, its fork.json last: a fork killed while it is made is
-    no run directory, and `sandbox fork` can make it again into the same place once it is removed)."""
+    """Write the fork's directory, its scenario last: a fork killed while it is made is no run directory (nothing
+    resumes it), and `sandbox fork` makes it again into the same place once it is removed."""
     parent = plan.parent
     path.mkdir(parents=True, exist_ok=True)
     copy_database(parent / layout.CACHE, path / layout.CACHE)
@@ -290,11 +306,9 @@ def _prepare(plan: ForkPlan, path: Path) -> None:
         _cut_tables(path, plan)
         run_sync(_cut_store(path, plan))
         _cut_transcript(parent, path, plan.at, plan.steps.closing)
-    elif (parent / layout.GUIDED).is_dir():
-        shutil.copytree(parent / layout.GUIDED, path / layout.GUIDED)
-    atomic_write_text(path / layout.SCENARIO, yaml.safe_dump(plan.scenario.model_dump(mode="json"), sort_keys=False))
+    atomic_write_text(path / FORK, json.dumps(plan.record(), indent=2, default=str))
     RunDirectory(path).write_status("running", created=time.time(), forked_from=str(parent.resolve()), fork_at=plan.at)
-    atomic_write_text(path / FORK, json.dumps(plan.record(), indent=2))
+    atomic_write_text(path / layout.SCENARIO, yaml.safe_dump(plan.scenario.model_dump(mode="json"), sort_keys=False))
 
 
 def copy_database(source: Path, target: Path) -> None:
@@ -307,18 +321,14 @@ def copy_database(source: Path, target: Path) -> None:
 
 
 def _copy_files(parent: Path, path: Path, plan: ForkPlan) -> None:
-    """The parent's files a resumed run reads (its inline solve, its step tables, its agents), less its results."""
-    dropped = set(plan.kind.tables.values()) - _step_tables(plan)
-    for entry in parent.iterdir():
-        name = entry.name
-        if name in NOT_COPIED or name in COPIED_AS_DATABASE or name in dropped or name.startswith("."):
-            continue
-        if name.startswith((layout.STORE, layout.CACHE)) or name == layout.TRANSCRIPTS or entry.suffix == ".png":
-            continue
-        if entry.is_dir():
-            shutil.copytree(entry, path / name)
-        elif entry.is_file():
-            shutil.copy2(entry, path / name)
+    """What a resumed run reads beside its store, cache and transcript: the tables its steps append to (cut back
+    next) and a society's inline solve of its guided members. Nothing else: the parent's results, figures and the
+    analyses written into it later (a norm map, an evaluation) are the parent's own."""
+    for name in sorted(_step_tables(plan)):
+        if (parent / name).is_file():
+            shutil.copy2(parent / name, path / name)
+    if (parent / layout.GUIDED).is_dir():
+        shutil.copytree(parent / layout.GUIDED, path / layout.GUIDED)
 
 
 def _step_tables(plan: ForkPlan) -> set[str]:
@@ -365,8 +375,8 @@ async def _cut_store(path: Path, plan: ForkPlan) -> None:
 
 
 def _cut_transcript(parent: Path, path: Path, at: int, closing: tuple[str, ...]) -> None:
-    """The parent's calls of the steps before the fork (a call's `epoch` is its step; one with none is kept), less
-    those made after its last step (`closing`), and the games' notes of them."""
+    """The parent's calls of the steps before the fork (a call's `epoch` is its step), less those made after its last
+    step (`closing`) or outside any step (a later `sandbox evaluate`'s), and the games' notes of them."""
     from sandbox.llm import moves
 
     source = parent / layout.TRANSCRIPTS
@@ -380,7 +390,7 @@ def _cut_transcript(parent: Path, path: Path, at: int, closing: tuple[str, ...])
             except ValueError:
                 continue
             step = record.get("epoch")
-            if (step is None or int(step) < at) and record.get("step") not in closing:
+            if step is not None and int(step) < at and record.get("step") not in closing:
                 out.write(line if line.endswith("\n") else line + "\n")
                 kept.add(record.get("call_id"))
     notes = moves.notes_path(source)

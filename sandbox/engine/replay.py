@@ -79,14 +79,23 @@ def replay_run(
     """Replay the finished run `path` offline into `out` (default: a temporary folder, removed when the replay is
     identical unless `keep`) and compare its tables; `models`: the model objects the run was given (tests), so that
     the cache keys match."""
-    from sandbox.llm.offline import offline
-
     run = Path(path)
     kind = _check(run)
-    steps = steps_of(kind)
-    target = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix=f"{run.name}-replay-"))
     if out is not None:
-        RunDirectory.check_new(target)
+        RunDirectory.check_new(Path(out))
+    target = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix=f"{run.name}-replay-"))
+    try:
+        return _replay(run, kind, target, models, remove=out is None and not keep)
+    except BaseException:
+        if out is None:
+            shutil.rmtree(target, ignore_errors=True)  # a temporary folder: nothing left behind
+        raise
+
+
+def _replay(run: Path, kind: kinds.RunKind, target: Path, models: kinds.GivenModels, *, remove: bool) -> ReplayReport:
+    from sandbox.llm.offline import offline
+
+    steps = steps_of(kind)
     started = time.perf_counter()
     record = read_fork(run)
     if record is not None:  # a fork: its parent replayed, then forked again as it was
@@ -120,7 +129,7 @@ def replay_run(
     if transcript is not None:
         report.tables.append(transcript)
     report.identical = not missing and all(check.identical for check in report.tables)
-    if report.identical and out is None and not keep:
+    if report.identical and remove:
         shutil.rmtree(target, ignore_errors=True)
         report.replay = None
     return report
@@ -180,7 +189,7 @@ def _read(path: Path) -> pd.DataFrame:
 def _compare_tables(run: Path, target: Path, kind: kinds.RunKind, steps: Steps) -> list[TableCheck]:
     checks = []
     for file in dict.fromkeys(kind.tables.values()):
-        if file == layout.TRANSCRIPTS or not (run / file).is_file():
+        if file == layout.TRANSCRIPTS or file in steps.later or not (run / file).is_file():
             continue
         original = _read(run / file)
         if not (target / file).is_file():
@@ -249,8 +258,12 @@ def _calls(run: Path, target: Path) -> tuple[int, int, TableCheck | None]:
     made = sum(1 for r in replayed if not r.get("cache_hit") and not r.get("error"))
     if not (run / layout.TRANSCRIPTS).is_file():
         return calls, made, None
-    original = {r["call_id"]: r.get("answer") for r in read_transcript(run / layout.TRANSCRIPTS) if not r.get("error")}
     again = {r["call_id"]: r.get("answer") for r in replayed if not r.get("error")}
+    original = {  # a call outside any step that the replay did not ask is a later command's (`sandbox evaluate`)
+        r["call_id"]: r.get("answer")
+        for r in read_transcript(run / layout.TRANSCRIPTS)
+        if not r.get("error") and (r.get("epoch") is not None or r["call_id"] in again)
+    }
     name = layout.TRANSCRIPTS
     for call_id, answer in original.items():
         if call_id not in again:

@@ -236,7 +236,7 @@ def apply_round(
     records = []
     for view, move in zip(views, moves):
         donor, recipient = view.donor, view.recipient
-        valid = (
+        valid = bool(  # a Python bool: `resources` is numpy's, and the record goes into the checkpoint
             move.action is not None
             and move.amount is not None
             and math.isfinite(move.amount)

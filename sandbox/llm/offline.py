@@ -9,7 +9,7 @@ connection until its first call, which never comes.
 
 from __future__ import annotations
 
-import threading
+import contextvars
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -21,8 +21,7 @@ from sandbox.llm.wrapper import ChatModelWrapper
 
 __all__ = ["NotRecordedError", "OfflineChatModel", "is_offline", "offline"]
 
-_DEPTH = 0
-_GUARD = threading.Lock()
+_OFFLINE: contextvars.ContextVar[bool] = contextvars.ContextVar("sandbox_offline", default=False)
 
 
 class NotRecordedError(RuntimeError):
@@ -31,20 +30,19 @@ class NotRecordedError(RuntimeError):
 
 @contextmanager
 def offline() -> Iterator[None]:
-    """While the block runs (in this process, every thread), model stacks answer from their cache only."""
-    global _DEPTH
-    with _GUARD:
-        _DEPTH += 1
+    """While the block runs, model stacks built in its context answer from their cache only: its own thread and
+    tasks, and the threads that `sandbox.base.sync.run_sync` starts with a copy of it; another run in another
+    thread of the process is not concerned."""
+    token = _OFFLINE.set(True)
     try:
         yield
     finally:
-        with _GUARD:
-            _DEPTH -= 1
+        _OFFLINE.reset(token)
 
 
 def is_offline() -> bool:
-    """Whether `offline()` is in force."""
-    return _DEPTH > 0
+    """Whether `offline()` is in force in this context."""
+    return _OFFLINE.get()
 
 
 class OfflineChatModel(ChatModelWrapper):

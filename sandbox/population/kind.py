@@ -204,6 +204,7 @@ POPULATION = RunKind(
         "notes": "notes.csv",
         "episodes": "episodes.csv",
         "moves": "moves.csv",
+        "fidelity": "fidelity.csv",
         "transcripts": "transcripts.jsonl",
     },
     benchmarks={

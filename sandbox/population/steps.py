@@ -64,6 +64,7 @@ STEPS = Steps(
     threads=lambda scenario: ["population"],
     graph=_graph,
     stopped_key="stopped",
+    redo="revise",
     fixed=(
         "seed",
         "population.agents",
@@ -71,6 +72,8 @@ STEPS = Steps(
         "population.network",
         "population.game.kind",
         "population.game.play",
+        "population.game.prepared",
+        "population.revision.check",
     ),
     edit=_edit,
     edits="state.PATH into the population's state, e.g. state.agents.3.committed=B (naming game), state.stock=40 "

@@ -38,6 +38,11 @@ def _edit(values: Mapping[str, Any], name: str, value: Any, scenario: Any) -> St
         raise ValueError("this society has no assistant, so no policy to edit")
     if not isinstance(value, str) or not value.strip():
         raise ValueError("the policy is a text")
+    if len(policies) <= int(values.get("epoch", 0)):
+        raise ValueError(
+            f"at epoch {values.get('epoch')} the run has played its epochs: the policy of the next is written by the "
+            "MetaLM when the run goes on; set it by forking at an epoch the run played"
+        )
     last = policies[-1]
     before = policies[-2]["policy"] if len(policies) > 1 else ""
     edited = {
@@ -86,6 +91,7 @@ STEPS = Steps(
     ),
     edit=_edit,
     closing=("final-propose",),
+    later=("evaluation.csv",),
     edits="state.policy=TEXT (the assistant's policy from the fork's epoch on)",
     series=series,
 )

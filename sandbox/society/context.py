@@ -71,6 +71,8 @@ class SocietyContext:
         layer: What the scenario adds to the graph (SCAI's assistant and MetaLM), or None.
         on_epoch_start: Called with (run, epoch, episodes) when an epoch's pairs are drawn.
         on_episode: Called with each finished episode record.
+        profiles: Per run, agent id -> {"norm", "manner"}: stamped on each episode as it is played, so that a fork
+            that changes the users' norms from an epoch on leaves the earlier epochs' rows as they were played.
     """
 
     scenario: SocietyScenario
@@ -79,6 +81,7 @@ class SocietyContext:
     layer: Any | None = None  # a GraphLayer
     on_epoch_start: Callable[[int, int, int], None] = field(default=_ignore)
     on_episode: Callable[[dict[str, Any]], None] = field(default=_ignore)
+    profiles: dict[int, dict[str, dict[str, str]]] = field(default_factory=dict)
 
     def player(self, task: dict[str, Any], who: int | str) -> UltimatumPlayer:
         """The player `who` of an episode task: a user by index, or one the layer adds."""

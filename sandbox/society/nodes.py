@@ -134,6 +134,10 @@ async def _play_one(task: dict[str, Any], ctx: SocietyContext) -> dict[str, Any]
         },
         max_reasks=ctx.scenario.game.max_reasks,
     )
+    who = ctx.profiles.get(run, {})
+    for side in ("proposer", "responder") if who else ():
+        profile = who.get(record[side], {})
+        record[f"{side}_norm"], record[f"{side}_manner"] = profile.get("norm"), profile.get("manner")
     ctx.on_episode(record)
     return record
 

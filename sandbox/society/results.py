@@ -72,13 +72,13 @@ def episodes_frame(records: list[dict[str, Any]], profiles: dict[int, dict[str, 
     for record in records:
         who = profiles[record["run"]]
         proposer, responder = who.get(record["proposer"], {}), who.get(record["responder"], {})
-        rows.append(
+        rows.append(  # as the episode was played (stamped since forks), else the run's profiles
             {
-                **record,
                 "proposer_norm": proposer.get("norm"),
                 "proposer_manner": proposer.get("manner"),
                 "responder_norm": responder.get("norm"),
                 "responder_manner": responder.get("manner"),
+                **record,
             }
         )
     frame = pd.DataFrame(rows, columns=EPISODE_COLUMNS)

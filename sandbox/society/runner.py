@@ -208,6 +208,7 @@ async def _execute(
         layer=layer,
         on_epoch_start=hooks.on_epoch_start or (lambda *_: None),
         on_episode=hooks.on_episode or (lambda *_: None),
+        profiles=profiles,
     )
     started = time.time()
     try:
