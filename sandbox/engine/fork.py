@@ -98,14 +98,16 @@ class ForkPlan:
         }
 
 
-def _check_parent(parent: Path) -> kinds.RunKind:
-    if not parent.is_dir():
-        raise UsageError(f"{parent}: no such run directory")
-    kind = kinds.kind_of_dir(parent)
+def check_run(path: Path, what: str) -> kinds.RunKind:
+    """The kind of the run directory `path` that a fork or a replay (`what`) reads; `UsageError` when it is no run
+    directory, its kind has no steps, a process holds it, or it has no engine checkpoints."""
+    if not path.is_dir():
+        raise UsageError(f"{path}: no such run directory")
+    kind = kinds.kind_of_dir(path)
     steps_of(kind)
-    if is_held(parent):
-        raise UsageError(f"{parent} is in use by a process (a run in progress); fork it when it has stopped")
-    check_format(parent, "fork")
+    if is_held(path):
+        raise UsageError(f"{path} is in use by a process (a run in progress); {what} it when it has stopped")
+    check_format(path, what)
     return kind
 
 
@@ -186,7 +188,7 @@ def plan_fork(parent: Path | str, at: int, changes: Mapping[str, Any]) -> ForkPl
     """Check a fork of `parent` at step `at` with `changes` ({field: value}, `state.NAME` for a state edit) and say
     what it will do; `UsageError` or `ScenarioError` (exit 2) when it cannot be made. Writes nothing."""
     parent = Path(parent)
-    kind = _check_parent(parent)
+    kind = check_run(parent, "fork")
     steps = steps_of(kind)
     if at < 0:
         raise UsageError(f"--at {at}: a {steps.unit} is 0 or more")

@@ -23,9 +23,9 @@ import pandas as pd
 from sandbox.base.errors import SandboxError, UsageError
 from sandbox.core import kinds
 from sandbox.core import run_dir as layout
-from sandbox.core.run_dir import RunDirectory, hold, is_held
+from sandbox.core.run_dir import RunDirectory, hold
 from sandbox.core.steps import Steps, read_fork
-from sandbox.engine.fork import check_format, copy_database, make_fork, steps_of
+from sandbox.engine.fork import check_run, copy_database, make_fork, steps_of
 
 __all__ = ["ReplayReport", "TableCheck", "replay_run"]
 
@@ -152,13 +152,7 @@ def _replayed_parent(run: Path, record: dict[str, Any], models: kinds.GivenModel
 
 
 def _check(run: Path) -> kinds.RunKind:
-    if not run.is_dir():
-        raise UsageError(f"{run}: no such run directory")
-    kind = kinds.kind_of_dir(run)
-    steps_of(kind)
-    if is_held(run):
-        raise UsageError(f"{run} is in use by a process (a run in progress); replay it when it has finished")
-    check_format(run, "replay")
+    kind = check_run(run, "replay")
     if not (run / layout.SUMMARY).is_file():
         raise UsageError(f"{run} is not finished (no {layout.SUMMARY}): replay a finished run (resume it first)")
     return kind
