@@ -101,7 +101,7 @@ def measure(case: Case, root: Path) -> dict[str, Any]:
     import sandbox
     from sandbox.core.scenario_files import parse_kind
     from sandbox.core.steps import set_path
-    from sandbox.engine.fork import steps_of
+    from sandbox.engine.fork_plan import steps_of
 
     scenario = parse_kind(case.kind, dict(case.data), f"<bench fork: {case.name}>")
     started = time.perf_counter()

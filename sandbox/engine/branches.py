@@ -30,7 +30,7 @@ from sandbox.base.stats import mean_ci
 from sandbox.core import kinds
 from sandbox.core import run_dir as layout
 from sandbox.core.steps import lineage, read_fork
-from sandbox.engine.fork import steps_of
+from sandbox.engine.fork_plan import steps_of
 
 __all__ = ["COLUMNS", "Branch", "branch_label", "compare_branches", "divergence_figure", "fork_step", "parting_step"]
 

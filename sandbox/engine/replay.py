@@ -25,7 +25,8 @@ from sandbox.core import kinds
 from sandbox.core import run_dir as layout
 from sandbox.core.run_dir import RunDirectory, hold
 from sandbox.core.steps import Steps, read_fork
-from sandbox.engine.fork import check_run, copy_database, make_fork, steps_of
+from sandbox.engine.fork import copy_database, make_fork
+from sandbox.engine.fork_plan import check_run, steps_of
 
 __all__ = ["ReplayReport", "TableCheck", "replay_run"]
 
