@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -292,3 +293,18 @@ def test_cache_keys_without_log_probabilities_are_those_of_older_caches(tmp_path
     assert cache.get("k") == ("stored answer", {}, {})
     cache.put("k2", "new", {}, {"finish_reason": "length"})
     assert cache.get("k2") == ("new", {}, {"finish_reason": "length"})
+
+
+def test_compacting_a_transcript_keeps_each_calls_last_line_in_run_order_and_skips_a_torn_line(tmp_path: Path) -> None:
+    from sandbox.llm.transcript import compact_transcript
+
+    def line(call_id: str, epoch: int, answer: str) -> str:
+        return json.dumps({"call_id": call_id, "run": 0, "epoch": epoch, "episode": "e", "answer": answer}) + "\n"
+
+    path = tmp_path / "t.jsonl"
+    # epoch 1 written first, call b redone (a resumed run: its last line wins), a torn line left by a kill
+    path.write_text(line("b", 1, "first") + line("a", 0, "ü\u2028") + line("b", 1, "again") + '{"call_id": "c", "ep')
+    (tmp_path / "t.parsed.jsonl").write_text('{"call_id": "b", "parsed": "C", "illegal": false}\n')
+    assert compact_transcript(path) == 2
+    assert path.read_text() == line("a", 0, "ü\u2028") + line("b", 1, "again")
+    assert [json.loads(x)["call_id"] for x in (tmp_path / "t.parsed.jsonl").read_text().splitlines()] == ["b"]

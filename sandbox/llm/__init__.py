@@ -12,6 +12,7 @@ from sandbox.llm.sampling import SampledChatModel
 from sandbox.llm.scripted import ScriptedChatModel, UnexpectedPromptError, scripted
 from sandbox.llm.transcript import (
     TranscriptWriter,
+    compact_transcript,
     finalize_transcript,
     read_transcript,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "UnexpectedPromptError",
     "build_backend",
     "check_spec",
+    "compact_transcript",
     "finalize_transcript",
     "read_transcript",
     "scripted",

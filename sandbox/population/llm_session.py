@@ -56,10 +56,10 @@ def finish_llm_run(run_dir: RunDirectory, summary: dict[str, Any], figure: Calla
     """Close the transcript and write the summary with `calls` (the calls it holds), then the figure `figure()`
     draws as `name`, then the status complete: the last step of every LLM population run."""
     from sandbox.core.summary import write_summary
-    from sandbox.llm.transcript import finalize_transcript
+    from sandbox.llm.transcript import compact_transcript
 
-    records = finalize_transcript(run_dir.path / layout.TRANSCRIPTS)
-    write_summary(run_dir, {**summary, "calls": len(records)}, kind="population")
+    calls = compact_transcript(run_dir.path / layout.TRANSCRIPTS)
+    write_summary(run_dir, {**summary, "calls": calls}, kind="population")
     figure().savefig(run_dir.path / name, dpi=120)
     run_dir.write_status("complete")
 

@@ -90,11 +90,18 @@ def _entropy(counts: np.ndarray) -> float:
 
 
 def _mean_pairwise(vectors: np.ndarray) -> float:
+    """The mean cosine distance over the pairs of rows (unit vectors), from their sum: the pairs' similarities sum
+    to (|s|^2 - n) / 2, so no n x n matrix is made (at 10,000 agents that matrix and its indices took 3 GB).
+
+    >>> v = _unit(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+    >>> round(_mean_pairwise(v), 6) == round(float(np.mean([1 - v[i] @ v[j] for i, j in ((0, 1), (0, 2), (1, 2))])), 6)
+    True
+    """
     n = len(vectors)
     if n < 2:
         return 0.0
-    similarity = vectors @ vectors.T
-    return float((1.0 - similarity)[np.triu_indices(n, 1)].mean())
+    total = vectors.sum(axis=0)
+    return float(1.0 - (total @ total - n) / (n * (n - 1)))
 
 
 def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Embedder | None = None) -> NormMap:
@@ -104,16 +111,18 @@ def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Em
     run = Path(run)
     norms = read_csv(run / "norms.csv")
     population = read_csv(run / "population.csv")
-    if embed is None:
-        embed = _cached_minilm()
     ids = norms["norm"].astype(int).tolist()
-    vectors = _unit(np.asarray(embed([_core(t) for t in norms["strategy"]]), dtype=float))
+    if len(ids) == 1:  # one norm is one cluster at distance 0 from itself: no model to load
+        vectors = np.ones((1, 1))
+    else:
+        embed = _cached_minilm() if embed is None else embed
+        vectors = _unit(np.asarray(embed([_core(t) for t in norms["strategy"]]), dtype=float))
     labels = _clusters(vectors, threshold)
     by_id = dict(zip(ids, range(len(ids))))
     names = []
     for c in range(labels.max() + 1):
         members = np.flatnonzero(labels == c)
-        centre = members[np.argmax((vectors[members] @ vectors[members].T).mean(axis=1))]
+        centre = members[np.argmax(vectors[members] @ vectors[members].sum(axis=0))]  # the highest mean similarity
         names.append(str(norms["strategy"].iloc[centre]))
     held = population.dropna(subset=["norm"]).assign(norm=lambda f: f["norm"].astype(int))
     held = held.assign(cluster=[int(labels[by_id[n]]) for n in held["norm"]])

@@ -5,7 +5,9 @@
 prints the port it listens on (127.0.0.1 only), then answers
 `POST /v1/chat/completions` after `--latency` seconds from the scripted rules
 of the benchmarks (ultimatum proposals and answers; `scai` adds the MetaLM's
-principle). `--fail-every N` answers every Nth request with HTTP 500 (a
+principle; `population` answers the population games' prompts with parseable
+moves: a matrix game's first action token, the naming game's partner's last
+name, half of a donor's units, a one-line strategy). `--fail-every N` answers every Nth request with HTTP 500 (a
 flaky endpoint). Each response carries `x-endpoint` (its port), so a client
 can tell which server answered. One process serves thousands of concurrent
 connections, so at a fixed latency the server is never the bottleneck: what
@@ -18,16 +20,52 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["serve", "server_process"]
+__all__ = ["population_answer", "serve", "server_process"]
+
+
+_TOKEN = re.compile(r"\b(action\d+)\b")
+_WORDS = re.compile(r"following values: ([^.]+)\.")
+_PARTNER = re.compile(r"'Player 2': '(\w+)'")
+_UNITS = re.compile(r"You currently have ([\d.]+) units")
+
+
+def population_answer(messages: list[dict[str, Any]]) -> str:
+    """A parseable move for a population game's prompt (timing only): a matrix game's first action token named, the
+    naming game's partner's last pick (else the first value offered), half of a donor's units, else a strategy.
+
+    >>> population_answer([{"role": "user", "content": "Choose action2 or action1."}])
+    'action2'
+    >>> population_answer([{"role": "system", "content": "pick from the following values: M, Q."},
+    ...                    {"role": "user", "content": "{'round': 1, 'Player 1': 'M', 'Player 2': 'Q', 'payoff': -50}"}])
+    "{'value': 'Q'; 'reason': 'my partner played it'}"
+    """
+    system = str(messages[0].get("content", "")) if messages else ""
+    text = str(messages[-1].get("content", "")) if messages else ""
+    words = _WORDS.search(system)
+    if words:
+        partner = _PARTNER.findall(text)
+        pick = partner[-1] if partner and partner[-1] != "none" else words.group(1).split(", ")[0]
+        return f"{{'value': '{pick}'; 'reason': 'my partner played it'}}"
+    if "How many units do you give up" in text:
+        units = _UNITS.search(text)
+        return f"Justification: half.\nAnswer: {float(units.group(1)) / 2 if units else 0:.2f}"
+    token = _TOKEN.search(text)
+    if token:
+        return token.group(1)
+    return "My strategy will be to give half of what I have."
 
 
 def _answerer(rules: str) -> Callable[[list[dict[str, Any]]], str]:
+    if rules == "population":
+        return population_answer
+
     from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
     from sandbox.llm.contracts import CallInfo
@@ -161,7 +199,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.2)
-    parser.add_argument("--rules", choices=("ultimatum", "scai"), default="ultimatum")
+    parser.add_argument("--rules", choices=("ultimatum", "scai", "population"), default="ultimatum")
     parser.add_argument("--fail-every", type=int, default=0)
     args = parser.parse_args()
     asyncio.run(
