@@ -13,7 +13,7 @@ from typing import Any
 from jinja2 import FileSystemLoader, StrictUndefined
 from jinja2.sandbox import SandboxedEnvironment
 
-__all__ = ["TEMPLATE_DIR", "environment", "render", "round_units", "template_names"]
+__all__ = ["TEMPLATE_DIR", "environment", "render", "render_once", "round_units", "template_names"]
 
 TEMPLATE_DIR = Path(__file__).parent
 
@@ -46,6 +46,18 @@ def environment() -> SandboxedEnvironment:
 def render(name: str, **variables: Any) -> str:
     """Render template `name` (for example `ultimatum/propose.j2`) with `variables`, stripped."""
     return environment().get_template(name).render(**variables).strip()
+
+
+def render_once(name: str, **variables: Any) -> str:
+    """`render`, remembered for the last 4,096 distinct calls: for a template a population renders with the same
+    few values thousands of times (a member's principle, the words offered). The values must be hashable
+    (a tuple for a list)."""
+    return _render_once(name, tuple(sorted(variables.items())))
+
+
+@lru_cache(maxsize=4096)
+def _render_once(name: str, variables: tuple[tuple[str, Any], ...]) -> str:
+    return render(name, **dict(variables))
 
 
 def template_names() -> list[str]:

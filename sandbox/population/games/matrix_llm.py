@@ -36,7 +36,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
-from prompts import render
+from prompts import render, render_once
 from sandbox.base.files import read_csv
 from sandbox.base.seeding import Branch, call_seed, generator
 from sandbox.core.run_dir import RunDirectory
@@ -112,7 +112,7 @@ class _Members:
         shown = history[-self.game.history :] if self.game.history else []
         order = generator(self.scenario.seed, Branch.EPISODE, g, match, turn, side)
         prompt = matrix_prompt(self.table, shown, self.tokens, order)
-        system = render("population/matrix/system.j2", principle=agent["strategy"])
+        system = render_once("population/matrix/system.j2", principle=agent["strategy"])
         call = CallInfo(
             role="user", agent=agent["name"], run=0, epoch=g, episode=f"match{match}/turn{turn}", step="move"
         )

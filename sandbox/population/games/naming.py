@@ -45,7 +45,7 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from prompts import render
+from prompts import render, render_once
 from sandbox.base.files import read_csv
 from sandbox.base.seeding import Branch, call_seed, generator, seed_node
 from sandbox.core.run_dir import RunDirectory
@@ -145,8 +145,8 @@ class _Players:
         order = np.random.default_rng(seed_node(self.scenario.seed, Branch.EPISODE, g, i, side)).permutation(
             len(game.words)
         )
-        words = [game.words[k] for k in order]
-        system = render("population/naming/system.j2", words=words, reward=game.reward, penalty=game.penalty)
+        words = tuple(game.words[k] for k in order)
+        system = render_once("population/naming/system.j2", words=words, reward=game.reward, penalty=game.penalty)
         history = [
             {"round": k + 1, "own": own or "none", "other": other or "none", "payoff": payoff}
             for k, (own, other, payoff) in enumerate(memory)
