@@ -14,7 +14,17 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from sandbox.base.errors import SandboxError
 
@@ -142,10 +152,22 @@ def write_figure(figure: Any, table: Any, out: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
-def progress_bar(label: str | None, unit: str = "", *, eta: bool = True, last: bool = False) -> Progress:
+class RateColumn(ProgressColumn):
+    """A task's steps per second over Rich's recent window (`task.speed`), for tasks added with `rate=True`."""
+
+    def render(self, task: Task) -> Text:
+        if not task.fields.get("rate") or task.speed is None:
+            return Text("")
+        return Text(f"{task.speed:,.0f}/s", style="progress.data.speed")
+
+
+def progress_bar(
+    label: str | None, unit: str = "", *, eta: bool = True, last: bool = False, rate: bool = False
+) -> Progress:
     """A Rich progress bar on stderr: `label` (None: each task's description), the bar, done of total `unit`
-    (a `{task.fields[...]}` template too), elapsed time, the time remaining (`eta`), and a `last` field (add
-    tasks with `last=""`; update it with a line on the latest step)."""
+    (a `{task.fields[...]}` template too), the steps per second of tasks added with `rate=True` (`rate`), elapsed
+    time, the time remaining (`eta`), and a `last` field (add tasks with `last=""`; update it with a line on the
+    latest step)."""
     columns: list[Any] = [
         TextColumn(f"[bold]{label}" if label else "[bold]{task.description}"),
         BarColumn(),
@@ -153,6 +175,8 @@ def progress_bar(label: str | None, unit: str = "", *, eta: bool = True, last: b
     ]
     if unit:
         columns.append(TextColumn(unit))
+    if rate:
+        columns.append(RateColumn())
     columns.append(TimeElapsedColumn())
     if eta:
         columns += [TextColumn("eta"), TimeRemainingColumn()]

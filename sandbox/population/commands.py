@@ -17,17 +17,22 @@ __all__ = ["generations_table", "with_progress"]
 console = Console(emoji=False)  # a path prints as written (`a:x:b`, no emoji); markup in it is escaped
 
 
-def with_progress(total: int, done: int, run: Callable[[Callable[[int], None]], Path]) -> Path:
-    """Call `run(hook)` under a bar that `hook(generation)` advances, as every kind's CLI runs: a `SandboxError`
-    (bad input, a budget reached, a failed run) exits with its code, printed; Ctrl-C says how to resume and exits
-    130."""
+def with_progress(
+    total: int, done: int, run: Callable[[Callable[[int], None], Callable[[Any], None] | None], Path], calls: int = 0
+) -> Path:
+    """Call `run(hook, on_call)` under a bar that `hook(generation)` advances, as every kind's CLI runs: a
+    `SandboxError` (bad input, a budget reached, a failed run) exits with its code, printed; Ctrl-C says how to
+    resume and exits 130. With `calls` (the LLM calls expected, `sandbox run --dry-run`'s count), a second bar
+    counts the calls as they finish (`on_call`), with calls per second and the time left (None: no such bar)."""
     from sandbox.core.commands import progress_bar
     from sandbox.core.commands import with_progress as guarded
 
-    bar = progress_bar("generations")
+    bar = progress_bar(None, rate=bool(calls))
     task = bar.add_task("generations", total=total, completed=done)
+    counter = bar.add_task("LLM calls", total=calls, rate=True) if calls else None
+    on_call = None if counter is None else lambda _: bar.advance(counter)
     return guarded(
-        lambda: run(lambda _: bar.advance(task)),
+        lambda: run(lambda _: bar.advance(task), on_call),
         bar,
         "interrupted: the finished generations are kept; `sandbox resume RUN_DIR` plays the rest",
     )

@@ -143,7 +143,10 @@ def cli_run(scenario: PopulationScenario, out: Path | None, *, source: str = "<s
     from sandbox.population.run import run_population
 
     path = with_progress(
-        scenario.population.generations, 0, lambda hooks: run_population(scenario, out, hooks=hooks, source=source)
+        scenario.population.generations,
+        0,
+        lambda hooks, on_call: run_population(scenario, out, hooks=hooks, source=source, on_call=on_call),
+        calls=_expected_calls(scenario),
     )
     generations_table(path)
     return path
@@ -158,9 +161,21 @@ def cli_resume(path: Path, **options: Any) -> None:
     from sandbox.population.run import resume_population
 
     resume_options(path, options, f"{path}, a population run")
-    total = load_run_scenario(path).population.generations
+    scenario = load_run_scenario(path)
+    total = scenario.population.generations
     done = generations_done(path)
-    generations_table(with_progress(total, done, lambda hooks: resume_population(path, hooks=hooks)))
+    left = _expected_calls(scenario) * (total - done) // max(1, total)
+    generations_table(
+        with_progress(
+            total, done, lambda hooks, on_call: resume_population(path, hooks=hooks, on_call=on_call), calls=left
+        )
+    )
+
+
+def _expected_calls(scenario: PopulationScenario) -> int:
+    """The LLM calls a run is expected to make (`dry_run`'s first asks; 0 for scripted members): the total of the
+    command line's bar of calls."""
+    return sum(c.calls for c in scenario.population.game.calls(scenario))
 
 
 def requires(scenario: PopulationScenario) -> list[str]:

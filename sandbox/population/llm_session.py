@@ -4,7 +4,8 @@ what happens when it stops.
 `llm_session(run_dir, scenario, ledgers, models)` yields a function that
 returns the model of a role (`"user"`, `"judge"`), a given model object
 (`models[role]`, for tests and notebooks) or the scenario's spec through the
-stack. On an error the run is marked failed and `RunFailedError` says how to
+stack; `on_call`, if given, receives each finished call's record (a
+progress bar counts them). On an error the run is marked failed and `RunFailedError` says how to
 resume it; on an interrupt (Ctrl-C, a kill, a budget reached) it is marked
 interrupted and the interrupt goes on; the transcript and the cache are
 closed either way. `finish_llm_run` ends a run that played out: its
@@ -30,14 +31,19 @@ __all__ = ["finish_llm_run", "listed", "llm_session", "model_label"]
 
 @contextmanager
 def llm_session(
-    run_dir: RunDirectory, scenario: Any, ledgers: Sequence[Any], models: Mapping[str, BaseChatModel]
+    run_dir: RunDirectory,
+    scenario: Any,
+    ledgers: Sequence[Any],
+    models: Mapping[str, BaseChatModel],
+    on_call: Callable[[Any], Any] | None = None,
 ) -> Iterator[Callable[[str], BaseChatModel]]:
     from sandbox.core.budget import run_ledgers, stop_run
 
     path = run_dir.path
     cache = ResponseCache(path / layout.CACHE)
     transcript = TranscriptWriter(path / layout.TRANSCRIPTS)
-    stack = model_stack(scenario, cache, [transcript], run_ledgers(run_dir, scenario, ledgers))
+    sinks: list[Any] = [transcript] if on_call is None else [transcript, _CallHook(on_call)]
+    stack = model_stack(scenario, cache, sinks, run_ledgers(run_dir, scenario, ledgers))
 
     def model(role: str) -> BaseChatModel:
         config = getattr(scenario.models, role)
@@ -50,6 +56,13 @@ def llm_session(
     finally:
         transcript.close()
         cache.close()
+
+
+class _CallHook:
+    """A sink of the model stack that hands each finished call's record to `on_call` (a progress bar's counter)."""
+
+    def __init__(self, on_call: Callable[[Any], Any]) -> None:
+        self.record = on_call
 
 
 def finish_llm_run(run_dir: RunDirectory, summary: dict[str, Any], figure: Callable[[], Any], name: str) -> None:

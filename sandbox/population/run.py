@@ -33,6 +33,7 @@ from sandbox.population.scenario import PopulationScenario, empty_members
 __all__ = ["resume_population", "run_population"]
 
 Hook = Callable[[int], Any] | None
+CallHook = Callable[[Any], Any] | None  # receives each finished LLM call's record (`sandbox.llm.record.CallRecord`)
 OLD_STATE = "state.json"  # what the hand-written loops before the engine checkpointed
 
 
@@ -42,6 +43,7 @@ def _play(
     hooks: Hook,
     models: Mapping[str, BaseChatModel] | None,
     ledgers: Sequence[Any],
+    on_call: CallHook = None,
 ) -> Path:
     """Play (or go on with) the run with its game's plug-in, then write its summary and figure."""
     from sandbox.base.sync import run_sync
@@ -50,7 +52,7 @@ def _play(
     kind = game_for(scenario.population.game)
     with contextlib.ExitStack() as stack:
         if kind.calls_models:
-            model = stack.enter_context(llm_session(run_dir, scenario, ledgers, models or {}))
+            model = stack.enter_context(llm_session(run_dir, scenario, ledgers, models or {}, on_call))
         else:
             model = None
             stack.enter_context(_scripted_session(run_dir))
@@ -95,9 +97,11 @@ def run_population(
     models: GivenModels = None,
     ledgers: Ledgers = (),
     source: str = "<scenario>",
+    on_call: CallHook = None,
 ) -> Path:
     """Play a population scenario into a new run directory (`out`, or `runs/<name>-<time>`); `models`: model
-    objects by role for LLM members (`{"user": model}`), instead of the scenario's specs. A member whose share
+    objects by role for LLM members (`{"user": model}`), instead of the scenario's specs; `on_call`: receives each
+    finished LLM call's record (the command line's bar of calls). A member whose share
     rounds to no agent is refused (`ScenarioError` naming `source`, the scenario's file), and nothing is written."""
     from sandbox.base.errors import ScenarioError
 
@@ -108,12 +112,17 @@ def run_population(
     path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     with hold(path):
-        return _play(RunDirectory.create(path, scenario), scenario, hooks, models, ledgers)
+        return _play(RunDirectory.create(path, scenario), scenario, hooks, models, ledgers, on_call)
 
 
 @holding
 def resume_population(
-    path: Path | str, *, hooks: Hook = None, models: GivenModels = None, ledgers: Ledgers = ()
+    path: Path | str,
+    *,
+    hooks: Hook = None,
+    models: GivenModels = None,
+    ledgers: Ledgers = (),
+    on_call: CallHook = None,
 ) -> Path:
     """Play the generations a killed population run had left; the tables end as an uninterrupted run's."""
     from sandbox.base.errors import UsageError
@@ -127,4 +136,4 @@ def resume_population(
     scenario = load_run_scenario(path)
     _check_actor_timeout(scenario)
     run_dir.write_status("running")
-    return _play(run_dir, scenario, hooks, models, ledgers)
+    return _play(run_dir, scenario, hooks, models, ledgers, on_call)
