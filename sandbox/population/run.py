@@ -28,7 +28,7 @@ from sandbox.core.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.core.scenario_files import load_run_scenario
 from sandbox.engine.generations import run_generations
 from sandbox.population.games import game_for
-from sandbox.population.scenario import PopulationScenario, empty_members
+from sandbox.population.scenario import PopulationScenario, empty_members, over_budget
 
 __all__ = ["resume_population", "run_population"]
 
@@ -102,10 +102,11 @@ def run_population(
     """Play a population scenario into a new run directory (`out`, or `runs/<name>-<time>`); `models`: model
     objects by role for LLM members (`{"user": model}`), instead of the scenario's specs; `on_call`: receives each
     finished LLM call's record (the command line's bar of calls). A member whose share
-    rounds to no agent is refused (`ScenarioError` naming `source`, the scenario's file), and nothing is written."""
+    rounds to no agent, or a population whose one generation needs more calls or tokens than the budget allows
+    (`over_budget`), is refused (`ScenarioError` naming `source`, the scenario's file), and nothing is written."""
     from sandbox.base.errors import ScenarioError
 
-    problems = empty_members(scenario.population)
+    problems = empty_members(scenario.population) + over_budget(scenario)
     if problems:
         raise ScenarioError(source, problems)
     _check_actor_timeout(scenario)

@@ -40,6 +40,7 @@ __all__ = [
     "UltimatumPopulationGame",
     "empty_members",
     "member_counts",
+    "over_budget",
     "place_members",
 ]
 
@@ -74,6 +75,44 @@ def empty_members(block: PopulationBlock) -> list[tuple[str, str]]:
         for i, (m, n) in enumerate(zip(block.members, counts))
         if n == 0
     ]
+
+
+def over_budget(scenario: PopulationScenario) -> list[tuple[str, str]]:
+    """Where one generation of the population would need more LLM calls or tokens than `budget` allows (the dry
+    run's first asks: `PopulationGameSpec.calls`), as (field, problem): such a run could not finish a generation, so
+    a new run refuses it before anything is written. A budget that runs out in a later generation stops the run
+    there, resumable, as every budget does.
+
+    >>> from sandbox.core.scenario_files import parse_kind
+    >>> scenario = parse_kind("population", {"name": "x", "budget": {"calls": 1000}, "population": {
+    ...     "agents": 1000, "generations": 1, "members": [{"strategy": "llm", "share": 1.0}], "game": {"kind": "naming"},
+    ...     "revision": {"rule": "memory"}}})
+    >>> over_budget(scenario)[0][0]
+    'budget.calls'
+    """
+    budget, block = scenario.budget, scenario.population
+    rows = block.game.calls(scenario)
+    calls = sum(c.calls for c in rows) / block.generations
+    tokens = sum(c.calls * c.prompt_tokens for c in rows) / block.generations  # answers' length unknown: left out
+    found = []
+    if budget.calls is not None and calls > budget.calls:
+        found.append(
+            (
+                "budget.calls",
+                f"one generation of {block.agents} agents makes up to {calls:,.0f} calls (sandbox run --dry-run), "
+                f"more than the budget's {budget.calls:,}: raise budget.calls or lower population.agents",
+            )
+        )
+    if budget.tokens is not None and tokens > budget.tokens:
+        found.append(
+            (
+                "budget.tokens",
+                f"the prompts alone of one generation of {block.agents} agents take about {tokens:,.0f} tokens "
+                f"(sandbox run --dry-run), more than the budget's {budget.tokens:,}: raise budget.tokens or lower "
+                "population.agents",
+            )
+        )
+    return found
 
 
 def _game_kind(value: Any) -> str:

@@ -1,0 +1,63 @@
+"""LLM populations at scale: the checks before a large run starts, the command line's bar of calls, and the
+benchmark against the loopback server (`sandbox bench population-llm`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from sandbox.cli.runs import app
+
+runner = CliRunner()
+
+
+def _llm_population(tmp_path: Path, **changes: Any) -> Path:
+    data: dict[str, Any] = {
+        "name": "scale",
+        "population": {
+            "agents": 1000,
+            "generations": 3,
+            "members": [{"strategy": "Always cooperate.", "share": 1.0}],
+            "network": {"kind": "ring"},
+            "game": {"kind": "matrix", "play": "llm", "turns": 1},
+            "revision": {"rule": "imitate"},
+        },
+    }
+    for key, value in changes.items():
+        *parents, last = key.split(".")
+        node = data
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[last] = value
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    "budget, field, words",
+    [
+        ({"calls": 1999}, "budget.calls", "up to 2,000 calls"),  # a ring of 1,000: 1,000 matches, 2 moves each
+        ({"tokens": 1000}, "budget.tokens", "raise budget.tokens or lower population.agents"),
+    ],
+)
+def test_a_population_whose_one_generation_exceeds_the_budget_exits_2_naming_the_field(
+    tmp_path: Path, budget: dict[str, int], field: str, words: str
+) -> None:
+    scenario = _llm_population(tmp_path, budget=budget)
+    result = runner.invoke(app, ["run", str(scenario), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert field in said and words in said and str(scenario) in said
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_budget_that_covers_one_generation_is_taken(tmp_path: Path) -> None:
+    from sandbox.population.kind import load
+    from sandbox.population.scenario import over_budget
+
+    assert over_budget(load(_llm_population(tmp_path, budget={"calls": 2000}))) == []  # it stops, resumable, later
