@@ -149,7 +149,7 @@ def test_the_dry_run_counts_the_calls_without_a_model(tmp_path: Path) -> None:
         ({"agents": 7}, "agents must be even"),
         ({"network": {"kind": "ring"}}, "network.kind ring: the donor game's pairing notebook"),
         ({"revision": {"rule": "select", "survivors": 0.05}}, "keeps no agent"),
-        ({"game": {"kind": "donor", "trace_depth": 0}}, "population.game.donor.trace_depth"),
+        ({"game": {"kind": "donor", "trace_depth": 0}}, "population.game.trace_depth"),
         ({"revision": {"rule": "best"}}, "revision.rule best is a matrix game's"),
         ({"revision": {"rule": "mutate"}}, "set revision.mutation above 0"),
         ({"revision": {"rule": "reflect", "survivors": 0.25}}, "revision.survivors: not read"),

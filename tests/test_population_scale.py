@@ -61,3 +61,35 @@ def test_a_budget_that_covers_one_generation_is_taken(tmp_path: Path) -> None:
     from sandbox.population.scenario import over_budget
 
     assert over_budget(load(_llm_population(tmp_path, budget={"calls": 2000}))) == []  # it stops, resumable, later
+
+
+@pytest.mark.parametrize("activation", [0, -0.1, 1.5])
+def test_an_activation_outside_0_to_1_exits_2_naming_the_field(tmp_path: Path, activation: float) -> None:
+    scenario = _llm_population(tmp_path, **{"population.game.activation": activation})
+    result = runner.invoke(app, ["run", str(scenario), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2, result.output
+    assert "population.game.activation" in " ".join(result.output.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_with_an_activation_a_drawn_share_of_the_matches_takes_place_the_same_in_every_run(tmp_path: Path) -> None:
+    from sandbox.base.files import read_csv
+    from sandbox.population.kind import load
+    from sandbox.population.run import run_population
+    from tests.test_population_matrix_llm import Members
+
+    scenario = load(
+        _llm_population(
+            tmp_path, **{"population.agents": 200, "population.generations": 2, "population.game.activation": 0.25}
+        )
+    )
+    runs = [run_population(scenario, tmp_path / f"run{k}", models={"user": Members().model()}) for k in range(2)]
+    moves = [read_csv(path / "moves.csv") for path in runs]
+    pd_equal = moves[0].equals(moves[1])
+    assert pd_equal  # drawn from the seed tree
+    for g in (0, 1):
+        played = moves[0][moves[0]["generation"] == g]["match"]
+        assert 30 <= len(played) <= 70 and played.is_unique  # about a quarter of the ring's 200 matches
+    assert set(moves[0][moves[0]["generation"] == 0]["match"]) != set(moves[0][moves[0]["generation"] == 1]["match"])
+    generations = read_csv(runs[0] / "generations.csv")
+    assert generations["moves"].tolist() == [2 * (moves[0]["generation"] == g).sum() for g in (0, 1)]

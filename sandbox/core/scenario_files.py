@@ -44,7 +44,22 @@ def _union_tags(model: Any) -> frozenset[tuple[str, str]]:
             for item in node:
                 walk(item, field)
 
+    def walk_core(node: Any, field: str | None) -> None:  # a union tagged by a function has no mapping in the JSON
+        if isinstance(node, dict):
+            if node.get("type") == "tagged-union" and field is not None:
+                found.update((field, str(tag)) for tag in node.get("choices", {}))
+            if node.get("type") == "model-fields":
+                for name, value in node.get("fields", {}).items():
+                    walk_core(value, name)
+                return
+            for value in node.values():
+                walk_core(value, field)
+        elif isinstance(node, list):
+            for item in node:
+                walk_core(item, field)
+
     walk(model.model_json_schema(), None)
+    walk_core(model.__pydantic_core_schema__, None)
     return frozenset(found)
 
 

@@ -225,28 +225,35 @@ class MatrixLLM(PopulationGame):
     def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
         return first_principles(self.neighbours, _start(self.scenario))
 
+    def pair(self, population: Any, g: int) -> Any:
+        """The matches that take place: every edge's (its index), or with `game.activation` below 1 each edge's
+        with that probability, drawn from the generation's node of the seed tree (`Branch.EPOCH`)."""
+        activation = self.block.game.activation
+        if activation >= 1:
+            return None  # every match: nothing to checkpoint
+        drawn = generator(self.scenario.seed, Branch.EPOCH, g).random(len(self.pairs)) < activation
+        return np.flatnonzero(drawn).tolist()
+
     async def play(self, population: Any, g: int, pairs: Any) -> Any:
         agents = population["agents"]
-        played = await asyncio.gather(
-            *(_match(self.members, agents, g, k, a, b) for k, (a, b) in enumerate(self.pairs))
-        )
-        return [
-            [g, k, t, a, b, *turn]
-            for k, ((a, b), turns) in enumerate(zip(self.pairs, played))
-            for t, turn in enumerate(turns)
-        ]
+        matches = range(len(self.pairs)) if pairs is None else pairs
+        played = await asyncio.gather(*(_match(self.members, agents, g, k, *self.pairs[k]) for k in matches))
+        return [[g, k, t, *self.pairs[k], *turn] for k, turns in zip(matches, played) for t, turn in enumerate(turns)]
 
     def score(self, population: Any, g: int, rows: Any) -> Any:
-        """Each agent's payoff (summed, or the mean per neighbour), legal moves and C moves."""
+        """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""
         n = len(population["agents"])
         payoff, moves, cooperated = np.zeros(n), np.zeros(n), np.zeros(n)
+        met = np.zeros(n) if self.block.game.activation < 1 else None
         for r in rows:
             for who, move, pay in ((r[3], r[5], r[9]), (r[4], r[6], r[10])):
                 payoff[who] += pay
                 moves[who] += move != ""
                 cooperated[who] += move == "C"
+                if met is not None and r[2] == 0:
+                    met[who] += 1
         if self.block.revision.payoff == "mean":
-            payoff = payoff / self.degree
+            payoff = payoff / (self.degree if met is None else np.maximum(met, 1))
         return {"payoff": payoff.tolist(), "moves": moves.tolist(), "cooperated": cooperated.tolist()}
 
     async def revise(self, population: Any, g: int, rows: Any, scores: Any) -> Any:

@@ -47,6 +47,14 @@ class MatrixGameSpec(PopulationGameSpec):
     tokens: tuple[str, str] = Field(
         ("action1", "action2"), description="play llm: the tokens that stand for cooperate and defect."
     )
+    activation: float = Field(
+        1.0,
+        gt=0.0,
+        le=1.0,
+        description="play llm: the share of the matches that take place each generation, each drawn at "
+        "random (OASIS's activation, which lets about 1% of a million agents act per step); 1, "
+        "every pair of neighbours meets, as in the papers.",
+    )
     answer: Literal["free", "constrained"] = Field(
         "free",
         description="play llm: free, the prompt's own format (one token; anything else is an illegal move); "
@@ -69,7 +77,9 @@ class MatrixGameSpec(PopulationGameSpec):
             raise ValueError(f"game {self.name!r} is not symmetric; a population plays symmetric games")
         if self.play == "scripted":
             changed = [
-                f for f in ("history", "tokens", "answer") if getattr(self, f) != MatrixGameSpec.model_fields[f].default
+                f
+                for f in ("history", "tokens", "answer", "activation")
+                if getattr(self, f) != MatrixGameSpec.model_fields[f].default
             ]
             if changed:
                 raise ValueError(f"{', '.join(changed)}: read with play llm only")
@@ -146,9 +156,10 @@ class MatrixGameSpec(PopulationGameSpec):
                 if p.revision.rule == "reflect"
                 else f"each member imitates a better neighbour (Fermi, beta {p.revision.beta:g})"
             )
+            active = f" ({self.activation:.0%} of them each generation)" if self.activation < 1 else ""
             return (
                 f"{self.name} population of {p.agents} LLM members on a {p.network.kind} network, {p.generations} "
-                f"generations of {self.turns}-turn matches, {how}; members {scenario.models.user.spec} as role "
+                f"generations of {self.turns}-turn matches{active}, {how}; members {scenario.models.user.spec} as role "
                 "user"
             )
         members = ", ".join(f"{m.strategy} {m.share:.0%}" + (" (fixed)" if m.fixed else "") for m in p.members)
@@ -160,13 +171,18 @@ class MatrixGameSpec(PopulationGameSpec):
         )
 
     def calls(self, scenario: Any) -> list[Calls]:
-        """play llm: two moves a turn, every edge a match, each generation; a reflection per member not fixed
+        """play llm: two moves a turn, every edge a match (its `activation` share, expected), each generation; a reflection per member not fixed
         between generations."""
         if self.play != "llm":
             return []
         p, user = scenario.population, scenario.models.user
         reflections = (p.agents - count_agents(p)) * (p.generations - 1) if p.revision.rule == "reflect" else 0
         return [
-            Calls("user (moves)", user, 2 * network_edges(scenario) * self.turns * p.generations, 300),
+            Calls(
+                "user (moves)",
+                user,
+                round(2 * network_edges(scenario) * self.activation) * self.turns * p.generations,
+                300,
+            ),
             Calls("user (reflections)", user, reflections, 600),
         ]
