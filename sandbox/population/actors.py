@@ -40,7 +40,15 @@ from sandbox.base.errors import RunFailedError, UsageError
 from sandbox.population.dynamics import Neighbours, match_edges, play_edges
 from sandbox.population.strategies import MatchTable, payoff_table
 
-__all__ = ["TIMEOUT_S", "TIMEOUT_VARIABLE", "ActorBlocks", "actor_timeout_s", "block_bounds"]
+__all__ = [
+    "TIMEOUT_S",
+    "TIMEOUT_VARIABLE",
+    "ActorBlocks",
+    "actor_timeout_s",
+    "block_bounds",
+    "ray_started",
+    "stop_ray",
+]
 
 TIMEOUT_VARIABLE = "SANDBOX_ACTOR_TIMEOUT_S"
 TIMEOUT_S = 1800.0  # the longest wait on an actor, unless TIMEOUT_VARIABLE says otherwise
@@ -79,6 +87,26 @@ def block_bounds(first: np.ndarray, blocks: int) -> list[int]:
     return [*cuts, len(first)]
 
 
+def ray_started(actors: int) -> bool:
+    """Start local Ray with a CPU for each of `actors` unless Ray is already initialised (a cluster's
+    `ray.init(address=...)`); whether it was started here. Its workers run at this process's niceness: Ray's
+    default, 15, starves them on a busy machine."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    ray.init(num_cpus=actors, include_dashboard=False, log_to_driver=False, _system_config={"worker_niceness": 0})
+    return True
+
+
+def stop_ray(started: bool) -> None:
+    """Shut Ray down if `ray_started` started it."""
+    if started:
+        import ray
+
+        ray.shutdown()
+
+
 class _Block:
     """One actor: the edges of a block of agents and the match table, rebuilt from the game's settings."""
 
@@ -113,11 +141,7 @@ class ActorBlocks:
 
         self.timeout_s = actor_timeout_s() if timeout_s is None else timeout_s
         self.run_dir = run_dir
-        self._started = not ray.is_initialized()
-        if self._started:  # workers at this process's niceness (Ray's default, 15, starves them on a busy machine)
-            ray.init(
-                num_cpus=actors, include_dashboard=False, log_to_driver=False, _system_config={"worker_niceness": 0}
-            )
+        self._started = ray_started(actors)
         self._actors: list[Any] = []
         try:
             edges = match_edges(neighbours)
@@ -174,5 +198,4 @@ class ActorBlocks:
                     ray.kill(actor)
         finally:
             self._actors = []  # handles of killed actors are never used again: a resume starts fresh ones
-            if self._started:
-                ray.shutdown()
+            stop_ray(self._started)

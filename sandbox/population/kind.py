@@ -179,11 +179,11 @@ def _expected_calls(scenario: PopulationScenario) -> int:
 
 
 def requires(scenario: PopulationScenario) -> list[str]:
-    """axelrod (the population extra) for scripted members of a matrix game; Ray (the scale extra) when their
-    matches are played by actors (`population.actors`). LLM members need neither."""
+    """axelrod (the population extra) for scripted members of a matrix game; Ray (the scale extra) when the
+    matches are played by actors (`population.actors`, scripted or LLM members)."""
     game = scenario.population.game
     scripted = game.kind == "matrix" and game.play == "scripted"
-    return (["population"] if scripted else []) + (["scale"] if scripted and scenario.population.actors > 1 else [])
+    return (["population"] if scripted else []) + (["scale"] if scenario.population.actors > 1 else [])
 
 
 POPULATION = RunKind(

@@ -145,11 +145,12 @@ class PopulationBlock(StrictModel):
         1,
         ge=1,
         le=1024,
-        description="Scripted strategies: the agents are cut into this many blocks "
-        "and each block's matches are played by a Ray actor of its own "
-        "(as AgentSociety groups agents; local Ray unless Ray is "
-        "already initialised); 1 plays in this process. The tables are "
-        "the same for any number.",
+        description="Scripted strategies, or the LLM members of a matrix game: the "
+        "matches are cut into this many blocks and each block is played by "
+        "a Ray actor of its own (as AgentSociety groups agents; local Ray "
+        "unless Ray is already initialised), LLM members with the actor's "
+        "share of the run's concurrency and of its openai: endpoints; 1 "
+        "plays in this process. The tables are the same for any number.",
     )
     judge_play: bool = Field(
         False,
@@ -188,3 +189,22 @@ class PopulationScenario(LLMScenario):
         description="LLM members play as role `user` (--model user=SPEC); the paper sampled at temperature 0.8.",
     )
     population: PopulationBlock
+
+    @model_validator(mode="after")
+    def _actors_share(self) -> PopulationScenario:
+        """LLM members on Ray actors (`population.actors`, the matrix game with play llm) each take a share of an
+        `openai:` endpoint pool (`sandbox.population.llm_actors`): an embedded model would load once per actor, and
+        a budget's ledger is kept by each process, so neither is taken there."""
+        block = self.population
+        if block.actors > 1 and block.game.roles(block):
+            if not self.models.user.spec.startswith("openai:"):
+                raise ValueError(
+                    f"population.actors: LLM members on {block.actors} Ray actors call an openai: endpoint pool, each "
+                    f"actor its share (models.user.spec {self.models.user.spec}; --model user=openai:MODEL@URL1,URL2)"
+                )
+            if self.budget.limits():
+                raise ValueError(
+                    "budget: each Ray actor keeps its own ledger, so a cap would not hold across them; drop the budget "
+                    "or set population.actors 1"
+                )
+        return self

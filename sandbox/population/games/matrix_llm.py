@@ -55,7 +55,7 @@ from sandbox.population.scenario import PopulationScenario, place_members
 from sandbox.population.strategies import payoff_table
 from societies.norms import NORMS
 
-__all__ = ["MatrixLLM"]
+__all__ = ["MatrixLLM", "Members", "play_match"]
 
 POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
     "population.csv",
@@ -94,7 +94,7 @@ class _Revision:
         self.policy, self.answer = policy, answer
 
 
-class _Members:
+class Members:
     """The members' moves and reflections, through the run's model stack."""
 
     def __init__(self, scenario: PopulationScenario, model: BaseChatModel) -> None:
@@ -176,7 +176,7 @@ def _start(scenario: PopulationScenario) -> tuple[list[dict[str, Any]], list[lis
     return agents, rows
 
 
-async def _match(members: _Members, agents: list[dict[str, Any]], g: int, k: int, a: int, b: int) -> list[list[Any]]:
+async def play_match(members: Members, agents: list[dict[str, Any]], g: int, k: int, a: int, b: int) -> list[list[Any]]:
     """One match's turns: [move_a, move_b, answer_a, answer_b, payoff_a, payoff_b] each."""
     table, turns, history = members.table, [], []
     for t in range(members.game.turns):
@@ -220,7 +220,21 @@ class MatrixLLM(PopulationGame):
         _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
         self.pairs = edge_pairs(self.neighbours)
         self.degree = np.maximum(self.neighbours.degree(), 1)
-        self.members = _Members(scenario, self.model("user"))
+        self.members = Members(scenario, self.model("user"))
+        self._actors: Any = None
+
+    def __enter__(self) -> MatrixLLM:
+        if self.block.actors > 1:  # Ray actors play the matches, each with its share of the pool
+            from sandbox.population.llm_actors import LLMActorBlocks
+
+            assert self.run_path is not None
+            self._actors = LLMActorBlocks(self.scenario, self.block.actors, self.run_path)
+        return self
+
+    def __exit__(self, *error: Any) -> None:
+        if self._actors is not None:
+            self._actors.__exit__(*error)
+            self._actors = None
 
     def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
         return first_principles(self.neighbours, _start(self.scenario))
@@ -237,7 +251,10 @@ class MatrixLLM(PopulationGame):
     async def play(self, population: Any, g: int, pairs: Any) -> Any:
         agents = population["agents"]
         matches = range(len(self.pairs)) if pairs is None else pairs
-        played = await asyncio.gather(*(_match(self.members, agents, g, k, *self.pairs[k]) for k in matches))
+        if self._actors is not None:
+            played = self._actors(agents, g, [[k, *self.pairs[k]] for k in matches])
+        else:
+            played = await asyncio.gather(*(play_match(self.members, agents, g, k, *self.pairs[k]) for k in matches))
         return [[g, k, t, *self.pairs[k], *turn] for k, turns in zip(matches, played) for t, turn in enumerate(turns)]
 
     def score(self, population: Any, g: int, rows: Any) -> Any:
@@ -318,6 +335,10 @@ class MatrixLLM(PopulationGame):
         from sandbox.population.plots import plot_llm_cooperation
 
         scenario, path, block = self.scenario, run_dir.path, self.block
+        if block.actors > 1:
+            from sandbox.population.llm_actors import merge_actor_transcripts
+
+            merge_actor_transcripts(path)
         gens = read_csv(path / GENERATIONS)
         revisions = read_csv(path / REVISIONS)
         finish_llm_run(

@@ -169,13 +169,16 @@ class PopulationGameSpec(StrictModel):
         return []
 
 
-def refuse_unread(block: Any, revision: Iterable[str], what: str, *, judge_play: bool = True) -> None:
+def refuse_unread(
+    block: Any, revision: Iterable[str], what: str, *, judge_play: bool = True, actors: bool = False
+) -> None:
     """Refuse the block's settings that `what` (a game, in words) does not read: the `revision` fields named,
-    changed from their defaults; `self_play`; `actors` above 1 (LLM calls are spread by the LLM layer's
-    concurrency); and `judge_play`, unless the game reads it."""
+    changed from their defaults; `self_play`; `actors` above 1, unless the game's calls are played on Ray actors
+    (`actors`; elsewhere LLM calls are spread by the LLM layer's concurrency); and `judge_play`, unless the game
+    reads it."""
     unread = [f"revision.{f}" for f in revision if getattr(block.revision, f) != Revision.model_fields[f].default]
     unread += ["self_play"] if block.self_play else []
-    unread += ["actors"] if block.actors > 1 else []
+    unread += ["actors"] if block.actors > 1 and not actors else []
     unread += ["judge_play"] if judge_play and block.judge_play else []
     if unread:
         raise ValueError(f"{', '.join(unread)}: not read by {what}")
@@ -200,9 +203,9 @@ def llm_user(block: Any) -> tuple[str, ...]:
     return ("user",) if any(m.strategy == LLM for m in block.members) else ()
 
 
-def principle_checks(block: Any, game: str, *, assistant: bool) -> None:
+def principle_checks(block: Any, game: str, *, assistant: bool, actors: bool = False) -> None:
     """Members who follow principle texts (the ultimatum game, a matrix game played by the LLM), `game` in words;
-    `assistant`: SCAI's assistant may be a member."""
+    `assistant`: SCAI's assistant may be a member; `actors`: the matches may be played on Ray actors."""
     from societies.norms import NORMS
 
     rule = block.revision.rule
@@ -214,7 +217,7 @@ def principle_checks(block: Any, game: str, *, assistant: bool) -> None:
     unread = ["beta"] if rule != "imitate" else []
     unread += ["adopt", "check", "mutation", "survivors", "show_scores"]
     unread += ["payoff"] if assistant else []  # a matrix game's payoff may be a mean per neighbour
-    refuse_unread(block, unread, f"{game} with revision.rule {rule}")
+    refuse_unread(block, unread, f"{game} with revision.rule {rule}", actors=actors)
     counts = member_counts([m.share for m in block.members], block.agents)
     for i, (member, count) in enumerate(zip(block.members, counts)):
         if member.strategy == LLM:

@@ -97,7 +97,7 @@ class MatrixGameSpec(PopulationGameSpec):
 
     def check(self, block: Any) -> None:
         if self.play == "llm":
-            principle_checks(block, "a matrix game with play llm", assistant=False)
+            principle_checks(block, "a matrix game with play llm", assistant=False, actors=True)
             return
         if block.judge_play:
             raise ValueError(

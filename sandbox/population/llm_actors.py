@@ -1,0 +1,176 @@
+"""An LLM matrix-game population's matches played on Ray actors, each with its share of the endpoint pool.
+
+As the scripted engine does (`sandbox.population.actors`) and as AgentSociety
+groups agents (arXiv 2502.08691), the generation's matches are cut into
+`population.actors` contiguous blocks; each block is played by a Ray actor of
+its own, with its own event loop and LLM stack: its share of the run's
+`concurrency` (the run's total stays the scenario's) and of the user model's
+endpoints (actor k takes every `actors`-th URL of `openai:MODEL@URL1,URL2,...`,
+all of them when there are fewer URLs than actors). Every actor answers from,
+and writes to, the run's one response cache (SQLite in WAL mode takes writers
+from several processes), so a resumed or replayed run finds every call; each
+writes its own transcript (`transcripts.actor<k>.jsonl`, and its notes), which
+the run's end appends to the run's transcript before compacting it. The calls
+are seeded as in one process, so the tables are the same for any number of
+actors against a deterministic server.
+
+Only what an actor cannot share is refused before a run starts
+(`PopulationScenario`): a model that is not an `openai:` endpoint (each actor
+would load its own embedded model), and a budget (each process keeps its own
+ledger: a cap would not hold across them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from sandbox.base.errors import RunFailedError
+from sandbox.core import run_dir as layout
+from sandbox.population.actors import TIMEOUT_VARIABLE, actor_timeout_s, ray_started, stop_ray
+
+__all__ = ["LLMActorBlocks", "actor_transcript", "endpoint_share", "merge_actor_transcripts"]
+
+
+def actor_transcript(run: Path, k: int) -> Path:
+    """Where actor `k` writes its transcript in run directory `run`."""
+    return run / f"{Path(layout.TRANSCRIPTS).stem}.actor{k}.jsonl"
+
+
+def endpoint_share(spec: str, k: int, actors: int) -> str:
+    """Actor `k`'s share of an `openai:MODEL@URL1,URL2?OPTIONS` spec: every `actors`-th URL from the k-th, or all of
+    them when there are fewer URLs than actors.
+
+    >>> endpoint_share("openai:m@http://a/v1,http://b/v1,http://c/v1?per_endpoint=8", 1, 2)
+    'openai:m@http://b/v1?per_endpoint=8'
+    >>> endpoint_share("openai:m@http://a/v1", 1, 2)
+    'openai:m@http://a/v1'
+    """
+    from sandbox.llm.endpoints import parse_endpoints
+
+    body = spec.removeprefix("openai:")
+    parsed = parse_endpoints(body)
+    if len(parsed.urls) < actors:
+        return spec
+    urls = ",".join(parsed.urls[k::actors])
+    options = body.partition("?")[2]
+    return f"openai:{replace(parsed, urls=()).model}@{urls}" + (f"?{options}" if options else "")
+
+
+class _LLMBlock:
+    """One actor: the scenario, its share of the pool and concurrency, and the run directory it writes to."""
+
+    def __init__(self, scenario: dict[str, Any], k: int, actors: int, run: str) -> None:
+        from sandbox.core.scenario_files import parse_kind
+
+        data = dict(scenario)
+        data["concurrency"] = max(1, int(data.get("concurrency", 8)) // actors)
+        user = dict(data["models"]["user"])
+        user["spec"] = endpoint_share(user["spec"], k, actors)
+        data["models"] = {**data["models"], "user": user}
+        self.scenario = parse_kind("population", data, f"<actor {k}>")
+        self.k, self.run = k, Path(run)
+
+    def ready(self) -> int:
+        return self.k
+
+    def play(self, agents: list[dict[str, Any]], g: int, matches: list[list[int]]) -> list[list[list[Any]]]:
+        """Each match of the block ([k, a, b]): its turns, as `matrix_llm._match` gives them."""
+        from sandbox.llm.cache import ResponseCache
+        from sandbox.llm.resolve import model_stack
+        from sandbox.llm.transcript import TranscriptWriter
+        from sandbox.population.games.matrix_llm import Members, play_match
+
+        cache = ResponseCache(self.run / layout.CACHE)
+        transcript = TranscriptWriter(actor_transcript(self.run, self.k))
+        try:
+            stack = model_stack(self.scenario, cache, [transcript])
+            config = self.scenario.models.user
+            members = Members(self.scenario, stack.for_role("user", config.spec, config.sampling.model_dump()))
+
+            async def block() -> list[list[list[Any]]]:
+                return list(await asyncio.gather(*(play_match(members, agents, g, k, a, b) for k, a, b in matches)))
+
+            return asyncio.run(block())
+        finally:
+            transcript.close()
+            cache.close()
+
+
+class LLMActorBlocks:
+    """The population's Ray actors; called with (agents, g, matches as [k, a, b]) it returns every match's turns in
+    order, as the play in one process does. A context manager: the actors (and a Ray started here) stop on exit."""
+
+    def __init__(self, scenario: Any, actors: int, run: Path, *, timeout_s: float | None = None) -> None:
+        import ray
+
+        self.timeout_s = actor_timeout_s() if timeout_s is None else timeout_s
+        self.run = run
+        self._started = ray_started(actors)
+        self._actors: list[Any] = []
+        try:
+            remote = ray.remote(num_cpus=1)(_LLMBlock)
+            data = scenario.model_dump(mode="json")
+            self._actors = [remote.remote(data, k, actors, str(run)) for k in range(actors)]
+            self._get([actor.ready.remote() for actor in self._actors], "its start")
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+
+    def __call__(self, agents: list[dict[str, Any]], g: int, matches: list[list[int]]) -> list[list[list[Any]]]:
+        import ray
+
+        shared = ray.put(agents)
+        size = -(-len(matches) // len(self._actors))
+        parts = [
+            actor.play.remote(shared, g, matches[i * size : (i + 1) * size]) for i, actor in enumerate(self._actors)
+        ]
+        return [turns for part in self._get(parts, f"its block of generation {g}'s matches") for turns in part]
+
+    def _get(self, refs: list[Any], step: str) -> list[Any]:
+        import ray
+
+        _, waiting = ray.wait(refs, num_returns=len(refs), timeout=self.timeout_s)
+        if waiting:
+            late = refs.index(waiting[0])
+            raise RunFailedError(
+                f"Ray actor {late + 1} of {len(refs)} did not finish {step} within {self.timeout_s:g} s "
+                f"({TIMEOUT_VARIABLE}); the run stops and its actors are killed. It can be resumed with `sandbox "
+                f"resume {self.run}` (the calls made are in its cache)"
+            )
+        return list(ray.get(refs, timeout=self.timeout_s))
+
+    def __enter__(self) -> LLMActorBlocks:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        import ray
+
+        try:
+            for actor in self._actors:
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
+        finally:
+            self._actors = []
+            stop_ray(self._started)
+
+
+def merge_actor_transcripts(run: Path) -> None:
+    """Append every actor's transcript (and its notes) to the run's, then remove them: the run's end compacts the
+    whole (`compact_transcript`)."""
+    from sandbox.llm import moves
+
+    main = run / layout.TRANSCRIPTS
+    parts = [p for p in run.glob(f"{main.stem}.actor*.jsonl") if re.fullmatch(rf"{main.stem}\.actor\d+\.jsonl", p.name)]
+    for part in sorted(parts):
+        for source, target in ((part, main), (moves.notes_path(part), moves.notes_path(main))):
+            if source.is_file():
+                with target.open("ab") as out, source.open("rb") as handle:
+                    while chunk := handle.read(1 << 22):
+                        out.write(chunk if chunk.endswith(b"\n") or handle.peek(1) else chunk + b"\n")
+                source.unlink()
