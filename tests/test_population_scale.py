@@ -93,3 +93,13 @@ def test_with_an_activation_a_drawn_share_of_the_matches_takes_place_the_same_in
     assert set(moves[0][moves[0]["generation"] == 0]["match"]) != set(moves[0][moves[0]["generation"] == 1]["match"])
     generations = read_csv(runs[0] / "generations.csv")
     assert generations["moves"].tolist() == [2 * (moves[0]["generation"] == g).sum() for g in (0, 1)]
+
+
+def test_the_benchmark_reports_each_run_against_its_concurrency_bound() -> None:
+    from sandbox.population.bench_llm import bench_population_llm
+
+    (row,) = bench_population_llm(sizes=((200, 1),), latency_s=0.02, concurrency=64)
+    assert row["calls"] == 400  # a ring of 200: 200 matches of one turn, two moves each
+    assert row["bound_s"] == pytest.approx(400 * 0.02 / 64)
+    assert row["span_s"] >= row["bound_s"] * 0.9 and row["whole_s"] >= row["span_s"]  # no call beats the latency
+    assert row["peak_bytes"] > 0 and 500 < row["transcript_bytes_per_call"] < 5000 and row["cpu_ms_per_call"] > 0

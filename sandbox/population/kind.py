@@ -225,6 +225,7 @@ POPULATION = RunKind(
     benchmarks={
         "population": "sandbox.population.bench:bench_population",
         "population-actors": "sandbox.population.bench:bench_population_actors",
+        "population-llm": "sandbox.population.bench_llm:bench_population_llm",
         "fidelity": "sandbox.population.fidelity:bench_fidelity",
     },
     steps="sandbox.population.steps:STEPS",

@@ -10,7 +10,8 @@ all of them when there are fewer URLs than actors). Every actor answers from,
 and writes to, the run's one response cache (SQLite in WAL mode takes writers
 from several processes), so a resumed or replayed run finds every call; each
 writes its own transcript (`transcripts.actor<k>.jsonl`, and its notes), which
-the run's end appends to the run's transcript before compacting it. The calls
+the run's end appends to the run's transcript before compacting it. After each
+generation `actors.json` says each actor's peak memory and CPU seconds. The calls
 are seeded as in one process, so the tables are the same for any number of
 actors against a deterministic server.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +36,9 @@ from sandbox.base.errors import RunFailedError
 from sandbox.core import run_dir as layout
 from sandbox.population.actors import TIMEOUT_VARIABLE, actor_timeout_s, ray_started, stop_ray
 
-__all__ = ["LLMActorBlocks", "actor_transcript", "endpoint_share", "merge_actor_transcripts"]
+ACTORS = "actors.json"  # each actor's peak memory and CPU seconds, after the last generation it played
+
+__all__ = ["ACTORS", "LLMActorBlocks", "actor_transcript", "endpoint_share", "merge_actor_transcripts"]
 
 
 def actor_transcript(run: Path, k: int) -> Path:
@@ -78,6 +82,13 @@ class _LLMBlock:
 
     def ready(self) -> int:
         return self.k
+
+    def usage(self) -> dict[str, float]:
+        """This actor's process: its peak resident memory (bytes) and CPU seconds so far."""
+        import resource
+
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        return {"actor": self.k, "peak_bytes": own.ru_maxrss * 1024, "cpu_s": own.ru_utime + own.ru_stime}
 
     def play(self, agents: list[dict[str, Any]], g: int, matches: list[list[int]]) -> list[list[list[Any]]]:
         """Each match of the block ([k, a, b]): its turns, as `matrix_llm._match` gives them."""
@@ -130,7 +141,10 @@ class LLMActorBlocks:
         parts = [
             actor.play.remote(shared, g, matches[i * size : (i + 1) * size]) for i, actor in enumerate(self._actors)
         ]
-        return [turns for part in self._get(parts, f"its block of generation {g}'s matches") for turns in part]
+        played = [turns for part in self._get(parts, f"its block of generation {g}'s matches") for turns in part]
+        usage = self._get([actor.usage.remote() for actor in self._actors], "its report of its memory and CPU")
+        (self.run / ACTORS).write_text(json.dumps(usage, indent=1) + "\n")
+        return played
 
     def _get(self, refs: list[Any], step: str) -> list[Any]:
         import ray
