@@ -86,7 +86,9 @@ def _child(config: dict[str, Any]) -> dict[str, Any]:
     from sandbox.population.run import run_population
 
     imports = time.perf_counter() - started
-    scenario = scale_scenario(config["game"], config["agents"], config["spec"], actors=config["actors"])
+    scenario = scale_scenario(
+        config["game"], config["agents"], config["spec"], actors=config["actors"], concurrency=config["concurrency"]
+    )
     span = {"first": float("inf"), "last": 0.0, "calls": 0}
 
     def on_call(record: Any) -> None:
@@ -145,7 +147,13 @@ def bench_population_llm(
         for game in games:
             for agents, actors in sizes:
                 urls = ",".join(servers[:actors]) if actors > 1 else servers[0]
-                config = {"game": game, "agents": agents, "actors": actors, "spec": f"openai:bench@{urls}"}
+                config = {
+                    "game": game,
+                    "agents": agents,
+                    "actors": actors,
+                    "spec": f"openai:bench@{urls}",
+                    "concurrency": concurrency,
+                }
                 figures = _run_child(config)
                 bound = figures["calls"] * latency_s / concurrency
                 figures.update(
