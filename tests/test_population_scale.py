@@ -103,3 +103,62 @@ def test_the_benchmark_reports_each_run_against_its_concurrency_bound() -> None:
     assert row["bound_s"] == pytest.approx(400 * 0.02 / 64)
     assert row["span_s"] >= row["bound_s"] * 0.9 and row["whole_s"] >= row["span_s"]  # no call beats the latency
     assert row["peak_bytes"] > 0 and 500 < row["transcript_bytes_per_call"] < 5000 and row["cpu_ms_per_call"] > 0
+
+
+def test_llm_members_on_two_ray_actors_write_the_same_tables_and_transcript_as_one_process_and_resume(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    import pandas as pd
+
+    from sandbox.population.kind import load
+    from sandbox.population.run import resume_population, run_population
+    from sandbox.society.loopback_server import server_process
+
+    class Killed(BaseException):
+        pass
+
+    def kill(generation: int) -> None:
+        if generation == 0:
+            raise Killed
+
+    with (
+        server_process(latency_s=0.01, rules="population") as a,
+        server_process(latency_s=0.01, rules="population") as b,
+    ):
+        changes = {
+            "population.agents": 60,
+            "population.generations": 2,
+            "population.game.turns": 2,
+            "models": {"user": {"spec": f"openai:bench@{a},{b}", "sampling": {"temperature": 0.7, "max_tokens": 20}}},
+        }
+        alone = run_population(load(_llm_population(tmp_path, **changes)), tmp_path / "alone")
+        on_actors = load(_llm_population(tmp_path, **changes, **{"population.actors": 2}))
+        with pytest.raises(Killed):
+            run_population(on_actors, tmp_path / "actors", hooks=kill)
+        resume_population(tmp_path / "actors")
+    actors = tmp_path / "actors"
+    for table in ("moves.csv", "population.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(alone / table), pd.read_csv(actors / table))
+    calls = [[json.loads(line) for line in open(path / "transcripts.jsonl")] for path in (alone, actors)]
+    assert len(calls[0]) == len(calls[1]) == 2 * 60 * 2 * 2  # every call once, the actors' appended
+    assert {c["endpoint"] for c in calls[1]} == {a, b}  # each actor its share of the pool
+    assert not list(actors.glob("transcripts.actor*"))
+    usage = json.loads((actors / "actors.json").read_text())
+    assert [u["actor"] for u in usage] == [0, 1] and all(u["peak_bytes"] > 0 for u in usage)
+
+
+def test_llm_members_on_actors_need_an_endpoint_and_no_budget(tmp_path: Path) -> None:
+    for changes, field in (
+        ({"population.actors": 2}, "population.actors"),  # the embedded model, by default
+        (
+            {"population.actors": 2, "budget": {"calls": 100000}, "models": {"user": {"spec": "openai:m@http://a/v1"}}},
+            "budget",
+        ),
+    ):
+        scenario = _llm_population(tmp_path, **changes)
+        result = runner.invoke(app, ["run", str(scenario), "--out", str(tmp_path / "out")])
+        assert result.exit_code == 2, result.output
+        assert field in " ".join(result.output.split())
+        assert not (tmp_path / "out").exists()
