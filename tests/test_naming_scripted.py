@@ -195,3 +195,23 @@ def test_a_dry_run_of_scripted_agents_counts_no_calls(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "scenarios/population/naming_minimal.yaml", "--dry-run"])
     assert result.exit_code == 0, result.output
     assert "no model called" in result.output
+
+
+def test_a_fork_of_a_scripted_naming_run_changes_its_update_and_keeps_its_words(tmp_path: Path) -> None:
+    from sandbox.base.errors import UsageError
+    from sandbox.engine.fork import fork_run
+
+    parent = run_population(scenario(generations=12, stop_at_consensus=False), tmp_path / "parent")
+    same = fork_run(parent, 6, out=tmp_path / "same")  # no change: the parent's tables
+    for table in ("generations.csv", "population.csv"):
+        frames = [pd.read_csv(p / table) for p in (parent, same)]
+        pd.testing.assert_frame_equal(*(f.drop(columns="seconds", errors="ignore") for f in frames))
+    pairs = fork_run(parent, 6, {"population.game.update": "pairs"}, out=tmp_path / "pairs")
+    gens = [pd.read_csv(p / "generations.csv") for p in (parent, pairs)]
+    assert gens[0]["interactions"].iloc[5] == gens[1]["interactions"].iloc[5] == 1200  # the first 6 kept
+    assert not gens[0].iloc[6:].drop(columns="seconds").equals(gens[1].iloc[6:].drop(columns="seconds"))
+    with pytest.raises(UsageError, match="population.game.words"):
+        fork_run(parent, 6, {"population.game.words": ["A", "B", "C"]}, out=tmp_path / "words")
+    with pytest.raises(UsageError, match="packed"):
+        fork_run(parent, 6, {"state.interactions": 5}, out=tmp_path / "edit")
+    assert not (tmp_path / "words").exists() and not (tmp_path / "edit").exists()

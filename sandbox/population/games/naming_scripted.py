@@ -10,8 +10,8 @@ A generation is N interactions (pairs: rounds until at least N), drawn from the 
 all in the `play` step; the inventories are checkpointed as packed bits, so a run killed anywhere resumes to the
 same tables. Consensus: every agent holds exactly one name, the same; `game.stop_at_consensus` ends the run there.
 
-Tables: `generations.csv` (interactions so far, each word's share of the agents holding only it, the committed
-word's share, the share holding more than one name, the distinct names held, all names held at the generation's
+Tables: `generations.csv` (interactions so far, each word's share of the agents holding only it, the largest such
+share of any name (`dominant_share`), the committed word's share, the share holding more than one name, the distinct names held, all names held at the generation's
 end and at most within it, the interaction at which consensus came, seconds); `population.csv` only at the start
 (generation -1) and after the last generation (each agent's names; an invented name is `#x`, agent x's), since
 10,000 agents over hundreds of generations would be a table of millions of rows; `edges.csv`; `summary.json`;
@@ -69,6 +69,7 @@ class ScriptedNaming(PopulationGame):
                 "generation",
                 "interactions",
                 *(f"share {w}" for w in self.words),
+                "dominant_share",
                 "committed_share",
                 "multiple_share",
                 "distinct_names",
@@ -164,12 +165,14 @@ class ScriptedNaming(PopulationGame):
         inventories = self._inventories(played)
         held, names = inventories.held, inventories.names
         sizes = held.sum(axis=1)
-        only = [float(((sizes == 1) & held[:, c]).sum()) / n for c in range(len(self.words))]
+        singles = ((sizes == 1)[:, None] & held).sum(axis=0)  # agents holding only that column's name
+        only = [float(singles[c]) / n for c in range(len(self.words))]  # the words' columns come first
         committed = only[self.words.index(self.committed)] if self.committed else float("nan")
         row = [
             g,
             played["interactions"],
             *(round(x, 6) for x in only),
+            round(float(singles.max(initial=0)) / n, 6),
             round(committed, 6),
             round(float((sizes > 1).mean()), 6),
             int(held.any(axis=0).sum()),
