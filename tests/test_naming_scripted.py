@@ -26,14 +26,13 @@ runner = CliRunner()
 def binary(agents: int, committed: float, seed: int, horizon: int, step: Any = play_sequential) -> int | None:
     """Xie et al.'s binary agreement model on a complete graph: the interaction of consensus on A, or None."""
     c = round(committed * agents)
-    held = np.zeros((agents, 2), dtype=bool)
-    held[:c, 0], held[c:, 1] = True, True
-    start = Inventories(held, np.arange(2), np.arange(agents) < c)
+    committed = np.arange(agents) < c
+    start = Inventories(np.ones(agents, dtype=np.int64), np.where(committed, 0, 1), committed)  # A (0), B (1)
     return step(start, horizon * agents, np.random.default_rng(seed), words=2).consensus
 
 
 def minimal(agents: int, seed: int, step: Any = play_sequential) -> Any:
-    start = Inventories(np.zeros((agents, 0), dtype=bool), np.zeros(0, np.int64), np.zeros(agents, dtype=bool))
+    start = Inventories(np.zeros(agents, dtype=np.int64), np.zeros(0, np.int64), np.zeros(agents, dtype=bool))
     return step(start, 10**9, np.random.default_rng(seed), words=0)
 
 
@@ -77,7 +76,7 @@ def test_the_vectorised_game_agrees_with_the_scalar_reference() -> None:
     ring = np.arange(60)
     indptr, indices = np.arange(0, 121, 2), np.stack([(ring - 1) % 60, (ring + 1) % 60], axis=1).ravel()
     for step in (play_sequential, play_pairs):  # on a ring every hearer is a neighbour, and consensus comes
-        start = Inventories(np.zeros((60, 0), dtype=bool), np.zeros(0, np.int64), np.zeros(60, dtype=bool))
+        start = Inventories(np.zeros(60, dtype=np.int64), np.zeros(0, np.int64), np.zeros(60, dtype=bool))
         batch = step(start, 10**7, np.random.default_rng(0), words=0, indptr=indptr, indices=indices)
         assert batch.consensus is not None and batch.inventories.consensus()
 
