@@ -81,7 +81,7 @@ def test_the_vectorised_game_agrees_with_the_scalar_reference() -> None:
         assert batch.consensus is not None and batch.inventories.consensus()
 
 
-def scenario(agents: int = 200, generations: int = 60, **game: Any) -> Any:
+def scenario(agents: int = 200, generations: int = 60, network: dict | None = None, **game: Any) -> Any:
     return parse_kind(
         "population",
         {
@@ -92,7 +92,7 @@ def scenario(agents: int = 200, generations: int = 60, **game: Any) -> Any:
                 "generations": generations,
                 "members": [{"strategy": "A", "share": 0.2, "fixed": True}, {"strategy": "B", "share": 0.8}],
                 "game": {"kind": "naming", "play": "scripted", "words": ["A", "B"], **game},
-                "network": {"kind": "complete"},
+                "network": network or {"kind": "complete"},
                 "revision": {"rule": "memory"},
             },
         },
@@ -111,6 +111,18 @@ def test_a_scripted_naming_run_reaches_the_committed_word_and_writes_its_tables(
     assert sorted(population["generation"].unique()) == [-1, len(gens) - 1]  # the start and the end only
     assert (population[population["generation"] == -1]["committed"] == "A").sum() == 40
     assert (path / "naming.png").is_file() and (path / "edges.csv").is_file()
+
+
+@pytest.mark.parametrize("update", ["sequential", "pairs"])
+def test_a_scripted_naming_run_on_a_sparse_network_counts_its_interactions(tmp_path: Path, update: str) -> None:
+    from sandbox.population.kind import requires
+
+    sc = scenario(generations=5, network={"kind": "small_world", "k": 4, "p": 0.1}, update=update)
+    assert requires(sc) == []  # no axelrod, no Ray
+    gens = pd.read_csv(run_population(sc, tmp_path / "run") / "generations.csv")
+    played = gens["interactions"].diff().fillna(gens["interactions"].iloc[0])
+    assert len(gens) == 5 and (played >= 200).all() and (played < 200 + 100).all(), gens  # pairs: < N/2 a round
+    assert (gens["committed_share"] >= 0.2).all() and (gens["total_names"] >= 200).all()
 
 
 def test_a_killed_scripted_naming_run_resumes_to_identical_tables(tmp_path: Path) -> None:
