@@ -16,7 +16,10 @@ Two forms:
   committed minority (Xie et al. 2011) the others start with name A and
   the committed hold B and never change; above a committed share of about
   0.098 (complete graph) B takes over in a time that grows as log N, below
-  it A holds for a time exponential in N.
+  it A holds for a time exponential in N. This loop is the small reference;
+  `sandbox.games.naming_dynamics` plays the same rule for whole populations
+  (sequentially or by disjoint pairs), which a population with
+  `game: {kind: naming, play: scripted}` runs.
 """
 
 from __future__ import annotations

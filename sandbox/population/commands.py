@@ -87,7 +87,35 @@ def _donor_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
     )
 
 
+def _scripted_naming_table(path: Path, gens: Any, summary: dict[str, Any], rows: int = 6) -> None:
+    table = Table(
+        title=f"{summary['scenario']}: {summary['agents']} scripted agents, naming game ({summary['update']})"
+    )
+    shares = [c for c in gens.columns if c.startswith("share ")]
+    for column in ("generation", "interactions", *(f"only {c.removeprefix('share ')}" for c in shares), "several"):
+        table.add_column(column, justify="right")
+    table.add_column("names held", justify="right")
+    step = max(1, (len(gens) - 1) // max(1, rows - 1))
+    for i in sorted(set(range(0, len(gens), step)) | {len(gens) - 1}):
+        row = gens.iloc[i]
+        table.add_row(
+            str(int(row["generation"])),
+            str(int(row["interactions"])),
+            *[f"{row[c]:.1%}" for c in shares],
+            f"{row['multiple_share']:.1%}",
+            str(int(row["total_names"])),
+        )
+    console.print(table)
+    at = summary.get("consensus_at")
+    reached = "not reached" if at is None else f"after {at} interactions ({summary['consensus_per_agent']} per agent)"
+    console.print(f"consensus: {reached}; no model calls")
+    console.print(f"results in [bold]{escape(str(path))}[/]: generations.csv, population.csv, naming.png")
+
+
 def _naming_table(path: Path, gens: Any, summary: dict[str, Any]) -> None:
+    if summary.get("play") == "scripted":
+        _scripted_naming_table(path, gens, summary)
+        return
     table = Table(title=f"{summary['scenario']}: {summary['agents']} agents, naming game, {summary['model']}")
     for column in ("generation", "success rate", "dominant name", "its share", "committed name's share", "illegal"):
         table.add_column(column, justify="right")

@@ -73,6 +73,7 @@ STEPS = Steps(
         "population.game.kind",
         "population.game.play",
         "population.game.prepared",
+        "population.game.words",  # the agents' names (committed words, memories, a scripted game's inventories)
         "population.revision.check",
     ),
     edit=_edit,

@@ -64,7 +64,8 @@ class Member(StrictModel):
         "Tat, Grudger, ...). The donor game: `llm` (the agent writes its own "
         "strategy) or a strategy's text, which the agents start from. The naming "
         "game: `llm`, or one of the words with fixed: true (a committed "
-        "minority that always plays it). The commons game: `llm`, or a catch "
+        "minority that always plays it); with play scripted, a word (fixed: true, committed to it; else the "
+        "name the agents start with) or `empty` (no name at first). The commons game: `llm`, or a catch "
         "in tons with fixed: true (a fisher that always asks for it).",
     )
     share: float = Field(..., gt=0.0, le=1.0, description="Its share of the agents (the shares sum to 1).")

@@ -1,4 +1,5 @@
-"""Ashery, Aiello & Baronchelli's naming game among LLM agents, with a committed minority."""
+"""The naming game in a population: Ashery, Aiello & Baronchelli's among LLM agents (`play: llm`), or the theory's
+scripted agents (`play: scripted`: the minimal naming game and the binary agreement model, with committed agents)."""
 
 from __future__ import annotations
 
@@ -16,16 +17,32 @@ from sandbox.population.specs.common import (
     retries_field,
 )
 
-__all__ = ["NAMING_WORDS", "NamingGameSpec"]
+__all__ = ["EMPTY", "NAMING_WORDS", "NamingGameSpec"]
 
 NAMING_WORDS = ["Q", "M", "X", "Y", "F", "J", "P", "R", "C", "D"]
+EMPTY = "empty"  # play scripted: a member whose agents start with no name (the minimal naming game)
+LLM_ONLY = ("reward", "penalty", "memory", "prepared", "retries", "answer")
 
 
 class NamingGameSpec(PopulationGameSpec):
     """Ashery, Aiello & Baronchelli's naming game among LLM agents (`sandbox.games.naming`), their code's values
-    by default: a random agent and a random neighbour pick a name at once, the same name pays both `reward`."""
+    by default: a random agent and a random neighbour pick a name at once, the same name pays both `reward`. With
+    `play: scripted`, the theory's agents (`sandbox.games.naming_dynamics`) instead."""
 
     kind: Literal["naming"]
+    play: Literal["llm", "scripted"] = Field(
+        "llm",
+        description="llm: Ashery et al.'s game among LLM agents; scripted: the theory's agents (no model): a "
+        "speaker says a random name of its inventory (inventing one if it has none) to a random neighbour, who "
+        "on success keeps only that name with the speaker, else adds it (Baronchelli et al. 2006; with a "
+        "committed minority and two words, Xie et al. 2011's binary agreement model).",
+    )
+    update: Literal["sequential", "pairs"] = Field(
+        "sequential",
+        description="play scripted: sequential, one random speaker and a random neighbour at a time (the model as "
+        "published); pairs, each round a set of disjoint random pairs updated at once (a fast approximation; "
+        "on 1,000 agents its tipping point is the same, about 0.095-0.10).",
+    )
     words: list[str] = Field(
         default_factory=lambda: list(NAMING_WORDS),
         min_length=2,
@@ -59,22 +76,39 @@ class NamingGameSpec(PopulationGameSpec):
 
     @model_validator(mode="after")
     def _words(self) -> NamingGameSpec:
-        bad = [w for w in self.words if not re.fullmatch(r"[A-Za-z0-9]+", w) or w.lower() == "none"]
+        bad = [w for w in self.words if not re.fullmatch(r"[A-Za-z0-9]+", w) or w.lower() in ("none", EMPTY)]
         if bad or len({w.lower() for w in self.words}) != len(self.words):  # answers are read case aside
             raise ValueError(
                 f"words must be distinct (case aside) ASCII letters or digits, and not 'none' (an "
-                f"illegal move in the prompts): {bad or self.words}"
+                f"illegal move in the prompts) nor '{EMPTY}' (a scripted member with no name): {bad or self.words}"
             )
+        if self.play == "scripted":
+            changed = [f for f in LLM_ONLY if getattr(self, f) != NamingGameSpec.model_fields[f].default]
+            if changed:
+                raise ValueError(f"{', '.join(changed)}: read with play llm only")
+        elif self.update != NamingGameSpec.model_fields["update"].default:
+            raise ValueError("update: read with play scripted only")
         if self.prepared is not None and self.prepared not in self.words:
             raise ValueError(f"prepared {self.prepared!r} is not one of the words {self.words}")
         return self
 
+    def engine_game(self) -> str:
+        return "naming_scripted" if self.play == "scripted" else "naming"
+
     def roles(self, block: Any) -> tuple[str, ...]:
-        return llm_user(block)
+        return () if self.play == "scripted" else llm_user(block)
 
     def check(self, block: Any) -> None:
         memory_only(block, "the naming game", "the naming game's agents adapt through their memory")
+        if self.play == "scripted":
+            self._scripted_members(block)
+            return
         for i, member in enumerate(block.members):
+            if member.strategy == EMPTY:
+                raise ValueError(
+                    f"members[{i}].strategy {EMPTY}: an agent with no name is play scripted's (the minimal "
+                    "naming game); an llm member picks among the words"
+                )
             if member.strategy == LLM:
                 if member.fixed:
                     raise ValueError(
@@ -88,12 +122,39 @@ class NamingGameSpec(PopulationGameSpec):
                 )
             elif not member.fixed:
                 raise ValueError(
-                    f"members[{i}]: a member with the word {member.strategy!r} is a committed minority "
-                    "and always plays it: set fixed: true"
+                    f"members[{i}].strategy {member.strategy!r}: with play llm a member with a word is a committed "
+                    "minority and always plays it: set fixed: true (agents that start with a word and may change "
+                    "it are play scripted's)"
+                )
+
+    def _scripted_members(self, block: Any) -> None:
+        """play scripted: each member is a word (fixed: committed to it; else starting with it) or empty."""
+        for i, member in enumerate(block.members):
+            if member.strategy == EMPTY:
+                if member.fixed:
+                    raise ValueError(
+                        f"members[{i}].fixed: an agent with no name invents one when it speaks, so it cannot be "
+                        "committed; commit a member to a word"
+                    )
+            elif member.strategy not in self.words:
+                raise ValueError(
+                    f"members[{i}].strategy {member.strategy!r}: a scripted naming game's members are one of the "
+                    f"words {self.words} (fixed: true for a committed minority) or {EMPTY} (no name at first)"
                 )
 
     def describe(self, scenario: Any) -> str:
         p = scenario.population
+        if self.play == "scripted":
+            members = ", ".join(
+                f"{m.share:.0%} "
+                + ("with no name" if m.strategy == EMPTY else f"{'committed to' if m.fixed else 'with'} {m.strategy}")
+                for m in p.members
+            )
+            return (
+                f"scripted naming-game population of {p.agents} agents on a {p.network.kind} network, at most "
+                f"{p.generations} x {p.agents} interactions ({self.update} update), words {', '.join(self.words)}; "
+                f"{members}; no model calls"
+            )
         committed = [f"{m.share:.0%} committed to {m.strategy}" for m in p.members if m.strategy != LLM]
         prepared = f", memories prepared with {self.prepared}" if self.prepared else ""
         return (
@@ -104,6 +165,9 @@ class NamingGameSpec(PopulationGameSpec):
         )
 
     def calls(self, scenario: Any) -> list[Calls]:
-        """Two picks an interaction, N interactions a generation (fewer where committed agents play)."""
+        """Two picks an interaction, N interactions a generation (fewer where committed agents play); none with play
+        scripted."""
+        if self.play == "scripted":
+            return []
         p = scenario.population
         return [Calls("user (picks, first asks, at most)", scenario.models.user, 2 * p.agents * p.generations, 350)]

@@ -1,0 +1,94 @@
+"""The scripted naming game's figures: one run's generations (`plot_naming_scripted`), and the phase diagram of a
+sweep over the committed fraction and the population's size (`naming_phase`, `plot_naming_phase`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = ["TIPPING_POINT", "naming_phase", "plot_naming_phase", "plot_naming_scripted"]
+
+TIPPING_POINT = 0.0979  # Xie et al. 2011: the binary agreement model's mean-field tipping point
+PHASE_COLUMNS = ("agents", "committed_share", "consensus_reached", "consensus_per_agent")
+
+
+def plot_naming_scripted(generations: pd.DataFrame, words: Sequence[str], title: str = "") -> Figure:
+    """A scripted naming game's generations: each word's share of the agents that hold only it, the share that
+    holds more than one name (above), and the names held (below, all inventories together, and distinct)."""
+    fig = Figure(figsize=(7, 5.5))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    x = generations["generation"] + 1
+    for word in words:
+        top.plot(x, generations[f"share {word}"], label=f"only {word}")
+    top.plot(x, generations["multiple_share"], color="#888888", linestyle="--", label="more than one name")
+    top.set_ylim(0, 1.02)
+    top.set_ylabel("share of agents")
+    top.legend(loc="best", fontsize=8)
+    top.set_title(title or "Scripted naming game", fontsize=10)
+    bottom.plot(x, generations["total_names"], color="#4c72b0", label="names held (all agents)")
+    bottom.plot(x, generations["peak_names"], color="#4c72b0", linestyle=":", label="most held within it")
+    bottom.plot(x, generations["distinct_names"], color="#dd8452", label="distinct names")
+    bottom.set_yscale("log")
+    bottom.set_xlabel("generation (N interactions)")
+    bottom.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def naming_phase(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per population size and committed fraction of a sweep's runs (`sweep.csv`, whose summary columns
+    are `summary.agents`, `summary.committed_share`, `summary.consensus_reached`, `summary.consensus_per_agent`;
+    the same names without `summary.` are read too): `runs`, `flipped` (the share that reached consensus) and
+    `median_time` (the median interactions per agent to consensus among those that did; NaN if none)."""
+    frame = table.rename(columns=lambda c: c.removeprefix("summary."))
+    missing = [c for c in PHASE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the table lacks {', '.join(missing)} (a sweep of scripted naming runs has them)")
+    if "status" in frame:
+        frame = frame[frame["status"] == "complete"]
+    frame = frame.assign(
+        committed_share=frame["committed_share"].astype(float).round(4),
+        consensus_reached=frame["consensus_reached"].astype(str).str.lower() == "true",
+    )
+    rows = []
+    for (agents, share), group in frame.groupby(["agents", "committed_share"], sort=True):
+        times = group.loc[group["consensus_reached"], "consensus_per_agent"].astype(float)
+        rows.append(
+            {
+                "agents": int(agents),
+                "committed_share": float(share),
+                "runs": len(group),
+                "flipped": float(group["consensus_reached"].mean()),
+                "median_time": float(times.median()) if len(times) else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows, columns=["agents", "committed_share", "runs", "flipped", "median_time"])
+
+
+def plot_naming_phase(table: pd.DataFrame, title: str = "") -> Figure:
+    """The phase diagram of a sweep of the binary agreement model (`naming_phase(table)`'s columns): against the
+    committed fraction, the share of runs that reached consensus on the committed word (left) and the median
+    interactions per agent it took (right), one line per population size; the mean-field tipping point dashed."""
+    phase = naming_phase(table)
+    fig = Figure(figsize=(10, 4))
+    left, right = fig.subplots(1, 2)
+    colours = [f"C{i}" for i in range(10)]
+    for i, (agents, rows) in enumerate(phase.groupby("agents", sort=True)):
+        colour = colours[i % len(colours)]
+        left.plot(rows["committed_share"], rows["flipped"], marker="o", color=colour, label=f"N = {agents:,}")
+        right.plot(rows["committed_share"], rows["median_time"], marker="o", color=colour, label=f"N = {agents:,}")
+    for ax in (left, right):
+        ax.axvline(TIPPING_POINT, color="#888888", linestyle="--", linewidth=1)
+        ax.set_xlabel("committed fraction p")
+    left.set_ylim(-0.02, 1.02)
+    left.set_ylabel("share of runs that reached consensus")
+    left.legend(loc="lower right", fontsize=8)
+    right.set_ylabel("median interactions per agent to consensus")
+    if np.isfinite(phase["median_time"]).any():
+        right.set_yscale("log")
+    fig.suptitle(title or f"Binary agreement model: tipping point (mean field p_c = {TIPPING_POINT})", fontsize=10)
+    fig.tight_layout()
+    return fig
