@@ -67,9 +67,10 @@ def endpoint_share(spec: str, k: int, actors: int) -> str:
 
 
 class _LLMBlock:
-    """One actor: the scenario, its share of the pool and concurrency, and the run directory it writes to."""
+    """One actor: the scenario, its share of the pool and concurrency, the run directory it writes to, and the game's
+    players: `members(scenario, model)` makes what `match(members, agents, g, k, a, b)` plays a match with."""
 
-    def __init__(self, scenario: dict[str, Any], k: int, actors: int, run: str) -> None:
+    def __init__(self, scenario: dict[str, Any], k: int, actors: int, run: str, members: Any, match: Any) -> None:
         from sandbox.core.scenario_files import parse_kind
 
         data = dict(scenario)
@@ -79,6 +80,7 @@ class _LLMBlock:
         data["models"] = {**data["models"], "user": user}
         self.scenario = parse_kind("population", data, f"<actor {k}>")
         self.k, self.run = k, Path(run)
+        self.members, self.match = members, match
 
     def ready(self) -> int:
         return self.k
@@ -95,17 +97,16 @@ class _LLMBlock:
         from sandbox.llm.cache import ResponseCache
         from sandbox.llm.resolve import model_stack
         from sandbox.llm.transcript import TranscriptWriter
-        from sandbox.population.games.matrix_llm import Members, play_match
 
         cache = ResponseCache(self.run / layout.CACHE)
         transcript = TranscriptWriter(actor_transcript(self.run, self.k))
         try:
             stack = model_stack(self.scenario, cache, [transcript])
             config = self.scenario.models.user
-            members = Members(self.scenario, stack.for_role("user", config.spec, config.sampling.model_dump()))
+            members = self.members(self.scenario, stack.for_role("user", config.spec, config.sampling.model_dump()))
 
             async def block() -> list[list[list[Any]]]:
-                return list(await asyncio.gather(*(play_match(members, agents, g, k, a, b) for k, a, b in matches)))
+                return list(await asyncio.gather(*(self.match(members, agents, g, k, a, b) for k, a, b in matches)))
 
             return asyncio.run(block())
         finally:
@@ -115,9 +116,12 @@ class _LLMBlock:
 
 class LLMActorBlocks:
     """The population's Ray actors; called with (agents, g, matches as [k, a, b]) it returns every match's turns in
-    order, as the play in one process does. A context manager: the actors (and a Ray started here) stop on exit."""
+    order, as the play in one process does (`members`, `match`: the game's players, module-level so that Ray sends
+    them by name). A context manager: the actors (and a Ray started here) stop on exit."""
 
-    def __init__(self, scenario: Any, actors: int, run: Path, *, timeout_s: float | None = None) -> None:
+    def __init__(
+        self, scenario: Any, actors: int, run: Path, members: Any, match: Any, *, timeout_s: float | None = None
+    ) -> None:
         import ray
 
         self.timeout_s = actor_timeout_s() if timeout_s is None else timeout_s
@@ -127,7 +131,7 @@ class LLMActorBlocks:
         try:
             remote = ray.remote(num_cpus=1)(_LLMBlock)
             data = scenario.model_dump(mode="json")
-            self._actors = [remote.remote(data, k, actors, str(run)) for k in range(actors)]
+            self._actors = [remote.remote(data, k, actors, str(run), members, match) for k in range(actors)]
             self._get([actor.ready.remote() for actor in self._actors], "its start")
         except BaseException:
             self.__exit__(None, None, None)
