@@ -184,7 +184,8 @@ def _write(tmp: Path, data: dict) -> Path:
         ([{"strategy": "B", "share": 1.0}], {"prepared": "B"}, "prepared: read with play llm only"),
         ([{"strategy": "B", "share": 1.0}], {"words": ["empty", "B"]}, "nor 'empty'"),
         ([{"strategy": "empty", "share": 1.0}], {"play": "llm"}, "members[0].strategy empty"),
-        ([{"strategy": "llm", "share": 1.0}], {"play": "llm", "update": "pairs"}, "update: read with play scripted"),
+        ([{"strategy": "B", "share": 1.0}], {"activation": 0}, "population.game.activation"),
+        ([{"strategy": "B", "share": 1.0}], {"activation": 1.01}, "population.game.activation"),
     ],
 )
 def test_bad_scripted_naming_input_exits_2_naming_the_field_and_writes_nothing(

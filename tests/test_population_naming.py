@@ -116,9 +116,12 @@ def test_unreadable_answers_are_asked_again_then_fail_the_interaction(tmp_path: 
     assert pd.read_csv(path / "generations.csv")["illegal_rate"].iloc[0] == 1.0
 
 
-@pytest.mark.parametrize("stop_after", [3, 20, 45])  # 48 calls: 24 interactions
-def test_a_naming_population_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
-    scenario = naming(6, 4, stop_at_consensus=False)
+@pytest.mark.parametrize("update", ["sequential", "pairs"])
+@pytest.mark.parametrize("stop_after", [3, 20, 45])  # 48 calls: 24 interactions (pairs: rounds of 3)
+def test_a_naming_population_killed_anywhere_resumes_to_identical_tables(
+    tmp_path: Path, stop_after: int, update: str
+) -> None:
+    scenario = naming(6, 4, stop_at_consensus=False, update=update)
     whole = run_population(scenario, tmp_path / "whole", models={"user": Copier().model()})
     with pytest.raises(BaseException):
         run_population(scenario, tmp_path / "cut", models={"user": Copier(stop_after=stop_after).model()})

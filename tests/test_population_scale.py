@@ -162,3 +162,25 @@ def test_llm_members_on_actors_need_an_endpoint_and_no_budget(tmp_path: Path) ->
         assert result.exit_code == 2, result.output
         assert field in " ".join(result.output.split())
         assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("activation, per_generation", [(1.0, 10), (0.5, 5)])
+def test_the_llm_naming_game_in_rounds_of_disjoint_pairs_numbers_every_interaction_once(
+    tmp_path: Path, activation: float, per_generation: int
+) -> None:
+    import pandas as pd
+
+    from sandbox.population.run import run_population
+    from tests.test_population_naming import Copier, naming
+
+    scenario = naming(10, 3, stop_at_consensus=False, update="pairs", activation=activation)
+    path = run_population(scenario, tmp_path / "run", models={"user": Copier().model()})
+    rows = pd.read_csv(path / "interactions.csv")
+    assert rows["interaction"].tolist() == list(range(1, len(rows) + 1))  # over the run, across generations
+    for _, generation in rows.groupby("generation"):
+        assert len(generation) == per_generation  # a complete graph of 10: rounds of 5 disjoint pairs
+        for start in range(0, len(generation), 5):
+            round_ = generation.iloc[start : start + 5]
+            agents = [*round_["a"], *round_["b"]]
+            assert len(set(agents)) == len(agents)  # a round's pairs are disjoint
+    assert len(rows) == 3 * per_generation

@@ -51,6 +51,7 @@ from sandbox.base.seeding import Branch, call_seed, generator, seed_node
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
 from sandbox.games.naming import Convergence
+from sandbox.games.naming_dynamics import disjoint_pairs
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
@@ -199,70 +200,109 @@ class NamingGame(PopulationGame):
         ]  # a committed member's word, "" for an llm member
         agents = [{"committed": w, "memory": [] if w else [list(e) for e in prepared], "last": ""} for w in words]
         edges = self.neighbours.edges
-        return {"agents": agents, "run": 0, "consensus_at": None}, {EDGES: [] if edges is None else edges.tolist()}
+        return {"agents": agents, "run": 0, "consensus_at": None, "interactions": 0}, {
+            EDGES: [] if edges is None else edges.tolist()
+        }
 
     def pair(self, population: Any, g: int) -> Any:
-        """The generation's N pairs: a random agent, and a random neighbour of it."""
-        n = self.block.agents
+        """The generation's pairs, in order: sequential, N pairs (`game.activation` x N), each a random agent and a
+        random neighbour of it; pairs, rounds of disjoint random pairs (`disjoint_pairs`) until there are that many,
+        each round a list."""
+        game, n = self.block.game, self.block.agents
         rng = generator(self.scenario.seed, Branch.EPOCH, g)
+        wanted = game.interactions(n)
+        if game.update == "pairs":
+            rounds, count = [], 0
+            nb = self.neighbours
+            while count < wanted:
+                speakers, hearers = disjoint_pairs(n, nb.indptr, nb.indices, rng)
+                rounds.append(np.stack([speakers, hearers], axis=1).tolist())
+                count += len(speakers)
+            return rounds
         pairs = []
-        for _ in range(n):
+        for _ in range(wanted):
             a = int(rng.integers(n))
             pairs.append([a, neighbour_of(a, self.neighbours, rng)])
         return pairs
 
     async def play(self, population: Any, g: int, pairs: Any) -> Any:
-        """Play the interactions in order (each pair's two picks at once), each agent's memory updated as it goes;
-        the interaction rows, the agents after them, and the interaction (1-based, over the run) at which the
-        population converged, if it did here."""
+        """Play the interactions in order, each pair's two picks at once (with `update: pairs`, every pair of a
+        round at once, each shown its memory as the round began), each agent's memory updated as it goes; the
+        interaction rows, the agents after them, and the interaction (1-based, over the run) at which the population
+        converged, if it did here (with `update: pairs` the round that reaches it is played out)."""
         game, n = self.block.game, self.block.agents
         agents = copy.deepcopy(population["agents"])
         convergence = Convergence(n, population["run"])
-        rows, reached, start = [], None, g * n
-        for k, (a, b) in enumerate(pairs):
-            index = start + k
+        rows: list[list[Any]] = []
+        reached, start = None, population.get("interactions", g * n)  # a run made before the count was kept: N each
+        rounds = pairs if game.update == "pairs" else [[pair] for pair in pairs]
 
-            async def pick(x: int, side: int, index: int = index) -> tuple[str | None, int]:
-                if agents[x]["committed"]:
-                    return agents[x]["committed"], 0
-                return await self.players.pick(x, agents[x]["memory"], g, index, side)
+        async def pick(x: int, side: int, index: int) -> tuple[str | None, int]:
+            if agents[x]["committed"]:
+                return agents[x]["committed"], 0
+            return await self.players.pick(x, agents[x]["memory"], g, index, side)
 
-            (name_a, tries_a), (name_b, tries_b) = await asyncio.gather(pick(a, 0), pick(b, 1))
-            success = name_a is not None and name_a == name_b
-            payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
-            for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
-                agents[x]["memory"] = [*agents[x]["memory"], [own, other, payoff]][-game.memory :]
-                agents[x]["last"] = own or ""
-            rows.append(
-                [
-                    g,
-                    index + 1,
-                    a,
-                    b,
-                    name_a or "",
-                    name_b or "",
-                    name_a is not None,
-                    name_b is not None,
-                    tries_a,
-                    tries_b,
-                    success,
-                    payoff,
-                ]
+        for round_pairs in rounds:
+            first = start + len(rows)
+            picks = await asyncio.gather(
+                *(pick(x, side, first + k) for k, pair in enumerate(round_pairs) for side, x in enumerate(pair))
             )
-            if convergence.update(success) and reached is None:
-                reached = index + 1
-                if game.stop_at_consensus:
-                    break
+            for k, (a, b) in enumerate(round_pairs):
+                (name_a, tries_a), (name_b, tries_b) = picks[2 * k], picks[2 * k + 1]
+                if self._interaction(agents, rows, g, first + k, a, b, name_a, name_b, tries_a, tries_b, convergence):
+                    reached = reached or first + k + 1
+            if reached is not None and game.stop_at_consensus:
+                break
         return {
             "rows": rows,
             "agents": agents,
             "run": convergence.run,
             "consensus_at": population["consensus_at"] or reached,
+            "interactions": start + len(rows),
         }
+
+    def _interaction(
+        self,
+        agents: list[dict[str, Any]],
+        rows: list[list[Any]],
+        g: int,
+        index: int,
+        a: int,
+        b: int,
+        name_a: str | None,
+        name_b: str | None,
+        tries_a: int,
+        tries_b: int,
+        convergence: Convergence,
+    ) -> bool:
+        """Record one interaction (its row, both memories); whether the population has converged with it."""
+        game = self.block.game
+        success = name_a is not None and name_a == name_b
+        payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
+        for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
+            agents[x]["memory"] = [*agents[x]["memory"], [own, other, payoff]][-game.memory :]
+            agents[x]["last"] = own or ""
+        rows.append(
+            [
+                g,
+                index + 1,
+                a,
+                b,
+                name_a or "",
+                name_b or "",
+                name_a is not None,
+                name_b is not None,
+                tries_a,
+                tries_b,
+                success,
+                payoff,
+            ]
+        )
+        return convergence.update(success)
 
     def next_agents(self, state: GenerationState) -> Any:
         played = state["played"]
-        return {"agents": played["agents"], "run": played["run"], "consensus_at": played["consensus_at"]}
+        return {k: played[k] for k in ("agents", "run", "consensus_at", "interactions")}
 
     def stopped(self, state: GenerationState) -> bool:
         return state["played"]["consensus_at"] is not None and self.block.game.stop_at_consensus

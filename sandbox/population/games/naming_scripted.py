@@ -118,7 +118,7 @@ class ScriptedNaming(PopulationGame):
         return state, rows
 
     async def play(self, agents: Any, g: int, pairs: Any) -> Any:
-        """The generation's N interactions (none once agreed, with stop_at_consensus)."""
+        """The generation's N interactions (`game.activation` x N; none once agreed, with stop_at_consensus)."""
         game, n = self.block.game, self.block.agents
         inventories = self._inventories(agents)
         stop = game.stop_at_consensus
@@ -127,7 +127,7 @@ class ScriptedNaming(PopulationGame):
         step = play_sequential if game.update == "sequential" else play_pairs
         batch = step(
             inventories,
-            n,
+            game.interactions(n),
             generator(self.scenario.seed, Branch.EPOCH, g),
             words=len(self.words),
             indptr=self.neighbours.indptr,

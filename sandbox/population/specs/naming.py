@@ -39,9 +39,18 @@ class NamingGameSpec(PopulationGameSpec):
     )
     update: Literal["sequential", "pairs"] = Field(
         "sequential",
-        description="play scripted: sequential, one random speaker and a random neighbour at a time (the model as "
-        "published); pairs, each round a set of disjoint random pairs updated at once (a fast approximation; "
-        "on 1,000 agents its tipping point is the same, about 0.095-0.10).",
+        description="sequential: one random agent and a random neighbour at a time, each interaction seeing the "
+        "last one's result (the model as published, and Ashery et al.'s code); pairs: each round a set of disjoint "
+        "random pairs played at once (scripted: a fast approximation, its tipping point on 1,000 agents the same, "
+        "about 0.095-0.10; llm: a round's picks are asked concurrently, which a population of thousands needs, "
+        "as N interactions in order at 200 ms a call take N x 0.2 s).",
+    )
+    activation: float = Field(
+        1.0,
+        gt=0.0,
+        le=1.0,
+        description="The interactions of a generation, as a share of the agents (OASIS's activation): 1, N "
+        "interactions a generation (each agent plays about twice), as in the paper.",
     )
     words: list[str] = Field(
         default_factory=lambda: list(NAMING_WORDS),
@@ -86,8 +95,6 @@ class NamingGameSpec(PopulationGameSpec):
             changed = [f for f in LLM_ONLY if getattr(self, f) != NamingGameSpec.model_fields[f].default]
             if changed:
                 raise ValueError(f"{', '.join(changed)}: read with play llm only")
-        elif self.update != NamingGameSpec.model_fields["update"].default:
-            raise ValueError("update: read with play scripted only")
         if self.prepared is not None and self.prepared not in self.words:
             raise ValueError(f"prepared {self.prepared!r} is not one of the words {self.words}")
         return self
@@ -170,4 +177,9 @@ class NamingGameSpec(PopulationGameSpec):
         if self.play == "scripted":
             return []
         p = scenario.population
-        return [Calls("user (picks, first asks, at most)", scenario.models.user, 2 * p.agents * p.generations, 350)]
+        interactions = self.interactions(p.agents) + (p.agents // 2 if self.update == "pairs" else 0)  # a last round
+        return [Calls("user (picks, first asks, at most)", scenario.models.user, 2 * interactions * p.generations, 350)]
+
+    def interactions(self, agents: int) -> int:
+        """The interactions of a generation (at least; `update: pairs` ends the round that reaches them)."""
+        return max(1, round(agents * self.activation))
