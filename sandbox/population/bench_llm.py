@@ -133,12 +133,12 @@ def _run_child(config: dict[str, Any]) -> dict[str, Any]:
 
 def bench_population_llm(
     sizes: tuple[tuple[int, int], ...] = SIZES,
-    games: tuple[str, ...] = ("matrix",),
+    games: tuple[str, ...] = ("matrix", "naming", "donor"),
     latency_s: float = LATENCY_S,
     concurrency: int = CONCURRENCY,
 ) -> list[dict[str, Any]]:
-    """One generation of each game at each (agents, actors) size against loopback servers at `latency_s`; the
-    figures of each run, printed as a table."""
+    """One generation of each game at each (agents, actors) size (on actors: the matrix game only) against loopback
+    servers at `latency_s`; the figures of each run, printed as a table."""
     from sandbox.society.loopback_server import server_process
 
     rows = []
@@ -146,6 +146,8 @@ def bench_population_llm(
         servers = [stack.enter_context(server_process(latency_s=latency_s, rules="population")) for _ in range(2)]
         for game in games:
             for agents, actors in sizes:
+                if actors > 1 and game != "matrix":
+                    continue  # the matrix game's matches are what actors play
                 urls = ",".join(servers[:actors]) if actors > 1 else servers[0]
                 config = {
                     "game": game,

@@ -112,12 +112,16 @@ def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Em
     norms = read_csv(run / "norms.csv")
     population = read_csv(run / "population.csv")
     ids = norms["norm"].astype(int).tolist()
-    if len(ids) == 1:  # one norm is one cluster at distance 0 from itself: no model to load
-        vectors = np.ones((1, 1))
+    texts = [_core(t) for t in norms["strategy"]]
+    unique = list(dict.fromkeys(texts))  # each text embedded once: agents often write the same one
+    if len(unique) == 1:  # one text is one cluster at distance 0 from itself: no model to load
+        vectors, labels = np.ones((len(ids), 1)), np.zeros(len(ids), dtype=np.int64)
     else:
         embed = _cached_minilm() if embed is None else embed
-        vectors = _unit(np.asarray(embed([_core(t) for t in norms["strategy"]]), dtype=float))
-    labels = _clusters(vectors, threshold)
+        embedded = _unit(np.asarray(embed(unique), dtype=float))
+        where = {text: i for i, text in enumerate(unique)}
+        vectors = embedded[[where[t] for t in texts]]
+        labels = _clusters(vectors, threshold)
     by_id = dict(zip(ids, range(len(ids))))
     names = []
     for c in range(labels.max() + 1):
