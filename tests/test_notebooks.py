@@ -131,6 +131,19 @@ def test_notebook_executes(path: Path, tmp_path: Path, monkeypatch: pytest.Monke
             judged(4, 2), tmp_path / "runs" / "judged", models={"user": Recorder().model(), "judge": Judge().model()}
         )
         run_population(naming(), tmp_path / "runs" / "naming", models={"user": Copier().model()})
+        committed = [{"strategy": "llm", "share": 0.75}, {"strategy": "M", "share": 0.25, "fixed": True}]
+        run_population(
+            naming(8, 4, members=committed), tmp_path / "runs" / "naming-committed", models={"user": Copier().model()}
+        )
+        from sandbox.core.scenario_files import parse_kind
+        from tests.test_naming_scripted import scenario as scripted_naming
+
+        for agents in (50, 100):  # the phase diagram's scripted side: two sizes, two committed fractions
+            for share in (0.05, 0.2):
+                members = [{"strategy": "A", "share": share, "fixed": True}, {"strategy": "B", "share": 1 - share}]
+                data = scripted_naming(agents, 40).model_dump(mode="json")
+                data["population"]["members"] = members
+                run_population(parse_kind("population", data), tmp_path / "runs" / "phase" / f"naming-{agents}-{share}")
         from tests.test_population_commons import Fisher, commons
 
         run_population(

@@ -9,18 +9,42 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-__all__ = ["donor_table", "game_runs", "plot_cooperation_over_seeds", "runs_table"]
+__all__ = [
+    "donor_table",
+    "game_runs",
+    "naming_phase_table",
+    "plot_cooperation_over_seeds",
+    "runs_table",
+]
 
 
-def game_runs(root: str | Path, game: str = "donor") -> list[Path]:
-    """The finished population runs of `game` (donor, naming, commons, ultimatum or matrix_llm) under `root`."""
+def game_runs(root: str | Path, game: str = "donor", play: str | None = None) -> list[Path]:
+    """The finished population runs of `game` (donor, naming, commons, ultimatum or matrix_llm) under `root`;
+    `play`: only those whose summary says that play (the naming game's llm or scripted; llm where it says none)."""
     from sandbox.base.files import read_json
 
-    return [
-        p.parent
-        for p in sorted(Path(root).glob("**/summary.json"))
-        if read_json(p).get("kind") == "population" and read_json(p).get("game") == game
-    ]
+    found = []
+    for path in sorted(Path(root).glob("**/summary.json")):
+        summary = read_json(path)
+        if summary.get("kind") == "population" and summary.get("game") == game:
+            if play is None or summary.get("play", "llm") == play:
+                found.append(path.parent)
+    return found
+
+
+def naming_phase_table(root: str | Path, play: str) -> pd.DataFrame:
+    """Every finished naming-game run of `play` (llm or scripted) under `root`, one row each, with the columns the
+    phase diagram reads (`sandbox.population.naming_plots.naming_phase`): run, agents, committed_share,
+    consensus_reached, consensus_per_agent."""
+    from sandbox.base.files import read_json
+
+    columns = ["agents", "committed_share", "consensus_reached", "consensus_per_agent"]
+    rows = []
+    for run in game_runs(root, "naming", play):
+        summary = read_json(run / "summary.json")
+        if all(c in summary for c in columns):  # an LLM run made before its summary said them is left out
+            rows.append({"run": str(run), **{c: summary[c] for c in columns}})
+    return pd.DataFrame(rows, columns=["run", *columns])
 
 
 def donor_table(root: str | Path) -> pd.DataFrame:

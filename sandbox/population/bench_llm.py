@@ -32,7 +32,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["bench_population_llm", "scale_scenario"]
+__all__ = ["bench_population_llm", "plot_scale", "scale_scenario"]
 
 LATENCY_S = 0.2
 CONCURRENCY = 64
@@ -212,6 +212,37 @@ def _print(rows: list[dict[str, Any]], latency_s: float, concurrency: int) -> No
     for name, cell in measures:
         table.add_row(name, *(cell(r) for r in rows))
     Console().print(table)
+
+
+def plot_scale(rows: list[dict[str, Any]]) -> Any:
+    """The benchmark's figure: against the agents (log scale), each game's whole run and calls' span as multiples
+    of the concurrency bound, with the issue's targets (1.2 and 1.05) dotted (left); its peak memory per agent, all
+    processes together (right)."""
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    frame = pd.DataFrame(rows)
+    fig = Figure(figsize=(10, 4))
+    left, right = fig.subplots(1, 2)
+    for i, (game, group) in enumerate(frame.groupby("game", sort=False)):
+        group = group.sort_values("agents")
+        colour = f"C{i}"
+        left.plot(group["agents"], group["whole_ratio"], "-o", color=colour, label=f"{game}: whole run")
+        spans = group.dropna(subset=["span_ratio"])
+        left.plot(spans["agents"], spans["span_ratio"], "--o", color=colour, label=f"{game}: calls' span")
+        right.plot(group["agents"], group["peak_bytes_per_agent"] / 1024, "-o", color=colour, label=game)
+    for target in (1.2, 1.05):
+        left.axhline(target, color="#888888", linestyle=":", linewidth=1)
+    left.set_ylabel("x the concurrency bound (calls x latency / concurrency)")
+    right.set_ylabel("peak memory per agent (KB)")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel("agents (one generation)")
+        ax.legend(fontsize=8)
+    right.set_yscale("log")
+    fig.suptitle("LLM populations against loopback servers: time and memory", fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 if __name__ == "__main__":

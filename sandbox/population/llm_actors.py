@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import Any
 
 from sandbox.base.errors import RunFailedError
+from sandbox.base.jobs import gather_jobs
 from sandbox.core import run_dir as layout
 from sandbox.population.actors import TIMEOUT_VARIABLE, actor_timeout_s, ray_started, stop_ray
 
@@ -106,7 +107,9 @@ class _LLMBlock:
             members = self.members(self.scenario, stack.for_role("user", config.spec, config.sampling.model_dump()))
 
             async def block() -> list[list[list[Any]]]:
-                return list(await asyncio.gather(*(self.match(members, agents, g, k, a, b) for k, a, b in matches)))
+                return await gather_jobs(
+                    matches, lambda m: self.match(members, agents, g, *m), limit=self.scenario.concurrency
+                )
 
             return asyncio.run(block())
         finally:

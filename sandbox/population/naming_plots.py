@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-__all__ = ["TIPPING_POINT", "naming_phase", "plot_naming_phase", "plot_naming_scripted"]
+__all__ = ["PAPER_FLIPS", "TIPPING_POINT", "naming_phase", "plot_naming_phase", "plot_naming_scripted"]
 
 TIPPING_POINT = 0.0979  # Xie et al. 2011: the binary agreement model's mean-field tipping point
 PHASE_COLUMNS = ("agents", "committed_share", "consensus_reached", "consensus_per_agent")
@@ -68,18 +68,40 @@ def naming_phase(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["agents", "committed_share", "runs", "flipped", "median_time"])
 
 
-def plot_naming_phase(table: pd.DataFrame, title: str = "") -> Figure:
+# Ashery et al. (2025), Claude at N = 24: the share of 12 runs in which a committed minority of that size flipped the
+# convention, read from the repository's data files (not printed in the paper; approximate).
+PAPER_FLIPS = {0.125: 3 / 12, 0.1667: 11 / 12, 0.2083: 1.0, 0.25: 1.0}
+
+
+def plot_naming_phase(
+    table: pd.DataFrame, title: str = "", *, llm: pd.DataFrame | None = None, paper: bool = False
+) -> Figure:
     """The phase diagram of a sweep of the binary agreement model (`naming_phase(table)`'s columns): against the
     committed fraction, the share of runs that reached consensus on the committed word (left) and the median
-    interactions per agent it took (right), one line per population size; the mean-field tipping point dashed."""
+    interactions per agent it took (right), one line per population size; the mean-field tipping point dashed.
+    `llm`: a sweep of LLM naming runs (the same columns), drawn beside it in dashed lines; `paper`: Ashery et al.'s
+    flip rates at N = 24 (`PAPER_FLIPS`, Claude) as crosses."""
     phase = naming_phase(table)
     fig = Figure(figsize=(10, 4))
     left, right = fig.subplots(1, 2)
     colours = [f"C{i}" for i in range(10)]
-    for i, (agents, rows) in enumerate(phase.groupby("agents", sort=True)):
-        colour = colours[i % len(colours)]
-        left.plot(rows["committed_share"], rows["flipped"], marker="o", color=colour, label=f"N = {agents:,}")
-        right.plot(rows["committed_share"], rows["median_time"], marker="o", color=colour, label=f"N = {agents:,}")
+    drawn = [("", phase, "-")] + ([("LLM, ", naming_phase(llm), "--")] if llm is not None else [])
+    i = 0
+    for prefix, frame, style in drawn:
+        for agents, rows in frame.groupby("agents", sort=True):
+            colour, label = colours[i % len(colours)], f"{prefix}N = {agents:,}"
+            left.plot(rows["committed_share"], rows["flipped"], style, marker="o", color=colour, label=label)
+            right.plot(rows["committed_share"], rows["median_time"], style, marker="o", color=colour, label=label)
+            i += 1
+    if paper:
+        left.plot(
+            list(PAPER_FLIPS),
+            list(PAPER_FLIPS.values()),
+            "x",
+            color="black",
+            markersize=8,
+            label="Ashery et al., Claude, N = 24",
+        )
     for ax in (left, right):
         ax.axvline(TIPPING_POINT, color="#888888", linestyle="--", linewidth=1)
         ax.set_xlabel("committed fraction p")

@@ -36,7 +36,6 @@ network, empty for a complete one), `summary.json`, `donations.png`.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import math
 from collections.abc import Mapping, Sequence
@@ -48,6 +47,7 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 
 from sandbox.base.files import read_csv
+from sandbox.base.jobs import gather_jobs
 from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
@@ -182,7 +182,9 @@ async def _write_missing(
         ),
         key=lambda a: -a["score"],
     )  # best first, as the notebook listed them
-    written = await asyncio.gather(*(players.strategy(agents[i]["name"], g, i, survivors) for i in missing))
+    written = await gather_jobs(
+        missing, lambda i: players.strategy(agents[i]["name"], g, i, survivors), limit=2 * players.scenario.concurrency
+    )
     parents = ";".join(str(s["norm"]) for s in survivors)
     norm_rows, revision_rows = [], []
     for i, result in zip(missing, written):
@@ -264,7 +266,11 @@ class DonorGame(PopulationGame):
             history: list[DonorRecord] = []
             for r, round_pairs in enumerate(rounds):
                 views = round_views(game, r, [tuple(p) for p in round_pairs], resources, history, rules)
-                answers = await asyncio.gather(*(self.players.donate(v, names, strategies, g) for v in views))
+                answers = await gather_jobs(
+                    views,
+                    lambda v: self.players.donate(v, names, strategies, g),
+                    limit=2 * self.players.scenario.concurrency,
+                )
                 attempts += [tries for _, tries in answers]
                 history.extend(apply_round(views, [move for move, _ in answers], resources, rules))
             records.extend(history)

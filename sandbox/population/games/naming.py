@@ -34,7 +34,6 @@ the interaction at which consensus was reached), `edges.csv`,
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import re
 from collections import Counter
@@ -47,6 +46,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from prompts import render, render_once
 from sandbox.base.files import read_csv
+from sandbox.base.jobs import gather_jobs
 from sandbox.base.seeding import Branch, call_seed, generator, seed_node
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
@@ -244,9 +244,8 @@ class NamingGame(PopulationGame):
 
         for round_pairs in rounds:
             first = start + len(rows)
-            picks = await asyncio.gather(
-                *(pick(x, side, first + k) for k, pair in enumerate(round_pairs) for side, x in enumerate(pair))
-            )
+            asks = [(x, side, first + k) for k, pair in enumerate(round_pairs) for side, x in enumerate(pair)]
+            picks = await gather_jobs(asks, lambda ask: pick(*ask), limit=2 * self.scenario.concurrency)
             for k, (a, b) in enumerate(round_pairs):
                 (name_a, tries_a), (name_b, tries_b) = picks[2 * k], picks[2 * k + 1]
                 if self._interaction(agents, rows, g, first + k, a, b, name_a, name_b, tries_a, tries_b, convergence):
@@ -350,6 +349,14 @@ def _generation_row(
     ]
 
 
+def committed_agents(block: Any) -> int:
+    """The agents of the committed members (`member_counts`: their shares of the agents, as placed)."""
+    from sandbox.population.scenario import member_counts
+
+    counts = member_counts([m.share for m in block.members], block.agents)
+    return sum(n for m, n in zip(block.members, counts) if m.fixed)
+
+
 def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> None:
     from sandbox.population.plots import plot_naming
 
@@ -366,12 +373,16 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
             "scenario": scenario.name,
             "agents": block.agents,
             "game": "naming",
+            "play": "llm",
+            "update": str(getattr(block.game, "update", "sequential")),
             "words": block.game.words,
             "network": block.network.kind,
             "generations_played": len(gens),
             "interactions": int(gens["interactions"].sum()),
             "consensus_at": at,
+            "consensus_reached": at is not None,
             "consensus_per_agent": None if at is None else round(at / block.agents, 3),
+            "committed_share": round(committed_agents(block) / block.agents, 6),  # the phase diagram's axis
             "consensus_name": agreed,  # the name played at the interaction that completed the 3 N successes
             "final_dominant": str(last["dominant"]),
             "final_dominant_share": float(last["dominant_share"]),
