@@ -233,7 +233,7 @@ def plot_scale(rows: list[dict[str, Any]]) -> Any:
         right.plot(group["agents"], group["peak_bytes_per_agent"] / 1024, "-o", color=colour, label=game)
     for target in (1.2, 1.05):
         left.axhline(target, color="#888888", linestyle=":", linewidth=1)
-    left.set_ylabel("x the concurrency bound (calls x latency / concurrency)")
+    left.set_ylabel("multiple of the concurrency bound")
     right.set_ylabel("peak memory per agent (KB)")
     for ax in (left, right):
         ax.set_xscale("log")
