@@ -184,3 +184,18 @@ def test_the_llm_naming_game_in_rounds_of_disjoint_pairs_numbers_every_interacti
             agents = [*round_["a"], *round_["b"]]
             assert len(set(agents)) == len(agents)  # a round's pairs are disjoint
     assert len(rows) == 3 * per_generation
+
+
+def test_a_generation_in_which_no_match_is_drawn_has_no_illegal_rate(tmp_path: Path) -> None:
+    from sandbox.base.files import read_csv, read_json
+    from sandbox.population.kind import load
+    from sandbox.population.run import run_population
+    from tests.test_population_matrix_llm import Members
+
+    changes = {"population.agents": 4, "population.generations": 2, "population.game.activation": 0.001}
+    path = run_population(
+        load(_llm_population(tmp_path, **changes)), tmp_path / "run", models={"user": Members().model()}
+    )
+    generations = read_csv(path / "generations.csv")
+    assert generations["moves"].tolist() == [0, 0] and generations["illegal_rate"].isna().all()
+    assert read_json(path / "summary.json")["illegal_rate"] is None

@@ -323,7 +323,7 @@ class MatrixLLM(PopulationGame):
             g,
             round(float(cooperated.sum() / moves.sum()), 6) if moves.sum() else "",
             round(float(payoff.mean()), 6),
-            round(float(1 - moves.sum() / max(1, total)), 6),
+            round(float(1 - moves.sum() / total), 6) if total else "",  # no match drawn (activation): none
             total,
             round(seconds, 3),
         ]
@@ -359,7 +359,11 @@ class MatrixLLM(PopulationGame):
                 "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
                 "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
                 "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
-                "illegal_rate": float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum()),
+                "illegal_rate": (
+                    float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum())
+                    if gens["moves"].sum()
+                    else None  # no match drawn in the whole run
+                ),
                 "model": model_label(scenario, models),
                 **norm_map_summary(path),
             },
