@@ -308,3 +308,14 @@ def test_compacting_a_transcript_keeps_each_calls_last_line_in_run_order_and_ski
     assert compact_transcript(path) == 2
     assert path.read_text() == line("a", 0, "ü\u2028") + line("b", 1, "again")
     assert [json.loads(x)["call_id"] for x in (tmp_path / "t.parsed.jsonl").read_text().splitlines()] == ["b"]
+
+
+def test_a_writer_appending_after_a_torn_last_line_starts_a_line_of_its_own(tmp_path: Path) -> None:
+    from sandbox.llm.transcript import TranscriptWriter, compact_transcript
+
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"call_id": "a", "run": 0, "epoch": 0, "episode": "e"}\n{"call_id": "b", "ep')  # a killed writer
+    writer = TranscriptWriter(path)
+    writer._file.write(json.dumps({"call_id": "c", "run": 0, "epoch": 1, "episode": "e"}) + "\n")
+    writer.close()
+    assert compact_transcript(path) == 2  # a and c: c is not glued to the torn line and dropped with it

@@ -125,8 +125,9 @@ def test_a_scripted_naming_run_on_a_sparse_network_counts_its_interactions(tmp_p
     assert (gens["committed_share"] >= 0.2).all() and (gens["total_names"] >= 200).all()
 
 
-def test_a_killed_scripted_naming_run_resumes_to_identical_tables(tmp_path: Path) -> None:
-    sc = scenario(update="sequential")
+@pytest.mark.parametrize("update", ["sequential", "pairs"])
+def test_a_killed_scripted_naming_run_resumes_to_identical_tables(tmp_path: Path, update: str) -> None:
+    sc = scenario(update=update)
     whole = run_population(sc, tmp_path / "whole")
 
     class Killed(BaseException):

@@ -143,6 +143,9 @@ def test_llm_members_on_two_ray_actors_write_the_same_tables_and_transcript_as_o
         pd.testing.assert_frame_equal(pd.read_csv(alone / table), pd.read_csv(actors / table))
     calls = [[json.loads(line) for line in open(path / "transcripts.jsonl")] for path in (alone, actors)]
     assert len(calls[0]) == len(calls[1]) == 2 * 60 * 2 * 2  # every call once, the actors' appended
+    assert sorted((c["call_id"], c["answer"]) for c in calls[0]) == sorted(
+        (c["call_id"], c["answer"]) for c in calls[1]
+    )
     assert {c["endpoint"] for c in calls[1]} == {a, b}  # each actor its share of the pool
     assert not list(actors.glob("transcripts.actor*"))
     usage = json.loads((actors / "actors.json").read_text())
@@ -155,6 +158,10 @@ def test_llm_members_on_actors_need_an_endpoint_and_no_budget(tmp_path: Path) ->
         (
             {"population.actors": 2, "budget": {"calls": 100000}, "models": {"user": {"spec": "openai:m@http://a/v1"}}},
             "budget",
+        ),
+        (
+            {"population.actors": 4, "concurrency": 2, "models": {"user": {"spec": "openai:m@http://a/v1"}}},
+            "raise concurrency to at least the actors",
         ),
     ):
         scenario = _llm_population(tmp_path, **changes)
@@ -199,3 +206,15 @@ def test_a_generation_in_which_no_match_is_drawn_has_no_illegal_rate(tmp_path: P
     generations = read_csv(path / "generations.csv")
     assert generations["moves"].tolist() == [0, 0] and generations["illegal_rate"].isna().all()
     assert read_json(path / "summary.json")["illegal_rate"] is None
+
+
+def test_model_objects_given_to_a_population_on_actors_are_refused_before_anything_is_written(tmp_path: Path) -> None:
+    from sandbox.base.errors import UsageError
+    from sandbox.population.kind import load
+    from sandbox.population.run import run_population
+    from tests.test_population_matrix_llm import Members
+
+    changes = {"population.actors": 2, "models": {"user": {"spec": "openai:m@http://127.0.0.1:9/v1"}}}
+    with pytest.raises(UsageError, match="population.actors 2: the actors call the scenario's openai: endpoints"):
+        run_population(load(_llm_population(tmp_path, **changes)), tmp_path / "out", models={"user": Members().model()})
+    assert not (tmp_path / "out").exists()

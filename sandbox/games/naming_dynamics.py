@@ -89,6 +89,8 @@ def hearers(
     if indptr is None or indices is None:
         return (speakers + rng.integers(1, agents, size=len(speakers))) % agents
     degree = indptr[speakers + 1] - indptr[speakers]
+    if len(degree) and not degree.all():  # every network kind of a scenario gives each agent a neighbour
+        raise ValueError(f"agent {int(speakers[np.argmin(degree)])} has no neighbour to speak to")
     return indices[indptr[speakers] + (rng.random(len(speakers)) * degree).astype(np.int64)]
 
 

@@ -18,6 +18,17 @@ from sandbox.llm import moves
 from sandbox.llm.record import CallRecord
 
 
+def end_line(path: Path) -> None:
+    """End a file's torn last line (a killed writer's) with a newline, so that what is appended next starts a line
+    of its own rather than being glued to it (and dropped with it)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as handle:
+        handle.seek(-1, 2)
+        if handle.read(1) != b"\n":
+            handle.write(b"\n")
+
+
 class TranscriptWriter:
     """Appends call records to a JSONL file, and the games' notes of each call's parsed move beside it
     (`sandbox.llm.moves`: this writer is the one `note_move` writes to in the context that opened it)."""
@@ -25,6 +36,8 @@ class TranscriptWriter:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        end_line(self.path)
+        end_line(moves.notes_path(self.path))
         self._file = self.path.open("a", encoding="utf-8")
         self._notes: Any = None
         self._token = moves.OPEN.set(self)  # the writer open before this one comes back when this one closes

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -45,7 +46,9 @@ __all__ = [
     "TIMEOUT_VARIABLE",
     "ActorBlocks",
     "actor_timeout_s",
+    "answers_of",
     "block_bounds",
+    "kill_actors",
     "ray_started",
     "stop_ray",
 ]
@@ -105,6 +108,30 @@ def stop_ray(started: bool) -> None:
         import ray
 
         ray.shutdown()
+
+
+def answers_of(refs: list[Any], timeout_s: float, late: Callable[[int], str]) -> list[Any]:
+    """The actors' answers (one each, in order), waiting at most `timeout_s`; `RunFailedError` saying `late(k)` of
+    the first actor k that did not answer in time."""
+    import ray
+
+    _, waiting = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+    if waiting:
+        raise RunFailedError(late(refs.index(waiting[0])))
+    return list(ray.get(refs, timeout=timeout_s))
+
+
+def kill_actors(actors: list[Any], started: bool) -> None:
+    """Kill every actor (one already gone must not leave the others running), then stop Ray if it was started here
+    (`ray_started`)."""
+    import ray
+
+    try:
+        for actor in actors:
+            with contextlib.suppress(Exception):
+                ray.kill(actor)
+    finally:
+        stop_ray(started)
 
 
 class _Block:
@@ -172,30 +199,21 @@ class ActorBlocks:
     def _get(self, refs: list[Any], step: str) -> list[Any]:
         """The actors' answers (one each, in order), waiting at most `timeout_s`; `RunFailedError` naming the first
         actor that did not answer in time and `step`, what it was asked."""
-        import ray
 
-        _, waiting = ray.wait(refs, num_returns=len(refs), timeout=self.timeout_s)
-        if waiting:
-            late = refs.index(waiting[0])
-            lo, hi = self.bounds[late], self.bounds[late + 1]
+        def late(k: int) -> str:
+            lo, hi = self.bounds[k], self.bounds[k + 1]
             agents = f"the edges of agents {self._first[lo]} to {self._first[hi - 1]}" if hi > lo else "no edges"
-            raise RunFailedError(
-                f"Ray actor {late + 1} of {len(refs)} ({agents}) did not finish {step} within {self.timeout_s:g} s "
+            return (
+                f"Ray actor {k + 1} of {len(refs)} ({agents}) did not finish {step} within {self.timeout_s:g} s "
                 f"({TIMEOUT_VARIABLE}); the run stops and its actors are killed. It can be resumed with `sandbox resume "
                 f"{self.run_dir or 'RUN_DIR'}` (on a slow or busy machine, raise {TIMEOUT_VARIABLE} first)"
             )
-        return list(ray.get(refs, timeout=self.timeout_s))
+
+        return answers_of(refs, self.timeout_s, late)
 
     def __enter__(self) -> ActorBlocks:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        import ray
-
-        try:
-            for actor in self._actors:
-                with contextlib.suppress(Exception):  # one actor already gone must not leave the others running
-                    ray.kill(actor)
-        finally:
-            self._actors = []  # handles of killed actors are never used again: a resume starts fresh ones
-            stop_ray(self._started)
+        actors, self._actors = self._actors, []  # handles of killed actors are never used again: a resume starts anew
+        kill_actors(actors, self._started)

@@ -24,18 +24,15 @@ ledger: a cap would not hold across them).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import re
-from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sandbox.base.errors import RunFailedError
 from sandbox.base.jobs import gather_jobs
 from sandbox.core import run_dir as layout
-from sandbox.population.actors import TIMEOUT_VARIABLE, actor_timeout_s, ray_started, stop_ray
+from sandbox.population.actors import TIMEOUT_VARIABLE, actor_timeout_s, answers_of, kill_actors, ray_started
 
 ACTORS = "actors.json"  # each actor's peak memory and CPU seconds, after the last generation it played
 
@@ -49,22 +46,25 @@ def actor_transcript(run: Path, k: int) -> Path:
 
 def endpoint_share(spec: str, k: int, actors: int) -> str:
     """Actor `k`'s share of an `openai:MODEL@URL1,URL2?OPTIONS` spec: every `actors`-th URL from the k-th, or all of
-    them when there are fewer URLs than actors.
+    them when there are fewer URLs than actors (then each actor takes its share of `per_endpoint`, if set).
 
     >>> endpoint_share("openai:m@http://a/v1,http://b/v1,http://c/v1?per_endpoint=8", 1, 2)
     'openai:m@http://b/v1?per_endpoint=8'
-    >>> endpoint_share("openai:m@http://a/v1", 1, 2)
-    'openai:m@http://a/v1'
+    >>> endpoint_share("openai:m@http://a/v1?per_endpoint=8", 1, 2)  # both actors on one endpoint: 4 calls each
+    'openai:m@http://a/v1?per_endpoint=4'
     """
     from sandbox.llm.endpoints import parse_endpoints
 
     body = spec.removeprefix("openai:")
     parsed = parse_endpoints(body)
-    if len(parsed.urls) < actors:
-        return spec
-    urls = ",".join(parsed.urls[k::actors])
     options = body.partition("?")[2]
-    return f"openai:{replace(parsed, urls=()).model}@{urls}" + (f"?{options}" if options else "")
+    if len(parsed.urls) >= actors:
+        urls = ",".join(parsed.urls[k::actors])
+        return f"openai:{parsed.model}@{urls}" + (f"?{options}" if options else "")
+    if parsed.per_endpoint is None:
+        return spec
+    share = max(1, parsed.per_endpoint // actors)  # the actors share each endpoint: so do they its limit
+    return spec.replace(f"per_endpoint={parsed.per_endpoint}", f"per_endpoint={share}")
 
 
 class _LLMBlock:
@@ -154,44 +154,38 @@ class LLMActorBlocks:
         return played
 
     def _get(self, refs: list[Any], step: str) -> list[Any]:
-        import ray
-
-        _, waiting = ray.wait(refs, num_returns=len(refs), timeout=self.timeout_s)
-        if waiting:
-            late = refs.index(waiting[0])
-            raise RunFailedError(
-                f"Ray actor {late + 1} of {len(refs)} did not finish {step} within {self.timeout_s:g} s "
+        return answers_of(
+            refs,
+            self.timeout_s,
+            lambda k: (
+                f"Ray actor {k + 1} of {len(refs)} did not finish {step} within {self.timeout_s:g} s "
                 f"({TIMEOUT_VARIABLE}); the run stops and its actors are killed. It can be resumed with `sandbox "
                 f"resume {self.run}` (the calls made are in its cache)"
-            )
-        return list(ray.get(refs, timeout=self.timeout_s))
+            ),
+        )
 
     def __enter__(self) -> LLMActorBlocks:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        import ray
-
-        try:
-            for actor in self._actors:
-                with contextlib.suppress(Exception):
-                    ray.kill(actor)
-        finally:
-            self._actors = []
-            stop_ray(self._started)
+        actors, self._actors = self._actors, []
+        kill_actors(actors, self._started)
 
 
 def merge_actor_transcripts(run: Path) -> None:
-    """Append every actor's transcript (and its notes) to the run's, then remove them: the run's end compacts the
-    whole (`compact_transcript`)."""
+    """Append every actor's transcript and notes to the run's, each file then removed (a run killed in between finds
+    what is left at its next end): the run's end compacts the whole (`compact_transcript`)."""
     from sandbox.llm import moves
+    from sandbox.llm.transcript import end_line
 
     main = run / layout.TRANSCRIPTS
-    parts = [p for p in run.glob(f"{main.stem}.actor*.jsonl") if re.fullmatch(rf"{main.stem}\.actor\d+\.jsonl", p.name)]
-    for part in sorted(parts):
-        for source, target in ((part, main), (moves.notes_path(part), moves.notes_path(main))):
-            if source.is_file():
-                with target.open("ab") as out, source.open("rb") as handle:
-                    while chunk := handle.read(1 << 22):
-                        out.write(chunk if chunk.endswith(b"\n") or handle.peek(1) else chunk + b"\n")
-                source.unlink()
+    notes = moves.notes_path(main)
+    suffix = re.escape(moves.notes_path(Path("x.jsonl")).name[1:])  # actor k's notes: transcripts.actor<k>.parsed.jsonl
+    for pattern, target in ((rf"{main.stem}\.actor\d+\.jsonl", main), (rf"{main.stem}\.actor\d+{suffix}", notes)):
+        for part in sorted(p for p in run.iterdir() if re.fullmatch(pattern, p.name)):
+            end_line(target)
+            with target.open("ab") as out, part.open("rb") as handle:
+                while chunk := handle.read(1 << 22):
+                    out.write(chunk)
+            end_line(target)
+            part.unlink()

@@ -14,6 +14,7 @@ summary (with the calls the transcript holds), its figure, its status.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -59,10 +60,15 @@ def llm_session(
 
 
 class _CallHook:
-    """A sink of the model stack that hands each finished call's record to `on_call` (a progress bar's counter)."""
+    """A sink of the model stack that hands each finished call's record to `on_call` (a progress bar's counter); an
+    error of the hook's own is dropped: a bar must never fail a call."""
 
     def __init__(self, on_call: Callable[[Any], Any]) -> None:
-        self.record = on_call
+        self.on_call = on_call
+
+    def record(self, call: Any) -> None:
+        with contextlib.suppress(Exception):
+            self.on_call(call)
 
 
 def finish_llm_run(run_dir: RunDirectory, summary: dict[str, Any], figure: Callable[[], Any], name: str) -> None:

@@ -81,12 +81,21 @@ def _scripted_session(run_dir: RunDirectory) -> Iterator[None]:
         stop_run(run_dir, error, "population")
 
 
-def _check_actor_timeout(scenario: PopulationScenario) -> None:
-    """Refuse a bad `SANDBOX_ACTOR_TIMEOUT_S` (`UsageError`) before anything is written, where the run uses actors."""
-    if scenario.population.actors > 1:
+def _check_actors(scenario: PopulationScenario, models: GivenModels) -> None:
+    """Refuse before anything is written (`UsageError`), where the run uses actors: a bad `SANDBOX_ACTOR_TIMEOUT_S`,
+    and model objects given for LLM members, which the actors could not use (they call the scenario's endpoints)."""
+    block = scenario.population
+    if block.actors > 1:
+        from sandbox.base.errors import UsageError
         from sandbox.population.actors import actor_timeout_s
 
         actor_timeout_s()
+        given = sorted(set(models or {}) & set(block.game.roles(block)))
+        if given:
+            raise UsageError(
+                f"population.actors {block.actors}: the actors call the scenario's openai: endpoints, not the model "
+                f"objects given for {', '.join(given)}; set population.actors 1 to use them"
+            )
 
 
 def run_population(
@@ -109,7 +118,7 @@ def run_population(
     problems = empty_members(scenario.population) + over_budget(scenario)
     if problems:
         raise ScenarioError(source, problems)
-    _check_actor_timeout(scenario)
+    _check_actors(scenario, models)
     path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     with hold(path):
@@ -135,6 +144,6 @@ def resume_population(
         )
     run_dir = RunDirectory.open(path)
     scenario = load_run_scenario(path)
-    _check_actor_timeout(scenario)
+    _check_actors(scenario, models)
     run_dir.write_status("running")
     return _play(run_dir, scenario, hooks, models, ledgers, on_call)

@@ -202,6 +202,11 @@ class PopulationScenario(LLMScenario):
                     f"population.actors: LLM members on {block.actors} Ray actors call an openai: endpoint pool, each "
                     f"actor its share (models.user.spec {self.models.user.spec}; --model user=openai:MODEL@URL1,URL2)"
                 )
+            if self.concurrency < block.actors:
+                raise ValueError(
+                    f"population.actors: {block.actors} actors share the run's concurrency ({self.concurrency} calls "
+                    "in flight): raise concurrency to at least the actors"
+                )
             if self.budget.limits():
                 raise ValueError(
                     "budget: each Ray actor keeps its own ledger, so a cap would not hold across them; drop the budget "
