@@ -87,7 +87,8 @@ def over_budget(scenario: PopulationScenario) -> list[tuple[str, str]]:
     >>> scenario = parse_kind("population", {"name": "x", "budget": {"calls": 1000}, "population": {
     ...     "agents": 1000, "generations": 1, "members": [{"strategy": "llm", "share": 1.0}], "game": {"kind": "naming"},
     ...     "revision": {"rule": "memory"}}})
-    >>> over_budget(scenario)[0][0]
+    >>> field, problem = over_budget(scenario)[0]
+    >>> field
     'budget.calls'
     """
     budget, block = scenario.budget, scenario.population
