@@ -218,3 +218,76 @@ def test_model_objects_given_to_a_population_on_actors_are_refused_before_anythi
     with pytest.raises(UsageError, match="population.actors 2: the actors call the scenario's openai: endpoints"):
         run_population(load(_llm_population(tmp_path, **changes)), tmp_path / "out", models={"user": Members().model()})
     assert not (tmp_path / "out").exists()
+
+
+ASHERY = Path(__file__).parents[1] / "sandbox/examples/scenarios/population"
+
+
+@pytest.mark.parametrize(
+    "item, field",
+    [
+        ("population.agnets=200", "population.agnets: not a field of the scenario"),
+        ("population.agents=1", "population.agents: Input should be greater than or equal to 2"),
+        ("population.game.activation=1.5", "population.game.activation"),
+        ("population.agents", "--set 'population.agents': write FIELD=VALUE"),
+        ("population.agents=[1", "population.agents: Input should be a valid integer"),
+    ],
+)
+def test_a_set_the_scenario_refuses_exits_2_naming_the_field_and_writes_nothing(
+    tmp_path: Path, item: str, field: str
+) -> None:
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["run", str(ASHERY / "naming_ashery.yaml"), "--set", item, "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert field in " ".join(result.output.split())
+    assert "=" not in item or "naming_ashery.yaml (--set)" in result.output  # the file, where the field is its
+    assert not out.exists()
+
+
+def test_ashery_s_files_run_unchanged_at_200_agents_on_an_endpoint(tmp_path: Path) -> None:
+    """The scenario and its committed-minority sweep, as shipped, at the press's 200 agents against an
+    OpenAI-compatible server (`--model user=openai:MODEL`, sizes by `--set`): every pick legal, the committed
+    shares those of 200 agents."""
+    import json
+
+    import pandas as pd
+
+    from sandbox.society.loopback_server import server_process
+
+    with server_process(latency_s=0.0, rules="population") as url:
+        model = ["--model", f"user=openai:llama-3-70b@{url}"]
+        one = [*model, "--set", "population.agents=200", "--set", "population.generations=1"]
+        result = runner.invoke(app, ["run", str(ASHERY / "naming_ashery.yaml"), *one, "--out", str(tmp_path / "a")])
+        assert result.exit_code == 0, result.output
+        sizes = ["--set", "sweep.base.population.agents=200", "--set", "sweep.base.population.generations=1"]
+        sweep = [*model, *sizes, "--set", "sweep.seeds=1", "--set", "sweep.workers=2", "--out", str(tmp_path / "s")]
+        result = runner.invoke(app, ["run", str(ASHERY / "sweep_naming_llm_committed.yaml"), *sweep])
+        assert result.exit_code == 0, result.output
+    interactions = pd.read_csv(tmp_path / "a" / "interactions.csv")
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert len(interactions) == 200 and summary["agents"] == 200 and summary["illegal_rate"] == 0.0
+    assert interactions[["a", "b"]].stack().nunique() > 150  # pairs drawn among all 200 agents
+    calls = [json.loads(line) for line in open(tmp_path / "a" / "transcripts.jsonl")]
+    assert len(calls) == 400 and {c["model"] for c in calls} == {f"openai:llama-3-70b@{url}"}
+    table = pd.read_csv(tmp_path / "s" / "sweep.csv")
+    assert (table["status"] == "complete").all() and list(table["summary.agents"]) == [200] * 7
+    assert list(table["summary.committed_share"]) == [0.0, 0.04, 0.085, 0.125, 0.165, 0.21, 0.25]
+
+
+def test_sandbox_sweep_takes_a_model_and_sets_for_every_run() -> None:
+    file = str(ASHERY / "sweep_naming_llm_committed.yaml")
+    changes = [
+        "--model",
+        "user=openai:llama-3-70b",
+        "--set",
+        "sweep.base.population.agents=200",
+        "--set",
+        "sweep.seeds=1",
+    ]
+    result = runner.invoke(app, ["sweep", file, *changes, "--dry-run"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "7 runs" in text and "openai:l" in text  # the model of every run, in the table's narrow column
+    assert "84000" in text  # 7 runs x 30 generations x 200 interactions x 2 picks, at most
+    result = runner.invoke(app, ["sweep", file, "--model", "judge=openai:x", "--dry-run"])
+    assert result.exit_code == 2 and "--model" in result.output

@@ -21,9 +21,9 @@ import typer
 from sandbox.base.errors import SandboxError, UsageError
 from sandbox.base.extras import MissingExtraError, extra_of, install_line
 from sandbox.core import kinds
-from sandbox.core.commands import RootSeed, RunOut, app, model_option, scenario_argument
+from sandbox.core.commands import RootSeed, RunOut, app, model_option, scenario_argument, set_option
 from sandbox.core.commands import fail as _fail
-from sandbox.core.scenario_files import with_tracking
+from sandbox.core.scenario_files import with_sets, with_tracking
 
 MaxCalls = Annotated[
     int | None, typer.Option("--max-calls", min=0, help="Budget: most LLM calls that reach a model (budget.calls).")
@@ -60,6 +60,7 @@ def run(
     max_calls: MaxCalls = None,
     max_tokens: MaxTokens = None,
     max_cost: MaxCost = None,
+    sets: Annotated[list[str] | None, set_option()] = None,
     dry_run: Annotated[
         bool,
         typer.Option("--dry-run", help="Print the LLM calls and tokens per role a run would take, and call no model."),
@@ -77,6 +78,8 @@ def run(
 
     try:
         scenario = load_scenario(file)
+        if sets:
+            scenario = with_sets(scenario, sets, f"{file} (--set)")
         kind = kinds.kind_of_scenario(scenario)
         options = _given(
             seed=seed,

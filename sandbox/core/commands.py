@@ -57,6 +57,15 @@ def model_option(help: str) -> Any:
     return typer.Option("--model", help=help)
 
 
+def set_option() -> Any:
+    """A command's repeatable `--set PATH=VALUE` (`sandbox.core.scenario_files.with_sets`)."""
+    return typer.Option(
+        "--set",
+        help="PATH=VALUE: set a field of the file without editing it, e.g. population.agents=200 (a sweep's base: "
+        "sweep.base.population.agents=200); VALUE is YAML. Repeatable.",
+    )
+
+
 app = typer.Typer(
     name="sandbox",
     help="Run societies of LLM agents that play games under fixed norms, and read the results.",

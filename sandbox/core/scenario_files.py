@@ -12,6 +12,7 @@ import copy
 import functools
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -184,6 +185,35 @@ def load_scenario_data(data: Any, folder: str | Path, source: str, field: str) -
         return validate_model(found.scenario_model(), data, source)
     except ScenarioError as error:
         raise ScenarioError(source, [(f"{field}.{path}" if path else field, m) for path, m in error.problems]) from None
+
+
+def with_sets(scenario: Any, sets: list[str], source: str = "--set") -> Any:
+    """`scenario` with `--set FIELD=VALUE` items applied in order (`sandbox run FILE --set population.agents=200`),
+    read as `sandbox fork --set` reads them (`sandbox.core.steps.parse_changes`): FIELD a field of the scenario as
+    loaded, defaults included (`population.game.activation`; a number indexes a list; a sweep's base is read in:
+    `sweep.base.population.agents`), VALUE a YAML number, boolean, null, list or mapping, else the text.
+
+    Raises:
+        UsageError: an item that is not FIELD=VALUE.
+        ScenarioError: naming `source` and the field: one the scenario does not have, or a value it refuses.
+    """
+    from sandbox.core.steps import parse_changes
+
+    return with_changes(scenario, parse_changes(sets), source)
+
+
+def with_changes(scenario: Any, changes: Mapping[str, Any], source: str) -> Any:
+    """`scenario` with {dotted field path: value} set (`sandbox.core.steps.set_path`: no field is added) and
+    validated again as its model; `ScenarioError` naming `source` and the field."""
+    from sandbox.core.steps import set_path
+
+    data = scenario.model_dump(mode="json")
+    for name, value in changes.items():
+        try:
+            data = set_path(data, name, value)
+        except ValueError as error:
+            raise ScenarioError(source, [(name, f"not a field of the scenario ({error})")]) from None
+    return validate_model(type(scenario), data, source)
 
 
 _OVERRIDE = re.compile(r"^(?P<role>[a-z]+)=(?P<spec>.+)$")

@@ -20,8 +20,8 @@ from sandbox.base.sync import run_sync
 from sandbox.core import kinds
 from sandbox.core import run_dir as layout
 from sandbox.core.run_dir import is_held
-from sandbox.core.scenario_files import load_run_scenario, validate_model
-from sandbox.core.steps import Steps, changed_fields, first_differences, set_path, split_changes
+from sandbox.core.scenario_files import load_run_scenario, with_changes
+from sandbox.core.steps import Steps, changed_fields, first_differences, split_changes
 from sandbox.engine.store import last_state, open_store
 
 __all__ = ["ForkPlan", "check_format", "check_run", "plan_fork", "step_count", "steps_of"]
@@ -91,16 +91,6 @@ def check_format(path: Path, what: str) -> None:
         )
 
 
-def _changed_scenario(parent: Path, kind: kinds.RunKind, scenario: Any, fields: Mapping[str, Any]) -> Any:
-    data = scenario.model_dump(mode="json")
-    for name, value in fields.items():
-        try:
-            data = set_path(data, name, value)
-        except ValueError as error:
-            raise UsageError(f"--set {name}: not a field of the scenario ({error})") from None
-    return validate_model(kind.scenario_model(), data, f"{parent / layout.SCENARIO} with the fork's changes")
-
-
 async def _snapshots(parent: Path, steps: Steps, scenario: Any, at: int, count: int) -> dict[str, Any]:
     """Each thread's snapshot at step `at` and the node that wrote it, read from the parent's store."""
     found: dict[str, Any] = {}
@@ -165,7 +155,7 @@ def plan_fork(parent: Path | str, at: int, changes: Mapping[str, Any]) -> ForkPl
     scenario = load_run_scenario(parent)
     _check_step(parent, steps, scenario, at)
     fields, edits = split_changes(changes)
-    changed = _changed_scenario(parent, kind, scenario, fields)
+    changed = with_changes(scenario, fields, f"{parent / layout.SCENARIO} with the fork's changes")
     different = changed_fields(scenario.model_dump(mode="json"), changed.model_dump(mode="json"))
     fixed = [f for f in different if steps.is_fixed(f)]
     if edits and steps.edit is None:

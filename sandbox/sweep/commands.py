@@ -13,7 +13,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from sandbox.base.errors import SandboxError
-from sandbox.core.commands import app, out_console, progress_bar, scenario_argument, with_progress
+from sandbox.core.commands import (
+    app,
+    model_option,
+    out_console,
+    progress_bar,
+    scenario_argument,
+    set_option,
+    with_progress,
+)
 from sandbox.core.commands import fail as _fail
 
 __all__ = ["sweep", "sweep_with_progress"]
@@ -57,6 +65,19 @@ def sweep_with_progress(job: Any) -> Path:
     return path
 
 
+def _changed(file: Path, models: list[str], sets: list[str]) -> dict[str, Any]:
+    """The sweep file's data with `--set` and `--model` applied (`sandbox run` does the same)."""
+    from sandbox.core.scenario_files import with_sets
+    from sandbox.sweep.config import read_sweep, with_base_options
+
+    scenario = read_sweep(file)
+    if sets:
+        scenario = with_sets(scenario, sets, f"{file} (--set)")
+    if models:
+        scenario = with_base_options(scenario, "<command line>", models=models)
+    return scenario.model_dump(mode="json")
+
+
 def _status_table(path: Path) -> None:
     from sandbox.base.files import read_json
 
@@ -87,6 +108,10 @@ def sweep(
         typer.Option("--address", help="A Ray cluster's address (ray://HOST:10001 or auto); default: a local Ray."),
     ] = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Runs at once; default: the file's.")] = None,
+    model: Annotated[
+        list[str] | None, model_option("ROLE=SPEC for every run, e.g. user=openai:gpt-4o-mini; ROLE may be all.")
+    ] = None,
+    sets: Annotated[list[str] | None, set_option()] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the runs' LLM calls and tokens per role, and call no model.")
     ] = False,
@@ -103,9 +128,11 @@ def sweep(
             raise UsageError(f"--executor is local or ray, not {executor!r}")
         if address and executor not in (None, "ray"):
             raise UsageError("--address is a Ray cluster's: use it with --executor ray")
-        data = read_yaml(file)
+        data, folder = read_yaml(file), file.parent
+        if model or sets:  # the base read in, then changed: its own paths were read relative to the file
+            data, folder = _changed(file, model or [], sets or []), Path(".")
         if dry_run:  # inside the try: a dry run's failure is a clean exit too
-            runs = expand(*parse_sweep(data, str(file), file.parent), str(file))
+            runs = expand(*parse_sweep(data, str(file), folder), str(file))
             dry_run_table(
                 [(run.kind, run.scenario) for run in runs], f"A dry run of the sweep: {len(runs)} runs, no model called"
             )
@@ -116,7 +143,7 @@ def sweep(
         lambda on_start, on_run: start_sweep(
             data,
             str(file),
-            file.parent,
+            folder,
             out,
             executor=executor or ("ray" if address else None),
             workers=workers,

@@ -112,6 +112,43 @@ def load_sweep(path: str | Path) -> tuple[SweepFile, dict[str, Any]]:
     return parse_sweep(read_yaml(path), str(path), Path(path).parent)
 
 
+def read_sweep(path: Path | str, data: Any = None) -> SweepFile:
+    """A sweep file with its base scenario read in (a relative `base:` is relative to the file). `data`: the sweep's
+    fields written inside `path` instead of read from it."""
+    sweep, base = load_sweep(path) if data is None else parse_sweep(data, str(path), Path(path).parent)
+    return SweepFile.model_validate(
+        {**sweep.model_dump(mode="json"), "sweep": {**sweep.sweep.model_dump(mode="json"), "base": base}}
+    )
+
+
+def base_data(scenario: SweepFile, source: str) -> dict[str, Any]:
+    """The base scenario's data: read in by `read_sweep`, or (a sweep built in Python naming a file) read now,
+    relative to the working directory."""
+    base = scenario.sweep.base
+    return base if isinstance(base, dict) else parse_sweep(scenario.model_dump(mode="json"), source)[1]
+
+
+def with_base_options(
+    scenario: SweepFile, source: str, *, seed: int | None = None, models: list[str] | None = None
+) -> SweepFile:
+    """`--model ROLE=SPEC` and `--seed K` for every run of the sweep: given to the base scenario by its kind's own
+    overrides (its roles; `--seed K`: the runs' seeds start at K). `UsageError` for a base kind without them."""
+    from sandbox.base.errors import UsageError
+    from sandbox.core.kinds import by_option, kind_of_data
+    from sandbox.core.scenario_files import parse_kind
+
+    base = base_data(scenario, source)
+    kind = kind_of_data(base)
+    if not kind.has("overrides"):
+        raise UsageError(f"the base scenario is {kind.title or 'a ' + kind.name + ' scenario'}, which takes no --model")
+    given = {k: v for k, v in {"seed": seed, "models": models}.items() if v is not None}
+    by_option(given, kind.run_options, f"{kind.name} runs")
+    changed = kind.call("overrides", parse_kind(kind.name, base, source), source=source, **given)
+    data = scenario.model_dump(mode="json")
+    data["sweep"]["base"] = changed.model_dump(mode="json")
+    return SweepFile.model_validate(data)
+
+
 def _set(data: dict[str, Any], path: str, value: Any) -> str | None:
     """Set `value` at the dotted `path` of `data`; the part of the path that does not exist, or None."""
     parts = path.split(".")

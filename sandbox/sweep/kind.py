@@ -20,14 +20,10 @@ __all__ = ["SWEEP"]
 
 
 def load(path: Path | str, data: Any = None) -> Any:
-    """A sweep file with its base scenario read in (a relative `base:` is relative to the file). `data`: the sweep's
-    fields written inside `path` instead of read from it."""
-    from sandbox.sweep.config import SweepFile, load_sweep, parse_sweep
+    """A sweep file with its base scenario read in (`sandbox.sweep.config.read_sweep`)."""
+    from sandbox.sweep.config import read_sweep
 
-    sweep, base = load_sweep(path) if data is None else parse_sweep(data, str(path), Path(path).parent)
-    return SweepFile.model_validate(
-        {**sweep.model_dump(mode="json"), "sweep": {**sweep.sweep.model_dump(mode="json"), "base": base}}
-    )
+    return read_sweep(path, data)
 
 
 def run(
@@ -67,10 +63,18 @@ def owns_dir(path: Path) -> bool:
 def _base(scenario: SweepFile, source: str) -> dict[str, Any]:
     """The base scenario's data: read in by `load`, or (a sweep built in Python naming a file) read now, relative to
     the working directory."""
-    from sandbox.sweep.config import parse_sweep
+    from sandbox.sweep.config import base_data
 
-    base = scenario.sweep.base
-    return base if isinstance(base, dict) else parse_sweep(scenario.model_dump(mode="json"), source)[1]
+    return base_data(scenario, source)
+
+
+def overrides(
+    scenario: SweepFile, *, source: str = "<command line>", seed: int | None = None, models: list[str] | None = None
+) -> SweepFile:
+    """`sandbox run SWEEP --model ROLE=SPEC --seed K` (`sandbox.sweep.config.with_base_options`)."""
+    from sandbox.sweep.config import with_base_options
+
+    return with_base_options(scenario, source, seed=seed, models=models)
 
 
 def describe(scenario: SweepFile, *, source: str = "<scenario>") -> str:
@@ -149,6 +153,7 @@ SWEEP = RunKind(
     run="sandbox.sweep.kind:run",
     resume="sandbox.sweep.kind:resume",
     describe="sandbox.sweep.kind:describe",
+    overrides="sandbox.sweep.kind:overrides",
     expand="sandbox.sweep.kind:runs",
     owns_dir="sandbox.sweep.kind:owns_dir",
     cli_run="sandbox.sweep.kind:cli_run",
