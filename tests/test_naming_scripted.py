@@ -155,15 +155,19 @@ def test_the_phase_diagram_reads_a_sweeps_table() -> None:
             "summary.committed_share": [0.08, 0.08, 0.12, 0.12],
             "summary.consensus_reached": [False, True, True, True],
             "summary.consensus_per_agent": [None, 50.0, 30.0, 40.0],
+            "summary.final_committed_share": [0.5, 1.0, 1.0, None],
         }
     )
     phase = naming_phase(table)
-    assert phase[["agents", "committed_share", "flipped", "median_time"]].values.tolist() == [
-        [100, 0.08, 0.5, 50.0],
-        [100, 0.12, 1.0, 30.0],
-        [1000, 0.12, 1.0, 40.0],
+    assert phase[["agents", "committed_share", "flipped", "median_time", "committed_held"]].fillna(
+        -1
+    ).values.tolist() == [
+        [100, 0.08, 0.5, 50.0, 0.75],
+        [100, 0.12, 1.0, 30.0, 1.0],
+        [1000, 0.12, 1.0, 40.0, -1],  # no run said it
     ]
-    assert plot_naming_phase(table).axes
+    assert len(plot_naming_phase(table, llm=table, paper=True).axes) == 3
+    assert naming_phase(table.drop(columns="summary.final_committed_share"))["committed_held"].isna().all()
 
 
 def _write(tmp: Path, data: dict) -> Path:

@@ -35,7 +35,7 @@ def game_runs(root: str | Path, game: str = "donor", play: str | None = None) ->
 def naming_phase_table(root: str | Path, play: str) -> pd.DataFrame:
     """Every finished naming-game run of `play` (llm or scripted) under `root`, one row each, with the columns the
     phase diagram reads (`sandbox.population.naming_plots.naming_phase`): run, agents, committed_share,
-    consensus_reached, consensus_per_agent."""
+    consensus_reached, consensus_per_agent, final_committed_share (None where a run did not write it)."""
     from sandbox.base.files import read_json
 
     columns = ["agents", "committed_share", "consensus_reached", "consensus_per_agent"]
@@ -43,8 +43,14 @@ def naming_phase_table(root: str | Path, play: str) -> pd.DataFrame:
     for run in game_runs(root, "naming", play):
         summary = read_json(run / "summary.json")
         if all(c in summary for c in columns):  # an LLM run made before its summary said them is left out
-            rows.append({"run": str(run), **{c: summary[c] for c in columns}})
-    return pd.DataFrame(rows, columns=["run", *columns])
+            rows.append(
+                {
+                    "run": str(run),
+                    **{c: summary[c] for c in columns},
+                    "final_committed_share": summary.get("final_committed_share"),
+                }
+            )
+    return pd.DataFrame(rows, columns=["run", *columns, "final_committed_share"])
 
 
 def donor_table(root: str | Path) -> pd.DataFrame:

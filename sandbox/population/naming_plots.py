@@ -40,9 +40,11 @@ def plot_naming_scripted(generations: pd.DataFrame, words: Sequence[str], title:
 
 def naming_phase(table: pd.DataFrame) -> pd.DataFrame:
     """One row per population size and committed fraction of a sweep's runs (`sweep.csv`, whose summary columns
-    are `summary.agents`, `summary.committed_share`, `summary.consensus_reached`, `summary.consensus_per_agent`;
-    the same names without `summary.` are read too): `runs`, `flipped` (the share that reached consensus) and
-    `median_time` (the median interactions per agent to consensus among those that did; NaN if none)."""
+    are `summary.agents`, `summary.committed_share`, `summary.consensus_reached`, `summary.consensus_per_agent`
+    and, where the runs wrote it, `summary.final_committed_share`; the same names without `summary.` are read too):
+    `runs`, `flipped` (the share that reached consensus), `median_time` (the median interactions per agent to
+    consensus among those that did; NaN if none) and `committed_held` (the mean share of the agents holding the
+    committed word at the end, the committed included: how far a run that did not flip got; NaN without it)."""
     frame = table.rename(columns=lambda c: c.removeprefix("summary."))
     missing = [c for c in PHASE_COLUMNS if c not in frame.columns]
     if missing:
@@ -56,6 +58,7 @@ def naming_phase(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (agents, share), group in frame.groupby(["agents", "committed_share"], sort=True):
         times = group.loc[group["consensus_reached"], "consensus_per_agent"].astype(float)
+        held = pd.to_numeric(group.get("final_committed_share", pd.Series(dtype=float)), errors="coerce")
         rows.append(
             {
                 "agents": int(agents),
@@ -63,9 +66,10 @@ def naming_phase(table: pd.DataFrame) -> pd.DataFrame:
                 "runs": len(group),
                 "flipped": float(group["consensus_reached"].mean()),
                 "median_time": float(times.median()) if len(times) else float("nan"),
+                "committed_held": float(held.mean()) if held.notna().any() else float("nan"),
             }
         )
-    return pd.DataFrame(rows, columns=["agents", "committed_share", "runs", "flipped", "median_time"])
+    return pd.DataFrame(rows, columns=["agents", "committed_share", "runs", "flipped", "median_time", "committed_held"])
 
 
 # Ashery et al. (2025), Claude at N = 24: the share of 12 runs in which a committed minority of that size flipped the
@@ -77,13 +81,14 @@ def plot_naming_phase(
     table: pd.DataFrame, title: str = "", *, llm: pd.DataFrame | None = None, paper: bool = False
 ) -> Figure:
     """The phase diagram of a sweep of the binary agreement model (`naming_phase(table)`'s columns): against the
-    committed fraction, the share of runs that reached consensus on the committed word (left) and the median
-    interactions per agent it took (right), one line per population size; the mean-field tipping point dashed.
+    committed fraction, the share of runs that reached consensus on the committed word (left), the mean share of the
+    agents holding it at the end (middle, where the runs say it) and the median interactions per agent consensus
+    took (right), one line per population size; the mean-field tipping point dashed.
     `llm`: a sweep of LLM naming runs (the same columns), drawn beside it in dashed lines; `paper`: Ashery et al.'s
     flip rates at N = 24 (`PAPER_FLIPS`, Claude) as crosses."""
     phase = naming_phase(table)
-    fig = Figure(figsize=(10, 4))
-    left, right = fig.subplots(1, 2)
+    fig = Figure(figsize=(14, 4))
+    left, middle, right = fig.subplots(1, 3)
     colours = [f"C{i}" for i in range(10)]
     drawn = [("", phase, "-")] + ([("LLM, ", naming_phase(llm), "--")] if llm is not None else [])
     i = 0
@@ -91,6 +96,7 @@ def plot_naming_phase(
         for agents, rows in frame.groupby("agents", sort=True):
             colour, label = colours[i % len(colours)], f"{prefix}N = {agents:,}"
             left.plot(rows["committed_share"], rows["flipped"], style, marker="o", color=colour, label=label)
+            middle.plot(rows["committed_share"], rows["committed_held"], style, marker="o", color=colour, label=label)
             right.plot(rows["committed_share"], rows["median_time"], style, marker="o", color=colour, label=label)
             i += 1
     if paper:
@@ -102,12 +108,14 @@ def plot_naming_phase(
             markersize=8,
             label="Ashery et al., Claude, N = 24",
         )
-    for ax in (left, right):
+    for ax in (left, middle, right):
         ax.axvline(TIPPING_POINT, color="#888888", linestyle="--", linewidth=1)
         ax.set_xlabel("committed fraction p")
     left.set_ylim(-0.02, 1.02)
     left.set_ylabel("share of runs that reached consensus")
     left.legend(loc="lower right", fontsize=8)
+    middle.set_ylim(-0.02, 1.02)
+    middle.set_ylabel("share holding the committed word at the end")
     right.set_ylabel("median interactions per agent to consensus")
     if np.isfinite(phase["median_time"]).any():
         right.set_yscale("log")

@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
@@ -388,6 +389,8 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
             "final_dominant_share": float(last["dominant_share"]),
             "success_rate_by_generation": gens["success_rate"].round(4).tolist(),
             "committed_share_by_generation": listed(gens["committed_share"]),
+            # the committed word's share of the agents at the end (the committed included), as the scripted game's
+            "final_committed_share": None if pd.isna(last["committed_share"]) else float(last["committed_share"]),
             "illegal_rate": float((gens["illegal_rate"] * gens["interactions"]).sum() / gens["interactions"].sum()),
             "model": model,
         },
