@@ -247,9 +247,8 @@ class NamingGame(PopulationGame):
             first = start + len(rows)
             asks = [(x, side, first + k) for k, pair in enumerate(round_pairs) for side, x in enumerate(pair)]
             picks = await gather_jobs(asks, lambda ask: pick(*ask), limit=2 * self.scenario.concurrency)
-            for k, (a, b) in enumerate(round_pairs):
-                (name_a, tries_a), (name_b, tries_b) = picks[2 * k], picks[2 * k + 1]
-                if self._interaction(agents, rows, g, first + k, a, b, name_a, name_b, tries_a, tries_b, convergence):
+            for k, pair in enumerate(round_pairs):
+                if self._interaction(agents, rows, (g, first + k), pair, picks[2 * k : 2 * k + 2], convergence):
                     reached = reached or first + k + 1
             if reached is not None and game.stop_at_consensus:
                 break
@@ -265,18 +264,16 @@ class NamingGame(PopulationGame):
         self,
         agents: list[dict[str, Any]],
         rows: list[list[Any]],
-        g: int,
-        index: int,
-        a: int,
-        b: int,
-        name_a: str | None,
-        name_b: str | None,
-        tries_a: int,
-        tries_b: int,
+        at: tuple[int, int],
+        pair: Sequence[int],
+        picks: Sequence[tuple[str | None, int]],
         convergence: Convergence,
     ) -> bool:
-        """Record one interaction (its row, both memories); whether the population has converged with it."""
+        """Record one interaction (`at`: the generation and the interaction's 0-based index over the run; the pair's
+        two agents and their (name or None, attempts)): its row, both memories; whether the population has converged
+        with it."""
         game = self.block.game
+        (g, index), (a, b), ((name_a, tries_a), (name_b, tries_b)) = at, pair, picks
         success = name_a is not None and name_a == name_b
         payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
         for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
