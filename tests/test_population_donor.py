@@ -239,3 +239,36 @@ def test_a_donation_beyond_the_donors_resources_is_a_recorded_illegal_move(tmp_p
     donations = pd.read_csv(path / "donations.csv")
     assert len(donations) and not donations["valid"].any()
     assert (pd.read_csv(path / "generations.csv")["illegal_rate"] == 1.0).all()
+
+
+def test_with_an_activation_a_drawn_share_of_the_donations_takes_place_the_same_in_every_run(tmp_path: Path) -> None:
+    full = run_population(donor(generations=2), tmp_path / "full", models={"user": Recorder().model()})
+    runs = [
+        run_population(donor(generations=2, activation=0.4), tmp_path / f"a{k}", models={"user": Recorder().model()})
+        for k in range(2)
+    ]
+    every, drawn = (pd.read_csv(p / "donations.csv") for p in (full, runs[0]))
+    pd.testing.assert_frame_equal(drawn, pd.read_csv(runs[1] / "donations.csv"))
+    assert len(every) == 2 * 2 * 6 * 3 and 0.2 * len(every) < len(drawn) < 0.6 * len(every)
+    keys = ["generation", "game", "round", "donor", "recipient"]
+    assert set(map(tuple, drawn[keys].values)) < set(map(tuple, every[keys].values))  # pairs of the same pairing
+    gens = pd.read_csv(runs[0] / "generations.csv")
+    assert gens["illegal_rate"].eq(0).all() and gens["mean_donated_share"].between(0, 1).all()
+    result = runner.invoke(app, ["run", str(_donor_file(tmp_path, activation=0.5)), "--dry-run"])
+    p = yaml.safe_load(Path("scenarios/population/donor_small.yaml").read_text())["population"]
+    expected = p["generations"] * 2 * p["agents"] * p["agents"] // 2 // 2  # half the donations of every pair
+    assert result.exit_code == 0 and f" {expected} " in " ".join(result.output.split()), result.output
+
+
+@pytest.mark.parametrize("activation", [0.0, 1.5])
+def test_a_donor_activation_outside_0_to_1_exits_2_naming_the_field(tmp_path: Path, activation: float) -> None:
+    change = {"game": {"kind": "donor", "activation": activation}}
+    assert_bad_input(tmp_path, "scenarios/population/donor_small.yaml", change, "population.game.activation")
+
+
+def _donor_file(tmp_path: Path, **game: Any) -> Path:
+    data = yaml.safe_load(Path("scenarios/population/donor_small.yaml").read_text())
+    data["population"]["game"] = {**data["population"]["game"], **game}
+    path = tmp_path / "d.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path

@@ -244,9 +244,16 @@ class DonorGame(PopulationGame):
         return {"agents": agents, "norms": book.state()}, {EDGES: [] if edges is None else edges.tolist(), NORMS: rows}
 
     def pair(self, population: Any, g: int) -> Any:
-        rounds = pairings(
-            self.block.agents, self.rules, generator(self.scenario.seed, Branch.EPOCH, g), self.network.matching
-        )
+        """Each game's rounds of (donor, recipient) pairs; with `game.activation` below 1, each pair kept with that
+        probability, drawn after the pairing from the same generator (so 1 draws nothing and changes nothing)."""
+        rng = generator(self.scenario.seed, Branch.EPOCH, g)
+        rounds = pairings(self.block.agents, self.rules, rng, self.network.matching)
+        activation = self.block.game.activation
+        if activation < 1:
+            rounds = [
+                [[p for p, kept in zip(pairs, rng.random(len(pairs)) < activation) if kept] for pairs in game]
+                for game in rounds
+            ]
         return [[[list(pair) for pair in pairs] for pairs in game] for game in rounds]
 
     async def play(self, population: Any, g: int, pairs: Any) -> Any:

@@ -52,6 +52,14 @@ class DonorGameSpec(PopulationGameSpec):
         le=10,
         description="Games per generation, resources and traces reset (2: each agent a final-round recipient once).",
     )
+    activation: float = Field(
+        1.0,
+        gt=0.0,
+        le=1.0,
+        description="The share of the donations that take place, each (donor, recipient) pair of a round drawn at "
+        "random (OASIS's activation: a large population where few act each step); 1, every pair of every round, "
+        "as in the paper.",
+    )
     selection_score: Literal["mean", "notebook"] = Field(
         "mean",
         description="mean: the games' mean final resources (the paper); notebook: twice the last game's "
@@ -136,9 +144,10 @@ class DonorGameSpec(PopulationGameSpec):
             "mutate": f"strategies rewritten freely with probability {p.revision.mutation:g}",
         }[p.revision.rule]
         judged = f"; judge {scenario.models.judge.spec} reads play against norm" if p.judge_play else ""
+        active = f" ({self.activation:.0%} of the donations take place)" if self.activation < 1 else ""
         return (
             f"donor-game population of {p.agents} agents on a {p.network.kind} network, {p.generations} "
-            f"generations, {how}; members {scenario.models.user.spec} as role user{judged}"
+            f"generations{active}, {how}; members {scenario.models.user.spec} as role user{judged}"
         )
 
     def calls(self, scenario: Any) -> list[Calls]:
@@ -149,13 +158,16 @@ class DonorGameSpec(PopulationGameSpec):
         p, user = scenario.population, scenario.models.user
         llm, fixed = count_agents(p, lambda m: m.strategy == LLM), count_agents(p)
         rounds = {"notebook": p.agents, "round_robin": p.agents - 1, "network": self.rounds or p.agents}[self.pairing]
-        donations = p.generations * self.games * rounds * (p.agents // 2)
+        donations = round(p.generations * self.games * rounds * (p.agents // 2) * self.activation)  # expected
         strategies, revisions = llm, 0
         if p.revision.rule == "select":
             strategies += max(0, p.agents - max(fixed, round(p.agents * p.revision.survivors))) * (p.generations - 1)
         elif p.revision.rule == "reflect" or p.revision.mutation or p.revision.adopt == "merge":
             revisions = (p.agents - fixed) * (p.generations - 1)
-        rows = [Calls("user (strategies)", user, strategies, 600), Calls("user (donations)", user, donations, 700)]
+        rows = [
+            Calls("user (strategies)", user, strategies, 600),
+            Calls("user (donations)" if self.activation == 1 else "user (donations, expected)", user, donations, 700),
+        ]
         if revisions:
             rows.append(
                 Calls(
