@@ -168,6 +168,8 @@ def test_the_phase_diagram_reads_a_sweeps_table() -> None:
     ]
     assert len(plot_naming_phase(table, llm=table, paper=True).axes) == 3
     assert naming_phase(table.drop(columns="summary.final_committed_share"))["committed_held"].isna().all()
+    none = table.assign(**{"summary.committed_share": 0.0, "summary.consensus_reached": True})
+    assert naming_phase(none)[["flipped", "median_time"]].isna().all().all()  # no minority, no flip
 
 
 def _write(tmp: Path, data: dict) -> Path:

@@ -42,7 +42,8 @@ def naming_phase(table: pd.DataFrame) -> pd.DataFrame:
     """One row per population size and committed fraction of a sweep's runs (`sweep.csv`, whose summary columns
     are `summary.agents`, `summary.committed_share`, `summary.consensus_reached`, `summary.consensus_per_agent`
     and, where the runs wrote it, `summary.final_committed_share`; the same names without `summary.` are read too):
-    `runs`, `flipped` (the share that reached consensus), `median_time` (the median interactions per agent to
+    `runs`, `flipped` (the share that reached consensus: on the committed word, as committed agents never change;
+    NaN without a committed minority, where a consensus is the one the agents began with), `median_time` (the median interactions per agent to
     consensus among those that did; NaN if none) and `committed_held` (the mean share of the agents holding the
     committed word at the end, the committed included: how far a run that did not flip got; NaN without it)."""
     frame = table.rename(columns=lambda c: c.removeprefix("summary."))
@@ -59,13 +60,14 @@ def naming_phase(table: pd.DataFrame) -> pd.DataFrame:
     for (agents, share), group in frame.groupby(["agents", "committed_share"], sort=True):
         times = group.loc[group["consensus_reached"], "consensus_per_agent"].astype(float)
         held = pd.to_numeric(group.get("final_committed_share", pd.Series(dtype=float)), errors="coerce")
+        committed = share > 0  # with none, a consensus is on the name the agents began with: no flip
         rows.append(
             {
                 "agents": int(agents),
                 "committed_share": float(share),
                 "runs": len(group),
-                "flipped": float(group["consensus_reached"].mean()),
-                "median_time": float(times.median()) if len(times) else float("nan"),
+                "flipped": float(group["consensus_reached"].mean()) if committed else float("nan"),
+                "median_time": float(times.median()) if len(times) and committed else float("nan"),
                 "committed_held": float(held.mean()) if held.notna().any() else float("nan"),
             }
         )
