@@ -35,7 +35,8 @@ def game_runs(root: str | Path, game: str = "donor", play: str | None = None) ->
 def naming_phase_table(root: str | Path, play: str) -> pd.DataFrame:
     """Every finished naming-game run of `play` (llm or scripted) under `root`, one row each, with the columns the
     phase diagram reads (`sandbox.population.naming_plots.naming_phase`): run, agents, committed_share,
-    consensus_reached, consensus_per_agent, final_committed_share (None where a run did not write it)."""
+    consensus_reached, consensus_per_agent, final_committed_share (an LLM run made before its summary said it: the
+    last of its committed_share_by_generation; None where neither is there)."""
     from sandbox.base.files import read_json
 
     columns = ["agents", "committed_share", "consensus_reached", "consensus_per_agent"]
@@ -47,7 +48,9 @@ def naming_phase_table(root: str | Path, play: str) -> pd.DataFrame:
                 {
                     "run": str(run),
                     **{c: summary[c] for c in columns},
-                    "final_committed_share": summary.get("final_committed_share"),
+                    "final_committed_share": summary.get(
+                        "final_committed_share", (summary.get("committed_share_by_generation") or [None])[-1]
+                    ),
                 }
             )
     return pd.DataFrame(rows, columns=["run", *columns, "final_committed_share"])
