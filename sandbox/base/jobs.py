@@ -16,10 +16,21 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-__all__ = ["gather_jobs"]
+__all__ = ["gather_jobs", "jobs_ahead"]
 
 J = TypeVar("J")
 R = TypeVar("R")
+
+
+def jobs_ahead(concurrency: int, calls_per_job: int = 1) -> int:
+    """The `limit` of `gather_jobs` for jobs of `calls_per_job` model calls under the stack's `concurrency`: twice
+    as many calls started as may be in flight, so a job's work before its call is done while others wait on
+    theirs, and no more (a population's jobs are its agents' calls: thousands).
+
+    >>> jobs_ahead(64), jobs_ahead(64, calls_per_job=2)
+    (128, 64)
+    """
+    return max(1, 2 * concurrency // calls_per_job)
 
 
 async def gather_jobs(

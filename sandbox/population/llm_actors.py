@@ -30,7 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from sandbox.base.jobs import gather_jobs
+from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.core import run_dir as layout
 from sandbox.population.actors import TIMEOUT_VARIABLE, actor_timeout_s, answers_of, kill_actors, ray_started
 
@@ -108,7 +108,9 @@ class _LLMBlock:
 
             async def block() -> list[list[list[Any]]]:
                 return await gather_jobs(
-                    matches, lambda m: self.match(members, agents, g, *m), limit=self.scenario.concurrency
+                    matches,
+                    lambda m: self.match(members, agents, g, *m),
+                    limit=jobs_ahead(self.scenario.concurrency, calls_per_job=2),
                 )
 
             return asyncio.run(block())

@@ -47,7 +47,7 @@ import numpy as np
 from langchain_core.language_models import BaseChatModel
 
 from sandbox.base.files import read_csv
-from sandbox.base.jobs import gather_jobs
+from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
@@ -183,7 +183,9 @@ async def _write_missing(
         key=lambda a: -a["score"],
     )  # best first, as the notebook listed them
     written = await gather_jobs(
-        missing, lambda i: players.strategy(agents[i]["name"], g, i, survivors), limit=2 * players.scenario.concurrency
+        missing,
+        lambda i: players.strategy(agents[i]["name"], g, i, survivors),
+        limit=jobs_ahead(players.scenario.concurrency),
     )
     parents = ";".join(str(s["norm"]) for s in survivors)
     norm_rows, revision_rows = [], []
@@ -276,7 +278,7 @@ class DonorGame(PopulationGame):
                 answers = await gather_jobs(
                     views,
                     lambda v: self.players.donate(v, names, strategies, g),
-                    limit=2 * self.players.scenario.concurrency,
+                    limit=jobs_ahead(self.players.scenario.concurrency),
                 )
                 attempts += [tries for _, tries in answers]
                 history.extend(apply_round(views, [move for move, _ in answers], resources, rules))

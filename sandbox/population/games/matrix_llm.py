@@ -38,7 +38,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
 from prompts import render, render_once
 from sandbox.base.files import read_csv
-from sandbox.base.jobs import gather_jobs
+from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.base.seeding import Branch, call_seed, generator
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
@@ -255,10 +255,10 @@ class MatrixLLM(PopulationGame):
         if self._actors is not None:
             played = self._actors(agents, g, [[k, *self.pairs[k]] for k in matches])
         else:
-            played = await gather_jobs(  # a match asks two calls at once: as many matches as calls in flight
+            played = await gather_jobs(  # a match asks two calls at once
                 list(matches),
                 lambda k: play_match(self.members, agents, g, k, *self.pairs[k]),
-                limit=self.scenario.concurrency,
+                limit=jobs_ahead(self.scenario.concurrency, calls_per_job=2),
             )
         return [[g, k, t, *self.pairs[k], *turn] for k, turns in zip(matches, played) for t, turn in enumerate(turns)]
 

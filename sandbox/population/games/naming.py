@@ -47,7 +47,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from prompts import render, render_once
 from sandbox.base.files import read_csv
-from sandbox.base.jobs import gather_jobs
+from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.base.seeding import Branch, call_seed, generator, seed_node
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState
@@ -246,7 +246,7 @@ class NamingGame(PopulationGame):
         for round_pairs in rounds:
             first = start + len(rows)
             asks = [(x, side, first + k) for k, pair in enumerate(round_pairs) for side, x in enumerate(pair)]
-            picks = await gather_jobs(asks, lambda ask: pick(*ask), limit=2 * self.scenario.concurrency)
+            picks = await gather_jobs(asks, lambda ask: pick(*ask), limit=jobs_ahead(self.scenario.concurrency))
             for k, pair in enumerate(round_pairs):
                 if self._interaction(agents, rows, (g, first + k), pair, picks[2 * k : 2 * k + 2], convergence):
                     reached = reached or first + k + 1
