@@ -137,7 +137,9 @@ def test_llm_members_on_two_ray_actors_write_the_same_tables_and_transcript_as_o
         on_actors = load(_llm_population(tmp_path, **changes, **{"population.actors": 2}))
         with pytest.raises(Killed):
             run_population(on_actors, tmp_path / "actors", hooks=kill)
-        resume_population(tmp_path / "actors")
+        counted: list[Any] = []
+        resume_population(tmp_path / "actors", on_call=counted.append)  # the bar of calls, fed from the actors
+    assert counted == [None] * (2 * 60 * 2)  # generation 1's calls, each counted once
     actors = tmp_path / "actors"
     for table in ("moves.csv", "population.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(alone / table), pd.read_csv(actors / table))

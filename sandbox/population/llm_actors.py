@@ -11,7 +11,10 @@ and writes to, the run's one response cache (SQLite in WAL mode takes writers
 from several processes), so a resumed or replayed run finds every call; each
 writes its own transcript (`transcripts.actor<k>.jsonl`, and its notes), which
 the run's end appends to the run's transcript before compacting it. After each
-generation `actors.json` says each actor's peak memory and CPU seconds. The calls
+generation `actors.json` says each actor's peak memory and CPU seconds. While the
+actors play, the driver asks them every `PROGRESS_S` how many calls they have
+finished and hands each new one to the run's `on_call` (the command line's bar
+of calls). The calls
 are seeded as in one process, so the tables are the same for any number of
 actors against a deterministic server.
 
@@ -24,6 +27,7 @@ ledger: a cap would not hold across them).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -35,6 +39,7 @@ from sandbox.core import run_dir as layout
 from sandbox.population.actors import TIMEOUT_VARIABLE, actor_timeout_s, answers_of, kill_actors, ray_started
 
 ACTORS = "actors.json"  # each actor's peak memory and CPU seconds, after the last generation it played
+PROGRESS_S = 0.5  # how often the driver asks the actors for their finished calls, where it counts them
 
 __all__ = ["ACTORS", "LLMActorBlocks", "actor_transcript", "endpoint_share", "merge_actor_transcripts"]
 
@@ -82,9 +87,16 @@ class _LLMBlock:
         self.scenario = parse_kind("population", data, f"<actor {k}>")
         self.k, self.run = k, Path(run)
         self.members, self.match = members, match
+        self.calls = 0  # finished calls, over the actor's life (read from another thread: `calls_done`)
 
     def ready(self) -> int:
         return self.k
+
+    def calls_done(self) -> int:
+        return self.calls
+
+    def _count(self, _: Any) -> None:
+        self.calls += 1
 
     def usage(self) -> dict[str, float]:
         """This actor's process: its peak resident memory (bytes) and CPU seconds so far."""
@@ -98,11 +110,12 @@ class _LLMBlock:
         from sandbox.llm.cache import ResponseCache
         from sandbox.llm.resolve import model_stack
         from sandbox.llm.transcript import TranscriptWriter
+        from sandbox.population.llm_session import CallSink
 
         cache = ResponseCache(self.run / layout.CACHE)
         transcript = TranscriptWriter(actor_transcript(self.run, self.k))
         try:
-            stack = model_stack(self.scenario, cache, [transcript])
+            stack = model_stack(self.scenario, cache, [transcript, CallSink(self._count)])
             config = self.scenario.models.user
             members = self.members(self.scenario, stack.for_role("user", config.spec, config.sampling.model_dump()))
 
@@ -125,16 +138,24 @@ class LLMActorBlocks:
     them by name). A context manager: the actors (and a Ray started here) stop on exit."""
 
     def __init__(
-        self, scenario: Any, actors: int, run: Path, members: Any, match: Any, *, timeout_s: float | None = None
+        self,
+        scenario: Any,
+        actors: int,
+        run: Path,
+        members: Any,
+        match: Any,
+        *,
+        timeout_s: float | None = None,
+        on_call: Any = None,
     ) -> None:
         import ray
 
         self.timeout_s = actor_timeout_s() if timeout_s is None else timeout_s
-        self.run = run
+        self.run, self.on_call, self._counted = run, on_call, 0
         self._started = ray_started(actors)
         self._actors: list[Any] = []
         try:
-            remote = ray.remote(num_cpus=1)(_LLMBlock)
+            remote = ray.remote(_LLMBlock).options(num_cpus=1, max_concurrency=2)  # a second thread: calls_done
             data = scenario.model_dump(mode="json")
             self._actors = [remote.remote(data, k, actors, str(run), members, match) for k in range(actors)]
             self._get([actor.ready.remote() for actor in self._actors], "its start")
@@ -150,10 +171,31 @@ class LLMActorBlocks:
         parts = [
             actor.play.remote(shared, g, matches[i * size : (i + 1) * size]) for i, actor in enumerate(self._actors)
         ]
+        if self.on_call is not None:
+            self._follow(parts)
         played = [turns for part in self._get(parts, f"its block of generation {g}'s matches") for turns in part]
         usage = self._get([actor.usage.remote() for actor in self._actors], "its report of its memory and CPU")
         (self.run / ACTORS).write_text(json.dumps(usage, indent=1) + "\n")
         return played
+
+    def _follow(self, parts: list[Any]) -> None:
+        """Until the blocks are played (or the actors' time is up: `_get` then says so), every `PROGRESS_S` hand
+        `on_call` a None for each call the actors finished since the last look; a failed look is skipped."""
+        import time
+
+        import ray
+
+        pending, deadline = list(parts), time.monotonic() + self.timeout_s
+        while True:
+            if pending:
+                _, pending = ray.wait(pending, num_returns=len(pending), timeout=PROGRESS_S)
+            with contextlib.suppress(Exception):
+                done = sum(ray.get([a.calls_done.remote() for a in self._actors], timeout=self.timeout_s))
+                for _ in range(done - self._counted):
+                    self.on_call(None)
+                self._counted = max(self._counted, done)
+            if not pending or time.monotonic() > deadline:
+                return
 
     def _get(self, refs: list[Any], step: str) -> list[Any]:
         return answers_of(

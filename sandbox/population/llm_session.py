@@ -27,7 +27,7 @@ from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import model_stack
 from sandbox.llm.transcript import TranscriptWriter
 
-__all__ = ["finish_llm_run", "listed", "llm_session", "model_label"]
+__all__ = ["CallSink", "finish_llm_run", "listed", "llm_session", "model_label"]
 
 
 @contextmanager
@@ -43,7 +43,7 @@ def llm_session(
     path = run_dir.path
     cache = ResponseCache(path / layout.CACHE)
     transcript = TranscriptWriter(path / layout.TRANSCRIPTS)
-    sinks: list[Any] = [transcript] if on_call is None else [transcript, _CallHook(on_call)]
+    sinks: list[Any] = [transcript] if on_call is None else [transcript, CallSink(on_call)]
     stack = model_stack(scenario, cache, sinks, run_ledgers(run_dir, scenario, ledgers))
 
     def model(role: str) -> BaseChatModel:
@@ -59,7 +59,7 @@ def llm_session(
         cache.close()
 
 
-class _CallHook:
+class CallSink:
     """A sink of the model stack that hands each finished call's record to `on_call` (a progress bar's counter); an
     error of the hook's own is dropped: a bar must never fail a call."""
 

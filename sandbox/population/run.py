@@ -57,7 +57,7 @@ def _play(
             model = None
             stack.enter_context(_scripted_session(run_dir))
         game = kind(scenario, model)
-        game.run_path = run_dir.path
+        game.run_path, game.on_call = run_dir.path, on_call
         stack.enter_context(game)
         run_sync(run_generations(run_dir.path, game, scenario.population.generations, on_generation=hooks))
     game.finish(run_dir, models)

@@ -27,6 +27,9 @@ class PopulationGame:
     columns: Mapping[str, Sequence[str]]  # every table, by file name, with its header
     calls_models: ClassVar[bool] = True  # False: scripted strategies, no LLM session is opened
     run_path: Path | None = None  # the run's directory, set before the game is entered: messages name it
+    # each finished LLM call's record, for a progress bar; set with run_path. The run's LLM stack feeds it; a game
+    # whose calls are made elsewhere (Ray actors) feeds it None for each call made there
+    on_call: Callable[[Any], Any] | None = None
 
     def __init__(self, scenario: Any, model: ModelOf | None) -> None:
         self.scenario, self.block, self._model = scenario, scenario.population, model

@@ -229,7 +229,9 @@ class MatrixLLM(PopulationGame):
             from sandbox.population.llm_actors import LLMActorBlocks
 
             assert self.run_path is not None
-            self._actors = LLMActorBlocks(self.scenario, self.block.actors, self.run_path, Members, play_match)
+            self._actors = LLMActorBlocks(
+                self.scenario, self.block.actors, self.run_path, Members, play_match, on_call=self.on_call
+            )
         return self
 
     def __exit__(self, *error: Any) -> None:
