@@ -170,6 +170,12 @@ def test_the_phase_diagram_reads_a_sweeps_table() -> None:
     assert naming_phase(table.drop(columns="summary.final_committed_share"))["committed_held"].isna().all()
     none = table.assign(**{"summary.committed_share": 0.0, "summary.consensus_reached": True})
     assert naming_phase(none)[["flipped", "median_time"]].isna().all().all()  # no minority, no flip
+    llm = table.assign(  # LLM runs: the second agreed on its prepared word, not the committed one
+        **{"summary.consensus_name": [None, "Q", "M", "M"], "summary.committed_word": ["M", "M", "M", None]}
+    )
+    assert naming_phase(llm)["flipped"].tolist() == [0.0, 1.0, 1.0]
+    unsaid = table.drop(columns="summary.consensus_per_agent").assign(**{"summary.consensus_reached": False})
+    assert naming_phase(unsaid)["flipped"].tolist() == [0.0, 0.0, 0.0]  # a sweep in which no run converged
 
 
 def _write(tmp: Path, data: dict) -> Path:

@@ -107,8 +107,10 @@ def test_committed_members_call_no_model_and_flip_a_prepared_convention(tmp_path
     gens = pd.read_csv(path / "generations.csv")
     assert gens["committed_share"].iloc[0] < gens["committed_share"].iloc[-1] == 1.0  # the copiers all flipped to M
     summary = read_json(path / "summary.json")
-    assert summary["final_committed_share"] == 1.0 and summary["committed_share"] == 4 / len(
-        population["agent"].unique()
+    assert (
+        summary["committed_word"] == "M"
+        and summary["final_committed_share"] == 1.0
+        and summary["committed_share"] == 4 / len(population["agent"].unique())
     )
 
 

@@ -36,24 +36,19 @@ def naming_phase_table(root: str | Path, play: str) -> pd.DataFrame:
     """Every finished naming-game run of `play` (llm or scripted) under `root`, one row each, with the columns the
     phase diagram reads (`sandbox.population.naming_plots.naming_phase`): run, agents, committed_share,
     consensus_reached, consensus_per_agent, final_committed_share (an LLM run made before its summary said it: the
-    last of its committed_share_by_generation; None where neither is there)."""
+    last of its committed_share_by_generation), consensus_name and committed_word (None where a run did not say)."""
     from sandbox.base.files import read_json
 
     columns = ["agents", "committed_share", "consensus_reached", "consensus_per_agent"]
+    said = ["final_committed_share", "consensus_name", "committed_word"]
     rows = []
     for run in game_runs(root, "naming", play):
         summary = read_json(run / "summary.json")
         if all(c in summary for c in columns):  # an LLM run made before its summary said them is left out
-            rows.append(
-                {
-                    "run": str(run),
-                    **{c: summary[c] for c in columns},
-                    "final_committed_share": summary.get(
-                        "final_committed_share", (summary.get("committed_share_by_generation") or [None])[-1]
-                    ),
-                }
-            )
-    return pd.DataFrame(rows, columns=["run", *columns, "final_committed_share"])
+            shares = summary.get("committed_share_by_generation") or [None]
+            summary = {"final_committed_share": shares[-1], **summary}
+            rows.append({"run": str(run), **{c: summary[c] for c in columns}, **{c: summary.get(c) for c in said}})
+    return pd.DataFrame(rows, columns=["run", *columns, *said])
 
 
 def donor_table(root: str | Path) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 __all__ = ["PAPER_FLIPS", "TIPPING_POINT", "naming_phase", "plot_naming_phase", "plot_naming_scripted"]
 
 TIPPING_POINT = 0.0979  # Xie et al. 2011: the binary agreement model's mean-field tipping point
-PHASE_COLUMNS = ("agents", "committed_share", "consensus_reached", "consensus_per_agent")
+PHASE_COLUMNS = ("agents", "committed_share", "consensus_reached")  # the others read where there
 
 
 def plot_naming_scripted(generations: pd.DataFrame, words: Sequence[str], title: str = "") -> Figure:
@@ -39,27 +39,35 @@ def plot_naming_scripted(generations: pd.DataFrame, words: Sequence[str], title:
 
 
 def naming_phase(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per population size and committed fraction of a sweep's runs (`sweep.csv`, whose summary columns
-    are `summary.agents`, `summary.committed_share`, `summary.consensus_reached`, `summary.consensus_per_agent`
-    and, where the runs wrote it, `summary.final_committed_share`; the same names without `summary.` are read too):
-    `runs`, `flipped` (the share that reached consensus: on the committed word, as committed agents never change;
-    NaN without a committed minority, where a consensus is the one the agents began with), `median_time` (the median interactions per agent to
-    consensus among those that did; NaN if none) and `committed_held` (the mean share of the agents holding the
-    committed word at the end, the committed included: how far a run that did not flip got; NaN without it)."""
+    """One row per population size and committed fraction of a sweep's runs (`sweep.csv`, with the summary columns
+    `summary.agents`, `summary.committed_share`, `summary.consensus_reached` and, where the runs wrote them,
+    `summary.consensus_per_agent`, `summary.final_committed_share`, `summary.consensus_name` and
+    `summary.committed_word`; the same names without `summary.` are read too).
+
+    Columns: `runs`; `flipped`, the share of runs that reached consensus on the committed word (a scripted run's
+    consensus is always on it, as committed agents never change; an LLM run's counts where its `consensus_name`
+    is the `committed_word`; NaN without a committed minority, where a consensus is the one the agents began with);
+    `median_time`, the median interactions per agent to that consensus among the runs that reached it (NaN if
+    none); `committed_held`, the mean share of the agents holding the committed word at the end, the committed
+    included (how far a run that did not flip got; NaN where the runs did not say).
+    """
     frame = table.rename(columns=lambda c: c.removeprefix("summary."))
     missing = [c for c in PHASE_COLUMNS if c not in frame.columns]
     if missing:
-        raise ValueError(f"the table lacks {', '.join(missing)} (a sweep of scripted naming runs has them)")
+        raise ValueError(f"the table lacks {', '.join(missing)} (a sweep of naming runs has them)")
     if "status" in frame:
         frame = frame[frame["status"] == "complete"]
-    frame = frame.assign(
-        committed_share=frame["committed_share"].astype(float).round(4),
-        consensus_reached=frame["consensus_reached"].astype(str).str.lower() == "true",
-    )
+    reached = frame["consensus_reached"].astype(str).str.lower() == "true"
+    if "consensus_name" in frame and "committed_word" in frame:  # an LLM run may agree on its prepared word
+        said = frame["consensus_name"].notna() & frame["committed_word"].notna()
+        reached &= ~said | (frame["consensus_name"].astype(str) == frame["committed_word"].astype(str))
+    frame = frame.assign(committed_share=frame["committed_share"].astype(float).round(4), consensus_reached=reached)
+    empty = pd.Series(float("nan"), index=frame.index)
     rows = []
     for (agents, share), group in frame.groupby(["agents", "committed_share"], sort=True):
-        times = group.loc[group["consensus_reached"], "consensus_per_agent"].astype(float)
-        held = pd.to_numeric(group.get("final_committed_share", pd.Series(dtype=float)), errors="coerce")
+        time = pd.to_numeric(group.get("consensus_per_agent", empty[group.index]), errors="coerce")
+        times = time[group["consensus_reached"]].dropna()
+        held = pd.to_numeric(group.get("final_committed_share", empty[group.index]), errors="coerce")
         committed = share > 0  # with none, a consensus is on the name the agents began with: no flip
         rows.append(
             {

@@ -188,8 +188,7 @@ class NamingGame(PopulationGame):
         super().__init__(scenario, model)
         block = self.block
         _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
-        committed_words = {m.strategy for m in block.members if m.strategy != LLM}
-        self.committed = next(iter(committed_words)) if len(committed_words) == 1 else None
+        self.committed = committed_word(block)
         self.players = _Players(scenario, self.model("user"))
 
     def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
@@ -347,6 +346,12 @@ def _generation_row(
     ]
 
 
+def committed_word(block: Any) -> str | None:
+    """The committed minority's word: the one word of the members with `fixed: true` (None without them)."""
+    words = {m.strategy for m in block.members if m.fixed}
+    return next(iter(words)) if len(words) == 1 else None
+
+
 def committed_agents(block: Any) -> int:
     """The agents of the committed members (`member_counts`: their shares of the agents, as placed)."""
     from sandbox.population.scenario import member_counts
@@ -382,6 +387,7 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenario, model: str) -> 
             "consensus_per_agent": None if at is None else round(at / block.agents, 3),
             "committed_share": round(committed_agents(block) / block.agents, 6),  # the phase diagram's axis
             "consensus_name": agreed,  # the name played at the interaction that completed the 3 N successes
+            "committed_word": committed_word(block),  # a flip is a consensus on it (naming_plots.naming_phase)
             "final_dominant": str(last["dominant"]),
             "final_dominant_share": float(last["dominant_share"]),
             "success_rate_by_generation": gens["success_rate"].round(4).tolist(),
