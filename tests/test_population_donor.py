@@ -252,6 +252,8 @@ def test_with_an_activation_a_drawn_share_of_the_donations_takes_place_the_same_
     assert len(every) == 2 * 2 * 6 * 3 and 0.2 * len(every) < len(drawn) < 0.6 * len(every)
     keys = ["generation", "game", "round", "donor", "recipient"]
     assert set(map(tuple, drawn[keys].values)) < set(map(tuple, every[keys].values))  # pairs of the same pairing
+    sizes = drawn.groupby(["generation", "game", "round"]).size()
+    assert (sizes < 3).any() and (sizes > 0).all()  # pairs drawn one by one, not whole rounds of 3
     gens = pd.read_csv(runs[0] / "generations.csv")
     assert gens["illegal_rate"].eq(0).all() and gens["mean_donated_share"].between(0, 1).all()
     result = runner.invoke(app, ["run", str(_donor_file(tmp_path, activation=0.5)), "--dry-run"])

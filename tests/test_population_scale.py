@@ -293,3 +293,17 @@ def test_sandbox_sweep_takes_a_model_and_sets_for_every_run() -> None:
     assert "84000" in text  # 7 runs x 30 generations x 200 interactions x 2 picks, at most
     result = runner.invoke(app, ["sweep", file, "--model", "judge=openai:x", "--dry-run"])
     assert result.exit_code == 2 and "--model" in result.output
+
+
+def test_a_sweep_refuses_a_model_or_seed_its_grid_varies(tmp_path: Path) -> None:
+    base = str(ASHERY / "naming_ashery.yaml")
+    for option, grid in (
+        (["--model", "user=openai:x"], {"models.user.spec": ["openai:a"]}),
+        (["--seed", "7"], {"seed": [1, 2]}),
+    ):
+        path = tmp_path / "sweep.yaml"
+        path.write_text(yaml.safe_dump({"name": "s", "sweep": {"base": base, "grid": grid}}))
+        result = runner.invoke(app, ["run", str(path), *option, "--dry-run"])
+        assert result.exit_code == 2 and f"the sweep's grid varies {next(iter(grid))}" in result.output
+    result = runner.invoke(app, ["run", str(ASHERY / "sweep_naming_llm_committed.yaml"), "--seed", "7", "--dry-run"])
+    assert result.exit_code == 0, result.output  # no seed in its grid: the runs' seeds start at 7

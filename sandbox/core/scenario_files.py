@@ -191,7 +191,9 @@ def with_sets(scenario: Any, sets: list[str], source: str = "--set") -> Any:
     """`scenario` with `--set FIELD=VALUE` items applied in order (`sandbox run FILE --set population.agents=200`),
     read as `sandbox fork --set` reads them (`sandbox.core.steps.parse_changes`): FIELD a field of the scenario as
     loaded, defaults included (`population.game.activation`; a number indexes a list; a sweep's base is read in:
-    `sweep.base.population.agents`), VALUE a YAML number, boolean, null, list or mapping, else the text.
+    `sweep.base.population.agents`; a sweep's grid keys hold dots, so its grid is out of reach), VALUE a YAML
+    number, boolean, null, list or mapping, else the text (a file path in it is read from the working directory,
+    not the file's folder).
 
     Raises:
         UsageError: an item that is not FIELD=VALUE.
@@ -212,7 +214,8 @@ def with_changes(scenario: Any, changes: Mapping[str, Any], source: str) -> Any:
         try:
             data = set_path(data, name, value)
         except ValueError as error:
-            raise ScenarioError(source, [(name, f"not a field of the scenario ({error})")]) from None
+            reason = str(error).removeprefix(f"{name}: ")  # set_path's message names the path too
+            raise ScenarioError(source, [(name, f"not a field of the scenario ({reason})")]) from None
     return validate_model(type(scenario), data, source)
 
 

@@ -132,7 +132,8 @@ def with_base_options(
     scenario: SweepFile, source: str, *, seed: int | None = None, models: list[str] | None = None
 ) -> SweepFile:
     """`--model ROLE=SPEC` and `--seed K` for every run of the sweep: given to the base scenario by its kind's own
-    overrides (its roles; `--seed K`: the runs' seeds start at K). `UsageError` for a base kind without them."""
+    overrides (its roles; `--seed K`: the runs' seeds start at K). `UsageError` for a base kind without them, and
+    for an option whose field the grid varies (the grid's values would win)."""
     from sandbox.base.errors import UsageError
     from sandbox.core.kinds import by_option, kind_of_data
     from sandbox.core.scenario_files import parse_kind
@@ -140,7 +141,14 @@ def with_base_options(
     base = base_data(scenario, source)
     kind = kind_of_data(base)
     if not kind.has("overrides"):
-        raise UsageError(f"the base scenario is {kind.title or 'a ' + kind.name + ' scenario'}, which takes no --model")
+        raise UsageError(
+            f"the base scenario is {kind.title or 'a ' + kind.name + ' scenario'}, which takes no --model or --seed"
+        )
+    grid = scenario.sweep.grid
+    for option, given_value, field in (("--seed", seed, "seed"), ("--model", models, "models")):
+        varied = [path for path in grid if path == field or path.startswith(field + ".")]
+        if given_value is not None and varied:  # the grid's values would win over the option in every run
+            raise UsageError(f"{option}: the sweep's grid varies {varied[0]}; change the grid instead")
     given = {k: v for k, v in {"seed": seed, "models": models}.items() if v is not None}
     by_option(given, kind.run_options, f"{kind.name} runs")
     changed = kind.call("overrides", parse_kind(kind.name, base, source), source=source, **given)

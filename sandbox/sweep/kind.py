@@ -60,14 +60,6 @@ def owns_dir(path: Path) -> bool:
     return is_sweep(path)
 
 
-def _base(scenario: SweepFile, source: str) -> dict[str, Any]:
-    """The base scenario's data: read in by `load`, or (a sweep built in Python naming a file) read now, relative to
-    the working directory."""
-    from sandbox.sweep.config import base_data
-
-    return base_data(scenario, source)
-
-
 def overrides(
     scenario: SweepFile, *, source: str = "<command line>", seed: int | None = None, models: list[str] | None = None
 ) -> SweepFile:
@@ -78,17 +70,17 @@ def overrides(
 
 
 def describe(scenario: SweepFile, *, source: str = "<scenario>") -> str:
-    from sandbox.sweep.config import expand
+    from sandbox.sweep.config import base_data, expand
 
-    runs = expand(scenario, _base(scenario, source), source)
+    runs = expand(scenario, base_data(scenario, source), source)
     return f"a sweep of {len(runs)} {runs[0].kind} runs"
 
 
 def runs(scenario: SweepFile, source: str = "<scenario>") -> list[tuple[str, Any]]:
     """The sweep's runs as (kind name, scenario) pairs, validated (for the dry run)."""
-    from sandbox.sweep.config import expand
+    from sandbox.sweep.config import base_data, expand
 
-    return [(run.kind, run.scenario) for run in expand(scenario, _base(scenario, source), source)]
+    return [(run.kind, run.scenario) for run in expand(scenario, base_data(scenario, source), source)]
 
 
 def cli_run(scenario: SweepFile, out: Path | None, *, source: str = "<scenario>") -> Path:

@@ -144,7 +144,7 @@ class DonorGameSpec(PopulationGameSpec):
             "mutate": f"strategies rewritten freely with probability {p.revision.mutation:g}",
         }[p.revision.rule]
         judged = f"; judge {scenario.models.judge.spec} reads play against norm" if p.judge_play else ""
-        active = f" ({self.activation:.0%} of the donations take place)" if self.activation < 1 else ""
+        active = f" ({self.activation * 100:g}% of the donations take place)" if self.activation < 1 else ""
         return (
             f"donor-game population of {p.agents} agents on a {p.network.kind} network, {p.generations} "
             f"generations{active}, {how}; members {scenario.models.user.spec} as role user{judged}"

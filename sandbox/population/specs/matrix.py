@@ -156,7 +156,7 @@ class MatrixGameSpec(PopulationGameSpec):
                 if p.revision.rule == "reflect"
                 else f"each member imitates a better neighbour (Fermi, beta {p.revision.beta:g})"
             )
-            active = f" ({self.activation:.0%} of them each generation)" if self.activation < 1 else ""
+            active = f" ({self.activation * 100:g}% of them each generation)" if self.activation < 1 else ""
             return (
                 f"{self.name} population of {p.agents} LLM members on a {p.network.kind} network, {p.generations} "
                 f"generations of {self.turns}-turn matches{active}, {how}; members {scenario.models.user.spec} as role "
