@@ -2,7 +2,12 @@
 
 The tables were recorded before the population loops moved onto the one LangGraph engine (issue 49), so that the
 move is checked to keep every table, row for row, for the same seed. Timing columns (`seconds`) are left out: they
-are the only columns a rerun may change.
+are the only columns a rerun may change. What the game decided is compared exactly and measured floats within the
+tolerance `sandbox replay` states (`sandbox.engine.table_check`), so that the tables hold on another machine, whose
+kernels round otherwise (issue 61; `tests/test_another_machine.py` checks them there). Re-recorded since where the
+recorded value was an accident of rounding: `ultimatum_assistant_member/clusters.csv` (a cluster of two texts named
+by the last digit of their centrality, now by their holders) and `vallinder_hughes_punishment/norm_diversity.csv`
+(a drift of -1e-17 written as -0.0).
 
     python -m tests.golden_populations record     # write tests/golden/ anew (only on purpose: it is the reference)
 """
@@ -20,6 +25,7 @@ import pandas as pd
 
 from sandbox.base.errors import ScenarioError
 from sandbox.core.scenario_files import parse_kind
+from sandbox.engine.table_check import compare_table
 from sandbox.population.kind import load
 from sandbox.population.scenario import empty_members
 
@@ -151,14 +157,21 @@ def record() -> None:
 
 
 def differences(expected: dict[str, str], found: dict[str, str]) -> list[str]:
-    """What differs between two runs' tables, one line a table."""
+    """What differs between two runs' tables, one line a table: the first differing row, its generation or epoch,
+    the column and both values. What the game decided must match exactly, measured floats within the tolerance of
+    `sandbox.engine.table_check` (the same rule as `sandbox replay`)."""
     lines = [f"{t}: missing" for t in expected if t not in found]
     lines += [f"{t}: not expected" for t in found if t not in expected]
     for t in sorted(set(expected) & set(found)):
-        if expected[t] != found[t]:
-            old, new = (pd.read_csv(io.StringIO(x), dtype=str, keep_default_na=False) for x in (expected[t], found[t]))
-            lines.append(f"{t}: {len(old)} rows -> {len(new)}; columns {list(old.columns)} -> {list(new.columns)}")
+        old, new = (pd.read_csv(io.StringIO(x), dtype=str, keep_default_na=False) for x in (expected[t], found[t]))
+        check = compare_table(t, old, new, where=_step, sides=("the recording", "this run"))
+        if not check.identical:
+            lines.append(check.line())
     return lines
+
+
+def _step(row: pd.Series) -> str:
+    return next((f" ({key} {row[key]})" for key in ("generation", "epoch") if key in row.index), "")
 
 
 if __name__ == "__main__":

@@ -194,6 +194,22 @@ def test_a_replay_is_identical_and_names_the_first_row_that_is_not(population: P
     assert "generations.csv: differs: row 4 (generation 4): cooperation is '0.999'" in text, result.output
 
 
+def test_a_replay_holds_measured_floats_to_a_tolerance_and_counts_those_that_differed(
+    population: Path, tmp_path: Path
+) -> None:
+    """Another machine writes a measured float's last digits otherwise: the replay is identical and says so."""
+    nudged = tmp_path / "nudged"
+    shutil.copytree(population, nudged)
+    table = pd.read_csv(nudged / "generations.csv", dtype=str, keep_default_na=False)
+    fractional = next(i for i, value in enumerate(table["cooperation"]) if not float(value).is_integer())
+    table.loc[fractional, "cooperation"] = repr(float(table.loc[fractional, "cooperation"]) * (1 + 2e-6))
+    table.to_csv(nudged / "generations.csv", index=False)
+    result = runner.invoke(app, ["replay", str(nudged)])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 0 and "the replay is identical" in text, result.output
+    assert "1 float cell within the tolerance" in text and "generations.csv: identical" in text, result.output
+
+
 def test_a_replay_that_asks_a_call_the_run_did_not_record_stops_and_names_it(society: Path, tmp_path: Path) -> None:
     changed = tmp_path / "changed"
     shutil.copytree(society, changed)

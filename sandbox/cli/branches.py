@@ -68,7 +68,9 @@ def replay(
     ] = None,
 ) -> None:
     """Play a finished run again offline, every answer from its recording (no model called), and say whether every
-    table comes out identical; where one differs, the first row and its step. Exit 0 identical, 1 not."""
+    table comes out identical: what the game decided exactly, measured floats within a stated tolerance (5
+    significant digits; another machine's kernels differ in the last ones). Where one differs, the first row, its
+    step, the column and both values. Exit 0 identical, 1 not."""
     from rich.console import Console
 
     from sandbox.engine.replay import replay_run

@@ -9,7 +9,9 @@ path (`drive`).
 * `sandbox.engine.tables`: the CSV tables a step appends to, cut back to their recorded sizes on resume;
 * `sandbox.engine.fork_plan` and `sandbox.engine.fork`: a run forked at a step (the checks and each thread's
   checkpoint at the step, then the fork's directory), `sandbox.engine.replay`: a finished run played again offline,
-  `sandbox.engine.branches`: the branches' headline figures side by side (`sandbox fork`, `replay`, `compare`).
+  its tables compared by `sandbox.engine.table_check` (the game's decisions exactly, measured floats within a
+  tolerance), `sandbox.engine.branches`: the branches' headline figures side by side (`sandbox fork`, `replay`,
+  `compare`).
 """
 
 from sandbox.engine.generations import (

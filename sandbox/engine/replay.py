@@ -2,8 +2,12 @@
 cache (no model at all), and every table compared with the run's own (`sandbox replay RUN`, `sandbox.replay`).
 
 A determinism audit: the replay asks exactly the calls the run asked, in any order, if and only if everything
-between the answers (seeds, pairings, parsers, state, tables) is determined by the scenario. A table that differs
-is named with its first differing row and that row's step; a call the recording does not hold stops the replay
+between the answers (seeds, pairings, parsers, state, tables) is determined by the scenario. What the game decided
+(moves, names, counts, choices: text and integers) must match exactly, measured floats (means, shares, entropies,
+embedding distances) within a stated tolerance (`sandbox.engine.table_check`), so that a replay on another machine,
+whose numeric kernels round otherwise, is identical too; the float cells that differed in their last digits are
+counted. A table that differs is named with its first differing row, that row's step, the column and both values;
+a call the recording does not hold stops the replay
 (`sandbox.llm.offline.NotRecordedError`), and is named. Columns that hold wall-clock time (`seconds`) are left
 out, and so is the transcript's timing: its calls are compared by id and answer.
 """
@@ -27,23 +31,11 @@ from sandbox.core.run_dir import RunDirectory, hold
 from sandbox.core.steps import Steps, read_fork
 from sandbox.engine.fork import copy_database, make_fork
 from sandbox.engine.fork_plan import check_run, steps_of
+from sandbox.engine.table_check import TableCheck, compare_table
 
 __all__ = ["ReplayReport", "TableCheck", "replay_run"]
 
 TIMING = ("seconds",)  # columns of wall-clock time, which no replay reproduces
-
-
-@dataclass
-class TableCheck:
-    """One table of the run against the replay's."""
-
-    table: str
-    rows: int
-    identical: bool
-    difference: str = ""  # where the first difference is, in words ("row 12 (generation 3): cooperation 0.5 != 0.4")
-
-    def line(self) -> str:
-        return f"{self.table}: {'identical' if self.identical else 'differs: ' + self.difference} ({self.rows} rows)"
 
 
 @dataclass
@@ -60,10 +52,17 @@ class ReplayReport:
     seconds: float = 0.0
     original_seconds: float | None = None  # the run's own working time (run.json)
 
+    @property
+    def close(self) -> int:
+        """The float cells that differed in their last digits, within the tolerance (`sandbox.engine.table_check`)."""
+        return sum(check.close for check in self.tables)
+
     def lines(self) -> list[str]:
         verdict = "identical" if self.identical else "NOT identical"
+        within = f"; {self.close} float cell{'s' * (self.close != 1)} within the tolerance" if self.close else ""
         lines = [
-            f"{self.run}: the replay is {verdict} ({len(self.tables)} tables, {self.calls} calls from the recording)"
+            f"{self.run}: the replay is {verdict} ({len(self.tables)} tables, {self.calls} calls from the "
+            f"recording{within})"
         ]
         if self.missing:
             lines.append(self.missing)
@@ -195,41 +194,11 @@ def _compare_tables(run: Path, target: Path, kind: kinds.RunKind, steps: Steps) 
 
 
 def first_difference(name: str, original: pd.DataFrame, replayed: pd.DataFrame, steps: Steps) -> TableCheck:
-    """The table `name` of the run against the replay's: identical, or where it first differs (row, step, column)."""
+    """The table `name` of the run against the replay's: identical (what the game decided exactly, measured floats
+    within `sandbox.engine.table_check`'s tolerance), or where it first differs (row, step, column, both values)."""
     timing = [c for c in original.columns if c in TIMING or str(c).endswith(".seconds")]
     a, b = original.drop(columns=timing), replayed.drop(columns=[c for c in timing if c in replayed.columns])
-    if list(a.columns) != list(b.columns):
-        return TableCheck(name, len(a), False, f"its columns differ ({list(a.columns)} against {list(b.columns)})")
-    for i in range(min(len(a), len(b))):
-        left, right = a.iloc[i], b.iloc[i]
-        for column in a.columns:
-            if not _same(left[column], right[column]):
-                return TableCheck(
-                    name,
-                    len(a),
-                    False,
-                    f"row {i}{_step(left, steps)}: {column} is {_short(left[column])} in the run, "
-                    f"{_short(right[column])} in the replay",
-                )
-    if len(a) != len(b):
-        row = a.iloc[len(b)] if len(a) > len(b) else b.iloc[len(a)]
-        return TableCheck(
-            name,
-            len(a),
-            False,
-            f"row {min(len(a), len(b))}{_step(row, steps)}: {len(a)} rows in the run, {len(b)} in the replay",
-        )
-    return TableCheck(name, len(a), True)
-
-
-def _same(x: Any, y: Any) -> bool:
-    if isinstance(x, float) and isinstance(y, float) and x != x and y != y:
-        return True
-    return (
-        bool(x == y)
-        if not isinstance(x, list | dict)
-        else json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
-    )
+    return compare_table(name, a, b, where=lambda row: _step(row, steps))
 
 
 def _step(row: pd.Series, steps: Steps) -> str:
@@ -237,11 +206,6 @@ def _step(row: pd.Series, steps: Steps) -> str:
         if key in row.index:
             return f" ({steps.unit} {row[key]})"
     return ""
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _calls(run: Path, target: Path) -> tuple[int, int, TableCheck | None]:

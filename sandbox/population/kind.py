@@ -220,6 +220,10 @@ POPULATION = RunKind(
         "episodes": "episodes.csv",
         "moves": "moves.csv",
         "fidelity": "fidelity.csv",
+        "clusters": "clusters.csv",  # the norm map's (sandbox.population.norm_map)
+        "norm_clusters": "norm_clusters.csv",
+        "cluster_shares": "cluster_shares.csv",
+        "norm_diversity": "norm_diversity.csv",
         "transcripts": "transcripts.jsonl",
     },
     benchmarks={
