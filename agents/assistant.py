@@ -20,6 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 import prompts
 from agents.turns import ask, propose_messages, respond_messages
 from agents.user import example_decision_turns
+from sandbox.base.rounding import best
 from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.contracts import TOKEN_LOGPROBS, CallInfo, Constraint
 from sandbox.llm.wrapper import acall
@@ -190,9 +191,9 @@ async def read_principle(
             for i, c in enumerate(forced)
         )
     )
-    scores = [_answer_logprob(answer) for answer in answers]
-    if all(score is not None for score in scores):
-        return STANCES[max(range(len(STANCES)), key=lambda i: scores[i])]  # type: ignore[arg-type,return-value]
+    scores = [score for score in map(_answer_logprob, answers) if score is not None]
+    if len(scores) == len(STANCES):  # log-probabilities equal but for their last digits: the first stance
+        return STANCES[best(scores)]
     choice = Constraint(
         prefix=READING_PREFIX, grammar="root ::= " + " | ".join(_literal(" " + s.statement) for s in STANCES)
     )

@@ -8,6 +8,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from sandbox.base.rounding import apportion
 from societies.contracts import UserProfile
 from societies.manners import resolve_manner
 from societies.norms import resolve_norm
@@ -32,13 +33,7 @@ def largest_remainder_counts(proportions: Sequence[float], total: int) -> list[i
     weight = math.fsum(proportions)
     if weight <= 0:
         raise ValueError("proportions must have a positive sum")
-    quotas = [p / weight * total for p in proportions]
-    counts = [math.floor(q) for q in quotas]
-    left = total - sum(counts)
-    order = sorted(range(len(quotas)), key=lambda i: (-(quotas[i] - counts[i]), i))
-    for i in order[:left]:
-        counts[i] += 1
-    return counts
+    return apportion([p / weight * total for p in proportions], total)
 
 
 def _assign(items: Sequence[T], counts: Sequence[int], rng: np.random.Generator) -> list[T]:

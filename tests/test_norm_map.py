@@ -76,6 +76,34 @@ def test_clusters_shares_diversity_and_drift_follow_the_texts(tmp_path: Path) ->
     assert d.loc[2, "drift"] > 0.05
 
 
+def _two_texts(path: Path, holders: list[int]) -> Path:
+    """Two texts of one cluster, norms 0 and 1, held by the agents `holders` (a norm id each)."""
+    path.mkdir()
+    texts = ["My strategy will be to give all.", "My strategy will be to give most."]
+    pd.DataFrame({"generation": 0, "norm": [0, 1], "strategy": texts, "parents": ""}).to_csv(
+        path / "norms.csv", index=False
+    )
+    pd.DataFrame({"generation": 0, "agent": range(len(holders)), "name": "x", "norm": holders}).assign(
+        strategy=[texts[n] for n in holders]
+    ).to_csv(path / "population.csv", index=False)
+    return path
+
+
+@pytest.mark.parametrize("nudge", [-1e-9, 0.0, 1e-9])
+def test_a_cluster_name_follows_its_holders_not_the_last_digit_of_an_embedding(tmp_path: Path, nudge: float) -> None:
+    """Two texts of a cluster are each as central as the other: another machine's last digits (the nudge) must not
+    rename the cluster. The text more agents hold names it; with as many each, the first seen."""
+
+    def embed(texts: list[str]) -> np.ndarray:
+        vectors = fake_embed(texts).astype(float)
+        vectors[[i for i, t in enumerate(texts) if "most" in t], 0] += nudge
+        return vectors
+
+    for holders, name in (([1, 0, 1], "give most"), ([0, 1, 0], "give all"), ([1, 0], "give all")):
+        result = norm_map(_two_texts(tmp_path / f"{holders}", holders), embed=embed)
+        assert len(result.clusters) == 1 and result.clusters.loc[0, "name"] == f"My strategy will be to {name}."
+
+
 def test_minilm_puts_paraphrases_together_and_other_rules_apart(tmp_path: Path) -> None:
     path = tmp_path / "run"
     path.mkdir()

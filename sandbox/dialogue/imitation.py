@@ -33,6 +33,7 @@ import pandas as pd
 
 from sandbox.base.errors import UsageError
 from sandbox.base.files import read_csv
+from sandbox.base.rounding import best
 from sandbox.llm.embeddings import Embedder, minilm_embedder, minilm_path  # noqa: F401 (minilm_path: its old home)
 
 Features = Literal["embedding", "parameters", "both"]
@@ -186,9 +187,9 @@ def evaluate(
                     "run": row.run,
                     "setup": row.setup,
                     "player": int(player),
-                    "cfr": instructions[int(cfr.argmax())],
-                    "network": instructions[int(p.argmax())],
-                    "mean_policy": instructions[int(mean.argmax())],
+                    "cfr": instructions[best(cfr)],
+                    "network": instructions[best(p)],
+                    "mean_policy": instructions[best(mean)],
                     "tv_network": float(0.5 * np.abs(p - cfr).sum()),
                     "tv_mean": float(0.5 * np.abs(mean - cfr).sum()),
                     "text": row.text,

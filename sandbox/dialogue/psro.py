@@ -25,6 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prompts import render
+from sandbox.base.rounding import best as best_of
 from sandbox.dialogue.expand import DialogueModels, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.meta_games import meta_payoffs, meta_solve, value_against
@@ -178,7 +179,7 @@ async def run_psro(
             others = [np.pad(s, (0, len(trial_sets[q]) - len(s))) for q, s in enumerate(strategies)]
             values = value_against(trial_payoffs, p, others)
             scores = {c: float(values[len(sets[p]) + k]) for k, c in enumerate(new)}
-            best = max(new, key=lambda c: (scores[c], -new.index(c)))
+            best = new[best_of([scores[c] for c in new])]  # the first of those tied but for rounding
             for c in new:
                 result.candidates.append(
                     {

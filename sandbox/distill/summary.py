@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 
 from sandbox.base.errors import UsageError
 from sandbox.base.files import read_csv
+from sandbox.base.rounding import best
 from sandbox.base.stats import json_number
 from sandbox.core.run_dir import RunDirectory
 from sandbox.core.summary import write_summary
@@ -46,7 +47,7 @@ def judge_figures(table: JudgeTable) -> dict[str, Any]:
         out["judged_moves_with_truth"] = len(known)
     proposals = mine[mine["role"] == "proposer"].groupby("offered_share")["reward"].mean()
     if not proposals.empty:
-        out["judge_target_share"] = float(proposals.idxmax())
+        out["judge_target_share"] = float(proposals.index[best(proposals.tolist())])  # tied: the lowest share
         out["judge_reward_by_share"] = {f"{share:.2f}": round(float(r), 4) for share, r in proposals.items()}
     return out
 

@@ -38,6 +38,8 @@ from typing import Literal
 
 import numpy as np
 
+from sandbox.base.rounding import apportion
+
 __all__ = [
     "ANSWER_MARKER",
     "CommonsRules",
@@ -102,11 +104,7 @@ def allocate(asked: Sequence[int], stock: int, rule: str, rng: np.random.Generat
     if sum(asked) <= stock:
         return asked
     if rule == "proportional":
-        exact = [stock * a / sum(asked) for a in asked]
-        caught = [int(x) for x in exact]
-        for i in sorted(range(len(asked)), key=lambda i: -(exact[i] - caught[i]))[: stock - sum(caught)]:
-            caught[i] += 1
-        return caught
+        return apportion([stock * a / sum(asked) for a in asked], stock)
     caught = [0] * len(asked)
     for _ in range(stock):  # one ton at a time to a random agent that still wants more
         wanting = [i for i, a in enumerate(asked) if caught[i] < a]

@@ -13,7 +13,9 @@ payoffs, then all change at once.
   prisoner's dilemma).
 * `best` (Nowak & May 1992): agent x takes the strategy of the best-scoring
   agent among its neighbours and itself; on a tie it keeps its own, and
-  among tied neighbours the lowest-numbered wins (the rule is deterministic).
+  among tied neighbours the lowest-numbered wins (the rule is deterministic;
+  payoffs equal but for their last digits tie, so no machine's rounding
+  decides, `sandbox.base.rounding`).
 * then, with probability `mutation`, a strategy drawn uniformly from the
   members' strategies instead.
 
@@ -28,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from sandbox.base.rounding import below
 from sandbox.population.strategies import MatchTable
 
 __all__ = [
@@ -186,6 +189,23 @@ def neighbour_of(agent: int, neighbours: Neighbours, rng: np.random.Generator) -
     return int(around[rng.integers(len(around))])
 
 
+def _best_neighbours(payoff: np.ndarray, neighbours: Neighbours) -> tuple[np.ndarray, np.ndarray]:
+    """Each agent's best-scoring neighbour (the lowest-numbered of those tied with the best: payoffs equal but for
+    their last digits tie, `sandbox.base.rounding`), and whether it scored more than the agent (never an agent
+    without neighbours)."""
+    assert neighbours.indices is not None, "a complete network has no neighbour lists"
+    n, degree, indices = neighbours.size, neighbours.degree(), neighbours.indices
+    owner = np.repeat(np.arange(n), degree)
+    values = payoff[indices]
+    top_value = np.full(n, -np.inf)
+    np.maximum.at(top_value, owner, values)
+    tied = ~below(values, top_value[owner])
+    top = np.full(n, n, dtype=np.int64)
+    np.minimum.at(top, owner[tied], indices[tied])
+    top = np.where(degree > 0, top, np.arange(n))
+    return top, (degree > 0) & below(payoff, payoff[top])
+
+
 def revise(
     strategies: np.ndarray,
     outcome: Play,
@@ -217,16 +237,11 @@ def revise(
         new = np.where(adopt, strategies[model], strategies)
     elif rule == "best":
         if neighbours.complete:
-            best = int(np.argmax(payoff))  # the lowest-numbered of the best
-            new = np.where(payoff >= payoff[best], strategies, strategies[best])
+            best = int(np.flatnonzero(~below(payoff, payoff.max()))[0])  # the lowest-numbered of the best
+            new = np.where(below(payoff, payoff[best]), strategies[best], strategies)
         else:
-            for x in range(n):
-                around = neighbours.indices[neighbours.indptr[x] : neighbours.indptr[x + 1]]
-                if len(around) == 0:
-                    continue
-                top = around[np.argmax(payoff[around])]
-                if payoff[top] > payoff[x]:
-                    new[x] = strategies[top]
+            top, switch = _best_neighbours(payoff, neighbours)
+            new = np.where(switch, strategies[top], strategies)
     elif rule != "mutate":  # mutate: mutation alone changes strategies
         raise ValueError(f"unknown revision rule {rule!r}")
     if mutation > 0:

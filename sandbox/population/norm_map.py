@@ -5,7 +5,11 @@ Each norm version of `norms.csv` is embedded with all-MiniLM-L6-v2
 dropped first, as every text has it) and the versions are clustered by
 average-linkage agglomerative clustering (SciPy) on cosine distance, cut at
 `threshold`. A cluster is named by its most central text (the member with
-the highest mean similarity to the others). Per generation, from each
+the highest mean similarity to the others); texts as central as each other
+but for rounding (the two of a two-text cluster always are) are told apart
+by the agents holding them over the run, the most first, then by the first
+seen (`sandbox.base.rounding`), so that another machine's last digits never
+rename a cluster. Per generation, from each
 agent's norm in `population.csv`:
 
 * the share of agents in each cluster (`cluster_shares.csv`);
@@ -18,7 +22,10 @@ agent's norm in `population.csv`:
 
 Files: `clusters.csv` (cluster, name, versions, agents in the last
 generation), `norm_clusters.csv` (norm id, cluster), `cluster_shares.csv`,
-`norm_diversity.csv`, `norm_map.png`. A sentence embedding reads topic and
+`norm_diversity.csv`, `norm_map.png`. Shares and diversity are written at
+six decimals: the embeddings are float32, and their seventh digit follows
+the machine's kernels (`sandbox.engine.table_check` compares them within
+that). A sentence embedding reads topic and
 wording better than numbers and negation, so read the clusters with their
 names. Measured (the texts after "My strategy will be"): three paraphrases
 of "give half to every recipient" lie 0.22 to 0.33 apart, and "never give
@@ -28,6 +35,7 @@ anything" and "give everything I have" 0.26 apart.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from sandbox.base.files import read_csv
+from sandbox.base.rounding import best
 from sandbox.llm.embeddings import Embedder
 
 __all__ = [
@@ -123,12 +132,14 @@ def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Em
         vectors = embedded[[where[t] for t in texts]]
         labels = _clusters(vectors, threshold)
     by_id = dict(zip(ids, range(len(ids))))
+    held = population.dropna(subset=["norm"]).assign(norm=lambda f: f["norm"].astype(int))
+    holders = Counter(texts[by_id[n]] for n in held["norm"])  # agent-generations holding each text
     names = []
     for c in range(labels.max() + 1):
         members = np.flatnonzero(labels == c)
-        centre = members[np.argmax(vectors[members] @ vectors[members].sum(axis=0))]  # the highest mean similarity
+        centrality = vectors[members] @ vectors[members].sum(axis=0)  # the highest mean similarity
+        centre = members[best(centrality, key=lambda k: (-holders[texts[members[k]]], members[k]))]
         names.append(str(norms["strategy"].iloc[centre]))
-    held = population.dropna(subset=["norm"]).assign(norm=lambda f: f["norm"].astype(int))
     held = held.assign(cluster=[int(labels[by_id[n]]) for n in held["norm"]])
     last = held[held["generation"] == held["generation"].max()]
     clusters = pd.DataFrame(
@@ -164,6 +175,8 @@ def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Em
             }
         )
     diversity = pd.DataFrame(rows).round(6)
+    measured = ["entropy_bits", "mean_pairwise_distance", "drift", "spread"]
+    diversity[measured] += 0.0  # -0.0, a rounding error of -1e-17 rounded, is written as 0.0
     shares.columns = [f"cluster {c}" for c in shares.columns]
     return NormMap(clusters, pd.DataFrame({"norm": ids, "cluster": labels}), shares.round(6).reset_index(), diversity)
 

@@ -7,6 +7,8 @@ import itertools
 import math
 from collections.abc import Sequence
 
+from sandbox.base.rounding import best
+
 __all__ = ["fit_threshold"]
 
 
@@ -37,4 +39,6 @@ def fit_threshold(scores: Sequence[float | None], truths: Sequence[bool], defaul
     def right(cut: float) -> int:
         return sum((s >= cut) == t for s, t in pairs)
 
-    return max(cuts, key=lambda cut: (right(cut), -abs(cut - default)))
+    counts = [right(cut) for cut in cuts]
+    most = [cut for cut, count in zip(cuts, counts) if count == max(counts)]
+    return most[best([-abs(cut - default) for cut in most])]  # the nearest the default; tied: the lowest

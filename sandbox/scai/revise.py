@@ -25,6 +25,7 @@ import numpy as np
 
 from agents.assistant import PolicyFollowingAssistant
 from agents.meta import Interaction
+from sandbox.base.rounding import best
 from sandbox.base.seeding import Branch, generator, seed_node
 from sandbox.games.ultimatum import Stake
 from sandbox.games.ultimatum_episode import propose_move, respond_move
@@ -138,8 +139,8 @@ def choose(candidates: list[dict[str, Any]], config: RevisionStrategy, rng: np.r
     if not scored:  # nothing of the users to compare with: the first new draw, as a single revision would
         fresh = [i for i, c in enumerate(candidates) if c["source"] == "meta" and c["legal"] and not c["duplicate"]]
         return fresh[0] if fresh else 0
-    if config.select == "best":
-        return min(scored, key=lambda i: candidates[i]["distance"])
+    if config.select == "best":  # distances equal but for their last digits tie (sandbox.base.rounding)
+        return scored[best([-candidates[i]["distance"] for i in scored])]
     weights = np.array([math.exp(-candidates[i]["distance"] / config.tau) for i in scored])
     weights /= weights.sum()
     for i, w in zip(scored, weights):

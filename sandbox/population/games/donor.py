@@ -152,7 +152,8 @@ def _select(scores: np.ndarray, agents: Sequence[dict[str, Any]], share: float, 
     keep = max(1, round(len(agents) * share))
     fixed = [i for i, a in enumerate(agents) if a["fixed"]]
     draw = rng.permutation(len(agents))
-    order = [i for i in sorted(range(len(agents)), key=lambda i: (-scores[i], draw[i])) if i not in fixed]
+    level = np.round(scores, 6)  # resources equal but for their last digits tie (sandbox.base.rounding)
+    order = [i for i in sorted(range(len(agents)), key=lambda i: (-level[i], draw[i])) if i not in fixed]
     return sorted(fixed + order[: max(0, keep - len(fixed))])
 
 

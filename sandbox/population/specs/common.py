@@ -11,12 +11,12 @@ the kind dispatches on the game.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any, Literal, NamedTuple
 
 from pydantic import Field
 
+from sandbox.base.rounding import apportion
 from sandbox.base.scenario_model import StrictModel
 
 __all__ = [
@@ -47,12 +47,7 @@ def member_counts(shares: list[float], agents: int) -> list[int]:
     >>> member_counts([1 / 3, 1 / 3, 1 / 3], 8)
     [3, 3, 2]
     """
-    exact = [share * agents for share in shares]
-    counts = [math.floor(x) for x in exact]
-    by_remainder = sorted(range(len(shares)), key=lambda i: -(exact[i] - counts[i]))
-    for i in by_remainder[: agents - sum(counts)]:
-        counts[i] += 1
-    return counts
+    return apportion([share * agents for share in shares], agents)
 
 
 class Member(StrictModel):
