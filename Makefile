@@ -34,8 +34,11 @@ lock:
 run: install
 	$(BIN)/sandbox run default
 
+# The suite on a worker per core (pytest-xdist, at most 4): tests/conftest.py pins each worker to a core of its own
+# with one thread for the math libraries, and starts the slow tests first. `pytest FILE` alone runs in one process.
+XDIST := -n auto --maxprocesses 4 --dist worksteal
 test: install lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
 
 # Headless Chromium for the viewer's browser tests, from Debian's packages (Playwright's own browser download cannot
 # be reached here). Without root the tests skip and say so; .ci/run calls this and makes them required.
@@ -75,7 +78,7 @@ check-install: install
 	SANDBOX_INSTALL_TESTS=1 $(BIN)/python -m pytest -m install -s -p no:cacheprovider tests/test_install.py
 
 test-fast: install
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest $(XDIST) -m "not slow"
 
 bench: install
 	$(BIN)/sandbox bench all

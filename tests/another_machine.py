@@ -28,8 +28,10 @@ TEXTS = [
 def narrowed() -> dict[str, str]:
     """This process's environment with the numeric kernels of another machine."""
     from numpy._core import _multiarray_umath as numpy_cpu
+    from threadpoolctl import threadpool_info
 
-    threads = 1 if (os.cpu_count() or 1) > 1 else 2  # other thread counts than this machine's default
+    here = max((pool["num_threads"] for pool in threadpool_info()), default=1)
+    threads = 2 if here == 1 else 1  # other thread counts than this process's (under pytest-xdist: 1)
     return os.environ | {
         "NPY_DISABLE_CPU_FEATURES": " ".join(numpy_cpu.__cpu_dispatch__),
         "ATEN_CPU_CAPABILITY": "default",

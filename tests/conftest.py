@@ -62,11 +62,40 @@ def scai_scenario(**changes: Any) -> Scenario:
     return parse_scenario(data, "<test>")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """`make test` runs the suite on pytest-xdist, a worker per core: each worker runs on a core of its own, with
+    one thread for the math libraries, so two workers' OpenMP and BLAS pools never spin against each other (as the
+    sweep's workers are pinned, `sandbox.sweep.executors.share_the_cores`: two PPO runs sizing their pools to every
+    core ran 20 times slower in bursts). The controller sets the thread counts before it starts the workers, since
+    numpy's BLAS reads them on import; a count the user set is kept."""
+    import os
+
+    from sandbox.sweep.executors import THREAD_VARIABLES
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        if getattr(config.option, "numprocesses", None):
+            for name in THREAD_VARIABLES:
+                os.environ.setdefault(name, "1")
+        return
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+        mine = {cores[int(worker.removeprefix("gw")) % len(cores)]}
+        for task in os.listdir("/proc/self/task"):  # every thread started so far, not only this one
+            os.sched_setaffinity(int(task), mine)
+    except (AttributeError, OSError, ValueError):  # not on Linux: the workers share the cores
+        pass
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `paid` call a paid endpoint: they run only when asked to (SANDBOX_PAID_TESTS=1) with a key.
     Tests marked `install` build the distributions and install them into new environments: `make check-install`
-    (SANDBOX_INSTALL_TESTS=1, called by .ci/run) runs them, `make test` leaves them to it."""
+    (SANDBOX_INSTALL_TESTS=1, called by .ci/run) runs them, `make test` leaves them to it. The slow tests (the
+    embedded model, training) go first, so that under pytest-xdist the workers share them and no worker ends the
+    suite alone on a long one."""
     import os
+
+    items.sort(key=lambda item: "slow" not in item.keywords)  # stable: each group keeps its order
 
     paid = os.environ.get("SANDBOX_PAID_TESTS") == "1" and os.environ.get("OPENAI_API_KEY")
     install = os.environ.get("SANDBOX_INSTALL_TESTS") == "1"

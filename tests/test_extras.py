@@ -74,6 +74,7 @@ def test_the_hiding_works(core_only: dict[str, str]) -> None:
     assert found.returncode == 0 and eval(found.stdout) == sorted(extras.EXTRAS)
 
 
+@pytest.mark.slow  # over half a minute
 def test_the_core_commands_run_without_any_extra(core_only: dict[str, str], tmp_path: Path) -> None:
     assert sandbox(core_only, "--help").returncode == 0  # every kind registers, none imports an extra
     assert sandbox(core_only, "--version").stdout.startswith("norm-sandbox ")

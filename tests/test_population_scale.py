@@ -105,6 +105,7 @@ def test_the_benchmark_reports_each_run_against_its_concurrency_bound() -> None:
     assert row["peak_bytes"] > 0 and 500 < row["transcript_bytes_per_call"] < 5000 and row["cpu_ms_per_call"] > 0
 
 
+@pytest.mark.slow  # over half a minute
 def test_llm_members_on_two_ray_actors_write_the_same_tables_and_transcript_as_one_process_and_resume(
     tmp_path: Path,
 ) -> None:

@@ -130,6 +130,7 @@ def finished(path: Path) -> pd.DataFrame:
     return table
 
 
+@pytest.mark.slow  # over half a minute
 def test_a_sweep_on_the_local_pool_and_on_a_local_ray_give_one_sweep_csv(tmp_path: Path) -> None:
     with loopback_openai(answer) as server:
         file = sweep_file(tmp_path, server.url)
