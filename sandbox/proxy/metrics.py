@@ -40,5 +40,6 @@ def fit_threshold(scores: Sequence[float | None], truths: Sequence[bool], defaul
         return sum((s >= cut) == t for s, t in pairs)
 
     counts = [right(cut) for cut in cuts]
-    most = [cut for cut, count in zip(cuts, counts) if count == max(counts)]
+    top = max(counts)
+    most = [cut for cut, count in zip(cuts, counts) if count == top]
     return most[best([-abs(cut - default) for cut in most])]  # the nearest the default; tied: the lowest
