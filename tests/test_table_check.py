@@ -4,6 +4,7 @@ values."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -69,6 +70,12 @@ def test_missing_rows_and_other_columns_are_named() -> None:
 
 def test_choices_from_floats_tie_where_only_the_last_digits_differ() -> None:
     assert close(0.357913, 0.357914) and not close(0.35, 0.36) and close(1e-7, -1e-7)
+    # written at six decimals, one last digit apart: close at any size (in binary 0.090001 - 0.09 > 1e-6); two apart
+    # below 0.1: not
+    steps = np.arange(0, 1_200_000)
+    assert all(close(a / 1e6, (a + 1) / 1e6) for a in steps.tolist())
+    assert not any(close(a / 1e6, (a + 2) / 1e6) for a in range(99_999))
+    assert not below(steps[:-1] / 1e6, steps[1:] / 1e6).any()
     assert best([2.0, 2.0 + 4e-16, 1.0]) == 0 and best([2.0, 2.5, 1.0]) == 1
     assert best([2.0 + 4e-16, 2.0], key=lambda i: -i) == 1  # the caller's key, not the last digit
     assert below([1.0, 2.0 - 1e-15, 1.9], 2.0).tolist() == [True, False, True]

@@ -27,20 +27,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ABSOLUTE", "RELATIVE", "apportion", "below", "best", "close"]
+__all__ = ["ABSOLUTE", "RELATIVE", "SPARE", "apportion", "below", "best", "close"]
 
 RELATIVE = 1e-5
 ABSOLUTE = 1e-6
+SPARE = 1 + 1e-9  # the decimals 0.090001 and 0.09 are 1.0000000000287557e-06 apart in binary: one last digit is close
 
 
 def close(a: float, b: float) -> bool:
     """Whether two finite floats are equal but for their last digits: |a - b| <= max(RELATIVE * max(|a|, |b|),
-    ABSOLUTE).
+    ABSOLUTE), with a billionth of that to spare for the binary form of a decimal (`SPARE`), so that two values
+    written at six decimals one last digit apart are always close.
 
-    >>> close(0.357913, 0.357914), close(0.0, 1e-06), close(0.35, 0.36)
-    (True, True, False)
+    >>> close(0.357913, 0.357914), close(0.090001, 0.09), close(0.0, 1e-06), close(0.09, 0.090002), close(0.35, 0.36)
+    (True, True, True, False, False)
     """
-    return abs(a - b) <= max(RELATIVE * max(abs(a), abs(b)), ABSOLUTE)
+    return abs(a - b) <= max(RELATIVE * max(abs(a), abs(b)), ABSOLUTE) * SPARE
 
 
 def best(scores: Sequence[float] | np.ndarray, key: Callable[[int], Any] = lambda i: i) -> int:
@@ -59,7 +61,7 @@ def below(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray:
     [True, False, False]
     """
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    gap = np.maximum(RELATIVE * np.maximum(np.abs(a), np.abs(b)), ABSOLUTE)
+    gap = np.maximum(RELATIVE * np.maximum(np.abs(a), np.abs(b)), ABSOLUTE) * SPARE
     return (a < b) & (b - a > gap)
 
 

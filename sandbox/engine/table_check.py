@@ -8,6 +8,9 @@ decimal:
 
     |a - b| <= max(1e-5 * max(|a|, |b|), 1e-6)          (sandbox.base.rounding.close)
 
+(with a billionth of it to spare, so that two values written at six decimals one last digit apart always match:
+0.090001 - 0.09 is 1.0000000000287557e-06 in binary).
+
 The last digits of such a number follow the machine, not the run (`sandbox.base.rounding` says why). A cell that
 differed within the tolerance is counted (`TableCheck.close`, with the largest relative difference), so a replay
 says how many float cells differed in their last digits instead of hiding them.
