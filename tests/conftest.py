@@ -63,14 +63,14 @@ def scai_scenario(**changes: Any) -> Scenario:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """`make test` runs the suite on pytest-xdist, a worker per core: each worker runs on a core of its own, with
-    one thread for the math libraries, so two workers' OpenMP and BLAS pools never spin against each other (as the
-    sweep's workers are pinned, `sandbox.sweep.executors.share_the_cores`: two PPO runs sizing their pools to every
-    core ran 20 times slower in bursts). The controller sets the thread counts before it starts the workers, since
-    numpy's BLAS reads them on import; a count the user set is kept."""
+    """`make test` runs the suite on pytest-xdist, a worker per core: each worker runs on a core of its own
+    (`sandbox.sweep.executors.core_slices` and `pin`, as the sweep's workers are pinned), with one thread for the
+    math libraries, so two workers' OpenMP and BLAS pools never spin against each other (two PPO runs sizing their
+    pools to every core ran 20 times slower in bursts). The controller sets the thread counts before it starts the
+    workers, since numpy's BLAS reads them on import; a count the user set is kept."""
     import os
 
-    from sandbox.sweep.executors import THREAD_VARIABLES
+    from sandbox.sweep.executors import THREAD_VARIABLES, core_slices, pin, usable_core_list
 
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker is None:
@@ -78,13 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
             for name in THREAD_VARIABLES:
                 os.environ.setdefault(name, "1")
         return
-    try:
-        cores = sorted(os.sched_getaffinity(0))
-        mine = {cores[int(worker.removeprefix("gw")) % len(cores)]}
-        for task in os.listdir("/proc/self/task"):  # every thread started so far, not only this one
-            os.sched_setaffinity(int(task), mine)
-    except (AttributeError, OSError, ValueError):  # not on Linux: the workers share the cores
-        pass
+    cores = usable_core_list()
+    if cores:  # not on Linux: the workers share the cores
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        pin(core_slices(cores, workers)[int(worker.removeprefix("gw")) % workers])
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -31,7 +31,7 @@ from sandbox.core.run_dir import RunDirectory, hold
 from sandbox.core.steps import Steps, read_fork
 from sandbox.engine.fork import copy_database, make_fork
 from sandbox.engine.fork_plan import check_run, steps_of
-from sandbox.engine.table_check import TableCheck, compare_table
+from sandbox.engine.table_check import TableCheck, compare_table, float_cells
 
 __all__ = ["ReplayReport", "TableCheck", "replay_run"]
 
@@ -59,7 +59,7 @@ class ReplayReport:
 
     def lines(self) -> list[str]:
         verdict = "identical" if self.identical else "NOT identical"
-        within = f"; {self.close} float cell{'s' * (self.close != 1)} within the tolerance" if self.close else ""
+        within = f"; {float_cells(self.close)} within the tolerance" if self.close else ""
         lines = [
             f"{self.run}: the replay is {verdict} ({len(self.tables)} tables, {self.calls} calls from the "
             f"recording{within})"

@@ -30,7 +30,7 @@ import pandas as pd
 
 from sandbox.base.rounding import close
 
-__all__ = ["TableCheck", "cell_match", "compare_table"]
+__all__ = ["TableCheck", "cell_match", "compare_table", "float_cells"]
 
 _FLOAT = re.compile(r"[-+]?(\d+\.\d*|\.\d+|\d+(?=[eE]))([eE][-+]?\d+)?|[-+]?(nan|inf)", re.IGNORECASE)
 
@@ -50,14 +50,15 @@ class TableCheck:
         if not self.identical:
             return f"{self.table}: differs: {self.difference} ({self.rows} rows)"
         within = (
-            f"; {_cells(self.close)} differed in the last digits, at most {self.largest:.1e} relative"
+            f"; {float_cells(self.close)} differed in the last digits, at most {self.largest:.1e} relative"
             if self.close
             else ""
         )
         return f"{self.table}: identical ({self.rows} rows{within})"
 
 
-def _cells(count: int) -> str:
+def float_cells(count: int) -> str:
+    """'1 float cell', '2 float cells'."""
     return f"{count} float cell{'s' * (count != 1)}"
 
 

@@ -75,16 +75,22 @@ def share_the_cores(counter: Any, slices: Sequence[Sequence[int]]) -> list[int]:
         k = counter.value
         counter.value += 1
     mine = list(slices[k % len(slices)])
+    pin(mine)
+    return mine
+
+
+def pin(cores: Sequence[int]) -> None:
+    """Run this process, every thread it has started so far, on `cores` (Linux; a library's threads keep the old
+    mask otherwise)."""
     try:
-        threads = [int(task) for task in os.listdir("/proc/self/task")]  # a library's threads keep the old mask
+        threads = [int(task) for task in os.listdir("/proc/self/task")]
     except OSError:  # no /proc: the calling thread only
         threads = [0]
     for thread in threads:
         try:
-            os.sched_setaffinity(thread, mine)
+            os.sched_setaffinity(thread, cores)
         except OSError:  # a thread that ended meanwhile
             pass
-    return mine
 
 
 def _start_worker(counter: Any, slices: Sequence[Sequence[int]]) -> None:
