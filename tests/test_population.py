@@ -502,3 +502,51 @@ def test_a_run_the_hand_written_loops_checkpointed_is_refused_with_exit_2_and_le
     assert result.exit_code == 2, result.output
     assert "older sandbox" in result.output and "state.json" in result.output
     assert {p.name: p.read_bytes() for p in killed.iterdir() if p.is_file()} == before
+
+
+def test_the_axelrod_catalogue_is_the_installed_librarys() -> None:
+    """Validation reads axelrod's strategies from the shipped catalogue; it must list what the installed library
+    has (names, classes and the stochastic classifier), else `python -m sandbox.population.strategies` rewrites it."""
+    from sandbox.population.strategies import CATALOGUE, catalogue_from_axelrod, strategy_class
+
+    shipped = json.loads(CATALOGUE.read_text(encoding="utf-8"))
+    assert shipped == catalogue_from_axelrod()
+    assert strategy_class("Tit For Tat").__name__ == "TitForTat"
+    assert strategy_class("TitForTat").name == "Tit For Tat"
+
+
+def test_validation_and_dry_runs_do_not_import_axelrod() -> None:
+    """`sandbox validate` and `--dry-run` of a scripted matrix population never import axelrod (11 to 20 s of CPU):
+    a child process whose `import axelrod` fails does both, and tells a stochastic strategy and refuses an unknown
+    one from the catalogue alone."""
+    import subprocess
+    import sys
+
+    code = """
+import builtins, sys
+real_import = builtins.__import__
+def no_axelrod(name, *args, **kwargs):
+    if name.split(".")[0] == "axelrod":
+        raise AssertionError("axelrod imported")
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = no_axelrod  # any import of axelrod fails (what the extra's check finds stays installed)
+from typer.testing import CliRunner
+from sandbox.cli.runs import app
+r = CliRunner()
+for args in (["validate", "scenarios/population/pd_grid_nowak_may.yaml"],
+             ["run", "scenarios/population/pd_well_mixed.yaml", "--dry-run"]):
+    result = r.invoke(app, args)
+    assert result.exit_code == 0, result.output
+from sandbox.population.strategies import is_stochastic, strategy
+assert is_stochastic("Random") and not is_stochastic("Tit For Tat")
+try:
+    strategy("Tit For Tot")
+except ValueError as error:
+    assert "did you mean 'Tit For Tat'" in str(error), error
+else:
+    raise AssertionError("an unknown strategy passed")
+print("no axelrod")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "no axelrod" in done.stdout

@@ -1,5 +1,11 @@
 """Scripted strategies from the `axelrod` library, found by name, and the payoffs of their matches.
 
+Importing `axelrod` costs 11 to 20 s of CPU (it instantiates every strategy to classify it), so what validation
+and dry runs ask (is a name a strategy, its display name, whether it is stochastic) is read from a catalogue of the
+installed version's strategies kept beside this module (`axelrod_strategies.json`, written by
+`python -m sandbox.population.strategies`); only a run that plays imports the library. Another installed version
+of axelrod than the catalogue's is read from the library itself.
+
 Within a generation every pair of neighbours plays a match of `turns` turns.
 Two deterministic strategies always play the same match, so the payoffs are
 computed once per pair of strategies (`MatchTable`) and looked up per edge;
@@ -11,53 +17,95 @@ from __future__ import annotations
 
 import difflib
 import functools
-from typing import Any
+import json
+from importlib import metadata
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 
 __all__ = [
+    "CATALOGUE",
     "MatchTable",
+    "Strategy",
     "axelrod_game",
     "canonical",
     "is_stochastic",
     "payoff_table",
+    "strategy",
     "strategy_class",
     "strategy_names",
     "symmetric",
 ]
 
 
-@functools.cache
-def _strategies() -> dict[str, Any]:
+CATALOGUE = Path(__file__).with_name("axelrod_strategies.json")
+
+
+class Strategy(NamedTuple):
+    """An axelrod strategy as the catalogue holds it: its display name, its class's name, and whether it draws random
+    moves (axelrod's `stochastic` classifier of a default instance)."""
+
+    name: str
+    cls: str
+    stochastic: bool
+
+
+def catalogue_from_axelrod() -> dict[str, Any]:
+    """The catalogue of the installed axelrod's strategies, read from the library (imports it)."""
     import axelrod as axl
 
-    found: dict[str, Any] = {}
-    for cls in axl.all_strategies:
-        found.setdefault(cls.name, cls)
-        found.setdefault(cls.__name__, cls)
+    return {
+        "axelrod": metadata.version("axelrod"),
+        "strategies": [
+            [cls.name, cls.__name__, bool(axl.Classifiers["stochastic"](cls()))] for cls in axl.all_strategies
+        ],
+    }
+
+
+@functools.cache
+def _catalogue() -> dict[str, Strategy]:
+    """Every strategy by display name and by class name (the display name first, as axelrod lists them): from the
+    catalogue when it is the installed version's, else from the library."""
+    data = json.loads(CATALOGUE.read_text(encoding="utf-8")) if CATALOGUE.is_file() else {}
+    if data.get("axelrod") != metadata.version("axelrod"):
+        data = catalogue_from_axelrod()
+    found: dict[str, Strategy] = {}
+    for name, cls, stochastic in data["strategies"]:
+        strategy = Strategy(name, cls, stochastic)
+        found.setdefault(name, strategy)
+        found.setdefault(cls, strategy)
     return found
 
 
 def strategy_names() -> list[str]:
     """Every axelrod strategy's display name (`axl.TitForTat.name == "Tit For Tat"`)."""
-    return sorted({cls.name for cls in _strategies().values()})
+    return sorted({s.name for s in _catalogue().values()})
 
 
-def strategy_class(name: str) -> Any:
-    """The axelrod strategy class called `name` (its display name or its class name)."""
+def strategy(name: str) -> Strategy:
+    """The catalogue's strategy called `name` (its display name or its class name); ValueError, with the closest
+    names, for an unknown one. Does not import axelrod."""
     try:
-        return _strategies()[name]
+        return _catalogue()[name]
     except KeyError:
-        close = difflib.get_close_matches(name, list(_strategies()), n=3)
+        close = difflib.get_close_matches(name, list(_catalogue()), n=3)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise ValueError(f"unknown axelrod strategy {name!r}{hint}") from None
 
 
+def strategy_class(name: str) -> Any:
+    """The axelrod strategy class called `name` (its display name or its class name); imports axelrod."""
+    import axelrod as axl
+
+    return getattr(axl, strategy(name).cls)
+
+
 def canonical(name: str) -> str:
     """The display name of the strategy `name` names."""
-    return strategy_class(name).name
+    return strategy(name).name
 
 
 def payoff_table(name: str, temptation: float | None = None) -> PayoffTable:
@@ -75,9 +123,7 @@ def symmetric(table: PayoffTable) -> bool:
 
 def is_stochastic(name: str) -> bool:
     """Whether the strategy `name` draws random moves (axelrod's `stochastic` classifier)."""
-    import axelrod as axl
-
-    return bool(axl.Classifiers["stochastic"](strategy_class(name)()))
+    return strategy(name).stochastic
 
 
 def axelrod_game(table: PayoffTable) -> Any:
@@ -104,7 +150,7 @@ class MatchTable:
 
         self.names, self.turns, self.game = names, turns, axelrod_game(table)
         self.classes = [strategy_class(n) for n in names]
-        self.stochastic = np.array([axl.Classifiers["stochastic"](c()) for c in self.classes])
+        self.stochastic = np.array([is_stochastic(n) for n in names])
         k = len(names)
         self.payoff = np.full((k, k), np.nan)
         self.cooperation = np.full((k, k), np.nan)
@@ -123,3 +169,10 @@ class MatchTable:
         own = sum(a for a, _ in scores), sum(b for _, b in scores)
         cooperated = [sum(1 for m in moves if m[side] == axl.Action.C) / len(moves) for side in (0, 1)]
         return float(own[0]), cooperated[0], float(own[1]), cooperated[1]
+
+
+if __name__ == "__main__":  # rewrite the catalogue from the installed axelrod (after upgrading it)
+    data = catalogue_from_axelrod()
+    lines = ",\n".join(f"  {json.dumps(row)}" for row in data["strategies"])
+    CATALOGUE.write_text(f'{{"axelrod": "{data["axelrod"]}", "strategies": [\n{lines}\n]}}\n', encoding="utf-8")
+    print(f"{CATALOGUE}: {len(_catalogue.__wrapped__())} names")

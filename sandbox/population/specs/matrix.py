@@ -131,11 +131,11 @@ class MatrixGameSpec(PopulationGameSpec):
                 f"members[0].strategy: scripted members are the axelrod library's strategies, the "
                 f"population extra: {install_line(['population'])}"
             )
-        from sandbox.population.strategies import is_stochastic, strategy_class
+        from sandbox.population.strategies import is_stochastic, strategy
 
         for i, member in enumerate(block.members):
             try:
-                strategy_class(member.strategy)
+                strategy(member.strategy)
             except ValueError as error:
                 raise ValueError(f"members[{i}].strategy: {error}") from None
         if block.network.kind == "complete" and block.agents > COMPLETE_STOCHASTIC_LIMIT:
