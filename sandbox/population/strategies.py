@@ -146,7 +146,6 @@ class MatchTable:
     """
 
     def __init__(self, names: list[str], table: PayoffTable, turns: int) -> None:
-        import axelrod as axl
 
         self.names, self.turns, self.game = names, turns, axelrod_game(table)
         self.classes = [strategy_class(n) for n in names]
