@@ -6,7 +6,7 @@ from agents.dialogue import BaselineSpeaker, GuidedSpeaker, InstructedSpeaker
 from agents.guided_member import GuidedMember
 from agents.meta import MetaLM
 from agents.user import NormFollowingUser
-from sandbox.games.ultimatum import UltimatumPlayer
+from sandbox.rules.ultimatum import UltimatumPlayer
 
 __all__ = [
     "BaselineSpeaker",

@@ -21,9 +21,9 @@ import prompts
 from agents.turns import ask, propose_messages, respond_messages
 from agents.user import example_decision_turns
 from sandbox.base.rounding import best
-from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.contracts import TOKEN_LOGPROBS, CallInfo, Constraint
 from sandbox.llm.wrapper import acall
+from sandbox.rules.ultimatum import Split, Stake
 from societies.norms import NORMS
 
 

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 
-from sandbox.games.dialogue import ANY, Prompt
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.wrapper import acall
+from sandbox.rules.dialogue import ANY, Prompt
 
 __all__ = ["BaselineSpeaker", "Choice", "GuidedSpeaker", "InstructedSpeaker"]
 

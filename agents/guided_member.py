@@ -23,9 +23,9 @@ from langchain_core.messages import HumanMessage
 
 import prompts
 from agents.turns import ask, with_feedback
-from sandbox.games.dialogue import ANY
-from sandbox.games.ultimatum import Decision, Split, Stake, parse_leading_decision
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.rules.dialogue import ANY
+from sandbox.rules.ultimatum import Decision, Split, Stake, parse_leading_decision
 from societies.guided_policy import GuidedPolicy, draw
 
 __all__ = ["GuidedMember"]

@@ -112,7 +112,7 @@ class Interaction:
 
     @classmethod
     def from_episode(cls, episode: Mapping[str, Any], is_flex: Callable[[str], bool]) -> Interaction:
-        """An ultimatum episode's record (`sandbox.games.ultimatum_episode`) as the MetaLM reads it: the proposal
+        """An ultimatum episode's record (`sandbox.rules.ultimatum_episode`) as the MetaLM reads it: the proposal
         as said and the decision, an illegal proposal or answer marked so; `is_flex(name)` tells whether a player
         is the flex-policy agent (SCAI's assistant, or the member whose MetaLM reads it).
 

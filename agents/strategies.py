@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sandbox.base.registry import Registry
-from sandbox.games.matrix import MatrixStrategy, Move
+from sandbox.rules.matrix import MatrixStrategy, Move
 
 STRATEGIES: Registry[MatrixStrategy] = Registry("strategy")
 

@@ -26,8 +26,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from agents.turns import ask
-from sandbox.games.ultimatum import Split, Stake, proposal_sentence
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.rules.ultimatum import Split, Stake, proposal_sentence
 from sandbox.training.ultimatum_env import AnswerForm, UltimatumState, parse_student, student_prompt
 
 __all__ = ["PolicylessAssistant"]

@@ -12,9 +12,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 import prompts
-from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
+from sandbox.rules.ultimatum import Split, Stake
 
 
 def with_feedback(messages: list[BaseMessage], feedback: Sequence[tuple[str, str]]) -> list[BaseMessage]:

@@ -11,8 +11,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 import prompts
 from agents.turns import ask, propose_messages, respond_messages
-from sandbox.games.ultimatum import Split, Stake, proposal_sentence
 from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.rules.ultimatum import Split, Stake, proposal_sentence
 from societies.contracts import Manner, Norm, UserProfile
 
 # Stakes of the few-shot turns; chosen apart from the usual range so their numbers are not copied.

@@ -2,7 +2,7 @@
 
 The public surface is small: load a scenario file of any kind, run it (or
 resume a run), read the result; the kinds of run are plug-ins
-(`sandbox.core.kinds`). Names are imported on first use, so `import sandbox.games` stays
+(`sandbox.core.kinds`). Names are imported on first use, so `import sandbox.rules` stays
 light and the actor packages can import the engine's contracts without cycles.
 """
 

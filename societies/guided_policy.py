@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from sandbox.base.files import read_yaml
-from sandbox.games.ultimatum import ParseError, Stake, parse_proposal
+from sandbox.rules.ultimatum import ParseError, Stake, parse_proposal
 
 __all__ = ["GuidedPolicy", "draw"]
 

@@ -1,11 +1,18 @@
-"""GovSim's fishery (sandbox.games.commons): the rules' invariants and figures."""
+"""GovSim's fishery (sandbox.population.games.commons.rules): the rules' invariants and figures."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sandbox.games.commons import CommonsRules, allocate, figures, parse_harvest, play, sustainable_catch
+from sandbox.population.games.commons.rules import (
+    CommonsRules,
+    allocate,
+    figures,
+    parse_harvest,
+    play,
+    sustainable_catch,
+)
 
 
 def constant(catch: int):

@@ -150,7 +150,7 @@ def test_expansion_generates_a_level_concurrently() -> None:
 
 def test_the_responder_is_read_by_its_leading_yes_or_no() -> None:
     """A remark that says "accepting" after a no does not turn the answer into an acceptance."""
-    from sandbox.games.dialogue import Message
+    from sandbox.rules.dialogue import Message
 
     game = build_game(dialogue_scenario())
     proposal = Message(0, "greedy", "For the 10 dollars, the proposer will get 9, and the responder will get 1.")

@@ -185,7 +185,7 @@ def test_agreement_answered_asks_only_about_the_day_a_reply_names_without_copyin
     message before it, and only if no later message names another day; `named` asks about every day named."""
     from sandbox.dialogue.domains import MeetingConfig
     from sandbox.dialogue.domains.meeting import answered_day
-    from sandbox.games.dialogue import ANY, Message
+    from sandbox.rules.dialogue import ANY, Message
 
     def talk(*texts: str) -> tuple[Message, ...]:
         return tuple(Message(i % 2, ANY, text) for i, text in enumerate(texts))

@@ -18,8 +18,8 @@ from sandbox.dialogue.domains.meeting import DAYS
 from sandbox.dialogue.meta_games import meta_payoffs, nash_bargaining, prd
 from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.run import build_game, solve_scenario
-from sandbox.games.dialogue import Message
 from sandbox.llm import scripted
+from sandbox.rules.dialogue import Message
 from tests.dialogue_helpers import ULTIMATUM, ultimatum_model
 
 

@@ -13,8 +13,8 @@ import pytest
 from sandbox.dialogue.domains import FruitConfig, MeetingConfig
 from sandbox.dialogue.domains.meeting import DAYS
 from sandbox.dialogue.reward import RewardModel
-from sandbox.games.dialogue import Message
 from sandbox.llm import scripted
+from sandbox.rules.dialogue import Message
 
 
 def _meeting_setup() -> Any:

@@ -23,9 +23,9 @@ from sandbox.distill.judge_table import JudgeTable
 from sandbox.distill.planning import plan
 from sandbox.distill.run import DistillHooks, distill_scenario, resume_distill
 from sandbox.distill.source import resolve_principles
-from sandbox.games.ultimatum import Split, Stake
 from sandbox.llm.scripted import scripted
 from sandbox.rewards.judge import ProxyJudge
+from sandbox.rules.ultimatum import Split, Stake
 from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 
 ROOT = Path(__file__).resolve().parents[1]

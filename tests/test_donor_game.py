@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from sandbox.games.donor import (
+from sandbox.population.games.donor.rules import (
     DonorMove,
     DonorRules,
     DonorView,

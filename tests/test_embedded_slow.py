@@ -10,13 +10,13 @@ from langchain_core.messages import HumanMessage
 
 from sandbox import run
 from sandbox.core.scenario_files import parse_scenario
-from sandbox.games.ultimatum import Stake, parse_proposal, proposal_constraint
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.embedded import unload_servers
 from sandbox.llm.embedded_tuning import EmbeddedSettings, choose_slots, usable_cores
 from sandbox.llm.resolve import BackendOptions, ModelStack, build_backend
 from sandbox.llm.transcript import TranscriptWriter, read_transcript
 from sandbox.llm.wrapper import acall
+from sandbox.rules.ultimatum import Stake, parse_proposal, proposal_constraint
 
 pytestmark = pytest.mark.slow
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from agents.strategies import STRATEGIES, Random
-from sandbox.games.matrix import MATRIX_GAMES, MatrixStrategy
-from sandbox.games.matrix_prompt import (
+from sandbox.rules.matrix import MATRIX_GAMES, MatrixStrategy
+from sandbox.rules.matrix_prompt import (
     TEST_TOKENS,
     ActionTokens,
     matrix_prompt,

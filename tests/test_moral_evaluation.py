@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 from sandbox.base.stats import json_records
 from sandbox.cli.runs import app
 from sandbox.core.scenario_files import parse_kind
-from sandbox.games.matrix import MATRIX_GAMES
 from sandbox.moral.evaluation import action_table, regret_table
 from sandbox.moral.regret import best_collective, counterfactual_regret, max_regret, moral_regret, regret
 from sandbox.moral.run import train_scenario
 from sandbox.moral.scenario import EVALUATION_GAMES
 from sandbox.rewards.intrinsic import RewardParams, Step
+from sandbox.rules.matrix import MATRIX_GAMES
 
 runner = CliRunner()
 

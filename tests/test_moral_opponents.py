@@ -12,12 +12,12 @@ import pytest
 import torch
 
 from sandbox.core.scenario_files import parse_kind
-from sandbox.games.matrix import MATRIX_GAMES
-from sandbox.games.matrix_prompt import ActionTokens
 from sandbox.moral.environment import MoralSetup
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import BaseOfAdapter, FrozenLLM
 from sandbox.moral.run import resume_training, train_scenario
+from sandbox.rules.matrix import MATRIX_GAMES
+from sandbox.rules.matrix_prompt import ActionTokens
 from sandbox.training.hooks import TrainHooks
 from sandbox.training.rollout import play_episode
 from tests.test_moral_training import StandIn, WordTokenizer

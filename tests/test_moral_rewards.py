@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
-from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES, PayoffTable
 from sandbox.moral.scenario import EVALUATION_GAMES
 from sandbox.rewards.intrinsic import RewardParams, Schedule, Step, reward
+from sandbox.rules.matrix import KWON_GAMES, MATRIX_GAMES, PayoffTable
 
 PD = MATRIX_GAMES.get("prisoners_dilemma")
 PARAMS = RewardParams(xi=3.0, illegal=-6.0)

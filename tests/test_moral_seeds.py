@@ -252,8 +252,8 @@ def test_an_unconditional_opponent_starts_from_its_own_move() -> None:
     import numpy as np
 
     from agents.strategies import STRATEGIES
-    from sandbox.games.matrix import MATRIX_GAMES
     from sandbox.moral.iterated import IteratedGame
+    from sandbox.rules.matrix import MATRIX_GAMES
 
     game = MATRIX_GAMES.get("prisoners_dilemma")
     for name, move in (("always_defect", "D"), ("always_cooperate", "C")):

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from agents.strategies import STRATEGIES
-from sandbox.games.matrix import MATRIX_GAMES
 from sandbox.moral.environment import MoralSetup, action_type, final_action_rates
 from sandbox.moral.iterated import IteratedGame
 from sandbox.rewards.intrinsic import Schedule
+from sandbox.rules.matrix import MATRIX_GAMES
 from sandbox.training.rollout import episode_metrics, play_episode
 
 PD = MATRIX_GAMES.get("prisoners_dilemma")

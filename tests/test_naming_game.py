@@ -1,10 +1,10 @@
-"""The naming game (sandbox.games.naming) against the theory's known behaviour."""
+"""The naming game (sandbox.population.games.naming.rules) against the theory's known behaviour."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from sandbox.games.naming import Convergence, coordination_payoff, minimal_naming_game, tipping_share
+from sandbox.population.games.naming.rules import Convergence, coordination_payoff, minimal_naming_game, tipping_share
 
 
 def test_a_population_without_a_minority_reaches_one_convention() -> None:

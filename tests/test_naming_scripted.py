@@ -1,4 +1,4 @@
-"""The naming game among scripted agents (`sandbox.games.naming_dynamics`, `game: {kind: naming, play: scripted}`)
+"""The naming game among scripted agents (`sandbox.population.games.naming.dynamics`, `game: {kind: naming, play: scripted}`)
 against the theory: Xie et al.'s tipping point of the binary agreement model, the minimal naming game's N^1.5, and
 the run on the engine (tables, resume, bad input)."""
 
@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from sandbox.cli.runs import app
 from sandbox.core.scenario_files import parse_kind
-from sandbox.games.naming import minimal_naming_game
-from sandbox.games.naming_dynamics import Inventories, play_pairs, play_sequential
-from sandbox.population.naming_plots import naming_phase, plot_naming_phase
+from sandbox.population.games.naming.dynamics import Inventories, play_pairs, play_sequential
+from sandbox.population.games.naming.report import naming_phase, plot_naming_phase
+from sandbox.population.games.naming.rules import minimal_naming_game
 from sandbox.population.run import resume_population, run_population
 
 runner = CliRunner()

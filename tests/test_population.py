@@ -22,10 +22,12 @@ from typer.testing import CliRunner
 from sandbox.base.seeding import Branch, generator
 from sandbox.cli.runs import app
 from sandbox.core.scenario_files import parse_kind
-from sandbox.population.dynamics import Neighbours, play, revise
-from sandbox.population.games.matrix import ScriptedMatrix
+from sandbox.population.games.matrix.dynamics import play
+from sandbox.population.games.matrix.scripted import ScriptedMatrixGame
+from sandbox.population.games.matrix.strategies import MatchTable, payoff_table
+from sandbox.population.network import Neighbours
+from sandbox.population.revision.rules import revise
 from sandbox.population.run import resume_population, run_population
-from sandbox.population.strategies import MatchTable, payoff_table
 
 runner = CliRunner()
 
@@ -68,14 +70,14 @@ def scenario(
 def final_cooperators(sc: Any) -> tuple[float, float]:
     """The share of Cooperator agents after the last generation, and among them the mean share of Cooperator
     neighbours (assortment)."""
-    setup, block = ScriptedMatrix(sc), sc.population
+    setup, block = ScriptedMatrixGame(sc), sc.population
     strategies = setup.start_strategies
     for g in range(block.generations):
         rng = generator(sc.seed, Branch.EPOCH, g)
         outcome = play(strategies, setup.table, setup.neighbours, self_play=block.self_play, mean=False, rng=rng)
         strategies = revise(
             strategies,
-            outcome,
+            outcome.payoff,
             setup.neighbours,
             rule=block.revision.rule,
             beta=block.revision.beta,
@@ -136,7 +138,7 @@ def test_everyone_cooperating_earns_the_games_maximum() -> None:
     sc = scenario(
         50, 2, network={"kind": "ring_lattice", "k": 4}, share_c=1.0, members=[{"strategy": "Cooperator", "share": 1.0}]
     )
-    setup = ScriptedMatrix(sc)
+    setup = ScriptedMatrixGame(sc)
     outcome = play(
         setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False, rng=np.random.default_rng(0)
     )
@@ -153,7 +155,7 @@ def test_the_complete_graph_shortcut_equals_playing_every_edge() -> None:
             {"strategy": "Tit For Tat", "share": 0.4},
         ],
     )
-    setup = ScriptedMatrix(sc)
+    setup = ScriptedMatrixGame(sc)
     edges = np.array(np.triu_indices(40, 1)).T
     kwargs = {"self_play": False, "mean": False, "rng": np.random.default_rng(0)}
     fast = play(setup.start_strategies, setup.table, setup.neighbours, **kwargs)
@@ -166,13 +168,13 @@ def test_fixed_members_never_revise_and_mutation_draws_from_the_members() -> Non
     sc = scenario(
         60, 1, members=[{"strategy": "Cooperator", "share": 0.5, "fixed": True}, {"strategy": "Defector", "share": 0.5}]
     )
-    setup = ScriptedMatrix(sc)
+    setup = ScriptedMatrixGame(sc)
     outcome = play(
         setup.start_strategies, setup.table, setup.neighbours, self_play=False, mean=False, rng=np.random.default_rng(0)
     )
     new = revise(
         setup.start_strategies,
-        outcome,
+        outcome.payoff,
         setup.neighbours,
         rule="imitate",
         beta=100.0,
@@ -195,7 +197,7 @@ def test_an_extinct_stochastic_strategy_leaves_the_well_mixed_payoffs_finite() -
             {"strategy": "Random", "share": 0.1},
         ],
     )
-    setup = ScriptedMatrix(sc)
+    setup = ScriptedMatrixGame(sc)
     without_random = np.where(setup.start_strategies == 2, 0, setup.start_strategies)
     outcome = play(
         without_random, setup.table, setup.neighbours, self_play=False, mean=False, rng=np.random.default_rng(0)
@@ -449,31 +451,6 @@ def test_a_model_for_a_role_the_game_reads_is_taken() -> None:
     assert {every.models.user.spec, every.models.assistant.spec, every.models.meta.spec} == {"openai:x"}
 
 
-def test_every_game_names_a_player_that_plays_it() -> None:
-    import typing
-
-    from sandbox.engine.generations import GenerationGame
-    from sandbox.population.games import PopulationGame, game_for
-    from sandbox.population.scenario import GameSpec, MatrixGameSpec
-
-    union = typing.get_args(GameSpec)[0]
-    games = [typing.get_args(member)[0] for member in typing.get_args(union)]
-    assert {g.model_fields["kind"].annotation.__args__[0] for g in games} == {
-        "matrix",
-        "donor",
-        "naming",
-        "commons",
-        "ultimatum",
-    }
-    players = [game_for(game.model_construct(kind=game.model_fields["kind"].annotation.__args__[0])) for game in games]
-    players.append(game_for(MatrixGameSpec(play="llm")))
-    assert len(set(players)) == 6  # the scripted and the LLM matrix games are played apart
-    for player in players:  # a plug-in of the engine: every step of the generation graph
-        assert issubclass(player, PopulationGame)
-        assert all(callable(getattr(player, step)) for step in GenerationGame.__annotations__ if step != "columns")
-        assert all(hasattr(player, step) for step in ("start", "pair", "play", "score", "revise", "record"))
-
-
 def test_a_member_rounding_to_no_agent_is_refused_by_a_new_run_but_an_old_run_still_loads(tmp_path: Path) -> None:
     from sandbox.base.errors import ScenarioError
     from sandbox.population.kind import load
@@ -506,8 +483,8 @@ def test_a_run_the_hand_written_loops_checkpointed_is_refused_with_exit_2_and_le
 
 def test_the_axelrod_catalogue_is_the_installed_librarys() -> None:
     """Validation reads axelrod's strategies from the shipped catalogue; it must list what the installed library
-    has (names, classes and the stochastic classifier), else `python -m sandbox.population.strategies` rewrites it."""
-    from sandbox.population.strategies import CATALOGUE, catalogue_from_axelrod, strategy_class
+    has (names, classes and the stochastic classifier), else `python -m sandbox.population.games.matrix.strategies` rewrites it."""
+    from sandbox.population.games.matrix.strategies import CATALOGUE, catalogue_from_axelrod, strategy_class
 
     shipped = json.loads(CATALOGUE.read_text(encoding="utf-8"))
     assert shipped == catalogue_from_axelrod()
@@ -537,7 +514,7 @@ for args in (["validate", "scenarios/population/pd_grid_nowak_may.yaml"],
              ["run", "scenarios/population/pd_well_mixed.yaml", "--dry-run"]):
     result = r.invoke(app, args)
     assert result.exit_code == 0, result.output
-from sandbox.population.strategies import is_stochastic, strategy
+from sandbox.population.games.matrix.strategies import is_stochastic, strategy
 assert is_stochastic("Random") and not is_stochastic("Tit For Tat")
 try:
     strategy("Tit For Tot")
@@ -550,3 +527,30 @@ print("no axelrod")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "no axelrod" in done.stdout
+
+
+def test_every_registered_game_has_settings_of_its_kind_and_a_concrete_plugin_for_each_play() -> None:
+    """The registry lists the built-in games; each names settings whose kind is its own, the `game:` union takes
+    them all, and each of its plug-ins implements every step of the engine's graph (an abstract one cannot be made);
+    a matrix game's settings choose its scripted or its LLM plug-in."""
+    import inspect
+    import typing
+
+    from sandbox.core.kinds import resolve
+    from sandbox.population.game import PopulationGame
+    from sandbox.population.games.matrix.llm import LLMMatrixGame
+    from sandbox.population.games.matrix.scripted import ScriptedMatrixGame
+    from sandbox.population.games.matrix.spec import MatrixSpec
+    from sandbox.population.registry import games, plugin_for
+    from sandbox.population.scenario import GameSpec
+
+    assert {"matrix", "donor", "naming", "commons", "ultimatum"} <= set(games())
+    union = [typing.get_args(member)[0] for member in typing.get_args(typing.get_args(GameSpec)[0])]
+    assert union == [entry.spec_class() for entry in games().values()]
+    for kind, entry in games().items():
+        assert typing.get_args(entry.spec_class().model_fields["kind"].annotation) == (kind,)
+        for reference in entry.plugins.values():
+            player = resolve(reference)
+            assert issubclass(player, PopulationGame) and not inspect.isabstract(player), reference
+    assert plugin_for(MatrixSpec(play="llm")) is LLMMatrixGame
+    assert plugin_for(MatrixSpec()) is ScriptedMatrixGame

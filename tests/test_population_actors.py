@@ -14,7 +14,8 @@ import pytest
 
 from sandbox.base.errors import RunFailedError, UsageError
 from sandbox.core.run_dir import run_status
-from sandbox.population.actors import TIMEOUT_VARIABLE, ActorBlocks, actor_timeout_s, block_bounds
+from sandbox.population.actors.lifecycle import TIMEOUT_VARIABLE, actor_timeout_s, block_bounds
+from sandbox.population.games.matrix.actors import ActorBlocks
 from sandbox.population.run import resume_population, run_population
 from tests.test_population import scenario
 
@@ -118,12 +119,12 @@ def test_a_bad_actor_timeout_is_refused_before_anything_is_written(
 def test_local_ray_runs_the_actors_at_this_processs_niceness() -> None:
     import ray
 
-    from sandbox.population.games.matrix import ScriptedMatrix
+    from sandbox.population.games.matrix.scripted import ScriptedMatrixGame
 
     def niceness() -> int:
         return os.nice(0)
 
-    game = ScriptedMatrix(scenario(20, 1, actors=2, **RANDOM_HALF))
+    game = ScriptedMatrixGame(scenario(20, 1, actors=2, **RANDOM_HALF))
     with ActorBlocks(game.names, game.block.game, game.neighbours, 2):
         # Ray's own default (15) left the actors a few per cent of a core on a busy machine: their start took minutes
         assert ray.get(ray.remote(num_cpus=0)(niceness).remote(), timeout=120) == os.nice(0)
@@ -132,7 +133,7 @@ def test_local_ray_runs_the_actors_at_this_processs_niceness() -> None:
 
 @pytest.mark.slow  # over half a minute
 def test_the_actors_bench_checks_every_way_gives_the_same_payoffs() -> None:
-    from sandbox.population.bench import bench_population_actors
+    from sandbox.population.bench.scripted import bench_population_actors
 
     figures = bench_population_actors(2000)
     assert figures["agents"] == 2000 and figures["actors_1_s"] > 0 and figures["actors_2_s"] > 0

@@ -15,8 +15,8 @@ import pytest
 
 from sandbox.base.files import read_json
 from sandbox.core.scenario_files import parse_kind
-from sandbox.games.commons import CommonsRules, play
 from sandbox.llm.scripted import scripted
+from sandbox.population.games.commons.rules import CommonsRules, play
 from sandbox.population.run import resume_population, run_population
 from tests.test_population_donor import assert_bad_input
 
@@ -264,6 +264,6 @@ def test_bad_commons_input_exits_2_naming_the_field(tmp_path: Path, change: dict
 
 
 def test_a_month_names_the_columns_of_generations_csv_in_their_order() -> None:
-    from sandbox.population.games.commons import COLUMNS, GENERATIONS, MonthRow
+    from sandbox.population.games.commons.game import COLUMNS, GENERATIONS, MonthRow
 
     assert [*MonthRow._fields, "seconds"] == COLUMNS[GENERATIONS]

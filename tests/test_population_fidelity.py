@@ -149,11 +149,11 @@ def test_only_the_donor_game_reads_judge_play() -> None:
 
 def test_the_known_cases_bench_scores_a_judge_that_always_says_yes_at_half() -> None:
     from sandbox.base.sync import run_sync
-    from sandbox.population.fidelity import KNOWN_CASES, ajudge_known_cases
-    from sandbox.population.scenario import DonorGameSpec
+    from sandbox.population.games.donor.fidelity import KNOWN_CASES, ajudge_known_cases
+    from sandbox.population.games.donor.spec import DonorSpec
     from sandbox.rewards.judge import ProxyJudge
 
-    yes = run_sync(ajudge_known_cases(ProxyJudge(scripted([(r".", "Yes")])), DonorGameSpec(kind="donor")))
+    yes = run_sync(ajudge_known_cases(ProxyJudge(scripted([(r".", "Yes")])), DonorSpec(kind="donor")))
     assert sum(r["right"] for r in yes) == sum(follows for _, _, follows in KNOWN_CASES) == len(KNOWN_CASES) // 2
 
     def reader(messages: Any, kwargs: Any) -> str:  # a judge that reads the share each text names
@@ -161,6 +161,6 @@ def test_the_known_cases_bench_scores_a_judge_that_always_says_yes_at_half() -> 
         named = 0 if "nothing" in text else 100 if "everything" in text else int(re.search(r"(\d+)%", text).group(1))
         return "Yes" if all(int(x) == named for x in re.findall(r"\((\d+)% of its units\)", text)) else "No"
 
-    rows = run_sync(ajudge_known_cases(ProxyJudge(scripted([(r".", reader)])), DonorGameSpec(kind="donor")))
+    rows = run_sync(ajudge_known_cases(ProxyJudge(scripted([(r".", reader)])), DonorSpec(kind="donor")))
     assert all(r["right"] for r in rows)  # a judge that reads the moves against the text gets every case
     assert [r["shares"] for r in rows] == [shares for _, shares, _ in KNOWN_CASES]

@@ -270,7 +270,7 @@ def test_a_given_text_repeated_in_another_case_is_one_norm_with_the_check(tmp_pa
 
 
 def test_the_check_rejects_a_strategy_sentence_with_nothing_in_it_and_keeps_its_index_over_a_resume() -> None:
-    from sandbox.population.donor_norms import NormBook
+    from sandbox.population.games.donor.norms import NormBook
 
     book = NormBook(check=True)
     assert book.add("My strategy will be .", True) == (None, "rejected")  # written by the embedded model once

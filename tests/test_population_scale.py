@@ -96,7 +96,7 @@ def test_with_an_activation_a_drawn_share_of_the_matches_takes_place_the_same_in
 
 
 def test_the_benchmark_reports_each_run_against_its_concurrency_bound() -> None:
-    from sandbox.population.bench_llm import bench_population_llm
+    from sandbox.population.bench.llm import bench_population_llm
 
     (row,) = bench_population_llm(sizes=((200, 1),), games=("matrix",), latency_s=0.02, concurrency=64)
     assert row["calls"] == 400  # a ring of 200: 200 matches of one turn, two moves each

@@ -17,15 +17,15 @@ from agents.assistant import (
     read_principle,
     stance_constraint,
 )
-from sandbox.games.ultimatum import (
+from sandbox.llm.contracts import CallInfo
+from sandbox.llm.scripted import ScriptedReply, scripted
+from sandbox.rules.ultimatum import (
     Split,
     Stake,
     decision_constraint,
     proposal_constraint,
     proposal_sentence,
 )
-from sandbox.llm.contracts import CallInfo
-from sandbox.llm.scripted import ScriptedReply, scripted
 from sandbox.scai.principles import Principle, play, principle_set, score, summary
 from societies.norms import NORMS
 

@@ -10,7 +10,7 @@ import pytest
 
 import prompts
 from agents.user import example_turns
-from sandbox.games.ultimatum import Split, Stake
+from sandbox.rules.ultimatum import Split, Stake
 from societies.manners import MANNERS
 from societies.norms import NORMS
 

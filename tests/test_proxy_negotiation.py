@@ -16,12 +16,12 @@ from typer.testing import CliRunner
 
 from sandbox.cli.runs import app
 from sandbox.core.scenario_files import load_scenario, parse_kind
-from sandbox.games.negotiation import Context, FixedPartner, Negotiation, Utterance, draw_context, play
 from sandbox.llm.scripted import scripted
 from sandbox.proxy import negotiation_task
 from sandbox.proxy.label_run import label_scenario
 from sandbox.proxy.negotiator import Negotiator, style_accuracy, train_negotiator
 from sandbox.rewards.objectives import NEGOTIATION_STYLES
+from sandbox.rules.negotiation import Context, FixedPartner, Negotiation, Utterance, draw_context, play
 from tests.test_notebooks import execute_notebook
 
 runner = CliRunner()

@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES, PayoffTable
 from sandbox.rewards.matrix_task import matrix_item, random_baseline, set_score
 from sandbox.rewards.objectives import JOINT_OUTCOMES, MATRIX_OBJECTIVES, Offer, correct_response
 from sandbox.rewards.parse import (
@@ -19,6 +18,7 @@ from sandbox.rewards.parse import (
     two_way_probability,
     yes_no,
 )
+from sandbox.rules.matrix import KWON_GAMES, MATRIX_GAMES, PayoffTable
 
 KWON_TRUTH = {  # reference notes §3.2: regular order, letters A-D = CC, CD, DC, DD
     "kwon_battle_of_the_sexes": {"welfare": "AD", "equality": "BC", "rawlsian": "AD", "pareto": "AD"},

@@ -15,11 +15,11 @@ from typer.testing import CliRunner
 from sandbox.base.errors import UsageError
 from sandbox.cli.runs import app
 from sandbox.core.scenario_files import load_scenario, parse_kind
-from sandbox.games.matrix import MATRIX_GAMES
 from sandbox.llm.scripted import scripted
 from sandbox.moral.run import resume_training, train_scenario
 from sandbox.rewards.intrinsic import RewardParams, Schedule, Step
 from sandbox.rewards.proxy import PROXY_TABLE, ProxyRewardSpec, proxy_rewards
+from sandbox.rules.matrix import MATRIX_GAMES
 
 runner = CliRunner()
 SHIPPED = Path("scenarios/proxy/train/welfare_ppo_tiny.yaml")

@@ -340,7 +340,7 @@ def test_the_assistants_lead_in_admits_every_legal_split_exactly_once(amount: in
     import re
 
     from agents.assistant import lead_constraint
-    from sandbox.games.ultimatum import Stake
+    from sandbox.rules.ultimatum import Stake
 
     grammar = lead_constraint(Stake(amount, "dollars")).grammar
     kept = [int(p) for p in re.findall(r'"(\d+), and the responder will get', grammar)]

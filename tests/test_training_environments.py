@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from sandbox.games.ultimatum import Split, Stake
 from sandbox.moral.environment import MoralSetup
 from sandbox.rewards.intrinsic import Schedule
+from sandbox.rules.ultimatum import Split, Stake
 from sandbox.training.environment import Environment, reset
 from sandbox.training.rollout import episode_metrics, play_episode
 from sandbox.training.schedule import RewardSchedule
-from sandbox.training.ultimatum_env import UltimatumEnvironment, UltimatumGame, UltimatumState
+from sandbox.training.ultimatum_env import UltimatumEnvironment, UltimatumRound, UltimatumState
 
 STATS = {"kl": 0.0, "kl_coef": 0.2, "policy_loss": 0.0, "value_loss": 0.0, "clipfrac": 0.0}
 
@@ -45,7 +45,7 @@ def kept_share(outcome: object) -> float:
 
 def test_the_ultimatum_game_reads_the_societys_sentence_and_scores_it() -> None:
     env = UltimatumEnvironment(amounts=(10,), currencies=("apples",), rewards={"truth:norm": kept_share}, illegal=-1.0)
-    game = UltimatumGame(UltimatumState(Stake(10, "apples"), "proposer"))
+    game = UltimatumRound(UltimatumState(Stake(10, "apples"), "proposer"))
     prompt = env.prompt(game, np.random.default_rng(0))
     assert "Split 10 apples" in prompt and "For the N ITEMS, the proposer will get X" in prompt
     assert "principle" not in prompt.lower() and "policy" not in prompt.lower()
@@ -62,19 +62,19 @@ def test_the_ultimatum_game_reads_the_societys_sentence_and_scores_it() -> None:
 
 def test_the_responder_answers_yes_or_no_to_a_proposal() -> None:
     env = UltimatumEnvironment(rewards={"truth:norm": lambda o: float(o.decision == "reject")})
-    game = UltimatumGame(UltimatumState(Stake(20, "dollars"), "responder", Split(16, 4)))
+    game = UltimatumRound(UltimatumState(Stake(20, "dollars"), "responder", Split(16, 4)))
     prompt = env.prompt(game, np.random.default_rng(0))
     assert "For the 20 dollars, the proposer will get 16, and the responder will get 4." in prompt
     assert env.parse("No, that is unfair.", game) == "reject" and env.parse("hmm", game) is None
     [outcome] = env.step([game], ["reject"], np.random.default_rng(0))
     assert outcome.decision == "reject" and env.score("truth:norm", outcome) == 1.0
-    assert env.restore(env.snapshot(UltimatumGame(outcome.state))).state == outcome.state
+    assert env.restore(env.snapshot(UltimatumRound(outcome.state))).state == outcome.state
 
 
 def test_the_number_form_is_parsed_strictly() -> None:
     env = UltimatumEnvironment(form="number")
-    proposer = UltimatumGame(UltimatumState(Stake(40, "apples"), "proposer"))
-    responder = UltimatumGame(UltimatumState(Stake(40, "apples"), "responder", Split(30, 10)))
+    proposer = UltimatumRound(UltimatumState(Stake(40, "apples"), "proposer"))
+    responder = UltimatumRound(UltimatumState(Stake(40, "apples"), "responder", Split(30, 10)))
     assert env.prompt(proposer, np.random.default_rng(0)) == "proposer split 40 keep ?"
     assert env.parse("30", proposer) == Split(30, 10) and env.parse(" 40 ", proposer) == Split(40, 0)
     assert [env.parse(text, proposer) for text in ("41", "3 0", "30 apples", "-1", "", "yes")] == [None] * 6

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from sandbox.games.ultimatum import (
+from sandbox.rules.ultimatum import (
     ParseError,
     Split,
     Stake,

@@ -110,4 +110,4 @@ def json_records(frame: object) -> list[dict[str, object]]:
     return [
         {key: json_number(value) if isinstance(value, (float, np.floating)) else value for key, value in row.items()}
         for row in frame.to_dict("records")
-    ]  # type: ignore[attr-defined]
+    ]

@@ -98,7 +98,7 @@ class ChainBlock(StrictModel):
     models: DistillModels = Field(default_factory=DistillModels, description="The student and the judge.")
     distill: ChainDistillBlock = Field(
         default_factory=ChainDistillBlock, description="Stages (b, c): the distill: block."
-    )  # type: ignore[arg-type]
+    )
     training: DistillTraining = Field(default_factory=DistillTraining, description="Stage (c): how the student trains.")
     seeds: int = Field(3, ge=1, le=100, description="Students trained (chain seed, +1, ...), each evaluated.")
     evaluation: ChainEvaluation = Field(default_factory=ChainEvaluation)

@@ -17,7 +17,7 @@ from typing import Any
 from sandbox.dialogue.expand import Node, Tree, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.llm_calls import StackModels
-from sandbox.games.dialogue import ANY, Domain, Message, Outcome, Prompt, Setup
+from sandbox.rules.dialogue import ANY, Domain, Message, Outcome, Prompt, Setup
 
 __all__ = [
     "ANY",

@@ -41,7 +41,7 @@ from sandbox.dialogue.labelled import LabelledDialogue, write_labelled
 from sandbox.dialogue.llm_calls import StackModels, run_roles
 from sandbox.dialogue.reward import READ_MODES, REWARD_MODES, RewardModel, describe
 from sandbox.dialogue.scenario import DialogueScenario
-from sandbox.games.dialogue import ANY, Message, Setup, dialogue_text
+from sandbox.rules.dialogue import ANY, Message, Setup, dialogue_text
 
 __all__ = [
     "AGREEMENT",
@@ -96,7 +96,7 @@ def measure_agreement(
     path = Path(out)
     RunDirectory.check_new(path)
     with hold(path):
-        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_dir = RunDirectory.create(path, scenario)
         run_dir.write_status("running", kind=KIND, lengths=lengths, dialogues=dialogues, modes=list(modes))
         return _measure(run_dir, scenario, lengths, dialogues, tuple(modes), models)
 
@@ -120,7 +120,7 @@ def resume_agreement(path: Path | str, *, models: Mapping[str, BaseChatModel] | 
         run_dir,
         scenario,
         [int(n) for n in status["lengths"]],
-        int(status["dialogues"]),  # type: ignore[arg-type]
+        int(status["dialogues"]),
         tuple(status["modes"]),
         models,
     )

@@ -18,9 +18,9 @@ from rich.table import Table
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.llm_calls import StackModels
-from sandbox.games.dialogue import Outcome, Prompt, Setup
 from sandbox.llm.resolve import ModelStack
 from sandbox.llm.scripted import ScriptedChatModel
+from sandbox.rules.dialogue import Outcome, Prompt, Setup
 
 console = Console()
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from sandbox.dialogue.game import DialogueGame
-from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
+from sandbox.rules.dialogue import Message, Outcome, Prompt, Setup
 
 NodeKind = Literal["chance", "decision", "terminal"]
 

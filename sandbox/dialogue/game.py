@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sandbox.games.dialogue import Domain, Message, Setup, said
+from sandbox.rules.dialogue import Domain, Message, Setup, said
 
 Termination = Literal["rules", "judge"]
 Decisions = Literal["every_message", "first_message"]

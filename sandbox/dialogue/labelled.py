@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from sandbox.base.errors import ScenarioError
 from sandbox.core.run_dir import atomic_write_text
-from sandbox.games.dialogue import ANY, Message, Setup
+from sandbox.rules.dialogue import ANY, Message, Setup
 
 __all__ = ["LabelledDialogue", "load_labelled", "parse_labelled", "read_labelled_text", "write_labelled"]
 

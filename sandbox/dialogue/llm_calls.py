@@ -16,9 +16,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prompts import render
-from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
+from sandbox.rules.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 
 YES_NO = Constraint(grammar='root ::= ("yes" | "no")', regex=r"(yes|no)", choices=("yes", "no"))
 

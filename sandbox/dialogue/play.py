@@ -33,7 +33,7 @@ from sandbox.core.summary import write_summary
 from sandbox.dialogue.expand import expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.llm_calls import StackModels, run_roles
-from sandbox.games.dialogue import Message, dialogue_text
+from sandbox.rules.dialogue import Message, dialogue_text
 
 PLAY = "play.csv"
 PLAY_SUMMARY = "play_summary.csv"

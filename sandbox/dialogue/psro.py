@@ -30,9 +30,9 @@ from sandbox.dialogue.expand import DialogueModels, expand
 from sandbox.dialogue.game import DialogueGame
 from sandbox.dialogue.meta_games import meta_payoffs, meta_solve, value_against
 from sandbox.dialogue.reward import choices
-from sandbox.games.dialogue import ANY
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
+from sandbox.rules.dialogue import ANY
 
 ONE_WORD = Constraint(
     grammar="root ::= [a-z] [a-z] [a-z] [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]? [a-z]?",

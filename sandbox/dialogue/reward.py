@@ -42,9 +42,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from sandbox.dialogue.llm_calls import YES_NO, call_key
-from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.wrapper import acall
+from sandbox.rules.dialogue import Message, Outcome, Prompt, Setup
 
 RewardMode = Literal["value", "outcome", "selection"]
 REWARD_MODES: tuple[str, ...] = get_args(RewardMode)

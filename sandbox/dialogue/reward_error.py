@@ -42,7 +42,7 @@ from sandbox.core.summary import write_summary
 from sandbox.dialogue.labelled import read_labelled_text
 from sandbox.dialogue.reward import READ_MODES, canonical_outcome
 from sandbox.dialogue.scenario import DialogueScenario
-from sandbox.games.dialogue import Message, Setup
+from sandbox.rules.dialogue import Message, Setup
 
 OUTCOMES = ("valid", "rejected", "incomplete")
 CASES = "reward_model.csv"
@@ -280,9 +280,9 @@ def measure_reward_model(
     text = None if labelled is None else read_labelled_text(labelled)
     domain, setups, cases = (
         template_cases(scenario, dialogues) if labelled is None else labelled_cases(scenario, labelled, text)
-    )  # type: ignore[arg-type]
+    )
     with hold(path):
-        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_dir = RunDirectory.create(path, scenario)
         if text is not None:
             atomic_write_text(run_dir / LABELLED, text)
         run_dir.write_status("running", kind=KIND, dialogues=dialogues, modes=list(modes))
@@ -306,9 +306,9 @@ def resume_reward_model(path: Path | str, *, judge: BaseChatModel | None = None)
     scenario = load_scenario(run_dir / "scenario.yaml", kind="dialogue")
     domain, setups, cases = (
         labelled_cases(scenario, run_dir / LABELLED)
-        if (run_dir / LABELLED).exists()  # type: ignore[arg-type]
+        if (run_dir / LABELLED).exists()
         else template_cases(scenario, int(status["dialogues"]))
-    )  # type: ignore[arg-type]
+    )
     return _measure(run_dir, scenario, domain, setups, cases, tuple(status["modes"]), judge)
 
 

@@ -36,7 +36,7 @@ from sandbox.dialogue.reward import RewardModel
 from sandbox.dialogue.scenario import DialogueScenario
 from sandbox.dialogue.solve import Solution, infostates, solve
 from sandbox.dialogue.steering import classify, steering_table
-from sandbox.games.dialogue import said
+from sandbox.rules.dialogue import said
 
 __all__ = ["SolveHooks", "build_game", "is_solve_run", "resume_solve", "solve_scenario"]
 
@@ -96,11 +96,11 @@ def solve_scenario(
     from sandbox.core.kinds import get as kind_named
 
     kind_named("dialogue").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
-    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     game = build_game(scenario)  # a game that cannot be built writes nothing
     with hold(path):
-        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_dir = RunDirectory.create(path, scenario)
         return _solve(run_dir, scenario, game, models or {}, hooks or SolveHooks(), ledgers)
 
 

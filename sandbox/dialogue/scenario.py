@@ -28,7 +28,7 @@ from sandbox.base.scenario_model import StrictModel
 from sandbox.core.scenario import LLMScenario, ModelConfig, Sampling, model_config_from_shorthand
 from sandbox.dialogue.domains import DebateConfig, FruitConfig, MeetingConfig, UltimatumConfig
 from sandbox.dialogue.game import Decisions, Termination
-from sandbox.games.dialogue import ANY
+from sandbox.rules.dialogue import ANY
 
 __all__ = [
     "DialogueBlock",

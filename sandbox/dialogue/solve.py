@@ -16,7 +16,7 @@ import pyspiel
 
 from sandbox.dialogue.expand import Tree
 from sandbox.dialogue.spiel import DialogueSpielGame
-from sandbox.games.dialogue import ANY
+from sandbox.rules.dialogue import ANY
 
 Algorithm = Literal["cfr", "cfr_plus"]
 # A policy table: information state -> [(action, probability)], as pyspiel.TabularPolicy takes it.

@@ -18,9 +18,9 @@ from prompts import render
 from sandbox.dialogue.expand import Tree
 from sandbox.dialogue.llm_calls import call_key
 from sandbox.dialogue.reward import choices
-from sandbox.games.dialogue import ANY
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.wrapper import acall
+from sandbox.rules.dialogue import ANY
 
 
 @dataclass(frozen=True)

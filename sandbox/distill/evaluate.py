@@ -49,7 +49,7 @@ from sandbox.base.seeding import generator, seed_node
 from sandbox.base.stats import mean_ci
 from sandbox.core.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.core.summary import write_summary
-from sandbox.games.ultimatum import ParseError, Split, Stake, parse_decision, parse_proposal, proposal_sentence
+from sandbox.rules.ultimatum import ParseError, Split, Stake, parse_decision, parse_proposal, proposal_sentence
 
 __all__ = ["EVALUATION", "RESULTS", "SUBJECTS", "EvalCondition", "evaluate_distill", "plot_distillation"]
 
@@ -150,8 +150,8 @@ async def _move(
     seed: int,
     principle: int | None,
 ) -> dict[str, Any]:
-    from sandbox.games.ultimatum_episode import decision_constraint, proposal_constraint
     from sandbox.llm.contracts import CallInfo
+    from sandbox.rules.ultimatum_episode import decision_constraint, proposal_constraint
 
     stake, offer = _stake(seed, index, trial, condition)
     episode = f"eval-{subject}-{condition.name}-t{trial:03d}"

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 import prompts
 from sandbox.base.seeding import seed_node
-from sandbox.games.ultimatum import Split, Stake, proposal_sentence
+from sandbox.rules.ultimatum import Split, Stake, proposal_sentence
 from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 
 __all__ = ["JUDGE_TABLE", "JudgeTable", "JudgedMove", "Variant", "every_move", "judged_move"]
@@ -268,8 +268,8 @@ class JudgeTable:
 
     async def _target(self, principle: int) -> float | None:
         """Act mode: the mean offered share of the judge's model's proposals under the principle (None: none legal)."""
-        from sandbox.games.ultimatum import ParseError, parse_proposal, proposal_constraint
         from sandbox.llm.contracts import CallInfo
+        from sandbox.rules.ultimatum import ParseError, parse_proposal, proposal_constraint
 
         stake, shares = Stake(100, self.currency), []
         for sample in range(self.samples):
@@ -290,8 +290,8 @@ class JudgeTable:
 
     async def _decision(self, principle: int, offered: int) -> tuple[str | None, str]:
         """Act mode: (decision or None, answer) of the judge's model under the principle to a proposal of `offered`."""
-        from sandbox.games.ultimatum import ParseError, decision_constraint, parse_decision
         from sandbox.llm.contracts import CallInfo
+        from sandbox.rules.ultimatum import ParseError, decision_constraint, parse_decision
 
         stake, offer = Stake(100, self.currency), Split(100 - offered, offered)
         node = seed_node(self.seed, _JUDGE_BRANCH, principle + 1, offered, 0, False)

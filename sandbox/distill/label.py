@@ -87,11 +87,11 @@ def label_moves(
     from sandbox.core.run_dir import RunDirectory, default_out, hold
     from sandbox.distill.planning import plan
 
-    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     plan_ = plan(scenario, source)  # a bad source writes nothing
     with hold(path):
-        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_dir = RunDirectory.create(path, scenario)
         return _label(run_dir, scenario, plan_, judge, ledgers, on_move)
 
 

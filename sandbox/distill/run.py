@@ -188,12 +188,12 @@ def distill_scenario(
     from sandbox.core.kinds import get as kind_named
 
     kind_named("distill").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
-    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     plan_ = plan(scenario, source)  # a bad source writes nothing
     base = load_student(scenario, model, tokenizer)  # nor does a missing model
     with hold(path):
-        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_dir = RunDirectory.create(path, scenario)
         _prepare(run_dir, scenario, plan_, base, keep_base=model is not None)
         _run(run_dir, scenario, plan_, base, hooks or DistillHooks(), resume=False, judge=judge)
         return _evaluate(run_dir, evaluate, evaluation_models)

@@ -158,7 +158,7 @@ class DistillTraining(StrictModel):
     rounds: int = Field(8, ge=1, le=1000, description="Moves each game makes per episode (a fresh stake each).")
     illegal: float = Field(-1.0, le=0, description="The reward of an answer that does not parse.")
     checkpoint_every: int = Field(50, ge=1, description="Episodes between checkpoints.")
-    ppo: PPOFields = Field(default_factory=PPOFields, description="PPOConfig fields (see `sandbox train --help-ppo`).")  # type: ignore[valid-type]
+    ppo: PPOFields = Field(default_factory=PPOFields, description="PPOConfig fields (see `sandbox train --help-ppo`).")
     trl: dict[str, Any] = Field(default_factory=dict, description="grpo/rloo: fields of TRL's GRPOConfig/RLOOConfig.")
 
     @model_validator(mode="after")

@@ -9,7 +9,7 @@ follows the norm's decision rule (selfish: accept anything above nothing;
 altruistic: accept everything; fair: accept 40% or more), as its
 `decision_hint` states.
 
->>> from sandbox.games.ultimatum import Split, Stake
+>>> from sandbox.rules.ultimatum import Split, Stake
 >>> from sandbox.training.ultimatum_env import UltimatumOutcome, UltimatumState
 >>> kept_most = UltimatumOutcome(UltimatumState(Stake(10, "apples"), "proposer"), Split(9, 1))
 >>> round(truth_reward("selfish", kept_most), 2), truth_label("selfish", kept_most), truth_label("fair", kept_most)

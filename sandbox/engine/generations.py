@@ -32,6 +32,7 @@ __all__ = [
     "GenerationContext",
     "GenerationGame",
     "GenerationState",
+    "Rows",
     "build_generation_graph",
     "generations_done",
     "run_generations",

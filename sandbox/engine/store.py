@@ -120,7 +120,7 @@ def interrupts_as_errors() -> Iterator[None]:
         guarded = _guarded(coro)
         return previous(loop, guarded, **options) if previous else asyncio.Task(guarded, loop=loop, **options)
 
-    loop.set_task_factory(factory)  # type: ignore[arg-type]  # typeshed's factory protocol lacks **options
+    loop.set_task_factory(factory)  # typeshed's factory protocol lacks **options
     try:
         yield
     except _Interrupted as interrupted:

@@ -127,7 +127,7 @@ class CachedChatModel(ChatModelWrapper):
         stored = self.responses.get(key)
         if stored is not None:
             content, usage, metadata = stored
-            message = AIMessage(content=content, usage_metadata=usage or None, response_metadata=metadata)  # type: ignore[arg-type]
+            message = AIMessage(content=content, usage_metadata=usage or None, response_metadata=metadata)
             return ChatResult(generations=[ChatGeneration(message=message, generation_info={"cache_hit": True})])
         done: asyncio.Future = loop.create_future()
         self._inflight[(loop, key)] = done

@@ -281,7 +281,7 @@ class EndpointPool:
             cause = last
             last = TransientLLMError(f"no endpoint answered ({type(cause).__name__}: {cause}): {', '.join(failed)}")
             last.__cause__ = cause
-        last.endpoint_failures = failed  # type: ignore[attr-defined]  # the retry wrapper carries them on
+        last.endpoint_failures = failed  # the retry wrapper carries them on
         raise last
 
     def stats(self) -> list[dict[str, Any]]:

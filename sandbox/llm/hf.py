@@ -128,5 +128,5 @@ class HFChatModel(ChatBackend, BaseChatModel):
             "output_tokens": int(new_tokens.shape[0]),
             "total_tokens": int(inputs["input_ids"].shape[1] + new_tokens.shape[0]),
         }
-        message = AIMessage(content=text, usage_metadata=usage, response_metadata=metadata)  # type: ignore[arg-type]
+        message = AIMessage(content=text, usage_metadata=usage, response_metadata=metadata)
         return ChatResult(generations=[ChatGeneration(message=message)])

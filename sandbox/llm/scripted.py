@@ -91,7 +91,7 @@ class ScriptedChatModel(ChatBackend, BaseChatModel):
         }
         usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
         self.busy_s += time.perf_counter() - started
-        message = AIMessage(content=text, usage_metadata=usage, response_metadata=metadata)  # type: ignore[arg-type]
+        message = AIMessage(content=text, usage_metadata=usage, response_metadata=metadata)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _chat(self, messages: Messages, stop: Stop, kwargs: CallKwargs) -> ChatResult:

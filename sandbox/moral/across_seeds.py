@@ -106,7 +106,7 @@ def train_seeds(
     """
     if seeds < 2:
         raise UsageError(f"--seeds takes 2 or more seeds, got {seeds}; train one seed without it")
-    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     created = not path.exists()
     with hold(path):

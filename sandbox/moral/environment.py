@@ -20,8 +20,6 @@ from typing import Any
 import numpy as np
 
 from agents.strategies import STRATEGIES
-from sandbox.games.matrix import MATRIX_GAMES, MatrixStrategy, Move, PayoffTable
-from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from sandbox.moral.iterated import IteratedGame
 from sandbox.moral.opponents import LLMOpponent
 from sandbox.rewards.intrinsic import (
@@ -34,6 +32,8 @@ from sandbox.rewards.intrinsic import (
     Step,
     reward,
 )
+from sandbox.rules.matrix import MATRIX_GAMES, MatrixStrategy, Move, PayoffTable
+from sandbox.rules.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 
 __all__ = ["MoralSetup", "action_rates", "action_type", "final_action_rates"]
 

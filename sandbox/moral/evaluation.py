@@ -32,11 +32,11 @@ from sandbox.base.seeding import Branch, generator
 from sandbox.base.stats import json_records, mean_ci
 from sandbox.core.run_dir import RunDirectory, holding
 from sandbox.core.summary import write_summary
-from sandbox.games.matrix_prompt import ActionTokens
 from sandbox.moral.environment import MoralSetup, action_type
 from sandbox.moral.regret import KINDS, METRICS, counterfactual_regret, moral_regret, regret_bounds
 from sandbox.moral.scenario import TrainingScenario
 from sandbox.rewards.intrinsic import ACTION_TYPES, RewardParams
+from sandbox.rules.matrix_prompt import ActionTokens
 from sandbox.training.rollout import play_episode
 
 __all__ = [

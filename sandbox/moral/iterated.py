@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sandbox.games.matrix import MOVES, MatrixStrategy, Move, PayoffTable
 from sandbox.rewards.intrinsic import Step
+from sandbox.rules.matrix import MOVES, MatrixStrategy, Move, PayoffTable
 
 
 @dataclass

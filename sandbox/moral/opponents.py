@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from sandbox.games.matrix import Move
-from sandbox.games.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from sandbox.rewards.intrinsic import RewardParams, Schedule, Step, reward
+from sandbox.rules.matrix import Move
+from sandbox.rules.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from sandbox.training.sampling import encode
 
 __all__ = ["BaseOfAdapter", "FrozenLLM", "LLMOpponent", "LearningLLM"]

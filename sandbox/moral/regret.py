@@ -22,7 +22,7 @@ Two metrics, both per round:
   earned, divided by the largest such regret the game allows (0 best, 1
   worst, an illegal answer 1). It judges the choice alone, not the outcome.
 
->>> from sandbox.games.matrix import MATRIX_GAMES
+>>> from sandbox.rules.matrix import MATRIX_GAMES
 >>> step = Step(own="C", other="D", last_other="C", game=MATRIX_GAMES.get("prisoners_dilemma"))
 >>> moral_regret("utilitarian", step), counterfactual_regret("utilitarian", step)  # 4 of the best 6; C was best
 (0.16666666666666666, 0.0)
@@ -32,8 +32,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sandbox.games.matrix import MOVES, PayoffTable
 from sandbox.rewards.intrinsic import RewardParams, Step, reward
+from sandbox.rules.matrix import MOVES, PayoffTable
 
 __all__ = [
     "METRICS",
@@ -52,7 +52,7 @@ METRICS = ("moral", "counterfactual")  # the paper's, and the regret against the
 def best_collective(game: PayoffTable) -> float:
     """The game's best collective payoff over its four outcomes (IPD 6, Stag Hunt 8, Chicken 5, BoS 5, DC 8).
 
-    >>> from sandbox.games.matrix import MATRIX_GAMES
+    >>> from sandbox.rules.matrix import MATRIX_GAMES
     >>> best_collective(MATRIX_GAMES.get("stag_hunt"))
     8.0
     """
@@ -87,7 +87,7 @@ def regret(kind: str, step: Step, params: RewardParams = RewardParams()) -> floa
 def max_regret(kind: str, game: PayoffTable, params: RewardParams = RewardParams()) -> float:
     """The largest `regret` of `kind` a round of `game` allows (over the opponent's move and last move).
 
-    >>> from sandbox.games.matrix import MATRIX_GAMES
+    >>> from sandbox.rules.matrix import MATRIX_GAMES
     >>> max_regret("utilitarian", MATRIX_GAMES.get("defective_coordination"))
     8.0
     """

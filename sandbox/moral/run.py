@@ -80,9 +80,9 @@ def load_trainer(scenario: TrainingScenario, *, model: Any = None, tokenizer: An
 def make_opponent(scenario: TrainingScenario, trainer: Any) -> Any:
     """The LLM opponent of `opponent: llm` (the learner's base model, adapter off) or `learner` (a second
     `PPOTrainer` on a fresh copy of the base model, seeded apart); None for a fixed strategy."""
-    from sandbox.games.matrix_prompt import ActionTokens
     from sandbox.moral.opponents import BaseOfAdapter, FrozenLLM, LearningLLM
     from sandbox.rewards.intrinsic import RewardParams, Schedule
+    from sandbox.rules.matrix_prompt import ActionTokens
     from sandbox.training.ppo import PPOTrainer
 
     training = scenario.training
@@ -132,7 +132,7 @@ def train_scenario(
     from sandbox.core.kinds import get as kind_named
 
     kind_named("training").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
-    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    path = Path(out) if out is not None else default_out(scenario)
     RunDirectory.check_new(path)
     if scenario.training.algorithm != "ppo":
         base = _base(scenario, model, tokenizer)  # before any file: a bad model writes nothing
@@ -141,14 +141,14 @@ def train_scenario(
                 RunDirectory.create(path, scenario),
                 scenario,
                 base,
-                hooks or TrainHooks(),  # type: ignore[arg-type]
+                hooks or TrainHooks(),
                 resume=False,
                 judge=judge,
             )
     trainer = load_trainer(scenario, model=model, tokenizer=tokenizer)
     opponent = make_opponent(scenario, trainer)
     with hold(path):
-        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_dir = RunDirectory.create(path, scenario)
         return _train(run_dir, scenario, trainer, 0, hooks or TrainHooks(), opponent, judge=judge)
 
 

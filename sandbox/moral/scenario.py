@@ -26,10 +26,10 @@ from pydantic import Field, field_validator, model_validator
 from sandbox.base.errors import ScenarioError
 from sandbox.base.scenario_model import StrictModel
 from sandbox.core.scenario import NamedScenario
-from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
-from sandbox.games.matrix_prompt import TABLE_ORDERS, TEST_TOKENS, TRAIN_TOKENS, ActionTokens
 from sandbox.rewards.intrinsic import TABLE_PREFIXES, RewardFn, RewardParams, Schedule
 from sandbox.rewards.proxy import ProxyRewardSpec
+from sandbox.rules.matrix import MATRIX_GAMES, PayoffTable
+from sandbox.rules.matrix_prompt import TABLE_ORDERS, TEST_TOKENS, TRAIN_TOKENS, ActionTokens
 from sandbox.training.ppo_config import PPOConfig
 from sandbox.training.scenario_block import PPOFields, batch_ppo_config, check_trl_block
 
@@ -143,7 +143,7 @@ class Training(StrictModel):
         "ran: one optimiser step per episode, LoRA alpha 32, no gradient clipping) or multi_step (mini-batches "
         "of 1, accumulation 4, alpha 128, norm clip 1: several clipped PPO steps per episode).",
     )
-    ppo: PPOFields = Field(default_factory=PPOFields, description="PPOConfig fields (see `sandbox train --help-ppo`).")  # type: ignore[valid-type]
+    ppo: PPOFields = Field(default_factory=PPOFields, description="PPOConfig fields (see `sandbox train --help-ppo`).")
     trl: dict[str, Any] = Field(
         default_factory=dict,
         description="grpo/rloo: fields of TRL's GRPOConfig/RLOOConfig (num_generations, beta, ...). LoRA, "

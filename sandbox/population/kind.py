@@ -1,7 +1,7 @@
 """The population kind: generations of play and revision on a network (`population:` block).
 
-Registered under the entry-point group `sandbox.kinds`; importing this module
-imports nothing else of the package.
+Registered under the entry-point group `sandbox.kinds`; importing this module imports only the games' registry
+(`sandbox.population.registry`, which names each game's tables) of the package.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind
+from sandbox.population.registry import SHARED_TABLES, games
 
 if TYPE_CHECKING:
     from sandbox.population.scenario import PopulationScenario
@@ -139,7 +140,7 @@ def dry_run(scenario: PopulationScenario) -> Any:
 
 def cli_run(scenario: PopulationScenario, out: Path | None, *, source: str = "<scenario>") -> Path:
     """`sandbox run` of a population under a progress bar, then its table."""
-    from sandbox.population.commands import generations_table, with_progress
+    from sandbox.population.report.cli import generations_table, with_progress
     from sandbox.population.run import run_population
 
     path = with_progress(
@@ -157,7 +158,7 @@ def cli_resume(path: Path, **options: Any) -> None:
     from sandbox.core.budget import resume_options
     from sandbox.core.scenario_files import load_run_scenario
     from sandbox.engine.generations import generations_done
-    from sandbox.population.commands import generations_table, with_progress
+    from sandbox.population.report.cli import generations_table, with_progress
     from sandbox.population.run import resume_population
 
     resume_options(path, options, f"{path}, a population run")
@@ -179,11 +180,10 @@ def _expected_calls(scenario: PopulationScenario) -> int:
 
 
 def requires(scenario: PopulationScenario) -> list[str]:
-    """axelrod (the population extra) for scripted members of a matrix game; Ray (the scale extra) when the
-    matches are played by actors (`population.actors`, scripted or LLM members)."""
-    game = scenario.population.game
-    scripted = game.kind == "matrix" and game.play == "scripted"
-    return (["population"] if scripted else []) + (["scale"] if scenario.population.actors > 1 else [])
+    """The extras its game needs (`PopulationGameSpec.extras`: axelrod, the population extra, for a matrix game's
+    scripted strategies); Ray (the scale extra) when the matches are played by actors (`population.actors`)."""
+    block = scenario.population
+    return block.game.extras(block) + (["scale"] if block.actors > 1 else [])
 
 
 POPULATION = RunKind(
@@ -192,11 +192,9 @@ POPULATION = RunKind(
     precedence=50,
     title="a population scenario",
     requires="sandbox.population.kind:requires",
-    description="Emergent norms: every agent revises its own strategy each generation on a network: scripted axelrod "
-    "strategies by payoff imitation (Fermi rule, Santos & Pacheco, Nowak & May's best neighbour, mutation); LLM "
-    "agents in Vallinder & Hughes' donor game by selection, reflection, imitation or mutation of their texts; the naming "
-    "game (Ashery et al.) and GovSim's fishery (Piatti et al.) among LLM agents; the ultimatum game among members "
-    "who follow and revise principles, with SCAI's fixed users and assistant as members.",
+    description="Emergent norms: every agent revises its own norm each generation on a network. Games: "
+    + "; ".join(f"{kind}, {entry.title[0].lower()}{entry.title[1:]}" for kind, entry in games().items())
+    + ".",
     model="sandbox.population.scenario:PopulationScenario",
     load="sandbox.population.kind:load",
     run="sandbox.population.kind:run",
@@ -207,34 +205,16 @@ POPULATION = RunKind(
     dry_run="sandbox.population.kind:dry_run",
     cli_run="sandbox.population.kind:cli_run",
     cli_resume="sandbox.population.kind:cli_resume",
-    tables={
-        "population": "population.csv",
-        "generations": "generations.csv",
-        "edges": "edges.csv",
-        "donations": "donations.csv",
-        "interactions": "interactions.csv",
-        "norms": "norms.csv",
-        "revisions": "revisions.csv",
-        "talk": "talk.csv",
-        "notes": "notes.csv",
-        "episodes": "episodes.csv",
-        "moves": "moves.csv",
-        "fidelity": "fidelity.csv",
-        "clusters": "clusters.csv",  # the norm map's (sandbox.population.norm_map)
-        "norm_clusters": "norm_clusters.csv",
-        "cluster_shares": "cluster_shares.csv",
-        "norm_diversity": "norm_diversity.csv",
-        "transcripts": "transcripts.jsonl",
-    },
+    tables={**SHARED_TABLES, **{name: file for entry in games().values() for name, file in entry.tables.items()}},
     benchmarks={
-        "population": "sandbox.population.bench:bench_population",
-        "population-actors": "sandbox.population.bench:bench_population_actors",
-        "population-llm": "sandbox.population.bench_llm:bench_population_llm",
-        "fidelity": "sandbox.population.fidelity:bench_fidelity",
+        "population": "sandbox.population.bench.scripted:bench_population",
+        "population-actors": "sandbox.population.bench.scripted:bench_population_actors",
+        "population-llm": "sandbox.population.bench.llm:bench_population_llm",
+        **{name: function for entry in games().values() for name, function in entry.benchmarks.items()},
     },
     steps="sandbox.population.steps:STEPS",
     conformance="sandbox.population.conformance:CASE",
     example="scenarios/population/pd_grid_nowak_may.yaml",
-    view="sandbox.population.view:view",
+    view="sandbox.population.report.view:view",
     budget=True,
 )

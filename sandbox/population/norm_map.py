@@ -191,7 +191,7 @@ def _cached_minilm() -> Embedder:
 
 def write_norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Embedder | None = None) -> NormMap:
     """Compute the norm map and write its tables and `norm_map.png` into the run directory."""
-    from sandbox.population.plots import plot_norm_map
+    from sandbox.population.report.plots import plot_norm_map
 
     run = Path(run)
     result = norm_map(run, threshold=threshold, embed=embed)

@@ -27,7 +27,7 @@ from sandbox.core.kinds import GivenModels, Ledgers
 from sandbox.core.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.core.scenario_files import load_run_scenario
 from sandbox.engine.generations import run_generations
-from sandbox.population.games import game_for
+from sandbox.population.registry import plugin_for
 from sandbox.population.scenario import PopulationScenario, empty_members, over_budget
 
 __all__ = ["resume_population", "run_population"]
@@ -49,7 +49,7 @@ def _play(
     from sandbox.base.sync import run_sync
     from sandbox.population.llm_session import llm_session
 
-    kind = game_for(scenario.population.game)
+    kind = plugin_for(scenario.population.game)
     with contextlib.ExitStack() as stack:
         if kind.calls_models:
             model = stack.enter_context(llm_session(run_dir, scenario, ledgers, models or {}, on_call))
@@ -87,7 +87,7 @@ def _check_actors(scenario: PopulationScenario, models: GivenModels) -> None:
     block = scenario.population
     if block.actors > 1:
         from sandbox.base.errors import UsageError
-        from sandbox.population.actors import actor_timeout_s
+        from sandbox.population.actors.lifecycle import actor_timeout_s
 
         actor_timeout_s()
         given = sorted(set(models or {}) & set(block.game.roles(block)))

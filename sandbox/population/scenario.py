@@ -1,60 +1,43 @@
-"""The population scenario (`population:` block): who the agents are, whom they meet, what they play, how they revise.
+"""The population scenario file's model (`population:` block): who the agents are, whom they meet, what they play,
+how they revise.
 
-The block's fields shared by every game are here; each game's own settings,
-and what the game cannot use of the rest, are in its module of
-`sandbox.population.specs` (matrix, donor, naming, commons, ultimatum). The
-dynamics of scripted members (the `axelrod` library's strategies, payoff
-imitation by the Fermi rule of Szabo & Toke 1998, Nowak & May's 1992
-best-neighbour rule, an optional mutation) run on a networkx graph
-(`societies.society_block.Network`, shared with the societies).
+The block's fields shared by every game are `sandbox.population.settings`'; each game's own settings, and what the
+game cannot use of the rest, are in its folder, `sandbox.population.games.<game>.spec`. Here they are joined: the
+union of the games' settings (`GameSpec`), the block and the scenario, and the checks a new run makes before
+anything is written (`empty_members`, `over_budget`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Union
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Discriminator, Field, Tag
 
-from sandbox.base.scenario_model import StrictModel
-from sandbox.core.scenario import LLMScenario, ModelConfig, Models, Sampling
-from sandbox.population.specs.common import ASSISTANT, LLM, Member, Revision, member_counts
-from sandbox.population.specs.commons import CommonsGameSpec
-from sandbox.population.specs.donor import DonorGameSpec
-from sandbox.population.specs.matrix import MatrixGameSpec
-from sandbox.population.specs.naming import NamingGameSpec
-from sandbox.population.specs.ultimatum import UltimatumPopulationGame
-from societies.society_block import Network
+from sandbox.population.registry import spec_classes
+from sandbox.population.settings import (
+    ASSISTANT,
+    LLM,
+    Member,
+    PopulationScenarioSettings,
+    PopulationSettings,
+    Revision,
+    member_counts,
+    place_members,
+)
 
 __all__ = [
     "ASSISTANT",
     "LLM",
-    "CommonsGameSpec",
-    "DonorGameSpec",
     "GameSpec",
-    "MatrixGameSpec",
     "Member",
-    "NamingGameSpec",
     "PopulationBlock",
     "PopulationScenario",
     "Revision",
-    "UltimatumPopulationGame",
     "empty_members",
     "member_counts",
     "over_budget",
     "place_members",
 ]
-
-
-def place_members(scenario: PopulationScenario) -> Any:
-    """Which member each agent slot starts as (an int array): each member's share of the agents (`member_counts`),
-    placed by a permutation seeded from the run's seed tree (`Branch.POPULATION`)."""
-    import numpy as np
-
-    from sandbox.base.seeding import Branch, generator
-
-    block = scenario.population
-    labels = np.repeat(np.arange(len(block.members)), member_counts([m.share for m in block.members], block.agents))
-    return generator(scenario.seed, Branch.POPULATION).permutation(labels).astype(np.int64)
 
 
 def empty_members(block: PopulationBlock) -> list[tuple[str, str]]:
@@ -120,97 +103,28 @@ def _game_kind(value: Any) -> str:
     return value.get("kind", "matrix") if isinstance(value, dict) else getattr(value, "kind", "matrix")
 
 
-GameSpec = Annotated[
-    Annotated[MatrixGameSpec, Tag("matrix")]
-    | Annotated[DonorGameSpec, Tag("donor")]
-    | Annotated[NamingGameSpec, Tag("naming")]
-    | Annotated[CommonsGameSpec, Tag("commons")]
-    | Annotated[UltimatumPopulationGame, Tag("ultimatum")],
-    Discriminator(_game_kind),
-]
+def _games_union() -> Any:
+    """The settings of every registered game (`sandbox.population.registry`), tagged by kind: the `game:` block's
+    type, which pydantic validates by the block's `kind` (matrix when it names none)."""
+    tagged = tuple(Annotated[cls, Tag(kind)] for kind, cls in spec_classes().items())
+    return Annotated[Union[tagged], Discriminator(_game_kind)]  # noqa: UP007  (a union built at run time)
 
 
-class PopulationBlock(StrictModel):
-    """A population whose strategies spread over generations."""
-
-    agents: int = Field(..., ge=2, le=1_000_000, description="Number of agents.")
-    generations: int = Field(..., ge=1, le=100_000, description="Generations: play with every neighbour, then revise.")
-    members: list[Member] = Field(..., min_length=1, description="The starting strategies and their shares.")
-    game: GameSpec = Field(
-        default_factory=MatrixGameSpec, description="kind matrix (default), donor, naming, commons or ultimatum."
-    )
-    network: Network = Field(default_factory=Network, description="Who meets whom (shared with societies).")
-    self_play: bool = Field(False, description="Each agent also plays itself, as on Nowak & May's lattice.")
-    revision: Revision = Field(default_factory=Revision)
-    actors: int = Field(
-        1,
-        ge=1,
-        le=1024,
-        description="Scripted strategies, or the LLM members of a matrix game: the "
-        "matches are cut into this many blocks and each block is played by "
-        "a Ray actor of its own (as AgentSociety groups agents; local Ray "
-        "unless Ray is already initialised), LLM members with the actor's "
-        "share of the run's concurrency and of its openai: endpoints; 1 "
-        "plays in this process. The tables are the same for any number.",
-    )
-    judge_play: bool = Field(
-        False,
-        description="The donor game: after each generation the proxy judge (role judge) "
-        "reads each agent's moves as donor and its written strategy and "
-        "answers whether the play follows the norm (fidelity.csv).",
-    )
-
-    @model_validator(mode="after")
-    def _consistent(self) -> PopulationBlock:
-        total = sum(m.share for m in self.members)
-        if abs(total - 1.0) > 1e-6:
-            raise ValueError(f"the members' shares sum to {total:g}, not 1")
-        names = [m.strategy for m in self.members]
-        if len(set(names)) != len(names):
-            raise ValueError("a strategy is listed twice in members")
-        problem = self.network.size_problem(self.agents)
-        if problem:
-            raise ValueError(problem)
-        edges = self.network.edges
-        if edges is not None and len({n for edge in edges for n in edge}) < self.agents:
-            covered = len({n for edge in edges for n in edge})
-            raise ValueError(
-                f"network.edges cover {covered} agents, fewer than the {self.agents} agents: each agent "
-                "needs a neighbour"
-            )
-        self.game.check(self)
-        return self
+GameSpec = _games_union()
 
 
-class PopulationScenario(LLMScenario):
+class PopulationBlock(PopulationSettings):
+    """A population whose norms spread over generations: the shared fields, and the game's own settings."""
+
+    if not TYPE_CHECKING:  # mypy reads the base's PopulationGameSpec; pydantic validates by the registered games
+        game: GameSpec = Field(
+            default_factory=lambda: spec_classes()["matrix"](),
+            description=f"The game and its own settings, by `kind`: {', '.join(spec_classes())} (matrix when none "
+            "is named).",
+        )
+
+
+class PopulationScenario(PopulationScenarioSettings):
     """A population scenario file: a name, a seed, models for LLM members and a `population:` block."""
 
-    models: Models = Field(
-        default_factory=lambda: Models(user=ModelConfig(sampling=Sampling(temperature=0.8, max_tokens=400))),
-        description="LLM members play as role `user` (--model user=SPEC); the paper sampled at temperature 0.8.",
-    )
-    population: PopulationBlock
-
-    @model_validator(mode="after")
-    def _actors_share(self) -> PopulationScenario:
-        """LLM members on Ray actors (`population.actors`, the matrix game with play llm) each take a share of an
-        `openai:` endpoint pool (`sandbox.population.llm_actors`): an embedded model would load once per actor, and
-        a budget's ledger is kept by each process, so neither is taken there."""
-        block = self.population
-        if block.actors > 1 and block.game.roles(block):
-            if not self.models.user.spec.startswith("openai:"):
-                raise ValueError(
-                    f"population.actors: LLM members on {block.actors} Ray actors call an openai: endpoint pool, each "
-                    f"actor its share (models.user.spec {self.models.user.spec}; --model user=openai:MODEL@URL1,URL2)"
-                )
-            if self.concurrency < block.actors:
-                raise ValueError(
-                    f"population.actors: {block.actors} actors share the run's concurrency ({self.concurrency} calls "
-                    "in flight): raise concurrency to at least the actors"
-                )
-            if self.budget.limits():
-                raise ValueError(
-                    "budget: each Ray actor keeps its own ledger, so a cap would not hold across them; drop the budget "
-                    "or set population.actors 1"
-                )
-        return self
+    population: PopulationBlock  # the block with the games' union

@@ -14,11 +14,9 @@ from typing import Any
 import pandas as pd
 
 from sandbox.core.steps import StateEdit, Steps, set_path
+from sandbox.population.registry import games
 
 __all__ = ["STEPS"]
-
-# generations.csv's headline column of each game, the first one a run's table has.
-HEADLINES = ("cooperation", "dominant_share", "mean_donated_share", "stock", "mean_offered_share")
 
 
 def _graph(checkpointer: Any, scenario: Any) -> Any:
@@ -30,14 +28,14 @@ def _graph(checkpointer: Any, scenario: Any) -> Any:
 def _edit(values: Mapping[str, Any], name: str, value: Any, scenario: Any) -> StateEdit:
     """`state.NAME=VALUE`: the value at path NAME in the population's state set (to a value of the same type), or
     what the game's own `edit_state` makes of it (the donor game adds a strategy text to its norms)."""
-    from sandbox.population.games import game_for
+    from sandbox.population.registry import plugin_for
 
     agents = values.get("agents")
     if not isinstance(agents, dict | list):
         raise ValueError(
             "this game holds its population packed (scripted strategies); change the members at generation 0"
         )
-    own = getattr(game_for(scenario.population.game), "edit_state", None)
+    own = getattr(plugin_for(scenario.population.game), "edit_state", None)
     if own is not None:
         return own(agents, name, value, int(values.get("generation", 0)))
     return StateEdit({"agents": set_path(agents, name, value, same_type=True)})
@@ -48,7 +46,8 @@ def series(path: Path) -> pd.DataFrame:
     from sandbox.base.files import read_csv
 
     table = read_csv(Path(path) / "generations.csv")
-    column = next((c for c in HEADLINES if c in table.columns), None)
+    headlines = [entry.headline for entry in games().values()]  # a run's generations.csv has its game's
+    column = next((c for c in headlines if c in table.columns), None)
     if column is None:
         return pd.DataFrame(columns=["step", "run", "figure", "value"])
     return pd.DataFrame(
@@ -71,10 +70,10 @@ STEPS = Steps(
         "population.members",
         "population.network",
         "population.game.kind",
-        "population.game.play",
-        "population.game.prepared",
-        "population.game.words",  # the agents' names (committed words, memories, a scripted game's inventories)
         "population.revision.check",
+        # each game's own (GameEntry.fixed): the matrix and naming games' play; the naming game's words (the
+        # agents' names: committed words, memories, a scripted game's inventories) and prepared agents
+        *sorted({f"population.game.{name}" for entry in games().values() for name in entry.fixed}),
     ),
     edit=_edit,
     edits="state.PATH into the population's state, e.g. state.agents.3.committed=B (naming game), state.stock=40 "

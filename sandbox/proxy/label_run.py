@@ -326,9 +326,9 @@ def label_scenario(
     kind_named("proxy").require(scenario)  # the extras it needs (a smollm2 student, an hf: judge), first
     from sandbox.base.sync import run_sync
 
-    path = Path(out) if out is not None else default_out(scenario)  # type: ignore[arg-type]
+    path = Path(out) if out is not None else default_out(scenario)
     with hold(path):
-        run_dir = RunDirectory.create(path, scenario)  # type: ignore[arg-type]
+        run_dir = RunDirectory.create(path, scenario)
         run_sync(_alabel(run_dir, scenario, models or {}, hooks or LabelHooks(), ledgers))
     return path
 

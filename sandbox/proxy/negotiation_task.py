@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import prompts
-from sandbox.games.negotiation import (
+from sandbox.rewards.objectives import NEGOTIATION_STYLES
+from sandbox.rules.negotiation import (
     ITEMS,
     Context,
     FixedPartner,
@@ -34,7 +35,6 @@ from sandbox.games.negotiation import (
     draw_context,
     play,
 )
-from sandbox.rewards.objectives import NEGOTIATION_STYLES
 
 __all__ = [
     "EXAMPLES",
@@ -205,7 +205,7 @@ def draw_test_set(n: int, rng: np.random.Generator, *, turn_limit: int = 10) -> 
             draw_context(rng),
             random_alice(rng),
             partner,
-            alice_first=bool(rng.integers(2)),  # type: ignore[arg-type]
+            alice_first=bool(rng.integers(2)),
             turn_limit=turn_limit,
         )
         for _ in range(n)

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 
 from sandbox.base.seeding import generator
-from sandbox.games.negotiation import (
+from sandbox.rewards.objectives import NEGOTIATION_STYLES
+from sandbox.rules.negotiation import (
     Allocation,
     Context,
     FixedPartner,
@@ -34,7 +35,6 @@ from sandbox.games.negotiation import (
     draw_context,
     play,
 )
-from sandbox.rewards.objectives import NEGOTIATION_STYLES
 
 __all__ = ["ACTS", "Negotiator", "style_accuracy", "train_negotiator"]
 

@@ -25,9 +25,9 @@ from sandbox.base.errors import UsageError
 from sandbox.base.scenario_model import StrictModel
 from sandbox.base.seeding import generator
 from sandbox.core.scenario import LLMScenario
-from sandbox.games.matrix import KWON_GAMES, MATRIX_GAMES
 from sandbox.proxy.offers import draw_offers
 from sandbox.rewards.objectives import MATRIX_OBJECTIVES, NEGOTIATION_STYLES, ULTIMATUM_OBJECTIVES, Offer
+from sandbox.rules.matrix import KWON_GAMES, MATRIX_GAMES
 
 __all__ = ["Intent", "Objective", "ProxyBlock", "ProxyScenario", "UltimatumExample", "apply_proxy_overrides"]
 

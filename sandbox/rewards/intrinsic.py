@@ -7,7 +7,7 @@ earns `R_illegal` whatever the reward. The same functions serve PPO, GRPO
 and RLOO.
 
 Examples:
-    >>> from sandbox.games.matrix import MATRIX_GAMES
+    >>> from sandbox.rules.matrix import MATRIX_GAMES
     >>> pd = MATRIX_GAMES.get("prisoners_dilemma")
     >>> step = Step(own="D", other="C", last_other="C", game=pd)
     >>> [reward(name, step) for name in ("game", "deontological", "utilitarian", "game_deontological")]
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sandbox.base.registry import Registry
-from sandbox.games.matrix import Move, PayoffTable
+from sandbox.rules.matrix import Move, PayoffTable
 from sandbox.training.schedule import RewardSchedule
 
 ACTION_TYPES = ("C|C", "C|D", "D|C", "D|D")  # a legal round's type: own move | the opponent's last move

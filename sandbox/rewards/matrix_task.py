@@ -22,9 +22,9 @@ from itertools import combinations
 import numpy as np
 
 import prompts
-from sandbox.games.matrix import MATRIX_GAMES, PayoffTable
 from sandbox.rewards.objectives import JOINT_OUTCOMES, MATRIX_OBJECTIVES, JointOutcome
 from sandbox.rewards.parse import OPTION_LETTERS
+from sandbox.rules.matrix import MATRIX_GAMES, PayoffTable
 
 __all__ = ["KWON_SCRAMBLED", "MatrixItem", "matrix_item", "random_baseline", "set_score"]
 

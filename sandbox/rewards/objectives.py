@@ -11,7 +11,7 @@ Two families, each in its registry:
 
 >>> reject_below_share(Offer(proposer=7.5, responder=2.5), threshold=0.3)
 True
->>> from sandbox.games.matrix import MATRIX_GAMES
+>>> from sandbox.rules.matrix import MATRIX_GAMES
 >>> sorted(MATRIX_OBJECTIVES.get("welfare")(MATRIX_GAMES.get("chicken")))
 [('C', 'D'), ('D', 'C')]
 """
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sandbox.base.registry import Registry
-from sandbox.games.matrix import MOVES, Move, PayoffTable
-from sandbox.games.negotiation import Negotiation
+from sandbox.rules.matrix import MOVES, Move, PayoffTable
+from sandbox.rules.negotiation import Negotiation
 
 __all__ = [
     "JOINT_OUTCOMES",
@@ -129,7 +129,7 @@ def _argmax(game: PayoffTable, value: Callable[[tuple[float, float]], float]) ->
 def welfare(game: PayoffTable) -> frozenset[JointOutcome]:
     """The outcomes with the greatest total payoff.
 
-    >>> from sandbox.games.matrix import MATRIX_GAMES
+    >>> from sandbox.rules.matrix import MATRIX_GAMES
     >>> sorted(welfare(MATRIX_GAMES.get("kwon_battle_of_the_sexes")))
     [('C', 'C'), ('D', 'D')]
     """
@@ -140,7 +140,7 @@ def welfare(game: PayoffTable) -> frozenset[JointOutcome]:
 def equality(game: PayoffTable) -> frozenset[JointOutcome]:
     """The outcomes where both players get the same payoff (efficient or not; may be empty).
 
-    >>> from sandbox.games.matrix import MATRIX_GAMES
+    >>> from sandbox.rules.matrix import MATRIX_GAMES
     >>> sorted(equality(MATRIX_GAMES.get("kwon_prisoners_dilemma")))
     [('C', 'C'), ('D', 'D')]
     """
@@ -151,7 +151,7 @@ def equality(game: PayoffTable) -> frozenset[JointOutcome]:
 def rawlsian(game: PayoffTable) -> frozenset[JointOutcome]:
     """The outcomes whose worse-off player gets most (maximin over outcomes, not the game's maxmin value).
 
-    >>> from sandbox.games.matrix import MATRIX_GAMES
+    >>> from sandbox.rules.matrix import MATRIX_GAMES
     >>> sorted(rawlsian(MATRIX_GAMES.get("kwon_stag_hunt")))
     [('C', 'C')]
     """
@@ -162,7 +162,7 @@ def rawlsian(game: PayoffTable) -> frozenset[JointOutcome]:
 def pareto(game: PayoffTable) -> frozenset[JointOutcome]:
     """The outcomes no other outcome Pareto-dominates (as good for both, better for one).
 
-    >>> from sandbox.games.matrix import MATRIX_GAMES
+    >>> from sandbox.rules.matrix import MATRIX_GAMES
     >>> sorted(pareto(MATRIX_GAMES.get("kwon_chicken")))
     [('C', 'C'), ('C', 'D'), ('D', 'C')]
     """
@@ -189,7 +189,7 @@ def _proposals(episode: Negotiation) -> list[tuple[int, int, int]]:
 def versatile(episode: Negotiation) -> bool:
     """Alice speaks more than once and never suggests the same proposal twice.
 
-    >>> from sandbox.games.negotiation import Context, Negotiation, Utterance
+    >>> from sandbox.rules.negotiation import Context, Negotiation, Utterance
     >>> c = Context((1, 2, 3), (4, 3, 0), (1, 0, 3))
     >>> versatile(Negotiation(c, [Utterance("Alice", "propose", (1, 2, 0)), Utterance("Bob", "propose", (1, 0, 3)),
     ...                           Utterance("Alice", "propose", (1, 1, 0)), Utterance("Bob", "agree")]))
@@ -203,7 +203,7 @@ def versatile(episode: Negotiation) -> bool:
 def stubborn(episode: Negotiation) -> bool:
     """Alice speaks more than once and suggests some proposal more than once (propose, then insist, counts).
 
-    >>> from sandbox.games.negotiation import Context, Negotiation, Utterance
+    >>> from sandbox.rules.negotiation import Context, Negotiation, Utterance
     >>> c = Context((1, 2, 3), (4, 3, 0), (1, 0, 3))
     >>> stubborn(Negotiation(c, [Utterance("Alice", "propose", (1, 2, 0)), Utterance("Bob", "propose", (1, 0, 3)),
     ...                          Utterance("Alice", "insist", (1, 2, 0)), Utterance("Bob", "agree")]))
@@ -217,7 +217,7 @@ def stubborn(episode: Negotiation) -> bool:
 def competitive(episode: Negotiation) -> bool:
     """Alice ends with more points than Bob (a disagreement is 0 to 0: not competitive).
 
-    >>> from sandbox.games.negotiation import Context, Negotiation, Utterance
+    >>> from sandbox.rules.negotiation import Context, Negotiation, Utterance
     >>> c = Context((1, 2, 3), (4, 3, 0), (1, 0, 3))
     >>> competitive(Negotiation(c, [Utterance("Alice", "propose", (1, 2, 0)), Utterance("Bob", "agree")]))
     True
@@ -230,7 +230,7 @@ def competitive(episode: Negotiation) -> bool:
 def pushover(episode: Negotiation) -> bool:
     """Alice ends with fewer points than Bob (the paper's Push-Over).
 
-    >>> from sandbox.games.negotiation import Context, Negotiation, Utterance
+    >>> from sandbox.rules.negotiation import Context, Negotiation, Utterance
     >>> c = Context((1, 2, 3), (4, 3, 0), (1, 0, 3))
     >>> pushover(Negotiation(c, [Utterance("Bob", "propose", (1, 2, 3)), Utterance("Alice", "agree")]))
     True

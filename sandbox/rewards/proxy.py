@@ -15,7 +15,7 @@ its own move against an opponent, so the outcome it reaches depends on the
 opponent too. Beside each `proxy:NAME`, `truth:NAME` scores the same steps
 by the ground-truth objective, so `metrics.csv` shows the agent accuracy.
 
->>> from sandbox.games.matrix import MATRIX_GAMES
+>>> from sandbox.rules.matrix import MATRIX_GAMES
 >>> from sandbox.rewards.intrinsic import Step, RewardParams
 >>> welfare = TableReward("welfare", {("C", "C"): 1.0, ("C", "D"): 0.0, ("D", "C"): 0.0, ("D", "D"): 0.0})
 >>> welfare(Step("C", "C", None, MATRIX_GAMES.get("prisoners_dilemma")), RewardParams())
@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator
 
 from sandbox.base.scenario_model import StrictModel
-from sandbox.games.matrix import PayoffTable
 from sandbox.rewards.objectives import JOINT_OUTCOMES, MATRIX_OBJECTIVES, JointOutcome
+from sandbox.rules.matrix import PayoffTable
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

@@ -36,12 +36,12 @@ from sandbox.core import run_dir as layout
 from sandbox.core.run_dir import RunDirectory, atomic_write_text, holding
 from sandbox.core.scenario_files import load_run_scenario, scenario_problems
 from sandbox.core.summary import write_summary
-from sandbox.games.ultimatum import Stake
-from sandbox.games.ultimatum_episode import call_seed, play_ultimatum
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.cache import ResponseCache
 from sandbox.llm.contracts import CallInfo
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+from sandbox.rules.ultimatum import Stake
+from sandbox.rules.ultimatum_episode import call_seed, play_ultimatum
 from sandbox.scai.assistant_block import EvaluationCondition
 from sandbox.scai.scenario import Scenario
 from societies.population import build_population

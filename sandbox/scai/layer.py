@@ -19,7 +19,7 @@ from langgraph.graph import END, START, StateGraph
 from agents.assistant import PolicyFollowingAssistant
 from agents.meta import MetaLM
 from agents.student import PolicylessAssistant
-from sandbox.games.ultimatum import UltimatumPlayer
+from sandbox.rules.ultimatum import UltimatumPlayer
 from sandbox.scai.assistant_block import Assistant
 from sandbox.scai.nodes import ASSISTANT, COPIES, ScaiState, final, init_policy, meta
 

@@ -22,9 +22,9 @@ from langgraph.runtime import Runtime
 from agents.assistant import library_policies
 from agents.meta import Interaction
 from sandbox.base.seeding import Branch, generator, seed_node
-from sandbox.games.ultimatum import Stake
-from sandbox.games.ultimatum_episode import propose_move
 from sandbox.llm.contracts import CallInfo
+from sandbox.rules.ultimatum import Stake
+from sandbox.rules.ultimatum_episode import propose_move
 from sandbox.society.context import SocietyContext
 from sandbox.society.nodes import run_currency
 from sandbox.society.state import SocietyState

@@ -31,7 +31,8 @@ import pandas as pd
 from langchain_core.language_models import BaseChatModel
 
 from agents.assistant import PolicyFollowingAssistant, Reading, Responder
-from sandbox.games.ultimatum import (
+from sandbox.llm.contracts import CallInfo
+from sandbox.rules.ultimatum import (
     ParseError,
     Split,
     Stake,
@@ -41,7 +42,6 @@ from sandbox.games.ultimatum import (
     proposal_constraint,
     proposal_sentence,
 )
-from sandbox.llm.contracts import CallInfo
 from societies.norms import NORMS
 
 Rule = Literal["some", "fair", "all"]

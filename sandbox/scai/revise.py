@@ -27,9 +27,9 @@ from agents.assistant import PolicyFollowingAssistant
 from agents.meta import Interaction
 from sandbox.base.rounding import best
 from sandbox.base.seeding import Branch, generator, seed_node
-from sandbox.games.ultimatum import Stake
-from sandbox.games.ultimatum_episode import propose_move, respond_move
 from sandbox.llm.contracts import CallInfo
+from sandbox.rules.ultimatum import Stake
+from sandbox.rules.ultimatum_episode import propose_move, respond_move
 from sandbox.scai.assistant_block import RevisionStrategy
 
 
@@ -94,7 +94,7 @@ async def replay(
     assistant: PolicyFollowingAssistant, target: Target, *, root: int, run: int, episode: str, max_reasks: int
 ) -> dict[str, Any]:
     """The candidate's move on one target, and its distance to the users' (1 for an illegal move)."""
-    from sandbox.games.ultimatum import parse_proposal
+    from sandbox.rules.ultimatum import parse_proposal
 
     stake = Stake(target.amount, target.currency)
     seed = seed_node(root, run, Branch.EPISODE, target.epoch, target.index)

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from langgraph.graph import StateGraph
 
-from sandbox.games.ultimatum import UltimatumPlayer
+from sandbox.rules.ultimatum import UltimatumPlayer
 from sandbox.society.scenario import SocietyScenario
 from societies.network import InteractionNetwork
 

@@ -14,8 +14,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from sandbox.base.seeding import Branch, generator, seed_node
-from sandbox.games.ultimatum import Stake
-from sandbox.games.ultimatum_episode import play_ultimatum
+from sandbox.rules.ultimatum import Stake
+from sandbox.rules.ultimatum_episode import play_ultimatum
 from sandbox.society.context import SocietyContext
 from sandbox.society.state import SocietyState
 from societies.network import match

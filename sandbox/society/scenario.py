@@ -20,7 +20,7 @@ from sandbox.core.scenario import LLMScenario
 from societies.society_block import Society
 
 
-class UltimatumGame(StrictModel):
+class UltimatumSettings(StrictModel):
     """The ultimatum game: a proposer splits an amount, a responder accepts or rejects."""
 
     kind: Literal["ultimatum"] = "ultimatum"
@@ -44,7 +44,7 @@ class UltimatumGame(StrictModel):
 
 
 # A discriminated union on `kind`: matrix and dialogue games join it later.
-Game = Annotated[Union[UltimatumGame], Field(discriminator="kind")]  # noqa: UP007
+Game = Annotated[Union[UltimatumSettings], Field(discriminator="kind")]  # noqa: UP007
 
 
 class SocietyScenario(LLMScenario):
@@ -61,7 +61,7 @@ class SocietyScenario(LLMScenario):
         None, ge=1, description="Episodes per epoch; default: one maximal matching of the population."
     )
     society: Society
-    game: Game = Field(default_factory=UltimatumGame)
+    game: Game = Field(default_factory=UltimatumSettings)
 
     def roles(self) -> tuple[str, ...]:
         """The model roles this scenario calls."""

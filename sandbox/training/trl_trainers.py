@@ -207,7 +207,7 @@ def trl_trainer(
     args = trl_config(algorithm, training, out_dir, seed, device, report_to)  # num_generations: checked by `Training`
     pending: dict[int, list[Any]] = {}
 
-    class Rows(TrainerCallback):  # type: ignore[misc]
+    class Rows(TrainerCallback):
         """Completes each step's row with TRL's logged statistics and hands it on."""
 
         def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, float] | None = None, **kw: Any) -> None:

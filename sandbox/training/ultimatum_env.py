@@ -11,7 +11,7 @@ Three answer forms:
 
 * `sentence`: the society's own sentence ("For the 52 apples, the proposer
   will get 40, and the responder will get 12.", and yes or no), read by the
-  society's parsers (`sandbox.games.ultimatum`); for a real model.
+  society's parsers (`sandbox.rules.ultimatum`); for a real model.
 * `number`: the tiny in-process model answers the number it keeps (and yes
   or no), parsed strictly: only a whole number from 0 to the amount is a
   move; its prompt holds only words its vocabulary knows.
@@ -51,7 +51,7 @@ from typing import Literal
 import numpy as np
 
 import prompts
-from sandbox.games.ultimatum import (
+from sandbox.rules.ultimatum import (
     Decision,
     ParseError,
     Split,
@@ -66,8 +66,8 @@ __all__ = [
     "AnswerForm",
     "Role",
     "UltimatumEnvironment",
-    "UltimatumGame",
     "UltimatumOutcome",
+    "UltimatumRound",
     "UltimatumState",
     "offered_tenths",
     "parse_student",
@@ -97,7 +97,7 @@ class UltimatumState:
 
 
 @dataclass
-class UltimatumGame:
+class UltimatumRound:
     """One game of the environment: its current state (a fresh stake each round)."""
 
     state: UltimatumState
@@ -243,17 +243,17 @@ class UltimatumEnvironment:
 
     # -- the Environment contract -------------------------------------------------------------
 
-    def new_game(self, rng: np.random.Generator) -> UltimatumGame:
-        return UltimatumGame(self.draw_state(rng))
+    def new_game(self, rng: np.random.Generator) -> UltimatumRound:
+        return UltimatumRound(self.draw_state(rng))
 
-    def prompt(self, game: UltimatumGame, rng: np.random.Generator) -> str:
+    def prompt(self, game: UltimatumRound, rng: np.random.Generator) -> str:
         return student_prompt(game.state, self.form)
 
-    def parse(self, answer: str, game: UltimatumGame) -> Split | Decision | None:
+    def parse(self, answer: str, game: UltimatumRound) -> Split | Decision | None:
         return parse_student(answer, game.state, self.form)
 
     def step(
-        self, games: Sequence[UltimatumGame], moves: Sequence[Split | Decision | None], rng: np.random.Generator
+        self, games: Sequence[UltimatumRound], moves: Sequence[Split | Decision | None], rng: np.random.Generator
     ) -> list[UltimatumOutcome]:
         """Score each game's move in its state; every game then moves on to a fresh stake."""
         outcomes = []
@@ -285,14 +285,14 @@ class UltimatumEnvironment:
             "illegal": sum(not o.legal for o in outcomes) / len(outcomes),
         }
 
-    def snapshot(self, game: UltimatumGame) -> str:
+    def snapshot(self, game: UltimatumRound) -> str:
         state = game.state
         offer = None if state.offer is None else [state.offer.proposer, state.offer.responder]
         return json.dumps(
             {"amount": state.stake.amount, "currency": state.stake.currency, "role": state.role, "offer": offer}
         )
 
-    def restore(self, text: str) -> UltimatumGame:
+    def restore(self, text: str) -> UltimatumRound:
         data = json.loads(text)
         offer = None if data["offer"] is None else Split(*data["offer"])
-        return UltimatumGame(UltimatumState(Stake(int(data["amount"]), data["currency"]), data["role"], offer))
+        return UltimatumRound(UltimatumState(Stake(int(data["amount"]), data["currency"]), data["role"], offer))

@@ -17,8 +17,8 @@ from pydantic import Field
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedConfig, JudgedDomain, player_prompt
 from sandbox.dialogue.reward import choices
-from sandbox.games.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.llm.contracts import Constraint
+from sandbox.rules.dialogue import Message, Outcome, Prompt, Setup, dialogue_text
 
 TOPICS = (
     "Breakfast is the most important meal of the day.",

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from sandbox.base.scenario_model import StrictModel
 from sandbox.dialogue.reward import Check
-from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
+from sandbox.rules.dialogue import Message, Outcome, Prompt, Setup
 
 MessageFormat = Literal["text", "chat"]
 

@@ -35,8 +35,8 @@ from pydantic import Field, field_validator
 from prompts import render
 from sandbox.dialogue.domains.judged import JudgedConfig, JudgedDomain, player_prompt
 from sandbox.dialogue.reward import Check, describe
-from sandbox.games.dialogue import ANY, Message, Outcome, Prompt, Setup, dialogue_text
 from sandbox.llm.contracts import Constraint
+from sandbox.rules.dialogue import ANY, Message, Outcome, Prompt, Setup, dialogue_text
 
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 NONE = "none"

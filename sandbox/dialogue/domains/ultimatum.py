@@ -4,7 +4,7 @@ The proposer is instructed (e.g. generous, greedy, any) and proposes a split
 of the stake in the project's ultimatum sentence; the responder is
 instructed (e.g. tough, lenient, any) and answers yes or no. Both messages
 may carry one short remark. The payoffs come from the project's own parser
-(`sandbox.games.ultimatum`): the split if accepted, nothing if rejected; a
+(`sandbox.rules.ultimatum`): the split if accepted, nothing if rejected; a
 message the parser cannot read ends the game with nothing for both and is
 recorded as an illegal move.
 """
@@ -19,8 +19,8 @@ from pydantic import Field
 
 from prompts import render
 from sandbox.base.scenario_model import StrictModel
-from sandbox.games.dialogue import Message, Outcome, Prompt, Setup
-from sandbox.games.ultimatum import (
+from sandbox.rules.dialogue import Message, Outcome, Prompt, Setup
+from sandbox.rules.ultimatum import (
     ParseError,
     Stake,
     decision_constraint,

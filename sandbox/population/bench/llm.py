@@ -1,0 +1,239 @@
+"""`sandbox bench population-llm`: one generation of large LLM populations against loopback servers at a fixed
+latency, against the concurrency bound measured in the same run.
+
+Each configuration runs in a child process of its own (so its peak memory and CPU time are its own), against the
+project's loopback OpenAI-compatible server (`sandbox.society.loopback_server --rules population`, in processes of
+its own) answering the games' prompts with parseable moves after `latency_s`. For each it prints:
+
+* the whole run (`run_population`: the directory made, the generation played, the tables, summary and figure
+  written) and the calls' span (the first call's start to the last call's end) against the concurrency bound,
+  calls x latency / concurrency: the least time the calls could take;
+* the CPU time per call of the run's processes (the driver and its Ray actors: everything the run does, the
+  game, the LLM layer, the HTTP client; not the servers');
+* peak memory (the child's maximum resident set; each actor's, from the run's `actors.json`) per agent, and the
+  transcript's bytes per call;
+* the start-up (imports) apart.
+
+The servers' answers are timing fixtures, never simulation results. The 100,000-agent configuration plays on two
+Ray actors, each with its own server (its share of the pool) and half of the concurrency.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["bench_population_llm", "plot_scale", "scale_scenario"]
+
+LATENCY_S = 0.2
+CONCURRENCY = 64
+SIZES = ((1_000, 1), (10_000, 1), (100_000, 2))  # (agents, Ray actors)
+
+
+def scale_scenario(game: str, agents: int, spec: str, *, actors: int = 1, concurrency: int = CONCURRENCY) -> Any:
+    """One generation of `agents` LLM members of `game` (a registered game's kind), as its entry's `scale` says (the
+    matrix game: the prisoner's dilemma on a ring, one turn; the donor game paired along a ring, two rounds; the
+    naming game on a complete graph, N interactions in rounds of disjoint pairs), at temperature 0.7 so that every
+    call is distinct, model `spec` as role user."""
+    from sandbox.core.scenario_files import parse_kind
+    from sandbox.population.registry import entry_of
+
+    fields = entry_of(game).scale
+    if fields is None:
+        raise ValueError(f"population game {game!r} has no scale case (GameEntry.scale)")
+    return parse_kind(
+        "population",
+        {
+            "name": f"bench-{game}-{agents}",
+            "seed": 0,
+            "concurrency": concurrency,
+            "models": {"user": {"spec": spec, "sampling": {"temperature": 0.7, "max_tokens": 64}}},
+            "population": {"agents": agents, "generations": 1, "actors": actors, **fields},
+        },
+        "<bench>",
+    )
+
+
+def _child(config: dict[str, Any]) -> dict[str, Any]:
+    """Run one configuration in this process; its figures."""
+    import resource
+
+    started = time.perf_counter()
+    from sandbox.population.run import run_population
+
+    imports = time.perf_counter() - started
+    scenario = scale_scenario(
+        config["game"], config["agents"], config["spec"], actors=config["actors"], concurrency=config["concurrency"]
+    )
+    span = {"first": float("inf"), "last": 0.0, "calls": 0}
+
+    def on_call(record: Any) -> None:
+        now = time.perf_counter()
+        span["first"] = min(span["first"], now - record.latency_s)
+        span["last"] = now
+        span["calls"] += 1
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cpu, wall = time.process_time(), time.perf_counter()
+        path = run_population(scenario, Path(tmp) / "run", on_call=on_call if config["actors"] == 1 else None)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        summary = json.loads((path / "summary.json").read_text())
+        transcript = (path / "transcripts.jsonl").stat().st_size
+        actors = json.loads((path / "actors.json").read_text()) if (path / "actors.json").is_file() else []
+    calls = int(summary["calls"])
+    return {
+        **config,
+        "calls": calls,
+        "imports_s": imports,
+        "whole_s": wall,
+        "span_s": span["last"] - span["first"] if span["calls"] else None,
+        "cpu_s": cpu,
+        "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "transcript_bytes": transcript,
+        "actor_peak_bytes": [a["peak_bytes"] for a in actors],
+        "actor_cpu_s": sum(a["cpu_s"] for a in actors),
+    }
+
+
+def _run_child(config: dict[str, Any]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "sandbox.population.bench.llm", json.dumps(config)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the benchmark's run of {config} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def bench_population_llm(
+    sizes: tuple[tuple[int, int], ...] = SIZES,
+    games: tuple[str, ...] | None = None,
+    latency_s: float = LATENCY_S,
+    concurrency: int = CONCURRENCY,
+) -> list[dict[str, Any]]:
+    """One generation of each game (`games`: every registered game with a scale case, by default) at each (agents,
+    actors) size (on actors: the games whose entries say so) against loopback servers at `latency_s`; the figures of
+    each run, printed as a table."""
+    from sandbox.population.registry import games as registered
+    from sandbox.society.loopback_server import server_process
+
+    entries = registered()
+    games = tuple(kind for kind, entry in entries.items() if entry.scale is not None) if games is None else games
+
+    rows = []
+    with ExitStack() as stack:
+        servers = [stack.enter_context(server_process(latency_s=latency_s, rules="population")) for _ in range(2)]
+        for game in games:
+            for agents, actors in sizes:
+                if actors > 1 and not entries[game].scale_on_actors:
+                    continue  # only some games' matches are played by actors
+                urls = ",".join(servers[:actors]) if actors > 1 else servers[0]
+                config = {
+                    "game": game,
+                    "agents": agents,
+                    "actors": actors,
+                    "spec": f"openai:bench@{urls}",
+                    "concurrency": concurrency,
+                }
+                figures = _run_child(config)
+                bound = figures["calls"] * latency_s / concurrency
+                figures.update(
+                    bound_s=bound,
+                    whole_ratio=figures["whole_s"] / bound,
+                    span_ratio=None if figures["span_s"] is None else figures["span_s"] / bound,
+                    cpu_ms_per_call=1000 * (figures["cpu_s"] + figures["actor_cpu_s"]) / figures["calls"],
+                    peak_bytes_per_agent=(figures["peak_bytes"] + sum(figures["actor_peak_bytes"])) / agents,
+                    transcript_bytes_per_call=figures["transcript_bytes"] / figures["calls"],
+                )
+                rows.append(figures)
+    _print(rows, latency_s, concurrency)
+    return rows
+
+
+def _print(rows: list[dict[str, Any]], latency_s: float, concurrency: int) -> None:
+    """One column per configuration, one row per measure."""
+    table = Table(
+        title=f"One generation of LLM populations against loopback servers at {1000 * latency_s:.0f} ms, "
+        f"concurrency {concurrency} (bound: calls x latency / concurrency)",
+        title_justify="left",
+    )
+    table.add_column("measure")
+    for r in rows:
+        on = f" on {r['actors']} actors" if r["actors"] > 1 else ""
+        table.add_column(f"{r['game']}, {r['agents']:,} agents{on}", justify="right")
+    measures = [
+        ("calls", lambda r: f"{r['calls']:,}"),
+        ("concurrency bound", lambda r: f"{r['bound_s']:.1f} s"),
+        (
+            "calls' span (vs bound)",
+            lambda r: "n/a (actors)" if r["span_ratio"] is None else f"{r['span_s']:.1f} s ({r['span_ratio']:.2f}x)",
+        ),
+        ("whole run (vs bound)", lambda r: f"{r['whole_s']:.1f} s ({r['whole_ratio']:.2f}x)"),
+        ("CPU per call (all run processes)", lambda r: f"{r['cpu_ms_per_call']:.3f} ms"),
+        (
+            "peak memory: driver (each actor)",
+            lambda r: (
+                f"{r['peak_bytes'] / 2**20:.0f} MB"
+                + (
+                    f" ({', '.join(f'{b / 2**20:.0f}' for b in r['actor_peak_bytes'])} MB)"
+                    if r["actor_peak_bytes"]
+                    else ""
+                )
+            ),
+        ),
+        (
+            "peak memory per agent (all processes)",
+            lambda r: f"{(r['peak_bytes'] + sum(r['actor_peak_bytes'])) / r['agents'] / 1024:.1f} KB",
+        ),
+        ("transcript per call", lambda r: f"{r['transcript_bytes_per_call']:,.0f} B"),
+        ("start-up (imports)", lambda r: f"{r['imports_s']:.1f} s"),
+    ]
+    for name, cell in measures:
+        table.add_row(name, *(cell(r) for r in rows))
+    Console().print(table)
+
+
+def plot_scale(rows: list[dict[str, Any]]) -> Any:
+    """The benchmark's figure: against the agents (log scale), each game's whole run and calls' span as multiples
+    of the concurrency bound, with the issue's targets (1.2 and 1.05) dotted (left); its peak memory per agent, all
+    processes together (right)."""
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    frame = pd.DataFrame(rows)
+    fig = Figure(figsize=(10, 4))
+    left, right = fig.subplots(1, 2)
+    for i, (game, group) in enumerate(frame.groupby("game", sort=False)):
+        group = group.sort_values("agents")
+        colour = f"C{i}"
+        left.plot(group["agents"], group["whole_ratio"], "-o", color=colour, label=f"{game}: whole run")
+        spans = group.dropna(subset=["span_ratio"])
+        left.plot(spans["agents"], spans["span_ratio"], "--o", color=colour, label=f"{game}: calls' span")
+        right.plot(group["agents"], group["peak_bytes_per_agent"] / 1024, "-o", color=colour, label=game)
+    for target in (1.2, 1.05):
+        left.axhline(target, color="#888888", linestyle=":", linewidth=1)
+    left.set_ylabel("multiple of the concurrency bound")
+    right.set_ylabel("peak memory per agent (KB)")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel("agents (one generation)")
+        ax.legend(fontsize=8)
+    right.set_yscale("log")
+    fig.suptitle("LLM populations against loopback servers: time and memory", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+if __name__ == "__main__":
+    print(json.dumps(_child(json.loads(sys.argv[1]))))

@@ -1,0 +1,20 @@
+"""The commons (GovSim's fishery, Piatti et al.): its rules (`rules`), settings (`spec`), plug-in (`game`), the
+fishers (`fishers`), their discussion (`chat`) and memory (`memory`), and its report (`report`)."""
+
+from sandbox.population.registry import GameEntry
+
+__all__ = ["GAME"]
+
+GAME = GameEntry(
+    kind="commons",
+    title=("The commons: GovSim's fishery (Piatti et al.), LLM fishers who talk, remember and harvest a shared stock"),
+    spec="sandbox.population.games.commons.spec:CommonsSpec",
+    plugins={
+        "game": "sandbox.population.games.commons.game:CommonsGame",
+    },
+    headline="stock",
+    tables={
+        "talk": "talk.csv",
+        "notes": "notes.csv",
+    },
+)

@@ -1,0 +1,379 @@
+"""A matrix-game population whose members are LLM agents following principle texts (`game.play: llm`).
+
+Each generation:
+
+1. **Play.** Every pair of neighbours plays one match of `game.turns` turns
+   of the 2x2 game; each turn both players are asked at once, each with its
+   principle in the system prompt and, as the user turn, the moral
+   package's implicit game prompt (Tennant et al.'s: neutral action tokens,
+   the payoff table, the last `game.history` moves of the match;
+   `sandbox.rules.matrix_prompt`). An answer that is not exactly one token
+   is an illegal move: the turn pays the other player as if the illegal
+   player had defected, and the illegal player nothing (it is recorded, and
+   counted neither as cooperation nor defection).
+2. **Score.** Each agent's payoff over its matches (summed, or averaged per
+   neighbour with `revision.payoff: mean`), and its share of C moves.
+3. **Revise** (`revision.rule`, `sandbox.population.revision.texts`): `reflect`,
+   each member rewrites its principle from its own matches
+   (`prompts/population/matrix/reflect.j2`, answered as "Revised principle:
+   ...", read by SCAI's policy parser); `imitate`, the Fermi rule copies a
+   better neighbour's principle. Fixed members never revise.
+
+Run directory: `moves.csv` (every turn), `population.csv` (generation x
+agent: norm id, principle, payoff, cooperation), `norms.csv`,
+`revisions.csv`, `generations.csv` (cooperation, mean payoff, illegal
+moves), `edges.csv`, `summary.json`, `cooperation.png`, the norm map.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
+from prompts import render, render_once
+from sandbox.base.files import read_csv
+from sandbox.base.jobs import gather_jobs, jobs_ahead
+from sandbox.base.seeding import Branch, call_seed, generator
+from sandbox.core.run_dir import RunDirectory
+from sandbox.engine.generations import GenerationState
+from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.moves import note_move
+from sandbox.llm.wrapper import acall
+from sandbox.population.game import ModelOf, PopulationGame
+from sandbox.population.games.matrix.report import print_llm_table
+from sandbox.population.games.matrix.spec import MatrixSpec
+from sandbox.population.games.matrix.strategies import payoff_table
+from sandbox.population.llm_session import finish_llm_run, listed, member_columns, model_label, summary_head
+from sandbox.population.network import edge_pairs, network_of
+from sandbox.population.revision.texts import REVISIONS_COLUMNS, first_principles, revise_principles
+from sandbox.population.settings import PopulationScenarioSettings, place_members, spec_of
+from sandbox.rules.matrix import Move
+from sandbox.rules.matrix_prompt import ActionTokens, matrix_prompt, parse_action
+from societies.norms import NORMS
+
+__all__ = ["LLMMatrixGame", "Members", "play_match"]
+
+POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
+    "population.csv",
+    "generations.csv",
+    "moves.csv",
+    "norms.csv",
+    "revisions.csv",
+    "edges.csv",
+)
+COLUMNS = {
+    MOVES: [
+        "generation",
+        "match",
+        "turn",
+        "a",
+        "b",
+        "move_a",
+        "move_b",
+        "answer_a",
+        "answer_b",
+        "payoff_a",
+        "payoff_b",
+    ],
+    POPULATION: ["generation", "agent", "name", "kind", "fixed", "norm", "strategy", "payoff", "cooperation"],
+    NORMS_TABLE: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
+    REVISIONS: REVISIONS_COLUMNS,
+    GENERATIONS: ["generation", "cooperation", "mean_payoff", "illegal_rate", "moves", "seconds"],
+    EDGES: ["a", "b"],
+}
+
+
+class _Revision:
+    """A reflection's result, as `revise_principles` reads it."""
+
+    def __init__(self, policy: str | None, answer: str) -> None:
+        self.policy, self.answer = policy, answer
+
+
+class Members:
+    """The members' moves and reflections, through the run's model stack."""
+
+    def __init__(self, scenario: PopulationScenarioSettings, model: BaseChatModel) -> None:
+        self.scenario, self.model, self.game = scenario, model, spec_of(scenario, MatrixSpec)
+        self.table = payoff_table(self.game.name, self.game.temptation)
+        self.tokens = ActionTokens.of(self.game.tokens)
+        self.constraint = (
+            {"constraint": Constraint(choices=self.game.tokens)} if self.game.answer == "constrained" else {}
+        )
+
+    async def move(
+        self, agent: dict[str, Any], history: list[tuple[Move, Move]], g: int, match: int, turn: int, side: int
+    ) -> tuple[Move | None, str]:
+        """The agent's move (C, D, or None: illegal) and its answer."""
+        shown = history[-self.game.history :] if self.game.history else []
+        order = generator(self.scenario.seed, Branch.EPISODE, g, match, turn, side)
+        prompt = matrix_prompt(self.table, shown, self.tokens, order)
+        system = render_once("population/matrix/system.j2", principle=agent["strategy"])
+        call = CallInfo(
+            role="user", agent=agent["name"], run=0, epoch=g, episode=f"match{match}/turn{turn}", step="move"
+        )
+        answer = await acall(
+            self.model,
+            [SystemMessage(system), HumanMessage(prompt)],
+            seed=call_seed(self.scenario.seed, Branch.EPISODE, g, match, turn, side),
+            call=call,
+            **self.constraint,
+        )
+        text = str(answer.content)
+        move = parse_action(text, self.tokens)
+        note_move(call, move)
+        return move, text
+
+    async def reflect(self, agent: dict[str, Any], matches: str, payoff: float, g: int, i: int) -> _Revision:
+        """The member's next principle; an answer cut off at the token limit, or not a usable principle, is illegal
+        (None), as SCAI's MetaLM treats it."""
+        prompt = render(
+            "population/matrix/reflect.j2",
+            principle=agent["strategy"],
+            matches=matches,
+            payoff=round(payoff, 3),
+            mean=self.scenario.population.revision.payoff == "mean",
+        )
+        call = CallInfo(role="user", agent=agent["name"], run=0, epoch=g, step="reflect")
+        answer = await acall(
+            self.model,
+            [HumanMessage(prompt)],
+            seed=call_seed(self.scenario.seed, Branch.META, g, i),
+            call=call,
+            constraint=POLICY_CONSTRAINT,
+        )
+        text = str(answer.content).strip()
+        if answer.response_metadata.get("finish_reason") == "length":
+            return _Revision(None, text)
+        try:
+            return _Revision(parse_policy(text), text)
+        except PolicyError:
+            return _Revision(None, text)
+
+
+def _start(scenario: PopulationScenarioSettings) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+    block = scenario.population
+    agents: list[dict[str, Any]] = []
+    rows: list[list[Any]] = []
+    ids: dict[str, int] = {}
+    for i, m in enumerate(place_members(scenario)):
+        member = block.members[int(m)]
+        text = NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy
+        if text not in ids:
+            ids[text] = len(ids)
+            rows.append([0, ids[text], "scenario", "initial", text, True, "", "", ""])
+        agents.append(
+            {
+                "name": f"agent{i}",
+                "kind": "fixed" if member.fixed else "member",
+                "fixed": member.fixed,
+                "norm": ids[text],
+                "strategy": text,
+            }
+        )
+    return agents, rows
+
+
+async def play_match(members: Members, agents: list[dict[str, Any]], g: int, k: int, a: int, b: int) -> list[list[Any]]:
+    """One match's turns: [move_a, move_b, answer_a, answer_b, payoff_a, payoff_b] each."""
+    table, turns = members.table, []
+    history: list[tuple[Move, Move]] = []
+    for t in range(members.game.turns):
+        (move_a, said_a), (move_b, said_b) = await asyncio.gather(
+            members.move(agents[a], history, g, k, t, 0),
+            members.move(agents[b], [(y, x) for x, y in history], g, k, t, 1),
+        )
+        # an illegal move earns nothing and counts as a defection for the other player's payoff
+        pay_a = table.payoffs(move_a, move_b or "D")[0] if move_a else 0.0
+        pay_b = table.payoffs(move_b, move_a or "D")[0] if move_b else 0.0
+        turns.append([move_a or "", move_b or "", said_a, said_b, pay_a, pay_b])
+        history.append((move_a or "D", move_b or "D"))
+    return turns
+
+
+def _matches_text(i: int, agents: list[dict[str, Any]], rows: Sequence[list[Any]], tokens: ActionTokens) -> str:
+    """What agent i did in its matches of the generation, for its reflection (in the prompt's action tokens)."""
+    word = {"C": tokens.cooperate, "D": tokens.defect, "": "an illegal answer"}
+    lines = []
+    for r in rows:
+        a, b = r[3], r[4]
+        if i in (a, b):
+            own, other, pay = (r[5], r[6], r[9]) if i == a else (r[6], r[5], r[10])
+            lines.append(
+                f"- against {agents[b if i == a else a]['name']}, turn {r[2] + 1}: you played {word[own]}, "
+                f"they played {word[other]}; you got {pay:g} points"
+            )
+    return "\n".join(lines)
+
+
+class LLMMatrixGame(PopulationGame[MatrixSpec]):
+    """LLM members of a matrix game: the population is the agents (name, kind, norm id, principle) and the next
+    norm id; every pair of neighbours meets each generation."""
+
+    print_table = staticmethod(print_llm_table)
+
+    columns = COLUMNS
+
+    def __init__(self, scenario: PopulationScenarioSettings, model: ModelOf | None) -> None:
+        super().__init__(scenario, model)
+        block = self.block
+        _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
+        self.pairs = edge_pairs(self.neighbours)
+        self.degree = np.maximum(self.neighbours.degree(), 1)
+        self.members = Members(scenario, self.model("user"))
+        self._actors: Any = None
+
+    def __enter__(self) -> LLMMatrixGame:
+        if self.block.actors > 1:  # Ray actors play the matches, each with its share of the pool
+            from sandbox.population.actors.llm import LLMActorBlocks
+
+            assert self.run_path is not None
+            self._actors = LLMActorBlocks(
+                self.scenario, self.block.actors, self.run_path, Members, play_match, on_call=self.on_call
+            )
+        return self
+
+    def __exit__(self, *error: Any) -> None:
+        if self._actors is not None:
+            self._actors.__exit__(*error)
+            self._actors = None
+
+    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+        return first_principles(self.neighbours, _start(self.scenario))
+
+    def pair(self, population: Any, g: int) -> Any:
+        """The matches that take place: every edge's (its index), or with `game.activation` below 1 each edge's
+        with that probability, drawn from the generation's node of the seed tree (`Branch.EPOCH`)."""
+        activation = self.spec.activation
+        if activation >= 1:
+            return None  # every match: nothing to checkpoint
+        drawn = generator(self.scenario.seed, Branch.EPOCH, g).random(len(self.pairs)) < activation
+        return np.flatnonzero(drawn).tolist()
+
+    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+        agents = population["agents"]
+        matches = range(len(self.pairs)) if pairs is None else pairs
+        if self._actors is not None:
+            played = self._actors(agents, g, [[k, *self.pairs[k]] for k in matches])
+        else:
+            played = await gather_jobs(  # a match asks two calls at once
+                list(matches),
+                lambda k: play_match(self.members, agents, g, k, *self.pairs[k]),
+                limit=jobs_ahead(self.scenario.concurrency, calls_per_job=2),
+            )
+        return [[g, k, t, *self.pairs[k], *turn] for k, turns in zip(matches, played) for t, turn in enumerate(turns)]
+
+    def score(self, population: Any, g: int, rows: Any) -> Any:
+        """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""
+        n = len(population["agents"])
+        payoff, moves, cooperated = np.zeros(n), np.zeros(n), np.zeros(n)
+        met = np.zeros(n) if self.spec.activation < 1 else None
+        for r in rows:
+            for who, move, pay in ((r[3], r[5], r[9]), (r[4], r[6], r[10])):
+                payoff[who] += pay
+                moves[who] += move != ""
+                cooperated[who] += move == "C"
+                if met is not None and r[2] == 0:
+                    met[who] += 1
+        if self.block.revision.payoff == "mean":
+            payoff = payoff / (self.degree if met is None else np.maximum(met, 1))
+        return {"payoff": payoff.tolist(), "moves": moves.tolist(), "cooperated": cooperated.tolist()}
+
+    async def revise(self, population: Any, g: int, rows: Any, scores: Any) -> Any:
+        agents, next_id, block = population["agents"], population["next_id"], self.block
+        if g + 1 >= block.generations:
+            return {"agents": agents, "norms": [], "revisions": [], "next_id": next_id}
+        payoff = np.array(scores["payoff"])
+        reflect = block.revision.rule == "reflect"
+        following, norm_rows, revision_rows, next_id = await revise_principles(
+            agents,
+            g,
+            payoff,
+            self.neighbours,
+            rule=block.revision.rule,
+            beta=block.revision.beta,
+            rng=generator(self.scenario.seed, Branch.META, g),
+            ask=lambda i: (
+                self.members.reflect(agents[i], _matches_text(i, agents, rows, self.members.tokens), payoff[i], g, i)
+                if reflect
+                else None
+            ),
+            evidence=lambda i: f"{sum(i in (r[3], r[4]) for r in rows)} own turns",
+            next_id=next_id,
+        )
+        return {"agents": following, "norms": norm_rows, "revisions": revision_rows, "next_id": next_id}
+
+    def next_agents(self, state: GenerationState) -> Any:
+        revised = state["revised"]
+        return {"agents": revised["agents"], "next_id": revised["next_id"]}
+
+    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
+        g, rows, agents, revised = state["generation"], state["played"], state["agents"]["agents"], state["revised"]
+        payoff, moves, cooperated = (np.array(state["scores"][k]) for k in ("payoff", "moves", "cooperated"))
+        cooperation = np.divide(cooperated, moves, out=np.full(len(agents), np.nan), where=moves > 0)
+        population = [
+            [
+                *member_columns(g, i, a),
+                round(float(payoff[i]), 6),
+                "" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6),
+            ]
+            for i, a in enumerate(agents)
+        ]
+        total = 2 * len(rows)
+        generation = [
+            g,
+            round(float(cooperated.sum() / moves.sum()), 6) if moves.sum() else "",
+            round(float(payoff.mean()), 6),
+            round(float(1 - moves.sum() / total), 6) if total else "",  # no match drawn (activation): none
+            total,
+            round(seconds, 3),
+        ]
+        return {
+            MOVES: rows,
+            POPULATION: population,
+            GENERATIONS: [generation],
+            NORMS_TABLE: revised["norms"],
+            REVISIONS: revised["revisions"],
+        }
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+        from sandbox.population.games.matrix.report import plot_llm_cooperation
+        from sandbox.population.norm_map import norm_map_summary
+
+        scenario, path, block = self.scenario, run_dir.path, self.block
+        if block.actors > 1:
+            from sandbox.population.actors.llm import merge_actor_transcripts
+
+            merge_actor_transcripts(path)
+        gens = read_csv(path / GENERATIONS)
+        revisions = read_csv(path / REVISIONS)
+        finish_llm_run(
+            run_dir,
+            {
+                **summary_head(scenario, "matrix_llm"),
+                "matrix_game": self.spec.name,
+                "turns": self.spec.turns,
+                "rule": block.revision.rule,
+                "network": block.network.kind,
+                "cooperation_by_generation": listed(gens["cooperation"]),  # a generation without a legal move: None
+                "mean_payoff_by_generation": gens["mean_payoff"].round(4).tolist(),
+                "norm_versions": int(read_csv(path / NORMS_TABLE)["norm"].nunique()),
+                "revisions_changed": int(revisions["outcome"].isin(["new", "copied"]).sum()),
+                "illegal_revisions": int((revisions["outcome"] == "illegal").sum()),
+                "illegal_rate": (
+                    float((gens["illegal_rate"] * gens["moves"]).sum() / gens["moves"].sum())
+                    if gens["moves"].sum()
+                    else None  # no match drawn in the whole run
+                ),
+                "model": model_label(scenario, models),
+                **norm_map_summary(path),
+            },
+            lambda: plot_llm_cooperation(gens, title=scenario.name),
+            "cooperation.png",
+        )

@@ -1,0 +1,404 @@
+"""A naming-game population (Ashery, Aiello & Baronchelli 2025): LLM agents coordinate on a name by memory alone.
+
+Each interaction, as in the authors' code: a random agent and a random
+neighbour of it both pick a name from `game.words` at once, each shown its
+own last `game.memory` interactions (its pick, the partner's, the payoff)
+and its score over them (`prompts/population/naming/`); the same name pays
+both `game.reward`, different names `game.penalty`. The order of the words
+is shuffled for every prompt. An answer without a readable `'value'` among
+the words is asked again up to `game.retries` times, then recorded as an
+illegal move, which fails the interaction; with `game.answer: constrained`
+the answer is prefilled with `{'value': '` and held to one of the words,
+with no reason (the embedded model otherwise reasons first and runs out of
+tokens). Committed members (a word with
+`fixed: true`) always play their word and call no model. With
+`game.prepared`, every memory starts full of successful plays of that name
+(the code's setup for a committed minority). The population has converged
+after 3 N successes in a row (`sandbox.population.games.naming.rules.Convergence`); with
+`game.stop_at_consensus` the run ends there.
+
+A generation is N interactions (each agent plays about twice) on the engine
+(`sandbox.engine.generations`): `pair` draws the N pairs, `play` plays them in
+order (the memories are the game's revision), `record` writes the rows; the
+agents' memories are checkpointed, so a run killed inside a generation replays
+it from the cache and ends with the same tables.
+
+Run directory: `interactions.csv` (every interaction: the pair, both picks,
+validity, attempts, success), `population.csv` (generation x agent: its
+last pick, the name it held (its most frequent pick in memory, the latest
+on a tie) and its score over its memory), `generations.csv` (success rate,
+the dominant name and its share, the committed name's share, illegal rate,
+the interaction at which consensus was reached), `edges.csv`,
+`summary.json`, `naming.png`.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from prompts import render, render_once
+from sandbox.base.files import read_csv
+from sandbox.base.jobs import gather_jobs, jobs_ahead
+from sandbox.base.seeding import Branch, call_seed, generator, seed_node
+from sandbox.core.run_dir import RunDirectory
+from sandbox.engine.generations import GenerationState
+from sandbox.llm.contracts import CallInfo, Constraint
+from sandbox.llm.moves import note_move
+from sandbox.llm.wrapper import acall
+from sandbox.population.game import ModelOf, PopulationGame
+from sandbox.population.games.naming.dynamics import disjoint_pairs
+from sandbox.population.games.naming.report import print_table
+from sandbox.population.games.naming.rules import Convergence
+from sandbox.population.games.naming.spec import NamingSpec
+from sandbox.population.llm_session import finish_llm_run, listed, model_label
+from sandbox.population.network import neighbour_of, network_of
+from sandbox.population.settings import LLM, PopulationScenarioSettings, place_members, spec_of
+
+__all__ = ["LLMNamingGame", "parse_name"]
+
+POPULATION, GENERATIONS, INTERACTIONS, EDGES = "population.csv", "generations.csv", "interactions.csv", "edges.csv"
+COLUMNS = {
+    INTERACTIONS: [
+        "generation",
+        "interaction",
+        "a",
+        "b",
+        "name_a",
+        "name_b",
+        "valid_a",
+        "valid_b",
+        "attempts_a",
+        "attempts_b",
+        "success",
+        "payoff",
+    ],
+    POPULATION: ["generation", "agent", "committed", "last_name", "held", "score"],
+    GENERATIONS: [
+        "generation",
+        "interactions",
+        "success_rate",
+        "dominant",
+        "dominant_share",
+        "committed_share",
+        "illegal_rate",
+        "consensus_at",
+        "seconds",
+    ],
+    EDGES: ["a", "b"],
+}
+
+VALUE_PREFIX = "{'value': '"
+_BRACED = re.compile(r"""\{\s*['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
+_VALUE = re.compile(r"""['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
+
+
+def parse_name(answer: str, words: Sequence[str]) -> str | None:
+    """The name in the answer's last `{'value': X` (the code's answer format; failing that, its last `value: X`),
+    or the answer itself when it is a bare name, if it is one of `words`; else None. Only that one value counts: a
+    word mentioned elsewhere in the answer never stands in for a value that is not a word.
+
+    >>> parse_name("{'value': 'M'; 'reason': 'M paid before'}", ["Q", "M"])
+    'M'
+    >>> parse_name("Player 2's value: M before. {'value': 'Q'; 'reason': 'Q paid'}", ["Q", "M"])
+    'Q'
+    >>> parse_name("{'value': 'Z'; 'reason': 'value: Q failed'}", ["Q", "M"]) is None
+    True
+    >>> parse_name("I pick Q.", ["Q", "M"]) is None
+    True
+    >>> parse_name("M", ["Q", "M"])  # a bare name: a server that held the answer to the words without the prefix
+    'M'
+    """
+    found = list(_BRACED.finditer(answer)) or list(_VALUE.finditer(answer))
+    bare = answer.strip().strip("'\"{}")
+    value = found[-1].group(1) if found else bare if re.fullmatch(r"[A-Za-z0-9]+", bare) else None
+    return next((w for w in words if value is not None and value.lower() == w.lower()), None)
+
+
+def _held(memory: Sequence[Sequence[Any]]) -> str:
+    """The name an agent holds: its most frequent own pick in memory, the latest among ties ("" if none)."""
+    picks = [m[0] for m in memory if m[0]]
+    if not picks:
+        return ""
+    counts = Counter(picks)
+    top = max(counts.values())
+    return next(p for p in reversed(picks) if counts[p] == top)
+
+
+class _Players:
+    """The LLM calls: one agent's pick, asked again while unreadable."""
+
+    def __init__(self, scenario: PopulationScenarioSettings, model: BaseChatModel) -> None:
+        self.scenario, self.model, self.game = scenario, model, spec_of(scenario, NamingSpec)
+        constrained = Constraint(prefix=VALUE_PREFIX, choices=tuple(self.game.words))  # the code's format, held
+        self.constraint = {"constraint": constrained} if self.game.answer == "constrained" else {}
+
+    async def pick(
+        self, agent: int, memory: Sequence[Sequence[Any]], g: int, i: int, side: int
+    ) -> tuple[str | None, int]:
+        game = self.game
+        order = np.random.default_rng(seed_node(self.scenario.seed, Branch.EPISODE, g, i, side)).permutation(
+            len(game.words)
+        )
+        words = tuple(game.words[k] for k in order)
+        system = render_once("population/naming/system.j2", words=words, reward=game.reward, penalty=game.penalty)
+        history = [
+            {"round": k + 1, "own": own or "none", "other": other or "none", "payoff": payoff}
+            for k, (own, other, payoff) in enumerate(memory)
+        ]
+        prompt = render(
+            "population/naming/choose.j2", history=history, round=len(memory) + 1, score=sum(m[2] for m in memory)
+        )
+        for attempt in range(game.retries + 1):
+            seed = call_seed(self.scenario.seed, Branch.EPISODE, g, i, side, attempt)
+            call = CallInfo(
+                role="user",
+                agent=f"agent{agent}",
+                run=0,
+                epoch=g,
+                episode=f"interaction{i}",
+                step="pick",
+                attempt=attempt,
+            )
+            answer = await acall(
+                self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call, **self.constraint
+            )
+            name = parse_name(str(answer.content), game.words)
+            note_move(call, name)
+            if name is not None:
+                return name, attempt + 1
+        return None, game.retries + 1
+
+
+class LLMNamingGame(PopulationGame[NamingSpec]):
+    """The naming game: the population is the agents (committed word, memory, last pick), the run of successes
+    and the interaction at which consensus was reached."""
+
+    print_table = staticmethod(print_table)
+
+    columns = COLUMNS
+
+    def __init__(self, scenario: PopulationScenarioSettings, model: ModelOf | None) -> None:
+        super().__init__(scenario, model)
+        block = self.block
+        _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
+        self.committed = committed_word(block)
+        self.players = _Players(scenario, self.model("user"))
+
+    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+        block, game = self.block, self.spec
+        prepared = [[game.prepared, game.prepared, game.reward]] * game.memory if game.prepared else []
+        words = [
+            "" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy
+            for m in place_members(self.scenario)
+        ]  # a committed member's word, "" for an llm member
+        agents = [{"committed": w, "memory": [] if w else [list(e) for e in prepared], "last": ""} for w in words]
+        edges = self.neighbours.edges
+        return {"agents": agents, "run": 0, "consensus_at": None, "interactions": 0}, {
+            EDGES: [] if edges is None else edges.tolist()
+        }
+
+    def pair(self, population: Any, g: int) -> Any:
+        """The generation's pairs, in order: sequential, N pairs (`game.activation` x N), each a random agent and a
+        random neighbour of it; pairs, rounds of disjoint random pairs (`disjoint_pairs`) until there are that many,
+        each round a list."""
+        game, n = self.spec, self.block.agents
+        rng = generator(self.scenario.seed, Branch.EPOCH, g)
+        wanted = game.interactions(n)
+        if game.update == "pairs":
+            rounds, count = [], 0
+            nb = self.neighbours
+            while count < wanted:
+                speakers, hearers = disjoint_pairs(n, nb.indptr, nb.indices, rng)
+                rounds.append(np.stack([speakers, hearers], axis=1).tolist())
+                count += len(speakers)
+            return rounds
+        pairs = []
+        for _ in range(wanted):
+            a = int(rng.integers(n))
+            pairs.append([a, neighbour_of(a, self.neighbours, rng)])
+        return pairs
+
+    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+        """Play the interactions in order, each pair's two picks at once (with `update: pairs`, every pair of a
+        round at once, each shown its memory as the round began), each agent's memory updated as it goes; the
+        interaction rows, the agents after them, and the interaction (1-based, over the run) at which the population
+        converged, if it did here (with `update: pairs` the round that reaches it is played out)."""
+        game, n = self.spec, self.block.agents
+        agents = copy.deepcopy(population["agents"])
+        convergence = Convergence(n, population["run"])
+        rows: list[list[Any]] = []
+        reached, start = None, population.get("interactions", g * n)  # a run made before the count was kept: N each
+        rounds = pairs if game.update == "pairs" else [[pair] for pair in pairs]
+
+        async def pick(x: int, side: int, index: int) -> tuple[str | None, int]:
+            if agents[x]["committed"]:
+                return agents[x]["committed"], 0
+            return await self.players.pick(x, agents[x]["memory"], g, index, side)
+
+        for round_pairs in rounds:
+            first = start + len(rows)
+            asks = [(x, side, first + k) for k, pair in enumerate(round_pairs) for side, x in enumerate(pair)]
+            picks = await gather_jobs(asks, lambda ask: pick(*ask), limit=jobs_ahead(self.scenario.concurrency))
+            for k, pair in enumerate(round_pairs):
+                if self._interaction(agents, rows, (g, first + k), pair, picks[2 * k : 2 * k + 2], convergence):
+                    reached = reached or first + k + 1
+            if reached is not None and game.stop_at_consensus:
+                break
+        return {
+            "rows": rows,
+            "agents": agents,
+            "run": convergence.run,
+            "consensus_at": population["consensus_at"] or reached,
+            "interactions": start + len(rows),
+        }
+
+    def _interaction(
+        self,
+        agents: list[dict[str, Any]],
+        rows: list[list[Any]],
+        at: tuple[int, int],
+        pair: Sequence[int],
+        picks: Sequence[tuple[str | None, int]],
+        convergence: Convergence,
+    ) -> bool:
+        """Record one interaction (`at`: the generation and the interaction's 0-based index over the run; the pair's
+        two agents and their (name or None, attempts)): its row, both memories; whether the population has converged
+        with it."""
+        game = self.spec
+        (g, index), (a, b), ((name_a, tries_a), (name_b, tries_b)) = at, pair, picks
+        success = name_a is not None and name_a == name_b
+        payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
+        for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
+            agents[x]["memory"] = [*agents[x]["memory"], [own, other, payoff]][-game.memory :]
+            agents[x]["last"] = own or ""
+        rows.append(
+            [
+                g,
+                index + 1,
+                a,
+                b,
+                name_a or "",
+                name_b or "",
+                name_a is not None,
+                name_b is not None,
+                tries_a,
+                tries_b,
+                success,
+                payoff,
+            ]
+        )
+        return convergence.update(success)
+
+    def next_agents(self, state: GenerationState) -> Any:
+        played = state["played"]
+        return {k: played[k] for k in ("agents", "run", "consensus_at", "interactions")}
+
+    def stopped(self, state: GenerationState) -> bool:
+        return state["played"]["consensus_at"] is not None and self.spec.stop_at_consensus
+
+    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
+        g, played = state["generation"], state["played"]
+        agents = played["agents"]
+        return {
+            INTERACTIONS: played["rows"],
+            POPULATION: [
+                [g, x, a["committed"], a["last"], a["committed"] or _held(a["memory"]), sum(m[2] for m in a["memory"])]
+                for x, a in enumerate(agents)
+            ],
+            GENERATIONS: [_generation_row(g, played["rows"], agents, self.committed, played["consensus_at"], seconds)],
+        }
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+        _finish(run_dir, self.scenario, model_label(self.scenario, models))
+
+
+def _generation_row(
+    g: int,
+    rows: list[list[Any]],
+    agents: list[dict[str, Any]],
+    committed: str | None,
+    reached: int | None,
+    seconds: float,
+) -> list[Any]:
+    held = [_held(a["memory"]) if not a["committed"] else a["committed"] for a in agents]
+    counts = Counter(h for h in held if h)
+    dominant, top = counts.most_common(1)[0] if counts else ("", 0)
+    moves = [(r[6], r[7]) for r in rows]
+    illegal = sum((not va) + (not vb) for va, vb in moves) / max(1, 2 * len(moves))
+    committed_share = held.count(committed) / len(held) if committed else float("nan")
+    return [
+        g,
+        len(rows),
+        round(float(np.mean([r[10] for r in rows])) if rows else float("nan"), 6),
+        dominant,
+        round(top / len(agents), 6),
+        round(committed_share, 6),
+        round(illegal, 6),
+        reached or "",
+        round(seconds, 3),
+    ]
+
+
+def committed_word(block: Any) -> str | None:
+    """The committed minority's word: the one word of the members with `fixed: true` (None without them)."""
+    words = {m.strategy for m in block.members if m.fixed}
+    return next(iter(words)) if len(words) == 1 else None
+
+
+def committed_agents(block: Any) -> int:
+    """The agents of the committed members (`member_counts`: their shares of the agents, as placed)."""
+    from sandbox.population.settings import member_counts
+
+    counts = member_counts([m.share for m in block.members], block.agents)
+    return sum(n for m, n in zip(block.members, counts) if m.fixed)
+
+
+def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str) -> None:
+    from sandbox.population.games.naming.report import plot_naming
+
+    path, block, spec = run_dir.path, scenario.population, spec_of(scenario, NamingSpec)
+    gens = read_csv(path / GENERATIONS)
+    reached = gens["consensus_at"].dropna()
+    at = int(reached.iloc[0]) if len(reached) else None
+    rows = read_csv(path / INTERACTIONS)
+    agreed = str(rows.loc[rows["interaction"] == at, "name_a"].iloc[0]) if at is not None else None
+    last = gens.iloc[-1]
+    finish_llm_run(
+        run_dir,
+        {
+            "scenario": scenario.name,
+            "agents": block.agents,
+            "game": "naming",
+            "play": "llm",
+            "update": spec.update,
+            "words": spec.words,
+            "network": block.network.kind,
+            "generations_played": len(gens),
+            "interactions": int(gens["interactions"].sum()),
+            "consensus_at": at,
+            "consensus_reached": at is not None,
+            "consensus_per_agent": None if at is None else round(at / block.agents, 3),
+            "committed_share": round(committed_agents(block) / block.agents, 6),  # the phase diagram's axis
+            "consensus_name": agreed,  # the name played at the interaction that completed the 3 N successes
+            "committed_word": committed_word(block),  # a flip is a consensus on it (naming_plots.naming_phase)
+            "final_dominant": str(last["dominant"]),
+            "final_dominant_share": float(last["dominant_share"]),
+            "success_rate_by_generation": gens["success_rate"].round(4).tolist(),
+            "committed_share_by_generation": listed(gens["committed_share"]),
+            # the committed word's share of the agents at the end (the committed included), as the scripted game's
+            "final_committed_share": None if pd.isna(last["committed_share"]) else float(last["committed_share"]),
+            "illegal_rate": float((gens["illegal_rate"] * gens["interactions"]).sum() / gens["interactions"].sum()),
+            "model": model,
+        },
+        lambda: plot_naming(gens, title=scenario.name),
+        "naming.png",
+    )

@@ -1,0 +1,230 @@
+"""The naming game among the theory's scripted agents (`game: {kind: naming, play: scripted}`), no model.
+
+The rule is `sandbox.population.games.naming.dynamics`'s (the minimal naming game; with two words and a committed minority, Xie
+et al.'s binary agreement model): a member with a word and `fixed: true` is committed to it (it always says it and
+never changes), a word without `fixed` starts an agent's inventory with that word, and `empty` starts it with none
+(it invents a name of its own when it must speak). `game.update`: sequential (one interaction at a time, the model
+as published) or pairs (rounds of disjoint pairs at once).
+
+A generation is N interactions (pairs: rounds until at least N), drawn from the generation's node of the seed tree,
+all in the `play` step; the inventories are checkpointed as compressed arrays (each agent's count of names, their ids), so a run killed anywhere resumes to the
+same tables. Consensus: every agent holds exactly one name, the same; `game.stop_at_consensus` ends the run there.
+
+Tables: `generations.csv` (interactions so far, each word's share of the agents holding only it, the largest such
+share of any name (`dominant_share`), the committed word's share, the share holding more than one name, the distinct names held, all names held at the generation's
+end and at most within it, the interaction at which consensus came, seconds); `population.csv` only at the start
+(generation -1) and after the last generation (each agent's names; an invented name is `#x`, agent x's), since
+10,000 agents over hundreds of generations would be a table of millions of rows; `edges.csv`; `summary.json`;
+`naming.png`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from langchain_core.language_models import BaseChatModel
+
+from sandbox.base.files import read_csv
+from sandbox.base.seeding import Branch, generator
+from sandbox.core.run_dir import RunDirectory
+from sandbox.core.summary import write_summary
+from sandbox.engine.generations import GenerationState
+from sandbox.population.game import ModelOf, PopulationGame
+from sandbox.population.games.naming.dynamics import Inventories, play_pairs, play_sequential
+from sandbox.population.games.naming.report import print_scripted_table
+from sandbox.population.games.naming.spec import EMPTY, NamingSpec
+from sandbox.population.network import network_of
+from sandbox.population.settings import PopulationScenarioSettings, place_members
+
+__all__ = ["ScriptedNamingGame"]
+
+POPULATION, GENERATIONS, EDGES, PLOT = "population.csv", "generations.csv", "edges.csv", "naming.png"
+
+
+def _pack(inventories: Inventories) -> dict[str, Any]:
+    """The inventories as compressed bytes (the checkpoints keep every generation's: the binary model's 10,000
+    agents hold mostly one name each, about 2 KB compressed, not 80 KB)."""
+    return {k: zlib.compress(getattr(inventories, k).astype(np.int32).tobytes(), 1) for k in ("sizes", "ids")}
+
+
+def _unpack(data: bytes) -> np.ndarray:
+    return np.frombuffer(zlib.decompress(data), dtype=np.int32).astype(np.int64)
+
+
+class ScriptedNamingGame(PopulationGame[NamingSpec]):
+    """The scripted naming game: the population is the inventories (packed), the interactions so far and the
+    interaction at which consensus came."""
+
+    print_table = staticmethod(print_scripted_table)
+
+    calls_models = False
+
+    def __init__(self, scenario: PopulationScenarioSettings, model: ModelOf | None = None) -> None:
+        super().__init__(scenario, model)
+        block, game = self.block, self.spec
+        self.words = list(game.words)
+        _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
+        self.members = place_members(scenario)
+        self.fixed = np.array([block.members[m].fixed for m in self.members], dtype=bool)
+        committed = {m.strategy for m in block.members if m.fixed}
+        self.committed = next(iter(committed)) if len(committed) == 1 else None
+        self.columns = {
+            GENERATIONS: [
+                "generation",
+                "interactions",
+                *(f"share {w}" for w in self.words),
+                "dominant_share",
+                "committed_share",
+                "multiple_share",
+                "distinct_names",
+                "total_names",
+                "peak_names",
+                "consensus_at",
+                "seconds",
+            ],
+            POPULATION: ["generation", "agent", "committed", "names"],
+            EDGES: ["a", "b"],
+        }
+
+    @staticmethod
+    def edit_state(agents: Any, name: str, value: Any, generation: int) -> Any:
+        raise ValueError(
+            "this game holds its population packed (scripted naming agents); change the members at generation 0"
+        )
+
+    def _inventories(self, state: Mapping[str, Any]) -> Inventories:
+        if state["words"] != self.words:
+            raise ValueError(
+                f"population.game.words {self.words}: this run's agents hold the words {state['words']} from "
+                "generation 0; fork at generation 0 to change them"
+            )
+        return Inventories(_unpack(state["sizes"]), _unpack(state["ids"]), self.fixed)
+
+    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+        block = self.block
+        words = np.array([self.words.index(m.strategy) if m.strategy != EMPTY else -1 for m in block.members])
+        first = words[self.members]  # each agent's first name, -1 for none
+        inventories = Inventories((first >= 0).astype(np.int64), first[first >= 0], self.fixed)
+        edges = self.neighbours.edges
+        state = {
+            **_pack(inventories),
+            "words": self.words,
+            "interactions": 0,
+            "consensus_at": 0 if inventories.consensus() else None,
+        }
+        rows = {EDGES: [] if edges is None else edges.tolist(), POPULATION: self._population(-1, inventories)}
+        return state, rows
+
+    async def play(self, agents: Any, g: int, pairs: Any) -> Any:
+        """The generation's N interactions (`game.activation` x N; none once agreed, with stop_at_consensus)."""
+        game, n = self.spec, self.block.agents
+        inventories = self._inventories(agents)
+        stop = game.stop_at_consensus
+        if agents["consensus_at"] is not None and stop:
+            return {**agents, "played": 0, "peak": int(inventories.sizes.sum())}
+        step = play_sequential if game.update == "sequential" else play_pairs
+        batch = step(
+            inventories,
+            game.interactions(n),
+            generator(self.scenario.seed, Branch.EPOCH, g),
+            words=len(self.words),
+            indptr=self.neighbours.indptr,
+            indices=self.neighbours.indices,
+            stop=stop,
+        )
+        before = agents["interactions"]
+        reached = agents["consensus_at"]
+        if reached is None and batch.consensus is not None:
+            reached = before + batch.consensus
+        return {
+            **_pack(batch.inventories),
+            "words": self.words,
+            "interactions": before + batch.interactions,
+            "consensus_at": reached,
+            "played": batch.interactions,
+            "peak": batch.peak,
+        }
+
+    def next_agents(self, state: GenerationState) -> Any:
+        played = state["played"]
+        return {k: played[k] for k in ("sizes", "ids", "words", "interactions", "consensus_at")}
+
+    def stopped(self, state: GenerationState) -> bool:
+        return state["played"]["consensus_at"] is not None and self.spec.stop_at_consensus
+
+    def _population(self, g: int, inventories: Inventories) -> list[list[Any]]:
+        w, members = len(self.words), self.block.members
+        return [
+            [
+                g,
+                x,
+                members[m].strategy if members[m].fixed else "",
+                " ".join(self.words[i] if i < w else f"#{i - w}" for i in names),
+            ]
+            for x, (m, names) in enumerate(zip(self.members.tolist(), inventories.lists()))
+        ]
+
+    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
+        g, played, n = state["generation"], state["played"], self.block.agents
+        inventories = self._inventories(played)
+        sizes, w = inventories.sizes, len(self.words)
+        singles = np.bincount(inventories.singles(), minlength=w)  # agents holding only that name
+        only = [float(singles[c]) / n for c in range(w)]
+        committed = only[self.words.index(self.committed)] if self.committed else float("nan")
+        row = [
+            g,
+            played["interactions"],
+            *(round(x, 6) for x in only),
+            round(float(singles.max(initial=0)) / n, 6),
+            round(committed, 6),
+            round(float((sizes > 1).mean()), 6),
+            len(np.unique(inventories.ids)),
+            int(sizes.sum()),
+            played["peak"],
+            "" if played["consensus_at"] is None else played["consensus_at"],
+            round(seconds, 4),
+        ]
+        rows: dict[str, list[list[Any]]] = {GENERATIONS: [row]}
+        if g + 1 >= self.block.generations or self.stopped(state):
+            rows[POPULATION] = self._population(g, inventories)
+        return rows
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+        from sandbox.population.games.naming.report import plot_naming_scripted
+
+        gens = read_csv(run_dir.path / GENERATIONS)
+        block, last = self.block, gens.iloc[-1]
+        reached = gens["consensus_at"].dropna()
+        at = int(reached.iloc[0]) if len(reached) else None
+        counts = np.bincount(self.members, minlength=len(block.members))
+        committed = float(self.fixed.mean())
+        write_summary(
+            run_dir,
+            {
+                "scenario": self.scenario.name,
+                "agents": block.agents,
+                "game": "naming",
+                "play": "scripted",
+                "update": self.spec.update,
+                "network": block.network.kind,
+                "words": self.words,
+                "committed_word": self.committed,
+                "committed_share": committed,
+                "members": {m.strategy: int(c) for m, c in zip(block.members, counts)},
+                "generations_played": len(gens),
+                "interactions": int(last["interactions"]),
+                "consensus_reached": at is not None,
+                "consensus_at": at,
+                "consensus_per_agent": None if at is None else round(at / block.agents, 3),
+                "final_shares": {w: float(last[f"share {w}"]) for w in self.words},
+                "final_committed_share": None if self.committed is None else float(last["committed_share"]),
+                "final_distinct_names": int(last["distinct_names"]),
+                "peak_names": int(gens["peak_names"].max()),
+            },
+            kind="population",
+        )
+        plot_naming_scripted(gens, self.words, title=self.scenario.name).savefig(run_dir.path / PLOT, dpi=120)
+        run_dir.write_status("complete")

@@ -1,0 +1,24 @@
+"""The ultimatum game among members who follow and revise principles, SCAI's assistant among them: settings
+(`spec`), plug-in (`game`) and report (`report`); its rules are shared (`sandbox.rules.ultimatum`)."""
+
+from sandbox.population.registry import GameEntry
+
+__all__ = ["GAME"]
+
+GAME = GameEntry(
+    kind="ultimatum",
+    title=(
+        "The ultimatum game among members who follow and revise principles, with SCAI's fixed users and assistant "
+        "as members"
+    ),
+    spec="sandbox.population.games.ultimatum.spec:UltimatumSpec",
+    plugins={
+        "game": "sandbox.population.games.ultimatum.game:UltimatumGame",
+    },
+    headline="mean_offered_share",
+    tables={
+        "episodes": "episodes.csv",
+        "norms": "norms.csv",
+        "revisions": "revisions.csv",
+    },
+)

@@ -1,0 +1,249 @@
+"""Plots of one population run that every game shares: the network coloured by strategy or norm cluster, the norm
+map (cluster shares as a stream plot, diversity and drift) with the lineage of a norm, and shares by generation on one
+axis (`shares_plot`, which the games' figures draw with), and a figure over runs: a share over generations with 95%
+CIs over seeds (`plot_cooperation_over_seeds`). Each game's own figures are in its report
+(`sandbox.population.games.<game>.report`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
+
+__all__ = ["plot_cooperation_over_seeds", "plot_lineage", "plot_network", "plot_norm_map", "shares_plot"]
+
+
+def shares_plot(
+    generations: pd.DataFrame,
+    lines: list[tuple[str, str, dict[str, Any]]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    legend: Literal["best", "upper right", "upper left", "lower left", "lower right"] = "best",
+) -> Figure:
+    """Shares (0 to 1) by generation on one axis: each of `lines` is (column, label, matplotlib style); a column
+    without a value is left out."""
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
+    drawn = [
+        ax.plot(generations["generation"], generations[column], label=label, **style)
+        for column, label, style in lines
+        if generations[column].notna().any()
+    ]
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if drawn:
+        ax.legend(loc=legend, fontsize=8)
+    else:  # every move illegal, say
+        ax.text(0.5, 0.5, "no value to draw", transform=ax.transAxes, ha="center", color="grey")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_network(
+    run: str | Path, generations: list[int] | None = None, max_nodes: int = 2500, colour_by: str = "strategy"
+) -> Figure:
+    """The run's network with each agent coloured by its strategy (`colour_by="cluster"`: its norm's cluster, from
+    the norm map), at a few generations (first, middle, last by default); a grid is drawn as a grid, a complete
+    network as a circle without its edges, any other graph with a seeded spring layout."""
+    import networkx as nx
+
+    from sandbox.base.files import read_csv, read_yaml
+
+    run = Path(run)
+    population = read_csv(run / "population.csv")
+    edges = read_csv(run / "edges.csv")
+    scenario = read_yaml(run / "scenario.yaml")
+    agents = int(scenario["population"]["agents"])
+    if agents > max_nodes:
+        raise ValueError(f"{agents} agents are too many to draw (max_nodes={max_nodes})")
+    last = int(population["generation"].max())
+    generations = generations or sorted({0, last // 2, last})
+    graph = nx.Graph()
+    graph.add_nodes_from(range(agents))
+    graph.add_edges_from(edges[["a", "b"]].itertuples(index=False, name=None))
+    if scenario["population"]["network"]["kind"] == "grid":
+        side = int(round(agents**0.5))
+        positions = {n: (n % side, -(n // side)) for n in graph.nodes}
+    else:
+        positions = nx.spring_layout(graph, seed=0) if len(edges) else nx.circular_layout(graph)
+    if colour_by == "cluster":
+        clusters = read_csv(run / "norm_clusters.csv").set_index("norm")["cluster"]
+        population = population.assign(strategy=[f"cluster {clusters[int(n)]:02d}" for n in population["norm"]])
+    measure, label = next(
+        (column, label)
+        for column, label in (
+            ("cooperation", "cooperation"),
+            ("mean_donated_share", "donated share"),
+            ("offered_share", "offered share"),
+        )
+        if column in population
+    )
+    names = sorted(population["strategy"].unique())
+    from matplotlib import colormaps
+
+    base = ["#4c72b0", "#c44e52", "#55a868", "#dd8452", "#8172b3", "#937860"]
+    tab20 = [colormaps["tab20"](i % 20) for i in range(len(names))]
+    palette = dict(zip(names, base if len(names) <= len(base) else tab20))
+    fig = Figure(figsize=(4.2 * len(generations), 4.4))
+    axes = fig.subplots(1, len(generations), squeeze=False)[0]
+    small = agents > 400
+    mean_degree = max(1.0, 2 * len(edges) / agents)
+    for ax, g in zip(axes, generations):
+        rows = population[population["generation"] == g].sort_values("agent")
+        colours = [palette[s] for s in rows["strategy"]]
+        if len(edges) and not small:
+            nx.draw_networkx_edges(graph, positions, ax=ax, alpha=0.15, width=0.5)
+        dot = 8 if small else 25
+        sizes = [dot * max(1.0, d / mean_degree) for _, d in graph.degree()]  # hubs drawn larger
+        nx.draw_networkx_nodes(graph, positions, ax=ax, node_color=colours, node_size=sizes, linewidths=0)
+        ax.set_title(f"generation {g}: agents' mean {label} {rows[measure].mean():.0%}", fontsize=9)
+        ax.set_axis_off()
+    handles = [Line2D([], [], marker="o", linestyle="", color=palette[n], label=n[:40]) for n in names]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(names), 4), fontsize=8)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def plot_norm_map(result: Any) -> Figure:
+    """A norm map (`sandbox.population.norm_map.NormMap`): left, each cluster's share of the agents per generation
+    as a stream plot, labelled by its central text; right, diversity (entropy in bits, mean pairwise distance) and
+    drift from the first generation."""
+    import textwrap
+
+    shares, diversity, clusters = result.shares, result.diversity, result.clusters
+    fig = Figure(figsize=(12, 4.6))
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+    columns = [c for c in shares.columns if c != "generation"]
+    x = shares["generation"].to_numpy()
+    if len(x) > 1:
+        left.stackplot(
+            x,
+            *(shares[c].to_numpy() for c in columns),
+            baseline="wiggle",
+            labels=[textwrap.shorten(n, 60) for n in clusters["name"]],
+        )
+    else:  # one generation: one stacked bar
+        heights = shares[columns].to_numpy()[0]
+        bottoms = np.concatenate([[0.0], np.cumsum(heights)[:-1]])
+        for height, bottom, name in zip(heights, bottoms, clusters["name"]):
+            left.bar(x, height, bottom=bottom, label=textwrap.shorten(name, 60))
+    left.set_xlabel("generation")
+    left.set_xticks(x)
+    left.set_yticks([])
+    left.set_title("Norm clusters: share of the agents (stream plot)", fontsize=10)
+    left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncol=1)
+    right.plot(diversity["generation"], diversity["entropy_bits"], marker="o", label="entropy of clusters (bits)")
+    twin = right.twinx()
+    twin.plot(
+        diversity["generation"],
+        diversity["mean_pairwise_distance"],
+        marker="s",
+        color="C1",
+        label="mean pairwise distance",
+    )
+    twin.plot(diversity["generation"], diversity["drift"], marker="^", color="C2", label="drift from generation 0")
+    twin.set_ylabel("cosine distance")
+    right.set_ylabel("bits")
+    right.set_xlabel("generation")
+    right.set_xticks(np.asarray(diversity["generation"]))
+    right.set_title("Diversity and drift", fontsize=10)
+    lines = right.get_legend_handles_labels()
+    more = twin.get_legend_handles_labels()
+    right.legend(lines[0] + more[0], lines[1] + more[1], fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_lineage(run: str | Path, norm: int | None = None) -> Figure:
+    """The lineage of a norm (by default the one most agents hold in the last generation, the newest of a tie): it
+    and its ancestors,
+    by the generation each was first played in, an arrow from each parent; each labelled with its id and rule."""
+    import textwrap
+
+    import networkx as nx
+
+    from sandbox.base.files import read_csv
+
+    run = Path(run)
+    norms = read_csv(run / "norms.csv", dtype={"parents": str}).set_index("norm")
+    if norm is None:
+        population = read_csv(run / "population.csv")
+        last = population[population["generation"] == population["generation"].max()]
+        norm = int(last["norm"].mode().max())
+    graph = nx.DiGraph()
+    for n, row in norms.iterrows():
+        graph.add_node(int(n))
+        for parent in str(row["parents"] or "").split(";"):
+            if parent.strip() and parent.strip() != "nan":
+                graph.add_edge(int(float(parent)), int(n))
+    tree = graph.subgraph(nx.ancestors(graph, norm) | {norm})
+    by_generation: dict[int, list[int]] = {}
+    for n in sorted(tree.nodes):
+        by_generation.setdefault(int(norms.loc[n, "generation"]), []).append(n)
+    positions = {n: (g, i - (len(ns) - 1) / 2) for g, ns in by_generation.items() for i, n in enumerate(ns)}
+    fig = Figure(figsize=(3.2 * max(2, len(by_generation)), 1.2 * max(3, max(len(v) for v in by_generation.values()))))
+    ax = fig.subplots()
+    nx.draw_networkx_edges(
+        tree, positions, ax=ax, arrows=True, alpha=0.5, connectionstyle="arc3,rad=0.25"
+    )  # curved: an edge over several generations stays visible
+    nx.draw_networkx_nodes(
+        tree, positions, ax=ax, node_size=60, node_color=["#c44e52" if n == norm else "#4c72b0" for n in tree.nodes]
+    )
+    for n, (x, y) in positions.items():
+        text = textwrap.shorten(str(norms.loc[n, "strategy"]), 70)
+        ax.annotate(
+            f"#{n} {norms.loc[n, 'rule']}: " + "\n".join(textwrap.wrap(text, 28)),
+            (x, y),
+            fontsize=6,
+            xytext=(4, 4),
+            textcoords="offset points",
+        )
+    ax.set_xticks(sorted(by_generation))
+    ax.tick_params(bottom=True, labelbottom=True)
+    ax.set_xlabel("generation first played")
+    ax.set_title(f"The lineage of norm #{norm}", fontsize=10)
+    ax.tick_params(left=False, labelleft=False)
+    ax.margins(x=0.25, y=0.2)
+    return fig
+
+
+def plot_cooperation_over_seeds(
+    runs: pd.DataFrame, by: str = "network", title: str = "", value: str = "cooperation"
+) -> Figure:
+    """Cooperation (or another share in [0, 1]: `value`, such as a donor table's `donation`) per generation: for
+    each value of `by`, the mean over seeds with its 95% CI (Student's t) as a band, and one thin curve per seed."""
+    from sandbox.base.stats import mean_ci
+
+    fig = Figure(figsize=(8, 4.5))
+    ax = fig.subplots()
+    colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
+    for i, (group, frame) in enumerate(runs.groupby(by, sort=False)):
+        colour = colours[i % len(colours)]
+        for _, seed_frame in frame.groupby("run"):
+            ax.plot(seed_frame["generation"], seed_frame[value], color=colour, alpha=0.3, linewidth=0.8)
+        stats = frame.groupby("generation")[value].apply(lambda v: mean_ci(v, bounds=(0.0, 1.0)))
+        generations = stats.index.to_numpy()
+        mean = [s[0] for s in stats]
+        ax.plot(generations, mean, color=colour, linewidth=2, label=f"{group} ({frame['run'].nunique()} seeds)")
+        low, high = [s[1] for s in stats], [s[2] for s in stats]
+        ax.fill_between(generations, low, high, color=colour, alpha=0.15)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("generation")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # generations are whole
+    ax.set_ylabel("cooperation (share of C moves)" if value == "cooperation" else f"{value} (mean share)")
+    ax.set_title(
+        title or f"{value.capitalize()} over generations: mean and 95% CI over seeds, one thin curve per seed",
+        fontsize=10,
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
