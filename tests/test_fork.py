@@ -281,6 +281,12 @@ def test_a_donor_agent_given_a_strategy_text_from_a_generation_on_holds_a_norm_o
         app, ["fork", str(parent), "--at", "1", "--set", "state.agents.9.strategy=x y", "--out", str(tmp_path / "n")]
     )
     assert result.exit_code == 2 and "not an agent's index" in result.output and not (tmp_path / "n").exists()
+    for field in ("agents.2.norm=0", "agents.2.found=false", "norms.next_id=3"):  # they follow the texts
+        result = runner.invoke(
+            app, ["fork", str(parent), "--at", "1", "--set", f"state.{field}", "--out", str(tmp_path / "n")]
+        )
+        assert result.exit_code == 2 and field.split("=")[0] in result.output, result.output
+        assert not (tmp_path / "n").exists()
 
 
 def _tables_equal(a: Path, b: Path, tables: tuple[str, ...]) -> None:

@@ -210,3 +210,37 @@ def test_bad_matrix_llm_input_is_refused_naming_the_field(population: dict, fiel
     }
     with pytest.raises(ScenarioError, match=re.escape(field)):
         parse_kind("population", {"name": "bad", "population": block})
+
+
+def test_a_state_edit_sets_a_norm_with_its_text_or_is_refused_naming_the_field(tmp_path: Path) -> None:
+    """An agent's norm id follows its text: `state.agents.0.norm=ID` exits 2 naming the field and writes nothing
+    (a fork that set it apart from the text showed agent 0 with "Always defect."'s id beside "Always cooperate.");
+    `state.agents.0.strategy=TEXT` gives the agent that text as a norm of its own, in the state and in norms.csv."""
+    from typer.testing import CliRunner
+
+    import sandbox
+    from sandbox.cli.runs import app
+
+    parent = run_population(matrix(generations=3), tmp_path / "parent", models={"user": Members().model()})
+    for field in ("agents.0.norm=1", "next_id=7"):
+        out = tmp_path / "never"
+        result = CliRunner().invoke(
+            app, ["fork", str(parent), "--at", "2", "--set", f"state.{field}", "--out", str(out)]
+        )
+        assert result.exit_code == 2, result.output
+        assert field.split("=")[0] in result.output and "strategy=TEXT" in " ".join(result.output.split())
+        assert not out.exists()
+    text = "Defect every time, whatever the other agent does."
+    fork = sandbox.fork(
+        parent,
+        at=2,
+        changes={"state.agents.0.strategy": text},
+        out=tmp_path / "fork",
+        models={"user": Members().model()},
+    )
+    norms, population = pd.read_csv(fork.path / "norms.csv"), pd.read_csv(fork.path / "population.csv")
+    new = norms[norms["rule"] == "fork"]
+    assert new[["generation", "author", "strategy"]].values.tolist() == [[2, "agent0", text]]
+    agent0 = population[(population["agent"] == 0) & (population["generation"] == 2)].iloc[0]
+    assert (agent0["norm"], agent0["strategy"]) == (new["norm"].iloc[0], text)
+    assert norms["norm"].is_unique  # the new norm took the next id, which no other text holds

@@ -78,6 +78,8 @@ class GameEntry:
     fixed: tuple[str, ...] = ()
     """Its settings (fields of `game:`) read when a run starts and then held in its state, which a fork after the
     first generation cannot change."""
+    edits: str = ""
+    """An example of its fork's state edits (`sandbox fork --set state.PATH=VALUE`), for messages and help."""
     benchmarks: Mapping[str, str] = field(default_factory=dict)
     """Its own benchmarks (`sandbox bench NAME`), `"module:function"` by name."""
     scale: Mapping[str, Any] | None = None

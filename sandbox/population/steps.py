@@ -1,8 +1,8 @@
 """The population kind's steps (`sandbox.core.steps.Steps`): a step is a generation; a fork may change the revision,
 the game's settings, the models and the number of generations at any generation, and edit the population's state
-(`state.PATH`, a path into what the game holds between generations: `state.agents.3.committed=B` in the naming game,
-`state.stock=40` in the commons, `state.agents.2.norm=TEXT` in the donor game); the members, their shares, the network
-and the seed build the population at generation 0, so only a fork at 0 changes them.
+(`state.PATH`, a path into what the game holds between generations; each game's entry gives an example,
+`GameEntry.edits`, and its plug-in's `edit_state` what it makes of one); the members, their shares, the network and
+the seed build the population at generation 0, so only a fork at 0 changes them.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _graph(checkpointer: Any, scenario: Any) -> Any:
 
 def _edit(values: Mapping[str, Any], name: str, value: Any, scenario: Any) -> StateEdit:
     """`state.NAME=VALUE`: the value at path NAME in the population's state set (to a value of the same type), or
-    what the game's own `edit_state` makes of it (the donor game adds a strategy text to its norms)."""
+    what the game's own `edit_state` makes of it (a norm text: a norm of its own, in its norms)."""
     from sandbox.population.registry import plugin_for
 
     agents = values.get("agents")
@@ -76,7 +76,7 @@ STEPS = Steps(
         *sorted({f"population.game.{name}" for entry in games().values() for name in entry.fixed}),
     ),
     edit=_edit,
-    edits="state.PATH into the population's state, e.g. state.agents.3.committed=B (naming game), state.stock=40 "
-    "(commons), state.agents.2.norm=TEXT (donor game)",
+    edits="state.PATH into the population's state, e.g. "
+    + ", ".join(f"{entry.edits} ({kind})" for kind, entry in games().items() if entry.edits),
     series=series,
 )

@@ -12,15 +12,16 @@ stays; an answer equal to the old principle is `same`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import numpy as np
 
+from sandbox.core.steps import StateEdit, set_path
 from sandbox.population.network import Neighbours, random_neighbour
 from sandbox.population.revision.rules import fermi
 
-__all__ = ["REVISIONS_COLUMNS", "first_principles", "revise_principles"]
+__all__ = ["REVISIONS_COLUMNS", "derived_field", "edit_principle", "first_principles", "revise_principles"]
 
 REVISIONS_COLUMNS = ["generation", "agent", "name", "rule", "partner", "probability", "outcome", "old_norm", "new_norm"]
 
@@ -104,3 +105,41 @@ async def revise_principles(
             outcome = "kept"
         revision_rows.append([g, i, agents[i]["name"], how, partner, probability, outcome, old, following[i]["norm"]])
     return following, norm_rows, revision_rows, next_id
+
+
+def derived_field(name: str) -> str | None:
+    """Why the state path `name` (of a population whose agents follow norm texts) cannot be set by a fork's state
+    edit, or None: an agent's `norm` is the id of its text and the next id is the run's count of texts, both set with
+    the text (`agents.I.strategy=TEXT`)."""
+    parts = name.split(".")
+    if len(parts) == 3 and parts[0] == "agents" and parts[2] == "norm":
+        return (
+            f"{name}: the id of agent {parts[1]}'s norm, which follows its text; set state.agents.{parts[1]}.strategy"
+            "=TEXT (a norm of its own) instead"
+        )
+    if name == "next_id":
+        return "next_id: the id the run's next norm takes; set state.agents.I.strategy=TEXT (a norm of its own) instead"
+    return None
+
+
+def edit_principle(population: Mapping[str, Any], name: str, value: Any, generation: int) -> StateEdit:
+    """A fork's state edit of a population whose members follow principle texts (`sandbox fork --set
+    state.NAME=VALUE`): `agents.I.strategy=TEXT` gives agent I that text as a norm of its own (the next id, with its
+    row in norms.csv written at the fork's generation under the rule `fork`); an agent's norm id and the next id
+    follow the texts and are refused (`derived_field`); any other path is set as it is, to a value of the same
+    type."""
+    refused = derived_field(name)
+    if refused:
+        raise ValueError(refused)
+    parts = name.split(".")
+    if len(parts) != 3 or parts[0] != "agents" or parts[2] != "strategy":
+        return StateEdit({"agents": set_path(population, name, value, same_type=True)})
+    if not isinstance(value, str) or len(value.strip()) < 12:
+        raise ValueError(f"{name}: a principle is a text of 12 characters or more")
+    agents = [dict(agent) for agent in population["agents"]]
+    if not parts[1].isdigit() or int(parts[1]) >= len(agents):
+        raise ValueError(f"{name}: {parts[1]} is not an agent's index (0 to {len(agents) - 1})")
+    i, norm = int(parts[1]), int(population["next_id"])
+    agents[i] = {**agents[i], "strategy": value, "norm": norm}
+    row = [generation, norm, agents[i]["name"], "fork", value, True, "", "", ""]
+    return StateEdit({"agents": {**population, "agents": agents, "next_id": norm + 1}}, {"norms.csv": [row]})

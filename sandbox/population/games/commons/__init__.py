@@ -12,6 +12,7 @@ GAME = GameEntry(
     plugins={
         "game": "sandbox.population.games.commons.game:CommonsGame",
     },
+    edits="state.stock=40",
     headline="stock",
     tables={
         "talk": "talk.csv",

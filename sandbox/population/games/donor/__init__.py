@@ -16,6 +16,7 @@ GAME = GameEntry(
     plugins={
         "game": "sandbox.population.games.donor.game:DonorGame",
     },
+    edits="state.agents.2.strategy=TEXT",
     headline="mean_donated_share",
     tables={
         "donations": "donations.csv",

@@ -41,6 +41,7 @@ from sandbox.core.steps import StateEdit, set_path
 from sandbox.population.games.donor.rules import STRATEGY_START, DonorRecord, DonorRules
 from sandbox.population.network import random_neighbour
 from sandbox.population.revision.rules import fermi
+from sandbox.population.revision.texts import derived_field
 
 __all__ = ["NormBook", "edit_strategy", "evidence_text", "revise_norms"]
 
@@ -226,9 +227,14 @@ async def revise_norms(
 def edit_strategy(population: Mapping[str, Any], name: str, value: Any, generation: int) -> StateEdit:
     """A fork's state edit of a donor-game population (`sandbox fork --set state.NAME=VALUE`):
     `agents.I.strategy=TEXT` gives agent I that text as its strategy, a norm version of its own (a new norm, with its
-    row in norms.csv written at the fork's generation under the rule `fork`, or the known norm it duplicates); any
-    other path is set as it is, to a value of the same type."""
+    row in norms.csv written at the fork's generation under the rule `fork`, or the known norm it duplicates); what
+    follows the texts (an agent's norm id and `found`, the norm book) is refused; any other path is set as it is, to
+    a value of the same type."""
     parts = name.split(".")
+    if derived_field(name) or (len(parts) == 3 and parts[0] == "agents" and parts[2] == "found"):
+        raise ValueError(derived_field(name) or f"{name}: whether its text holds the strategy sentence, read from it")
+    if parts[0] == "norms":
+        raise ValueError(f"{name}: the run's norm book, which follows the agents' texts (state.agents.I.strategy=TEXT)")
     if len(parts) != 3 or parts[0] != "agents" or parts[2] != "strategy":
         return StateEdit({"agents": set_path(population, name, value, same_type=True)})
     if not isinstance(value, str) or not value.strip():

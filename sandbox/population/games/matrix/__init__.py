@@ -19,6 +19,7 @@ GAME = GameEntry(
         "scripted": "sandbox.population.games.matrix.scripted:ScriptedMatrixGame",
         "llm": "sandbox.population.games.matrix.llm:LLMMatrixGame",
     },
+    edits="state.agents.2.strategy=TEXT",
     headline="cooperation",
     tables={
         "moves": "moves.csv",

@@ -51,7 +51,7 @@ from sandbox.population.games.matrix.spec import MatrixSpec
 from sandbox.population.games.matrix.strategies import payoff_table
 from sandbox.population.llm_session import finish_llm_run, listed, member_columns, model_label, summary_head
 from sandbox.population.network import edge_pairs, network_of
-from sandbox.population.revision.texts import REVISIONS_COLUMNS, first_principles, revise_principles
+from sandbox.population.revision.texts import REVISIONS_COLUMNS, edit_principle, first_principles, revise_principles
 from sandbox.population.settings import PopulationScenarioSettings, place_members, spec_of
 from sandbox.rules.matrix import Move
 from sandbox.rules.matrix_prompt import ActionTokens, matrix_prompt, parse_action
@@ -216,6 +216,7 @@ class LLMMatrixGame(PopulationGame[MatrixSpec]):
     """LLM members of a matrix game: the population is the agents (name, kind, norm id, principle) and the next
     norm id; every pair of neighbours meets each generation."""
 
+    edit_state = staticmethod(edit_principle)  # a fork's state.agents.I.strategy=TEXT: a norm of its own
     print_table = staticmethod(print_llm_table)
 
     columns = COLUMNS

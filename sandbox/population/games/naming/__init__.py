@@ -17,6 +17,7 @@ GAME = GameEntry(
         "llm": "sandbox.population.games.naming.llm:LLMNamingGame",
         "scripted": "sandbox.population.games.naming.scripted:ScriptedNamingGame",
     },
+    edits="state.agents.3.committed=B",
     headline="dominant_share",
     tables={
         "interactions": "interactions.csv",

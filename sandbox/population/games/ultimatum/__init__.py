@@ -15,6 +15,7 @@ GAME = GameEntry(
     plugins={
         "game": "sandbox.population.games.ultimatum.game:UltimatumGame",
     },
+    edits="state.agents.2.strategy=TEXT",
     headline="mean_offered_share",
     tables={
         "episodes": "episodes.csv",

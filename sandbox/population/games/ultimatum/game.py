@@ -65,7 +65,7 @@ from sandbox.population.games.ultimatum.report import print_table
 from sandbox.population.games.ultimatum.spec import UltimatumSpec
 from sandbox.population.llm_session import finish_llm_run, listed, member_columns, model_label, summary_head
 from sandbox.population.network import Neighbours, edge_pairs, network_of
-from sandbox.population.revision.texts import REVISIONS_COLUMNS, first_principles, revise_principles
+from sandbox.population.revision.texts import REVISIONS_COLUMNS, edit_principle, first_principles, revise_principles
 from sandbox.population.settings import ASSISTANT, PopulationScenarioSettings, place_members, spec_of
 from sandbox.rules.ultimatum import Stake
 from sandbox.rules.ultimatum_episode import play_ultimatum
@@ -369,6 +369,7 @@ class UltimatumGame(PopulationGame[UltimatumSpec]):
     """The ultimatum game among principle-following members, SCAI's users and assistant: the population is the
     agents (name, kind, norm id, principle) and the next norm id; every pair of neighbours meets each generation."""
 
+    edit_state = staticmethod(edit_principle)  # a fork's state.agents.I.strategy=TEXT: a norm of its own
     print_table = staticmethod(print_table)
 
     columns = COLUMNS
