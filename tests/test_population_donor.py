@@ -116,19 +116,6 @@ def test_a_fixed_member_always_survives(tmp_path: Path) -> None:
     assert population[population["fixed"]]["survived"].all()
 
 
-@pytest.mark.parametrize("stop_after", [5, 40, 75, 90])
-def test_a_population_killed_mid_generation_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
-    whole = run_population(donor(), tmp_path / "whole", models={"user": Recorder().model()})
-    with pytest.raises(BaseException):
-        run_population(donor(), tmp_path / "cut", models={"user": Recorder(stop_after=stop_after).model()})
-    assert not (tmp_path / "cut" / "summary.json").exists()
-    resumed = resume_population(tmp_path / "cut", models={"user": Recorder().model()})
-    for table in ("population.csv", "donations.csv", "norms.csv", "revisions.csv", "edges.csv"):
-        pd.testing.assert_frame_equal(pd.read_csv(whole / table), pd.read_csv(resumed / table))
-    gens = [pd.read_csv(p / "generations.csv").drop(columns="seconds") for p in (whole, resumed)]
-    pd.testing.assert_frame_equal(*gens)
-
-
 def test_the_dry_run_counts_the_calls_without_a_model(tmp_path: Path) -> None:
     data = yaml.safe_load(Path("scenarios/population/donor_small.yaml").read_text())
     path = tmp_path / "d.yaml"
@@ -187,7 +174,7 @@ def test_a_kill_between_a_generations_rows_and_its_state_resumes_to_identical_ta
         if generation == 0:
             raise Killed
 
-    with pytest.raises(BaseException):
+    with pytest.raises(Killed):
         run_population(donor(), tmp_path / "cut", models={"user": Recorder().model()}, hooks=kill)
     for name in ("population.csv", "donations.csv", "generations.csv", "norms.csv"):  # generation 1, half written
         with (tmp_path / "cut" / name).open("a") as handle:

@@ -107,7 +107,7 @@ def test_a_judged_population_killed_anywhere_resumes_to_the_same_verdicts(
     )
     killer = {"user": Recorder(), "judge": Judge()}
     killer[who] = (Recorder if who == "user" else Judge)(stop_after=stop_after)
-    with pytest.raises(BaseException):
+    with pytest.raises(KeyboardInterrupt):
         run_population(judged(4, 2), tmp_path / "cut", models={role: m.model() for role, m in killer.items()})
     resumed = resume_population(tmp_path / "cut", models={"user": Recorder().model(), "judge": Judge().model()})
     for table in ("fidelity.csv", "donations.csv", "population.csv"):

@@ -189,7 +189,7 @@ def test_the_check_rejects_unparsed_norms_and_merges_duplicates(tmp_path: Path) 
 def test_a_reflecting_population_killed_anywhere_resumes_to_identical_tables(tmp_path: Path, stop_after: int) -> None:
     scenario = revising("reflect", agents=4, generations=3)
     whole = run_population(scenario, tmp_path / "whole", models={"user": Reviser().model()})
-    with pytest.raises(BaseException):
+    with pytest.raises(KeyboardInterrupt):
         run_population(scenario, tmp_path / "cut", models={"user": Reviser(stop_after=stop_after).model()})
     resumed = resume_population(tmp_path / "cut", models={"user": Reviser().model()})
     for table in ("population.csv", "donations.csv", "norms.csv", "revisions.csv", "edges.csv"):
@@ -226,7 +226,7 @@ def test_every_revision_rule_killed_anywhere_resumes_to_identical_tables(tmp_pat
     calls = len(pd.read_json(whole / "transcripts.jsonl", lines=True))
     for k, stop_after in enumerate((2, calls // 2, calls - 2)):
         cut = tmp_path / f"cut{k}"
-        with pytest.raises(BaseException):
+        with pytest.raises(KeyboardInterrupt):
             run_population(scenario, cut, models={"user": Reviser(stop_after=stop_after).model()})
         resumed = resume_population(cut, models={"user": Reviser().model()})
         for table in (

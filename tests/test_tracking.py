@@ -16,6 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 import sandbox
+from sandbox.base.errors import RunFailedError
 from sandbox.base.scenario_model import Tracking
 from sandbox.cli.runs import app
 from sandbox.core import kinds
@@ -85,7 +86,7 @@ def test_a_killed_tracked_run_resumed_logs_once_what_an_uninterrupted_one_logs(t
         if episodes == 15:
             raise Stop
 
-    with pytest.raises(BaseException):
+    with pytest.raises(RunFailedError, match="Stop"):
         sandbox.run(scenario, out=tmp_path / "cut", models=scai_models(), hooks=ProgressHooks(on_episode=stop))
     assert not (tmp_path / "cut" / "tracking.json").exists()
     sandbox.resume(tmp_path / "cut", models=scai_models())

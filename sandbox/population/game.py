@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, cast
 
 from langchain_core.language_models import BaseChatModel
+from matplotlib.figure import Figure
 
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState, Rows
@@ -75,6 +76,13 @@ class PopulationGame(ABC, Generic[SpecT]):
 
     def stopped(self, state: GenerationState) -> bool:
         return False
+
+    figure_file: ClassVar[str]  # the figure a finished run writes (its `figure`, as a PNG)
+
+    @abstractmethod
+    def figure(self, path: Path) -> Figure:
+        """The run's figure, drawn from the tables of its run directory `path` (what `finish` writes as
+        `figure_file`)."""
 
     @staticmethod
     @abstractmethod

@@ -78,6 +78,9 @@ class GameEntry:
     fixed: tuple[str, ...] = ()
     """Its settings (fields of `game:`) read when a run starts and then held in its state, which a fork after the
     first generation cannot change."""
+    conformance: Mapping[str, str] = field(default_factory=dict)
+    """Its conformance cases (`sandbox.population.conformance.GameCase`), `"module:attribute"` by plug-in name: the
+    conformance test of the games plays each (every plug-in needs one)."""
     edits: str = ""
     """An example of its fork's state edits (`sandbox fork --set state.PATH=VALUE`), for messages and help."""
     benchmarks: Mapping[str, str] = field(default_factory=dict)
@@ -93,6 +96,7 @@ class GameEntry:
         object.__setattr__(self, "plugins", MappingProxyType(dict(self.plugins)))
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
         object.__setattr__(self, "benchmarks", MappingProxyType(dict(self.benchmarks)))
+        object.__setattr__(self, "conformance", MappingProxyType(dict(self.conformance)))
 
     def spec_class(self) -> type[PopulationGameSpec]:
         cls: type[PopulationGameSpec] = resolve(self.spec)

@@ -13,6 +13,7 @@ GAME = GameEntry(
         "game": "sandbox.population.games.commons.game:CommonsGame",
     },
     edits="state.stock=40",
+    conformance={"game": "sandbox.population.games.commons.conformance:CASE"},
     headline="stock",
     tables={
         "talk": "talk.csv",

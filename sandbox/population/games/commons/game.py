@@ -71,6 +71,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from langchain_core.language_models import BaseChatModel
+from matplotlib.figure import Figure
 
 from sandbox.base.files import read_csv
 from sandbox.base.seeding import Branch, generator
@@ -274,8 +275,18 @@ class CommonsGame(PopulationGame[CommonsSpec]):
     def stopped(self, state: GenerationState) -> bool:
         return self._month(state).collapsed  # the lake collapsed
 
+    figure_file = "commons.png"
+
+    def figure(self, path: Path) -> Figure:
+        from sandbox.population.games.commons.report import plot_commons
+
+        gens, rows = read_csv(path / GENERATIONS), read_csv(path / POPULATION)
+        return plot_commons(
+            gens, rows, capacity=self.spec.capacity, collapse_below=self.spec.collapse_below, title=self.scenario.name
+        )
+
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
-        _finish(run_dir, self.scenario, model_label(self.scenario, models))
+        _finish(run_dir, self.scenario, model_label(self.scenario, models), lambda: self.figure(run_dir.path))
 
 
 def outcome_of(path: Path, scenario: PopulationScenarioSettings) -> Outcome:
@@ -300,9 +311,7 @@ def outcome_of(path: Path, scenario: PopulationScenarioSettings) -> Outcome:
     return outcome
 
 
-def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str) -> None:
-    from sandbox.population.games.commons.report import plot_commons
-
+def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, figure: Any) -> None:
     path, block, spec = run_dir.path, scenario.population, spec_of(scenario, CommonsSpec)
     gens, rows = read_csv(path / GENERATIONS), read_csv(path / POPULATION)
     found = figures(outcome_of(path, scenario))
@@ -329,8 +338,6 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: 
             "unread_next_speakers": int((~spoken["next_read"].astype(bool)).sum()) if len(spoken) else 0,
             "model": model,
         },
-        lambda: plot_commons(
-            gens, rows, capacity=spec.capacity, collapse_below=spec.collapse_below, title=scenario.name
-        ),
-        "commons.png",
+        figure,
+        CommonsGame.figure_file,
     )

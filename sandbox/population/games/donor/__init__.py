@@ -17,6 +17,7 @@ GAME = GameEntry(
         "game": "sandbox.population.games.donor.game:DonorGame",
     },
     edits="state.agents.2.strategy=TEXT",
+    conformance={"game": "sandbox.population.games.donor.conformance:CASE"},
     headline="mean_donated_share",
     tables={
         "donations": "donations.csv",

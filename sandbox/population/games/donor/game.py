@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
+from matplotlib.figure import Figure
 
 from sandbox.base.files import read_csv
 from sandbox.base.jobs import gather_jobs, jobs_ahead
@@ -436,9 +437,20 @@ class DonorGame(PopulationGame[DonorSpec]):
             REVISIONS: played["revision_rows"] + revised["revision_rows"],
         }
 
+    figure_file = "donations.png"
+
+    def figure(self, path: Path) -> Figure:
+        from sandbox.population.games.donor.report import plot_donations
+
+        return plot_donations(path)
+
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         _finish(
-            run_dir, self.scenario, model_label(self.scenario, models), float(self.network.neighbours.degree().mean())
+            run_dir,
+            self.scenario,
+            model_label(self.scenario, models),
+            float(self.network.neighbours.degree().mean()),
+            lambda: self.figure(run_dir.path),
         )
 
 
@@ -453,9 +465,9 @@ def _survivor_gap(shares: Sequence[float], survived: Sequence[int]) -> float:
     return (float(np.mean(kept)) - float(np.mean(gone))) / average
 
 
-def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, mean_degree: float) -> None:
-    from sandbox.population.games.donor.report import plot_donations
-
+def _finish(
+    run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, mean_degree: float, figure: Any
+) -> None:
     path = run_dir.path
     gens = read_csv(path / GENERATIONS)
     donation = gens["mean_donated_share"].to_numpy(dtype=float)
@@ -483,8 +495,8 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: 
             **_fidelity_summary(path, block.judge_play, block.generations),
             **norm_map_summary(path),
         },
-        lambda: plot_donations(path),
-        "donations.png",
+        figure,
+        DonorGame.figure_file,
     )
 
 

@@ -82,6 +82,7 @@ def plot_donations(run: str | Path) -> Figure:
     )
     right.axhline(0, color="grey", linewidth=0.5)
     right.set_xlabel("generation")
+    right.set_ylabel("share donated; gap over the mean")
     right.set_xticks(np.arange(len(gens)))
     right.set_title("Donations over generations", fontsize=10)
     right.legend(fontsize=8)

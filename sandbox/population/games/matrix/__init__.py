@@ -20,6 +20,10 @@ GAME = GameEntry(
         "llm": "sandbox.population.games.matrix.llm:LLMMatrixGame",
     },
     edits="state.agents.2.strategy=TEXT",
+    conformance={
+        "scripted": "sandbox.population.games.matrix.conformance:SCRIPTED",
+        "llm": "sandbox.population.games.matrix.conformance:LLM",
+    },
     headline="cooperation",
     tables={
         "moves": "moves.csv",

@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from matplotlib.figure import Figure
 
 from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
 from prompts import render, render_once
@@ -343,8 +345,14 @@ class LLMMatrixGame(PopulationGame[MatrixSpec]):
             REVISIONS: revised["revisions"],
         }
 
-    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+    figure_file = "cooperation.png"
+
+    def figure(self, path: Path) -> Figure:
         from sandbox.population.games.matrix.report import plot_llm_cooperation
+
+        return plot_llm_cooperation(read_csv(path / GENERATIONS), title=self.scenario.name)
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         from sandbox.population.norm_map import norm_map_summary
 
         scenario, path, block = self.scenario, run_dir.path, self.block
@@ -375,6 +383,6 @@ class LLMMatrixGame(PopulationGame[MatrixSpec]):
                 "model": model_label(scenario, models),
                 **norm_map_summary(path),
             },
-            lambda: plot_llm_cooperation(gens, title=scenario.name),
-            "cooperation.png",
+            lambda: self.figure(path),
+            self.figure_file,
         )

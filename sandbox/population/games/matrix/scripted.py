@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
+from matplotlib.figure import Figure
 
 from sandbox.base.files import read_csv
 from sandbox.base.seeding import Branch, generator
@@ -155,9 +157,14 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec]):
         ]
         return {POPULATION: rows, GENERATIONS: [generation]}
 
-    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+    figure_file = PLOT
+
+    def figure(self, path: Path) -> Figure:
         from sandbox.population.games.matrix.report import plot_generations
 
+        return plot_generations(read_csv(path / GENERATIONS), title=self.scenario.name)
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         gens = read_csv(run_dir.path / GENERATIONS)
         last = gens.iloc[-1]
         block = self.block
@@ -178,5 +185,5 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec]):
             },
             kind="population",
         )
-        plot_generations(gens, title=self.scenario.name).savefig(run_dir.path / PLOT, dpi=120)
+        self.figure(run_dir.path).savefig(run_dir.path / PLOT, dpi=120)
         run_dir.write_status("complete")

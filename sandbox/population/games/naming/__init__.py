@@ -18,6 +18,10 @@ GAME = GameEntry(
         "scripted": "sandbox.population.games.naming.scripted:ScriptedNamingGame",
     },
     edits="state.agents.3.committed=B",
+    conformance={
+        "llm": "sandbox.population.games.naming.conformance:LLM",
+        "scripted": "sandbox.population.games.naming.conformance:SCRIPTED",
+    },
     headline="dominant_share",
     tables={
         "interactions": "interactions.csv",

@@ -38,12 +38,14 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from matplotlib.figure import Figure
 
 from prompts import render, render_once
 from sandbox.base.files import read_csv
@@ -317,8 +319,15 @@ class LLMNamingGame(PopulationGame[NamingSpec]):
             GENERATIONS: [_generation_row(g, played["rows"], agents, self.committed, played["consensus_at"], seconds)],
         }
 
+    figure_file = "naming.png"
+
+    def figure(self, path: Path) -> Figure:
+        from sandbox.population.games.naming.report import plot_naming
+
+        return plot_naming(read_csv(path / GENERATIONS), title=self.scenario.name)
+
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
-        _finish(run_dir, self.scenario, model_label(self.scenario, models))
+        _finish(run_dir, self.scenario, model_label(self.scenario, models), lambda: self.figure(run_dir.path))
 
 
 def _generation_row(
@@ -362,9 +371,7 @@ def committed_agents(block: Any) -> int:
     return sum(n for m, n in zip(block.members, counts) if m.fixed)
 
 
-def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str) -> None:
-    from sandbox.population.games.naming.report import plot_naming
-
+def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, figure: Any) -> None:
     path, block, spec = run_dir.path, scenario.population, spec_of(scenario, NamingSpec)
     gens = read_csv(path / GENERATIONS)
     reached = gens["consensus_at"].dropna()
@@ -399,6 +406,6 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: 
             "illegal_rate": float((gens["illegal_rate"] * gens["interactions"]).sum() / gens["interactions"].sum()),
             "model": model,
         },
-        lambda: plot_naming(gens, title=scenario.name),
-        "naming.png",
+        figure,
+        LLMNamingGame.figure_file,
     )

@@ -50,6 +50,7 @@ def plot_naming_scripted(generations: pd.DataFrame, words: Sequence[str], title:
     bottom.plot(x, generations["peak_names"], color="#4c72b0", linestyle=":", label="most held within it")
     bottom.plot(x, generations["distinct_names"], color="#dd8452", label="distinct names")
     bottom.set_yscale("log")
+    bottom.set_ylabel("names held (log scale)")
     bottom.set_xlabel("generation (N interactions)")
     bottom.legend(loc="best", fontsize=8)
     fig.tight_layout()

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
+from matplotlib.figure import Figure
 
 from sandbox.base.files import read_csv
 from sandbox.base.seeding import Branch, generator
@@ -192,8 +194,14 @@ class ScriptedNamingGame(PopulationGame[NamingSpec]):
             rows[POPULATION] = self._population(g, inventories)
         return rows
 
-    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
+    figure_file = PLOT
+
+    def figure(self, path: Path) -> Figure:
         from sandbox.population.games.naming.report import plot_naming_scripted
+
+        return plot_naming_scripted(read_csv(path / GENERATIONS), self.words, title=self.scenario.name)
+
+    def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
 
         gens = read_csv(run_dir.path / GENERATIONS)
         block, last = self.block, gens.iloc[-1]
@@ -226,5 +234,5 @@ class ScriptedNamingGame(PopulationGame[NamingSpec]):
             },
             kind="population",
         )
-        plot_naming_scripted(gens, self.words, title=self.scenario.name).savefig(run_dir.path / PLOT, dpi=120)
+        self.figure(run_dir.path).savefig(run_dir.path / PLOT, dpi=120)
         run_dir.write_status("complete")

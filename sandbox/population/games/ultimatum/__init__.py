@@ -16,6 +16,7 @@ GAME = GameEntry(
         "game": "sandbox.population.games.ultimatum.game:UltimatumGame",
     },
     edits="state.agents.2.strategy=TEXT",
+    conformance={"game": "sandbox.population.games.ultimatum.conformance:CASE"},
     headline="mean_offered_share",
     tables={
         "episodes": "episodes.csv",

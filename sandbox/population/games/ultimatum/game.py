@@ -46,11 +46,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
+from matplotlib.figure import Figure
 
 from agents.assistant import PolicyFollowingAssistant, library_policies
 from agents.meta import Interaction, MetaLM
@@ -414,13 +416,20 @@ class UltimatumGame(PopulationGame[UltimatumSpec]):
             REVISIONS: state["revised"]["revisions"],
         }
 
+    figure_file = "ultimatum.png"
+
+    def figure(self, path: Path) -> Figure:
+        from sandbox.population.games.ultimatum.report import plot_ultimatum
+
+        return plot_ultimatum(read_csv(path / GENERATIONS), title=self.scenario.name)
+
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         roles = self.spec.roles(self.block)
-        _finish(run_dir, self.scenario, {role: model_label(self.scenario, models, role) for role in roles})
+        specs = {role: model_label(self.scenario, models, role) for role in roles}
+        _finish(run_dir, self.scenario, specs, lambda: self.figure(run_dir.path))
 
 
-def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, specs: dict[str, str]) -> None:
-    from sandbox.population.games.ultimatum.report import plot_ultimatum
+def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, specs: dict[str, str], figure: Any) -> None:
     from sandbox.population.norm_map import norm_map_summary
 
     path, block = run_dir.path, scenario.population
@@ -444,6 +453,6 @@ def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, specs: 
             "models": specs,
             **norm_map_summary(path),
         },
-        lambda: plot_ultimatum(gens, title=scenario.name),
-        "ultimatum.png",
+        figure,
+        UltimatumGame.figure_file,
     )

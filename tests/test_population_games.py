@@ -1,0 +1,180 @@
+"""Every registered population game through the same checks, one case for each plug-in (its entry's conformance
+cases, `sandbox.population.conformance.GameCase`): a run killed at a point drawn from the game's name resumes to
+identical tables; a fork without change and a replay are identical; bad input exits 2 naming the field and writes
+nothing; the summary holds its fields; the figure draws its series on labelled axes. A game of another package is
+played here without an edit to this file. The games' own behaviour is tested beside them (test_population_*.py)."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import sandbox
+from sandbox.base.files import read_json
+from sandbox.cli.runs import app
+from sandbox.core.kinds import resolve
+from sandbox.core.scenario_files import parse_kind
+from sandbox.engine.replay import replay_run
+from sandbox.llm.scripted import scripted
+from sandbox.population.conformance import GameCase
+from sandbox.population.registry import games, plugin_for
+from sandbox.population.run import resume_population, run_population
+
+CASES = [(kind, plugin) for kind, entry in games().items() for plugin in entry.plugins]
+runner = CliRunner()
+
+
+class Interrupted(BaseException):
+    """A kill: raised from a model's call or a generation's hook, as Ctrl-C would be."""
+
+
+def case_of(kind: str, plugin: str) -> GameCase:
+    case = resolve(games()[kind].conformance[plugin])
+    assert isinstance(case, GameCase)
+    return case
+
+
+def scenario_of(kind: str, plugin: str, block: Any = None) -> Any:
+    block = dict(case_of(kind, plugin).block) if block is None else block
+    return parse_kind("population", {"name": f"{kind}-{plugin}", "seed": 4, "population": block})
+
+
+def models_of(case: GameCase, scenario: Any, stop_after: int | None = None) -> dict[str, Any] | None:
+    """A scripted model answering by the case's rule for every role the game reads (None where it calls none);
+    `stop_after`: raises `Interrupted` at the call after that many."""
+    answer = case.answer
+    if answer is None:
+        return None
+    calls = [0]
+
+    def reply(messages: Any, kwargs: Any) -> str:
+        calls[0] += 1
+        if stop_after is not None and calls[0] > stop_after:
+            raise Interrupted
+        return answer(messages[0].content if len(messages) > 1 else "", messages[-1].content)
+
+    model = scripted([(r".", reply)])
+    return {role: model for role in scenario.population.game.roles(scenario.population)}
+
+
+def same_tables(a: Path, b: Path, tables: tuple[str, ...]) -> None:
+    for table in tables:
+        pd.testing.assert_frame_equal(
+            pd.read_csv(a / table).drop(columns=["seconds"], errors="ignore"),
+            pd.read_csv(b / table).drop(columns=["seconds"], errors="ignore"),
+            obj=f"{b.name}/{table}",
+        )
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[f"{kind}-{plugin}" for kind, plugin in CASES])
+def finished(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
+    """A finished run of each case (the calls its models answered counted in `calls.txt` beside it)."""
+    kind, plugin = request.param
+    case, scenario = case_of(kind, plugin), scenario_of(*request.param)
+    path = run_population(
+        scenario, tmp_path_factory.mktemp(f"{kind}-{plugin}") / "run", models=models_of(case, scenario)
+    )
+    return kind, plugin, path
+
+
+def test_every_plugin_of_every_game_has_a_case_of_its_kind() -> None:
+    for kind, entry in games().items():
+        assert set(entry.conformance) == set(entry.plugins), kind
+        for plugin in entry.plugins:
+            case = case_of(kind, plugin)
+            spec = scenario_of(kind, plugin).population.game
+            assert spec.kind == kind and spec.plugin() == plugin, (kind, plugin)
+            assert (case.answer is None) == (not spec.roles(scenario_of(kind, plugin).population)), (kind, plugin)
+
+
+def test_a_run_killed_at_random_points_resumes_to_identical_tables(
+    finished: tuple[str, str, Path], tmp_path: Path
+) -> None:
+    """Killed at three points drawn from the game's name (a call, or a generation's end where it calls no model),
+    each resumed to the tables of the run that was not killed."""
+    kind, plugin, whole = finished
+    case, scenario = case_of(kind, plugin), scenario_of(kind, plugin)
+    rng = np.random.default_rng(zlib.crc32(f"{kind}-{plugin}".encode()))
+    if case.answer is None:  # no call to stop at: a generation's end
+        last = scenario.population.generations - 1
+        points = sorted(rng.choice(last, size=min(3, last), replace=False).tolist())
+    else:
+        calls = int(read_json(whole / "summary.json")["calls"])
+        points = sorted(rng.choice(np.arange(1, calls), size=min(3, calls - 1), replace=False).tolist())
+    for point in points:
+        hooks: Callable[[int], None] | None = None
+        killed = None
+        if case.answer is None:
+
+            def hooks(generation: int, stop: int = point) -> None:
+                if generation == stop:
+                    raise Interrupted
+
+        else:
+            killed = models_of(case, scenario, stop_after=point)
+        cut = tmp_path / f"cut{point}"
+        with pytest.raises(Interrupted):
+            run_population(scenario, cut, models=killed, hooks=hooks)
+        resumed = resume_population(cut, models=models_of(case, scenario))
+        same_tables(whole, resumed, case.tables)
+
+
+def test_a_fork_without_change_and_a_replay_are_identical(finished: tuple[str, str, Path], tmp_path: Path) -> None:
+    kind, plugin, parent = finished
+    case, scenario = case_of(kind, plugin), scenario_of(kind, plugin)
+    fork = sandbox.fork(parent, at=1, out=tmp_path / "fork", models=models_of(case, scenario))
+    same_tables(parent, fork.path, case.tables)
+    report = replay_run(parent, models=models_of(case, scenario))
+    assert report.identical, report
+
+
+def test_bad_input_exits_2_naming_the_field_and_writes_nothing(tmp_path: Path) -> None:
+    for kind, plugin in CASES:
+        case = case_of(kind, plugin)
+        assert case.bad, f"{kind}-{plugin} has no bad input to refuse"
+        for change, says in case.bad:
+            path = tmp_path / "bad.yaml"
+            block = {**case.block, **change}
+            path.write_text(yaml.safe_dump({"name": "bad", "seed": 0, "population": block}))
+            out = tmp_path / "never"
+            result = runner.invoke(app, ["run", str(path), "--out", str(out)])
+            assert result.exit_code == 2, (kind, plugin, result.output)
+            assert says in " ".join(result.output.split()), (kind, plugin, result.output)
+            assert not out.exists()
+
+
+def test_the_summary_holds_its_fields(finished: tuple[str, str, Path]) -> None:
+    kind, plugin, path = finished
+    summary = read_json(path / "summary.json")
+    assert summary["kind"] == "population" and summary["scenario"] == f"{kind}-{plugin}"
+    assert summary["agents"] == case_of(kind, plugin).block["agents"]
+    missing = [f for f in case_of(kind, plugin).summary if f not in summary]
+    assert not missing, (kind, plugin, missing)
+
+
+def test_the_figure_draws_its_series_on_labelled_axes(finished: tuple[str, str, Path]) -> None:
+    """The figure the run wrote is its plug-in's `figure`: each series of the case is a line whose values are its
+    column's; every axes that draws has a y label, the figure an x label and a title."""
+    kind, plugin, path = finished
+    case, scenario = case_of(kind, plugin), scenario_of(kind, plugin)
+    player = plugin_for(scenario.population.game)
+    assert (path / player.figure_file).is_file()
+    figure = player(scenario, lambda role: scripted([])).figure(path)
+    axes = [ax for ax in figure.axes if ax.lines or ax.collections or ax.images]
+    assert axes and all(ax.get_ylabel() for ax in axes if ax.lines or ax.collections), (kind, plugin)
+    assert any(ax.get_xlabel() for ax in axes) and any(ax.get_title() for ax in axes), (kind, plugin)
+    generations = pd.read_csv(path / "generations.csv")
+    lines = [np.asarray(line.get_ydata(), dtype=float) for ax in axes for line in ax.lines]
+    for column in case.series:
+        values = generations[column].to_numpy(dtype=float)
+        assert any(len(y) == len(values) and np.allclose(y, values, equal_nan=True) for y in lines), (
+            f"{kind}-{plugin}: no line draws {column}"
+        )
