@@ -57,3 +57,16 @@ def test_the_docs_name_the_registered_kinds_and_count_them_right() -> None:
         for word, number in re.findall(r"\b(its|the) (\w+) kinds\b", text):
             if number in words.values():
                 assert number == words[len(shipped)], f"{word} {number} kinds, where {len(shipped)} are shipped"
+
+
+def test_the_population_field_reference_is_what_the_settings_models_say() -> None:
+    """docs/reference/population-fields.md is written from the models (`python -m sandbox.population.report.fields`);
+    a field added, renamed or described anew, or a game registered, must be written there too."""
+    from sandbox.population.registry import games
+    from sandbox.population.report.fields import population_fields
+
+    page = Path("docs/reference/population-fields.md").read_text(encoding="utf-8")
+    assert page == population_fields(), (
+        "run: python -m sandbox.population.report.fields > docs/reference/population-fields.md"
+    )
+    assert all(f"## `game: {{kind: {kind}}}`" in page for kind in games())

@@ -295,7 +295,9 @@ class PopulationSettings(StrictModel):
     game: PopulationGameSpec  # each game's own settings: the union of the registered games' (PopulationBlock)
     network: Network = Field(default_factory=Network, description="Who meets whom (shared with societies).")
     self_play: bool = Field(False, description="Each agent also plays itself, as on Nowak & May's lattice.")
-    revision: Revision = Field(default_factory=Revision)
+    revision: Revision = Field(
+        default_factory=Revision, description="How each agent revises its norm after a generation."
+    )
     actors: int = Field(
         1,
         ge=1,
