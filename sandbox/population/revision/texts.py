@@ -1,19 +1,24 @@
-"""One revision step for populations whose members follow principle texts (the ultimatum and matrix games with LLM
-members).
+"""How agents revise norm texts after a generation's play, for every game whose agents write and follow them (the
+donor game's strategies, the principles of the matrix game's LLM members and of the ultimatum game's).
 
-Each agent that is not fixed either asks a model for its next principle (the
-assistant always; every member under `reflect`) or, under `imitate`, compares
-itself with a random neighbour and copies its principle with the Fermi
-probability 1/(1+exp(-beta (score_neighbour - score_own))). A model's answer
-that is not a usable principle is recorded as `illegal` and the principle
-stays; an answer equal to the old principle is `same`.
+One step, `revise_texts`, in three parts: each agent's revision is planned (`Step`: the rule recorded, the partner
+it compared itself with and the probability, the call that writes its next text, or whether it copies its partner);
+the calls are gathered concurrently; their texts are applied in the agents' order. A written text becomes a norm of
+the run's book (`Book`: a new id, a known norm it duplicates, or rejected), an unusable answer is `illegal` and the
+norm stays; a copy is `copied` (or `same`, the partner's norm being its own); an agent that does not revise `kept`.
+Each new norm is a row of `norms.csv` (first played in the next generation) and each revision a row of
+`revisions.csv`. The games plan their own steps (`revise_principles` below; the donor game's
+`sandbox.population.games.donor.norms.revise_norms`) from the Fermi rule's draws
+1/(1+exp(-beta (score_neighbour - score_own))) (Szabo & Toke 1998), drawn for every agent in order so that the
+draws do not depend on who asks.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,7 +26,18 @@ from sandbox.core.steps import StateEdit, set_path
 from sandbox.population.network import Neighbours, random_neighbour
 from sandbox.population.revision.rules import fermi
 
-__all__ = ["REVISIONS_COLUMNS", "derived_field", "edit_principle", "first_principles", "revise_principles"]
+__all__ = [
+    "REVISIONS_COLUMNS",
+    "Book",
+    "IdBook",
+    "Step",
+    "Written",
+    "derived_field",
+    "edit_principle",
+    "first_principles",
+    "revise_principles",
+    "revise_texts",
+]
 
 REVISIONS_COLUMNS = ["generation", "agent", "name", "rule", "partner", "probability", "outcome", "old_norm", "new_norm"]
 
@@ -37,6 +53,110 @@ def first_principles(
     return {"agents": agents, "next_id": len(first)}, {"edges.csv": edges, "norms.csv": first}
 
 
+@dataclass(frozen=True)
+class Written:
+    """What an agent's call wrote: its norm's text (None: no usable text, an illegal answer), whether the text held
+    the norm's sentence, why (the justification, or the whole answer), and what the agent was shown."""
+
+    text: str | None
+    found: bool = True
+    reason: str = ""
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One agent's revision, planned: the rule its revision row records, the partner it compared itself with and the
+    probability it drew, the call that writes its next text (None: it asks nothing), whether it copies the partner
+    `copies` (an agent's index) instead, and for a written text the rule and parents its norm row records."""
+
+    rule: str
+    partner: str = ""
+    probability: float | str = 1.0
+    ask: Awaitable[Written] | None = None
+    copies: int | None = None
+    written_as: str = ""
+    parents: str = ""
+
+
+class Book(Protocol):
+    """The run's norms, by id: `add(text, found)` is (its id, or None where the text is rejected; the outcome
+    `new`, `duplicate` or `rejected`), `text(norm, text)` the wording an agent holding it follows."""
+
+    def add(self, text: str, found: bool) -> tuple[int | None, str]: ...
+
+    def text(self, norm: int | None, text: str) -> str: ...
+
+
+class IdBook:
+    """A book that gives every written text a new id (no check, no de-duplication): the principles' games."""
+
+    def __init__(self, next_id: int) -> None:
+        self.next_id = next_id
+
+    def add(self, text: str, found: bool) -> tuple[int | None, str]:
+        norm, self.next_id = self.next_id, self.next_id + 1
+        return norm, "new"
+
+    def text(self, norm: int | None, text: str) -> str:
+        return text
+
+
+async def revise_texts(
+    agents: list[dict[str, Any]],
+    g: int,
+    steps: Mapping[int, Step],
+    book: Book,
+    *,
+    same: bool = False,
+) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]]]:
+    """The agents after generation `g`'s revision by `steps` (one for each agent that revises, by index), the new
+    norms' rows (`norms.csv`, first played in g + 1) and the revisions' rows (`revisions.csv`). `same`: a text
+    equal to the agent's own (spaces aside) is `same`, not a new norm. The steps' calls are gathered concurrently."""
+    asks = {i: step.ask for i, step in steps.items() if step.ask is not None}
+    answers: dict[int, Written] = dict(zip(asks, await asyncio.gather(*asks.values())))
+    following = [dict(a) for a in agents]
+    norm_rows, revision_rows = [], []
+    for i, step in sorted(steps.items()):
+        old = agents[i]["norm"]
+        if i in answers:
+            written = answers[i]
+            if written.text is None:
+                outcome = "illegal"
+            elif same and written.text.strip() == agents[i]["strategy"].strip():
+                outcome = "same"
+            else:
+                norm, outcome = book.add(written.text, written.found)
+                if norm is not None:
+                    found = {"found": written.found} if "found" in agents[i] else {}
+                    following[i].update(norm=norm, strategy=book.text(norm, written.text), **found)
+                if outcome == "new":
+                    norm_rows.append(
+                        [
+                            g + 1,
+                            norm,
+                            agents[i]["name"],
+                            step.written_as or step.rule,
+                            written.text,
+                            written.found,
+                            step.parents,
+                            written.reason,
+                            written.evidence,
+                        ]
+                    )
+        elif step.copies is not None:
+            partner = agents[step.copies]
+            following[i].update({key: partner[key] for key in ("norm", "strategy", "found") if key in partner})
+            outcome = "copied" if partner["norm"] != old else "same"
+        else:
+            outcome = "kept"
+        name = agents[i]["name"]
+        revision_rows.append(
+            [g, i, name, step.rule, step.partner, step.probability, outcome, old, following[i]["norm"]]
+        )
+    return following, norm_rows, revision_rows
+
+
 async def revise_principles(
     agents: list[dict[str, Any]],
     g: int,
@@ -50,61 +170,36 @@ async def revise_principles(
     evidence: Callable[[int], str],
     next_id: int,
 ) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]], int]:
-    """The agents after generation `g`'s revision, the new norms' rows (`norms.csv`, first played in g + 1), the
-    revisions' rows (`revisions.csv`) and the next norm id.
+    """The revision of members who follow principle texts (the matrix game's LLM members, the ultimatum game's): the
+    agents after generation `g`'s revision, the new norms' rows, the revisions' rows and the next norm id.
 
-    `ask(i)` is the call that writes agent i's next principle (an object with `policy`, None when illegal, and
-    `answer`), or None where the agent does not ask; `evidence(i)` says what it was shown. The neighbour draws and
-    the Fermi draws are made for every agent, in order, so the draws do not depend on who asks."""
+    Each agent that is not fixed either asks a model for its next principle (`ask(i)`: the call, an object with
+    `policy`, None when illegal, and `answer`; the assistant always, every member under `reflect`) or, under
+    `imitate`, copies a random neighbour's principle with the Fermi probability; `evidence(i)` says what it was
+    shown. A principle equal to the old one is `same`."""
     n = len(agents)
     partners = random_neighbour(neighbours, rng)
     chance = fermi(beta, np.nan_to_num(scores[partners] - scores))
     adopt = rng.random(n) < chance
-    asks: dict[int, Awaitable[Any]] = {}
-    plan: dict[int, tuple[str, str, float]] = {}
+
+    async def written(call: Awaitable[Any], i: int) -> Written:
+        answer = await call
+        return Written(answer.policy, True, answer.answer, evidence(i))
+
+    steps: dict[int, Step] = {}
     for i, agent in enumerate(agents):
         if agent["fixed"]:
             continue
         call = ask(i)
         if call is not None:
-            plan[i], asks[i] = (agent["kind"] if agent["kind"] == "assistant" else rule, "", 1.0), call
+            how = agent["kind"] if agent["kind"] == "assistant" else rule
+            steps[i] = Step(how, ask=written(call, i), parents=str(agent["norm"]))
         else:
-            plan[i] = ("imitate", agents[int(partners[i])]["name"], round(float(chance[i]), 6))
-    answers = dict(zip(asks, await asyncio.gather(*asks.values())))
-    following = [dict(a) for a in agents]
-    norm_rows, revision_rows = [], []
-    for i, (how, partner, probability) in sorted(plan.items()):
-        old = agents[i]["norm"]
-        if i in answers:
-            written = answers[i]
-            if written.policy is None:
-                outcome = "illegal"
-            elif written.policy.strip() == agents[i]["strategy"].strip():
-                outcome = "same"
-            else:
-                following[i].update(norm=next_id, strategy=written.policy)
-                norm_rows.append(
-                    [
-                        g + 1,
-                        next_id,
-                        agents[i]["name"],
-                        how,
-                        written.policy,
-                        True,
-                        str(old),
-                        written.answer,
-                        evidence(i),
-                    ]
-                )
-                next_id, outcome = next_id + 1, "new"
-        elif adopt[i]:
             j = int(partners[i])
-            following[i].update(norm=agents[j]["norm"], strategy=agents[j]["strategy"])
-            outcome = "copied" if agents[j]["norm"] != old else "same"
-        else:
-            outcome = "kept"
-        revision_rows.append([g, i, agents[i]["name"], how, partner, probability, outcome, old, following[i]["norm"]])
-    return following, norm_rows, revision_rows, next_id
+            steps[i] = Step("imitate", agents[j]["name"], round(float(chance[i]), 6), copies=j if adopt[i] else None)
+    book = IdBook(next_id)
+    following, norm_rows, revision_rows = await revise_texts(agents, g, steps, book, same=True)
+    return following, norm_rows, revision_rows, book.next_id
 
 
 def derived_field(name: str) -> str | None:

@@ -27,10 +27,9 @@ text equal to a known norm, case and spaces aside, is that norm.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +40,7 @@ from sandbox.core.steps import StateEdit, set_path
 from sandbox.population.games.donor.rules import STRATEGY_START, DonorRecord, DonorRules
 from sandbox.population.network import random_neighbour
 from sandbox.population.revision.rules import fermi
-from sandbox.population.revision.texts import derived_field
+from sandbox.population.revision.texts import Step, Written, derived_field, revise_texts
 
 __all__ = ["NormBook", "edit_strategy", "evidence_text", "revise_norms"]
 
@@ -154,7 +153,8 @@ async def revise_norms(
     rules: DonorRules,
 ) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]]]:
     """The agents after generation `g`'s revision by reflect, imitate or mutate, with the new norms' rows (for
-    `norms.csv`, generation g + 1: where they are first played) and the revisions' rows."""
+    `norms.csv`, generation g + 1: where they are first played) and the revisions' rows: each agent's step planned
+    here, the calls gathered and the texts applied by `sandbox.population.revision.texts.revise_texts`."""
     n = len(agents)
     names = [a["name"] for a in agents]
     free = np.array([not a["fixed"] for a in agents])
@@ -162,66 +162,34 @@ async def revise_norms(
     partners = random_neighbour(neighbours, rng)
     chance = fermi(revision.beta, scores[partners] - scores)
     adopt = rng.random(n) < chance
-    asks: dict[int, Any] = {}
-    plan: dict[int, tuple[str, str, float | str]] = {}  # agent -> (rule, partner name, probability)
+
+    async def written(call: Awaitable[dict[str, Any]]) -> Written:
+        answer = await call
+        return Written(answer["strategy"], answer["found"], answer["justification"], answer.get("evidence", ""))
+
+    steps: dict[int, Step] = {}
     for i in map(int, np.flatnonzero(free)):
+        old = str(agents[i]["norm"])
         if mutants[i]:
-            plan[i] = ("mutate", "", revision.mutation)
-            asks[i] = players.rewrite(names[i], g, i)
+            steps[i] = Step("mutate", "", revision.mutation, ask=written(players.rewrite(names[i], g, i)))
         elif revision.rule == "reflect":
-            plan[i] = ("reflect", "", 1.0)
-            asks[i] = players.reflect(
-                names[i], agents[i]["strategy"], g, i, evidence_text(i, records, names, finals, scores, rules)
-            )
+            evidence = evidence_text(i, records, names, finals, scores, rules)
+            reflection = players.reflect(names[i], agents[i]["strategy"], g, i, evidence)
+            steps[i] = Step("reflect", "", 1.0, ask=written(reflection), parents=old)
         elif revision.rule == "mutate":  # not drawn this time: recorded as kept
-            plan[i] = ("mutate", "", revision.mutation)
+            steps[i] = Step("mutate", "", revision.mutation)
         elif revision.rule == "imitate":
             j = int(partners[i])
-            plan[i] = ("imitate", names[j], round(float(chance[i]), 6))
+            probability = round(float(chance[i]), 6)
             if adopt[i] and revision.adopt == "merge" and agents[j]["norm"] != agents[i]["norm"]:
-                asks[i] = players.merge(
-                    names[i],
-                    agents[i]["strategy"],
-                    float(scores[i]),
-                    names[j],
-                    agents[j]["strategy"],
-                    float(scores[j]),
-                    g,
-                    i,
-                )
-    answers = dict(zip(asks, await asyncio.gather(*asks.values())))
-    following = [dict(a) for a in agents]
-    norm_rows, revision_rows = [], []
-    for i, (rule, partner, probability) in sorted(plan.items()):
-        old = agents[i]["norm"]
-        if i in answers:
-            written = answers[i]
-            norm, outcome = book.add(written["strategy"], written["found"])
-            if norm is not None:
-                following[i].update(norm=norm, strategy=book.text(norm, written["strategy"]), found=written["found"])
-            if outcome == "new":
-                parents = [old] + ([agents[int(partners[i])]["norm"]] if rule == "imitate" else [])
-                norm_rows.append(
-                    [
-                        g + 1,
-                        norm,
-                        names[i],
-                        "merge" if rule == "imitate" else rule,
-                        written["strategy"],
-                        written["found"],
-                        ";".join(map(str, parents)) if rule != "mutate" else "",
-                        written["justification"],
-                        written.get("evidence", ""),
-                    ]
-                )
-        elif rule == "imitate" and adopt[i]:
-            j = int(partners[i])
-            following[i].update(norm=agents[j]["norm"], strategy=agents[j]["strategy"], found=agents[j]["found"])
-            outcome = "copied" if agents[j]["norm"] != old else "same"
-        else:
-            outcome = "kept"
-        revision_rows.append([g, i, names[i], rule, partner, probability, outcome, old, following[i]["norm"]])
-    return following, norm_rows, revision_rows
+                mine, theirs = (agents[i]["strategy"], float(scores[i])), (agents[j]["strategy"], float(scores[j]))
+                merged = written(players.merge(names[i], *mine, names[j], *theirs, g, i))
+                parents = f"{old};{agents[j]['norm']}"
+                step = Step("imitate", names[j], probability, ask=merged, written_as="merge", parents=parents)
+            else:
+                step = Step("imitate", names[j], probability, copies=j if adopt[i] else None)
+            steps[i] = step
+    return await revise_texts(agents, g, steps, book)
 
 
 def edit_strategy(population: Mapping[str, Any], name: str, value: Any, generation: int) -> StateEdit:
