@@ -9,7 +9,8 @@ recorded value was an accident of rounding: `ultimatum_assistant_member/clusters
 by the last digit of their centrality, now by their holders) and `vallinder_hughes_punishment/norm_diversity.csv`
 (a drift of -1e-17 written as -0.0).
 
-    python -m tests.golden_populations record     # write tests/golden/ anew (only on purpose: it is the reference)
+    python -m tests.golden_populations record           # write tests/golden/ anew (only on purpose: the reference)
+    python -m tests.golden_populations record NAME ...  # record these scenarios only (a new one)
 """
 
 from __future__ import annotations
@@ -92,7 +93,30 @@ def models_for(scenario: Any) -> dict[str, Any]:
         return {"user": model, "assistant": model, "meta": model}
     if kind == "donor":
         return {"user": scripted([(r".", _donor)]), "judge": scripted([(r"moves follow its strategy", _judge)])}
-    return {"user": {"naming": Copier, "commons": Fisher}[kind]().model()}
+    if kind in ("naming", "commons"):
+        return {"user": {"naming": Copier, "commons": Fisher}[kind]().model()}
+    return _case_models(scenario)
+
+
+def _case_models(scenario: Any) -> dict[str, Any]:
+    """Another game's: its conformance case's scripted rule (`GameEntry.conformance`), for every role it reads."""
+    from sandbox.core.kinds import resolve
+    from sandbox.llm.scripted import scripted
+    from sandbox.population.registry import entry_of
+
+    game, block = scenario.population.game, scenario.population
+    answer = resolve(entry_of(game.kind).conformance[game.plugin()]).answer
+    if answer is None:
+        return {}
+    model = scripted(
+        [
+            (
+                r".",
+                lambda messages, kwargs: answer(messages[0].content if len(messages) > 1 else "", messages[-1].content),
+            )
+        ]
+    )
+    return {role: model for role in game.roles(block)}
 
 
 def _donor(messages: Any, kwargs: Any) -> str:
@@ -140,12 +164,15 @@ def society_tables(out: Path) -> dict[str, str]:
     return tables(Path(path.path))
 
 
-def record() -> None:
+def record(names: list[str] | None = None) -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        runs = {f"population/{name}": lambda out, n=name: run_small(n, out) for name in shipped()}
-        runs["society/scai_small"] = society_tables
+        runs: dict[str, Any] = {
+            f"population/{name}": lambda out, n=name: run_small(n, out) for name in (names or shipped())
+        }
+        if not names:
+            runs["society/scai_small"] = society_tables
         for label, play in runs.items():
             folder = GOLDEN / label
             folder.mkdir(parents=True, exist_ok=True)
@@ -175,6 +202,6 @@ def _step(row: pd.Series) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["record"]:
+    if sys.argv[1:2] != ["record"]:
         raise SystemExit(__doc__)
-    record()
+    record(sys.argv[2:] or None)

@@ -178,3 +178,34 @@ def test_the_figure_draws_its_series_on_labelled_axes(finished: tuple[str, str, 
         assert any(len(y) == len(values) and np.allclose(y, values, equal_nan=True) for y in lines), (
             f"{kind}-{plugin}: no line draws {column}"
         )
+
+
+def test_a_game_registered_from_outside_is_played_by_this_test_without_an_edit() -> None:
+    """`SANDBOX_POPULATION_GAMES` registers a game of another module (as another package's entry point does): the
+    `game:` union takes it and this file's checks play it, all of them passing."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SANDBOX_POPULATION_GAMES": "tests.toy_population_game:GAME"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:randomly",
+            __file__,
+            "-k",
+            "toy_goods or bad_input or every_plugin",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "6 passed" in done.stdout, done.stdout[-2000:]
