@@ -7,6 +7,7 @@ stack of wrappers runs LangChain's callback machinery once, at the top, and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -52,7 +53,7 @@ def listened(model: BaseChatModel) -> bool:
     return bool(model.callbacks or handlers or tracing_is_enabled())
 
 
-async def acall(model: BaseChatModel, messages: list[BaseMessage], **kwargs: Any) -> BaseMessage:
+async def acall(model: BaseChatModel, messages: Sequence[BaseMessage], **kwargs: Any) -> BaseMessage:
     """One chat call; the answer message.
 
     A sandbox stack records every call itself (transcript and ledger), so when
@@ -63,6 +64,6 @@ async def acall(model: BaseChatModel, messages: list[BaseMessage], **kwargs: Any
     one, goes through `ainvoke`, callbacks and all.
     """
     if isinstance(model, ChatModelWrapper) and not listened(model):
-        result = await model._agenerate(messages, **kwargs)
+        result = await model._agenerate(list(messages), **kwargs)
         return result.generations[0].message
-    return await model.ainvoke(messages, **kwargs)
+    return await model.ainvoke(list(messages), **kwargs)

@@ -187,18 +187,20 @@ def parse_contribution(answer: str, endowment: int) -> int | None:
 
 
 def parse_points(answer: str, targets: Sequence[str], max_points: int) -> list[int] | None:
-    """The points an answer assigns each target (`NAME: points` a line, a target not named gets 0), else None (an
-    illegal move): a number outside 0 to `max_points`, or no line naming a target and no `none`.
+    """The points an answer assigns each target (`NAME: points` a line, the name's case aside; a target not named gets
+    0), else None (an illegal move): a number outside 0 to `max_points`, or no line naming a target and no `none`.
 
     >>> parse_points("B: 2\\nD: 0", ["B", "C", "D"], 10)
     [2, 0, 0]
+    >>> parse_points("Member1: 3\\nmember2: 0", ["member1", "member2"], 10)
+    [3, 0]
     >>> parse_points("Points: none", ["B", "C"], 10), parse_points("B: 11", ["B"], 10)
     ([0, 0], None)
     """
     points = [0] * len(targets)
     named = False
     for k, target in enumerate(targets):
-        found = re.findall(rf"(?<!\w){re.escape(target)}\s*[:=]\s*(-?\d+)", answer)
+        found = re.findall(rf"(?<!\w){re.escape(target)}\s*[:=]\s*(-?\d+)", answer, flags=re.IGNORECASE)
         if found:
             named = True
             value = int(found[-1])
