@@ -16,7 +16,7 @@ def _member(system: str, prompt: str) -> str:
     selfish = "selfish" in system.lower()
     if "How many of your" in prompt:
         return "Contribution: 0" if selfish else "I put in half.\nContribution: 10"
-    lines = re.findall(r"^(member\d+): (\d+)$", prompt, flags=re.MULTILINE)
+    lines = re.findall(r"^- (member\d+) put in (\d+) token", prompt, flags=re.MULTILINE)
     if selfish or not lines:
         return "Points: none"
     return "\n".join(f"{name}: {1 if int(amount) < 5 else 0}" for name, amount in lines)

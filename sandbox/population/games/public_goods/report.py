@@ -100,7 +100,7 @@ def plot_contributions(generations: pd.DataFrame, spec: Any, title: str = "") ->
 def plot_against_papers(runs: dict[str, Path], endowment: int = 20) -> Figure:
     """The mean contribution by period of each run (`runs`: label -> run directory), beside Fischbacher & Gächter's
     C-experiment (no punishment) and Fehr & Gächter's mean with punishment, all as shares of the endowment."""
-    from sandbox.base.files import read_csv
+    from sandbox.base.files import read_csv, read_json
 
     fig = Figure(figsize=(8, 4.8))
     ax = fig.subplots()
@@ -121,7 +121,7 @@ def plot_against_papers(runs: dict[str, Path], endowment: int = 20) -> Figure:
     )
     for label, run in runs.items():
         gens = read_csv(Path(run) / "generations.csv")
-        punished = "punishment" in label
+        punished = bool(read_json(Path(run) / "summary.json")["punishment"])
         ax.plot(
             gens["generation"] + 1,
             gens["mean_contribution"] / endowment,
