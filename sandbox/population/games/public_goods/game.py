@@ -318,15 +318,14 @@ class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
         spec, n = self.spec, len(population["agents"])
         first, final = np.zeros(n), np.zeros(n)
         assigned, received = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        for i, j, p in played["points"]:
+        groups = played["groups"]
+        group_of = {a: k for k, group in enumerate(groups) for a in group}
+        matrices = [np.zeros((len(group), len(group))) for group in groups]  # [giver, receiver] within each group
+        for i, j, p in played["points"]:  # a point is given within a group
             assigned[i] += p
             received[j] += p
-        for group in played["groups"]:
-            where = {a: k for k, a in enumerate(group)}
-            matrix = np.zeros((len(group), len(group)))
-            for i, j, p in played["points"]:
-                if i in where and j in where:
-                    matrix[where[i], where[j]] = p
+            matrices[group_of[i]][groups[group_of[i]].index(i), groups[group_of[i]].index(j)] = p
+        for group, matrix in zip(groups, matrices):
             own = [played["contributions"][a] for a in group]
             f, p_ = group_payoffs(
                 own, matrix if spec.punishment else None, spec.endowment, spec.mpcr, spec.point_cost, spec.point_effect
@@ -342,7 +341,7 @@ class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
     async def revise(self, population: Any, g: int, played: Any, scores: Any) -> Any:
         """What each member saw this period joins its history (its memory: no norm is revised)."""
         contributions, agents = played["contributions"], population["agents"]
-        following = []
+        following = list(agents)
         for group in played["groups"]:
             for i in group:
                 seen = {
@@ -357,8 +356,8 @@ class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
                 belief = agents[i]["belief"]
                 if belief is not None:
                     belief = self.rules.next_belief(belief, float(np.mean(seen["others"])))
-                following.append((i, {**agents[i], "history": history, "belief": belief}))
-        return {**population, "agents": [agent for _, agent in sorted(following, key=lambda x: x[0])]}
+                following[i] = {**agents[i], "history": history, "belief": belief}
+        return {**population, "agents": following}
 
     def next_agents(self, state: GenerationState) -> Any:
         return state["revised"]
