@@ -249,4 +249,4 @@ def test_bad_commons_input_exits_2_naming_the_field(tmp_path: Path, change: dict
 def test_a_month_names_the_columns_of_generations_csv_in_their_order() -> None:
     from sandbox.population.games.commons.game import COLUMNS, GENERATIONS, MonthRow
 
-    assert [*MonthRow._fields, "seconds"] == COLUMNS[GENERATIONS]
+    assert [*MonthRow.__annotations__, "seconds"] == [*COLUMNS[GENERATIONS]]

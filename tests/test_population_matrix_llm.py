@@ -233,3 +233,38 @@ def test_a_state_edit_sets_a_norm_with_its_text_or_is_refused_naming_the_field(t
     agent0 = population[(population["agent"] == 0) & (population["generation"] == 2)].iloc[0]
     assert (agent0["norm"], agent0["strategy"]) == (new["norm"].iloc[0], text)
     assert norms["norm"].is_unique  # the new norm took the next id, which no other text holds
+
+
+def test_a_state_edit_is_checked_against_the_game_s_typed_population(tmp_path: Path) -> None:
+    """A value of the old value's type can still be one the game's population cannot hold: an agent's kind is a
+    member, fixed or the assistant, so `state.agents.0.kind=robot` exits 2 naming the path and the field, and
+    writes nothing; `kind=fixed` is one, and the fork plays it."""
+    from typer.testing import CliRunner
+
+    import sandbox
+    from sandbox.cli.runs import app
+    from sandbox.population.games.matrix.llm import LLMMatrixGame
+
+    parent = run_population(matrix(generations=3), tmp_path / "parent", models={"user": Members().model()})
+    out = tmp_path / "never"
+    result = CliRunner().invoke(
+        app, ["fork", str(parent), "--at", "2", "--set", "state.agents.0.kind=robot", "--out", str(out)]
+    )
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "state.agents.0.kind" in said and "agents.0.kind" in said.split("state.agents.0.kind", 1)[1], said
+    assert not out.exists()
+    with pytest.raises(ValueError, match=r"state\.agents\.0\.norm: agents\.0\.norm: Input should be a valid integer"):
+        LLMMatrixGame.check_agents(
+            {"agents": [{"name": "a", "kind": "member", "fixed": False, "norm": 1.5, "strategy": "x"}], "next_id": 2},
+            "agents.0.norm",
+        )
+    fork = sandbox.fork(
+        parent,
+        at=2,
+        changes={"state.agents.0.kind": "fixed"},
+        out=tmp_path / "fork",
+        models={"user": Members().model()},
+    )
+    population = pd.read_csv(fork.path / "population.csv")
+    assert population[(population["agent"] == 0) & (population["generation"] == 2)]["kind"].tolist() == ["fixed"]

@@ -129,7 +129,14 @@ def test_a_scripted_member_has_no_norm_to_edit_and_an_llm_members_norm_is_set_wi
     edit = PublicGoodsGame.edit_state(population, "agents.1.strategy", "Give all you have, always.", 2)
     agent = edit.update["agents"]["agents"][1]
     assert (agent["norm"], agent["strategy"]) == (1, "Give all you have, always.")
-    assert edit.rows["norms.csv"][0][:5] == [2, 1, "member1", "fork", "Give all you have, always."]
+    row = edit.rows["norms.csv"][0]  # a named record (`NormRow`)
+    assert [row[k] for k in ("generation", "norm", "author", "rule", "strategy")] == [
+        2,
+        1,
+        "member1",
+        "fork",
+        "Give all you have, always.",
+    ]
 
 
 def test_identical_imperfect_conditional_cooperators_decline_as_in_the_authors_simulation(tmp_path: Path) -> None:

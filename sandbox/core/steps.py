@@ -51,7 +51,7 @@ class StateEdit:
     adds to the run's tables (by file name), which a fork appends after the parent's rows of the steps before."""
 
     update: dict[str, Any]
-    rows: dict[str, list[list[Any]]] = field(default_factory=dict)
+    rows: dict[str, list[Sequence[Any] | Mapping[str, Any]]] = field(default_factory=dict)  # cells, or by column
 
 
 @dataclass(frozen=True)

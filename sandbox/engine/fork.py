@@ -41,7 +41,7 @@ from sandbox.core.run_dir import RunDirectory, atomic_write_text, hold
 from sandbox.core.steps import FORK, FORKS, note_fork
 from sandbox.engine.fork_plan import ForkPlan, plan_fork, step_count
 from sandbox.engine.store import CHECKPOINT_WAL, open_store
-from sandbox.engine.tables import Tables
+from sandbox.engine.tables import Row, Tables
 
 __all__ = ["copy_database", "fork_run", "make_fork"]
 
@@ -159,7 +159,7 @@ async def _cut_store(path: Path, plan: ForkPlan) -> None:
             update: dict[str, Any] = {}
             if int(snapshot.values.get(steps.count_key, count)) != count:
                 update[steps.count_key] = count
-            rows: dict[str, list[list[Any]]] = {}
+            rows: dict[str, list[Row]] = {}
             for name, value in plan.edits.items():
                 assert steps.edit is not None
                 edit = steps.edit({**snapshot.values, **update}, name, value, plan.scenario)

@@ -26,7 +26,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from sandbox.engine.store import drive, interrupts_as_errors, last_state, open_store
-from sandbox.engine.tables import Tables
+from sandbox.engine.tables import Row, Tables
 
 __all__ = [
     "GenerationContext",
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 THREAD = "population"
-Rows = Mapping[str, Sequence[Sequence[Any]]]
+Rows = Mapping[str, Sequence[Row]]  # by table: its rows, as sequences or as records by column
 
 
 class GenerationState(TypedDict, total=False):

@@ -3,6 +3,9 @@
 A step first cuts every table back to the sizes the last checkpoint recorded, then appends its rows, then returns
 the new sizes for the checkpoint: a run killed after the rows were written but before the checkpoint was saved
 writes them again, once, when it resumes, so its tables end as an uninterrupted run's.
+
+A row is a sequence of cells in the header's order, or a mapping from the header's names (a game's typed record,
+a `TypedDict`), whose cells are written in the header's order.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Tables", "append_rows", "start_tables"]
+__all__ = ["Row", "Tables", "append_rows", "start_tables"]
+
+Row = Sequence[Any] | Mapping[str, Any]
 
 
 def start_tables(path: Path, columns: Mapping[str, Sequence[str]]) -> None:
@@ -22,10 +27,24 @@ def start_tables(path: Path, columns: Mapping[str, Sequence[str]]) -> None:
             csv.writer(handle).writerow(header)
 
 
-def append_rows(path: Path, rows: Iterable[Sequence[Any]]) -> None:
-    """Append rows to the CSV table at `path`."""
+def append_rows(path: Path, rows: Iterable[Row], header: Sequence[str] | None = None) -> None:
+    """Append rows to the CSV table at `path`: a mapping's cells in the order of `header` (default: the table's
+    first line)."""
     with path.open("a", newline="", encoding="utf-8") as handle:
-        csv.writer(handle).writerows(rows)
+        writer = csv.writer(handle)
+        for row in rows:
+            if isinstance(row, Mapping):
+                if header is None:
+                    header = read_header(path)
+                writer.writerow([row[name] for name in header])
+            else:
+                writer.writerow(row)
+
+
+def read_header(path: Path) -> list[str]:
+    """The CSV table's header."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return next(csv.reader(handle))
 
 
 class Tables:
@@ -34,7 +53,7 @@ class Tables:
     def __init__(self, path: Path, columns: Mapping[str, Sequence[str]]) -> None:
         self.path, self.columns = path, dict(columns)
 
-    def start(self, rows: Mapping[str, Iterable[Sequence[Any]]] = {}) -> dict[str, int]:
+    def start(self, rows: Mapping[str, Iterable[Row]] = {}) -> dict[str, int]:
         """Write the headers and a new run's first rows; the tables' sizes."""
         start_tables(self.path, self.columns)
         return self.append({}, rows)
@@ -42,7 +61,7 @@ class Tables:
     def sizes(self) -> dict[str, int]:
         return {name: (self.path / name).stat().st_size for name in self.columns}
 
-    def append(self, sizes: Mapping[str, int], rows: Mapping[str, Iterable[Sequence[Any]]]) -> dict[str, int]:
+    def append(self, sizes: Mapping[str, int], rows: Mapping[str, Iterable[Row]]) -> dict[str, int]:
         """Cut each table back to `sizes` (what a checkpoint recorded), append `rows` by table; the new sizes."""
         for name, size in sizes.items():
             with (self.path / name).open("r+b") as handle:
@@ -50,5 +69,5 @@ class Tables:
         for name, these in rows.items():
             if name not in self.columns:
                 raise KeyError(f"{name} is not one of the run's tables ({', '.join(self.columns)})")
-            append_rows(self.path / name, these)
+            append_rows(self.path / name, these, self.columns[name] or None)
         return self.sizes()

@@ -13,13 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sandbox.core.conformance import ConformanceCase
 
+if TYPE_CHECKING:
+    from sandbox.population.scenario import PopulationScenario
+
 __all__ = ["BLOCK", "CASE", "GameCase"]
 
-BLOCK: dict[str, Any] = {
+BLOCK: dict[str, object] = {
     "agents": 64,
     "generations": 6,
     "members": [{"strategy": "Cooperator", "share": 0.5}, {"strategy": "Defector", "share": 0.5}],
@@ -29,7 +32,7 @@ BLOCK: dict[str, Any] = {
 }
 
 
-def _scenario(tmp: Path) -> Any:
+def _scenario(tmp: Path) -> PopulationScenario:
     from sandbox.core.scenario_files import parse_kind
 
     return parse_kind("population", {"name": "population-conformance", "seed": 0, "population": BLOCK})
@@ -46,12 +49,12 @@ CASE = ConformanceCase(
 class GameCase:
     """A population game's small run, played by the conformance test of the games (one case for each plug-in)."""
 
-    block: Mapping[str, Any]
+    block: Mapping[str, object]
     """The `population:` block: a few agents for a few generations, each generation's play and revision."""
     answer: Callable[[str, str], str] | None = None
     """`answer(system, prompt) -> text`: a scripted model's answer to a call (the system prompt, "" when none, and
     the last message), for every role the game reads; None: the game calls no model."""
-    bad: tuple[tuple[Mapping[str, Any], str], ...] = ()
+    bad: tuple[tuple[Mapping[str, object], str], ...] = ()
     """Bad input: (fields that replace the block's, words the error says, naming the field); `sandbox run` exits 2
     and writes nothing."""
     summary: tuple[str, ...] = ()

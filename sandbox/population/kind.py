@@ -6,13 +6,17 @@ Registered under the entry-point group `sandbox.kinds`; importing this module im
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sandbox.core.kinds import GivenModels, Ledgers, RunKind
 from sandbox.population.registry import SHARED_TABLES, games
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from sandbox.population.run import Hook
     from sandbox.population.scenario import PopulationScenario
 
 
@@ -21,7 +25,7 @@ __all__ = ["POPULATION", "load"]
 EDGES_FILE = "edges_file"
 
 
-def load(path: Path | str, data: Any = None) -> Any:
+def load(path: Path | str, data: Mapping[str, object] | None = None) -> PopulationScenario:
     """A population file, with `network: {kind: edges, edges_file: FILE}` read in: FILE (relative to the scenario
     file) holds one edge a line, two agent numbers apart (networkx's edge-list format; `#` starts a comment). The
     resolved scenario written to a run holds the edges themselves. `data`: the scenario's fields written inside
@@ -31,7 +35,8 @@ def load(path: Path | str, data: Any = None) -> Any:
     from sandbox.core.scenario_files import parse_kind
 
     data = read_yaml(path) if data is None else data
-    network = data.get("population", {}).get("network") if isinstance(data.get("population"), dict) else None
+    population = data.get("population")
+    network = population.get("network") if isinstance(population, dict) else None
     if isinstance(network, dict) and EDGES_FILE in network:
         field = f"population.network.{EDGES_FILE}"
         if network.get("kind", "edges") != "edges" or "edges" in network:
@@ -66,7 +71,7 @@ def run(
     out: Path | str | None = None,
     *,
     models: GivenModels = None,
-    hooks: Any = None,
+    hooks: Hook = None,
     ledgers: Ledgers = (),
 ) -> Path:
     """Play the population's generations (`sandbox.population.run.run_population`); scripted members call no
@@ -76,7 +81,7 @@ def run(
     return run_population(scenario, out, hooks=hooks, models=models, ledgers=ledgers)
 
 
-def resume(path: Path | str, *, models: GivenModels = None, hooks: Any = None, ledgers: Ledgers = ()) -> Path:
+def resume(path: Path | str, *, models: GivenModels = None, hooks: Hook = None, ledgers: Ledgers = ()) -> Path:
     """Play the generations an interrupted population run had left."""
     from sandbox.population.run import resume_population
 
@@ -89,7 +94,7 @@ def overrides(
     source: str = "<command line>",
     seed: int | None = None,
     models: list[str] | None = None,
-) -> Any:
+) -> PopulationScenario:
     """`sandbox run --seed K --model ROLE=SPEC`, ROLE a role the game reads (`PopulationGameSpec.roles`): user, the
     LLM members; judge, the judge of play against norm (the donor game with judge_play); assistant and meta, the
     ultimatum population's SCAI assistant and MetaLMs; or all of them."""
@@ -118,7 +123,7 @@ def describe(scenario: PopulationScenario, *, source: str = "<scenario>") -> str
     return scenario.population.game.describe(scenario)
 
 
-def dry_run(scenario: PopulationScenario) -> Any:
+def dry_run(scenario: PopulationScenario) -> pd.DataFrame:
     """The calls a run will make, counted from the game's rules (`PopulationGameSpec.calls`): first asks only (an
     unreadable answer is asked again, up to the game's `retries`); scripted members call no model (an empty
     estimate)."""
@@ -153,7 +158,7 @@ def cli_run(scenario: PopulationScenario, out: Path | None, *, source: str = "<s
     return path
 
 
-def cli_resume(path: Path, **options: Any) -> None:
+def cli_resume(path: Path, **options: object) -> None:
     """`sandbox resume` of a population run (the `--max-*` options raise an LLM population's budget)."""
     from sandbox.core.budget import resume_options
     from sandbox.core.scenario_files import load_run_scenario

@@ -5,9 +5,13 @@ of a neighbour that the revision rules make."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from societies.network import InteractionNetwork
+    from societies.society_block import Network
 
 __all__ = ["Neighbours", "edge_pairs", "match_edges", "neighbour_of", "network_of", "random_neighbour"]
 
@@ -50,7 +54,7 @@ class Neighbours:
         return np.diff(self.csr()[1])
 
 
-def network_of(agents: int, spec: Any, seed: int) -> tuple[Any, Neighbours]:
+def network_of(agents: int, spec: Network, seed: int) -> tuple[InteractionNetwork, Neighbours]:
     """The scenario's network (`societies.network.Network`, seeded from the run's seed tree) and its neighbours;
     a complete network keeps no edge list."""
     from sandbox.base.seeding import Branch, generator

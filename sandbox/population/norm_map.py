@@ -38,7 +38,6 @@ import functools
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -258,7 +257,7 @@ def norm_history(run: str | Path, agent: int) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def norm_map_summary(path: Path) -> dict[str, Any]:
+def norm_map_summary(path: Path) -> dict[str, object]:
     """Write the run's norm map (`write_norm_map`); its headline figures for the summary."""
     from sandbox.base.errors import ModelUnavailableError
 

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sandbox.core.kinds import resolve
 
 if TYPE_CHECKING:
-    from sandbox.population.game import PopulationGame
+    from sandbox.population.game import AnyGame
     from sandbox.population.settings import PopulationGameSpec
 
 __all__ = ["ENVIRONMENT", "GROUP", "SHARED_TABLES", "GameEntry", "entry_of", "games", "plugin_for", "spec_classes"]
@@ -85,7 +85,7 @@ class GameEntry:
     """An example of its fork's state edits (`sandbox fork --set state.PATH=VALUE`), for messages and help."""
     benchmarks: Mapping[str, str] = field(default_factory=dict)
     """Its own benchmarks (`sandbox bench NAME`), `"module:function"` by name."""
-    scale: Mapping[str, Any] | None = None
+    scale: Mapping[str, object] | None = None
     """The `population:` fields (members, network, game, revision) of one generation of LLM members at scale, which
     `sandbox bench population-llm` plays against loopback servers at every size; None: not benchmarked there."""
     scale_on_actors: bool = False
@@ -103,9 +103,9 @@ class GameEntry:
         return cls
 
 
-def _entries() -> list[tuple[str, Any]]:
+def _entries() -> list[tuple[str, Callable[[], object]]]:
     """(where it was named, a loader of the entry) for each entry point and each `ENVIRONMENT` reference."""
-    found: list[tuple[str, Any]] = [
+    found: list[tuple[str, Callable[[], object]]] = [
         (f"entry point {e.name} = {e.value} of group {GROUP}", e.load) for e in metadata.entry_points(group=GROUP)
     ]
     for reference in filter(None, (r.strip() for r in os.environ.get(ENVIRONMENT, "").split(","))):
@@ -140,10 +140,10 @@ def spec_classes() -> dict[str, type[PopulationGameSpec]]:
     return {kind: entry.spec_class() for kind, entry in games().items()}
 
 
-def plugin_for(spec: PopulationGameSpec) -> type[PopulationGame[Any]]:
+def plugin_for(spec: PopulationGameSpec) -> type[AnyGame]:
     """The plug-in class that plays the game of settings `spec`."""
     entry, name = entry_of(spec.kind), spec.plugin()
     if name not in entry.plugins:
         raise KeyError(f"population game {spec.kind!r} has no plug-in {name!r} (it has {', '.join(entry.plugins)})")
-    cls: type[PopulationGame[Any]] = resolve(entry.plugins[name])
+    cls: type[AnyGame] = resolve(entry.plugins[name])
     return cls

@@ -17,9 +17,8 @@ cache, so a run resumed after a kill writes the same tables as one that was not 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -27,13 +26,14 @@ from sandbox.core.kinds import GivenModels, Ledgers
 from sandbox.core.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.core.scenario_files import load_run_scenario
 from sandbox.engine.generations import run_generations
+from sandbox.llm.record import CallRecord
 from sandbox.population.registry import plugin_for
 from sandbox.population.scenario import PopulationScenario, empty_members, over_budget
 
 __all__ = ["resume_population", "run_population"]
 
-Hook = Callable[[int], Any] | None
-CallHook = Callable[[Any], Any] | None  # receives each finished LLM call's record (`sandbox.llm.record.CallRecord`)
+Hook = Callable[[int], object] | None  # receives each finished generation's number
+CallHook = Callable[[CallRecord | None], object] | None  # each finished LLM call's record (None: made on an actor)
 OLD_STATE = "state.json"  # what the hand-written loops before the engine checkpointed
 
 
@@ -42,7 +42,7 @@ def _play(
     scenario: PopulationScenario,
     hooks: Hook,
     models: Mapping[str, BaseChatModel] | None,
-    ledgers: Sequence[Any],
+    ledgers: Ledgers,
     on_call: CallHook = None,
 ) -> Path:
     """Play (or go on with) the run with its game's plug-in, then write its summary and figure."""

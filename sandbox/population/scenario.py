@@ -99,8 +99,8 @@ def over_budget(scenario: PopulationScenario) -> list[tuple[str, str]]:
     return found
 
 
-def _game_kind(value: Any) -> str:
-    return value.get("kind", "matrix") if isinstance(value, dict) else getattr(value, "kind", "matrix")
+def _game_kind(value: object) -> str:
+    return str(value.get("kind", "matrix") if isinstance(value, dict) else getattr(value, "kind", "matrix"))
 
 
 def _games_union() -> Any:

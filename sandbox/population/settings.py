@@ -10,8 +10,8 @@ name the plug-in that plays them (`plugin`), check the whole `population:` block
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Literal, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import Field, model_validator
 
@@ -19,6 +19,10 @@ from sandbox.base.rounding import apportion
 from sandbox.base.scenario_model import StrictModel
 from sandbox.core.scenario import LLMScenario, ModelConfig, Models, Sampling
 from societies.society_block import Network
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "ASSISTANT",
@@ -138,7 +142,7 @@ class Calls(NamedTuple):
     `prompt_tokens` each, answers capped at the model's `max_tokens` (or `answer_tokens`)."""
 
     role: str
-    model: Any
+    model: ModelConfig
     calls: int
     prompt_tokens: int
     answer_tokens: int | None = None
@@ -155,23 +159,23 @@ class PopulationGameSpec(StrictModel):
         game with one."""
         return "game"
 
-    def extras(self, block: Any) -> list[str]:
+    def extras(self, block: PopulationSettings) -> list[str]:
         """The sandbox's extras a run of these settings needs beyond the core (`pip install 'norm-sandbox[...]'`)."""
         return []
 
-    def roles(self, block: Any) -> tuple[str, ...]:
+    def roles(self, block: PopulationSettings) -> tuple[str, ...]:
         """The model roles a run reads (what `--model ROLE=SPEC` may name): the members' `user` by default."""
         return ("user",)
 
-    def check(self, block: Any) -> None:
+    def check(self, block: PopulationSettings) -> None:
         """Refuse, with a ValueError naming the field, what of the `population:` block this game cannot use (its
         own fields are checked by its validators)."""
 
-    def describe(self, scenario: Any) -> str:
+    def describe(self, scenario: PopulationScenarioSettings) -> str:
         """One line on what a run of `scenario` does."""
         raise NotImplementedError
 
-    def calls(self, scenario: Any) -> list[Calls]:
+    def calls(self, scenario: PopulationScenarioSettings) -> list[Calls]:
         """The calls a run of `scenario` makes, first asks (none: a game of scripted strategies)."""
         return []
 
@@ -188,7 +192,7 @@ def spec_of(scenario: PopulationScenarioSettings, cls: type[SpecT]) -> SpecT:
 
 
 def refuse_unread(
-    block: Any, revision: Iterable[str], what: str, *, judge_play: bool = True, actors: bool = False
+    block: PopulationSettings, revision: Iterable[str], what: str, *, judge_play: bool = True, actors: bool = False
 ) -> None:
     """Refuse the block's settings that `what` (a game, in words) does not read: the `revision` fields named,
     changed from their defaults; `self_play`; `actors` above 1, unless the game's calls are played on Ray actors
@@ -208,7 +212,7 @@ def retries_field(default: int, description: str) -> Any:
     return Field(default, ge=0, le=50, description=description)
 
 
-def memory_only(block: Any, what: str, adapt: str) -> None:
+def memory_only(block: PopulationSettings, what: str, adapt: str) -> None:
     """Refuse a `revision.rule` other than memory, and every other revision setting: the agents of `what` (a game,
     in words) adapt through `adapt` (in words: their memory, as in Ashery et al. and GovSim)."""
     if block.revision.rule != "memory":
@@ -216,12 +220,12 @@ def memory_only(block: Any, what: str, adapt: str) -> None:
     refuse_unread(block, [f for f in Revision.model_fields if f != "rule"], what)
 
 
-def llm_user(block: Any) -> tuple[str, ...]:
+def llm_user(block: PopulationSettings) -> tuple[str, ...]:
     """The roles of a game whose only model is its LLM members': `user`, or none where every member is fixed."""
     return ("user",) if any(m.strategy == LLM for m in block.members) else ()
 
 
-def principle_checks(block: Any, game: str, *, assistant: bool, actors: bool = False) -> None:
+def principle_checks(block: PopulationSettings, game: str, *, assistant: bool, actors: bool = False) -> None:
     """Members who follow principle texts (the ultimatum game, a matrix game played by the LLM), `game` in words;
     `assistant`: SCAI's assistant may be a member; `actors`: the matches may be played on Ray actors."""
     from societies.norms import NORMS
@@ -257,13 +261,13 @@ def principle_checks(block: Any, game: str, *, assistant: bool, actors: bool = F
             )
 
 
-def count_agents(block: Any, which: Any = None) -> int:
+def count_agents(block: PopulationSettings, which: Callable[[Member], bool] | None = None) -> int:
     """How many agents start as members for which `which(member)` holds (default: fixed members)."""
     counts = member_counts([m.share for m in block.members], block.agents)
     return sum(n for m, n in zip(block.members, counts) if (which(m) if which else m.fixed))
 
 
-def network_edges(scenario: Any) -> int:
+def network_edges(scenario: PopulationScenarioSettings) -> int:
     """How many pairs of agents meet: every pair on a complete network, else the network's edges."""
     from sandbox.population.network import network_of
 
@@ -272,7 +276,7 @@ def network_edges(scenario: Any) -> int:
     return block.agents * (block.agents - 1) // 2 if neighbours.complete else len(neighbours.csr()[0])
 
 
-def place_members(scenario: PopulationScenarioSettings) -> Any:
+def place_members(scenario: PopulationScenarioSettings) -> npt.NDArray[np.int64]:
     """Which member each agent slot starts as (an int array): each member's share of the agents (`member_counts`),
     placed by a permutation seeded from the run's seed tree (`Branch.POPULATION`)."""
     import numpy as np

@@ -9,25 +9,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from sandbox.core.steps import StateEdit, Steps, set_path
 from sandbox.population.registry import games
 
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.graph.state import CompiledStateGraph
+
+    from sandbox.engine.generations import GenerationState
+    from sandbox.population.scenario import PopulationScenario
+
 __all__ = ["STEPS"]
 
 
-def _graph(checkpointer: Any, scenario: Any) -> Any:
+def _graph(checkpointer: BaseCheckpointSaver[str], scenario: object) -> CompiledStateGraph[GenerationState]:
     from sandbox.engine.generations import build_generation_graph
 
     return build_generation_graph(checkpointer)
 
 
-def _edit(values: Mapping[str, Any], name: str, value: Any, scenario: Any) -> StateEdit:
+def _edit(values: Mapping[str, object], name: str, value: object, scenario: PopulationScenario) -> StateEdit:
     """`state.NAME=VALUE`: the value at path NAME in the population's state set (to a value of the same type), or
-    what the game's own `edit_state` makes of it (a norm text: a norm of its own, in its norms)."""
+    what the game's own `edit_state` makes of it (a norm text: a norm of its own, in its norms); either way checked
+    against the game's typed population."""
     from sandbox.population.registry import plugin_for
 
     agents = values.get("agents")
@@ -35,10 +43,15 @@ def _edit(values: Mapping[str, Any], name: str, value: Any, scenario: Any) -> St
         raise ValueError(
             "this game holds its population packed (scripted strategies); change the members at generation 0"
         )
-    own = getattr(plugin_for(scenario.population.game), "edit_state", None)
+    plugin = plugin_for(scenario.population.game)
+    own = getattr(plugin, "edit_state", None)
     if own is not None:
-        return own(agents, name, value, int(values.get("generation", 0)))
-    return StateEdit({"agents": set_path(agents, name, value, same_type=True)})
+        generation = values.get("generation", 0)
+        edit = own(agents, name, value, generation if isinstance(generation, int) else 0)
+    else:
+        edit = StateEdit({"agents": set_path(agents, name, value, same_type=True)})
+    plugin.check_agents(edit.update["agents"], name)  # the edited population is still of the game's type
+    return edit
 
 
 def series(path: Path) -> pd.DataFrame:

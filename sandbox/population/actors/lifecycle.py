@@ -22,11 +22,17 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 from sandbox.base.errors import RunFailedError, UsageError
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
+    from ray.actor import ActorHandle
+
+T = TypeVar("T")
 
 __all__ = [
     "TIMEOUT_S",
@@ -96,7 +102,7 @@ def stop_ray(started: bool) -> None:
         ray.shutdown()
 
 
-def answers_of(refs: list[Any], timeout_s: float, late: Callable[[int], str]) -> list[Any]:
+def answers_of(refs: list[ObjectRef[T]], timeout_s: float, late: Callable[[int], str]) -> list[T]:
     """The actors' answers (one each, in order), waiting at most `timeout_s`; `RunFailedError` saying `late(k)` of
     the first actor k that did not answer in time."""
     import ray
@@ -107,7 +113,7 @@ def answers_of(refs: list[Any], timeout_s: float, late: Callable[[int], str]) ->
     return list(ray.get(refs, timeout=timeout_s))
 
 
-def kill_actors(actors: list[Any], started: bool) -> None:
+def kill_actors(actors: list[ActorHandle], started: bool) -> None:
     """Kill every actor (one already gone must not leave the others running), then stop Ray if it was started here
     (`ray_started`)."""
     import ray

@@ -30,18 +30,43 @@ import asyncio
 import contextlib
 import json
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.core import run_dir as layout
 from sandbox.population.actors.lifecycle import TIMEOUT_VARIABLE, actor_timeout_s, answers_of, kill_actors, ray_started
 
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+    from ray import ObjectRef
+
+    from sandbox.llm.record import CallRecord
+    from sandbox.population.revision.texts import PrincipledAgent
+    from sandbox.population.settings import PopulationScenarioSettings
+
 ACTORS = "actors.json"  # each actor's peak memory and CPU seconds, after the last generation it played
 PROGRESS_S = 0.5  # how often the driver asks the actors for their finished calls, where it counts them
 
-__all__ = ["ACTORS", "LLMActorBlocks", "actor_transcript", "endpoint_share", "merge_actor_transcripts"]
+__all__ = [
+    "ACTORS",
+    "LLMActorBlocks",
+    "MakeMembers",
+    "PlayMatch",
+    "actor_transcript",
+    "endpoint_share",
+    "merge_actor_transcripts",
+]
+
+T = TypeVar("T")  # what an actor answers
+M = TypeVar("M")  # the game's players (the matrix game's `Members`)
+R = TypeVar("R")  # what a match gives (the matrix game's turns)
+# the game's players, made from the scenario and the user model
+MakeMembers = Callable[["PopulationScenarioSettings", "BaseChatModel"], M]
+# a match played by them: (members, agents, g, k, a, b) to what it gives (the matrix game's `play_match`)
+PlayMatch = Callable[[M, "list[PrincipledAgent]", int, int, int, int], Awaitable[R]]
 
 
 def actor_transcript(run: Path, k: int) -> Path:
@@ -72,11 +97,13 @@ def endpoint_share(spec: str, k: int, actors: int) -> str:
     return spec.replace(f"per_endpoint={parsed.per_endpoint}", f"per_endpoint={share}")
 
 
-class _LLMBlock:
+class _LLMBlock(Generic[M, R]):
     """One actor: the scenario, its share of the pool and concurrency, the run directory it writes to, and the game's
     players: `members(scenario, model)` makes what `match(members, agents, g, k, a, b)` plays a match with."""
 
-    def __init__(self, scenario: dict[str, Any], k: int, actors: int, run: str, members: Any, match: Any) -> None:
+    def __init__(
+        self, scenario: dict[str, Any], k: int, actors: int, run: str, members: MakeMembers[M], match: PlayMatch[M, R]
+    ) -> None:
         from sandbox.core.scenario_files import parse_kind
 
         data = dict(scenario)
@@ -95,7 +122,7 @@ class _LLMBlock:
     def calls_done(self) -> int:
         return self.calls
 
-    def _count(self, _: Any) -> None:
+    def _count(self, _: CallRecord) -> None:
         self.calls += 1
 
     def usage(self) -> dict[str, float]:
@@ -105,8 +132,8 @@ class _LLMBlock:
         own = resource.getrusage(resource.RUSAGE_SELF)
         return {"actor": self.k, "peak_bytes": own.ru_maxrss * 1024, "cpu_s": own.ru_utime + own.ru_stime}
 
-    def play(self, agents: list[dict[str, Any]], g: int, matches: list[list[int]]) -> list[list[list[Any]]]:
-        """Each match of the block ([k, a, b]): its turns, as `matrix_llm._match` gives them."""
+    def play(self, agents: list[PrincipledAgent], g: int, matches: list[list[int]]) -> list[R]:
+        """Each match of the block ([k, a, b]): its turns, as `match` gives them."""
         from sandbox.llm.cache import ResponseCache
         from sandbox.llm.resolve import model_stack
         from sandbox.llm.transcript import TranscriptWriter
@@ -119,7 +146,7 @@ class _LLMBlock:
             config = self.scenario.models.user
             members = self.members(self.scenario, stack.for_role("user", config.spec, config.sampling.model_dump()))
 
-            async def block() -> list[list[list[Any]]]:
+            async def block() -> list[R]:
                 return await gather_jobs(
                     matches,
                     lambda m: self.match(members, agents, g, *m),
@@ -132,28 +159,28 @@ class _LLMBlock:
             cache.close()
 
 
-class LLMActorBlocks:
+class LLMActorBlocks(Generic[M, R]):
     """The population's Ray actors; called with (agents, g, matches as [k, a, b]) it returns every match's turns in
     order, as the play in one process does (`members`, `match`: the game's players, module-level so that Ray sends
     them by name). A context manager: the actors (and a Ray started here) stop on exit."""
 
     def __init__(
         self,
-        scenario: Any,
+        scenario: PopulationScenarioSettings,
         actors: int,
         run: Path,
-        members: Any,
-        match: Any,
+        members: MakeMembers[M],
+        match: PlayMatch[M, R],
         *,
         timeout_s: float | None = None,
-        on_call: Any = None,
+        on_call: Callable[[CallRecord | None], object] | None = None,
     ) -> None:
         import ray
 
         self.timeout_s = actor_timeout_s() if timeout_s is None else timeout_s
         self.run, self.on_call, self._counted = run, on_call, 0
         self._started = ray_started(actors)
-        self._actors: list[Any] = []
+        self._actors: list[Any] = []  # `_LLMBlock` handles: Ray types a handle's methods as Never, so none is typed
         try:
             remote = ray.remote(_LLMBlock).options(num_cpus=1, max_concurrency=2)  # a second thread: calls_done
             data = scenario.model_dump(mode="json")
@@ -163,7 +190,7 @@ class LLMActorBlocks:
             self.__exit__(None, None, None)
             raise
 
-    def __call__(self, agents: list[dict[str, Any]], g: int, matches: list[list[int]]) -> list[list[list[Any]]]:
+    def __call__(self, agents: list[PrincipledAgent], g: int, matches: list[list[int]]) -> list[R]:
         import ray
 
         shared = ray.put(agents)
@@ -172,13 +199,13 @@ class LLMActorBlocks:
             actor.play.remote(shared, g, matches[i * size : (i + 1) * size]) for i, actor in enumerate(self._actors)
         ]
         if self.on_call is not None:
-            self._follow(parts)
+            self._follow(parts, self.on_call)
         played = [turns for part in self._get(parts, f"its block of generation {g}'s matches") for turns in part]
         usage = self._get([actor.usage.remote() for actor in self._actors], "its report of its memory and CPU")
         (self.run / ACTORS).write_text(json.dumps(usage, indent=1) + "\n")
         return played
 
-    def _follow(self, parts: list[Any]) -> None:
+    def _follow(self, parts: list[ObjectRef[list[R]]], on_call: Callable[[CallRecord | None], object]) -> None:
         """Until the blocks are played (or the actors' time is up: `_get` then says so), every `PROGRESS_S` hand
         `on_call` a None for each call the actors finished since the last look; a failed look is skipped."""
         import time
@@ -192,12 +219,12 @@ class LLMActorBlocks:
             with contextlib.suppress(Exception):
                 done = sum(ray.get([a.calls_done.remote() for a in self._actors], timeout=self.timeout_s))
                 for _ in range(done - self._counted):
-                    self.on_call(None)
+                    on_call(None)
                 self._counted = max(self._counted, done)
             if not pending or time.monotonic() > deadline:
                 return
 
-    def _get(self, refs: list[Any], step: str) -> list[Any]:
+    def _get(self, refs: list[ObjectRef[T]], step: str) -> list[T]:
         return answers_of(
             refs,
             self.timeout_s,
@@ -208,7 +235,7 @@ class LLMActorBlocks:
             ),
         )
 
-    def __enter__(self) -> LLMActorBlocks:
+    def __enter__(self) -> LLMActorBlocks[M, R]:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:

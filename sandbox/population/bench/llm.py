@@ -27,10 +27,17 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+from typing_extensions import TypedDict
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from sandbox.llm.record import CallRecord
+    from sandbox.population.scenario import PopulationScenario
 
 __all__ = ["bench_population_llm", "plot_scale", "scale_scenario"]
 
@@ -39,7 +46,46 @@ CONCURRENCY = 64
 SIZES = ((1_000, 1), (10_000, 1), (100_000, 2))  # (agents, Ray actors)
 
 
-def scale_scenario(game: str, agents: int, spec: str, *, actors: int = 1, concurrency: int = CONCURRENCY) -> Any:
+class Config(TypedDict):
+    """A configuration the benchmark runs in a process of its own: the game, its agents and Ray actors, the model's
+    spec (the loopback servers) and the concurrency."""
+
+    game: str
+    agents: int
+    actors: int
+    spec: str
+    concurrency: int
+
+
+class Measured(Config):
+    """What its process measured: calls, start-up, whole run, the calls' span (None on actors), CPU, peak memory and
+    the transcript's size, the driver's and the actors'."""
+
+    calls: int
+    imports_s: float
+    whole_s: float
+    span_s: float | None
+    cpu_s: float
+    peak_bytes: int
+    transcript_bytes: int
+    actor_peak_bytes: list[int]
+    actor_cpu_s: float
+
+
+class Figures(Measured):
+    """Those against the concurrency bound (calls x latency / concurrency), and per call and per agent."""
+
+    bound_s: float
+    whole_ratio: float
+    span_ratio: float | None
+    cpu_ms_per_call: float
+    peak_bytes_per_agent: float
+    transcript_bytes_per_call: float
+
+
+def scale_scenario(
+    game: str, agents: int, spec: str, *, actors: int = 1, concurrency: int = CONCURRENCY
+) -> PopulationScenario:
     """One generation of `agents` LLM members of `game` (a registered game's kind), as its entry's `scale` says (the
     matrix game: the prisoner's dilemma on a ring, one turn; the donor game paired along a ring, two rounds; the
     naming game on a complete graph, N interactions in rounds of disjoint pairs), at temperature 0.7 so that every
@@ -63,7 +109,7 @@ def scale_scenario(game: str, agents: int, spec: str, *, actors: int = 1, concur
     )
 
 
-def _child(config: dict[str, Any]) -> dict[str, Any]:
+def _child(config: Config) -> Measured:
     """Run one configuration in this process; its figures."""
     import resource
 
@@ -76,7 +122,9 @@ def _child(config: dict[str, Any]) -> dict[str, Any]:
     )
     span = {"first": float("inf"), "last": 0.0, "calls": 0}
 
-    def on_call(record: Any) -> None:
+    def on_call(record: CallRecord | None) -> None:  # with one process, never None (a call made on an actor)
+        if record is None:
+            return
         now = time.perf_counter()
         span["first"] = min(span["first"], now - record.latency_s)
         span["last"] = now
@@ -90,21 +138,21 @@ def _child(config: dict[str, Any]) -> dict[str, Any]:
         transcript = (path / "transcripts.jsonl").stat().st_size
         actors = json.loads((path / "actors.json").read_text()) if (path / "actors.json").is_file() else []
     calls = int(summary["calls"])
-    return {
+    return Measured(
         **config,
-        "calls": calls,
-        "imports_s": imports,
-        "whole_s": wall,
-        "span_s": span["last"] - span["first"] if span["calls"] else None,
-        "cpu_s": cpu,
-        "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        "transcript_bytes": transcript,
-        "actor_peak_bytes": [a["peak_bytes"] for a in actors],
-        "actor_cpu_s": sum(a["cpu_s"] for a in actors),
-    }
+        calls=calls,
+        imports_s=imports,
+        whole_s=wall,
+        span_s=span["last"] - span["first"] if span["calls"] else None,
+        cpu_s=cpu,
+        peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        transcript_bytes=transcript,
+        actor_peak_bytes=[a["peak_bytes"] for a in actors],
+        actor_cpu_s=sum(a["cpu_s"] for a in actors),
+    )
 
 
-def _run_child(config: dict[str, Any]) -> dict[str, Any]:
+def _run_child(config: Config) -> Measured:
     done = subprocess.run(
         [sys.executable, "-m", "sandbox.population.bench.llm", json.dumps(config)],
         capture_output=True,
@@ -113,7 +161,8 @@ def _run_child(config: dict[str, Any]) -> dict[str, Any]:
     )
     if done.returncode != 0:
         raise RuntimeError(f"the benchmark's run of {config} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    measured: Measured = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
 
 
 def bench_population_llm(
@@ -121,7 +170,7 @@ def bench_population_llm(
     games: tuple[str, ...] | None = None,
     latency_s: float = LATENCY_S,
     concurrency: int = CONCURRENCY,
-) -> list[dict[str, Any]]:
+) -> list[Figures]:
     """One generation of each game (`games`: every registered game with a scale case, by default) at each (agents,
     actors) size (on actors: the games whose entries say so) against loopback servers at `latency_s`; the figures of
     each run, printed as a table."""
@@ -131,7 +180,7 @@ def bench_population_llm(
     entries = registered()
     games = tuple(kind for kind, entry in entries.items() if entry.scale is not None) if games is None else games
 
-    rows = []
+    rows: list[Figures] = []
     with ExitStack() as stack:
         servers = [stack.enter_context(server_process(latency_s=latency_s, rules="population")) for _ in range(2)]
         for game in games:
@@ -139,29 +188,28 @@ def bench_population_llm(
                 if actors > 1 and not entries[game].scale_on_actors:
                     continue  # only some games' matches are played by actors
                 urls = ",".join(servers[:actors]) if actors > 1 else servers[0]
-                config = {
-                    "game": game,
-                    "agents": agents,
-                    "actors": actors,
-                    "spec": f"openai:bench@{urls}",
-                    "concurrency": concurrency,
-                }
-                figures = _run_child(config)
-                bound = figures["calls"] * latency_s / concurrency
-                figures.update(
-                    bound_s=bound,
-                    whole_ratio=figures["whole_s"] / bound,
-                    span_ratio=None if figures["span_s"] is None else figures["span_s"] / bound,
-                    cpu_ms_per_call=1000 * (figures["cpu_s"] + figures["actor_cpu_s"]) / figures["calls"],
-                    peak_bytes_per_agent=(figures["peak_bytes"] + sum(figures["actor_peak_bytes"])) / agents,
-                    transcript_bytes_per_call=figures["transcript_bytes"] / figures["calls"],
+                config = Config(
+                    game=game, agents=agents, actors=actors, spec=f"openai:bench@{urls}", concurrency=concurrency
                 )
-                rows.append(figures)
+                measured = _run_child(config)
+                bound = measured["calls"] * latency_s / concurrency
+                span = measured["span_s"]
+                rows.append(
+                    Figures(
+                        **measured,
+                        bound_s=bound,
+                        whole_ratio=measured["whole_s"] / bound,
+                        span_ratio=None if span is None else span / bound,
+                        cpu_ms_per_call=1000 * (measured["cpu_s"] + measured["actor_cpu_s"]) / measured["calls"],
+                        peak_bytes_per_agent=(measured["peak_bytes"] + sum(measured["actor_peak_bytes"])) / agents,
+                        transcript_bytes_per_call=measured["transcript_bytes"] / measured["calls"],
+                    )
+                )
     _print(rows, latency_s, concurrency)
     return rows
 
 
-def _print(rows: list[dict[str, Any]], latency_s: float, concurrency: int) -> None:
+def _print(rows: list[Figures], latency_s: float, concurrency: int) -> None:
     """One column per configuration, one row per measure."""
     table = Table(
         title=f"One generation of LLM populations against loopback servers at {1000 * latency_s:.0f} ms, "
@@ -204,7 +252,7 @@ def _print(rows: list[dict[str, Any]], latency_s: float, concurrency: int) -> No
     Console().print(table)
 
 
-def plot_scale(rows: list[dict[str, Any]]) -> Any:
+def plot_scale(rows: list[Figures]) -> Figure:
     """The benchmark's figure: against the agents (log scale), each game's whole run and calls' span as multiples
     of the concurrency bound, with the issue's targets (1.2 and 1.05) dotted (left); its peak memory per agent, all
     processes together (right)."""

@@ -21,10 +21,18 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from sandbox.population.games.matrix.actors import ActorBlocks
+    from sandbox.population.games.matrix.scripted import ScriptedMatrixGame
+    from sandbox.population.scenario import PopulationScenario
 
 __all__ = ["bench_population", "bench_population_actors"]
 
@@ -32,7 +40,7 @@ GENERATIONS = 21  # the longer run of the all-in figure
 REPEATS = 3
 
 
-def _scenario(agents: int, generations: int) -> Any:
+def _scenario(agents: int, generations: int) -> PopulationScenario:
     from sandbox.core.scenario_files import parse_kind
 
     return parse_kind(
@@ -52,10 +60,11 @@ def _scenario(agents: int, generations: int) -> Any:
     )
 
 
-def _bare_generation(setup: Any, beta: float) -> float:
+def _bare_generation(setup: ScriptedMatrixGame, beta: float) -> float:
     """The same generation as plain Python: per agent, its neighbours' payoffs from the table, one Fermi draw."""
     nb, table, strategies = setup.neighbours, setup.table.payoff, setup.start_strategies.tolist()
-    indptr, indices = nb.indptr.tolist(), nb.indices.tolist()
+    _, csr_indptr, csr_indices = nb.csr()
+    indptr, indices = csr_indptr.tolist(), csr_indices.tolist()
     started = time.perf_counter()
     payoff = [
         sum(table[strategies[x], strategies[y]] for y in indices[indptr[x] : indptr[x + 1]]) for x in range(nb.size)
@@ -70,7 +79,7 @@ def _bare_generation(setup: Any, beta: float) -> float:
     return time.perf_counter() - started
 
 
-def bench_population(agents: int = 10_000) -> dict[str, Any]:
+def bench_population(agents: int = 10_000) -> dict[str, float]:
     """Seconds for one generation of `agents` scripted agents: the framework's and a bare loop's."""
     from sandbox.base.files import read_csv
     from sandbox.population.games.matrix.scripted import ScriptedMatrixGame
@@ -132,7 +141,7 @@ def bench_population(agents: int = 10_000) -> dict[str, Any]:
     return figures
 
 
-def _stochastic_scenario(agents: int) -> Any:
+def _stochastic_scenario(agents: int) -> PopulationScenario:
     """A population whose matches cost real work: a third play the stochastic axelrod `Random`, whose every edge
     plays its own 5-turn match."""
     from sandbox.core.scenario_files import parse_kind
@@ -158,7 +167,7 @@ def _stochastic_scenario(agents: int) -> Any:
     )
 
 
-def bench_population_actors(agents: int = 100_000, counts: tuple[int, ...] = (1, 2)) -> dict[str, Any]:
+def bench_population_actors(agents: int = 100_000, counts: tuple[int, ...] = (1, 2)) -> dict[str, float | None]:
     """One generation's play of `agents` agents (a third stochastic) in this process, then on 1 and 2 Ray actors;
     the actors' start is timed apart, and every way must give the same payoffs."""
     import numpy as np
@@ -171,7 +180,7 @@ def bench_population_actors(agents: int = 100_000, counts: tuple[int, ...] = (1,
 
     setup = ScriptedMatrixGame(_stochastic_scenario(agents))
 
-    def generation(matches: Any) -> tuple[float, Any]:
+    def generation(matches: ActorBlocks | None) -> tuple[float, npt.NDArray[np.float64]]:
         started = time.perf_counter()
         rng = generator(0, Branch.EPOCH, 0)
         outcome = play(
@@ -194,7 +203,7 @@ def bench_population_actors(agents: int = 100_000, counts: tuple[int, ...] = (1,
     rows: list[tuple[str, float, float]] = [("in this process", 0.0, alone)]
     for count in counts:
         started = time.perf_counter()
-        with ActorBlocks(setup.names, setup.block.game, setup.neighbours, count) as blocks:
+        with ActorBlocks(setup.names, setup.spec, setup.neighbours, count) as blocks:
             blocks.wait()
             ready = time.perf_counter() - started
             seconds, payoff = generation(blocks)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from sandbox.base.files import read_csv, read_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from sandbox.llm.record import CallRecord
 
 __all__ = ["generations_table", "with_progress"]
 
@@ -16,7 +21,10 @@ console = Console(emoji=False)  # a path prints as written (`a:x:b`, no emoji); 
 
 
 def with_progress(
-    total: int, done: int, run: Callable[[Callable[[int], None], Callable[[Any], None] | None], Path], calls: int = 0
+    total: int,
+    done: int,
+    run: Callable[[Callable[[int], None], Callable[[CallRecord | None], None] | None], Path],
+    calls: int = 0,
 ) -> Path:
     """Call `run(hook, on_call)` under a bar that `hook(generation)` advances, as every kind's CLI runs: a
     `SandboxError` (bad input, a budget reached, a failed run) exits with its code, printed; Ctrl-C says how to
@@ -36,13 +44,13 @@ def with_progress(
     )
 
 
-def read_result(path: Path | Any) -> tuple[Any, dict[str, Any]]:
+def read_result(path: Path | str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A finished run's generations.csv and summary.json."""
     path = Path(path)
     return read_csv(path / "generations.csv"), read_json(path / "summary.json")
 
 
-def generations_table(path: Path | Any) -> None:
+def generations_table(path: Path | str) -> None:
     """A finished run's table on the command line, as its game prints it (its plug-in's `print_table`)."""
     from sandbox.core.scenario_files import load_run_scenario
     from sandbox.population.registry import plugin_for

@@ -11,9 +11,9 @@ import enum
 import re
 import types
 import typing
-from typing import Any
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 __all__ = ["field_table", "population_fields"]
@@ -21,7 +21,7 @@ __all__ = ["field_table", "population_fields"]
 HEADER = "| field | type | default | description |\n|---|---|---|---|"
 
 
-def _type(annotation: Any) -> str:
+def _type(annotation: object) -> str:
     """An annotation as a reader writes it: `int`, `float | None`, `list[Member]`, `"a" | "b"` for a Literal."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Literal:
@@ -40,7 +40,7 @@ def _type(annotation: Any) -> str:
     return re.sub(r"\b(?:[a-z_]+\.)+", "", str(annotation))
 
 
-def _default(info: Any) -> str:
+def _default(info: FieldInfo) -> str:
     if info.default is PydanticUndefined:
         return "required" if info.default_factory is None else "(its own defaults)"
     value = info.default

@@ -7,7 +7,7 @@ CIs over seeds (`plot_cooperation_over_seeds`). Each game's own figures are in i
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ __all__ = ["plot_cooperation_over_seeds", "plot_lineage", "plot_network", "plot_
 
 def shares_plot(
     generations: pd.DataFrame,
-    lines: list[tuple[str, str, dict[str, Any]]],
+    lines: list[tuple[str, str, dict[str, Any]]],  # matplotlib's line properties
     *,
     xlabel: str,
     ylabel: str,
@@ -113,7 +113,20 @@ def plot_network(
     return fig
 
 
-def plot_norm_map(result: Any) -> Figure:
+class MapTables(Protocol):
+    """What the norm map's figure reads of a norm map (`sandbox.population.norm_map.NormMap`)."""
+
+    @property
+    def clusters(self) -> pd.DataFrame: ...
+
+    @property
+    def shares(self) -> pd.DataFrame: ...
+
+    @property
+    def diversity(self) -> pd.DataFrame: ...
+
+
+def plot_norm_map(result: MapTables) -> Figure:
     """A norm map (`sandbox.population.norm_map.NormMap`): left, each cluster's share of the agents per generation
     as a stream plot, labelled by its central text; right, diversity (entropy in bits, mean pairwise distance) and
     drift from the first generation."""

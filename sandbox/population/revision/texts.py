@@ -11,26 +11,39 @@ Each new norm is a row of `norms.csv` (first played in the next generation) and 
 `sandbox.population.games.donor.norms.revise_norms`) from the Fermi rule's draws
 1/(1+exp(-beta (score_neighbour - score_own))) (Szabo & Toke 1998), drawn for every agent in order so that the
 draws do not depend on who asks.
+
+The records they share: `NormRow` and `RevisionRow` (a row of `norms.csv` and of `revisions.csv`), and the
+population of the games whose members follow principle texts (`PrincipledAgent`, `PrincipledPopulation`,
+`PrincipledRevision`: the matrix game's LLM members, the ultimatum game's).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Generic, Literal, Protocol, cast
 
 import numpy as np
+from typing_extensions import ReadOnly, TypedDict, TypeVar
 
 from sandbox.core.steps import StateEdit, set_path
 from sandbox.population.network import Neighbours, random_neighbour
 from sandbox.population.revision.rules import fermi
 
 __all__ = [
+    "NORMS_COLUMNS",
     "REVISIONS_COLUMNS",
     "Book",
     "IdBook",
+    "NormRow",
+    "PrincipledAgent",
+    "PrincipledPopulation",
+    "PrincipledRevision",
+    "RevisionRow",
     "Step",
+    "TextAgent",
+    "TextPopulation",
     "Written",
     "derived_field",
     "edit_principle",
@@ -39,13 +52,93 @@ __all__ = [
     "revise_texts",
 ]
 
-REVISIONS_COLUMNS = ["generation", "agent", "name", "rule", "partner", "probability", "outcome", "old_norm", "new_norm"]
+
+class NormRow(TypedDict):
+    """A norm version (`norms.csv`): the generation it is first played in, its id, its author, the rule that made
+    it, its text, whether the text held the norm's sentence, its parents' ids (`;`), why, and what was shown."""
+
+    generation: int
+    norm: int | None
+    author: str
+    rule: str
+    strategy: str
+    found: bool
+    parents: str
+    justification: str
+    evidence: str
+
+
+class RevisionRow(TypedDict):
+    """An agent's revision (`revisions.csv`): the generation revised after, the agent, the rule, the partner and the
+    probability drawn, the outcome, the old and the new norm id."""
+
+    generation: int
+    agent: int
+    name: str
+    rule: str
+    partner: str
+    probability: float | str
+    outcome: str
+    old_norm: int | str | None
+    new_norm: int | None
+
+
+NORMS_COLUMNS = tuple(NormRow.__annotations__)
+REVISIONS_COLUMNS = tuple(RevisionRow.__annotations__)
+
+
+class TextAgent(TypedDict):
+    """What `revise_texts` reads of an agent who follows a norm text (a game's agent holds more)."""
+
+    name: ReadOnly[str]
+    norm: ReadOnly[int | None]
+    strategy: ReadOnly[str | None]
+
+
+class TextPopulation(TypedDict):
+    """What `edit_principle` reads of a population whose agents follow norm texts (a game's holds more)."""
+
+    agents: ReadOnly[Sequence[TextAgent]]
+    next_id: ReadOnly[int]
+
+
+class PrincipledAgent(TypedDict):
+    """A member who follows a principle text (the matrix game's LLM members, the ultimatum game's): its name, its
+    kind (`member`, `fixed`, `assistant`), whether it never revises, its norm's id and the text."""
+
+    name: str
+    kind: Literal["member", "fixed", "assistant"]
+    fixed: bool
+    norm: int
+    strategy: str
+
+
+# a game's principled member (`PrincipledAgent`, or a record that adds to it: the ultimatum game's)
+P = TypeVar("P", bound=PrincipledAgent, default=PrincipledAgent)
+
+
+class PrincipledPopulation(TypedDict, Generic[P]):
+    """Their population: the agents, and the id the run's next norm takes."""
+
+    agents: list[P]
+    next_id: int
+
+
+class PrincipledRevision(TypedDict, Generic[P]):
+    """A generation's revision of them: the next agents, the new norms' and the revisions' rows, the next id."""
+
+    agents: list[P]
+    norms: list[NormRow]
+    revisions: list[RevisionRow]
+    next_id: int
+
+
+A = TypeVar("A", bound=TextAgent)
 
 
 def first_principles(
-    neighbours: Neighbours,
-    start: tuple[list[dict[str, Any]], list[list[Any]]],
-) -> tuple[dict[str, Any], dict[str, list[list[Any]]]]:
+    neighbours: Neighbours, start: tuple[list[P], list[NormRow]]
+) -> tuple[PrincipledPopulation[P], dict[str, list[NormRow] | list[list[int]]]]:
     """A new run's population (the agents `start` gives, and the next norm id) and its first rows: the network in
     `edges.csv`, the first principles (`start`'s rows) in `norms.csv`."""
     agents, first = start
@@ -103,62 +196,78 @@ class IdBook:
 
 
 async def revise_texts(
-    agents: list[dict[str, Any]],
-    g: int,
-    steps: Mapping[int, Step],
-    book: Book,
-    *,
-    same: bool = False,
-) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]]]:
+    agents: Sequence[A], g: int, steps: Mapping[int, Step], book: Book, *, same: bool = False
+) -> tuple[list[A], list[NormRow], list[RevisionRow]]:
     """The agents after generation `g`'s revision by `steps` (one for each agent that revises, by index), the new
     norms' rows (`norms.csv`, first played in g + 1) and the revisions' rows (`revisions.csv`). `same`: a text
     equal to the agent's own (spaces aside) is `same`, not a new norm. The steps' calls are gathered concurrently."""
     asks = {i: step.ask for i, step in steps.items() if step.ask is not None}
     answers: dict[int, Written] = dict(zip(asks, await asyncio.gather(*asks.values())))
-    following = [dict(a) for a in agents]
-    norm_rows, revision_rows = [], []
+    following = list(agents)
+    norm_rows: list[NormRow] = []
+    revision_rows: list[RevisionRow] = []
     for i, step in sorted(steps.items()):
-        old = agents[i]["norm"]
+        agent, old = agents[i], agents[i]["norm"]
         if i in answers:
             written = answers[i]
             if written.text is None:
                 outcome = "illegal"
-            elif same and written.text.strip() == agents[i]["strategy"].strip():
+            elif same and written.text.strip() == (agent["strategy"] or "").strip():
                 outcome = "same"
             else:
                 norm, outcome = book.add(written.text, written.found)
                 if norm is not None:
-                    found = {"found": written.found} if "found" in agents[i] else {}
-                    following[i].update(norm=norm, strategy=book.text(norm, written.text), **found)
+                    found = {"found": written.found} if "found" in agent else {}
+                    following[i] = cast(A, {**agent, "norm": norm, "strategy": book.text(norm, written.text), **found})
                 if outcome == "new":
                     norm_rows.append(
-                        [
-                            g + 1,
-                            norm,
-                            agents[i]["name"],
-                            step.written_as or step.rule,
-                            written.text,
-                            written.found,
-                            step.parents,
-                            written.reason,
-                            written.evidence,
-                        ]
+                        NormRow(
+                            generation=g + 1,
+                            norm=norm,
+                            author=agent["name"],
+                            rule=step.written_as or step.rule,
+                            strategy=written.text,
+                            found=written.found,
+                            parents=step.parents,
+                            justification=written.reason,
+                            evidence=written.evidence,
+                        )
                     )
         elif step.copies is not None:
             partner = agents[step.copies]
-            following[i].update({key: partner[key] for key in ("norm", "strategy", "found") if key in partner})
+            copied = {key: value for key, value in partner.items() if key in ("norm", "strategy", "found")}
+            following[i] = cast(A, {**agent, **copied})
             outcome = "copied" if partner["norm"] != old else "same"
         else:
             outcome = "kept"
-        name = agents[i]["name"]
         revision_rows.append(
-            [g, i, name, step.rule, step.partner, step.probability, outcome, old, following[i]["norm"]]
+            RevisionRow(
+                generation=g,
+                agent=i,
+                name=agent["name"],
+                rule=step.rule,
+                partner=step.partner,
+                probability=step.probability,
+                outcome=outcome,
+                old_norm=old,
+                new_norm=following[i]["norm"],
+            )
         )
     return following, norm_rows, revision_rows
 
 
+class Reflection(Protocol):
+    """A member's reflection: its next principle (None: illegal) and its whole answer."""
+
+    @property
+    def policy(self) -> str | None: ...
+
+    @property
+    def answer(self) -> str: ...
+
+
 async def revise_principles(
-    agents: list[dict[str, Any]],
+    agents: list[P],
     g: int,
     scores: np.ndarray,
     neighbours: Neighbours,
@@ -166,10 +275,10 @@ async def revise_principles(
     rule: str,
     beta: float,
     rng: np.random.Generator,
-    ask: Callable[[int], Awaitable[Any] | None],
+    ask: Callable[[int], Awaitable[Reflection] | None],
     evidence: Callable[[int], str],
     next_id: int,
-) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]], int]:
+) -> tuple[list[P], list[NormRow], list[RevisionRow], int]:
     """The revision of members who follow principle texts (the matrix game's LLM members, the ultimatum game's): the
     agents after generation `g`'s revision, the new norms' rows, the revisions' rows and the next norm id.
 
@@ -182,7 +291,7 @@ async def revise_principles(
     chance = fermi(beta, np.nan_to_num(scores[partners] - scores))
     adopt = rng.random(n) < chance
 
-    async def written(call: Awaitable[Any], i: int) -> Written:
+    async def written(call: Awaitable[Reflection], i: int) -> Written:
         answer = await call
         return Written(answer.policy, True, answer.answer, evidence(i))
 
@@ -217,7 +326,7 @@ def derived_field(name: str) -> str | None:
     return None
 
 
-def edit_principle(population: Mapping[str, Any], name: str, value: Any, generation: int) -> StateEdit:
+def edit_principle(population: TextPopulation, name: str, value: object, generation: int) -> StateEdit:
     """A fork's state edit of a population whose members follow principle texts (`sandbox fork --set
     state.NAME=VALUE`): `agents.I.strategy=TEXT` gives agent I that text as a norm of its own (the next id, with its
     row in norms.csv written at the fork's generation under the rule `fork`); an agent's norm id and the next id
@@ -231,10 +340,20 @@ def edit_principle(population: Mapping[str, Any], name: str, value: Any, generat
         return StateEdit({"agents": set_path(population, name, value, same_type=True)})
     if not isinstance(value, str) or len(value.strip()) < 12:
         raise ValueError(f"{name}: a principle is a text of 12 characters or more")
-    agents = [dict(agent) for agent in population["agents"]]
+    agents = list(population["agents"])
     if not parts[1].isdigit() or int(parts[1]) >= len(agents):
         raise ValueError(f"{name}: {parts[1]} is not an agent's index (0 to {len(agents) - 1})")
     i, norm = int(parts[1]), int(population["next_id"])
     agents[i] = {**agents[i], "strategy": value, "norm": norm}
-    row = [generation, norm, agents[i]["name"], "fork", value, True, "", "", ""]
+    row = NormRow(
+        generation=generation,
+        norm=norm,
+        author=agents[i]["name"],
+        rule="fork",
+        strategy=value,
+        found=True,
+        parents="",
+        justification="",
+        evidence="",
+    )
     return StateEdit({"agents": {**population, "agents": agents, "next_id": norm + 1}}, {"norms.csv": [row]})

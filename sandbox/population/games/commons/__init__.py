@@ -1,5 +1,6 @@
-"""The commons (GovSim's fishery, Piatti et al.): its rules (`rules`), settings (`spec`), plug-in (`game`), the
-fishers (`fishers`), their discussion (`chat`) and memory (`memory`), and its report (`report`)."""
+"""The commons (GovSim's fishery, Piatti et al.): its rules (`rules`), settings (`spec`), plug-in (`game`), its typed
+state and table rows (`records`), the fishers (`fishers`), their discussion (`chat`) and memory (`memory`), and its
+report (`report`)."""
 
 from sandbox.population.registry import GameEntry
 

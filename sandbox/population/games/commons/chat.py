@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from sandbox.population.games.commons.memory import KEPT_MONTHS, date_of, remember, shown
+from sandbox.population.games.commons.records import Fisher, Memory, NoteRow, TalkRow
 from sandbox.population.games.commons.rules import after_answer
 from sandbox.population.games.commons.spec import CommonsSpec
 from sandbox.population.settings import spec_of
@@ -23,7 +24,7 @@ from sandbox.population.settings import spec_of
 if TYPE_CHECKING:
     from sandbox.population.settings import PopulationScenarioSettings
 
-__all__ = ["MAYOR", "comma_and", "parse_limit", "parse_utterance", "restaurant"]
+__all__ = ["MAYOR", "Diners", "comma_and", "parse_limit", "parse_utterance", "restaurant"]
 
 MAYOR = "Mayor"
 _CONCLUSION = re.compile(r"conversation\s+conclusion\s+by\s+me\s*:\s*\**\s*(yes|no)?", re.IGNORECASE)
@@ -83,21 +84,47 @@ def comma_and(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f", and {names[-1]}"
 
 
+class Diners(Protocol):
+    """The restaurant's calls (`sandbox.population.games.commons.fishers.Fishers`'s): an utterance (the text, whether
+    it ends the chat, the next speaker), the chat's summary, its agreed limit (and the answer), a fisher's two notes."""
+
+    async def utter(
+        self, agent: int, memories: list[Memory], conversation: list[tuple[str, str]], speakers: list[str], g: int
+    ) -> tuple[str, bool | None, str | None]: ...
+
+    async def summarize(self, conversation: list[tuple[str, str]], g: int) -> str: ...
+
+    async def limit(self, conversation: list[tuple[str, str]], g: int) -> tuple[int | None, str]: ...
+
+    async def notes(self, agent: int, conversation: list[tuple[str, str]], g: int) -> tuple[str, str]: ...
+
+
 async def restaurant(
-    fishers: Any,
+    fishers: Diners,
     scenario: PopulationScenarioSettings,
-    agents: list[dict[str, Any]],
+    agents: list[Fisher],
     llm: list[int],
     caught: Sequence[int],
     g: int,
-    hint: list[Any] | None,
-) -> tuple[list[list[Any]], list[list[Any]], int | None]:
+    hint: Memory | None,
+) -> tuple[list[TalkRow], list[NoteRow], int | None]:
     """The month's chat, its summary and limit, and the fishers' notes: talk rows, note rows, the agreed limit.
-    `fishers` makes the calls (`sandbox.population.games.commons.game`'s: utter, summarize, limit, notes); `llm` are the LLM fishers."""
+    `fishers` makes the calls; `llm` are the LLM fishers."""
     game, date = spec_of(scenario, CommonsSpec), date_of(g, chat=True)
     report = "".join(f"{a['name']} caught {c} tons of fish. " for a, c in zip(agents, caught))
     conversation = [(MAYOR, f"Ladies and gentlemen, let me give you the monthly fishing report. {report}".strip())]
-    talk = [[g, 0, MAYOR, conversation[0][1], "", "", "", ""]]
+    talk = [
+        TalkRow(
+            generation=g,
+            step=0,
+            speaker=MAYOR,
+            utterance=conversation[0][1],
+            ended="",
+            ended_read="",
+            next="",
+            next_read="",
+        )
+    ]
     speakers = [agents[i]["name"] for i in llm]
     speaker = llm[0]
     while len(conversation) < game.talk_steps:
@@ -109,23 +136,23 @@ async def restaurant(
         # the code: the next speaker is any fisher in the chat, the speaker included; unreadable: the first of them
         chosen = next((i for i in llm if agents[i]["name"] == following), llm[0])
         talk.append(
-            [
-                g,
-                len(conversation) - 1,
-                agents[speaker]["name"],
-                utterance,
-                "" if ended is None else ended,
-                ended is not None,
-                "" if stop else agents[chosen]["name"],
-                stop or following is not None,
-            ]
+            TalkRow(
+                generation=g,
+                step=len(conversation) - 1,
+                speaker=agents[speaker]["name"],
+                utterance=utterance,
+                ended="" if ended is None else ended,
+                ended_read=ended is not None,
+                next="" if stop else agents[chosen]["name"],
+                next_read=stop or following is not None,
+            )
         )
         if stop:
             break
         speaker = chosen
     summary = await fishers.summarize(conversation, g)
     limit, _ = await fishers.limit(conversation, g)
-    notes = [[g, "", "", "summary", summary]]
+    notes = [NoteRow(generation=g, agent="", name="", kind="summary", text=summary)]
     for a in agents:  # the summary is kept as the chat's record, which the code's retrieval never shows
         if limit is not None:
             remember(
@@ -136,11 +163,11 @@ async def restaurant(
                 always=True,
             )
     if limit is not None:
-        notes.append([g, "", "", "limit", limit])
+        notes.append(NoteRow(generation=g, agent="", name="", kind="limit", text=limit))
     if game.notes:
         written = await asyncio.gather(*(fishers.notes(i, conversation, g) for i in llm))
         for i, (planning, interesting) in zip(llm, written):
             for kind, text in (("planning", planning), ("interesting", interesting)):
                 remember(agents[i], date, text, g + KEPT_MONTHS)
-                notes.append([g, i, agents[i]["name"], kind, text])
+                notes.append(NoteRow(generation=g, agent=i, name=agents[i]["name"], kind=kind, text=text))
     return talk, notes, limit

@@ -6,10 +6,9 @@ the restaurant, the chat's summary and agreed limit, and the two notes after a c
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from prompts import render
 from sandbox.base.seeding import Branch, call_seed
@@ -18,6 +17,7 @@ from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
 from sandbox.population.games.commons.chat import comma_and, parse_limit, parse_utterance
 from sandbox.population.games.commons.memory import date_of, sentence
+from sandbox.population.games.commons.records import Ask, Memory
 from sandbox.population.games.commons.rules import parse_harvest
 from sandbox.population.games.commons.spec import CommonsSpec
 from sandbox.population.settings import PopulationScenarioSettings, spec_of
@@ -61,7 +61,7 @@ class Fishers:
     async def ask(
         self,
         agent: int,
-        prompt: str | list[Any],
+        prompt: str | list[BaseMessage],
         g: int,
         kind: int,
         index: int,
@@ -83,7 +83,7 @@ class Fishers:
         )
         return str(answer.content)
 
-    async def harvest(self, agent: int, memories: list[list[Any]], stock: int, g: int) -> tuple[int | None, int]:
+    async def harvest(self, agent: int, memories: list[Memory], stock: int, g: int) -> Ask:
         """The ask; an unreadable answer is asked again with the answer and the format restated (a new prompt, so a
         cached temperature-0 answer is not simply repeated)."""
         prompt = render(
@@ -99,13 +99,13 @@ class Fishers:
             if self.constrained
             else None
         )
-        turns: list[Any] = [HumanMessage(prompt)]
+        turns: list[BaseMessage] = [HumanMessage(prompt)]
         for attempt in range(self.game.retries + 1):
             answer = await self.ask(agent, turns, g, HARVEST, agent, "harvest", attempt, constraint)
             ask = parse_harvest(answer)
             note_move(self.call(agent, g, HARVEST, agent, "harvest", attempt), ask)
             if ask is not None:
-                return ask, attempt + 1
+                return Ask(tons=ask, attempts=attempt + 1)
             turns += [
                 AIMessage(answer),
                 HumanMessage(
@@ -113,10 +113,10 @@ class Fishers:
                     'final answer after "Answer:", example Answer: N tons.'
                 ),
             ]
-        return None, self.game.retries + 1
+        return Ask(tons=None, attempts=self.game.retries + 1)
 
     async def utter(
-        self, agent: int, memories: list[list[Any]], conversation: list[tuple[str, str]], speakers: list[str], g: int
+        self, agent: int, memories: list[Memory], conversation: list[tuple[str, str]], speakers: list[str], g: int
     ) -> tuple[str, bool | None, str | None]:
         prompt = render(
             "population/commons/converse.j2",

@@ -66,9 +66,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from langchain_core.language_models import BaseChatModel
 from matplotlib.figure import Figure
@@ -76,60 +75,40 @@ from matplotlib.figure import Figure
 from sandbox.base.files import read_csv
 from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
-from sandbox.engine.generations import GenerationState
+from sandbox.engine.generations import GenerationState, Rows
 from sandbox.population.game import ModelOf, PopulationGame
 from sandbox.population.games.commons.chat import MAYOR, restaurant
 from sandbox.population.games.commons.fishers import Fishers
 from sandbox.population.games.commons.memory import date_of, remember, shown
+from sandbox.population.games.commons.records import (
+    COLUMNS,
+    GENERATIONS,
+    NOTES,
+    POPULATION,
+    TALK,
+    Ask,
+    Asked,
+    Fisher,
+    FisherRow,
+    GenerationRow,
+    Harvest,
+    Lake,
+    Memory,
+    MonthRow,
+    NoteRow,
+    Restaurant,
+    TalkRow,
+)
 from sandbox.population.games.commons.report import print_table
 from sandbox.population.games.commons.rules import Month, Outcome, allocate, figures, sustainable_catch
 from sandbox.population.games.commons.spec import CommonsSpec
 from sandbox.population.llm_session import finish_llm_run, model_label
 from sandbox.population.settings import LLM, PopulationScenarioSettings, place_members, spec_of
 
-__all__ = ["CommonsGame", "outcome_of"]
-
-POPULATION, GENERATIONS, TALK, NOTES = "population.csv", "generations.csv", "talk.csv", "notes.csv"
-COLUMNS = {
-    POPULATION: ["generation", "agent", "name", "fixed", "stock", "asked", "valid", "attempts", "caught", "gain"],
-    GENERATIONS: [
-        "generation",
-        "stock",
-        "asked",
-        "caught",
-        "left",
-        "collapsed",
-        "next_stock",
-        "sustainable",
-        "over_usage",
-        "illegal_rate",
-        "agreed_limit",
-        "talk_steps",
-        "seconds",
-    ],
-    TALK: ["generation", "step", "speaker", "utterance", "ended", "ended_read", "next", "next_read"],
-    NOTES: ["generation", "agent", "name", "kind", "text"],
-}
+__all__ = ["COLUMNS", "CommonsGame", "MonthRow", "outcome_of"]
 
 
-class MonthRow(NamedTuple):
-    """A month's row of generations.csv, its columns in the table's order (the seconds are added when it is written)."""
-
-    generation: int
-    stock: int
-    asked: int
-    caught: int
-    left: int
-    collapsed: bool
-    next_stock: int
-    sustainable: int
-    over_usage: float
-    illegal_rate: float
-    agreed_limit: Any
-    talk_steps: int
-
-
-class CommonsGame(PopulationGame[CommonsSpec]):
+class CommonsGame(PopulationGame[CommonsSpec, Lake, Asked, None, Harvest, Restaurant]):
     """GovSim's fishery: the population is the fishers (name, fixed catch, memories, gain) and the lake's stock."""
 
     print_table = staticmethod(print_table)
@@ -140,58 +119,57 @@ class CommonsGame(PopulationGame[CommonsSpec]):
         super().__init__(scenario, model)
         self.fishers = Fishers(scenario, self.model("user"), list(self.spec.names[: self.block.agents]))
 
-    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+    def start(self) -> tuple[Lake, Rows]:
         block = self.block
         fixed = [
             None if block.members[int(m)].strategy == LLM else int(block.members[int(m)].strategy)
             for m in place_members(self.scenario)
         ]
-        agents: list[dict[str, Any]] = [
-            {"name": self.spec.names[i], "fixed": f, "memories": [], "gain": 0} for i, f in enumerate(fixed)
-        ]
+        agents = [Fisher(name=self.spec.names[i], fixed=f, memories=[], gain=0) for i, f in enumerate(fixed)]
         return {"agents": agents, "stock": self.spec.capacity}, {}
 
-    def _hint(self, stock: int, g: int) -> list[Any] | None:
+    def _hint(self, stock: int, g: int) -> Memory | None:
         """The universalization sentence, always shown that month (`game.universalization`)."""
         if not self.spec.universalization:
             return None
-        return [
-            date_of(g),
-            f"Given the current situation, if everyone fishes more than "
+        return Memory(
+            date=date_of(g),
+            text=f"Given the current situation, if everyone fishes more than "
             f"{sustainable_catch(stock, self.block.agents)} tons, the lake population will shrink "
             "next month.",
-            g,
-            True,
-        ]
+            until=g,
+            always=True,
+        )
 
-    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+    async def play(self, population: Lake, g: int, pairs: None) -> Asked:
         """Each fisher remembers the stock and asks for its catch, all at once."""
         agents, stock, game = copy.deepcopy(population["agents"]), population["stock"], self.spec
         hint = self._hint(stock, g)
         for a in agents:
             remember(a, date_of(g), f"Before everyone fishes, there are {stock} tons of fish in the lake.", g)
 
-        async def ask(i: int) -> tuple[int | None, int]:
+        async def ask(i: int) -> Ask:
             if agents[i]["fixed"] is not None:
-                return agents[i]["fixed"], 0
+                return Ask(tons=agents[i]["fixed"], attempts=0)
             return await self.fishers.harvest(i, shown(agents[i], game.memory, g, hint), stock, g)
 
         asked = await asyncio.gather(*(ask(i) for i in range(len(agents))))
-        return {"agents": agents, "asked": [list(a) for a in asked]}
+        return {"agents": agents, "asked": list(asked)}
 
-    def score(self, population: Any, g: int, played: Any) -> Any:
+    def score(self, population: Lake, g: int, played: Asked) -> Harvest:
         """The harvest: the catches shared out of the stock; each fisher's gain, and its memory of the catch."""
         agents, asked, stock = copy.deepcopy(played["agents"]), played["asked"], population["stock"]
         caught = [
             int(c)
             for c in allocate(
-                [a or 0 for a, _ in asked],
+                [a["tons"] or 0 for a in asked],
                 stock,
                 self.spec.allocation,
                 generator(self.scenario.seed, Branch.EPOCH, g),
             )
         ]
-        for a, (want, _), got in zip(agents, asked, caught):
+        for a, ask, got in zip(agents, asked, caught):
+            want = ask["tons"]
             a["gain"] += got
             remember(
                 a,
@@ -203,7 +181,7 @@ class CommonsGame(PopulationGame[CommonsSpec]):
             )
         return {"agents": agents, "caught": caught}
 
-    async def revise(self, population: Any, g: int, played: Any, scores: Any) -> Any:
+    async def revise(self, population: Lake, g: int, played: Asked, scores: Harvest) -> Restaurant:
         """The restaurant (the chat, its summary, the agreed limit) and the notes, unless the lake collapsed."""
         agents, caught, stock, game = (
             copy.deepcopy(scores["agents"]),
@@ -212,8 +190,8 @@ class CommonsGame(PopulationGame[CommonsSpec]):
             self.spec,
         )
         llm = [i for i, a in enumerate(agents) if a["fixed"] is None]
-        talk: list[list[Any]] = []
-        notes: list[list[Any]] = []
+        talk: list[TalkRow] = []
+        notes: list[NoteRow] = []
         limit = None
         if game.talk and llm and stock - sum(caught) >= game.collapse_below:
             talk, notes, limit = await restaurant(
@@ -223,57 +201,58 @@ class CommonsGame(PopulationGame[CommonsSpec]):
 
     def _month(self, state: GenerationState) -> MonthRow:
         """The month's row of generations.csv (without its seconds), from the state its steps left."""
-        g, stock, game, n = state["generation"], state["agents"]["stock"], self.spec, self.block.agents
-        asked, caught = state["played"]["asked"], state["scores"]["caught"]
-        llm = sum(a["fixed"] is None for a in state["agents"]["agents"])
+        step, game, n = self.generation(state), self.spec, self.block.agents
+        g, stock, asked, caught = step.g, step.agents["stock"], step.played["asked"], step.scores["caught"]
+        llm = sum(a["fixed"] is None for a in step.agents["agents"])
         sustainable, left = sustainable_catch(stock, n), stock - sum(caught)
         collapsed = left < game.collapse_below
-        limit = state["revised"]["limit"]
+        limit = step.revised["limit"]
         return MonthRow(
             generation=g,
             stock=stock,
-            asked=sum(a or 0 for a, _ in asked),
+            asked=sum(a["tons"] or 0 for a in asked),
             caught=sum(caught),
             left=left,
             collapsed=collapsed,
             next_stock=0 if collapsed else min(game.capacity, 2 * left),
             sustainable=sustainable,
             over_usage=round(sum(c > sustainable for c in caught) / n, 6),
-            illegal_rate=round(sum(want is None for want, _ in asked) / max(1, llm), 6),
+            illegal_rate=round(sum(a["tons"] is None for a in asked) / max(1, llm), 6),
             agreed_limit="" if limit is None else limit,
-            talk_steps=len(state["revised"]["talk"]),
+            talk_steps=len(step.revised["talk"]),
         )
 
-    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
-        g, stock = state["generation"], state["agents"]["stock"]
-        agents, asked, caught = state["scores"]["agents"], state["played"]["asked"], state["scores"]["caught"]
+    def record(self, state: GenerationState, seconds: float) -> Rows:
+        step = self.generation(state)
+        g, stock, asked = step.g, step.agents["stock"], step.played["asked"]
+        agents, caught = step.scores["agents"], step.scores["caught"]
         rows = [
-            [
-                g,
-                i,
-                a["name"],
-                a["fixed"] is not None,
-                stock,
-                "" if want is None else want,
-                want is not None,
-                tries,
-                got,
-                a["gain"],
-            ]
-            for i, (a, (want, tries), got) in enumerate(zip(agents, asked, caught))
+            FisherRow(
+                generation=g,
+                agent=i,
+                name=a["name"],
+                fixed=a["fixed"] is not None,
+                stock=stock,
+                asked="" if ask["tons"] is None else ask["tons"],
+                valid=ask["tons"] is not None,
+                attempts=ask["attempts"],
+                caught=got,
+                gain=a["gain"],
+            )
+            for i, (a, ask, got) in enumerate(zip(agents, asked, caught))
         ]
         return {
             POPULATION: rows,
-            GENERATIONS: [[*self._month(state), round(seconds, 3)]],  # the columns in MonthRow's order
-            TALK: state["revised"]["talk"],
-            NOTES: state["revised"]["notes"],
+            GENERATIONS: [GenerationRow(**self._month(state), seconds=round(seconds, 3))],
+            TALK: step.revised["talk"],
+            NOTES: step.revised["notes"],
         }
 
-    def next_agents(self, state: GenerationState) -> Any:
-        return {"agents": state["revised"]["agents"], "stock": self._month(state).next_stock}
+    def next_agents(self, state: GenerationState) -> Lake:
+        return {"agents": self.generation(state).revised["agents"], "stock": self._month(state)["next_stock"]}
 
     def stopped(self, state: GenerationState) -> bool:
-        return self._month(state).collapsed  # the lake collapsed
+        return self._month(state)["collapsed"]  # the lake collapsed
 
     figure_file = "commons.png"
 
@@ -311,7 +290,9 @@ def outcome_of(path: Path, scenario: PopulationScenarioSettings) -> Outcome:
     return outcome
 
 
-def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, figure: Any) -> None:
+def _finish(
+    run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, figure: Callable[[], Figure]
+) -> None:
     path, block, spec = run_dir.path, scenario.population, spec_of(scenario, CommonsSpec)
     gens, rows = read_csv(path / GENERATIONS), read_csv(path / POPULATION)
     found = figures(outcome_of(path, scenario))

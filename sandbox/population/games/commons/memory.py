@@ -1,6 +1,6 @@
 """A GovSim fisher's memories: dated, expiring as the authors' code's do, some always shown.
 
-Each memory is `[date, text, until, always]`: shown in prompts through month
+Each memory (`Memory`) has a date and a text, and is shown in prompts through month
 `until` (a month's events: that month; notes and agreed limits:
 `KEPT_MONTHS` more, the code's 63 days), and, with `always`, shown whatever
 the prompt's size (agreed limits, the universalization hint).
@@ -9,7 +9,8 @@ the prompt's size (agreed limits, the universalization hint).
 from __future__ import annotations
 
 import calendar
-from typing import Any
+
+from sandbox.population.games.commons.records import Fisher, Memory
 
 __all__ = ["KEPT_MONTHS", "date_of", "remember", "sentence", "shown"]
 
@@ -24,18 +25,18 @@ def date_of(month: int, chat: bool = False) -> str:
 KEPT_MONTHS = 2  # the code's memories expire after 63 days: a note or limit is shown for about two months more
 
 
-def remember(agent: dict[str, Any], date: str, text: str, until: int, always: bool = False) -> None:
+def remember(agent: Fisher, date: str, text: str, until: int, always: bool = False) -> None:
     """Store a memory, shown through month `until` (a month's events: that month; notes and limits: two more)."""
-    agent["memories"].append([date, text, until, always])
+    agent["memories"].append(Memory(date=date, text=text, until=until, always=always))
 
 
-def shown(agent: dict[str, Any], size: int, g: int, hint: list[Any] | None) -> list[list[Any]]:
+def shown(agent: Fisher, size: int, g: int, hint: Memory | None) -> list[Memory]:
     """The memories a prompt of month `g` shows, by date: those not expired, the always-included ones (agreed limits,
     the universalization hint) and the latest of the others, `size` in all."""
-    live = [m for m in agent["memories"] if m[2] >= g] + ([hint] if hint else [])
-    always = [m for m in live if m[3]]
-    others = [m for m in live if not m[3]][-max(0, size - len(always)) :] if size > len(always) else []
-    return sorted([*always, *others], key=lambda m: m[0])
+    live = [m for m in agent["memories"] if m["until"] >= g] + ([hint] if hint else [])
+    always = [m for m in live if m["always"]]
+    others = [m for m in live if not m["always"]][-max(0, size - len(always)) :] if size > len(always) else []
+    return sorted([*always, *others], key=lambda m: m["date"])
 
 
 def sentence(text: str) -> str:

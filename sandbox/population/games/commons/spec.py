@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
@@ -11,11 +11,16 @@ from sandbox.population.settings import (
     LLM,
     Calls,
     PopulationGameSpec,
+    PopulationScenarioSettings,
+    PopulationSettings,
     count_agents,
     llm_user,
     memory_only,
     retries_field,
 )
+
+if TYPE_CHECKING:
+    from sandbox.population.games.commons.rules import CommonsRules
 
 __all__ = ["GOVSIM_NAMES", "CommonsSpec"]
 
@@ -89,7 +94,7 @@ class CommonsSpec(PopulationGameSpec):
         "that run out of tokens while they reason.",
     )
 
-    def rules(self, agents: int, months: int) -> Any:
+    def rules(self, agents: int, months: int) -> CommonsRules:
         from sandbox.population.games.commons.rules import CommonsRules
 
         return CommonsRules(
@@ -115,10 +120,10 @@ class CommonsSpec(PopulationGameSpec):
             raise ValueError(f"collapse_below {self.collapse_below} is not below the capacity {self.capacity}")
         return self
 
-    def roles(self, block: Any) -> tuple[str, ...]:
+    def roles(self, block: PopulationSettings) -> tuple[str, ...]:
         return llm_user(block)
 
-    def check(self, block: Any) -> None:
+    def check(self, block: PopulationSettings) -> None:
         memory_only(
             block, "the commons game", "GovSim's fishers adapt through their memory, the chat and the agreed limits"
         )
@@ -146,7 +151,7 @@ class CommonsSpec(PopulationGameSpec):
                     f"members[{i}]: a member with the catch {member.strategy} always asks for it: set fixed: true"
                 )
 
-    def describe(self, scenario: Any) -> str:
+    def describe(self, scenario: PopulationScenarioSettings) -> str:
         p = scenario.population
         fixed = [f"{m.share:.0%} always asking {m.strategy} tons" for m in p.members if m.strategy != LLM]
         talk = f"talk up to {self.talk_steps} steps" if self.talk else "no talk"
@@ -157,7 +162,7 @@ class CommonsSpec(PopulationGameSpec):
             "role user"
         )
 
-    def calls(self, scenario: Any) -> list[Calls]:
+    def calls(self, scenario: PopulationScenarioSettings) -> list[Calls]:
         """At most: every month played, every chat to its last step."""
         p, user = scenario.population, scenario.models.user
         llm, months = count_agents(p, lambda m: m.strategy == LLM), p.generations

@@ -1,6 +1,7 @@
-"""Vallinder and Hughes' donor game: its rules (`rules`), settings (`spec`), plug-in (`game`), LLM players
-(`players`), their norm book and revisions (`norms`), the judge of play against the written strategy (`fidelity`)
-and its report (`report`: table, figure, runs side by side)."""
+"""Vallinder and Hughes' donor game: its rules (`rules`), settings (`spec`), plug-in (`game`), its typed state and
+table rows (`records`), its agents' start and selection (`agents`), LLM players (`players`), their norm book and
+revisions (`norms`), the judge of play against the written strategy (`fidelity`) and its report (`report`: table,
+figure, runs side by side)."""
 
 from sandbox.population.registry import GameEntry
 

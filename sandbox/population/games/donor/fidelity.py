@@ -17,17 +17,57 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+from typing_extensions import ReadOnly, TypedDict
 
 from prompts import render
 from sandbox.base.seeding import Branch, call_seed
 from sandbox.llm.contracts import CallInfo
 from sandbox.population.games.donor.rules import DonorRecord
+from sandbox.population.games.donor.spec import DonorSpec
 
-__all__ = ["FIDELITY", "FIDELITY_COLUMNS", "KNOWN_CASES", "bench_fidelity", "judge_play", "moves_text"]
+if TYPE_CHECKING:
+    from sandbox.rewards.judge import ProxyJudge
+
+__all__ = [
+    "FIDELITY",
+    "FIDELITY_COLUMNS",
+    "KNOWN_CASES",
+    "FidelityBench",
+    "FidelityRow",
+    "JudgedAgent",
+    "KnownCaseVerdict",
+    "bench_fidelity",
+    "judge_play",
+    "moves_text",
+]
 
 FIDELITY = "fidelity.csv"
-FIDELITY_COLUMNS = ["generation", "agent", "name", "norm", "moves", "label", "p_yes", "answer"]
+
+
+class FidelityRow(TypedDict):
+    """A row of fidelity.csv: the agent asked about in a generation, its norm id, the moves shown, the judge's label
+    ("" when its answer did not parse), P(yes) ("" without log-probabilities) and its answer."""
+
+    generation: int
+    agent: int
+    name: str
+    norm: int | None
+    moves: str
+    label: bool | str
+    p_yes: float | str
+    answer: str
+
+
+FIDELITY_COLUMNS = tuple(FidelityRow.__annotations__)
+
+
+class JudgedAgent(TypedDict):
+    """What the judge reads of an agent: its strategy (None: none written) and its norm id."""
+
+    strategy: ReadOnly[str | None]
+    norm: ReadOnly[int | None]
 
 
 def _units(x: float) -> str:
@@ -54,20 +94,20 @@ def moves_text(records: Sequence[DonorRecord], agent: int, names: Sequence[str])
 
 
 async def judge_play(
-    judge: Any,
-    agents: Sequence[dict[str, Any]],
+    judge: ProxyJudge,
+    agents: Sequence[JudgedAgent],
     records: Sequence[DonorRecord],
     names: Sequence[str],
     g: int,
     seed: int,
-    game: Any,
-) -> list[list[Any]]:
+    game: DonorSpec,
+) -> list[FidelityRow]:
     """Ask `judge` (a `ProxyJudge`) about every agent with a strategy and a move as donor in generation `g`; the
     rows of `fidelity.csv`."""
     asked = [(i, moves_text(records, i, names)) for i, a in enumerate(agents) if a.get("strategy")]
     asked = [(i, moves) for i, moves in asked if moves]
 
-    async def one(i: int, moves: str) -> list[Any]:
+    async def one(i: int, moves: str) -> FidelityRow:
         prompt = render(
             "population/donor/judge.j2",
             strategy=agents[i]["strategy"],
@@ -83,7 +123,16 @@ async def judge_play(
         )  # the revision's node of g, i; 7: judge
         label = "" if verdict.label is None else verdict.label
         p_yes = "" if verdict.p_yes is None else round(verdict.p_yes, 6)
-        return [g, i, names[i], agents[i].get("norm"), moves, label, p_yes, verdict.answer]
+        return FidelityRow(
+            generation=g,
+            agent=i,
+            name=names[i],
+            norm=agents[i].get("norm"),
+            moves=moves,
+            label=label,
+            p_yes=p_yes,
+            answer=verdict.answer,
+        )
 
     return list(await asyncio.gather(*(one(i, moves) for i, moves in asked)))
 
@@ -119,33 +168,54 @@ def known_case_records(shares: Sequence[float]) -> list[DonorRecord]:
     ]
 
 
-async def ajudge_known_cases(judge: Any, game: Any) -> list[dict[str, Any]]:
+class KnownCaseVerdict(TypedDict):
+    """The judge on a known case: the strategy (from its first word after "My strategy will be"), the shares given,
+    whether they follow it, the judge's label and P(yes) (as in fidelity.csv), and whether the label is right."""
+
+    strategy: str
+    shares: tuple[float, float, float]
+    follows: bool
+    label: bool | str
+    p_yes: float | str
+    right: bool
+
+
+class FidelityBench(TypedDict):
+    """`sandbox bench fidelity`'s result: the known cases, how many the judge got right, how many it said yes to,
+    and its verdict on each."""
+
+    cases: int
+    right: int
+    said_yes: int
+    table: list[KnownCaseVerdict]
+
+
+async def ajudge_known_cases(judge: ProxyJudge, game: DonorSpec) -> list[KnownCaseVerdict]:
     """The judge's verdict on each of `KNOWN_CASES` (a player's strategy and three moves, followed or not)."""
     rows = []
     for k, (strategy, shares, follows) in enumerate(KNOWN_CASES):
-        agents = [{"strategy": strategy, "norm": k}]
+        agents = [JudgedAgent(strategy=strategy, norm=k)]
         (row,) = await judge_play(judge, agents, known_case_records(shares), ["A", "B", "C", "D"], k, 0, game)
         rows.append(
-            {
-                "strategy": strategy.removeprefix("My strategy will be "),
-                "shares": shares,
-                "follows": follows,
-                "label": row[5],
-                "p_yes": row[6],
-                "right": row[5] == follows,
-            }
+            KnownCaseVerdict(
+                strategy=strategy.removeprefix("My strategy will be "),
+                shares=shares,
+                follows=follows,
+                label=row["label"],
+                p_yes=row["p_yes"],
+                right=row["label"] == follows,
+            )
         )
     return rows
 
 
-def bench_fidelity(spec: str = "embedded") -> dict[str, Any]:
+def bench_fidelity(spec: str = "embedded") -> FidelityBench:
     """`sandbox bench fidelity`: the judge of play against norm on known cases (8: half followed, half not), so a
     judge that says yes to everything scores 4 of 8."""
     import pandas as pd
 
     from sandbox.base.sync import run_sync
     from sandbox.llm.resolve import scratch_model
-    from sandbox.population.games.donor.spec import DonorSpec
     from sandbox.rewards.judge import ProxyJudge
 
     with scratch_model("judge", spec, {"temperature": 0.0}) as model:
@@ -155,4 +225,4 @@ def bench_fidelity(spec: str = "embedded") -> dict[str, Any]:
         print(table.to_string(index=False))
     right, said_yes = int(table["right"].sum()), int((table["label"] == True).sum())  # noqa: E712
     print(f"\nright on {right} of {len(table)} known cases; said yes {said_yes} times (half are followed)")
-    return {"cases": len(table), "right": right, "said_yes": said_yes, "table": rows}
+    return FidelityBench(cases=len(table), right=right, said_yes=said_yes, table=rows)

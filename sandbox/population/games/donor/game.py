@@ -38,10 +38,9 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
@@ -51,113 +50,43 @@ from sandbox.base.files import read_csv
 from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
-from sandbox.engine.generations import GenerationState
+from sandbox.engine.generations import GenerationState, Rows
 from sandbox.population.game import ModelOf, PopulationGame
-from sandbox.population.games.donor.fidelity import FIDELITY, FIDELITY_COLUMNS, judge_play
+from sandbox.population.games.donor.agents import select, start_agents, survivor_gap, write_missing
+from sandbox.population.games.donor.fidelity import FIDELITY, FidelityRow, judge_play
 from sandbox.population.games.donor.norms import NormBook, edit_strategy, revise_norms
 from sandbox.population.games.donor.players import Players
+from sandbox.population.games.donor.records import (
+    COLUMNS,
+    DONATIONS,
+    EDGES,
+    GENERATIONS,
+    NORMS,
+    POPULATION,
+    REVISIONS,
+    DonationRow,
+    DonorPlay,
+    DonorPopulation,
+    DonorRevision,
+    DonorScores,
+    GenerationRow,
+    Pairings,
+    PopulationRow,
+    record_data,
+    records_of,
+)
 from sandbox.population.games.donor.report import print_table
 from sandbox.population.games.donor.rules import DonorRecord, apply_round, final_scores, pairings, round_views
 from sandbox.population.games.donor.spec import DonorSpec
 from sandbox.population.llm_session import finish_llm_run, listed, model_label, summary_head
 from sandbox.population.network import network_of
 from sandbox.population.norm_map import norm_map_summary
-from sandbox.population.revision.texts import REVISIONS_COLUMNS
-from sandbox.population.settings import LLM, PopulationScenarioSettings, place_members, spec_of
+from sandbox.population.settings import PopulationScenarioSettings, spec_of
+
+if TYPE_CHECKING:
+    from sandbox.rewards.judge import ProxyJudge
 
 __all__ = ["DONATIONS", "NORMS", "DonorGame"]
-
-POPULATION, GENERATIONS, DONATIONS, NORMS, REVISIONS, EDGES = (
-    "population.csv",
-    "generations.csv",
-    "donations.csv",
-    "norms.csv",
-    "revisions.csv",
-    "edges.csv",
-)
-COLUMNS = {
-    POPULATION: [
-        "generation",
-        "agent",
-        "name",
-        "born",
-        "fixed",
-        "norm",
-        "strategy",
-        "strategy_found",
-        "score",
-        "mean_donated_share",
-        "survived",
-    ],
-    DONATIONS: [
-        "generation",
-        "game",
-        "round",
-        "donor",
-        "recipient",
-        "donor_name",
-        "recipient_name",
-        "donor_before",
-        "recipient_before",
-        "action",
-        "amount",
-        "share",
-        "valid",
-        "attempts",
-    ],
-    NORMS: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
-    REVISIONS: REVISIONS_COLUMNS,
-    FIDELITY: FIDELITY_COLUMNS,
-    GENERATIONS: [
-        "generation",
-        "mean_donated_share",
-        "mean_final_resources",
-        "survivor_gap",
-        "punishment_rate",
-        "illegal_rate",
-        "moves",
-        "seconds",
-    ],
-    EDGES: ["a", "b"],
-}
-
-
-def _start_agents(scenario: PopulationScenarioSettings, book: NormBook) -> tuple[list[dict[str, Any]], list[list[Any]]]:
-    """The first generation's agents, by slot (`place_members`); `llm` members have no strategy yet, a given
-    text is norm version of its own (and its `norms.csv` row)."""
-    block = scenario.population
-    agents, rows, given = [], [], {}
-    for slot, m in enumerate(place_members(scenario)):
-        member = block.members[int(m)]
-        text = None if member.strategy == LLM else member.strategy
-        if text is not None and text not in given:
-            given[text], outcome = book.add(text, True)
-            if outcome == "new":  # with the check, a text differing in case or spaces only is the same norm
-                rows.append([0, given[text], "", "given", text, True, "", "", ""])
-        if text is not None:
-            text = book.text(given[member.strategy], text)
-        agents.append(
-            {
-                "name": f"1_{slot + 1}",
-                "born": 0,
-                "fixed": member.fixed,
-                "strategy": text,
-                "found": text is not None,
-                "norm": None if text is None else given[member.strategy],
-            }
-        )
-    return agents, rows
-
-
-def _select(scores: np.ndarray, agents: Sequence[dict[str, Any]], share: float, rng: np.random.Generator) -> list[int]:
-    """The surviving slots: fixed members, then the best scores up to the share; ties fall by a seeded draw (the
-    notebook sorted a shuffled list)."""
-    keep = max(1, round(len(agents) * share))
-    fixed = [i for i, a in enumerate(agents) if a["fixed"]]
-    draw = rng.permutation(len(agents))
-    level = np.round(scores, 6)  # resources equal but for their last digits tie (sandbox.base.rounding)
-    order = [i for i in sorted(range(len(agents)), key=lambda i: (-level[i], draw[i])) if i not in fixed]
-    return sorted(fixed + order[: max(0, keep - len(fixed))])
 
 
 class _Network:
@@ -169,62 +98,7 @@ class _Network:
         self.matching = self.graph.maximal_matching if spec_of(scenario, DonorSpec).pairing == "network" else None
 
 
-async def _write_missing(
-    players: Players, agents: list[dict[str, Any]], g: int, book: NormBook
-) -> tuple[list[list[Any]], list[list[Any]]]:
-    """Agents without a strategy write one: the first generation's `llm` members from the game's description, the
-    new agents of the last selection from the survivors' strategies (with their scores, best first); the norms'
-    and the revisions' rows."""
-    missing = [i for i, a in enumerate(agents) if a["strategy"] is None]
-    if not missing:
-        return [], []
-    survivors = sorted(
-        (
-            {"name": a["name"], "strategy": a["strategy"], "score": a.get("score", math.nan), "norm": a["norm"]}
-            for a in agents
-            if a["strategy"] is not None and a.get("survived")
-        ),
-        key=lambda a: -a["score"],
-    )  # best first, as the notebook listed them
-    written = await gather_jobs(
-        missing,
-        lambda i: players.strategy(agents[i]["name"], g, i, survivors),
-        limit=jobs_ahead(players.scenario.concurrency),
-    )
-    parents = ";".join(str(s["norm"]) for s in survivors)
-    norm_rows, revision_rows = [], []
-    for i, result in zip(missing, written):
-        norm, outcome = book.add(result["strategy"], result["found"])
-        if norm is None:  # rejected by the check: a new agent has no norm to keep, so it holds the text unchecked
-            norm, outcome = book.next_id, "rejected, kept"
-            book.next_id += 1
-        agents[i].update(strategy=book.text(norm, result["strategy"]), found=result["found"], norm=norm)
-        if outcome != "duplicate":
-            norm_rows.append(
-                [
-                    g,
-                    norm,
-                    agents[i]["name"],
-                    "inherit" if survivors else "write",
-                    result["strategy"],
-                    result["found"],
-                    parents,
-                    result["justification"],
-                    "",
-                ]
-            )
-        if survivors:
-            revision_rows.append(
-                [g - 1, i, agents[i]["name"], "select", "", "", outcome, agents[i].pop("replaced_norm", ""), norm]
-            )
-    return norm_rows, revision_rows
-
-
-def _records(played: Any) -> list[DonorRecord]:
-    return [DonorRecord(**r) for r in played["records"]]
-
-
-class DonorGame(PopulationGame[DonorSpec]):
+class DonorGame(PopulationGame[DonorSpec, DonorPopulation, DonorPlay, Pairings, DonorScores, DonorRevision]):
     """The donor game: the population is the agents (name, birth, strategy, norm id) and the run's norm book."""
 
     print_table = staticmethod(print_table)
@@ -238,19 +112,19 @@ class DonorGame(PopulationGame[DonorSpec]):
         self.rules = self.spec.rules()
         self.network = _Network(scenario)
         self.players = Players(scenario, self.model("user"))
-        self.judge: Any = None
+        self.judge: ProxyJudge | None = None
         if self.block.judge_play:
             from sandbox.rewards.judge import ProxyJudge
 
             self.judge = ProxyJudge(self.model("judge"))
 
-    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+    def start(self) -> tuple[DonorPopulation, Rows]:
         book = NormBook(check=self.block.revision.check)
-        agents, rows = _start_agents(self.scenario, book)
+        agents, rows = start_agents(self.scenario, book)
         edges = self.network.neighbours.edges
         return {"agents": agents, "norms": book.state()}, {EDGES: [] if edges is None else edges.tolist(), NORMS: rows}
 
-    def pair(self, population: Any, g: int) -> Any:
+    def pair(self, population: DonorPopulation, g: int) -> Pairings:
         """Each game's rounds of (donor, recipient) pairs; with `game.activation` below 1, each pair kept with that
         probability, drawn after the pairing from the same generator (so 1 draws nothing and changes nothing)."""
         rng = generator(self.scenario.seed, Branch.EPOCH, g)
@@ -263,7 +137,7 @@ class DonorGame(PopulationGame[DonorSpec]):
             ]
         return [[[list(pair) for pair in pairs] for pairs in game] for game in rounds]
 
-    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+    async def play(self, population: DonorPopulation, g: int, pairs: Pairings) -> DonorPlay:
         """The missing strategies written, then the generation's games, round by round (every donor of a round
         asked at once)."""
         agents, book, rules = (
@@ -271,15 +145,18 @@ class DonorGame(PopulationGame[DonorSpec]):
             NormBook(**copy.deepcopy(population["norms"])),
             self.rules,
         )
-        norm_rows, revision_rows = await _write_missing(self.players, agents, g, book)
-        names, strategies = [a["name"] for a in agents], [a["strategy"] for a in agents]
+        norm_rows, revision_rows = await write_missing(self.players, agents, g, book)
+        names, strategies = [a["name"] for a in agents], [a["strategy"] or "" for a in agents]  # each written
         records: list[DonorRecord] = []
-        attempts, finals = [], []
+        attempts: list[int] = []
+        finals: list[list[float]] = []
         for game, rounds in enumerate(pairs):
             resources = np.full(self.block.agents, float(rules.endowment))
             history: list[DonorRecord] = []
             for r, round_pairs in enumerate(rounds):
-                views = round_views(game, r, [tuple(p) for p in round_pairs], resources, history, rules)
+                views = round_views(
+                    game, r, [(donor, recipient) for donor, recipient in round_pairs], resources, history, rules
+                )
                 answers = await gather_jobs(
                     views,
                     lambda v: self.players.donate(v, names, strategies, g),
@@ -294,31 +171,33 @@ class DonorGame(PopulationGame[DonorSpec]):
             "norms": book.state(),
             "norm_rows": norm_rows,
             "revision_rows": revision_rows,
-            "records": [asdict(h) for h in records],
+            "records": [record_data(h) for h in records],
             "attempts": attempts,
             "finals": finals,
         }
 
-    def score(self, population: Any, g: int, played: Any) -> Any:
+    def score(self, population: DonorPopulation, g: int, played: DonorPlay) -> DonorScores:
         """The agents' scores; under select, the surviving slots."""
         agents = played["agents"]
         scores = final_scores([np.array(f) for f in played["finals"]], self.rules)
         survived = list(range(self.block.agents))
         if self.block.revision.rule == "select":
-            survived = _select(
+            survived = select(
                 scores, agents, self.block.revision.survivors, generator(self.scenario.seed, Branch.META, g)
             )
         return {"scores": scores.tolist(), "survived": survived}
 
-    async def revise(self, population: Any, g: int, played: Any, scores: Any) -> Any:
+    async def revise(
+        self, population: DonorPopulation, g: int, played: DonorPlay, scores: DonorScores
+    ) -> DonorRevision:
         """The judge's verdicts (with `judge_play`), then the next generation's agents: the survivors and new agents
         under select, else each agent's own revision (none after the last generation)."""
-        block, agents, records = self.block, played["agents"], _records(played)
+        block, agents, records = self.block, played["agents"], records_of(played)
         names = [a["name"] for a in agents]
-        fidelity = []
+        fidelity: list[FidelityRow] = []
         if self.judge is not None:
             fidelity = await judge_play(self.judge, agents, records, names, g, self.scenario.seed, self.spec)
-        result = {
+        result: DonorRevision = {
             "agents": agents,
             "norms": played["norms"],
             "norm_rows": [],
@@ -369,13 +248,15 @@ class DonorGame(PopulationGame[DonorSpec]):
                 )
         return {**result, "agents": following}
 
-    def next_agents(self, state: GenerationState) -> Any:
-        return {"agents": state["revised"]["agents"], "norms": state["revised"]["norms"]}
+    def next_agents(self, state: GenerationState) -> DonorPopulation:
+        revised = self.generation(state).revised
+        return {"agents": revised["agents"], "norms": revised["norms"]}
 
-    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
-        g, played, revised = state["generation"], state["played"], state["revised"]
-        agents, records, survived = played["agents"], _records(played), state["scores"]["survived"]
-        scores = state["scores"]["scores"]
+    def record(self, state: GenerationState, seconds: float) -> Rows:
+        step = self.generation(state)
+        g, played, revised = step.g, step.played, step.revised
+        agents, records, survived = played["agents"], records_of(played), step.scores["survived"]
+        scores = step.scores["scores"]
         names = [a["name"] for a in agents]
         shares = {
             i: [h.share for h in records if h.donor == i and h.action == "donate" and not math.isnan(h.share)]
@@ -386,52 +267,52 @@ class DonorGame(PopulationGame[DonorSpec]):
         moves = max(1, len(records))
         return {
             DONATIONS: [
-                [
-                    g,
-                    h.game,
-                    h.round,
-                    h.donor,
-                    h.recipient,
-                    names[h.donor],
-                    names[h.recipient],
-                    h.donor_before,
-                    h.recipient_before,
-                    h.action or "",
-                    h.amount,
-                    h.share,
-                    h.valid,
-                    tries,
-                ]
+                DonationRow(
+                    generation=g,
+                    game=h.game,
+                    round=h.round,
+                    donor=h.donor,
+                    recipient=h.recipient,
+                    donor_name=names[h.donor],
+                    recipient_name=names[h.recipient],
+                    donor_before=h.donor_before,
+                    recipient_before=h.recipient_before,
+                    action=h.action or "",
+                    amount=h.amount,
+                    share=h.share,
+                    valid=h.valid,
+                    attempts=tries,
+                )
                 for h, tries in zip(records, played["attempts"])
             ],
             POPULATION: [
-                [
-                    g,
-                    i,
-                    a["name"],
-                    a["born"],
-                    a["fixed"],
-                    a["norm"],
-                    a["strategy"],
-                    a["found"],
-                    round(float(scores[i]), 4),
-                    mean_share[i],
-                    i in survived,
-                ]
+                PopulationRow(
+                    generation=g,
+                    agent=i,
+                    name=a["name"],
+                    born=a["born"],
+                    fixed=a["fixed"],
+                    norm=a["norm"],
+                    strategy=a["strategy"],
+                    strategy_found=a["found"],
+                    score=round(float(scores[i]), 4),
+                    mean_donated_share=mean_share[i],
+                    survived=i in survived,
+                )
                 for i, a in enumerate(agents)
             ],
             FIDELITY: revised["fidelity"],
             GENERATIONS: [
-                [
-                    g,
-                    float(np.mean([h.share for h in valid])) if valid else math.nan,
-                    float(np.mean(np.array(played["finals"]))),
-                    float(_survivor_gap(mean_share, survived)),
-                    sum(h.action == "punish" for h in records) / moves,
-                    sum(not h.valid for h in records) / moves,
-                    len(records),
-                    round(seconds, 3),
-                ]
+                GenerationRow(
+                    generation=g,
+                    mean_donated_share=float(np.mean([h.share for h in valid])) if valid else math.nan,
+                    mean_final_resources=float(np.mean(np.array(played["finals"]))),
+                    survivor_gap=float(survivor_gap(mean_share, survived)),
+                    punishment_rate=sum(h.action == "punish" for h in records) / moves,
+                    illegal_rate=sum(not h.valid for h in records) / moves,
+                    moves=len(records),
+                    seconds=round(seconds, 3),
+                )
             ],
             NORMS: played["norm_rows"] + revised["norm_rows"],
             REVISIONS: played["revision_rows"] + revised["revision_rows"],
@@ -454,19 +335,12 @@ class DonorGame(PopulationGame[DonorSpec]):
         )
 
 
-def _survivor_gap(shares: Sequence[float], survived: Sequence[int]) -> float:
-    """The survivors' mean donated share minus the others', over the generation's mean (Vallinder & Hughes' Fig. 6
-    last row); NaN when a side has no valid donation or nobody donated."""
-    kept = [v for i, v in enumerate(shares) if i in survived and not math.isnan(v)]
-    gone = [v for i, v in enumerate(shares) if i not in survived and not math.isnan(v)]
-    average = float(np.mean(kept + gone)) if kept + gone else math.nan
-    if not kept or not gone or not average:
-        return math.nan
-    return (float(np.mean(kept)) - float(np.mean(gone))) / average
-
-
 def _finish(
-    run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, mean_degree: float, figure: Any
+    run_dir: RunDirectory,
+    scenario: PopulationScenarioSettings,
+    model: str,
+    mean_degree: float,
+    figure: Callable[[], Figure],
 ) -> None:
     path = run_dir.path
     gens = read_csv(path / GENERATIONS)
@@ -500,7 +374,7 @@ def _finish(
     )
 
 
-def _fidelity_summary(path: Path, judged: bool, generations: int) -> dict[str, Any]:
+def _fidelity_summary(path: Path, judged: bool, generations: int) -> dict[str, object]:
     """With `judge_play`: per generation, the share of the judged agents whose play the judge found to follow their
     norm (unparsed answers left out) and how many answers did not parse."""
     if not judged:

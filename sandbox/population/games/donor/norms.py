@@ -29,18 +29,20 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from prompts import round_units
 from sandbox.core.steps import StateEdit, set_path
+from sandbox.population.games.donor.players import Players, WrittenStrategy
+from sandbox.population.games.donor.records import DonorAgent, DonorPopulation, NormBookState
 from sandbox.population.games.donor.rules import STRATEGY_START, DonorRecord, DonorRules
-from sandbox.population.network import random_neighbour
+from sandbox.population.network import Neighbours, random_neighbour
 from sandbox.population.revision.rules import fermi
-from sandbox.population.revision.texts import Step, Written, derived_field, revise_texts
+from sandbox.population.revision.texts import NormRow, RevisionRow, Step, Written, derived_field, revise_texts
+from sandbox.population.settings import Revision
 
 __all__ = ["NormBook", "edit_strategy", "evidence_text", "revise_norms"]
 
@@ -86,7 +88,7 @@ class NormBook:
         """The wording an agent holding `norm` follows: the norm's first wording (a duplicate takes it)."""
         return self.texts.get(str(norm), text)
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> NormBookState:
         return {"check": self.check, "next_id": self.next_id, "texts": self.texts}
 
 
@@ -140,30 +142,31 @@ def evidence_text(
 
 
 async def revise_norms(
-    players: Any,
-    agents: list[dict[str, Any]],
+    players: Players,
+    agents: list[DonorAgent],
     g: int,
     records: Sequence[DonorRecord],
     finals: Sequence[np.ndarray],
     scores: np.ndarray,
-    neighbours: Any,
+    neighbours: Neighbours,
     book: NormBook,
-    revision: Any,
+    revision: Revision,
     rng: np.random.Generator,
     rules: DonorRules,
-) -> tuple[list[dict[str, Any]], list[list[Any]], list[list[Any]]]:
+) -> tuple[list[DonorAgent], list[NormRow], list[RevisionRow]]:
     """The agents after generation `g`'s revision by reflect, imitate or mutate, with the new norms' rows (for
     `norms.csv`, generation g + 1: where they are first played) and the revisions' rows: each agent's step planned
     here, the calls gathered and the texts applied by `sandbox.population.revision.texts.revise_texts`."""
     n = len(agents)
     names = [a["name"] for a in agents]
+    strategies = [a["strategy"] or "" for a in agents]  # every agent's, written before the play
     free = np.array([not a["fixed"] for a in agents])
     mutants = free & (rng.random(n) < revision.mutation) if revision.mutation else np.zeros(n, dtype=bool)
     partners = random_neighbour(neighbours, rng)
     chance = fermi(revision.beta, scores[partners] - scores)
     adopt = rng.random(n) < chance
 
-    async def written(call: Awaitable[dict[str, Any]]) -> Written:
+    async def written(call: Awaitable[WrittenStrategy]) -> Written:
         answer = await call
         return Written(answer["strategy"], answer["found"], answer["justification"], answer.get("evidence", ""))
 
@@ -174,7 +177,7 @@ async def revise_norms(
             steps[i] = Step("mutate", "", revision.mutation, ask=written(players.rewrite(names[i], g, i)))
         elif revision.rule == "reflect":
             evidence = evidence_text(i, records, names, finals, scores, rules)
-            reflection = players.reflect(names[i], agents[i]["strategy"], g, i, evidence)
+            reflection = players.reflect(names[i], strategies[i], g, i, evidence)
             steps[i] = Step("reflect", "", 1.0, ask=written(reflection), parents=old)
         elif revision.rule == "mutate":  # not drawn this time: recorded as kept
             steps[i] = Step("mutate", "", revision.mutation)
@@ -182,7 +185,7 @@ async def revise_norms(
             j = int(partners[i])
             probability = round(float(chance[i]), 6)
             if adopt[i] and revision.adopt == "merge" and agents[j]["norm"] != agents[i]["norm"]:
-                mine, theirs = (agents[i]["strategy"], float(scores[i])), (agents[j]["strategy"], float(scores[j]))
+                mine, theirs = (strategies[i], float(scores[i])), (strategies[j], float(scores[j]))
                 merged = written(players.merge(names[i], *mine, names[j], *theirs, g, i))
                 parents = f"{old};{agents[j]['norm']}"
                 step = Step("imitate", names[j], probability, ask=merged, written_as="merge", parents=parents)
@@ -192,7 +195,7 @@ async def revise_norms(
     return await revise_texts(agents, g, steps, book)
 
 
-def edit_strategy(population: Mapping[str, Any], name: str, value: Any, generation: int) -> StateEdit:
+def edit_strategy(population: DonorPopulation, name: str, value: object, generation: int) -> StateEdit:
     """A fork's state edit of a donor-game population (`sandbox fork --set state.NAME=VALUE`):
     `agents.I.strategy=TEXT` gives agent I that text as its strategy, a norm version of its own (a new norm, with its
     row in norms.csv written at the fork's generation under the rule `fork`, or the known norm it duplicates); what
@@ -207,7 +210,7 @@ def edit_strategy(population: Mapping[str, Any], name: str, value: Any, generati
         return StateEdit({"agents": set_path(population, name, value, same_type=True)})
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name}: a strategy is a text")
-    agents = [dict(agent) for agent in population["agents"]]
+    agents = list(population["agents"])
     if not parts[1].isdigit() or int(parts[1]) >= len(agents):
         raise ValueError(f"{name}: {parts[1]} is not an agent's index (0 to {len(agents) - 1})")
     book = NormBook(**copy.deepcopy(population["norms"]))
@@ -216,6 +219,16 @@ def edit_strategy(population: Mapping[str, Any], name: str, value: Any, generati
         raise ValueError(f"{name}: the norm check rejects {value!r} (no strategy in it)")
     agent = agents[int(parts[1])]
     agents[int(parts[1])] = {**agent, "strategy": book.text(norm, value), "norm": norm, "found": True}
-    rows = [[generation, norm, agent["name"], "fork", value, True, "", "", ""]] if outcome == "new" else []
-    update = {"agents": {**population, "agents": agents, "norms": book.state()}}
-    return StateEdit(update, {"norms.csv": rows} if rows else {})
+    row = NormRow(
+        generation=generation,
+        norm=norm,
+        author=agent["name"],
+        rule="fork",
+        strategy=value,
+        found=True,
+        parents="",
+        justification="",
+        evidence="",
+    )
+    following: DonorPopulation = {**population, "agents": agents, "norms": book.state()}
+    return StateEdit({"agents": following}, {"norms.csv": [row]} if outcome == "new" else {})

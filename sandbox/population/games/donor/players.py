@@ -11,10 +11,11 @@ recorded as an illegal move (`DonorMove(None, None, answer)`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import NotRequired
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from typing_extensions import TypedDict
 
 from prompts import render
 from sandbox.base.seeding import Branch, call_seed
@@ -25,7 +26,26 @@ from sandbox.population.games.donor.rules import DonorMove, DonorView, parse_don
 from sandbox.population.games.donor.spec import DonorSpec
 from sandbox.population.settings import PopulationScenarioSettings, spec_of
 
-__all__ = ["Players"]
+__all__ = ["Players", "Survivor", "WrittenStrategy"]
+
+
+class WrittenStrategy(TypedDict):
+    """A strategy an agent wrote: the text (from "My strategy will be" on, or the whole answer), whether the sentence
+    was found, the justification before it, and for a revision what the agent was shown."""
+
+    strategy: str
+    found: bool
+    justification: str
+    evidence: NotRequired[str]
+
+
+class Survivor(TypedDict):
+    """A survivor of the last selection, as a new agent's prompt shows it: its name, strategy, score and norm id."""
+
+    name: str
+    strategy: str
+    score: float
+    norm: int | None
 
 
 class Players:
@@ -55,14 +75,12 @@ class Players:
         answer = await acall(self.model, [SystemMessage(self.system), HumanMessage(prompt)], seed=seed, call=call)
         return str(answer.content).strip()
 
-    async def _write(self, prompt: str, name: str, epoch: int, step: str, seed: int) -> dict[str, Any]:
+    async def _write(self, prompt: str, name: str, epoch: int, step: str, seed: int) -> WrittenStrategy:
         call = CallInfo(role="user", agent=name, run=0, epoch=epoch, step=step)
         justification, strategy, found = parse_strategy(await self._ask(prompt, seed=seed, call=call))
         return {"strategy": strategy, "found": found, "justification": justification}
 
-    async def strategy(
-        self, name: str, generation: int, slot: int, survivors: Sequence[dict[str, Any]]
-    ) -> dict[str, Any]:
+    async def strategy(self, name: str, generation: int, slot: int, survivors: Sequence[Survivor]) -> WrittenStrategy:
         """A strategy from the game's description (`survivors` empty) or from the survivors' (`select`)."""
         revision = self.scenario.population.revision
         if survivors:
@@ -80,7 +98,7 @@ class Players:
             prompt, name, generation, "strategy", call_seed(self.scenario.seed, Branch.POLICY, generation, slot)
         )
 
-    async def rewrite(self, name: str, generation: int, slot: int) -> dict[str, Any]:
+    async def rewrite(self, name: str, generation: int, slot: int) -> WrittenStrategy:
         """`mutate`: a new strategy written freely, from the game's description, after generation `generation` (the
         prompt names the next generation, so it is not the first generation's prompt again)."""
         prompt = render("population/donor/strategy.j2", agent=name, rewrite_generation=generation + 2, **self.common)
@@ -88,7 +106,7 @@ class Players:
             prompt, name, generation, "mutate", call_seed(self.scenario.seed, Branch.POLICY, generation, slot, 1)
         )
 
-    async def reflect(self, name: str, strategy: str, generation: int, slot: int, evidence: str) -> dict[str, Any]:
+    async def reflect(self, name: str, strategy: str, generation: int, slot: int, evidence: str) -> WrittenStrategy:
         """`reflect`: the agent's MetaLM rewrites its strategy from what happened to it in generation `generation`."""
         prompt = render(
             "population/donor/reflect.j2", agent=name, strategy=strategy, generation=generation + 1, evidence=evidence
@@ -108,7 +126,7 @@ class Players:
         their_score: float,
         generation: int,
         slot: int,
-    ) -> dict[str, Any]:
+    ) -> WrittenStrategy:
         """`imitate` with `adopt: merge`: the LLM merges a neighbour's strategy into the agent's own."""
         prompt = render(
             "population/donor/merge.j2",

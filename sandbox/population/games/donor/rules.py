@@ -51,6 +51,7 @@ from typing import Literal
 import numpy as np
 
 __all__ = [
+    "Action",
     "DonorMove",
     "DonorRecord",
     "DonorRules",

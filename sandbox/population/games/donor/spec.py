@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
-from sandbox.population.settings import LLM, Calls, PopulationGameSpec, count_agents, refuse_unread, retries_field
+from sandbox.population.settings import (
+    LLM,
+    Calls,
+    PopulationGameSpec,
+    PopulationScenarioSettings,
+    PopulationSettings,
+    count_agents,
+    refuse_unread,
+    retries_field,
+)
+
+if TYPE_CHECKING:
+    from sandbox.population.games.donor.rules import DonorRules
 
 __all__ = ["DonorSpec"]
 
@@ -70,7 +82,7 @@ class DonorSpec(PopulationGameSpec):
         "Times an unreadable donation is asked again (the notebook's 10) before it is recorded as an illegal move.",
     )
 
-    def rules(self) -> Any:
+    def rules(self) -> DonorRules:
         from sandbox.population.games.donor.rules import DonorRules
 
         return DonorRules(
@@ -91,10 +103,10 @@ class DonorSpec(PopulationGameSpec):
             raise ValueError(f"rounds is read by pairing network only; pairing {self.pairing} fixes its own rounds")
         return self
 
-    def roles(self, block: Any) -> tuple[str, ...]:
+    def roles(self, block: PopulationSettings) -> tuple[str, ...]:
         return ("user", "judge") if block.judge_play else ("user",)
 
-    def check(self, block: Any) -> None:
+    def check(self, block: PopulationSettings) -> None:
         rule, revision = block.revision.rule, block.revision
         if rule in ("proportional", "best", "memory"):
             raise ValueError(
@@ -135,7 +147,7 @@ class DonorSpec(PopulationGameSpec):
                 f"revision.survivors {revision.survivors} keeps no agent, or all of them, of {block.agents}"
             )
 
-    def describe(self, scenario: Any) -> str:
+    def describe(self, scenario: PopulationScenarioSettings) -> str:
         p = scenario.population
         how = {
             "select": f"the top {p.revision.survivors:.0%} survive",
@@ -150,7 +162,7 @@ class DonorSpec(PopulationGameSpec):
             f"generations{active}, {how}; members {scenario.models.user.spec} as role user{judged}"
         )
 
-    def calls(self, scenario: Any) -> list[Calls]:
+    def calls(self, scenario: PopulationScenarioSettings) -> list[Calls]:
         """The strategies written (every `llm` member, then each generation's new agents under select), one
         donation per donor and round (at most one per pair of a maximal matching on a network), and the revisions
         between generations (reflect: every agent not fixed; imitate with merge and mutate: at most that many, as

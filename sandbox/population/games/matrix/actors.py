@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -33,7 +33,14 @@ from sandbox.population.games.matrix.dynamics import play_edges
 from sandbox.population.games.matrix.strategies import MatchTable, payoff_table
 from sandbox.population.network import Neighbours, match_edges
 
+if TYPE_CHECKING:
+    from ray import ObjectRef
+
+    from sandbox.population.games.matrix.spec import MatrixSpec
+
 __all__ = ["ActorBlocks"]
+
+T = TypeVar("T")  # what an actor answers
 
 
 class _Block:
@@ -59,7 +66,7 @@ class ActorBlocks:
     def __init__(
         self,
         names: list[str],
-        game: Any,
+        game: MatrixSpec,
         neighbours: Neighbours,
         actors: int,
         *,
@@ -71,7 +78,7 @@ class ActorBlocks:
         self.timeout_s = actor_timeout_s() if timeout_s is None else timeout_s
         self.run_dir = run_dir
         self._started = ray_started(actors)
-        self._actors: list[Any] = []
+        self._actors: list[Any] = []  # `_Block` handles: Ray types a handle's methods as Never, so none is typed
         try:
             edges = match_edges(neighbours)
             self._first = edges[:, 0]
@@ -98,7 +105,7 @@ class ActorBlocks:
         ]
         return np.concatenate(self._get(parts, "its block of a generation's matches (its start included)"), axis=1)
 
-    def _get(self, refs: list[Any], step: str) -> list[Any]:
+    def _get(self, refs: list[ObjectRef[T]], step: str) -> list[T]:
         """The actors' answers (one each, in order), waiting at most `timeout_s`; `RunFailedError` naming the first
         actor that did not answer in time and `step`, what it was asked."""
 

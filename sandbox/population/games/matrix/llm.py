@@ -30,12 +30,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from matplotlib.figure import Figure
+from typing_extensions import TypedDict
 
 from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
 from prompts import render, render_once
@@ -43,7 +45,7 @@ from sandbox.base.files import read_csv
 from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.base.seeding import Branch, call_seed, generator
 from sandbox.core.run_dir import RunDirectory
-from sandbox.engine.generations import GenerationState
+from sandbox.engine.generations import GenerationState, Rows
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
@@ -51,15 +53,28 @@ from sandbox.population.game import ModelOf, PopulationGame
 from sandbox.population.games.matrix.report import print_llm_table
 from sandbox.population.games.matrix.spec import MatrixSpec
 from sandbox.population.games.matrix.strategies import payoff_table
-from sandbox.population.llm_session import finish_llm_run, listed, member_columns, model_label, summary_head
+from sandbox.population.llm_session import MemberRow, finish_llm_run, listed, member_row, model_label, summary_head
 from sandbox.population.network import edge_pairs, network_of
-from sandbox.population.revision.texts import REVISIONS_COLUMNS, edit_principle, first_principles, revise_principles
+from sandbox.population.revision.texts import (
+    NORMS_COLUMNS,
+    REVISIONS_COLUMNS,
+    NormRow,
+    PrincipledAgent,
+    PrincipledPopulation,
+    PrincipledRevision,
+    edit_principle,
+    first_principles,
+    revise_principles,
+)
 from sandbox.population.settings import PopulationScenarioSettings, place_members, spec_of
 from sandbox.rules.matrix import Move
 from sandbox.rules.matrix_prompt import ActionTokens, matrix_prompt, parse_action
 from societies.norms import NORMS
 
-__all__ = ["LLMMatrixGame", "Members", "play_match"]
+if TYPE_CHECKING:
+    from sandbox.population.actors.llm import LLMActorBlocks
+
+__all__ = ["LLMMatrixGame", "Members", "MoveRow", "Turn", "play_match"]
 
 POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
     "population.csv",
@@ -69,25 +84,65 @@ POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
     "revisions.csv",
     "edges.csv",
 )
+
+
+class Turn(TypedDict):
+    """A turn of a match: both moves (C, D, or "" for an illegal answer), both answers, both payoffs."""
+
+    move_a: str
+    move_b: str
+    answer_a: str
+    answer_b: str
+    payoff_a: float
+    payoff_b: float
+
+
+class MatchKey(TypedDict):
+    generation: int
+    match: int
+    turn: int
+    a: int
+    b: int
+
+
+class MoveRow(MatchKey, Turn):
+    """A row of moves.csv: the generation, the match (its edge), the turn, both agents, then the turn."""
+
+
+class MemberPlay(MemberRow):
+    """A row of population.csv: the member, its payoff and its share of C moves ("" without a legal move)."""
+
+    payoff: float
+    cooperation: float | str
+
+
+class GenerationRow(TypedDict):
+    """A row of generations.csv: the share of C moves among legal ones ("" without one), the members' mean payoff
+    (over the generation's turns), the share of illegal moves, the moves, the seconds so far."""
+
+    generation: int
+    cooperation: float | str
+    mean_payoff: float
+    illegal_rate: float | str
+    moves: int
+    seconds: float
+
+
+class Scores(TypedDict):
+    """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""
+
+    payoff: list[float]
+    moves: list[float]
+    cooperated: list[float]
+
+
 COLUMNS = {
-    MOVES: [
-        "generation",
-        "match",
-        "turn",
-        "a",
-        "b",
-        "move_a",
-        "move_b",
-        "answer_a",
-        "answer_b",
-        "payoff_a",
-        "payoff_b",
-    ],
-    POPULATION: ["generation", "agent", "name", "kind", "fixed", "norm", "strategy", "payoff", "cooperation"],
-    NORMS_TABLE: ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"],
+    MOVES: tuple(MoveRow.__annotations__),
+    POPULATION: tuple(MemberPlay.__annotations__),
+    NORMS_TABLE: NORMS_COLUMNS,
     REVISIONS: REVISIONS_COLUMNS,
-    GENERATIONS: ["generation", "cooperation", "mean_payoff", "illegal_rate", "moves", "seconds"],
-    EDGES: ["a", "b"],
+    GENERATIONS: tuple(GenerationRow.__annotations__),
+    EDGES: ("a", "b"),
 }
 
 
@@ -110,7 +165,7 @@ class Members:
         )
 
     async def move(
-        self, agent: dict[str, Any], history: list[tuple[Move, Move]], g: int, match: int, turn: int, side: int
+        self, agent: PrincipledAgent, history: list[tuple[Move, Move]], g: int, match: int, turn: int, side: int
     ) -> tuple[Move | None, str]:
         """The agent's move (C, D, or None: illegal) and its answer."""
         shown = history[-self.game.history :] if self.game.history else []
@@ -132,7 +187,7 @@ class Members:
         note_move(call, move)
         return move, text
 
-    async def reflect(self, agent: dict[str, Any], matches: str, payoff: float, g: int, i: int) -> _Revision:
+    async def reflect(self, agent: PrincipledAgent, matches: str, payoff: float, g: int, i: int) -> _Revision:
         """The member's next principle; an answer cut off at the token limit, or not a usable principle, is illegal
         (None), as SCAI's MetaLM treats it."""
         prompt = render(
@@ -159,31 +214,43 @@ class Members:
             return _Revision(None, text)
 
 
-def _start(scenario: PopulationScenarioSettings) -> tuple[list[dict[str, Any]], list[list[Any]]]:
+def _start(scenario: PopulationScenarioSettings) -> tuple[list[PrincipledAgent], list[NormRow]]:
     block = scenario.population
-    agents: list[dict[str, Any]] = []
-    rows: list[list[Any]] = []
+    agents: list[PrincipledAgent] = []
+    rows: list[NormRow] = []
     ids: dict[str, int] = {}
     for i, m in enumerate(place_members(scenario)):
         member = block.members[int(m)]
         text = NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy
         if text not in ids:
             ids[text] = len(ids)
-            rows.append([0, ids[text], "scenario", "initial", text, True, "", "", ""])
+            rows.append(
+                NormRow(
+                    generation=0,
+                    norm=ids[text],
+                    author="scenario",
+                    rule="initial",
+                    strategy=text,
+                    found=True,
+                    parents="",
+                    justification="",
+                    evidence="",
+                )
+            )
         agents.append(
-            {
-                "name": f"agent{i}",
-                "kind": "fixed" if member.fixed else "member",
-                "fixed": member.fixed,
-                "norm": ids[text],
-                "strategy": text,
-            }
+            PrincipledAgent(
+                name=f"agent{i}",
+                kind="fixed" if member.fixed else "member",
+                fixed=member.fixed,
+                norm=ids[text],
+                strategy=text,
+            )
         )
     return agents, rows
 
 
-async def play_match(members: Members, agents: list[dict[str, Any]], g: int, k: int, a: int, b: int) -> list[list[Any]]:
-    """One match's turns: [move_a, move_b, answer_a, answer_b, payoff_a, payoff_b] each."""
+async def play_match(members: Members, agents: list[PrincipledAgent], g: int, k: int, a: int, b: int) -> list[Turn]:
+    """One match's turns."""
     table, turns = members.table, []
     history: list[tuple[Move, Move]] = []
     for t in range(members.game.turns):
@@ -194,27 +261,44 @@ async def play_match(members: Members, agents: list[dict[str, Any]], g: int, k: 
         # an illegal move earns nothing and counts as a defection for the other player's payoff
         pay_a = table.payoffs(move_a, move_b or "D")[0] if move_a else 0.0
         pay_b = table.payoffs(move_b, move_a or "D")[0] if move_b else 0.0
-        turns.append([move_a or "", move_b or "", said_a, said_b, pay_a, pay_b])
+        turns.append(
+            Turn(
+                move_a=move_a or "",
+                move_b=move_b or "",
+                answer_a=said_a,
+                answer_b=said_b,
+                payoff_a=pay_a,
+                payoff_b=pay_b,
+            )
+        )
         history.append((move_a or "D", move_b or "D"))
     return turns
 
 
-def _matches_text(i: int, agents: list[dict[str, Any]], rows: Sequence[list[Any]], tokens: ActionTokens) -> str:
+def _move_row(g: int, k: int, t: int, pair: Sequence[int], turn: Turn) -> MoveRow:
+    return {"generation": g, "match": k, "turn": t, "a": pair[0], "b": pair[1], **turn}
+
+
+def _matches_text(i: int, agents: list[PrincipledAgent], rows: Sequence[MoveRow], tokens: ActionTokens) -> str:
     """What agent i did in its matches of the generation, for its reflection (in the prompt's action tokens)."""
     word = {"C": tokens.cooperate, "D": tokens.defect, "": "an illegal answer"}
     lines = []
     for r in rows:
-        a, b = r[3], r[4]
+        a, b = r["a"], r["b"]
         if i in (a, b):
-            own, other, pay = (r[5], r[6], r[9]) if i == a else (r[6], r[5], r[10])
+            own, other, pay = (
+                (r["move_a"], r["move_b"], r["payoff_a"]) if i == a else (r["move_b"], r["move_a"], r["payoff_b"])
+            )
             lines.append(
-                f"- against {agents[b if i == a else a]['name']}, turn {r[2] + 1}: you played {word[own]}, "
+                f"- against {agents[b if i == a else a]['name']}, turn {r['turn'] + 1}: you played {word[own]}, "
                 f"they played {word[other]}; you got {pay:g} points"
             )
     return "\n".join(lines)
 
 
-class LLMMatrixGame(PopulationGame[MatrixSpec]):
+class LLMMatrixGame(
+    PopulationGame[MatrixSpec, PrincipledPopulation, list[MoveRow], list[int] | None, Scores, PrincipledRevision]
+):
     """LLM members of a matrix game: the population is the agents (name, kind, norm id, principle) and the next
     norm id; every pair of neighbours meets each generation."""
 
@@ -230,7 +314,7 @@ class LLMMatrixGame(PopulationGame[MatrixSpec]):
         self.pairs = edge_pairs(self.neighbours)
         self.degree = np.maximum(self.neighbours.degree(), 1)
         self.members = Members(scenario, self.model("user"))
-        self._actors: Any = None
+        self._actors: LLMActorBlocks[Members, list[Turn]] | None = None
 
     def __enter__(self) -> LLMMatrixGame:
         if self.block.actors > 1:  # Ray actors play the matches, each with its share of the pool
@@ -242,24 +326,24 @@ class LLMMatrixGame(PopulationGame[MatrixSpec]):
             )
         return self
 
-    def __exit__(self, *error: Any) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         if self._actors is not None:
-            self._actors.__exit__(*error)
+            self._actors.__exit__(kind, error, tb)
             self._actors = None
 
-    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+    def start(self) -> tuple[PrincipledPopulation, Rows]:
         return first_principles(self.neighbours, _start(self.scenario))
 
-    def pair(self, population: Any, g: int) -> Any:
+    def pair(self, population: PrincipledPopulation, g: int) -> list[int] | None:
         """The matches that take place: every edge's (its index), or with `game.activation` below 1 each edge's
         with that probability, drawn from the generation's node of the seed tree (`Branch.EPOCH`)."""
         activation = self.spec.activation
         if activation >= 1:
             return None  # every match: nothing to checkpoint
         drawn = generator(self.scenario.seed, Branch.EPOCH, g).random(len(self.pairs)) < activation
-        return np.flatnonzero(drawn).tolist()
+        return [int(k) for k in np.flatnonzero(drawn)]
 
-    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+    async def play(self, population: PrincipledPopulation, g: int, pairs: list[int] | None) -> list[MoveRow]:
         agents = population["agents"]
         matches = range(len(self.pairs)) if pairs is None else pairs
         if self._actors is not None:
@@ -270,25 +354,29 @@ class LLMMatrixGame(PopulationGame[MatrixSpec]):
                 lambda k: play_match(self.members, agents, g, k, *self.pairs[k]),
                 limit=jobs_ahead(self.scenario.concurrency, calls_per_job=2),
             )
-        return [[g, k, t, *self.pairs[k], *turn] for k, turns in zip(matches, played) for t, turn in enumerate(turns)]
+        return [
+            _move_row(g, k, t, self.pairs[k], turn) for k, turns in zip(matches, played) for t, turn in enumerate(turns)
+        ]
 
-    def score(self, population: Any, g: int, rows: Any) -> Any:
+    def score(self, population: PrincipledPopulation, g: int, rows: list[MoveRow]) -> Scores:
         """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""
         n = len(population["agents"])
         payoff, moves, cooperated = np.zeros(n), np.zeros(n), np.zeros(n)
         met = np.zeros(n) if self.spec.activation < 1 else None
         for r in rows:
-            for who, move, pay in ((r[3], r[5], r[9]), (r[4], r[6], r[10])):
+            for who, move, pay in ((r["a"], r["move_a"], r["payoff_a"]), (r["b"], r["move_b"], r["payoff_b"])):
                 payoff[who] += pay
                 moves[who] += move != ""
                 cooperated[who] += move == "C"
-                if met is not None and r[2] == 0:
+                if met is not None and r["turn"] == 0:
                     met[who] += 1
         if self.block.revision.payoff == "mean":
             payoff = payoff / (self.degree if met is None else np.maximum(met, 1))
         return {"payoff": payoff.tolist(), "moves": moves.tolist(), "cooperated": cooperated.tolist()}
 
-    async def revise(self, population: Any, g: int, rows: Any, scores: Any) -> Any:
+    async def revise(
+        self, population: PrincipledPopulation, g: int, rows: list[MoveRow], scores: Scores
+    ) -> PrincipledRevision:
         agents, next_id, block = population["agents"], population["next_id"], self.block
         if g + 1 >= block.generations:
             return {"agents": agents, "norms": [], "revisions": [], "next_id": next_id}
@@ -307,36 +395,37 @@ class LLMMatrixGame(PopulationGame[MatrixSpec]):
                 if reflect
                 else None
             ),
-            evidence=lambda i: f"{sum(i in (r[3], r[4]) for r in rows)} own turns",
+            evidence=lambda i: f"{sum(i in (r['a'], r['b']) for r in rows)} own turns",
             next_id=next_id,
         )
         return {"agents": following, "norms": norm_rows, "revisions": revision_rows, "next_id": next_id}
 
-    def next_agents(self, state: GenerationState) -> Any:
-        revised = state["revised"]
+    def next_agents(self, state: GenerationState) -> PrincipledPopulation:
+        revised = self.generation(state).revised
         return {"agents": revised["agents"], "next_id": revised["next_id"]}
 
-    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
-        g, rows, agents, revised = state["generation"], state["played"], state["agents"]["agents"], state["revised"]
-        payoff, moves, cooperated = (np.array(state["scores"][k]) for k in ("payoff", "moves", "cooperated"))
+    def record(self, state: GenerationState, seconds: float) -> Rows:
+        step = self.generation(state)
+        g, rows, agents, revised, scores = step.g, step.played, step.agents["agents"], step.revised, step.scores
+        payoff, moves, cooperated = (np.array(scores[k]) for k in ("payoff", "moves", "cooperated"))
         cooperation = np.divide(cooperated, moves, out=np.full(len(agents), np.nan), where=moves > 0)
         population = [
-            [
-                *member_columns(g, i, a),
-                round(float(payoff[i]), 6),
-                "" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6),
-            ]
+            MemberPlay(
+                **member_row(g, i, a),
+                payoff=round(float(payoff[i]), 6),
+                cooperation="" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6),
+            )
             for i, a in enumerate(agents)
         ]
         total = 2 * len(rows)
-        generation = [
-            g,
-            round(float(cooperated.sum() / moves.sum()), 6) if moves.sum() else "",
-            round(float(payoff.mean()), 6),
-            round(float(1 - moves.sum() / total), 6) if total else "",  # no match drawn (activation): none
-            total,
-            round(seconds, 3),
-        ]
+        generation = GenerationRow(
+            generation=g,
+            cooperation=round(float(cooperated.sum() / moves.sum()), 6) if moves.sum() else "",
+            mean_payoff=round(float(payoff.mean()), 6),
+            illegal_rate=round(float(1 - moves.sum() / total), 6) if total else "",  # no match drawn: none
+            moves=total,
+            seconds=round(seconds, 3),
+        )
         return {
             MOVES: rows,
             POPULATION: population,

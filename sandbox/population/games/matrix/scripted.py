@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import TracebackType
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 from matplotlib.figure import Figure
+from typing_extensions import TypedDict
 
 from sandbox.base.files import read_csv
 from sandbox.base.seeding import Branch, generator
@@ -27,36 +28,89 @@ from sandbox.core.run_dir import RunDirectory
 from sandbox.core.summary import write_summary
 from sandbox.engine.generations import GenerationState, Rows
 from sandbox.population.game import ModelOf, PopulationGame
-from sandbox.population.games.matrix.dynamics import play
+from sandbox.population.games.matrix.dynamics import Matches, play
 from sandbox.population.games.matrix.report import print_scripted_table
 from sandbox.population.games.matrix.spec import MatrixSpec
 from sandbox.population.games.matrix.strategies import MatchTable, canonical, payoff_table
 from sandbox.population.network import network_of
 from sandbox.population.revision.rules import revise
-from sandbox.population.settings import place_members
+from sandbox.population.settings import PopulationScenarioSettings, place_members
 from sandbox.rules.matrix import MOVES
 
-__all__ = ["ScriptedMatrixGame"]
+__all__ = ["PackedPlay", "ScriptedMatrixGame", "Strategies"]
 
 POPULATION, GENERATIONS, EDGES, PLOT = "population.csv", "generations.csv", "edges.csv", "cooperation.png"
+
+Strategies = bytes  # the population: each agent's strategy (its index among the members'), an int64 array packed
+
+
+class PackedPlay(TypedDict):
+    """A generation's play, packed: each agent's payoff and share of C moves (float64 arrays), and the state of the
+    generation's generator after the play's draws (JSON: its 128-bit integers kept as text), which revision goes on
+    drawing from."""
+
+    payoff: bytes
+    cooperation: bytes
+    rng: str
+
+
+class AgentRow(TypedDict):
+    """A row of population.csv: the generation, the agent, its strategy's name, whether it is fixed, its payoff and
+    its share of C moves. The rows are written as these cells in this order (`AgentCells`), zipped from the
+    population's columns: a dict per agent would slow a large population's generation."""
+
+    generation: int
+    agent: int
+    strategy: str
+    fixed: bool
+    payoff: float
+    cooperation: float
+
+
+AgentCells = tuple[int, int, str, bool, float, float]  # an `AgentRow`'s cells, in its order
+
+
+class GenerationRow(TypedDict):
+    """A row of generations.csv, but for each strategy's share of the agents (`share NAME`, before the seconds): the
+    share of C moves (over the matches played), the mean payoff, the seconds so far."""
+
+    generation: int
+    cooperation: float
+    mean_payoff: float
+    seconds: float
+
+
+def generations_columns(names: Sequence[str]) -> tuple[str, ...]:
+    """generations.csv's header: a generation row's, with each member's strategy's share (by name) before the
+    seconds."""
+    columns = tuple(GenerationRow.__annotations__)
+    at = columns.index("seconds")
+    return (*columns[:at], *(f"share {name}" for name in names), *columns[at:])
+
+
+def generations_cells(row: GenerationRow, shares: Sequence[float]) -> list[float]:
+    """A generation row's cells in `generations_columns`' order, each member's share in its own cell (two members
+    of one strategy, fixed and not, have a column each under one name)."""
+    return [row["generation"], row["cooperation"], row["mean_payoff"], *shares, row["seconds"]]
 
 
 def _packed(values: np.ndarray) -> bytes:
     return np.ascontiguousarray(values).tobytes()
 
 
-def _unpacked(data: bytes, dtype: type) -> np.ndarray:
+def _unpacked(data: bytes, dtype: type[np.generic]) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype).copy()  # a copy: a step never changes what the checkpoint holds
 
 
-class ScriptedMatrixGame(PopulationGame[MatrixSpec]):
-    """Scripted strategies: the match table, the network, who is fixed."""
+class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None, None, Strategies]):
+    """Scripted strategies: the match table, the network, who is fixed. The population, its play and its revision
+    are packed arrays (`Strategies`, `PackedPlay`)."""
 
     print_table = staticmethod(print_scripted_table)
 
     calls_models = False
 
-    def __init__(self, scenario: Any, model: ModelOf | None = None) -> None:
+    def __init__(self, scenario: PopulationScenarioSettings, model: ModelOf | None = None) -> None:
         super().__init__(scenario, model)
         block = self.block
         self.names = [canonical(m.strategy) for m in block.members]
@@ -69,12 +123,13 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec]):
         self.start_strategies = place_members(scenario)
         self.fixed = np.array([block.members[m].fixed for m in self.start_strategies], dtype=bool)
         self.columns = {
-            POPULATION: ["generation", "agent", "strategy", "fixed", "payoff", "cooperation"],
-            GENERATIONS: ["generation", "cooperation", "mean_payoff", *(f"share {n}" for n in self.names), "seconds"],
-            EDGES: ["a", "b"],
+            POPULATION: tuple(AgentRow.__annotations__),
+            GENERATIONS: generations_columns(self.names),
+            EDGES: ("a", "b"),
         }
-        self._actors: contextlib.AbstractContextManager[Any] = contextlib.nullcontext(None)
-        self.matches: Any = None
+        # what plays the edges' matches: Ray actors (`population.actors`), or None (`play_edges`, in this process)
+        self._actors: contextlib.AbstractContextManager[Matches | None] = contextlib.nullcontext(None)
+        self.matches: Matches | None = None
 
     def __enter__(self) -> ScriptedMatrixGame:
         if self.block.actors > 1:  # Ray actors play the matches
@@ -84,14 +139,14 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec]):
         self.matches = self._actors.__enter__()
         return self
 
-    def __exit__(self, *error: Any) -> None:
-        self._actors.__exit__(*error)
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self._actors.__exit__(kind, error, tb)
 
-    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+    def start(self) -> tuple[Strategies, Rows]:
         edges = self.neighbours.edges
         return _packed(self.start_strategies), {EDGES: [] if edges is None else edges.tolist()}
 
-    async def play(self, agents: Any, g: int, pairs: Any) -> Any:
+    async def play(self, agents: Strategies, g: int, pairs: None) -> PackedPlay:
         rng = generator(self.scenario.seed, Branch.EPOCH, g)
         outcome = play(
             _unpacked(agents, np.int64),
@@ -108,7 +163,7 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec]):
             "rng": json.dumps(rng.bit_generator.state),
         }  # 128-bit integers: kept as text
 
-    async def revise(self, agents: Any, g: int, played: Any, scores: Any) -> Any:
+    async def revise(self, agents: Strategies, g: int, played: PackedPlay, scores: None) -> Strategies:
         revision = self.block.revision
         rng = np.random.default_rng()
         rng.bit_generator.state = json.loads(played["rng"])
@@ -127,18 +182,19 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec]):
             )
         )
 
-    def next_agents(self, state: GenerationState) -> Any:
-        return state["revised"]
+    def next_agents(self, state: GenerationState) -> Strategies:
+        return self.generation(state).revised
 
     def record(self, state: GenerationState, seconds: float) -> Rows:
-        g, block, played = state["generation"], self.block, state["played"]
-        strategies = _unpacked(state["agents"], np.int64)
+        step, block = self.generation(state), self.block
+        g, played = step.g, step.played
+        strategies = _unpacked(step.agents, np.int64)
         payoff, cooperation = _unpacked(played["payoff"], np.float64), _unpacked(played["cooperation"], np.float64)
         names = np.array(self.names, dtype=object)[strategies]
         shares = np.bincount(strategies, minlength=len(self.names)) / block.agents
         weights = self.neighbours.degree() + (1 if block.self_play else 0)
         mean_cooperation = float(np.average(cooperation, weights=weights)) if weights.sum() else 0.0
-        rows = list(
+        rows: list[AgentCells] = list(
             zip(
                 [g] * block.agents,
                 range(block.agents),
@@ -148,14 +204,13 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec]):
                 np.round(cooperation, 6).tolist(),
             )
         )
-        generation = [
-            g,
-            round(mean_cooperation, 6),
-            round(float(payoff.mean()), 6),
-            *np.round(shares, 6).tolist(),
-            round(seconds, 4),
-        ]
-        return {POPULATION: rows, GENERATIONS: [generation]}
+        generation = GenerationRow(
+            generation=g,
+            cooperation=round(mean_cooperation, 6),
+            mean_payoff=round(float(payoff.mean()), 6),
+            seconds=round(seconds, 4),
+        )
+        return {POPULATION: rows, GENERATIONS: [generations_cells(generation, np.round(shares, 6).tolist())]}
 
     figure_file = PLOT
 

@@ -3,13 +3,15 @@ follow principle texts (`play: llm`)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from sandbox.population.settings import (
     Calls,
     PopulationGameSpec,
+    PopulationScenarioSettings,
+    PopulationSettings,
     Revision,
     count_agents,
     network_edges,
@@ -92,13 +94,13 @@ class MatrixSpec(PopulationGameSpec):
     def plugin(self) -> str:
         return self.play
 
-    def extras(self, block: Any) -> list[str]:
+    def extras(self, block: PopulationSettings) -> list[str]:
         return ["population"] if self.play == "scripted" else []  # axelrod's strategies
 
-    def roles(self, block: Any) -> tuple[str, ...]:
+    def roles(self, block: PopulationSettings) -> tuple[str, ...]:
         return ("user",) if self.play == "llm" else ()  # scripted strategies call no model
 
-    def check(self, block: Any) -> None:
+    def check(self, block: PopulationSettings) -> None:
         if self.play == "llm":
             principle_checks(block, "a matrix game with play llm", assistant=False, actors=True)
             return
@@ -151,7 +153,7 @@ class MatrixSpec(PopulationGameSpec):
                     "sparser network"
                 )
 
-    def describe(self, scenario: Any) -> str:
+    def describe(self, scenario: PopulationScenarioSettings) -> str:
         p = scenario.population
         if self.play == "llm":
             how = (
@@ -173,7 +175,7 @@ class MatrixSpec(PopulationGameSpec):
             f"{self.name}, revision {p.revision.rule}; {members}{actors}"
         )
 
-    def calls(self, scenario: Any) -> list[Calls]:
+    def calls(self, scenario: PopulationScenarioSettings) -> list[Calls]:
         """play llm: two moves a turn, every edge a match (its `activation` share, expected), each generation; a reflection per member not fixed
         between generations."""
         if self.play != "llm":

@@ -20,14 +20,19 @@ import functools
 import json
 from importlib import metadata
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+from typing_extensions import TypedDict
 
 from sandbox.rules.matrix import MATRIX_GAMES, MOVES, PayoffTable
 
+if TYPE_CHECKING:
+    import axelrod as axl
+
 __all__ = [
     "CATALOGUE",
+    "Catalogue",
     "MatchTable",
     "Strategy",
     "axelrod_game",
@@ -53,7 +58,15 @@ class Strategy(NamedTuple):
     stochastic: bool
 
 
-def catalogue_from_axelrod() -> dict[str, Any]:
+class Catalogue(TypedDict):
+    """The catalogue (`axelrod_strategies.json`): the axelrod version it was read from, and each strategy as its
+    display name, its class's name and whether it is stochastic."""
+
+    axelrod: str
+    strategies: list[list[str | bool]]  # [name, class name, stochastic], as JSON reads them back
+
+
+def catalogue_from_axelrod() -> Catalogue:
     """The catalogue of the installed axelrod's strategies, read from the library (imports it)."""
     import axelrod as axl
 
@@ -96,7 +109,7 @@ def strategy(name: str) -> Strategy:
         raise ValueError(f"unknown axelrod strategy {name!r}{hint}") from None
 
 
-def strategy_class(name: str) -> Any:
+def strategy_class(name: str) -> type[axl.Player]:
     """The axelrod strategy class called `name` (its display name or its class name); imports axelrod."""
     import axelrod as axl
 
@@ -126,7 +139,7 @@ def is_stochastic(name: str) -> bool:
     return strategy(name).stochastic
 
 
-def axelrod_game(table: PayoffTable) -> Any:
+def axelrod_game(table: PayoffTable) -> axl.Game:
     """The table as an `axelrod.Game(r, s, t, p)`; a table that is not symmetric is refused."""
     import axelrod as axl
 

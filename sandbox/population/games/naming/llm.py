@@ -39,20 +39,21 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from matplotlib.figure import Figure
+from typing_extensions import TypedDict
 
 from prompts import render, render_once
 from sandbox.base.files import read_csv
 from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.base.seeding import Branch, call_seed, generator, seed_node
 from sandbox.core.run_dir import RunDirectory
-from sandbox.engine.generations import GenerationState
+from sandbox.engine.generations import GenerationState, Rows
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
@@ -63,39 +64,98 @@ from sandbox.population.games.naming.rules import Convergence
 from sandbox.population.games.naming.spec import NamingSpec
 from sandbox.population.llm_session import finish_llm_run, listed, model_label
 from sandbox.population.network import neighbour_of, network_of
-from sandbox.population.settings import LLM, PopulationScenarioSettings, place_members, spec_of
+from sandbox.population.settings import LLM, PopulationScenarioSettings, PopulationSettings, place_members, spec_of
 
-__all__ = ["LLMNamingGame", "parse_name"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["LLMNamingGame", "NamingAgent", "NamingPopulation", "parse_name"]
 
 POPULATION, GENERATIONS, INTERACTIONS, EDGES = "population.csv", "generations.csv", "interactions.csv", "edges.csv"
+
+
+class Remembered(TypedDict):
+    """An interaction in an agent's memory: its pick, its partner's (None: illegal) and the payoff."""
+
+    own: str | None
+    other: str | None
+    payoff: float
+
+
+class NamingAgent(TypedDict):
+    """An agent: its committed word ("" for an LLM member), its memory (the last `game.memory` interactions) and
+    its last pick ("" for none or an illegal one)."""
+
+    committed: str
+    memory: list[Remembered]
+    last: str
+
+
+class NamingPopulation(TypedDict):
+    """The population: its agents, the run of successes so far, the interaction (1-based, over the run) at which
+    it converged, and the interactions played."""
+
+    agents: list[NamingAgent]
+    run: int
+    consensus_at: int | None
+    interactions: int
+
+
+class InteractionRow(TypedDict):
+    """A row of interactions.csv: the pair, both picks ("" for an illegal one), their validity and attempts, the
+    success and the payoff both got."""
+
+    generation: int
+    interaction: int
+    a: int
+    b: int
+    name_a: str
+    name_b: str
+    valid_a: bool
+    valid_b: bool
+    attempts_a: int
+    attempts_b: int
+    success: bool
+    payoff: float
+
+
+class Played(NamingPopulation):
+    """A generation's play: the population after it, and its interactions' rows."""
+
+    rows: list[InteractionRow]
+
+
+class AgentRow(TypedDict):
+    """A row of population.csv: the agent's committed word, last pick, the name it holds and its memory's score."""
+
+    generation: int
+    agent: int
+    committed: str
+    last_name: str
+    held: str
+    score: float
+
+
+class GenerationRow(TypedDict):
+    """A row of generations.csv: the interactions, their success rate, the dominant name and its share of the
+    agents, the committed word's share, the illegal rate, the interaction at which consensus came ("" if not)."""
+
+    generation: int
+    interactions: int
+    success_rate: float
+    dominant: str
+    dominant_share: float
+    committed_share: float
+    illegal_rate: float
+    consensus_at: int | str
+    seconds: float
+
+
 COLUMNS = {
-    INTERACTIONS: [
-        "generation",
-        "interaction",
-        "a",
-        "b",
-        "name_a",
-        "name_b",
-        "valid_a",
-        "valid_b",
-        "attempts_a",
-        "attempts_b",
-        "success",
-        "payoff",
-    ],
-    POPULATION: ["generation", "agent", "committed", "last_name", "held", "score"],
-    GENERATIONS: [
-        "generation",
-        "interactions",
-        "success_rate",
-        "dominant",
-        "dominant_share",
-        "committed_share",
-        "illegal_rate",
-        "consensus_at",
-        "seconds",
-    ],
-    EDGES: ["a", "b"],
+    INTERACTIONS: tuple(InteractionRow.__annotations__),
+    POPULATION: tuple(AgentRow.__annotations__),
+    GENERATIONS: tuple(GenerationRow.__annotations__),
+    EDGES: ("a", "b"),
 }
 
 VALUE_PREFIX = "{'value': '"
@@ -125,9 +185,9 @@ def parse_name(answer: str, words: Sequence[str]) -> str | None:
     return next((w for w in words if value is not None and value.lower() == w.lower()), None)
 
 
-def _held(memory: Sequence[Sequence[Any]]) -> str:
+def _held(memory: Sequence[Remembered]) -> str:
     """The name an agent holds: its most frequent own pick in memory, the latest among ties ("" if none)."""
-    picks = [m[0] for m in memory if m[0]]
+    picks = [m["own"] for m in memory if m["own"]]
     if not picks:
         return ""
     counts = Counter(picks)
@@ -143,9 +203,7 @@ class _Players:
         constrained = Constraint(prefix=VALUE_PREFIX, choices=tuple(self.game.words))  # the code's format, held
         self.constraint = {"constraint": constrained} if self.game.answer == "constrained" else {}
 
-    async def pick(
-        self, agent: int, memory: Sequence[Sequence[Any]], g: int, i: int, side: int
-    ) -> tuple[str | None, int]:
+    async def pick(self, agent: int, memory: Sequence[Remembered], g: int, i: int, side: int) -> tuple[str | None, int]:
         game = self.game
         order = np.random.default_rng(seed_node(self.scenario.seed, Branch.EPISODE, g, i, side)).permutation(
             len(game.words)
@@ -153,12 +211,10 @@ class _Players:
         words = tuple(game.words[k] for k in order)
         system = render_once("population/naming/system.j2", words=words, reward=game.reward, penalty=game.penalty)
         history = [
-            {"round": k + 1, "own": own or "none", "other": other or "none", "payoff": payoff}
-            for k, (own, other, payoff) in enumerate(memory)
+            {"round": k + 1, "own": m["own"] or "none", "other": m["other"] or "none", "payoff": m["payoff"]}
+            for k, m in enumerate(memory)
         ]
-        prompt = render(
-            "population/naming/choose.j2", history=history, round=len(memory) + 1, score=sum(m[2] for m in memory)
-        )
+        prompt = render("population/naming/choose.j2", history=history, round=len(memory) + 1, score=_score(memory))
         for attempt in range(game.retries + 1):
             seed = call_seed(self.scenario.seed, Branch.EPISODE, g, i, side, attempt)
             call = CallInfo(
@@ -180,7 +236,14 @@ class _Players:
         return None, game.retries + 1
 
 
-class LLMNamingGame(PopulationGame[NamingSpec]):
+def _score(memory: Sequence[Remembered]) -> float:
+    return sum(m["payoff"] for m in memory)
+
+
+Pair = list[int]  # two agents' indices
+
+
+class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pair] | list[list[Pair]]]):
     """The naming game: the population is the agents (committed word, memory, last pick), the run of successes
     and the interaction at which consensus was reached."""
 
@@ -195,20 +258,23 @@ class LLMNamingGame(PopulationGame[NamingSpec]):
         self.committed = committed_word(block)
         self.players = _Players(scenario, self.model("user"))
 
-    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+    def start(self) -> tuple[NamingPopulation, Rows]:
         block, game = self.block, self.spec
-        prepared = [[game.prepared, game.prepared, game.reward]] * game.memory if game.prepared else []
+        prepared = Remembered(own=game.prepared, other=game.prepared, payoff=game.reward)
         words = [
             "" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy
             for m in place_members(self.scenario)
         ]  # a committed member's word, "" for an llm member
-        agents = [{"committed": w, "memory": [] if w else [list(e) for e in prepared], "last": ""} for w in words]
+        agents = [
+            NamingAgent(committed=w, memory=[] if w or not game.prepared else [prepared] * game.memory, last="")
+            for w in words
+        ]
         edges = self.neighbours.edges
         return {"agents": agents, "run": 0, "consensus_at": None, "interactions": 0}, {
             EDGES: [] if edges is None else edges.tolist()
         }
 
-    def pair(self, population: Any, g: int) -> Any:
+    def pair(self, population: NamingPopulation, g: int) -> list[Pair] | list[list[Pair]]:
         """The generation's pairs, in order: sequential, N pairs (`game.activation` x N), each a random agent and a
         random neighbour of it; pairs, rounds of disjoint random pairs (`disjoint_pairs`) until there are that many,
         each round a list."""
@@ -216,20 +282,21 @@ class LLMNamingGame(PopulationGame[NamingSpec]):
         rng = generator(self.scenario.seed, Branch.EPOCH, g)
         wanted = game.interactions(n)
         if game.update == "pairs":
-            rounds, count = [], 0
+            rounds: list[list[Pair]] = []
+            count = 0
             nb = self.neighbours
             while count < wanted:
                 speakers, hearers = disjoint_pairs(n, nb.indptr, nb.indices, rng)
                 rounds.append(np.stack([speakers, hearers], axis=1).tolist())
                 count += len(speakers)
             return rounds
-        pairs = []
+        pairs: list[Pair] = []
         for _ in range(wanted):
             a = int(rng.integers(n))
             pairs.append([a, neighbour_of(a, self.neighbours, rng)])
         return pairs
 
-    async def play(self, population: Any, g: int, pairs: Any) -> Any:
+    async def play(self, population: NamingPopulation, g: int, pairs: list[Pair] | list[list[Pair]]) -> Played:
         """Play the interactions in order, each pair's two picks at once (with `update: pairs`, every pair of a
         round at once, each shown its memory as the round began), each agent's memory updated as it goes; the
         interaction rows, the agents after them, and the interaction (1-based, over the run) at which the population
@@ -237,9 +304,10 @@ class LLMNamingGame(PopulationGame[NamingSpec]):
         game, n = self.spec, self.block.agents
         agents = copy.deepcopy(population["agents"])
         convergence = Convergence(n, population["run"])
-        rows: list[list[Any]] = []
-        reached, start = None, population.get("interactions", g * n)  # a run made before the count was kept: N each
-        rounds = pairs if game.update == "pairs" else [[pair] for pair in pairs]
+        rows: list[InteractionRow] = []
+        reached: int | None = None
+        start = population["interactions"]
+        rounds = cast("list[list[Pair]]", pairs) if game.update == "pairs" else [[cast(Pair, p)] for p in pairs]
 
         async def pick(x: int, side: int, index: int) -> tuple[str | None, int]:
             if agents[x]["committed"]:
@@ -255,18 +323,18 @@ class LLMNamingGame(PopulationGame[NamingSpec]):
                     reached = reached or first + k + 1
             if reached is not None and game.stop_at_consensus:
                 break
-        return {
-            "rows": rows,
-            "agents": agents,
-            "run": convergence.run,
-            "consensus_at": population["consensus_at"] or reached,
-            "interactions": start + len(rows),
-        }
+        return Played(
+            rows=rows,
+            agents=agents,
+            run=convergence.run,
+            consensus_at=population["consensus_at"] or reached,
+            interactions=start + len(rows),
+        )
 
     def _interaction(
         self,
-        agents: list[dict[str, Any]],
-        rows: list[list[Any]],
+        agents: list[NamingAgent],
+        rows: list[InteractionRow],
         at: tuple[int, int],
         pair: Sequence[int],
         picks: Sequence[tuple[str | None, int]],
@@ -280,40 +348,54 @@ class LLMNamingGame(PopulationGame[NamingSpec]):
         success = name_a is not None and name_a == name_b
         payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
         for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
-            agents[x]["memory"] = [*agents[x]["memory"], [own, other, payoff]][-game.memory :]
+            remembered = Remembered(own=own, other=other, payoff=payoff)
+            agents[x]["memory"] = [*agents[x]["memory"], remembered][-game.memory :]
             agents[x]["last"] = own or ""
         rows.append(
-            [
-                g,
-                index + 1,
-                a,
-                b,
-                name_a or "",
-                name_b or "",
-                name_a is not None,
-                name_b is not None,
-                tries_a,
-                tries_b,
-                success,
-                payoff,
-            ]
+            InteractionRow(
+                generation=g,
+                interaction=index + 1,
+                a=a,
+                b=b,
+                name_a=name_a or "",
+                name_b=name_b or "",
+                valid_a=name_a is not None,
+                valid_b=name_b is not None,
+                attempts_a=tries_a,
+                attempts_b=tries_b,
+                success=success,
+                payoff=payoff,
+            )
         )
         return convergence.update(success)
 
-    def next_agents(self, state: GenerationState) -> Any:
-        played = state["played"]
-        return {k: played[k] for k in ("agents", "run", "consensus_at", "interactions")}
+    def next_agents(self, state: GenerationState) -> NamingPopulation:
+        played = self.generation(state).played
+        return NamingPopulation(
+            agents=played["agents"],
+            run=played["run"],
+            consensus_at=played["consensus_at"],
+            interactions=played["interactions"],
+        )
 
     def stopped(self, state: GenerationState) -> bool:
-        return state["played"]["consensus_at"] is not None and self.spec.stop_at_consensus
+        return self.generation(state).played["consensus_at"] is not None and self.spec.stop_at_consensus
 
-    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
-        g, played = state["generation"], state["played"]
+    def record(self, state: GenerationState, seconds: float) -> Rows:
+        step = self.generation(state)
+        g, played = step.g, step.played
         agents = played["agents"]
         return {
             INTERACTIONS: played["rows"],
             POPULATION: [
-                [g, x, a["committed"], a["last"], a["committed"] or _held(a["memory"]), sum(m[2] for m in a["memory"])]
+                AgentRow(
+                    generation=g,
+                    agent=x,
+                    committed=a["committed"],
+                    last_name=a["last"],
+                    held=a["committed"] or _held(a["memory"]),
+                    score=_score(a["memory"]),
+                )
                 for x, a in enumerate(agents)
             ],
             GENERATIONS: [_generation_row(g, played["rows"], agents, self.committed, played["consensus_at"], seconds)],
@@ -332,38 +414,37 @@ class LLMNamingGame(PopulationGame[NamingSpec]):
 
 def _generation_row(
     g: int,
-    rows: list[list[Any]],
-    agents: list[dict[str, Any]],
+    rows: list[InteractionRow],
+    agents: list[NamingAgent],
     committed: str | None,
     reached: int | None,
     seconds: float,
-) -> list[Any]:
+) -> GenerationRow:
     held = [_held(a["memory"]) if not a["committed"] else a["committed"] for a in agents]
     counts = Counter(h for h in held if h)
     dominant, top = counts.most_common(1)[0] if counts else ("", 0)
-    moves = [(r[6], r[7]) for r in rows]
-    illegal = sum((not va) + (not vb) for va, vb in moves) / max(1, 2 * len(moves))
+    illegal = sum((not r["valid_a"]) + (not r["valid_b"]) for r in rows) / max(1, 2 * len(rows))
     committed_share = held.count(committed) / len(held) if committed else float("nan")
-    return [
-        g,
-        len(rows),
-        round(float(np.mean([r[10] for r in rows])) if rows else float("nan"), 6),
-        dominant,
-        round(top / len(agents), 6),
-        round(committed_share, 6),
-        round(illegal, 6),
-        reached or "",
-        round(seconds, 3),
-    ]
+    return GenerationRow(
+        generation=g,
+        interactions=len(rows),
+        success_rate=round(float(np.mean([r["success"] for r in rows])) if rows else float("nan"), 6),
+        dominant=dominant,
+        dominant_share=round(top / len(agents), 6),
+        committed_share=round(committed_share, 6),
+        illegal_rate=round(illegal, 6),
+        consensus_at=reached or "",
+        seconds=round(seconds, 3),
+    )
 
 
-def committed_word(block: Any) -> str | None:
+def committed_word(block: PopulationSettings) -> str | None:
     """The committed minority's word: the one word of the members with `fixed: true` (None without them)."""
     words = {m.strategy for m in block.members if m.fixed}
     return next(iter(words)) if len(words) == 1 else None
 
 
-def committed_agents(block: Any) -> int:
+def committed_agents(block: PopulationSettings) -> int:
     """The agents of the committed members (`member_counts`: their shares of the agents, as placed)."""
     from sandbox.population.settings import member_counts
 
@@ -371,7 +452,9 @@ def committed_agents(block: Any) -> int:
     return sum(n for m, n in zip(block.members, counts) if m.fixed)
 
 
-def _finish(run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, figure: Any) -> None:
+def _finish(
+    run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, figure: Callable[[], Figure]
+) -> None:
     path, block, spec = run_dir.path, scenario.population, spec_of(scenario, NamingSpec)
     gens = read_csv(path / GENERATIONS)
     reached = gens["consensus_at"].dropna()

@@ -21,19 +21,21 @@ end and at most within it, the interaction at which consensus came, seconds); `p
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from langchain_core.language_models import BaseChatModel
 from matplotlib.figure import Figure
+from typing_extensions import TypedDict
 
 from sandbox.base.files import read_csv
 from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
+from sandbox.core.steps import StateEdit
 from sandbox.core.summary import write_summary
-from sandbox.engine.generations import GenerationState
+from sandbox.engine.generations import GenerationState, Rows
 from sandbox.population.game import ModelOf, PopulationGame
 from sandbox.population.games.naming.dynamics import Inventories, play_pairs, play_sequential
 from sandbox.population.games.naming.report import print_scripted_table
@@ -46,17 +48,53 @@ __all__ = ["ScriptedNamingGame"]
 POPULATION, GENERATIONS, EDGES, PLOT = "population.csv", "generations.csv", "edges.csv", "naming.png"
 
 
-def _pack(inventories: Inventories) -> dict[str, Any]:
+class Packed(TypedDict):
     """The inventories as compressed bytes (the checkpoints keep every generation's: the binary model's 10,000
-    agents hold mostly one name each, about 2 KB compressed, not 80 KB)."""
-    return {k: zlib.compress(getattr(inventories, k).astype(np.int32).tobytes(), 1) for k in ("sizes", "ids")}
+    agents hold mostly one name each, about 2 KB compressed, not 80 KB): each agent's count of names, and the names'
+    ids, agent after agent."""
+
+    sizes: bytes
+    ids: bytes
 
 
-def _unpack(data: bytes) -> np.ndarray:
+class Inventoried(Packed):
+    """The population: the packed inventories, the words (their ids' names), the interactions so far and the
+    interaction at which consensus came (None: not yet)."""
+
+    words: list[str]
+    interactions: int
+    consensus_at: int | None
+
+
+class Played(Inventoried):
+    """A generation's play: the population after it, its interactions and the most names held within it."""
+
+    played: int
+    peak: int
+
+
+class AgentNames(TypedDict):
+    """A row of population.csv: the agent's committed word ("" if none) and the names it holds (an invented name
+    is `#x`, agent x's)."""
+
+    generation: int
+    agent: int
+    committed: str
+    names: str
+
+
+def _pack(inventories: Inventories) -> Packed:
+    def packed(array: npt.NDArray[np.int64]) -> bytes:
+        return zlib.compress(array.astype(np.int32).tobytes(), 1)
+
+    return Packed(sizes=packed(inventories.sizes), ids=packed(inventories.ids))
+
+
+def _unpack(data: bytes) -> npt.NDArray[np.int64]:
     return np.frombuffer(zlib.decompress(data), dtype=np.int32).astype(np.int64)
 
 
-class ScriptedNamingGame(PopulationGame[NamingSpec]):
+class ScriptedNamingGame(PopulationGame[NamingSpec, Inventoried, Played]):
     """The scripted naming game: the population is the inventories (packed), the interactions so far and the
     interaction at which consensus came."""
 
@@ -87,17 +125,17 @@ class ScriptedNamingGame(PopulationGame[NamingSpec]):
                 "consensus_at",
                 "seconds",
             ],
-            POPULATION: ["generation", "agent", "committed", "names"],
+            POPULATION: list(AgentNames.__annotations__),
             EDGES: ["a", "b"],
         }
 
     @staticmethod
-    def edit_state(agents: Any, name: str, value: Any, generation: int) -> Any:
+    def edit_state(agents: Inventoried, name: str, value: object, generation: int) -> StateEdit:
         raise ValueError(
             "this game holds its population packed (scripted naming agents); change the members at generation 0"
         )
 
-    def _inventories(self, state: Mapping[str, Any]) -> Inventories:
+    def _inventories(self, state: Inventoried) -> Inventories:
         if state["words"] != self.words:
             raise ValueError(
                 f"population.game.words {self.words}: this run's agents hold the words {state['words']} from "
@@ -105,28 +143,28 @@ class ScriptedNamingGame(PopulationGame[NamingSpec]):
             )
         return Inventories(_unpack(state["sizes"]), _unpack(state["ids"]), self.fixed)
 
-    def start(self) -> tuple[Any, dict[str, list[list[Any]]]]:
+    def start(self) -> tuple[Inventoried, Rows]:
         block = self.block
         words = np.array([self.words.index(m.strategy) if m.strategy != EMPTY else -1 for m in block.members])
         first = words[self.members]  # each agent's first name, -1 for none
         inventories = Inventories((first >= 0).astype(np.int64), first[first >= 0], self.fixed)
         edges = self.neighbours.edges
-        state = {
+        state = Inventoried(
             **_pack(inventories),
-            "words": self.words,
-            "interactions": 0,
-            "consensus_at": 0 if inventories.consensus() else None,
-        }
+            words=self.words,
+            interactions=0,
+            consensus_at=0 if inventories.consensus() else None,
+        )
         rows = {EDGES: [] if edges is None else edges.tolist(), POPULATION: self._population(-1, inventories)}
         return state, rows
 
-    async def play(self, agents: Any, g: int, pairs: Any) -> Any:
+    async def play(self, agents: Inventoried, g: int, pairs: None) -> Played:
         """The generation's N interactions (`game.activation` x N; none once agreed, with stop_at_consensus)."""
         game, n = self.spec, self.block.agents
         inventories = self._inventories(agents)
         stop = game.stop_at_consensus
         if agents["consensus_at"] is not None and stop:
-            return {**agents, "played": 0, "peak": int(inventories.sizes.sum())}
+            return Played(**agents, played=0, peak=int(inventories.sizes.sum()))
         step = play_sequential if game.update == "sequential" else play_pairs
         batch = step(
             inventories,
@@ -141,55 +179,62 @@ class ScriptedNamingGame(PopulationGame[NamingSpec]):
         reached = agents["consensus_at"]
         if reached is None and batch.consensus is not None:
             reached = before + batch.consensus
-        return {
+        return Played(
             **_pack(batch.inventories),
-            "words": self.words,
-            "interactions": before + batch.interactions,
-            "consensus_at": reached,
-            "played": batch.interactions,
-            "peak": batch.peak,
-        }
+            words=self.words,
+            interactions=before + batch.interactions,
+            consensus_at=reached,
+            played=batch.interactions,
+            peak=batch.peak,
+        )
 
-    def next_agents(self, state: GenerationState) -> Any:
-        played = state["played"]
-        return {k: played[k] for k in ("sizes", "ids", "words", "interactions", "consensus_at")}
+    def next_agents(self, state: GenerationState) -> Inventoried:
+        played = self.generation(state).played
+        return Inventoried(
+            sizes=played["sizes"],
+            ids=played["ids"],
+            words=played["words"],
+            interactions=played["interactions"],
+            consensus_at=played["consensus_at"],
+        )
 
     def stopped(self, state: GenerationState) -> bool:
-        return state["played"]["consensus_at"] is not None and self.spec.stop_at_consensus
+        return self.generation(state).played["consensus_at"] is not None and self.spec.stop_at_consensus
 
-    def _population(self, g: int, inventories: Inventories) -> list[list[Any]]:
+    def _population(self, g: int, inventories: Inventories) -> list[AgentNames]:
         w, members = len(self.words), self.block.members
         return [
-            [
-                g,
-                x,
-                members[m].strategy if members[m].fixed else "",
-                " ".join(self.words[i] if i < w else f"#{i - w}" for i in names),
-            ]
+            AgentNames(
+                generation=g,
+                agent=x,
+                committed=members[m].strategy if members[m].fixed else "",
+                names=" ".join(self.words[i] if i < w else f"#{i - w}" for i in names),
+            )
             for x, (m, names) in enumerate(zip(self.members.tolist(), inventories.lists()))
         ]
 
-    def record(self, state: GenerationState, seconds: float) -> dict[str, list[list[Any]]]:
-        g, played, n = state["generation"], state["played"], self.block.agents
+    def record(self, state: GenerationState, seconds: float) -> Rows:
+        step = self.generation(state)
+        g, played, n = step.g, step.played, self.block.agents
         inventories = self._inventories(played)
         sizes, w = inventories.sizes, len(self.words)
         singles = np.bincount(inventories.singles(), minlength=w)  # agents holding only that name
         only = [float(singles[c]) / n for c in range(w)]
         committed = only[self.words.index(self.committed)] if self.committed else float("nan")
-        row = [
-            g,
-            played["interactions"],
-            *(round(x, 6) for x in only),
-            round(float(singles.max(initial=0)) / n, 6),
-            round(committed, 6),
-            round(float((sizes > 1).mean()), 6),
-            len(np.unique(inventories.ids)),
-            int(sizes.sum()),
-            played["peak"],
-            "" if played["consensus_at"] is None else played["consensus_at"],
-            round(seconds, 4),
-        ]
-        rows: dict[str, list[list[Any]]] = {GENERATIONS: [row]}
+        row: dict[str, object] = {  # a share column for each word: the header is the game's (`columns`)
+            "generation": g,
+            "interactions": played["interactions"],
+            **{f"share {word}": round(x, 6) for word, x in zip(self.words, only)},
+            "dominant_share": round(float(singles.max(initial=0)) / n, 6),
+            "committed_share": round(committed, 6),
+            "multiple_share": round(float((sizes > 1).mean()), 6),
+            "distinct_names": len(np.unique(inventories.ids)),
+            "total_names": int(sizes.sum()),
+            "peak_names": played["peak"],
+            "consensus_at": "" if played["consensus_at"] is None else played["consensus_at"],
+            "seconds": round(seconds, 4),
+        }
+        rows: dict[str, Sequence[Mapping[str, object]]] = {GENERATIONS: [row]}
         if g + 1 >= self.block.generations or self.stopped(state):
             rows[POPULATION] = self._population(g, inventories)
         return rows

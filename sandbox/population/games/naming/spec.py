@@ -4,7 +4,7 @@ scripted agents (`play: scripted`: the minimal naming game and the binary agreem
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -12,6 +12,8 @@ from sandbox.population.settings import (
     LLM,
     Calls,
     PopulationGameSpec,
+    PopulationScenarioSettings,
+    PopulationSettings,
     llm_user,
     memory_only,
     retries_field,
@@ -102,10 +104,10 @@ class NamingSpec(PopulationGameSpec):
     def plugin(self) -> str:
         return self.play
 
-    def roles(self, block: Any) -> tuple[str, ...]:
+    def roles(self, block: PopulationSettings) -> tuple[str, ...]:
         return () if self.play == "scripted" else llm_user(block)
 
-    def check(self, block: Any) -> None:
+    def check(self, block: PopulationSettings) -> None:
         memory_only(block, "the naming game", "the naming game's agents adapt through their memory")
         if self.play == "scripted":
             self._scripted_members(block)
@@ -134,7 +136,7 @@ class NamingSpec(PopulationGameSpec):
                     "it are play scripted's)"
                 )
 
-    def _scripted_members(self, block: Any) -> None:
+    def _scripted_members(self, block: PopulationSettings) -> None:
         """play scripted: each member is a word (fixed: committed to it; else starting with it) or empty."""
         for i, member in enumerate(block.members):
             if member.strategy == EMPTY:
@@ -149,7 +151,7 @@ class NamingSpec(PopulationGameSpec):
                     f"words {self.words} (fixed: true for a committed minority) or {EMPTY} (no name at first)"
                 )
 
-    def describe(self, scenario: Any) -> str:
+    def describe(self, scenario: PopulationScenarioSettings) -> str:
         p = scenario.population
         if self.play == "scripted":
             members = ", ".join(
@@ -171,7 +173,7 @@ class NamingSpec(PopulationGameSpec):
             "user"
         )
 
-    def calls(self, scenario: Any) -> list[Calls]:
+    def calls(self, scenario: PopulationScenarioSettings) -> list[Calls]:
         """Two picks an interaction, N interactions a generation (fewer where committed agents play); none with play
         scripted."""
         if self.play == "scripted":

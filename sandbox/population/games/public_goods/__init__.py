@@ -1,6 +1,6 @@
 """The public goods game with punishment (Fehr & Gächter 2000; Fischbacher & Gächter 2010): its rules and the
-literature's scripted types (`rules`), settings (`spec`), plug-in and LLM members (`game`), report (`report`) and
-conformance case (`conformance`)."""
+literature's scripted types (`rules`), settings (`spec`), plug-in (`game`), LLM members (`players`), report and
+tables' rows (`report`) and conformance case (`conformance`)."""
 
 from sandbox.population.registry import GameEntry
 

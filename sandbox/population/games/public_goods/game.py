@@ -19,42 +19,37 @@ payoffs, the points per agent, the illegal rate), `edges.csv` (empty: groups are
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
 from matplotlib.figure import Figure
+from typing_extensions import TypedDict
 
-from prompts import render, render_once
 from sandbox.base.files import read_csv
-from sandbox.base.seeding import Branch, call_seed, generator
+from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
 from sandbox.core.steps import StateEdit
 from sandbox.engine.generations import GenerationState, Rows
-from sandbox.llm.contracts import CallInfo
-from sandbox.llm.moves import note_move
-from sandbox.llm.wrapper import acall
 from sandbox.population.game import ModelOf, PopulationGame
-from sandbox.population.games.public_goods.report import plot_contributions, print_table
-from sandbox.population.games.public_goods.rules import (
-    TYPES,
-    contribute,
-    group_payoffs,
-    groups_of,
-    parse_contribution,
-    parse_points,
-    punish,
+from sandbox.population.games.public_goods.players import GoodsMember, Players, Seen
+from sandbox.population.games.public_goods.report import (
+    MemberPeriod,
+    PeriodRow,
+    PunishmentRow,
+    generations_columns,
+    plot_contributions,
+    print_table,
 )
+from sandbox.population.games.public_goods.rules import TYPES, contribute, group_payoffs, groups_of, punish
 from sandbox.population.games.public_goods.spec import PublicGoodsSpec
 from sandbox.population.llm_session import finish_llm_run, model_label
-from sandbox.population.revision.texts import edit_principle
-from sandbox.population.settings import PopulationScenarioSettings, place_members, spec_of
+from sandbox.population.revision.texts import NORMS_COLUMNS, NormRow, edit_principle
+from sandbox.population.settings import PopulationScenarioSettings, place_members
 from societies.norms import NORMS
 
-__all__ = ["PublicGoodsGame", "member_label"]
+__all__ = ["GoodsPopulation", "Period", "PublicGoodsGame", "member_label"]
 
 POPULATION, GENERATIONS, PUNISHMENTS, NORMS_TABLE, EDGES = (
     "population.csv",
@@ -63,24 +58,36 @@ POPULATION, GENERATIONS, PUNISHMENTS, NORMS_TABLE, EDGES = (
     "norms.csv",
     "edges.csv",
 )
-POPULATION_COLUMNS = [
-    "generation",
-    "agent",
-    "name",
-    "kind",
-    "norm",
-    "group",
-    "belief",
-    "contribution",
-    "valid",
-    "attempts",
-    "assigned",
-    "received",
-    "punish_valid",
-    "first_payoff",
-    "payoff",
-]
-NORMS_COLUMNS = ["generation", "norm", "author", "rule", "strategy", "found", "parents", "justification", "evidence"]
+
+
+class GoodsPopulation(TypedDict):
+    """The population: its members, the groups with partner matching (None: drawn anew each period), and the id the
+    run's next norm takes."""
+
+    agents: list[GoodsMember]
+    groups: list[list[int]] | None
+    next_id: int
+
+
+class Period(TypedDict):
+    """A period's play: the groups, each member's contribution, whether it was legal and the attempts it took, every
+    point given ([punisher, target, points], sorted), and whether each member's points were legal."""
+
+    groups: list[list[int]]
+    contributions: list[int]
+    valid: list[bool]
+    attempts: list[int]
+    points: list[list[int]]
+    punish_valid: list[bool]
+
+
+class PeriodScores(TypedDict):
+    """Each member's payoff before and after punishment, and the points it assigned and received."""
+
+    first: list[float]
+    payoff: list[float]
+    assigned: list[int]
+    received: list[int]
 
 
 def member_label(strategy: str, index: int) -> str:
@@ -88,89 +95,17 @@ def member_label(strategy: str, index: int) -> str:
     return strategy if strategy in TYPES or strategy in NORMS.names() else f"norm {index}"
 
 
-class _Players:
-    """The LLM members' calls: a contribution, and with punishment the points for each groupmate."""
-
-    def __init__(self, scenario: PopulationScenarioSettings, model: BaseChatModel) -> None:
-        self.scenario, self.model, self.game = scenario, model, spec_of(scenario, PublicGoodsSpec)
-
-    def _system(self, agent: Mapping[str, Any]) -> str:
-        game = self.game
-        return render_once(
-            "population/public_goods/system.j2",
-            norm=agent["strategy"],
-            member=agent["name"],
-            size=game.group_size,
-            periods=self.scenario.population.generations,
-            endowment=game.endowment,
-            mpcr=game.mpcr,
-            punishment=game.punishment,
-            max_points=game.max_points,
-            point_cost=game.point_cost,
-            point_effect=game.point_effect,
-            matching=game.matching,
-        )
-
-    async def _ask(self, agent: Mapping[str, Any], prompt: str, g: int, i: int, step: str, parse: Any) -> Any:
-        """The parsed answer (None: illegal after the retries) and the attempts made."""
-        system = self._system(agent)
-        for attempt in range(self.game.retries + 1):
-            call = CallInfo(
-                role="user", agent=agent["name"], run=0, epoch=g, episode=f"period{g}", step=step, attempt=attempt
-            )
-            seed = call_seed(self.scenario.seed, Branch.EPISODE, g, i, 0 if step == "contribute" else 1, attempt)
-            answer = await acall(self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call)
-            parsed = parse(str(answer.content))
-            note_move(call, parsed)
-            if parsed is not None:
-                return parsed, attempt + 1
-        return None, self.game.retries + 1
-
-    async def contribution(self, agent: Mapping[str, Any], g: int, i: int) -> tuple[int | None, int]:
-        game = self.game
-        prompt = render(
-            "population/public_goods/contribute.j2",
-            history=agent["history"][-game.shown :] if game.shown else [],
-            punishment=game.punishment,
-            period=g + 1,
-            periods=self.scenario.population.generations,
-            endowment=game.endowment,
-        )
-        result: tuple[int | None, int] = await self._ask(
-            agent, prompt, g, i, "contribute", lambda text: parse_contribution(text, game.endowment)
-        )
-        return result
-
-    async def points(
-        self, agent: Mapping[str, Any], own: int, others: Sequence[tuple[str, int]], income: float, g: int, i: int
-    ) -> tuple[list[int] | None, int]:
-        game = self.game
-        prompt = render(
-            "population/public_goods/punish.j2",
-            period=g + 1,
-            own=own,
-            others=list(others),
-            income=income,
-            max_points=game.max_points,
-            point_cost=game.point_cost,
-            point_effect=game.point_effect,
-        )
-        names = [name for name, _ in others]
-        result: tuple[list[int] | None, int] = await self._ask(
-            agent, prompt, g, i, "punish", lambda text: parse_points(text, names, game.max_points)
-        )
-        return result
-
-
-class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
+class PublicGoodsGame(
+    PopulationGame[PublicGoodsSpec, GoodsPopulation, Period, list[list[int]], PeriodScores, GoodsPopulation]
+):
     """The public goods game: the population is its members (kind, norm, what their group did the last periods)
-    and, with partner matching, the groups."""
+    and, with partner matching, the groups; a period's pairs are its groups, its revision the members' memory."""
 
     figure_file = "contributions.png"
     print_table = staticmethod(print_table)
 
     @staticmethod
-    def edit_state(population: Mapping[str, Any], name: str, value: Any, generation: int) -> StateEdit:
+    def edit_state(population: GoodsPopulation, name: str, value: object, generation: int) -> StateEdit:
         """A fork's state edit: `agents.I.strategy=TEXT` gives LLM member I that norm (a norm of its own, in
         norms.csv); a scripted member has no norm to give; the rest as `edit_principle` says."""
         parts = name.split(".")
@@ -187,33 +122,25 @@ class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
         block = self.block
         self.labels = [member_label(m.strategy, i) for i, m in enumerate(block.members)]
         self.columns = {
-            POPULATION: POPULATION_COLUMNS,
-            PUNISHMENTS: ["generation", "group", "punisher", "target", "points"],
+            POPULATION: tuple(MemberPeriod.__annotations__),
+            PUNISHMENTS: tuple(PunishmentRow.__annotations__),
             NORMS_TABLE: NORMS_COLUMNS,
-            EDGES: ["a", "b"],
-            GENERATIONS: [
-                "generation",
-                "mean_contribution",
-                *(f"contribution {label}" for label in self.labels),
-                "mean_first_payoff",
-                "mean_payoff",
-                "points_per_agent",
-                "punished_share",
-                "illegal_rate",
-                "seconds",
-            ],
+            EDGES: ("a", "b"),
+            GENERATIONS: generations_columns(self.labels),
         }
-        self._players: _Players | None = None
+        self._players: Players | None = None
         self.rules = self.spec.conditional()
 
     @property
-    def players(self) -> _Players:
+    def players(self) -> Players:
         if self._players is None:
-            self._players = _Players(self.scenario, self.model("user"))
+            self._players = Players(self.scenario, self.model("user"))
         return self._players
 
-    def start(self) -> tuple[Any, Rows]:
-        block, agents, rows = self.block, [], []
+    def start(self) -> tuple[GoodsPopulation, Rows]:
+        block = self.block
+        agents: list[GoodsMember] = []
+        rows: list[NormRow] = []
         norms: dict[str, int] = {}
         for i, m in enumerate(place_members(self.scenario)):
             member = block.members[int(m)]
@@ -227,41 +154,55 @@ class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
             )
             if text and text not in norms:
                 norms[text] = len(norms)
-                rows.append([0, norms[text], "scenario", "initial", text, True, "", "", ""])
+                rows.append(
+                    NormRow(
+                        generation=0,
+                        norm=norms[text],
+                        author="scenario",
+                        rule="initial",
+                        strategy=text,
+                        found=True,
+                        parents="",
+                        justification="",
+                        evidence="",
+                    )
+                )
             agents.append(
-                {
-                    "name": f"member{i}",
-                    "member": int(m),
-                    "kind": member.strategy if scripted else "llm",
-                    "norm": norms[text] if text else None,
-                    "strategy": text,
-                    "history": [],  # {period, own, others, income, received} of each period played
-                    "belief": self.rules.belief_start if member.strategy in TYPES else None,
-                }
+                GoodsMember(
+                    name=f"member{i}",
+                    member=int(m),
+                    kind=member.strategy if scripted else "llm",
+                    norm=norms[text] if text else None,
+                    strategy=text,
+                    history=[],  # what it saw of each period played
+                    belief=self.rules.belief_start if member.strategy in TYPES else None,
+                )
             )
         groups = groups_of(block.agents, self.spec.group_size, None) if self.spec.matching == "partner" else None
         return {"agents": agents, "groups": groups, "next_id": len(norms)}, {NORMS_TABLE: rows, EDGES: []}
 
-    def pair(self, population: Any, g: int) -> Any:
+    def pair(self, population: GoodsPopulation, g: int) -> list[list[int]]:
         if population["groups"] is not None:
             return population["groups"]
         return groups_of(self.block.agents, self.spec.group_size, generator(self.scenario.seed, Branch.EPOCH, g))
 
-    async def play(self, population: Any, g: int, groups: Any) -> Any:
+    async def play(self, population: GoodsPopulation, g: int, groups: list[list[int]]) -> Period:
         """The period's contributions (the LLM members' asked concurrently), then with punishment the points."""
         agents, spec = population["agents"], self.spec
         n = len(agents)
         contributions, valid, attempts = [0] * n, [True] * n, [1] * n
-        asks = {}
+        asks: dict[int, Awaitable[tuple[int | None, int]]] = {}
         for i, agent in enumerate(agents):
             if agent["kind"] == "llm":
                 asks[i] = self.players.contribution(agent, g, i)
                 continue
             last = agent["history"][-1] if agent["history"] else None
+            belief = agent["belief"]
+            assert belief is not None  # a scripted type holds one
             contributions[i] = contribute(
                 agent["kind"],
                 spec.endowment,
-                belief=agent["belief"],
+                belief=belief,
                 others_last=float(np.mean(last["others"])) if last else None,
                 own_last=last["own"] if last else None,
                 received_last=last["received"] if last else 0,
@@ -286,10 +227,10 @@ class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
         }
 
     async def _punish(
-        self, agents: list[dict[str, Any]], g: int, groups: list[list[int]], contributions: list[int]
+        self, agents: list[GoodsMember], g: int, groups: list[list[int]], contributions: list[int]
     ) -> tuple[list[list[int]], list[bool]]:
         spec, points, punish_valid = self.spec, [], [True] * len(agents)
-        asks: dict[int, Any] = {}
+        asks: dict[int, Awaitable[tuple[list[int] | None, int]]] = {}
         others_of: dict[int, list[int]] = {}
         for group in groups:
             total = sum(contributions[j] for j in group)
@@ -308,12 +249,12 @@ class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
                         max_points=spec.max_points,
                     )
                     points += [[i, j, p] for j, p in zip(others_of[i], given) if p]
-        for i, (given, _) in zip(asks, await asyncio.gather(*asks.values())):
-            punish_valid[i] = given is not None
-            points += [[i, j, p] for j, p in zip(others_of[i], given or []) if p]
+        for i, (answer, _) in zip(asks, await asyncio.gather(*asks.values())):
+            punish_valid[i] = answer is not None
+            points += [[i, j, p] for j, p in zip(others_of[i], answer or []) if p]
         return sorted(points), punish_valid
 
-    def score(self, population: Any, g: int, played: Any) -> Any:
+    def score(self, population: GoodsPopulation, g: int, played: Period) -> PeriodScores:
         """Each member's payoffs before and after punishment, and the points it assigned and received."""
         spec, n = self.spec, len(population["agents"])
         first, final = np.zeros(n), np.zeros(n)
@@ -338,19 +279,21 @@ class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
             "received": received.tolist(),
         }
 
-    async def revise(self, population: Any, g: int, played: Any, scores: Any) -> Any:
+    async def revise(
+        self, population: GoodsPopulation, g: int, played: Period, scores: PeriodScores
+    ) -> GoodsPopulation:
         """What each member saw this period joins its history (its memory: no norm is revised)."""
         contributions, agents = played["contributions"], population["agents"]
         following = list(agents)
         for group in played["groups"]:
             for i in group:
-                seen = {
-                    "period": g + 1,
-                    "own": contributions[i],
-                    "others": [contributions[j] for j in group if j != i],
-                    "income": scores["payoff"][i],
-                    "received": scores["received"][i],
-                }
+                seen = Seen(
+                    period=g + 1,
+                    own=contributions[i],
+                    others=[contributions[j] for j in group if j != i],
+                    income=scores["payoff"][i],
+                    received=scores["received"][i],
+                )
                 keep = self.spec.shown if agents[i]["kind"] == "llm" else 1  # a scripted type reads the last only
                 history = ([*agents[i]["history"], seen])[-keep:] if keep else []
                 belief = agents[i]["belief"]
@@ -359,54 +302,60 @@ class PublicGoodsGame(PopulationGame[PublicGoodsSpec]):
                 following[i] = {**agents[i], "history": history, "belief": belief}
         return {**population, "agents": following}
 
-    def next_agents(self, state: GenerationState) -> Any:
-        return state["revised"]
+    def next_agents(self, state: GenerationState) -> GoodsPopulation:
+        return self.generation(state).revised
 
     def record(self, state: GenerationState, seconds: float) -> Rows:
-        g, played, scores = state["generation"], state["played"], state["scores"]
-        agents, n = state["agents"]["agents"], self.block.agents
+        step = self.generation(state)
+        g, played, scores = step.g, step.played, step.scores
+        agents, n = step.agents["agents"], self.block.agents
         group_of = {a: k for k, group in enumerate(played["groups"]) for a in group}
         rows = [
-            [
-                g,
-                i,
-                agent["name"],
-                agent["kind"],
-                "" if agent["norm"] is None else agent["norm"],
-                group_of[i],
-                "" if agent["belief"] is None else agent["belief"],
-                played["contributions"][i],
-                played["valid"][i],
-                played["attempts"][i],
-                scores["assigned"][i],
-                scores["received"][i],
-                played["punish_valid"][i],
-                scores["first"][i],
-                scores["payoff"][i],
-            ]
+            MemberPeriod(
+                generation=g,
+                agent=i,
+                name=agent["name"],
+                kind=agent["kind"],
+                norm="" if agent["norm"] is None else agent["norm"],
+                group=group_of[i],
+                belief="" if agent["belief"] is None else agent["belief"],
+                contribution=played["contributions"][i],
+                valid=played["valid"][i],
+                attempts=played["attempts"][i],
+                assigned=scores["assigned"][i],
+                received=scores["received"][i],
+                punish_valid=played["punish_valid"][i],
+                first_payoff=scores["first"][i],
+                payoff=scores["payoff"][i],
+            )
             for i, agent in enumerate(agents)
         ]
         contributions = np.array(played["contributions"], dtype=float)
         members = np.array([agent["member"] for agent in agents])
-        by_member = [
-            round(float(contributions[members == k].mean()), 6) if (members == k).any() else ""
-            for k in range(len(self.labels))
-        ]
+        by_member = {
+            f"contribution {label}": round(float(contributions[members == k].mean()), 6) if (members == k).any() else ""
+            for k, label in enumerate(self.labels)
+        }
         llm = [i for i, agent in enumerate(agents) if agent["kind"] == "llm"]
         asked = len(llm) * (2 if self.spec.punishment else 1)
         illegal = sum(not played["valid"][i] for i in llm) + sum(not played["punish_valid"][i] for i in llm)
-        generation = [
-            g,
-            round(float(contributions.mean()), 6),
-            *by_member,
-            round(float(np.mean(scores["first"])), 6),
-            round(float(np.mean(scores["payoff"])), 6),
-            round(float(np.sum(scores["assigned"])) / n, 6),
-            round(float(np.mean(np.array(scores["received"]) > 0)), 6),
-            round(illegal / asked, 6) if asked else 0.0,
-            round(seconds, 4),
+        period = PeriodRow(
+            generation=g,
+            mean_contribution=round(float(contributions.mean()), 6),
+            mean_first_payoff=round(float(np.mean(scores["first"])), 6),
+            mean_payoff=round(float(np.mean(scores["payoff"])), 6),
+            points_per_agent=round(float(np.sum(scores["assigned"])) / n, 6),
+            punished_share=round(float(np.mean(np.array(scores["received"]) > 0)), 6),
+            illegal_rate=round(illegal / asked, 6) if asked else 0.0,
+            seconds=round(seconds, 4),
+        )
+        generation: dict[str, object] = {**period, **by_member}  # the header puts each member's after the mean
+        punishments = [
+            PunishmentRow(
+                generation=g, group=group_of[i], punisher=agents[i]["name"], target=agents[j]["name"], points=p
+            )
+            for i, j, p in played["points"]
         ]
-        punishments = [[g, group_of[i], agents[i]["name"], agents[j]["name"], p] for i, j, p in played["points"]]
         return {POPULATION: rows, GENERATIONS: [generation], PUNISHMENTS: punishments}
 
     def figure(self, path: Path) -> Figure:

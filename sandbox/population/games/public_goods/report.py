@@ -1,5 +1,6 @@
-"""The public goods game's report: its command-line table, its figure (the mean contribution by period, overall
-and by member, and with punishment the points given per agent), and runs set beside the experiments' figures.
+"""The public goods game's report: its tables' rows (`MemberPeriod`, `PunishmentRow`, `PeriodRow`, whose fields
+are the tables' headers), its command-line table, its figure (the mean contribution by period, overall and by
+member, and with punishment the points given per agent), and runs set beside the experiments' figures.
 
 `FG2010_CONTRIBUTION` is Fischbacher & Gächter's (2010) C-experiment: the mean contribution of its 140 subjects in
 each of 10 periods (stranger matching, no punishment), computed from the authors' replication data
@@ -11,20 +12,29 @@ secondary source cites it); their per-period table could not be read here. Draw 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from matplotlib.figure import Figure
 from rich.markup import escape
 from rich.table import Table
+from typing_extensions import TypedDict
 
 from sandbox.population.report.cli import console, read_result
+
+if TYPE_CHECKING:
+    from sandbox.population.games.public_goods.spec import PublicGoodsSpec
 
 __all__ = [
     "FG2000_PUNISHMENT_SHARE",
     "FG2010_BELIEF",
     "FG2010_CONTRIBUTION",
+    "MemberPeriod",
+    "PeriodRow",
+    "PunishmentRow",
+    "generations_columns",
     "plot_against_papers",
     "plot_contributions",
     "print_table",
@@ -37,6 +47,61 @@ FG2010_BELIEF = (9.80, 9.41, 8.76, 7.41, 6.71, 5.94, 5.14, 4.46, 4.15, 3.32)
 # Fehr & Gächter 2000, stranger matching with punishment: the mean contribution over the periods, as a share of the
 # endowment (Result 1, p. 984, as cited by a secondary source; not read from the paper here)
 FG2000_PUNISHMENT_SHARE = 0.58
+
+
+class MemberPeriod(TypedDict):
+    """A row of population.csv: the period, the member, its kind, its norm's id and its group, a scripted type's
+    belief ("" for none), its contribution, whether it was legal and the attempts, the points it assigned and
+    received, whether its points were legal, its payoffs before and after punishment."""
+
+    generation: int
+    agent: int
+    name: str
+    kind: str
+    norm: int | str
+    group: int
+    belief: float | str
+    contribution: int
+    valid: bool
+    attempts: int
+    assigned: int
+    received: int
+    punish_valid: bool
+    first_payoff: float
+    payoff: float
+
+
+class PunishmentRow(TypedDict):
+    """A row of punishments.csv: the period, the group, who gave the points, to whom, how many."""
+
+    generation: int
+    group: int
+    punisher: str
+    target: str
+    points: int
+
+
+class PeriodRow(TypedDict):
+    """A row of generations.csv, but for the mean contribution of each scenario member (`contribution LABEL`, after
+    the overall mean): the mean contribution, the mean payoffs before and after punishment, the points given per
+    agent, the share of agents punished, the share of the LLM members' answers that were illegal, the seconds so
+    far."""
+
+    generation: int
+    mean_contribution: float
+    mean_first_payoff: float
+    mean_payoff: float
+    points_per_agent: float
+    punished_share: float
+    illegal_rate: float
+    seconds: float
+
+
+def generations_columns(labels: Sequence[str]) -> tuple[str, ...]:
+    """generations.csv's header: a period row's, with the contribution of each member (by label) after the mean."""
+    columns = tuple(PeriodRow.__annotations__)
+    at = columns.index("mean_contribution") + 1
+    return (*columns[:at], *(f"contribution {label}" for label in labels), *columns[at:])
 
 
 def print_table(path: Path) -> None:
@@ -72,7 +137,7 @@ def print_table(path: Path) -> None:
     )
 
 
-def plot_contributions(generations: pd.DataFrame, spec: Any, title: str = "") -> Figure:
+def plot_contributions(generations: pd.DataFrame, spec: PublicGoodsSpec, title: str = "") -> Figure:
     """Above: the mean contribution by period, overall (black) and by member; below, with punishment: the points
     given per agent by period."""
     punishment = bool(spec.punishment)

@@ -4,12 +4,21 @@ return of 0.4, a period a generation, partner or stranger matching, and an optio
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from sandbox.population.games.public_goods.rules import TYPES, Conditional
-from sandbox.population.settings import LLM, Calls, PopulationGameSpec, count_agents, memory_only, retries_field
+from sandbox.population.settings import (
+    LLM,
+    Calls,
+    PopulationGameSpec,
+    PopulationScenarioSettings,
+    PopulationSettings,
+    count_agents,
+    memory_only,
+    retries_field,
+)
 
 __all__ = ["PublicGoodsSpec"]
 
@@ -95,10 +104,10 @@ class PublicGoodsSpec(PopulationGameSpec):
             )
         return self
 
-    def roles(self, block: Any) -> tuple[str, ...]:
+    def roles(self, block: PopulationSettings) -> tuple[str, ...]:
         return ("user",) if any(m.strategy not in TYPES for m in block.members) else ()
 
-    def check(self, block: Any) -> None:
+    def check(self, block: PopulationSettings) -> None:
         from societies.norms import NORMS
 
         memory_only(block, "the public goods game", "its members adapt through what their group did")
@@ -123,7 +132,7 @@ class PublicGoodsSpec(PopulationGameSpec):
                     f"library norm ({', '.join(NORMS.names())}) nor a norm's text (12 characters or more)"
                 )
 
-    def describe(self, scenario: Any) -> str:
+    def describe(self, scenario: PopulationScenarioSettings) -> str:
         p = scenario.population
         members = ", ".join(f"{m.strategy} {m.share:.0%}" for m in p.members)
         stage = (
@@ -134,7 +143,7 @@ class PublicGoodsSpec(PopulationGameSpec):
             f"periods, endowment {self.endowment}, mpcr {self.mpcr:g}{stage}; {members}"
         )
 
-    def calls(self, scenario: Any) -> list[Calls]:
+    def calls(self, scenario: PopulationScenarioSettings) -> list[Calls]:
         """An LLM member's contribution a period, and with punishment its points."""
         p = scenario.population
         llm = count_agents(p, lambda m: m.strategy not in TYPES)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -10,6 +10,8 @@ from sandbox.population.settings import (
     ASSISTANT,
     Calls,
     PopulationGameSpec,
+    PopulationScenarioSettings,
+    PopulationSettings,
     count_agents,
     network_edges,
     principle_checks,
@@ -57,13 +59,13 @@ class UltimatumSpec(UltimatumSettings, PopulationGameSpec):
     )
     meta_reasks: int = Field(1, ge=0, le=5, description="Times an unusable principle from a MetaLM is asked again.")
 
-    def roles(self, block: Any) -> tuple[str, ...]:
+    def roles(self, block: PopulationSettings) -> tuple[str, ...]:
         """The members (`user`); the assistant member (`assistant`); the MetaLMs (`meta`), where one revises."""
         has_assistant = any(m.strategy == ASSISTANT for m in block.members)
         meta = has_assistant or block.revision.rule == "reflect"
         return ("user",) + (("assistant",) if has_assistant else ()) + (("meta",) if meta else ())
 
-    def check(self, block: Any) -> None:
+    def check(self, block: PopulationSettings) -> None:
         principle_checks(block, "the ultimatum population", assistant=True)
         fields = UltimatumSpec.model_fields
         has_assistant = ASSISTANT in [m.strategy for m in block.members]
@@ -80,7 +82,7 @@ class UltimatumSpec(UltimatumSettings, PopulationGameSpec):
                 + (", and imitation asks no MetaLM" if "game.meta_reasks" in unread else "")
             )
 
-    def describe(self, scenario: Any) -> str:
+    def describe(self, scenario: PopulationScenarioSettings) -> str:
         p = scenario.population
         members = ", ".join(
             f"{m.strategy if len(m.strategy) < 20 else m.strategy[:17] + '...'} {m.share:.0%}"
@@ -98,7 +100,7 @@ class UltimatumSpec(UltimatumSettings, PopulationGameSpec):
             f"{scenario.models.meta.spec}"
         )
 
-    def calls(self, scenario: Any) -> list[Calls]:
+    def calls(self, scenario: PopulationScenarioSettings) -> list[Calls]:
         """First asks: the moves; a scored reading (and a guided or rule responder) reads the principle with five
         calls per member's move (cache hits after the first, as the reading's seed is the principle's); the
         revisions between generations."""
