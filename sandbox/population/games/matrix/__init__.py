@@ -1,7 +1,8 @@
 """A symmetric 2x2 game between neighbours: scripted `axelrod` strategies under payoff imitation (the plug-in
 `scripted`; the catalogue of strategies and their match table in `strategies`, one generation's play in `dynamics`,
-the matches on Ray actors in `actors`), or LLM members who follow norm texts (`llm`); settings in `spec`, tables,
-figures and runs side by side in `report`."""
+the matches on Ray actors in `actors`), or LLM members who follow norm texts (`llm`; its typed state and table rows in
+`llm_records`, its players and their matches in `llm_players`); settings in `spec`, tables, figures and runs side by
+side in `report`."""
 
 from sandbox.population.registry import GameEntry
 

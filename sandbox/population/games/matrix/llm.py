@@ -27,7 +27,6 @@ moves), `edges.csv`, `summary.json`, `cooperation.png`, the norm map.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -35,29 +34,33 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
 from matplotlib.figure import Figure
-from typing_extensions import TypedDict
 
-from agents.meta import POLICY_CONSTRAINT, PolicyError, parse_policy
-from prompts import render, render_once
 from sandbox.base.files import read_csv
 from sandbox.base.jobs import gather_jobs, jobs_ahead
-from sandbox.base.seeding import Branch, call_seed, generator
+from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState, Rows
-from sandbox.llm.contracts import CallInfo, Constraint
-from sandbox.llm.moves import note_move
-from sandbox.llm.wrapper import acall
 from sandbox.population.game import ModelOf, PopulationGame
+from sandbox.population.games.matrix.llm_players import Members, play_match
+from sandbox.population.games.matrix.llm_records import (
+    COLUMNS,
+    GENERATIONS,
+    MOVES,
+    NORMS_TABLE,
+    POPULATION,
+    REVISIONS,
+    GenerationRow,
+    MemberPlay,
+    MoveRow,
+    Scores,
+    Turn,
+)
 from sandbox.population.games.matrix.report import print_llm_table
 from sandbox.population.games.matrix.spec import MatrixSpec
-from sandbox.population.games.matrix.strategies import payoff_table
-from sandbox.population.llm_session import MemberRow, finish_llm_run, listed, member_row, model_label, summary_head
+from sandbox.population.llm_session import finish_llm_run, listed, member_row, model_label, summary_head
 from sandbox.population.network import edge_pairs, network_of
 from sandbox.population.revision.texts import (
-    NORMS_COLUMNS,
-    REVISIONS_COLUMNS,
     NormRow,
     PrincipledAgent,
     PrincipledPopulation,
@@ -66,152 +69,14 @@ from sandbox.population.revision.texts import (
     first_principles,
     revise_principles,
 )
-from sandbox.population.settings import PopulationScenarioSettings, place_members, spec_of
-from sandbox.rules.matrix import Move
-from sandbox.rules.matrix_prompt import ActionTokens, matrix_prompt, parse_action
+from sandbox.population.settings import PopulationScenarioSettings, place_members
+from sandbox.rules.matrix_prompt import ActionTokens
 from societies.norms import NORMS
 
 if TYPE_CHECKING:
     from sandbox.population.actors.llm import LLMActorBlocks
 
-__all__ = ["LLMMatrixGame", "Members", "MoveRow", "Turn", "play_match"]
-
-POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
-    "population.csv",
-    "generations.csv",
-    "moves.csv",
-    "norms.csv",
-    "revisions.csv",
-    "edges.csv",
-)
-
-
-class Turn(TypedDict):
-    """A turn of a match: both moves (C, D, or "" for an illegal answer), both answers, both payoffs."""
-
-    move_a: str
-    move_b: str
-    answer_a: str
-    answer_b: str
-    payoff_a: float
-    payoff_b: float
-
-
-class MatchKey(TypedDict):
-    generation: int
-    match: int
-    turn: int
-    a: int
-    b: int
-
-
-class MoveRow(MatchKey, Turn):
-    """A row of moves.csv: the generation, the match (its edge), the turn, both agents, then the turn."""
-
-
-class MemberPlay(MemberRow):
-    """A row of population.csv: the member, its payoff and its share of C moves ("" without a legal move)."""
-
-    payoff: float
-    cooperation: float | str
-
-
-class GenerationRow(TypedDict):
-    """A row of generations.csv: the share of C moves among legal ones ("" without one), the members' mean payoff
-    (over the generation's turns), the share of illegal moves, the moves, the seconds so far."""
-
-    generation: int
-    cooperation: float | str
-    mean_payoff: float
-    illegal_rate: float | str
-    moves: int
-    seconds: float
-
-
-class Scores(TypedDict):
-    """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""
-
-    payoff: list[float]
-    moves: list[float]
-    cooperated: list[float]
-
-
-COLUMNS = {
-    MOVES: tuple(MoveRow.__annotations__),
-    POPULATION: tuple(MemberPlay.__annotations__),
-    NORMS_TABLE: NORMS_COLUMNS,
-    REVISIONS: REVISIONS_COLUMNS,
-    GENERATIONS: tuple(GenerationRow.__annotations__),
-    EDGES: ("a", "b"),
-}
-
-
-class _Revision:
-    """A reflection's result, as `revise_principles` reads it."""
-
-    def __init__(self, policy: str | None, answer: str) -> None:
-        self.policy, self.answer = policy, answer
-
-
-class Members:
-    """The members' moves and reflections, through the run's model stack."""
-
-    def __init__(self, scenario: PopulationScenarioSettings, model: BaseChatModel) -> None:
-        self.scenario, self.model, self.game = scenario, model, spec_of(scenario, MatrixSpec)
-        self.table = payoff_table(self.game.name, self.game.temptation)
-        self.tokens = ActionTokens.of(self.game.tokens)
-        self.constraint = (
-            {"constraint": Constraint(choices=self.game.tokens)} if self.game.answer == "constrained" else {}
-        )
-
-    async def move(
-        self, agent: PrincipledAgent, history: list[tuple[Move, Move]], g: int, match: int, turn: int, side: int
-    ) -> tuple[Move | None, str]:
-        """The agent's move (C, D, or None: illegal) and its answer."""
-        shown = history[-self.game.history :] if self.game.history else []
-        order = generator(self.scenario.seed, Branch.EPISODE, g, match, turn, side)
-        prompt = matrix_prompt(self.table, shown, self.tokens, order)
-        system = render_once("population/matrix/system.j2", principle=agent["strategy"])
-        call = CallInfo(
-            role="user", agent=agent["name"], run=0, epoch=g, episode=f"match{match}/turn{turn}", step="move"
-        )
-        answer = await acall(
-            self.model,
-            [SystemMessage(system), HumanMessage(prompt)],
-            seed=call_seed(self.scenario.seed, Branch.EPISODE, g, match, turn, side),
-            call=call,
-            **self.constraint,
-        )
-        text = str(answer.content)
-        move = parse_action(text, self.tokens)
-        note_move(call, move)
-        return move, text
-
-    async def reflect(self, agent: PrincipledAgent, matches: str, payoff: float, g: int, i: int) -> _Revision:
-        """The member's next principle; an answer cut off at the token limit, or not a usable principle, is illegal
-        (None), as SCAI's MetaLM treats it."""
-        prompt = render(
-            "population/matrix/reflect.j2",
-            principle=agent["strategy"],
-            matches=matches,
-            payoff=round(payoff, 3),
-            mean=self.scenario.population.revision.payoff == "mean",
-        )
-        call = CallInfo(role="user", agent=agent["name"], run=0, epoch=g, step="reflect")
-        answer = await acall(
-            self.model,
-            [HumanMessage(prompt)],
-            seed=call_seed(self.scenario.seed, Branch.META, g, i),
-            call=call,
-            constraint=POLICY_CONSTRAINT,
-        )
-        text = str(answer.content).strip()
-        if answer.response_metadata.get("finish_reason") == "length":
-            return _Revision(None, text)
-        try:
-            return _Revision(parse_policy(text), text)
-        except PolicyError:
-            return _Revision(None, text)
+__all__ = ["LLMMatrixGame"]
 
 
 def _start(scenario: PopulationScenarioSettings) -> tuple[list[PrincipledAgent], list[NormRow]]:
@@ -247,32 +112,6 @@ def _start(scenario: PopulationScenarioSettings) -> tuple[list[PrincipledAgent],
             )
         )
     return agents, rows
-
-
-async def play_match(members: Members, agents: list[PrincipledAgent], g: int, k: int, a: int, b: int) -> list[Turn]:
-    """One match's turns."""
-    table, turns = members.table, []
-    history: list[tuple[Move, Move]] = []
-    for t in range(members.game.turns):
-        (move_a, said_a), (move_b, said_b) = await asyncio.gather(
-            members.move(agents[a], history, g, k, t, 0),
-            members.move(agents[b], [(y, x) for x, y in history], g, k, t, 1),
-        )
-        # an illegal move earns nothing and counts as a defection for the other player's payoff
-        pay_a = table.payoffs(move_a, move_b or "D")[0] if move_a else 0.0
-        pay_b = table.payoffs(move_b, move_a or "D")[0] if move_b else 0.0
-        turns.append(
-            Turn(
-                move_a=move_a or "",
-                move_b=move_b or "",
-                answer_a=said_a,
-                answer_b=said_b,
-                payoff_a=pay_a,
-                payoff_b=pay_b,
-            )
-        )
-        history.append((move_a or "D", move_b or "D"))
-    return turns
 
 
 def _move_row(g: int, k: int, t: int, pair: Sequence[int], turn: Turn) -> MoveRow:

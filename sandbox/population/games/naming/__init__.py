@@ -1,6 +1,7 @@
 """The naming game (Ashery et al.; Baronchelli's minimal model): its rules and convergence (`rules`), the scripted
-agents' dynamics (`dynamics`), settings (`spec`), the LLM plug-in (`llm`), the scripted plug-in (`scripted`) and
-its report (`report`: tables, figures, the phase diagram)."""
+agents' dynamics (`dynamics`), settings (`spec`), the LLM plug-in (`llm`; its typed state and table rows in
+`records`, its LLM players in `players`), the scripted plug-in (`scripted`) and its report (`report`: tables,
+figures, the phase diagram)."""
 
 from sandbox.population.registry import GameEntry
 

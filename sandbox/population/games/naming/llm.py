@@ -35,7 +35,6 @@ the interaction at which consensus was reached), `edges.csv`,
 from __future__ import annotations
 
 import copy
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -44,21 +43,30 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 import pandas as pd
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
 from matplotlib.figure import Figure
-from typing_extensions import TypedDict
 
-from prompts import render, render_once
 from sandbox.base.files import read_csv
 from sandbox.base.jobs import gather_jobs, jobs_ahead
-from sandbox.base.seeding import Branch, call_seed, generator, seed_node
+from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState, Rows
-from sandbox.llm.contracts import CallInfo, Constraint
-from sandbox.llm.moves import note_move
-from sandbox.llm.wrapper import acall
 from sandbox.population.game import ModelOf, PopulationGame
 from sandbox.population.games.naming.dynamics import disjoint_pairs
+from sandbox.population.games.naming.players import Players, memory_score
+from sandbox.population.games.naming.records import (
+    COLUMNS,
+    EDGES,
+    GENERATIONS,
+    INTERACTIONS,
+    POPULATION,
+    AgentRow,
+    GenerationRow,
+    InteractionRow,
+    NamingAgent,
+    NamingPopulation,
+    Played,
+    Remembered,
+)
 from sandbox.population.games.naming.report import print_table
 from sandbox.population.games.naming.rules import Convergence
 from sandbox.population.games.naming.spec import NamingSpec
@@ -69,120 +77,7 @@ from sandbox.population.settings import LLM, PopulationScenarioSettings, Populat
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["LLMNamingGame", "NamingAgent", "NamingPopulation", "parse_name"]
-
-POPULATION, GENERATIONS, INTERACTIONS, EDGES = "population.csv", "generations.csv", "interactions.csv", "edges.csv"
-
-
-class Remembered(TypedDict):
-    """An interaction in an agent's memory: its pick, its partner's (None: illegal) and the payoff."""
-
-    own: str | None
-    other: str | None
-    payoff: float
-
-
-class NamingAgent(TypedDict):
-    """An agent: its committed word ("" for an LLM member), its memory (the last `game.memory` interactions) and
-    its last pick ("" for none or an illegal one)."""
-
-    committed: str
-    memory: list[Remembered]
-    last: str
-
-
-class NamingPopulation(TypedDict):
-    """The population: its agents, the run of successes so far, the interaction (1-based, over the run) at which
-    it converged, and the interactions played."""
-
-    agents: list[NamingAgent]
-    run: int
-    consensus_at: int | None
-    interactions: int
-
-
-class InteractionRow(TypedDict):
-    """A row of interactions.csv: the pair, both picks ("" for an illegal one), their validity and attempts, the
-    success and the payoff both got."""
-
-    generation: int
-    interaction: int
-    a: int
-    b: int
-    name_a: str
-    name_b: str
-    valid_a: bool
-    valid_b: bool
-    attempts_a: int
-    attempts_b: int
-    success: bool
-    payoff: float
-
-
-class Played(NamingPopulation):
-    """A generation's play: the population after it, and its interactions' rows."""
-
-    rows: list[InteractionRow]
-
-
-class AgentRow(TypedDict):
-    """A row of population.csv: the agent's committed word, last pick, the name it holds and its memory's score."""
-
-    generation: int
-    agent: int
-    committed: str
-    last_name: str
-    held: str
-    score: float
-
-
-class GenerationRow(TypedDict):
-    """A row of generations.csv: the interactions, their success rate, the dominant name and its share of the
-    agents, the committed word's share, the illegal rate, the interaction at which consensus came ("" if not)."""
-
-    generation: int
-    interactions: int
-    success_rate: float
-    dominant: str
-    dominant_share: float
-    committed_share: float
-    illegal_rate: float
-    consensus_at: int | str
-    seconds: float
-
-
-COLUMNS = {
-    INTERACTIONS: tuple(InteractionRow.__annotations__),
-    POPULATION: tuple(AgentRow.__annotations__),
-    GENERATIONS: tuple(GenerationRow.__annotations__),
-    EDGES: ("a", "b"),
-}
-
-VALUE_PREFIX = "{'value': '"
-_BRACED = re.compile(r"""\{\s*['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
-_VALUE = re.compile(r"""['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
-
-
-def parse_name(answer: str, words: Sequence[str]) -> str | None:
-    """The name in the answer's last `{'value': X` (the code's answer format; failing that, its last `value: X`),
-    or the answer itself when it is a bare name, if it is one of `words`; else None. Only that one value counts: a
-    word mentioned elsewhere in the answer never stands in for a value that is not a word.
-
-    >>> parse_name("{'value': 'M'; 'reason': 'M paid before'}", ["Q", "M"])
-    'M'
-    >>> parse_name("Player 2's value: M before. {'value': 'Q'; 'reason': 'Q paid'}", ["Q", "M"])
-    'Q'
-    >>> parse_name("{'value': 'Z'; 'reason': 'value: Q failed'}", ["Q", "M"]) is None
-    True
-    >>> parse_name("I pick Q.", ["Q", "M"]) is None
-    True
-    >>> parse_name("M", ["Q", "M"])  # a bare name: a server that held the answer to the words without the prefix
-    'M'
-    """
-    found = list(_BRACED.finditer(answer)) or list(_VALUE.finditer(answer))
-    bare = answer.strip().strip("'\"{}")
-    value = found[-1].group(1) if found else bare if re.fullmatch(r"[A-Za-z0-9]+", bare) else None
-    return next((w for w in words if value is not None and value.lower() == w.lower()), None)
+__all__ = ["LLMNamingGame"]
 
 
 def _held(memory: Sequence[Remembered]) -> str:
@@ -193,51 +88,6 @@ def _held(memory: Sequence[Remembered]) -> str:
     counts = Counter(picks)
     top = max(counts.values())
     return next(p for p in reversed(picks) if counts[p] == top)
-
-
-class _Players:
-    """The LLM calls: one agent's pick, asked again while unreadable."""
-
-    def __init__(self, scenario: PopulationScenarioSettings, model: BaseChatModel) -> None:
-        self.scenario, self.model, self.game = scenario, model, spec_of(scenario, NamingSpec)
-        constrained = Constraint(prefix=VALUE_PREFIX, choices=tuple(self.game.words))  # the code's format, held
-        self.constraint = {"constraint": constrained} if self.game.answer == "constrained" else {}
-
-    async def pick(self, agent: int, memory: Sequence[Remembered], g: int, i: int, side: int) -> tuple[str | None, int]:
-        game = self.game
-        order = np.random.default_rng(seed_node(self.scenario.seed, Branch.EPISODE, g, i, side)).permutation(
-            len(game.words)
-        )
-        words = tuple(game.words[k] for k in order)
-        system = render_once("population/naming/system.j2", words=words, reward=game.reward, penalty=game.penalty)
-        history = [
-            {"round": k + 1, "own": m["own"] or "none", "other": m["other"] or "none", "payoff": m["payoff"]}
-            for k, m in enumerate(memory)
-        ]
-        prompt = render("population/naming/choose.j2", history=history, round=len(memory) + 1, score=_score(memory))
-        for attempt in range(game.retries + 1):
-            seed = call_seed(self.scenario.seed, Branch.EPISODE, g, i, side, attempt)
-            call = CallInfo(
-                role="user",
-                agent=f"agent{agent}",
-                run=0,
-                epoch=g,
-                episode=f"interaction{i}",
-                step="pick",
-                attempt=attempt,
-            )
-            answer = await acall(
-                self.model, [SystemMessage(system), HumanMessage(prompt)], seed=seed, call=call, **self.constraint
-            )
-            name = parse_name(str(answer.content), game.words)
-            note_move(call, name)
-            if name is not None:
-                return name, attempt + 1
-        return None, game.retries + 1
-
-
-def _score(memory: Sequence[Remembered]) -> float:
-    return sum(m["payoff"] for m in memory)
 
 
 Pair = list[int]  # two agents' indices
@@ -256,7 +106,7 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         block = self.block
         _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
         self.committed = committed_word(block)
-        self.players = _Players(scenario, self.model("user"))
+        self.players = Players(scenario, self.model("user"))
 
     def start(self) -> tuple[NamingPopulation, Rows]:
         block, game = self.block, self.spec
@@ -394,7 +244,7 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
                     committed=a["committed"],
                     last_name=a["last"],
                     held=a["committed"] or _held(a["memory"]),
-                    score=_score(a["memory"]),
+                    score=memory_score(a["memory"]),
                 )
                 for x, a in enumerate(agents)
             ],

@@ -1,5 +1,6 @@
 """The ultimatum game among members who follow and revise principles, SCAI's assistant among them: settings
-(`spec`), plug-in (`game`) and report (`report`); its rules are shared (`sandbox.rules.ultimatum`)."""
+(`spec`), plug-in (`game`), its typed state and table rows (`records`), its LLM players and MetaLMs (`players`)
+and report (`report`); its rules are shared (`sandbox.rules.ultimatum`)."""
 
 from sandbox.population.registry import GameEntry
 

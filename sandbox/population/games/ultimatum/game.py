@@ -44,158 +44,45 @@ offered shares, illegal moves), `edges.csv`, `summary.json`,
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, Literal, SupportsFloat
+from typing import Literal, SupportsFloat
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 from matplotlib.figure import Figure
-from typing_extensions import TypedDict
 
-from agents.assistant import PolicyFollowingAssistant, library_policies
-from agents.meta import Interaction, MetaLM, Revision
-from agents.user import NormFollowingUser
+from agents.assistant import library_policies
 from sandbox.base.files import read_csv
-from sandbox.base.seeding import Branch, call_seed, generator, seed_node
+from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState, Rows
-from sandbox.llm.contracts import CallInfo
 from sandbox.population.game import ModelOf, PopulationGame
+from sandbox.population.games.ultimatum.players import Players, play_generation, revise_agents
+from sandbox.population.games.ultimatum.records import (
+    COLUMNS,
+    EPISODES,
+    GENERATIONS,
+    NORMS_TABLE,
+    POPULATION,
+    REVISIONS,
+    Episode,
+    EpisodeRow,
+    GenerationRow,
+    MemberPlay,
+    UltimatumAgent,
+    UltimatumPopulation,
+    UltimatumRevision,
+)
 from sandbox.population.games.ultimatum.report import print_table
 from sandbox.population.games.ultimatum.spec import UltimatumSpec
-from sandbox.population.llm_session import MemberRow, finish_llm_run, listed, member_row, model_label, summary_head
-from sandbox.population.network import Neighbours, edge_pairs, network_of
-from sandbox.population.revision.texts import (
-    NORMS_COLUMNS,
-    REVISIONS_COLUMNS,
-    NormRow,
-    PrincipledAgent,
-    PrincipledPopulation,
-    PrincipledRevision,
-    RevisionRow,
-    edit_principle,
-    first_principles,
-    revise_principles,
-)
+from sandbox.population.llm_session import finish_llm_run, listed, member_row, model_label, summary_head
+from sandbox.population.network import edge_pairs, network_of
+from sandbox.population.revision.texts import NormRow, edit_principle, first_principles
 from sandbox.population.settings import ASSISTANT, PopulationScenarioSettings, place_members, spec_of
-from sandbox.rules.ultimatum import Stake
-from sandbox.rules.ultimatum_episode import play_ultimatum
-from sandbox.society.nodes import draw_stakes
-from societies.contracts import UserProfile
-from societies.manners import MANNERS
-from societies.norms import NORMS, resolve_norm
+from societies.norms import NORMS
 
-__all__ = ["Episode", "UltimatumAgent", "UltimatumGame"]
-
-POPULATION, GENERATIONS, EPISODES, NORMS_TABLE, REVISIONS, EDGES = (
-    "population.csv",
-    "generations.csv",
-    "episodes.csv",
-    "norms.csv",
-    "revisions.csv",
-    "edges.csv",
-)
-
-
-class UltimatumAgent(PrincipledAgent):
-    """A member who follows a principle, and the strategy its scenario member names (a library norm's name, a
-    principle's text, or the assistant): a fixed member plays that norm as SCAI's user."""
-
-    label: str
-
-
-UltimatumPopulation = PrincipledPopulation[UltimatumAgent]  # the agents and the next norm id
-UltimatumRevision = PrincipledRevision[UltimatumAgent]  # the next agents, the new norms, the revisions, the next id
-
-
-class Episode(TypedDict):
-    """An episode as SCAI's `play_ultimatum` records it (its ids, the players' names, the stake, both moves and
-    their illegal answers, the parts and payoffs, an instructed player's style), and the players' indices: `a`
-    proposed to `b`."""
-
-    run: int
-    epoch: int
-    episode: str
-    index: int
-    proposer: str
-    responder: str
-    amount: int
-    currency: str
-    proposal: str
-    proposal_legal: bool
-    proposal_illegal_answers: int
-    proposer_part: int | None
-    responder_part: int | None
-    offered_share: float | None
-    response: str | None
-    decision: str | None
-    decision_legal: bool | None
-    response_illegal_answers: int
-    proposer_payoff: int | None
-    responder_payoff: int | None
-    proposer_instruction: str | None
-    responder_instruction: str | None
-    a: int
-    b: int
-
-
-class EpisodeRow(TypedDict):
-    """A row of episodes.csv: the generation, the episode, the proposer's and the responder's indices, the stake,
-    the proposal and whether it was legal, the offered share, the response and the decision ("" for none), and the
-    shares of the stake each got."""
-
-    generation: int
-    index: int
-    proposer: int
-    responder: int
-    amount: int
-    currency: str
-    proposal: str
-    proposal_legal: bool
-    offered_share: float | str
-    response: str
-    decision: str
-    proposer_share: float | str
-    responder_share: float | str
-
-
-class MemberPlay(MemberRow):
-    """A row of population.csv: the member, its mean share of the stake, its mean offered share as proposer and its
-    acceptance rate as responder ("" for none)."""
-
-    score: float | str
-    offered_share: float | str
-    acceptance: float | str
-
-
-class GenerationRow(TypedDict):
-    """A row of generations.csv: the episodes, the mean offered share, the acceptance rate, the mean score, the
-    offered shares of the assistant, the fixed members and the members ("" for none), the share of illegal moves, the
-    seconds so far."""
-
-    generation: int
-    episodes: int
-    mean_offered_share: float | str
-    acceptance_rate: float | str
-    mean_score: float | str
-    assistant_offered_share: float | str
-    fixed_offered_share: float | str
-    members_offered_share: float | str
-    illegal_rate: float | str
-    seconds: float
-
-
-COLUMNS = {
-    EPISODES: tuple(EpisodeRow.__annotations__),
-    POPULATION: tuple(MemberPlay.__annotations__),
-    NORMS_TABLE: NORMS_COLUMNS,
-    REVISIONS: REVISIONS_COLUMNS,
-    GENERATIONS: tuple(GenerationRow.__annotations__),
-    EDGES: ("a", "b"),
-}
+__all__ = ["UltimatumGame"]
 
 
 def _start(scenario: PopulationScenarioSettings) -> tuple[list[UltimatumAgent], list[NormRow]]:
@@ -243,106 +130,12 @@ def _start(scenario: PopulationScenarioSettings) -> tuple[list[UltimatumAgent], 
     return agents, rows
 
 
-class _Players:
-    """The generation's players and MetaLMs, through the run's model stack."""
-
-    def __init__(self, scenario: PopulationScenarioSettings, model: ModelOf) -> None:
-        self.scenario, self.game = scenario, spec_of(scenario, UltimatumSpec)
-        self.model = model  # a role's model is built when first used: an unread role's backend never is
-
-    # SCAI's user or assistant: an `UltimatumPlayer`, save that the protocol asks settable `agent_id` and `remarks`
-    # where they give read-only ones (a property, a frozen field)
-    def player(self, agent: UltimatumAgent, i: int) -> Any:
-        game = self.game
-        if agent["kind"] == "fixed":
-            norm = (
-                NORMS.get(agent["label"])
-                if agent["label"] in NORMS.names()
-                else resolve_norm(f"norm{agent['norm']}", agent["strategy"])
-            )
-            return NormFollowingUser(UserProfile(i, norm, MANNERS.get("neutral")), self.model("user"), rules=game.rules)
-        model = self.model(ASSISTANT if agent["kind"] == ASSISTANT else "user")
-        return PolicyFollowingAssistant(
-            policy=agent["strategy"],
-            model=model,
-            agent_id=agent["name"],
-            rules=game.rules,
-            reading=game.reading,
-            responder=game.responder,
-        )
-
-    async def revise(self, agent: UltimatumAgent, interactions: Sequence[Interaction], g: int, i: int) -> Revision:
-        meta = MetaLM(self.model("meta"), max_reasks=self.game.meta_reasks)
-        seeds = [call_seed(self.scenario.seed, Branch.META, g, i, a) for a in range(self.game.meta_reasks + 2)]
-        call = CallInfo(role="meta", agent=agent["name"], run=0, epoch=g, step="revise")
-        return await meta.revise(agent["strategy"], interactions, seeds=seeds, call=call)
-
-
-def _interaction(record: Episode, flex: str) -> Interaction:
-    """An episode as a MetaLM reads it, `flex` (an agent's name, or the assistant) the flex-policy agent."""
-    return Interaction.from_episode(record, lambda name: name == flex)
-
-
 def _shares(record: Episode) -> tuple[float, float]:
     """What proposer and responder got, as shares of the stake."""
     proposer, responder = record["proposer_part"], record["responder_part"]
     if record["decision"] != "accept" or proposer is None or responder is None:  # an accepted split has both parts
         return 0.0, 0.0
     return proposer / record["amount"], responder / record["amount"]
-
-
-async def _generation(
-    scenario: PopulationScenarioSettings,
-    players: _Players,
-    agents: list[UltimatumAgent],
-    g: int,
-    pairs: list[tuple[int, int]],
-) -> list[Episode]:
-    game = spec_of(scenario, UltimatumSpec)
-    episodes = [(a, b) for _ in range(game.rounds) for x, y in pairs for a, b in ((x, y), (y, x))]
-    amounts, currencies = draw_stakes(
-        SimpleNamespace(seed=scenario.seed, game=game), 0, g, generator(scenario.seed, Branch.EPOCH, g), len(episodes)
-    )
-    lineup = [players.player(a, i) for i, a in enumerate(agents)]
-
-    async def one(k: int, a: int, b: int) -> Episode:
-        stake = Stake(amounts[k], game.currencies[currencies[k]])
-        record = await play_ultimatum(
-            lineup[a],
-            lineup[b],
-            stake,
-            seed=seed_node(scenario.seed, Branch.EPISODE, g, k),
-            info={"run": 0, "epoch": g, "episode": f"g{g}-i{k:05d}", "index": k},
-            max_reasks=game.max_reasks,
-        )
-        return Episode(
-            run=record["run"],
-            epoch=record["epoch"],
-            episode=record["episode"],
-            index=record["index"],
-            proposer=record["proposer"],
-            responder=record["responder"],
-            amount=record["amount"],
-            currency=record["currency"],
-            proposal=record["proposal"],
-            proposal_legal=record["proposal_legal"],
-            proposal_illegal_answers=record["proposal_illegal_answers"],
-            proposer_part=record["proposer_part"],
-            responder_part=record["responder_part"],
-            offered_share=record["offered_share"],
-            response=record["response"],
-            decision=record["decision"],
-            decision_legal=record["decision_legal"],
-            response_illegal_answers=record["response_illegal_answers"],
-            proposer_payoff=record["proposer_payoff"],
-            responder_payoff=record["responder_payoff"],
-            proposer_instruction=record["proposer_instruction"],
-            responder_instruction=record["responder_instruction"],
-            a=a,
-            b=b,
-        )
-
-    return list(await asyncio.gather(*(one(k, a, b) for k, (a, b) in enumerate(episodes))))
 
 
 def _scores(records: Sequence[Episode], n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -365,51 +158,6 @@ def _scores(records: Sequence[Episode], n: int) -> tuple[np.ndarray, np.ndarray,
         np.divide(got, count, out=np.full(n, np.nan), where=count > 0),
         np.array([mean(v) for v in offered]),
         np.array([mean(v) for v in decided]),
-    )
-
-
-async def _revise(
-    scenario: PopulationScenarioSettings,
-    players: _Players,
-    agents: list[UltimatumAgent],
-    g: int,
-    records: Sequence[Episode],
-    scores: np.ndarray,
-    neighbours: Neighbours,
-    next_id: int,
-) -> tuple[list[UltimatumAgent], list[NormRow], list[RevisionRow], int]:
-    """The agents after generation `g`'s revision (`revise_principles`): the assistant's MetaLM reads a sample of the
-    generation's interactions; under reflect, each member's MetaLM reads its own."""
-    revision, game = scenario.population.revision, spec_of(scenario, UltimatumSpec)
-
-    def own(i: int) -> list[Episode]:
-        return [r for r in records if i in (r["a"], r["b"])]
-
-    def ask(i: int) -> Awaitable[Revision] | None:
-        agent = agents[i]
-        if agent["kind"] == ASSISTANT:
-            order = generator(scenario.seed, Branch.META, g, i).permutation(len(records))[: game.assistant_interactions]
-            return players.revise(agent, [_interaction(records[k], agent["name"]) for k in sorted(order)], g, i)
-        if revision.rule == "reflect":
-            return players.revise(agent, [_interaction(r, agent["name"]) for r in own(i)], g, i)
-        return None
-
-    def evidence(i: int) -> str:
-        if agents[i]["kind"] == ASSISTANT:
-            return f"{min(len(records), game.assistant_interactions)} interactions of the generation"
-        return f"{len(own(i))} own interactions"
-
-    return await revise_principles(
-        agents,
-        g,
-        scores,
-        neighbours,
-        rule=revision.rule,
-        beta=revision.beta,
-        rng=generator(scenario.seed, Branch.META, g),
-        ask=ask,
-        evidence=evidence,
-        next_id=next_id,
     )
 
 
@@ -497,13 +245,13 @@ class UltimatumGame(
         super().__init__(scenario, model)
         _, self.neighbours = network_of(self.block.agents, self.block.network, scenario.seed)
         self.pairs = edge_pairs(self.neighbours)
-        self.players = _Players(scenario, self.model)
+        self.players = Players(scenario, self.model)
 
     def start(self) -> tuple[UltimatumPopulation, Rows]:
         return first_principles(self.neighbours, _start(self.scenario))
 
     async def play(self, population: UltimatumPopulation, g: int, pairs: None) -> list[Episode]:
-        return await _generation(self.scenario, self.players, population["agents"], g, self.pairs)
+        return await play_generation(self.scenario, self.players, population["agents"], g, self.pairs)
 
     def score(self, population: UltimatumPopulation, g: int, records: list[Episode]) -> list[float]:
         return [float(s) for s in _scores(records, len(population["agents"]))[0]]
@@ -514,7 +262,7 @@ class UltimatumGame(
         agents, next_id = population["agents"], population["next_id"]
         if g + 1 >= self.block.generations:
             return {"agents": agents, "norms": [], "revisions": [], "next_id": next_id}
-        following, norms, revisions, next_id = await _revise(
+        following, norms, revisions, next_id = await revise_agents(
             self.scenario, self.players, agents, g, records, np.array(scores), self.neighbours, next_id
         )
         return {"agents": following, "norms": norms, "revisions": revisions, "next_id": next_id}

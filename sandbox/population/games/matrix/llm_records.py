@@ -1,0 +1,95 @@
+"""The LLM matrix game's records (`sandbox.population.games.matrix.llm`): its turns and scores between the engine's
+steps, each a plain `TypedDict` the checkpoint holds, and its tables' rows, from which the tables take their headers
+(`COLUMNS`)."""
+
+from __future__ import annotations
+
+from typing_extensions import TypedDict
+
+from sandbox.population.llm_session import MemberRow
+from sandbox.population.revision.texts import NORMS_COLUMNS, REVISIONS_COLUMNS
+
+__all__ = [
+    "COLUMNS",
+    "EDGES",
+    "GENERATIONS",
+    "MOVES",
+    "NORMS_TABLE",
+    "POPULATION",
+    "REVISIONS",
+    "GenerationRow",
+    "MatchKey",
+    "MemberPlay",
+    "MoveRow",
+    "Scores",
+    "Turn",
+]
+
+POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
+    "population.csv",
+    "generations.csv",
+    "moves.csv",
+    "norms.csv",
+    "revisions.csv",
+    "edges.csv",
+)
+
+
+class Turn(TypedDict):
+    """A turn of a match: both moves (C, D, or "" for an illegal answer), both answers, both payoffs."""
+
+    move_a: str
+    move_b: str
+    answer_a: str
+    answer_b: str
+    payoff_a: float
+    payoff_b: float
+
+
+class MatchKey(TypedDict):
+    generation: int
+    match: int
+    turn: int
+    a: int
+    b: int
+
+
+class MoveRow(MatchKey, Turn):
+    """A row of moves.csv: the generation, the match (its edge), the turn, both agents, then the turn."""
+
+
+class MemberPlay(MemberRow):
+    """A row of population.csv: the member, its payoff and its share of C moves ("" without a legal move)."""
+
+    payoff: float
+    cooperation: float | str
+
+
+class GenerationRow(TypedDict):
+    """A row of generations.csv: the share of C moves among legal ones ("" without one), the members' mean payoff
+    (over the generation's turns), the share of illegal moves, the moves, the seconds so far."""
+
+    generation: int
+    cooperation: float | str
+    mean_payoff: float
+    illegal_rate: float | str
+    moves: int
+    seconds: float
+
+
+class Scores(TypedDict):
+    """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""
+
+    payoff: list[float]
+    moves: list[float]
+    cooperated: list[float]
+
+
+COLUMNS = {
+    MOVES: tuple(MoveRow.__annotations__),
+    POPULATION: tuple(MemberPlay.__annotations__),
+    NORMS_TABLE: NORMS_COLUMNS,
+    REVISIONS: REVISIONS_COLUMNS,
+    GENERATIONS: tuple(GenerationRow.__annotations__),
+    EDGES: ("a", "b"),
+}
