@@ -163,7 +163,7 @@ def _determinism_scenario() -> dict:
         "concurrency": 4,
         "embedded": {"slots": 1},
         "models": {"user": {"spec": "embedded", "sampling": {"temperature": 0.7, "max_tokens": 48}}},
-        "society": {"size": 6, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "fair", "proportion": 0.5}]},
+        "society": {"size": 4, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "fair", "proportion": 0.5}]},
         "game": {"kind": "ultimatum", "amount": {"min": 20, "max": 90}},
     }
 
@@ -181,6 +181,6 @@ def test_one_slot_runs_are_deterministic_for_a_seed(tmp_path: Path) -> None:
                 for r in records
             ]
         )
-    assert len(transcripts[0]) == 6  # 3 episodes, a proposal and a decision each
+    assert len(transcripts[0]) == 4  # 2 episodes, a proposal and a decision each
     assert transcripts[0] == transcripts[1]
     assert sum(r[4] for r in transcripts[0]) > 0  # later calls reused earlier prompts
