@@ -67,7 +67,8 @@ class MemberPlay(MemberRow):
 
 class GenerationRow(TypedDict):
     """A row of generations.csv: the share of C moves among legal ones ("" without one), the members' mean payoff
-    (over the generation's turns), the share of illegal moves, the moves, the seconds so far."""
+    (each a total: summed over its matches' turns, as the scripted game's), the share of illegal moves, the moves,
+    the seconds so far."""
 
     generation: int
     cooperation: float | str
