@@ -48,6 +48,7 @@ __all__ = [
     "derived_field",
     "edit_principle",
     "first_principles",
+    "given_norm",
     "revise_principles",
     "revise_texts",
 ]
@@ -81,6 +82,21 @@ class RevisionRow(TypedDict):
     outcome: str
     old_norm: int | str | None
     new_norm: int | None
+
+
+def given_norm(generation: int, norm: int | None, author: str, rule: str, text: str) -> NormRow:
+    """The row of a norm that no call wrote (a scenario's, or a fork's): its text as given, nothing shown."""
+    return NormRow(
+        generation=generation,
+        norm=norm,
+        author=author,
+        rule=rule,
+        strategy=text,
+        found=True,
+        parents="",
+        justification="",
+        evidence="",
+    )
 
 
 NORMS_COLUMNS = tuple(NormRow.__annotations__)
@@ -345,15 +361,5 @@ def edit_principle(population: TextPopulation, name: str, value: object, generat
         raise ValueError(f"{name}: {parts[1]} is not an agent's index (0 to {len(agents) - 1})")
     i, norm = int(parts[1]), int(population["next_id"])
     agents[i] = {**agents[i], "strategy": value, "norm": norm}
-    row = NormRow(
-        generation=generation,
-        norm=norm,
-        author=agents[i]["name"],
-        rule="fork",
-        strategy=value,
-        found=True,
-        parents="",
-        justification="",
-        evidence="",
-    )
+    row = given_norm(generation, norm, agents[i]["name"], "fork", value)
     return StateEdit({"agents": {**population, "agents": agents, "next_id": norm + 1}}, {"norms.csv": [row]})

@@ -12,7 +12,7 @@ from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.population.games.donor.norms import NormBook
 from sandbox.population.games.donor.players import Players, Survivor
 from sandbox.population.games.donor.records import DonorAgent
-from sandbox.population.revision.texts import NormRow, RevisionRow
+from sandbox.population.revision.texts import NormRow, RevisionRow, given_norm
 from sandbox.population.settings import LLM, PopulationScenarioSettings, place_members
 
 __all__ = ["select", "start_agents", "survivor_gap", "write_missing"]
@@ -31,19 +31,7 @@ def start_agents(scenario: PopulationScenarioSettings, book: NormBook) -> tuple[
         if text is not None and text not in given:
             given[text], outcome = book.add(text, True)
             if outcome == "new":  # with the check, a text differing in case or spaces only is the same norm
-                rows.append(
-                    NormRow(
-                        generation=0,
-                        norm=given[text],
-                        author="",
-                        rule="given",
-                        strategy=text,
-                        found=True,
-                        parents="",
-                        justification="",
-                        evidence="",
-                    )
-                )
+                rows.append(given_norm(0, given[text], "", "given", text))
         if text is not None:
             text = book.text(given[member.strategy], text)
         agents.append(

@@ -41,7 +41,15 @@ from sandbox.population.games.donor.records import DonorAgent, DonorPopulation, 
 from sandbox.population.games.donor.rules import STRATEGY_START, DonorRecord, DonorRules
 from sandbox.population.network import Neighbours, random_neighbour
 from sandbox.population.revision.rules import fermi
-from sandbox.population.revision.texts import NormRow, RevisionRow, Step, Written, derived_field, revise_texts
+from sandbox.population.revision.texts import (
+    NormRow,
+    RevisionRow,
+    Step,
+    Written,
+    derived_field,
+    given_norm,
+    revise_texts,
+)
 from sandbox.population.settings import Revision
 
 __all__ = ["NormBook", "edit_strategy", "evidence_text", "revise_norms"]
@@ -219,16 +227,6 @@ def edit_strategy(population: DonorPopulation, name: str, value: object, generat
         raise ValueError(f"{name}: the norm check rejects {value!r} (no strategy in it)")
     agent = agents[int(parts[1])]
     agents[int(parts[1])] = {**agent, "strategy": book.text(norm, value), "norm": norm, "found": True}
-    row = NormRow(
-        generation=generation,
-        norm=norm,
-        author=agent["name"],
-        rule="fork",
-        strategy=value,
-        found=True,
-        parents="",
-        justification="",
-        evidence="",
-    )
+    row = given_norm(generation, norm, agent["name"], "fork", value)
     following: DonorPopulation = {**population, "agents": agents, "norms": book.state()}
     return StateEdit({"agents": following}, {"norms.csv": [row]} if outcome == "new" else {})

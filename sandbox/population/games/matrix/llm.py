@@ -67,6 +67,7 @@ from sandbox.population.revision.texts import (
     PrincipledRevision,
     edit_principle,
     first_principles,
+    given_norm,
     revise_principles,
 )
 from sandbox.population.settings import PopulationScenarioSettings, place_members
@@ -89,19 +90,7 @@ def _start(scenario: PopulationScenarioSettings) -> tuple[list[PrincipledAgent],
         text = NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy
         if text not in ids:
             ids[text] = len(ids)
-            rows.append(
-                NormRow(
-                    generation=0,
-                    norm=ids[text],
-                    author="scenario",
-                    rule="initial",
-                    strategy=text,
-                    found=True,
-                    parents="",
-                    justification="",
-                    evidence="",
-                )
-            )
+            rows.append(given_norm(0, ids[text], "scenario", "initial", text))
         agents.append(
             PrincipledAgent(
                 name=f"agent{i}",

@@ -45,7 +45,7 @@ from sandbox.population.games.public_goods.report import (
 from sandbox.population.games.public_goods.rules import TYPES, contribute, group_payoffs, groups_of, punish
 from sandbox.population.games.public_goods.spec import PublicGoodsSpec
 from sandbox.population.llm_session import finish_llm_run, model_label
-from sandbox.population.revision.texts import NORMS_COLUMNS, NormRow, edit_principle
+from sandbox.population.revision.texts import NORMS_COLUMNS, NormRow, edit_principle, given_norm
 from sandbox.population.settings import PopulationScenarioSettings, place_members
 from societies.norms import NORMS
 
@@ -154,19 +154,7 @@ class PublicGoodsGame(
             )
             if text and text not in norms:
                 norms[text] = len(norms)
-                rows.append(
-                    NormRow(
-                        generation=0,
-                        norm=norms[text],
-                        author="scenario",
-                        rule="initial",
-                        strategy=text,
-                        found=True,
-                        parents="",
-                        justification="",
-                        evidence="",
-                    )
-                )
+                rows.append(given_norm(0, norms[text], "scenario", "initial", text))
             agents.append(
                 GoodsMember(
                     name=f"member{i}",

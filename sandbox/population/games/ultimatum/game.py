@@ -78,7 +78,7 @@ from sandbox.population.games.ultimatum.report import print_table
 from sandbox.population.games.ultimatum.spec import UltimatumSpec
 from sandbox.population.llm_session import finish_llm_run, listed, member_row, model_label, summary_head
 from sandbox.population.network import edge_pairs, network_of
-from sandbox.population.revision.texts import NormRow, edit_principle, first_principles
+from sandbox.population.revision.texts import NormRow, edit_principle, first_principles, given_norm
 from sandbox.population.settings import ASSISTANT, PopulationScenarioSettings, place_members, spec_of
 from societies.norms import NORMS
 
@@ -104,19 +104,7 @@ def _start(scenario: PopulationScenarioSettings) -> tuple[list[UltimatumAgent], 
         key = (kind == "fixed", member.strategy, text)
         if key not in ids:
             ids[key] = len(ids)
-            rows.append(
-                NormRow(
-                    generation=0,
-                    norm=ids[key],
-                    author="scenario",
-                    rule="initial",
-                    strategy=text,
-                    found=True,
-                    parents="",
-                    justification="",
-                    evidence="",
-                )
-            )
+            rows.append(given_norm(0, ids[key], "scenario", "initial", text))
         agents.append(
             UltimatumAgent(
                 name=name,
