@@ -261,3 +261,14 @@ def _donor_file(tmp_path: Path, **game: Any) -> Path:
     path = tmp_path / "d.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+def test_a_move_s_record_in_the_state_names_the_move_s_fields() -> None:
+    """`record_data` holds a `DonorRecord` as plain data by its fields (`asdict`): the record names each, and only
+    those, so a field added to the move fails here before it is checkpointed untyped."""
+    from dataclasses import fields
+
+    from sandbox.population.games.donor.records import DonorRecordData
+    from sandbox.population.games.donor.rules import DonorRecord
+
+    assert list(DonorRecordData.__annotations__) == [f.name for f in fields(DonorRecord)]

@@ -4,7 +4,8 @@ take their headers (`COLUMNS`)."""
 
 from __future__ import annotations
 
-from typing import NotRequired
+from dataclasses import asdict
+from typing import NotRequired, cast
 
 from typing_extensions import TypedDict
 
@@ -95,19 +96,8 @@ class DonorRecordData(TypedDict):
 
 
 def record_data(h: DonorRecord) -> DonorRecordData:
-    """The move as the state holds it."""
-    return DonorRecordData(
-        game=h.game,
-        round=h.round,
-        donor=h.donor,
-        recipient=h.recipient,
-        donor_before=h.donor_before,
-        recipient_before=h.recipient_before,
-        action=h.action,
-        amount=h.amount,
-        valid=h.valid,
-        answer=h.answer,
-    )
+    """The move as the state holds it: its fields (`DonorRecordData` names them as `DonorRecord` does)."""
+    return cast(DonorRecordData, asdict(h))
 
 
 class DonorPlay(TypedDict):
