@@ -492,6 +492,33 @@ def test_the_axelrod_catalogue_is_the_installed_librarys() -> None:
     assert strategy_class("TitForTat").name == "Tit For Tat"
 
 
+def test_axelrod_classifies_every_strategy_the_same_with_its_sources_read_once() -> None:
+    """`import_axelrod` keeps `inspect.getsource`'s answers for the import's length: every strategy, transformed ones
+    included, is classified (the match attributes it uses, and its whole classifier) as with the library's own reads,
+    and the library's `inspect.getsource` is back afterwards."""
+    import inspect
+
+    from sandbox.population.games.matrix.strategies import _sources_read_once, import_axelrod
+
+    read = inspect.getsource
+    axl = import_axelrod()
+    assert inspect.getsource is read
+
+    def classified() -> dict[str, object]:
+        players = [cls() for cls in axl.all_strategies]  # each made now: transformed ones re-read their sources
+        return {
+            p.__class__.__name__: (sorted(axl.Classifiers["makes_use_of"](p)), repr(sorted(p.classifier.items())))
+            for p in players
+        }
+
+    with _sources_read_once():
+        once = classified()
+        assert inspect.getsource is not read
+    assert inspect.getsource is read
+    assert once == classified()
+    assert any(uses for uses, _ in once.values())  # some strategies use match attributes (the game, the length)
+
+
 def test_validation_and_dry_runs_do_not_import_axelrod() -> None:
     """`sandbox validate` and `--dry-run` of a scripted matrix population never import axelrod (11 to 20 s of CPU):
     a child process whose `import axelrod` fails does both, and tells a stochastic strategy and refuses an unknown

@@ -1,10 +1,11 @@
 """Scripted strategies from the `axelrod` library, found by name, and the payoffs of their matches.
 
-Importing `axelrod` costs 11 to 20 s of CPU (it instantiates every strategy to classify it), so what validation
+Importing `axelrod` costs 10 to 20 s of CPU (it instantiates every strategy to classify it), so what validation
 and dry runs ask (is a name a strategy, its display name, whether it is stochastic) is read from a catalogue of the
 installed version's strategies kept beside this module (`axelrod_strategies.json`, written by
-`python -m sandbox.population.games.matrix.strategies`); only a run that plays imports the library. Another installed version
-of axelrod than the catalogue's is read from the library itself.
+`python -m sandbox.population.games.matrix.strategies`); only a run that plays imports the library, and it does so
+through `import_axelrod` (about a third of the time; see there). Another installed version of axelrod than the
+catalogue's is read from the library itself.
 
 Within a generation every pair of neighbours plays a match of `turns` turns.
 Two deterministic strategies always play the same match, so the payoffs are
@@ -15,12 +16,17 @@ seed drawn from the run's seed tree.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
+import inspect
 import json
+import sys
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from typing_extensions import TypedDict
@@ -37,6 +43,7 @@ __all__ = [
     "Strategy",
     "axelrod_game",
     "canonical",
+    "import_axelrod",
     "is_stochastic",
     "payoff_table",
     "strategy",
@@ -47,6 +54,47 @@ __all__ = [
 
 
 CATALOGUE = Path(__file__).with_name("axelrod_strategies.json")
+
+
+@contextlib.contextmanager
+def _sources_read_once() -> Iterator[None]:
+    """`inspect.getsource` answering each function, class or module once (a bound method as its function), the same
+    text or the same kind of error again, for as long as the block runs; then the library's own again."""
+    read = inspect.getsource
+    known: dict[Any, str | tuple[type[Exception], tuple[Any, ...]]] = {}
+
+    def getsource(obj: Any) -> str:
+        key = getattr(obj, "__func__", obj)
+        if key not in known:
+            try:
+                known[key] = read(obj)
+            except (OSError, TypeError) as error:  # what inspect raises for a class made at run time, or a builtin
+                known[key] = (type(error), error.args)
+        found = known[key]
+        if isinstance(found, str):
+            return found
+        raise found[0](*found[1])
+
+    setattr(inspect, "getsource", getsource)  # noqa: B010 (for the import's length; mypy types the module's own)
+    try:
+        yield
+    finally:
+        setattr(inspect, "getsource", read)  # noqa: B010
+
+
+def import_axelrod() -> ModuleType:
+    """The `axelrod` module, imported in about a third of its own time (9.5 s to 3.2 s of CPU on this project's
+    machines).
+
+    Importing axelrod 4 classifies every strategy and every transformed strategy by the match attributes its methods
+    use (`axelrod.makes_use_of`), reading each method's source with `inspect.getsource`: about 14,800 reads of 38
+    functions and classes, which re-tokenise the method or re-parse its whole file each time. Here the reads are
+    kept for the import's length, so each is made once; the classifications are the same
+    (`tests/test_population.py` compares them with a plain import's)."""
+    if "axelrod" not in sys.modules:
+        with _sources_read_once():
+            import axelrod  # noqa: F401
+    return sys.modules["axelrod"]
 
 
 class Strategy(NamedTuple):
@@ -68,7 +116,7 @@ class Catalogue(TypedDict):
 
 def catalogue_from_axelrod() -> Catalogue:
     """The catalogue of the installed axelrod's strategies, read from the library (imports it)."""
-    import axelrod as axl
+    axl = import_axelrod()
 
     return {
         "axelrod": metadata.version("axelrod"),
@@ -111,9 +159,7 @@ def strategy(name: str) -> Strategy:
 
 def strategy_class(name: str) -> type[axl.Player]:
     """The axelrod strategy class called `name` (its display name or its class name); imports axelrod."""
-    import axelrod as axl
-
-    return getattr(axl, strategy(name).cls)
+    return getattr(import_axelrod(), strategy(name).cls)
 
 
 def canonical(name: str) -> str:
@@ -141,8 +187,7 @@ def is_stochastic(name: str) -> bool:
 
 def axelrod_game(table: PayoffTable) -> axl.Game:
     """The table as an `axelrod.Game(r, s, t, p)`; a table that is not symmetric is refused."""
-    import axelrod as axl
-
+    axl = import_axelrod()
     if not symmetric(table):
         raise ValueError(f"game {table.name!r} is not symmetric; a population plays symmetric games")
     r, s = table.payoffs("C", "C")[0], table.payoffs("C", "D")[0]
@@ -173,8 +218,7 @@ class MatchTable:
 
     def play(self, i: int, j: int, seed: int) -> tuple[float, float, float, float]:
         """One match of strategy i against strategy j: i's total payoff and share of C moves, then j's."""
-        import axelrod as axl
-
+        axl = import_axelrod()
         match = axl.Match((self.classes[i](), self.classes[j]()), turns=self.turns, game=self.game, seed=seed)
         moves = match.play()
         scores = match.scores()
