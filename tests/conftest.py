@@ -107,21 +107,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def viewer_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """A folder holding one small run of every kind and the awkward directories (`tests.viewer_runs`), made once."""
+    """A folder holding one small run of every kind and the awkward directories (`tests.viewer_runs`), made once a
+    session: under pytest-xdist the first worker that asks makes it in the session's shared temporary folder while
+    the others wait on a lock, then every worker reads it (the viewer's tests only read it)."""
     import os
+
+    from filelock import FileLock
 
     from sandbox.core import kinds
     from tests.toy_kind import TOY
     from tests.viewer_runs import build
 
-    previous = os.environ.get(kinds.ENVIRONMENT)
-    os.environ[kinds.ENVIRONMENT] = "tests.toy_kind:TOY"  # the sweep's spawned workers register the toy kind too
-    try:
-        root = build(tmp_path_factory.mktemp("viewer") / "runs")
-    finally:
-        if previous is None:
-            os.environ.pop(kinds.ENVIRONMENT, None)
-        else:
-            os.environ[kinds.ENVIRONMENT] = previous
-        kinds.unregister(TOY.name)
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        folder = tmp_path_factory.mktemp("viewer")
+    else:  # the workers' temporary folders are popen-gwN in one folder of this session's
+        folder = tmp_path_factory.getbasetemp().parent / "viewer"
+        folder.mkdir(exist_ok=True)
+    root, made = folder / "runs", folder / "made"
+    with FileLock(folder / "lock"):
+        if made.is_file():
+            return root
+        previous = os.environ.get(kinds.ENVIRONMENT)
+        os.environ[kinds.ENVIRONMENT] = "tests.toy_kind:TOY"  # the sweep's spawned workers register the toy kind too
+        try:
+            build(root)
+        finally:
+            if previous is None:
+                os.environ.pop(kinds.ENVIRONMENT, None)
+            else:
+                os.environ[kinds.ENVIRONMENT] = previous
+            kinds.unregister(TOY.name)
+        made.touch()
     return root
