@@ -300,7 +300,7 @@ def _write(tmp: Path, name: str, data: dict) -> Path:
         ({"members": [{"strategy": "Cooperator", "share": 0.5}]}, "sum to 0.5"),
         ({"members": [{"strategy": "Tit For Tot", "share": 1.0}]}, "unknown axelrod strategy 'Tit For Tot'"),
         ({"revision": {"rule": "learn"}}, "population.revision.rule"),
-        ({"revision": {"rule": "reflect"}}, "revision.rule reflect rewrites strategy texts"),
+        ({"revision": {"rule": "reflect"}}, "revision.rule reflect rewrites norm texts"),
         (
             {"agents": 4, "network": {"kind": "edges", "edges": [[0, 0], [1, 2], [2, 3], [3, 0]]}},
             "joins an agent to itself",

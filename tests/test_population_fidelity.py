@@ -117,7 +117,7 @@ def test_a_judged_population_killed_anywhere_resumes_to_the_same_verdicts(
 def test_only_the_donor_game_reads_judge_play() -> None:
     from sandbox.base.errors import ScenarioError
 
-    with pytest.raises(ScenarioError, match="judge_play: a matrix game"):
+    with pytest.raises(ScenarioError, match="judge_play: a scripted matrix game"):
         parse_kind(
             "population",
             {

@@ -204,7 +204,7 @@ def test_the_matrix_games_refuse_the_text_revision_settings() -> None:
         "population": {"agents": 10, "generations": 2, "members": [{"strategy": "Cooperator", "share": 1.0}]},
     }
     for revision, words in (
-        ({"rule": "reflect"}, "rewrites strategy texts"),
+        ({"rule": "reflect"}, "rewrites norm texts"),
         ({"adopt": "merge"}, "revision.adopt"),
         ({"rule": "mutate"}, "mutation above 0"),
     ):

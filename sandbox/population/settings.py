@@ -46,7 +46,7 @@ __all__ = [
     "spec_of",
 ]
 
-LLM = "llm"  # a member whose LLM writes its own strategy
+LLM = "llm"  # a member whose LLM writes its own norm
 ASSISTANT = "assistant"  # SCAI's assistant as a member (the ultimatum game)
 
 
@@ -61,13 +61,14 @@ def member_counts(shares: list[float], agents: int) -> list[int]:
 
 
 class Member(StrictModel):
-    """A share of the population that starts with one strategy."""
+    """A share of the population that starts with one rule: a scripted strategy, or an LLM agent's norm (the field
+    keeps the name `strategy` for both: the scenario files' and the tables' word)."""
 
     strategy: str = Field(
         ...,
-        description="A matrix game: an axelrod strategy's name (Cooperator, Defector, Tit For "
+        description="A scripted matrix game: an axelrod strategy's name (Cooperator, Defector, Tit For "
         "Tat, Grudger, ...). The donor game: `llm` (the agent writes its own "
-        "strategy) or a strategy's text, which the agents start from. The naming "
+        "norm, which the paper calls its strategy) or a norm's text, which the agents start from. The naming "
         "game: `llm`, or one of the words with fixed: true (a committed "
         "minority that always plays it); with play scripted, a word (fixed: true, committed to it; else the "
         "name the agents start with) or `empty` (no name at first). The commons game: `llm`, or a catch "
@@ -76,13 +77,13 @@ class Member(StrictModel):
     share: float = Field(..., gt=0.0, le=1.0, description="Its share of the agents (the shares sum to 1).")
     fixed: bool = Field(
         False,
-        description="Zealots: these agents never revise their strategy (a donor-game "
+        description="Zealots: these agents never revise their strategy or norm (a donor-game "
         "zealot always survives selection).",
     )
 
 
 class Revision(StrictModel):
-    """How each agent revises its strategy after a generation's play."""
+    """How each agent revises its strategy (scripted) or its norm (LLM) after a generation's play."""
 
     rule: Literal["imitate", "proportional", "best", "select", "reflect", "mutate", "memory"] = Field(
         "imitate",
@@ -91,29 +92,28 @@ class Revision(StrictModel):
         "random neighbour's strategy, when that neighbour scored more, with probability (P_neighbour - P_own) / "
         "(max(k_own, k_neighbour) D), D the game's payoff range (Santos & Pacheco 2005); best: each agent adopts "
         "the strategy of the best-scoring agent in its neighbourhood, itself included (Nowak & May 1992); select "
-        "(the donor game): the top `survivors` by score keep their strategies, and each new agent writes its own "
+        "(the donor game): the top `survivors` by score keep their norms, and each new agent writes its own "
         "from theirs (Vallinder & Hughes 2024); reflect (the donor game): each agent's own MetaLM rewrites its "
-        "strategy from what happened to it (SCAI's verbal reinforcement, for every member); mutate: only "
+        "norm from what happened to it (SCAI's verbal reinforcement, for every member); mutate: only "
         "`mutation` changes strategies (drift); memory (the naming and commons games, their only rule): agents "
         "adapt through their memory of their last interactions, as in Ashery et al. and GovSim.",
     )
     adopt: Literal["copy", "merge"] = Field(
         "copy",
-        description="imitate, LLM strategies: an agent that imitates copies its neighbour's text (copy), or "
+        description="imitate, LLM norms: an agent that imitates copies its neighbour's text (copy), or "
         "the LLM merges the neighbour's text with its own (merge).",
     )
     check: bool = Field(
         False,
-        description="LLM strategies, as CRSEC evaluates norms before adoption: a revised "
-        "text without the strategy sentence is rejected (the agent keeps its "
-        "norm), and a text equal to a known norm (case and spaces aside) is "
-        "that norm, not a new one.",
+        description="LLM norms, as CRSEC evaluates norms before adoption: a revised text without the norm's "
+        'sentence (the donor game\'s "My strategy will be") is rejected (the agent keeps its norm), and a text '
+        "equal to a known norm (case and spaces aside) is that norm, not a new one.",
     )
     survivors: float = Field(0.5, gt=0.0, lt=1.0, description="select: the share of agents that survive a generation.")
     show_scores: bool = Field(
         True,
         description="select: the survivors' final scores are shown with their "
-        "strategies (the paper's prompt; the notebook showed none).",
+        "norms (the paper's prompt; the notebook showed none).",
     )
     beta: float = Field(
         10.0,
@@ -127,8 +127,8 @@ class Revision(StrictModel):
         le=1.0,
         description="After the rule: the probability that an agent "
         "instead takes a strategy drawn uniformly from the "
-        "members' strategies (matrix games) or writes a new "
-        "one freely (the donor game).",
+        "members' strategies (scripted matrix games) or writes a new "
+        "norm freely (the donor game).",
     )
     payoff: Literal["total", "mean"] = Field(
         "total",
@@ -295,7 +295,7 @@ class PopulationSettings(StrictModel):
 
     agents: int = Field(..., ge=2, le=1_000_000, description="Number of agents.")
     generations: int = Field(..., ge=1, le=100_000, description="Generations: play with every neighbour, then revise.")
-    members: list[Member] = Field(..., min_length=1, description="The starting strategies and their shares.")
+    members: list[Member] = Field(..., min_length=1, description="The starting strategies or norms and their shares.")
     game: PopulationGameSpec  # each game's own settings: the union of the registered games' (PopulationBlock)
     network: Network = Field(default_factory=Network, description="Who meets whom (shared with societies).")
     self_play: bool = Field(False, description="Each agent also plays itself, as on Nowak & May's lattice.")
@@ -316,7 +316,7 @@ class PopulationSettings(StrictModel):
     judge_play: bool = Field(
         False,
         description="The donor game: after each generation the proxy judge (role judge) "
-        "reads each agent's moves as donor and its written strategy and "
+        "reads each agent's moves as donor and its written norm and "
         "answers whether the play follows the norm (fidelity.csv).",
     )
 

@@ -101,8 +101,8 @@ def record_data(h: DonorRecord) -> DonorRecordData:
 
 
 class DonorPlay(TypedDict):
-    """What a generation's play gave: the agents (with the strategies written before it) and the norm book, the
-    written strategies' norm and revision rows, every move, each move's attempts and each game's final resources."""
+    """What a generation's play gave: the agents (with the norms written before it) and the norm book, the written
+    norms' rows and the revisions' rows, every move, each move's attempts and each game's final resources."""
 
     agents: list[DonorAgent]
     norms: NormBookState

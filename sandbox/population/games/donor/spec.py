@@ -1,4 +1,5 @@
-"""Vallinder & Hughes' donor game among LLM agents who write, and revise, one-sentence strategies."""
+"""Vallinder & Hughes' donor game among LLM agents who write, and revise, one-sentence norms (the paper's
+"strategies")."""
 
 from __future__ import annotations
 
@@ -151,9 +152,9 @@ class DonorSpec(PopulationGameSpec):
         p = scenario.population
         how = {
             "select": f"the top {p.revision.survivors:.0%} survive",
-            "reflect": "each agent reflects on its play and rewrites its strategy",
+            "reflect": "each agent reflects on its play and rewrites its norm",
             "imitate": f"each agent imitates a better neighbour (Fermi, beta {p.revision.beta:g}, {p.revision.adopt})",
-            "mutate": f"strategies rewritten freely with probability {p.revision.mutation:g}",
+            "mutate": f"norms rewritten freely with probability {p.revision.mutation:g}",
         }[p.revision.rule]
         judged = f"; judge {scenario.models.judge.spec} reads play against norm" if p.judge_play else ""
         active = f" ({self.activation * 100:g}% of the donations take place)" if self.activation < 1 else ""
@@ -163,7 +164,7 @@ class DonorSpec(PopulationGameSpec):
         )
 
     def calls(self, scenario: PopulationScenarioSettings) -> list[Calls]:
-        """The strategies written (every `llm` member, then each generation's new agents under select), one
+        """The norms written (every `llm` member, then each generation's new agents under select), one
         donation per donor and round (at most one per pair of a maximal matching on a network), and the revisions
         between generations (reflect: every agent not fixed; imitate with merge and mutate: at most that many, as
         they fall by chance); with judge_play, one verdict per agent and generation."""
@@ -177,7 +178,7 @@ class DonorSpec(PopulationGameSpec):
         elif p.revision.rule == "reflect" or p.revision.mutation or p.revision.adopt == "merge":
             revisions = (p.agents - fixed) * (p.generations - 1)
         rows = [
-            Calls("user (strategies)", user, strategies, 600),
+            Calls("user (norms)", user, strategies, 600),
             Calls("user (donations)" if self.activation == 1 else "user (donations, expected)", user, donations, 700),
         ]
         if revisions:

@@ -39,7 +39,7 @@ class MatrixSpec(PopulationGameSpec):
     turns: int = Field(1, ge=1, le=1000, description="Turns of each match (1: a one-shot game).")
     play: Literal["scripted", "llm"] = Field(
         "scripted",
-        description="scripted: the members are axelrod strategies; llm: the members are principle texts "
+        description="scripted: the members are axelrod strategies; llm: the members are norms (principle texts) "
         "an LLM follows (role user), asked each move with the moral package's implicit game "
         "prompt (Tennant et al.'s: neutral action tokens, the payoff table, the last moves).",
     )
@@ -106,8 +106,8 @@ class MatrixSpec(PopulationGameSpec):
             return
         if block.judge_play:
             raise ValueError(
-                "judge_play: a matrix game's strategies are the axelrod library's, which their play "
-                "follows by construction; the judge reads the donor game's written strategies"
+                "judge_play: a scripted matrix game's strategies are the axelrod library's, which their play "
+                "follows by construction; the judge reads the donor game's written norms"
             )
         rule = block.revision.rule
         if rule == "memory":
@@ -117,7 +117,7 @@ class MatrixSpec(PopulationGameSpec):
             )
         if rule in ("select", "reflect"):
             raise ValueError(
-                f"revision.rule {rule} rewrites strategy texts, the donor game's; a matrix "
+                f"revision.rule {rule} rewrites norm texts, the donor game's; a matrix "
                 "game revises by imitate, proportional, best or mutate"
             )
         text_only = [
@@ -126,7 +126,7 @@ class MatrixSpec(PopulationGameSpec):
             if getattr(block.revision, f) != Revision.model_fields[f].default
         ]
         if text_only:
-            raise ValueError(f"{', '.join(text_only)}: read for LLM strategies (the donor game) only")
+            raise ValueError(f"{', '.join(text_only)}: read for LLM norms (the donor game) only")
         if rule == "mutate" and not block.revision.mutation:
             raise ValueError("revision.rule mutate changes strategies by mutation alone: set revision.mutation above 0")
         from sandbox.base.extras import install_line, missing
