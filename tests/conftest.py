@@ -84,15 +84,25 @@ def pytest_configure(config: pytest.Config) -> None:
         pin(core_slices(cores, workers)[int(worker.removeprefix("gw")) % workers])
 
 
+def _slow_seconds(item: pytest.Item) -> float:
+    """About how long a test marked `slow` takes (the closest `slow` mark that says), 30 s for one that does not
+    say, 0 for a test not marked slow."""
+    marks = list(item.iter_markers("slow"))
+    if not marks:
+        return 0.0
+    return float(next((m.kwargs["seconds"] for m in marks if "seconds" in m.kwargs), 30))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `paid` call a paid endpoint: they run only when asked to (SANDBOX_PAID_TESTS=1) with a key.
     Tests marked `install` build the distributions and install them into new environments: `make check-install`
     (SANDBOX_INSTALL_TESTS=1, called by .ci/run) runs them, `make test` leaves them to it. The slow tests (the
-    embedded model, training) go first, so that under pytest-xdist the workers share them and no worker ends the
-    suite alone on a long one."""
+    embedded model, training) go first, the longest first (`@pytest.mark.slow(seconds=S)`: about how long the test
+    takes on a quiet 2-core machine; 30 for a bare `slow`), so that under pytest-xdist the workers share them and the
+    suite ends on short tests, not with one worker alone on a long one."""
     import os
 
-    items.sort(key=lambda item: "slow" not in item.keywords)  # stable: each group keeps its order
+    items.sort(key=lambda item: -_slow_seconds(item))  # stable: each group keeps its order
 
     paid = os.environ.get("SANDBOX_PAID_TESTS") == "1" and os.environ.get("OPENAI_API_KEY")
     install = os.environ.get("SANDBOX_INSTALL_TESTS") == "1"

@@ -48,7 +48,7 @@ def test_a_run_replays_identically_on_another_machine(tmp_path: Path) -> None:
     print("\n".join(report["lines"]))  # with the float cells that differed in their last digits
 
 
-@pytest.mark.slow  # over half a minute: every shipped population again
+@pytest.mark.slow(seconds=37)  # every shipped population again
 def test_the_golden_tables_hold_on_another_machine() -> None:
     done = _there("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_population_golden.py")
     assert done.returncode == 0, done.stdout[-5000:]

@@ -36,7 +36,7 @@ def test_bench_rollout_runs_both_ways_on_the_tiny_model() -> None:
     assert tiny["batched_calls"] == 2 and tiny["one_at_a_time_calls"] == 4 * 2
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=80)
 def test_bench_embedded_plays_a_society_both_ways(tmp_path: Path) -> None:
     from sandbox.society.benchmarks import bench_embedded
 

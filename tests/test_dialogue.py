@@ -273,7 +273,7 @@ def test_the_policy_table_covers_every_information_state(tmp_path: Path) -> None
     assert policy["infostate"].nunique() == len(infostates(tree)) == tree.counts()["infostates"]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=104)
 def test_the_small_game_solves_on_the_embedded_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The instructed ultimatum game, one seed per message, expanded on the embedded model and solved; guided agents
     play it head to head; the notebook reads the run."""

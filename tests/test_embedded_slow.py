@@ -39,6 +39,7 @@ async def test_embedded_backend_honours_prefix_and_grammar() -> None:
     assert answer.usage_metadata and answer.usage_metadata["output_tokens"] > 0
 
 
+@pytest.mark.slow(seconds=48)
 def test_small_society_on_the_embedded_model(tmp_path: Path) -> None:
     scenario = parse_scenario(
         {
@@ -88,6 +89,7 @@ def test_small_society_on_the_embedded_model(tmp_path: Path) -> None:
     assert build_report(result.path, tmp_path / "report.html").bytes < 5_000_000
 
 
+@pytest.mark.slow(seconds=109)
 def test_scai_two_epochs_on_the_embedded_model(tmp_path: Path) -> None:
     scenario = parse_scenario(
         {
@@ -168,6 +170,7 @@ def _determinism_scenario() -> dict:
     }
 
 
+@pytest.mark.slow(seconds=57)
 def test_one_slot_runs_are_deterministic_for_a_seed(tmp_path: Path) -> None:
     """Two runs of one scenario with one slot and one seed, each from a cold server, write the same transcript."""
     transcripts = []

@@ -42,7 +42,7 @@ def test_a_missing_model_names_the_path(tmp_path: Path) -> None:
         load_base_model(f"gguf:{tmp_path / 'model.gguf'}")
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=30)
 def test_smollm2_loads_through_transformers_and_plays_a_round() -> None:
     from sandbox.moral.environment import MoralSetup
     from sandbox.training.ppo import PPOTrainer

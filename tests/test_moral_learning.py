@@ -33,22 +33,28 @@ def learn(name: str, out: Path) -> dict[str, float]:
     return {**summary["final_action_rates"], "illegal": summary["final_illegal_rate"]}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("prefix", ["", "grpo_"])
+@pytest.mark.parametrize(
+    "prefix",
+    [pytest.param("", marks=pytest.mark.slow(seconds=165)), pytest.param("grpo_", marks=pytest.mark.slow(seconds=41))],
+)
 def test_utilitarian_learns_mutual_cooperation(prefix: str, tmp_path: Path) -> None:
     rates = learn(f"{prefix}utilitarian_vs_tft", tmp_path / "run")
     assert rates["C|C"] >= 0.9, rates
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("prefix", ["", "grpo_"])
+@pytest.mark.parametrize(
+    "prefix",
+    [pytest.param("", marks=pytest.mark.slow(seconds=128)), pytest.param("grpo_", marks=pytest.mark.slow(seconds=42))],
+)
 def test_game_learns_to_defect(prefix: str, tmp_path: Path) -> None:
     rates = learn(f"{prefix}game_vs_tft", tmp_path / "run")
     assert rates["D|C"] + rates["D|D"] >= 0.9, rates
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("prefix", ["", "grpo_"])
+@pytest.mark.parametrize(
+    "prefix",
+    [pytest.param("", marks=pytest.mark.slow(seconds=133)), pytest.param("grpo_", marks=pytest.mark.slow(seconds=48))],
+)
 def test_deontological_stops_defecting_against_cooperators(prefix: str, tmp_path: Path) -> None:
     rates = learn(f"{prefix}deontological_vs_tft", tmp_path / "run")
     assert rates["D|C"] <= 0.05 and rates["illegal"] <= 0.05, rates

@@ -43,7 +43,7 @@ def test_a_hub_with_most_edges_leaves_later_blocks_empty_rather_than_splitting_i
     assert block_bounds(np.zeros(0, dtype=np.int64), 2) == [0, 0, 0]
 
 
-@pytest.mark.slow  # over half a minute
+@pytest.mark.slow(seconds=31)
 def test_two_ray_actors_write_the_same_tables_as_one_process_and_resume(tmp_path: Path) -> None:
     members = [
         {"strategy": "Cooperator", "share": 0.4},
@@ -131,7 +131,7 @@ def test_local_ray_runs_the_actors_at_this_processs_niceness() -> None:
     assert not ray.is_initialized()
 
 
-@pytest.mark.slow  # over half a minute
+@pytest.mark.slow(seconds=27)
 def test_the_actors_bench_checks_every_way_gives_the_same_payoffs() -> None:
     from sandbox.population.bench.scripted import bench_population_actors
 

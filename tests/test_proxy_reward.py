@@ -189,7 +189,7 @@ def test_the_shipped_scenario_and_the_judge_override() -> None:
     assert result.exit_code == 2 and "policy or judge" in result.output
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=51)
 @pytest.mark.parametrize(("letters", "learns"), [("A", "C"), ("C", "D")])
 def test_ppo_learns_what_the_judge_rewards(tmp_path: Path, letters: str, learns: str) -> None:
     """The shipped scenario on a scripted judge: naming CC teaches cooperation (agent accuracy high); naming DC

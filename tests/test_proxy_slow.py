@@ -17,7 +17,7 @@ from tests.test_notebooks import execute_notebook
 NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "proxy_rewards.ipynb"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=41)
 def test_the_embedded_judge_labels_a_small_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     scenario = apply_proxy_overrides(
         load_scenario("scenarios/proxy/ultimatum/share30_10_examples.yaml", kind="proxy"), test_items=6
