@@ -137,15 +137,11 @@ def viewer_root(tmp_path_factory: pytest.TempPathFactory) -> Any:
     with FileLock(folder / "lock"):
         if made.is_file():
             return root
-        previous = os.environ.get(kinds.ENVIRONMENT)
-        os.environ[kinds.ENVIRONMENT] = "tests.toy_kind:TOY"  # the sweep's spawned workers register the toy kind too
-        try:
-            build(root)
-        finally:
-            if previous is None:
-                os.environ.pop(kinds.ENVIRONMENT, None)
-            else:
-                os.environ[kinds.ENVIRONMENT] = previous
-            kinds.unregister(TOY.name)
+        with pytest.MonkeyPatch.context() as patch:  # the environment as it was afterwards
+            patch.setenv(kinds.ENVIRONMENT, "tests.toy_kind:TOY")  # the sweep's spawned workers register it too
+            try:
+                build(root)
+            finally:
+                kinds.unregister(TOY.name)
         made.touch()
     return root
