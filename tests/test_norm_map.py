@@ -152,5 +152,12 @@ def test_the_network_is_coloured_by_cluster(tmp_path: Path) -> None:
     pd.DataFrame({"a": [0, 1, 2, 3], "b": [1, 2, 3, 0]}).to_csv(path / "edges.csv", index=False)
     (path / "scenario.yaml").write_text(yaml.safe_dump({"population": {"agents": 4, "network": {"kind": "ring"}}}))
     fig = plot_network(path, colour_by="cluster")
-    assert "donated share 50%" in fig.axes[0].get_title()
-    assert {t.get_text() for t in fig.legends[0].get_texts()} == {"cluster 00", "cluster 01"}
+    names = set(pd.read_csv(path / "clusters.csv")["name"])  # each cluster by its central text, not its number
+    assert {t.get_text() for t in fig.legends[0].get_texts()} == names and len(names) == 2
+    clusters = pd.read_csv(path / "clusters.csv")
+    top = clusters.loc[clusters["agents_last"].idxmax()]  # the cluster most held in the last generation
+    last = fig.axes[-1].get_title()
+    assert last.startswith(f"generation 2: {top['name'][:20]}") and last.endswith(f"{top['agents_last'] / 4:.0%}")
+    assert len(fig.axes) == 3 and "ring network" in fig.texts[0].get_text()  # the caption: what made the run
+    texts = set(plot_network(path, colour_by="strategy").legends[0].get_texts()[i].get_text() for i in range(2))
+    assert texts <= set(pd.read_csv(path / "norms.csv")["strategy"])  # each text its own colour

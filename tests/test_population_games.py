@@ -1,7 +1,8 @@
 """Every registered population game through the same checks, one case for each plug-in (its entry's conformance
 cases, `sandbox.population.conformance.GameCase`): a run killed at a point drawn from the game's name resumes to
-identical tables; a fork without change and a replay are identical; bad input exits 2 naming the field and writes
-nothing; the summary holds its fields; the figure draws its series on labelled axes. A game of another package is
+identical tables (`held.csv` among them); a fork without change and a replay are identical; bad input exits 2 naming
+the field and writes nothing; the summary holds its fields; the figure draws its series on labelled axes; `held.csv`
+holds a row a generation, one label an agent, the last agreeing with population.csv. A game of another package is
 played here without an edit to this file. The games' own behaviour is tested beside them (test_population_*.py)."""
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from sandbox.core.scenario_files import parse_kind
 from sandbox.engine.replay import replay_run
 from sandbox.llm.scripted import scripted
 from sandbox.population.conformance import GameCase
+from sandbox.population.game import PopulationGame
+from sandbox.population.held import HELD, read_held
 from sandbox.population.registry import games, plugin_for
 from sandbox.population.run import resume_population, run_population
 
@@ -63,6 +66,12 @@ def models_of(case: GameCase, scenario: Any, stop_after: int | None = None) -> d
 
     model = scripted([(r".", reply)])
     return {role: model for role in scenario.population.game.roles(scenario.population)}
+
+
+def checked_tables(case: GameCase, run: Path) -> tuple[str, ...]:
+    """The case's tables that a resumed run, a fork and a replay must write identically, and `held.csv` where the
+    run wrote it (every game whose plug-in says what its agents hold)."""
+    return (*case.tables, HELD) if HELD not in case.tables and (run / HELD).is_file() else case.tables
 
 
 def same_tables(a: Path, b: Path, tables: tuple[str, ...]) -> None:
@@ -124,16 +133,60 @@ def test_a_run_killed_at_random_points_resumes_to_identical_tables(
         with pytest.raises(Interrupted):
             run_population(scenario, cut, models=killed, hooks=hooks)
         resumed = resume_population(cut, models=models_of(case, scenario))
-        same_tables(whole, resumed, case.tables)
+        same_tables(whole, resumed, checked_tables(case, whole))
 
 
 def test_a_fork_without_change_and_a_replay_are_identical(finished: tuple[str, str, Path], tmp_path: Path) -> None:
     kind, plugin, parent = finished
     case, scenario = case_of(kind, plugin), scenario_of(kind, plugin)
     fork = sandbox.fork(parent, at=1, out=tmp_path / "fork", models=models_of(case, scenario))
-    same_tables(parent, fork.path, case.tables)
+    same_tables(parent, fork.path, checked_tables(case, parent))
     report = replay_run(parent, models=models_of(case, scenario))
     assert report.identical, report
+
+
+def _population_labels(path: Path) -> tuple[int, list[str]] | str:
+    """What population.csv says each agent holds at its last generation: (that generation, a label an agent, by
+    agent), read from the column that records it (`held`; the scripted naming game's `names`; `strategy`; a scripted
+    type's `kind` or an LLM member's `norm`, by norms.csv); else why it cannot say."""
+    rows = pd.read_csv(path / "population.csv", dtype=str, keep_default_na=False)
+    if rows.empty:
+        return "population.csv has no per-agent rows"
+    last = rows["generation"].astype(int).max()
+    rows = rows[rows["generation"].astype(int) == last].sort_values("agent", key=lambda a: a.astype(int))
+    if "held" in rows:  # the LLM naming game: the name held, "" before any pick
+        return last, [h or "none" for h in rows["held"]]
+    if "names" in rows:  # the scripted naming game: the names in memory
+        return last, [n if len(n.split()) == 1 else "several" if n else "none" for n in rows["names"]]
+    if "strategy" in rows:
+        return last, rows["strategy"].tolist()
+    if {"kind", "norm"} <= set(rows) and (path / "norms.csv").is_file():  # the public goods game
+        norms = pd.read_csv(path / "norms.csv", dtype=str, keep_default_na=False)
+        text = dict(zip(norms["norm"], norms["strategy"]))
+        return last, [text[n] if k == "llm" else k for k, n in zip(rows["kind"], rows["norm"])]
+    return f"population.csv records no per-agent label (its columns: {', '.join(rows.columns)})"
+
+
+def test_held_holds_a_label_an_agent_for_every_generation(finished: tuple[str, str, Path]) -> None:
+    """`held.csv` has a row for the first population (-1) and one after each generation played, one label an agent;
+    what population.csv says each agent holds at the last generation is held.csv's row of that generation (the
+    population it left: a game that revises nothing after its last generation, or whose play is its revision, as
+    the naming games' and the donor game's strategies written in play) or the row before it (the population that
+    played it, which population.csv records: the scripted matrix game revises after its last generation too)."""
+    kind, plugin, path = finished
+    case, scenario = case_of(kind, plugin), scenario_of(kind, plugin)
+    if plugin_for(scenario.population.game).held is PopulationGame.held:
+        pytest.skip(f"{kind}-{plugin} draws nothing: its plug-in keeps PopulationGame.held")
+    held = read_held(path)
+    played = pd.read_csv(path / "generations.csv")["generation"].astype(int).tolist()
+    assert held.generations.tolist() == [-1, *played], (kind, plugin)
+    assert held.codes.shape == (len(played) + 1, case.block["agents"]), (kind, plugin)
+    said = _population_labels(path)
+    if isinstance(said, str):
+        pytest.skip(f"{kind}-{plugin}: held.csv checked for its shape only: {said}")
+    last, labels = said
+    assert last == played[-1], (kind, plugin)
+    assert labels in (held.at(last), held.at(last - 1)), (kind, plugin, labels, held.at(last))
 
 
 def test_bad_input_exits_2_naming_the_field_and_writes_nothing(tmp_path: Path) -> None:
@@ -208,4 +261,4 @@ def test_a_game_registered_from_outside_is_played_by_this_test_without_an_edit()
         timeout=600,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "6 passed" in done.stdout, done.stdout[-2000:]
+    assert "7 passed" in done.stdout, done.stdout[-2000:]

@@ -615,3 +615,48 @@ def test_a_fork_whose_parent_was_deleted_or_whose_table_is_gone_still_renders(tm
     assert section["chart"] is None and len(section["runs"]) == 3  # no curve to draw: the tree alone
     listed = {row["path"]: row for row in client.get("/api/runs").json()["runs"]}
     assert listed["fork"]["fork"]["parent"] == "parent" and listed["grandchild"]["fork"]["parent"] == "fork"
+
+
+def test_the_vendored_scripts_are_the_published_ones() -> None:
+    import hashlib
+
+    from sandbox.viewer.server import VENDORED, asset
+
+    for name, digest in VENDORED.items():
+        assert hashlib.sha256(asset(name)).hexdigest() == digest, name
+    licenses = Path(__file__).resolve().parent.parent / "sandbox" / "viewer" / "static"
+    assert {"LICENSE-sigma.txt", "LICENSE-graphology.txt"} <= {p.name for p in licenses.iterdir()}
+
+
+def test_a_population_page_sends_its_network_as_compact_arrays(tmp_path: Path) -> None:
+    import base64
+
+    import numpy as np
+
+    from sandbox.core.scenario_files import parse_kind
+    from sandbox.population.held import read_held
+    from sandbox.population.run import run_population
+    from sandbox.viewer.catalog import Catalog
+    from sandbox.viewer.server import run_json
+
+    block = {
+        "agents": 30,
+        "generations": 4,
+        "members": [{"strategy": "A", "share": 0.2, "fixed": True}, {"strategy": "B", "share": 0.8}],
+        "game": {"kind": "naming", "play": "scripted", "words": ["A", "B"], "stop_at_consensus": False},
+        "network": {"kind": "ring_lattice", "k": 4},
+        "revision": {"rule": "memory"},
+    }
+    run = run_population(parse_kind("population", {"name": "net", "seed": 1, "population": block}), tmp_path / "r")
+    page = run_json(tmp_path, run.resolve(), Catalog(tmp_path))
+    network = next(s for s in page["sections"] if s["type"] == "network")
+    held = read_held(run)
+    codes = np.frombuffer(base64.b64decode(network["codes"]), dtype=np.uint8).reshape(network["frames"], 30)
+    texts = np.array(network["texts"], dtype=object)
+    assert [list(texts[row]) for row in codes] == [held.at(g) for g in held.generations]  # what each agent held
+    assert network["steps"] == [-1, 0, 1, 2, 3] and len(base64.b64decode(network["edges"])) == 30 * 2 * 2 * 4
+    marked = np.frombuffer(base64.b64decode(network["marked"]), dtype=np.uint8)
+    assert marked.sum() == 6 and set(texts[codes[0][marked == 1]]) == {"A"}  # the committed agents hold A
+    x = np.frombuffer(base64.b64decode(network["x"]), dtype=np.float32)
+    assert np.allclose(x, np.cos(2 * np.pi * np.arange(30) / 30), atol=1e-4)  # a ring lattice on a circle
+    assert (run / "layout.csv").is_file() and "ring_lattice, k=4" in network["caption"]

@@ -149,6 +149,12 @@ class PopulationGame(ABC, Generic[SpecT, AgentsT, PlayedT, PairsT, ScoresT, Revi
     def next_agents(self, state: GenerationState) -> AgentsT:
         return cast(AgentsT, state["agents"])
 
+    def held(self, agents: AgentsT) -> Sequence[str] | None:
+        """What each agent of `agents` holds, one label an agent (a scripted strategy's name, a name of the naming
+        game, an LLM agent's norm text): the network view colours the agents by it (`sandbox.population.held`).
+        None: nothing to draw. Called on the first population and on each generation's next one."""
+        return None
+
     def stopped(self, state: GenerationState) -> bool:
         return False
 

@@ -215,11 +215,13 @@ POPULATION = RunKind(
         "population": "sandbox.population.bench.scripted:bench_population",
         "population-actors": "sandbox.population.bench.scripted:bench_population_actors",
         "population-llm": "sandbox.population.bench.llm:bench_population_llm",
+        "network-view": "sandbox.population.bench.network_view:bench_network_view",
         **{name: function for entry in games().values() for name, function in entry.benchmarks.items()},
     },
     steps="sandbox.population.steps:STEPS",
     conformance="sandbox.population.conformance:CASE",
     example="scenarios/population/pd_grid_nowak_may.yaml",
     view="sandbox.population.report.view:view",
+    result="sandbox.population.result:PopulationResult",
     budget=True,
 )

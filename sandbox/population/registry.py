@@ -49,6 +49,8 @@ SHARED_TABLES: Mapping[str, str] = MappingProxyType(
         "population": "population.csv",
         "generations": "generations.csv",
         "edges": "edges.csv",
+        "held": "held.csv",
+        "layout": "layout.csv",
         "clusters": "clusters.csv",
         "norm_clusters": "norm_clusters.csv",
         "cluster_shares": "cluster_shares.csv",

@@ -9,6 +9,10 @@ Run directory (beside each game's tables, `sandbox.population.games`):
                         cuts the tables back to them)
     summary.json        headline figures
     edges.csv           the interaction network (a, b), empty for a complete one
+    held.csv            what each agent holds (its strategy, name or norm) at the start and after every
+                        generation, coded compactly (`sandbox.population.held`): the network view's colours
+    layout.csv          each agent's place in the network view, computed the first time it is drawn
+                        (`sandbox.population.report.layout`)
 
 Each generation draws from its own node of the seed tree, and an LLM game's calls come back from the run's
 cache, so a run resumed after a kill writes the same tables as one that was not killed.
@@ -27,6 +31,7 @@ from sandbox.core.run_dir import RunDirectory, default_out, hold, holding
 from sandbox.core.scenario_files import load_run_scenario
 from sandbox.engine.generations import run_generations
 from sandbox.llm.record import CallRecord
+from sandbox.population.held import with_held
 from sandbox.population.registry import plugin_for
 from sandbox.population.scenario import PopulationScenario, empty_members, over_budget
 
@@ -44,6 +49,8 @@ def _play(
     models: Mapping[str, BaseChatModel] | None,
     ledgers: Ledgers,
     on_call: CallHook = None,
+    *,
+    resuming: bool = False,
 ) -> Path:
     """Play (or go on with) the run with its game's plug-in, then write its summary and figure."""
     from sandbox.base.sync import run_sync
@@ -59,7 +66,8 @@ def _play(
         game = kind(scenario, model)
         game.run_path, game.on_call = run_dir.path, on_call
         stack.enter_context(game)
-        run_sync(run_generations(run_dir.path, game, scenario.population.generations, on_generation=hooks))
+        played = with_held(game, run_dir.path, resuming)
+        run_sync(run_generations(run_dir.path, played, scenario.population.generations, on_generation=hooks))
     game.finish(run_dir, models)
     return run_dir.path
 
@@ -146,4 +154,4 @@ def resume_population(
     scenario = load_run_scenario(path)
     _check_actors(scenario, models)
     run_dir.write_status("running")
-    return _play(run_dir, scenario, hooks, models, ledgers, on_call)
+    return _play(run_dir, scenario, hooks, models, ledgers, on_call, resuming=True)

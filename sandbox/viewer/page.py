@@ -34,7 +34,19 @@ from sandbox.core import kinds
 from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
 from sandbox.core.steps import FORK, FORKS
 from sandbox.viewer.branches import branches
-from sandbox.viewer.sections import Branches, Cells, Chart, Figures, Policies, Section, Table, Transcripts, Tree
+from sandbox.viewer.network import network_json
+from sandbox.viewer.sections import (
+    Branches,
+    Cells,
+    Chart,
+    Figures,
+    Network,
+    Policies,
+    Section,
+    Table,
+    Transcripts,
+    Tree,
+)
 
 __all__ = [
     "addressable",
@@ -384,6 +396,9 @@ def render(section: Section, path: Path, *, base: str, link: Callable[[str], str
         return _tree(section, path)
     if isinstance(section, Branches):
         return branches(section, path, base=base, opens=lambda run, relative: is_run_dir(run) and addressable(relative))
+    if isinstance(section, Network):
+        data = section.data(path)
+        return None if data is None else network_json(data, section.title)
     if isinstance(section, Transcripts):
         file = _inside(path, section.file)
         if file is None or not file.is_file():

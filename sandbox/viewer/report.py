@@ -1,7 +1,7 @@
 """`sandbox report RUN --out FILE.html`: a run's page as one self-contained HTML file, no network.
 
 The file holds the viewer's script and styles inline, the run's rendered page (`server.run_json`), its figures as
-`data:` URIs, its transcripts' calls and Plotly. Plotly's script is 4.8 MB; it is stored gzip-compressed in base64
+`data:` URIs, its transcripts' calls and Plotly (and, for a page with a network view, sigma.js and graphology). Plotly's script is 4.8 MB; it is stored gzip-compressed in base64
 (about 1.9 MB) and unpacked by the browser's own `DecompressionStream`. A Content-Security-Policy in the file lets
 the page load nothing from outside it (no request leaves the machine, even from a file sent by mail).
 
@@ -28,7 +28,7 @@ from sandbox.base.errors import UsageError
 from sandbox.core.run_dir import atomic_write_text
 from sandbox.viewer.catalog import Catalog
 from sandbox.viewer.page import data_uri, is_run_dir
-from sandbox.viewer.server import asset, finite, page_html, run_json
+from sandbox.viewer.server import NETWORK_SCRIPTS, asset, finite, page_html, run_json
 from sandbox.viewer.transcripts import Transcripts
 
 __all__ = ["CALL_BUDGET", "CSP", "LIMIT_MB", "TRANSCRIPTS", "Report", "build_report", "pick_calls", "report_data"]
@@ -177,6 +177,8 @@ def _html(embedded: dict[str, Any]) -> str:
     """The report's HTML: the viewer's page with `embedded` (`report_data`), its script, styles and Plotly inline."""
     data = json.dumps(finite(embedded), ensure_ascii=False, default=str).replace("<", "\\u003c")
     plotly = _plotly()
+    # the network view's scripts (260 KB), where the page has one
+    network = NETWORK_SCRIPTS if any(s["type"] == "network" for s in embedded["run"]["sections"]) else ()
     loader = (
         "window.plotlyReady = (async () => {"
         f"const bytes = Uint8Array.from(atob('{plotly}'), (c) => c.charCodeAt(0));"
@@ -191,6 +193,7 @@ def _html(embedded: dict[str, Any]) -> str:
         f"<style>{asset('app.css').decode()}</style>"
         f"<script>window.SANDBOX_REPORT = {data};</script>"
         f"<script>{loader}</script>"
-        f"<script>{_script(asset('app.js').decode())}</script>"
+        + "".join(f"<script>{_script(asset(name).decode())}</script>" for name in network)
+        + f"<script>{_script(asset('app.js').decode())}</script>"
     )
     return page_html(report=head)

@@ -4,13 +4,29 @@ from the run directory into what the browser draws."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from sandbox.core.run_dir import TRANSCRIPTS
 
-__all__ = ["Branches", "Cells", "Chart", "Figures", "Policies", "Section", "Table", "Transcripts", "Tree"]
+__all__ = [
+    "Branches",
+    "Cells",
+    "Chart",
+    "Figures",
+    "Network",
+    "NetworkData",
+    "Policies",
+    "Section",
+    "Table",
+    "Transcripts",
+    "Tree",
+]
 
 
 @dataclass(frozen=True)
@@ -103,4 +119,41 @@ class Branches:
     title: str = "Branches"
 
 
-Section = Chart | Table | Figures | Policies | Cells | Tree | Transcripts | Branches
+@dataclass(frozen=True)
+class NetworkData:
+    """A network over steps, as the network view draws it (`Network`): each agent's place, the edges, and at each
+    step (a frame) what each agent holds, coded against `texts` (`codes[f, i]`); each text belongs to a group
+    (`group_of`), drawn in the group's colour and counted in the legend under the group's name (a strategy, a name,
+    a cluster of norm texts). `marked` agents (the fixed, the committed) are drawn larger; `values[f, i]` (a payoff)
+    shows on hover. `notes`: what the view leaves out (frames thinned, values not sent)."""
+
+    x: npt.NDArray[np.floating[Any]]
+    y: npt.NDArray[np.floating[Any]]
+    edges: npt.NDArray[np.integer[Any]] | None  # (E, 2); None: not drawn (a complete graph: every pair meets)
+    steps: Sequence[int]  # each frame's step (-1: before the first)
+    texts: Sequence[str]
+    group_of: Sequence[int]  # each text's group
+    groups: Sequence[str]
+    colours: Sequence[str]  # each group's colour, as #rrggbb
+    codes: npt.NDArray[np.integer[Any]]  # (frames, agents), indices of `texts`
+    unit: str = "generation"
+    marked: npt.NDArray[np.bool_] | None = None
+    marked_name: str = "fixed"
+    values: npt.NDArray[np.floating[Any]] | None = None  # (frames, agents)
+    value_name: str = "payoff"
+    notes: tuple[str, ...] = ()
+    caption: str = ""  # what made the run: game, network, rule, seed
+
+
+@dataclass(frozen=True)
+class Network:
+    """A population's network over its steps (`sandbox.viewer.network`): agents coloured by what they hold, a
+    scrubber and a play button over the steps, a legend with each colour's share at the step shown, hover for an
+    agent's text and value, click for its calls in the transcripts. `data(path)` reads the run directory (None:
+    nothing to draw yet)."""
+
+    data: Callable[[Path], NetworkData | None]
+    title: str = "Network"
+
+
+Section = Chart | Table | Figures | Policies | Cells | Tree | Transcripts | Branches | Network

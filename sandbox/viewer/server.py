@@ -3,7 +3,8 @@
 Routes (all GET):
 
 * `/`: the viewer (one page; `static/app.js` draws the list, the run pages and the transcripts);
-* `/static/app.js`, `/static/app.css`, `/static/plotly.min.js` (from the installed `plotly` package);
+* `/static/app.js`, `/static/app.css`, `/static/plotly.min.js` (from the installed `plotly` package), and the network
+  view's `network.js` with its vendored libraries (`graphology.umd.min.js`, `sigma.min.js`);
 * `/api/runs`: every run's row (`sandbox.viewer.catalog`);
 * `/api/run?path=P`: a run's row and its page's sections (`sandbox.viewer.page`);
 * `/api/transcripts?path=P&file=F&offset=&limit=&run=&epoch=&agent=&role=&text=`: one page of calls;
@@ -58,7 +59,13 @@ __all__ = [
     "url_of",
 ]
 
-ASSETS = ("app.js", "app.css")
+ASSETS = ("app.js", "app.css", "network.js", "graphology.umd.min.js", "sigma.min.js")
+# the network view's libraries, vendored from the npm registry with their licenses (static/VENDORED.md)
+NETWORK_SCRIPTS = ("graphology.umd.min.js", "sigma.min.js", "network.js")
+VENDORED = {  # sha256 of each vendored file, as static/VENDORED.md says where it came from
+    "sigma.min.js": "be6f790da9c1856765b1c430de3b1aac50433223361870edb3097a9868218a88",
+    "graphology.umd.min.js": "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c621c087",
+}
 HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 # The page may load only what this server (or the report itself) holds: no request leaves the machine.
 CSP = (
@@ -108,7 +115,9 @@ def page_html(*, report: str | None = None) -> str:
     if report is None:
         head = (
             '<link rel="stylesheet" href="/static/app.css">'
-            '<script src="/static/plotly.min.js"></script><script src="/static/app.js" defer></script>'
+            '<script src="/static/plotly.min.js"></script>'
+            + "".join(f'<script src="/static/{name}"></script>' for name in NETWORK_SCRIPTS)
+            + '<script src="/static/app.js" defer></script>'
         )
         return html.replace("<!--HEAD-->", head)
     return html.replace("<!--HEAD-->", report)

@@ -49,68 +49,92 @@ def shares_plot(
 
 
 def plot_network(
-    run: str | Path, generations: list[int] | None = None, max_nodes: int = 2500, colour_by: str = "strategy"
+    run: object,
+    generations: list[int] | None = None,
+    max_nodes: int = 10_000,
+    colour_by: Literal["cluster", "strategy"] = "cluster",
 ) -> Figure:
-    """The run's network with each agent coloured by its strategy (`colour_by="cluster"`: its norm's cluster, from
-    the norm map), at a few generations (first, middle, last by default); a grid is drawn as a grid, a complete
-    network as a circle without its edges, any other graph with a seeded spring layout."""
-    import networkx as nx
+    """The run's network (a run directory, its path, or a `RunResult`) with each agent coloured by what it holds,
+    as the network view colours it (`sandbox.population.report.network`: a strategy, a name, an LLM norm's norm
+    map cluster named by its central text; `colour_by="strategy"`: each norm text its own colour), at a few
+    generations (the start, the middle and the last by default), each panel titled with the largest colour's share,
+    the figure with what made the run. Fixed (committed) agents are drawn larger, with a dark edge."""
+    from matplotlib.collections import LineCollection
 
-    from sandbox.base.files import read_csv, read_yaml
+    from sandbox.population.report.network import network_data
 
-    run = Path(run)
-    population = read_csv(run / "population.csv")
-    edges = read_csv(run / "edges.csv")
-    scenario = read_yaml(run / "scenario.yaml")
-    agents = int(scenario["population"]["agents"])
+    path = Path(getattr(run, "path", run))  # type: ignore[arg-type]
+    data = network_data(path, by="cluster" if colour_by == "cluster" else "text")
+    if data is None:
+        raise ValueError(f"{path}: no population run with what its agents hold (held.csv or population.csv)")
+    agents = data.codes.shape[1]
     if agents > max_nodes:
-        raise ValueError(f"{agents} agents are too many to draw (max_nodes={max_nodes})")
-    last = int(population["generation"].max())
-    generations = generations or sorted({0, last // 2, last})
-    graph = nx.Graph()
-    graph.add_nodes_from(range(agents))
-    graph.add_edges_from(edges[["a", "b"]].itertuples(index=False, name=None))
-    if scenario["population"]["network"]["kind"] == "grid":
-        side = int(round(agents**0.5))
-        positions = {n: (n % side, -(n // side)) for n in graph.nodes}
-    else:
-        positions = nx.spring_layout(graph, seed=0) if len(edges) else nx.circular_layout(graph)
-    if colour_by == "cluster":
-        clusters = read_csv(run / "norm_clusters.csv").set_index("norm")["cluster"]
-        population = population.assign(strategy=[f"cluster {clusters[int(n)]:02d}" for n in population["norm"]])
-    measure, label = next(
-        (column, label)
-        for column, label in (
-            ("cooperation", "cooperation"),
-            ("mean_donated_share", "donated share"),
-            ("offered_share", "offered share"),
-        )
-        if column in population
-    )
-    names = sorted(population["strategy"].unique())
-    from matplotlib import colormaps
-
-    base = ["#4c72b0", "#c44e52", "#55a868", "#dd8452", "#8172b3", "#937860"]
-    tab20 = [colormaps["tab20"](i % 20) for i in range(len(names))]
-    palette = dict(zip(names, base if len(names) <= len(base) else tab20))
-    fig = Figure(figsize=(4.2 * len(generations), 4.4))
-    axes = fig.subplots(1, len(generations), squeeze=False)[0]
-    small = agents > 400
-    mean_degree = max(1.0, 2 * len(edges) / agents)
-    for ax, g in zip(axes, generations):
-        rows = population[population["generation"] == g].sort_values("agent")
-        colours = [palette[s] for s in rows["strategy"]]
-        if len(edges) and not small:
-            nx.draw_networkx_edges(graph, positions, ax=ax, alpha=0.15, width=0.5)
-        dot = 8 if small else 25
-        sizes = [dot * max(1.0, d / mean_degree) for _, d in graph.degree()]  # hubs drawn larger
-        nx.draw_networkx_nodes(graph, positions, ax=ax, node_color=colours, node_size=sizes, linewidths=0)
-        ax.set_title(f"generation {g}: agents' mean {label} {rows[measure].mean():.0%}", fontsize=9)
+        raise ValueError(f"{agents} agents are too many to draw (max_nodes={max_nodes}); sandbox view draws them")
+    steps = list(data.steps)
+    wanted = generations if generations is not None else sorted({steps[0], steps[len(steps) // 2], steps[-1]})
+    missing = [g for g in wanted if g not in steps]
+    if missing:
+        raise ValueError(f"generations {missing} are not recorded (recorded: {steps[0]} to {steps[-1]})")
+    groups = np.asarray(data.group_of)
+    colours = np.asarray(data.colours, dtype=object)
+    fig = Figure(figsize=(4.2 * len(wanted), 4.8))
+    axes = fig.subplots(1, len(wanted), squeeze=False)[0]
+    dot = max(4.0, min(40.0, 4000 / agents))
+    edges = data.edges
+    for ax, g in zip(axes, wanted):
+        held = groups[data.codes[steps.index(g)]]
+        if edges is not None and len(edges) <= 20_000:
+            segments = np.stack(
+                [
+                    np.column_stack([data.x[edges[:, 0]], data.y[edges[:, 0]]]),
+                    np.column_stack([data.x[edges[:, 1]], data.y[edges[:, 1]]]),
+                ],
+                axis=1,
+            )
+            ax.add_collection(LineCollection(list(segments), colors="#c8ccd2", linewidths=0.4, zorder=0))
+        plain = np.ones(agents, dtype=bool) if data.marked is None else ~data.marked
+        ax.scatter(data.x[plain], data.y[plain], c=list(colours[held[plain]]), s=dot, linewidths=0, zorder=1)
+        if data.marked is not None:
+            ax.scatter(
+                data.x[data.marked],
+                data.y[data.marked],
+                c=list(colours[held[data.marked]]),
+                s=dot * 3,
+                edgecolors="#222222",
+                linewidths=0.6,
+                zorder=2,
+            )
+        counts = np.bincount(held, minlength=len(data.groups))
+        top = int(counts.argmax())
+        when = "start" if g < 0 else f"{data.unit} {g}"
+        ax.set_title(f"{when}: {_short(data.groups[top], 28)} {counts[top] / agents:.0%}", fontsize=9)
+        ax.set_aspect("equal")
         ax.set_axis_off()
-    handles = [Line2D([], [], marker="o", linestyle="", color=palette[n], label=n[:40]) for n in names]
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(names), 4), fontsize=8)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    handles = [
+        Line2D([], [], marker="o", linestyle="", color=c, label=_short(name, 60))
+        for name, c in zip(data.groups, data.colours)
+    ]
+    if data.marked is not None:
+        handles.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                linestyle="",
+                color="white",
+                markeredgecolor="#222222",
+                label=f"{data.marked_name} (larger)",
+            )
+        )
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 3), fontsize=8)
+    fig.suptitle(data.caption, fontsize=9)
+    rows = -(-len(handles) // 3)
+    fig.tight_layout(rect=(0, 0.05 * rows, 1, 0.95))
     return fig
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 class MapTables(Protocol):

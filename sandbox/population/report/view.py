@@ -1,11 +1,13 @@
 """A population run's page in `sandbox view` and `sandbox report`: the game's figures by generation (whichever
-of cooperation, donations, catches or offers the game records), the norms and their revisions, the network."""
+of cooperation, donations, catches or offers the game records), the network over generations
+(`sandbox.population.report.network`), the norms and their revisions, the tables."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.viewer.sections import Chart, Section, Table
+from sandbox.population.report.network import network_data
+from sandbox.viewer.sections import Chart, Network, Section, Table
 
 BY_GENERATION = (
     "cooperation",
@@ -20,6 +22,7 @@ BY_GENERATION = (
 
 def view(path: Path) -> list[Section]:
     return [
+        Network(network_data, title="Network over generations"),
         Chart("generations.csv", x="generation", y=BY_GENERATION, title="By generation"),
         Chart(
             "generations.csv",

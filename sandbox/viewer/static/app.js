@@ -391,6 +391,16 @@
     return node;
   }
 
+  // The calls of one agent (a network view's click): the page's transcripts filtered by it.
+  function showCalls(agent) {
+    const select = main.querySelector('.transcripts select[data-filter="agent"]');
+    if (!select) return;
+    const value = [...select.options].map((o) => o.value).find((v) => v === String(agent) || v.endsWith("-" + agent));
+    select.value = value === undefined ? "" : value;
+    select.dispatchEvent(new Event("change"));
+    select.closest("section").scrollIntoView({ behavior: "smooth" });
+  }
+
   function renderSection(section, index, row, path) {
     const base = row.path;
     const title = el("h2", {}, section.title || "");
@@ -409,6 +419,9 @@
       case "transcripts": return el("section", { "data-type": "transcripts" }, title,
         section.note ? el("p", { class: "muted note", "data-held": section.held, "data-total": section.total }, section.note) : null,
         transcripts(section, path));
+      case "network": return el("section", { "data-type": "network" }, title, window.SandboxNetwork
+        ? window.SandboxNetwork(section, { el, fill, fmt, onAgent: (agent) => showCalls(agent) })
+        : el("p", { class: "error" }, "the network view's script did not load"));
       case "error": return el("section", { "data-type": "error" }, title, el("div", { class: "error" }, section.text));
       default: return el("section", {}, title, el("p", { class: "muted" }, "a section this viewer does not draw: " + section.type));
     }
@@ -448,6 +461,7 @@
       if (t && previous && previous.transcripts[t.dataset.file] === t) t.reload(); // kept: its filters stay, its rows update
     }
     for (const chart of main.querySelectorAll(".js-plotly-plot")) window.Plotly.purge(chart); // the old charts let go
+    for (const network of main.querySelectorAll(".network")) if (network.network) network.network.kill(); // their WebGL too
     fill(main, el("h1", {}, REPORT ? row.scenario || path : path), facts(row), summaryBlock(data.summary), sections);
     window.scrollTo(0, scrolled);
     if (!REPORT && running) schedule(() => runPage(path, token, state), 2000, token);

@@ -251,6 +251,10 @@ class CommonsGame(PopulationGame[CommonsSpec, Lake, Asked, None, Harvest, Restau
     def next_agents(self, state: GenerationState) -> Lake:
         return {"agents": self.generation(state).revised["agents"], "stock": self._month(state)["next_stock"]}
 
+    def held(self, agents: Lake) -> list[str]:
+        """What each fisher is (no norm text): `llm`, or a fixed fisher's `always N tons` (population.csv's `fixed`)."""
+        return ["llm" if a["fixed"] is None else f"always {a['fixed']} tons" for a in agents["agents"]]
+
     def stopped(self, state: GenerationState) -> bool:
         return self._month(state)["collapsed"]  # the lake collapsed
 

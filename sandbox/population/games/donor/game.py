@@ -252,6 +252,10 @@ class DonorGame(PopulationGame[DonorSpec, DonorPopulation, DonorPlay, Pairings, 
         revised = self.generation(state).revised
         return {"agents": revised["agents"], "norms": revised["norms"]}
 
+    def held(self, agents: DonorPopulation) -> list[str]:
+        """Each agent slot's strategy text, as population.csv's `strategy` (`none` until its agent writes one)."""
+        return [a["strategy"] if a["strategy"] is not None else "none" for a in agents["agents"]]
+
     def record(self, state: GenerationState, seconds: float) -> Rows:
         step = self.generation(state)
         g, played, revised = step.g, step.played, step.revised

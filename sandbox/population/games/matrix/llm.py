@@ -232,6 +232,10 @@ class LLMMatrixGame(
         revised = self.generation(state).revised
         return {"agents": revised["agents"], "next_id": revised["next_id"]}
 
+    def held(self, agents: PrincipledPopulation) -> list[str]:
+        """Each agent's principle text (a fixed member's too), as population.csv's `strategy`."""
+        return [a["strategy"] for a in agents["agents"]]
+
     def record(self, state: GenerationState, seconds: float) -> Rows:
         step = self.generation(state)
         g, rows, agents, revised, scores = step.g, step.played, step.agents["agents"], step.revised, step.scores

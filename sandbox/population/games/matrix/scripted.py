@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import cast
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
@@ -184,6 +185,10 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None
 
     def next_agents(self, state: GenerationState) -> Strategies:
         return self.generation(state).revised
+
+    def held(self, agents: Strategies) -> list[str]:
+        """Each agent's strategy, by name."""
+        return cast(list[str], np.array(self.names, dtype=object)[_unpacked(agents, np.int64)].tolist())
 
     def record(self, state: GenerationState, seconds: float) -> Rows:
         step, block = self.generation(state), self.block

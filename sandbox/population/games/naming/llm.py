@@ -228,6 +228,10 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
             interactions=played["interactions"],
         )
 
+    def held(self, agents: NamingPopulation) -> list[str]:
+        """The name each agent holds, as population.csv's `held` (committed, else its top pick), else `none`."""
+        return [a["committed"] or _held(a["memory"]) or "none" for a in agents["agents"]]
+
     def stopped(self, state: GenerationState) -> bool:
         return self.generation(state).played["consensus_at"] is not None and self.spec.stop_at_consensus
 

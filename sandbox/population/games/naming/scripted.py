@@ -23,6 +23,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -200,6 +201,18 @@ class ScriptedNamingGame(PopulationGame[NamingSpec, Inventoried, Played]):
 
     def stopped(self, state: GenerationState) -> bool:
         return self.generation(state).played["consensus_at"] is not None and self.spec.stop_at_consensus
+
+    def held(self, agents: Inventoried) -> list[str]:
+        """The name an agent holds alone (an invented one as `#x`), else `several` or `none`."""
+        inventories = self._inventories(agents)
+        sizes, w = inventories.sizes, len(self.words)
+        singles = inventories.singles()
+        names = np.array(self.words, dtype=object)[np.minimum(singles, w - 1)]
+        invented = singles >= w
+        names[invented] = [f"#{x - w}" for x in singles[invented].tolist()]
+        labels = np.where(sizes > 1, "several", "none").astype(object)
+        labels[sizes == 1] = names
+        return cast(list[str], labels.tolist())
 
     def _population(self, g: int, inventories: Inventories) -> list[AgentNames]:
         w, members = len(self.words), self.block.members

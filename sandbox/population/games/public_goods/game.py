@@ -290,6 +290,10 @@ class PublicGoodsGame(
                 following[i] = {**agents[i], "history": history, "belief": belief}
         return {**population, "agents": following}
 
+    def held(self, agents: GoodsPopulation) -> list[str]:
+        """Each member's scripted type, or an LLM member's norm text (population.csv's `kind`, its `norm`'s text)."""
+        return [a["strategy"] if a["kind"] == "llm" else a["kind"] for a in agents["agents"]]
+
     def next_agents(self, state: GenerationState) -> GoodsPopulation:
         return self.generation(state).revised
 

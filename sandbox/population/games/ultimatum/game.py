@@ -259,6 +259,10 @@ class UltimatumGame(
         revised = self.generation(state).revised
         return {"agents": revised["agents"], "next_id": revised["next_id"]}
 
+    def held(self, agents: UltimatumPopulation) -> list[str]:
+        """Each agent's principle text (a fixed member's and the assistant's too), as population.csv's `strategy`."""
+        return [a["strategy"] for a in agents["agents"]]
+
     def record(self, state: GenerationState, seconds: float) -> Rows:
         step = self.generation(state)
         episodes, population, generation = _rows(step.g, step.agents["agents"], step.played, seconds)

@@ -1,0 +1,127 @@
+"""The network view in a real browser (headless Chromium, as `tests/test_viewer_browser.py`): a small known run's
+agents show the colour of what they hold at their places at two generations (read from the drawn pixels), the
+scrubber and the play button move the generation and the legend's shares, hover shows an agent's text, and the
+report draws the same offline."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sandbox.population.held import read_held
+from sandbox.population.report.network import network_data
+from sandbox.viewer.report import build_report
+from sandbox.viewer.server import Running
+from tests import test_viewer_browser
+from tests.test_viewer_browser import Watched
+
+pytestmark = pytest.mark.browser
+browser, watched = test_viewer_browser.browser, test_viewer_browser.watched  # the browser tests' fixtures
+
+BLOCK = {
+    "agents": 36,
+    "generations": 6,
+    "members": [{"strategy": "Cooperator", "share": 0.5}, {"strategy": "Defector", "share": 0.5, "fixed": False}],
+    "game": {"name": "weak_prisoners_dilemma", "temptation": 1.6},
+    "network": {"kind": "grid"},
+    "self_play": True,
+    "revision": {"rule": "imitate", "beta": 10.0},
+}
+
+
+@pytest.fixture(scope="module")
+def network_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from sandbox.core.scenario_files import parse_kind
+    from sandbox.population.run import run_population
+
+    root = tmp_path_factory.mktemp("network")
+    scenario = parse_kind("population", {"name": "grid-known", "seed": 3, "population": BLOCK})
+    run_population(scenario, root / "grid")
+    return root
+
+
+@pytest.fixture(scope="module")
+def network_server(network_root: Path) -> Iterator[Running]:
+    with Running(network_root) as running:
+        yield running
+
+
+def _hex(colour: str) -> tuple[int, int, int]:
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
+
+
+def _drawn(page: Any, frame: int) -> tuple[Any, Any]:
+    """Show `frame`, wait two animation frames, and return the canvas's screenshot (a PIL image) and its box."""
+    from PIL import Image
+
+    page.evaluate(f"document.querySelector('.network').network.show({frame})")
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    canvas = page.locator(".network-canvas")
+    return Image.open(io.BytesIO(canvas.screenshot())).convert("RGB"), canvas.bounding_box()
+
+
+def _check_colours(page: Any, run: Path) -> None:
+    data = network_data(run)
+    held = read_held(run)
+    assert data is not None and held.codes.shape == (BLOCK["generations"] + 1, BLOCK["agents"])
+    first, last = 0, len(held.generations) - 1
+    changed = np.flatnonzero(held.codes[first] != held.codes[last])
+    assert len(changed), "the known run must change some agents' strategies"
+    agents = sorted({0, BLOCK["agents"] - 1, *changed[:4].tolist()})
+    for frame in (first, last):
+        image, _ = _drawn(page, frame)
+        assert page.locator(".network").get_attribute("data-step") == str(held.generations[frame])
+        for agent in agents:
+            place = page.evaluate(f"document.querySelector('.network').network.place({agent})")
+            expected = _hex(data.colours[data.group_of[held.codes[frame, agent]]])
+            found = image.getpixel((round(place["x"]), round(place["y"])))
+            assert all(abs(a - b) <= 12 for a, b in zip(found, expected)), (frame, agent, found, expected)
+
+
+def test_the_network_view_colours_known_agents_scrubs_plays_and_hovers(
+    watched: Watched, network_server: Running, network_root: Path
+) -> None:
+    page = watched.page
+    run = network_root / "grid"
+    page.goto(network_server.url + "#/run/grid")
+    page.wait_for_selector('.network-canvas[data-drawn="yes"]')
+    _check_colours(page, run)
+    held = read_held(run)
+    data = network_data(run)
+    assert data is not None
+    # the scrubber: the generation and the legend's counts follow it
+    page.locator('[data-role="scrubber"]').fill("2")
+    assert page.locator(".network").get_attribute("data-frame") == "2"
+    counts = np.bincount(np.asarray(data.group_of)[held.codes[2]], minlength=len(data.groups))
+    shown = [int(page.locator(f'[data-share="{g}"]').get_attribute("data-count")) for g in range(len(data.groups))]
+    assert shown == counts.tolist()
+    assert "generation 1" in page.locator('[data-role="step"]').inner_text()  # frame 2: after generation 1
+    # hover: the agent under the mouse and what it holds
+    _, box = _drawn(page, 2)
+    agent = 7
+    place = page.evaluate(f"document.querySelector('.network').network.place({agent})")
+    page.mouse.move(box["x"] + place["x"], box["y"] + place["y"])
+    tip = page.locator('[data-role="tooltip"]')
+    tip.wait_for(state="visible")
+    assert tip.get_attribute("data-agent") == str(agent)
+    assert held.labels[held.codes[2, agent]] in tip.inner_text()
+    # play runs to the last generation and stops there
+    page.locator('[data-role="scrubber"]').fill("0")
+    page.select_option('[data-role="speed"]', "40")
+    page.click('[data-role="play"]')
+    page.wait_for_function(f"document.querySelector('.network').dataset.frame === '{len(held.generations) - 1}'")
+    page.wait_for_function("document.querySelector('[data-role=\"play\"]').textContent.includes('play')")
+    page.locator(".network").screenshot(path=str(network_root / "network-view.png"))
+
+
+def test_the_report_draws_the_network_offline(watched: Watched, network_root: Path, tmp_path: Path) -> None:
+    report = build_report(network_root / "grid", tmp_path / "grid.html")
+    page = watched.page
+    page.goto(report.path.resolve().as_uri())
+    page.wait_for_selector('.network-canvas[data-drawn="yes"]')
+    _check_colours(page, network_root / "grid")
