@@ -359,7 +359,8 @@ def test_a_forks_page_draws_its_branches_and_marks_the_fork_steps(watched: Watch
         plot = 'section[data-type="branches"] [data-type="divergence"]'
         page.wait_for_selector(plot + " .main-svg")
         assert page.locator(plot + " .scatterlayer .trace").count() == 3  # the parent, the fork, its fork
-        assert page.locator(plot + " .shapelayer path").count() == 2  # the fork steps, 3 and 4
+        page.wait_for_selector(plot + " .chart[data-scrubber]")  # the network view's generation, marked too
+        assert page.locator(plot + " .shapelayer path").count() == 3  # the fork steps, 3 and 4, and the scrubber
         assert "fork: fork" in page.locator(plot + " .annotation-text").all_text_contents()
         tree = page.locator('section[data-type="branches"] ul.branches')
         assert tree.locator("li.current strong").inner_text() == "fork"

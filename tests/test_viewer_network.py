@@ -125,3 +125,39 @@ def test_the_report_draws_the_network_offline(watched: Watched, network_root: Pa
     page.goto(report.path.resolve().as_uri())
     page.wait_for_selector('.network-canvas[data-drawn="yes"]')
     _check_colours(page, network_root / "grid")
+
+
+def test_a_forks_network_fades_what_the_parent_held_and_the_divergence_plot_follows(
+    watched: Watched, tmp_path: Path
+) -> None:
+    from sandbox.population.report.network import fork_differences
+    from tests.viewer_runs import build_family
+
+    root = build_family(tmp_path / "runs")
+    name, differs = fork_differences(root / "fork", root) or ("", np.zeros((0, 0), dtype=bool))
+    assert name == "parent" and not differs[:4].any() and differs[-1].any()  # the same until the fork at 3
+    assert fork_differences(root / "fork", tmp_path / "elsewhere") is None  # a parent outside the folder: not read
+    data = network_data(root / "fork")
+    held = read_held(root / "fork")
+    assert data is not None
+    page = watched.page
+    with Running(root) as running:
+        page.goto(running.url + "#/run/fork")
+        page.wait_for_selector('.network-canvas[data-drawn="yes"]')
+        plot = '[data-type="divergence"] .chart'
+        last = len(held.generations) - 1
+        page.wait_for_function(f"document.querySelector('{plot}')?.dataset.scrubber === '{held.generations[last]}'")
+        page.locator('[data-role="scrubber"]').fill(str(last - 1))
+        page.wait_for_function(f"document.querySelector('{plot}').dataset.scrubber === '{held.generations[last - 1]}'")
+        count = page.locator('[data-role="differ-count"]')
+        assert int(count.get_attribute("data-count")) == int(differs[last - 1].sum()) > 0
+        assert "hold other than in parent" in count.inner_text()
+        image, _ = _drawn(page, last - 1)
+        for agent in (int(np.flatnonzero(differs[last - 1])[0]), int(np.flatnonzero(~differs[last - 1])[0])):
+            colour = data.colours[data.group_of[held.codes[last - 1, agent]]]
+            expected = (
+                _hex(colour) if differs[last - 1, agent] else tuple(round(c + (255 - c) * 0.75) for c in _hex(colour))
+            )
+            place = page.evaluate(f"document.querySelector('.network').network.place({agent})")
+            found = image.getpixel((round(place["x"]), round(place["y"])))
+            assert all(abs(a - b) <= 12 for a, b in zip(found, expected)), (agent, found, expected)

@@ -44,7 +44,7 @@ def held_row(generation: int, labels: Sequence[str]) -> tuple[int, str, str]:
     labels.
 
     >>> held_row(0, ["B", "A", "B"])
-    (0, '["B", "A"]', 'AAABAAA=')
+    (0, '["B", "A"]', 'AAABAAAA')
     """
     distinct: dict[str, int] = {}
     codes = np.fromiter((distinct.setdefault(str(label), len(distinct)) for label in labels), np.uint16, len(labels))

@@ -24,13 +24,13 @@ from sandbox.core import kinds
 from sandbox.core.steps import Steps, forks_of, lineage, read_fork
 from sandbox.viewer.sections import Branches
 
-__all__ = ["MAX_RUNS", "branches"]
+__all__ = ["MAX_RUNS", "branches", "folder_of"]
 
 MAX_RUNS = 60  # runs of a family shown; a larger one is cut (the section says so)
 CHANGE_TEXT = 120  # characters of a change's value shown; the whole change is in its tooltip
 
 
-def _root(path: Path, base: str) -> Path:
+def folder_of(path: Path, base: str) -> Path:
     """The viewer's folder: `path` less `base`, its path relative to the folder."""
     parts = [p for p in base.split("/") if p and p != "."]
     return path.parents[len(parts) - 1] if parts else path
@@ -175,7 +175,7 @@ def branches(section: Branches, path: Path, *, base: str, opens: Callable[[Path,
     None without one) and `cut`; None when the run has neither a parent nor a fork. `opens(run, relative)`: whether
     the viewer opens a run directory inside its folder (`relative`: its path there)."""
     path = path.resolve()
-    runs, cut = _family(path, _root(path, base), opens)
+    runs, cut = _family(path, folder_of(path, base), opens)
     if len(runs) < 2:
         return None
     rows = []

@@ -93,4 +93,7 @@ def network_json(data: NetworkData, title: str) -> dict[str, Any]:
         "values": values,
         "value_name": data.value_name,
         "notes": notes,
+        "parent": data.parent,
+        # a fork's agents that differ from the parent's, a bit an agent, each frame's row padded to whole bytes
+        "differs": None if data.differs is None else _b64(np.packbits(data.differs[kept], axis=1), "u1"),
     }

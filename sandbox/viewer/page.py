@@ -19,6 +19,7 @@ Every section is read into plain JSON (`render`): the browser draws that and rea
 from __future__ import annotations
 
 import base64
+import dataclasses
 import difflib
 import json
 import math
@@ -33,7 +34,7 @@ import pandas as pd
 from sandbox.core import kinds
 from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
 from sandbox.core.steps import FORK, FORKS
-from sandbox.viewer.branches import branches
+from sandbox.viewer.branches import branches, folder_of
 from sandbox.viewer.network import network_json
 from sandbox.viewer.sections import (
     Branches,
@@ -398,7 +399,12 @@ def render(section: Section, path: Path, *, base: str, link: Callable[[str], str
         return branches(section, path, base=base, opens=lambda run, relative: is_run_dir(run) and addressable(relative))
     if isinstance(section, Network):
         data = section.data(path)
-        return None if data is None else network_json(data, section.title)
+        if data is None:
+            return None
+        compared = section.fork(path, folder_of(path, base)) if section.fork is not None else None
+        if compared is not None:
+            data = dataclasses.replace(data, parent=compared[0], differs=compared[1])
+        return network_json(data, section.title)
     if isinstance(section, Transcripts):
         file = _inside(path, section.file)
         if file is None or not file.is_file():

@@ -143,17 +143,22 @@ class NetworkData:
     value_name: str = "payoff"
     notes: tuple[str, ...] = ()
     caption: str = ""  # what made the run: game, network, rule, seed
+    parent: str = ""  # a fork's parent, by name
+    differs: npt.NDArray[np.bool_] | None = None  # (frames, agents): a fork's agents that hold other than the parent's
 
 
 @dataclass(frozen=True)
 class Network:
     """A population's network over its steps (`sandbox.viewer.network`): agents coloured by what they hold, a
     scrubber and a play button over the steps, a legend with each colour's share at the step shown, hover for an
-    agent's text and value, click for its calls in the transcripts. `data(path)` reads the run directory (None:
-    nothing to draw yet)."""
+    agent's text and value, click for its calls in the transcripts; on a fork's page, the agents that hold other
+    than the parent's at the step shown. `data(path)` reads the run directory (None: nothing to draw yet)."""
 
     data: Callable[[Path], NetworkData | None]
     title: str = "Network"
+    # a fork's parent's name and which agents differ from it, by frame (`fork(path, root)`: the viewer's folder
+    # `root`, outside which no run is read); None: not compared
+    fork: Callable[[Path, Path], tuple[str, npt.NDArray[np.bool_]] | None] | None = None
 
 
 Section = Chart | Table | Figures | Policies | Cells | Tree | Transcripts | Branches | Network

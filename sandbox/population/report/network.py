@@ -25,7 +25,7 @@ from sandbox.population.held import HELD, Held, read_held
 from sandbox.population.report.layout import LAYOUT, layout
 from sandbox.viewer.sections import NetworkData
 
-__all__ = ["COLOURS", "caption", "held_of_run", "network_data", "norm_groups"]
+__all__ = ["COLOURS", "caption", "fork_differences", "held_of_run", "network_data", "norm_groups"]
 
 # matplotlib's tab10 (Plotly's default colours too): the first nine for the most held, the tenth's grey for "other"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
@@ -196,3 +196,28 @@ def _cached(run: Path, stamp: tuple[Any, ...], by: str) -> NetworkData | None:
         notes=tuple(notes),
         caption=caption(run),
     )
+
+
+def fork_differences(run: Path, root: Path | None = None) -> tuple[str, npt.NDArray[np.bool_]] | None:
+    """For a fork: its parent's name and, at each of the fork's recorded generations, which agents hold another
+    label than the parent's agents did at that generation (False where the parent has no such generation). None
+    for a run that is no fork, or whose parent is gone, lies outside `root` (the viewer's folder: never read), or
+    recorded nothing to compare."""
+    from sandbox.core.steps import read_fork
+
+    record = read_fork(run)
+    if record is None:
+        return None
+    parent = Path(record["parent"])
+    if root is not None and not parent.resolve().is_relative_to(root.resolve()):
+        return None
+    held, before = held_of_run(run), held_of_run(parent) if parent.is_dir() else None
+    if held is None or before is None or before.agents != held.agents:
+        return None
+    rows = {int(g): f for f, g in enumerate(before.generations.tolist())}
+    ours, theirs = np.array(held.labels, dtype=object), np.array(before.labels, dtype=object)
+    differs = np.zeros(held.codes.shape, dtype=bool)
+    for f, g in enumerate(held.generations.tolist()):
+        if g in rows:
+            differs[f] = ours[held.codes[f]] != theirs[before.codes[rows[g]]]
+    return str(record.get("parent_name") or parent.name), differs

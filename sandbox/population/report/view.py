@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.population.report.network import network_data
+from sandbox.population.report.network import fork_differences, network_data
 from sandbox.viewer.sections import Chart, Network, Section, Table
 
 BY_GENERATION = (
@@ -22,7 +22,7 @@ BY_GENERATION = (
 
 def view(path: Path) -> list[Section]:
     return [
-        Network(network_data, title="Network over generations"),
+        Network(network_data, title="Network over generations", fork=fork_differences),
         Chart("generations.csv", x="generation", y=BY_GENERATION, title="By generation"),
         Chart(
             "generations.csv",

@@ -391,6 +391,20 @@
     return node;
   }
 
+  // The step the network view shows, as a line on the branches' divergence plot (drawn once Plotly has drawn it).
+  function markStep(step, tries = 50) {
+    for (const plot of main.querySelectorAll('[data-type="divergence"] .chart')) {
+      if (!plot.layout) { // not drawn yet: again in a moment
+        if (tries > 0) setTimeout(() => markStep(step, tries - 1), 100);
+        continue;
+      }
+      if (!plot.baseShapes) plot.baseShapes = (plot.layout.shapes || []).slice();
+      window.Plotly.relayout(plot, { shapes: [...plot.baseShapes, { type: "line", xref: "x", yref: "paper", x0: step, x1: step,
+        y0: 0, y1: 1, line: { color: "#d62728", width: 2 } }] });
+      plot.dataset.scrubber = step;
+    }
+  }
+
   // The calls of one agent (a network view's click): the page's transcripts filtered by it.
   function showCalls(agent) {
     const select = main.querySelector('.transcripts select[data-filter="agent"]');
@@ -464,6 +478,11 @@
     for (const network of main.querySelectorAll(".network")) if (network.network) network.network.kill(); // their WebGL too
     fill(main, el("h1", {}, REPORT ? row.scenario || path : path), facts(row), summaryBlock(data.summary), sections);
     window.scrollTo(0, scrolled);
+    const network = main.querySelector(".network");
+    if (network) { // the divergence plot follows the network's scrubber
+      network.addEventListener("frame", () => markStep(Number(network.dataset.step)));
+      requestAnimationFrame(() => requestAnimationFrame(() => markStep(Number(network.dataset.step))));
+    }
     if (!REPORT && running) schedule(() => runPage(path, token, state), 2000, token);
   }
 

@@ -1,6 +1,7 @@
 // The network view of a population run (a section of type "network", `sandbox.viewer.network`): its agents at
 // their places, coloured by what each holds at the step the scrubber shows; a play button; a legend with each
-// colour's share at that step; hover for an agent's text and value; click for its calls. Drawn with sigma.js on
+// colour's share at that step; hover for an agent's text and value; click for its calls; on a fork's page, the
+// agents that hold what the parent's held faded, so that the branch's own changes stand out. Drawn with sigma.js on
 // graphology (WebGL), both vendored in this folder. The data come as base64 typed arrays, decoded once.
 // window.SandboxNetwork(section, tools) returns the section's element; tools: { el, fill, fmt, onAgent }.
 "use strict";
@@ -24,6 +25,12 @@
     }
   }
   const short = (text, n) => (text.length > n ? text.slice(0, n - 1) + "…" : text);
+  // a colour three quarters of the way to white: an agent that holds what the parent's held, on a fork's page
+  function fade(hex) {
+    const v = parseInt(hex.slice(1), 16);
+    const mix = (c) => Math.round(c + (255 - c) * 0.75).toString(16).padStart(2, "0");
+    return "#" + mix(v >> 16) + mix((v >> 8) & 255) + mix(v & 255);
+  }
 
   window.SandboxNetwork = function (section, tools) {
     const { el, fmt } = tools;
@@ -34,6 +41,11 @@
     const values = section.values ? typed(section.values, Float32Array) : null;
     const groupOf = Int32Array.from(section.group_of);
     const colourOfText = section.group_of.map((g) => section.colours[g]);
+    const fadedOfText = colourOfText.map((c) => fade(c));
+    // a fork's page: which agents hold other than the parent's agents did, a bit an agent, rows of whole bytes
+    const differs = section.differs ? bytesOf(section.differs) : null;
+    const rowBytes = Math.ceil(n / 8);
+    let compare = !!differs;
     let frame = frames - 1;
     let timer = null;
 
@@ -45,6 +57,10 @@
     const play = el("button", { "data-role": "play", onclick: () => (timer ? stop() : start()) }, "▶ play");
     const speed = el("select", { "aria-label": "speed", "data-role": "speed" },
       [5, 10, 20, 40].map((fps) => el("option", { value: fps, selected: fps === 10 }, fps + " " + section.unit + "s/s")));
+    const differCount = el("span", { class: "muted", "data-role": "differ-count" });
+    const comparing = differs ? el("label", { class: "network-compare" }, el("input", { type: "checkbox", checked: true,
+      "data-role": "compare", onchange: (e) => { compare = e.target.checked; if (renderer) renderer.refresh(); } }),
+      " fade the agents that hold what " + section.parent + "'s held") : null;
     const legend = el("ul", { class: "network-legend", "data-role": "legend" });
     const shares = section.groups.map((name, g) => {
       const share = el("span", { class: "num", "data-share": g });
@@ -56,17 +72,25 @@
       section.caption ? el("p", { class: "muted caption" }, section.caption) : null,
       el("div", { class: "controls" }, play, scrubber, step, speed,
         marked ? el("span", { class: "muted" }, "larger: " + section.marked_name + " agents") : null),
+      differs ? el("div", { class: "controls" }, comparing, differCount) : null,
       el("div", { class: "network-body" }, el("div", { class: "network-stage" }, canvas, tip), legend),
       (section.notes || []).map((note) => el("p", { class: "muted note" }, note)));
 
     function codeAt(f, i) { return codes[f * n + i]; }
-    function colourAt(f, i) { return colourOfText[codeAt(f, i)]; }
+    function differsAt(f, i) { return differs ? (differs[f * rowBytes + (i >> 3)] >> (7 - (i & 7))) & 1 : 0; }
+    function colourAt(f, i) { return (compare && !differsAt(f, i) ? fadedOfText : colourOfText)[codeAt(f, i)]; }
 
     function count() {
       const counts = new Array(section.groups.length).fill(0);
       const base = frame * n;
       for (let i = 0; i < n; i++) counts[groupOf[codes[base + i]]]++;
       counts.forEach((c, g) => { shares[g].textContent = ((100 * c) / n).toFixed(1) + "%"; shares[g].dataset.count = c; });
+      if (differs) {
+        let k = 0;
+        for (let i = 0; i < n; i++) k += differsAt(frame, i);
+        differCount.textContent = k + " of " + n + " agents hold other than in " + section.parent + " at this " + section.unit;
+        differCount.dataset.count = k;
+      }
     }
 
     let renderer = null;
@@ -153,7 +177,7 @@
 
     // for the tests and the curious: where agent i is drawn (CSS pixels inside the canvas) and its colour now
     node.network = {
-      frame: () => frame, show, agents: n, renderer: () => renderer,
+      frame: () => frame, show, agents: n, renderer: () => renderer, differs: (i) => differsAt(frame, i),
       colourAt: (i) => colourAt(frame, i),
       place: (i) => (renderer ? renderer.graphToViewport({ x: x[i], y: y[i] }) : null),
       kill: () => { stop(); if (renderer) renderer.kill(); renderer = null; },
