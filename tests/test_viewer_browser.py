@@ -370,3 +370,21 @@ def test_a_forks_page_draws_its_branches_and_marks_the_fork_steps(watched: Watch
     page.goto(report.resolve().as_uri())
     page.wait_for_selector(plot + " .main-svg", timeout=30_000)
     assert page.locator(plot + " .scatterlayer .trace").count() == 3  # the report draws the parent's curve too
+
+
+def test_the_cost_charts_draw_each_roles_tokens_and_latency_by_epoch(
+    watched: Watched, server: Running, viewer_root: Path
+) -> None:
+    from sandbox.core.costs import read_costs
+
+    roles = sorted(set(read_costs(viewer_root / "society")["role"]))
+    page = watched.page
+    page.goto(server.url + "#/run/society")
+    tokens = '.chart[data-title="Tokens by step and role"]'
+    page.wait_for_selector(tokens + " .main-svg")
+    assert page.locator(tokens + " .barlayer .trace").count() == 2 * len(roles) >= 4  # in and out, by role
+    names = page.locator(tokens + " .legendtext").all_text_contents()
+    assert {f"{role}: input_tokens" for role in roles} <= set(names)
+    latency = '.chart[data-title^="Latency of the calls"]'
+    page.wait_for_selector(latency + " .main-svg")
+    assert page.locator(latency + " .scatterlayer .trace").count() == 2 * len(roles)

@@ -20,6 +20,7 @@ import typer
 
 from sandbox.base.errors import SandboxError, UsageError
 from sandbox.base.extras import MissingExtraError, extra_of, install_line
+from sandbox.cli.costs import print_costs
 from sandbox.core import kinds
 from sandbox.core.commands import RootSeed, RunOut, app, model_option, scenario_argument, set_option
 from sandbox.core.commands import fail as _fail
@@ -120,7 +121,8 @@ def run(
             raise UsageError(f"{kind.name} runs have no `sandbox run`; use `sandbox {kind.command}`")
     except SandboxError as error:
         raise _fail(error) from None
-    kind.call("cli_run", scenario, out, source=str(file))
+    path = kind.call("cli_run", scenario, out, source=str(file))
+    print_costs(path if isinstance(path, Path) else None)
 
 
 @app.command()
@@ -159,6 +161,7 @@ def resume(
                 hold(run_dir, create=False)
             )  # for the whole command: a second resume exits 2, naming this one
             kind.call("cli_resume", run_dir, **options)
+            print_costs(run_dir)
         except SandboxError as error:
             raise _fail(error) from None
 

@@ -28,6 +28,7 @@ FRAME = ("schema_version", "kind")  # the fields every summary.json carries besi
 def write_summary(path: Path | Any, summary: dict[str, Any], *, kind: str) -> dict[str, Any]:
     """Write `summary` as the run directory `path`'s `summary.json` (atomically), framed by `schema_version` and
     `kind`; return what was written. `summary` holds `scenario` (the scenario's name) and the kind's figures."""
+    from sandbox.core.costs import write_costs
     from sandbox.core.steps import lineage
 
     data = {"schema_version": SCHEMA_VERSION, "kind": kind, **{k: v for k, v in summary.items() if k not in FRAME}}
@@ -40,6 +41,7 @@ def write_summary(path: Path | Any, summary: dict[str, Any], *, kind: str) -> di
     if problems:
         raise ValueError(f"summary.json of a {kind} run: {'; '.join(problems)}")
     atomic_write_text(Path(getattr(path, "path", path)) / SUMMARY, json.dumps(data, indent=2, default=str))
+    write_costs(Path(getattr(path, "path", path)))  # the calls by step and role (`sandbox.core.costs`)
     run_finished(Path(getattr(path, "path", path)))  # to MLflow, when the scenario asks (`tracking:`)
     return data
 

@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 
 from sandbox.core import kinds
+from sandbox.core.costs import COSTS
 from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
 from sandbox.core.steps import FORK, FORKS
 from sandbox.viewer.branches import branches, folder_of
@@ -111,11 +112,38 @@ def sections_of(kind: kinds.RunKind | None, path: Path) -> list[Section]:
         sections = default_sections(kind, path)
     if (path / FORK).is_file() or (path / FORKS).is_file():
         sections.insert(0, Branches(steps=kind.steps if kind is not None else None))
+    if (path / COSTS).is_file():
+        sections += cost_sections()
     if not any(isinstance(s, Figures) for s in sections):
         sections.append(Figures())
     if not any(isinstance(s, Transcripts) for s in sections) and (path / TRANSCRIPTS).is_file():
         sections.append(Transcripts())
     return sections
+
+
+def cost_sections() -> list[Section]:
+    """Where the run's time and tokens went (`sandbox.core.costs`): tokens and latency by step and role, and the
+    table with calls, cache hits and cost."""
+    return [
+        Chart(
+            COSTS,
+            x="step",
+            y=("input_tokens", "output_tokens"),
+            group="role",
+            mode="bars",
+            title="Tokens by step and role",
+            y_title="tokens",
+        ),
+        Chart(
+            COSTS,
+            x="step",
+            y=("latency_p50_s", "latency_p95_s"),
+            group="role",
+            title="Latency of the calls a model answered, by step and role (median, 95th percentile)",
+            y_title="seconds",
+        ),
+        Table(COSTS, title="Calls, cache hits, tokens, latency and cost by step and role"),
+    ]
 
 
 def _read_table(path: Path) -> pd.DataFrame:
