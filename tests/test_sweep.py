@@ -69,6 +69,42 @@ def test_the_grid_expands_in_order_with_seeds_and_every_path_is_checked(tmp_path
             expand(*parse_sweep({"name": "g", "sweep": {"base": BASE, "grid": grid}}, "g.yaml", tmp_path), "g.yaml")
 
 
+def test_zip_axes_vary_fields_together_and_a_derived_field_follows_the_grid(tmp_path: Path) -> None:
+    base = {
+        **BASE,
+        "society": {"size": 6, "norms": [{"norm": "selfish", "proportion": 0.5}, {"norm": "fair", "proportion": 0.5}]},
+    }
+    block = {
+        "base": base,
+        "grid": {"society.norms.0.proportion": [0.25, 0.5, 0.7]},
+        "zip": [{"epochs": [1, 2], "society.size": [6, 8]}],
+        "derive": {"society.norms.1.proportion": "1 - society.norms.0.proportion"},
+    }
+    sweep, data = parse_sweep({"name": "z", "sweep": block}, "z.yaml", tmp_path)
+    runs = expand(sweep, data, "z.yaml")
+    assert len(runs) == 3 * 2  # the grid's 3 values x the zip group's 2 pairs (not 2 x 2)
+    pairs = {(r.scenario.epochs, r.scenario.society.size) for r in runs}
+    assert pairs == {(1, 6), (2, 8)}  # zipped: the first values together, then the second
+    for run in runs:
+        norms = run.scenario.society.norms
+        assert norms[0].proportion + norms[1].proportion == 1.0 and run.overrides["society.norms.1.proportion"] in (
+            0.75,
+            0.5,
+            0.3,  # 1 - 0.7, not 0.30000000000000004
+        )
+    assert sweep.sweep.parameters == ["society.norms.0.proportion", "epochs", "society.size"]
+    assert sweep.sweep.axes == [("society.norms.0.proportion",), ("epochs", "society.size")]
+    for bad, words in (
+        ({"zip": [{"epochs": [1, 2], "society.size": [6]}]}, "need one length"),
+        ({"derive": {"society.norms.1.proportion": "__import__('os').system('true')"}}, "only round, min and max"),
+        ({"derive": {"society.norms.1.proportion": "1 - society.normz.0.proportion"}}, "no field society.normz"),
+        ({"derive": {"society.norms.1.proportion": "1 - society.norms.0.norm"}}, "not a number"),
+        ({"derive": {"society.norms.0.proportion": "0.5"}}, "a field is set once"),
+    ):
+        with pytest.raises(ScenarioError, match=words):
+            expand(*parse_sweep({"name": "z", "sweep": {**block, **bad}}, "z.yaml", tmp_path), "z.yaml")
+
+
 def test_a_bad_sweep_is_exit_2_naming_the_path_and_writes_nothing(tmp_path: Path) -> None:
     file = tmp_path / "s.yaml"
     file.write_text(yaml.safe_dump({"name": "s", "sweep": {"base": "nowhere.yaml", "grid": {"epochs": [1]}}}))

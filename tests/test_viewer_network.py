@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from sandbox.population.held import read_held
@@ -161,3 +162,49 @@ def test_a_forks_network_fades_what_the_parent_held_and_the_divergence_plot_foll
             place = page.evaluate(f"document.querySelector('.network').network.place({agent})")
             found = image.getpixel((round(place["x"]), round(place["y"])))
             assert all(abs(a - b) <= 12 for a, b in zip(found, expected)), (agent, found, expected)
+
+
+def test_a_sweep_page_draws_a_metric_against_its_parameters_with_bands_and_a_heat_map(
+    watched: Watched, tmp_path: Path
+) -> None:
+    import yaml
+    from typer.testing import CliRunner
+
+    from sandbox.cli import app
+
+    sweep = {
+        "name": "phase",
+        "sweep": {
+            "base": str(Path("scenarios/population/naming_binary_agreement.yaml").resolve()),
+            "grid": {"population.members.0.share": [0.04, 0.1, 0.3]},
+            "zip": [{"population.agents": [60, 120], "population.generations": [15, 15]}],
+            "derive": {"population.members.1.share": "1 - population.members.0.share"},
+            "seeds": 2,
+            "workers": 2,
+        },
+    }
+    (tmp_path / "phase.yaml").write_text(yaml.safe_dump(sweep))
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "phase.yaml"), "--out", str(tmp_path / "runs" / "phase")])
+    assert result.exit_code == 0, result.output
+    seeds = pd.read_csv(tmp_path / "runs" / "phase" / "seeds.csv")
+    page = watched.page
+    with Running(tmp_path / "runs") as running:
+        page.goto(running.url + "#/run/phase")
+        lines = '[data-role="sweep-lines"]'
+        page.wait_for_selector(lines + " .main-svg")
+        page.select_option('[data-role="metric"]', "final_committed_share")
+        page.wait_for_function(f"document.querySelector('{lines}').dataset.traces === '2'")  # a line an agents' value
+        assert page.locator(lines + " .scatterlayer .trace").count() == 2 + int(
+            page.locator(lines).get_attribute("data-bands")
+        )
+        drawn = page.locator(lines + " .legendtext").all_text_contents()
+        assert drawn == [f"population.agents with population.generations = {n}" for n in (60, 120)]
+        assert int(page.locator('[data-role="sweep-heat"]').get_attribute("data-cells")) == len(seeds) == 6
+        # one line: against the agents, the committed share held at 0.3 (the last of its values, chosen)
+        page.select_option('[data-role="by"]', "")
+        page.select_option('[data-role="x"]', "population.agents")
+        page.select_option('[data-role="fixed"]', "0.3")
+        page.wait_for_function(f"document.querySelector('{lines}').dataset.traces === '1'")
+        ys = page.evaluate(f"document.querySelector('{lines}').data.filter((t) => !t.fill)[0].y")
+        expected = seeds[seeds["population.members.0.share"] == 0.3].sort_values("population.agents")
+        assert ys == pytest.approx(expected["summary.final_committed_share.mean"].tolist())

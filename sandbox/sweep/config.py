@@ -8,6 +8,10 @@
           - [{norm: selfish, proportion: 1.0}]
           - [{norm: fair, proportion: 1.0}]
         models.meta: [embedded, openai:gpt-4o-mini]
+      zip:                                              # fields that vary together: one axis, the i-th values at once
+        - {population.agents: [24, 48], population.generations: [30, 60]}
+      derive:                                           # a field computed in each run from others (arithmetic)
+        population.members.1.share: 1 - population.members.0.share
       seeds: 3                                          # each combination at seeds SEED, SEED+1, SEED+2
       budget: {calls: 200000, usd: 25}                  # the whole sweep's (each run keeps its own too)
       executor: local                                   # or ray (`--executor`, `--address`)
@@ -18,22 +22,30 @@ A path names any field of the base scenario (`training.reward`,
 list (`society.norms.0.proportion`). A path the base scenario does not have
 is an error naming it, and every expanded run is validated before anything is
 written.
+
+The runs are every combination of the grid's axes, then the `zip` groups' (each group one axis: its lists, of one
+length, are read together, the first values of each, then the second ...). A `derive`d field is set in each run from
+an arithmetic expression (`+ - * / **`, parentheses, numbers, `round`, `min`, `max`) of the run's fields by path, the
+grid's values already set: the others' share as one minus the committed share, say. A derived field is one of the
+run's overrides in `sweep.csv` but not a swept parameter (`SweepBlock.parameters`).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from sandbox.base.errors import ScenarioError
 from sandbox.base.scenario_model import ScenarioModel, StrictModel
 from sandbox.llm.budget import Budget
+from sandbox.sweep.derive import evaluate, expression_problem, fields_of
 
 __all__ = ["SweepBlock", "SweepFile", "SweepRun", "expand", "load_sweep", "parse_sweep"]
 
@@ -45,6 +57,14 @@ class SweepBlock(StrictModel):
         ..., description="The base scenario: a file (relative to the sweep file) or the scenario itself."
     )
     grid: dict[str, list[Any]] = Field(default_factory=dict, description="Field path -> the values it takes.")
+    zip: list[dict[str, list[Any]]] = Field(
+        default_factory=list,
+        description="Groups of fields that vary together: each group one axis, its lists of one length read in step.",
+    )
+    derive: dict[str, str] = Field(
+        default_factory=dict,
+        description="Field path -> an arithmetic expression of the run's fields by path (1 - population.members.0.share).",
+    )
     seeds: int = Field(1, ge=1, le=10_000, description="Seeds per combination: the base's seed and the next ones.")
     budget: Budget = Field(default_factory=Budget, description="Caps on the whole sweep's LLM calls, tokens, dollars.")
     executor: Literal["local", "ray"] = Field("local", description="local (a process pool) or ray.")
@@ -59,6 +79,47 @@ class SweepBlock(StrictModel):
             if not all(part for part in path.split(".")):
                 raise ValueError(f"{path!r} is not a field path such as society.norms or training.reward")
         return grid
+
+    @field_validator("zip")
+    @classmethod
+    def _together(cls, groups: list[dict[str, list[Any]]]) -> list[dict[str, list[Any]]]:
+        for group in groups:
+            lengths = {path: len(values) for path, values in group.items()}
+            if not group or min(lengths.values()) == 0:
+                raise ValueError("each zip group names at least one field, with at least one value")
+            if len(set(lengths.values())) > 1:
+                raise ValueError(f"the lists of a zip group vary together, so they need one length, not {lengths}")
+        return groups
+
+    @model_validator(mode="after")
+    def _each_field_once(self) -> SweepBlock:
+        paths = [*self.grid, *(path for group in self.zip for path in group), *self.derive]
+        twice = sorted({path for path in paths if paths.count(path) > 1})
+        if twice:
+            raise ValueError(f"{', '.join(twice)}: a field is set once, by the grid, a zip group or derive")
+        for path, expression in self.derive.items():
+            problem = expression_problem(expression)
+            if problem:
+                raise ValueError(f"derive.{path}: {problem}")
+        return self
+
+    @property
+    def axes(self) -> list[tuple[str, ...]]:
+        """The grid's axes: each grid field alone, each zip group's fields together."""
+        return [*((path,) for path in self.grid), *(tuple(group) for group in self.zip)]
+
+    @property
+    def parameters(self) -> list[str]:
+        """The swept fields: the grid's and the zip groups' (derived fields and seeds are not parameters)."""
+        return [*self.grid, *(path for group in self.zip for path in group)]
+
+    def combinations(self) -> list[dict[str, Any]]:
+        """Every combination of the axes (the grid's fields, then each zip group), as path -> value."""
+        axes: list[list[dict[str, Any]]] = [[{path: value} for value in values] for path, values in self.grid.items()]
+        for group in self.zip:
+            width = len(next(iter(group.values())))
+            axes.append([{path: values[i] for path, values in group.items()} for i in range(width)])
+        return [{k: v for part in parts for k, v in part.items()} for parts in itertools.product(*axes)]
 
 
 class SweepFile(ScenarioModel):
@@ -178,8 +239,25 @@ def _set(data: dict[str, Any], path: str, value: Any) -> str | None:
     return None
 
 
+_MISSING = object()
+
+
+def _get(data: Any, path: str) -> Any:
+    """The value at the dotted `path` of `data` (`_MISSING` where there is none)."""
+    node = data
+    for part in path.split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return _MISSING
+    return node
+
+
 def expand(sweep: SweepFile, base: dict[str, Any], source: str) -> list[SweepRun]:
-    """Every run of the sweep, validated: each combination of the grid (in the grid's order) at each seed.
+    """Every run of the sweep, validated: each combination of the grid's and the zip groups' axes (in their order)
+    at each seed, its derived fields computed.
 
     `ScenarioError` naming `source` and the field when a path does not exist in the base scenario, or when a run's
     scenario is invalid.
@@ -194,18 +272,33 @@ def expand(sweep: SweepFile, base: dict[str, Any], source: str) -> list[SweepRun
 
     full = parse(base, source).model_dump(mode="json")  # every field, defaults included: the paths a grid may name
     block = sweep.sweep
-    for path in block.grid:
+    named = [
+        *((f"sweep.grid.{path}", path) for path in block.grid),
+        *((f"sweep.zip.{i}.{path}", path) for i, group in enumerate(block.zip) for path in group),
+        *((f"sweep.derive.{path}", path) for path in block.derive),
+    ]
+    for field, path in named:
         missing = _set(copy.deepcopy(full), path, None)
         if missing is not None:
-            raise ScenarioError(source, [(f"sweep.grid.{path}", f"the base scenario has no field {missing}")])
-    paths = list(block.grid)
+            raise ScenarioError(source, [(field, f"the base scenario has no field {missing}")])
+    for path, expression in block.derive.items():
+        for used in fields_of(expression):
+            if _get(full, used) is _MISSING:
+                raise ScenarioError(source, [(f"sweep.derive.{path}", f"the base scenario has no field {used}")])
     runs = []
-    for combination in itertools.product(*(block.grid[p] for p in paths)):
+    for combination in block.combinations():
         for k in range(block.seeds):
             data = copy.deepcopy(full)
-            overrides = dict(zip(paths, combination))
+            overrides = dict(combination)
             for path, value in overrides.items():
                 _set(data, path, value)
+            for path, expression in block.derive.items():  # from the run's fields, the grid's values set
+                try:
+                    value = evaluate(expression, functools.partial(_get, data))
+                except ValueError as error:
+                    raise ScenarioError(source, [(f"sweep.derive.{path}", str(error))]) from None
+                _set(data, path, value)
+                overrides[path] = value
             if block.seeds > 1 or "seed" not in overrides:
                 data["seed"] = int(data.get("seed", 0)) + k
                 overrides = {**overrides, "seed": data["seed"]}

@@ -28,7 +28,7 @@ from sandbox.base.errors import UsageError
 from sandbox.core.run_dir import atomic_write_text
 from sandbox.viewer.catalog import Catalog
 from sandbox.viewer.page import data_uri, is_run_dir
-from sandbox.viewer.server import NETWORK_SCRIPTS, asset, finite, page_html, run_json
+from sandbox.viewer.server import SECTION_SCRIPTS, asset, finite, page_html, run_json
 from sandbox.viewer.transcripts import Transcripts
 
 __all__ = ["CALL_BUDGET", "CSP", "LIMIT_MB", "TRANSCRIPTS", "Report", "build_report", "pick_calls", "report_data"]
@@ -177,8 +177,9 @@ def _html(embedded: dict[str, Any]) -> str:
     """The report's HTML: the viewer's page with `embedded` (`report_data`), its script, styles and Plotly inline."""
     data = json.dumps(finite(embedded), ensure_ascii=False, default=str).replace("<", "\\u003c")
     plotly = _plotly()
-    # the network view's scripts (260 KB), where the page has one
-    network = NETWORK_SCRIPTS if any(s["type"] == "network" for s in embedded["run"]["sections"]) else ()
+    # the scripts of the page's own sections (the network view's 260 KB), where it has them
+    types = {s["type"] for s in embedded["run"]["sections"]}
+    extra = [name for kind, names in SECTION_SCRIPTS.items() if kind in types for name in names]
     loader = (
         "window.plotlyReady = (async () => {"
         f"const bytes = Uint8Array.from(atob('{plotly}'), (c) => c.charCodeAt(0));"
@@ -193,7 +194,7 @@ def _html(embedded: dict[str, Any]) -> str:
         f"<style>{asset('app.css').decode()}</style>"
         f"<script>window.SANDBOX_REPORT = {data};</script>"
         f"<script>{loader}</script>"
-        + "".join(f"<script>{_script(asset(name).decode())}</script>" for name in network)
+        + "".join(f"<script>{_script(asset(name).decode())}</script>" for name in extra)
         + f"<script>{_script(asset('app.js').decode())}</script>"
     )
     return page_html(report=head)

@@ -23,6 +23,7 @@ __all__ = [
     "NetworkData",
     "Policies",
     "Section",
+    "SweepChart",
     "Table",
     "Transcripts",
     "Tree",
@@ -161,4 +162,17 @@ class Network:
     fork: Callable[[Path, Path], tuple[str, npt.NDArray[np.bool_]] | None] | None = None
 
 
-Section = Chart | Table | Figures | Policies | Cells | Tree | Transcripts | Branches | Network
+@dataclass(frozen=True)
+class SweepChart:
+    """A sweep's results against what it swept (`file`: its `seeds.csv`, a row a setting, each metric's mean and
+    95% CI over seeds): a chosen metric against a chosen parameter, a line for each value of another (the rest
+    held at a chosen value), with its band where the seeds give an interval; and a heat map of the metric over two
+    parameters. `axes`: the swept fields, in the sweep's order, those that vary together (a zip group) as one axis
+    (named and valued by its first field)."""
+
+    file: str
+    axes: tuple[tuple[str, ...], ...]
+    title: str = "Results against the swept parameters"
+
+
+Section = Chart | Table | Figures | Policies | Cells | Tree | Transcripts | Branches | Network | SweepChart

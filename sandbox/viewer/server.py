@@ -3,8 +3,8 @@
 Routes (all GET):
 
 * `/`: the viewer (one page; `static/app.js` draws the list, the run pages and the transcripts);
-* `/static/app.js`, `/static/app.css`, `/static/plotly.min.js` (from the installed `plotly` package), and the network
-  view's `network.js` with its vendored libraries (`graphology.umd.min.js`, `sigma.min.js`);
+* `/static/app.js`, `/static/app.css`, `/static/plotly.min.js` (from the installed `plotly` package), the network
+  view's `network.js` with its vendored libraries (`graphology.umd.min.js`, `sigma.min.js`), and `sweep.js`;
 * `/api/runs`: every run's row (`sandbox.viewer.catalog`);
 * `/api/run?path=P`: a run's row and its page's sections (`sandbox.viewer.page`);
 * `/api/transcripts?path=P&file=F&offset=&limit=&run=&epoch=&agent=&role=&text=`: one page of calls;
@@ -59,9 +59,10 @@ __all__ = [
     "url_of",
 ]
 
-ASSETS = ("app.js", "app.css", "network.js", "graphology.umd.min.js", "sigma.min.js")
-# the network view's libraries, vendored from the npm registry with their licenses (static/VENDORED.md)
-NETWORK_SCRIPTS = ("graphology.umd.min.js", "sigma.min.js", "network.js")
+ASSETS = ("app.js", "app.css", "network.js", "graphology.umd.min.js", "sigma.min.js", "sweep.js")
+# the scripts of the sections that have their own, by section type: the network view's with its libraries, vendored
+# from the npm registry with their licenses (static/VENDORED.md), and the sweep chart's
+SECTION_SCRIPTS = {"network": ("graphology.umd.min.js", "sigma.min.js", "network.js"), "sweep": ("sweep.js",)}
 VENDORED = {  # sha256 of each vendored file, as static/VENDORED.md says where it came from
     "sigma.min.js": "be6f790da9c1856765b1c430de3b1aac50433223361870edb3097a9868218a88",
     "graphology.umd.min.js": "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c621c087",
@@ -116,7 +117,7 @@ def page_html(*, report: str | None = None) -> str:
         head = (
             '<link rel="stylesheet" href="/static/app.css">'
             '<script src="/static/plotly.min.js"></script>'
-            + "".join(f'<script src="/static/{name}"></script>' for name in NETWORK_SCRIPTS)
+            + "".join(f'<script src="/static/{name}"></script>' for names in SECTION_SCRIPTS.values() for name in names)
             + '<script src="/static/app.js" defer></script>'
         )
         return html.replace("<!--HEAD-->", head)

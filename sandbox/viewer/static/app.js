@@ -433,6 +433,9 @@
       case "transcripts": return el("section", { "data-type": "transcripts" }, title,
         section.note ? el("p", { class: "muted note", "data-held": section.held, "data-total": section.total }, section.note) : null,
         transcripts(section, path));
+      case "sweep": return el("section", { "data-type": "sweep" }, title, window.SandboxSweep
+        ? window.SandboxSweep(section, { el, fill, PALETTE, tint, plotlyText })
+        : el("p", { class: "error" }, "the sweep chart's script did not load"));
       case "network": return el("section", { "data-type": "network" }, title, window.SandboxNetwork
         ? window.SandboxNetwork(section, { el, fill, fmt, onAgent: (agent) => showCalls(agent) })
         : el("p", { class: "error" }, "the network view's script did not load"));
