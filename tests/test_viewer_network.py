@@ -208,3 +208,15 @@ def test_a_sweep_page_draws_a_metric_against_its_parameters_with_bands_and_a_hea
         ys = page.evaluate(f"document.querySelector('{lines}').data.filter((t) => !t.fill)[0].y")
         expected = seeds[seeds["population.members.0.share"] == 0.3].sort_values("population.agents")
         assert ys == pytest.approx(expected["summary.final_committed_share.mean"].tolist())
+
+
+def test_the_notebooks_network_view_draws_inside_its_frame(watched: Watched, network_root: Path) -> None:
+    from sandbox.core.result import RunResult
+
+    view = RunResult.load(network_root / "grid").network_view()  # type: ignore[attr-defined]
+    assert len(view.html) < 1_000_000 and "plotly" not in view.html.lower()[:2000]  # the network alone, no Plotly
+    page = watched.page
+    page.set_content(f"<html><body><h1>a notebook</h1>{view._repr_html_()}</body></html>")
+    frame = page.frame_locator("iframe")
+    frame.locator('.network-canvas[data-drawn="yes"]').wait_for()
+    assert frame.locator('[data-role="legend"] li').count() == len(network_data(network_root / "grid").groups)  # type: ignore[union-attr]

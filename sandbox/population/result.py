@@ -4,12 +4,15 @@ generation (`held`, a long table)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 from matplotlib.figure import Figure
 
 from sandbox.core.result import RunResult
+
+if TYPE_CHECKING:
+    from sandbox.viewer.report import NetworkView
 
 __all__ = ["PopulationResult"]
 
@@ -32,6 +35,16 @@ class PopulationResult(RunResult):
         from sandbox.population.report.plots import plot_network
 
         return plot_network(self, generations, colour_by=colour_by)
+
+    def network_view(self) -> NetworkView:
+        """The network view of `sandbox view` (scrubber, play, legend, hover) for a notebook: shown inline, or saved
+        with `.save("net.html")`; needs the viewer extra."""
+        from sandbox.viewer.report import NetworkView, network_html
+
+        page = network_html(self.path)
+        if page is None:
+            raise ValueError(f"{self.path}: no network view (no held.csv or population.csv with what agents hold)")
+        return NetworkView(page)
 
     @property
     def held(self) -> pd.DataFrame:

@@ -31,7 +31,18 @@ from sandbox.viewer.page import data_uri, is_run_dir
 from sandbox.viewer.server import SECTION_SCRIPTS, asset, finite, page_html, run_json
 from sandbox.viewer.transcripts import Transcripts
 
-__all__ = ["CALL_BUDGET", "CSP", "LIMIT_MB", "TRANSCRIPTS", "Report", "build_report", "pick_calls", "report_data"]
+__all__ = [
+    "CALL_BUDGET",
+    "CSP",
+    "LIMIT_MB",
+    "TRANSCRIPTS",
+    "NetworkView",
+    "Report",
+    "build_report",
+    "network_html",
+    "pick_calls",
+    "report_data",
+]
 
 LIMIT_MB = 5  # a report's size by default, at most
 CALL_BUDGET = 2_500_000  # bytes of calls a default report holds (Plotly and the page take the rest of LIMIT_MB)
@@ -173,22 +184,59 @@ def _plotly() -> str:
     return base64.b64encode(gzip.compress(asset("plotly.min.js"), compresslevel=9, mtime=0)).decode()
 
 
-def _html(embedded: dict[str, Any]) -> str:
-    """The report's HTML: the viewer's page with `embedded` (`report_data`), its script, styles and Plotly inline."""
+@dataclass(frozen=True)
+class NetworkView:
+    """A run's network view for a notebook: shown inline (an `<iframe>` holding the page, `network_html`), or saved
+    as an HTML file that opens offline (`save`)."""
+
+    html: str
+    height: int = 860
+
+    def _repr_html_(self) -> str:
+        import html
+
+        return (
+            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" style="width:100%;height:{self.height}px;border:0" '
+            'sandbox="allow-scripts"></iframe>'
+        )
+
+    def save(self, path: Path | str) -> Path:
+        """Write the page to `path` (an .html file) and return it."""
+        atomic_write_text(Path(path), self.html)
+        return Path(path)
+
+
+def network_html(run: Path | str) -> str | None:
+    """The run directory's network view alone as one self-contained HTML page (the viewer's script, the network's
+    scripts and data; no Plotly, about 300 KB and the data), for a notebook (`PopulationResult.network_view`);
+    None when the run's page has no network view."""
+    run = Path(run).resolve()
+    page = run_json(run.parent, run, Catalog(run.parent))
+    network = [s for s in page["sections"] if s["type"] == "network"]
+    if not network:
+        return None
+    return _html({"run": {**page, "sections": network, "summary": {}}, "transcripts": {}}, plotly=False)
+
+
+def _html(embedded: dict[str, Any], *, plotly: bool = True) -> str:
+    """The report's HTML: the viewer's page with `embedded` (`report_data`), its script, styles and Plotly inline
+    (`plotly=False`: a page without charts, a network view's)."""
     data = json.dumps(finite(embedded), ensure_ascii=False, default=str).replace("<", "\\u003c")
-    plotly = _plotly()
     # the scripts of the page's own sections (the network view's 260 KB), where it has them
     types = {s["type"] for s in embedded["run"]["sections"]}
     extra = [name for kind, names in SECTION_SCRIPTS.items() if kind in types for name in names]
-    loader = (
-        "window.plotlyReady = (async () => {"
-        f"const bytes = Uint8Array.from(atob('{plotly}'), (c) => c.charCodeAt(0));"
-        "const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();"
-        "const url = URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));"
-        "await new Promise((ok, no) => { const s = document.createElement('script'); s.src = url; s.onload = ok;"
-        " s.onerror = () => no(new Error('Plotly did not load')); document.head.append(s); });"
-        "})();"
-    )
+    if not plotly:
+        loader = ""
+    else:
+        loader = (
+            "window.plotlyReady = (async () => {"
+            f"const bytes = Uint8Array.from(atob('{_plotly()}'), (c) => c.charCodeAt(0));"
+            "const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text();"
+            "const url = URL.createObjectURL(new Blob([text], { type: 'text/javascript' }));"
+            "await new Promise((ok, no) => { const s = document.createElement('script'); s.src = url; s.onload = ok;"
+            " s.onerror = () => no(new Error('Plotly did not load')); document.head.append(s); });"
+            "})();"
+        )
     head = (
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         f"<style>{asset('app.css').decode()}</style>"
