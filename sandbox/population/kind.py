@@ -223,5 +223,19 @@ POPULATION = RunKind(
     example="scenarios/population/pd_grid_nowak_may.yaml",
     view="sandbox.population.report.view:view",
     result="sandbox.population.result:PopulationResult",
+    # the run list's figures: each game's outcome first (the ones its summary holds are shown), then its size
+    headline=(
+        "final_cooperation",
+        "final_committed_share",
+        "final_dominant_share",
+        "consensus_per_agent",
+        "final_contribution",
+        "survival_months",
+        "total_gain",
+        "donation_slope_per_generation",
+        "norm_clusters",
+        "illegal_rate",
+        "agents",
+    ),
     budget=True,
 )

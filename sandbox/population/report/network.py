@@ -20,12 +20,13 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from sandbox.base.files import read_csv, read_yaml
+from sandbox.base.files import read_csv
 from sandbox.population.held import HELD, Held, read_held
+from sandbox.population.report.caption import caption
 from sandbox.population.report.layout import LAYOUT, layout
 from sandbox.viewer.sections import NetworkData
 
-__all__ = ["COLOURS", "caption", "fork_differences", "held_of_run", "network_data", "norm_groups"]
+__all__ = ["COLOURS", "fork_differences", "held_of_run", "network_data", "norm_groups"]
 
 # matplotlib's tab10 (Plotly's default colours too): the first nine for the most held, the tenth's grey for "other"
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
@@ -66,32 +67,6 @@ def _groups(held: Held, named: list[str]) -> tuple[list[int], list[str], list[st
     colours = [*(*PALETTE, OTHER)[: len(coloured)], *(FIXED[name] for name in special), *([OTHER] if other else [])]
     index = {name: i for i, name in enumerate(names)}
     return [index.get(name, len(names) - 1) for name in named], names, colours
-
-
-def caption(run: Path) -> str:
-    """What made the run, in a line: scenario, game, agents, network, revision rule, seed, model."""
-    scenario = read_yaml(run / "scenario.yaml")
-    block = scenario.get("population", {})
-    game = block.get("game", {})
-    kind = game.get("kind", "matrix")
-    played = game.get("name") if kind == "matrix" else None
-    network = block.get("network", {}) or {}
-    kind_of_net = str(network.get("kind", "complete"))
-    shown = {"ring_lattice": ("k",), "small_world": ("k", "p"), "barabasi_albert": ("m",)}.get(kind_of_net, ())
-    net = ", ".join([kind_of_net] + [f"{k}={network[k]}" for k in shown if k in network])
-    rule = (block.get("revision") or {}).get("rule", "")
-    model = (scenario.get("models") or {}).get("user")
-    spec = model.get("spec") if isinstance(model, dict) else model
-    llm = any(m.get("strategy") == "llm" or "norm" in m for m in block.get("members", []) if isinstance(m, dict))
-    parts = [
-        scenario.get("name", run.name),
-        f"{kind} game" + (f" ({played})" if played else ""),
-        f"{block.get('agents')} agents on a {net} network",
-        f"revision {rule}" if rule else "",
-        f"seed {scenario.get('seed', 0)}",
-        f"model {spec or 'embedded'}" if llm or kind in ("donor", "ultimatum", "commons") else "",
-    ]
-    return " · ".join(p for p in parts if p)
 
 
 def _values(run: Path, held: Held) -> tuple[npt.NDArray[np.float32] | None, str]:

@@ -262,10 +262,11 @@ class CommonsGame(PopulationGame[CommonsSpec, Lake, Asked, None, Harvest, Restau
 
     def figure(self, path: Path) -> Figure:
         from sandbox.population.games.commons.report import plot_commons
+        from sandbox.population.report.caption import figure_title
 
         gens, rows = read_csv(path / GENERATIONS), read_csv(path / POPULATION)
         return plot_commons(
-            gens, rows, capacity=self.spec.capacity, collapse_below=self.spec.collapse_below, title=self.scenario.name
+            gens, rows, capacity=self.spec.capacity, collapse_below=self.spec.collapse_below, title=figure_title(path)
         )
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:

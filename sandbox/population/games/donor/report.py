@@ -86,6 +86,10 @@ def plot_donations(run: str | Path) -> Figure:
     right.set_xticks(np.arange(len(gens)))
     right.set_title("Donations over generations", fontsize=10)
     right.legend(fontsize=8)
+    if (run / "scenario.yaml").is_file():
+        from sandbox.population.report.caption import figure_title
+
+        fig.suptitle(figure_title(run), fontsize=10)
     fig.tight_layout()
     return fig
 

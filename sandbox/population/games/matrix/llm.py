@@ -270,8 +270,9 @@ class LLMMatrixGame(
 
     def figure(self, path: Path) -> Figure:
         from sandbox.population.games.matrix.report import plot_llm_cooperation
+        from sandbox.population.report.caption import figure_title
 
-        return plot_llm_cooperation(read_csv(path / GENERATIONS), title=self.scenario.name)
+        return plot_llm_cooperation(read_csv(path / GENERATIONS), title=figure_title(path))
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         from sandbox.population.norm_map import norm_map_summary

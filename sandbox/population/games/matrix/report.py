@@ -68,15 +68,25 @@ def print_llm_table(path: Path) -> None:
     )
 
 
+LONG_RUN = 2_000  # generations beyond which the figure draws a rolling mean (said on it)
+
+
 def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
-    """Left: the share of C moves per generation; right: each strategy's share of the agents (stacked)."""
+    """Left: the share of C moves per generation; right: each strategy's share of the agents (stacked). A run of
+    more than `LONG_RUN` generations is drawn as a rolling mean over a five-hundredth of its generations, and the
+    panels say so (a raw line of 20,000 generations is noise)."""
+    window = len(generations) // 500 if len(generations) > LONG_RUN else 1
+    if window > 1:
+        numbers = generations.drop(columns=["generation"]).rolling(window, min_periods=1).mean()
+        generations = pd.concat([generations[["generation"]], numbers], axis=1)
+    said = f" (rolling mean over {window} generations)" if window > 1 else ""
     fig = Figure(figsize=(11, 4))
     left, right = fig.subplots(1, 2)
     left.plot(generations["generation"], generations["cooperation"], color="#4c72b0")
     left.set_ylim(-0.02, 1.02)
     left.set_xlabel("generation")
     left.set_ylabel("cooperation (share of C moves)")
-    left.set_title("Cooperation", fontsize=10)
+    left.set_title("Cooperation" + said, fontsize=10)
     shares = [c for c in generations.columns if c.startswith("share ")]
     right.stackplot(
         generations["generation"], *[generations[c] for c in shares], labels=[c.removeprefix("share ") for c in shares]
@@ -84,7 +94,7 @@ def plot_generations(generations: pd.DataFrame, title: str = "") -> Figure:
     right.set_ylim(0, 1)
     right.set_xlabel("generation")
     right.set_ylabel("share of agents")
-    right.set_title("Strategies", fontsize=10)
+    right.set_title("Strategies" + said, fontsize=10)
     right.legend(loc="upper right", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=11)

@@ -221,8 +221,9 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None
 
     def figure(self, path: Path) -> Figure:
         from sandbox.population.games.matrix.report import plot_generations
+        from sandbox.population.report.caption import figure_title
 
-        return plot_generations(read_csv(path / GENERATIONS), title=self.scenario.name)
+        return plot_generations(read_csv(path / GENERATIONS), title=figure_title(path))
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         gens = read_csv(run_dir.path / GENERATIONS)

@@ -259,8 +259,9 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
 
     def figure(self, path: Path) -> Figure:
         from sandbox.population.games.naming.report import plot_naming
+        from sandbox.population.report.caption import figure_title
 
-        return plot_naming(read_csv(path / GENERATIONS), title=self.scenario.name)
+        return plot_naming(read_csv(path / GENERATIONS), title=figure_title(path))
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         _finish(run_dir, self.scenario, model_label(self.scenario, models), lambda: self.figure(run_dir.path))

@@ -256,8 +256,9 @@ class ScriptedNamingGame(PopulationGame[NamingSpec, Inventoried, Played]):
 
     def figure(self, path: Path) -> Figure:
         from sandbox.population.games.naming.report import plot_naming_scripted
+        from sandbox.population.report.caption import figure_title
 
-        return plot_naming_scripted(read_csv(path / GENERATIONS), self.words, title=self.scenario.name)
+        return plot_naming_scripted(read_csv(path / GENERATIONS), self.words, title=figure_title(path))
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
 

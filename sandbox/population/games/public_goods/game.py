@@ -351,7 +351,9 @@ class PublicGoodsGame(
         return {POPULATION: rows, GENERATIONS: [generation], PUNISHMENTS: punishments}
 
     def figure(self, path: Path) -> Figure:
-        return plot_contributions(read_csv(path / GENERATIONS), self.spec, title=self.scenario.name)
+        from sandbox.population.report.caption import figure_title
+
+        return plot_contributions(read_csv(path / GENERATIONS), self.spec, title=figure_title(path))
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         spec, block = self.spec, self.block

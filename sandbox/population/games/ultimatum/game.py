@@ -278,8 +278,9 @@ class UltimatumGame(
 
     def figure(self, path: Path) -> Figure:
         from sandbox.population.games.ultimatum.report import plot_ultimatum
+        from sandbox.population.report.caption import figure_title
 
-        return plot_ultimatum(read_csv(path / GENERATIONS), title=self.scenario.name)
+        return plot_ultimatum(read_csv(path / GENERATIONS), title=figure_title(path))
 
     def finish(self, run_dir: RunDirectory, models: Mapping[str, BaseChatModel] | None) -> None:
         roles = self.spec.roles(self.block)
