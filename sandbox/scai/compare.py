@@ -124,6 +124,8 @@ def compare_runs(paths: Sequence[str | Path], title: str = "", table: pd.DataFra
         ax.set_title(PANELS[name], fontsize=10)
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.legend(fontsize=7, loc="best")
-    fig.suptitle(title or "Offered share: assistant (solid, 95% CI across runs) and users (dashed)", fontsize=11)
+    banded = bool(((table["ci_high"].astype(float) - table["ci_low"].astype(float)) > 0).any())
+    said = "solid, 95% CI across runs" if banded else "solid; one run each: no interval"
+    fig.suptitle(title or f"Offered share: assistant ({said}) and users (dashed)", fontsize=11)
     fig.tight_layout()
     return fig

@@ -1,5 +1,5 @@
 """Plots of one population run that every game shares: the network coloured by strategy or norm cluster, the norm
-map (cluster shares as a stream plot, diversity and drift) with the lineage of a norm, and shares by generation on one
+map (cluster shares stacked, diversity and drift) with the lineage of a norm, and shares by generation on one
 axis (`shares_plot`, which the games' figures draw with), and a figure over runs: a share over generations with 95%
 CIs over seeds (`plot_cooperation_over_seeds`). Each game's own figures are in its report
 (`sandbox.population.games.<game>.report`)."""
@@ -152,7 +152,7 @@ class MapTables(Protocol):
 
 def plot_norm_map(result: MapTables) -> Figure:
     """A norm map (`sandbox.population.norm_map.NormMap`): left, each cluster's share of the agents per generation
-    as a stream plot, labelled by its central text; right, diversity (entropy in bits, mean pairwise distance) and
+    stacked (0 to 1), labelled by its central text; right, diversity (entropy in bits, mean pairwise distance) and
     drift from the first generation."""
     import textwrap
 
@@ -165,7 +165,6 @@ def plot_norm_map(result: MapTables) -> Figure:
         left.stackplot(
             x,
             *(shares[c].to_numpy() for c in columns),
-            baseline="wiggle",
             labels=[textwrap.shorten(n, 60) for n in clusters["name"]],
         )
     else:  # one generation: one stacked bar
@@ -174,9 +173,10 @@ def plot_norm_map(result: MapTables) -> Figure:
         for height, bottom, name in zip(heights, bottoms, clusters["name"]):
             left.bar(x, height, bottom=bottom, label=textwrap.shorten(name, 60))
     left.set_xlabel("generation")
-    left.set_xticks(x)
-    left.set_yticks([])
-    left.set_title("Norm clusters: share of the agents (stream plot)", fontsize=10)
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))
+    left.set_ylim(0, 1)
+    left.set_ylabel("share of the agents")
+    left.set_title("Norm clusters: share of the agents (stacked)", fontsize=10)
     left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0, -0.12), ncol=1)
     right.plot(diversity["generation"], diversity["entropy_bits"], marker="o", label="entropy of clusters (bits)")
     twin = right.twinx()
@@ -191,7 +191,7 @@ def plot_norm_map(result: MapTables) -> Figure:
     twin.set_ylabel("cosine distance")
     right.set_ylabel("bits")
     right.set_xlabel("generation")
-    right.set_xticks(np.asarray(diversity["generation"]))
+    right.xaxis.set_major_locator(MaxNLocator(integer=True))
     right.set_title("Diversity and drift", fontsize=10)
     lines = right.get_legend_handles_labels()
     more = twin.get_legend_handles_labels()

@@ -35,9 +35,15 @@ PHASE_COLUMNS = ("agents", "committed_share", "consensus_reached")  # the others
 
 def plot_naming_scripted(generations: pd.DataFrame, words: Sequence[str], title: str = "") -> Figure:
     """A scripted naming game's generations: each word's share of the agents that hold only it, the share that
-    holds more than one name (above), and the names held (below, all inventories together, and distinct)."""
-    fig = Figure(figsize=(7, 5.5))
-    top, bottom = fig.subplots(2, 1, sharex=True)
+    holds more than one name (above), and, where the agents invent names (the minimal naming game), the names held
+    (below, all inventories together, and distinct). A run whose agents only hold the given words (the binary
+    agreement model) has no panel below: its names held barely move and say nothing the shares do not."""
+    invented = bool((generations["distinct_names"] > len(words)).any())
+    fig = Figure(figsize=(7, 5.5 if invented else 3.6))
+    if invented:
+        top, bottom = fig.subplots(2, 1, sharex=True)
+    else:
+        top, bottom = fig.subplots(1, 1), None
     x = generations["generation"] + 1
     for word in words:
         top.plot(x, generations[f"share {word}"], label=f"only {word}")
@@ -46,6 +52,10 @@ def plot_naming_scripted(generations: pd.DataFrame, words: Sequence[str], title:
     top.set_ylabel("share of agents")
     top.legend(loc="best", fontsize=8)
     top.set_title(title or "Scripted naming game", fontsize=10)
+    if bottom is None:
+        top.set_xlabel("generation (N interactions)")
+        fig.tight_layout()
+        return fig
     bottom.plot(x, generations["total_names"], color="#4c72b0", label="names held (all agents)")
     bottom.plot(x, generations["peak_names"], color="#4c72b0", linestyle=":", label="most held within it")
     bottom.plot(x, generations["distinct_names"], color="#dd8452", label="distinct names")
