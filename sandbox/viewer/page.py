@@ -123,6 +123,9 @@ def sections_of(kind: kinds.RunKind | None, path: Path) -> list[Section]:
     return sections
 
 
+STEP = "step (a society's epoch, a population's generation)"
+
+
 def cost_sections() -> list[Section]:
     """Where the run's time and tokens went (`sandbox.core.costs`): tokens and latency by step and role, and the
     table with calls, cache hits and cost."""
@@ -135,6 +138,7 @@ def cost_sections() -> list[Section]:
             mode="bars",
             title="Tokens by step and role",
             y_title="tokens",
+            x_title=STEP,
         ),
         Chart(
             COSTS,
@@ -143,6 +147,7 @@ def cost_sections() -> list[Section]:
             group="role",
             title="Latency of the calls a model answered, by step and role (median, 95th percentile)",
             y_title="seconds",
+            x_title=STEP,
         ),
         Table(COSTS, title="Calls, cache hits, tokens, latency and cost by step and role"),
     ]
@@ -211,7 +216,7 @@ def _chart(section: Chart, path: Path) -> dict[str, Any] | None:
     return {
         "type": "chart",
         "title": section.title or f"{', '.join(ys)} by {section.x}",
-        "x_title": section.x,
+        "x_title": section.x_title or section.x,
         "y_title": section.y_title or (ys[0] if len(ys) == 1 else ""),
         "mode": section.mode,
         "traces": traces,

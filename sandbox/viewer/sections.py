@@ -48,6 +48,7 @@ class Chart:
     title: str = ""
     mode: str = "lines"  # lines, markers or bars
     y_title: str = ""
+    x_title: str = ""  # default: the x column's name
 
 
 @dataclass(frozen=True)
