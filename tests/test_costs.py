@@ -5,21 +5,15 @@ prices; shown by the command line and the viewer."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pandas as pd
-from typer.testing import CliRunner
 
 from sandbox.base.files import read_json
-from sandbox.cli import app
 from sandbox.core.costs import COSTS, cost_table, read_costs
 from sandbox.llm.accounting import TokenLedger
 from sandbox.llm.budget import Price
 from sandbox.llm.transcript import read_transcript
 from sandbox.viewer.catalog import Catalog
-
-runner = CliRunner()
 
 
 def _totals(costs: pd.DataFrame) -> dict[str, tuple[int, int, int, int]]:
@@ -48,27 +42,9 @@ def test_a_societys_calls_by_epoch_add_up_to_its_totals(tmp_path: Path) -> None:
 
 
 def test_an_llm_populations_calls_by_generation_add_up_over_a_loopback_server(tmp_path: Path) -> None:
-    from tests.loopback_openai import loopback_openai
-    from tests.test_population_naming import Copier
+    from tests.test_population_naming import naming_over_loopback
 
-    copier = Copier()
-
-    def answer(body: dict[str, Any]) -> str:
-        return copier([SimpleNamespace(content=m["content"]) for m in body["messages"]], {})
-
-    with loopback_openai(answer, latency_s=0.01) as server:
-        result = runner.invoke(
-            app,
-            [
-                "run",
-                "scenarios/population/naming_small.yaml",
-                "--out",
-                str(tmp_path / "run"),
-                "--model",
-                f"user=openai:loopback@{server.url}",
-            ],
-        )
-        requests = len(server.requests)
+    result, requests, _ = naming_over_loopback(tmp_path / "run", latency_s=0.01)
     assert result.exit_code == 0, result.output
     path = tmp_path / "run"
     costs = read_costs(path)

@@ -193,7 +193,9 @@ def test_the_matrix_and_donor_games_refuse_the_memory_rule() -> None:
         )
 
 
-def test_the_cli_takes_model_user_openai_end_to_end(tmp_path: Path) -> None:
+def naming_over_loopback(out: Path, latency_s: float = 0.0) -> tuple[Any, int, str]:
+    """`sandbox run scenarios/population/naming_small.yaml` into `out`, its users the Copier over a loopback
+    OpenAI-compatible server: the command's result, the requests the server took, and its URL."""
     from types import SimpleNamespace
 
     from tests.loopback_openai import loopback_openai
@@ -203,22 +205,19 @@ def test_the_cli_takes_model_user_openai_end_to_end(tmp_path: Path) -> None:
     def answer(body: dict[str, Any]) -> str:  # the Copier, over HTTP
         return copier([SimpleNamespace(content=m["content"]) for m in body["messages"]], {})
 
-    with loopback_openai(answer) as server:
+    with loopback_openai(answer, latency_s=latency_s) as server:
+        model = f"user=openai:loopback@{server.url}"
         result = runner.invoke(
-            app,
-            [
-                "run",
-                "scenarios/population/naming_small.yaml",
-                "--out",
-                str(tmp_path / "run"),
-                "--model",
-                f"user=openai:loopback@{server.url}",
-            ],
+            app, ["run", "scenarios/population/naming_small.yaml", "--out", str(out), "--model", model]
         )
-        requests = len(server.requests)
+        return result, len(server.requests), server.url
+
+
+def test_the_cli_takes_model_user_openai_end_to_end(tmp_path: Path) -> None:
+    result, requests, url = naming_over_loopback(tmp_path / "run")
     assert result.exit_code == 0, result.output
     summary = read_json(tmp_path / "run" / "summary.json")
-    assert summary["model"] == f"openai:loopback@{server.url}" and summary["calls"] == requests > 0
+    assert summary["model"] == f"openai:loopback@{url}" and summary["calls"] == requests > 0
     assert "consensus" in result.output
 
 
