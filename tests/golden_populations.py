@@ -1,13 +1,16 @@
 """Golden tables: every shipped population scenario (and one society) at a small size on the scripted models.
 
 The tables were recorded before the population loops moved onto the one LangGraph engine (issue 49), so that the
-move is checked to keep every table, row for row, for the same seed. Timing columns (`seconds`) are left out: they
+move is checked to keep every table, row for row, for the same seed. Timing columns (`seconds`, costs.csv's latencies) are left out: they
 are the only columns a rerun may change. What the game decided is compared exactly and measured floats within the
 tolerance `sandbox replay` states (`sandbox.engine.table_check`), so that the tables hold on another machine, whose
 kernels round otherwise (issue 61; `tests/test_another_machine.py` checks them there). Re-recorded since where the
 recorded value was an accident of rounding: `ultimatum_assistant_member/clusters.csv` (a cluster of two texts named
 by the last digit of their centrality, now by their holders) and `vallinder_hughes_punishment/norm_diversity.csv`
-(a drift of -1e-17 written as -0.0).
+(a drift of -1e-17 written as -0.0). Issue 63 added `held.csv` and `costs.csv` (new tables, every other file kept),
+and re-recorded the norm map's four tables of the ten runs whose norms' play tells apart texts the embedding puts
+together (`sandbox.population.norm_map.combined_distances`: ultimatum_small's selfish and altruistic norms, the donor
+runs' "give 1 tenth" and "give 9 tenths").
 
     python -m tests.golden_populations record           # write tests/golden/ anew (only on purpose: the reference)
     python -m tests.golden_populations record NAME ...  # record these scenarios only (a new one)
@@ -33,7 +36,7 @@ from sandbox.population.scenario import empty_members
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 SCENARIOS = ROOT / "scenarios" / "population"
-TIMING = {"seconds"}
+TIMING = {"seconds", "latency_p50_s", "latency_p95_s"}  # costs.csv's latencies are timings too
 # What a run writes that is not a table of results (run.json, summary.json with its timings, the store, plots).
 TABLES = (".csv",)
 

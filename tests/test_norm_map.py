@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -161,3 +162,65 @@ def test_the_network_is_coloured_by_cluster(tmp_path: Path) -> None:
     assert len(fig.axes) == 3 and "ring network" in fig.texts[0].get_text()  # the caption: what made the run
     texts = set(plot_network(path, colour_by="strategy").legends[0].get_texts()[i].get_text() for i in range(2))
     assert texts <= set(pd.read_csv(path / "norms.csv")["strategy"])  # each text its own colour
+
+
+def test_play_tells_apart_opposite_norms_that_the_text_puts_together(tmp_path: Path) -> None:
+    """ "Be selfish" and "be altruistic" read alike to a sentence embedding (here 0.1 apart, MiniLM: 0.14): by their
+    text alone they share a cluster; by what their holders offered (0.1 against 0.9) they do not. A paraphrase
+    played alike stays with its norm, and play never joins texts the embedding holds apart."""
+    texts = {
+        "Be selfish: keep as much as you can.": [1.0, 0.0],
+        "Look after yourself first and keep most.": [0.98, 0.2],
+        "Be altruistic: give others as much as you can.": [0.995, 0.1],
+        "Share equally with everyone.": [0.0, 1.0],
+    }
+    offers = [0.1, 0.15, 0.9, 0.1]  # the last: a fair text that happened to be played like the selfish one
+
+    def embed(batch: list[str]) -> np.ndarray:
+        return np.array([texts[t] for t in batch])
+
+    run = tmp_path / "run"
+    run.mkdir()
+    pd.DataFrame(
+        {"generation": 0, "norm": range(4), "author": "x", "rule": "initial", "strategy": list(texts), "parents": ""}
+    ).to_csv(run / "norms.csv", index=False)
+    pd.DataFrame(
+        {"generation": 0, "agent": range(4), "norm": range(4), "strategy": list(texts), "offered_share": offers}
+    ).to_csv(run / "population.csv", index=False)
+    by_text = norm_map(run, embed=embed, features="text").norms["cluster"].tolist()
+    assert by_text[0] == by_text[1] == by_text[2] != by_text[3]  # selfish, its paraphrase and altruistic: one
+    both = norm_map(run, embed=embed).norms["cluster"].tolist()  # text and play, the default
+    assert both[0] == both[1] != both[2]  # the paraphrase with its norm, the opposite apart
+    assert both[3] not in (both[0], both[2])  # played like the selfish, but its text is far: still apart
+
+
+def test_on_the_held_out_set_play_splits_every_opposite_pair_when_the_players_follow_their_norms(
+    tmp_path: Path,
+) -> None:
+    """The held-out set (`sandbox bench norm-map`) played by a scripted rule that follows each norm (a test of the
+    mechanism, not a result): by text alone MiniLM leaves 8 of the 27 opposite pairs together; with play, none. Play
+    joins no paraphrases the text holds apart (it only splits: 2 of the 18 together by text, 1 with play)."""
+    import re
+
+    from sandbox.llm.scripted import scripted
+    from sandbox.population.bench.norm_map import held_out, pair_rates, played_clusters, text_clusters
+
+    texts, norms, opposites = held_out()
+    gives = {"selfish": 0.1, "altruistic": 0.9, "cooperate": 0.5, "defect": 0.1, "give all": 1.0, "keep all": 0.0}
+    accepts = {"altruistic", "cooperate", "give all"}
+
+    def follow(messages: Any, kwargs: Any) -> str:
+        system, text = messages[0].content, messages[-1].content
+        norm = next(n for t, n in zip(texts, norms) if t in system)
+        if "proposer will get" in text and "accept" in text.lower():
+            return "yes" if norm in accepts else "no"
+        n, currency = re.search(r"(\d+) (\w+)", text).groups()  # type: ignore[union-attr]
+        give = round(int(n) * gives[norm])
+        return f"For the {n} {currency}, the proposer will get {int(n) - give}, and the responder will get {give}."
+
+    model = scripted([(r".", follow)])
+    by_text = pair_rates(text_clusters(texts), norms, opposites)
+    clusters, _ = played_clusters(texts, tmp_path / "run", models={"user": model, "meta": model})
+    played = pair_rates(clusters, norms, opposites)
+    assert by_text["opposites_apart"] < 0.8 and played["opposites_apart"] == 1.0
+    assert played["paraphrases_together"] <= by_text["paraphrases_together"] < 0.5  # play joins nothing

@@ -216,6 +216,7 @@ POPULATION = RunKind(
         "population-actors": "sandbox.population.bench.scripted:bench_population_actors",
         "population-llm": "sandbox.population.bench.llm:bench_population_llm",
         "network-view": "sandbox.population.bench.network_view:bench_network_view",
+        "norm-map": "sandbox.population.bench.norm_map:bench_norm_map",
         **{name: function for entry in games().values() for name, function in entry.benchmarks.items()},
     },
     steps="sandbox.population.steps:STEPS",

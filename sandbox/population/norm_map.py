@@ -4,7 +4,11 @@ Each norm version of `norms.csv` is embedded with all-MiniLM-L6-v2
 (`sandbox.llm.embeddings`; the shared opening "My strategy will be" is
 dropped first, as every text has it) and the versions are clustered by
 average-linkage agglomerative clustering (SciPy) on cosine distance, cut at
-`threshold`. A cluster is named by its most central text (the member with
+`threshold`; where the game records what the holders of a norm did (offers,
+acceptances, cooperation, donations: `PLAY`), a pair's distance is the larger
+of its texts' and its play's (`combined_distances`), so that opposite norms
+the embedding reads alike are told apart by their play (`features="text"`:
+the text alone, as before issue 63). A cluster is named by its most central text (the member with
 the highest mean similarity to the others); texts as central as each other
 but for rounding (the two of a two-text cluster always are) are told apart
 by the agents holding them over the run, the most first, then by the first
@@ -35,9 +39,11 @@ anything" and "give everything I have" 0.26 apart.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -48,17 +54,24 @@ from sandbox.llm.embeddings import Embedder
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "PLAY",
     "NormMap",
+    "combined_distances",
     "entropy_bits",
     "norm_history",
     "norm_map",
     "norm_map_summary",
+    "play_distances",
+    "play_of_norms",
     "word_diff",
     "write_norm_map",
 ]
 
 DEFAULT_THRESHOLD = 0.35
 PREFIX = "my strategy will be"
+# what the agents holding a norm did, each a share in [0, 1] (population.csv's, where the game records it)
+PLAY = ("offered_share", "acceptance", "cooperation", "mean_donated_share")
+Features = Literal["text+play", "text"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +100,60 @@ def _clusters(vectors: np.ndarray, threshold: float) -> np.ndarray:
     return np.array([order.index(c) for c in raw], dtype=np.int64)
 
 
+def _clusters_of_distances(distances: np.ndarray, threshold: float) -> np.ndarray:
+    """`_clusters` from a square matrix of distances (average linkage, cut at `threshold`)."""
+    if len(distances) == 1:
+        return np.zeros(1, dtype=np.int64)
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    square = np.clip((distances + distances.T) / 2, 0.0, None)
+    np.fill_diagonal(square, 0.0)
+    raw = fcluster(linkage(squareform(square, checks=False), method="average"), t=threshold, criterion="distance")
+    order = sorted(set(raw), key=lambda c: (-int((raw == c).sum()), int(np.argmax(raw == c))))
+    return np.array([order.index(c) for c in raw], dtype=np.int64)
+
+
+def play_of_norms(population: pd.DataFrame, ids: list[int]) -> np.ndarray:
+    """What the agents holding each norm (`ids`, in order) did: the mean of each `PLAY` column over the
+    agent-generations that held it (NaN where none did, or the game records no such column): (norms, len(PLAY))."""
+    found = np.full((len(ids), len(PLAY)), np.nan)
+    columns = [c for c in PLAY if c in population.columns]
+    if not columns or "norm" not in population.columns:
+        return found
+    rows = population.dropna(subset=["norm"]).assign(norm=lambda f: f["norm"].astype(int))
+    values = rows[["norm", *columns]].apply(pd.to_numeric, errors="coerce").groupby("norm").mean()
+    index = {n: i for i, n in enumerate(ids)}
+    for norm, row in values.iterrows():
+        if int(norm) in index:
+            for column in columns:
+                found[index[int(norm)], PLAY.index(column)] = row[column]
+    return found
+
+
+def play_distances(play: np.ndarray) -> np.ndarray:
+    """Between every two norms, the mean absolute difference of what they did over the measures both have (NaN
+    where they share none): 0 for the same play, 1 for opposite shares.
+
+    >>> play_distances(np.array([[0.1, np.nan], [0.9, 1.0], [0.2, 0.0]])).round(2).tolist()
+    [[0.0, 0.8, 0.1], [0.8, 0.0, 0.85], [0.1, 0.85, 0.0]]
+    """
+    gaps = np.abs(play[:, None, :] - play[None, :, :])
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a pair that shares no measure: NaN, said so
+        return np.nanmean(gaps, axis=2)
+
+
+def combined_distances(vectors: np.ndarray, play: np.ndarray) -> np.ndarray:
+    """Each pair of norms' distance: the larger of their texts' cosine distance and their play's distance, where
+    both were played (the text's alone elsewhere). So play only tells norms apart: two texts a sentence embedding
+    puts close ("be selfish ...", "be altruistic ...": 0.14 apart) are apart when their holders offered 0.1 and 0.9;
+    two texts apart stay apart whatever their play (a few episodes may play alike by chance)."""
+    text = 1.0 - vectors @ vectors.T
+    played = play_distances(play)
+    return np.where(np.isfinite(played), np.maximum(text, np.nan_to_num(played)), text)
+
+
 def _unit(x: np.ndarray) -> np.ndarray:
     norm = np.linalg.norm(x, axis=-1, keepdims=True)
     return x / np.where(norm > 0, norm, 1.0)
@@ -112,8 +179,17 @@ def _mean_pairwise(vectors: np.ndarray) -> float:
     return float(1.0 - (total @ total - n) / (n * (n - 1)))
 
 
-def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Embedder | None = None) -> NormMap:
-    """The norm map of an LLM population run (`embed`: texts to unit vectors; MiniLM by default)."""
+def norm_map(
+    run: str | Path,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    embed: Embedder | None = None,
+    features: Features = "text+play",
+) -> NormMap:
+    """The norm map of an LLM population run (`embed`: texts to unit vectors; MiniLM by default). `features`:
+    cluster by what a norm says and what its holders did (`text+play`, the default: a sentence embedding reads the
+    topic, not the stance, and puts "be selfish" and "be altruistic" 0.14 apart), or by its text alone (`text`, the
+    map before issue 63)."""
     if not 0 < threshold < 2:
         raise ValueError(f"threshold is a cosine distance in (0, 2), not {threshold}")
     run = Path(run)
@@ -129,7 +205,11 @@ def norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Em
         embedded = _unit(np.asarray(embed(unique), dtype=float))
         where = {text: i for i, text in enumerate(unique)}
         vectors = embedded[[where[t] for t in texts]]
-        labels = _clusters(vectors, threshold)
+        play = play_of_norms(population, ids) if features == "text+play" else np.full((len(ids), 1), np.nan)
+        if np.isfinite(play).any():
+            labels = _clusters_of_distances(combined_distances(vectors, play), threshold)
+        else:  # no play measured (or asked for): the text alone, as before
+            labels = _clusters(vectors, threshold)
     by_id = dict(zip(ids, range(len(ids))))
     held = population.dropna(subset=["norm"]).assign(norm=lambda f: f["norm"].astype(int))
     holders = Counter(texts[by_id[n]] for n in held["norm"])  # agent-generations holding each text
@@ -188,12 +268,18 @@ def _cached_minilm() -> Embedder:
     return minilm_embedder()
 
 
-def write_norm_map(run: str | Path, *, threshold: float = DEFAULT_THRESHOLD, embed: Embedder | None = None) -> NormMap:
+def write_norm_map(
+    run: str | Path,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    embed: Embedder | None = None,
+    features: Features = "text+play",
+) -> NormMap:
     """Compute the norm map and write its tables and `norm_map.png` into the run directory."""
     from sandbox.population.report.plots import plot_norm_map
 
     run = Path(run)
-    result = norm_map(run, threshold=threshold, embed=embed)
+    result = norm_map(run, threshold=threshold, embed=embed, features=features)
     result.clusters.to_csv(run / "clusters.csv", index=False)
     result.norms.to_csv(run / "norm_clusters.csv", index=False)
     result.shares.to_csv(run / "cluster_shares.csv", index=False)
