@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 from pathlib import Path
 
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -28,6 +29,7 @@ def costs_table(path: Path) -> Table | None:
     costs = read_costs(path)
     if costs.empty:
         return None
+    costs = costs.assign(step=[None if pd.isna(step) else int(step) for step in costs["step"]])  # NA: no step
     steps = list(dict.fromkeys(costs["step"].tolist()))
     cut = len(steps) > SHOWN_STEPS
     shown = set(steps[: SHOWN_STEPS // 2] + steps[-(SHOWN_STEPS // 2) :]) if cut else set(steps)
@@ -42,7 +44,7 @@ def costs_table(path: Path) -> Table | None:
             if cut and index and costs["step"].iloc[index - 1] in shown and row["step"] == steps[SHOWN_STEPS // 2]:
                 table.add_row("…", f"{len(steps) - SHOWN_STEPS} steps more (costs.csv)", *[""] * (6 + priced))
             continue
-        step = "" if row["step"] is None or row["step"] != row["step"] else str(row["step"])
+        step = "" if row["step"] is None else str(row["step"])
         cells = [
             step or "(none)",
             str(row["role"]),

@@ -20,9 +20,10 @@ import pandas as pd
 
 from sandbox.core.run_dir import TRANSCRIPTS, atomic_write_text
 
-__all__ = ["COSTS", "COST_COLUMNS", "cost_table", "read_costs", "write_costs"]
+__all__ = ["COSTS", "COST_COLUMNS", "TIMINGS", "cost_table", "read_costs", "write_costs"]
 
 COSTS = "costs.csv"
+TIMINGS = ("latency_p50_s", "latency_p95_s")  # timings: a rerun (or a resumed run, its calls from the cache) differs
 COST_COLUMNS = (
     "step",
     "role",

@@ -196,6 +196,7 @@ def logged_metrics(kind: kinds.RunKind | None, path: Path) -> list[tuple[str, fl
     """(key, value, step) of every line of the kind's run-page charts, and the summary's numbers."""
     import pandas as pd
 
+    from sandbox.core.costs import TIMINGS
     from sandbox.viewer.page import sections_of
     from sandbox.viewer.sections import Chart
 
@@ -209,7 +210,9 @@ def logged_metrics(kind: kinds.RunKind | None, path: Path) -> list[tuple[str, fl
             if column in frame.columns:
                 frame = frame[frame[column] == value]
         ys = (chart.y,) if isinstance(chart.y, str) else tuple(chart.y)
-        ys = tuple(y for y in ys if y in frame.columns and pd.api.types.is_numeric_dtype(frame[y]))
+        ys = tuple(
+            y for y in ys if y in frame.columns and pd.api.types.is_numeric_dtype(frame[y]) and y not in TIMINGS
+        )  # timings are no metrics: a run resumed from its cache would log others than an uninterrupted one
         if chart.x not in frame.columns or not ys or frame.empty:
             continue
         stepped = pd.api.types.is_integer_dtype(frame[chart.x])
