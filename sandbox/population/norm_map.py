@@ -89,29 +89,35 @@ def _core(text: str) -> str:
     return text[len(PREFIX) :].strip() if text.lower().startswith(PREFIX) else text
 
 
-def _clusters(vectors: np.ndarray, threshold: float) -> np.ndarray:
-    """Cluster labels 0..k-1, the largest cluster first (ties: the one holding the lowest row first)."""
-    if len(vectors) == 1:
-        return np.zeros(1, dtype=np.int64)
-    from scipy.cluster.hierarchy import fcluster, linkage
+def _labels(tree: np.ndarray, threshold: float) -> np.ndarray:
+    """A linkage tree cut at `threshold` as cluster labels 0..k-1, the largest cluster first (ties: the one holding
+    the lowest row first)."""
+    from scipy.cluster.hierarchy import fcluster
 
-    raw = fcluster(linkage(vectors, method="average", metric="cosine"), t=threshold, criterion="distance")
+    raw = fcluster(tree, t=threshold, criterion="distance")
     order = sorted(set(raw), key=lambda c: (-int((raw == c).sum()), int(np.argmax(raw == c))))
     return np.array([order.index(c) for c in raw], dtype=np.int64)
+
+
+def _clusters(vectors: np.ndarray, threshold: float) -> np.ndarray:
+    """Cluster labels of unit vectors by average linkage on cosine distance (`_labels`)."""
+    if len(vectors) == 1:
+        return np.zeros(1, dtype=np.int64)
+    from scipy.cluster.hierarchy import linkage
+
+    return _labels(linkage(vectors, method="average", metric="cosine"), threshold)
 
 
 def _clusters_of_distances(distances: np.ndarray, threshold: float) -> np.ndarray:
     """`_clusters` from a square matrix of distances (average linkage, cut at `threshold`)."""
     if len(distances) == 1:
         return np.zeros(1, dtype=np.int64)
-    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.cluster.hierarchy import linkage
     from scipy.spatial.distance import squareform
 
     square = np.clip((distances + distances.T) / 2, 0.0, None)
     np.fill_diagonal(square, 0.0)
-    raw = fcluster(linkage(squareform(square, checks=False), method="average"), t=threshold, criterion="distance")
-    order = sorted(set(raw), key=lambda c: (-int((raw == c).sum()), int(np.argmax(raw == c))))
-    return np.array([order.index(c) for c in raw], dtype=np.int64)
+    return _labels(linkage(squareform(square, checks=False), method="average"), threshold)
 
 
 def play_of_norms(population: pd.DataFrame, ids: list[int]) -> np.ndarray:

@@ -54,7 +54,10 @@ def compute_layout(agents: int, kind: str, edges: npt.NDArray[np.int64], seed: i
     return np.asarray(placed.coords, dtype=np.float64)
 
 
-def network_of_run(run: Path) -> tuple[int, str, npt.NDArray[np.int64], int]:
+Network = tuple[int, str, npt.NDArray[np.int64], int]  # agents, network kind, edges, seed (`network_of_run`)
+
+
+def network_of_run(run: Path) -> Network:
     """The run directory's agents, network kind, edges ((E, 2)) and seed, from its scenario and `edges.csv`."""
     scenario = read_yaml(run / "scenario.yaml")
     block = scenario["population"]
@@ -68,12 +71,13 @@ def network_of_run(run: Path) -> tuple[int, str, npt.NDArray[np.int64], int]:
     )
 
 
-def layout(run: Path | str) -> npt.NDArray[np.float64]:
+def layout(run: Path | str, network: Network | None = None) -> npt.NDArray[np.float64]:
     """The run's layout ((agents, 2)): `layout.csv` if there, else computed (`compute_layout`) and written there
-    (left unwritten, without an error, in a folder this process may not write)."""
+    (left unwritten, without an error, in a folder this process may not write). `network`: the run's
+    `network_of_run`, where the caller has read it already."""
     run = Path(run)
     file = run / LAYOUT
-    agents, kind, edges, seed = network_of_run(run)
+    agents, kind, edges, seed = network_of_run(run) if network is None else network
     if file.is_file():
         kept = read_csv(file)
         if len(kept) == agents:

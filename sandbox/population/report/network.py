@@ -23,7 +23,7 @@ import pandas as pd
 from sandbox.base.files import read_csv
 from sandbox.population.held import HELD, Held, read_held
 from sandbox.population.report.caption import caption
-from sandbox.population.report.layout import LAYOUT, layout
+from sandbox.population.report.layout import LAYOUT, layout, network_of_run
 from sandbox.viewer.sections import NetworkData
 
 __all__ = ["COLOURS", "fork_differences", "held_of_run", "network_data", "norm_groups"]
@@ -140,13 +140,8 @@ def _cached(run: Path, stamp: tuple[Any, ...], by: str) -> NetworkData | None:
     held = held_of_run(run)
     if held is None or not len(held.generations) or not (run / "scenario.yaml").is_file():
         return None
-    places = layout(run)
-    edges_file = run / "edges.csv"
-    edges: npt.NDArray[np.int64] = (
-        read_csv(edges_file)[["a", "b"]].to_numpy(dtype=np.int64)
-        if edges_file.is_file()
-        else np.zeros((0, 2), np.int64)
-    )
+    network = network_of_run(run)  # edges.csv read once, for the layout and the edges drawn
+    places, edges = layout(run, network), network[2]
     notes = []
     if len(edges) > MAX_EDGES:
         notes.append(f"the {len(edges):,} edges are not drawn (more than {MAX_EDGES:,}); edges.csv holds them")
