@@ -199,11 +199,12 @@ def test_on_the_held_out_set_play_splits_every_opposite_pair_when_the_players_fo
 ) -> None:
     """The held-out set (`sandbox bench norm-map`) played by a scripted rule that follows each norm (a test of the
     mechanism, not a result): by text alone MiniLM leaves 8 of the 27 opposite pairs together; with play, none. Play
-    joins no paraphrases the text holds apart (it only splits: 2 of the 18 together by text, 1 with play)."""
+    joins no paraphrases the text holds apart (it only splits: 2 of the 18 together by text, 1 with play); play where
+    played (`features="play"`) joins all 18 and keeps the 27 apart."""
     import re
 
     from sandbox.llm.scripted import scripted
-    from sandbox.population.bench.norm_map import held_out, pair_rates, played_clusters, text_clusters
+    from sandbox.population.bench.norm_map import held_out, map_clusters, pair_rates, played_clusters, text_clusters
 
     texts, norms, opposites = held_out()
     gives = {"selfish": 0.1, "altruistic": 0.9, "cooperate": 0.5, "defect": 0.1, "give all": 1.0, "keep all": 0.0}
@@ -220,7 +221,10 @@ def test_on_the_held_out_set_play_splits_every_opposite_pair_when_the_players_fo
 
     model = scripted([(r".", follow)])
     by_text = pair_rates(text_clusters(texts), norms, opposites)
-    clusters, _ = played_clusters(texts, tmp_path / "run", models={"user": model, "meta": model})
+    clusters, run = played_clusters(texts, tmp_path / "run", models={"user": model, "meta": model})
     played = pair_rates(clusters, norms, opposites)
     assert by_text["opposites_apart"] < 0.8 and played["opposites_apart"] == 1.0
     assert played["paraphrases_together"] <= by_text["paraphrases_together"] < 0.5  # play joins nothing
+    # play where played (features="play"): the wordings of a norm played alike join, the opposites stay apart
+    by_play = pair_rates(map_clusters(run, texts, "play"), norms, opposites)
+    assert by_play == {**played, "opposites_apart": 1.0, "paraphrases_together": 1.0}

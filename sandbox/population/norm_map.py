@@ -7,8 +7,9 @@ average-linkage agglomerative clustering (SciPy) on cosine distance, cut at
 `threshold`; where the game records what the holders of a norm did (offers,
 acceptances, cooperation, donations: `PLAY`), a pair's distance is the larger
 of its texts' and its play's (`combined_distances`), so that opposite norms
-the embedding reads alike are told apart by their play (`features="text"`:
-the text alone, as before issue 63). A cluster is named by its most central text (the member with
+the embedding reads alike are told apart by their play (`features="play"`:
+play alone where played, so paraphrases played alike join too;
+`features="text"`: the text alone, as before issue 63). A cluster is named by its most central text (the member with
 the highest mean similarity to the others); texts as central as each other
 but for rounding (the two of a two-text cluster always are) are told apart
 by the agents holding them over the run, the most first, then by the first
@@ -62,6 +63,7 @@ __all__ = [
     "norm_map",
     "norm_map_summary",
     "play_distances",
+    "play_first_distances",
     "play_of_norms",
     "word_diff",
     "write_norm_map",
@@ -71,7 +73,7 @@ DEFAULT_THRESHOLD = 0.35
 PREFIX = "my strategy will be"
 # what the agents holding a norm did, each a share in [0, 1] (population.csv's, where the game records it)
 PLAY = ("offered_share", "acceptance", "cooperation", "mean_donated_share")
-Features = Literal["text+play", "text"]
+Features = Literal["text+play", "text", "play"]
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,17 @@ def combined_distances(vectors: np.ndarray, play: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(played), np.maximum(text, np.nan_to_num(played)), text)
 
 
+def play_first_distances(vectors: np.ndarray, play: np.ndarray) -> np.ndarray:
+    """Each pair of norms' distance by their play where both were played, by their texts' cosine distance elsewhere
+    (`features="play"`): two norms are one kind when their holders act alike, whatever their words. So paraphrases
+    that a sentence embedding puts apart (two wordings of "be selfish": 0.42) join when played alike, and opposites
+    join too when played alike: use it where the players follow their norms (an endpoint model), not where they
+    ignore them (the embedded 1.5B model, `sandbox bench norm-map`)."""
+    text = 1.0 - vectors @ vectors.T
+    played = play_distances(play)
+    return np.where(np.isfinite(played), played, text)
+
+
 def _unit(x: np.ndarray) -> np.ndarray:
     norm = np.linalg.norm(x, axis=-1, keepdims=True)
     return x / np.where(norm > 0, norm, 1.0)
@@ -194,8 +207,9 @@ def norm_map(
 ) -> NormMap:
     """The norm map of an LLM population run (`embed`: texts to unit vectors; MiniLM by default). `features`:
     cluster by what a norm says and what its holders did (`text+play`, the default: a sentence embedding reads the
-    topic, not the stance, and puts "be selfish" and "be altruistic" 0.14 apart), or by its text alone (`text`, the
-    map before issue 63)."""
+    topic, not the stance, and puts "be selfish" and "be altruistic" 0.14 apart; play only splits), by what its
+    holders did where they played it (`play`: play joins paraphrases too, so it suits players that follow their
+    norms; `play_first_distances`), or by its text alone (`text`, the map before issue 63)."""
     if not 0 < threshold < 2:
         raise ValueError(f"threshold is a cosine distance in (0, 2), not {threshold}")
     run = Path(run)
@@ -211,9 +225,10 @@ def norm_map(
         embedded = _unit(np.asarray(embed(unique), dtype=float))
         where = {text: i for i, text in enumerate(unique)}
         vectors = embedded[[where[t] for t in texts]]
-        play = play_of_norms(population, ids) if features == "text+play" else np.full((len(ids), 1), np.nan)
+        play = play_of_norms(population, ids) if features != "text" else np.full((len(ids), 1), np.nan)
         if np.isfinite(play).any():
-            labels = _clusters_of_distances(combined_distances(vectors, play), threshold)
+            distances = (play_first_distances if features == "play" else combined_distances)(vectors, play)
+            labels = _clusters_of_distances(distances, threshold)
         else:  # no play measured (or asked for): the text alone, as before
             labels = _clusters(vectors, threshold)
     by_id = dict(zip(ids, range(len(ids))))

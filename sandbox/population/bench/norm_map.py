@@ -3,12 +3,13 @@
 The held-out set (`norm_pairs.json`): six norms in three wordings each (selfish and altruistic, cooperate and defect,
 give all and keep all), worded so that the opposites share their words. Its pairs: 27 opposite pairs (each wording
 of a norm against each of its opposite's), which should land in different clusters, and 18 paraphrase pairs (the
-wordings of one norm two by two), which should land in one. Both rates are measured twice, in the same run:
+wordings of one norm two by two), which should land in one. Both rates are measured three ways, in the same run:
 
 * by the text alone (all-MiniLM-L6-v2, the map before issue 63: the baseline);
 * by text and play (the default): the 18 texts are the fixed members of an ultimatum population on the embedded model
   (a ring of 18, one generation: each proposes twice and answers twice), and the map reads what each text's holder
-  offered and accepted (`sandbox.population.norm_map.combined_distances`).
+  offered and accepted (`sandbox.population.norm_map.combined_distances`);
+* by play where played (`features="play"`, `play_first_distances`), from the same run.
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ import json
 import tempfile
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["bench_norm_map", "held_out", "pair_rates"]
+if TYPE_CHECKING:
+    from sandbox.population.norm_map import Features
+
+__all__ = ["bench_norm_map", "held_out", "map_clusters", "pair_rates", "played_clusters", "text_clusters"]
 
 
 def held_out() -> tuple[list[str], list[str], list[tuple[str, str]]]:
@@ -68,10 +72,9 @@ def played_clusters(
     texts: list[str], out: Path, model: str = "embedded", models: dict[str, Any] | None = None
 ) -> tuple[list[int], Path]:
     """Each text's cluster by text and play, the texts played as the fixed members of an ultimatum population on
-    `model` (or the model objects `models`, by role) in the run directory `out`."""
-    from sandbox.base.files import read_csv
+    `model` (or the model objects `models`, by role) in the run directory `out` (`map_clusters` reads the run
+    again by other features)."""
     from sandbox.core.scenario_files import parse_kind
-    from sandbox.population.norm_map import norm_map
     from sandbox.population.run import run_population
 
     sampling = {"temperature": 0.0, "max_tokens": 64}
@@ -93,11 +96,19 @@ def played_clusters(
         },
     )
     run = run_population(scenario, out, models=models)
+    return map_clusters(run, texts), run
+
+
+def map_clusters(run: Path, texts: list[str], features: Features = "text+play") -> list[int]:
+    """Each text's cluster in the norm map of the held-out run `run` (`played_clusters`), by `features`."""
+    from sandbox.base.files import read_csv
+    from sandbox.population.norm_map import norm_map
+
     norms = read_csv(run / "norms.csv")
-    mapped = norm_map(run).norms
+    mapped = norm_map(run, features=features).norms
     cluster_of = dict(zip(mapped["norm"], mapped["cluster"]))
     by_text = {str(t): int(cluster_of[n]) for n, t in zip(norms["norm"], norms["strategy"])}
-    return [by_text[t] for t in texts], run
+    return [by_text[t] for t in texts]
 
 
 def bench_norm_map(model: str = "embedded") -> dict[str, Any]:
@@ -109,12 +120,18 @@ def bench_norm_map(model: str = "embedded") -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         clusters, run = played_clusters(texts, Path(tmp) / "run", model)
         played = pair_rates(clusters, norms, opposites)
+        by_play = pair_rates(map_clusters(run, texts, "play"), norms, opposites)
         population = read_csv(run / "population.csv")
         offers = population.groupby("strategy")["offered_share"].mean()
     table = Table(title=f"Norm map on the held-out set ({len(texts)} texts; play: an ultimatum ring on {model})")
     for column in ("", "opposite pairs apart", "paraphrase pairs together"):
         table.add_column(column, justify="right")
-    for name, rates in (("text alone (MiniLM; the baseline)", text_only), ("text and play (the default)", played)):
+    rows = (
+        ("text alone (MiniLM; the baseline)", text_only),
+        ("text and play (the default)", played),
+        ("play where played (features='play')", by_play),
+    )
+    for name, rates in rows:
         table.add_row(
             name,
             f"{rates['opposites_apart']:.0%} of {rates['opposite_pairs']}",
@@ -126,4 +143,4 @@ def bench_norm_map(model: str = "embedded") -> dict[str, Any]:
         for norm in dict.fromkeys(norms)
     }
     Console().print("mean offered share by norm: " + ", ".join(f"{k} {v:.2f}" for k, v in mean_offer.items()))
-    return {"text": text_only, "text_and_play": played, "mean_offer": mean_offer, "clusters": clusters}
+    return {"text": text_only, "text_and_play": played, "play": by_play, "mean_offer": mean_offer, "clusters": clusters}

@@ -28,7 +28,7 @@ import numpy as np
 from sandbox.base.rounding import below
 from sandbox.population.network import Neighbours, random_neighbour
 
-__all__ = ["fermi", "revise"]
+__all__ = ["fermi", "revise", "revise_from"]
 
 
 def fermi(beta: float, gain: np.ndarray) -> np.ndarray:
@@ -69,12 +69,43 @@ def revise(
 ) -> np.ndarray:
     """The next generation's strategies, from each agent's `payoff` (`pool`: the strategy indices mutation draws
     from; `spread`: the game's payoff range D of the proportional rule)."""
+    return revise_from(
+        strategies,
+        payoff,
+        neighbours,
+        rule=rule,
+        beta=beta,
+        mutation=mutation,
+        pool=pool,
+        fixed=fixed,
+        rng=rng,
+        spread=spread,
+    )[0]
+
+
+def revise_from(
+    strategies: np.ndarray,
+    payoff: np.ndarray,
+    neighbours: Neighbours,
+    *,
+    rule: str,
+    beta: float,
+    mutation: float,
+    pool: np.ndarray,
+    fixed: np.ndarray,
+    rng: np.random.Generator,
+    spread: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`revise`'s strategies, and for each agent the agent whose strategy it took (-1: it kept its own, or mutated):
+    the network view's lineage. The draws are `revise`'s, so either gives the same strategies."""
     n = neighbours.size
     new = strategies.copy()
+    source = np.full(n, -1, dtype=np.int64)
     if rule == "imitate":
         model = random_neighbour(neighbours, rng)
         adopt = rng.random(n) < fermi(beta, payoff[model] - payoff)
         new = np.where(adopt, strategies[model], strategies)
+        source = np.where(adopt, model, -1)
     elif rule == "proportional":
         model = random_neighbour(neighbours, rng)
         degree = neighbours.degree()
@@ -82,16 +113,21 @@ def revise(
         gain = payoff[model] - payoff
         adopt = (gain > 0) & (rng.random(n) < np.divide(gain, scale, out=np.zeros(n), where=scale > 0))
         new = np.where(adopt, strategies[model], strategies)
+        source = np.where(adopt, model, -1)
     elif rule == "best":
         if neighbours.complete:
             best = int(np.flatnonzero(~below(payoff, payoff.max()))[0])  # the lowest-numbered of the best
-            new = np.where(below(payoff, payoff[best]), strategies[best], strategies)
+            switch = below(payoff, payoff[best])
+            new = np.where(switch, strategies[best], strategies)
+            source = np.where(switch, best, -1)
         else:
             top, switch = _best_neighbours(payoff, neighbours)
             new = np.where(switch, strategies[top], strategies)
+            source = np.where(switch, top, -1)
     elif rule != "mutate":  # mutate: mutation alone changes strategies
         raise ValueError(f"unknown revision rule {rule!r}")
     if mutation > 0:
         mutate = rng.random(n) < mutation
         new = np.where(mutate, pool[rng.integers(len(pool), size=n)], new)
-    return np.where(fixed, strategies, new)
+        source = np.where(mutate, -1, source)
+    return np.where(fixed, strategies, new), np.where(fixed, -1, source)

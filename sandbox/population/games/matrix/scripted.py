@@ -6,7 +6,8 @@ and the revision draw, in that order, from the generation's node of the seed tre
 from play to revision through the checkpoint, so a run resumed between them draws what an uninterrupted run draws.
 
 Tables: `population.csv` (generation x agent: strategy, fixed, payoff, cooperation), `generations.csv`
-(cooperation, mean payoff, each strategy's share), `edges.csv`; `cooperation.png`.
+(cooperation, mean payoff, each strategy's share), `lineage.csv` (each agent whose strategy changed by taking
+another's: the generation revised after, the agent, the one it took it from), `edges.csv`; `cooperation.png`.
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ from sandbox.population.games.matrix.report import print_scripted_table
 from sandbox.population.games.matrix.spec import MatrixSpec
 from sandbox.population.games.matrix.strategies import MatchTable, canonical, payoff_table
 from sandbox.population.network import network_of
-from sandbox.population.revision.rules import revise
+from sandbox.population.revision.rules import revise_from
 from sandbox.population.settings import PopulationScenarioSettings, place_members
 from sandbox.rules.matrix import MOVES
 
-__all__ = ["PackedPlay", "ScriptedMatrixGame", "Strategies"]
+__all__ = ["PackedPlay", "Revised", "ScriptedMatrixGame", "Strategies"]
 
 POPULATION, GENERATIONS, EDGES, PLOT = "population.csv", "generations.csv", "edges.csv", "cooperation.png"
+LINEAGE = "lineage.csv"
 
 Strategies = bytes  # the population: each agent's strategy (its index among the members'), an int64 array packed
 
@@ -53,6 +55,23 @@ class PackedPlay(TypedDict):
     payoff: bytes
     cooperation: bytes
     rng: str
+
+
+class Revised(TypedDict):
+    """A generation's revision, packed: the next population (`Strategies`) and, for each agent, the agent whose
+    strategy it took (int64, -1: none; `revise_from`)."""
+
+    strategies: Strategies
+    sources: bytes
+
+
+class LineageRow(TypedDict):
+    """A row of lineage.csv: an agent whose strategy changed in the revision after `generation` to the one it took
+    from `source` (a change by mutation has no row)."""
+
+    generation: int
+    agent: int
+    source: int
 
 
 class AgentRow(TypedDict):
@@ -103,7 +122,7 @@ def _unpacked(data: bytes, dtype: type[np.generic]) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype).copy()  # a copy: a step never changes what the checkpoint holds
 
 
-class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None, None, Strategies]):
+class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None, None, Revised]):
     """Scripted strategies: the match table, the network, who is fixed. The population, its play and its revision
     are packed arrays (`Strategies`, `PackedPlay`)."""
 
@@ -126,6 +145,7 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None
         self.columns = {
             POPULATION: tuple(AgentRow.__annotations__),
             GENERATIONS: generations_columns(self.names),
+            LINEAGE: tuple(LineageRow.__annotations__),
             EDGES: ("a", "b"),
         }
         # what plays the edges' matches: Ray actors (`population.actors`), or None (`play_edges`, in this process)
@@ -164,27 +184,26 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None
             "rng": json.dumps(rng.bit_generator.state),
         }  # 128-bit integers: kept as text
 
-    async def revise(self, agents: Strategies, g: int, played: PackedPlay, scores: None) -> Strategies:
+    async def revise(self, agents: Strategies, g: int, played: PackedPlay, scores: None) -> Revised:
         revision = self.block.revision
         rng = np.random.default_rng()
         rng.bit_generator.state = json.loads(played["rng"])
-        return _packed(
-            revise(
-                _unpacked(agents, np.int64),
-                _unpacked(played["payoff"], np.float64),
-                self.neighbours,
-                rule=revision.rule,
-                beta=revision.beta,
-                mutation=revision.mutation,
-                pool=self.pool,
-                fixed=self.fixed,
-                rng=rng,
-                spread=self.spread,
-            )
+        strategies, sources = revise_from(
+            _unpacked(agents, np.int64),
+            _unpacked(played["payoff"], np.float64),
+            self.neighbours,
+            rule=revision.rule,
+            beta=revision.beta,
+            mutation=revision.mutation,
+            pool=self.pool,
+            fixed=self.fixed,
+            rng=rng,
+            spread=self.spread,
         )
+        return {"strategies": _packed(strategies), "sources": _packed(sources.astype(np.int64))}
 
     def next_agents(self, state: GenerationState) -> Strategies:
-        return self.generation(state).revised
+        return self.generation(state).revised["strategies"]
 
     def held(self, agents: Strategies) -> list[str]:
         """Each agent's strategy, by name."""
@@ -215,7 +234,15 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None
             mean_payoff=round(float(payoff.mean()), 6),
             seconds=round(seconds, 4),
         )
-        return {POPULATION: rows, GENERATIONS: [generations_cells(generation, np.round(shares, 6).tolist())]}
+        sources = _unpacked(step.revised["sources"], np.int64)
+        changed = _unpacked(step.revised["strategies"], np.int64) != strategies
+        took = np.flatnonzero((sources >= 0) & changed)  # a copy of its own strategy changes nothing to draw
+        lineage = list(zip([g] * len(took), took.tolist(), sources[took].tolist()))
+        return {
+            POPULATION: rows,
+            GENERATIONS: [generations_cells(generation, np.round(shares, 6).tolist())],
+            LINEAGE: lineage,
+        }
 
     figure_file = PLOT
 
