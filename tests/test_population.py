@@ -26,7 +26,7 @@ from sandbox.population.games.matrix.dynamics import play
 from sandbox.population.games.matrix.scripted import ScriptedMatrixGame
 from sandbox.population.games.matrix.strategies import MatchTable, payoff_table
 from sandbox.population.network import Neighbours
-from sandbox.population.revision.rules import revise
+from sandbox.population.revision.rules import revise, revise_from
 from sandbox.population.run import resume_population, run_population
 
 runner = CliRunner()
@@ -185,6 +185,34 @@ def test_fixed_members_never_revise_and_mutation_draws_from_the_members() -> Non
     )
     assert np.array_equal(new[setup.fixed], setup.start_strategies[setup.fixed])
     assert set(new[~setup.fixed]) == {0, 1}  # every free agent mutated, to one of the two members' strategies
+
+
+@pytest.mark.parametrize("rule", ["imitate", "proportional", "best"])
+@pytest.mark.parametrize("network", [{"kind": "ring_lattice", "k": 4}, {"kind": "complete"}])
+def test_each_revised_agent_names_the_neighbour_whose_strategy_it_took(rule: str, network: dict[str, Any]) -> None:
+    """The lineage the network view shows: `revise_from` draws as `revise` does, and an agent that took a strategy
+    names a neighbour that held it and scored more (or any under the Fermi rule); one that mutated names none."""
+    members = [{"strategy": s, "share": 1 / 3} for s in ("Cooperator", "Defector", "Tit For Tat")]
+    sc = scenario(60, 1, members=members, network=network)
+    setup = ScriptedMatrixGame(sc)
+    start = setup.start_strategies
+    payoff = play(
+        start, setup.table, setup.neighbours, self_play=False, mean=False, rng=np.random.default_rng(0)
+    ).payoff
+    kwargs = {"rule": rule, "beta": 1.0, "mutation": 0.3, "pool": setup.pool, "fixed": setup.fixed}
+    new = revise(start, payoff, setup.neighbours, **kwargs, rng=np.random.default_rng(1))  # type: ignore[arg-type]
+    same, source = revise_from(start, payoff, setup.neighbours, **kwargs, rng=np.random.default_rng(1))  # type: ignore[arg-type]
+    assert np.array_equal(new, same)
+    took = np.flatnonzero(source >= 0)
+    assert len(took) > 5
+    assert np.array_equal(new[took], start[source[took]])  # it holds what its source held
+    if network["kind"] != "complete":
+        _, indptr, indices = setup.neighbours.csr()
+        assert all(source[i] in indices[indptr[i] : indptr[i + 1]] for i in took)
+    if rule != "imitate":
+        assert (payoff[source[took]] > payoff[took]).all()
+    changed = np.flatnonzero(new != start)
+    assert set(changed) - set(took)  # some changed by mutation, and name no source
 
 
 def test_an_extinct_stochastic_strategy_leaves_the_well_mixed_payoffs_finite() -> None:

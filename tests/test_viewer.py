@@ -660,3 +660,31 @@ def test_a_population_page_sends_its_network_as_compact_arrays(tmp_path: Path) -
     x = np.frombuffer(base64.b64decode(network["x"]), dtype=np.float32)
     assert np.allclose(x, np.cos(2 * np.pi * np.arange(30) / 30), atol=1e-4)  # a ring lattice on a circle
     assert (run / "layout.csv").is_file() and "ring_lattice, k=4" in network["caption"]
+
+
+def test_lineage_names_the_agent_each_revision_took_from() -> None:
+    """The network view's lineage (`lineage_of_run`) from the recorded tables: an LLM game's `revisions.csv` (its
+    partner's name read as that generation's agent index) and the scripted matrix game's `lineage.csv`."""
+    import pandas as pd
+
+    from sandbox.population.report.lineage import lineage_of_run
+    from tests.golden_populations import GOLDEN
+
+    run = GOLDEN / "population" / "donor_imitate_ring"
+    lineage = lineage_of_run(run)
+    assert lineage is not None
+    revisions = pd.read_csv(run / "revisions.csv", keep_default_na=False)
+    changed = revisions[revisions["outcome"].isin(["copied", "new", "duplicate"])]
+    assert lineage.agents.tolist() == changed["agent"].tolist()
+    population = pd.read_csv(run / "population.csv", keep_default_na=False)
+    for g, agent, source, how in zip(lineage.generations, lineage.agents, lineage.sources, lineage.how):
+        row = changed[(changed["generation"] == g) & (changed["agent"] == agent)].iloc[0]
+        if row["partner"]:  # the partner's index among that generation's agents
+            named = population[(population["generation"] == g) & (population["name"] == row["partner"])]
+            assert source == named["agent"].iloc[0]
+        else:
+            assert source == -1
+        assert lineage.hows[how].startswith("wrote a new norm (rule: " + row["rule"])
+    scripted = lineage_of_run(GOLDEN / "population" / "pd_grid_nowak_may")
+    assert scripted is not None and len(scripted) == 63 and scripted.hows == ["copied"]
+    assert lineage_of_run(GOLDEN / "population" / "naming_small") is None  # the naming game records no source

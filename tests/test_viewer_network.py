@@ -1,7 +1,7 @@
 """The network view in a real browser (headless Chromium, as `tests/test_viewer_browser.py`): a small known run's
 agents show the colour of what they hold at their places at two generations (read from the drawn pixels), the
-scrubber and the play button move the generation and the legend's shares, hover shows an agent's text, and the
-report draws the same offline."""
+scrubber and the play button move the generation and the legend's shares, hover shows an agent's text and whom it
+took it from, and the report draws the same offline."""
 
 from __future__ import annotations
 
@@ -111,6 +111,25 @@ def test_the_network_view_colours_known_agents_scrubs_plays_and_hovers(
     tip.wait_for(state="visible")
     assert tip.get_attribute("data-agent") == str(agent)
     assert held.labels[held.codes[2, agent]] in tip.inner_text()
+    assert tip.locator('[data-role="lineage"]').count() == 1
+    # lineage: at the last generation, each agent that changed says how often and whom it took its strategy from
+    # (lineage.csv, which the imitation rule records)
+    lineage = pd.read_csv(run / "lineage.csv")
+    last = len(held.generations) - 1
+    page.evaluate(f"document.querySelector('.network').network.show({last})")
+    checked = 0
+    for agent in range(BLOCK["agents"]):
+        changes = np.flatnonzero(held.codes[1:, agent] != held.codes[:-1, agent]) + 1
+        if not len(changes):
+            continue
+        step = held.generations[changes[-1]]
+        text = page.evaluate(f"document.querySelector('.network').network.lineage({agent})")
+        assert text.startswith(f"revision {len(changes)}: at generation {step}, after holding"), text
+        source = lineage[(lineage["generation"] == step) & (lineage["agent"] == agent)]["source"].tolist()
+        assert source, (agent, step)  # every change of this run's strategies is a copy (no mutation)
+        assert text.endswith(f"copied from agent {source[0]}"), text
+        checked += 1
+    assert checked >= 3
     # play runs to the last generation and stops there
     page.locator('[data-role="scrubber"]').fill("0")
     page.select_option('[data-role="speed"]', "40")

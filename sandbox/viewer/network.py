@@ -3,7 +3,7 @@
 A `NetworkData` (`sandbox.viewer.sections`) is sent as base64 strings of little-endian typed arrays, which the
 browser reads straight into `Uint8Array`, `Uint16Array`, `Uint32Array` and `Float32Array`s (`static/network.js`):
 the places as float32, the edges as uint32 pairs, each agent's code at each frame as one byte (two beyond 256
-texts). A 10,000-agent run of 100 generations sends about 1.4 MB.
+texts), the lineage's changes as int32 quadruples. A 10,000-agent run of 100 generations sends about 1.4 MB.
 
 What would pass `CELLS` (codes: agents x frames) is thinned to evenly spaced frames, the first and the last kept,
 and the view says so; the values shown on hover are sent while they fit `VALUES` numbers, else left out (the
@@ -21,10 +21,11 @@ import numpy.typing as npt
 
 from sandbox.viewer.sections import NetworkData
 
-__all__ = ["CELLS", "VALUES", "network_json", "thinned"]
+__all__ = ["CELLS", "EVENTS", "VALUES", "network_json", "thinned"]
 
 CELLS = 2_000_000  # codes sent at most (agents x frames): 2 MB as bytes, 2.7 MB in base64
 VALUES = 250_000  # values (payoffs) sent at most (agents x frames): 1 MB as float32
+EVENTS = 100_000  # lineage events sent at most: 1.6 MB as int32 quadruples
 
 
 def _b64(array: npt.NDArray[Any], dtype: str) -> str:
@@ -71,6 +72,17 @@ def network_json(data: NetworkData, title: str) -> dict[str, Any]:
                 f"({codes.size:,} here); population.csv holds it"
             )
     edges = None if data.edges is None else _b64(np.asarray(data.edges).reshape(-1), "<u4")
+    lineage = None
+    if data.lineage is not None and len(data.lineage):
+        shown = np.isin(data.lineage[:, 0], [data.steps[f] for f in kept])  # changes at the frames shown
+        events = np.asarray(data.lineage)[shown]
+        if len(events) <= EVENTS:
+            lineage = _b64(events.reshape(-1), "<i4")
+        else:
+            notes.append(
+                f"whom each agent took what it holds from is left out above {EVENTS:,} changes "
+                f"({len(events):,} here); the run's tables hold it"
+            )
     return {
         "type": "network",
         "title": title,
@@ -96,4 +108,6 @@ def network_json(data: NetworkData, title: str) -> dict[str, Any]:
         "parent": data.parent,
         # a fork's agents that differ from the parent's, a bit an agent, each frame's row padded to whole bytes
         "differs": None if data.differs is None else _b64(np.packbits(data.differs[kept], axis=1), "u1"),
+        "lineage": lineage,  # int32 quadruples: step, agent, source (-1: none), how (an index of hows)
+        "hows": list(data.hows),
     }

@@ -127,7 +127,8 @@ class NetworkData:
     step (a frame) what each agent holds, coded against `texts` (`codes[f, i]`); each text belongs to a group
     (`group_of`), drawn in the group's colour and counted in the legend under the group's name (a strategy, a name,
     a cluster of norm texts). `marked` agents (the fixed, the committed) are drawn larger; `values[f, i]` (a payoff)
-    shows on hover. `notes`: what the view leaves out (frames thinned, values not sent)."""
+    and each agent's lineage (its revisions, whom it took what it holds from) show on hover. `notes`: what the view
+    leaves out (frames thinned, values not sent)."""
 
     x: npt.NDArray[np.floating[Any]]
     y: npt.NDArray[np.floating[Any]]
@@ -147,6 +148,10 @@ class NetworkData:
     caption: str = ""  # what made the run: game, network, rule, seed
     parent: str = ""  # a fork's parent, by name
     differs: npt.NDArray[np.bool_] | None = None  # (frames, agents): a fork's agents that hold other than the parent's
+    # whom agents took what they hold from: (events, 4) rows of step, agent, source (-1: none), how (an index of
+    # `hows`); None: the run records no lineage (the view names the neighbours that held it the step before)
+    lineage: npt.NDArray[np.integer[Any]] | None = None
+    hows: Sequence[str] = ()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ its norm map cluster's (`clusters.csv`, named by its most central text) where th
 The `COLOURS - 1` most held are coloured, by their share over the run; the rest share one grey ("other"). The
 naming game's `several` (an agent holding more than one name) is light grey and `none` lighter. Fixed members
 (the naming game's committed agents) are marked. On hover: each agent's payoff (or score) that generation, where
-`population.csv` records one per agent and generation.
+`population.csv` records one per agent and generation, and its lineage where the run records one
+(`sandbox.population.report.lineage`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sandbox.base.files import read_csv
 from sandbox.population.held import HELD, Held, read_held
 from sandbox.population.report.caption import caption
 from sandbox.population.report.layout import LAYOUT, layout, network_of_run
+from sandbox.population.report.lineage import LINEAGE, lineage_of_run
 from sandbox.viewer.sections import NetworkData
 
 __all__ = ["COLOURS", "fork_differences", "held_of_run", "network_data", "norm_groups"]
@@ -34,7 +36,17 @@ COLOURS = len(PALETTE) + 1
 OTHER = "#7f7f7f"
 FIXED = {"several": "#c7c7c7", "none": "#ececec"}  # the naming game's agents that hold more than one name, or none
 MAX_EDGES = 300_000  # edges drawn at most (a denser graph is drawn without them, and the view says so)
-FILES = (HELD, LAYOUT, "edges.csv", "population.csv", "norms.csv", "norm_clusters.csv", "clusters.csv")
+FILES = (
+    HELD,
+    LAYOUT,
+    "edges.csv",
+    "population.csv",
+    "norms.csv",
+    "norm_clusters.csv",
+    "clusters.csv",
+    LINEAGE,
+    "revisions.csv",
+)
 
 
 def norm_groups(run: Path, texts: list[str]) -> list[str]:
@@ -149,6 +161,7 @@ def _cached(run: Path, stamp: tuple[Any, ...], by: str) -> NetworkData | None:
     group_of, groups, colours = _groups(held, named)
     values, value_name = _values(run, held)
     marked, marked_name = _marked(run, held.agents)
+    lineage = lineage_of_run(run)
     return NetworkData(
         x=places[:, 0],
         y=places[:, 1],
@@ -165,6 +178,10 @@ def _cached(run: Path, stamp: tuple[Any, ...], by: str) -> NetworkData | None:
         value_name=value_name or "payoff",
         notes=tuple(notes),
         caption=caption(run),
+        lineage=None
+        if lineage is None
+        else np.stack([lineage.generations, lineage.agents, lineage.sources, lineage.how], axis=1),
+        hows=() if lineage is None else tuple(lineage.hows),
     )
 
 

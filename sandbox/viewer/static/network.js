@@ -1,6 +1,6 @@
 // The network view of a population run (a section of type "network", `sandbox.viewer.network`): its agents at
 // their places, coloured by what each holds at the step the scrubber shows; a play button; a legend with each
-// colour's share at that step; hover for an agent's text and value; click for its calls; on a fork's page, the
+// colour's share at that step; hover for an agent's text, value and lineage; click for its calls; on a fork's page, the
 // agents that hold what the parent's held faded, so that the branch's own changes stand out. Drawn with sigma.js on
 // graphology (WebGL), both vendored in this folder. The data come as base64 typed arrays, decoded once.
 // window.SandboxNetwork(section, tools) returns the section's element; tools: { el, fill, fmt, onAgent }.
@@ -134,7 +134,56 @@
         el("div", { "data-role": "text" }, short(text, 400)),
         group !== text ? el("div", { class: "muted" }, "colour: " + short(group, 120)) : null,
         Number.isFinite(value) ? el("div", {}, section.value_name + " " + fmt.num(value)) : null,
+        el("div", { class: "muted", "data-role": "lineage" }, lineageOf(i)),
         tools.onAgent ? el("div", { class: "muted" }, "click: its calls") : null];
+    }
+
+    // lineage: an agent's revisions (its changes over the frames shown) and whom it took what it holds from, where
+    // the run records it (events: step, agent, source, how); else the neighbours that held it the step before
+    const events = section.lineage ? typed(section.lineage, Int32Array) : null;
+    let eventAt = null, adjacency = null;
+    function eventOf(s, i) {
+      if (!events) return -1;
+      if (!eventAt) {
+        eventAt = new Map();
+        for (let e = 0; e < events.length; e += 4) eventAt.set(events[e] * n + events[e + 1], e);
+      }
+      const e = eventAt.get(s * n + i);
+      return e === undefined ? -1 : e;
+    }
+    function neighboursOf(i) {
+      if (!section.edges) return null;
+      if (!adjacency) {
+        const edges = typed(section.edges, Uint32Array), degree = new Int32Array(n + 1);
+        for (let e = 0; e < edges.length; e++) degree[edges[e] + 1]++;
+        for (let k = 0; k < n; k++) degree[k + 1] += degree[k];
+        const fill = degree.slice(0, n), list = new Int32Array(edges.length);
+        for (let e = 0; e < edges.length; e += 2) {
+          list[fill[edges[e]]++] = edges[e + 1];
+          list[fill[edges[e + 1]]++] = edges[e];
+        }
+        adjacency = { start: degree, list };
+      }
+      return adjacency.list.subarray(adjacency.start[i], adjacency.start[i + 1]);
+    }
+    function lineageOf(i) {
+      let changes = 0, last = -1;
+      for (let f = 1; f <= frame; f++) if (codeAt(f, i) !== codeAt(f - 1, i)) { changes++; last = f; }
+      const unit = section.unit;
+      if (last < 0) return frame > 0 ? "no change since the first " + unit + " shown" : "";
+      const s = section.steps[last];
+      let line = "revision " + changes + (frames < (section.steps[frames - 1] - section.steps[0] + 1) ? " (of the " + unit + "s shown)" : "") +
+        ": at " + unit + " " + s + ", after holding " + JSON.stringify(short(section.texts[codeAt(last - 1, i)], 60));
+      const e = eventOf(s, i);
+      if (e >= 0) {
+        const source = events[e + 2];
+        return line + "; " + section.hows[events[e + 3]] + (source >= 0 ? " from agent " + source : "");
+      }
+      const near = neighboursOf(i);
+      if (!near) return line;
+      const had = Array.from(near).filter((j) => codeAt(last - 1, j) === codeAt(last, i));
+      return line + "; " + (had.length ? "neighbours that held it the " + unit + " before: " + had.slice(0, 6).join(", ") +
+        (had.length > 6 ? " and " + (had.length - 6) + " more" : "") : "no neighbour held it the " + unit + " before");
     }
 
     function draw() {
@@ -178,7 +227,7 @@
     // for the tests and the curious: where agent i is drawn (CSS pixels inside the canvas) and its colour now
     node.network = {
       frame: () => frame, show, agents: n, renderer: () => renderer, differs: (i) => differsAt(frame, i),
-      colourAt: (i) => colourAt(frame, i),
+      colourAt: (i) => colourAt(frame, i), lineage: (i) => lineageOf(i),
       place: (i) => (renderer ? renderer.graphToViewport({ x: x[i], y: y[i] }) : null),
       kill: () => { stop(); if (renderer) renderer.kill(); renderer = null; },
     };
