@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from sandbox.core import kinds
@@ -38,6 +37,7 @@ from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
 from sandbox.core.steps import FORK, FORKS
 from sandbox.viewer.branches import branches, folder_of
 from sandbox.viewer.network import network_json
+from sandbox.viewer.reading import inside, plain, read_table
 from sandbox.viewer.sections import (
     Branches,
     Cells,
@@ -51,6 +51,7 @@ from sandbox.viewer.sections import (
     Transcripts,
     Tree,
 )
+from sandbox.viewer.sweep import sweep_json
 
 __all__ = [
     "addressable",
@@ -153,34 +154,11 @@ def cost_sections() -> list[Section]:
     ]
 
 
-def _read_table(path: Path) -> pd.DataFrame:
-    if path.suffix == ".jsonl":
-        return pd.read_json(path, lines=True)
-    return pd.read_csv(path)
-
-
-def _plain(value: Any) -> Any:
-    """A cell as JSON: NaN and infinities as None, numpy scalars as Python's."""
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict | list):
-        return json.dumps(value, default=str)
-    return value
-
-
-def _inside(root: Path, relative: str) -> Path | None:
-    """`root / relative` when it stays inside `root` (symlinks resolved), else None."""
-    target = (root / relative).resolve()
-    return target if target.is_relative_to(root.resolve()) else None
-
-
 def _chart(section: Chart, path: Path) -> dict[str, Any] | None:
-    file = _inside(path, section.file)
+    file = inside(path, section.file)
     if file is None or not file.is_file():
         return None
-    frame = _read_table(file)
+    frame = read_table(file)
     for column, value in section.where.items():
         if column in frame.columns:
             frame = frame[frame[column] == value]
@@ -206,10 +184,10 @@ def _chart(section: Chart, path: Path) -> dict[str, Any] | None:
             if y not in numeric:
                 continue
             name = y if key is None else (str(key) if len(ys) == 1 else f"{key}: {y}")
-            trace = {"name": name, "x": [_plain(v) for v in points[section.x]], "y": [_plain(v) for v in points[y]]}
+            trace = {"name": name, "x": [plain(v) for v in points[section.x]], "y": [plain(v) for v in points[y]]}
             if band:
-                trace["low"] = [_plain(v) for v in points[band[0]]]
-                trace["high"] = [_plain(v) for v in points[band[1]]]
+                trace["low"] = [plain(v) for v in points[band[0]]]
+                trace["high"] = [plain(v) for v in points[band[1]]]
             traces.append(trace)
     if not traces:
         return None
@@ -225,11 +203,11 @@ def _chart(section: Chart, path: Path) -> dict[str, Any] | None:
 
 
 def _table(section: Table, path: Path) -> dict[str, Any] | None:
-    file = _inside(path, section.file)
+    file = inside(path, section.file)
     if file is None or not file.is_file():
         return None
     try:
-        frame = _read_table(file)
+        frame = read_table(file)
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         return {"type": "error", "title": section.title or section.file, "text": f"{section.file}: {error}"}
     if section.columns:
@@ -241,7 +219,7 @@ def _table(section: Table, path: Path) -> dict[str, Any] | None:
         "file": section.file,
         "columns": [str(c) for c in shown.columns],
         "total": len(frame),
-        "rows": [[_plain(v) for v in row] for row in shown.itertuples(index=False, name=None)],
+        "rows": [[plain(v) for v in row] for row in shown.itertuples(index=False, name=None)],
     }
 
 
@@ -277,7 +255,7 @@ def word_diff(before: str, after: str) -> list[list[str]]:
 
 
 def _policies(section: Policies, path: Path) -> dict[str, Any] | None:
-    file = _inside(path, section.file)
+    file = inside(path, section.file)
     if file is None or not file.is_file():
         return None
     records = []
@@ -289,7 +267,7 @@ def _policies(section: Policies, path: Path) -> dict[str, Any] | None:
         if isinstance(record, dict) and "policy" in record:
             records.append(record)
     episodes: dict[str, dict[str, Any]] = {}
-    table = _inside(path, section.episodes)
+    table = inside(path, section.episodes)
     if table is not None and table.is_file():
         frame = pd.read_csv(table)
         if "episode" in frame.columns:
@@ -309,7 +287,7 @@ def _policies(section: Policies, path: Path) -> dict[str, Any] | None:
                 )
                 if c in frame.columns
             ]
-            episodes = {str(r["episode"]): {k: _plain(v) for k, v in r.items()} for r in frame[keep].to_dict("records")}
+            episodes = {str(r["episode"]): {k: plain(v) for k, v in r.items()} for r in frame[keep].to_dict("records")}
     runs: dict[Any, list[dict[str, Any]]] = {}
     for record in records:
         versions = runs.setdefault(record.get("run", 0), [])
@@ -344,7 +322,7 @@ def _policies(section: Policies, path: Path) -> dict[str, Any] | None:
     return {
         "type": "policies",
         "title": section.title,
-        "runs": [{"run": _plain(k), "versions": v} for k, v in runs.items()],
+        "runs": [{"run": plain(k), "versions": v} for k, v in runs.items()],
     }
 
 
@@ -363,10 +341,10 @@ def _cells(section: Cells, path: Path, base: str) -> dict[str, Any] | None:
 
 
 def _tree(section: Tree, path: Path) -> dict[str, Any] | None:
-    file = _inside(path, section.file)
+    file = inside(path, section.file)
     if file is None or not file.is_file():
         return None
-    frame = _read_table(file)
+    frame = read_table(file)
     if not set(section.path) <= set(frame.columns) or frame.empty:
         return None
     color = section.color if section.color in frame.columns else None
@@ -397,52 +375,6 @@ def _tree(section: Tree, path: Path) -> dict[str, Any] | None:
         "colors": [n["sum"] / n["count"] for n in nodes.values()] if color else None,
         "color_title": color,
         "file": section.file,
-    }
-
-
-def _same(a: pd.Series, b: pd.Series) -> bool:
-    """Whether two columns hold the same numbers."""
-    x, y = pd.to_numeric(a, errors="coerce"), pd.to_numeric(b, errors="coerce")
-    return bool(x.notna().all() and y.notna().all() and np.allclose(x.to_numpy(float), y.to_numpy(float)))
-
-
-def _sweep_chart(section: SweepChart, path: Path) -> dict[str, Any] | None:
-    """A sweep's settings (`seeds.csv`): each parameter's values, and each metric's mean and interval by setting
-    (a metric that never varies, or a parameter not in the table, is left out)."""
-    file = _inside(path, section.file)
-    if file is None or not file.is_file():
-        return None
-    frame = _read_table(file)
-    axes = [axis for axis in section.axes if axis and all(p in frame.columns for p in axis)]
-    parameters = [axis[0] for axis in axes]
-    if frame.empty or not parameters:
-        return None
-    metrics = {}
-    for column in frame.columns:
-        if not column.endswith(".mean") or not pd.api.types.is_numeric_dtype(frame[column]):
-            continue
-        name = column[: -len(".mean")]
-        if frame[column].nunique(dropna=True) < 2:
-            continue  # the same in every setting (the agents of a grid that does not vary them): nothing to see
-        if any(_same(frame[column], frame[p]) for p in parameters):
-            continue  # a parameter read back (summary.agents of a grid over population.agents)
-        low, high = frame.get(f"{name}.ci_low"), frame.get(f"{name}.ci_high")
-        metrics[name.removeprefix("summary.")] = {
-            "mean": [_plain(v) for v in frame[column]],
-            "low": None if low is None else [_plain(v) for v in low],
-            "high": None if high is None else [_plain(v) for v in high],
-        }
-    if not metrics:
-        return None
-    return {
-        "type": "sweep",
-        "title": section.title,
-        "file": section.file,
-        "parameters": parameters,
-        "names": [" with ".join(axis) for axis in axes],  # a zip group's fields, named together
-        "values": {p: [_plain(v) for v in frame[p]] for p in parameters},
-        "seeds": [_plain(v) for v in frame["seeds"]] if "seeds" in frame.columns else None,
-        "metrics": metrics,
     }
 
 
@@ -479,7 +411,7 @@ def render(section: Section, path: Path, *, base: str, link: Callable[[str], str
     if isinstance(section, Branches):
         return branches(section, path, base=base, opens=lambda run, relative: is_run_dir(run) and addressable(relative))
     if isinstance(section, SweepChart):
-        return _sweep_chart(section, path)
+        return sweep_json(section, path)
     if isinstance(section, Network):
         data = section.data(path)
         if data is None:
@@ -489,7 +421,7 @@ def render(section: Section, path: Path, *, base: str, link: Callable[[str], str
             data = dataclasses.replace(data, parent=compared[0], differs=compared[1])
         return network_json(data, section.title)
     if isinstance(section, Transcripts):
-        file = _inside(path, section.file)
+        file = inside(path, section.file)
         if file is None or not file.is_file():
             return None
         return {"type": "transcripts", "title": section.title, "file": section.file}
