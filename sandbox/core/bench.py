@@ -6,7 +6,8 @@ concurrency, overhead, embedded (`sandbox.society.benchmarks`), scai
 (`sandbox.scai.bench`), pool (`sandbox.scai.pool_bench`),
 principles (`sandbox.scai.principles`); moral fine-tuning's:
 rollout, training (`sandbox.moral.bench`); dialogue (`sandbox.dialogue.bench`);
-sweep (`sandbox.sweep.bench`); forks and replays: fork (`sandbox.engine.bench_fork`); the run viewer's: viewer (`sandbox.viewer.bench`) and viewer-limits (`sandbox.viewer.bench_limits`). Run with `sandbox bench [NAME|all]` or `make bench`.
+sweep (`sandbox.sweep.bench`); forks and replays: fork (`sandbox.engine.bench_fork`); the run viewer's: viewer (`sandbox.viewer.bench`) and viewer-limits (`sandbox.viewer.bench_limits`); an endpoint's
+rate limits: rate-limit (`sandbox.society.rate_bench`). Run with `sandbox bench [NAME|all]` or `make bench`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ CORE = {
     "viewer": "sandbox.viewer.bench:run",
     "viewer-limits": "sandbox.viewer.bench_limits:run",
     "fork": "sandbox.engine.bench_fork:run",
+    "rate-limit": "sandbox.society.rate_bench:run",
 }
 
 

@@ -162,12 +162,19 @@ def write_figure(figure: Any, table: Any, out: Path) -> None:
 
 
 class RateColumn(ProgressColumn):
-    """A task's steps per second over Rich's recent window (`task.speed`), for tasks added with `rate=True`."""
+    """A task's steps per second over Rich's recent window (`task.speed`), for tasks added with `rate=True`; for a
+    bar of calls, how many wait for an endpoint's rate limit now (`sandbox.llm.rate.waiting`)."""
 
     def render(self, task: Task) -> Text:
-        if not task.fields.get("rate") or task.speed is None:
+        if not task.fields.get("rate"):
             return Text("")
-        return Text(f"{task.speed:,.0f}/s", style="progress.data.speed")
+        from sandbox.llm.rate import waiting
+
+        held = waiting()
+        text = Text("" if task.speed is None else f"{task.speed:,.0f}/s", style="progress.data.speed")
+        if held:
+            text.append(f" ({held:,} waiting for a rate limit)", style="yellow")
+        return text
 
 
 def progress_bar(

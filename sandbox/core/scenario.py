@@ -52,6 +52,27 @@ class ModelConfig(StrictModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _limits(cls, data: Any) -> Any:
+        """`requests_per_minute: N` and `tokens_per_minute: N` (with `spec: openai:...`) are written into the spec's
+        options: openai:MODEL?requests_per_minute=N (`sandbox.llm.endpoints`)."""
+        if not isinstance(data, dict) or not {"requests_per_minute", "tokens_per_minute"} & set(data):
+            return data
+        data = dict(data)
+        spec = str(data.get("spec", ""))
+        options = []
+        for key in ("requests_per_minute", "tokens_per_minute"):
+            if key in data:
+                if not spec.startswith("openai:"):
+                    raise ValueError(f"{key} goes with spec: openai:MODEL (an endpoint's limit), not {spec!r}")
+                value = data.pop(key)
+                if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+                    raise ValueError(f"{key} is a number of a minute above 0, not {value!r}")
+                options.append(f"{key}={value:g}")
+        data["spec"] = spec + ("&" if "?" in spec else "?") + "&".join(options)
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _endpoints(cls, data: Any) -> Any:
         """`endpoints: [URL1, URL2]` (with `spec: openai:MODEL`) is written into the spec: openai:MODEL@URL1,URL2."""
         if not isinstance(data, dict) or "endpoints" not in data:

@@ -11,6 +11,15 @@ endpoint has failed the call does its error reach the retry wrapper, which
 backs off and asks again. A client error (HTTP 4xx) is the request's fault
 and fails at once, wherever it is sent.
 
+Rate limits (`requests_per_minute`, `tokens_per_minute`, per endpoint) are kept
+by pacing the calls in this process (`sandbox.llm.rate`). A 429 is the endpoint
+answering, over its limit, not failing: every call to it waits for the answer's
+`Retry-After` (seconds or an HTTP date; without one, 0.5 s doubling with each
+429 the call met, up to `COOLDOWN_CAP_S`) and the call
+is asked again, counted in the endpoint's `rate_limited`, never as a failure
+toward failover (after `MAX_RATE_LIMITED` in a row for one call, its 429 goes
+on to the retry wrapper).
+
 The requests are plain JSON over one aiohttp session per event loop. The
 openai SDK is not on this path: its request transform and its HTTP pool's
 scan of connections cost about 13 ms of CPU per call, where this path costs
@@ -28,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+from sandbox.llm.rate import RateLimit, estimate_tokens, retry_after_s
+
 __all__ = ["Endpoint", "EndpointPool", "EndpointSpec", "parse_endpoints", "status_error"]
 
 COOLDOWN_CAP_S = 60.0  # the longest an endpoint is set aside, however many failures in a row
@@ -38,7 +49,10 @@ OPTIONS = {
     "slow_after_s": "seconds after which an endpoint counts as slow and the call goes elsewhere (default 120)",
     "cooldown_s": "first cool-down of a failed endpoint, doubling with each failure in a row (default 2)",
     "structured": "how a server enforces structured output: none (OpenAI), vllm (guided decoding), llamacpp (grammar)",
+    "requests_per_minute": "requests a minute each endpoint takes, paced by this process (default: no limit)",
+    "tokens_per_minute": "tokens (prompt and output) a minute each endpoint takes, paced by this process (default: no limit)",
 }
+MAX_RATE_LIMITED = 30  # 429 answers one call waits out before its error reaches the retry wrapper
 
 
 @dataclass(frozen=True)
@@ -51,25 +65,28 @@ class EndpointSpec:
     slow_after_s: float = 120.0
     cooldown_s: float = 2.0
     structured: str = "none"
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
 
 
 def parse_endpoints(argument: str) -> EndpointSpec:
     """Read the argument of an `openai:` spec; `ValueError` naming what is wrong.
 
-    >>> parse_endpoints("gpt-4o-mini")
-    EndpointSpec(model='gpt-4o-mini', urls=(), per_endpoint=None, slow_after_s=120.0, cooldown_s=2.0, structured='none')
+    >>> spec = parse_endpoints("gpt-4o-mini")
+    >>> spec.model, spec.urls, spec.per_endpoint, spec.requests_per_minute
+    ('gpt-4o-mini', (), None, None)
+    >>> parse_endpoints("gpt-4o-mini?requests_per_minute=500").requests_per_minute  # OpenAI's own, paced
+    500.0
     >>> spec = parse_endpoints("m@http://a:8000/v1,http://b:8000/v1?per_endpoint=8&structured=vllm")
     >>> spec.urls, spec.per_endpoint, spec.structured
     (('http://a:8000/v1', 'http://b:8000/v1'), 8, 'vllm')
     """
-    model, sep, rest = argument.partition("@")
+    head, _, query = argument.partition("?")
+    model, sep, listing = head.partition("@")
     if not model.strip():
         raise ValueError(f"openai:{argument}: name the model before @")
-    if not sep:
-        return EndpointSpec(model=model.strip())
-    listing, _, query = rest.partition("?")
     urls = tuple(u.strip().rstrip("/") for u in listing.split(",") if u.strip())
-    if not urls:
+    if sep and not urls:
         raise ValueError(f"openai:{argument}: name at least one endpoint URL after @")
     for url in urls:
         if not url.startswith(("http://", "https://")):
@@ -79,16 +96,33 @@ def parse_endpoints(argument: str) -> EndpointSpec:
         if key not in OPTIONS:
             raise ValueError(f"openai:{argument}: unknown option {key!r} (known: {', '.join(OPTIONS)})")
         try:
-            options[key] = {"per_endpoint": int, "slow_after_s": float, "cooldown_s": float, "structured": str}[key](
-                value
-            )
+            options[key] = {
+                "per_endpoint": int,
+                "slow_after_s": float,
+                "cooldown_s": float,
+                "structured": str,
+                "requests_per_minute": float,
+                "tokens_per_minute": float,
+            }[key](value)
         except ValueError:
             raise ValueError(f"openai:{argument}: {key}={value!r} is not a number") from None
     if options.get("per_endpoint", 1) < 1 or options.get("slow_after_s", 1) <= 0 or options.get("cooldown_s", 0) < 0:
         raise ValueError(f"openai:{argument}: per_endpoint >= 1, slow_after_s > 0 and cooldown_s >= 0")
+    for key in ("requests_per_minute", "tokens_per_minute"):
+        if key in options and not (options[key] > 0 and options[key] < float("inf")):
+            raise ValueError(f"openai:{argument}: {key} is a number of a minute above 0")
     if options.get("structured", "none") not in ("none", "vllm", "llamacpp"):
         raise ValueError(f"openai:{argument}: structured is none, vllm or llamacpp")
     return EndpointSpec(model=model.strip(), urls=urls, **options)
+
+
+def _rate_backoff(times: int) -> float:
+    """The pause after a call's `times`-th 429 that gave no `Retry-After`: 0.5 s, doubling, capped.
+
+    >>> [_rate_backoff(k) for k in (1, 2, 3)]
+    [0.5, 1.0, 2.0]
+    """
+    return min(COOLDOWN_CAP_S, 0.5 * 2 ** (times - 1))
 
 
 def status_error(status: int, body: bytes, url: str) -> Exception:
@@ -158,6 +192,7 @@ class Endpoint:
     failures_in_a_row: int = 0
     down_until: float = 0.0
     last_failure: float = -1.0
+    limit: RateLimit = field(default_factory=RateLimit)  # its requests and tokens a minute, and 429s' pauses
     _semaphores: dict[Any, asyncio.Semaphore] = field(default_factory=dict, repr=False)
 
     def semaphore(self, limit: int | None) -> asyncio.Semaphore | None:
@@ -193,7 +228,9 @@ class EndpointPool:
         self.spec = spec
         self.api_key = api_key
         self.timeout_s = timeout_s
-        self.endpoints = [Endpoint(url) for url in spec.urls]
+        self.endpoints = [
+            Endpoint(url, limit=RateLimit(spec.requests_per_minute, spec.tokens_per_minute)) for url in spec.urls
+        ]
         self._sessions: dict[Any, tuple[Any, Any]] = {}  # event loop -> (its session, the session's closer)
         self._guard = threading.Lock()
 
@@ -228,7 +265,8 @@ class EndpointPool:
         now = time.monotonic()
         candidates = [e for e in self.endpoints if e.url not in tried]
         healthy = [e for e in candidates if e.down_until <= now] or candidates
-        return min(healthy, key=lambda e: (e.down_until > now, e.in_flight, e.calls))
+        # an endpoint paused by a 429 is healthy, only busy: the others first while it waits
+        return min(healthy, key=lambda e: (e.down_until > now, e.limit.paused_until > now, e.in_flight, e.calls))
 
     async def post(self, path: str, payload: dict[str, Any]) -> tuple[dict[str, Any], str, list[str]]:
         """POST `payload` as JSON to `path` of an endpoint; return (the answer's JSON, the endpoint that answered,
@@ -236,22 +274,31 @@ class EndpointPool:
         import aiohttp
 
         body = json.dumps(payload).encode()
+        tokens = estimate_tokens(payload)
         failed: list[str] = []
         last: BaseException | None = None
+        rate_limited = 0
         while len(failed) < len(self.endpoints):
             endpoint = self._choose(set(failed))
             semaphore = endpoint.semaphore(self.spec.per_endpoint)
             url = endpoint.url + path
             endpoint.in_flight += 1
-            endpoint.calls += 1
             started = time.monotonic()
             try:
+                await endpoint.limit.wait(tokens)
+                endpoint.calls += 1
                 if semaphore is not None:
                     await semaphore.acquire()
                 try:
                     timeout = aiohttp.ClientTimeout(total=min(self.spec.slow_after_s, self.timeout_s))
                     async with self._session().post(url, data=body, timeout=timeout) as response:
                         data = await response.read()
+                        if response.status == 429 and rate_limited < MAX_RATE_LIMITED:
+                            # the endpoint answers, over its limit: wait as it says, and ask it again (no failure)
+                            rate_limited += 1
+                            told = retry_after_s(response.headers)
+                            endpoint.limit.pause(told if told is not None else _rate_backoff(rate_limited))
+                            continue
                         if response.status >= 400:
                             raise status_error(response.status, data, url)
                         answer = json.loads(data)
@@ -268,6 +315,8 @@ class EndpointPool:
             finally:
                 endpoint.in_flight -= 1
             endpoint.answered()
+            usage = answer.get("usage") if isinstance(answer, dict) else None
+            endpoint.limit.settle(tokens, usage.get("total_tokens") if isinstance(usage, dict) else None)
             return answer, endpoint.url, failed
         assert last is not None
         import openai
@@ -286,4 +335,13 @@ class EndpointPool:
 
     def stats(self) -> list[dict[str, Any]]:
         """Calls and failures per endpoint so far."""
-        return [{"endpoint": e.url, "calls": e.calls, "failures": e.failures} for e in self.endpoints]
+        return [
+            {
+                "endpoint": e.url,
+                "calls": e.calls,
+                "failures": e.failures,
+                "rate_limited": e.limit.rate_limited,
+                "waited_s": round(e.limit.waited_s, 3),
+            }
+            for e in self.endpoints
+        ]

@@ -1,6 +1,6 @@
 """An OpenAI-compatible chat server on loopback, for benchmarks and tests: asyncio, keep-alive, fixed latency.
 
-    python -m sandbox.society.loopback_server --latency 0.2 [--rules scai] [--fail-every 3]
+    python -m sandbox.society.loopback_server --latency 0.2 [--rules scai] [--fail-every 3] [--requests-per-minute 600]
 
 prints the port it listens on (127.0.0.1 only), then answers
 `POST /v1/chat/completions` after `--latency` seconds from the scripted rules
@@ -8,7 +8,9 @@ of the benchmarks (ultimatum proposals and answers; `scai` adds the MetaLM's
 principle; `population` answers the population games' prompts with parseable
 moves: a matrix game's first action token, the naming game's partner's last
 name, half of a donor's units, a one-line strategy). `--fail-every N` answers every Nth request with HTTP 500 (a
-flaky endpoint). Each response carries `x-endpoint` (its port), so a client
+flaky endpoint). `--requests-per-minute N` enforces a rate limit as a provider does: a token bucket of N/60
+requests a second holding one second's worth (at least one); a request that finds it empty is answered at once with
+HTTP 429 and `Retry-After` (whole seconds until a request may go, at least 1), and is not served. Each response carries `x-endpoint` (its port), so a client
 can tell which server answered. One process serves thousands of concurrent
 connections, so at a fixed latency the server is never the bottleneck: what
 a benchmark measures is the client. Its answers are timing fixtures, never
@@ -20,14 +22,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["population_answer", "serve", "server_process"]
+__all__ = ["Bucket", "population_answer", "serve", "server_process"]
 
 
 _TOKEN = re.compile(r"\b(action\d+)\b")
@@ -84,14 +88,39 @@ def _answerer(rules: str) -> Callable[[list[dict[str, Any]]], str]:
     return answer
 
 
-def _response(status: int, body: dict[str, Any], port: int) -> bytes:
+def _response(status: int, body: dict[str, Any], port: int, extra: str = "") -> bytes:
     data = json.dumps(body).encode()
-    reason = {200: "OK", 404: "Not Found", 500: "Internal Server Error"}.get(status, "Error")
+    reason = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error"}.get(status, "Error")
     head = (
         f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n"
-        f"x-endpoint: {port}\r\nConnection: keep-alive\r\n\r\n"
+        f"x-endpoint: {port}\r\n{extra}Connection: keep-alive\r\n\r\n"
     )
     return head.encode() + data
+
+
+class Bucket:
+    """A provider's request limit: `per_minute` requests a minute, a bucket of one second's worth (at least one).
+
+    >>> bucket = Bucket(60, now=0.0)  # one a second, one at a time
+    >>> bucket.take(0.0), bucket.take(0.5), bucket.take(1.0)
+    (0.0, 0.5, 0.0)
+    """
+
+    def __init__(self, per_minute: float, now: float | None = None) -> None:
+        self.rate = per_minute / 60
+        self.size = max(1.0, self.rate)
+        self.level = self.size
+        self.at = time.monotonic() if now is None else now
+
+    def take(self, now: float | None = None) -> float:
+        """Take a request's token: 0.0 when it may go, else the seconds until a token is there (nothing taken)."""
+        now = time.monotonic() if now is None else now
+        self.level = min(self.size, self.level + (now - self.at) * self.rate)
+        self.at = now
+        if self.level >= 1.0:
+            self.level -= 1.0
+            return 0.0
+        return (1.0 - self.level) / self.rate
 
 
 async def serve(
@@ -100,10 +129,13 @@ async def serve(
     latency_s: float = 0.2,
     rules: str = "ultimatum",
     fail_every: int = 0,
+    requests_per_minute: float = 0.0,
     ready: Callable[[int], None] | None = None,
 ) -> None:
-    """Serve forever on 127.0.0.1:`port` (0: a free one, passed to `ready`)."""
+    """Serve forever on 127.0.0.1:`port` (0: a free one, passed to `ready`); `requests_per_minute` > 0 enforces that
+    limit (429 with `Retry-After`)."""
     answer = _answerer(rules)
+    bucket = Bucket(requests_per_minute) if requests_per_minute > 0 else None
     count = {"n": 0}
     bound = {"port": port}
 
@@ -117,6 +149,15 @@ async def serve(
                     if name.strip().lower() == b"content-length":
                         length = int(value)
                 request = json.loads(await reader.readexactly(length)) if length else {}
+                wait = bucket.take() if bucket is not None else 0.0
+                if wait > 0:
+                    body = {
+                        "error": {"message": "rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}
+                    }
+                    retry = f"Retry-After: {max(1, math.ceil(wait))}\r\n"
+                    writer.write(_response(429, body, bound["port"], retry))
+                    await writer.drain()
+                    continue
                 count["n"] += 1
                 failing = fail_every and count["n"] % fail_every == 0
                 await asyncio.sleep(latency_s)
@@ -169,7 +210,9 @@ async def serve(
 
 
 @contextmanager
-def server_process(*, latency_s: float = 0.2, rules: str = "ultimatum", fail_every: int = 0) -> Iterator[str]:
+def server_process(
+    *, latency_s: float = 0.2, rules: str = "ultimatum", fail_every: int = 0, requests_per_minute: float = 0.0
+) -> Iterator[str]:
     """Run the server in a child process (its own CPU, not the client's); yield its base URL; stop it on exit."""
     process = subprocess.Popen(
         [
@@ -182,6 +225,8 @@ def server_process(*, latency_s: float = 0.2, rules: str = "ultimatum", fail_eve
             rules,
             "--fail-every",
             str(fail_every),
+            "--requests-per-minute",
+            str(requests_per_minute),
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -201,6 +246,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--rules", choices=("ultimatum", "scai", "population"), default="ultimatum")
     parser.add_argument("--fail-every", type=int, default=0)
+    parser.add_argument("--requests-per-minute", type=float, default=0.0)
     args = parser.parse_args()
     asyncio.run(
         serve(
@@ -208,6 +254,7 @@ def main() -> None:
             latency_s=args.latency,
             rules=args.rules,
             fail_every=args.fail_every,
+            requests_per_minute=args.requests_per_minute,
             ready=lambda port: print(port, flush=True),
         )
     )

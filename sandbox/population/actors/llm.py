@@ -76,25 +76,34 @@ def actor_transcript(run: Path, k: int) -> Path:
 
 def endpoint_share(spec: str, k: int, actors: int) -> str:
     """Actor `k`'s share of an `openai:MODEL@URL1,URL2?OPTIONS` spec: every `actors`-th URL from the k-th, or all of
-    them when there are fewer URLs than actors (then each actor takes its share of `per_endpoint`, if set).
+    them when there are fewer URLs than actors (then each actor takes its share of each endpoint's limits:
+    `per_endpoint`, `requests_per_minute`, `tokens_per_minute`, where set).
 
     >>> endpoint_share("openai:m@http://a/v1,http://b/v1,http://c/v1?per_endpoint=8", 1, 2)
     'openai:m@http://b/v1?per_endpoint=8'
     >>> endpoint_share("openai:m@http://a/v1?per_endpoint=8", 1, 2)  # both actors on one endpoint: 4 calls each
     'openai:m@http://a/v1?per_endpoint=4'
+    >>> endpoint_share("openai:m@http://a/v1?requests_per_minute=600&structured=vllm", 0, 2)  # 300 a minute each
+    'openai:m@http://a/v1?requests_per_minute=300&structured=vllm'
     """
+    from urllib.parse import parse_qsl
+
     from sandbox.llm.endpoints import parse_endpoints
 
     body = spec.removeprefix("openai:")
     parsed = parse_endpoints(body)
-    options = body.partition("?")[2]
+    head, _, options = body.partition("?")
     if len(parsed.urls) >= actors:
         urls = ",".join(parsed.urls[k::actors])
         return f"openai:{parsed.model}@{urls}" + (f"?{options}" if options else "")
-    if parsed.per_endpoint is None:
-        return spec
-    share = max(1, parsed.per_endpoint // actors)  # the actors share each endpoint: so do they its limit
-    return spec.replace(f"per_endpoint={parsed.per_endpoint}", f"per_endpoint={share}")
+    shared = []  # the actors share each endpoint: so do they its limits
+    for key, value in parse_qsl(options, keep_blank_values=True):
+        if key == "per_endpoint":
+            value = str(max(1, int(value) // actors))
+        elif key in ("requests_per_minute", "tokens_per_minute"):
+            value = f"{float(value) / actors:g}"
+        shared.append(f"{key}={value}")
+    return f"openai:{head}" + (f"?{'&'.join(shared)}" if shared else "")
 
 
 class _LLMBlock(Generic[M, R]):
