@@ -71,9 +71,20 @@ def costs_table(path: Path) -> Table | None:
 
 
 def print_costs(path: Path | None, console: Console | None = None) -> None:
-    """Print the run's calls by step and role (nothing for a run that made no call)."""
+    """Print the run's calls by step and role (nothing for a run that made no call), and the roles a `rules:` model
+    answered (not an LLM)."""
     if path is None:
         return
     table = costs_table(Path(path))
+    console = console or Console()
     if table is not None:
-        (console or Console()).print(table)
+        console.print(table)
+    from sandbox.core.summary import read_summary_quietly
+
+    for role, spec in (read_summary_quietly(Path(path)).get("not_an_llm") or {}).items():
+        console.print(
+            f"[bold yellow]not an LLM:[/] the {role} role was answered by {spec}, a dry pipeline's function: "
+            "these are no results of LLM agents",
+            soft_wrap=True,
+            markup=True,
+        )

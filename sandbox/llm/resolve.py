@@ -1,8 +1,9 @@
 """Backends by spec string, and the wrapper stack every role's model gets.
 
-`embedded`, `openai:MODEL`, `hf:PATH` and `vllm:MODEL` name backends; a
-`scripted` model is never named in a scenario (it is for tests) but passed
-as an object through the Python API. `BASE+adapter:DIR` puts a LoRA adapter
+`embedded`, `openai:MODEL`, `hf:PATH` and `vllm:MODEL` name backends, and
+`rules:FILE.py:FUNCTION` a user's function for a dry pipeline (not an LLM,
+`sandbox.llm.rules`); a `scripted` model is never named in a scenario (it is
+for tests) but passed as an object through the Python API. `BASE+adapter:DIR` puts a LoRA adapter
 (PEFT format, e.g. a distillation's `adapter/`) on a base model named as the
 trainers name it (`hf:PATH`, `gguf:FILE`, `embedded`, `smollm2`, `tiny`) and
 runs it through transformers. The stack, outer to inner:
@@ -51,6 +52,13 @@ def _openai(argument: str, _: BackendOptions) -> BaseChatModel:
     from sandbox.llm.openai_compat import openai_chat_model
 
     return openai_chat_model(argument)
+
+
+@BACKENDS.register("rules")
+def _rules(argument: str, _: BackendOptions) -> BaseChatModel:
+    from sandbox.llm.rules import RulesChatModel
+
+    return RulesChatModel(argument=argument)
 
 
 @BACKENDS.register("hf")
@@ -103,7 +111,9 @@ def check_spec(spec: str) -> None:
     try:
         BACKENDS.get(name)
     except UnknownNameError as error:
-        raise ValueError(f"{error}; write e.g. embedded, openai:gpt-4o-mini, hf:/path/to/model") from None
+        raise ValueError(
+            f"{error}; write e.g. embedded, openai:gpt-4o-mini, hf:/path/to/model, rules:my_rules.py:answer"
+        ) from None
     if name == "base":
         from sandbox.llm.base_model import check_base_model_spec
 
@@ -113,6 +123,11 @@ def check_spec(spec: str) -> None:
                 "base:tiny would build a new tiny model with another vocabulary; give the student's "
                 "saved base: hf:RUN_DIR/student_base"
             )
+        return
+    if name == "rules":
+        from sandbox.llm.rules import load_rules
+
+        load_rules(argument)  # the file and the function, named when wrong
         return
     if name in {"openai", "hf", "vllm"} and not argument:
         raise ValueError(f"{name} needs an argument: {name}:{'PATH' if name == 'hf' else 'MODEL'}")

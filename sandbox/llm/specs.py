@@ -3,9 +3,13 @@ extras each needs, without importing a backend (the kinds' registry reads them).
 
 from __future__ import annotations
 
-__all__ = ["ADAPTER", "spec_extras", "split_adapter", "split_spec"]
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["ADAPTER", "RULES", "not_an_llm", "spec_extras", "split_adapter", "split_spec"]
 
 ADAPTER = "+adapter:"
+RULES = "rules"  # `rules:FILE.py:FUNCTION`: a user's function for a dry pipeline, not an LLM (`sandbox.llm.rules`)
 
 
 def split_adapter(spec: str) -> tuple[str, str] | None:
@@ -35,3 +39,18 @@ def spec_extras(spec: str) -> list[str]:
         return ["vllm"]
     base = argument if name == "base" else adapted[0] if adapted else spec
     return ["train"] + (["smollm2"] if base.strip() == "smollm2" else [])
+
+
+def not_an_llm(models: Any) -> dict[str, str]:
+    """The roles of a scenario's `models` (as in its YAML: role -> a spec, or a mapping with `spec`) that a `rules:`
+    model plays, with their specs.
+
+    >>> not_an_llm({"user": {"spec": "rules:r.py:answer"}, "meta": "embedded"})
+    {'user': 'rules:r.py:answer'}
+    """
+    found = {}
+    for role, config in (models or {}).items() if isinstance(models, Mapping) else ():
+        spec = config.get("spec") if isinstance(config, Mapping) else config
+        if isinstance(spec, str) and spec.partition(":")[0].strip() == RULES:
+            found[str(role)] = spec
+    return found

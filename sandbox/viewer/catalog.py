@@ -42,6 +42,7 @@ from sandbox.core.run_dir import (
 )
 from sandbox.core.run_time import last_write, session_seconds
 from sandbox.core.steps import FORK
+from sandbox.llm.specs import not_an_llm
 from sandbox.viewer.page import unaddressable
 from sandbox.viewer.transcripts import count_lines, next_newline, whole_lines
 
@@ -197,6 +198,7 @@ def read_row(path: Path, root: Path, held: dict[int, str]) -> dict[str, Any]:
         "headline": {},
         "fork": None,
         "opens": True,
+        "not_an_llm": None,
     }
     problem = unaddressable(relative)
     if problem is not None:
@@ -221,6 +223,7 @@ def read_row(path: Path, root: Path, held: dict[int, str]) -> dict[str, Any]:
                 raise ValueError("not a mapping")
             kind = kind or (None if named else kinds.kind_of_data(data))
             row["scenario"] = (summary or {}).get("scenario") or data.get("name")
+            row["not_an_llm"] = not_an_llm(data.get("models")) or None  # roles a `rules:` function answered
         elif (path / SWEEP).is_file():
             _inside(root, path / SWEEP)
             kind = kind or (None if named else kinds.kind_of_dir(path))

@@ -149,7 +149,8 @@
       { key: "scenario", label: "scenario" },
       { key: "started", label: "started", render: (r) => fmt.time(r.started) },
       { key: "duration", label: "duration", num: true, render: (r) => fmt.duration(r.duration) },
-      { key: "calls", label: "calls", num: true },
+      { key: "calls", label: "calls", num: true, render: (r) => [fmt.num(r.calls), r.not_an_llm ?
+        el("div", { class: "not-llm", "data-not-llm": "yes", title: notLLMText(r.not_an_llm) }, "not an LLM") : null] },
       { key: "tokens", label: "tokens", num: true },
       { key: "headline_text", label: "headline figures", wrap: true, render: (r) => el("span", { class: "headline" }, r.headline_text) },
     ];
@@ -193,7 +194,13 @@
       ["scenario", row.scenario], ["started", fmt.time(row.started)],
       ["duration", fmt.duration(row.duration)], ["calls", fmt.num(row.calls)], ["cache hits", fmt.num(row.cache_hits)], ["tokens", fmt.num(row.tokens)]];
     if (row.problem) items.push(["problem", row.problem]);
+    if (row.not_an_llm) items.push(["not an LLM", el("span", { class: "not-llm" }, notLLMText(row.not_an_llm))]);
     return el("dl", { class: "facts", id: "facts" }, items.filter(([, v]) => v !== "" && v !== null && v !== undefined).map(([k, v]) => [el("dt", {}, k), el("dd", { "data-fact": k }, v)]));
+  }
+
+  // the roles a user's function answered (a `rules:` model for a dry pipeline): no LLM agents' results
+  function notLLMText(roles) {
+    return Object.entries(roles).map(([role, spec]) => role + " answered by " + spec).join("; ") + ": a dry pipeline, not an LLM";
   }
 
   function summaryBlock(summary) {
