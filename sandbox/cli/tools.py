@@ -136,7 +136,11 @@ def models() -> None:
     chosen = EmbeddedSettings().resolve(str(state.path)).machine()
     machine = f"{chosen['slots']} slot(s), {chosen['threads']} threads on {chosen['usable_cores']} usable cores"
     table.add_row("embedded", f"Qwen2.5-Coder-1.5B-Instruct Q4_K_M, in-process (xllamacpp); here: {machine}", embedded)
-    table.add_row("openai:MODEL", "any OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY)", "available")
+    table.add_row(
+        "openai:MODEL",
+        "any OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY); ?requests_per_minute=N&tokens_per_minute=N",
+        "available",
+    )
     from sandbox.base.extras import EXTRAS, install_line, missing
 
     def extra(name: str) -> str:
@@ -144,6 +148,11 @@ def models() -> None:
 
     table.add_row("hf:PATH", "a transformers model directory", extra("train"))
     table.add_row("vllm:MODEL", "in-process vLLM (GPU)", extra("vllm"))
+    table.add_row(
+        "rules:FILE.py:FUNCTION",
+        "a Python function's answers, for a dry pipeline: not an LLM (docs/api.md)",
+        "available",
+    )
     table.add_row("scripted", "tests only, through the Python API", "-")
     out_console.print(table)
     extras = Table(title="Optional extras", title_justify="left")
