@@ -5,7 +5,7 @@ A run records it where its revision copies another agent:
 * `revisions.csv` (the LLM games that revise norm texts: donor, ultimatum, LLM matrix members): every revision
   with its rule, its partner (by name) and its outcome (`copied`, `new`, `duplicate`, `same`, `kept`, `illegal`);
 * `lineage.csv` (the scripted matrix game): each agent whose strategy changed, and the agent it took it from
-  (`sandbox.population.revision.rules.revise_from`).
+  (`sandbox.population.revision.rules.revise`).
 
 `lineage_of_run` reads either as events: at the revision after generation g, agent i's change, how it came
 (`copied`, `new by reflect`, ...) and its source agent (-1: none, its own writing). The other games record no

@@ -23,12 +23,21 @@ Agents of a `fixed` member (zealots) play but never revise.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from sandbox.base.rounding import below
 from sandbox.population.network import Neighbours, random_neighbour
 
-__all__ = ["fermi", "revise", "revise_from"]
+__all__ = ["Revision", "fermi", "revise"]
+
+
+class Revision(NamedTuple):
+    """A revision's next strategies, and each agent's source: the agent whose strategy it took (-1: none)."""
+
+    strategies: np.ndarray
+    sources: np.ndarray
 
 
 def fermi(beta: float, gain: np.ndarray) -> np.ndarray:
@@ -66,38 +75,10 @@ def revise(
     fixed: np.ndarray,
     rng: np.random.Generator,
     spread: float = 1.0,
-) -> np.ndarray:
+) -> Revision:
     """The next generation's strategies, from each agent's `payoff` (`pool`: the strategy indices mutation draws
-    from; `spread`: the game's payoff range D of the proportional rule)."""
-    return revise_from(
-        strategies,
-        payoff,
-        neighbours,
-        rule=rule,
-        beta=beta,
-        mutation=mutation,
-        pool=pool,
-        fixed=fixed,
-        rng=rng,
-        spread=spread,
-    )[0]
-
-
-def revise_from(
-    strategies: np.ndarray,
-    payoff: np.ndarray,
-    neighbours: Neighbours,
-    *,
-    rule: str,
-    beta: float,
-    mutation: float,
-    pool: np.ndarray,
-    fixed: np.ndarray,
-    rng: np.random.Generator,
-    spread: float = 1.0,
-) -> tuple[np.ndarray, np.ndarray]:
-    """`revise`'s strategies, and for each agent the agent whose strategy it took (-1: it kept its own, or mutated):
-    the network view's lineage. The draws are `revise`'s, so either gives the same strategies."""
+    from; `spread`: the game's payoff range D of the proportional rule), and for each agent the agent whose strategy
+    it took (-1: it kept its own, or mutated): the network view's lineage."""
     n = neighbours.size
     new = strategies.copy()
     source = np.full(n, -1, dtype=np.int64)
@@ -130,4 +111,4 @@ def revise_from(
         mutate = rng.random(n) < mutation
         new = np.where(mutate, pool[rng.integers(len(pool), size=n)], new)
         source = np.where(mutate, -1, source)
-    return np.where(fixed, strategies, new), np.where(fixed, -1, source)
+    return Revision(np.where(fixed, strategies, new), np.where(fixed, -1, source))

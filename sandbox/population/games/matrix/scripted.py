@@ -35,7 +35,7 @@ from sandbox.population.games.matrix.report import print_scripted_table
 from sandbox.population.games.matrix.spec import MatrixSpec
 from sandbox.population.games.matrix.strategies import MatchTable, canonical, payoff_table
 from sandbox.population.network import network_of
-from sandbox.population.revision.rules import revise_from
+from sandbox.population.revision.rules import revise
 from sandbox.population.settings import PopulationScenarioSettings, place_members
 from sandbox.rules.matrix import MOVES
 
@@ -59,7 +59,7 @@ class PackedPlay(TypedDict):
 
 class Revised(TypedDict):
     """A generation's revision, packed: the next population (`Strategies`) and, for each agent, the agent whose
-    strategy it took (int64, -1: none; `revise_from`)."""
+    strategy it took (int64, -1: none; `revise`)."""
 
     strategies: Strategies
     sources: bytes
@@ -188,7 +188,7 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None
         revision = self.block.revision
         rng = np.random.default_rng()
         rng.bit_generator.state = json.loads(played["rng"])
-        strategies, sources = revise_from(
+        strategies, sources = revise(
             _unpacked(agents, np.int64),
             _unpacked(played["payoff"], np.float64),
             self.neighbours,
