@@ -399,3 +399,46 @@ def test_what_later_commands_wrote_is_neither_forked_nor_replayed(society: Path,
     fork = sandbox.fork(evaluated, at=1, out=tmp_path / "f", models=case.models())
     assert not (fork.path / "evaluation.csv").exists() and not (fork.path / "clusters.csv").exists()
     assert not any(r["call_id"].startswith("0/None/eval") for r in _transcript(fork.path))
+
+
+def test_the_store_keeps_a_checkpoint_a_finished_generation_and_a_fork_at_every_one_is_identical(
+    tmp_path: Path,
+) -> None:
+    """`sandbox.engine.pruned_store`: a finished generation but the last keeps only its boundary (with the run's
+    input and start), and a fork without change at every generation, the pruned ones included, plays the same
+    tables as its parent; a fork that adds generations at the end equals a longer run."""
+    import sqlite3
+
+    from sandbox.core.scenario_files import parse_kind
+
+    block = {
+        "agents": 16,
+        "generations": 8,
+        "members": [{"strategy": "Cooperator", "share": 0.5}, {"strategy": "Defector", "share": 0.5}],
+        "game": {"name": "prisoners_dilemma"},
+        "network": {"kind": "ring"},
+        "revision": {"rule": "imitate", "beta": 1.0, "mutation": 0.05},
+    }
+    parent = run_population(
+        parse_kind("population", {"name": "pruned", "seed": 4, "population": block}), tmp_path / "p"
+    )
+    with sqlite3.connect(parent / "store.sqlite") as conn:
+        kept = [json.loads(m) for (m,) in conn.execute("SELECT metadata FROM checkpoints ORDER BY checkpoint_id")]
+    boundaries = [m for m in kept if m.get("boundary")]
+    assert len(boundaries) == 8 + 1  # the start and each generation's end
+    assert len(kept) == 1 + len(boundaries) + 4  # the input, the boundaries, and the last generation's four steps
+    from sandbox.engine.fork_plan import plan_fork
+
+    writers = {at: plan_fork(parent, at, {"population.generations": 10}).threads["population"][1] for at in range(1, 9)}
+    # a pruned generation's boundary too: the graph routes on from record; at the end, one step back (before revise)
+    assert writers == {**{at: "record" for at in range(1, 8)}, 8: "score"}
+    tables = ("population.csv", "generations.csv", "held.csv", "lineage.csv")
+    for at in range(0, 9):
+        fork = sandbox.fork(parent, at=at, out=tmp_path / f"f{at}")
+        _tables_equal(parent, fork.path, tables)
+    longer = sandbox.fork(parent, at=8, changes={"population.generations": 10}, out=tmp_path / "longer")
+    whole = run_population(
+        parse_kind("population", {"name": "pruned", "seed": 4, "population": {**block, "generations": 10}}),
+        tmp_path / "whole",
+    )
+    _tables_equal(whole, longer.path, tables)

@@ -73,6 +73,9 @@ class Steps:
     """`graph(checkpointer, scenario) -> compiled graph`: the run's graph, to read and edit its checkpoints."""
     first: str = "pair"
     """The node a step starts with: a fork within a run starts from the snapshot whose next node it is."""
+    last: str = "record"
+    """The node a step ends with, which writes the checkpoint the next step starts from (read as the writer of a
+    boundary whose step's other checkpoints were pruned, `sandbox.engine.pruned_store`)."""
     redo: str | None = None
     """A node a run skips after its last step (a population's revision, which no generation follows): a fork that
     adds steps at the run's end starts one step back, before that node, so that it runs (and the step's rows are

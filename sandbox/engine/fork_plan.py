@@ -22,6 +22,7 @@ from sandbox.core import run_dir as layout
 from sandbox.core.run_dir import is_held
 from sandbox.core.scenario_files import load_run_scenario, with_changes
 from sandbox.core.steps import Steps, changed_fields, first_differences, split_changes
+from sandbox.engine.pruned_store import BOUNDARY
 from sandbox.engine.store import last_state, open_store
 
 __all__ = ["ForkPlan", "check_format", "check_run", "plan_fork", "step_count", "steps_of"]
@@ -101,6 +102,13 @@ async def _snapshots(parent: Path, steps: Steps, scenario: Any, at: int, count: 
     return found
 
 
+def _pruned_parent(snapshot: Any, older: Any) -> bool:
+    """Whether `snapshot` is a generation's boundary whose parent was pruned (`sandbox.engine.pruned_store`): the
+    snapshot before it in the history is not its parent."""
+    parent = (snapshot.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+    return bool(snapshot.metadata.get(BOUNDARY)) and parent != older.config["configurable"].get("checkpoint_id")
+
+
 async def _at_step(graph: Any, thread: str, steps: Steps, at: int, count: int) -> tuple[Any, str]:
     """Thread `thread`'s snapshot where step `at` is about to start, and the node that wrote it.
 
@@ -123,6 +131,8 @@ async def _at_step(graph: Any, thread: str, steps: Steps, at: int, count: int) -
             done = int(snapshot.values.get(steps.key, 0))
         if last is not None:
             last[1] = snapshot.next[0] if len(snapshot.next) == 1 else ""
+            if _pruned_parent(last[0], snapshot):
+                last[1] = steps.last  # its writer's checkpoint was pruned: a boundary, which a step's last node wrote
             last = None
         if int(snapshot.values.get(steps.key, -1)) in (at, at - 1):
             last = [snapshot, ""]

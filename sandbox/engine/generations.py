@@ -1,4 +1,5 @@
-"""The generation graph: every population runs on it, one generation a pass, checkpointed after every step.
+"""The generation graph: every population runs on it, one generation a pass, checkpointed after every step (a finished
+generation but the last is pruned to its boundary, `sandbox.engine.pruned_store`).
 
     START -> pair -> play -> score -> revise -> record -> pair ... -> record -> END
 
@@ -25,6 +26,7 @@ from typing import Any, Literal, Protocol, TypedDict
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from sandbox.engine.pruned_store import GenerationStore
 from sandbox.engine.store import drive, interrupts_as_errors, last_state, open_store
 from sandbox.engine.tables import Row, Tables
 
@@ -209,7 +211,7 @@ async def run_generations(
 
     context = GenerationContext(game, tables, on_generation or (lambda g: None))
     with interrupts_as_errors():
-        async with open_store(folder) as saver:
+        async with open_store(folder, GenerationStore) as saver:  # a checkpoint a finished generation
             graph = build_generation_graph(saver)
             return await drive(
                 graph, THREAD, start, context=context, finished=finished, recursion_limit=5 * generations + 10

@@ -29,9 +29,12 @@ CHECKPOINT_WAL = "PRAGMA wal_checkpoint(TRUNCATE)"
 
 
 @asynccontextmanager
-async def open_store(folder: Path | str) -> AsyncIterator[AsyncSqliteSaver]:
-    """The checkpointer of the run in `folder`, open while the context lasts."""
-    async with AsyncSqliteSaver.from_conn_string(str(Path(folder) / STORE)) as saver:
+async def open_store(
+    folder: Path | str, kind: type[AsyncSqliteSaver] = AsyncSqliteSaver
+) -> AsyncIterator[AsyncSqliteSaver]:
+    """The checkpointer of the run in `folder` (of class `kind`: a population's prunes its finished generations,
+    `sandbox.engine.pruned_store`), open while the context lasts."""
+    async with kind.from_conn_string(str(Path(folder) / STORE)) as saver:
         # The saver runs in WAL mode; NORMAL syncs at WAL checkpoints instead of every commit, which still survives
         # a killed process (what `sandbox resume` is for), though not a power cut.
         await saver.conn.execute("PRAGMA synchronous=NORMAL")
