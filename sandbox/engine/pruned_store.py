@@ -15,6 +15,10 @@ the generation before the last one, and their pending writes, are deleted:
   `"boundary": true` in its metadata. Its parent (the pruned `revise` checkpoint) keeps its id in
   `parent_checkpoint_id`, which tells a reader of the history that its writer was `record`
   (`sandbox.engine.fork_plan._at_step`).
+
+A new store is made with `auto_vacuum = INCREMENTAL` and gives the deleted pages back after each pruning: SQLite
+reused too few of them (2,000 generations: 39% of the file's pages were free). A store made before keeps its
+pages for reuse.
 """
 
 from __future__ import annotations
@@ -37,6 +41,11 @@ class GenerationStore(AsyncSqliteSaver):
         super().__init__(*args, **kwargs)
         self._inside: dict[tuple[str, str], list[str]] = {}  # the current generation's steps, by thread
         self._last: dict[tuple[str, str], list[str] | None] = {}  # the last finished generation's
+
+    async def setup(self) -> None:
+        if not self.is_setup:  # a new store frees the pages it deletes (no effect once its tables exist)
+            await self.conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        await super().setup()
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         loop = metadata.get("source") == "loop"
@@ -66,3 +75,4 @@ class GenerationStore(AsyncSqliteSaver):
                     (*thread, *doomed),
                 )
             await self.conn.commit()
+            await self.conn.execute("PRAGMA incremental_vacuum")  # the file shrinks by the pages freed
