@@ -9,8 +9,8 @@ the generation before the last one, and their pending writes, are deleted:
 
 * the last generation keeps its steps: a fork that adds generations at a run's end starts before its revision
   (`Steps.redo`), and a killed run resumes from its last checkpoint, whichever step that is;
-* only checkpoints the loop wrote between two boundaries go: an `update` (a fork's edit) or the `input` checkpoint
-  ends the walk, so a fork's history stays as written;
+* only checkpoints the loop wrote between two boundaries go: a generation that holds a fork's edit (`update`) or
+  the run's `input` is kept whole, so a fork's history stays as written;
 * a boundary is a checkpoint the loop wrote that changed `generation` (`record`, or the start), marked
   `"boundary": true` in its metadata. Its parent (the pruned `revise` checkpoint) keeps its id in
   `parent_checkpoint_id`, which tells a reader of the history that its writer was `record`
