@@ -18,7 +18,7 @@ from sandbox.cli.runs import app
 from sandbox.core import kinds
 from sandbox.core.run_dir import hold
 from sandbox.viewer.catalog import Catalog, find_runs
-from sandbox.viewer.page import word_diff
+from sandbox.viewer.policies import word_diff
 from sandbox.viewer.report import LIMIT_MB, build_report, report_data
 from sandbox.viewer.server import create_app, hosts_for, inside, is_local, run_json
 from sandbox.viewer.transcripts import Transcripts

@@ -79,9 +79,9 @@ def print_costs(path: Path | None, console: Console | None = None) -> None:
     console = console or Console()
     if table is not None:
         console.print(table)
-    from sandbox.core.summary import read_summary_quietly
+    from sandbox.core.summary import roles_not_an_llm
 
-    for role, spec in (read_summary_quietly(Path(path)).get("not_an_llm") or {}).items():
+    for role, spec in roles_not_an_llm(Path(path)).items():
         console.print(
             f"[bold yellow]not an LLM:[/] the {role} role was answered by {spec}, a dry pipeline's function: "
             "these are no results of LLM agents",

@@ -19,7 +19,7 @@ from typing import Any
 from sandbox.base.files import read_json
 from sandbox.core.run_dir import SUMMARY, atomic_write_text, run_finished
 
-__all__ = ["FRAME", "SCHEMA_VERSION", "read_summary", "read_summary_quietly", "summary_problems", "write_summary"]
+__all__ = ["FRAME", "SCHEMA_VERSION", "read_summary", "roles_not_an_llm", "summary_problems", "write_summary"]
 
 SCHEMA_VERSION = 1
 FRAME = ("schema_version", "kind")  # the fields every summary.json carries beside the kind's own
@@ -37,7 +37,7 @@ def write_summary(path: Path | Any, summary: dict[str, Any], *, kind: str) -> di
         data["lineage"] = [
             {k: record.get(k) for k in ("parent", "at", "unit", "changes", "fresh")} for record in ancestors
         ]
-    played = _not_an_llm(Path(getattr(path, "path", path)))
+    played = roles_not_an_llm(Path(getattr(path, "path", path)))
     if played:  # the roles a user's function answered (`rules:`): never an LLM's results
         data["not_an_llm"] = played
     problems = summary_problems(data)
@@ -49,7 +49,7 @@ def write_summary(path: Path | Any, summary: dict[str, Any], *, kind: str) -> di
     return data
 
 
-def _not_an_llm(path: Path) -> dict[str, str]:
+def roles_not_an_llm(path: Path) -> dict[str, str]:
     """The roles of the run's scenario (`scenario.yaml`) that a `rules:` model plays (`sandbox.llm.rules`)."""
     import yaml
 
@@ -61,15 +61,6 @@ def _not_an_llm(path: Path) -> dict[str, str]:
     except (OSError, yaml.YAMLError):
         return {}
     return not_an_llm(data.get("models")) if isinstance(data, dict) else {}
-
-
-def read_summary_quietly(path: Path) -> dict[str, Any]:
-    """The run directory's `summary.json`, or {} where there is none that reads."""
-    try:
-        data = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def read_summary(path: Path | Any) -> dict[str, Any]:

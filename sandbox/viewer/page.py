@@ -20,11 +20,8 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import difflib
-import json
 import math
 import mimetypes
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -37,6 +34,7 @@ from sandbox.core.run_dir import SCENARIO, STATUS, SUMMARY, SWEEP, TRANSCRIPTS
 from sandbox.core.steps import FORK, FORKS
 from sandbox.viewer.branches import branches, folder_of
 from sandbox.viewer.network import network_json
+from sandbox.viewer.policies import policies_json
 from sandbox.viewer.reading import inside, plain, read_table
 from sandbox.viewer.sections import (
     Branches,
@@ -61,10 +59,8 @@ __all__ = [
     "run_page",
     "sections_of",
     "unaddressable",
-    "word_diff",
 ]
 
-_EPISODE_EPOCH = re.compile(r"-e(\d+)-i\d+$")  # a society episode's id: r{run}-e{epoch}-i{index}
 TABLE_ROWS = 1000  # rows of a table sent to the page; the whole file is linked
 CHART_POINTS = 5000  # points of one trace; longer traces are thinned evenly
 
@@ -234,98 +230,6 @@ def _figures(section: Figures, path: Path, link: Callable[[str], str]) -> dict[s
     return {"type": "figures", "title": section.title, "items": items} if items else None
 
 
-def word_diff(before: str, after: str) -> list[list[str]]:
-    """`after` against `before`, word by word: `[op, text]` pieces, op `=` (kept), `-` (removed) or `+` (added).
-
-    >>> word_diff("give them nearly all", "give them half")
-    [['=', 'give them '], ['-', 'nearly all '], ['+', 'half']]
-    """
-    old, new = before.split(), after.split()
-    pieces: list[list[str]] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
-        if op == "equal":
-            pieces.append(["=", " ".join(old[i1:i2])])
-        if op in ("delete", "replace"):
-            pieces.append(["-", " ".join(old[i1:i2])])
-        if op in ("insert", "replace"):
-            pieces.append(["+", " ".join(new[j1:j2])])
-    for piece in pieces[:-1]:  # the spaces between pieces
-        piece[1] += " "
-    return pieces
-
-
-def _policies(section: Policies, path: Path) -> dict[str, Any] | None:
-    file = inside(path, section.file)
-    if file is None or not file.is_file():
-        return None
-    records = []
-    for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line being written
-        if isinstance(record, dict) and "policy" in record:
-            records.append(record)
-    episodes: dict[str, dict[str, Any]] = {}
-    table = inside(path, section.episodes)
-    if table is not None and table.is_file():
-        frame = pd.read_csv(table)
-        if "episode" in frame.columns:
-            keep = [
-                c
-                for c in (
-                    "episode",
-                    "epoch",
-                    "interaction",
-                    "proposer",
-                    "responder",
-                    "amount",
-                    "proposal",
-                    "offered_share",
-                    "response",
-                    "decision",
-                )
-                if c in frame.columns
-            ]
-            episodes = {str(r["episode"]): {k: plain(v) for k, v in r.items()} for r in frame[keep].to_dict("records")}
-    runs: dict[Any, list[dict[str, Any]]] = {}
-    for record in records:
-        versions = runs.setdefault(record.get("run", 0), [])
-        before = versions[-1]["policy"] if versions else ""
-        evidence = [str(e) for e in record.get("evidence") or []]
-        rows = [episodes[e] for e in evidence if e in episodes]
-        played = record.get("epoch")
-        # the epochs of the interactions it was written from: the episodes' own, else read from their ids
-        # (`r0-e3-i00012`: the table is written when the run ends); none for a version no MetaLM wrote
-        read = sorted(
-            {int(m.group(1)) for e in evidence if (m := _EPISODE_EPOCH.search(e))}
-            | {r["epoch"] for r in rows if isinstance(r.get("epoch"), int)}
-        )
-        versions.append(
-            {
-                "version": record.get("version", len(versions)),
-                "epoch": played,  # the epoch the version is played in
-                "evidence_epochs": read,  # the epochs whose interactions it was written from
-                "unchanged": bool(versions) and str(record["policy"]) == before,
-                "source": record.get("source"),
-                "policy": str(record["policy"]),
-                "legal": record.get("legal", True),
-                "diff": word_diff(before, str(record["policy"])) if versions else [["=", str(record["policy"])]],
-                "evidence": evidence,
-                "evidence_rows": rows,
-                "answer": record.get("answer"),
-                "illegal_answers": record.get("illegal_answers", 0),
-            }
-        )
-    if not runs:
-        return None
-    return {
-        "type": "policies",
-        "title": section.title,
-        "runs": [{"run": plain(k), "versions": v} for k, v in runs.items()],
-    }
-
-
 def _cells(section: Cells, path: Path, base: str) -> dict[str, Any] | None:
     table = _table(Table(section.file, title=section.title), path)
     if table is None or table["type"] != "table":
@@ -403,7 +307,7 @@ def render(section: Section, path: Path, *, base: str, link: Callable[[str], str
     if isinstance(section, Figures):
         return _figures(section, path, link)
     if isinstance(section, Policies):
-        return _policies(section, path)
+        return policies_json(section, path)
     if isinstance(section, Cells):
         return _cells(section, path, base)
     if isinstance(section, Tree):

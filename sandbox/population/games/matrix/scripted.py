@@ -35,6 +35,7 @@ from sandbox.population.games.matrix.report import print_scripted_table
 from sandbox.population.games.matrix.spec import MatrixSpec
 from sandbox.population.games.matrix.strategies import MatchTable, canonical, payoff_table
 from sandbox.population.network import network_of
+from sandbox.population.report.lineage import LINEAGE
 from sandbox.population.revision.rules import revise
 from sandbox.population.settings import PopulationScenarioSettings, place_members
 from sandbox.rules.matrix import MOVES
@@ -42,7 +43,6 @@ from sandbox.rules.matrix import MOVES
 __all__ = ["PackedPlay", "Revised", "ScriptedMatrixGame", "Strategies"]
 
 POPULATION, GENERATIONS, EDGES, PLOT = "population.csv", "generations.csv", "edges.csv", "cooperation.png"
-LINEAGE = "lineage.csv"
 
 Strategies = bytes  # the population: each agent's strategy (its index among the members'), an int64 array packed
 
