@@ -28,13 +28,35 @@ class InteractionNetwork:
         if self._edges is not None and len(self._edges) == 0:
             raise ValueError("the interaction network has no edges")
 
+    @classmethod
+    def from_edges(cls, size: int, edges: np.ndarray) -> InteractionNetwork:
+        """A network of `size` agents held as its (E, 2) edge array alone (a large population's: no networkx graph;
+        `to_networkx` builds one on demand)."""
+        network = cls(size, None)
+        if len(edges) == 0:
+            raise ValueError("the interaction network has no edges")
+        network._edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+        return network
+
     @property
     def is_complete(self) -> bool:
-        return self.graph is None
+        return self._edges is None
+
+    def edge_array(self) -> np.ndarray:
+        """The (E, 2) edges, each once and sorted (ValueError for the complete network, which keeps none)."""
+        if self._edges is None:
+            raise ValueError("the complete network keeps no edge list")
+        return self._edges
 
     def to_networkx(self) -> nx.Graph:
-        """The network as a networkx graph (builds the complete graph on demand)."""
-        return nx.complete_graph(self.size) if self.graph is None else self.graph
+        """The network as a networkx graph (builds it on demand for the complete network and one held as edges)."""
+        if self.graph is not None:
+            return self.graph
+        if self._edges is None:
+            return nx.complete_graph(self.size)
+        graph = nx.empty_graph(self.size)
+        graph.add_edges_from(self._edges.tolist())
+        return graph
 
     def random_edge(self, rng: np.random.Generator) -> tuple[int, int]:
         if self._edges is None:

@@ -190,8 +190,8 @@ def build_generation_graph(checkpointer: Any | None = None) -> Any:
 
 async def run_generations(
     folder: Path, game: GenerationGame, generations: int, *, on_generation: Callable[[int], Any] | None = None
-) -> dict[str, Any]:
-    """Play (or go on with) the population of the run in `folder`; its final state.
+) -> None:
+    """Play (or go on with) the population of the run in `folder` to its end.
 
     A new run writes its tables' headers and first rows (`game.start()`) before the first checkpoint; a run with
     a checkpoint goes on from it, its tables cut back to the sizes the checkpoint recorded.
@@ -213,8 +213,14 @@ async def run_generations(
     with interrupts_as_errors():
         async with open_store(folder, GenerationStore) as saver:  # a checkpoint a finished generation
             graph = build_generation_graph(saver)
-            return await drive(
-                graph, THREAD, start, context=context, finished=finished, recursion_limit=5 * generations + 10
+            await drive(
+                graph,
+                THREAD,
+                start,
+                context=context,
+                finished=finished,
+                recursion_limit=5 * generations + 10,
+                final=False,
             )
 
 

@@ -60,8 +60,10 @@ async def drive(
     context: Any,
     finished: Callable[[Mapping[str, Any]], bool],
     recursion_limit: int,
-) -> dict[str, Any]:
-    """Play thread `thread` of `graph` to its end from its last checkpoint; its final state.
+    final: bool = True,
+) -> dict[str, Any] | None:
+    """Play thread `thread` of `graph` to its end from its last checkpoint; its final state (`final`), or None (a
+    caller that does not read it: a million agents' state takes seconds to decode).
 
     A thread with no checkpoint starts from `start()` (called only then: a new run's setup); one whose last state
     is not `finished` goes on; a finished one is left as it is.
@@ -74,7 +76,7 @@ async def drive(
         # Not `snapshot.next`: when every task of the interrupted superstep had saved its writes, `next` is empty
         # although the superstep was never committed.
         await graph.ainvoke(None, config, context=context)
-    return dict((await graph.aget_state(config)).values)
+    return dict((await graph.aget_state(config)).values) if final else None
 
 
 def last_state(folder: Path | str, thread: str) -> dict[str, Any] | None:

@@ -5,6 +5,7 @@ of a neighbour that the revision rules make."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from societies.network import InteractionNetwork
     from societies.society_block import Network
 
-__all__ = ["Neighbours", "edge_pairs", "match_edges", "neighbour_of", "network_of", "random_neighbour"]
+__all__ = ["ARRAYS_FROM", "Neighbours", "edge_pairs", "match_edges", "neighbour_of", "network_of", "random_neighbour"]
 
 
 @dataclass(frozen=True)
@@ -30,12 +31,10 @@ class Neighbours:
     def from_edges(cls, size: int, edges: np.ndarray | None) -> Neighbours:
         if edges is None:
             return cls(size, None, None, None)
-        both = np.concatenate([edges, edges[:, ::-1]])
-        order = np.lexsort((both[:, 1], both[:, 0]))
-        both = both[order]
-        indptr = np.zeros(size + 1, dtype=np.int64)
-        np.add.at(indptr, both[:, 0] + 1, 1)
-        return cls(size, edges, np.cumsum(indptr), both[:, 1].copy())
+        from sandbox.population.network_arrays import csr_of
+
+        indptr, indices = csr_of(size, edges)
+        return cls(size, edges, indptr, indices)
 
     @property
     def complete(self) -> bool:
@@ -54,15 +53,54 @@ class Neighbours:
         return np.diff(self.csr()[1])
 
 
-def network_of(agents: int, spec: Network, seed: int) -> tuple[InteractionNetwork, Neighbours]:
-    """The scenario's network (`societies.network.Network`, seeded from the run's seed tree) and its neighbours;
-    a complete network keeps no edge list."""
-    from sandbox.base.seeding import Branch, generator
-    from societies.network import build_network
+ARRAYS_FROM = 100_000
+"""From this many agents on, a small-world or scale-free network is drawn by the vectorised builders of
+`sandbox.population.network_arrays` (the same models; seconds and a few hundred MB at a million agents, where
+networkx takes tens of seconds and gigabytes); below it, by networkx as before, so that smaller runs keep their
+graphs. Rings and ring lattices are the same graph either way and always come from the arrays."""
 
-    graph = build_network(agents, spec, generator(seed, Branch.NETWORK))
-    edges = None if graph.is_complete else np.array(sorted(graph.to_networkx().edges()), dtype=np.int64)
+
+ARRAY_KINDS = ("ring", "ring_lattice", "small_world", "barabasi_albert")
+
+
+def network_of(agents: int, spec: Network, seed: int) -> tuple[InteractionNetwork, Neighbours]:
+    """The scenario's network (`societies.network.InteractionNetwork`, seeded from the run's seed tree) and its
+    neighbours; a complete network keeps no edge list. Built once for a run's (agents, network, seed): the budget
+    check, the dry run's estimate and the game ask for the same one."""
+    return _network(agents, spec.model_dump_json(), seed)
+
+
+@lru_cache(maxsize=2)
+def _network(agents: int, spec_json: str, seed: int) -> tuple[InteractionNetwork, Neighbours]:
+    from sandbox.base.seeding import Branch, generator
+    from societies.network import InteractionNetwork, build_network
+    from societies.society_block import Network
+
+    spec = Network.model_validate_json(spec_json)
+    rng = generator(seed, Branch.NETWORK)
+    edges = _edge_array(agents, spec, rng)
+    if edges is not None:
+        return InteractionNetwork.from_edges(agents, edges), Neighbours.from_edges(agents, edges)
+    graph = build_network(agents, spec, rng)
+    edges = None if graph.is_complete else graph.edge_array()
     return graph, Neighbours.from_edges(agents, edges)
+
+
+def _edge_array(agents: int, spec: Network, rng: np.random.Generator) -> np.ndarray | None:
+    """The network's edges from `network_arrays` where it draws this network (see ARRAYS_FROM), else None."""
+    if spec.kind not in ("ring", "ring_lattice") and (agents < ARRAYS_FROM or spec.kind not in ARRAY_KINDS):
+        return None
+    from sandbox.population import network_arrays as arrays
+
+    if spec.kind == "ring":
+        return arrays.ring_edges(agents)
+    if spec.kind == "ring_lattice":
+        return arrays.ring_lattice_edges(agents, spec.k)
+    if spec.kind == "small_world":  # drawn from the same node's first integer as networkx's seed
+        return arrays.small_world_edges(agents, spec.k, spec.p, np.random.default_rng(int(rng.integers(2**31))))
+    if spec.kind == "barabasi_albert":
+        return arrays.barabasi_albert_edges(agents, spec.m, np.random.default_rng(int(rng.integers(2**31))))
+    return None
 
 
 def random_neighbour(neighbours: Neighbours, rng: np.random.Generator) -> np.ndarray:

@@ -101,7 +101,7 @@ async def drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> d
     def finished(values: Any) -> bool:
         return values.get("epoch", 0) >= epochs and (layer is None or layer.finished(values))
 
-    return await engine_drive(
+    final = await engine_drive(
         graph,
         f"run-{run}",
         lambda: {"run": run, "epoch": 0, "epochs": epochs, "tasks": [], "episodes": [], "epoch_scores": []},
@@ -109,6 +109,8 @@ async def drive(graph: Any, context: SocietyContext, run: int, epochs: int) -> d
         finished=finished,
         recursion_limit=5 * epochs + 10,
     )
+    assert final is not None
+    return final
 
 
 def _profiles(population: list[Any], guided: list[GuidedMember], layer: Any | None) -> dict[str, dict[str, str]]:

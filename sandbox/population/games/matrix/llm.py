@@ -59,7 +59,7 @@ from sandbox.population.games.matrix.llm_records import (
 from sandbox.population.games.matrix.report import print_llm_table
 from sandbox.population.games.matrix.spec import MatrixSpec
 from sandbox.population.llm_session import finish_llm_run, listed, member_row, model_label, summary_head
-from sandbox.population.network import edge_pairs, network_of
+from sandbox.population.network import match_edges, network_of
 from sandbox.population.revision.texts import (
     NormRow,
     PrincipledAgent,
@@ -139,7 +139,7 @@ class LLMMatrixGame(
         super().__init__(scenario, model)
         block = self.block
         _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
-        self.pairs = edge_pairs(self.neighbours)
+        self.pairs = match_edges(self.neighbours)  # (E, 2): match k is edge k
         self.degree = np.maximum(self.neighbours.degree(), 1)
         self.members = Members(scenario, self.model("user"))
         self._actors: LLMActorBlocks[Members, list[Turn]] | None = None
@@ -175,16 +175,20 @@ class LLMMatrixGame(
         agents = population["agents"]
         matches = range(len(self.pairs)) if pairs is None else pairs
         if self._actors is not None:
-            played = self._actors(agents, g, [[k, *self.pairs[k]] for k in matches])
+            played = self._actors(agents, g, [[k, *self._pair(k)] for k in matches])
         else:
             played = await gather_jobs(  # a match asks two calls at once
                 list(matches),
-                lambda k: play_match(self.members, agents, g, k, *self.pairs[k]),
+                lambda k: play_match(self.members, agents, g, k, *self._pair(k)),
                 limit=jobs_ahead(self.scenario.concurrency, calls_per_job=2),
             )
         return [
-            _move_row(g, k, t, self.pairs[k], turn) for k, turns in zip(matches, played) for t, turn in enumerate(turns)
+            _move_row(g, k, t, self._pair(k), turn) for k, turns in zip(matches, played) for t, turn in enumerate(turns)
         ]
+
+    def _pair(self, k: int) -> tuple[int, int]:
+        a, b = self.pairs[k].tolist()
+        return a, b
 
     def score(self, population: PrincipledPopulation, g: int, rows: list[MoveRow]) -> Scores:
         """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""

@@ -34,7 +34,6 @@ the interaction at which consensus was reached), `edges.csv`,
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -111,14 +110,14 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
     def start(self) -> tuple[NamingPopulation, Rows]:
         block, game = self.block, self.spec
         prepared = Remembered(own=game.prepared, other=game.prepared, payoff=game.reward)
-        words = [
-            "" if block.members[int(m)].strategy == LLM else block.members[int(m)].strategy
-            for m in place_members(self.scenario)
-        ]  # a committed member's word, "" for an llm member
-        agents = [
+        words = ["" if m.strategy == LLM else m.strategy for m in block.members]  # a committed member's word, or ""
+        kinds = [
             NamingAgent(committed=w, memory=[] if w or not game.prepared else [prepared] * game.memory, last="")
             for w in words
         ]
+        # one record a member, shared by its agents until one plays (`play` replaces an agent's record, never
+        # changes it): a million agents start in milliseconds
+        agents = [kinds[m] for m in place_members(self.scenario).tolist()]
         edges = self.neighbours.edges
         return {"agents": agents, "run": 0, "consensus_at": None, "interactions": 0}, {
             EDGES: [] if edges is None else edges.tolist()
@@ -126,8 +125,8 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
 
     def pair(self, population: NamingPopulation, g: int) -> list[Pair] | list[list[Pair]]:
         """The generation's pairs, in order: sequential, N pairs (`game.activation` x N), each a random agent and a
-        random neighbour of it; pairs, rounds of disjoint random pairs (`disjoint_pairs`) until there are that many,
-        each round a list."""
+        random neighbour of it; pairs, rounds of disjoint random pairs (`disjoint_pairs`), each a list, the last cut
+        to make that many (a million agents at activation 0.01 play 10,000 of a round's 500,000 pairs)."""
         game, n = self.spec, self.block.agents
         rng = generator(self.scenario.seed, Branch.EPOCH, g)
         wanted = game.interactions(n)
@@ -137,8 +136,9 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
             nb = self.neighbours
             while count < wanted:
                 speakers, hearers = disjoint_pairs(n, nb.indptr, nb.indices, rng)
-                rounds.append(np.stack([speakers, hearers], axis=1).tolist())
-                count += len(speakers)
+                round_ = np.stack([speakers, hearers], axis=1)[: wanted - count]  # the last round: those wanted
+                rounds.append(round_.tolist())
+                count += len(round_)
             return rounds
         pairs: list[Pair] = []
         for _ in range(wanted):
@@ -152,7 +152,7 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         interaction rows, the agents after them, and the interaction (1-based, over the run) at which the population
         converged, if it did here (with `update: pairs` the round that reaches it is played out)."""
         game, n = self.spec, self.block.agents
-        agents = copy.deepcopy(population["agents"])
+        agents = list(population["agents"])  # an agent's record is replaced, never changed, as it plays
         convergence = Convergence(n, population["run"])
         rows: list[InteractionRow] = []
         reached: int | None = None
@@ -199,8 +199,11 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
         for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
             remembered = Remembered(own=own, other=other, payoff=payoff)
-            agents[x]["memory"] = [*agents[x]["memory"], remembered][-game.memory :]
-            agents[x]["last"] = own or ""
+            agents[x] = NamingAgent(
+                committed=agents[x]["committed"],
+                memory=[*agents[x]["memory"], remembered][-game.memory :],
+                last=own or "",
+            )
         rows.append(
             InteractionRow(
                 generation=g,

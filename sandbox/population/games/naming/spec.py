@@ -179,9 +179,9 @@ class NamingSpec(PopulationGameSpec):
         if self.play == "scripted":
             return []
         p = scenario.population
-        interactions = self.interactions(p.agents) + (p.agents // 2 if self.update == "pairs" else 0)  # a last round
+        interactions = self.interactions(p.agents)
         return [Calls("user (picks, first asks, at most)", scenario.models.user, 2 * interactions * p.generations, 350)]
 
     def interactions(self, agents: int) -> int:
-        """The interactions of a generation (at least; `update: pairs` ends the round that reaches them)."""
+        """The interactions of a generation (`update: pairs` cuts its last round to them)."""
         return max(1, round(agents * self.activation))
