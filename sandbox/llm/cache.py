@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import PrivateAttr
+from pydantic import Field
 
 from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
 from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint
@@ -106,19 +106,22 @@ class CachedChatModel(ChatModelWrapper):
 
     # Not `cache`: that name is BaseChatModel's own (LangChain's global cache switch).
     responses: Any  # ResponseCache; Any keeps pydantic from copying it
-    _model_id: dict[str, Any] | None = PrivateAttr(default=None)
-    _inflight: dict[tuple[Any, str], asyncio.Future] = PrivateAttr(default_factory=dict)  # by (event loop, key)
+    # fields, not private attributes, which pydantic reads through a slow `__getattr__` (every call reads these)
+    backend_id: dict[str, Any] | None = Field(default=None, exclude=True, repr=False)
+    inflight: dict[tuple[Any, str], asyncio.Future] = Field(
+        default_factory=dict, exclude=True, repr=False
+    )  # by (loop, key)
 
     def _key(self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict) -> str:
-        if self._model_id is None:
+        if self.backend_id is None:
             backend = self.innermost()
-            self._model_id = {"type": backend._llm_type, **backend._identifying_params}
-        return cache_key(self._model_id, messages, stop, kwargs)
+            self.backend_id = {"type": backend._llm_type, **backend._identifying_params}
+        return cache_key(self.backend_id, messages, stop, kwargs)
 
     async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         key = self._key(messages, stop, kwargs)
         loop = asyncio.get_running_loop()
-        while (twin := self._inflight.get((loop, key))) is not None:
+        while (twin := self.inflight.get((loop, key))) is not None:
             await asyncio.wait([twin])
             if not twin.cancelled() and twin.exception() is not None:
                 raise twin.exception()  # the twin failed after its retries: so does this call
@@ -130,7 +133,7 @@ class CachedChatModel(ChatModelWrapper):
             message = AIMessage(content=content, usage_metadata=usage or None, response_metadata=metadata)
             return ChatResult(generations=[ChatGeneration(message=message, generation_info={"cache_hit": True})])
         done: asyncio.Future = loop.create_future()
-        self._inflight[(loop, key)] = done
+        self.inflight[(loop, key)] = done
         try:
             result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
             message = result.generations[0].message
@@ -148,5 +151,5 @@ class CachedChatModel(ChatModelWrapper):
         finally:
             if not done.done():
                 done.cancel()  # cancelled or interrupted: a waiting twin asks for itself
-            if self._inflight.get((loop, key)) is done:
-                del self._inflight[(loop, key)]
+            if self.inflight.get((loop, key)) is done:
+                del self.inflight[(loop, key)]

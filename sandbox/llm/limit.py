@@ -12,7 +12,7 @@ import threading
 import weakref
 
 from langchain_core.outputs import ChatResult
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from sandbox.llm.chat_backend import AsyncRun, CallKwargs, Messages, Stop
 from sandbox.llm.wrapper import ChatModelWrapper
@@ -22,17 +22,18 @@ class ConcurrencyLimitedChatModel(ChatModelWrapper):
     """Holds calls beyond `max_concurrency` until a slot frees."""
 
     max_concurrency: int = Field(8, ge=1)
-    _semaphores: weakref.WeakKeyDictionary = PrivateAttr(default_factory=weakref.WeakKeyDictionary)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    # fields, not private attributes, which pydantic reads through a slow `__getattr__` (every call reads these)
+    semaphores: weakref.WeakKeyDictionary = Field(default_factory=weakref.WeakKeyDictionary, exclude=True, repr=False)
+    lock: threading.Lock = Field(default_factory=threading.Lock, exclude=True, repr=False)
     in_flight: int = 0
     peak_in_flight: int = 0
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
-        with self._lock:
-            semaphore = self._semaphores.get(loop)
+        with self.lock:
+            semaphore = self.semaphores.get(loop)
             if semaphore is None:
-                semaphore = self._semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
+                semaphore = self.semaphores[loop] = asyncio.Semaphore(self.max_concurrency)
             return semaphore
 
     async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:

@@ -23,7 +23,7 @@ from typing import Any
 
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
-from pydantic import PrivateAttr
+from pydantic import Field
 
 from sandbox.llm.chat_backend import AsyncRun, CallKwargs, ChatBackend, Messages, Stop
 from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint, openai_token_logprobs, strip_sandbox_kwargs
@@ -93,17 +93,18 @@ class OpenAICompatibleChatModel(ChatBackend, ChatOpenAI):
     structured-output fields where the spec says the server has them."""
 
     endpoint_spec: Any = None
-    _pool: Any = PrivateAttr(default=None)
+    # a field, not a private attribute, which pydantic reads through a slow `__getattr__` (every call reads it)
+    endpoint_pool: Any = Field(default=None, exclude=True, repr=False)
 
     @property
     def pool(self) -> EndpointPool:
-        if self._pool is None:
-            self._pool = EndpointPool(
+        if self.endpoint_pool is None:
+            self.endpoint_pool = EndpointPool(
                 self.endpoint_spec,
                 api_key=self.openai_api_key.get_secret_value(),
                 timeout_s=float(self.request_timeout or 120.0),
             )
-        return self._pool
+        return self.endpoint_pool
 
     async def _achat(self, messages: Messages, stop: Stop, run_manager: AsyncRun, kwargs: CallKwargs) -> ChatResult:
         payload = self._get_request_payload(messages, stop=stop, **_request_kwargs(kwargs))
@@ -119,8 +120,8 @@ class OpenAICompatibleChatModel(ChatBackend, ChatOpenAI):
 
     async def aclose(self) -> None:
         """Close this event loop's HTTP session."""
-        if self._pool is not None:
-            await self._pool.aclose()
+        if self.endpoint_pool is not None:
+            await self.endpoint_pool.aclose()
 
 
 def openai_chat_model(argument: str, *, timeout_s: float = 120.0) -> OpenAICompatibleChatModel:
