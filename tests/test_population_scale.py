@@ -103,6 +103,23 @@ def test_the_benchmark_reports_each_run_against_its_concurrency_bound() -> None:
     assert row["bound_s"] == pytest.approx(400 * 0.02 / 64)
     assert row["span_s"] >= row["bound_s"] * 0.9 and row["whole_s"] >= row["span_s"]  # no call beats the latency
     assert row["peak_bytes"] > 0 and 500 < row["transcript_bytes_per_call"] < 5000 and row["cpu_ms_per_call"] > 0
+    assert row["store_bytes"] > 0 and 0 < row["imports_s"] < row["first_call_s"] < row["imports_s"] + row["whole_s"]
+    assert row["command_ratio"] > row["whole_ratio"]
+
+
+def test_a_million_agents_play_at_oasis_activation_and_the_benchmark_reads_its_sizes(monkeypatch) -> None:
+    from sandbox.base.errors import UsageError
+    from sandbox.population.bench.llm import scale_scenario, sizes_asked
+    from sandbox.population.scenario import over_budget
+
+    scenario = scale_scenario("matrix", 1_000_000, "openai:bench@http://127.0.0.1:9/v1")
+    assert scenario.population.game.activation == 0.01 and not over_budget(scenario)
+    assert scale_scenario("naming", 10_000, "openai:bench@http://127.0.0.1:9/v1").population.game.activation == 1
+    monkeypatch.setenv("SANDBOX_BENCH_AGENTS", "1000000:2,500")
+    assert sizes_asked() == ((1_000_000, 2), (500, 1))
+    monkeypatch.setenv("SANDBOX_BENCH_AGENTS", "a million")
+    with pytest.raises(UsageError, match="SANDBOX_BENCH_AGENTS"):
+        sizes_asked()
 
 
 @pytest.mark.slow  # over half a minute

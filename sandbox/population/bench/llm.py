@@ -12,10 +12,15 @@ its own) answering the games' prompts with parseable moves after `latency_s`. Fo
   game, the LLM layer, the HTTP client; not the servers');
 * peak memory (the child's maximum resident set; each actor's, from the run's `actors.json`) per agent, and the
   transcript's bytes per call;
-* the start-up (imports) apart.
+* the start-up apart: the imports, and the time to the first call (the population and its network built, the
+  tables' first rows and the first checkpoint written), with one process;
+* the store's size (`store.sqlite`) after the generation.
 
 The servers' answers are timing fixtures, never simulation results. The 100,000-agent configuration plays on two
-Ray actors, each with its own server (its share of the pool) and half of the concurrency.
+Ray actors, each with its own server (its share of the pool) and half of the concurrency. A million agents play
+with OASIS's activation (`game.activation: 0.01`, about 1% of the matches or interactions a generation, as OASIS
+lets about 1% of its agents act a step). `SANDBOX_BENCH_AGENTS=1000000:1,1000000:2` runs other sizes (agents:Ray
+actors, comma-separated) in place of the default.
 """
 
 from __future__ import annotations
@@ -39,11 +44,13 @@ if TYPE_CHECKING:
     from sandbox.llm.record import CallRecord
     from sandbox.population.scenario import PopulationScenario
 
-__all__ = ["bench_population_llm", "plot_scale", "scale_scenario"]
+__all__ = ["bench_population_llm", "plot_scale", "scale_scenario", "sizes_asked"]
 
 LATENCY_S = 0.2
 CONCURRENCY = 64
 SIZES = ((1_000, 1), (10_000, 1), (100_000, 2))  # (agents, Ray actors)
+ACTIVATED_FROM = 1_000_000  # from this many agents, a generation activates a share of the matches
+ACTIVATION = 0.01  # OASIS's: about 1% of a million agents act a step
 
 
 class Config(TypedDict):
@@ -63,11 +70,13 @@ class Measured(Config):
 
     calls: int
     imports_s: float
+    first_call_s: float | None
     whole_s: float
     span_s: float | None
     cpu_s: float
     peak_bytes: int
     transcript_bytes: int
+    store_bytes: int
     actor_peak_bytes: list[int]
     actor_cpu_s: float
 
@@ -77,6 +86,7 @@ class Figures(Measured):
 
     bound_s: float
     whole_ratio: float
+    command_ratio: float
     span_ratio: float | None
     cpu_ms_per_call: float
     peak_bytes_per_agent: float
@@ -89,13 +99,16 @@ def scale_scenario(
     """One generation of `agents` LLM members of `game` (a registered game's kind), as its entry's `scale` says (the
     matrix game: the prisoner's dilemma on a ring, one turn; the donor game paired along a ring, two rounds; the
     naming game on a complete graph, N interactions in rounds of disjoint pairs), at temperature 0.7 so that every
-    call is distinct, model `spec` as role user."""
+    call is distinct, model `spec` as role user; from `ACTIVATED_FROM` agents on, at `game.activation`
+    `ACTIVATION`."""
     from sandbox.core.scenario_files import parse_kind
     from sandbox.population.registry import entry_of
 
     fields = entry_of(game).scale
     if fields is None:
         raise ValueError(f"population game {game!r} has no scale case (GameEntry.scale)")
+    if agents >= ACTIVATED_FROM:
+        fields = {**fields, "game": {**fields["game"], "activation": ACTIVATION}}
     return parse_kind(
         "population",
         {
@@ -136,17 +149,20 @@ def _child(config: Config) -> Measured:
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         summary = json.loads((path / "summary.json").read_text())
         transcript = (path / "transcripts.jsonl").stat().st_size
+        store = (path / "store.sqlite").stat().st_size
         actors = json.loads((path / "actors.json").read_text()) if (path / "actors.json").is_file() else []
     calls = int(summary["calls"])
     return Measured(
         **config,
         calls=calls,
         imports_s=imports,
+        first_call_s=span["first"] - started if span["calls"] else None,
         whole_s=wall,
         span_s=span["last"] - span["first"] if span["calls"] else None,
         cpu_s=cpu,
         peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         transcript_bytes=transcript,
+        store_bytes=store,
         actor_peak_bytes=[a["peak_bytes"] for a in actors],
         actor_cpu_s=sum(a["cpu_s"] for a in actors),
     )
@@ -165,19 +181,44 @@ def _run_child(config: Config) -> Measured:
     return measured
 
 
+def sizes_asked(default: tuple[tuple[int, int], ...] = SIZES) -> tuple[tuple[int, int], ...]:
+    """The (agents, actors) sizes `SANDBOX_BENCH_AGENTS` names (`1000000:1,1000000:2`), else `default`.
+
+    >>> import os; os.environ["SANDBOX_BENCH_AGENTS"] = "1000000:1, 10000"
+    >>> sizes_asked()
+    ((1000000, 1), (10000, 1))
+    >>> del os.environ["SANDBOX_BENCH_AGENTS"]
+    """
+    import os
+
+    from sandbox.base.errors import UsageError
+
+    asked = os.environ.get("SANDBOX_BENCH_AGENTS", "").strip()
+    if not asked:
+        return default
+    sizes = []
+    for item in asked.split(","):
+        agents, _, actors = item.strip().partition(":")
+        if not agents.isdigit() or not (actors or "1").isdigit() or int(agents) < 2 or int(actors or 1) < 1:
+            raise UsageError(f"SANDBOX_BENCH_AGENTS: {item.strip()!r} is not AGENTS or AGENTS:ACTORS (1000000:2)")
+        sizes.append((int(agents), int(actors or 1)))
+    return tuple(sizes)
+
+
 def bench_population_llm(
-    sizes: tuple[tuple[int, int], ...] = SIZES,
+    sizes: tuple[tuple[int, int], ...] | None = None,
     games: tuple[str, ...] | None = None,
     latency_s: float = LATENCY_S,
     concurrency: int = CONCURRENCY,
 ) -> list[Figures]:
     """One generation of each game (`games`: every registered game with a scale case, by default) at each (agents,
-    actors) size (on actors: the games whose entries say so) against loopback servers at `latency_s`; the figures of
+    actors) size (`sizes`: `sizes_asked()`) (on actors: the games whose entries say so) against loopback servers at `latency_s`; the figures of
     each run, printed as a table."""
     from sandbox.population.registry import games as registered
     from sandbox.society.loopback_server import server_process
 
     entries = registered()
+    sizes = sizes_asked() if sizes is None else sizes
     games = tuple(kind for kind, entry in entries.items() if entry.scale is not None) if games is None else games
 
     rows: list[Figures] = []
@@ -199,6 +240,7 @@ def bench_population_llm(
                         **measured,
                         bound_s=bound,
                         whole_ratio=measured["whole_s"] / bound,
+                        command_ratio=(measured["imports_s"] + measured["whole_s"]) / bound,
                         span_ratio=None if span is None else span / bound,
                         cpu_ms_per_call=1000 * (measured["cpu_s"] + measured["actor_cpu_s"]) / measured["calls"],
                         peak_bytes_per_agent=(measured["peak_bytes"] + sum(measured["actor_peak_bytes"])) / agents,
@@ -228,6 +270,10 @@ def _print(rows: list[Figures], latency_s: float, concurrency: int) -> None:
             lambda r: "n/a (actors)" if r["span_ratio"] is None else f"{r['span_s']:.1f} s ({r['span_ratio']:.2f}x)",
         ),
         ("whole run (vs bound)", lambda r: f"{r['whole_s']:.1f} s ({r['whole_ratio']:.2f}x)"),
+        (
+            "whole, imports included (vs bound)",
+            lambda r: f"{r['imports_s'] + r['whole_s']:.1f} s ({r['command_ratio']:.2f}x)",
+        ),
         ("CPU per call (all run processes)", lambda r: f"{r['cpu_ms_per_call']:.3f} ms"),
         (
             "peak memory: driver (each actor)",
@@ -245,7 +291,12 @@ def _print(rows: list[Figures], latency_s: float, concurrency: int) -> None:
             lambda r: f"{(r['peak_bytes'] + sum(r['actor_peak_bytes'])) / r['agents'] / 1024:.1f} KB",
         ),
         ("transcript per call", lambda r: f"{r['transcript_bytes_per_call']:,.0f} B"),
-        ("start-up (imports)", lambda r: f"{r['imports_s']:.1f} s"),
+        ("store", lambda r: f"{r['store_bytes'] / 2**20:,.1f} MB"),
+        ("start-up: imports", lambda r: f"{r['imports_s']:.1f} s"),
+        (
+            "start-up: to the first call",
+            lambda r: "n/a (actors)" if r["first_call_s"] is None else f"{r['first_call_s']:.1f} s",
+        ),
     ]
     for name, cell in measures:
         table.add_row(name, *(cell(r) for r in rows))
