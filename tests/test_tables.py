@@ -38,3 +38,16 @@ def test_a_step_run_again_cuts_the_tables_back_to_the_checkpoint_s_sizes(tmp_pat
     tables.append(sizes, {"a.csv": [{"g": 1}]})  # written, then the run was killed before the checkpoint
     tables.append(sizes, {"a.csv": [{"g": 1}]})  # the step again, from the checkpoint's sizes
     assert (tmp_path / "a.csv").read_text().splitlines() == ["g", "0", "1"]
+
+
+def test_an_integer_array_of_rows_is_written_byte_for_byte_as_its_rows_as_lists(tmp_path: Path) -> None:
+    import numpy as np
+
+    edges = np.array([[0, 1], [0, 999_999], [12, -3]], dtype=np.int64)
+    for name, rows in (("array.csv", edges), ("lists.csv", edges.tolist())):
+        (tmp_path / name).write_text("a,b\r\n")
+        append_rows(tmp_path / name, rows)
+        append_rows(tmp_path / name, np.zeros((0, 2), dtype=np.int64))
+    assert (tmp_path / "array.csv").read_bytes() == (tmp_path / "lists.csv").read_bytes()
+    with pytest.raises(TypeError, match="array.csv"):
+        append_rows(tmp_path / "array.csv", np.ones((2, 2)))

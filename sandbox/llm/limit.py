@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
+from typing import Any
 
 from langchain_core.outputs import ChatResult
 from pydantic import Field
@@ -24,7 +25,7 @@ class ConcurrencyLimitedChatModel(ChatModelWrapper):
     max_concurrency: int = Field(8, ge=1)
     # fields, not private attributes, which pydantic reads through a slow `__getattr__` (every call reads these)
     semaphores: weakref.WeakKeyDictionary = Field(default_factory=weakref.WeakKeyDictionary, exclude=True, repr=False)
-    lock: threading.Lock = Field(default_factory=threading.Lock, exclude=True, repr=False)
+    lock: Any = Field(default_factory=threading.Lock, exclude=True, repr=False)  # a threading.Lock
     in_flight: int = 0
     peak_in_flight: int = 0
 

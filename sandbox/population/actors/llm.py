@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -66,7 +66,7 @@ R = TypeVar("R")  # what a match gives (the matrix game's turns)
 # the game's players, made from the scenario and the user model
 MakeMembers = Callable[["PopulationScenarioSettings", "BaseChatModel"], M]
 # a match played by them: (members, agents, g, k, a, b) to what it gives (the matrix game's `play_match`)
-PlayMatch = Callable[[M, "list[PrincipledAgent]", int, int, int, int], Awaitable[R]]
+PlayMatch = Callable[[M, "Mapping[int, PrincipledAgent] | list[PrincipledAgent]", int, int, int, int], Awaitable[R]]
 
 
 def actor_transcript(run: Path, k: int) -> Path:
@@ -141,8 +141,9 @@ class _LLMBlock(Generic[M, R]):
         own = resource.getrusage(resource.RUSAGE_SELF)
         return {"actor": self.k, "peak_bytes": own.ru_maxrss * 1024, "cpu_s": own.ru_utime + own.ru_stime}
 
-    def play(self, agents: list[PrincipledAgent], g: int, matches: list[list[int]]) -> list[R]:
-        """Each match of the block ([k, a, b]): its turns, as `match` gives them."""
+    def play(self, agents: Mapping[int, PrincipledAgent], g: int, matches: list[list[int]]) -> list[R]:
+        """Each match of the block ([k, a, b]): its turns, as `match` gives them (`agents`: those the matches
+        involve, by index)."""
         from sandbox.llm.cache import ResponseCache
         from sandbox.llm.resolve import model_stack
         from sandbox.llm.transcript import TranscriptWriter
@@ -200,12 +201,14 @@ class LLMActorBlocks(Generic[M, R]):
             raise
 
     def __call__(self, agents: list[PrincipledAgent], g: int, matches: list[list[int]]) -> list[R]:
-        import ray
 
-        shared = ray.put(agents)
         size = -(-len(matches) // len(self._actors))
+        blocks = [matches[i * size : (i + 1) * size] for i in range(len(self._actors))]
+        # each actor is sent the agents its matches involve, not the population (a million agents at activation
+        # 0.01: about 20,000 each)
         parts = [
-            actor.play.remote(shared, g, matches[i * size : (i + 1) * size]) for i, actor in enumerate(self._actors)
+            actor.play.remote({x: agents[x] for _, *pair in block for x in pair}, g, block)
+            for block, actor in zip(blocks, self._actors)
         ]
         if self.on_call is not None:
             self._follow(parts, self.on_call)

@@ -51,6 +51,10 @@ CONCURRENCY = 64
 SIZES = ((1_000, 1), (10_000, 1), (100_000, 2))  # (agents, Ray actors)
 ACTIVATED_FROM = 1_000_000  # from this many agents, a generation activates a share of the matches
 ACTIVATION = 0.01  # OASIS's: about 1% of a million agents act a step
+ACTIVATED_GAMES = (
+    "matrix",
+    "naming",
+)  # the others ask every member first (the donor game's strategies: a million calls)
 
 
 class Config(TypedDict):
@@ -228,6 +232,8 @@ def bench_population_llm(
             for agents, actors in sizes:
                 if actors > 1 and not entries[game].scale_on_actors:
                     continue  # only some games' matches are played by actors
+                if agents >= ACTIVATED_FROM and game not in ACTIVATED_GAMES:
+                    continue
                 urls = ",".join(servers[:actors]) if actors > 1 else servers[0]
                 config = Config(
                     game=game, agents=agents, actors=actors, spec=f"openai:bench@{urls}", concurrency=concurrency

@@ -154,11 +154,11 @@ A = TypeVar("A", bound=TextAgent)
 
 def first_principles(
     neighbours: Neighbours, start: tuple[list[P], list[NormRow]]
-) -> tuple[PrincipledPopulation[P], dict[str, list[NormRow] | list[list[int]]]]:
+) -> tuple[PrincipledPopulation[P], dict[str, list[NormRow] | np.ndarray]]:
     """A new run's population (the agents `start` gives, and the next norm id) and its first rows: the network in
     `edges.csv`, the first principles (`start`'s rows) in `norms.csv`."""
     agents, first = start
-    edges = [] if neighbours.edges is None else neighbours.edges.tolist()
+    edges = np.zeros((0, 2), dtype=np.int64) if neighbours.edges is None else neighbours.edges
     return {"agents": agents, "next_id": len(first)}, {"edges.csv": edges, "norms.csv": first}
 
 

@@ -122,7 +122,7 @@ class DonorGame(PopulationGame[DonorSpec, DonorPopulation, DonorPlay, Pairings, 
         book = NormBook(check=self.block.revision.check)
         agents, rows = start_agents(self.scenario, book)
         edges = self.network.neighbours.edges
-        return {"agents": agents, "norms": book.state()}, {EDGES: [] if edges is None else edges.tolist(), NORMS: rows}
+        return {"agents": agents, "norms": book.state()}, {EDGES: [] if edges is None else edges, NORMS: rows}
 
     def pair(self, population: DonorPopulation, g: int) -> Pairings:
         """Each game's rounds of (donor, recipient) pairs; with `game.activation` below 1, each pair kept with that

@@ -51,14 +51,13 @@ from sandbox.population.games.matrix.llm_records import (
     POPULATION,
     REVISIONS,
     GenerationRow,
-    MemberPlay,
     MoveRow,
     Scores,
     Turn,
 )
 from sandbox.population.games.matrix.report import print_llm_table
 from sandbox.population.games.matrix.spec import MatrixSpec
-from sandbox.population.llm_session import finish_llm_run, listed, member_row, model_label, summary_head
+from sandbox.population.llm_session import finish_llm_run, listed, model_label, summary_head
 from sandbox.population.network import match_edges, network_of
 from sandbox.population.revision.texts import (
     NormRow,
@@ -245,13 +244,20 @@ class LLMMatrixGame(
         g, rows, agents, revised, scores = step.g, step.played, step.agents["agents"], step.revised, step.scores
         payoff, moves, cooperated = (np.array(scores[k]) for k in ("payoff", "moves", "cooperated"))
         cooperation = np.divide(cooperated, moves, out=np.full(len(agents), np.nan), where=moves > 0)
+        # cells in population.csv's order (MemberPlay's), not a record a member: a million agents' rows in a second
         population = [
-            MemberPlay(
-                **member_row(g, i, a),
-                payoff=round(float(payoff[i]), 6),
-                cooperation="" if cooperation[i] != cooperation[i] else round(float(cooperation[i]), 6),
+            (
+                g,
+                i,
+                a["name"],
+                a["kind"],
+                a["fixed"],
+                a["norm"],
+                a["strategy"],
+                round(pay, 6),
+                "" if c != c else round(c, 6),
             )
-            for i, a in enumerate(agents)
+            for i, (a, pay, c) in enumerate(zip(agents, payoff.tolist(), cooperation.tolist()))
         ]
         total = 2 * len(rows)
         generation = GenerationRow(

@@ -165,7 +165,7 @@ class ScriptedMatrixGame(PopulationGame[MatrixSpec, Strategies, PackedPlay, None
 
     def start(self) -> tuple[Strategies, Rows]:
         edges = self.neighbours.edges
-        return _packed(self.start_strategies), {EDGES: [] if edges is None else edges.tolist()}
+        return _packed(self.start_strategies), {EDGES: [] if edges is None else edges}
 
     async def play(self, agents: Strategies, g: int, pairs: None) -> PackedPlay:
         rng = generator(self.scenario.seed, Branch.EPOCH, g)

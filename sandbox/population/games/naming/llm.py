@@ -120,7 +120,7 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         agents = [kinds[m] for m in place_members(self.scenario).tolist()]
         edges = self.neighbours.edges
         return {"agents": agents, "run": 0, "consensus_at": None, "interactions": 0}, {
-            EDGES: [] if edges is None else edges.tolist()
+            EDGES: [] if edges is None else edges
         }
 
     def pair(self, population: NamingPopulation, g: int) -> list[Pair] | list[list[Pair]]:

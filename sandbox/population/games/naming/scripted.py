@@ -156,7 +156,7 @@ class ScriptedNamingGame(PopulationGame[NamingSpec, Inventoried, Played]):
             interactions=0,
             consensus_at=0 if inventories.consensus() else None,
         )
-        rows = {EDGES: [] if edges is None else edges.tolist(), POPULATION: self._population(-1, inventories)}
+        rows = {EDGES: [] if edges is None else edges, POPULATION: self._population(-1, inventories)}
         return state, rows
 
     async def play(self, agents: Inventoried, g: int, pairs: None) -> Played:
