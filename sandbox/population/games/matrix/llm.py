@@ -81,24 +81,19 @@ __all__ = ["LLMMatrixGame"]
 
 def _start(scenario: PopulationScenarioSettings) -> tuple[list[PrincipledAgent], list[NormRow]]:
     block = scenario.population
-    agents: list[PrincipledAgent] = []
     rows: list[NormRow] = []
     ids: dict[str, int] = {}
-    for i, m in enumerate(place_members(scenario)):
-        member = block.members[int(m)]
+    members = []  # each member's (kind, fixed, norm id, text), found once, not once an agent
+    for member in block.members:
         text = NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy
         if text not in ids:
             ids[text] = len(ids)
             rows.append(given_norm(0, ids[text], "scenario", "initial", text))
-        agents.append(
-            PrincipledAgent(
-                name=f"agent{i}",
-                kind="fixed" if member.fixed else "member",
-                fixed=member.fixed,
-                norm=ids[text],
-                strategy=text,
-            )
-        )
+        members.append(("fixed" if member.fixed else "member", member.fixed, ids[text], text))
+    agents: list[PrincipledAgent] = []
+    for i, m in enumerate(place_members(scenario).tolist()):
+        kind, fixed, norm, text = members[m]
+        agents.append({"name": f"agent{i}", "kind": kind, "fixed": fixed, "norm": norm, "strategy": text})
     return agents, rows
 
 
