@@ -82,18 +82,22 @@ __all__ = ["LLMMatrixGame"]
 def _start(scenario: PopulationScenarioSettings) -> tuple[list[PrincipledAgent], list[NormRow]]:
     block = scenario.population
     rows: list[NormRow] = []
-    ids: dict[str, int] = {}
-    members = []  # each member's (kind, fixed, norm id, text), found once, not once an agent
-    for member in block.members:
-        text = NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy
+    ids: dict[str, int] = {}  # the texts' ids, in the order the agents first hold them
+    members = [  # each member's kind and text, found once, not once an agent
+        (
+            "fixed" if member.fixed else "member",
+            member.fixed,
+            NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy,
+        )
+        for member in block.members
+    ]
+    agents: list[PrincipledAgent] = []
+    for i, m in enumerate(place_members(scenario).tolist()):
+        kind, fixed, text = members[m]
         if text not in ids:
             ids[text] = len(ids)
             rows.append(given_norm(0, ids[text], "scenario", "initial", text))
-        members.append(("fixed" if member.fixed else "member", member.fixed, ids[text], text))
-    agents: list[PrincipledAgent] = []
-    for i, m in enumerate(place_members(scenario).tolist()):
-        kind, fixed, norm, text = members[m]
-        agents.append({"name": f"agent{i}", "kind": kind, "fixed": fixed, "norm": norm, "strategy": text})
+        agents.append({"name": f"agent{i}", "kind": kind, "fixed": fixed, "norm": ids[text], "strategy": text})
     return agents, rows
 
 
