@@ -68,8 +68,10 @@ class Players:
             {"round": k + 1, "own": m["own"] or "none", "other": m["other"] or "none", "payoff": m["payoff"]}
             for k, m in enumerate(memory)
         ]
-        prompt = render(
-            "population/naming/choose.j2", history=history, round=len(memory) + 1, score=memory_score(memory)
+        prompt = (
+            render("population/naming/choose.j2", history=history, round=len(memory) + 1, score=memory_score(memory))
+            if memory
+            else render_once("population/naming/choose.j2", history=(), round=1, score=0)  # a first interaction's
         )
         for attempt in range(game.retries + 1):
             seed = call_seed(self.scenario.seed, Branch.EPISODE, g, i, side, attempt)
