@@ -325,3 +325,27 @@ def test_a_sweep_refuses_a_model_or_seed_its_grid_varies(tmp_path: Path) -> None
         assert result.exit_code == 2 and f"the sweep's grid varies {next(iter(grid))}" in result.output
     result = runner.invoke(app, ["run", str(ASHERY / "sweep_naming_llm_committed.yaml"), "--seed", "7", "--dry-run"])
     assert result.exit_code == 0, result.output  # no seed in its grid: the runs' seeds start at 7
+
+
+def test_a_million_agents_on_a_complete_network_draw_their_matches_without_listing_its_pairs() -> None:
+    from sandbox.population.bench.llm import scale_scenario
+    from sandbox.population.games.matrix.llm import LLMMatrixGame
+    from sandbox.population.scenario import over_budget
+
+    scenario = scale_scenario("matrix", 1_000_000, "openai:bench@http://127.0.0.1:9/v1")
+    block = scenario.population.model_copy(
+        update={
+            "network": scenario.population.network.model_copy(update={"kind": "complete"}),
+            "game": scenario.population.game.model_copy(update={"activation": 2e-8}),
+        }
+    )
+    scenario = scenario.model_copy(update={"population": block})
+    assert not over_budget(scenario)
+    game = LLMMatrixGame(scenario, lambda role: None)  # type: ignore[arg-type,return-value]
+    assert game.edges == 1_000_000 * 999_999 // 2
+    drawn = game.pair({"agents": [], "next_id": 0}, 0)
+    assert drawn is not None and 9_000 < len(drawn) < 11_000 and drawn == sorted(set(drawn))
+    assert drawn == game.pair({"agents": [], "next_id": 0}, 0)  # from the generation's node of the seed tree
+    for k in drawn[:50] + drawn[-50:]:
+        a, b = game._pair(k)
+        assert 0 <= a < b < 1_000_000

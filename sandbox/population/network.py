@@ -4,6 +4,7 @@ of a neighbour that the revision rules make."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -14,7 +15,17 @@ if TYPE_CHECKING:
     from societies.network import InteractionNetwork
     from societies.society_block import Network
 
-__all__ = ["ARRAYS_FROM", "Neighbours", "edge_pairs", "match_edges", "neighbour_of", "network_of", "random_neighbour"]
+__all__ = [
+    "ARRAYS_FROM",
+    "Neighbours",
+    "edge_at",
+    "edge_count",
+    "edge_pairs",
+    "match_edges",
+    "neighbour_of",
+    "network_of",
+    "random_neighbour",
+]
 
 
 @dataclass(frozen=True)
@@ -129,6 +140,35 @@ def match_edges(neighbours: Neighbours) -> np.ndarray:
     if neighbours.complete:
         return np.array(np.triu_indices(neighbours.size, 1), dtype=np.int64).T
     return neighbours.csr()[0]
+
+
+def edge_count(neighbours: Neighbours) -> int:
+    """How many pairs `match_edges` holds (a complete network's without building them)."""
+    n = neighbours.size
+    return n * (n - 1) // 2 if neighbours.complete else len(neighbours.csr()[0])
+
+
+def edge_at(neighbours: Neighbours, k: int) -> tuple[int, int]:
+    """Pair `k` of `match_edges(neighbours)`, without building them where the network is complete (pair k of the
+    upper triangle, row by row: a million agents' 5e11 pairs).
+
+    >>> complete = Neighbours.from_edges(5, None)
+    >>> [edge_at(complete, k) for k in range(10)] == [tuple(e) for e in match_edges(complete).tolist()]
+    True
+    """
+    if not neighbours.complete:
+        a, b = neighbours.csr()[0][k].tolist()
+        return a, b
+    n = neighbours.size
+    if not 0 <= k < n * (n - 1) // 2:
+        raise IndexError(f"pair {k} of a complete network of {n} agents")
+    # row a starts at a * (2n - a - 1) / 2: the largest such start at most k, from the root and then corrected
+    a = int((2 * n - 1 - math.sqrt((2 * n - 1) ** 2 - 8 * k)) // 2)
+    while a > 0 and a * (2 * n - a - 1) // 2 > k:
+        a -= 1
+    while (a + 1) * (2 * n - a - 2) // 2 <= k:
+        a += 1
+    return a, a + 1 + k - a * (2 * n - a - 1) // 2
 
 
 def edge_pairs(neighbours: Neighbours) -> list[tuple[int, int]]:

@@ -269,11 +269,10 @@ def count_agents(block: PopulationSettings, which: Callable[[Member], bool] | No
 
 def network_edges(scenario: PopulationScenarioSettings) -> int:
     """How many pairs of agents meet: every pair on a complete network, else the network's edges."""
-    from sandbox.population.network import network_of
+    from sandbox.population.network import edge_count, network_of
 
     block = scenario.population
-    _, neighbours = network_of(block.agents, block.network, scenario.seed)
-    return block.agents * (block.agents - 1) // 2 if neighbours.complete else len(neighbours.csr()[0])
+    return edge_count(network_of(block.agents, block.network, scenario.seed)[1])
 
 
 def place_members(scenario: PopulationScenarioSettings) -> npt.NDArray[np.int64]:

@@ -58,7 +58,7 @@ from sandbox.population.games.matrix.llm_records import (
 from sandbox.population.games.matrix.report import print_llm_table
 from sandbox.population.games.matrix.spec import MatrixSpec
 from sandbox.population.llm_session import finish_llm_run, listed, model_label, summary_head
-from sandbox.population.network import match_edges, network_of
+from sandbox.population.network import edge_at, edge_count, network_of
 from sandbox.population.revision.texts import (
     NormRow,
     PrincipledAgent,
@@ -77,6 +77,11 @@ if TYPE_CHECKING:
     from sandbox.population.actors.llm import LLMActorBlocks
 
 __all__ = ["LLMMatrixGame"]
+
+SAMPLED_FROM = 10_000_000
+"""Above this many pairs (a complete network of 4,500 agents or more), `game.activation` draws how many matches take
+place and then which, not one draw a pair (a complete network of a million agents: 5e11 pairs); below, one draw a
+pair, as before."""
 
 
 def _start(scenario: PopulationScenarioSettings) -> tuple[list[PrincipledAgent], list[NormRow]]:
@@ -137,7 +142,7 @@ class LLMMatrixGame(
         super().__init__(scenario, model)
         block = self.block
         _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
-        self.pairs = match_edges(self.neighbours)  # (E, 2): match k is edge k
+        self.edges = edge_count(self.neighbours)  # match k is pair k of `match_edges` (`edge_at`)
         self.degree = np.maximum(self.neighbours.degree(), 1)
         self.members = Members(scenario, self.model("user"))
         self._actors: LLMActorBlocks[Members, list[Turn]] | None = None
@@ -166,12 +171,15 @@ class LLMMatrixGame(
         activation = self.spec.activation
         if activation >= 1:
             return None  # every match: nothing to checkpoint
-        drawn = generator(self.scenario.seed, Branch.EPOCH, g).random(len(self.pairs)) < activation
-        return [int(k) for k in np.flatnonzero(drawn)]
+        rng = generator(self.scenario.seed, Branch.EPOCH, g)
+        if self.edges > SAMPLED_FROM:  # how many, then that many distinct pairs
+            drawn = rng.choice(self.edges, size=rng.binomial(self.edges, activation), replace=False)
+            return sorted(int(k) for k in drawn)
+        return [int(k) for k in np.flatnonzero(rng.random(self.edges) < activation)]
 
     async def play(self, population: PrincipledPopulation, g: int, pairs: list[int] | None) -> list[MoveRow]:
         agents = population["agents"]
-        matches = range(len(self.pairs)) if pairs is None else pairs
+        matches = range(self.edges) if pairs is None else pairs
         if self._actors is not None:
             played = self._actors(agents, g, [[k, *self._pair(k)] for k in matches])
         else:
@@ -185,8 +193,7 @@ class LLMMatrixGame(
         ]
 
     def _pair(self, k: int) -> tuple[int, int]:
-        a, b = self.pairs[k].tolist()
-        return a, b
+        return edge_at(self.neighbours, k)
 
     def score(self, population: PrincipledPopulation, g: int, rows: list[MoveRow]) -> Scores:
         """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""
