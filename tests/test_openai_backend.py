@@ -142,3 +142,23 @@ async def test_a_scratch_model_asks_a_repeated_question_once_and_keeps_nothing(e
     assert len(server.requests) == 2  # the repeats came from the scratch cache
     assert server.requests[0]["temperature"] == 0.0
     assert set(Path(tempfile.gettempdir()).iterdir()) <= before  # the scratch folder is gone
+
+
+@pytest.mark.parametrize("model", ["bench", "gpt-4o-mini", "o3-mini"])
+@pytest.mark.parametrize(
+    "kwargs, stop",
+    [({}, None), ({"temperature": 0.7, "max_tokens": 64, "seed": 3, "top_p": 0.9}, ["\n"]), ({"logprobs": True}, None)],
+)
+def test_the_request_built_directly_is_langchain_s_own(model: str, kwargs: dict[str, Any], stop: Any) -> None:
+    from langchain_core.messages import AIMessage, SystemMessage
+
+    from sandbox.llm.openai_compat import openai_chat_model
+
+    backend = openai_chat_model(f"{model}@http://127.0.0.1:9/v1")
+    plain = [SystemMessage("Be fair."), HumanMessage("Offer?"), AIMessage("5"), HumanMessage("And now?")]
+    named = [SystemMessage("Be fair."), HumanMessage("Offer?", name="alice")]
+    tools = [HumanMessage("Hi"), AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "1", "type": "tool_call"}])]
+    for messages in (plain, named, tools, [HumanMessage([{"type": "text", "text": "parts"}])]):
+        direct = backend.request_payload(messages, stop, dict(kwargs))
+        assert direct == backend._get_request_payload(messages, stop=stop, **kwargs)
+    assert backend.request_payload(plain, None, {})["messages"][-1] == {"content": "And now?", "role": "user"}

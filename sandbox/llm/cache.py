@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import orjson
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
@@ -32,12 +33,20 @@ _KEPT_METADATA = (TOKEN_LOGPROBS, "finish_reason")
 
 
 class ResponseCache:
-    """A thread-safe key-value store of answers in one SQLite file."""
+    """A thread-safe key-value store of answers in one SQLite file.
+
+    Answers stored from inside an event loop are written together once the loop's current pass ends (one transaction
+    for the calls that finished in it, not one a call: a call's commit cost more than the rest of its bookkeeping);
+    `get` reads them from memory until then, and `close` writes what is left. Outside a loop an answer is written at
+    once."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._pending: dict[
+            str, tuple[str, str, str]
+        ] = {}  # answers not yet written: key -> (content, usage, metadata)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -52,21 +61,47 @@ class ResponseCache:
     def get(self, key: str) -> tuple[str, dict[str, int], dict[str, Any]] | None:
         """(content, usage, metadata) of a stored answer, or None."""
         with self._lock:
-            row = self._db.execute("SELECT content, usage, metadata FROM responses WHERE key = ?", (key,)).fetchone()
-        return None if row is None else (row[0], json.loads(row[1]), json.loads(row[2]))
+            row = self._pending.get(key)
+            if row is None:
+                row = self._db.execute(
+                    "SELECT content, usage, metadata FROM responses WHERE key = ?", (key,)
+                ).fetchone()
+        return None if row is None else (row[0], orjson.loads(row[1]), orjson.loads(row[2]))
 
     def put(self, key: str, content: str, usage: dict[str, int], metadata: dict[str, Any] | None = None) -> None:
+        row = (content, orjson.dumps(usage).decode(), orjson.dumps(metadata or {}).decode())
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
         with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, content, usage, metadata) VALUES (?, ?, ?, ?)",
-                (key, content, json.dumps(usage), json.dumps(metadata or {})),
-            )
+            first = not self._pending
+            self._pending[key] = row
+        if loop is None:
+            self.flush()
+        elif first:
+            loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write the answers not yet written, in one transaction."""
+        with self._lock:
+            if not self._pending or self._db is None:
+                return
+            rows = [(key, *row) for key, row in self._pending.items()]
+            self._pending.clear()
+            with self._db:  # one transaction (the connection autocommits otherwise)
+                self._db.execute("BEGIN")
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO responses (key, content, usage, metadata) VALUES (?, ?, ?, ?)", rows
+                )
 
     def __len__(self) -> int:
+        self.flush()
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     def close(self) -> None:
+        self.flush()
         with self._lock:
             self._db.close()
 

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
+import orjson
+
 from sandbox.llm.rate import RateLimit, estimate_tokens, retry_after_s
 
 __all__ = ["Endpoint", "EndpointPool", "EndpointSpec", "parse_endpoints", "status_error"]
@@ -233,6 +235,25 @@ class EndpointPool:
         ]
         self._sessions: dict[Any, tuple[Any, Any]] = {}  # event loop -> (its session, the session's closer)
         self._guard = threading.Lock()
+        self._urls: dict[str, Any] = {}  # each address parsed once (`yarl.URL`), not once a call
+        self._timeout_object: Any = None
+
+    def _url(self, address: str) -> Any:
+        url = self._urls.get(address)
+        if url is None:
+            from yarl import URL
+
+            url = self._urls[address] = URL(address)
+        return url
+
+    @property
+    def _timeout(self) -> Any:
+        """The calls' `aiohttp.ClientTimeout` (one object, made once)."""
+        if self._timeout_object is None:
+            import aiohttp
+
+            self._timeout_object = aiohttp.ClientTimeout(total=min(self.spec.slow_after_s, self.timeout_s))
+        return self._timeout_object
 
     def _session(self) -> Any:
         """This event loop's session, made on first use; it closes when the loop shuts down (see `_closer`)."""
@@ -271,9 +292,8 @@ class EndpointPool:
     async def post(self, path: str, payload: dict[str, Any]) -> tuple[dict[str, Any], str, list[str]]:
         """POST `payload` as JSON to `path` of an endpoint; return (the answer's JSON, the endpoint that answered,
         the endpoints that failed this call first)."""
-        import aiohttp
 
-        body = json.dumps(payload).encode()
+        body = orjson.dumps(payload)  # encoded once, and by orjson: the request's JSON is a call's largest
         tokens = estimate_tokens(payload)
         failed: list[str] = []
         last: BaseException | None = None
@@ -290,8 +310,7 @@ class EndpointPool:
                 if semaphore is not None:
                     await semaphore.acquire()
                 try:
-                    timeout = aiohttp.ClientTimeout(total=min(self.spec.slow_after_s, self.timeout_s))
-                    async with self._session().post(url, data=body, timeout=timeout) as response:
+                    async with self._session().post(self._url(url), data=body, timeout=self._timeout) as response:
                         data = await response.read()
                         if response.status == 429 and rate_limited < MAX_RATE_LIMITED:
                             # the endpoint answers, over its limit: wait as it says, and ask it again (no failure)
@@ -301,7 +320,7 @@ class EndpointPool:
                             continue
                         if response.status >= 400:
                             raise status_error(response.status, data, url)
-                        answer = json.loads(data)
+                        answer = orjson.loads(data)
                 finally:
                     if semaphore is not None:
                         semaphore.release()

@@ -13,7 +13,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatResult
-from langchain_core.runnables.config import ensure_config
+from langchain_core.runnables.config import var_child_runnable_config
 from langsmith.utils import tracing_is_enabled
 from pydantic import ConfigDict
 
@@ -48,9 +48,11 @@ class ChatModelWrapper(ChatBackend, BaseChatModel):
 
 def listened(model: BaseChatModel) -> bool:
     """Whether a call of `model` has LangChain callbacks to run: its own, the calling graph's, or LangSmith tracing."""
-    inherited = ensure_config().get("callbacks")  # a list, or a graph's manager (often with no handlers)
-    handlers = getattr(inherited, "handlers", inherited)
-    return bool(model.callbacks or handlers or tracing_is_enabled())
+    if model.callbacks:
+        return True
+    config = var_child_runnable_config.get()  # what `ensure_config` would read its callbacks from, without its copy
+    inherited = config.get("callbacks") if config else None  # a list, or a graph's manager (often with no handlers)
+    return bool(getattr(inherited, "handlers", inherited) or tracing_is_enabled())
 
 
 async def acall(model: BaseChatModel, messages: Sequence[BaseMessage], **kwargs: Any) -> BaseMessage:
