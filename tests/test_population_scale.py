@@ -98,7 +98,9 @@ def test_with_an_activation_a_drawn_share_of_the_matches_takes_place_the_same_in
 def test_the_benchmark_reports_each_run_against_its_concurrency_bound() -> None:
     from sandbox.population.bench.llm import bench_population_llm
 
-    (row,) = bench_population_llm(sizes=((200, 1),), games=("matrix",), latency_s=0.02, concurrency=64)
+    (row,) = bench_population_llm(
+        sizes=((200, 1),), games=("matrix",), latency_s=0.02, concurrency=64, with_calls=False
+    )
     assert row["calls"] == 400  # a ring of 200: 200 matches of one turn, two moves each
     assert row["bound_s"] == pytest.approx(400 * 0.02 / 64)
     assert row["span_s"] >= row["bound_s"] * 0.9 and row["whole_s"] >= row["span_s"]  # no call beats the latency
@@ -349,3 +351,13 @@ def test_a_million_agents_on_a_complete_network_draw_their_matches_without_listi
     for k in drawn[:50] + drawn[-50:]:
         a, b = game._pair(k)
         assert 0 <= a < b < 1_000_000
+
+
+def test_the_call_benchmark_measures_the_stack_and_langchain_s_client_in_one_run() -> None:
+    from sandbox.population.bench.call_cpu import bench_call_cpu
+
+    figures = bench_call_cpu(calls=200, baseline_calls=50)
+    assert figures["calls"] == 200 and figures["baseline_calls"] == 50
+    assert figures["stack_ms"] > 0 and figures["baseline_ms"] > 0
+    assert figures["stack_calls_per_s"] == pytest.approx(1000 / figures["stack_ms"])
+    assert figures["ratio"] == pytest.approx(figures["stack_ms"] / figures["baseline_ms"])

@@ -215,6 +215,7 @@ POPULATION = RunKind(
         "population": "sandbox.population.bench.scripted:bench_population",
         "population-actors": "sandbox.population.bench.scripted:bench_population_actors",
         "population-llm": "sandbox.population.bench.llm:bench_population_llm",
+        "llm-calls": "sandbox.population.bench.call_cpu:bench_call_cpu",
         "network-view": "sandbox.population.bench.network_view:bench_network_view",
         "norm-map": "sandbox.population.bench.norm_map:bench_norm_map",
         **{name: function for entry in games().values() for name, function in entry.benchmarks.items()},

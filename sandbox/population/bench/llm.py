@@ -214,10 +214,13 @@ def bench_population_llm(
     games: tuple[str, ...] | None = None,
     latency_s: float = LATENCY_S,
     concurrency: int = CONCURRENCY,
+    *,
+    with_calls: bool = True,
 ) -> list[Figures]:
     """One generation of each game (`games`: every registered game with a scale case, by default) at each (agents,
     actors) size (`sizes`: `sizes_asked()`) (on actors: the games whose entries say so) against loopback servers at `latency_s`; the figures of
-    each run, printed as a table."""
+    each run, printed as a table; then (`with_calls`) `sandbox bench llm-calls`'s table, the framework's CPU per call
+    at 0 ms beside LangChain's own client."""
     from sandbox.population.registry import games as registered
     from sandbox.society.loopback_server import server_process
 
@@ -254,6 +257,10 @@ def bench_population_llm(
                     )
                 )
     _print(rows, latency_s, concurrency)
+    if with_calls:
+        from sandbox.population.bench.call_cpu import bench_call_cpu
+
+        bench_call_cpu()  # the framework's CPU per call at 0 ms, apart from any game's
     return rows
 
 
