@@ -22,7 +22,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -174,7 +174,8 @@ def interrupts_as_errors() -> Iterator[None]:
 
     def factory(loop: asyncio.AbstractEventLoop, coro: Any, **options: Any) -> asyncio.Task[Any]:
         guarded = _guarded(coro)
-        return previous(loop, guarded, **options) if previous else asyncio.Task(guarded, loop=loop, **options)
+        task = previous(loop, guarded, **options) if previous else asyncio.Task(guarded, loop=loop, **options)
+        return cast("asyncio.Task[Any]", task)
 
     loop.set_task_factory(factory)  # typeshed's factory protocol lacks **options
     try:

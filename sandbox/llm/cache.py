@@ -158,8 +158,9 @@ class CachedChatModel(ChatModelWrapper):
         loop = asyncio.get_running_loop()
         while (twin := self.inflight.get((loop, key))) is not None:
             await asyncio.wait([twin])
-            if not twin.cancelled() and twin.exception() is not None:
-                raise twin.exception()  # the twin failed after its retries: so does this call
+            failure = None if twin.cancelled() else twin.exception()
+            if failure is not None:
+                raise failure  # the twin failed after its retries: so does this call
             if self.responses.get(key) is not None:
                 break  # else the twin was cancelled: ask, unless another twin already does
         stored = self.responses.get(key)
@@ -171,12 +172,10 @@ class CachedChatModel(ChatModelWrapper):
         self.inflight[(loop, key)] = done
         try:
             result = await self.inner._agenerate(messages, stop=stop, run_manager=run_manager, **kwargs)
-            message = result.generations[0].message
-            usage = dict(message.usage_metadata or {}) if isinstance(message, AIMessage) else {}
-            kept = {
-                name: message.response_metadata[name] for name in _KEPT_METADATA if name in message.response_metadata
-            }
-            self.responses.put(key, str(message.content), usage, kept)
+            answer = result.generations[0].message
+            usage = dict(answer.usage_metadata or {}) if isinstance(answer, AIMessage) else {}
+            kept = {name: answer.response_metadata[name] for name in _KEPT_METADATA if name in answer.response_metadata}
+            self.responses.put(key, str(answer.content), usage, kept)
             done.set_result(None)
             return result
         except Exception as error:

@@ -148,7 +148,7 @@ def status_error(status: int, body: bytes, url: str) -> Exception:
         429: openai.RateLimitError,
     }
     cls = classes.get(status, openai.InternalServerError if status >= 500 else openai.APIStatusError)
-    return cls(f"Error code: {status} - {message or data}", response=response, body=data)
+    return cls(f"Error code: {status} - {message or data}", response=response, body=data)  # type: ignore[arg-type]  # openai's stubs name its vendored httpx
 
 
 def _transient(error: BaseException) -> bool:
@@ -171,6 +171,11 @@ def _transient(error: BaseException) -> bool:
             aiohttp.ClientPayloadError,
         ),
     )
+
+
+async def _first(steps: AsyncIterator[None]) -> None:
+    """Run an async generator to its first yield (a coroutine, which `create_task` takes)."""
+    await steps.__anext__()
 
 
 async def _closer(session: Any) -> AsyncIterator[None]:
@@ -272,7 +277,7 @@ class EndpointPool:
                     headers={"Authorization": f"Bearer {self.api_key}", "Content-Type": "application/json"},
                 )
                 closer = _closer(session)
-                loop.create_task(closer.__anext__())  # noqa: RUF006 started, so the loop tracks it as an async generator
+                loop.create_task(_first(closer))  # noqa: RUF006 started, so the loop tracks it as an async generator
                 held = self._sessions[loop] = (session, closer)
             return held[0]
 
@@ -349,7 +354,7 @@ class EndpointPool:
             cause = last
             last = TransientLLMError(f"no endpoint answered ({type(cause).__name__}: {cause}): {', '.join(failed)}")
             last.__cause__ = cause
-        last.endpoint_failures = failed  # the retry wrapper carries them on
+        setattr(last, "endpoint_failures", failed)  # noqa: B010 the retry wrapper carries them on (any error's)
         raise last
 
     def stats(self) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
-from pydantic import Field
+from pydantic import Field, SecretStr
 
 from sandbox.llm.chat_backend import AsyncRun, CallKwargs, ChatBackend, Messages, Stop
 from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint, openai_token_logprobs, strip_sandbox_kwargs
@@ -105,8 +105,8 @@ class OpenAICompatibleChatModel(ChatBackend, ChatOpenAI):
         if self.endpoint_pool is None:
             self.endpoint_pool = EndpointPool(
                 self.endpoint_spec,
-                api_key=self.openai_api_key.get_secret_value(),
-                timeout_s=float(self.request_timeout or 120.0),
+                api_key=self.openai_api_key.get_secret_value() if isinstance(self.openai_api_key, SecretStr) else "",
+                timeout_s=float(self.request_timeout) if isinstance(self.request_timeout, int | float) else 120.0,
             )
         return self.endpoint_pool
 

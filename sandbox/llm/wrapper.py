@@ -33,7 +33,7 @@ class ChatModelWrapper(ChatBackend, BaseChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return self.inner._identifying_params
+        return dict(self.inner._identifying_params)
 
     def innermost(self) -> BaseChatModel:
         """The backend at the bottom of the wrapper stack."""

@@ -218,8 +218,11 @@ class UltimatumPlayer(Protocol):
     each was illegal, so the player can answer again.
     """
 
-    agent_id: str
-    remarks: bool
+    @property
+    def agent_id(self) -> str: ...
+
+    @property
+    def remarks(self) -> bool: ...
 
     async def propose(
         self,

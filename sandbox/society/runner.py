@@ -37,6 +37,7 @@ from sandbox.llm.cache import ResponseCache
 from sandbox.llm.resolve import ModelStack, model_stack
 from sandbox.llm.specs import split_spec
 from sandbox.llm.transcript import TranscriptWriter, finalize_transcript
+from sandbox.rules.ultimatum import UltimatumPlayer
 from sandbox.society.context import SocietyContext
 from sandbox.society.graph import build_society_graph
 from sandbox.society.plots import save_plots
@@ -190,7 +191,8 @@ async def _execute(
         for role in scenario.roles()
     }
     layer = scenario.graph_layer(role_models, on_policy=hooks.on_policy)
-    players, networks, profiles, agents = {}, {}, {}, []
+    players: dict[int, list[UltimatumPlayer]] = {}
+    networks, profiles, agents = {}, {}, []
     for run in range(scenario.runs):
         population = build_population(scenario.society, generator(scenario.seed, run, Branch.POPULATION))
         networks[run] = build_network(
@@ -198,7 +200,7 @@ async def _execute(
         )
         guided = _guided_members(scenario, guided_policy, role_models["user"], run)
         players[run] = [NormFollowingUser(profile, role_models["user"], scenario.game.rules) for profile in population]
-        players[run] += guided
+        players[run] += guided  # users, then the guided members: both play as `UltimatumPlayer`s
         profiles[run] = _profiles(population, guided, layer)
         agents += [{"run": run, "agent": a, **p} for a, p in profiles[run].items() if layer is None or layer.listed(a)]
     atomic_write_text(run_dir / layout.AGENTS, pd.DataFrame(agents).to_csv(index=False))

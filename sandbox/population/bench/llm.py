@@ -112,7 +112,9 @@ def scale_scenario(
     if fields is None:
         raise ValueError(f"population game {game!r} has no scale case (GameEntry.scale)")
     if agents >= ACTIVATED_FROM:
-        fields = {**fields, "game": {**fields["game"], "activation": ACTIVATION}}
+        game_fields = fields["game"]
+        assert isinstance(game_fields, dict)
+        fields = {**fields, "game": {**game_fields, "activation": ACTIVATION}}
     return parse_kind(
         "population",
         {
