@@ -319,3 +319,33 @@ def test_a_writer_appending_after_a_torn_last_line_starts_a_line_of_its_own(tmp_
     writer._file.write(json.dumps({"call_id": "c", "run": 0, "epoch": 1, "episode": "e"}) + "\n")
     writer.close()
     assert compact_transcript(path) == 2  # a and c: c is not glued to the torn line and dropped with it
+
+
+def test_answers_stored_in_a_loop_pass_are_read_at_once_and_written_when_it_ends(tmp_path: Path) -> None:
+    import asyncio
+    import sqlite3
+
+    from sandbox.llm.cache import ResponseCache
+
+    def on_disk() -> int:
+        with sqlite3.connect(tmp_path / "cache.sqlite") as db:
+            return int(db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    async def main() -> tuple[int, int]:
+        cache, other = ResponseCache(tmp_path / "cache.sqlite"), ResponseCache(tmp_path / "cache.sqlite")
+        for k in range(3):
+            cache.put(f"k{k}", f"answer {k}", {"input_tokens": k}, {"finish_reason": "stop"})
+        assert other.get("k2") == ("answer 2", {"input_tokens": 2}, {"finish_reason": "stop"})  # the same process
+        before = on_disk()
+        await asyncio.sleep(0)  # the pass ends
+        after = on_disk()
+        cache.put("k3", "answer 3", {})
+        cache.close()  # writes what is left
+        other.close()
+        return before, after
+
+    assert asyncio.run(main()) == (0, 3) and on_disk() == 4
+    outside = ResponseCache(tmp_path / "cache.sqlite")
+    outside.put("k4", "answer 4", {})  # outside a loop: at once
+    assert on_disk() == 5
+    outside.close()

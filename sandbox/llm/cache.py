@@ -32,21 +32,25 @@ _KEYED_KWARGS = ("temperature", "top_p", "max_tokens", "seed", "constraint", "to
 _KEPT_METADATA = (TOKEN_LOGPROBS, "finish_reason")
 
 
+_PENDING: dict[Path, dict[str, tuple[str, str, str]]] = {}  # by cache file: answers not yet written (key -> row)
+_PENDING_LOCK = threading.Lock()
+
+
 class ResponseCache:
     """A thread-safe key-value store of answers in one SQLite file.
 
-    Answers stored from inside an event loop are written together once the loop's current pass ends (one transaction
-    for the calls that finished in it, not one a call: a call's commit cost more than the rest of its bookkeeping);
-    `get` reads them from memory until then, and `close` writes what is left. Outside a loop an answer is written at
-    once."""
+    An answer stored inside an event loop is written with the others of the loop's pass, in one transaction, when
+    the pass ends (a commit a call cost a tenth of a call's CPU); until then every `ResponseCache` of this process
+    on the same file reads it from memory, and `close` writes what is left. Before a step's checkpoint is saved its
+    answers are written (the checkpoint's write comes back in a later pass). Another process (a Ray actor) sees an
+    answer once its pass has ended. Outside a loop an answer is written at once."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._pending: dict[
-            str, tuple[str, str, str]
-        ] = {}  # answers not yet written: key -> (content, usage, metadata)
+        with _PENDING_LOCK:
+            self._pending = _PENDING.setdefault(self.path.resolve(), {})
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -60,9 +64,10 @@ class ResponseCache:
 
     def get(self, key: str) -> tuple[str, dict[str, int], dict[str, Any]] | None:
         """(content, usage, metadata) of a stored answer, or None."""
-        with self._lock:
+        with _PENDING_LOCK:
             row = self._pending.get(key)
-            if row is None:
+        if row is None:
+            with self._lock:
                 row = self._db.execute(
                     "SELECT content, usage, metadata FROM responses WHERE key = ?", (key,)
                 ).fetchone()
@@ -71,10 +76,10 @@ class ResponseCache:
     def put(self, key: str, content: str, usage: dict[str, int], metadata: dict[str, Any] | None = None) -> None:
         row = (content, orjson.dumps(usage).decode(), orjson.dumps(metadata or {}).decode())
         try:
-            loop = asyncio.get_running_loop()
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        with self._lock:
+        with _PENDING_LOCK:
             first = not self._pending
             self._pending[key] = row
         if loop is None:
@@ -83,17 +88,18 @@ class ResponseCache:
             loop.call_soon(self.flush)
 
     def flush(self) -> None:
-        """Write the answers not yet written, in one transaction."""
-        with self._lock:
-            if not self._pending or self._db is None:
-                return
+        """Write the answers not yet written (this file's, whichever `ResponseCache` stored them), in one
+        transaction."""
+        with _PENDING_LOCK:
             rows = [(key, *row) for key, row in self._pending.items()]
             self._pending.clear()
-            with self._db:  # one transaction (the connection autocommits otherwise)
-                self._db.execute("BEGIN")
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO responses (key, content, usage, metadata) VALUES (?, ?, ?, ?)", rows
-                )
+        if not rows:
+            return
+        with self._lock, self._db:  # one transaction (the connection autocommits otherwise)
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO responses (key, content, usage, metadata) VALUES (?, ?, ?, ?)", rows
+            )
 
     def __len__(self) -> int:
         self.flush()
