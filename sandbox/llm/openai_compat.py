@@ -31,6 +31,7 @@ from sandbox.llm.contracts import TOKEN_LOGPROBS, Constraint, openai_token_logpr
 from sandbox.llm.endpoints import EndpointPool, parse_endpoints
 
 _ROLES = {SystemMessage: "system", HumanMessage: "user", AIMessage: "assistant"}  # LangChain's roles of plain texts
+_O_SERIES = re.compile(r"^o\d")  # models whose system messages LangChain sends as `developer`
 
 
 def _request_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -116,12 +117,8 @@ class OpenAICompatibleChatModel(ChatBackend, ChatOpenAI):
         same dict (a test holds them equal) without LangChain's conversion of each message, a tenth of a call's CPU.
         Anything else goes through LangChain."""
         if self.request_defaults is None:
-            self.request_defaults = {
-                **self._default_params,
-                "plain": not re.match(r"^o\d", self.model_name or ""),
-            }
-        defaults = self.request_defaults
-        plain = defaults["plain"] and all(
+            self.request_defaults = self._default_params
+        plain = not _O_SERIES.match(self.model_name or "") and all(
             type(m) in _ROLES
             and isinstance(m.content, str)
             and not m.name
@@ -130,8 +127,7 @@ class OpenAICompatibleChatModel(ChatBackend, ChatOpenAI):
             and not getattr(m, "invalid_tool_calls", None)
             for m in messages
         )
-        payload = {key: value for key, value in defaults.items() if key != "plain"}
-        payload.update(kwargs)
+        payload = {**self.request_defaults, **kwargs}
         if not plain or self._use_responses_api(payload):
             return self._get_request_payload(messages, stop=stop, **kwargs)
         if stop is not None:

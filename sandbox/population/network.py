@@ -71,9 +71,6 @@ networkx takes tens of seconds and gigabytes); below it, by networkx as before, 
 graphs. Rings and ring lattices are the same graph either way and always come from the arrays."""
 
 
-ARRAY_KINDS = ("ring", "ring_lattice", "small_world", "barabasi_albert")
-
-
 def network_of(agents: int, spec: Network, seed: int) -> tuple[InteractionNetwork, Neighbours]:
     """The scenario's network (`societies.network.InteractionNetwork`, seeded from the run's seed tree) and its
     neighbours; a complete network keeps no edge list. Built once for a run's (agents, network, seed): the budget
@@ -99,14 +96,14 @@ def _network(agents: int, spec_json: str, seed: int) -> tuple[InteractionNetwork
 
 def _edge_array(agents: int, spec: Network, rng: np.random.Generator) -> np.ndarray | None:
     """The network's edges from `network_arrays` where it draws this network (see ARRAYS_FROM), else None."""
-    if spec.kind not in ("ring", "ring_lattice") and (agents < ARRAYS_FROM or spec.kind not in ARRAY_KINDS):
-        return None
     from sandbox.population import network_arrays as arrays
 
     if spec.kind == "ring":
         return arrays.ring_edges(agents)
     if spec.kind == "ring_lattice":
         return arrays.ring_lattice_edges(agents, spec.k)
+    if agents < ARRAYS_FROM:
+        return None
     if spec.kind == "small_world":  # drawn from the same node's first integer as networkx's seed
         return arrays.small_world_edges(agents, spec.k, spec.p, np.random.default_rng(int(rng.integers(2**31))))
     if spec.kind == "barabasi_albert":

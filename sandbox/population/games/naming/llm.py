@@ -199,11 +199,7 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         payoff = game.reward if success else game.penalty  # an illegal move fails the interaction
         for x, own, other in ((a, name_a, name_b), (b, name_b, name_a)):
             remembered = Remembered(own=own, other=other, payoff=payoff)
-            agents[x] = NamingAgent(
-                committed=agents[x]["committed"],
-                memory=[*agents[x]["memory"], remembered][-game.memory :],
-                last=own or "",
-            )
+            agents[x] = {**agents[x], "memory": [*agents[x]["memory"], remembered][-game.memory :], "last": own or ""}
         rows.append(
             InteractionRow(
                 generation=g,
