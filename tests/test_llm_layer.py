@@ -310,6 +310,33 @@ def test_compacting_a_transcript_keeps_each_calls_last_line_in_run_order_and_ski
     assert [json.loads(x)["call_id"] for x in (tmp_path / "t.parsed.jsonl").read_text().splitlines()] == ["b"]
 
 
+def test_transcripts_and_notes_an_older_writer_left_are_read_whole(tmp_path: Path) -> None:
+    """orjson reads the lines, and refuses a NaN or an infinity, which json wrote before it: those lines are read
+    by json, not skipped as torn ones; a note with an int beyond 64 bits is written by json."""
+    from sandbox.llm.moves import read_notes
+    from sandbox.llm.transcript import compact_transcript, iter_transcript
+
+    path = tmp_path / "t.jsonl"
+    lines = [
+        json.dumps({"call_id": "a", "run": 0, "epoch": 0, "episode": "e", "logprob": float("-inf")}),
+        json.dumps({"call_id": "b", "run": 0, "epoch": 0, "episode": "e", "score": float("nan")}),
+        '{"call_id": "c", "ep',  # torn
+    ]
+    path.write_text("\n".join(lines))
+    records = list(iter_transcript(path))
+    assert [r["call_id"] for r in records] == ["a", "b"] and records[0]["logprob"] == float("-inf")
+    assert read_transcript(path) == records
+    writer = TranscriptWriter(tmp_path / "u.jsonl")
+    writer.note("a", 2**70, False)
+    writer.note("b", float("nan"), True)
+    writer.close()
+    assert read_notes(tmp_path / "u.jsonl") == {
+        "a": {"parsed": 2**70, "illegal": False},
+        "b": {"parsed": None, "illegal": True},  # orjson writes a NaN as null
+    }
+    assert compact_transcript(path) == 2
+
+
 def test_a_writer_appending_after_a_torn_last_line_starts_a_line_of_its_own(tmp_path: Path) -> None:
     from sandbox.llm.transcript import TranscriptWriter, compact_transcript
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from sandbox.base.collector import during_run
 from sandbox.base.errors import SandboxError, UsageError
 from sandbox.base.extras import MissingExtraError, extra_of, install_line
 from sandbox.cli.costs import print_costs
@@ -246,7 +247,8 @@ def main() -> None:
     if _LOAD_ERROR is not None:  # a kind that cannot be loaded: exit 2 with the reason, not a traceback
         raise SystemExit(_fail(_LOAD_ERROR).exit_code)
     try:
-        app()
+        with during_run(keep=True):  # the collector's full collections skip the run's live state (its module)
+            app()
     except SandboxError as error:  # one a command left uncaught: its message and exit code, not a traceback
         raise SystemExit(_fail(error).exit_code) from None
     except ModuleNotFoundError as error:  # an optional extra's module that a command reached: name the extra

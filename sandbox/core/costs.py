@@ -94,12 +94,12 @@ def cost_table(records: Iterable[Mapping[str, Any]], prices: Mapping[str, Priced
 def write_costs(run: Path) -> pd.DataFrame | None:
     """Write the run directory's `costs.csv` from its transcript, priced at its scenario's prices; None (nothing
     written) for a run without a transcript or without a call in it."""
-    from sandbox.llm.transcript import read_transcript
+    from sandbox.llm.transcript import iter_transcript
 
     transcript = run / TRANSCRIPTS
     if not transcript.is_file():
         return None
-    table = cost_table(read_transcript(transcript), _prices(run))
+    table = cost_table(iter_transcript(transcript), _prices(run))  # streamed: 20,000 calls' records were 76 MB
     if table.empty:  # no call made (a scripted population): no table
         return None
     atomic_write_text(run / COSTS, table.to_csv(index=False))

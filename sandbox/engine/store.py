@@ -27,6 +27,7 @@ from typing import Any, cast
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from sandbox.base.collector import during_run
 from sandbox.core.run_dir import STORE
 
 __all__ = [
@@ -121,12 +122,13 @@ async def drive(
     """
     config = {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit}
     snapshot = await graph.aget_state(config)
-    if not snapshot.values:
-        await graph.ainvoke(dict(start()), config, context=context)
-    elif not finished(snapshot.values):
-        # Not `snapshot.next`: when every task of the interrupted superstep had saved its writes, `next` is empty
-        # although the superstep was never committed.
-        await graph.ainvoke(None, config, context=context)
+    with during_run():  # the run's live state is frozen from the collector's full collections
+        if not snapshot.values:
+            await graph.ainvoke(dict(start()), config, context=context)
+        elif not finished(snapshot.values):
+            # Not `snapshot.next`: when every task of the interrupted superstep had saved its writes, `next` is
+            # empty although the superstep was never committed.
+            await graph.ainvoke(None, config, context=context)
     return dict((await graph.aget_state(config)).values) if final else None
 
 

@@ -29,6 +29,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from sandbox.llm.contracts import CallInfo
 
 __all__ = ["NOTES_SUFFIX", "note_move", "notes_path", "read_notes"]
@@ -66,6 +68,14 @@ def note_move(call: CallInfo, parsed: Any, *, illegal: bool | None = None) -> No
         writer.note(call.call_id(), plain(parsed), parsed is None if illegal is None else illegal)
 
 
+def _loads(line: str) -> Any:
+    """One JSON line: orjson (4x json), or json where orjson refuses it (a NaN)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
 def read_notes(transcript: Path | str) -> dict[str, dict[str, Any]]:
     """Every call id's last note (`{"parsed", "illegal"}`), from the notes beside `transcript`; {} when none."""
     path = notes_path(transcript)
@@ -74,7 +84,7 @@ def read_notes(transcript: Path | str) -> dict[str, dict[str, Any]]:
         return notes
     for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):  # not splitlines: U+2028 is text
         try:
-            record = json.loads(line)
+            record = _loads(line)
             notes[str(record["call_id"])] = {"parsed": record.get("parsed"), "illegal": record.get("illegal")}
         except (ValueError, KeyError, TypeError):
             continue  # a torn last line (a killed process)

@@ -35,6 +35,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from sandbox.base.collector import during_run
 from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.core import run_dir as layout
 from sandbox.population.actors.lifecycle import TIMEOUT_VARIABLE, actor_timeout_s, answers_of, kill_actors, ray_started
@@ -163,7 +164,8 @@ class _LLMBlock(Generic[M, R]):
                     limit=jobs_ahead(self.scenario.concurrency, calls_per_job=2),
                 )
 
-            return asyncio.run(block())
+            with during_run():  # the block's agents and records are frozen from the collector's full collections
+                return asyncio.run(block())
         finally:
             transcript.close()
             cache.close()
