@@ -193,17 +193,22 @@ class LLMActorBlocks(Generic[M, R]):
         self.run, self.on_call, self._counted = run, on_call, 0
         self._started = ray_started(actors)
         self._actors: list[Any] = []  # `_LLMBlock` handles: Ray types a handle's methods as Never, so none is typed
+        self._starting: list[Any] = []
         try:
             remote = ray.remote(_LLMBlock).options(num_cpus=1, max_concurrency=2)  # a second thread: calls_done
             data = scenario.model_dump(mode="json")
             self._actors = [remote.remote(data, k, actors, str(run), members, match) for k in range(actors)]
-            self._get([actor.ready.remote() for actor in self._actors], "its start")
+            # waited for with the first block: the actors start (about a second, on cores of their own) while this
+            # process builds the population
+            self._starting = [actor.ready.remote() for actor in self._actors]
         except BaseException:
             self.__exit__(None, None, None)
             raise
 
     def __call__(self, agents: list[PrincipledAgent], g: int, matches: list[list[int]]) -> list[R]:
-
+        starting, self._starting = self._starting, []
+        if starting:
+            self._get(starting, "its start")
         size = -(-len(matches) // len(self._actors))
         blocks = [matches[i * size : (i + 1) * size] for i in range(len(self._actors))]
         # each actor is sent the agents its matches involve, not the population (a million agents at activation
