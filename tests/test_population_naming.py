@@ -136,7 +136,7 @@ def test_unreadable_answers_are_asked_again_then_fail_the_interaction(tmp_path: 
         ({"game": {"kind": "naming", "words": ["q", "Q"]}}, "distinct (case aside)"),
         ({"game": {"kind": "naming", "words": ["é", "M"]}}, "ASCII letters or digits"),
         ({"game": {"kind": "naming", "words": ["none", "M"]}}, "not 'none'"),
-        ({"actors": 2}, "actors: not read by the naming game"),
+        ({"actors": 2}, "actors 2: with update sequential each interaction waits"),
         ({"revision": {"rule": "memory", "beta": 2.0}}, "revision.beta: not read by the naming game"),
     ],
 )

@@ -174,6 +174,48 @@ def test_llm_members_on_two_ray_actors_write_the_same_tables_and_transcript_as_o
     assert [u["actor"] for u in usage] == [0, 1] and all(u["peak_bytes"] > 0 for u in usage)
 
 
+@pytest.mark.slow  # Ray's start
+def test_the_naming_game_on_two_ray_actors_writes_the_same_tables_and_transcript_as_one_process(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    import pandas as pd
+
+    from sandbox.population.kind import load
+    from sandbox.population.run import run_population
+    from sandbox.society.loopback_server import server_process
+
+    with (
+        server_process(latency_s=0.01, rules="population") as a,
+        server_process(latency_s=0.01, rules="population") as b,
+    ):
+        changes = {
+            "population.agents": 40,
+            "population.generations": 2,
+            "population.members": [{"strategy": "llm", "share": 0.9}, {"strategy": "M", "share": 0.1, "fixed": True}],
+            "population.network": {"kind": "complete"},
+            "population.game": {"kind": "naming", "words": ["Q", "M"], "update": "pairs", "memory": 3},
+            "population.revision": {"rule": "memory"},
+            "models": {"user": {"spec": f"openai:bench@{a},{b}", "sampling": {"temperature": 0.7, "max_tokens": 20}}},
+        }
+        alone = run_population(load(_llm_population(tmp_path, **changes)), tmp_path / "alone")
+        counted: list[Any] = []
+        actors = run_population(
+            load(_llm_population(tmp_path, **changes, **{"population.actors": 2})),
+            tmp_path / "actors",
+            on_call=counted.append,
+        )
+    for table in ("interactions.csv", "population.csv", "held.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(alone / table), pd.read_csv(actors / table))
+    calls = [[json.loads(line) for line in open(path / "transcripts.jsonl")] for path in (alone, actors)]
+    assert len(calls[0]) == len(calls[1]) == len(counted) > 0  # every call once, the actors' appended and counted
+    assert [(c["call_id"], c["answer"]) for c in calls[0]] == [(c["call_id"], c["answer"]) for c in calls[1]]
+    assert {c["endpoint"] for c in calls[1]} == {a, b}  # each actor its share of the pool
+    assert not list(actors.glob("transcripts.actor*"))
+    assert [u["actor"] for u in json.loads((actors / "actors.json").read_text())] == [0, 1]
+
+
 def test_llm_members_on_actors_need_an_endpoint_and_no_budget(tmp_path: Path) -> None:
     for changes, field in (
         ({"population.actors": 2}, "population.actors"),  # the embedded model, by default

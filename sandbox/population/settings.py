@@ -212,12 +212,13 @@ def retries_field(default: int, description: str) -> Any:
     return Field(default, ge=0, le=50, description=description)
 
 
-def memory_only(block: PopulationSettings, what: str, adapt: str) -> None:
+def memory_only(block: PopulationSettings, what: str, adapt: str, *, actors: bool = False) -> None:
     """Refuse a `revision.rule` other than memory, and every other revision setting: the agents of `what` (a game,
-    in words) adapt through `adapt` (in words: their memory, as in Ashery et al. and GovSim)."""
+    in words) adapt through `adapt` (in words: their memory, as in Ashery et al. and GovSim); `actors`: the game's
+    calls may be played on Ray actors."""
     if block.revision.rule != "memory":
         raise ValueError(f"revision.rule {block.revision.rule}: {adapt}; set revision.rule memory")
-    refuse_unread(block, [f for f in Revision.model_fields if f != "rule"], what)
+    refuse_unread(block, [f for f in Revision.model_fields if f != "rule"], what, actors=actors)
 
 
 def llm_user(block: PopulationSettings) -> tuple[str, ...]:
@@ -305,8 +306,9 @@ class PopulationSettings(StrictModel):
         1,
         ge=1,
         le=1024,
-        description="Scripted strategies, or the LLM members of a matrix game: the "
-        "matches are cut into this many blocks and each block is played by "
+        description="Scripted strategies, the LLM members of a matrix game, or those of "
+        "the naming game with update pairs: the matches (a round's pairs) are cut "
+        "into this many blocks and each block is played by "
         "a Ray actor of its own (as AgentSociety groups agents; local Ray "
         "unless Ray is already initialised), LLM members with the actor's "
         "share of the run's concurrency and of its openai: endpoints; 1 "

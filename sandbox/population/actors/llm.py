@@ -1,4 +1,5 @@
-"""An LLM matrix-game population's matches played on Ray actors, each with its share of the endpoint pool.
+"""An LLM population's matches (the matrix game's) or pairs (a round of the naming game's) played on Ray actors, each
+with its share of the endpoint pool.
 
 As the scripted engine does (`sandbox.population.actors.lifecycle`) and as AgentSociety
 groups agents (arXiv 2502.08691), the generation's matches are cut into
@@ -30,7 +31,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
     from ray import ObjectRef
 
     from sandbox.llm.record import CallRecord
-    from sandbox.population.revision.texts import PrincipledAgent
     from sandbox.population.settings import PopulationScenarioSettings
 
 ACTORS = "actors.json"  # each actor's peak memory and CPU seconds, after the last generation it played
@@ -62,12 +62,13 @@ __all__ = [
 ]
 
 T = TypeVar("T")  # what an actor answers
-M = TypeVar("M")  # the game's players (the matrix game's `Members`)
-R = TypeVar("R")  # what a match gives (the matrix game's turns)
+M = TypeVar("M")  # the game's players (the matrix game's `Members`, the naming game's `Players`)
+R = TypeVar("R")  # what a match gives (the matrix game's turns, the naming game's two picks)
 # the game's players, made from the scenario and the user model
 MakeMembers = Callable[["PopulationScenarioSettings", "BaseChatModel"], M]
-# a match played by them: (members, agents, g, k, a, b) to what it gives (the matrix game's `play_match`)
-PlayMatch = Callable[[M, "Mapping[int, PrincipledAgent] | list[PrincipledAgent]", int, int, int, int], Awaitable[R]]
+# a match played by them: (members, agents, g, k, a, b) to what it gives (the matrix game's `play_match`, the naming
+# game's `play_pair`); an agent's record is the game's own, opaque here
+PlayMatch = Callable[[M, Any, int, int, int, int], Awaitable[R]]
 
 
 def actor_transcript(run: Path, k: int) -> Path:
@@ -142,7 +143,7 @@ class _LLMBlock(Generic[M, R]):
         own = resource.getrusage(resource.RUSAGE_SELF)
         return {"actor": self.k, "peak_bytes": own.ru_maxrss * 1024, "cpu_s": own.ru_utime + own.ru_stime}
 
-    def play(self, agents: Mapping[int, PrincipledAgent], g: int, matches: list[list[int]]) -> list[R]:
+    def play(self, agents: Mapping[int, Any], g: int, matches: list[list[int]]) -> list[R]:
         """Each match of the block ([k, a, b]): its turns, as `match` gives them (`agents`: those the matches
         involve, by index)."""
         from sandbox.llm.cache import ResponseCache
@@ -205,7 +206,7 @@ class LLMActorBlocks(Generic[M, R]):
             self.__exit__(None, None, None)
             raise
 
-    def __call__(self, agents: list[PrincipledAgent], g: int, matches: list[list[int]]) -> list[R]:
+    def __call__(self, agents: Sequence[Any], g: int, matches: list[list[int]]) -> list[R]:
         starting, self._starting = self._starting, []
         if starting:
             self._get(starting, "its start")

@@ -34,4 +34,5 @@ GAME = GameEntry(
         "game": {"kind": "naming", "stop_at_consensus": False, "update": "pairs"},
         "revision": {"rule": "memory"},
     },
+    scale_on_actors=True,
 )

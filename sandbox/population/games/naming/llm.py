@@ -51,7 +51,7 @@ from sandbox.core.run_dir import RunDirectory
 from sandbox.engine.generations import GenerationState, Rows
 from sandbox.population.game import ModelOf, PopulationGame
 from sandbox.population.games.naming.dynamics import disjoint_pairs
-from sandbox.population.games.naming.players import Players, memory_score
+from sandbox.population.games.naming.players import Players, memory_score, pick_of, play_pair
 from sandbox.population.games.naming.records import (
     COLUMNS,
     EDGES,
@@ -74,6 +74,9 @@ from sandbox.population.settings import LLM, PopulationScenarioSettings, Populat
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from types import TracebackType
+
+    from sandbox.population.actors.llm import LLMActorBlocks
 
 __all__ = ["LLMNamingGame"]
 
@@ -120,6 +123,22 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         _, self.neighbours = network_of(block.agents, block.network, scenario.seed)
         self.committed = committed_word(block)
         self.players = Players(scenario, self.model("user"))
+        self._actors: LLMActorBlocks[Players, list[tuple[str | None, int]]] | None = None
+
+    def __enter__(self) -> LLMNamingGame:
+        if self.block.actors > 1:  # Ray actors play each round's pairs, each with its share of the pool
+            from sandbox.population.actors.llm import LLMActorBlocks
+
+            assert self.run_path is not None
+            self._actors = LLMActorBlocks(
+                self.scenario, self.block.actors, self.run_path, Players, play_pair, on_call=self.on_call
+            )
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        if self._actors is not None:
+            self._actors.__exit__(kind, error, tb)
+            self._actors = None
 
     def start(self) -> tuple[NamingPopulation, Rows]:
         block, game = self.block, self.spec
@@ -173,15 +192,9 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         start = population["interactions"]
         rounds = cast("list[list[Pair]]", pairs) if game.update == "pairs" else [[cast(Pair, p)] for p in pairs]
 
-        async def pick(x: int, side: int, index: int) -> tuple[str | None, int]:
-            if agents[x]["committed"]:
-                return agents[x]["committed"], 0
-            return await self.players.pick(x, agents[x]["memory"], g, index, side)
-
         for round_pairs in rounds:
             first = start + len(rows)
-            asks = [(x, side, first + k) for k, pair in enumerate(round_pairs) for side, x in enumerate(pair)]
-            picks = await gather_jobs(asks, lambda ask: pick(*ask), limit=jobs_ahead(self.scenario.concurrency))
+            picks = await self._picks(agents, g, first, round_pairs)
             for k, pair in enumerate(round_pairs):
                 if self._interaction(agents, rows, (g, first + k), pair, picks[2 * k : 2 * k + 2], convergence):
                     reached = reached or first + k + 1
@@ -193,6 +206,21 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
             run=convergence.run,
             consensus_at=population["consensus_at"] or reached,
             interactions=start + len(rows),
+        )
+
+    async def _picks(
+        self, agents: list[NamingAgent], g: int, first: int, pairs: list[Pair]
+    ) -> list[tuple[str | None, int]]:
+        """A round's picks (its first interaction `first`, 0-based over the run), two a pair in order: every ask at
+        once here, or each actor its block of the pairs (`population.actors`)."""
+        if self._actors is not None:
+            played = self._actors(agents, g, [[first + k, a, b] for k, (a, b) in enumerate(pairs)])
+            return [pick for pair in played for pick in pair]
+        asks = [(x, side, first + k) for k, pair in enumerate(pairs) for side, x in enumerate(pair)]
+        return await gather_jobs(
+            asks,
+            lambda ask: pick_of(self.players, agents[ask[0]], ask[0], g, ask[2], ask[1]),
+            limit=jobs_ahead(self.scenario.concurrency),
         )
 
     def _interaction(
@@ -315,6 +343,10 @@ def _finish(
     run_dir: RunDirectory, scenario: PopulationScenarioSettings, model: str, figure: Callable[[], Figure]
 ) -> None:
     path, block, spec = run_dir.path, scenario.population, spec_of(scenario, NamingSpec)
+    if block.actors > 1:
+        from sandbox.population.actors.llm import merge_actor_transcripts
+
+        merge_actor_transcripts(path)
     gens = read_csv(path / GENERATIONS)
     reached = gens["consensus_at"].dropna()
     at = int(reached.iloc[0]) if len(reached) else None

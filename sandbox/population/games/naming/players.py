@@ -4,8 +4,9 @@ agent's memory shows it (`memory_score`)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
@@ -16,11 +17,11 @@ from sandbox.base.seeding import Branch, call_seed, seed_node
 from sandbox.llm.contracts import CallInfo, Constraint
 from sandbox.llm.moves import note_move
 from sandbox.llm.wrapper import acall
-from sandbox.population.games.naming.records import Remembered
+from sandbox.population.games.naming.records import NamingAgent, Remembered
 from sandbox.population.games.naming.spec import NamingSpec
 from sandbox.population.settings import PopulationScenarioSettings, spec_of
 
-__all__ = ["VALUE_PREFIX", "Players", "memory_score", "parse_name"]
+__all__ = ["VALUE_PREFIX", "Players", "memory_score", "parse_name", "pick_of", "play_pair"]
 
 VALUE_PREFIX = "{'value': '"
 _BRACED = re.compile(r"""\{\s*['"]?value['"]?\s*[:=]\s*['"<\[]?\s*([A-Za-z0-9]+)""", re.IGNORECASE)
@@ -97,3 +98,21 @@ class Players:
 def memory_score(memory: Sequence[Remembered]) -> float:
     """The score an agent's memory shows it: the sum of its payoffs."""
     return sum(m["payoff"] for m in memory)
+
+
+async def pick_of(
+    players: Players, agent: NamingAgent, x: int, g: int, index: int, side: int
+) -> tuple[str | None, int]:
+    """Agent `x`'s pick in interaction `index` (0-based, over the run) and its attempts: a committed agent's word,
+    without a call; else the LLM's."""
+    if agent["committed"]:
+        return agent["committed"], 0
+    return await players.pick(x, agent["memory"], g, index, side)
+
+
+async def play_pair(
+    players: Players, agents: Mapping[int, NamingAgent] | list[NamingAgent], g: int, k: int, a: int, b: int
+) -> list[tuple[str | None, int]]:
+    """Interaction `k`'s two picks, asked at once (`agents`: the population, or those of its agents the round's
+    pairs involve, by index): what a Ray actor plays (`sandbox.population.actors.llm`)."""
+    return list(await asyncio.gather(pick_of(players, agents[a], a, g, k, 0), pick_of(players, agents[b], b, g, k, 1)))

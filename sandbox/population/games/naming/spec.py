@@ -108,7 +108,18 @@ class NamingSpec(PopulationGameSpec):
         return () if self.play == "scripted" else llm_user(block)
 
     def check(self, block: PopulationSettings) -> None:
-        memory_only(block, "the naming game", "the naming game's agents adapt through their memory")
+        if block.actors > 1 and self.play == "llm" and self.update != "pairs":
+            raise ValueError(
+                f"actors {block.actors}: with update {self.update} each interaction waits for the one before it, "
+                "so there is nothing to share among actors; set game.update pairs (rounds of disjoint pairs, "
+                "played at once)"
+            )
+        memory_only(
+            block,
+            "the naming game" + (" with play scripted" if self.play == "scripted" else ""),
+            "the naming game's agents adapt through their memory",
+            actors=self.play == "llm",
+        )
         if self.play == "scripted":
             self._scripted_members(block)
             return
@@ -170,7 +181,7 @@ class NamingSpec(PopulationGameSpec):
             f"naming-game population of {p.agents} agents on a {p.network.kind} network, at most "
             f"{p.generations} x {p.agents} interactions, {len(self.words)} words{prepared}"
             f"{'; ' + ', '.join(committed) if committed else ''}; members {scenario.models.user.spec} as role "
-            "user"
+            "user" + (f", played on {p.actors} Ray actors" if p.actors > 1 else "")
         )
 
     def calls(self, scenario: PopulationScenarioSettings) -> list[Calls]:
