@@ -65,13 +65,13 @@ class CompressedSerializer(JsonPlusSerializer):
 
     def __init__(self, least: int = 64 * 1024) -> None:
         super().__init__()
-        self.least = least  # (a compressor a call: one is not to be shared between threads)
+        self.least = least
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         kind, data = super().dumps_typed(obj)
         if len(data) < self.least:
             return kind, data
-        return kind + self.TAG, zstandard.compress(data, 1)
+        return kind + self.TAG, zstandard.compress(data, 1)  # a compressor a call: one is not shared by threads
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         kind, payload = data

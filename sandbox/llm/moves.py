@@ -33,7 +33,7 @@ import orjson
 
 from sandbox.llm.contracts import CallInfo
 
-__all__ = ["NOTES_SUFFIX", "note_move", "notes_path", "read_notes"]
+__all__ = ["NOTES_SUFFIX", "load_line", "note_move", "notes_path", "read_notes"]
 
 NOTES_SUFFIX = ".parsed.jsonl"
 # The transcript writer that this context's calls are recorded by (set when a writer opens, cleared when it closes).
@@ -68,8 +68,9 @@ def note_move(call: CallInfo, parsed: Any, *, illegal: bool | None = None) -> No
         writer.note(call.call_id(), plain(parsed), parsed is None if illegal is None else illegal)
 
 
-def _loads(line: str) -> Any:
-    """One JSON line: orjson (4x json), or json where orjson refuses it (a NaN)."""
+def load_line(line: str | bytes) -> Any:
+    """One JSON line of a transcript or its notes: orjson (4x json), or json where orjson refuses it (a NaN or an
+    infinity that an older writer wrote)."""
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -84,7 +85,7 @@ def read_notes(transcript: Path | str) -> dict[str, dict[str, Any]]:
         return notes
     for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):  # not splitlines: U+2028 is text
         try:
-            record = _loads(line)
+            record = load_line(line)
             notes[str(record["call_id"])] = {"parsed": record.get("parsed"), "illegal": record.get("illegal")}
         except (ValueError, KeyError, TypeError):
             continue  # a torn last line (a killed process)

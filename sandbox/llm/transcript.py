@@ -89,21 +89,13 @@ def _order(record: dict[str, Any]) -> tuple:
     return (num(record.get("run")), num(record.get("epoch")), str(record.get("episode")), record["call_id"])
 
 
-def _loads(line: bytes) -> Any:
-    """One JSON line: orjson (4x json), or json where orjson refuses it (a NaN that an older writer wrote)."""
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return json.loads(line)
-
-
 def iter_transcript(path: str | Path) -> Iterator[dict[str, Any]]:
     """A transcript's records one at a time (a table of them need not hold them all); a torn last line (a killed
     process) is skipped."""
     with Path(path).open("rb") as handle:
         for line in handle:
             try:
-                yield _loads(line)
+                yield moves.load_line(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 continue
 
@@ -143,7 +135,7 @@ def compact_transcript(path: str | Path) -> int:
         offset = 0
         for line in handle:
             try:
-                record = _loads(line)
+                record = moves.load_line(line)
             except (json.JSONDecodeError, UnicodeDecodeError):
                 record = None  # a torn last line (a killed process)
             if isinstance(record, dict) and "call_id" in record:

@@ -216,10 +216,10 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         if self._actors is not None:
             played = self._actors(agents, g, [[first + k, a, b] for k, (a, b) in enumerate(pairs)])
             return [pick for pair in played for pick in pair]
-        asks = [(x, side, first + k) for k, pair in enumerate(pairs) for side, x in enumerate(pair)]
+        asks = [(x, first + k, side) for k, pair in enumerate(pairs) for side, x in enumerate(pair)]
         return await gather_jobs(
             asks,
-            lambda ask: pick_of(self.players, agents[ask[0]], ask[0], g, ask[2], ask[1]),
+            lambda ask: pick_of(self.players, agents[ask[0]], ask[0], g, *ask[1:]),
             limit=jobs_ahead(self.scenario.concurrency),
         )
 
