@@ -35,7 +35,11 @@ BOUNDARY = "boundary"  # metadata key of a generation's boundary checkpoint
 class GenerationStore(AsyncSqliteSaver):
     """LangGraph's SQLite checkpointer, pruning each finished generation but the last to its boundary. The ids of the
     loop's checkpoints inside the current and the last generation are kept in memory as they are saved (a resumed
-    run prunes from its second boundary on: what came before it stays)."""
+    run prunes from its second boundary on: what came before it stays). `open_store` gives it a serializer that encodes
+    each large value of the state once per object (`encodes_once`: a population's steps never change the state in
+    place, `sandbox.engine.generations.GenerationGame`)."""
+
+    encodes_once = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
