@@ -68,7 +68,13 @@ def _play(
         stack.enter_context(game)
         played = with_held(game, run_dir.path, resuming)
         run_sync(run_generations(run_dir.path, played, scenario.population.generations, on_generation=hooks))
-    game.finish(run_dir, models)
+    try:
+        game.finish(run_dir, models)
+    finally:
+        if scenario.population.actors > 1:  # the actors' Ray may still be stopping
+            from sandbox.population.actors.lifecycle import ray_stopped
+
+            ray_stopped()
     return run_dir.path
 
 

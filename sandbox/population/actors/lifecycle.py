@@ -3,7 +3,11 @@ on the actors bounded, and the actors killed however a run stops.
 
 Local Ray is started (one CPU per actor) unless Ray is already initialised,
 for example by `ray.init(address=...)` on a cluster, and stopped at the end
-when it was started here. Its workers run at this process's niceness, not at
+when it was started here. A run whose actors have played their last block
+stops Ray in a thread of its own (`stop_ray(wait=False)`: Ray's shutdown
+waits about a second for its processes) while it writes its tables; the run
+waits for that thread before it returns (`ray_stopped`), as does the next
+start and the process's exit. Its workers run at this process's niceness, not at
 Ray's default of 15: on a busy machine a worker at 15 gets a few per cent of
 a core, and the actors' start (axelrod's import, about 20 s of CPU) took
 longer than pytest's half hour.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -42,11 +47,13 @@ __all__ = [
     "block_bounds",
     "kill_actors",
     "ray_started",
+    "ray_stopped",
     "stop_ray",
 ]
 
 TIMEOUT_VARIABLE = "SANDBOX_ACTOR_TIMEOUT_S"
 TIMEOUT_S = 1800.0  # the longest wait on an actor, unless TIMEOUT_VARIABLE says otherwise
+_stopping: list[threading.Thread] = []  # Ray's shutdowns under way in threads of their own (`stop_ray(wait=False)`)
 
 
 def actor_timeout_s() -> float:
@@ -85,21 +92,38 @@ def block_bounds(first: np.ndarray, blocks: int) -> list[int]:
 def ray_started(actors: int) -> bool:
     """Start local Ray with a CPU for each of `actors` unless Ray is already initialised (a cluster's
     `ray.init(address=...)`); whether it was started here. Its workers run at this process's niceness: Ray's
-    default, 15, starves them on a busy machine."""
+    default, 15, starves them on a busy machine. Its raylet's connect timeout is 100 ms, not a second."""
     import ray
 
+    ray_stopped()  # a shutdown under way ends first
     if ray.is_initialized():
         return False
-    ray.init(num_cpus=actors, include_dashboard=False, log_to_driver=False, _system_config={"worker_niceness": 0})
+    # about 2 starts in 5 on this machine took 3.2 s, not 2.2 s: the raylet waited a whole second between its object
+    # store's start and its object manager's. With its client's connect timeout at 100 ms (Ray's default: 1,000),
+    # 14 starts in 14 took 2.2 s.
+    config = {"worker_niceness": 0, "raylet_client_connect_timeout_milliseconds": 100}
+    ray.init(num_cpus=actors, include_dashboard=False, log_to_driver=False, _system_config=config)
     return True
 
 
-def stop_ray(started: bool) -> None:
-    """Shut Ray down if `ray_started` started it."""
+def stop_ray(started: bool, *, wait: bool = True) -> None:
+    """Shut Ray down if `ray_started` started it: here, or (`wait=False`) in a thread of its own, which `ray_stopped`,
+    the next `ray_started` and the process's exit wait for."""
     if started:
         import ray
 
-        ray.shutdown()
+        if wait:
+            ray.shutdown()
+        else:
+            thread = threading.Thread(target=ray.shutdown, name="ray-shutdown")
+            _stopping.append(thread)
+            thread.start()
+
+
+def ray_stopped() -> None:
+    """Wait for Ray's shutdowns under way (`stop_ray(wait=False)`)."""
+    while _stopping:
+        _stopping.pop().join()
 
 
 def answers_of(refs: list[ObjectRef[T]], timeout_s: float, late: Callable[[int], str]) -> list[T]:
@@ -113,9 +137,9 @@ def answers_of(refs: list[ObjectRef[T]], timeout_s: float, late: Callable[[int],
     return list(ray.get(refs, timeout=timeout_s))
 
 
-def kill_actors(actors: list[ActorHandle], started: bool) -> None:
+def kill_actors(actors: list[ActorHandle], started: bool, *, wait: bool = True) -> None:
     """Kill every actor (one already gone must not leave the others running), then stop Ray if it was started here
-    (`ray_started`)."""
+    (`ray_started`), waiting for its end or not (`stop_ray`)."""
     import ray
 
     try:
@@ -123,4 +147,4 @@ def kill_actors(actors: list[ActorHandle], started: bool) -> None:
             with contextlib.suppress(Exception):
                 ray.kill(actor)
     finally:
-        stop_ray(started)
+        stop_ray(started, wait=wait)

@@ -207,6 +207,8 @@ class LLMActorBlocks(Generic[M, R]):
             raise
 
     def __call__(self, agents: Sequence[Any], g: int, matches: list[list[int]]) -> list[R]:
+        if not self._actors:
+            raise RuntimeError("the actors were released: they play no more blocks")
         starting, self._starting = self._starting, []
         if starting:
             self._get(starting, "its start")
@@ -258,9 +260,18 @@ class LLMActorBlocks(Generic[M, R]):
     def __enter__(self) -> LLMActorBlocks[M, R]:
         return self
 
+    def release(self) -> None:
+        """Kill the actors, and stop a Ray started here in a thread of its own (`stop_ray(wait=False)`): for a run
+        whose actors have played their last block and which still writes its tables (`ray_stopped` waits for it)."""
+        actors, self._actors, started, self._started = self._actors, [], self._started, False
+        kill_actors(actors, started, wait=False)
+
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        actors, self._actors = self._actors, []
-        kill_actors(actors, self._started)
+        if kind is None:
+            self.release()
+        else:  # a run that failed or was stopped leaves no Ray behind
+            actors, self._actors, started, self._started = self._actors, [], self._started, False
+            kill_actors(actors, started)
 
 
 def merge_actor_transcripts(run: Path) -> None:

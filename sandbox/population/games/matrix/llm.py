@@ -182,6 +182,8 @@ class LLMMatrixGame(
         matches = range(self.edges) if pairs is None else pairs
         if self._actors is not None:
             played = self._actors(agents, g, [[k, *self._pair(k)] for k in matches])
+            if g + 1 >= self.block.generations:  # the last generation: Ray stops while the run writes its tables
+                self._actors.release()
         else:
             played = await gather_jobs(  # a match asks two calls at once
                 list(matches),

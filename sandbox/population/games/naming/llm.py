@@ -124,6 +124,7 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         self.committed = committed_word(block)
         self.players = Players(scenario, self.model("user"))
         self._actors: LLMActorBlocks[Players, list[tuple[str | None, int]]] | None = None
+        self._last_cells: tuple[list[NamingAgent], list[tuple[str, str, str, float]]] | None = None
 
     def __enter__(self) -> LLMNamingGame:
         if self.block.actors > 1:  # Ray actors play each round's pairs, each with its share of the pool
@@ -200,6 +201,8 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
                     reached = reached or first + k + 1
             if reached is not None and game.stop_at_consensus:
                 break
+        if self._actors is not None and g + 1 >= self.block.generations:
+            self._actors.release()  # the last generation: Ray stops while the run writes its tables
         return Played(
             rows=rows,
             agents=agents,
@@ -271,7 +274,13 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
 
     def held(self, agents: NamingPopulation) -> list[str]:
         """The name each agent holds, as population.csv's `held` (committed, else its top pick), else `none`."""
-        return [held or "none" for _, _, held, _ in _cells(agents["agents"])]
+        return [held or "none" for _, _, held, _ in self._cells(agents["agents"])]
+
+    def _cells(self, agents: list[NamingAgent]) -> list[tuple[str, str, str, float]]:
+        """`_cells(agents)`, kept for the list it was worked out for: `record` and `held` ask for the same agents."""
+        if self._last_cells is None or self._last_cells[0] is not agents:
+            self._last_cells = (agents, _cells(agents))
+        return self._last_cells[1]
 
     def stopped(self, state: GenerationState) -> bool:
         return self.generation(state).played["consensus_at"] is not None and self.spec.stop_at_consensus
@@ -279,7 +288,7 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
     def record(self, state: GenerationState, seconds: float) -> Rows:
         step = self.generation(state)
         g, played = step.g, step.played
-        cells = _cells(played["agents"])
+        cells = self._cells(played["agents"])
         return {
             INTERACTIONS: played["rows"],
             # AgentRow's cells, in its order (the table's columns): a million rows as tuples, not dicts
