@@ -159,6 +159,7 @@ def test_llm_members_on_two_ray_actors_write_the_same_tables_and_transcript_as_o
             run_population(on_actors, tmp_path / "actors", hooks=kill)
         counted: list[Any] = []
         resume_population(tmp_path / "actors", on_call=counted.append)  # the bar of calls, fed from the actors
+    _ray_stopped()
     assert counted == [None] * (2 * 60 * 2)  # generation 1's calls, each counted once
     actors = tmp_path / "actors"
     for table in ("moves.csv", "population.csv"):
@@ -172,6 +173,17 @@ def test_llm_members_on_two_ray_actors_write_the_same_tables_and_transcript_as_o
     assert not list(actors.glob("transcripts.actor*"))
     usage = json.loads((actors / "actors.json").read_text())
     assert [u["actor"] for u in usage] == [0, 1] and all(u["peak_bytes"] > 0 for u in usage)
+
+
+def _ray_stopped() -> None:
+    """The actors were released after the last generation's play and Ray stopped in a thread of its own: the run
+    returned only after that thread's end."""
+    import threading
+
+    import ray
+
+    assert not ray.is_initialized()
+    assert not [t for t in threading.enumerate() if t.name == "ray-shutdown"]
 
 
 @pytest.mark.slow  # Ray's start
@@ -206,6 +218,7 @@ def test_the_naming_game_on_two_ray_actors_writes_the_same_tables_and_transcript
             tmp_path / "actors",
             on_call=counted.append,
         )
+    _ray_stopped()
     for table in ("interactions.csv", "population.csv", "held.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(alone / table), pd.read_csv(actors / table))
     calls = [[json.loads(line) for line in open(path / "transcripts.jsonl")] for path in (alone, actors)]
