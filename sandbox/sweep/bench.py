@@ -37,6 +37,7 @@ def bench_sweep(runs: int = 16, workers: int = 2, latency_s: float = 0.2, epochs
     """Seconds for `runs` society runs on a local Ray with `workers` workers, and one after another in this process."""
     import ray
 
+    from sandbox.base.local_ray import init_local_ray
     from sandbox.society.benchmarks import console
     from sandbox.society.loopback_server import server_process
     from sandbox.society.runner import arun
@@ -51,7 +52,7 @@ def bench_sweep(runs: int = 16, workers: int = 2, latency_s: float = 0.2, epochs
             asyncio.run(arun(scenario, out=Path(tmp) / "sequential" / f"run-{k}"))
         sequential = time.perf_counter() - started
         started = time.perf_counter()
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        init_local_ray(workers)
         ray_start = time.perf_counter() - started
         try:
             start_sweep(data, "<bench>", Path(tmp), Path(tmp) / "sweep")

@@ -183,13 +183,9 @@ def _ray(jobs: Sequence[Job], workers: int, on_done: Callable[[dict[str, Any]], 
         if address:  # an existing cluster: its nodes need the sandbox installed and the sweep directory shared
             ray.init(address=address, log_to_driver=False, runtime_env={"env_vars": env})
         else:
-            ray.init(  # workers at this process's niceness (Ray's default, 15, starves them on a busy machine)
-                num_cpus=workers,
-                include_dashboard=False,
-                log_to_driver=False,
-                runtime_env={"env_vars": env},
-                _system_config={"worker_niceness": 0},
-            )
+            from sandbox.base.local_ray import init_local_ray
+
+            init_local_ray(workers, runtime_env={"env_vars": env})
     remote = ray.remote(num_cpus=1, max_retries=0)(execute_run)
     pending = list(jobs)
     running: dict[Any, Job] = {}

@@ -7,10 +7,9 @@ when it was started here. A run whose actors have played their last block
 stops Ray in a thread of its own (`stop_ray(wait=False)`: Ray's shutdown
 waits about a second for its processes) while it writes its tables; the run
 waits for that thread before it returns (`ray_stopped`), as does the next
-start and the process's exit. Its workers run at this process's niceness, not at
-Ray's default of 15: on a busy machine a worker at 15 gets a few per cent of
-a core, and the actors' start (axelrod's import, about 20 s of CPU) took
-longer than pytest's half hour.
+start and the process's exit. Ray starts with the sandbox's settings
+(`sandbox.base.local_ray`): its workers at this process's niceness, its
+raylet's connect timeout at 100 ms.
 
 Every wait on the actors is bounded by `SANDBOX_ACTOR_TIMEOUT_S` seconds
 (`TIMEOUT_S`, 1800, by default: a generous half hour for one block's
@@ -91,18 +90,16 @@ def block_bounds(first: np.ndarray, blocks: int) -> list[int]:
 
 def ray_started(actors: int) -> bool:
     """Start local Ray with a CPU for each of `actors` unless Ray is already initialised (a cluster's
-    `ray.init(address=...)`); whether it was started here. Its workers run at this process's niceness: Ray's
-    default, 15, starves them on a busy machine. Its raylet's connect timeout is 100 ms, not a second."""
+    `ray.init(address=...)`); whether it was started here (`init_local_ray`: its workers at this process's
+    niceness, its raylet's connect timeout at 100 ms)."""
     import ray
+
+    from sandbox.base.local_ray import init_local_ray
 
     ray_stopped()  # a shutdown under way ends first
     if ray.is_initialized():
         return False
-    # about 2 starts in 5 on this machine took 3.2 s, not 2.2 s: the raylet waited a whole second between its object
-    # store's start and its object manager's. With its client's connect timeout at 100 ms (Ray's default: 1,000),
-    # 14 starts in 14 took 2.2 s.
-    config = {"worker_niceness": 0, "raylet_client_connect_timeout_milliseconds": 100}
-    ray.init(num_cpus=actors, include_dashboard=False, log_to_driver=False, _system_config=config)
+    init_local_ray(actors)
     return True
 
 
