@@ -388,3 +388,33 @@ def test_the_cost_charts_draw_each_roles_tokens_and_latency_by_epoch(
     latency = '.chart[data-title^="Latency of the calls"]'
     page.wait_for_selector(latency + " .main-svg")
     assert page.locator(latency + " .scatterlayer .trace").count() == 2 * len(roles)
+
+
+def test_a_run_a_users_function_answered_says_not_an_llm_in_the_list_and_on_its_page(
+    watched: Watched, server: Running, tmp_path: Path
+) -> None:
+    """A population run on a `rules:` model (a dry pipeline) is marked in the list and on its page as not an LLM,
+    with the function named; the runs of every kind on models (`server`'s) are not."""
+    from typer.testing import CliRunner
+
+    from sandbox.cli.runs import app
+    from tests.test_rules_model import RULES, _scenario
+
+    (tmp_path / "my_rules.py").write_text(RULES)
+    spec = f"rules:{tmp_path / 'my_rules.py'}:answer"
+    root = tmp_path / "runs"
+    result = CliRunner().invoke(app, ["run", str(_scenario(tmp_path, spec)), "--out", str(root / "dry")])
+    assert result.exit_code == 0, result.output
+    said = f"user answered by {spec}: a dry pipeline, not an LLM"
+    page = watched.page
+    with Running(root) as running:
+        page.goto(running.url)
+        page.wait_for_selector('tr[data-path="dry"]')
+        mark = page.locator('tr[data-path="dry"] [data-not-llm="yes"]')
+        assert mark.inner_text() == "not an LLM" and mark.get_attribute("title") == said
+        page.goto(running.url + "#/run/dry")
+        page.wait_for_selector('#facts dd[data-fact="not an LLM"]')
+        assert page.locator('#facts dd[data-fact="not an LLM"]').inner_text() == said
+    page.goto(server.url)
+    page.wait_for_selector("#runs tbody tr")
+    assert page.locator("#runs tbody tr").count() > 5 and page.locator("[data-not-llm]").count() == 0
