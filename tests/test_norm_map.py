@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sandbox.population.norm_map import norm_history, norm_map, word_diff, write_norm_map
+from sandbox.base.words import word_diff
+from sandbox.population.norm_map import norm_history, norm_map, write_norm_map
 from sandbox.population.report.plots import plot_lineage, plot_network
 
 AXES = {"give all": [1.0, 0.0, 0.0], "give most": [0.95, 0.31, 0.0], "give none": [0.0, 0.0, 1.0]}

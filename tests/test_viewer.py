@@ -18,7 +18,7 @@ from sandbox.cli.runs import app
 from sandbox.core import kinds
 from sandbox.core.run_dir import hold
 from sandbox.viewer.catalog import Catalog, find_runs
-from sandbox.viewer.policies import word_diff
+from sandbox.viewer.policies import diff_pieces
 from sandbox.viewer.report import LIMIT_MB, build_report, report_data
 from sandbox.viewer.server import create_app, hosts_for, inside, is_local, run_json
 from sandbox.viewer.transcripts import Transcripts
@@ -177,7 +177,7 @@ def test_transcripts_come_a_page_at_a_time_filtered_and_a_cut_line_is_a_row_that
 
 
 def test_the_word_diff_keeps_removes_and_adds() -> None:
-    pieces = word_diff("Put others first and give them nearly all.", "Look after yourself and keep nearly all.")
+    pieces = diff_pieces("Put others first and give them nearly all.", "Look after yourself and keep nearly all.")
     assert "".join(t for op, t in pieces if op != "+").split() == "Put others first and give them nearly all.".split()
     assert "".join(t for op, t in pieces if op != "-").split() == "Look after yourself and keep nearly all.".split()
     assert ["=", "and "] in pieces

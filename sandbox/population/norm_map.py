@@ -51,6 +51,7 @@ import pandas as pd
 
 from sandbox.base.files import read_csv
 from sandbox.base.rounding import best
+from sandbox.base.words import word_diff
 from sandbox.llm.embeddings import Embedder
 
 __all__ = [
@@ -65,7 +66,6 @@ __all__ = [
     "play_distances",
     "play_first_distances",
     "play_of_norms",
-    "word_diff",
     "write_norm_map",
 ]
 
@@ -323,27 +323,6 @@ def entropy_bits(counts: list[int]) -> float:
     return _entropy(np.asarray(counts, dtype=float))
 
 
-def word_diff(old: str, new: str) -> str:
-    """`new` against `old` word by word: removed words as [-...-], added ones as {+...+}.
-
-    >>> word_diff("give half to all", "give all to all")
-    'give [-half-] {+all+} to all'
-    """
-    import difflib
-
-    a, b = old.split(), new.split()
-    out = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op == "equal":
-            out.extend(a[i1:i2])
-            continue
-        if i2 > i1:
-            out.append("[-" + " ".join(a[i1:i2]) + "-]")
-        if j2 > j1:
-            out.append("{+" + " ".join(b[j1:j2]) + "+}")
-    return " ".join(out)
-
-
 def norm_history(run: str | Path, agent: int) -> pd.DataFrame:
     """One agent slot's norm over the generations: generation, name, norm id, text, and the word diff against the
     text it held before (empty where the norm did not change)."""
@@ -360,7 +339,7 @@ def norm_history(run: str | Path, agent: int) -> pd.DataFrame:
                 "name": r.name,
                 "norm": r.norm,
                 "strategy": text,
-                "diff": "" if before is None or before == text else word_diff(before, text),
+                "diff": "" if before is None else word_diff(before, text),
             }
         )
         before = text

@@ -12,7 +12,6 @@ keeps the evidence (episode ids) and a word diff against the previous version.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import operator
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -22,6 +21,7 @@ from langgraph.runtime import Runtime
 from agents.assistant import library_policies
 from agents.meta import Interaction
 from sandbox.base.seeding import Branch, generator, seed_node
+from sandbox.base.words import word_diff
 from sandbox.llm.contracts import CallInfo
 from sandbox.rules.ultimatum import Stake
 from sandbox.rules.ultimatum_episode import propose_move
@@ -49,26 +49,6 @@ class ScaiState(SocietyState, total=False):
 # The assistant's agent id; two copies that meet are `assistant-0` and `assistant-1`.
 ASSISTANT = "assistant"
 COPIES = (f"{ASSISTANT}-0", f"{ASSISTANT}-1")
-
-
-def word_diff(old: str, new: str) -> str:
-    """A word diff in git's style: `[-removed-]` and `{+added+}`; empty when equal.
-
-    >>> word_diff("Always help others.", "Always help yourself.")
-    'Always help [-others.-] {+yourself.+}'
-    """
-    if old == new:
-        return ""
-    a, b = old.split(), new.split()
-    out: list[str] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op == "equal":
-            out.append(" ".join(a[i1:i2]))
-        if op in ("delete", "replace"):
-            out.append("[-" + " ".join(a[i1:i2]) + "-]")
-        if op in ("insert", "replace"):
-            out.append("{+" + " ".join(b[j1:j2]) + "+}")
-    return " ".join(out)
 
 
 def _policy_record(run: int, version: int, policy: str, **fields: Any) -> dict[str, Any]:

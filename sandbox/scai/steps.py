@@ -29,7 +29,7 @@ def _edit(values: Mapping[str, Any], name: str, value: Any, scenario: Any) -> St
     """`state.policy=TEXT`: the assistant's policy from the fork's epoch on (the last version replaced)."""
     from langgraph.types import Overwrite
 
-    from sandbox.scai.nodes import word_diff
+    from sandbox.base.words import word_diff
 
     if name != "policy":
         raise ValueError("a society run takes one state edit: state.policy=TEXT (the assistant's policy)")

@@ -3,7 +3,6 @@ its word diff from the version before, the epochs it was written from and the ep
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from pathlib import Path
@@ -11,29 +10,23 @@ from typing import Any
 
 import pandas as pd
 
+from sandbox.base.words import word_pieces
 from sandbox.viewer.reading import inside, plain
 from sandbox.viewer.sections import Policies
 
-__all__ = ["policies_json", "word_diff"]
+__all__ = ["diff_pieces", "policies_json"]
 
 _EPISODE_EPOCH = re.compile(r"-e(\d+)-i\d+$")  # a society episode's id: r{run}-e{epoch}-i{index}
 
 
-def word_diff(before: str, after: str) -> list[list[str]]:
-    """`after` against `before`, word by word: `[op, text]` pieces, op `=` (kept), `-` (removed) or `+` (added).
+def diff_pieces(before: str, after: str) -> list[list[str]]:
+    """`after` against `before`, word by word (`sandbox.base.words.word_pieces`), as the page draws it: `[op, text]`
+    pieces, op `=` (kept), `-` (removed) or `+` (added), each but the last ending in the space before the next.
 
-    >>> word_diff("give them nearly all", "give them half")
+    >>> diff_pieces("give them nearly all", "give them half")
     [['=', 'give them '], ['-', 'nearly all '], ['+', 'half']]
     """
-    old, new = before.split(), after.split()
-    pieces: list[list[str]] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
-        if op == "equal":
-            pieces.append(["=", " ".join(old[i1:i2])])
-        if op in ("delete", "replace"):
-            pieces.append(["-", " ".join(old[i1:i2])])
-        if op in ("insert", "replace"):
-            pieces.append(["+", " ".join(new[j1:j2])])
+    pieces = [[op, words] for op, words in word_pieces(before, after)]
     for piece in pieces[:-1]:  # the spaces between pieces
         piece[1] += " "
     return pieces
@@ -95,7 +88,7 @@ def policies_json(section: Policies, path: Path) -> dict[str, Any] | None:
                 "source": record.get("source"),
                 "policy": str(record["policy"]),
                 "legal": record.get("legal", True),
-                "diff": word_diff(before, str(record["policy"])) if versions else [["=", str(record["policy"])]],
+                "diff": diff_pieces(before, str(record["policy"])) if versions else [["=", str(record["policy"])]],
                 "evidence": evidence,
                 "evidence_rows": rows,
                 "answer": record.get("answer"),
