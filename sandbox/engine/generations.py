@@ -18,7 +18,7 @@ hands the next lives in the state only until `record` has written the generation
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypedDict
@@ -42,7 +42,9 @@ __all__ = [
 ]
 
 THREAD = "population"
-Rows = Mapping[str, Sequence[Row] | np.ndarray]  # by table: its rows, as sequences, records by column, or an int array
+# by table: its rows (sequences, or records by column), or an int array; rows may come from a generator, which the
+# table's write consumes (a million agents' rows written as they are made, never held all at once)
+Rows = Mapping[str, Iterable[Row] | np.ndarray]
 
 
 class GenerationState(TypedDict, total=False):

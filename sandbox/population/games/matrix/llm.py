@@ -252,8 +252,9 @@ class LLMMatrixGame(
         g, rows, agents, revised, scores = step.g, step.played, step.agents["agents"], step.revised, step.scores
         payoff, moves, cooperated = (np.array(scores[k]) for k in ("payoff", "moves", "cooperated"))
         cooperation = np.divide(cooperated, moves, out=np.full(len(agents), np.nan), where=moves > 0)
-        # cells in population.csv's order (MemberPlay's), not a record a member: a million agents' rows in a second
-        population = [
+        # cells in population.csv's order (MemberPlay's), not a record a member, made as the table is written (a
+        # generator: a million agents' rows are never held at once)
+        population = (
             (
                 g,
                 i,
@@ -266,7 +267,7 @@ class LLMMatrixGame(
                 "" if c != c else round(c, 6),
             )
             for i, (a, pay, c) in enumerate(zip(agents, payoff.tolist(), cooperation.tolist()))
-        ]
+        )
         total = 2 * len(rows)
         generation = GenerationRow(
             generation=g,

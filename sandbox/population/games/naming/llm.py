@@ -292,7 +292,7 @@ class LLMNamingGame(PopulationGame[NamingSpec, NamingPopulation, Played, list[Pa
         return {
             INTERACTIONS: played["rows"],
             # AgentRow's cells, in its order (the table's columns): a million rows as tuples, not dicts
-            POPULATION: [(g, x, *cell) for x, cell in enumerate(cells)],
+            POPULATION: ((g, x, *cell) for x, cell in enumerate(cells)),  # made as the table is written
             GENERATIONS: [_generation_row(g, played["rows"], cells, self.committed, played["consensus_at"], seconds)],
         }
 
