@@ -237,8 +237,8 @@ def test_a_state_edit_sets_a_norm_with_its_text_or_is_refused_naming_the_field(t
 
 def test_a_state_edit_is_checked_against_the_game_s_typed_population(tmp_path: Path) -> None:
     """A value of the old value's type can still be one the game's population cannot hold: an agent's kind is a
-    member, fixed or the assistant, so `state.agents.0.kind=robot` exits 2 naming the path and the field, and
-    writes nothing; `kind=fixed` is one, and the fork plays it."""
+    member or fixed, so `state.agents.0.kind=robot` exits 2 naming the path and the field, and writes nothing;
+    `kind=fixed` is one, and the fork plays it. The population (columns) is checked whole as the game types it."""
     from typer.testing import CliRunner
 
     import sandbox
@@ -254,10 +254,9 @@ def test_a_state_edit_is_checked_against_the_game_s_typed_population(tmp_path: P
     said = " ".join(result.output.split())
     assert "state.agents.0.kind" in said and "agents.0.kind" in said.split("state.agents.0.kind", 1)[1], said
     assert not out.exists()
-    with pytest.raises(ValueError, match=r"state\.agents\.0\.norm: agents\.0\.norm: Input should be a valid integer"):
+    with pytest.raises(ValueError, match=r"state\.agents\.0\.norm: norm\.0: Input should be a valid integer"):
         LLMMatrixGame.check_agents(
-            {"agents": [{"name": "a", "kind": "member", "fixed": False, "norm": 1.5, "strategy": "x"}], "next_id": 2},
-            "agents.0.norm",
+            {"kind": ["member"], "fixed": [False], "norm": [1.5], "texts": {"1": "x"}, "next_id": 2}, "agents.0.norm"
         )
     fork = sandbox.fork(
         parent,
@@ -268,3 +267,44 @@ def test_a_state_edit_is_checked_against_the_game_s_typed_population(tmp_path: P
     )
     population = pd.read_csv(fork.path / "population.csv")
     assert population[(population["agent"] == 0) & (population["generation"] == 2)]["kind"].tolist() == ["fixed"]
+
+
+def test_the_state_holds_the_agents_as_columns_and_reads_a_run_made_with_records(tmp_path: Path) -> None:
+    """The checkpoint holds the agents as columns (kind, fixed, norm id; the texts of the norms held; the next id),
+    one list each, which population.csv matches row for row; a checkpoint from before (a record an agent) is read
+    as the same columns, and its revision too; a fork may not set an agent's name, which follows its index."""
+    from typer.testing import CliRunner
+
+    from sandbox.cli.runs import app
+    from sandbox.engine.generations import THREAD
+    from sandbox.engine.store import last_state
+    from sandbox.population.games.matrix.llm import AgentView, LLMMatrixGame, _columns
+
+    path = run_population(matrix(generations=3), tmp_path / "run", models={"user": Members().model()})
+    agents = last_state(path, THREAD)["agents"]
+    assert sorted(agents) == ["fixed", "kind", "next_id", "norm", "texts"]
+    assert all(len(agents[column]) == 6 for column in ("kind", "fixed", "norm"))
+    population = pd.read_csv(path / "population.csv", keep_default_na=False)
+    last = population[population["generation"] == 2]  # the population the last generation played
+    texts = {int(k): v for k, v in agents["texts"].items()}
+    assert last["kind"].tolist() == agents["kind"] and last["fixed"].tolist() == agents["fixed"]
+    assert last["norm"].tolist() == agents["norm"] and last["strategy"].tolist() == [texts[n] for n in agents["norm"]]
+    assert last["name"].tolist() == [f"agent{i}" for i in range(6)]
+    assert set(texts) == set(agents["norm"]) and agents["next_id"] > max(agents["norm"])
+
+    records = list(AgentView(agents))  # what a checkpoint held before the columns
+    assert records[0] == {"name": "agent0", "kind": agents["kind"][0], "fixed": agents["fixed"][0]} | {
+        "norm": agents["norm"][0],
+        "strategy": texts[agents["norm"][0]],
+    }
+    assert _columns({"agents": records, "next_id": agents["next_id"]}) == agents
+    game = LLMMatrixGame.__new__(LLMMatrixGame)  # next_agents reads only the state
+    old = {"generation": 1, "revised": {"agents": records, "norms": [], "revisions": [], "next_id": agents["next_id"]}}
+    assert game.next_agents(old) == agents  # type: ignore[arg-type]
+
+    out = tmp_path / "never"
+    result = CliRunner().invoke(
+        app, ["fork", str(path), "--at", "1", "--set", "state.agents.2.name=x", "--out", str(out)]
+    )
+    assert result.exit_code == 2 and "agents.2.name" in result.output and "index" in result.output, result.output
+    assert not out.exists()

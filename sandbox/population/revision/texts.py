@@ -48,6 +48,7 @@ __all__ = [
     "derived_field",
     "edit_principle",
     "first_principles",
+    "first_rows",
     "given_norm",
     "revise_principles",
     "revise_texts",
@@ -152,14 +153,19 @@ class PrincipledRevision(TypedDict, Generic[P]):
 A = TypeVar("A", bound=TextAgent)
 
 
+def first_rows(neighbours: Neighbours, first: list[NormRow]) -> dict[str, list[NormRow] | np.ndarray]:
+    """A new run's first rows of a population whose members follow principle texts: the network in `edges.csv`, the
+    first principles (`first`) in `norms.csv`."""
+    edges = np.zeros((0, 2), dtype=np.int64) if neighbours.edges is None else neighbours.edges
+    return {"edges.csv": edges, "norms.csv": first}
+
+
 def first_principles(
     neighbours: Neighbours, start: tuple[list[P], list[NormRow]]
 ) -> tuple[PrincipledPopulation[P], dict[str, list[NormRow] | np.ndarray]]:
-    """A new run's population (the agents `start` gives, and the next norm id) and its first rows: the network in
-    `edges.csv`, the first principles (`start`'s rows) in `norms.csv`."""
+    """A new run's population (the agents `start` gives, and the next norm id) and its first rows (`first_rows`)."""
     agents, first = start
-    edges = np.zeros((0, 2), dtype=np.int64) if neighbours.edges is None else neighbours.edges
-    return {"agents": agents, "next_id": len(first)}, {"edges.csv": edges, "norms.csv": first}
+    return {"agents": agents, "next_id": len(first)}, first_rows(neighbours, first)
 
 
 @dataclass(frozen=True)

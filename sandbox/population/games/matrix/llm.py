@@ -30,16 +30,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 from matplotlib.figure import Figure
+from pydantic import TypeAdapter, ValidationError
 
 from sandbox.base.files import read_csv
 from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
+from sandbox.core.steps import StateEdit
 from sandbox.engine.generations import GenerationState, Rows
 from sandbox.population.game import ModelOf, PopulationGame
 from sandbox.population.games.matrix.llm_players import Members, play_match
@@ -51,6 +53,8 @@ from sandbox.population.games.matrix.llm_records import (
     POPULATION,
     REVISIONS,
     GenerationRow,
+    MatrixAgents,
+    MatrixRevision,
     MoveRow,
     Scores,
     Turn,
@@ -62,10 +66,8 @@ from sandbox.population.network import edge_at, edge_count, network_of
 from sandbox.population.revision.texts import (
     NormRow,
     PrincipledAgent,
-    PrincipledPopulation,
-    PrincipledRevision,
-    edit_principle,
-    first_principles,
+    derived_field,
+    first_rows,
     given_norm,
     revise_principles,
 )
@@ -84,33 +86,95 @@ place and then which, not one draw a pair (a complete network of a million agent
 pair, as before."""
 
 
-def _start(scenario: PopulationScenarioSettings) -> tuple[list[PrincipledAgent], list[NormRow]]:
-    block = scenario.population
+def _start(scenario: PopulationScenarioSettings) -> tuple[MatrixAgents, list[NormRow]]:
+    """The first population, as columns, and its norms' rows: each member's kind and text found once, not once an
+    agent; the texts' ids in the order the agents first hold them."""
     rows: list[NormRow] = []
-    ids: dict[str, int] = {}  # the texts' ids, in the order the agents first hold them
-    members = [  # each member's kind and text, found once, not once an agent
-        (
-            "fixed" if member.fixed else "member",
-            member.fixed,
-            NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy,
-        )
-        for member in block.members
-    ]
-    agents: list[PrincipledAgent] = []
-    for i, m in enumerate(place_members(scenario).tolist()):
-        kind, fixed, text = members[m]
+    ids: dict[str, int] = {}
+    members = []
+    for member in scenario.population.members:
+        text = NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy
+        members.append(("fixed" if member.fixed else "member", member.fixed, text))
+    placed = place_members(scenario).tolist()
+    for m in dict.fromkeys(placed):  # the members in the order their first agents come
+        text = members[m][2]
         if text not in ids:
             ids[text] = len(ids)
             rows.append(given_norm(0, ids[text], "scenario", "initial", text))
-        agents.append({"name": f"agent{i}", "kind": kind, "fixed": fixed, "norm": ids[text], "strategy": text})
+    kinds = [members[m][0] for m in placed]
+    agents: MatrixAgents = {
+        "kind": cast("list[Any]", kinds),
+        "fixed": [members[m][1] for m in placed],
+        "norm": [ids[members[m][2]] for m in placed],
+        "texts": {str(norm): text for text, norm in ids.items()},
+        "next_id": len(ids),
+    }
     return agents, rows
+
+
+def agent_at(agents: MatrixAgents, i: int) -> PrincipledAgent:
+    """Agent i as a record (its name, kind, whether fixed, its norm's id and text), as the players read it."""
+    norm = agents["norm"][i]
+    return {
+        "name": f"agent{i}",
+        "kind": agents["kind"][i],
+        "fixed": agents["fixed"][i],
+        "norm": norm,
+        "strategy": agents["texts"][str(norm)],
+    }
+
+
+class AgentView(Sequence[PrincipledAgent]):
+    """The agents of `MatrixAgents` as records, each made when read (`view[i]`): what a match's players are given."""
+
+    def __init__(self, agents: MatrixAgents) -> None:
+        self.agents = agents
+
+    def __len__(self) -> int:
+        return len(self.agents["norm"])
+
+    @overload
+    def __getitem__(self, i: int) -> PrincipledAgent: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[PrincipledAgent]: ...
+
+    def __getitem__(self, i: int | slice) -> PrincipledAgent | list[PrincipledAgent]:
+        if isinstance(i, slice):
+            return [agent_at(self.agents, k) for k in range(len(self))[i]]
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return agent_at(self.agents, i)
+
+
+def columns_of(records: Sequence[PrincipledAgent], next_id: int) -> MatrixAgents:
+    """Records (a revision's agents) as columns; the texts of the norms they hold."""
+    return {
+        "kind": cast("list[Any]", [a["kind"] for a in records]),
+        "fixed": [a["fixed"] for a in records],
+        "norm": [a["norm"] for a in records],
+        "texts": {str(a["norm"]): a["strategy"] for a in records},
+        "next_id": next_id,
+    }
+
+
+def _columns(population: Mapping[str, Any]) -> MatrixAgents:
+    """The population as columns; a run made before they were (`{"agents": [records], "next_id": N}` in its
+    checkpoints) is read as they are, so that it resumes and forks."""
+    if "agents" in population:
+        return columns_of(population["agents"], int(population["next_id"]))
+    return cast(MatrixAgents, population)
+
+
+def _texts_by_norm(agents: MatrixAgents) -> dict[int, str]:
+    return {int(norm): text for norm, text in agents["texts"].items()}
 
 
 def _move_row(g: int, k: int, t: int, pair: Sequence[int], turn: Turn) -> MoveRow:
     return {"generation": g, "match": k, "turn": t, "a": pair[0], "b": pair[1], **turn}
 
 
-def _matches_text(i: int, agents: list[PrincipledAgent], rows: Sequence[MoveRow], tokens: ActionTokens) -> str:
+def _matches_text(i: int, rows: Sequence[MoveRow], tokens: ActionTokens) -> str:
     """What agent i did in its matches of the generation, for its reflection (in the prompt's action tokens)."""
     word = {"C": tokens.cooperate, "D": tokens.defect, "": "an illegal answer"}
     lines = []
@@ -121,19 +185,16 @@ def _matches_text(i: int, agents: list[PrincipledAgent], rows: Sequence[MoveRow]
                 (r["move_a"], r["move_b"], r["payoff_a"]) if i == a else (r["move_b"], r["move_a"], r["payoff_b"])
             )
             lines.append(
-                f"- against {agents[b if i == a else a]['name']}, turn {r['turn'] + 1}: you played {word[own]}, "
+                f"- against agent{b if i == a else a}, turn {r['turn'] + 1}: you played {word[own]}, "
                 f"they played {word[other]}; you got {pay:g} points"
             )
     return "\n".join(lines)
 
 
-class LLMMatrixGame(
-    PopulationGame[MatrixSpec, PrincipledPopulation, list[MoveRow], list[int] | None, Scores, PrincipledRevision]
-):
-    """LLM members of a matrix game: the population is the agents (name, kind, norm id, principle) and the next
-    norm id; every pair of neighbours meets each generation."""
+class LLMMatrixGame(PopulationGame[MatrixSpec, MatrixAgents, list[MoveRow], list[int] | None, Scores, MatrixRevision]):
+    """LLM members of a matrix game: the population is the agents as columns (kind, fixed, norm id; the norms'
+    texts; the next norm id); every pair of neighbours meets each generation."""
 
-    edit_state = staticmethod(edit_principle)  # a fork's state.agents.I.strategy=TEXT: a norm of its own
     print_table = staticmethod(print_llm_table)
 
     columns = COLUMNS
@@ -162,10 +223,11 @@ class LLMMatrixGame(
             self._actors.__exit__(kind, error, tb)
             self._actors = None
 
-    def start(self) -> tuple[PrincipledPopulation, Rows]:
-        return first_principles(self.neighbours, _start(self.scenario))
+    def start(self) -> tuple[MatrixAgents, Rows]:
+        agents, first = _start(self.scenario)
+        return agents, first_rows(self.neighbours, first)
 
-    def pair(self, population: PrincipledPopulation, g: int) -> list[int] | None:
+    def pair(self, population: MatrixAgents, g: int) -> list[int] | None:
         """The matches that take place: every edge's (its index), or with `game.activation` below 1 each edge's
         with that probability, drawn from the generation's node of the seed tree (`Branch.EPOCH`)."""
         activation = self.spec.activation
@@ -177,8 +239,8 @@ class LLMMatrixGame(
             return sorted(int(k) for k in drawn)
         return [int(k) for k in np.flatnonzero(rng.random(self.edges) < activation)]
 
-    async def play(self, population: PrincipledPopulation, g: int, pairs: list[int] | None) -> list[MoveRow]:
-        agents = population["agents"]
+    async def play(self, population: MatrixAgents, g: int, pairs: list[int] | None) -> list[MoveRow]:
+        agents = AgentView(_columns(population))  # a match's two agents as records, made when it is played
         matches = range(self.edges) if pairs is None else pairs
         if self._actors is not None:
             played = self._actors(agents, g, [[k, *self._pair(k)] for k in matches])
@@ -197,9 +259,9 @@ class LLMMatrixGame(
     def _pair(self, k: int) -> tuple[int, int]:
         return edge_at(self.neighbours, k)
 
-    def score(self, population: PrincipledPopulation, g: int, rows: list[MoveRow]) -> Scores:
+    def score(self, population: MatrixAgents, g: int, rows: list[MoveRow]) -> Scores:
         """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""
-        n = len(population["agents"])
+        n = len(_columns(population)["norm"])
         payoff, moves, cooperated = np.zeros(n), np.zeros(n), np.zeros(n)
         met = np.zeros(n) if self.spec.activation < 1 else None
         for r in rows:
@@ -213,12 +275,11 @@ class LLMMatrixGame(
             payoff = payoff / (self.degree if met is None else np.maximum(met, 1))
         return {"payoff": payoff.tolist(), "moves": moves.tolist(), "cooperated": cooperated.tolist()}
 
-    async def revise(
-        self, population: PrincipledPopulation, g: int, rows: list[MoveRow], scores: Scores
-    ) -> PrincipledRevision:
-        agents, next_id, block = population["agents"], population["next_id"], self.block
+    async def revise(self, population: MatrixAgents, g: int, rows: list[MoveRow], scores: Scores) -> MatrixRevision:
+        columns, block = _columns(population), self.block
         if g + 1 >= block.generations:
-            return {"agents": agents, "norms": [], "revisions": [], "next_id": next_id}
+            return {"agents": columns, "norms": [], "revisions": []}
+        agents = list(AgentView(columns))  # the revision reads and writes records; the state holds columns
         payoff = np.array(scores["payoff"])
         reflect = block.revision.rule == "reflect"
         following, norm_rows, revision_rows, next_id = await revise_principles(
@@ -230,43 +291,82 @@ class LLMMatrixGame(
             beta=block.revision.beta,
             rng=generator(self.scenario.seed, Branch.META, g),
             ask=lambda i: (
-                self.members.reflect(agents[i], _matches_text(i, agents, rows, self.members.tokens), payoff[i], g, i)
+                self.members.reflect(agents[i], _matches_text(i, rows, self.members.tokens), payoff[i], g, i)
                 if reflect
                 else None
             ),
             evidence=lambda i: f"{sum(i in (r['a'], r['b']) for r in rows)} own turns",
-            next_id=next_id,
+            next_id=columns["next_id"],
         )
-        return {"agents": following, "norms": norm_rows, "revisions": revision_rows, "next_id": next_id}
+        return {"agents": columns_of(following, next_id), "norms": norm_rows, "revisions": revision_rows}
 
-    def next_agents(self, state: GenerationState) -> PrincipledPopulation:
-        revised = self.generation(state).revised
-        return {"agents": revised["agents"], "next_id": revised["next_id"]}
+    def next_agents(self, state: GenerationState) -> MatrixAgents:
+        revised: Mapping[str, Any] = self.generation(state).revised
+        if isinstance(revised["agents"], list):  # a revision checkpointed before the agents were columns
+            return columns_of(revised["agents"], int(revised["next_id"]))
+        return cast(MatrixAgents, revised["agents"])
 
-    def held(self, agents: PrincipledPopulation) -> list[str]:
+    def held(self, agents: MatrixAgents) -> list[str]:
         """Each agent's principle text (a fixed member's too), as population.csv's `strategy`."""
-        return [a["strategy"] for a in agents["agents"]]
+        columns = _columns(agents)
+        texts = _texts_by_norm(columns)
+        return [texts[norm] for norm in columns["norm"]]
+
+    @staticmethod
+    def edit_state(population: MatrixAgents, name: str, value: object, generation: int) -> StateEdit:
+        """A fork's state edit (`sandbox fork --set state.NAME=VALUE`), on the agents' paths: `agents.I.strategy=TEXT`
+        gives agent I that text as a norm of its own (the next id, with its row in norms.csv written at the fork's
+        generation under the rule `fork`); `agents.I.kind` (member or fixed) and `agents.I.fixed` are set as they
+        are; an agent's norm id and the next id follow the texts, and its name its index: all three are refused."""
+        refused = derived_field(name)
+        if refused:
+            raise ValueError(refused)
+        columns, parts = _columns(population), name.split(".")
+        if len(parts) != 3 or parts[0] != "agents":
+            raise ValueError(
+                f"{name}: not a path of this population; set state.agents.I.strategy=TEXT (a norm of its own), "
+                "state.agents.I.kind (member or fixed) or state.agents.I.fixed"
+            )
+        n, field = len(columns["norm"]), parts[2]
+        if not parts[1].isdigit() or int(parts[1]) >= n:
+            raise ValueError(f"{name}: {parts[1]} is not an agent's index (0 to {n - 1})")
+        i = int(parts[1])
+        if field == "strategy":
+            if not isinstance(value, str) or len(value.strip()) < 12:
+                raise ValueError(f"{name}: a principle is a text of 12 characters or more")
+            norm = columns["next_id"]
+            norms = [*columns["norm"][:i], norm, *columns["norm"][i + 1 :]]
+            held = set(norms)
+            texts = {str(k): text for k, text in _texts_by_norm(columns).items() if k in held}
+            edited: MatrixAgents = {**columns, "norm": norms, "texts": {**texts, str(norm): value}, "next_id": norm + 1}
+            return StateEdit(
+                {"agents": edited}, {"norms.csv": [given_norm(generation, norm, f"agent{i}", "fork", value)]}
+            )
+        if field not in ("kind", "fixed"):
+            said = "its name follows its index" if field == "name" else "no such field of an agent"
+            raise ValueError(f"{name}: {said}; set agents.{i}.strategy, agents.{i}.kind or agents.{i}.fixed")
+        try:  # the agent as a record, checked as the game's members are typed
+            TypeAdapter(PrincipledAgent).validate_python({**agent_at(columns, i), field: value}, strict=True)
+        except ValidationError as error:
+            raise ValueError(f"state.{name}: agents.{i}.{field}: {error.errors()[0]['msg']}") from None
+        column = list(columns[field])  # type: ignore[literal-required]
+        column[i] = value
+        return StateEdit({"agents": {**columns, field: column}})
 
     def record(self, state: GenerationState, seconds: float) -> Rows:
         step = self.generation(state)
-        g, rows, agents, revised, scores = step.g, step.played, step.agents["agents"], step.revised, step.scores
+        g, rows, revised, scores = step.g, step.played, step.revised, step.scores
+        agents = _columns(step.agents)
+        texts = _texts_by_norm(agents)
         payoff, moves, cooperated = (np.array(scores[k]) for k in ("payoff", "moves", "cooperated"))
-        cooperation = np.divide(cooperated, moves, out=np.full(len(agents), np.nan), where=moves > 0)
+        cooperation = np.divide(cooperated, moves, out=np.full(len(agents["norm"]), np.nan), where=moves > 0)
         # cells in population.csv's order (MemberPlay's), not a record a member, made as the table is written (a
         # generator: a million agents' rows are never held at once)
         population = (
-            (
-                g,
-                i,
-                a["name"],
-                a["kind"],
-                a["fixed"],
-                a["norm"],
-                a["strategy"],
-                round(pay, 6),
-                "" if c != c else round(c, 6),
+            (g, i, f"agent{i}", kind, fixed, norm, texts[norm], round(pay, 6), "" if c != c else round(c, 6))
+            for i, (kind, fixed, norm, pay, c) in enumerate(
+                zip(agents["kind"], agents["fixed"], agents["norm"], payoff.tolist(), cooperation.tolist())
             )
-            for i, (a, pay, c) in enumerate(zip(agents, payoff.tolist(), cooperation.tolist()))
         )
         total = 2 * len(rows)
         generation = GenerationRow(

@@ -4,7 +4,7 @@ the run's model stack (`Members`), and one match between two of them (`play_matc
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -95,7 +95,7 @@ class Members:
 
 
 async def play_match(
-    members: Members, agents: Mapping[int, PrincipledAgent] | list[PrincipledAgent], g: int, k: int, a: int, b: int
+    members: Members, agents: Mapping[int, PrincipledAgent] | Sequence[PrincipledAgent], g: int, k: int, a: int, b: int
 ) -> list[Turn]:
     """One match's turns (`agents`: the population, or those of its agents the match involves, by index)."""
     table, turns = members.table, []

@@ -1,13 +1,15 @@
-"""The LLM matrix game's records (`sandbox.population.games.matrix.llm`): its turns and scores between the engine's
-steps, each a plain `TypedDict` the checkpoint holds, and its tables' rows, from which the tables take their headers
-(`COLUMNS`)."""
+"""The LLM matrix game's records (`sandbox.population.games.matrix.llm`): its population (as columns), turns, scores
+and revision between the engine's steps, each a plain `TypedDict` the checkpoint holds, and its tables' rows, from
+which the tables take their headers (`COLUMNS`)."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from typing_extensions import TypedDict
 
 from sandbox.population.llm_session import MemberRow
-from sandbox.population.revision.texts import NORMS_COLUMNS, REVISIONS_COLUMNS
+from sandbox.population.revision.texts import NORMS_COLUMNS, REVISIONS_COLUMNS, NormRow, RevisionRow
 
 __all__ = [
     "COLUMNS",
@@ -19,6 +21,8 @@ __all__ = [
     "REVISIONS",
     "GenerationRow",
     "MatchKey",
+    "MatrixAgents",
+    "MatrixRevision",
     "MemberPlay",
     "MoveRow",
     "Scores",
@@ -33,6 +37,27 @@ POPULATION, GENERATIONS, MOVES, NORMS_TABLE, REVISIONS, EDGES = (
     "revisions.csv",
     "edges.csv",
 )
+
+
+class MatrixAgents(TypedDict):
+    """The LLM members, as columns: agent i (named `agent{i}`) is of kind `kind[i]`, never revises where `fixed[i]`,
+    and follows norm `norm[i]`, whose text is `texts[str(norm[i])]` (the texts of the norms the agents hold, by id:
+    the checkpoint's maps have string keys); `next_id` is the id the run's next norm takes. A million agents are
+    three lists of shared objects (24 MB), not a million records (252 MB)."""
+
+    kind: list[Literal["member", "fixed"]]
+    fixed: list[bool]
+    norm: list[int]
+    texts: dict[str, str]
+    next_id: int
+
+
+class MatrixRevision(TypedDict):
+    """A generation's revision: the next agents, the new norms' rows (norms.csv) and the revisions' (revisions.csv)."""
+
+    agents: MatrixAgents
+    norms: list[NormRow]
+    revisions: list[RevisionRow]
 
 
 class Turn(TypedDict):
