@@ -278,7 +278,8 @@ def test_the_state_holds_the_agents_as_columns_and_reads_a_run_made_with_records
     from sandbox.cli.runs import app
     from sandbox.engine.generations import THREAD
     from sandbox.engine.store import last_state
-    from sandbox.population.games.matrix.llm import AgentView, LLMMatrixGame, _columns
+    from sandbox.population.games.matrix.llm import LLMMatrixGame
+    from sandbox.population.games.matrix.llm_agents import AgentView, as_columns
 
     path = run_population(matrix(generations=3), tmp_path / "run", models={"user": Members().model()})
     agents = last_state(path, THREAD)["agents"]
@@ -297,7 +298,7 @@ def test_the_state_holds_the_agents_as_columns_and_reads_a_run_made_with_records
         "norm": agents["norm"][0],
         "strategy": texts[agents["norm"][0]],
     }
-    assert _columns({"agents": records, "next_id": agents["next_id"]}) == agents
+    assert as_columns({"agents": records, "next_id": agents["next_id"]}) == agents
     game = LLMMatrixGame.__new__(LLMMatrixGame)  # next_agents reads only the state
     old = {"generation": 1, "revised": {"agents": records, "norms": [], "revisions": [], "next_id": agents["next_id"]}}
     assert game.next_agents(old) == agents  # type: ignore[arg-type]

@@ -50,6 +50,7 @@ __all__ = [
     "first_principles",
     "first_rows",
     "given_norm",
+    "principle_text",
     "revise_principles",
     "revise_texts",
 ]
@@ -348,6 +349,14 @@ def derived_field(name: str) -> str | None:
     return None
 
 
+def principle_text(name: str, value: object) -> str:
+    """`value` as the principle a fork's state edit `name` gives an agent: a text of 12 characters or more, else a
+    `ValueError` naming `name`."""
+    if not isinstance(value, str) or len(value.strip()) < 12:
+        raise ValueError(f"{name}: a principle is a text of 12 characters or more")
+    return value
+
+
 def edit_principle(population: TextPopulation, name: str, value: object, generation: int) -> StateEdit:
     """A fork's state edit of a population whose members follow principle texts (`sandbox fork --set
     state.NAME=VALUE`): `agents.I.strategy=TEXT` gives agent I that text as a norm of its own (the next id, with its
@@ -360,8 +369,7 @@ def edit_principle(population: TextPopulation, name: str, value: object, generat
     parts = name.split(".")
     if len(parts) != 3 or parts[0] != "agents" or parts[2] != "strategy":
         return StateEdit({"agents": set_path(population, name, value, same_type=True)})
-    if not isinstance(value, str) or len(value.strip()) < 12:
-        raise ValueError(f"{name}: a principle is a text of 12 characters or more")
+    value = principle_text(name, value)
     agents = list(population["agents"])
     if not parts[1].isdigit() or int(parts[1]) >= len(agents):
         raise ValueError(f"{name}: {parts[1]} is not an agent's index (0 to {len(agents) - 1})")

@@ -30,20 +30,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from langchain_core.language_models import BaseChatModel
 from matplotlib.figure import Figure
-from pydantic import TypeAdapter, ValidationError
 
 from sandbox.base.files import read_csv
 from sandbox.base.jobs import gather_jobs, jobs_ahead
 from sandbox.base.seeding import Branch, generator
 from sandbox.core.run_dir import RunDirectory
-from sandbox.core.steps import StateEdit
 from sandbox.engine.generations import GenerationState, Rows
 from sandbox.population.game import ModelOf, PopulationGame
+from sandbox.population.games.matrix.llm_agents import (
+    AgentView,
+    as_columns,
+    columns_of,
+    edit_agents,
+    start_agents,
+    texts_by_norm,
+)
 from sandbox.population.games.matrix.llm_players import Members, play_match
 from sandbox.population.games.matrix.llm_records import (
     COLUMNS,
@@ -63,17 +69,9 @@ from sandbox.population.games.matrix.report import print_llm_table
 from sandbox.population.games.matrix.spec import MatrixSpec
 from sandbox.population.llm_session import finish_llm_run, listed, model_label, summary_head
 from sandbox.population.network import edge_at, edge_count, network_of
-from sandbox.population.revision.texts import (
-    NormRow,
-    PrincipledAgent,
-    derived_field,
-    first_rows,
-    given_norm,
-    revise_principles,
-)
-from sandbox.population.settings import PopulationScenarioSettings, place_members
+from sandbox.population.revision.texts import first_rows, revise_principles
+from sandbox.population.settings import PopulationScenarioSettings
 from sandbox.rules.matrix_prompt import ActionTokens
-from societies.norms import NORMS
 
 if TYPE_CHECKING:
     from sandbox.population.actors.llm import LLMActorBlocks
@@ -84,90 +82,6 @@ SAMPLED_FROM = 10_000_000
 """Above this many pairs (a complete network of 4,500 agents or more), `game.activation` draws how many matches take
 place and then which, not one draw a pair (a complete network of a million agents: 5e11 pairs); below, one draw a
 pair, as before."""
-
-
-def _start(scenario: PopulationScenarioSettings) -> tuple[MatrixAgents, list[NormRow]]:
-    """The first population, as columns, and its norms' rows: each member's kind and text found once, not once an
-    agent; the texts' ids in the order the agents first hold them."""
-    rows: list[NormRow] = []
-    ids: dict[str, int] = {}
-    members = []
-    for member in scenario.population.members:
-        text = NORMS.get(member.strategy).text if member.strategy in NORMS.names() else member.strategy
-        members.append(("fixed" if member.fixed else "member", member.fixed, text))
-    placed = place_members(scenario).tolist()
-    for m in dict.fromkeys(placed):  # the members in the order their first agents come
-        text = members[m][2]
-        if text not in ids:
-            ids[text] = len(ids)
-            rows.append(given_norm(0, ids[text], "scenario", "initial", text))
-    kinds = [members[m][0] for m in placed]
-    agents: MatrixAgents = {
-        "kind": cast("list[Any]", kinds),
-        "fixed": [members[m][1] for m in placed],
-        "norm": [ids[members[m][2]] for m in placed],
-        "texts": {str(norm): text for text, norm in ids.items()},
-        "next_id": len(ids),
-    }
-    return agents, rows
-
-
-def agent_at(agents: MatrixAgents, i: int) -> PrincipledAgent:
-    """Agent i as a record (its name, kind, whether fixed, its norm's id and text), as the players read it."""
-    norm = agents["norm"][i]
-    return {
-        "name": f"agent{i}",
-        "kind": agents["kind"][i],
-        "fixed": agents["fixed"][i],
-        "norm": norm,
-        "strategy": agents["texts"][str(norm)],
-    }
-
-
-class AgentView(Sequence[PrincipledAgent]):
-    """The agents of `MatrixAgents` as records, each made when read (`view[i]`): what a match's players are given."""
-
-    def __init__(self, agents: MatrixAgents) -> None:
-        self.agents = agents
-
-    def __len__(self) -> int:
-        return len(self.agents["norm"])
-
-    @overload
-    def __getitem__(self, i: int) -> PrincipledAgent: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[PrincipledAgent]: ...
-
-    def __getitem__(self, i: int | slice) -> PrincipledAgent | list[PrincipledAgent]:
-        if isinstance(i, slice):
-            return [agent_at(self.agents, k) for k in range(len(self))[i]]
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return agent_at(self.agents, i)
-
-
-def columns_of(records: Sequence[PrincipledAgent], next_id: int) -> MatrixAgents:
-    """Records (a revision's agents) as columns; the texts of the norms they hold."""
-    return {
-        "kind": cast("list[Any]", [a["kind"] for a in records]),
-        "fixed": [a["fixed"] for a in records],
-        "norm": [a["norm"] for a in records],
-        "texts": {str(a["norm"]): a["strategy"] for a in records},
-        "next_id": next_id,
-    }
-
-
-def _columns(population: Mapping[str, Any]) -> MatrixAgents:
-    """The population as columns; a run made before they were (`{"agents": [records], "next_id": N}` in its
-    checkpoints) is read as they are, so that it resumes and forks."""
-    if "agents" in population:
-        return columns_of(population["agents"], int(population["next_id"]))
-    return cast(MatrixAgents, population)
-
-
-def _texts_by_norm(agents: MatrixAgents) -> dict[int, str]:
-    return {int(norm): text for norm, text in agents["texts"].items()}
 
 
 def _move_row(g: int, k: int, t: int, pair: Sequence[int], turn: Turn) -> MoveRow:
@@ -224,7 +138,7 @@ class LLMMatrixGame(PopulationGame[MatrixSpec, MatrixAgents, list[MoveRow], list
             self._actors = None
 
     def start(self) -> tuple[MatrixAgents, Rows]:
-        agents, first = _start(self.scenario)
+        agents, first = start_agents(self.scenario)
         return agents, first_rows(self.neighbours, first)
 
     def pair(self, population: MatrixAgents, g: int) -> list[int] | None:
@@ -240,7 +154,7 @@ class LLMMatrixGame(PopulationGame[MatrixSpec, MatrixAgents, list[MoveRow], list
         return [int(k) for k in np.flatnonzero(rng.random(self.edges) < activation)]
 
     async def play(self, population: MatrixAgents, g: int, pairs: list[int] | None) -> list[MoveRow]:
-        agents = AgentView(_columns(population))  # a match's two agents as records, made when it is played
+        agents = AgentView(as_columns(population))  # a match's two agents as records, made when it is played
         matches = range(self.edges) if pairs is None else pairs
         if self._actors is not None:
             played = self._actors(agents, g, [[k, *self._pair(k)] for k in matches])
@@ -261,7 +175,7 @@ class LLMMatrixGame(PopulationGame[MatrixSpec, MatrixAgents, list[MoveRow], list
 
     def score(self, population: MatrixAgents, g: int, rows: list[MoveRow]) -> Scores:
         """Each agent's payoff (summed, or the mean per neighbour met), legal moves and C moves."""
-        n = len(_columns(population)["norm"])
+        n = len(as_columns(population)["norm"])
         payoff, moves, cooperated = np.zeros(n), np.zeros(n), np.zeros(n)
         met = np.zeros(n) if self.spec.activation < 1 else None
         for r in rows:
@@ -276,7 +190,7 @@ class LLMMatrixGame(PopulationGame[MatrixSpec, MatrixAgents, list[MoveRow], list
         return {"payoff": payoff.tolist(), "moves": moves.tolist(), "cooperated": cooperated.tolist()}
 
     async def revise(self, population: MatrixAgents, g: int, rows: list[MoveRow], scores: Scores) -> MatrixRevision:
-        columns, block = _columns(population), self.block
+        columns, block = as_columns(population), self.block
         if g + 1 >= block.generations:
             return {"agents": columns, "norms": [], "revisions": []}
         agents = list(AgentView(columns))  # the revision reads and writes records; the state holds columns
@@ -308,56 +222,17 @@ class LLMMatrixGame(PopulationGame[MatrixSpec, MatrixAgents, list[MoveRow], list
 
     def held(self, agents: MatrixAgents) -> list[str]:
         """Each agent's principle text (a fixed member's too), as population.csv's `strategy`."""
-        columns = _columns(agents)
-        texts = _texts_by_norm(columns)
+        columns = as_columns(agents)
+        texts = texts_by_norm(columns)
         return [texts[norm] for norm in columns["norm"]]
 
-    @staticmethod
-    def edit_state(population: MatrixAgents, name: str, value: object, generation: int) -> StateEdit:
-        """A fork's state edit (`sandbox fork --set state.NAME=VALUE`), on the agents' paths: `agents.I.strategy=TEXT`
-        gives agent I that text as a norm of its own (the next id, with its row in norms.csv written at the fork's
-        generation under the rule `fork`); `agents.I.kind` (member or fixed) and `agents.I.fixed` are set as they
-        are; an agent's norm id and the next id follow the texts, and its name its index: all three are refused."""
-        refused = derived_field(name)
-        if refused:
-            raise ValueError(refused)
-        columns, parts = _columns(population), name.split(".")
-        if len(parts) != 3 or parts[0] != "agents":
-            raise ValueError(
-                f"{name}: not a path of this population; set state.agents.I.strategy=TEXT (a norm of its own), "
-                "state.agents.I.kind (member or fixed) or state.agents.I.fixed"
-            )
-        n, field = len(columns["norm"]), parts[2]
-        if not parts[1].isdigit() or int(parts[1]) >= n:
-            raise ValueError(f"{name}: {parts[1]} is not an agent's index (0 to {n - 1})")
-        i = int(parts[1])
-        if field == "strategy":
-            if not isinstance(value, str) or len(value.strip()) < 12:
-                raise ValueError(f"{name}: a principle is a text of 12 characters or more")
-            norm = columns["next_id"]
-            norms = [*columns["norm"][:i], norm, *columns["norm"][i + 1 :]]
-            held = set(norms)
-            texts = {str(k): text for k, text in _texts_by_norm(columns).items() if k in held}
-            edited: MatrixAgents = {**columns, "norm": norms, "texts": {**texts, str(norm): value}, "next_id": norm + 1}
-            return StateEdit(
-                {"agents": edited}, {"norms.csv": [given_norm(generation, norm, f"agent{i}", "fork", value)]}
-            )
-        if field not in ("kind", "fixed"):
-            said = "its name follows its index" if field == "name" else "no such field of an agent"
-            raise ValueError(f"{name}: {said}; set agents.{i}.strategy, agents.{i}.kind or agents.{i}.fixed")
-        try:  # the agent as a record, checked as the game's members are typed
-            TypeAdapter(PrincipledAgent).validate_python({**agent_at(columns, i), field: value}, strict=True)
-        except ValidationError as error:
-            raise ValueError(f"state.{name}: agents.{i}.{field}: {error.errors()[0]['msg']}") from None
-        column = list(columns[field])  # type: ignore[literal-required]
-        column[i] = value
-        return StateEdit({"agents": {**columns, field: column}})
+    edit_state = staticmethod(edit_agents)  # a fork's state.agents.I.strategy=TEXT: a norm of its own; .kind, .fixed
 
     def record(self, state: GenerationState, seconds: float) -> Rows:
         step = self.generation(state)
         g, rows, revised, scores = step.g, step.played, step.revised, step.scores
-        agents = _columns(step.agents)
-        texts = _texts_by_norm(agents)
+        agents = as_columns(step.agents)
+        texts = texts_by_norm(agents)
         payoff, moves, cooperated = (np.array(scores[k]) for k in ("payoff", "moves", "cooperated"))
         cooperation = np.divide(cooperated, moves, out=np.full(len(agents["norm"]), np.nan), where=moves > 0)
         # cells in population.csv's order (MemberPlay's), not a record a member, made as the table is written (a
